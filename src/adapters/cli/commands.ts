@@ -1,0 +1,276 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { toIso } from '../../core/clock.js'
+import { invalidInput } from '../../core/errors.js'
+import type { MemoryKind, ProjectRef } from '../../core/types.js'
+import { toImportFormat } from '../../engine/import-files.js'
+import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
+import { applyConnectPlan, disconnectClaudeCode, planClaudeCodeConnect, renderPlanDiff, type ConnectPlan } from '../connect/claude-code.js'
+import type { CliIo, GlobalOptions } from './program.js'
+import {
+  formatHits,
+  formatImport,
+  hitToJson,
+  memoryToJson,
+  observationToJson,
+  printJson,
+  sessionToJson,
+  type Out,
+} from './output.js'
+
+const CLI_PATH = fileURLToPath(new URL('./main.js', import.meta.url))
+const DEMO_SESSION = fileURLToPath(new URL('../../../fixtures/demo/claude-code-session.jsonl', import.meta.url))
+
+/** Opens mnemo for one command, drains the hook spool, runs `fn`, closes. */
+async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMnemo) => T | Promise<T>): Promise<T> {
+  const m = openMnemo({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}) })
+  try {
+    m.spool.drain((item) => {
+      try {
+        m.engine.captureHook(item.event, item.stdin)
+        return 'stored'
+      } catch (error) {
+        if ((error as { code?: string }).code === 'INVALID_INPUT') return 'bad'
+        throw error
+      }
+    })
+    return await fn(m)
+  } finally {
+    m.close()
+  }
+}
+
+function parseIntOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!/^\s*-?\d+\s*$/.test(value) || !Number.isInteger(n) || n < min || n > max) {
+    throw invalidInput(name, `--${name} must be an integer ${min}–${max} (got ${JSON.stringify(value)})`)
+  }
+  return n
+}
+
+function projectIds(m: OpenedMnemo, project: string | undefined): string[] | undefined {
+  return project === undefined ? undefined : m.engine.resolveProjects(project).map((p) => p.id)
+}
+
+export async function recall(io: CliIo, out: Out, query: string, o: GlobalOptions & { project?: string; session?: string; limit?: string }): Promise<void> {
+  const limit = parseIntOption('limit', o.limit, 1, 100) ?? 10
+  await withMnemo(io, o, (m) => {
+    const ids = projectIds(m, o.project)
+    const hits = m.engine.recall(query, {
+      limit,
+      ...(ids ? { projectIds: ids as never } : {}),
+      ...(o.session ? { sessionId: o.session as never } : {}),
+    })
+    if (out.json) printJson(out, { query, hits: hits.map(hitToJson) })
+    else out.stdout(formatHits(hits))
+  })
+}
+
+export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string }): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const project: ProjectRef | undefined = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
+    const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}) })
+    if (out.json) printJson(out, { created, memory: memoryToJson(memory) })
+    else out.stdout(`${created ? 'remembered' : 'already remembered'} ${memory.id} [${memory.kind}]\n`)
+  })
+}
+
+export async function forget(io: CliIo, out: Out, id: string, o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const r = m.engine.forget(id)
+    if (out.json) printJson(out, { forgotten: r })
+    else out.stdout(`forgot ${r.type} ${r.id}\n`)
+  })
+}
+
+export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project?: string; limit?: string }): Promise<void> {
+  const limit = parseIntOption('limit', o.limit, 1, 1000) ?? 50
+  await withMnemo(io, o, (m) => {
+    const ids = projectIds(m, o.project)
+    const list = m.engine.sessions({ limit, ...(ids ? { projectIds: ids as never } : {}) })
+    const names = new Map(m.engine.listProjects().map((p) => [p.id as string, p.name]))
+    if (out.json) {
+      printJson(out, { sessions: list.map((s) => sessionToJson(s, names.get(s.projectId))) })
+      return
+    }
+    if (list.length === 0) out.stdout('no sessions\n')
+    for (const s of list) {
+      out.stdout(`${s.id}  ${toIso(s.startedAt)}  ${names.get(s.projectId) ?? s.projectId}  ${s.agent}  ${s.observationCount} obs${s.endedAt ? '  ended' : ''}\n`)
+      if (s.title) out.stdout(`    ${s.title}\n`)
+    }
+  })
+}
+
+export async function show(io: CliIo, out: Out, id: string, o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const r = m.engine.show(id)
+    if (r.type === 'observation') {
+      if (out.json) printJson(out, { type: r.type, project: r.project?.name ?? null, observation: observationToJson(r.observation) })
+      else {
+        const ob = r.observation
+        out.stdout(`${ob.id}  ${ob.kind}  ${ob.role}${ob.tool ? `  ${ob.tool}` : ''}  ${toIso(ob.ts)}\nproject ${r.project?.name ?? ob.projectId} · session ${ob.sessionId}${ob.sourceRef ? ` · ref ${ob.sourceRef}` : ''}\n`)
+        if (ob.files.length > 0) out.stdout(`files: ${ob.files.join(', ')}\n`)
+        out.stdout(`\n${ob.text}\n`)
+      }
+    } else if (r.type === 'memory') {
+      if (out.json) printJson(out, { type: r.type, project: r.project?.name ?? null, memory: memoryToJson(r.memory) })
+      else out.stdout(`${r.memory.id}  [${r.memory.kind}]  ${toIso(r.memory.createdAt)}  project ${r.project?.name ?? r.memory.projectId}\n\n${r.memory.text}\n`)
+    } else {
+      const d = r.detail
+      if (out.json) {
+        printJson(out, { type: r.type, session: sessionToJson(d.session, d.project?.name), observations: d.observations.map(observationToJson) })
+        return
+      }
+      out.stdout(`${d.session.id}  ${d.session.agent}  project ${d.project?.name ?? d.session.projectId}  ${toIso(d.session.startedAt)} → ${toIso(d.session.lastEventAt)}\n`)
+      for (const ob of d.observations) {
+        const line = ob.text.replace(/\s+/g, ' ').slice(0, 160)
+        out.stdout(`  ${toIso(ob.ts)}  ${ob.id}  ${ob.kind.padEnd(11)} ${line}\n`)
+      }
+    }
+  })
+}
+
+export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?: string; budget?: string }): Promise<void> {
+  const budget = parseIntOption('budget', o.budget, 1, 100_000)
+  await withMnemo(io, o, (m) => {
+    const project = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
+    const block = m.engine.context({ ...(project ? { project } : {}), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
+    if (out.json) printJson(out, block)
+    else out.stdout(`${block.text}\n`)
+    if (!out.json) out.stderr(`(${block.tokens} of ${block.budgetTokens} tokens; ${block.memoryIds.length} memories, ${block.sessionIds.length} sessions, ${block.omitted} omitted)\n`)
+  })
+}
+
+export async function importCmd(io: CliIo, out: Out, target: string, o: GlobalOptions & { format?: string; project?: string }): Promise<void> {
+  const format = toImportFormat(o.format)
+  const resolved = path.resolve(io.cwd, target)
+  await withMnemo(io, o, async (m) => {
+    const project = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
+    const report = await m.engine.importPath(resolved, { format, ...(project ? { project } : {}) })
+    if (out.json) printJson(out, report)
+    else out.stdout(formatImport(report))
+  })
+}
+
+export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const stats = m.engine.stats()
+    const errors = m.errors.tail(5)
+    const doc = {
+      home: m.config.home,
+      database: m.config.dbPath,
+      counts: { events: stats.events, projects: stats.projects, sessions: stats.sessions, observations: stats.observations, memories: stats.memories },
+      bytes: stats.bytes,
+      lastCaptureAt: stats.lastEventAt === undefined ? null : toIso(stats.lastEventAt),
+      spool: { pending: m.spool.count(), bad: m.spool.badCount(), dir: m.config.spoolDir },
+      errors,
+    }
+    if (out.json) {
+      printJson(out, doc)
+      return
+    }
+    const c = doc.counts
+    out.stdout(
+      [
+        `data directory  ${doc.home}`,
+        `database        ${doc.database} (${(doc.bytes / 1024).toFixed(0)} KiB)`,
+        `counts          ${c.events} events · ${c.projects} projects · ${c.sessions} sessions · ${c.observations} observations · ${c.memories} memories`,
+        `last capture    ${doc.lastCaptureAt ?? 'never'}`,
+        `spool           ${doc.spool.pending} pending · ${doc.spool.bad} unreadable (${doc.spool.dir})`,
+        `recent errors   ${errors.length === 0 ? 'none' : ''}`,
+        ...errors.map((e) => `  ${e.at}  ${e.where}  ${e.code}: ${e.message}`),
+      ].join('\n') + '\n',
+    )
+  })
+}
+
+export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const r = m.engine.rebuild()
+    if (out.json) printJson(out, r)
+    else out.stdout(`rebuilt ${r.observations} observations from ${r.events} events\n`)
+  })
+}
+
+export async function mcp(io: CliIo, o: GlobalOptions): Promise<void> {
+  const { serveMcpStdio } = await import('../mcp/server.js')
+  await serveMcpStdio({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}) })
+}
+
+function connectPlan(agent: string, scope: string | undefined, io: CliIo, disconnecting: boolean): ConnectPlan {
+  if (agent !== 'claude-code') throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: claude-code`)
+  const location = { scope: (scope ?? 'user') as 'user' | 'project', projectDir: io.cwd, env: io.env, ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}) }
+  if (disconnecting) return disconnectClaudeCode({ ...location, cliPath: CLI_PATH })
+  return planClaudeCodeConnect({ ...location, cliPath: CLI_PATH, nodePath: process.execPath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) })
+}
+
+function reportPlan(out: Out, plan: ConnectPlan, dryRun: boolean): void {
+  const written = dryRun ? [] : applyConnectPlan(plan)
+  if (out.json) {
+    printJson(out, { dryRun, files: plan.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })), written })
+    return
+  }
+  out.stdout(renderPlanDiff(plan))
+  out.stdout(dryRun ? '(dry run: nothing written)\n' : written.length > 0 ? `wrote ${written.join(', ')}\n` : 'already up to date\n')
+}
+
+export async function connect(io: CliIo, out: Out, agent: string, o: GlobalOptions & { scope?: string; dryRun?: boolean }): Promise<void> {
+  reportPlan(out, connectPlan(agent, o.scope, io, false), o.dryRun === true)
+}
+
+export async function disconnect(io: CliIo, out: Out, agent: string, o: GlobalOptions & { scope?: string; dryRun?: boolean }): Promise<void> {
+  reportPlan(out, connectPlan(agent, o.scope, io, true), o.dryRun === true)
+}
+
+export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string }): Promise<void> {
+  const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
+  const { runLocomoBench, formatLocomoReport } = await import('../../bench/locomo.js')
+  const report = runLocomoBench(path.resolve(io.cwd, file), limitQuestions === undefined ? {} : { limitQuestions })
+  if (out.json) printJson(out, report)
+  else out.stdout(`${formatLocomoReport(report)}\n`)
+}
+
+/**
+ * The demo: in a fresh data directory (or `--home`), plays a recorded Claude
+ * Code session through `mnemo hook` one process per event, exactly as Claude
+ * Code calls it, then shows recall and the context block the next session gets.
+ */
+export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: boolean }): Promise<void> {
+  const home = o.home ?? mkdtempSync(path.join(os.tmpdir(), 'mnemo-demo-'))
+  const env = { ...io.env, MNEMO_HOME: home }
+  const lines = readFileSync(DEMO_SESSION, 'utf8').split('\n').filter((l) => l.trim().length > 0)
+  const say = (t: string): void => {
+    if (!out.json) out.stdout(t)
+  }
+  say(`mnemo demo — data directory ${home}\n\n1. Session 1: ${lines.length} Claude Code hook events, one \`mnemo hook <event>\` process each\n`)
+  let nextContext = ''
+  for (const line of lines) {
+    const { event, payload } = JSON.parse(line) as { event: string; payload: unknown }
+    const r = spawnSync(process.execPath, [CLI_PATH, 'hook', event], { input: JSON.stringify(payload), env, encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`hook ${event} exited with ${r.status}: ${r.stderr}`)
+    say(`   ${event.padEnd(18)} ok\n`)
+    if (event === 'SessionStart') nextContext = r.stdout
+  }
+  const m = openMnemo({ env, cwd: io.cwd, home })
+  try {
+    const queries = ['validateToken', 'how do we rate-limit the API?', 'src/middleware/auth.ts']
+    const results = queries.map((q) => ({ query: q, hits: m.engine.recall(q, { limit: 3 }) }))
+    const project = m.engine.listProjects()[0]
+    const block = project ? m.engine.context({ project: { root: project.root, name: project.name } }) : undefined
+    if (out.json) {
+      printJson(out, { home, events: lines.length, stats: m.engine.stats(), recall: results.map((r) => ({ query: r.query, hits: r.hits.map(hitToJson) })), context: block, sessionStartOutput: nextContext.trim() })
+    } else {
+      for (const r of results) say(`\n2. mnemo recall ${JSON.stringify(r.query)}\n${formatHits(r.hits)}`)
+      say(`\n3. The next session's context block (mnemo context; ${block?.tokens ?? 0} tokens):\n\n${block?.text ?? ''}\n`)
+      if (nextContext) say(`\n4. What the SessionStart hook printed for Claude Code to inject (first 300 chars):\n${nextContext.slice(0, 300)}…\n`)
+    }
+  } finally {
+    m.close()
+    if (!o.keep && !o.home && existsSync(home)) rmSync(home, { recursive: true, force: true })
+    else say(`\n(kept data directory ${home})\n`)
+  }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+/**
+ * The `mnemo` executable. `mnemo hook <event>` takes a fast path that loads
+ * only the hook runner (agents call it on every event, so start-up time is
+ * latency they feel); every other command loads the full CLI.
+ */
+const argv = process.argv.slice(2)
+
+if (argv[0] === 'hook') {
+  const { runHook } = await import('../hooks/run-hook.js')
+  await runHook(argv[1] ?? '', {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    env: process.env,
+    cwd: process.cwd(),
+    exit: (code) => process.exit(code),
+  })
+} else {
+  const { runCli } = await import('./program.js')
+  process.exitCode = await runCli(argv, {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+    env: process.env,
+    cwd: process.cwd(),
+  })
+}

@@ -1,0 +1,148 @@
+import { Command, CommanderError, Option } from 'commander'
+import { MnemoError } from '../../core/errors.js'
+import type { MnemoEnv } from '../../config/config.js'
+import { EXIT_CODE_BY_ERROR } from './exit-codes.js'
+import * as commands from './commands.js'
+import type { Out } from './output.js'
+
+/** What the CLI reads and writes; the real process, or fakes in tests. */
+export interface CliIo {
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+  env: MnemoEnv
+  cwd: string
+}
+
+/** Options every command accepts. */
+export interface GlobalOptions {
+  json?: boolean
+  home?: string
+  debug?: boolean
+}
+
+function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>): Command {
+  const program = new Command('mnemo')
+    .description('Memory engine for AI coding agents: capture, recall and inject context.')
+    .version('0.1.0')
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError('(run mnemo --help for usage)')
+  const common = (cmd: Command): Command =>
+    cmd
+      .option('--json', 'print one JSON document on stdout')
+      .option('--home <dir>', 'data directory (default: $MNEMO_HOME or ~/.mnemo)')
+      .option('--debug', 'print stack traces on failure')
+  const out = (o: GlobalOptions): Out => ({ json: o.json === true, stdout: io.stdout, stderr: io.stderr })
+
+  common(program.command('demo').description('capture a sample session through the real hook path, then show recall and context'))
+    .option('--keep', 'keep the demo data directory')
+    .action((o) => run(() => commands.demo(io, out(o), o)))
+
+  common(program.command('hook <event>').description('the entry point an agent hook calls; reads the hook JSON on stdin; always exits 0'))
+    .action(() => undefined)
+
+  common(program.command('connect <agent>').description('register mnemo hooks and MCP server with an agent (claude-code)'))
+    .addOption(new Option('--scope <scope>', 'user settings or this project').choices(['user', 'project']).default('user'))
+    .option('--dry-run', 'print the change instead of writing it')
+    .action((agent: string, o) => run(() => commands.connect(io, out(o), agent, o)))
+
+  common(program.command('disconnect <agent>').description('remove mnemo hooks and MCP server from an agent (claude-code)'))
+    .addOption(new Option('--scope <scope>', 'user settings or this project').choices(['user', 'project']).default('user'))
+    .option('--dry-run', 'print the change instead of writing it')
+    .action((agent: string, o) => run(() => commands.disconnect(io, out(o), agent, o)))
+
+  common(program.command('import <path>').description('import Claude Code / Codex transcripts (file or folder) or LoCoMo JSON'))
+    .addOption(new Option('--format <format>', 'input format').choices(['auto', 'claude-code', 'codex', 'locomo']).default('auto'))
+    .option('--project <project>', 'project to file the sessions under (name or path)')
+    .action((p: string, o) => run(() => commands.importCmd(io, out(o), p, o)))
+
+  common(program.command('recall <query>').description('ranked full-text recall over observations and memories'))
+    .option('--project <project>', 'project name or any path inside it (default: all projects)')
+    .option('--session <id>', 'only this session (ses_… id)')
+    .option('--limit <n>', 'most hits, 1–100', '10')
+    .action((q: string, o) => run(() => commands.recall(io, out(o), q, o)))
+
+  common(program.command('remember <text>').description('store an explicit memory'))
+    .option('--project <project>', 'project name or path (default: this folder\'s project)')
+    .addOption(new Option('--kind <kind>', 'kind of memory').choices(['decision', 'fact', 'preference', 'lesson']).default('fact'))
+    .action((t: string, o) => run(() => commands.remember(io, out(o), t, o)))
+
+  common(program.command('forget <id>').description('forget an observation or memory (obs_… / mem_…)'))
+    .action((id: string, o) => run(() => commands.forget(io, out(o), id, o)))
+
+  common(program.command('sessions').description('list sessions, newest first'))
+    .option('--project <project>', 'project name or any path inside it')
+    .option('--limit <n>', 'most sessions, 1–1000', '50')
+    .action((o) => run(() => commands.sessions(io, out(o), o)))
+
+  common(program.command('show <id>').description('show an observation, memory or session in full'))
+    .action((id: string, o) => run(() => commands.show(io, out(o), id, o)))
+
+  common(program.command('context').description('print the context block a new session of a project gets'))
+    .option('--project <project>', 'project name or path (default: this folder\'s project)')
+    .option('--budget <tokens>', 'token budget (default: $MNEMO_CONTEXT_BUDGET or 2000)')
+    .action((o) => run(() => commands.context(io, out(o), o)))
+
+  common(program.command('status').description('data directory, counts, last capture, spool and recent errors'))
+    .action((o) => run(() => commands.status(io, out(o), o)))
+
+  common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log'))
+    .action((o) => run(() => commands.rebuild(io, out(o), o)))
+
+  common(program.command('mcp').description('run the MCP server over stdio'))
+    .action((o) => run(() => commands.mcp(io, o)))
+
+  const bench = program.command('bench').description('retrieval benchmarks')
+  common(bench.command('locomo <file>').description('LoCoMo turn-level evidence recall (protocol in docs/BENCHMARKS.md)'))
+    .option('--limit-questions <n>', 'only the first n questions of each conversation (quick runs)')
+    .action((file: string, o) => run(() => commands.benchLocomo(io, out(o), file, o)))
+
+  return program
+}
+
+/**
+ * Runs the CLI with `argv` (without `node` and the script path) and returns
+ * the exit code: 0 success, 2 usage error, 1 other failure. Errors print a
+ * one-line message (and hint) on stderr; with `--json` also
+ * `{"error":{code,message,hint}}` on stdout.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let exitCode = 0
+  const wantsJson = argv.includes('--json')
+  const wantsDebug = argv.includes('--debug')
+  const run = async (fn: () => Promise<void> | void): Promise<void> => {
+    try {
+      await fn()
+    } catch (error) {
+      exitCode = report(io, error, wantsJson, wantsDebug)
+    }
+  }
+  const program = build(io, run)
+  try {
+    await program.parseAsync([...argv], { from: 'user' })
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0
+      if (wantsJson) io.stdout(`${JSON.stringify({ error: { code: 'INVALID_INPUT', message: error.message.replace(/^error: /, '') } })}\n`)
+      return 2
+    }
+    return report(io, error, wantsJson, wantsDebug)
+  }
+  return exitCode
+}
+
+function report(io: CliIo, error: unknown, json: boolean, debug: boolean): number {
+  if (MnemoError.is(error)) {
+    io.stderr(`mnemo: ${error.message}\n`)
+    if (error.hint) io.stderr(`hint: ${error.hint}\n`)
+    if (debug && error.stack) io.stderr(`${error.stack}\n`)
+    if (debug && error.cause) io.stderr(`cause: ${String((error.cause as Error).stack ?? error.cause)}\n`)
+    if (json) io.stdout(`${JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint ?? null } })}\n`)
+    return EXIT_CODE_BY_ERROR[error.code]
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  io.stderr(`mnemo: unexpected failure: ${message}\n`)
+  if (debug && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`)
+  if (json) io.stdout(`${JSON.stringify({ error: { code: 'INTERNAL', message } })}\n`)
+  return 1
+}

@@ -1,0 +1,159 @@
+import { MnemoError } from '../../core/errors.js'
+import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
+import { ErrorLog } from '../../runtime/error-log.js'
+import { Spool, type SpooledEvent } from '../../runtime/spool.js'
+import { resolveConfig, type MnemoEnv } from '../../config/config.js'
+
+/** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */
+export const HOOK_DEADLINE_MS = 2000
+/** Longest wait for the agent to close stdin, ms. */
+export const STDIN_TIMEOUT_MS = 1000
+/** Lock wait for the hook's write, ms; leaves room under the deadline to spool. */
+export const HOOK_BUSY_TIMEOUT_MS = 1000
+/** Largest hook payload read, bytes; the rest is dropped and the payload spooled as bad. */
+export const MAX_HOOK_STDIN_BYTES = 8 * 1024 * 1024
+
+/** Time kept back from the deadline to write the spool file, ms. */
+const SPOOL_MARGIN_MS = 150
+
+/** Events whose hook prints the context block. */
+const CONTEXT_EVENTS = new Set(['SessionStart', 'PreCompact'])
+
+export interface HookIo {
+  stdin: NodeJS.ReadableStream
+  stdout: { write(text: string): unknown }
+  env: MnemoEnv
+  cwd: string
+  /** Ends the process; the runner calls it exactly once, always with 0. */
+  exit: (code: 0) => void
+  now?: () => number
+}
+
+/**
+ * Runs `mnemo hook <eventName>` as an agent calls it: reads the payload on
+ * stdin, drains the spool, appends the event to the store, and for
+ * SessionStart and PreCompact prints the context block. Exits 0 whatever
+ * happens: on any failure, or when `HOOK_DEADLINE_MS` passes, the raw input
+ * is written to the spool (the next run stores it) and the failure to the
+ * error log that `mnemo status` shows.
+ *
+ * Output: SessionStart prints Claude Code's JSON form
+ * `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":…}}`;
+ * PreCompact prints the block as plain text.
+ */
+export async function runHook(eventName: string, io: HookIo): Promise<void> {
+  const now = io.now ?? Date.now
+  let finished = false
+  let config
+  try {
+    config = resolveConfig(io.env)
+  } catch {
+    config = resolveConfig({ ...io.env, MNEMO_HOME: undefined, MNEMO_CONTEXT_BUDGET: undefined })
+  }
+  const spool = new Spool(config.spoolDir)
+  const errors = new ErrorLog(config.errorLogPath)
+  let stdin = ''
+  const finish = (): void => {
+    if (finished) return
+    finished = true
+    io.exit(0)
+  }
+  const giveUp = (where: string, error: unknown): void => {
+    const code = MnemoError.is(error) ? error.code : 'HOOK_FAILED'
+    const message = error instanceof Error ? error.message : String(error)
+    try {
+      if (code === 'INVALID_INPUT') {
+        // Input that can never be stored is kept aside for inspection, not retried.
+        const name = spool.putBad({ event: eventName, stdin, cwd: io.cwd, spooledAt: now() })
+        errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (input kept as spool/bad/${name})` })
+      } else {
+        spool.put({ event: eventName, stdin, cwd: io.cwd, spooledAt: now() })
+        errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
+      }
+    } catch {
+      // the spool itself is unwritable: nothing more a hook may do without blocking the agent
+    }
+  }
+
+  const timer = setTimeout(() => {
+    if (finished) return
+    giveUp(`hook ${eventName}`, new Error(`gave up after ${HOOK_DEADLINE_MS} ms`))
+    finish()
+  }, HOOK_DEADLINE_MS - SPOOL_MARGIN_MS)
+  timer.unref?.()
+
+  let opened: OpenedMnemo | undefined
+  try {
+    stdin = await readStdin(io.stdin, STDIN_TIMEOUT_MS)
+    if (finished) return
+    opened = openMnemo({ env: io.env, cwd: io.cwd, busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS })
+    const engine = opened.engine
+    const drained = opened.spool.drain((item: SpooledEvent) => {
+      try {
+        engine.captureHook(item.event, item.stdin)
+        return 'stored'
+      } catch (error) {
+        if (MnemoError.is(error, 'INVALID_INPUT')) return 'bad'
+        throw error
+      }
+    })
+    if (drained.failed !== undefined) throw drained.failed
+    const result = engine.captureHook(eventName, stdin)
+    if (CONTEXT_EVENTS.has(eventName) && !finished) {
+      const sessionKey = sessionIdOf(stdin)
+      const block = engine.context({ project: result.project, ...(sessionKey ? { excludeSessionKey: sessionKey } : {}) })
+      io.stdout.write(
+        eventName === 'SessionStart'
+          ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
+          : `${block.text}\n`,
+      )
+    }
+  } catch (error) {
+    if (!finished) giveUp(`hook ${eventName}`, error)
+  } finally {
+    clearTimeout(timer)
+    try {
+      opened?.close()
+    } catch {
+      // closing a failed store
+    }
+    finish()
+  }
+}
+
+function sessionIdOf(stdin: string): string | undefined {
+  try {
+    const v = (JSON.parse(stdin) as { session_id?: unknown }).session_id
+    return typeof v === 'string' ? v : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Reads a stream to its end as UTF-8, giving up after `timeoutMs` or `MAX_HOOK_STDIN_BYTES`. */
+function readStdin(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const done = (error?: Error): void => {
+      clearTimeout(timer)
+      stream.removeAllListeners('data')
+      stream.removeAllListeners('end')
+      stream.removeAllListeners('error')
+      if (error) reject(error)
+      else resolve(Buffer.concat(chunks).toString('utf8'))
+    }
+    const timer = setTimeout(() => done(new Error(`stdin was not closed within ${timeoutMs} ms`)), timeoutMs)
+    stream.on('data', (chunk: Buffer | string) => {
+      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
+      size += buf.length
+      if (size > MAX_HOOK_STDIN_BYTES) {
+        done(new MnemoError('INVALID_INPUT', `hook stdin is larger than ${MAX_HOOK_STDIN_BYTES} bytes`, { details: { path: 'stdin' } }))
+        return
+      }
+      chunks.push(buf)
+    })
+    stream.on('end', () => done())
+    stream.on('error', (e: Error) => done(e))
+  })
+}

@@ -1,0 +1,31 @@
+import type { DerivedObservation, EventInput, MemoryKind, SessionEffect } from '../core/types.js'
+
+/**
+ * What capture derives from one logged event, before indexing. Each source
+ * format has one pure function from the stored event to this shape
+ * (capture/derive.ts dispatches on `event.format`), so `rebuild` re-derives
+ * the same rows from the log alone.
+ */
+export interface CaptureDerivation {
+  observations: DerivedObservation[]
+  memory?: { kind: MemoryKind; text: string }
+  forget?: string[]
+  session?: SessionEffect
+}
+
+/** Derives observations from one stored event of a given format. */
+export type Deriver = (event: EventInput) => CaptureDerivation
+
+/** Outcome of parsing one source file into events. */
+export interface ParseResult {
+  /** Events ready to append (already sanitised). */
+  events: EventInput[]
+  /** Records (lines, turns) read from the file, including bad ones. */
+  read: number
+  /** Bad records skipped, with their 1-based line number (or turn id) and the reason. */
+  skipped: { line: number | string; reason: string }[]
+  /** Record types this parser does not know, with their counts; such records are skipped. */
+  unknownTypes: Record<string, number>
+}
+
+export const EMPTY_DERIVATION: CaptureDerivation = { observations: [] }

@@ -1,0 +1,127 @@
+import { capText, squash } from '../core/text.js'
+
+/** Largest observation text kept for a tool call's input part, in chars. */
+export const TOOL_INPUT_CHARS = 2_000
+/** Largest observation text kept for a tool's result, in chars. */
+export const TOOL_RESULT_CHARS = 4_000
+/** Largest text of any one observation, in chars. */
+export const OBSERVATION_CHARS = 8_000
+
+/** mnemo's own MCP tools (`mcp__mnemo__memory_recall`, …) are never captured: recalling must not create memories. */
+export function isOwnTool(toolName: string): boolean {
+  return /^mcp__mnemo__/i.test(toolName) || /^mnemo[._]memory_/i.test(toolName)
+}
+
+const INPUT_KEYS = ['command', 'cmd', 'file_path', 'path', 'notebook_path', 'pattern', 'query', 'url', 'description', 'prompt', 'skill']
+
+/**
+ * One line describing a tool call's input: the field that says what the call
+ * does (`command`, `file_path`, `pattern`, `url`, …) first, then edit content
+ * (`new_string`, `content`) so identifiers written by the agent are searchable.
+ * Inputs given as a JSON string (Codex `arguments`) are parsed first.
+ */
+export function describeToolInput(input: unknown): string {
+  const value = parseMaybeJson(input)
+  if (typeof value === 'string') return capText(value, TOOL_INPUT_CHARS)
+  if (value === null || typeof value !== 'object') return value === undefined ? '' : String(value)
+  const record = value as Record<string, unknown>
+  const parts: string[] = []
+  for (const key of INPUT_KEYS) {
+    const v = record[key]
+    if (typeof v === 'string' && v.length > 0) parts.push(v)
+    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) parts.push(v.join(' '))
+  }
+  for (const key of ['old_string', 'new_string', 'content', 'input']) {
+    const v = record[key]
+    if (typeof v === 'string' && v.length > 0) parts.push(v)
+  }
+  if (Array.isArray(record['edits'])) {
+    for (const e of record['edits'] as unknown[]) {
+      if (e && typeof e === 'object' && typeof (e as Record<string, unknown>)['new_string'] === 'string') parts.push((e as Record<string, string>)['new_string']!)
+    }
+  }
+  if (parts.length === 0) parts.push(JSON.stringify(record))
+  return capText(parts.join('\n'), TOOL_INPUT_CHARS)
+}
+
+/**
+ * The readable text of a tool result: strings as they are, content-block
+ * arrays as their text blocks, objects as their string leaves (`stdout`,
+ * `stderr`, `file.content`, …) joined by newlines. Capped at `maxChars`.
+ */
+export function describeToolResult(result: unknown, maxChars = TOOL_RESULT_CHARS): string {
+  const out: string[] = []
+  collectStrings(parseMaybeJson(result), out, 0)
+  return capText(out.join('\n').trim(), maxChars)
+}
+
+function collectStrings(value: unknown, out: string[], depth: number): void {
+  if (depth > 6 || value === null || value === undefined) return
+  if (typeof value === 'string') {
+    if (value.trim().length > 0) out.push(value)
+    return
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') return
+  if (Array.isArray(value)) {
+    for (const v of value) collectStrings(v, out, depth + 1)
+    return
+  }
+  const record = value as Record<string, unknown>
+  if (record['type'] === 'image') {
+    out.push('[image]')
+    return
+  }
+  for (const [key, v] of Object.entries(record)) {
+    if (key === 'type' || key === 'tool_use_id' || key === 'interrupted' || key === 'isImage' || key === 'signature') continue
+    collectStrings(v, out, depth + 1)
+  }
+}
+
+function parseMaybeJson(value: unknown): unknown {
+  if (typeof value !== 'string') return value
+  const t = value.trim()
+  if (!(t.startsWith('{') || t.startsWith('['))) return value
+  try {
+    return JSON.parse(t) as unknown
+  } catch {
+    return value
+  }
+}
+
+/**
+ * File paths a tool call touches, from its input: `file_path`, `path`,
+ * `notebook_path`, `paths`, and the file headers of an `apply_patch` body
+ * (`*** Add File: x`, `*** Update File: x`, `*** Delete File: x`).
+ */
+export function filesOfToolInput(input: unknown): string[] {
+  const value = parseMaybeJson(input)
+  const files = new Set<string>()
+  const addPatchFiles = (text: string): void => {
+    for (const m of text.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm)) files.add(m[1]!.trim())
+  }
+  if (typeof value === 'string') addPatchFiles(value)
+  else if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>
+    for (const key of ['file_path', 'path', 'notebook_path']) {
+      const v = record[key]
+      if (typeof v === 'string' && v.length > 0 && v.length < 1024) files.add(v)
+    }
+    if (Array.isArray(record['paths'])) for (const p of record['paths']) if (typeof p === 'string') files.add(p)
+    for (const key of ['input', 'patch']) if (typeof record[key] === 'string') addPatchFiles(record[key] as string)
+  }
+  return [...files]
+}
+
+/** The observation text of a tool call: `Tool: input` and, when known, `→ result`. */
+export function toolObservationText(tool: string, input: unknown, result?: unknown): string {
+  const head = `${tool}: ${describeToolInput(input)}`
+  if (result === undefined) return capText(head, OBSERVATION_CHARS)
+  const res = describeToolResult(result)
+  return capText(res.length > 0 ? `${head}\n→ ${res}` : head, OBSERVATION_CHARS)
+}
+
+/** A one-line form of `text` for titles and summaries. */
+export function oneLine(text: string, maxChars: number): string {
+  const s = squash(text)
+  return s.length <= maxChars ? s : `${s.slice(0, maxChars - 1)}…`
+}

@@ -1,0 +1,173 @@
+/**
+ * Text hygiene shared by capture and context assembly: Unicode repair,
+ * size caps that keep head and tail, binary placeholders, grapheme-safe
+ * truncation and token estimates. Pure functions.
+ */
+
+/** Replaces NUL bytes and lone UTF-16 surrogates with U+FFFD, so stored text is well-formed. */
+export function repairUnicode(text: string): string {
+  const wellFormed = text.isWellFormed() ? text : text.toWellFormed()
+  return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '\uFFFD') : wellFormed
+}
+
+const DATA_URI = /data:([\w.+-]+\/[\w.+-]+);base64,[A-Za-z0-9+/=\s]{16,}/g
+/** A run of 512+ base64 characters with no spaces: an inline image or blob, never prose. */
+const LONG_BASE64 = /[A-Za-z0-9+/]{512,}={0,2}/g
+
+/**
+ * Replaces inline binary with short placeholders: data URIs become
+ * `[binary image/png, ~N bytes]`, long base64 runs `[binary ~N bytes]`, and a
+ * string that is mostly control characters `[binary data, N chars]`.
+ */
+export function replaceBinary(text: string): string {
+  if (text.length >= 64 && looksBinary(text)) return `[binary data, ${text.length} chars]`
+  let out = text
+  if (out.includes('base64,')) {
+    out = out.replace(DATA_URI, (m, mime: string) => `[binary ${mime}, ~${base64Bytes(m.length - m.indexOf(',') - 1)} bytes]`)
+  }
+  if (out.length >= 512) out = out.replace(LONG_BASE64, (m) => (isLikelyBase64Blob(m) ? `[binary ~${base64Bytes(m.length)} bytes]` : m))
+  return out
+}
+
+function base64Bytes(chars: number): number {
+  return Math.floor((chars * 3) / 4)
+}
+
+/** Long identifiers and hex hashes are base64-alphabet too; blobs mix cases and digits evenly. */
+function isLikelyBase64Blob(run: string): boolean {
+  let upper = 0
+  let lower = 0
+  let digit = 0
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i)
+    if (c >= 65 && c <= 90) upper++
+    else if (c >= 97 && c <= 122) lower++
+    else if (c >= 48 && c <= 57) digit++
+  }
+  return upper > run.length * 0.1 && lower > run.length * 0.1 && digit > run.length * 0.02
+}
+
+function looksBinary(text: string): boolean {
+  const sample = text.length > 4096 ? text.slice(0, 4096) : text
+  let control = 0
+  for (let i = 0; i < sample.length; i++) {
+    const c = sample.charCodeAt(i)
+    if ((c < 32 && c !== 9 && c !== 10 && c !== 13) || c === 0xfffd) control++
+  }
+  return control > sample.length * 0.1
+}
+
+/**
+ * Caps `text` at `maxChars` UTF-16 units, keeping the first 75% and the last
+ * 25% of the budget and a marker with the original length between them:
+ * `…[mnemo: 12345 chars cut, 20000 total]…`. Never splits a surrogate pair.
+ *
+ * @param maxChars - Largest length kept, >= 64. Text at or under it is returned as is.
+ */
+export function capText(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text
+  const headLen = Math.floor(maxChars * 0.75)
+  const tailLen = maxChars - headLen
+  const head = safeSlice(text, 0, headLen)
+  const tail = safeSlice(text, text.length - tailLen, text.length)
+  const cut = text.length - head.length - tail.length
+  return `${head}\n…[mnemo: ${cut} chars cut, ${text.length} total]…\n${tail}`
+}
+
+/** `text.slice(start, end)` moved inward so no surrogate pair is split. */
+function safeSlice(text: string, start: number, end: number): string {
+  let s = start
+  let e = end
+  if (s > 0 && isLowSurrogate(text.charCodeAt(s))) s++
+  if (e < text.length && isLowSurrogate(text.charCodeAt(e))) e--
+  return text.slice(s, e)
+}
+
+function isLowSurrogate(c: number): boolean {
+  return c >= 0xdc00 && c <= 0xdfff
+}
+
+/** Per-field caps, in UTF-16 units. */
+export interface CapLimits {
+  /** Cap for any single string field of a payload. Default 16 000. */
+  fieldChars: number
+  /** Most array items kept per array (the rest are dropped with a marker). Default 500. */
+  arrayItems: number
+  /** Deepest nesting kept; deeper values become a marker. Default 20. */
+  depth: number
+}
+
+export const DEFAULT_CAPS: CapLimits = { fieldChars: 16_000, arrayItems: 500, depth: 20 }
+
+/**
+ * Sanitises every string inside a JSON-like value: Unicode repair, binary
+ * placeholders, per-field caps. Returns a new value; never mutates the input.
+ * Image content blocks (`{type: 'image', source: {data}}`) keep their shape
+ * with the data replaced.
+ */
+export function sanitizeValue(value: unknown, limits: CapLimits = DEFAULT_CAPS, depth = 0): unknown {
+  if (typeof value === 'string') return capText(replaceBinary(repairUnicode(value)), limits.fieldChars)
+  if (value === null || typeof value !== 'object') {
+    return typeof value === 'number' && !Number.isFinite(value) ? null : value
+  }
+  if (depth >= limits.depth) return '[mnemo: nesting too deep]'
+  if (Array.isArray(value)) {
+    const kept = value.slice(0, limits.arrayItems).map((v) => sanitizeValue(v, limits, depth + 1))
+    if (value.length > limits.arrayItems) kept.push(`[mnemo: ${value.length - limits.arrayItems} more items cut]`)
+    return kept
+  }
+  const out: Record<string, unknown> = {}
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    out[repairUnicode(key)] = sanitizeValue(v, limits, depth + 1)
+  }
+  return out
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+
+/**
+ * Shortens `text` to at most `maxChars` UTF-16 units without splitting a
+ * grapheme (emoji, combining marks, surrogate pairs), adding `…` when cut.
+ */
+export function truncateGraphemes(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text
+  let out = ''
+  for (const { segment } of graphemes.segment(text)) {
+    if (out.length + segment.length > maxChars - 1) break
+    out += segment
+  }
+  return `${out}…`
+}
+
+/** True for Han, Hiragana, Katakana and Hangul code points (CJK scripts). */
+export function isCjkCodePoint(cp: number): boolean {
+  return (
+    (cp >= 0x3040 && cp <= 0x30ff) || // Hiragana, Katakana
+    (cp >= 0x3400 && cp <= 0x4dbf) || // CJK Ext A
+    (cp >= 0x4e00 && cp <= 0x9fff) || // CJK Unified
+    (cp >= 0xac00 && cp <= 0xd7af) || // Hangul syllables
+    (cp >= 0xf900 && cp <= 0xfaff) || // CJK compatibility
+    (cp >= 0x20000 && cp <= 0x2fa1f) // CJK Ext B–F, compatibility supplement
+  )
+}
+
+/**
+ * Estimates LLM tokens in `text` without a tokenizer: one token per CJK
+ * character plus one per 4 other characters (the usual English ratio for
+ * BPE tokenizers such as cl100k and Claude's). Over-counts slightly for
+ * code, which keeps budgets safe.
+ */
+export function estimateTokens(text: string): number {
+  let cjk = 0
+  let other = 0
+  for (const ch of text) {
+    if (isCjkCodePoint(ch.codePointAt(0) ?? 0)) cjk++
+    else other++
+  }
+  return cjk + Math.ceil(other / 4)
+}
+
+/** Collapses whitespace runs to single spaces and trims. */
+export function squash(text: string): string {
+  return text.replace(/\s+/g, ' ').trim()
+}

@@ -1,0 +1,146 @@
+import type { MemoryId, ObservationId, ProjectId, SessionId } from './ids.js'
+
+/** Agents mnemo knows the formats of; `mnemo` marks events mnemo made itself (remember, forget). */
+export type AgentName = 'claude-code' | 'codex' | 'locomo' | 'mnemo'
+
+/**
+ * Source formats of the event log. Each names one payload shape and one
+ * derivation function (capture/derive.ts), so `rebuild` can re-derive
+ * observations from the stored payloads alone.
+ */
+export type EventFormat =
+  | 'claude-hook' // a Claude Code hook payload (stdin of `mnemo hook <event>`)
+  | 'claude-transcript' // one record of a Claude Code session JSONL file
+  | 'codex-rollout' // one record of a Codex CLI rollout JSONL file
+  | 'locomo-turn' // one dialogue turn of a LoCoMo conversation
+  | 'mnemo' // an operation mnemo recorded itself (remember, forget)
+
+/** Where a session lives: a project is a git top-level folder, a folder, or a named corpus. */
+export interface ProjectRef {
+  /** Normalised absolute root path, or `<scheme>:<name>` for non-filesystem corpora (`locomo:conv-26`). */
+  root: string
+  /** Short display name (the root's last path segment, or the corpus name). */
+  name: string
+}
+
+/**
+ * One event to append to the log: already sanitised (caps, binaries, Unicode).
+ * `idemKey` makes appends idempotent: a second event with the same key is a no-op.
+ */
+export interface EventInput {
+  agent: AgentName
+  format: EventFormat
+  /** Event type in the source's own vocabulary (`PostToolUse`, `response_item`, `turn`, `remember`). */
+  type: string
+  /** The agent's own session id (`session_id`, `sessionId`, rollout id); unique per agent. */
+  sessionKey: string
+  project: ProjectRef
+  /** When the event happened, epoch ms. */
+  ts: number
+  idemKey: string
+  /** The source payload after sanitising; stored verbatim in the log. */
+  payload: unknown
+  /** Optional session start time and title hints (LoCoMo session dates, Codex session_meta). */
+  sessionStartedAt?: number
+}
+
+/** Observation kinds: what one event tells us. */
+export type ObservationKind =
+  | 'prompt' // what the user asked
+  | 'message' // what an assistant or a conversation participant said
+  | 'reasoning' // a reasoning summary an agent exposed
+  | 'tool' // a tool call, with its result when the source gives both
+  | 'tool_result' // a tool's result recorded apart from its call
+  | 'error' // a failed tool call or error result
+  | 'summary' // a summary written by the agent (compaction, transcript summary)
+
+export const OBSERVATION_KINDS: readonly ObservationKind[] = ['prompt', 'message', 'reasoning', 'tool', 'tool_result', 'error', 'summary']
+
+/** What derivation produces from one event, before ids and scope are attached. */
+export interface DerivedObservation {
+  kind: ObservationKind
+  /** Who produced it: `user`, `assistant`, a subagent type, or a speaker's name. */
+  role: string
+  text: string
+  tool?: string
+  /** File paths the observation touches (tool inputs), as written by the agent. */
+  files?: string[]
+  /** The source's own reference for this item (`tool_use_id`, `dia_id`, record uuid). */
+  sourceRef?: string
+  /** Event time override (defaults to the event's ts). */
+  ts?: number
+}
+
+/** What an event does to its session besides observations. */
+export interface SessionEffect {
+  ended?: boolean
+  title?: string
+}
+
+export interface Observation {
+  id: ObservationId
+  sessionId: SessionId
+  projectId: ProjectId
+  kind: ObservationKind
+  role: string
+  text: string
+  tool: string | undefined
+  files: string[]
+  sourceRef: string | undefined
+  /** Epoch ms. */
+  ts: number
+  eventSeq: number
+}
+
+export type MemoryKind = 'decision' | 'fact' | 'preference' | 'lesson'
+export const MEMORY_KINDS: readonly MemoryKind[] = ['decision', 'fact', 'preference', 'lesson']
+
+export interface Memory {
+  id: MemoryId
+  projectId: ProjectId
+  kind: MemoryKind
+  text: string
+  /** Epoch ms. */
+  createdAt: number
+  /** How many times the same text was remembered again in the same project. */
+  seenCount: number
+}
+
+export interface Project {
+  id: ProjectId
+  name: string
+  root: string
+}
+
+export interface Session {
+  id: SessionId
+  projectId: ProjectId
+  agent: AgentName
+  /** The agent's own session id. */
+  sessionKey: string
+  /** Epoch ms of the first and last event. */
+  startedAt: number
+  lastEventAt: number
+  /** Epoch ms of SessionEnd, if seen. */
+  endedAt: number | undefined
+  /** The first prompt, shortened; a human handle for the session. */
+  title: string | undefined
+  observationCount: number
+}
+
+/** One recall result. `score` is the BM25 relevance (higher is better, unbounded above, > 0). */
+export interface RecallHit {
+  id: ObservationId | MemoryId
+  type: 'observation' | 'memory'
+  kind: ObservationKind | MemoryKind
+  projectId: ProjectId
+  project: string
+  sessionId: SessionId | undefined
+  /** Epoch ms. */
+  ts: number
+  score: number
+  /** Short snippet of the text around the matched terms. */
+  snippet: string
+  /** Source reference (`dia_id`, `tool_use_id`) when the hit is an observation. */
+  sourceRef: string | undefined
+}

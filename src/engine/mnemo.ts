@@ -1,0 +1,427 @@
+import { invalidInput, MnemoError } from '../core/errors.js'
+import { idPrefix, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../core/ids.js'
+import type { Clock } from '../core/clock.js'
+import { MEMORY_KINDS, type EventInput, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
+import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
+import { captureClaudeHook } from '../capture/claude-hook.js'
+import { deriveEvent } from '../capture/derive.js'
+import { forgetEvent, rememberEvent } from '../capture/mnemo-ops.js'
+import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
+import type { Redactor } from '../capture/sanitize.js'
+import { assembleContext, type ContextBlock } from '../context/context-block.js'
+import { digestSession, type SessionDigest } from '../context/session-summary.js'
+import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
+import { toIndexedText } from '../retrieval/search-text.js'
+import { makeSnippet } from '../retrieval/snippet.js'
+import type { AppendResult, Derivation, Store, StoreStats } from '../storage/store.js'
+import type { ImportFormat } from './import-files.js'
+
+/** Options of `recall`. */
+export interface RecallOptions {
+  /** Projects to search (ids from `resolveProjects`); empty or omitted = every project. */
+  projectIds?: readonly ProjectId[]
+  /** Restrict to one session. */
+  sessionId?: SessionId
+  /** Most hits, 1–100. Default 10. */
+  limit?: number
+}
+
+/** Per-file outcome of an import. */
+export interface ImportFileReport {
+  file: string
+  format: string | undefined
+  /** Records read (lines, turns), bad ones included. */
+  read: number
+  /** New events written to the log. */
+  imported: number
+  /** Valid records already in the log (a re-import). */
+  duplicates: number
+  observations: number
+  skipped: { line: number | string; reason: string }[]
+  unknownTypes: Record<string, number>
+  /** Why the file could not be imported at all. */
+  error?: string
+}
+
+export interface ImportReport {
+  files: ImportFileReport[]
+  read: number
+  imported: number
+  duplicates: number
+  observations: number
+  skipped: number
+  unknown: number
+}
+
+/** A session with its observations, for `show`. */
+export interface SessionDetail {
+  session: Session
+  project: Project | undefined
+  observations: Observation[]
+}
+
+export type ShowResult =
+  | { type: 'observation'; observation: Observation; project: Project | undefined }
+  | { type: 'memory'; memory: Memory; project: Project | undefined }
+  | { type: 'session'; detail: SessionDetail }
+
+export interface EngineDeps {
+  store: Store
+  clock: Clock
+  redact?: Redactor
+  /** Working directory used when a call names no project (the CLI's cwd). */
+  cwd: string
+  contextBudgetTokens: number
+}
+
+const MAX_TEXT_CHARS = 16_000
+
+/**
+ * The one front door of mnemo: capture, import, recall, remember, forget,
+ * sessions, context, rebuild. Adapters (CLI, hooks, MCP) call this and never
+ * a store directly. Synchronous underneath (embedded SQLite); methods return
+ * plain values and throw `MnemoError`.
+ */
+export class MnemoEngine {
+  private readonly store: Store
+  private readonly clock: Clock
+  private readonly redact: Redactor | undefined
+  private readonly cwd: string
+  readonly contextBudgetTokens: number
+
+  constructor(deps: EngineDeps) {
+    this.store = deps.store
+    this.clock = deps.clock
+    this.redact = deps.redact
+    this.cwd = deps.cwd
+    this.contextBudgetTokens = deps.contextBudgetTokens
+  }
+
+  /** Appends events (idempotently) and derives their observations in one transaction. */
+  append(events: readonly EventInput[]): AppendResult {
+    return this.store.append(events.map((event) => ({ event, derive: () => this.derive(event) })))
+  }
+
+  private derive(event: EventInput): Derivation {
+    const d = deriveEvent(event)
+    const out: Derivation = {
+      observations: d.observations.map((o) => ({ ...o, index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])]) })),
+    }
+    if (d.memory) out.memory = { ...d.memory, index: toIndexedText(d.memory.text) }
+    if (d.forget) out.forget = d.forget
+    if (d.session) out.session = d.session
+    return out
+  }
+
+  /**
+   * Captures one Claude Code hook payload (the stdin of `mnemo hook <event>`).
+   * Returns whether a new event was stored (false for a duplicate delivery or
+   * a skipped own-tool call) and the event's project.
+   *
+   * @throws {MnemoError} `INVALID_INPUT` — stdin is not a hook payload.
+   */
+  captureHook(eventName: string, stdin: string): { stored: boolean; project: ProjectRef; skipped?: string } {
+    const captured = captureClaudeHook(eventName, stdin, this.clock.now(), {
+      ...(this.redact ? { redact: this.redact } : {}),
+      resolveProject: (cwd) => this.projectForPath(cwd),
+      defaultCwd: this.cwd,
+    })
+    if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd), skipped: captured.skip }
+    const result = this.append([captured.event])
+    return { stored: result.inserted === 1, project: captured.event.project }
+  }
+
+  /**
+   * The project a path belongs to: its git top-level folder when it exists on
+   * this machine; otherwise the known project whose root contains it (events
+   * captured elsewhere); otherwise the path itself.
+   */
+  projectForPath(p: string): ProjectRef {
+    const ref = resolveProjectRoot(p)
+    if (ref.root !== normalizeRoot(p)) return ref
+    const known = this.store.listProjects().find((pr) => pr.root === ref.root)
+    if (known) return { root: known.root, name: known.name }
+    const container = this.store
+      .listProjects()
+      .filter((pr) => ref.root.startsWith(`${pr.root}/`))
+      .sort((a, b) => b.root.length - a.root.length)[0]
+    return container ? { root: container.root, name: container.name } : ref
+  }
+
+  /**
+   * Imports a transcript file or a folder of them.
+   *
+   * @throws {MnemoError} `NOT_FOUND` — the path does not exist.
+   * @throws {MnemoError} `IMPORT_FAILED` — not one valid record was found in any file.
+   */
+  async importPath(target: string, options: { format?: ImportFormat; project?: ProjectRef } = {}): Promise<ImportReport> {
+    // Loaded on demand: the parsers (and the date parser LoCoMo needs) are heavy for hook start-up.
+    const { listImportFiles, parseImportFile } = await import('./import-files.js')
+    const files = listImportFiles(target)
+    const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, skipped: 0, unknown: 0 }
+    let valid = 0
+    for (const file of files) {
+      const parsed = parseImportFile(file, options.format ?? 'auto', {
+        ...(this.redact ? { redact: this.redact } : {}),
+        ...(options.project ? { project: options.project } : {}),
+      })
+      const fileReport: ImportFileReport = {
+        file,
+        format: parsed.format,
+        read: parsed.parse.read,
+        imported: 0,
+        duplicates: 0,
+        observations: 0,
+        skipped: parsed.parse.skipped,
+        unknownTypes: parsed.parse.unknownTypes,
+      }
+      if (parsed.error) fileReport.error = parsed.error
+      for (let i = 0; i < parsed.parse.events.length; i += 500) {
+        const r = this.append(parsed.parse.events.slice(i, i + 500))
+        fileReport.imported += r.inserted
+        fileReport.duplicates += r.duplicates
+        fileReport.observations += r.observations
+      }
+      valid += parsed.parse.events.length
+      if (parsed.parse.events.length === 0 && !fileReport.error) fileReport.error = 'no valid records'
+      report.files.push(fileReport)
+      report.read += fileReport.read
+      report.imported += fileReport.imported
+      report.duplicates += fileReport.duplicates
+      report.observations += fileReport.observations
+      report.skipped += fileReport.skipped.length
+      report.unknown += Object.values(fileReport.unknownTypes).reduce((a, b) => a + b, 0)
+    }
+    if (valid === 0) {
+      const first = report.files.find((f) => f.error)
+      throw new MnemoError(
+        'IMPORT_FAILED',
+        files.length === 0
+          ? `nothing to import: no .jsonl or .json files under ${target}`
+          : `no records imported from ${target}: ${report.read} read, ${report.skipped} skipped${first?.error ? ` (${first.error})` : ''}`,
+        { details: { file: target, read: report.read, skipped: report.skipped } },
+      )
+    }
+    return report
+  }
+
+  /**
+   * Finds observations and memories matching `query`, best first, by BM25
+   * over the full-text index (SQLite FTS5). Scope filters run inside the
+   * search, before the limit is applied.
+   *
+   * @param query - Free text: prose, identifiers, paths or CJK. Must contain a searchable term.
+   * @returns Hits ordered by `score` (higher is better). Empty when nothing matches.
+   * @throws {MnemoError} `INVALID_INPUT` — blank query, or `limit` outside 1–100.
+   */
+  recall(query: string, options: RecallOptions = {}): RecallHit[] {
+    const limit = options.limit ?? 10
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
+    if (query.length > MAX_TEXT_CHARS) throw invalidInput('query', `query is longer than ${MAX_TEXT_CHARS} characters (got ${query.length})`)
+    const match = toMatchExpression(repairUnicode(query))
+    if (match === undefined) throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(query, 40))})`)
+    const matches = this.store.searchText({
+      match,
+      limit,
+      ...(options.projectIds ? { projectIds: options.projectIds } : {}),
+      ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    })
+    const terms = toQueryTerms(query).map((t) => t.source)
+    const projects = new Map(this.store.listProjects().map((p) => [p.id, p.name]))
+    const hits: RecallHit[] = []
+    for (const m of matches) {
+      if (m.type === 'observation') {
+        const o = this.store.getObservation(m.id)
+        if (!o) continue
+        hits.push({
+          id: o.id,
+          type: 'observation',
+          kind: o.kind,
+          projectId: o.projectId,
+          project: projects.get(o.projectId) ?? o.projectId,
+          sessionId: o.sessionId,
+          ts: o.ts,
+          score: m.score,
+          snippet: makeSnippet(o.text, terms),
+          sourceRef: o.sourceRef,
+        })
+      } else {
+        const mem = this.store.getMemory(m.id)
+        if (!mem) continue
+        hits.push({
+          id: mem.id,
+          type: 'memory',
+          kind: mem.kind,
+          projectId: mem.projectId,
+          project: projects.get(mem.projectId) ?? mem.projectId,
+          sessionId: undefined,
+          ts: mem.createdAt,
+          score: m.score,
+          snippet: makeSnippet(mem.text, terms),
+          sourceRef: undefined,
+        })
+      }
+    }
+    return hits
+  }
+
+  /**
+   * Stores an explicit memory in a project. Remembering the same text and
+   * kind again in the same project returns the existing memory.
+   *
+   * @param text - 1–16 000 characters of non-blank text.
+   * @param options.kind - decision | fact | preference | lesson. Default `fact`.
+   * @param options.project - Where it belongs. Default: the project of the working directory.
+   * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, unknown kind.
+   */
+  remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef } = {}): { memory: Memory; created: boolean } {
+    const kind = options.kind ?? 'fact'
+    if (!MEMORY_KINDS.includes(kind)) throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
+    const clean = repairUnicode(text).trim()
+    if (clean.length === 0) throw invalidInput('text', 'memory text is empty')
+    if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
+    const project = options.project ?? this.projectForPath(this.cwd)
+    const event = rememberEvent(project, kind, clean, this.clock.now(), this.redact)
+    const result = this.append([event])
+    const memory = this.store.memoryByIdemKey(event.idemKey)
+    if (!memory) {
+      throw new MnemoError('NOT_FOUND', `memory for ${JSON.stringify(truncateGraphemes(clean, 40))} was forgotten; reword it to store it again`, {
+        details: { kind: 'memory', id: event.idemKey },
+      })
+    }
+    return { memory, created: result.inserted === 1 }
+  }
+
+  /**
+   * Forgets an observation or a memory: removes it from every index now and
+   * on every later `rebuild` (a tombstone is logged).
+   *
+   * @throws {MnemoError} `INVALID_INPUT` — not an observation or memory id.
+   * @throws {MnemoError} `NOT_FOUND` — no such item.
+   */
+  forget(id: string): { id: string; type: 'observation' | 'memory' } {
+    const prefix = idPrefix(id)
+    if (prefix !== 'obs' && prefix !== 'mem') throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
+    const item = prefix === 'obs' ? this.store.getObservation(id) : this.store.getMemory(id)
+    if (!item) throw new MnemoError('NOT_FOUND', `no ${prefix === 'obs' ? 'observation' : 'memory'} with id ${id}`, { details: { kind: prefix === 'obs' ? 'observation' : 'memory', id } })
+    const project = this.store.getProject(item.projectId)
+    if (!project) throw new MnemoError('NOT_FOUND', `project of ${id} is missing`, { details: { kind: 'project', id: item.projectId } })
+    this.append([forgetEvent({ root: project.root, name: project.name }, [id], this.clock.now())])
+    return { id, type: prefix === 'obs' ? 'observation' : 'memory' }
+  }
+
+  /** Sessions newest first, optionally of some projects. `limit` 1–1000, default 50. */
+  sessions(options: { projectIds?: readonly ProjectId[]; limit?: number } = {}): Session[] {
+    const limit = options.limit ?? 50
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
+    return this.store.listSessions({ limit, ...(options.projectIds ? { projectIds: options.projectIds } : {}) })
+  }
+
+  /**
+   * Expands an id: an observation, a memory, or a session with its observations (first 500).
+   *
+   * @throws {MnemoError} `INVALID_INPUT` — not a mnemo id. `NOT_FOUND` — no such item.
+   */
+  show(id: string): ShowResult {
+    const prefix = idPrefix(id)
+    if (prefix === 'obs') {
+      const observation = this.store.getObservation(id)
+      if (observation) return { type: 'observation', observation, project: this.store.getProject(observation.projectId) }
+    } else if (prefix === 'mem') {
+      const memory = this.store.getMemory(id)
+      if (memory) return { type: 'memory', memory, project: this.store.getProject(memory.projectId) }
+    } else if (prefix === 'ses') {
+      const session = this.store.getSession(id)
+      if (session) return { type: 'session', detail: { session, project: this.store.getProject(session.projectId), observations: this.store.sessionObservations(session.id as SessionId, 500) } }
+    } else throw invalidInput('id', `expected an id like obs_…, mem_… or ses_… (got ${JSON.stringify(id)})`)
+    const kind = prefix === 'obs' ? 'observation' : prefix === 'mem' ? 'memory' : 'session'
+    throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
+  }
+
+  /**
+   * Builds the context block for a new session of `project`: its memories
+   * (newest first, up to 20) and extractive digests of its recent sessions
+   * (up to 5, newest first), under `budgetTokens`.
+   *
+   * @param options.project - The project. Default: the working directory's project.
+   * @param options.budgetTokens - Default: the configured budget (2000).
+   * @param options.excludeSessionKey - Leave out this agent session (the one starting now).
+   */
+  context(options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string } = {}): ContextBlock & { project: string } {
+    const ref = options.project ?? this.projectForPath(this.cwd)
+    const budget = options.budgetTokens ?? this.contextBudgetTokens
+    if (!Number.isInteger(budget) || budget < 1 || budget > 100_000) throw invalidInput('budget', `budget must be an integer 1–100000 tokens (got ${budget})`)
+    const project = this.store.listProjects().find((p) => p.root === ref.root)
+    let memories: Memory[] = []
+    const digests: SessionDigest[] = []
+    if (project) {
+      memories = this.store.listMemories({ projectIds: [project.id], limit: 20 })
+      const sessions = this.store
+        .listSessions({ projectIds: [project.id], limit: 12 })
+        .filter((s) => s.sessionKey !== options.excludeSessionKey && s.agent !== 'mnemo' && s.observationCount > 0)
+        .slice(0, 5)
+      for (const s of sessions) digests.push(digestSession(s, this.store.sessionObservations(s.id, 400)))
+    }
+    const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: this.clock.now() })
+    return { ...block, project: ref.name }
+  }
+
+  /**
+   * Maps a `--project` argument to project ids: a project name, a root, or
+   * any path inside a project (on this machine or as recorded).
+   *
+   * @throws {MnemoError} `NOT_FOUND` — nothing matches; the hint lists known projects.
+   */
+  resolveProjects(arg: string): Project[] {
+    const all = this.store.listProjects()
+    const byName = all.filter((p) => p.name === arg || p.root === arg)
+    if (byName.length > 0) return byName
+    const ref = this.projectForPath(arg)
+    const byRoot = all.filter((p) => p.root === ref.root)
+    if (byRoot.length > 0) return byRoot
+    const names = all.map((p) => p.name).slice(0, 10)
+    throw new MnemoError('NOT_FOUND', `no project named or containing ${JSON.stringify(arg)}`, {
+      details: { kind: 'project', id: arg },
+      hint: names.length > 0 ? `known projects: ${names.join(', ')}${all.length > 10 ? ', …' : ''}` : 'nothing has been captured yet',
+    })
+  }
+
+  /**
+   * The project a write should go to for a `--project` argument: an existing
+   * project by name or root, else the project of a path.
+   */
+  projectForWrite(arg: string): ProjectRef {
+    const known = this.store.listProjects().find((p) => p.name === arg || p.root === arg)
+    if (known) return { root: known.root, name: known.name }
+    if (!/[\\/]/.test(arg) && arg !== '.' && arg !== '..') {
+      throw invalidInput('project', `no project named ${JSON.stringify(arg)}`, 'pass a path (for example ./ or /abs/path) to create a project')
+    }
+    return this.projectForPath(arg)
+  }
+
+  listProjects(): Project[] {
+    return this.store.listProjects()
+  }
+
+  /** Re-derives every observation, memory, session and index from the event log. */
+  rebuild(): { events: number; observations: number } {
+    return this.store.rebuild((event) => this.derive(event))
+  }
+
+  stats(): StoreStats {
+    return this.store.stats()
+  }
+
+  integrityCheck(): string {
+    return this.store.integrityCheck()
+  }
+
+  close(): void {
+    this.store.close()
+  }
+}
+
+/** A one-line form of `text`, for titles. */
+export function titleOf(text: string): string {
+  return truncateGraphemes(squash(text), 120)
+}

@@ -1,0 +1,98 @@
+import { cjkBigrams, hasCjk } from './search-text.js'
+import { isCjkCodePoint } from '../core/text.js'
+
+/**
+ * English stop words dropped from queries: function words that carry no
+ * topic. A compact list in the spirit of Lucene's EnglishAnalyzer set plus
+ * common question words, so "when did we add rate limiting" searches for
+ * `add rate limiting`.
+ */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  (
+    'a an and are as at be been being but by can could did do does doing done for from had has have having he her hers ' +
+    'him his how i if in into is it its itself just me my myself no nor not of on or our ours she should so some such ' +
+    'than that the their theirs them then there these they this those to too us was we were what when where which while ' +
+    'who whom whose why will with would you your yours yourself also about any all am'
+  ).split(' '),
+)
+
+const segmenter = new Intl.Segmenter(['zh', 'ja', 'ko'], { granularity: 'word' })
+
+/** A term of the query: a quoted FTS5 string (which the tokenizer turns into a phrase). */
+export interface QueryTerm {
+  /** The FTS5 expression for this term, ready to join with OR. */
+  expr: string
+  /** The text it came from, for explanations. */
+  source: string
+}
+
+function quote(text: string): string {
+  return `"${text.replaceAll('"', '""')}"`
+}
+
+/**
+ * Splits a free-text query into FTS5 terms.
+ *
+ * - Words are lowercased by the tokenizer; English stop words are dropped
+ *   unless nothing else is left; a trailing possessive `'s` is removed.
+ * - Paths and dotted or namespaced identifiers (`src/middleware/auth.ts`,
+ *   `jose.jwtVerify`) stay one term: FTS5 treats the quoted string as a phrase
+ *   of its tokens, so the parts must appear in order.
+ * - CJK text is split into words with `Intl.Segmenter`; each word becomes the
+ *   phrase of its bigrams (matching how `cjkBigrams` indexed it), and a
+ *   one-character word becomes a prefix query on the bigrams.
+ */
+export function toQueryTerms(query: string): QueryTerm[] {
+  const terms: QueryTerm[] = []
+  const stopped: QueryTerm[] = []
+  const seen = new Set<string>()
+  const add = (expr: string, source: string, isStop: boolean): void => {
+    if (seen.has(expr)) return
+    seen.add(expr)
+    ;(isStop ? stopped : terms).push({ expr, source })
+  }
+  for (const chunk of query.split(/\s+/)) {
+    if (chunk.length === 0) continue
+    if (hasCjk(chunk)) {
+      for (const seg of segmenter.segment(chunk)) {
+        if (!seg.isWordLike) continue
+        addChunk(seg.segment, add)
+      }
+      continue
+    }
+    addChunk(chunk, add)
+  }
+  return terms.length > 0 ? terms : stopped
+}
+
+function addChunk(raw: string, add: (expr: string, source: string, isStop: boolean) => void): void {
+  // Trim punctuation at the edges ("auth.ts?" → "auth.ts"), keep it inside.
+  const chunk = raw.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '').replace(/['’]s$/i, '')
+  if (chunk.length === 0) return
+  if (hasCjk(chunk)) {
+    // Mixed runs: split CJK from the rest.
+    for (const piece of chunk.split(/([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+)/u)) {
+      if (piece.length === 0) continue
+      if (isCjkCodePoint(piece.codePointAt(0) ?? 0)) {
+        const chars = [...piece]
+        if (chars.length === 1) add(`${quote(piece)}*`, piece, false)
+        else add(quote(cjkBigrams(piece).trim()), piece, false)
+      } else addChunk(piece, add)
+    }
+    return
+  }
+  const lower = chunk.toLowerCase()
+  const isStop = STOP_WORDS.has(lower)
+  add(quote(chunk), chunk, isStop)
+}
+
+/**
+ * Builds an FTS5 MATCH expression that finds documents containing any term
+ * (OR), for BM25 to rank. Returns `undefined` when the query has no
+ * searchable term (only punctuation).
+ */
+export function toMatchExpression(query: string): string | undefined {
+  const terms = toQueryTerms(query)
+  if (terms.length === 0) return undefined
+  return terms.map((t) => t.expr).join(' OR ')
+}

@@ -1,0 +1,83 @@
+import { isCjkCodePoint } from '../core/text.js'
+
+/**
+ * The two full-text columns mnemo indexes for every observation and memory.
+ * FTS5's `porter unicode61` tokenizer then lowercases, strips diacritics and
+ * stems them.
+ */
+export interface IndexedText {
+  /** The text, with every CJK run rewritten as overlapping bigrams. */
+  body: string
+  /** Extra terms: the parts of camelCase/PascalCase identifiers and file names. */
+  parts: string
+}
+
+/**
+ * Rewrites runs of CJK characters as space-separated overlapping bigrams
+ * (`数据库迁移` → `数据 据库 库迁 迁移`), the standard way to index text
+ * written without spaces (Lucene's CJKBigramFilter does the same). A run of
+ * one character stays a unigram. Any substring of two or more characters is
+ * then a phrase of adjacent bigrams, which is what the query side searches.
+ */
+export function cjkBigrams(text: string): string {
+  let out = ''
+  let run: string[] = []
+  const flush = (): void => {
+    if (run.length === 0) return
+    if (run.length === 1) out += ` ${run[0]} `
+    else {
+      const grams: string[] = []
+      for (let i = 0; i + 1 < run.length; i++) grams.push(run[i]! + run[i + 1]!)
+      out += ` ${grams.join(' ')} `
+    }
+    run = []
+  }
+  for (const ch of text) {
+    if (isCjkCodePoint(ch.codePointAt(0) ?? 0)) run.push(ch)
+    else {
+      flush()
+      out += ch
+    }
+  }
+  flush()
+  return out
+}
+
+/** True when `text` holds at least one CJK character. */
+export function hasCjk(text: string): boolean {
+  for (const ch of text) if (isCjkCodePoint(ch.codePointAt(0) ?? 0)) return true
+  return false
+}
+
+const IDENTIFIER = /[A-Za-z][A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*/g
+
+/**
+ * Splits camelCase, PascalCase and acronym-led identifiers into their words:
+ * `validateToken` → `validate token`, `HTTPServerError` → `http server error`,
+ * `getV2Api` → `get v2 api`. Words of snake_case, kebab-case and paths are
+ * already separated by the tokenizer and need no help.
+ */
+export function splitIdentifier(identifier: string): string[] {
+  return identifier
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(' ')
+    .filter((w) => w.length > 0)
+}
+
+/**
+ * Builds the indexed form of `text` (and optional file paths and tags).
+ *
+ * @param text - The observation or memory text.
+ * @param extra - More strings to index as parts (file paths, tool name).
+ */
+export function toIndexedText(text: string, extra: readonly string[] = []): IndexedText {
+  const parts = new Set<string>()
+  for (const source of [text, ...extra]) {
+    for (const m of source.matchAll(IDENTIFIER)) for (const w of splitIdentifier(m[0])) parts.add(w)
+  }
+  const body = hasCjk(text) ? cjkBigrams(text) : text
+  const extraText = extra.length > 0 ? ` ${extra.map((e) => (hasCjk(e) ? cjkBigrams(e) : e)).join(' ')}` : ''
+  return { body, parts: `${[...parts].join(' ')}${extraText}` }
+}

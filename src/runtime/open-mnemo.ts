@@ -1,0 +1,63 @@
+import { mkdirSync } from 'node:fs'
+import { systemClock, type Clock } from '../core/clock.js'
+import { resolveConfig, type MnemoEnv, type ResolvedConfig } from '../config/config.js'
+import type { Redactor } from '../capture/sanitize.js'
+import { MnemoEngine } from '../engine/mnemo.js'
+import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
+import { ErrorLog } from './error-log.js'
+import { Spool } from './spool.js'
+
+/** Options of `openMnemo`. All optional. */
+export interface OpenMnemoOptions {
+  /** Data directory. Default: `MNEMO_HOME`, else `~/.mnemo`. */
+  home?: string
+  /** Database path override; `:memory:` for a throwaway store (benchmarks, tests). */
+  dbPath?: string
+  /** Time source. Default: the system clock. */
+  clock?: Clock
+  /** Working directory standing for "this project" when a call names none. Default `process.cwd()`. */
+  cwd?: string
+  /** How long a write waits for another process's lock, ms. Default 5000. */
+  busyTimeoutMs?: number
+  redact?: Redactor
+  env?: MnemoEnv
+}
+
+/** An open mnemo: the engine plus the runtime pieces adapters need. Call `close()` when done. */
+export interface OpenedMnemo {
+  engine: MnemoEngine
+  config: ResolvedConfig
+  spool: Spool
+  errors: ErrorLog
+  close(): void
+}
+
+/**
+ * Opens mnemo on the embedded SQLite store: resolves the configuration,
+ * creates the data directory (mode 0700) on first use, opens and migrates
+ * the database. The composition root: the one place that picks the store.
+ *
+ * @throws {MnemoError} `CONFIG_INVALID` — bad environment settings.
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the database cannot be opened.
+ */
+export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
+  const config = resolveConfig(options.env ?? process.env, options.home ? { home: options.home } : {})
+  const clock = options.clock ?? systemClock
+  const dbPath = options.dbPath ?? config.dbPath
+  if (dbPath !== ':memory:') mkdirSync(config.home, { recursive: true, mode: 0o700 })
+  const store = openSqliteStore({ path: dbPath, busyTimeoutMs: options.busyTimeoutMs ?? 5000 }, () => clock.now())
+  const engine = new MnemoEngine({
+    store,
+    clock,
+    cwd: options.cwd ?? process.cwd(),
+    contextBudgetTokens: config.contextBudgetTokens,
+    ...(options.redact ? { redact: options.redact } : {}),
+  })
+  return {
+    engine,
+    config,
+    spool: new Spool(config.spoolDir),
+    errors: new ErrorLog(config.errorLogPath),
+    close: () => engine.close(),
+  }
+}

@@ -1,0 +1,122 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { randomBytes } from 'node:crypto'
+
+/** A hook input that could not be stored in time, kept for the next run. */
+export interface SpooledEvent {
+  /** The hook event name (`PostToolUse`, …). */
+  event: string
+  /** The raw stdin, exactly as the agent wrote it. */
+  stdin: string
+  /** The hook's working directory, for payloads without `cwd`. */
+  cwd: string
+  /** Epoch ms it was spooled. */
+  spooledAt: number
+}
+
+/** Most spooled files one run drains, so a hook stays fast after a long outage. */
+export const DRAIN_BATCH = 200
+
+/**
+ * The spool: one JSON file per event in `dir`, written atomically (temp file
+ * then rename), named so that lexical order is arrival order. Draining never
+ * loses an event: a file is deleted only after its event was stored (or
+ * judged a duplicate), and files that cannot be parsed are moved aside to
+ * `dir/bad/` instead of being dropped.
+ */
+export class Spool {
+  constructor(private readonly dir: string) {}
+
+  /** Writes one event to the spool, to be stored by the next drain. Returns its file name. */
+  put(item: SpooledEvent): string {
+    return this.write(this.dir, item)
+  }
+
+  /** Keeps an input that can never be stored (invalid) in `dir/bad/` for inspection; never drained. */
+  putBad(item: SpooledEvent): string {
+    return this.write(path.join(this.dir, 'bad'), item)
+  }
+
+  private write(dir: string, item: SpooledEvent): string {
+    mkdirSync(dir, { recursive: true })
+    const name = `${String(item.spooledAt).padStart(15, '0')}-${process.pid}-${randomBytes(4).toString('hex')}.json`
+    const tmp = path.join(dir, `.${name}.tmp`)
+    writeFileSync(tmp, JSON.stringify(item), { mode: 0o600 })
+    renameSync(tmp, path.join(dir, name))
+    return name
+  }
+
+  /** Spooled files waiting, oldest first. */
+  list(): string[] {
+    try {
+      return readdirSync(this.dir)
+        .filter((f) => f.endsWith('.json') && !f.startsWith('.'))
+        .sort()
+    } catch {
+      return []
+    }
+  }
+
+  count(): number {
+    return this.list().length
+  }
+
+  /**
+   * Feeds up to `limit` spooled events to `store` in arrival order; removes
+   * each one `store` accepted, and moves each one it returns `'bad'` for
+   * (input that can never be stored) to `dir/bad/`. Stops at the first event
+   * `store` throws on (the store is still unavailable) and leaves it and the
+   * rest in place.
+   *
+   * @returns How many were drained and how many remain.
+   */
+  drain(store: (item: SpooledEvent) => 'stored' | 'bad', limit = DRAIN_BATCH): { drained: number; remaining: number; failed?: unknown } {
+    const files = this.list()
+    let drained = 0
+    for (const file of files.slice(0, limit)) {
+      const full = path.join(this.dir, file)
+      let item: SpooledEvent
+      try {
+        item = JSON.parse(readFileSync(full, 'utf8')) as SpooledEvent
+        if (typeof item.event !== 'string' || typeof item.stdin !== 'string') throw new Error('not a spooled event')
+      } catch {
+        this.moveAside(file)
+        continue
+      }
+      try {
+        if (store(item) === 'bad') {
+          this.moveAside(file)
+          drained++
+          continue
+        }
+      } catch (failed) {
+        return { drained, remaining: files.length - drained, failed }
+      }
+      try {
+        unlinkSync(full)
+      } catch {
+        // another process drained it first; the store deduplicated it
+      }
+      drained++
+    }
+    return { drained, remaining: files.length - drained }
+  }
+
+  /** Spooled inputs that could never be stored, kept for inspection. */
+  badCount(): number {
+    try {
+      return readdirSync(path.join(this.dir, 'bad')).length
+    } catch {
+      return 0
+    }
+  }
+
+  private moveAside(file: string): void {
+    try {
+      mkdirSync(path.join(this.dir, 'bad'), { recursive: true })
+      renameSync(path.join(this.dir, file), path.join(this.dir, 'bad', file))
+    } catch {
+      // another process drained it first
+    }
+  }
+}

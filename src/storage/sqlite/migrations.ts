@@ -1,0 +1,86 @@
+/**
+ * Versioned schema migrations for the SQLite store. Each entry runs once, in
+ * order, inside a transaction; `PRAGMA user_version` records the last one
+ * applied. Never edit a released migration: append a new one.
+ */
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'event log, sessions, observations, memories, full-text index',
+    sql: `
+      -- The changelog: append-only, one row per captured event. Everything else is derived from it.
+      CREATE TABLE events (
+        seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+        idem_key     TEXT NOT NULL UNIQUE,
+        agent        TEXT NOT NULL,
+        format       TEXT NOT NULL,
+        type         TEXT NOT NULL,
+        session_key  TEXT NOT NULL,
+        project_root TEXT NOT NULL,
+        project_name TEXT NOT NULL,
+        ts           INTEGER NOT NULL,
+        session_started_at INTEGER,
+        received_at  INTEGER NOT NULL,
+        payload      TEXT NOT NULL
+      );
+
+      CREATE TABLE projects (
+        id   TEXT PRIMARY KEY,
+        root TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL
+      );
+      CREATE INDEX projects_name ON projects(name);
+
+      CREATE TABLE sessions (
+        id            TEXT PRIMARY KEY,
+        project_id    TEXT NOT NULL REFERENCES projects(id),
+        agent         TEXT NOT NULL,
+        session_key   TEXT NOT NULL,
+        started_at    INTEGER NOT NULL,
+        last_event_at INTEGER NOT NULL,
+        ended_at      INTEGER,
+        title         TEXT,
+        UNIQUE (agent, session_key)
+      );
+      CREATE INDEX sessions_project_time ON sessions(project_id, last_event_at);
+
+      -- rowid is shared with search_fts (positive rowids are observations).
+      CREATE TABLE observations (
+        rowid      INTEGER PRIMARY KEY,
+        id         TEXT NOT NULL UNIQUE,
+        event_seq  INTEGER NOT NULL REFERENCES events(seq),
+        session_id TEXT NOT NULL REFERENCES sessions(id),
+        project_id TEXT NOT NULL REFERENCES projects(id),
+        kind       TEXT NOT NULL,
+        role       TEXT NOT NULL,
+        tool       TEXT,
+        files      TEXT,
+        source_ref TEXT,
+        ts         INTEGER NOT NULL,
+        text       TEXT NOT NULL
+      );
+      CREATE INDEX observations_session_time ON observations(session_id, ts);
+      CREATE INDEX observations_project_time ON observations(project_id, ts);
+
+      -- search_fts rowid = -memories.rowid (negative rowids are memories).
+      CREATE TABLE memories (
+        rowid      INTEGER PRIMARY KEY,
+        id         TEXT NOT NULL UNIQUE,
+        event_seq  INTEGER NOT NULL REFERENCES events(seq),
+        project_id TEXT NOT NULL REFERENCES projects(id),
+        kind       TEXT NOT NULL,
+        text       TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        seen_count INTEGER NOT NULL DEFAULT 1
+      );
+      CREATE INDEX memories_project ON memories(project_id, created_at);
+
+      -- Full-text index over observations and memories. body: text with CJK bigrams;
+      -- parts: identifier parts, file paths, tool names. Porter stemming over unicode61.
+      CREATE VIRTUAL TABLE search_fts USING fts5(
+        body, parts,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+      );
+    `,
+  },
+]

@@ -1,0 +1,456 @@
+import Database from 'better-sqlite3'
+import { statSync } from 'node:fs'
+import { MnemoError } from '../../core/errors.js'
+import { makeId, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../../core/ids.js'
+import type { AgentName, EventFormat, EventInput, Memory, MemoryKind, Observation, ObservationKind, Project, Session } from '../../core/types.js'
+import type { AppendResult, Derivation, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
+import { MIGRATIONS } from './migrations.js'
+
+export interface SqliteStoreOptions {
+  /** Database file path, or `:memory:`. */
+  path: string
+  /** How long a writer waits for another process's lock before failing, ms. Default 5000. */
+  busyTimeoutMs?: number
+  /** Open without write access (no migrations). Default false. */
+  readonly?: boolean
+}
+
+interface ObservationRow {
+  id: string
+  event_seq: number
+  session_id: string
+  project_id: string
+  kind: string
+  role: string
+  tool: string | null
+  files: string | null
+  source_ref: string | null
+  ts: number
+  text: string
+}
+interface MemoryRow {
+  id: string
+  project_id: string
+  kind: string
+  text: string
+  created_at: number
+  seen_count: number
+}
+interface SessionRow {
+  id: string
+  project_id: string
+  agent: string
+  session_key: string
+  started_at: number
+  last_event_at: number
+  ended_at: number | null
+  title: string | null
+  observation_count: number
+}
+interface EventRow {
+  seq: number
+  idem_key: string
+  agent: string
+  format: string
+  type: string
+  session_key: string
+  project_root: string
+  project_name: string
+  ts: number
+  session_started_at: number | null
+  received_at: number
+  payload: string
+}
+
+const SESSION_COLUMNS = `s.id, s.project_id, s.agent, s.session_key, s.started_at, s.last_event_at, s.ended_at, s.title,
+  (SELECT COUNT(*) FROM observations o WHERE o.session_id = s.id) AS observation_count`
+
+/**
+ * Opens (creating and migrating when needed) the SQLite store at `options.path`:
+ * WAL journal, `synchronous=FULL` so an acknowledged write survives a crash or
+ * power loss, foreign keys on, a busy timeout so parallel writers (hooks of
+ * concurrent sessions, the CLI, an import) wait instead of failing.
+ *
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the file cannot be opened or migrated; `cause` holds the driver error.
+ */
+export function openSqliteStore(options: SqliteStoreOptions, now: () => number = Date.now): Store {
+  let db: Database.Database
+  try {
+    db = new Database(options.path, { readonly: options.readonly ?? false })
+    db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
+    if (!options.readonly) {
+      db.pragma('journal_mode = WAL')
+      db.pragma('synchronous = FULL')
+    }
+    db.pragma('foreign_keys = ON')
+    if (!options.readonly) migrate(db)
+  } catch (cause) {
+    throw wrap(cause, 'open')
+  }
+  return new SqliteStore(db, options.path, now)
+}
+
+function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number
+  if (current >= MIGRATIONS.length) return
+  // IMMEDIATE takes the write lock first, so two processes opening a fresh file do not both migrate.
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number
+    for (const m of MIGRATIONS) {
+      if (m.version <= version) continue
+      db.exec(m.sql)
+      db.pragma(`user_version = ${m.version}`)
+    }
+  }).immediate()
+}
+
+function wrap(cause: unknown, operation: string): MnemoError {
+  if (MnemoError.is(cause)) return cause
+  const message = cause instanceof Error ? cause.message : String(cause)
+  const init = { details: { dialect: 'sqlite' as const, operation }, cause }
+  return new MnemoError(
+    'STORE_UNAVAILABLE',
+    `sqlite ${operation} failed: ${message}`,
+    /locked|busy/i.test(message) ? { ...init, hint: 'another mnemo process holds the database; retry, or raise busyTimeoutMs' } : init,
+  )
+}
+
+class SqliteStore implements Store {
+  private readonly stmts = new Map<string, Database.Statement>()
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly path: string,
+    private readonly now: () => number,
+  ) {}
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.stmts.get(sql)
+    if (!s) {
+      s = this.db.prepare(sql)
+      this.stmts.set(sql, s)
+    }
+    return s
+  }
+
+  private guard<T>(operation: string, fn: () => T): T {
+    try {
+      return fn()
+    } catch (cause) {
+      throw wrap(cause, operation)
+    }
+  }
+
+  append(batch: readonly { event: EventInput; derive: () => Derivation }[]): AppendResult {
+    return this.guard('append', () => {
+      const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, seqs: [] }
+      this.db
+        .transaction(() => {
+          const receivedAt = this.now()
+          for (const { event, derive } of batch) {
+            const info = this.stmt(
+              `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING`,
+            ).run(
+              event.idemKey,
+              event.agent,
+              event.format,
+              event.type,
+              event.sessionKey,
+              event.project.root,
+              event.project.name,
+              event.ts,
+              event.sessionStartedAt ?? null,
+              receivedAt,
+              JSON.stringify(event.payload ?? null),
+            )
+            if (info.changes === 0) {
+              result.duplicates++
+              result.seqs.push(undefined)
+              continue
+            }
+            const seq = Number(info.lastInsertRowid)
+            result.inserted++
+            result.seqs.push(seq)
+            result.observations += this.apply(event, seq, derive())
+          }
+        })
+        .immediate()
+      return result
+    })
+  }
+
+  /** Applies one event's derivation; returns how many observations it added. */
+  private apply(event: EventInput, seq: number, d: Derivation): number {
+    const projectId = this.ensureProject(event)
+    const sessionId = this.ensureSession(event, projectId, d)
+    let added = 0
+    d.observations.forEach((o, i) => {
+      const ts = o.ts ?? event.ts
+      const id = makeId('obs', ts, `${event.idemKey}#${i}`)
+      const info = this.stmt(
+        `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(id, seq, sessionId, projectId, o.kind, o.role, o.tool ?? null, o.files && o.files.length > 0 ? JSON.stringify(o.files) : null, o.sourceRef ?? null, ts, o.text)
+      this.stmt('INSERT INTO search_fts (rowid, body, parts) VALUES (?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts)
+      added++
+      if (o.kind === 'prompt') {
+        this.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(o.text.replace(/\s+/g, ' ').trim().slice(0, 160), sessionId)
+      }
+    })
+    if (d.memory) {
+      const id = makeId('mem', event.ts, event.idemKey)
+      const info = this.stmt(
+        `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      ).run(id, seq, projectId, d.memory.kind, d.memory.text, event.ts)
+      this.stmt('INSERT INTO search_fts (rowid, body, parts) VALUES (?, ?, ?)').run(-Number(info.lastInsertRowid), d.memory.index.body, d.memory.index.parts)
+    }
+    for (const id of d.forget ?? []) this.removeDerived(id)
+    return added
+  }
+
+  private removeDerived(id: string): void {
+    const obs = this.stmt('SELECT rowid FROM observations WHERE id = ?').get(id) as { rowid: number } | undefined
+    if (obs) {
+      this.stmt('DELETE FROM search_fts WHERE rowid = ?').run(obs.rowid)
+      this.stmt('DELETE FROM observations WHERE rowid = ?').run(obs.rowid)
+      return
+    }
+    const mem = this.stmt('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined
+    if (mem) {
+      this.stmt('DELETE FROM search_fts WHERE rowid = ?').run(-mem.rowid)
+      this.stmt('DELETE FROM memories WHERE rowid = ?').run(mem.rowid)
+    }
+  }
+
+  private ensureProject(event: EventInput): ProjectId {
+    const found = this.stmt('SELECT id FROM projects WHERE root = ?').get(event.project.root) as { id: ProjectId } | undefined
+    if (found) return found.id
+    const id = makeId('prj', event.ts, event.project.root)
+    this.stmt('INSERT INTO projects (id, root, name) VALUES (?, ?, ?)').run(id, event.project.root, event.project.name)
+    return id
+  }
+
+  private ensureSession(event: EventInput, projectId: ProjectId, d: Derivation): SessionId {
+    const found = this.stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, event.sessionKey) as
+      | { id: SessionId }
+      | undefined
+    const startedAt = event.sessionStartedAt ?? event.ts
+    let id: SessionId
+    if (found) {
+      id = found.id
+      this.stmt(
+        'UPDATE sessions SET last_event_at = MAX(last_event_at, ?), started_at = MIN(started_at, ?) WHERE id = ?',
+      ).run(event.ts, startedAt, id)
+    } else {
+      id = makeId('ses', startedAt, `${event.agent}:${event.sessionKey}`)
+      this.stmt(
+        `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      ).run(id, projectId, event.agent, event.sessionKey, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts))
+    }
+    if (d.session?.ended) this.stmt('UPDATE sessions SET ended_at = MAX(COALESCE(ended_at, 0), ?) WHERE id = ?').run(event.ts, id)
+    if (d.session?.title) this.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(d.session.title, id)
+    return id
+  }
+
+  rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number } {
+    return this.guard('rebuild', () => {
+      let events = 0
+      let observations = 0
+      this.db
+        .transaction(() => {
+          this.db.exec('DELETE FROM search_fts; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
+          // Read the log into memory in pages: iterate() cannot run while this connection writes.
+          let after = 0
+          for (;;) {
+            const rows = this.stmt('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as EventRow[]
+            if (rows.length === 0) break
+            for (const row of rows) {
+              const event = toStoredEvent(row)
+              observations += this.apply(event, row.seq, derive(event))
+              events++
+              after = row.seq
+            }
+          }
+        })
+        .immediate()
+      return { events, observations }
+    })
+  }
+
+  searchText(options: SearchTextOptions): TextMatch[] {
+    return this.guard('search', () => {
+      const [wBody, wParts] = options.weights ?? [1, 0.5]
+      const projects = options.projectIds ?? []
+      const params: unknown[] = [options.match]
+      let scope = ''
+      if (projects.length > 0) {
+        scope += ` AND COALESCE(o.project_id, m.project_id) IN (${projects.map(() => '?').join(',')})`
+        params.push(...projects)
+      }
+      if (options.sessionId) {
+        scope += ' AND o.session_id = ?'
+        params.push(options.sessionId)
+      }
+      params.push(options.limit)
+      const rows = this.stmt(
+        `SELECT f.rowid AS rowid, o.id AS obs_id, m.id AS mem_id, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}) AS score
+         FROM search_fts f
+         LEFT JOIN observations o ON f.rowid > 0 AND o.rowid = f.rowid
+         LEFT JOIN memories m ON f.rowid < 0 AND m.rowid = -f.rowid
+         WHERE search_fts MATCH ?${scope} AND (o.id IS NOT NULL OR m.id IS NOT NULL)
+         ORDER BY score DESC LIMIT ?`,
+      ).all(...params) as { rowid: number; obs_id: string | null; mem_id: string | null; score: number }[]
+      return rows.map((r) =>
+        r.obs_id !== null
+          ? { type: 'observation' as const, id: r.obs_id, score: r.score }
+          : { type: 'memory' as const, id: r.mem_id!, score: r.score },
+      )
+    })
+  }
+
+  getObservation(id: ObservationId | string): Observation | undefined {
+    const row = this.stmt('SELECT * FROM observations WHERE id = ?').get(id) as ObservationRow | undefined
+    return row && toObservation(row)
+  }
+
+  getMemory(id: MemoryId | string): Memory | undefined {
+    const row = this.stmt('SELECT * FROM memories WHERE id = ?').get(id) as MemoryRow | undefined
+    return row && toMemory(row)
+  }
+
+  memoryByIdemKey(idemKey: string): Memory | undefined {
+    const row = this.stmt('SELECT m.* FROM memories m JOIN events e ON e.seq = m.event_seq WHERE e.idem_key = ?').get(idemKey) as
+      | MemoryRow
+      | undefined
+    return row && toMemory(row)
+  }
+
+  getSession(id: SessionId | string): Session | undefined {
+    const row = this.stmt(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = ?`).get(id) as SessionRow | undefined
+    return row && toSession(row)
+  }
+
+  getProject(id: ProjectId | string): Project | undefined {
+    return this.stmt('SELECT id, name, root FROM projects WHERE id = ?').get(id) as Project | undefined
+  }
+
+  listProjects(): Project[] {
+    return this.stmt('SELECT id, name, root FROM projects ORDER BY name, root').all() as Project[]
+  }
+
+  listSessions(options: { projectIds?: readonly ProjectId[]; limit: number }): Session[] {
+    const projects = options.projectIds ?? []
+    const where = projects.length > 0 ? `WHERE s.project_id IN (${projects.map(() => '?').join(',')})` : ''
+    const rows = this.stmt(`SELECT ${SESSION_COLUMNS} FROM sessions s ${where} ORDER BY s.last_event_at DESC, s.id DESC LIMIT ?`).all(
+      ...projects,
+      options.limit,
+    ) as SessionRow[]
+    return rows.map(toSession)
+  }
+
+  sessionObservations(sessionId: SessionId, limit: number): Observation[] {
+    const rows = this.stmt('SELECT * FROM observations WHERE session_id = ? ORDER BY ts, rowid LIMIT ?').all(sessionId, limit) as ObservationRow[]
+    return rows.map(toObservation)
+  }
+
+  listMemories(options: { projectIds?: readonly ProjectId[]; limit: number }): Memory[] {
+    const projects = options.projectIds ?? []
+    const where = projects.length > 0 ? `WHERE project_id IN (${projects.map(() => '?').join(',')})` : ''
+    const rows = this.stmt(`SELECT * FROM memories ${where} ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(...projects, options.limit) as MemoryRow[]
+    return rows.map(toMemory)
+  }
+
+  stats(): StoreStats {
+    return this.guard('stats', () => {
+      const count = (table: string): number => (this.stmt(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n
+      const last = this.stmt('SELECT MAX(received_at) AS t FROM events').get() as { t: number | null }
+      let bytes = 0
+      if (this.path !== ':memory:') {
+        for (const suffix of ['', '-wal']) {
+          try {
+            bytes += statSync(this.path + suffix).size
+          } catch {
+            // the WAL file may not exist between checkpoints
+          }
+        }
+      }
+      return {
+        events: count('events'),
+        projects: count('projects'),
+        sessions: count('sessions'),
+        observations: count('observations'),
+        memories: count('memories'),
+        lastEventAt: last.t ?? undefined,
+        bytes,
+      }
+    })
+  }
+
+  integrityCheck(): string {
+    const rows = this.db.pragma('integrity_check') as { integrity_check: string }[]
+    return rows.map((r) => r.integrity_check).join('; ')
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close()
+  }
+}
+
+function toStoredEvent(row: EventRow): StoredEvent {
+  const event: StoredEvent = {
+    seq: row.seq,
+    receivedAt: row.received_at,
+    idemKey: row.idem_key,
+    agent: row.agent as AgentName,
+    format: row.format as EventFormat,
+    type: row.type,
+    sessionKey: row.session_key,
+    project: { root: row.project_root, name: row.project_name },
+    ts: row.ts,
+    payload: JSON.parse(row.payload) as unknown,
+  }
+  if (row.session_started_at !== null) event.sessionStartedAt = row.session_started_at
+  return event
+}
+
+function toObservation(row: ObservationRow): Observation {
+  return {
+    id: row.id as ObservationId,
+    sessionId: row.session_id as SessionId,
+    projectId: row.project_id as ProjectId,
+    kind: row.kind as ObservationKind,
+    role: row.role,
+    text: row.text,
+    tool: row.tool ?? undefined,
+    files: row.files ? (JSON.parse(row.files) as string[]) : [],
+    sourceRef: row.source_ref ?? undefined,
+    ts: row.ts,
+    eventSeq: row.event_seq,
+  }
+}
+
+function toMemory(row: MemoryRow): Memory {
+  return {
+    id: row.id as MemoryId,
+    projectId: row.project_id as ProjectId,
+    kind: row.kind as MemoryKind,
+    text: row.text,
+    createdAt: row.created_at,
+    seenCount: row.seen_count,
+  }
+}
+
+function toSession(row: SessionRow): Session {
+  return {
+    id: row.id as SessionId,
+    projectId: row.project_id as ProjectId,
+    agent: row.agent as AgentName,
+    sessionKey: row.session_key,
+    startedAt: row.started_at,
+    lastEventAt: row.last_event_at,
+    endedAt: row.ended_at ?? undefined,
+    title: row.title ?? undefined,
+    observationCount: row.observation_count,
+  }
+}

@@ -1,0 +1,107 @@
+import type { MemoryId, ObservationId, ProjectId, SessionId } from '../core/ids.js'
+import type {
+  DerivedObservation,
+  EventInput,
+  Memory,
+  MemoryKind,
+  Observation,
+  Project,
+  Session,
+  SessionEffect,
+} from '../core/types.js'
+import type { IndexedText } from '../retrieval/search-text.js'
+
+/** What one event turns into, computed by capture (observations) and retrieval (index text). */
+export interface Derivation {
+  observations: (DerivedObservation & { index: IndexedText })[]
+  memory?: { kind: MemoryKind; text: string; index: IndexedText }
+  /** Ids of observations or memories this event removes (a forget). */
+  forget?: string[]
+  session?: SessionEffect
+}
+
+/** An event as stored in the log. */
+export interface StoredEvent extends EventInput {
+  seq: number
+  receivedAt: number
+}
+
+/** Outcome of appending a batch of events. */
+export interface AppendResult {
+  /** Events newly written to the log. */
+  inserted: number
+  /** Events whose idempotency key was already in the log (no-ops). */
+  duplicates: number
+  /** Observations derived from the inserted events. */
+  observations: number
+  /** Per input event, in order: the log sequence number, or `undefined` for a duplicate. */
+  seqs: (number | undefined)[]
+}
+
+/** A full-text candidate before it is turned into a recall hit. */
+export interface TextMatch {
+  type: 'observation' | 'memory'
+  id: string
+  /** FTS5 bm25(), negated so that higher is better. */
+  score: number
+}
+
+export interface SearchTextOptions {
+  /** FTS5 MATCH expression. */
+  match: string
+  /** Projects to search; empty or omitted means every project. */
+  projectIds?: readonly ProjectId[]
+  sessionId?: SessionId
+  /** Most matches returned, best first. */
+  limit: number
+  /** Column weights for bm25(): [body, parts]. Default [1, 0.5]. */
+  weights?: readonly [number, number]
+}
+
+export interface StoreStats {
+  events: number
+  projects: number
+  sessions: number
+  observations: number
+  memories: number
+  lastEventAt: number | undefined
+  /** Database file size in bytes (0 for in-memory stores). */
+  bytes: number
+}
+
+/**
+ * The storage port: everything the engine needs from a database. One
+ * implementation per dialect (storage/sqlite now). Writes are transactional;
+ * a thrown error leaves the store unchanged.
+ */
+export interface Store {
+  /**
+   * Appends events to the log and applies their derivations, all in one
+   * transaction. An event whose `idemKey` is already stored is skipped
+   * (counted in `duplicates`) and its derivation not applied.
+   */
+  append(batch: readonly { event: EventInput; derive: () => Derivation }[]): AppendResult
+  /** Deletes every derived row and re-applies `derive` to each logged event in order. */
+  rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number }
+  /** Full-text search, scope-filtered inside the query. */
+  searchText(options: SearchTextOptions): TextMatch[]
+
+  getObservation(id: ObservationId | string): Observation | undefined
+  getMemory(id: MemoryId | string): Memory | undefined
+  getSession(id: SessionId | string): Session | undefined
+  getProject(id: ProjectId | string): Project | undefined
+  /** The memory derived from the logged event with this idempotency key, if any. */
+  memoryByIdemKey(idemKey: string): Memory | undefined
+
+  listProjects(): Project[]
+  /** Sessions newest first (by last event). */
+  listSessions(options: { projectIds?: readonly ProjectId[]; limit: number }): Session[]
+  /** A session's observations in time order. */
+  sessionObservations(sessionId: SessionId, limit: number): Observation[]
+  /** Memories of the given projects, newest first. */
+  listMemories(options: { projectIds?: readonly ProjectId[]; limit: number }): Memory[]
+  stats(): StoreStats
+  /** Runs SQLite's integrity check; returns 'ok' or the problems found. */
+  integrityCheck(): string
+  close(): void
+}
