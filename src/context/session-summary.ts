@@ -38,8 +38,9 @@ const SHELL_TOOLS = new Set(['bash', 'exec_command', 'shell', 'local_shell_call'
  * only messages), the first 3 messages stand in for "asked".
  *
  * @param observations - The session's observations in time order.
+ * @param projectRoot - File paths under it are shown relative to it.
  */
-export function digestSession(session: Session, observations: readonly Observation[]): SessionDigest {
+export function digestSession(session: Session, observations: readonly Observation[], projectRoot?: string): SessionDigest {
   const asked: string[] = []
   const fileCounts = new Map<string, number>()
   const commands: string[] = []
@@ -53,7 +54,8 @@ export function digestSession(session: Session, observations: readonly Observati
         break
       case 'tool':
         if (o.tool && SHELL_TOOLS.has(o.tool.toLowerCase()) && commands.length < 5) {
-          const cmd = short(o.text.slice(o.text.indexOf(':') + 1).split('\n→')[0] ?? '', 120)
+          // toolObservationText puts the command on the first line: `Bash: <command>`.
+          const cmd = short((o.text.slice(o.text.indexOf(':') + 1).split('\n')[0] ?? '').trim(), 120)
           if (cmd.length > 0 && !commands.includes(cmd)) commands.push(cmd)
         }
         break
@@ -70,7 +72,10 @@ export function digestSession(session: Session, observations: readonly Observati
       default:
         break
     }
-    for (const f of o.files) fileCounts.set(f, (fileCounts.get(f) ?? 0) + 1)
+    for (const file of o.files) {
+      const f = projectRoot && file.startsWith(`${projectRoot}/`) ? file.slice(projectRoot.length + 1) : file
+      fileCounts.set(f, (fileCounts.get(f) ?? 0) + 1)
+    }
   }
   const files = [...fileCounts.entries()]
     .map(([f, n], i) => ({ f, n, i }))

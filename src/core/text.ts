@@ -10,7 +10,7 @@ export function repairUnicode(text: string): string {
   return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '\uFFFD') : wellFormed
 }
 
-const DATA_URI = /data:([\w.+-]+\/[\w.+-]+);base64,[A-Za-z0-9+/=\s]{16,}/g
+const DATA_URI = /data:([\w.+-]+\/[\w.+-]+);base64,[A-Za-z0-9+/=]{16,}/g
 /** A run of 512+ base64 characters with no spaces: an inline image or blob, never prose. */
 const LONG_BASE64 = /[A-Za-z0-9+/]{512,}={0,2}/g
 

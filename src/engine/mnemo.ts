@@ -360,7 +360,7 @@ export class MnemoEngine {
         .listSessions({ projectIds: [project.id], limit: 12 })
         .filter((s) => s.sessionKey !== options.excludeSessionKey && s.agent !== 'mnemo' && s.observationCount > 0)
         .slice(0, 5)
-      for (const s of sessions) digests.push(digestSession(s, this.store.sessionObservations(s.id, 400)))
+      for (const s of sessions) digests.push(digestSession(s, this.store.sessionObservations(s.id, 400), project.root))
     }
     const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: this.clock.now() })
     return { ...block, project: ref.name }

@@ -16,6 +16,8 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
   ).split(' '),
 )
 
+const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu
+
 const segmenter = new Intl.Segmenter(['zh', 'ja', 'ko'], { granularity: 'word' })
 
 /** A term of the query: a quoted FTS5 string (which the tokenizer turns into a phrase). */
@@ -38,9 +40,10 @@ function quote(text: string): string {
  * - Paths and dotted or namespaced identifiers (`src/middleware/auth.ts`,
  *   `jose.jwtVerify`) stay one term: FTS5 treats the quoted string as a phrase
  *   of its tokens, so the parts must appear in order.
- * - CJK text is split into words with `Intl.Segmenter`; each word becomes the
- *   phrase of its bigrams (matching how `cjkBigrams` indexed it), and a
- *   one-character word becomes a prefix query on the bigrams.
+ * - CJK text: each run of three or more characters is a phrase of its bigrams
+ *   (matching how `cjkBigrams` indexed it), and the run is also split into
+ *   words with `Intl.Segmenter`, each word a phrase of its bigrams, a
+ *   one-character word a prefix query on the bigrams.
  */
 export function toQueryTerms(query: string): QueryTerm[] {
   const terms: QueryTerm[] = []
@@ -54,6 +57,8 @@ export function toQueryTerms(query: string): QueryTerm[] {
   for (const chunk of query.split(/\s+/)) {
     if (chunk.length === 0) continue
     if (hasCjk(chunk)) {
+      // The whole run as one phrase first (exact matches rank higher), then its words.
+      for (const run of chunk.match(CJK_RUN) ?? []) if ([...run].length > 2) add(quote(cjkBigrams(run).trim()), run, false)
       for (const seg of segmenter.segment(chunk)) {
         if (!seg.isWordLike) continue
         addChunk(seg.segment, add)
@@ -71,7 +76,7 @@ function addChunk(raw: string, add: (expr: string, source: string, isStop: boole
   if (chunk.length === 0) return
   if (hasCjk(chunk)) {
     // Mixed runs: split CJK from the rest.
-    for (const piece of chunk.split(/([\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+)/u)) {
+    for (const piece of chunk.split(new RegExp(`(${CJK_RUN.source})`, 'u'))) {
       if (piece.length === 0) continue
       if (isCjkCodePoint(piece.codePointAt(0) ?? 0)) {
         const chars = [...piece]

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { capText, estimateTokens, repairUnicode, replaceBinary, sanitizeValue, truncateGraphemes } from './text.js'
+
+describe('repairUnicode', () => {
+  it('replaces NUL bytes and lone surrogates with U+FFFD and keeps valid pairs', () => {
+    expect(repairUnicode('a\u0000b')).toBe('a\uFFFDb')
+    expect(repairUnicode('x\uD800y')).toBe('x\uFFFDy')
+    expect(repairUnicode('x\uDC00')).toBe('x\uFFFD')
+    expect(repairUnicode('🎉 ok')).toBe('🎉 ok')
+  })
+})
+
+describe('capText', () => {
+  it('keeps text at or under the cap unchanged', () => {
+    expect(capText('short', 100)).toBe('short')
+  })
+  it('keeps 75% head and 25% tail and records the original size', () => {
+    const text = 'H'.repeat(5000) + 'T'.repeat(5000)
+    const capped = capText(text, 1000)
+    expect(capped.startsWith('H'.repeat(750))).toBe(true)
+    expect(capped.endsWith('T'.repeat(250))).toBe(true)
+    expect(capped).toContain('[mnemo: 9000 chars cut, 10000 total]')
+  })
+  it('never splits a surrogate pair at either cut', () => {
+    const text = '😀'.repeat(1000)
+    const capped = capText(text, 101)
+    expect(capped.isWellFormed()).toBe(true)
+  })
+})
+
+describe('replaceBinary', () => {
+  it('replaces a data URI with a typed placeholder', () => {
+    const uri = `data:image/png;base64,${'iVBORw0KGgoAAAANSUhEUgAA'.repeat(100)}`
+    expect(replaceBinary(`see ${uri} here`)).toBe('see [binary image/png, ~1800 bytes] here')
+  })
+  it('replaces a long mixed-case base64 run but not a long hex hash or identifier', () => {
+    const blob = 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkwYWJjZGVm'.repeat(20)
+    expect(replaceBinary(blob)).toMatch(/^\[binary ~\d+ bytes\]$/)
+    const hex = 'deadbeef0123456789'.repeat(40)
+    expect(replaceBinary(hex)).toBe(hex)
+  })
+  it('replaces a mostly-control-character string', () => {
+    const bin = '\u0001\u0002\u0003\u0004'.repeat(50)
+    expect(replaceBinary(bin)).toBe('[binary data, 200 chars]')
+  })
+})
+
+describe('sanitizeValue', () => {
+  it('caps every string field, keeps shape, and drops non-finite numbers', () => {
+    const out = sanitizeValue({ a: 'x'.repeat(20), n: Number.NaN, list: ['ok'], nested: { b: 'y\u0000' } }, { fieldChars: 10, arrayItems: 5, depth: 5 })
+    expect(out).toEqual({ a: expect.stringContaining('[mnemo: '), n: null, list: ['ok'], nested: { b: 'y\uFFFD' } })
+  })
+  it('cuts long arrays with a marker and deep nesting with a marker', () => {
+    expect(sanitizeValue([1, 2, 3, 4], { fieldChars: 100, arrayItems: 2, depth: 5 })).toEqual([1, 2, '[mnemo: 2 more items cut]'])
+    expect(sanitizeValue({ a: { b: { c: 1 } } }, { fieldChars: 100, arrayItems: 5, depth: 2 })).toEqual({ a: { b: '[mnemo: nesting too deep]' } })
+  })
+})
+
+describe('truncateGraphemes', () => {
+  it('never splits an emoji sequence or combining mark', () => {
+    const family = '👨‍👩‍👧‍👦'
+    const out = truncateGraphemes(`ab${family}${family}`, 14)
+    expect(out).toBe(`ab${family}…`)
+    expect(truncateGraphemes('éééé', 3)).toBe('éé…')
+  })
+})
+
+describe('estimateTokens', () => {
+  it('counts one token per CJK character and one per four other characters', () => {
+    expect(estimateTokens('abcdefgh')).toBe(2)
+    expect(estimateTokens('数据库')).toBe(3)
+    expect(estimateTokens('数据 ab')).toBe(3)
+  })
+})

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { toMatchExpression, toQueryTerms } from './fts-query.js'
+import { cjkBigrams, splitIdentifier, toIndexedText } from './search-text.js'
+
+describe('index side', () => {
+  it('rewrites CJK runs as overlapping bigrams and leaves other text alone', () => {
+    expect(cjkBigrams('使用数据库')).toBe(' 使用 用数 数据 据库 ')
+    expect(cjkBigrams('run 迁 now')).toBe('run  迁  now')
+  })
+  it('splits camelCase, PascalCase and acronyms', () => {
+    expect(splitIdentifier('validateToken')).toEqual(['validate', 'token'])
+    expect(splitIdentifier('HTTPServerError')).toEqual(['http', 'server', 'error'])
+    expect(splitIdentifier('getV2Api')).toEqual(['get', 'v2', 'api'])
+  })
+  it('puts identifier parts and extra strings in the parts column', () => {
+    const ix = toIndexedText('call validateToken now', ['src/middleware/auth.ts', 'Edit'])
+    expect(ix.body).toBe('call validateToken now')
+    expect(ix.parts).toBe('validate token src/middleware/auth.ts Edit')
+  })
+})
+
+describe('query side', () => {
+  it('drops stop words and possessives, keeps content words', () => {
+    expect(toQueryTerms("When did Caroline's team add rate limiting?").map((t) => t.source)).toEqual(['Caroline', 'team', 'add', 'rate', 'limiting'])
+  })
+  it('keeps paths and dotted identifiers as one phrase term', () => {
+    expect(toMatchExpression('where is src/middleware/auth.ts')).toBe('"src/middleware/auth.ts"')
+  })
+  it('turns a CJK word into the phrase of its bigrams and a single character into a prefix', () => {
+    expect(toMatchExpression('数据库')).toBe('"数据 据库" OR "数据" OR "库"*')
+    expect(toMatchExpression('数据')).toBe('"数据"')
+    expect(toMatchExpression('库')).toBe('"库"*')
+  })
+  it('falls back to stop words when nothing else is left', () => {
+    expect(toMatchExpression('what is it')).toBe('"what" OR "is" OR "it"')
+  })
+  it('escapes double quotes and returns undefined for punctuation only', () => {
+    expect(toMatchExpression('say "hi"')).toBe('"say" OR "hi"')
+    expect(toMatchExpression('a"b')).toBe('"a""b"')
+    expect(toMatchExpression('?!  ...')).toBeUndefined()
+  })
+})
