@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { idPrefix, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Clock } from '../core/clock.js'
@@ -376,9 +378,14 @@ export class MnemoEngine {
     const all = this.store.listProjects()
     const byName = all.filter((p) => p.name === arg || p.root === arg)
     if (byName.length > 0) return byName
-    const ref = this.projectForPath(arg)
-    const byRoot = all.filter((p) => p.root === ref.root)
-    if (byRoot.length > 0) return byRoot
+    // By location only for a path (relative to this engine's cwd) or an existing
+    // folder: an unknown bare word is a typo, not "the project I am in".
+    const full = path.resolve(this.cwd, arg)
+    if (isPathArg(arg) || existsSync(full)) {
+      const ref = this.projectForPath(full)
+      const byRoot = all.filter((p) => p.root === ref.root)
+      if (byRoot.length > 0) return byRoot
+    }
     const names = all.map((p) => p.name).slice(0, 10)
     throw new MnemoError('NOT_FOUND', `no project named or containing ${JSON.stringify(arg)}`, {
       details: { kind: 'project', id: arg },
@@ -393,10 +400,10 @@ export class MnemoEngine {
   projectForWrite(arg: string): ProjectRef {
     const known = this.store.listProjects().find((p) => p.name === arg || p.root === arg)
     if (known) return { root: known.root, name: known.name }
-    if (!/[\\/]/.test(arg) && arg !== '.' && arg !== '..') {
+    if (!isPathArg(arg)) {
       throw invalidInput('project', `no project named ${JSON.stringify(arg)}`, 'pass a path (for example ./ or /abs/path) to create a project')
     }
-    return this.projectForPath(arg)
+    return this.projectForPath(path.resolve(this.cwd, arg))
   }
 
   listProjects(): Project[] {
@@ -419,6 +426,11 @@ export class MnemoEngine {
   close(): void {
     this.store.close()
   }
+}
+
+/** True when a `--project` argument is written as a path rather than a name. */
+function isPathArg(arg: string): boolean {
+  return /[\\/]/.test(arg) || arg === '.' || arg === '..'
 }
 
 /** A one-line form of `text`, for titles. */

@@ -14,14 +14,12 @@ import { homedir } from 'node:os'
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { invalidInput } from '../../core/errors.js'
+import { CLAUDE_HOOK_EVENTS, type ClaudeHookEvent } from '../../capture/claude-hook.js'
 
-/** Claude Code hook events mnemo registers, in the order they are written. */
-export const CLAUDE_CODE_HOOK_EVENTS = [
-  'SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PreCompact',
-  'SubagentStart', 'SubagentStop', 'Notification', 'Stop', 'SessionEnd',
-] as const
+/** Claude Code hook events mnemo registers, in the order they are written (the events capture understands). */
+export const CLAUDE_CODE_HOOK_EVENTS = CLAUDE_HOOK_EVENTS
 /** One of {@link CLAUDE_CODE_HOOK_EVENTS}. */
-export type ClaudeCodeHookEvent = (typeof CLAUDE_CODE_HOOK_EVENTS)[number]
+export type ClaudeCodeHookEvent = ClaudeHookEvent
 
 const TOOL_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure'])
 const TIMEOUT_SECONDS: Partial<Record<ClaudeCodeHookEvent, number>> = { SessionStart: 15 }

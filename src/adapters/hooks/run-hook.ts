@@ -84,7 +84,9 @@ export async function runHook(eventName: string, io: HookIo): Promise<void> {
 
   let opened: OpenedMnemo | undefined
   try {
-    stdin = await readStdin(io.stdin, STDIN_TIMEOUT_MS)
+    stdin = await readStdin(io.stdin, STDIN_TIMEOUT_MS, (partial) => {
+      stdin = partial
+    })
     if (finished) return
     opened = openMnemo({ env: io.env, cwd: io.cwd, busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS })
     const engine = opened.engine
@@ -130,8 +132,12 @@ function sessionIdOf(stdin: string): string | undefined {
   }
 }
 
-/** Reads a stream to its end as UTF-8, giving up after `timeoutMs` or `MAX_HOOK_STDIN_BYTES`. */
-function readStdin(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<string> {
+/**
+ * Reads a stream to its end as UTF-8. Gives up after `timeoutMs` or
+ * `MAX_HOOK_STDIN_BYTES` with `INVALID_INPUT`, handing what arrived to
+ * `onPartial` so the caller can keep it.
+ */
+function readStdin(stream: NodeJS.ReadableStream, timeoutMs: number, onPartial: (partial: string) => void): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
@@ -143,11 +149,15 @@ function readStdin(stream: NodeJS.ReadableStream, timeoutMs: number): Promise<st
       if (error) reject(error)
       else resolve(Buffer.concat(chunks).toString('utf8'))
     }
-    const timer = setTimeout(() => done(new Error(`stdin was not closed within ${timeoutMs} ms`)), timeoutMs)
+    const timer = setTimeout(() => {
+      onPartial(Buffer.concat(chunks).toString('utf8'))
+      done(new MnemoError('INVALID_INPUT', `stdin was not closed within ${timeoutMs} ms`, { details: { path: 'stdin' } }))
+    }, timeoutMs)
     stream.on('data', (chunk: Buffer | string) => {
       const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
       size += buf.length
       if (size > MAX_HOOK_STDIN_BYTES) {
+        onPartial(Buffer.concat(chunks).toString('utf8'))
         done(new MnemoError('INVALID_INPUT', `hook stdin is larger than ${MAX_HOOK_STDIN_BYTES} bytes`, { details: { path: 'stdin' } }))
         return
       }

@@ -1,0 +1,114 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import path from 'node:path'
+import { PassThrough } from 'node:stream'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { openMnemo } from '../../runtime/open-mnemo.js'
+import { hookPayload, tempDir } from '../../testing/test-mnemo.js'
+import { HOOK_DEADLINE_MS, runHook } from './run-hook.js'
+
+const cleanups: (() => void)[] = []
+afterEach(() => {
+  vi.useRealTimers()
+  while (cleanups.length > 0) cleanups.pop()!()
+})
+
+function home(): string {
+  const t = tempDir()
+  cleanups.push(t.cleanup)
+  return t.dir
+}
+
+/** Runs the hook in-process with `stdin` and returns what it printed and its exit code. */
+async function hook(mnemoHome: string, event: string, stdin: string | undefined): Promise<{ stdout: string; code: number | undefined }> {
+  const input = new PassThrough()
+  let stdout = ''
+  let code: number | undefined
+  const run = runHook(event, {
+    stdin: input,
+    stdout: { write: (t: string) => (stdout += t) },
+    env: { MNEMO_HOME: mnemoHome, HOME: mnemoHome },
+    cwd: '/work/demo-app',
+    exit: (c) => {
+      code = c
+    },
+  })
+  if (stdin !== undefined) input.end(stdin)
+  await run
+  return { stdout, code }
+}
+
+function counts(mnemoHome: string) {
+  const m = openMnemo({ env: { MNEMO_HOME: mnemoHome } })
+  try {
+    return m.engine.stats()
+  } finally {
+    m.close()
+  }
+}
+
+describe('mnemo hook', () => {
+  it('stores the event and exits 0 printing nothing for ordinary events', async () => {
+    const h = home()
+    const r = await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'add caching' }))
+    expect(r).toEqual({ stdout: '', code: 0 })
+    expect(counts(h)).toMatchObject({ events: 1, observations: 1 })
+  })
+
+  it('prints the context block as Claude Code SessionStart JSON, and as text for PreCompact', async () => {
+    const h = home()
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'add caching to the orders endpoint' }, 'earlier'))
+    const start = await hook(h, 'SessionStart', hookPayload('SessionStart', { source: 'startup' }, 'now'))
+    const parsed = JSON.parse(start.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
+    expect(parsed.hookSpecificOutput.hookEventName).toBe('SessionStart')
+    expect(parsed.hookSpecificOutput.additionalContext).toContain('- Asked: add caching to the orders endpoint')
+    const compact = await hook(h, 'PreCompact', hookPayload('PreCompact', { trigger: 'auto' }, 'now'))
+    expect(compact.stdout.startsWith('<mnemo-context')).toBe(true)
+  })
+
+  it('spools the event when the store cannot be opened, logs why, and the next run drains it', async () => {
+    const h = home()
+    // A directory where the database file should be makes every open fail.
+    mkdirSync(path.join(h, 'mnemo.db'), { recursive: true })
+    const first = await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'spooled prompt' }))
+    expect(first.code).toBe(0)
+    expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(1)
+    const m = openMnemo({ env: { MNEMO_HOME: h }, dbPath: ':memory:' })
+    expect(m.errors.tail(5)).toEqual([expect.objectContaining({ where: 'hook UserPromptSubmit', code: 'STORE_UNAVAILABLE' })])
+    m.close()
+    rmSync(path.join(h, 'mnemo.db'), { recursive: true })
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'second prompt' }))
+    expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(0)
+    expect(counts(h)).toMatchObject({ events: 2, observations: 2 })
+  })
+
+  it('keeps invalid input aside (not retried) and logs the offending field', async () => {
+    const h = home()
+    const r = await hook(h, 'Stop', '{"cwd": "/x"}')
+    expect(r.code).toBe(0)
+    expect(readdirSync(path.join(h, 'spool', 'bad'))).toHaveLength(1)
+    const m = openMnemo({ env: { MNEMO_HOME: h } })
+    expect(m.errors.tail(1)[0]).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('session_id is missing') })
+    expect(m.engine.stats().events).toBe(0)
+    m.close()
+  })
+
+  it('gives up within the deadline when stdin never closes, exiting 0', async () => {
+    vi.useFakeTimers()
+    const h = home()
+    const input = new PassThrough()
+    let code: number | undefined
+    const run = runHook('Notification', { stdin: input, stdout: { write: () => true }, env: { MNEMO_HOME: h }, cwd: '/x', exit: (c) => (code = c) })
+    input.write('{"session_id": "s", "message": "partial')
+    await vi.advanceTimersByTimeAsync(HOOK_DEADLINE_MS)
+    await run
+    expect(code).toBe(0)
+    vi.useRealTimers()
+    const m = openMnemo({ env: { MNEMO_HOME: h }, dbPath: ':memory:' })
+    expect(m.errors.tail(1)[0]).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('stdin was not closed within 1000 ms') })
+    m.close()
+    // What did arrive is kept for inspection, not dropped.
+    const kept = readdirSync(path.join(h, 'spool', 'bad'))
+    expect(kept).toHaveLength(1)
+    expect(JSON.parse(readFileSync(path.join(h, 'spool', 'bad', kept[0]!), 'utf8'))).toMatchObject({ event: 'Notification', stdin: '{"session_id": "s", "message": "partial' })
+  })
+})

@@ -1,0 +1,72 @@
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { EventInput } from '../../core/types.js'
+import { tempDir } from '../../testing/test-mnemo.js'
+import type { Derivation } from '../store.js'
+import { openSqliteStore } from './sqlite-store.js'
+
+const cleanups: (() => void)[] = []
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()!()
+})
+
+function event(idemKey: string, ts = 1_000): EventInput {
+  return { agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's1', project: { root: '/p/a', name: 'a' }, ts, idemKey, payload: { prompt: idemKey } }
+}
+const derive = (text: string) => (): Derivation => ({ observations: [{ kind: 'prompt', role: 'user', text, index: { body: text, parts: '' } }] })
+
+describe('sqlite store', () => {
+  it('persists across reopen, migrates once, and passes the integrity check', () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'm.db')
+    const a = openSqliteStore({ path: file })
+    a.append([{ event: event('k1'), derive: derive('hello world') }])
+    a.close()
+    const b = openSqliteStore({ path: file })
+    expect(b.stats()).toMatchObject({ events: 1, sessions: 1, observations: 1, projects: 1 })
+    expect(b.integrityCheck()).toBe('ok')
+    expect(b.searchText({ match: '"hello"', limit: 5 })).toHaveLength(1)
+    b.close()
+  })
+
+  it('treats a repeated idempotency key in one batch as a duplicate and does not derive it again', () => {
+    const store = openSqliteStore({ path: ':memory:' })
+    let derived = 0
+    const r = store.append([
+      { event: event('same'), derive: () => (derived++, derive('one')()) },
+      { event: event('same'), derive: () => (derived++, derive('two')()) },
+    ])
+    expect(r).toMatchObject({ inserted: 1, duplicates: 1, observations: 1 })
+    expect(r.seqs).toEqual([1, undefined])
+    expect(derived).toBe(1)
+  })
+
+  it('writes nothing from a batch whose derivation fails', () => {
+    const store = openSqliteStore({ path: ':memory:' })
+    expect(() =>
+      store.append([
+        { event: event('ok'), derive: derive('fine') },
+        {
+          event: event('bad'),
+          derive: () => {
+            throw new Error('boom')
+          },
+        },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }))
+    expect(store.stats()).toMatchObject({ events: 0, observations: 0, sessions: 0 })
+  })
+
+  it('keeps session bounds as the earliest and latest event time', () => {
+    const store = openSqliteStore({ path: ':memory:' })
+    store.append([{ event: event('b', 5_000), derive: derive('later') }])
+    store.append([{ event: event('a', 2_000), derive: derive('earlier') }])
+    const [s] = store.listSessions({ limit: 5 })
+    expect(s).toMatchObject({ startedAt: 2_000, lastEventAt: 5_000, observationCount: 2, title: 'later' })
+  })
+
+  it('wraps an unopenable path as STORE_UNAVAILABLE', () => {
+    expect(() => openSqliteStore({ path: '/proc/definitely/not/here.db' })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', details: { dialect: 'sqlite', operation: 'open' } }))
+  })
+})
