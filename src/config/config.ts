@@ -42,13 +42,13 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   const budgetText = env['MNEMO_CONTEXT_BUDGET']
   if (budgetText !== undefined && budgetText !== '') {
     const n = Number(budgetText)
-    if (!Number.isInteger(n) || n < 100 || n > 100_000) bad.push('MNEMO_CONTEXT_BUDGET')
+    if (!Number.isInteger(n) || n < 200 || n > 100_000) bad.push('MNEMO_CONTEXT_BUDGET')
     else budget = n
   }
   if (bad.length > 0) {
     throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
       details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 100–100000',
+      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000',
     })
   }
   return {

@@ -10,7 +10,7 @@ import { deriveEvent } from '../capture/derive.js'
 import { forgetEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
-import { assembleContext, type ContextBlock } from '../context/context-block.js'
+import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
 import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
 import { toIndexedText } from '../retrieval/search-text.js'
@@ -352,7 +352,9 @@ export class MnemoEngine {
   context(options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string } = {}): ContextBlock & { project: string } {
     const ref = options.project ?? this.projectForPath(this.cwd)
     const budget = options.budgetTokens ?? this.contextBudgetTokens
-    if (!Number.isInteger(budget) || budget < 1 || budget > 100_000) throw invalidInput('budget', `budget must be an integer 1–100000 tokens (got ${budget})`)
+    if (!Number.isInteger(budget) || budget < MIN_CONTEXT_BUDGET || budget > 100_000) {
+      throw invalidInput('budget', `budget must be an integer ${MIN_CONTEXT_BUDGET}–100000 tokens (got ${budget})`)
+    }
     const project = this.store.listProjects().find((p) => p.root === ref.root)
     let memories: Memory[] = []
     const digests: SessionDigest[] = []

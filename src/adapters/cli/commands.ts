@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { toIso } from '../../core/clock.js'
 import { invalidInput } from '../../core/errors.js'
 import type { MemoryKind, ProjectRef } from '../../core/types.js'
+import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
 import { toImportFormat } from '../../engine/import-files.js'
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { applyConnectPlan, disconnectClaudeCode, planClaudeCodeConnect, renderPlanDiff, type ConnectPlan } from '../connect/claude-code.js'
@@ -135,7 +136,7 @@ export async function show(io: CliIo, out: Out, id: string, o: GlobalOptions): P
 }
 
 export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?: string; budget?: string }): Promise<void> {
-  const budget = parseIntOption('budget', o.budget, 1, 100_000)
+  const budget = parseIntOption('budget', o.budget, MIN_CONTEXT_BUDGET, 100_000)
   await withMnemo(io, o, (m) => {
     const project = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
     const block = m.engine.context({ ...(project ? { project } : {}), ...(budget !== undefined ? { budgetTokens: budget } : {}) })

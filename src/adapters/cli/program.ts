@@ -123,7 +123,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0
-      if (wantsJson) io.stdout(`${JSON.stringify({ error: { code: 'INVALID_INPUT', message: error.message.replace(/^error: /, '') } })}\n`)
+      if (wantsJson) io.stdout(`${JSON.stringify({ error: { code: 'INVALID_INPUT', message: error.message.replace(/^error: /, ''), hint: 'run mnemo --help for usage' } })}\n`)
       return 2
     }
     return report(io, error, wantsJson, wantsDebug)
@@ -143,6 +143,6 @@ function report(io: CliIo, error: unknown, json: boolean, debug: boolean): numbe
   const message = error instanceof Error ? error.message : String(error)
   io.stderr(`mnemo: unexpected failure: ${message}\n`)
   if (debug && error instanceof Error && error.stack) io.stderr(`${error.stack}\n`)
-  if (json) io.stdout(`${JSON.stringify({ error: { code: 'INTERNAL', message } })}\n`)
+  if (json) io.stdout(`${JSON.stringify({ error: { code: 'INTERNAL', message, hint: null } })}\n`)
   return 1
 }

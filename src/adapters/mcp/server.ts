@@ -166,6 +166,10 @@ export async function serveMcpStdio(options: { env: MnemoEnv; cwd: string; home?
   const transport = new StdioServerTransport()
   await new Promise<void>((resolve, reject) => {
     transport.onclose = () => resolve()
+    // A stdio session ends when the client closes our stdin (the transport does not
+    // report that). Let the requests already read finish (the engine is synchronous,
+    // so they are done once pending promise jobs have run), then stop.
+    process.stdin.once('end', () => setImmediate(resolve))
     server.connect(transport).catch(reject)
   })
   opened.close()

@@ -299,7 +299,7 @@ class SqliteStore implements Store {
          LEFT JOIN observations o ON f.rowid > 0 AND o.rowid = f.rowid
          LEFT JOIN memories m ON f.rowid < 0 AND m.rowid = -f.rowid
          WHERE search_fts MATCH ?${scope} AND (o.id IS NOT NULL OR m.id IS NOT NULL)
-         ORDER BY score DESC LIMIT ?`,
+         ORDER BY score DESC, f.rowid LIMIT ?`,
       ).all(...params) as { rowid: number; obs_id: string | null; mem_id: string | null; score: number }[]
       return rows.map((r) =>
         r.obs_id !== null

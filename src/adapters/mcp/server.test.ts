@@ -1,0 +1,236 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { estimateTokens } from '../../core/text.js'
+
+// End to end over stdio: the official MCP SDK client talks to the built CLI's
+// `mnemo mcp`, started the way an agent starts it (in the project folder).
+const ROOT = path.resolve(import.meta.dirname, '../../..')
+const CLI = path.join(ROOT, 'dist/adapters/cli/main.js')
+const TOOLS = ['memory_context', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status']
+
+let tmp: string
+let home: string
+let project: string
+let otherProject: string
+let client: Client
+let transport: StdioClientTransport
+let serverStderr = ''
+
+/** Runs the built CLI once (to seed data the way a user would). */
+function mnemo(args: string[], cwd: string = project): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, MNEMO_HOME: home }, encoding: 'utf8' })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+async function call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult
+}
+
+function textOf(result: CallToolResult): string {
+  expect(result.content).toHaveLength(1)
+  const first = result.content[0]
+  if (first?.type !== 'text') throw new Error(`expected one text content, got ${JSON.stringify(result.content)}`)
+  return first.text
+}
+
+/** A successful result: not an error, and its text is the JSON of its structured content. */
+function okDoc(result: CallToolResult): any {
+  expect(result.isError ?? false, textOf(result)).toBe(false)
+  const doc = JSON.parse(textOf(result))
+  expect(result.structuredContent).toEqual(doc)
+  return doc
+}
+
+async function recallIds(query: string, extra: Record<string, unknown> = {}): Promise<string[]> {
+  const doc = okDoc(await call('memory_recall', { query, ...extra }))
+  return (doc.hits as { id: string }[]).map((h) => h.id)
+}
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`)
+  tmp = mkdtempSync(path.join(tmpdir(), 'mnemo-mcp-'))
+  home = path.join(tmp, 'home')
+  project = path.join(tmp, 'webshop')
+  otherProject = path.join(tmp, 'elsewhere', 'billing')
+  mkdirSync(path.join(project, '.git'), { recursive: true })
+  // Another project, seeded through the CLI before the server starts.
+  const seeded = mnemo(['remember', 'zebra stripes belong to the billing project', '--project', otherProject, '--json'])
+  expect(seeded.code, seeded.stderr).toBe(0)
+
+  transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'mcp'],
+    env: { ...process.env, MNEMO_HOME: home } as Record<string, string>,
+    cwd: project,
+    stderr: 'pipe',
+  })
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    serverStderr += chunk.toString('utf8')
+  })
+  client = new Client({ name: 'mnemo-test', version: '0.0.0' })
+  await client.connect(transport)
+})
+
+afterAll(async () => {
+  await client?.close()
+  if (tmp) rmSync(tmp, { recursive: true, force: true })
+})
+
+describe('mnemo mcp over stdio', () => {
+  it('identifies itself and lists the seven tools', async () => {
+    expect(client.getServerVersion()).toMatchObject({ name: 'mnemo', version: '0.1.0' })
+    const { tools } = await client.listTools()
+    expect(tools.map((t) => t.name).sort()).toEqual(TOOLS)
+    const recall = tools.find((t) => t.name === 'memory_recall')!
+    expect(recall.inputSchema.required).toEqual(['query'])
+    for (const t of tools) expect(t.description?.length ?? 0).toBeGreaterThan(10)
+  })
+
+  it('memory_remember then memory_recall finds it', async () => {
+    const remembered = okDoc(await call('memory_remember', { text: 'checkout uses the stripe zebra adapter', kind: 'decision' }))
+    expect(remembered).toEqual({ created: true, id: expect.stringMatching(/^mem_/), kind: 'decision', text: 'checkout uses the stripe zebra adapter' })
+
+    const doc = okDoc(await call('memory_recall', { query: 'stripe adapter' }))
+    expect(doc.hits).toEqual([
+      {
+        id: remembered.id,
+        kind: 'decision',
+        project: 'webshop',
+        session: null,
+        time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+        score: expect.any(Number),
+        snippet: 'checkout uses the stripe zebra adapter',
+      },
+    ])
+
+    const again = okDoc(await call('memory_remember', { text: 'checkout uses the stripe zebra adapter', kind: 'decision' }))
+    expect(again).toMatchObject({ created: false, id: remembered.id })
+
+    const shown = okDoc(await call('memory_show', { id: remembered.id }))
+    expect(shown).toMatchObject({ type: 'memory', project: 'webshop', id: remembered.id, text: 'checkout uses the stripe zebra adapter' })
+  })
+
+  it('memory_recall without a project searches only the working directory’s project', async () => {
+    // Both projects hold "zebra"; the server runs in webshop.
+    const hits = okDoc(await call('memory_recall', { query: 'zebra', limit: 100 })).hits as { project: string; snippet: string }[]
+    expect(hits.length).toBeGreaterThan(0)
+    expect(hits.map((h) => h.project)).toEqual(hits.map(() => 'webshop'))
+    expect(hits.some((h) => h.snippet.includes('billing'))).toBe(false)
+    expect(await recallIds('billing')).toEqual([])
+
+    // Named explicitly, the other project is searchable.
+    const billing = okDoc(await call('memory_recall', { query: 'zebra', project: 'billing' })).hits as { project: string; snippet: string }[]
+    expect(billing.map((h) => [h.project, h.snippet])).toEqual([['billing', 'zebra stripes belong to the billing project']])
+    expect(okDoc(await call('memory_recall', { query: 'zebra', project: otherProject })).hits).toHaveLength(1)
+  })
+
+  it('a domain error is a tool result with isError and a readable message, not a protocol error', async () => {
+    const result = await call('memory_show', { id: 'obs_0000000000000000000000' })
+    expect(result.isError).toBe(true)
+    expect(textOf(result)).toBe('Not found: no observation with id obs_0000000000000000000000')
+    expect(result.structuredContent).toBeUndefined()
+
+    const badId = await call('memory_forget', { id: 'not-an-id' })
+    expect(badId.isError).toBe(true)
+    expect(textOf(badId)).toBe('Invalid arguments: expected an observation (obs_…) or memory (mem_…) id (got "not-an-id")')
+
+    const unknownProject = await call('memory_recall', { query: 'zebra', project: 'nope' })
+    expect(unknownProject.isError).toBe(true)
+    expect(textOf(unknownProject)).toMatch(/^Not found: no project named or containing "nope" \(hint: known projects: .*billing.*\)$/)
+
+    // The connection is still usable.
+    expect((await client.listTools()).tools).toHaveLength(TOOLS.length)
+  })
+
+  it('a malformed call (missing query) is rejected before the tool runs', async () => {
+    const result = await call('memory_recall', {})
+    expect(result.isError).toBe(true)
+    expect(textOf(result)).toContain('Input validation error')
+    expect(textOf(result)).toContain('query')
+
+    const wrongType = await call('memory_recall', { query: 'zebra', limit: 'ten' })
+    expect(wrongType.isError).toBe(true)
+    expect(textOf(wrongType)).toContain('limit')
+
+    const badKind = await call('memory_remember', { text: 'x', kind: 'nonsense' })
+    expect(badKind.isError).toBe(true)
+    expect(textOf(badKind)).toContain('kind')
+    expect(await recallIds('nonsense')).toEqual([])
+  })
+
+  it('memory_context returns the project’s delimited block', async () => {
+    const doc = okDoc(await call('memory_context', {}))
+    expect(Object.keys(doc).sort()).toEqual(['project', 'text', 'tokens'])
+    expect(doc.project).toBe('webshop')
+    expect(doc.text.startsWith('<mnemo-context project="webshop"')).toBe(true)
+    expect(doc.text.endsWith('</mnemo-context>')).toBe(true)
+    expect(doc.text).toContain('- [decision] checkout uses the stripe zebra adapter')
+    expect(doc.text).not.toContain('billing')
+    expect(doc.tokens).toBe(estimateTokens(doc.text))
+    expect(doc.tokens).toBeLessThanOrEqual(2000)
+
+    const small = okDoc(await call('memory_context', { budget: 200 }))
+    expect(small.tokens).toBeLessThanOrEqual(200)
+  })
+
+  it('memory_sessions and memory_status describe what is stored', async () => {
+    const sessions = okDoc(await call('memory_sessions', {})).sessions as { id: string; agent: string }[]
+    expect(sessions.map((s) => s.agent)).toEqual(['mnemo'])
+    const shown = okDoc(await call('memory_show', { id: sessions[0]!.id }))
+    expect(shown).toMatchObject({ type: 'session', session: { id: sessions[0]!.id }, observations: [] })
+    const status = okDoc(await call('memory_status', {}))
+    expect(status).toMatchObject({ projects: 2, memories: 2 })
+  })
+
+  it('memory_forget removes a memory from recall', async () => {
+    const { id } = okDoc(await call('memory_remember', { text: 'temporary walrus workaround for the cart' }))
+    expect(await recallIds('walrus')).toEqual([id])
+    expect(okDoc(await call('memory_forget', { id }))).toEqual({ forgotten: { id, type: 'memory' } })
+    expect(await recallIds('walrus')).toEqual([])
+    const shown = await call('memory_show', { id })
+    expect(shown.isError).toBe(true)
+    expect(textOf(shown)).toBe(`Not found: no memory with id ${id}`)
+    // The CLI sees the same store.
+    const cli = mnemo(['recall', 'walrus', '--json'])
+    expect(cli.code).toBe(0)
+    expect(JSON.parse(cli.stdout).hits).toEqual([])
+  })
+
+  it('writes nothing but protocol messages and no errors on stderr', () => {
+    expect(serverStderr).toBe('')
+  })
+})
+
+describe('mnemo mcp lifecycle', () => {
+  it('answers the requests it has read and exits 0 when the client closes stdin', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mnemo-mcp-eof-'))
+    try {
+      const messages = [
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'memory_status', arguments: {} } },
+      ]
+      const r = spawnSync(process.execPath, [CLI, 'mcp'], {
+        cwd: dir,
+        env: { ...process.env, MNEMO_HOME: path.join(dir, 'home') },
+        input: messages.map((m) => `${JSON.stringify(m)}\n`).join(''),
+        encoding: 'utf8',
+        timeout: 10_000,
+      })
+      expect(r.stderr).toBe('')
+      expect(r.status).toBe(0)
+      const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result: any })
+      expect(replies.map((m) => m.id)).toEqual([1, 2])
+      expect(replies[0]!.result.serverInfo).toMatchObject({ name: 'mnemo' })
+      expect(replies[1]!.result.structuredContent).toMatchObject({ events: 0, memories: 0 })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
