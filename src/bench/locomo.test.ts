@@ -42,32 +42,32 @@ const METRICS = [
 describe('normalizeEvidence', () => {
   const valid = new Set(['D1:1', 'D1:2', 'D8:6', 'D9:17', 'D30:5', 'D11:26', 'D4:4', 'D4:6', 'D9:1'])
 
-  it('splits a string holding several ids separated by "; "', () => {
+  it('splits a string holding several ids separated by "; "', async () => {
     expect(normalizeEvidence(['D8:6; D9:17'], valid)).toEqual(['D8:6', 'D9:17'])
   })
 
-  it('splits space-separated lists', () => {
+  it('splits space-separated lists', async () => {
     expect(normalizeEvidence(['D9:1 D4:4 D4:6'], valid)).toEqual(['D9:1', 'D4:4', 'D4:6'])
   })
 
-  it('drops leading zeros of the turn number', () => {
+  it('drops leading zeros of the turn number', async () => {
     expect(normalizeEvidence(['D30:05'], valid)).toEqual(['D30:5'])
   })
 
-  it('yields nothing for "D" and "D:11:26" (no id matches, even though D11:26 exists)', () => {
+  it('yields nothing for "D" and "D:11:26" (no id matches, even though D11:26 exists)', async () => {
     expect(normalizeEvidence(['D'], valid)).toEqual([])
     expect(normalizeEvidence(['D:11:26'], valid)).toEqual([])
   })
 
-  it('drops dangling ids not in the conversation and keeps the rest', () => {
+  it('drops dangling ids not in the conversation and keeps the rest', async () => {
     expect(normalizeEvidence(['D1:1', 'D10:19', 'D9:4'], valid)).toEqual(['D1:1'])
   })
 
-  it('dedupes ids, also across spellings, in order of first mention', () => {
+  it('dedupes ids, also across spellings, in order of first mention', async () => {
     expect(normalizeEvidence(['D1:2', 'D1:1', 'D1:02', 'D01:1; D1:2'], valid)).toEqual(['D1:2', 'D1:1'])
   })
 
-  it('tolerates an empty list, a non-list and non-string items', () => {
+  it('tolerates an empty list, a non-list and non-string items', async () => {
     expect(normalizeEvidence([], valid)).toEqual([])
     expect(normalizeEvidence(undefined, valid)).toEqual([])
     expect(normalizeEvidence('D1:1', valid)).toEqual([])
@@ -79,7 +79,7 @@ describe('ranking metrics', () => {
   const ranking = ['a', 'b', 'c', 'd']
   const gold = new Set(['b', 'd'])
 
-  it('recall@k = |gold ∩ top-k| / |gold|', () => {
+  it('recall@k = |gold ∩ top-k| / |gold|', async () => {
     expect(recallAtK(ranking, gold, 1)).toBe(0)
     expect(recallAtK(ranking, gold, 2)).toBe(0.5)
     expect(recallAtK(ranking, gold, 3)).toBe(0.5)
@@ -89,7 +89,7 @@ describe('ranking metrics', () => {
     expect(recallAtK([], gold, 10)).toBe(0)
   })
 
-  it('recall_all@k and recall_any@k', () => {
+  it('recall_all@k and recall_any@k', async () => {
     expect(recallAllAtK(ranking, gold, 2)).toBe(0)
     expect(recallAllAtK(ranking, gold, 4)).toBe(1)
     expect(recallAnyAtK(ranking, gold, 1)).toBe(0)
@@ -98,7 +98,7 @@ describe('ranking metrics', () => {
     expect(recallAnyAtK([], gold, 10)).toBe(0)
   })
 
-  it('reciprocal rank of the first gold hit, 0 without one', () => {
+  it('reciprocal rank of the first gold hit, 0 without one', async () => {
     expect(reciprocalRank(ranking, gold)).toBe(0.5)
     expect(reciprocalRank(ranking, new Set(['a']))).toBe(1)
     expect(reciprocalRank(ranking, new Set(['d']))).toBe(0.25)
@@ -106,7 +106,7 @@ describe('ranking metrics', () => {
     expect(reciprocalRank([], gold)).toBe(0)
   })
 
-  it('NDCG@k with binary relevance, computed by hand', () => {
+  it('NDCG@k with binary relevance, computed by hand', async () => {
     // Hits at ranks 2 and 4: DCG = 1/log2(3) + 1/log2(5) = 0.630930 + 0.430677 = 1.061606.
     // Ideal: 2 relevant at ranks 1 and 2: IDCG = 1 + 1/log2(3) = 1.630930. NDCG = 0.650921.
     expect(ndcgAtK(ranking, gold, 10)).toBeCloseTo(0.650921, 6)
@@ -117,14 +117,14 @@ describe('ranking metrics', () => {
     expect(ndcgAtK(['b', 'd', 'a'], gold, 10)).toBeCloseTo(1, 12)
   })
 
-  it('NDCG@10 takes the ideal over min(|gold|, 10) items', () => {
+  it('NDCG@10 takes the ideal over min(|gold|, 10) items', async () => {
     const many = Array.from({ length: 12 }, (_, i) => `g${i}`)
     expect(ndcgAtK(many.slice(0, 10), new Set(many), 10)).toBeCloseTo(1, 12)
     // One gold of twelve at rank 1: 1 / Σ_{i=1..10} 1/log2(i+1) = 1 / 4.543559 = 0.220092.
     expect(ndcgAtK(['g0'], new Set(many), 10)).toBeCloseTo(0.220092, 6)
   })
 
-  it('maps turn ids to sessions by first appearance', () => {
+  it('maps turn ids to sessions by first appearance', async () => {
     expect(sessionOf('D12:3')).toBe('D12')
     const turns = ['D1:1', 'D3:2', 'D1:4', 'D2:5', 'D3:1']
     expect(sessionRanking(turns)).toEqual(['D1', 'D3', 'D2'])
@@ -136,7 +136,7 @@ describe('ranking metrics', () => {
     expect(sessionRecallAnyAtK(turns, new Set(['D4:1']), 5)).toBe(0)
   })
 
-  it('scoreRanking gathers every metric of one question', () => {
+  it('scoreRanking gathers every metric of one question', async () => {
     // Gold turns D2:1 and D5:3; ranking puts D2:1 at 3, D5:3 at 12.
     const r = ['D1:1', 'D1:2', 'D2:1', 'D3:1', 'D3:2', 'D1:3', 'D4:1', 'D4:2', 'D4:3', 'D4:4', 'D6:1', 'D5:3']
     const s = scoreRanking(r, new Set(['D2:1', 'D5:3']))
@@ -155,14 +155,14 @@ describe('ranking metrics', () => {
     expect(s['session_recall_any@5']).toBe(1)
   })
 
-  it('turnRanking keeps distinct sourceRefs in hit order, skips hits without one, cuts at k', () => {
+  it('turnRanking keeps distinct sourceRefs in hit order, skips hits without one, cuts at k', async () => {
     const hits = [{ sourceRef: 'D1:1' }, { sourceRef: undefined }, { sourceRef: 'D1:1' }, { sourceRef: 'D2:2' }, { sourceRef: 'D3:3' }]
     expect(turnRanking(hits, 25)).toEqual(['D1:1', 'D2:2', 'D3:3'])
     expect(turnRanking(hits, 2)).toEqual(['D1:1', 'D2:2'])
     expect(turnRanking([], 5)).toEqual([])
   })
 
-  it('percentile interpolates between closest ranks', () => {
+  it('percentile interpolates between closest ranks', async () => {
     expect(percentile([4, 1, 3, 2], 50)).toBe(2.5)
     expect(percentile([4, 1, 3, 2], 95)).toBeCloseTo(3.85, 12)
     expect(percentile([7], 95)).toBe(7)
@@ -192,8 +192,8 @@ function expectShape(report: LocomoReport): void {
 }
 
 describe('runLocomoBench on the hand-written fixture', () => {
-  it('counts questions, skipped questions, conversations, turns and group sizes exactly', () => {
-    const report = runLocomoBench(mini, {})
+  it('counts questions, skipped questions, conversations, turns and group sizes exactly', async () => {
+    const report = await runLocomoBench(mini, {})
     expectShape(report)
     // 11 qa items; "D:2:6" and "D" normalise to nothing.
     expect(report.questions).toBe(9)
@@ -206,9 +206,9 @@ describe('runLocomoBench on the hand-written fixture', () => {
     expect(n).toEqual({ 'cat1-4': 7, cat1: 1, cat2: 2, cat3: 2, cat4: 2, cat5: 2 })
   })
 
-  it('ranks the evidence turn of an obvious single-hop question first', () => {
+  it('ranks the evidence turn of an obvious single-hop question first', async () => {
     // The first question: "What did Tomasz bake from his grandmother's recipe?" → D1:3.
-    const report = runLocomoBench(mini, { limitQuestions: 1 })
+    const report = await runLocomoBench(mini, { limitQuestions: 1 })
     expect(report.questions).toBe(1)
     expect(report.conversations).toBe(1)
     expect(report.groups.cat4.n).toBe(1)
@@ -218,26 +218,26 @@ describe('runLocomoBench on the hand-written fixture', () => {
     expect(report.groups.cat4['session_recall_any@1']).toBe(1)
   })
 
-  it('limitQuestions counts skipped questions and ingests only the conversations needed', () => {
-    const report = runLocomoBench(mini, { limitQuestions: 6 })
+  it('limitQuestions counts skipped questions and ingests only the conversations needed', async () => {
+    const report = await runLocomoBench(mini, { limitQuestions: 6 })
     expect(report.conversations).toBe(1)
     expect(report.turns).toBe(18)
     expect(report.questions).toBe(5)
     expect(report.skipped).toBe(1)
-    const next = runLocomoBench(mini, { limitQuestions: 7 })
+    const next = await runLocomoBench(mini, { limitQuestions: 7 })
     expect(next.conversations).toBe(2)
     expect(next.questions).toBe(6)
   })
 
-  it('cuts the ranking at k', () => {
-    const report = runLocomoBench(mini, { k: 1 })
+  it('cuts the ranking at k', async () => {
+    const report = await runLocomoBench(mini, { k: 1 })
     expect(report.k).toBe(1)
     for (const g of LOCOMO_GROUPS) expect(report.groups[g]['recall@25']).toBe(report.groups[g]['recall@1'])
-    expect(() => runLocomoBench(mini, { k: 0 })).toThrow(RangeError)
+    await expect(runLocomoBench(mini, { k: 0 })).rejects.toThrow(RangeError)
   })
 
-  it('formats a fixed-width table with one row per group, latency and skipped count', () => {
-    const text = formatLocomoReport(runLocomoBench(mini, {}))
+  it('formats a fixed-width table with one row per group, latency and skipped count', async () => {
+    const text = formatLocomoReport(await runLocomoBench(mini, {}))
     const lines = text.split('\n')
     const header = lines.find((l) => l.startsWith('group'))
     expect(header).toBeDefined()
@@ -256,8 +256,8 @@ describe('runLocomoBench on the hand-written fixture', () => {
 })
 
 describe.skipIf(!existsSync(devFile))('runLocomoBench on the real dev split (reads ../shared/datasets/locomo/locomo-dev.json)', () => {
-  it('scores the first 20 questions with the report shape and cat1-4 R@10 above 0.3', () => {
-    const report = runLocomoBench(devFile, { limitQuestions: 20 })
+  it('scores the first 20 questions with the report shape and cat1-4 R@10 above 0.3', async () => {
+    const report = await runLocomoBench(devFile, { limitQuestions: 20 })
     expectShape(report)
     expect(report.questions + report.skipped).toBe(20)
     expect(report.conversations).toBe(1)

@@ -8,6 +8,7 @@
  * of LLM Agents", ACL 2024 (snap-research/LoCoMo, CC BY-NC 4.0). The data is
  * read from a file at run time and never bundled.
  */
+import type { ChannelName } from '../retrieval/fusion.js'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -265,6 +266,8 @@ export interface LocomoBenchOptions {
   limitQuestions?: number
   /** Depth at which the ranking of distinct turn ids is cut. Default 25 (the deepest metric). */
   k?: number
+  /** Recall channels to use (ablation, e.g. `['bm25']`). Default: all. */
+  channels?: readonly ChannelName[]
 }
 
 /** Hits requested per query: the recall maximum, so that 25 distinct turn ids are available. */
@@ -290,7 +293,7 @@ interface Scored {
  * @param file - Path of a LoCoMo JSON file (an array of samples).
  * @throws {Error} The file cannot be read or is not a JSON array.
  */
-export function runLocomoBench(file: string, options: LocomoBenchOptions = {}): LocomoReport {
+export async function runLocomoBench(file: string, options: LocomoBenchOptions = {}): Promise<LocomoReport> {
   const k = options.k ?? 25
   const limit = options.limitQuestions ?? Number.POSITIVE_INFINITY
   if (!Number.isInteger(k) || k < 1 || k > RECALL_LIMIT) throw new RangeError(`k must be an integer 1–${RECALL_LIMIT} (got ${k})`)
@@ -314,7 +317,7 @@ export function runLocomoBench(file: string, options: LocomoBenchOptions = {}): 
     read += qa.length
     const validIds = conversationTurnIds(sample['conversation'])
 
-    const mnemo = openMnemo({ dbPath: ':memory:', home, env: {} })
+    const mnemo = openMnemo({ dbPath: ':memory:', home, env: {}, timeZone: 'UTC' })
     try {
       const engine = mnemo.engine
       const t0 = performance.now()
@@ -344,7 +347,7 @@ export function runLocomoBench(file: string, options: LocomoBenchOptions = {}): 
         const start = performance.now()
         try {
           // No project means no turn was stored: the ranking stays empty (an empty projectIds would search everything).
-          if (projectIds.length > 0) hits = engine.recall(question, { projectIds, limit: RECALL_LIMIT })
+          if (projectIds.length > 0) hits = await engine.recall(question, { projectIds, limit: RECALL_LIMIT, ...(options.channels ? { channels: options.channels } : {}) })
         } catch (err) {
           if (!MnemoError.is(err, 'INVALID_INPUT')) throw err
           unsearchable++

@@ -128,7 +128,7 @@ export interface Session {
   observationCount: number
 }
 
-/** One recall result. `score` is the BM25 relevance (higher is better, unbounded above, > 0). */
+/** One recall result. `score` is the fused relevance (higher is better, > 0). */
 export interface RecallHit {
   id: ObservationId | MemoryId
   type: 'observation' | 'memory'
@@ -143,4 +143,8 @@ export interface RecallHit {
   snippet: string
   /** Source reference (`dia_id`, `tool_use_id`) when the hit is an observation. */
   sourceRef: string | undefined
+  /** Which channels found it, with its 1-based rank and raw score in each (`--explain`). */
+  channels?: Partial<Record<'bm25' | 'vector' | 'graph' | 'time', { rank: number; score: number }>>
+  /** True when it entered only as the neighbour of a matching turn in its session. */
+  viaNeighbor?: boolean
 }

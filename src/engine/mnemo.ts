@@ -12,9 +12,9 @@ import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
-import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
-import { toIndexedText } from '../retrieval/search-text.js'
-import { makeSnippet } from '../retrieval/snippet.js'
+import type { ChannelName } from '../retrieval/fusion.js'
+import { dateWords, toIndexedText } from '../retrieval/search-text.js'
+import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
 import type { AppendResult, Derivation, Store, StoreStats } from '../storage/store.js'
 import type { ImportFormat } from './import-files.js'
 
@@ -26,6 +26,8 @@ export interface RecallOptions {
   sessionId?: SessionId
   /** Most hits, 1–100. Default 10. */
   limit?: number
+  /** Channels to use (for ablation); default every channel with a weight. */
+  channels?: readonly ChannelName[]
 }
 
 /** Per-file outcome of an import. */
@@ -74,6 +76,9 @@ export interface EngineDeps {
   /** Working directory used when a call names no project (the CLI's cwd). */
   cwd: string
   contextBudgetTokens: number
+  /** IANA time zone for day boundaries and indexed dates. Default: the system's. */
+  timeZone?: string
+  recall?: RecallConfig
 }
 
 const MAX_TEXT_CHARS = 16_000
@@ -90,8 +95,12 @@ export class MnemoEngine {
   private readonly redact: Redactor | undefined
   private readonly cwd: string
   readonly contextBudgetTokens: number
+  readonly timeZone: string
+  private readonly recallConfig: RecallConfig
 
   constructor(deps: EngineDeps) {
+    this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
+    this.recallConfig = deps.recall ?? DEFAULT_RECALL_CONFIG
     this.store = deps.store
     this.clock = deps.clock
     this.redact = deps.redact
@@ -107,9 +116,12 @@ export class MnemoEngine {
   private derive(event: EventInput): Derivation {
     const d = deriveEvent(event)
     const out: Derivation = {
-      observations: d.observations.map((o) => ({ ...o, index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])]) })),
+      observations: d.observations.map((o) => ({
+        ...o,
+        index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], `${o.role} ${o.kind} ${dateWords(o.ts ?? event.ts, this.timeZone)}`),
+      })),
     }
-    if (d.memory) out.memory = { ...d.memory, index: toIndexedText(d.memory.text) }
+    if (d.memory) out.memory = { ...d.memory, index: toIndexedText(d.memory.text, [], `${d.memory.kind} memory ${dateWords(event.ts, this.timeZone)}`) }
     if (d.forget) out.forget = d.forget
     if (d.session) out.session = d.session
     return out
@@ -208,63 +220,44 @@ export class MnemoEngine {
   }
 
   /**
-   * Finds observations and memories matching `query`, best first, by BM25
-   * over the full-text index (SQLite FTS5). Scope filters run inside the
-   * search, before the limit is applied.
+   * Finds observations and memories relevant to `query`, best first.
+   *
+   * Channels rank candidates inside the scope (never filtered after
+   * truncation) and are fused by Reciprocal Rank Fusion; see
+   * `runRecall` for the pipeline and `DEFAULT_RECALL_CONFIG` for the
+   * measured defaults.
    *
    * @param query - Free text: prose, identifiers, paths or CJK. Must contain a searchable term.
-   * @returns Hits ordered by `score` (higher is better). Empty when nothing matches.
+   * @param options.limit - Most hits, 1–100. Default 10.
+   * @param options.channels - Channels to use (ablation). Default: all.
+   * @returns Hits ordered by `score` (fused RRF score, higher is better). Empty when nothing matches.
    * @throws {MnemoError} `INVALID_INPUT` — blank query, or `limit` outside 1–100.
    */
-  recall(query: string, options: RecallOptions = {}): RecallHit[] {
+  async recall(query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
     const limit = options.limit ?? 10
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
-    if (query.length > MAX_TEXT_CHARS) throw invalidInput('query', `query is longer than ${MAX_TEXT_CHARS} characters (got ${query.length})`)
-    const match = toMatchExpression(repairUnicode(query))
-    if (match === undefined) throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(query, 40))})`)
-    const matches = this.store.searchText({
-      match,
+    const ranked = runRecall(this.store, {
+      query,
       limit,
       ...(options.projectIds ? { projectIds: options.projectIds } : {}),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-    })
-    const terms = toQueryTerms(query).map((t) => t.source)
-    const projects = new Map(this.store.listProjects().map((p) => [p.id, p.name]))
-    const hits: RecallHit[] = []
-    for (const m of matches) {
-      if (m.type === 'observation') {
-        const o = this.store.getObservation(m.id)
-        if (!o) continue
-        hits.push({
-          id: o.id,
-          type: 'observation',
-          kind: o.kind,
-          projectId: o.projectId,
-          project: projects.get(o.projectId) ?? o.projectId,
-          sessionId: o.sessionId,
-          ts: o.ts,
-          score: m.score,
-          snippet: makeSnippet(o.text, terms),
-          sourceRef: o.sourceRef,
-        })
-      } else {
-        const mem = this.store.getMemory(m.id)
-        if (!mem) continue
-        hits.push({
-          id: mem.id,
-          type: 'memory',
-          kind: mem.kind,
-          projectId: mem.projectId,
-          project: projects.get(mem.projectId) ?? mem.projectId,
-          sessionId: undefined,
-          ts: mem.createdAt,
-          score: m.score,
-          snippet: makeSnippet(mem.text, terms),
-          sourceRef: undefined,
-        })
-      }
-    }
-    return hits
+      ...(options.channels ? { channels: options.channels } : {}),
+    }, this.recallConfig)
+    const projects = new Map(this.store.listProjects().map((p) => [p.id as string, p.name]))
+    return ranked.map((r) => ({
+      id: r.doc.id as RecallHit['id'],
+      type: r.doc.type,
+      kind: r.doc.kind as RecallHit['kind'],
+      projectId: r.doc.projectId,
+      project: projects.get(r.doc.projectId) ?? r.doc.projectId,
+      sessionId: r.doc.sessionId,
+      ts: r.doc.ts,
+      score: r.score,
+      snippet: r.snippet,
+      sourceRef: r.doc.sourceRef,
+      channels: r.channels,
+      viaNeighbor: r.viaNeighbor,
+    }))
   }
 
   /**

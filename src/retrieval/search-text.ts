@@ -10,6 +10,8 @@ export interface IndexedText {
   body: string
   /** Extra terms: the parts of camelCase/PascalCase identifiers and file names. */
   parts: string
+  /** Who and when: role or speaker, kind, and the date in words (`user prompt 8 May 2023 Monday`). */
+  meta: string
 }
 
 /**
@@ -66,18 +68,33 @@ export function splitIdentifier(identifier: string): string[] {
     .filter((w) => w.length > 0)
 }
 
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday']
+
+/**
+ * The calendar date of `ms` in words, as people write it in questions:
+ * `8 May 2023 Monday`. Computed in `timeZone` (IANA name; default UTC).
+ */
+export function dateWords(ms: number, timeZone = 'UTC'): string {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: 'numeric', day: 'numeric', weekday: 'short' }).formatToParts(new Date(ms))
+  const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? ''
+  const weekday = WEEKDAYS.find((w) => w.startsWith(get('weekday'))) ?? ''
+  return `${Number(get('day'))} ${MONTHS[Number(get('month')) - 1] ?? ''} ${get('year')} ${weekday}`
+}
+
 /**
  * Builds the indexed form of `text` (and optional file paths and tags).
  *
  * @param text - The observation or memory text.
  * @param extra - More strings to index as parts (file paths, tool name).
+ * @param meta - Who/what/when words for the meta column (see `IndexedText.meta`).
  */
-export function toIndexedText(text: string, extra: readonly string[] = []): IndexedText {
+export function toIndexedText(text: string, extra: readonly string[] = [], meta = ''): IndexedText {
   const parts = new Set<string>()
   for (const source of [text, ...extra]) {
     for (const m of source.matchAll(IDENTIFIER)) for (const w of splitIdentifier(m[0])) parts.add(w)
   }
   const body = hasCjk(text) ? cjkBigrams(text) : text
   const extraText = extra.length > 0 ? ` ${extra.map((e) => (hasCjk(e) ? cjkBigrams(e) : e)).join(' ')}` : ''
-  return { body, parts: `${[...parts].join(' ')}${extraText}` }
+  return { body, parts: `${[...parts].join(' ')}${extraText}`, meta }
 }

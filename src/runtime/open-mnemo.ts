@@ -21,6 +21,8 @@ export interface OpenMnemoOptions {
   busyTimeoutMs?: number
   redact?: Redactor
   env?: MnemoEnv
+  /** IANA time zone for day boundaries and indexed dates. Default: the system's. */
+  timeZone?: string
 }
 
 /** An open mnemo: the engine plus the runtime pieces adapters need. Call `close()` when done. */
@@ -52,6 +54,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     cwd: options.cwd ?? process.cwd(),
     contextBudgetTokens: config.contextBudgetTokens,
     ...(options.redact ? { redact: options.redact } : {}),
+    ...(options.timeZone ? { timeZone: options.timeZone } : {}),
   })
   return {
     engine,

@@ -38,11 +38,29 @@ export interface AppendResult {
   seqs: (number | undefined)[]
 }
 
-/** A full-text candidate before it is turned into a recall hit. */
-export interface TextMatch {
+/**
+ * A searchable document: an observation or a memory, keyed by its full-text
+ * rowid (`docKey`): observations are positive, memories negative.
+ */
+export interface SearchDoc {
+  docKey: number
   type: 'observation' | 'memory'
   id: string
-  /** FTS5 bm25(), negated so that higher is better. */
+  kind: string
+  /** Observation role or speaker; the memory kind for memories. */
+  role: string
+  projectId: ProjectId
+  sessionId: SessionId | undefined
+  /** Epoch ms (observation time, or memory creation). */
+  ts: number
+  text: string
+  sourceRef: string | undefined
+}
+
+/** A full-text candidate: the document key and its BM25 relevance (higher is better). */
+export interface TextMatch {
+  docKey: number
+  /** FTS5 bm25() with the column weights, negated so that higher is better. */
   score: number
 }
 
@@ -54,8 +72,8 @@ export interface SearchTextOptions {
   sessionId?: SessionId
   /** Most matches returned, best first. */
   limit: number
-  /** Column weights for bm25(): [body, parts]. Default [1, 0.5]. */
-  weights?: readonly [number, number]
+  /** Column weights for bm25(): [body, parts, meta]. Default [1, 0.5, 0.5]. */
+  weights?: readonly [number, number, number]
 }
 
 export interface StoreStats {
@@ -85,6 +103,13 @@ export interface Store {
   rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number }
   /** Full-text search, scope-filtered inside the query. */
   searchText(options: SearchTextOptions): TextMatch[]
+  /** Documents by key, in the order asked; unknown keys are left out. */
+  docs(docKeys: readonly number[]): SearchDoc[]
+  /**
+   * For each observation key, the keys of up to `span` observations before
+   * and after it in its session (time order; nearest first). Memory keys get none.
+   */
+  neighbors(docKeys: readonly number[], span: number): Map<number, { prev: number[]; next: number[] }>
 
   getObservation(id: ObservationId | string): Observation | undefined
   getMemory(id: MemoryId | string): Memory | undefined

@@ -7,6 +7,7 @@ import { toIso } from '../../core/clock.js'
 import { invalidInput } from '../../core/errors.js'
 import type { MemoryKind, ProjectRef } from '../../core/types.js'
 import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
+import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
 import { toImportFormat } from '../../engine/import-files.js'
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { applyConnectPlan, disconnectClaudeCode, planClaudeCodeConnect, renderPlanDiff, type ConnectPlan } from '../connect/claude-code.js'
@@ -53,21 +54,34 @@ function parseIntOption(name: string, value: string | undefined, min: number, ma
   return n
 }
 
+/** Parses `--channels bm25,vector` into channel names. */
+function parseChannels(value: string | undefined): ChannelName[] | undefined {
+  if (value === undefined) return undefined
+  const names = value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)
+  const bad = names.filter((n) => !(CHANNEL_NAMES as readonly string[]).includes(n))
+  if (names.length === 0 || bad.length > 0) {
+    throw invalidInput('channels', `--channels takes a comma-separated list of ${CHANNEL_NAMES.join(', ')} (got ${JSON.stringify(value)})`)
+  }
+  return names as ChannelName[]
+}
+
 function projectIds(m: OpenedMnemo, project: string | undefined): string[] | undefined {
   return project === undefined ? undefined : m.engine.resolveProjects(project).map((p) => p.id)
 }
 
-export async function recall(io: CliIo, out: Out, query: string, o: GlobalOptions & { project?: string; session?: string; limit?: string }): Promise<void> {
+export async function recall(io: CliIo, out: Out, query: string, o: GlobalOptions & { project?: string; session?: string; limit?: string; channels?: string; explain?: boolean }): Promise<void> {
   const limit = parseIntOption('limit', o.limit, 1, 100) ?? 10
-  await withMnemo(io, o, (m) => {
+  const channels = parseChannels(o.channels)
+  await withMnemo(io, o, async (m) => {
     const ids = projectIds(m, o.project)
-    const hits = m.engine.recall(query, {
+    const hits = await m.engine.recall(query, {
       limit,
       ...(ids ? { projectIds: ids as never } : {}),
       ...(o.session ? { sessionId: o.session as never } : {}),
+      ...(channels ? { channels } : {}),
     })
-    if (out.json) printJson(out, { query, hits: hits.map(hitToJson) })
-    else out.stdout(formatHits(hits))
+    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)) })
+    else out.stdout(formatHits(hits, o.explain === true))
   })
 }
 
@@ -227,10 +241,11 @@ export async function disconnect(io: CliIo, out: Out, agent: string, o: GlobalOp
   reportPlan(out, connectPlan(agent, o.scope, io, true), o.dryRun === true)
 }
 
-export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string }): Promise<void> {
+export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string }): Promise<void> {
   const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
+  const channels = parseChannels(o.channels)
   const { runLocomoBench, formatLocomoReport } = await import('../../bench/locomo.js')
-  const report = runLocomoBench(path.resolve(io.cwd, file), limitQuestions === undefined ? {} : { limitQuestions })
+  const report = await runLocomoBench(path.resolve(io.cwd, file), { ...(limitQuestions === undefined ? {} : { limitQuestions }), ...(channels ? { channels } : {}) })
   if (out.json) printJson(out, report)
   else out.stdout(`${formatLocomoReport(report)}\n`)
 }
@@ -259,11 +274,11 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
   const m = openMnemo({ env, cwd: io.cwd, home })
   try {
     const queries = ['validateToken', 'how do we rate-limit the API?', 'src/middleware/auth.ts']
-    const results = queries.map((q) => ({ query: q, hits: m.engine.recall(q, { limit: 3 }) }))
+    const results = await Promise.all(queries.map(async (q) => ({ query: q, hits: await m.engine.recall(q, { limit: 3 }) })))
     const project = m.engine.listProjects()[0]
     const block = project ? m.engine.context({ project: { root: project.root, name: project.name } }) : undefined
     if (out.json) {
-      printJson(out, { home, events: lines.length, stats: m.engine.stats(), recall: results.map((r) => ({ query: r.query, hits: r.hits.map(hitToJson) })), context: block, sessionStartOutput: nextContext.trim() })
+      printJson(out, { home, events: lines.length, stats: m.engine.stats(), recall: results.map((r) => ({ query: r.query, hits: r.hits.map((h) => hitToJson(h)) })), context: block, sessionStartOutput: nextContext.trim() })
     } else {
       for (const r of results) say(`\n2. mnemo recall ${JSON.stringify(r.query)}\n${formatHits(r.hits)}`)
       say(`\n3. The next session's context block (mnemo context; ${block?.tokens ?? 0} tokens):\n\n${block?.text ?? ''}\n`)

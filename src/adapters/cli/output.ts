@@ -14,8 +14,15 @@ export function printJson(out: Out, value: unknown): void {
   out.stdout(`${JSON.stringify(value, null, 2)}\n`)
 }
 
-export function hitToJson(h: RecallHit): Record<string, unknown> {
+/** How a hit was found: `bm25#3 vector#12` (channel and rank), `+neighbor` when it came in beside a match. */
+export function explainHit(h: RecallHit): string {
+  const parts = Object.entries(h.channels ?? {}).map(([c, e]) => `${c}#${e.rank}`)
+  return `${parts.join(' ')}${h.viaNeighbor ? ' (neighbor of a match)' : ''}`
+}
+
+export function hitToJson(h: RecallHit, explain = false): Record<string, unknown> {
   return {
+    ...(explain ? { channels: h.channels ?? {}, viaNeighbor: h.viaNeighbor ?? false } : {}),
     id: h.id,
     type: h.type,
     kind: h.kind,
@@ -29,13 +36,14 @@ export function hitToJson(h: RecallHit): Record<string, unknown> {
   }
 }
 
-export function formatHits(hits: readonly RecallHit[]): string {
+export function formatHits(hits: readonly RecallHit[], explain = false): string {
   if (hits.length === 0) return 'no matches\n'
   return hits
     .map((h, i) => {
       const where = `${h.project}${h.sessionId ? ` · ${h.sessionId}` : ''}`
       const ref = h.sourceRef ? ` · ${h.sourceRef}` : ''
-      return `${String(i + 1).padStart(2)}. ${h.id}  ${h.kind}  ${toIso(h.ts)}  score ${h.score.toFixed(2)}\n    ${where}${ref}\n    ${h.snippet}`
+      const why = explain ? `\n    found by: ${explainHit(h)}` : ''
+      return `${String(i + 1).padStart(2)}. ${h.id}  ${h.kind}  ${toIso(h.ts)}  score ${h.score.toFixed(4)}\n    ${where}${ref}${why}\n    ${h.snippet}`
     })
     .join('\n')
     .concat('\n')

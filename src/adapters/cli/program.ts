@@ -60,6 +60,8 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
     .option('--project <project>', 'project name or any path inside it (default: all projects)')
     .option('--session <id>', 'only this session (ses_… id)')
     .option('--limit <n>', 'most hits, 1–100', '10')
+    .option('--channels <list>', 'channels to use, comma-separated: bm25,vector,graph,time (default: all)')
+    .option('--explain', 'show which channels found each hit, at which rank')
     .action((q: string, o) => run(() => commands.recall(io, out(o), q, o)))
 
   common(program.command('remember <text>').description('store an explicit memory'))
@@ -94,7 +96,8 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
 
   const bench = program.command('bench').description('retrieval benchmarks')
   common(bench.command('locomo <file>').description('LoCoMo turn-level evidence recall (protocol in docs/BENCHMARKS.md)'))
-    .option('--limit-questions <n>', 'only the first n questions of each conversation (quick runs)')
+    .option('--limit-questions <n>', 'only the first n questions (quick runs)')
+    .option('--channels <list>', 'channels to use (ablation), comma-separated: bm25,vector,graph,time')
     .action((file: string, o) => run(() => commands.benchLocomo(io, out(o), file, o)))
 
   return program

@@ -37,10 +37,10 @@ export function createMcpServer(engine: MnemoEngine, cwd: string): McpServer {
     return found ? [found.id] : ['prj_none' as ProjectId]
   }
   const safely =
-    <A>(fn: (args: A) => Record<string, unknown>) =>
+    <A>(fn: (args: A) => Record<string, unknown> | Promise<Record<string, unknown>>) =>
     async (args: A): Promise<CallToolResult> => {
       try {
-        return okResult(fn(args))
+        return okResult(await fn(args))
       } catch (error) {
         return errorResult(error)
       }
@@ -58,8 +58,8 @@ export function createMcpServer(engine: MnemoEngine, cwd: string): McpServer {
         limit: z.number().int().min(1).max(100).optional().describe('Most hits, 1–100. Default 10.'),
       },
     },
-    safely(({ query, project, limit }: { query: string; project?: string | undefined; limit?: number | undefined }) => ({
-      hits: engine.recall(query, { projectIds: readScope(project), limit: limit ?? 10 }).map((h) => ({
+    safely(async ({ query, project, limit }: { query: string; project?: string | undefined; limit?: number | undefined }) => ({
+      hits: (await engine.recall(query, { projectIds: readScope(project), limit: limit ?? 10 })).map((h) => ({
         id: h.id,
         kind: h.kind,
         project: h.project,

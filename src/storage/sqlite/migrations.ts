@@ -76,9 +76,10 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX memories_project ON memories(project_id, created_at);
 
       -- Full-text index over observations and memories. body: text with CJK bigrams;
-      -- parts: identifier parts, file paths, tool names. Porter stemming over unicode61.
+      -- parts: identifier parts, file paths, tool names; meta: who said it (role or
+      -- speaker), its kind, and its date in words. Porter stemming over unicode61.
       CREATE VIRTUAL TABLE search_fts USING fts5(
-        body, parts,
+        body, parts, meta,
         tokenize = 'porter unicode61 remove_diacritics 2'
       );
     `,

@@ -3,7 +3,7 @@ import { statSync } from 'node:fs'
 import { MnemoError } from '../../core/errors.js'
 import { makeId, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, MemoryKind, Observation, ObservationKind, Project, Session } from '../../core/types.js'
-import type { AppendResult, Derivation, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
+import type { AppendResult, Derivation, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 
 export interface SqliteStoreOptions {
@@ -192,7 +192,7 @@ class SqliteStore implements Store {
         `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(id, seq, sessionId, projectId, o.kind, o.role, o.tool ?? null, o.files && o.files.length > 0 ? JSON.stringify(o.files) : null, o.sourceRef ?? null, ts, o.text)
-      this.stmt('INSERT INTO search_fts (rowid, body, parts) VALUES (?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts)
+      this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts, o.index.meta)
       added++
       if (o.kind === 'prompt') {
         this.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(o.text.replace(/\s+/g, ' ').trim().slice(0, 160), sessionId)
@@ -203,7 +203,7 @@ class SqliteStore implements Store {
       const info = this.stmt(
         `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
       ).run(id, seq, projectId, d.memory.kind, d.memory.text, event.ts)
-      this.stmt('INSERT INTO search_fts (rowid, body, parts) VALUES (?, ?, ?)').run(-Number(info.lastInsertRowid), d.memory.index.body, d.memory.index.parts)
+      this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-Number(info.lastInsertRowid), d.memory.index.body, d.memory.index.parts, d.memory.index.meta)
     }
     for (const id of d.forget ?? []) this.removeDerived(id)
     return added
@@ -280,7 +280,7 @@ class SqliteStore implements Store {
 
   searchText(options: SearchTextOptions): TextMatch[] {
     return this.guard('search', () => {
-      const [wBody, wParts] = options.weights ?? [1, 0.5]
+      const [wBody, wParts, wMeta] = options.weights ?? [1, 0.5, 0.5]
       const projects = options.projectIds ?? []
       const params: unknown[] = [options.match]
       let scope = ''
@@ -293,19 +293,64 @@ class SqliteStore implements Store {
         params.push(options.sessionId)
       }
       params.push(options.limit)
-      const rows = this.stmt(
-        `SELECT f.rowid AS rowid, o.id AS obs_id, m.id AS mem_id, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}) AS score
+      return this.stmt(
+        `SELECT f.rowid AS docKey, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score
          FROM search_fts f
          LEFT JOIN observations o ON f.rowid > 0 AND o.rowid = f.rowid
          LEFT JOIN memories m ON f.rowid < 0 AND m.rowid = -f.rowid
          WHERE search_fts MATCH ?${scope} AND (o.id IS NOT NULL OR m.id IS NOT NULL)
          ORDER BY score DESC, f.rowid LIMIT ?`,
-      ).all(...params) as { rowid: number; obs_id: string | null; mem_id: string | null; score: number }[]
-      return rows.map((r) =>
-        r.obs_id !== null
-          ? { type: 'observation' as const, id: r.obs_id, score: r.score }
-          : { type: 'memory' as const, id: r.mem_id!, score: r.score },
-      )
+      ).all(...params) as TextMatch[]
+    })
+  }
+
+  docs(docKeys: readonly number[]): SearchDoc[] {
+    return this.guard('docs', () => {
+      const out: SearchDoc[] = []
+      for (const key of docKeys) {
+        if (key > 0) {
+          const o = this.stmt('SELECT * FROM observations WHERE rowid = ?').get(key) as ObservationRow | undefined
+          if (o) {
+            out.push({
+              docKey: key,
+              type: 'observation',
+              id: o.id,
+              kind: o.kind,
+              role: o.role,
+              projectId: o.project_id as ProjectId,
+              sessionId: o.session_id as SessionId,
+              ts: o.ts,
+              text: o.text,
+              sourceRef: o.source_ref ?? undefined,
+            })
+          }
+        } else {
+          const m = this.stmt('SELECT * FROM memories WHERE rowid = ?').get(-key) as MemoryRow | undefined
+          if (m) {
+            out.push({ docKey: key, type: 'memory', id: m.id, kind: m.kind, role: m.kind, projectId: m.project_id as ProjectId, sessionId: undefined, ts: m.created_at, text: m.text, sourceRef: undefined })
+          }
+        }
+      }
+      return out
+    })
+  }
+
+  neighbors(docKeys: readonly number[], span: number): Map<number, { prev: number[]; next: number[] }> {
+    return this.guard('neighbors', () => {
+      const out = new Map<number, { prev: number[]; next: number[] }>()
+      for (const key of docKeys) {
+        if (key <= 0) continue
+        const self = this.stmt('SELECT session_id, ts FROM observations WHERE rowid = ?').get(key) as { session_id: string; ts: number } | undefined
+        if (!self) continue
+        const prev = this.stmt(
+          'SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) < (?, ?) ORDER BY ts DESC, rowid DESC LIMIT ?',
+        ).pluck().all(self.session_id, self.ts, key, span) as number[]
+        const next = this.stmt(
+          'SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) > (?, ?) ORDER BY ts, rowid LIMIT ?',
+        ).pluck().all(self.session_id, self.ts, key, span) as number[]
+        out.set(key, { prev, next })
+      }
+      return out
     })
   }
 

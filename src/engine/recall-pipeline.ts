@@ -1,0 +1,135 @@
+import { invalidInput } from '../core/errors.js'
+import type { ProjectId, SessionId } from '../core/ids.js'
+import { repairUnicode, truncateGraphemes } from '../core/text.js'
+import { DEFAULT_SPREAD, spreadToNeighbors, type SpreadWeights } from '../retrieval/context-spread.js'
+import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
+import { CHANNEL_NAMES, reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList, type ChannelName } from '../retrieval/fusion.js'
+import { makeSnippet } from '../retrieval/snippet.js'
+import type { SearchDoc, Store } from '../storage/store.js'
+
+/** Tunables of recall; every field has a measured default (see DEFAULT_RECALL_CONFIG). */
+export interface RecallConfig {
+  /** Per-channel RRF weights; 0 turns a channel off. */
+  weights: Record<ChannelName, number>
+  /** RRF rank constant. */
+  rrfK: number
+  /** Candidates each channel contributes before fusion. */
+  candidates: number
+  /** BM25 column weights: text, identifier parts and paths, who/when. */
+  columnWeights: readonly [number, number, number]
+  /** Neighbour spreading inside a session (an answer often sits beside the matching turn). */
+  spread: SpreadWeights
+  /** Score multiplier for documents by a speaker or role the query names ("what did Caroline say…"). */
+  namedRoleBoost: number
+  /** Most hits from one session among the results; 0 = no cap. Ignored when recall targets one session. */
+  maxPerSession: number
+}
+
+export const DEFAULT_RECALL_CONFIG: RecallConfig = {
+  weights: { bm25: 1, vector: 1, graph: 0.5, time: 0.5 },
+  rrfK: RRF_K,
+  candidates: 200,
+  columnWeights: [1, 0.5, 0.5],
+  spread: DEFAULT_SPREAD,
+  namedRoleBoost: 1.3,
+  maxPerSession: 0,
+}
+
+export interface RecallQuery {
+  query: string
+  projectIds?: readonly ProjectId[]
+  sessionId?: SessionId
+  limit: number
+  /** Channels to use (ablation); default all with weight > 0. */
+  channels?: readonly ChannelName[]
+}
+
+/** A recall result before it is shaped for a surface. */
+export interface RankedDoc {
+  doc: SearchDoc
+  /** Fused score (higher is better). */
+  score: number
+  /** Which channels found it and at which rank; `spread` when it entered as a neighbour of a hit. */
+  channels: ChannelEvidence
+  viaNeighbor: boolean
+  snippet: string
+}
+
+/**
+ * Runs recall: each channel ranks candidates inside the scope, the lists
+ * are fused by RRF, and the fused list is cut to `limit` (with the optional
+ * per-session cap). Channels today: BM25 over the full-text index with
+ * neighbour spreading and a named-speaker boost. Pure orchestration over the
+ * store's search primitives.
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — a query with no searchable words, or over 16 000 characters.
+ */
+export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = DEFAULT_RECALL_CONFIG): RankedDoc[] {
+  if (q.query.length > 16_000) throw invalidInput('query', `query is longer than 16000 characters (got ${q.query.length})`)
+  const query = repairUnicode(q.query)
+  const match = toMatchExpression(query)
+  if (match === undefined) throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(q.query, 40))})`)
+  const enabled = new Set<ChannelName>((q.channels ?? CHANNEL_NAMES).filter((c) => config.weights[c] > 0))
+  const terms = toQueryTerms(query)
+  const queryWords = new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
+
+  const lists: ChannelList[] = []
+  const spreadOnly = new Set<number>()
+  const docs = new Map<number, SearchDoc>()
+  const hydrate = (keys: Iterable<number>): void => {
+    const missing = [...keys].filter((k) => !docs.has(k))
+    for (const d of store.docs(missing)) docs.set(d.docKey, d)
+  }
+
+  if (enabled.has('bm25')) {
+    const matches = store.searchText({
+      match,
+      limit: config.candidates,
+      weights: config.columnWeights,
+      ...(q.projectIds && q.projectIds.length > 0 ? { projectIds: q.projectIds } : {}),
+      ...(q.sessionId ? { sessionId: q.sessionId } : {}),
+    })
+    hydrate(matches.map((m) => m.docKey))
+    const scores = new Map<number, number>()
+    for (const m of matches) {
+      const doc = docs.get(m.docKey)
+      const named = doc !== undefined && doc.role.length >= 3 && queryWords.has(doc.role.toLowerCase())
+      scores.set(m.docKey, m.score * (named ? config.namedRoleBoost : 1))
+    }
+    const spreadKeys = [...scores.entries()].sort((a, b) => b[1] - a[1]).slice(0, config.spread.top).map(([k]) => k)
+    const spread = spreadToNeighbors(scores, store.neighbors(spreadKeys, 2), config.spread)
+    for (const key of spread.keys()) if (!scores.has(key)) spreadOnly.add(key)
+    lists.push({ channel: 'bm25', weight: config.weights.bm25, hits: [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([key, score]) => ({ key, score })) })
+  }
+
+  const fused = reciprocalRankFusion(lists, config.rrfK)
+  const cap = q.sessionId === undefined && config.maxPerSession > 0 ? config.maxPerSession : Infinity
+  const out: RankedDoc[] = []
+  const perSession = new Map<string, number>()
+  const deferred: typeof fused = []
+  const take = (c: (typeof fused)[number]): void => {
+    const doc = docs.get(c.key)
+    if (!doc) return
+    out.push({ doc, score: c.score, channels: c.channels, viaNeighbor: spreadOnly.has(c.key), snippet: makeSnippet(doc.text, terms.map((t) => t.source)) })
+  }
+  const head = fused.slice(0, Math.max(q.limit * 3, q.limit + 20))
+  hydrate(head.map((c) => c.key))
+  for (const c of head) {
+    if (out.length >= q.limit) break
+    const doc = docs.get(c.key)
+    if (!doc) continue
+    const s = doc.sessionId ?? doc.id
+    const n = perSession.get(s) ?? 0
+    if (n >= cap) {
+      deferred.push(c)
+      continue
+    }
+    perSession.set(s, n + 1)
+    take(c)
+  }
+  for (const c of deferred) {
+    if (out.length >= q.limit) break
+    take(c)
+  }
+  return out
+}
