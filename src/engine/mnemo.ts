@@ -13,7 +13,9 @@ import type { Redactor } from '../capture/sanitize.js'
 import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
 import type { ChannelName } from '../retrieval/fusion.js'
+import { parseQueryTimes } from '../retrieval/query-time.js'
 import { dateWords, toIndexedText } from '../retrieval/search-text.js'
+import { rangeWords, resolveRelativeTimes } from '../retrieval/time-expressions.js'
 import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
 import type { AppendResult, Derivation, Store, StoreStats } from '../storage/store.js'
 import type { ImportFormat } from './import-files.js'
@@ -118,13 +120,23 @@ export class MnemoEngine {
     const out: Derivation = {
       observations: d.observations.map((o) => ({
         ...o,
-        index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], `${o.role} ${o.kind} ${dateWords(o.ts ?? event.ts, this.timeZone)}`),
+        index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], this.metaWords(o.role, o.kind, o.ts ?? event.ts, o.text)),
       })),
     }
-    if (d.memory) out.memory = { ...d.memory, index: toIndexedText(d.memory.text, [], `${d.memory.kind} memory ${dateWords(event.ts, this.timeZone)}`) }
+    if (d.memory) out.memory = { ...d.memory, index: toIndexedText(d.memory.text, [], this.metaWords(d.memory.kind, 'memory', event.ts, d.memory.text)) }
     if (d.forget) out.forget = d.forget
     if (d.session) out.session = d.session
     return out
+  }
+
+  /**
+   * The meta column of a document: who, what kind, its date in words, and the
+   * dates its relative time phrases mean ("yesterday" written on 8 May 2023
+   * adds `7 May 2023`), so date questions match it.
+   */
+  private metaWords(role: string, kind: string, ts: number, text: string): string {
+    const anchored = resolveRelativeTimes(text, ts, this.timeZone).map((r) => rangeWords(r, this.timeZone))
+    return [role, kind, dateWords(ts, this.timeZone), ...anchored].join(' ')
   }
 
   /**
@@ -236,9 +248,11 @@ export class MnemoEngine {
   async recall(query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
     const limit = options.limit ?? 10
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
+    const timeRanges = options.channels && !options.channels.includes('time') ? [] : await parseQueryTimes(query, this.clock.now(), this.timeZone)
     const ranked = runRecall(this.store, {
       query,
       limit,
+      timeRanges,
       ...(options.projectIds ? { projectIds: options.projectIds } : {}),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       ...(options.channels ? { channels: options.channels } : {}),

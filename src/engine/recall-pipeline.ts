@@ -5,6 +5,7 @@ import { DEFAULT_SPREAD, spreadToNeighbors, type SpreadWeights } from '../retrie
 import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
 import { CHANNEL_NAMES, reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList, type ChannelName } from '../retrieval/fusion.js'
 import { makeSnippet } from '../retrieval/snippet.js'
+import type { TimeRange } from '../retrieval/time-expressions.js'
 import type { SearchDoc, Store } from '../storage/store.js'
 
 /** Tunables of recall; every field has a measured default (see DEFAULT_RECALL_CONFIG). */
@@ -42,6 +43,8 @@ export interface RecallQuery {
   limit: number
   /** Channels to use (ablation); default all with weight > 0. */
   channels?: readonly ChannelName[]
+  /** Time ranges the query asks about (from `parseQueryTimes`); feed the time channel. */
+  timeRanges?: readonly TimeRange[]
 }
 
 /** A recall result before it is shaped for a surface. */
@@ -97,9 +100,21 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
       scores.set(m.docKey, m.score * (named ? config.namedRoleBoost : 1))
     }
     const spreadKeys = [...scores.entries()].sort((a, b) => b[1] - a[1]).slice(0, config.spread.top).map(([k]) => k)
-    const spread = spreadToNeighbors(scores, store.neighbors(spreadKeys, 2), config.spread)
+    const spread = spreadToNeighbors(scores, store.neighbors(spreadKeys, 2), config.spread, (key) => docs.get(key)?.text.includes('?') ?? false)
     for (const key of spread.keys()) if (!scores.has(key)) spreadOnly.add(key)
     lists.push({ channel: 'bm25', weight: config.weights.bm25, hits: [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([key, score]) => ({ key, score })) })
+  }
+
+  if (enabled.has('time') && q.timeRanges && q.timeRanges.length > 0) {
+    // Documents of the asked-for time, those the keyword channel ranked first (in its order), then the rest by time.
+    const inRange = new Set<number>()
+    for (const r of q.timeRanges) {
+      for (const key of store.docsInTimeRange({ from: r.from, to: r.to, limit: config.candidates, ...(q.projectIds && q.projectIds.length > 0 ? { projectIds: q.projectIds } : {}), ...(q.sessionId ? { sessionId: q.sessionId } : {}) })) inRange.add(key)
+    }
+    const keywordOrder = lists.find((l) => l.channel === 'bm25')?.hits.filter((h) => inRange.has(h.key)) ?? []
+    const seen = new Set(keywordOrder.map((h) => h.key))
+    const rest = [...inRange].filter((k) => !seen.has(k)).map((key) => ({ key, score: 0 }))
+    lists.push({ channel: 'time', weight: config.weights.time, hits: [...keywordOrder, ...rest].slice(0, config.candidates) })
   }
 
   const fused = reciprocalRankFusion(lists, config.rrfK)

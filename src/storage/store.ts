@@ -103,6 +103,8 @@ export interface Store {
   rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number }
   /** Full-text search, scope-filtered inside the query. */
   searchText(options: SearchTextOptions): TextMatch[]
+  /** Keys of documents whose time is in [from, to), oldest first, scope-filtered inside the query. */
+  docsInTimeRange(options: { projectIds?: readonly ProjectId[]; sessionId?: SessionId; from: number; to: number; limit: number }): number[]
   /** Documents by key, in the order asked; unknown keys are left out. */
   docs(docKeys: readonly number[]): SearchDoc[]
   /**

@@ -304,6 +304,23 @@ class SqliteStore implements Store {
     })
   }
 
+  docsInTimeRange(options: { projectIds?: readonly ProjectId[]; sessionId?: SessionId; from: number; to: number; limit: number }): number[] {
+    return this.guard('time range', () => {
+      const projects = options.projectIds ?? []
+      const inProjects = projects.length > 0 ? ` AND project_id IN (${projects.map(() => '?').join(',')})` : ''
+      const obs = this.stmt(
+        `SELECT rowid FROM observations WHERE ts >= ? AND ts < ?${inProjects}${options.sessionId ? ' AND session_id = ?' : ''} ORDER BY ts, rowid LIMIT ?`,
+      )
+        .pluck()
+        .all(options.from, options.to, ...projects, ...(options.sessionId ? [options.sessionId] : []), options.limit) as number[]
+      if (options.sessionId) return obs
+      const mems = this.stmt(`SELECT -rowid FROM memories WHERE created_at >= ? AND created_at < ?${inProjects} ORDER BY created_at, rowid LIMIT ?`)
+        .pluck()
+        .all(options.from, options.to, ...projects, options.limit) as number[]
+      return [...obs, ...mems].slice(0, options.limit)
+    })
+  }
+
   docs(docKeys: readonly number[]): SearchDoc[] {
     return this.guard('docs', () => {
       const out: SearchDoc[] = []

@@ -1,0 +1,152 @@
+/**
+ * Time expressions: calendar arithmetic in a time zone, the relative dates
+ * people write in text ("yesterday", "last week", "3 days ago"), and time
+ * ranges asked for in queries. Pure: the reference time and zone are passed in.
+ *
+ * Meanings (documented, the same on every surface):
+ * - a day is a calendar day in the configured time zone;
+ * - "last week" is the previous calendar week, Monday to Sunday; "this week"
+ *   the current one; "last weekend" the most recent Saturday–Sunday before
+ *   the reference day;
+ * - "last May" is the most recent May strictly before the current month;
+ *   "in May" the most recent May not after it;
+ * - "N days/weeks/months/years ago" is the calendar day that far back
+ *   (weeks: that whole week).
+ */
+
+const DAY_MS = 86_400_000
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']
+const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday']
+const NUMBER_WORDS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, couple: 2, few: 3 }
+
+/** A half-open time interval [from, to) in epoch ms, with what it came from. */
+export interface TimeRange {
+  from: number
+  to: number
+  granularity: 'day' | 'week' | 'month' | 'year'
+  /** The words it was read from. */
+  text: string
+}
+
+interface Ymd {
+  y: number
+  m: number // 1-12
+  d: number
+}
+
+/** Calendar date of `ms` in `timeZone`. */
+export function zonedDate(ms: number, timeZone: string): Ymd & { weekday: number } {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: 'numeric', day: 'numeric', weekday: 'long' }).formatToParts(new Date(ms))
+  const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? ''
+  return { y: Number(get('year')), m: Number(get('month')), d: Number(get('day')), weekday: WEEKDAYS.indexOf(get('weekday').toLowerCase()) }
+}
+
+/** Epoch ms of 00:00 of a calendar date in `timeZone` (handles DST by re-checking the offset). */
+export function zonedMidnight(date: Ymd, timeZone: string): number {
+  const guess = Date.UTC(date.y, date.m - 1, date.d)
+  let ms = guess
+  for (let i = 0; i < 2; i++) {
+    const z = zonedDate(ms, timeZone)
+    const parts = new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', minute: 'numeric', hourCycle: 'h23' }).formatToParts(new Date(ms))
+    const h = Number(parts.find((p) => p.type === 'hour')?.value ?? 0)
+    const min = Number(parts.find((p) => p.type === 'minute')?.value ?? 0)
+    const shown = Date.UTC(z.y, z.m - 1, z.d) + (h * 60 + min) * 60_000
+    ms += guess - shown
+  }
+  return ms
+}
+
+function addDays(date: Ymd, days: number): Ymd {
+  const t = new Date(Date.UTC(date.y, date.m - 1, date.d) + days * DAY_MS)
+  return { y: t.getUTCFullYear(), m: t.getUTCMonth() + 1, d: t.getUTCDate() }
+}
+
+function dayRange(date: Ymd, tz: string, text: string): TimeRange {
+  return { from: zonedMidnight(date, tz), to: zonedMidnight(addDays(date, 1), tz), granularity: 'day', text }
+}
+
+function weekRange(anyDay: Ymd & { weekday: number }, tz: string, text: string): TimeRange {
+  const monday = addDays(anyDay, -((anyDay.weekday + 6) % 7))
+  return { from: zonedMidnight(monday, tz), to: zonedMidnight(addDays(monday, 7), tz), granularity: 'week', text }
+}
+
+function monthRange(y: number, m: number, tz: string, text: string): TimeRange {
+  const next = m === 12 ? { y: y + 1, m: 1, d: 1 } : { y, m: m + 1, d: 1 }
+  return { from: zonedMidnight({ y, m, d: 1 }, tz), to: zonedMidnight(next, tz), granularity: 'month', text }
+}
+
+function yearRange(y: number, tz: string, text: string): TimeRange {
+  return { from: zonedMidnight({ y, m: 1, d: 1 }, tz), to: zonedMidnight({ y: y + 1, m: 1, d: 1 }, tz), granularity: 'year', text }
+}
+
+function withWeekday(d: Ymd): Ymd & { weekday: number } {
+  return { ...d, weekday: new Date(Date.UTC(d.y, d.m - 1, d.d)).getUTCDay() }
+}
+
+function count(word: string): number | undefined {
+  const n = Number(word)
+  return Number.isInteger(n) && n > 0 && n < 1000 ? n : NUMBER_WORDS[word.toLowerCase()]
+}
+
+const RELATIVE =
+  /\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|(?:this past|last|this) (?:week|weekend|month|year)|(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few) (?:of )?(day|week|month|year)s? ago|(?:last|this past|this) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)|(?:last|in|this) (january|february|march|april|may|june|july|august|september|october|november|december)|in ((?:19|20)\d\d))\b/gi
+
+/**
+ * Finds relative and month/year time expressions in `text` and resolves
+ * them against `refMs` (when the text was written) in `timeZone`.
+ * "yesterday" written on 8 May 2023 is 7 May 2023. Absolute dates
+ * ("16 June 2023") are left to the query parser.
+ *
+ * @returns Ranges in the order they appear; empty when there are none.
+ */
+export function resolveRelativeTimes(text: string, refMs: number, timeZone: string): TimeRange[] {
+  if (!/\b(yester|today|tonight|this|last|ago|in (?:19|20)|in [a-z]+)/i.test(text)) return []
+  const ref = zonedDate(refMs, timeZone)
+  const out: TimeRange[] = []
+  for (const m of text.matchAll(RELATIVE)) {
+    const phrase = m[0].toLowerCase()
+    const t = m[0]
+    if (phrase === 'yesterday' || phrase === 'last night') out.push(dayRange(addDays(ref, -1), timeZone, t))
+    else if (phrase === 'today' || phrase === 'tonight' || phrase.startsWith('this morning') || phrase.startsWith('this afternoon') || phrase.startsWith('this evening')) out.push(dayRange(ref, timeZone, t))
+    else if (m[2] !== undefined && m[3] !== undefined) {
+      const n = count(m[2])
+      if (n === undefined) continue
+      const unit = m[3].toLowerCase()
+      if (unit === 'day') out.push(dayRange(addDays(ref, -n), timeZone, t))
+      else if (unit === 'week') out.push(weekRange(withWeekday(addDays(ref, -7 * n)), timeZone, t))
+      else if (unit === 'month') {
+        const total = ref.y * 12 + (ref.m - 1) - n
+        out.push(monthRange(Math.floor(total / 12), (total % 12) + 1, timeZone, t))
+      } else out.push(yearRange(ref.y - n, timeZone, t))
+    } else if (m[4] !== undefined) {
+      const target = WEEKDAYS.indexOf(m[4].toLowerCase())
+      const back = ((ref.weekday - target + 7) % 7) || 7
+      out.push(dayRange(addDays(ref, -back), timeZone, t))
+    } else if (m[5] !== undefined) {
+      const month = MONTHS.indexOf(m[5].toLowerCase()) + 1
+      const strictlyBefore = phrase.startsWith('last')
+      const year = month < ref.m || (!strictlyBefore && month === ref.m) ? ref.y : ref.y - 1
+      out.push(monthRange(year, month, timeZone, t))
+    } else if (m[6] !== undefined) out.push(yearRange(Number(m[6]), timeZone, t))
+    else if (/week$/.test(phrase)) out.push(weekRange(withWeekday(phrase.startsWith('this') && !phrase.includes('past') ? ref : addDays(ref, -7)), timeZone, t))
+    else if (/weekend$/.test(phrase)) {
+      const back = ((ref.weekday - 6 + 7) % 7) || 7
+      const saturday = addDays(ref, -back)
+      out.push({ from: zonedMidnight(saturday, timeZone), to: zonedMidnight(addDays(saturday, 2), timeZone), granularity: 'day', text: t })
+    } else if (/month$/.test(phrase)) {
+      const total = ref.y * 12 + (ref.m - 1) - (phrase.startsWith('this') && !phrase.includes('past') ? 0 : 1)
+      out.push(monthRange(Math.floor(total / 12), (total % 12) + 1, timeZone, t))
+    } else if (/year$/.test(phrase)) out.push(yearRange(ref.y - (phrase.startsWith('this') && !phrase.includes('past') ? 0 : 1), timeZone, t))
+  }
+  return out
+}
+
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+
+/** Words for a range, as they are indexed: `7 May 2023`, `May 2023`, `2023`; a week gives its Monday's date. */
+export function rangeWords(range: TimeRange, timeZone: string): string {
+  const d = zonedDate(range.from, timeZone)
+  if (range.granularity === 'year') return String(d.y)
+  if (range.granularity === 'month') return `${MONTH_NAMES[d.m - 1]} ${d.y}`
+  return `${d.d} ${MONTH_NAMES[d.m - 1]} ${d.y}`
+}
