@@ -317,7 +317,8 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
     read += qa.length
     const validIds = conversationTurnIds(sample['conversation'])
 
-    const mnemo = openMnemo({ dbPath: ':memory:', home, env: {}, timeZone: 'UTC' })
+    // Only the recall weights are taken from the environment (MNEMO_RECALL_WEIGHTS), for measured tuning runs.
+    const mnemo = openMnemo({ dbPath: ':memory:', home, env: { MNEMO_RECALL_WEIGHTS: process.env['MNEMO_RECALL_WEIGHTS'] }, timeZone: 'UTC' })
     try {
       const engine = mnemo.engine
       const t0 = performance.now()

@@ -14,9 +14,26 @@ export interface ResolvedConfig {
   errorLogPath: string
   /** Default token budget of the context block. */
   contextBudgetTokens: number
+  /** Per-channel RRF weights that override the defaults (`MNEMO_RECALL_WEIGHTS=bm25=1,graph=0.2`). */
+  recallWeights: Partial<Record<'bm25' | 'vector' | 'graph' | 'time', number>>
 }
 
-/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `HOME`. */
+/**
+ * Parses `bm25=1,vector=0.5,graph=0,time=0.5` into channel weights.
+ * Returns `undefined` when the text is malformed (a name not among the
+ * channels, or a weight that is not a number in 0–10).
+ */
+export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vector' | 'graph' | 'time', number>> | undefined {
+  const out: Partial<Record<'bm25' | 'vector' | 'graph' | 'time', number>> = {}
+  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p.length > 0)) {
+    const m = /^(bm25|vector|graph|time)\s*=\s*([0-9]*\.?[0-9]+)$/.exec(part)
+    if (!m || Number(m[2]) > 10) return undefined
+    out[m[1] as 'bm25'] = Number(m[2])
+  }
+  return out
+}
+
+/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `HOME`. */
 export type MnemoEnv = Readonly<Record<string, string | undefined>>
 
 /** Default token budget of the injected context block. */
@@ -45,10 +62,17 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     if (!Number.isInteger(n) || n < 200 || n > 100_000) bad.push('MNEMO_CONTEXT_BUDGET')
     else budget = n
   }
+  let recallWeights: ResolvedConfig['recallWeights'] = {}
+  const weightsText = env['MNEMO_RECALL_WEIGHTS']
+  if (weightsText !== undefined && weightsText !== '') {
+    const parsed = parseRecallWeights(weightsText)
+    if (parsed === undefined) bad.push('MNEMO_RECALL_WEIGHTS')
+    else recallWeights = parsed
+  }
   if (bad.length > 0) {
     throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
       details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000',
+      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=1,graph=0.5,time=0.5',
     })
   }
   return {
@@ -57,5 +81,6 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     spoolDir: path.join(home, 'spool'),
     errorLogPath: path.join(home, 'logs', 'errors.jsonl'),
     contextBudgetTokens: budget,
+    recallWeights,
   }
 }

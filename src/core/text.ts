@@ -131,8 +131,15 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
  */
 export function truncateGraphemes(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text
+  // Fast path: around the cut only code points below U+0300 (no combining marks,
+  // surrogates, joiners or variation selectors), so every code unit is its own grapheme.
+  const cut = Math.max(0, maxChars - 1)
+  let simple = true
+  for (let i = Math.max(0, cut - 2); i < Math.min(text.length, cut + 2); i++) if (text.charCodeAt(i) >= 0x300) simple = false
+  if (simple) return `${text.slice(0, cut)}…`
   let out = ''
-  for (const { segment } of graphemes.segment(text)) {
+  // Segment only a window: ICU prepares the whole string it is given, and no grapheme is 64 units long.
+  for (const { segment } of graphemes.segment(text.slice(0, maxChars + 64))) {
     if (out.length + segment.length > maxChars - 1) break
     out += segment
   }

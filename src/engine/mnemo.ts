@@ -13,6 +13,7 @@ import type { Redactor } from '../capture/sanitize.js'
 import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
 import type { ChannelName } from '../retrieval/fusion.js'
+import { extractEntities } from '../retrieval/entities.js'
 import { parseQueryTimes } from '../retrieval/query-time.js'
 import { dateWords, toIndexedText } from '../retrieval/search-text.js'
 import { rangeWords, resolveRelativeTimes } from '../retrieval/time-expressions.js'
@@ -121,9 +122,12 @@ export class MnemoEngine {
       observations: d.observations.map((o) => ({
         ...o,
         index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], this.metaWords(o.role, o.kind, o.ts ?? event.ts, o.text)),
+        entities: extractEntities(o.text, { ...(o.files ? { files: o.files } : {}), ...(o.tool ? { tool: o.tool } : {}), speaker: o.role }),
       })),
     }
-    if (d.memory) out.memory = { ...d.memory, index: toIndexedText(d.memory.text, [], this.metaWords(d.memory.kind, 'memory', event.ts, d.memory.text)) }
+    if (d.memory) {
+      out.memory = { ...d.memory, index: toIndexedText(d.memory.text, [], this.metaWords(d.memory.kind, 'memory', event.ts, d.memory.text)), entities: extractEntities(d.memory.text) }
+    }
     if (d.forget) out.forget = d.forget
     if (d.session) out.session = d.session
     return out

@@ -5,6 +5,8 @@ import { DEFAULT_SPREAD, spreadToNeighbors, type SpreadWeights } from '../retrie
 import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
 import { CHANNEL_NAMES, reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList, type ChannelName } from '../retrieval/fusion.js'
 import { makeSnippet } from '../retrieval/snippet.js'
+import { queryEntities } from '../retrieval/entities.js'
+import { rankByEntities } from '../retrieval/graph-rank.js'
 import type { TimeRange } from '../retrieval/time-expressions.js'
 import type { SearchDoc, Store } from '../storage/store.js'
 
@@ -24,16 +26,22 @@ export interface RecallConfig {
   namedRoleBoost: number
   /** Most hits from one session among the results; 0 = no cap. Ignored when recall targets one session. */
   maxPerSession: number
+  /** Entities one hop from the query's entities that the graph channel follows. */
+  graphHops: number
+  /** Entities mentioned in more than this share of the scope's documents are not used as graph seeds or hops. */
+  graphMaxDocShare: number
 }
 
 export const DEFAULT_RECALL_CONFIG: RecallConfig = {
-  weights: { bm25: 1, vector: 1, graph: 0.5, time: 0.5 },
+  weights: { bm25: 1, vector: 1, graph: 0.1, time: 0.5 },
   rrfK: RRF_K,
   candidates: 200,
   columnWeights: [1, 0.5, 0.5],
   spread: DEFAULT_SPREAD,
   namedRoleBoost: 1.3,
   maxPerSession: 0,
+  graphHops: 10,
+  graphMaxDocShare: 0.05,
 }
 
 export interface RecallQuery {
@@ -103,6 +111,20 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     const spread = spreadToNeighbors(scores, store.neighbors(spreadKeys, 2), config.spread, (key) => docs.get(key)?.text.includes('?') ?? false)
     for (const key of spread.keys()) if (!scores.has(key)) spreadOnly.add(key)
     lists.push({ channel: 'bm25', weight: config.weights.bm25, hits: [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([key, score]) => ({ key, score })) })
+  }
+
+  if (enabled.has('graph')) {
+    const projects = q.projectIds ?? []
+    const total = store.countDocs(projects)
+    // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
+    const seeds = store.findEntities(projects, queryEntities(query, store.entityNames(projects))).filter((e) => e.docs <= Math.max(3, total * config.graphMaxDocShare))
+    if (seeds.length > 0) {
+      const seedIds = seeds.map((s) => s.id)
+      const hops = store.coMentioned(seedIds, config.graphHops)
+      const mentions = store.entityMentions([...seedIds, ...hops.map((h) => h.id)], { ...(q.projectIds ? { projectIds: q.projectIds } : {}), ...(q.sessionId ? { sessionId: q.sessionId } : {}) }, config.candidates * 10)
+      const ranked = rankByEntities(total, seeds, hops.filter((h) => h.docs <= Math.max(3, total * config.graphMaxDocShare)), mentions).slice(0, config.candidates)
+      lists.push({ channel: 'graph', weight: config.weights.graph, hits: ranked })
+    }
   }
 
   if (enabled.has('time') && q.timeRanges && q.timeRanges.length > 0) {

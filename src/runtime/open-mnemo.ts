@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../core/clock.js'
 import { resolveConfig, type MnemoEnv, type ResolvedConfig } from '../config/config.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { MnemoEngine } from '../engine/mnemo.js'
+import { DEFAULT_RECALL_CONFIG } from '../engine/recall-pipeline.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 import { ErrorLog } from './error-log.js'
 import { Spool } from './spool.js'
@@ -55,6 +56,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     contextBudgetTokens: config.contextBudgetTokens,
     ...(options.redact ? { redact: options.redact } : {}),
     ...(options.timeZone ? { timeZone: options.timeZone } : {}),
+    recall: { ...DEFAULT_RECALL_CONFIG, weights: { ...DEFAULT_RECALL_CONFIG.weights, ...config.recallWeights } },
   })
   return {
     engine,

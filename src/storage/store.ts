@@ -10,11 +10,12 @@ import type {
   SessionEffect,
 } from '../core/types.js'
 import type { IndexedText } from '../retrieval/search-text.js'
+import type { EntityRef } from '../retrieval/entities.js'
 
-/** What one event turns into, computed by capture (observations) and retrieval (index text). */
+/** What one event turns into, computed by capture (observations) and retrieval (index text, entities). */
 export interface Derivation {
-  observations: (DerivedObservation & { index: IndexedText })[]
-  memory?: { kind: MemoryKind; text: string; index: IndexedText }
+  observations: (DerivedObservation & { index: IndexedText; entities: EntityRef[] })[]
+  memory?: { kind: MemoryKind; text: string; index: IndexedText; entities: EntityRef[] }
   /** Ids of observations or memories this event removes (a forget). */
   forget?: string[]
   session?: SessionEffect
@@ -105,6 +106,16 @@ export interface Store {
   searchText(options: SearchTextOptions): TextMatch[]
   /** Keys of documents whose time is in [from, to), oldest first, scope-filtered inside the query. */
   docsInTimeRange(options: { projectIds?: readonly ProjectId[]; sessionId?: SessionId; from: number; to: number; limit: number }): number[]
+  /** Lowercase names of the `name` entities of these projects (all projects when empty). */
+  entityNames(projectIds: readonly ProjectId[]): string[]
+  /** The stored entities matching `refs` in these projects, with how many documents mention each. */
+  findEntities(projectIds: readonly ProjectId[], refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[]
+  /** Documents mentioning any of `entityIds`: (entity, document) pairs, scope-filtered. */
+  entityMentions(entityIds: readonly number[], scope: { projectIds?: readonly ProjectId[]; sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[]
+  /** Entities that share documents with `entityIds`, with the number of shared documents and their own document count. */
+  coMentioned(entityIds: readonly number[], limit: number): { id: number; shared: number; docs: number }[]
+  /** Number of documents (observations and memories) in these projects. */
+  countDocs(projectIds: readonly ProjectId[]): number
   /** Documents by key, in the order asked; unknown keys are left out. */
   docs(docKeys: readonly number[]): SearchDoc[]
   /**

@@ -78,6 +78,23 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       -- Full-text index over observations and memories. body: text with CJK bigrams;
       -- parts: identifier parts, file paths, tool names; meta: who said it (role or
       -- speaker), its kind, and its date in words. Porter stemming over unicode61.
+      -- Entity graph: entities extracted at capture, and which documents mention them
+      -- (doc_key as in search_fts). Co-occurrence edges are read from mentions, so a
+      -- forgotten document takes its edges with it.
+      CREATE TABLE entities (
+        id         INTEGER PRIMARY KEY,
+        project_id TEXT NOT NULL REFERENCES projects(id),
+        type       TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        UNIQUE (project_id, type, name)
+      );
+      CREATE TABLE entity_mentions (
+        entity_id INTEGER NOT NULL REFERENCES entities(id),
+        doc_key   INTEGER NOT NULL,
+        PRIMARY KEY (entity_id, doc_key)
+      ) WITHOUT ROWID;
+      CREATE INDEX entity_mentions_doc ON entity_mentions(doc_key, entity_id);
+
       CREATE VIRTUAL TABLE search_fts USING fts5(
         body, parts, meta,
         tokenize = 'porter unicode61 remove_diacritics 2'

@@ -13,7 +13,7 @@ afterEach(() => {
 function event(idemKey: string, ts = 1_000): EventInput {
   return { agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's1', project: { root: '/p/a', name: 'a' }, ts, idemKey, payload: { prompt: idemKey } }
 }
-const derive = (text: string) => (): Derivation => ({ observations: [{ kind: 'prompt', role: 'user', text, index: { body: text, parts: '', meta: '' } }] })
+const derive = (text: string) => (): Derivation => ({ observations: [{ kind: 'prompt', role: 'user', text, index: { body: text, parts: '', meta: '' }, entities: [] }] })
 
 describe('sqlite store', () => {
   it('persists across reopen, migrates once, and passes the integrity check', () => {

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs'
 import { MnemoError } from '../../core/errors.js'
 import { makeId, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, MemoryKind, Observation, ObservationKind, Project, Session } from '../../core/types.js'
+import type { EntityRef } from '../../retrieval/entities.js'
 import type { AppendResult, Derivation, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 
@@ -193,6 +194,7 @@ class SqliteStore implements Store {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(id, seq, sessionId, projectId, o.kind, o.role, o.tool ?? null, o.files && o.files.length > 0 ? JSON.stringify(o.files) : null, o.sourceRef ?? null, ts, o.text)
       this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts, o.index.meta)
+      this.mention(projectId, Number(info.lastInsertRowid), o.entities)
       added++
       if (o.kind === 'prompt') {
         this.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(o.text.replace(/\s+/g, ' ').trim().slice(0, 160), sessionId)
@@ -204,20 +206,31 @@ class SqliteStore implements Store {
         `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
       ).run(id, seq, projectId, d.memory.kind, d.memory.text, event.ts)
       this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-Number(info.lastInsertRowid), d.memory.index.body, d.memory.index.parts, d.memory.index.meta)
+      this.mention(projectId, -Number(info.lastInsertRowid), d.memory.entities)
     }
     for (const id of d.forget ?? []) this.removeDerived(id)
     return added
   }
 
+  private mention(projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
+    for (const e of entities) {
+      this.stmt('INSERT INTO entities (project_id, type, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(projectId, e.type, e.name)
+      const row = this.stmt('SELECT id FROM entities WHERE project_id = ? AND type = ? AND name = ?').get(projectId, e.type, e.name) as { id: number }
+      this.stmt('INSERT INTO entity_mentions (entity_id, doc_key) VALUES (?, ?) ON CONFLICT DO NOTHING').run(row.id, docKey)
+    }
+  }
+
   private removeDerived(id: string): void {
     const obs = this.stmt('SELECT rowid FROM observations WHERE id = ?').get(id) as { rowid: number } | undefined
     if (obs) {
+      this.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(obs.rowid)
       this.stmt('DELETE FROM search_fts WHERE rowid = ?').run(obs.rowid)
       this.stmt('DELETE FROM observations WHERE rowid = ?').run(obs.rowid)
       return
     }
     const mem = this.stmt('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined
     if (mem) {
+      this.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(-mem.rowid)
       this.stmt('DELETE FROM search_fts WHERE rowid = ?').run(-mem.rowid)
       this.stmt('DELETE FROM memories WHERE rowid = ?').run(mem.rowid)
     }
@@ -259,7 +272,7 @@ class SqliteStore implements Store {
       let observations = 0
       this.db
         .transaction(() => {
-          this.db.exec('DELETE FROM search_fts; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
+          this.db.exec('DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
           // Read the log into memory in pages: iterate() cannot run while this connection writes.
           let after = 0
           for (;;) {
@@ -304,6 +317,59 @@ class SqliteStore implements Store {
     })
   }
 
+  entityNames(projectIds: readonly ProjectId[]): string[] {
+    const where = projectIds.length > 0 ? ` AND project_id IN (${projectIds.map(() => '?').join(',')})` : ''
+    return this.stmt(`SELECT DISTINCT name FROM entities WHERE type = 'name'${where}`).pluck().all(...projectIds) as string[]
+  }
+
+  findEntities(projectIds: readonly ProjectId[], refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[] {
+    const where = projectIds.length > 0 ? ` AND e.project_id IN (${projectIds.map(() => '?').join(',')})` : ''
+    const out: { id: number; type: string; name: string; docs: number }[] = []
+    for (const r of refs) {
+      out.push(
+        ...(this.stmt(
+          `SELECT e.id, e.type, e.name, (SELECT COUNT(*) FROM entity_mentions m WHERE m.entity_id = e.id) AS docs
+           FROM entities e WHERE e.type = ? AND e.name = ?${where}`,
+        ).all(r.type, r.name, ...projectIds) as { id: number; type: string; name: string; docs: number }[]),
+      )
+    }
+    return out.filter((e) => e.docs > 0)
+  }
+
+  entityMentions(entityIds: readonly number[], scope: { projectIds?: readonly ProjectId[]; sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[] {
+    if (entityIds.length === 0) return []
+    const ids = entityIds.map(() => '?').join(',')
+    // Entities belong to one project, so the project scope is already applied; a session scope needs the join.
+    if (scope.sessionId) {
+      return this.stmt(
+        `SELECT m.entity_id AS entityId, m.doc_key AS docKey FROM entity_mentions m JOIN observations o ON o.rowid = m.doc_key
+         WHERE m.entity_id IN (${ids}) AND o.session_id = ? LIMIT ?`,
+      ).all(...entityIds, scope.sessionId, limit) as { entityId: number; docKey: number }[]
+    }
+    return this.stmt(`SELECT entity_id AS entityId, doc_key AS docKey FROM entity_mentions WHERE entity_id IN (${ids}) LIMIT ?`).all(...entityIds, limit) as {
+      entityId: number
+      docKey: number
+    }[]
+  }
+
+  coMentioned(entityIds: readonly number[], limit: number): { id: number; shared: number; docs: number }[] {
+    if (entityIds.length === 0) return []
+    const ids = entityIds.map(() => '?').join(',')
+    return this.stmt(
+      `SELECT o.entity_id AS id, COUNT(*) AS shared, (SELECT COUNT(*) FROM entity_mentions x WHERE x.entity_id = o.entity_id) AS docs
+       FROM entity_mentions q JOIN entity_mentions o ON o.doc_key = q.doc_key AND o.entity_id <> q.entity_id
+       WHERE q.entity_id IN (${ids}) AND o.entity_id NOT IN (${ids})
+       GROUP BY o.entity_id ORDER BY shared DESC, o.entity_id LIMIT ?`,
+    ).all(...entityIds, ...entityIds, limit) as { id: number; shared: number; docs: number }[]
+  }
+
+  countDocs(projectIds: readonly ProjectId[]): number {
+    const where = projectIds.length > 0 ? ` WHERE project_id IN (${projectIds.map(() => '?').join(',')})` : ''
+    const obs = this.stmt(`SELECT COUNT(*) FROM observations${where}`).pluck().get(...projectIds) as number
+    const mem = this.stmt(`SELECT COUNT(*) FROM memories${where}`).pluck().get(...projectIds) as number
+    return obs + mem
+  }
+
   docsInTimeRange(options: { projectIds?: readonly ProjectId[]; sessionId?: SessionId; from: number; to: number; limit: number }): number[] {
     return this.guard('time range', () => {
       const projects = options.projectIds ?? []
@@ -323,32 +389,35 @@ class SqliteStore implements Store {
 
   docs(docKeys: readonly number[]): SearchDoc[] {
     return this.guard('docs', () => {
-      const out: SearchDoc[] = []
-      for (const key of docKeys) {
-        if (key > 0) {
-          const o = this.stmt('SELECT * FROM observations WHERE rowid = ?').get(key) as ObservationRow | undefined
-          if (o) {
-            out.push({
-              docKey: key,
-              type: 'observation',
-              id: o.id,
-              kind: o.kind,
-              role: o.role,
-              projectId: o.project_id as ProjectId,
-              sessionId: o.session_id as SessionId,
-              ts: o.ts,
-              text: o.text,
-              sourceRef: o.source_ref ?? undefined,
-            })
-          }
-        } else {
-          const m = this.stmt('SELECT * FROM memories WHERE rowid = ?').get(-key) as MemoryRow | undefined
-          if (m) {
-            out.push({ docKey: key, type: 'memory', id: m.id, kind: m.kind, role: m.kind, projectId: m.project_id as ProjectId, sessionId: undefined, ts: m.created_at, text: m.text, sourceRef: undefined })
-          }
+      const found = new Map<number, SearchDoc>()
+      const obsKeys = docKeys.filter((k) => k > 0)
+      const memKeys = docKeys.filter((k) => k < 0).map((k) => -k)
+      for (let i = 0; i < obsKeys.length; i += 500) {
+        const chunk = obsKeys.slice(i, i + 500)
+        const rows = this.stmt(`SELECT rowid AS doc_key, * FROM observations WHERE rowid IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as (ObservationRow & { doc_key: number })[]
+        for (const o of rows) {
+          found.set(o.doc_key, {
+            docKey: o.doc_key,
+            type: 'observation',
+            id: o.id,
+            kind: o.kind,
+            role: o.role,
+            projectId: o.project_id as ProjectId,
+            sessionId: o.session_id as SessionId,
+            ts: o.ts,
+            text: o.text,
+            sourceRef: o.source_ref ?? undefined,
+          })
         }
       }
-      return out
+      for (let i = 0; i < memKeys.length; i += 500) {
+        const chunk = memKeys.slice(i, i + 500)
+        const rows = this.stmt(`SELECT rowid AS row_id, * FROM memories WHERE rowid IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as (MemoryRow & { row_id: number })[]
+        for (const m of rows) {
+          found.set(-m.row_id, { docKey: -m.row_id, type: 'memory', id: m.id, kind: m.kind, role: m.kind, projectId: m.project_id as ProjectId, sessionId: undefined, ts: m.created_at, text: m.text, sourceRef: undefined })
+        }
+      }
+      return docKeys.map((k) => found.get(k)).filter((d): d is SearchDoc => d !== undefined)
     })
   }
 
