@@ -14,8 +14,20 @@ export interface ResolvedConfig {
   errorLogPath: string
   /** Default token budget of the context block. */
   contextBudgetTokens: number
+  /** A neural embedder to use on top of the builtin channels, or undefined. */
+  embedder: EmbedderConfig | undefined
   /** Per-channel RRF weights that override the defaults (`MNEMO_RECALL_WEIGHTS=bm25=1,graph=0.2`). */
-  recallWeights: Partial<Record<'bm25' | 'vector' | 'graph' | 'time', number>>
+  recallWeights: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>>
+}
+
+/** A configured neural embedder: `MNEMO_EMBEDDER`, `MNEMO_EMBED_MODEL`, `MNEMO_EMBED_URL`, `MNEMO_EMBED_API_KEY`, `MNEMO_EMBED_DIM`. */
+export interface EmbedderConfig {
+  provider: 'openai' | 'local'
+  model: string
+  /** OpenAI-compatible base URL (openai), or a folder holding the model (local). */
+  url?: string
+  apiKey?: string
+  dimensions?: number
 }
 
 /**
@@ -23,8 +35,8 @@ export interface ResolvedConfig {
  * Returns `undefined` when the text is malformed (a name not among the
  * channels, or a weight that is not a number in 0–10).
  */
-export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vector' | 'graph' | 'time', number>> | undefined {
-  const out: Partial<Record<'bm25' | 'vector' | 'graph' | 'time', number>> = {}
+export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>> | undefined {
+  const out: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>> = {}
   for (const part of text.split(',').map((p) => p.trim()).filter((p) => p.length > 0)) {
     const m = /^(bm25|vector|graph|time)\s*=\s*([0-9]*\.?[0-9]+)$/.exec(part)
     if (!m || Number(m[2]) > 10) return undefined
@@ -33,7 +45,7 @@ export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vecto
   return out
 }
 
-/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `HOME`. */
+/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `HOME`. */
 export type MnemoEnv = Readonly<Record<string, string | undefined>>
 
 /** Default token budget of the injected context block. */
@@ -69,10 +81,28 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     if (parsed === undefined) bad.push('MNEMO_RECALL_WEIGHTS')
     else recallWeights = parsed
   }
+  let embedder: EmbedderConfig | undefined
+  const provider = env['MNEMO_EMBEDDER']
+  if (provider !== undefined && provider !== '' && provider !== 'builtin') {
+    if (provider !== 'openai' && provider !== 'local') bad.push('MNEMO_EMBEDDER')
+    else {
+      const dimText = env['MNEMO_EMBED_DIM']
+      const dims = dimText ? Number(dimText) : undefined
+      if (dims !== undefined && (!Number.isInteger(dims) || dims < 2 || dims > 8192)) bad.push('MNEMO_EMBED_DIM')
+      const model = env['MNEMO_EMBED_MODEL'] || (provider === 'local' ? 'Xenova/all-MiniLM-L6-v2' : 'text-embedding-3-small')
+      embedder = {
+        provider,
+        model,
+        ...(env['MNEMO_EMBED_URL'] ? { url: env['MNEMO_EMBED_URL'] } : {}),
+        ...(env['MNEMO_EMBED_API_KEY'] ? { apiKey: env['MNEMO_EMBED_API_KEY'] } : {}),
+        ...(dims !== undefined ? { dimensions: dims } : {}),
+      }
+    }
+  }
   if (bad.length > 0) {
     throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
       details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=1,graph=0.5,time=0.5',
+      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192',
     })
   }
   return {
@@ -82,5 +112,6 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     errorLogPath: path.join(home, 'logs', 'errors.jsonl'),
     contextBudgetTokens: budget,
     recallWeights,
+    embedder,
   }
 }

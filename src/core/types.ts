@@ -144,7 +144,7 @@ export interface RecallHit {
   /** Source reference (`dia_id`, `tool_use_id`) when the hit is an observation. */
   sourceRef: string | undefined
   /** Which channels found it, with its 1-based rank and raw score in each (`--explain`). */
-  channels?: Partial<Record<'bm25' | 'vector' | 'graph' | 'time', { rank: number; score: number }>>
+  channels?: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', { rank: number; score: number }>>
   /** True when it entered only as the neighbour of a matching turn in its session. */
   viaNeighbor?: boolean
 }

@@ -12,7 +12,10 @@ import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
-import type { ChannelName } from '../retrieval/fusion.js'
+import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
+import { VectorMatrix } from '../retrieval/vector-index.js'
+import type { Embedder } from '../providers/embedder.js'
+import { BuiltinVectors } from './builtin-vectors.js'
 import { extractEntities } from '../retrieval/entities.js'
 import { parseQueryTimes } from '../retrieval/query-time.js'
 import { dateWords, toIndexedText } from '../retrieval/search-text.js'
@@ -82,6 +85,8 @@ export interface EngineDeps {
   /** IANA time zone for day boundaries and indexed dates. Default: the system's. */
   timeZone?: string
   recall?: RecallConfig
+  /** A neural embedder, used on top of the builtin one (`embedding` channel). */
+  embedder?: Embedder
 }
 
 const MAX_TEXT_CHARS = 16_000
@@ -100,10 +105,16 @@ export class MnemoEngine {
   readonly contextBudgetTokens: number
   readonly timeZone: string
   private readonly recallConfig: RecallConfig
+  private readonly builtin: BuiltinVectors
+  private readonly embedder: Embedder | undefined
+  /** Problems the last recall worked around (a provider outage, missing vectors); for surfaces to show. */
+  warnings: string[] = []
 
   constructor(deps: EngineDeps) {
+    this.embedder = deps.embedder
     this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
     this.recallConfig = deps.recall ?? DEFAULT_RECALL_CONFIG
+    this.builtin = new BuiltinVectors(deps.store, deps.clock)
     this.store = deps.store
     this.clock = deps.clock
     this.redact = deps.redact
@@ -252,11 +263,31 @@ export class MnemoEngine {
   async recall(query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
     const limit = options.limit ?? 10
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
-    const timeRanges = options.channels && !options.channels.includes('time') ? [] : await parseQueryTimes(query, this.clock.now(), this.timeZone)
+    const uses = (c: ChannelName): boolean => (options.channels ? options.channels.includes(c) : true) && this.recallConfig.weights[c] > 0
+    const timeRanges = uses('time') ? await parseQueryTimes(query, this.clock.now(), this.timeZone) : []
+    const scope = options.projectIds ?? []
+    const extraLists: ChannelList[] = []
+    this.warnings = []
+    if (uses('vector') && query.trim().length > 0) {
+      extraLists.push({ channel: 'vector', weight: this.recallConfig.weights.vector, hits: this.builtin.search(query, scope, this.recallConfig.candidates) })
+    }
+    if (uses('embedding') && this.embedder) {
+      try {
+        const [qv] = await this.embedder.embed([query], 'query')
+        const matrix = new VectorMatrix(this.store.vectors(this.embedder.spaceId, scope), qv?.length ?? 0)
+        if (qv && matrix.size > 0) extraLists.push({ channel: 'embedding', weight: this.recallConfig.weights.embedding, hits: matrix.topK(qv, this.recallConfig.candidates) })
+        const missing = this.store.docsWithoutVector(this.embedder.spaceId, scope, 1).length
+        if (missing > 0) this.warnings.push(`some documents have no ${this.embedder.spaceId} vector yet; run \`mnemo reindex\``)
+      } catch (error) {
+        // The other channels still answer: a provider outage degrades recall, it never breaks it.
+        this.warnings.push(`embedding channel skipped: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    }
     const ranked = runRecall(this.store, {
       query,
       limit,
       timeRanges,
+      extraLists,
       ...(options.projectIds ? { projectIds: options.projectIds } : {}),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       ...(options.channels ? { channels: options.channels } : {}),
@@ -421,6 +452,36 @@ export class MnemoEngine {
 
   listProjects(): Project[] {
     return this.store.listProjects()
+  }
+
+  /**
+   * Recomputes vectors: refits the builtin model of every project (or the
+   * given ones) and, with a configured embedder, embeds every document that
+   * has no vector in its space (batches of 64). Recall keeps working on the
+   * other channels meanwhile.
+   *
+   * @param onProgress - Called after each batch with what is done out of the total, per stage.
+   * @throws {MnemoError} `PROVIDER_FAILED` — the embedder failed; vectors stored so far are kept.
+   */
+  async reindex(options: { projectIds?: readonly ProjectId[]; onProgress?: (stage: string, done: number, total: number) => void } = {}): Promise<{ builtinProjects: number; embedded: number; space: string | undefined }> {
+    const projects = options.projectIds && options.projectIds.length > 0 ? [...options.projectIds] : this.store.listProjects().map((p) => p.id)
+    let builtinProjects = 0
+    for (const p of projects) {
+      if (this.builtin.prepare(p, true, (done, total) => options.onProgress?.(`builtin ${p}`, done, total))) builtinProjects++
+    }
+    let embedded = 0
+    if (this.embedder) {
+      const total = this.store.countDocs(projects)
+      for (;;) {
+        const batch = this.store.docsWithoutVector(this.embedder.spaceId, projects, 64)
+        if (batch.length === 0) break
+        const vecs = await this.embedder.embed(batch.map((d) => d.text), 'document')
+        this.store.putVectors(this.embedder.spaceId, batch.map((d, i) => ({ docKey: d.docKey, vec: vecs[i]! })))
+        embedded += batch.length
+        options.onProgress?.(this.embedder.spaceId, embedded, total)
+      }
+    }
+    return { builtinProjects, embedded, space: this.embedder?.spaceId }
   }
 
   /** Re-derives every observation, memory, session and index from the event log. */

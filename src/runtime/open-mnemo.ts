@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { systemClock, type Clock } from '../core/clock.js'
-import { resolveConfig, type MnemoEnv, type ResolvedConfig } from '../config/config.js'
+import { resolveConfig, type EmbedderConfig, type MnemoEnv, type ResolvedConfig } from '../config/config.js'
+import type { Embedder } from '../providers/embedder.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { MnemoEngine } from '../engine/mnemo.js'
 import { DEFAULT_RECALL_CONFIG } from '../engine/recall-pipeline.js'
@@ -24,6 +25,41 @@ export interface OpenMnemoOptions {
   env?: MnemoEnv
   /** IANA time zone for day boundaries and indexed dates. Default: the system's. */
   timeZone?: string
+  /** A neural embedder (overrides `MNEMO_EMBEDDER`). */
+  embedder?: Embedder
+}
+
+/**
+ * The configured neural embedder, loaded on first use: provider modules (and
+ * zod, transformers.js) stay out of start-up, which hooks pay for on every event.
+ */
+function createEmbedder(c: EmbedderConfig): Embedder {
+  let inner: Promise<Embedder> | undefined
+  let loaded: Embedder | undefined
+  const load = async (): Promise<Embedder> => {
+    inner ??= (async () => {
+      if (c.provider === 'openai') {
+        const { createOpenAiEmbedder } = await import('../providers/openai-embedder.js')
+        return createOpenAiEmbedder({ model: c.model, ...(c.url ? { baseUrl: c.url } : {}), ...(c.apiKey ? { apiKey: c.apiKey } : {}), ...(c.dimensions ? { dimensions: c.dimensions } : {}) })
+      }
+      const { createLocalEmbedder } = await import('../providers/local-embedder.js')
+      return createLocalEmbedder({ model: c.model, ...(c.url ? { modelPath: c.url } : {}) })
+    })()
+    loaded = await inner
+    return loaded
+  }
+  return {
+    provider: c.provider,
+    model: c.model,
+    get spaceId() {
+      return loaded?.spaceId ?? `${c.provider}:${c.model}:${c.dimensions ?? '?'}`
+    },
+    dimension: () => loaded?.dimension() ?? c.dimensions,
+    embed: async (texts, kind) => (await load()).embed(texts, kind),
+    close: async () => {
+      if (loaded?.close) await loaded.close()
+    },
+  }
 }
 
 /** An open mnemo: the engine plus the runtime pieces adapters need. Call `close()` when done. */
@@ -57,6 +93,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     ...(options.redact ? { redact: options.redact } : {}),
     ...(options.timeZone ? { timeZone: options.timeZone } : {}),
     recall: { ...DEFAULT_RECALL_CONFIG, weights: { ...DEFAULT_RECALL_CONFIG.weights, ...config.recallWeights } },
+    ...(options.embedder ? { embedder: options.embedder } : config.embedder ? { embedder: createEmbedder(config.embedder) } : {}),
   })
   return {
     engine,

@@ -116,6 +116,19 @@ export interface Store {
   coMentioned(entityIds: readonly number[], limit: number): { id: number; shared: number; docs: number }[]
   /** Number of documents (observations and memories) in these projects. */
   countDocs(projectIds: readonly ProjectId[]): number
+  /** All vectors of a space among these projects' documents, as (key, vector) pairs. */
+  vectors(space: string, projectIds: readonly ProjectId[]): { docKey: number; vec: Float32Array }[]
+  /** Stores vectors of a space (replacing existing ones). */
+  putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): void
+  /** Deletes every vector of a space. */
+  dropSpace(space: string): void
+  /** Keys and texts of these projects' documents that have no vector in `space`, oldest first. */
+  docsWithoutVector(space: string, projectIds: readonly ProjectId[], limit: number): { docKey: number; text: string }[]
+  /** Texts of a project's documents, newest first (for fitting the builtin model). */
+  projectTexts(projectId: ProjectId, limit: number): string[]
+  /** The stored builtin model of a project. */
+  getLsaModel(projectId: ProjectId): { space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined
+  putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): void
   /** Documents by key, in the order asked; unknown keys are left out. */
   docs(docKeys: readonly number[]): SearchDoc[]
   /**

@@ -3,17 +3,32 @@ import os from 'node:os'
 import path from 'node:path'
 import { createManualClock } from '../core/clock.js'
 import { MnemoEngine } from '../engine/mnemo.js'
+import { DEFAULT_RECALL_CONFIG, type RecallConfig } from '../engine/recall-pipeline.js'
+import type { Embedder } from '../providers/embedder.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 
 /** 2025-06-14T10:00:00Z: the fixed start of every test clock. */
 export const T0 = Date.parse('2025-06-14T10:00:00Z')
 
-/** An engine on an in-memory store with a manual clock, for tests. */
-export function createTestEngine(options: { cwd?: string; budget?: number } = {}) {
+/** An engine on an in-memory store with a manual clock (time zone UTC), for tests. */
+export function createTestEngine(options: { cwd?: string; budget?: number; recall?: RecallConfig; embedder?: Embedder } = {}) {
   const clock = createManualClock(T0)
   const store = openSqliteStore({ path: ':memory:' }, () => clock.now())
-  const engine = new MnemoEngine({ store, clock, cwd: options.cwd ?? '/work/demo-app', contextBudgetTokens: options.budget ?? 2000 })
+  const engine = new MnemoEngine({
+    store,
+    clock,
+    cwd: options.cwd ?? '/work/demo-app',
+    contextBudgetTokens: options.budget ?? 2000,
+    timeZone: 'UTC',
+    ...(options.recall ? { recall: options.recall } : {}),
+    ...(options.embedder ? { embedder: options.embedder } : {}),
+  })
   return { engine, clock, store }
+}
+
+/** The default recall configuration with some channel weights changed. */
+export function recallWith(weights: Partial<RecallConfig['weights']>, rest: Partial<RecallConfig> = {}): RecallConfig {
+  return { ...DEFAULT_RECALL_CONFIG, ...rest, weights: { ...DEFAULT_RECALL_CONFIG.weights, ...weights } }
 }
 
 /** A fresh temp folder, removed by the returned `cleanup`. */

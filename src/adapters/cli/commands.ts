@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { toIso } from '../../core/clock.js'
-import { invalidInput } from '../../core/errors.js'
+import { invalidInput, MnemoError } from '../../core/errors.js'
 import type { MemoryKind, ProjectRef } from '../../core/types.js'
 import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
 import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
@@ -80,8 +80,9 @@ export async function recall(io: CliIo, out: Out, query: string, o: GlobalOption
       ...(o.session ? { sessionId: o.session as never } : {}),
       ...(channels ? { channels } : {}),
     })
-    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)) })
+    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)), warnings: m.engine.warnings })
     else out.stdout(formatHits(hits, o.explain === true))
+    for (const w of m.engine.warnings) out.stderr(`warning: ${w}\n`)
   })
 }
 
@@ -211,6 +212,24 @@ export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<vo
   })
 }
 
+export async function reindex(io: CliIo, out: Out, o: GlobalOptions & { project?: string }): Promise<void> {
+  await withMnemo(io, o, async (m) => {
+    const ids = projectIds(m, o.project)
+    let last = ''
+    const r = await m.engine.reindex({
+      ...(ids ? { projectIds: ids as never } : {}),
+      onProgress: (stage, done, total) => {
+        const line = `${stage}: ${done}/${total}`
+        if (line !== last) io.stderr(`\r${line}`)
+        last = line
+      },
+    })
+    if (last) io.stderr('\n')
+    if (out.json) printJson(out, r)
+    else out.stdout(`builtin model refitted for ${r.builtinProjects} project(s)${r.space ? `; ${r.embedded} document(s) embedded into ${r.space}` : '; no neural embedder configured (MNEMO_EMBEDDER)'}\n`)
+  })
+}
+
 export async function mcp(io: CliIo, o: GlobalOptions): Promise<void> {
   const { serveMcpStdio } = await import('../mcp/server.js')
   await serveMcpStdio({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}) })
@@ -248,6 +267,21 @@ export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOp
   const report = await runLocomoBench(path.resolve(io.cwd, file), { ...(limitQuestions === undefined ? {} : { limitQuestions }), ...(channels ? { channels } : {}) })
   if (out.json) printJson(out, report)
   else out.stdout(`${formatLocomoReport(report)}\n`)
+}
+
+export async function benchLongMemEval(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string }): Promise<void> {
+  const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
+  const channels = parseChannels(o.channels)
+  const { runLongMemEvalBench, formatLongMemEvalReport } = await import('../../bench/longmemeval.js')
+  let report
+  try {
+    report = await runLongMemEvalBench(path.resolve(io.cwd, file), { ...(limitQuestions === undefined ? {} : { limitQuestions }), ...(channels ? { channels } : {}) })
+  } catch (error) {
+    if (error instanceof Error && !MnemoError.is(error)) throw invalidInput('file', error.message)
+    throw error
+  }
+  if (out.json) printJson(out, report)
+  else out.stdout(`${formatLongMemEvalReport(report)}\n`)
 }
 
 /**

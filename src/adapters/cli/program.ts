@@ -91,6 +91,10 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
   common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log'))
     .action((o) => run(() => commands.rebuild(io, out(o), o)))
 
+  common(program.command('reindex').description('recompute vectors: refit the builtin model, embed with the configured embedder'))
+    .option('--project <project>', 'only this project (name or path)')
+    .action((o) => run(() => commands.reindex(io, out(o), o)))
+
   common(program.command('mcp').description('run the MCP server over stdio'))
     .action((o) => run(() => commands.mcp(io, o)))
 
@@ -99,6 +103,11 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
     .option('--limit-questions <n>', 'only the first n questions (quick runs)')
     .option('--channels <list>', 'channels to use (ablation), comma-separated: bm25,vector,graph,time')
     .action((file: string, o) => run(() => commands.benchLocomo(io, out(o), file, o)))
+
+  common(bench.command('longmemeval <file>').description('LongMemEval retrieval scoring: session and turn level recall_any/recall_all/NDCG@k'))
+    .option('--limit-questions <n>', 'only the first n questions (quick runs)')
+    .option('--channels <list>', 'channels to use (ablation), comma-separated')
+    .action((file: string, o) => run(() => commands.benchLongMemEval(io, out(o), file, o)))
 
   return program
 }

@@ -95,6 +95,25 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ) WITHOUT ROWID;
       CREATE INDEX entity_mentions_doc ON entity_mentions(doc_key, entity_id);
 
+      -- Vectors beside their documents, one row per (vector space, document). A space is
+      -- one embedder's output (builtin LSA per project, or a configured provider/model/dim),
+      -- so switching embedders never mixes vectors. Derived: rebuild and reindex recompute them.
+      CREATE TABLE doc_vectors (
+        space   TEXT NOT NULL,
+        doc_key INTEGER NOT NULL,
+        vec     BLOB NOT NULL,
+        PRIMARY KEY (space, doc_key)
+      ) WITHOUT ROWID;
+      CREATE INDEX doc_vectors_doc ON doc_vectors(doc_key);
+      -- Fitted builtin (LSA) models, one per project; refitted as the project grows.
+      CREATE TABLE lsa_models (
+        project_id TEXT PRIMARY KEY REFERENCES projects(id),
+        space      TEXT NOT NULL,
+        doc_count  INTEGER NOT NULL,
+        built_at   INTEGER NOT NULL,
+        model      BLOB NOT NULL
+      );
+
       CREATE VIRTUAL TABLE search_fts USING fts5(
         body, parts, meta,
         tokenize = 'porter unicode61 remove_diacritics 2'

@@ -224,6 +224,7 @@ class SqliteStore implements Store {
     const obs = this.stmt('SELECT rowid FROM observations WHERE id = ?').get(id) as { rowid: number } | undefined
     if (obs) {
       this.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(obs.rowid)
+      this.stmt('DELETE FROM doc_vectors WHERE doc_key = ?').run(obs.rowid)
       this.stmt('DELETE FROM search_fts WHERE rowid = ?').run(obs.rowid)
       this.stmt('DELETE FROM observations WHERE rowid = ?').run(obs.rowid)
       return
@@ -231,6 +232,7 @@ class SqliteStore implements Store {
     const mem = this.stmt('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined
     if (mem) {
       this.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(-mem.rowid)
+      this.stmt('DELETE FROM doc_vectors WHERE doc_key = ?').run(-mem.rowid)
       this.stmt('DELETE FROM search_fts WHERE rowid = ?').run(-mem.rowid)
       this.stmt('DELETE FROM memories WHERE rowid = ?').run(mem.rowid)
     }
@@ -272,7 +274,7 @@ class SqliteStore implements Store {
       let observations = 0
       this.db
         .transaction(() => {
-          this.db.exec('DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
+          this.db.exec('DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
           // Read the log into memory in pages: iterate() cannot run while this connection writes.
           let after = 0
           for (;;) {
@@ -315,6 +317,67 @@ class SqliteStore implements Store {
          ORDER BY score DESC, f.rowid LIMIT ?`,
       ).all(...params) as TextMatch[]
     })
+  }
+
+  vectors(space: string, projectIds: readonly ProjectId[]): { docKey: number; vec: Float32Array }[] {
+    return this.guard('vectors', () => {
+      const inP = projectIds.length > 0 ? `IN (${projectIds.map(() => '?').join(',')})` : 'IS NOT NULL'
+      const rows = this.stmt(
+        `SELECT v.doc_key AS docKey, v.vec AS vec FROM doc_vectors v
+         LEFT JOIN observations o ON v.doc_key > 0 AND o.rowid = v.doc_key
+         LEFT JOIN memories m ON v.doc_key < 0 AND m.rowid = -v.doc_key
+         WHERE v.space = ? AND COALESCE(o.project_id, m.project_id) ${inP}`,
+      ).all(space, ...projectIds) as { docKey: number; vec: Buffer }[]
+      return rows.map((r) => ({ docKey: r.docKey, vec: new Float32Array(r.vec.buffer.slice(r.vec.byteOffset, r.vec.byteOffset + r.vec.byteLength)) }))
+    })
+  }
+
+  putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): void {
+    this.guard('put vectors', () => {
+      this.db
+        .transaction(() => {
+          for (const r of rows) this.stmt('INSERT OR REPLACE INTO doc_vectors (space, doc_key, vec) VALUES (?, ?, ?)').run(space, r.docKey, Buffer.from(r.vec.buffer, r.vec.byteOffset, r.vec.byteLength))
+        })
+        .immediate()
+    })
+  }
+
+  dropSpace(space: string): void {
+    this.guard('drop vectors', () => this.stmt('DELETE FROM doc_vectors WHERE space = ?').run(space))
+  }
+
+  docsWithoutVector(space: string, projectIds: readonly ProjectId[], limit: number): { docKey: number; text: string }[] {
+    return this.guard('docs without vector', () => {
+      const inP = projectIds.length > 0 ? ` AND project_id IN (${projectIds.map(() => '?').join(',')})` : ''
+      const obs = this.stmt(
+        `SELECT rowid AS docKey, text FROM observations WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = observations.rowid)${inP} ORDER BY rowid LIMIT ?`,
+      ).all(space, ...projectIds, limit) as { docKey: number; text: string }[]
+      const mem = this.stmt(
+        `SELECT -rowid AS docKey, text FROM memories WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = -memories.rowid)${inP} ORDER BY rowid LIMIT ?`,
+      ).all(space, ...projectIds, limit) as { docKey: number; text: string }[]
+      return [...obs, ...mem].slice(0, limit)
+    })
+  }
+
+  projectTexts(projectId: ProjectId, limit: number): string[] {
+    return this.guard('project texts', () => {
+      const obs = this.stmt('SELECT text FROM observations WHERE project_id = ? ORDER BY rowid DESC LIMIT ?').pluck().all(projectId, limit) as string[]
+      const mem = this.stmt('SELECT text FROM memories WHERE project_id = ? ORDER BY rowid DESC LIMIT ?').pluck().all(projectId, limit) as string[]
+      return [...mem, ...obs].slice(0, limit)
+    })
+  }
+
+  getLsaModel(projectId: ProjectId): { space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined {
+    const row = this.stmt('SELECT space, doc_count AS docCount, built_at AS builtAt, model FROM lsa_models WHERE project_id = ?').get(projectId) as
+      | { space: string; docCount: number; builtAt: number; model: Buffer }
+      | undefined
+    return row && { ...row, model: new Uint8Array(row.model) }
+  }
+
+  putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): void {
+    this.guard('put model', () =>
+      this.stmt('INSERT OR REPLACE INTO lsa_models (project_id, space, doc_count, built_at, model) VALUES (?, ?, ?, ?, ?)').run(projectId, row.space, row.docCount, row.builtAt, Buffer.from(row.model)),
+    )
   }
 
   entityNames(projectIds: readonly ProjectId[]): string[] {

@@ -1,0 +1,84 @@
+import type { Clock } from '../core/clock.js'
+import type { ProjectId } from '../core/ids.js'
+import { deserializeLsa, embedLsa, fitLsa, serializeLsa, type LsaModel } from '../retrieval/lsa.js'
+import { VectorMatrix } from '../retrieval/vector-index.js'
+import type { Store } from '../storage/store.js'
+
+/** When the builtin model is refitted: the project grew by this factor since the last fit. */
+export const LSA_REFIT_GROWTH = 1.25
+/** Most documents (newest first) the model is fitted on; older ones are folded in. */
+export const LSA_MAX_TRAIN_DOCS = 5000
+/** Embedding dimension of the builtin model. */
+export const LSA_DIM = 128
+
+interface Prepared {
+  space: string
+  model: LsaModel
+  matrix: VectorMatrix
+}
+
+/**
+ * The builtin vector channel: one LSA model per project, learned from the
+ * project's own documents, stored in the database with every document's
+ * vector. Kept current incrementally: documents added since the last fit
+ * are folded in (embedded with the existing model) on the next search, and
+ * the model is refitted once the project has grown by `LSA_REFIT_GROWTH`.
+ * Never runs on the hook path: only recall and `reindex` call it.
+ */
+export class BuiltinVectors {
+  private readonly cache = new Map<string, Prepared>()
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Brings a project's model and vectors up to date.
+   *
+   * @param force - Refit even if the model is fresh (`mnemo reindex`).
+   * @returns The space and model, or `undefined` when the project is too small for a model.
+   */
+  prepare(projectId: ProjectId, force = false, onProgress?: (done: number, total: number) => void): Prepared | undefined {
+    const count = this.store.countDocs([projectId])
+    let stored = this.store.getLsaModel(projectId)
+    let model = stored ? deserializeLsa(stored.model) : undefined
+    if (force || !stored || !model || count > Math.max(stored.docCount * LSA_REFIT_GROWTH, stored.docCount + 20)) {
+      const fitted = fitLsa(this.store.projectTexts(projectId, LSA_MAX_TRAIN_DOCS), LSA_DIM)
+      if (!fitted) return undefined
+      const builtAt = this.clock.now()
+      const space = `lsa:${projectId}:${builtAt}`
+      if (stored) this.store.dropSpace(stored.space)
+      this.store.putLsaModel(projectId, { space, docCount: count, builtAt, model: serializeLsa(fitted) })
+      stored = { space, docCount: count, builtAt, model: new Uint8Array() }
+      model = fitted
+      this.cache.delete(space)
+    }
+    const space = stored.space
+    let added = 0
+    for (;;) {
+      const missing = this.store.docsWithoutVector(space, [projectId], 2000)
+      if (missing.length === 0) break
+      this.store.putVectors(space, missing.map((d) => ({ docKey: d.docKey, vec: embedLsa(model!, d.text) })))
+      added += missing.length
+      onProgress?.(added, count)
+    }
+    const cached = this.cache.get(space)
+    if (cached && added === 0) return cached
+    const prepared = { space, model, matrix: new VectorMatrix(this.store.vectors(space, [projectId]), model.dim) }
+    this.cache.set(space, prepared)
+    return prepared
+  }
+
+  /** Top `k` documents of these projects by cosine similarity to `query` (per-project models; scores merged). */
+  search(query: string, projectIds: readonly ProjectId[], k: number): { key: number; score: number }[] {
+    const projects = projectIds.length > 0 ? projectIds : this.store.listProjects().map((p) => p.id)
+    const out: { key: number; score: number }[] = []
+    for (const p of projects) {
+      const prepared = this.prepare(p)
+      if (!prepared) continue
+      out.push(...prepared.matrix.topK(embedLsa(prepared.model, query), k))
+    }
+    return out.sort((a, b) => b.score - a.score || a.key - b.key).slice(0, k)
+  }
+}

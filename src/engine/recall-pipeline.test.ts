@@ -1,0 +1,153 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { EventInput } from '../core/types.js'
+import { createOpenAiEmbedder } from '../providers/openai-embedder.js'
+import { createTestEngine, recallWith } from '../testing/test-mnemo.js'
+
+/** A dialogue session as LoCoMo-style turns: each [speaker, text], one second apart from `startIso`. */
+function dialogue(sessionKey: string, startIso: string, turns: [string, string][]): EventInput[] {
+  const start = Date.parse(startIso)
+  return turns.map(([speaker, text], index) => ({
+    agent: 'locomo',
+    format: 'locomo-turn',
+    type: 'turn',
+    sessionKey,
+    project: { root: 'locomo:test', name: 'test' },
+    ts: start + index * 1000,
+    idemKey: `${sessionKey}:${index}`,
+    payload: { speaker, dia_id: `${sessionKey}:${index}`, text, index },
+    sessionStartedAt: start,
+  }))
+}
+
+const servers: Server[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))))
+})
+
+describe('keyword channel with neighbour spreading', () => {
+  it('brings in the reply to a matching question, and says so', async () => {
+    const { engine } = createTestEngine()
+    engine.append(
+      dialogue('s1', '2023-05-08T13:56:00Z', [
+        ['Ann', 'How often do you go climbing these days?'],
+        ['Ben', 'Three times a week, mostly at the gym downtown.'],
+        ['Ann', 'Nice. I bought new shoes yesterday.'],
+      ]),
+    )
+    const hits = await engine.recall('how often climbing', { limit: 3 })
+    // The reply shares no word with the query: it comes in as the answer to the matching question.
+    expect(hits.map((h) => h.sourceRef).slice(0, 2)).toEqual(['s1:0', 's1:1'])
+    expect(hits[1]).toMatchObject({ viaNeighbor: true, channels: { bm25: { rank: 2 } } })
+    expect(hits[0]!.viaNeighbor).toBe(false)
+  })
+
+  it('boosts turns by the speaker the query names', async () => {
+    const { engine } = createTestEngine()
+    engine.append(
+      dialogue('s1', '2023-05-08T13:56:00Z', [
+        ['Ann', 'I adopted a cat named Pixel from the shelter.'],
+        ['Ben', 'I adopted a cat named Nova from the shelter too.'],
+      ]),
+    )
+    expect((await engine.recall('which cat did Ben adopt', { limit: 1 }))[0]!.sourceRef).toBe('s1:1')
+    expect((await engine.recall('which cat did Ann adopt', { limit: 1 }))[0]!.sourceRef).toBe('s1:0')
+  })
+})
+
+describe('time', () => {
+  const events = () => [
+    ...dialogue('may', '2023-05-08T13:56:00Z', [['Ann', 'I went to a support group yesterday and it was powerful.']]),
+    ...dialogue('june', '2023-06-16T10:00:00Z', [['Ann', 'Big news: I joined a gym last week!']]),
+  ]
+
+  it('finds a turn by the date its relative phrase means ("yesterday" on 8 May 2023 is 7 May 2023)', async () => {
+    const { engine } = createTestEngine()
+    engine.append(events())
+    const hits = await engine.recall('what happened on 7 May 2023', { limit: 1, channels: ['bm25'] })
+    expect(hits[0]!.sourceRef).toBe('may:0')
+  })
+
+  it('ranks documents of a date the query names through the time channel', async () => {
+    const { engine } = createTestEngine()
+    engine.append(events())
+    const hits = await engine.recall('what news did Ann share on 16 June 2023?', { limit: 2 })
+    expect(hits[0]).toMatchObject({ sourceRef: 'june:0', channels: { time: { rank: 1 } } })
+    const noTime = await engine.recall('what news did Ann share on 16 June 2023?', { limit: 2, channels: ['bm25'] })
+    expect(noTime[0]!.channels?.time).toBeUndefined()
+  })
+})
+
+describe('graph channel', () => {
+  it('reaches documents about an entity that shares documents with the query entity', async () => {
+    const { engine } = createTestEngine({ recall: recallWith({ graph: 1 }) })
+    engine.remember('validateToken is defined in src/middleware/auth.ts', { project: { root: '/p/a', name: 'a' } })
+    engine.remember('src/middleware/auth.ts reads JWKS_URL at start-up', { project: { root: '/p/a', name: 'a' } })
+    for (let i = 0; i < 60; i++) engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: '/p/a', name: 'a' } })
+    const hits = await engine.recall('where is validateToken', { limit: 5 })
+    const viaGraph = hits.filter((h) => h.channels?.graph)
+    expect(viaGraph.map((h) => h.snippet)).toEqual(['validateToken is defined in src/middleware/auth.ts', 'src/middleware/auth.ts reads JWKS_URL at start-up'])
+  })
+})
+
+describe('per-session cap', () => {
+  it('keeps at most N hits of one session among the top results, then fills with the rest', async () => {
+    const turns = Array.from({ length: 6 }, (_, i) => ['Ann', `deploy step ${i} of the release`] as [string, string])
+    const { engine } = createTestEngine({ recall: recallWith({}, { maxPerSession: 2 }) })
+    engine.append([...dialogue('a', '2023-05-08T10:00:00Z', turns), ...dialogue('b', '2023-05-09T10:00:00Z', [['Ben', 'the release deploy went fine']])])
+    const hits = await engine.recall('deploy release', { limit: 3 })
+    expect(hits.map((h) => h.sourceRef?.split(':')[0])).toContain('b')
+  })
+})
+
+describe('vector channels', () => {
+  it('builtin LSA channel: off by default, used when weighted, refitted by reindex, and forget removes vectors', async () => {
+    const { engine, store } = createTestEngine({ recall: recallWith({ vector: 1 }) })
+    const topics = ['painting sunset canvas brush', 'camping forest tent hike', 'database migration orders schema']
+    for (let i = 0; i < 30; i++) engine.remember(`${topics[i % 3]} note ${i}`, { project: { root: '/p/v', name: 'v' } })
+    const hits = await engine.recall('canvas brush', { limit: 5 })
+    expect(hits.some((h) => h.channels?.vector)).toBe(true)
+    const r = await engine.reindex()
+    expect(r).toEqual({ builtinProjects: 1, embedded: 0, space: undefined })
+    const victim = hits[0]!
+    engine.forget(victim.id)
+    const project = engine.listProjects()[0]!
+    const space = store.getLsaModel(project.id)!.space
+    expect(store.vectors(space, [project.id]).some((v) => v.docKey < 0 && store.docs([v.docKey])[0]?.id === victim.id)).toBe(false)
+  })
+
+  it('embedding channel: reindex embeds every document through an OpenAI-compatible endpoint; an outage degrades to the other channels', async () => {
+    let down = false
+    const server = createServer((req, res) => {
+      let body = ''
+      req.on('data', (c) => (body += c))
+      req.on('end', () => {
+        if (down) {
+          res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"model not loaded"}}')
+          return
+        }
+        const input = (JSON.parse(body) as { input: string[] }).input
+        // A toy embedding: [has "cat", has "dog", 1], normalised by the client.
+        const data = input.map((t, index) => ({ index, embedding: [/cat|kitten/i.test(t) ? 1 : 0, /dog|puppy/i.test(t) ? 1 : 0, 0.1] }))
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }))
+      })
+    })
+    servers.push(server)
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const { port } = server.address() as AddressInfo
+    const embedder = createOpenAiEmbedder({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'toy', maxRetries: 0 })
+    const { engine } = createTestEngine({ embedder })
+    engine.remember('we adopted a kitten last spring')
+    engine.remember('the puppy chewed the sofa')
+    const r = await engine.reindex()
+    expect(r).toMatchObject({ embedded: 2, space: 'openai:toy:3' })
+    const hits = await engine.recall('cat', { limit: 2 })
+    expect(hits[0]).toMatchObject({ snippet: 'we adopted a kitten last spring', channels: { embedding: { rank: 1 } } })
+    expect(engine.warnings).toEqual([])
+    down = true
+    const degraded = await engine.recall('puppy', { limit: 2 })
+    expect(degraded.map((h) => h.snippet)).toEqual(['the puppy chewed the sofa'])
+    expect(engine.warnings).toEqual([expect.stringContaining('embedding channel skipped')])
+  })
+})
