@@ -108,7 +108,7 @@ describe('remember and recall', () => {
       },
     })
     const doc = await ok(['recall', 'postgres'])
-    expect(Object.keys(doc)).toEqual(['query', 'hits'])
+    expect(Object.keys(doc)).toEqual(['query', 'hits', 'warnings'])
     expect(doc.query).toBe('postgres')
     expect(doc.hits).toHaveLength(1)
     const hit = doc.hits[0]
@@ -235,7 +235,7 @@ describe('--json prints exactly one JSON document', () => {
   })
 
   it('on an empty data directory', async () => {
-    expect(await ok(['recall', 'anything'])).toEqual({ query: 'anything', hits: [] })
+    expect(await ok(['recall', 'anything'])).toEqual({ query: 'anything', hits: [], warnings: [] })
     expect(await ok(['sessions'])).toEqual({ sessions: [] })
     const ctx = await ok(['context'])
     expect(ctx.text).toContain('(nothing recorded yet for this project)')
