@@ -1,23 +1,32 @@
 import { DEFAULT_CAPS, sanitizeValue, type CapLimits } from '../core/text.js'
+import { redactSecrets, redactValue } from './redact.js'
 
 /**
- * Rewrites text before it is stored. The seam where secret redaction plugs
- * in (its own issue): every string of every payload passes through the
- * configured redactor before anything is persisted or indexed.
+ * Rewrites text before it is stored, indexed, embedded or sent anywhere.
+ * The default is `redactSecrets` (capture/redact.ts): secret-shaped values
+ * become typed placeholders such as `[REDACTED:aws-access-key]` and
+ * `<private>…</private>` spans are dropped.
  */
 export type Redactor = (text: string) => string
 
-/** Keeps text as it is. The default until secret redaction lands. */
+/** Keeps text as it is (for tests of the raw pipeline). */
 export const noRedaction: Redactor = (text) => text
 
+/** The default redactor. */
+export const defaultRedactor: Redactor = redactSecrets
+
 /**
- * Prepares a source payload for the event log: redaction, Unicode repair
- * (NUL bytes, lone surrogates), binary and base64 placeholders, per-field
- * caps that keep head and tail (see `capText`). Pure; returns a new value.
+ * Prepares a source payload for the event log: Unicode repair (NUL bytes,
+ * lone surrogates), binary and base64 placeholders, per-field caps that keep
+ * head and tail (see `capText`), then redaction. With the default redactor,
+ * values under secret-like keys (`{"password": …}`) are redacted whole, keys
+ * kept. Pure; returns a new value.
  */
-export function sanitizePayload(payload: unknown, redact: Redactor = noRedaction, limits: CapLimits = DEFAULT_CAPS): unknown {
+export function sanitizePayload(payload: unknown, redact: Redactor = defaultRedactor, limits: CapLimits = DEFAULT_CAPS): unknown {
   const clean = sanitizeValue(payload, limits)
-  return redact === noRedaction ? clean : mapStrings(clean, redact)
+  if (redact === noRedaction) return clean
+  if (redact === redactSecrets) return redactValue(clean)
+  return mapStrings(clean, redact)
 }
 
 function mapStrings(value: unknown, fn: (s: string) => string): unknown {

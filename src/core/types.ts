@@ -69,6 +69,8 @@ export interface DerivedObservation {
   sourceRef?: string
   /** Event time override (defaults to the event's ts). */
   ts?: number
+  /** Why this text is suspect (`injection:ignore-instructions`, …); flagged text stays out of injected context. */
+  flags?: string[]
 }
 
 /** What an event does to its session besides observations. */
@@ -90,6 +92,8 @@ export interface Observation {
   /** Epoch ms. */
   ts: number
   eventSeq: number
+  /** Reasons the text is suspect (see DerivedObservation.flags); empty when none. */
+  flags: string[]
 }
 
 export type MemoryKind = 'decision' | 'fact' | 'preference' | 'lesson'
@@ -104,6 +108,8 @@ export interface Memory {
   createdAt: number
   /** How many times the same text was remembered again in the same project. */
   seenCount: number
+  /** Reasons the text is suspect; empty when none. */
+  flags: string[]
 }
 
 export interface Project {
@@ -147,4 +153,6 @@ export interface RecallHit {
   channels?: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', { rank: number; score: number }>>
   /** True when it entered only as the neighbour of a matching turn in its session. */
   viaNeighbor?: boolean
+  /** Reasons the text is suspect (`injection:…`); shown, never hidden from recall. */
+  flags?: string[]
 }

@@ -10,6 +10,8 @@ import { deriveEvent } from '../capture/derive.js'
 import { forgetEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
+import { redactSecrets, redactValue } from '../capture/redact.js'
+import { detectInjection } from '../capture/injection.js'
 import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
 import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
@@ -132,16 +134,51 @@ export class MnemoEngine {
     const out: Derivation = {
       observations: d.observations.map((o) => ({
         ...o,
+        ...(o.kind !== 'prompt' ? injectionFlags(o.text) : {}),
         index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], this.metaWords(o.role, o.kind, o.ts ?? event.ts, o.text)),
         entities: extractEntities(o.text, { ...(o.files ? { files: o.files } : {}), ...(o.tool ? { tool: o.tool } : {}), speaker: o.role }),
       })),
     }
     if (d.memory) {
-      out.memory = { ...d.memory, index: toIndexedText(d.memory.text, [], this.metaWords(d.memory.kind, 'memory', event.ts, d.memory.text)), entities: extractEntities(d.memory.text) }
+      out.memory = {
+        ...d.memory,
+        ...injectionFlags(d.memory.text),
+        index: toIndexedText(d.memory.text, [], this.metaWords(d.memory.kind, 'memory', event.ts, d.memory.text)),
+        entities: extractEntities(d.memory.text),
+      }
     }
     if (d.forget) out.forget = d.forget
     if (d.session) out.session = d.session
     return out
+  }
+
+  /** Second redaction pass on everything that leaves the store, for secrets stored before a pattern existed. */
+  private readRedact(text: string): string {
+    return this.redact ? this.redact(text) : redactSecrets(text)
+  }
+
+  private redactObservation(o: Observation): Observation {
+    return { ...o, text: this.readRedact(o.text) }
+  }
+
+  /**
+   * Re-runs secret redaction over every stored event payload (patterns added
+   * since capture), rewrites the changed ones in place, rebuilds the derived
+   * state from the cleaned log, and writes an audit record.
+   *
+   * @param actor - Who asked (`cli`, `mcp`, a user name), for the audit log.
+   * @returns How many events changed, and the rebuild's counts.
+   */
+  rescanSecrets(actor: string): { eventsChanged: number; events: number; observations: number } {
+    const changed = this.store.rewritePayloads((payload) => redactValue(payload))
+    const rebuilt = this.rebuild()
+    this.store.audit({ at: this.clock.now(), actor, action: 'redact-rescan', target: '*', count: changed, details: { events: rebuilt.events } })
+    return { eventsChanged: changed, ...rebuilt }
+  }
+
+  /** The last `limit` audit entries, newest first. */
+  auditLog(limit = 20): ReturnType<Store['auditLog']> {
+    return this.store.auditLog(limit)
   }
 
   /**
@@ -302,10 +339,11 @@ export class MnemoEngine {
       sessionId: r.doc.sessionId,
       ts: r.doc.ts,
       score: r.score,
-      snippet: r.snippet,
+      snippet: this.readRedact(r.snippet),
       sourceRef: r.doc.sourceRef,
       channels: r.channels,
       viaNeighbor: r.viaNeighbor,
+      ...(r.doc.flags.length > 0 ? { flags: r.doc.flags } : {}),
     }))
   }
 
@@ -370,13 +408,16 @@ export class MnemoEngine {
     const prefix = idPrefix(id)
     if (prefix === 'obs') {
       const observation = this.store.getObservation(id)
-      if (observation) return { type: 'observation', observation, project: this.store.getProject(observation.projectId) }
+      if (observation) return { type: 'observation', observation: this.redactObservation(observation), project: this.store.getProject(observation.projectId) }
     } else if (prefix === 'mem') {
       const memory = this.store.getMemory(id)
-      if (memory) return { type: 'memory', memory, project: this.store.getProject(memory.projectId) }
+      if (memory) return { type: 'memory', memory: { ...memory, text: this.readRedact(memory.text) }, project: this.store.getProject(memory.projectId) }
     } else if (prefix === 'ses') {
       const session = this.store.getSession(id)
-      if (session) return { type: 'session', detail: { session, project: this.store.getProject(session.projectId), observations: this.store.sessionObservations(session.id as SessionId, 500) } }
+      if (session) {
+        const observations = this.store.sessionObservations(session.id as SessionId, 500).map((o) => this.redactObservation(o))
+        return { type: 'session', detail: { session: { ...session, ...(session.title ? { title: this.readRedact(session.title) } : {}) }, project: this.store.getProject(session.projectId), observations } }
+      }
     } else throw invalidInput('id', `expected an id like obs_…, mem_… or ses_… (got ${JSON.stringify(id)})`)
     const kind = prefix === 'obs' ? 'observation' : prefix === 'mem' ? 'memory' : 'session'
     throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
@@ -401,12 +442,23 @@ export class MnemoEngine {
     let memories: Memory[] = []
     const digests: SessionDigest[] = []
     if (project) {
-      memories = this.store.listMemories({ projectIds: [project.id], limit: 20 })
+      // Flagged text (reads like instructions to an agent) is never injected automatically.
+      memories = this.store
+        .listMemories({ projectIds: [project.id], limit: 40 })
+        .filter((m) => m.flags.length === 0)
+        .slice(0, 20)
+        .map((m) => ({ ...m, text: this.readRedact(m.text) }))
       const sessions = this.store
         .listSessions({ projectIds: [project.id], limit: 12 })
         .filter((s) => s.sessionKey !== options.excludeSessionKey && s.agent !== 'mnemo' && s.observationCount > 0)
         .slice(0, 5)
-      for (const s of sessions) digests.push(digestSession(s, this.store.sessionObservations(s.id, 400), project.root))
+      for (const s of sessions) {
+        const observations = this.store
+          .sessionObservations(s.id, 400)
+          .filter((o) => o.flags.length === 0)
+          .map((o) => this.redactObservation(o))
+        digests.push(digestSession({ ...s, ...(s.title ? { title: this.readRedact(s.title) } : {}) }, observations, project.root))
+      }
     }
     const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: this.clock.now() })
     return { ...block, project: ref.name }
@@ -505,6 +557,12 @@ export class MnemoEngine {
 /** True when a `--project` argument is written as a path rather than a name. */
 function isPathArg(arg: string): boolean {
   return /[\\/]/.test(arg) || arg === '.' || arg === '..'
+}
+
+/** `{ flags: ['injection:<reason>', …] }` when `text` reads like instructions to an agent, else `{}`. */
+function injectionFlags(text: string): { flags?: string[] } {
+  const r = detectInjection(text)
+  return r.flagged ? { flags: r.reasons.map((reason) => `injection:${reason}`) } : {}
 }
 
 /** A one-line form of `text`, for titles. */

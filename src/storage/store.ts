@@ -15,7 +15,7 @@ import type { EntityRef } from '../retrieval/entities.js'
 /** What one event turns into, computed by capture (observations) and retrieval (index text, entities). */
 export interface Derivation {
   observations: (DerivedObservation & { index: IndexedText; entities: EntityRef[] })[]
-  memory?: { kind: MemoryKind; text: string; index: IndexedText; entities: EntityRef[] }
+  memory?: { kind: MemoryKind; text: string; index: IndexedText; entities: EntityRef[]; flags?: string[] }
   /** Ids of observations or memories this event removes (a forget). */
   forget?: string[]
   session?: SessionEffect
@@ -56,6 +56,22 @@ export interface SearchDoc {
   ts: number
   text: string
   sourceRef: string | undefined
+  flags: string[]
+}
+
+/** One entry of the audit log. */
+export interface AuditEntry {
+  /** Epoch ms. */
+  at: number
+  /** Who did it: `cli`, `mcp`, `rest`, `hook`, or a user name. */
+  actor: string
+  /** `forget`, `redact-rescan`, `delete`, … */
+  action: string
+  /** What it applied to: an id, a project, `*`. */
+  target: string
+  /** How many items it affected. */
+  count: number
+  details?: Record<string, unknown>
 }
 
 /** A full-text candidate: the document key and its BM25 relevance (higher is better). */
@@ -100,6 +116,8 @@ export interface Store {
    * (counted in `duplicates`) and its derivation not applied.
    */
   append(batch: readonly { event: EventInput; derive: () => Derivation }[]): AppendResult
+  /** Logged events with `seq > afterSeq`, in order, at most `limit`. */
+  readEvents(afterSeq: number, limit: number): StoredEvent[]
   /** Deletes every derived row and re-applies `derive` to each logged event in order. */
   rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number }
   /** Full-text search, scope-filtered inside the query. */
@@ -151,6 +169,16 @@ export interface Store {
   sessionObservations(sessionId: SessionId, limit: number): Observation[]
   /** Memories of the given projects, newest first. */
   listMemories(options: { projectIds?: readonly ProjectId[]; limit: number }): Memory[]
+  /**
+   * Rewrites stored event payloads in place, in one transaction: `fn` returns
+   * a new payload or `undefined` to keep the event as it is.
+   * @returns How many events changed.
+   */
+  rewritePayloads(fn: (payload: unknown) => unknown): number
+  /** Appends an audit entry. */
+  audit(entry: AuditEntry): void
+  /** The last `limit` audit entries, newest first. */
+  auditLog(limit: number): AuditEntry[]
   stats(): StoreStats
   /** Runs SQLite's integrity check; returns 'ok' or the problems found. */
   integrityCheck(): string

@@ -212,6 +212,15 @@ export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<vo
   })
 }
 
+export async function redact(io: CliIo, out: Out, o: GlobalOptions & { rescan?: boolean }): Promise<void> {
+  if (!o.rescan) throw invalidInput('rescan', 'mnemo redact needs --rescan (rewrites stored events in place)')
+  await withMnemo(io, o, (m) => {
+    const r = m.engine.rescanSecrets('cli')
+    if (out.json) printJson(out, r)
+    else out.stdout(`redacted ${r.eventsChanged} event(s); rebuilt ${r.observations} observations from ${r.events} events (audit record written)\n`)
+  })
+}
+
 export async function reindex(io: CliIo, out: Out, o: GlobalOptions & { project?: string }): Promise<void> {
   await withMnemo(io, o, async (m) => {
     const ids = projectIds(m, o.project)

@@ -33,6 +33,7 @@ export function hitToJson(h: RecallHit, explain = false): Record<string, unknown
     score: Number(h.score.toFixed(4)),
     snippet: h.snippet,
     sourceRef: h.sourceRef ?? null,
+    flags: h.flags ?? [],
   }
 }
 
@@ -42,7 +43,7 @@ export function formatHits(hits: readonly RecallHit[], explain = false): string 
     .map((h, i) => {
       const where = `${h.project}${h.sessionId ? ` · ${h.sessionId}` : ''}`
       const ref = h.sourceRef ? ` · ${h.sourceRef}` : ''
-      const why = explain ? `\n    found by: ${explainHit(h)}` : ''
+      const why = `${explain ? `\n    found by: ${explainHit(h)}` : ''}${h.flags && h.flags.length > 0 ? `\n    ⚠ flagged: ${h.flags.join(', ')}` : ''}`
       return `${String(i + 1).padStart(2)}. ${h.id}  ${h.kind}  ${toIso(h.ts)}  score ${h.score.toFixed(4)}\n    ${where}${ref}${why}\n    ${h.snippet}`
     })
     .join('\n')
@@ -75,12 +76,13 @@ export function observationToJson(o: Observation): Record<string, unknown> {
     tool: o.tool ?? null,
     files: o.files,
     sourceRef: o.sourceRef ?? null,
+    flags: o.flags,
     text: o.text,
   }
 }
 
 export function memoryToJson(m: Memory): Record<string, unknown> {
-  return { id: m.id, kind: m.kind, projectId: m.projectId, createdAt: toIso(m.createdAt), seenCount: m.seenCount, text: m.text }
+  return { id: m.id, kind: m.kind, projectId: m.projectId, createdAt: toIso(m.createdAt), seenCount: m.seenCount, flags: m.flags, text: m.text }
 }
 
 export function formatImport(r: ImportReport): string {

@@ -104,6 +104,7 @@ describe('remember and recall', () => {
         projectId: expect.stringMatching(/^prj_/),
         createdAt: expect.stringMatching(ISO),
         seenCount: 1,
+        flags: [],
         text: 'we use postgres for the orders table',
       },
     })
@@ -112,7 +113,7 @@ describe('remember and recall', () => {
     expect(doc.query).toBe('postgres')
     expect(doc.hits).toHaveLength(1)
     const hit = doc.hits[0]
-    expect(Object.keys(hit)).toEqual(['id', 'type', 'kind', 'project', 'projectId', 'sessionId', 'time', 'score', 'snippet', 'sourceRef'])
+    expect(Object.keys(hit)).toEqual(['id', 'type', 'kind', 'project', 'projectId', 'sessionId', 'time', 'score', 'snippet', 'sourceRef', 'flags'])
     expect(hit).toEqual({
       id: created.memory.id,
       type: 'memory',
@@ -124,6 +125,7 @@ describe('remember and recall', () => {
       score: expect.any(Number),
       snippet: 'we use postgres for the orders table',
       sourceRef: null,
+      flags: [],
     })
     expect(hit.time).toMatch(ISO)
     expect(new Date(hit.time).toISOString()).toBe(hit.time)

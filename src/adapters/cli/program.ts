@@ -91,6 +91,10 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
   common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log'))
     .action((o) => run(() => commands.rebuild(io, out(o), o)))
 
+  common(program.command('redact').description('re-run secret redaction over everything stored (new patterns), with an audit record'))
+    .option('--rescan', 'rewrite stored events whose text now matches a secret pattern, then rebuild')
+    .action((o) => run(() => commands.redact(io, out(o), o)))
+
   common(program.command('reindex').description('recompute vectors: refit the builtin model, embed with the configured embedder'))
     .option('--project <project>', 'only this project (name or path)')
     .action((o) => run(() => commands.reindex(io, out(o), o)))

@@ -57,7 +57,8 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         files      TEXT,
         source_ref TEXT,
         ts         INTEGER NOT NULL,
-        text       TEXT NOT NULL
+        text       TEXT NOT NULL,
+        flags      TEXT
       );
       CREATE INDEX observations_session_time ON observations(session_id, ts);
       CREATE INDEX observations_project_time ON observations(project_id, ts);
@@ -71,7 +72,8 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         kind       TEXT NOT NULL,
         text       TEXT NOT NULL,
         created_at INTEGER NOT NULL,
-        seen_count INTEGER NOT NULL DEFAULT 1
+        seen_count INTEGER NOT NULL DEFAULT 1,
+        flags      TEXT
       );
       CREATE INDEX memories_project ON memories(project_id, created_at);
 
@@ -112,6 +114,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         doc_count  INTEGER NOT NULL,
         built_at   INTEGER NOT NULL,
         model      BLOB NOT NULL
+      );
+
+      -- What was done to the store by whom: rescans, deletes. Never derived, never rebuilt.
+      CREATE TABLE audit_log (
+        id      INTEGER PRIMARY KEY AUTOINCREMENT,
+        at      INTEGER NOT NULL,
+        actor   TEXT NOT NULL,
+        action  TEXT NOT NULL,
+        target  TEXT NOT NULL,
+        count   INTEGER NOT NULL,
+        details TEXT
       );
 
       CREATE VIRTUAL TABLE search_fts USING fts5(

@@ -4,7 +4,7 @@ import { MnemoError } from '../../core/errors.js'
 import { makeId, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, MemoryKind, Observation, ObservationKind, Project, Session } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
-import type { AppendResult, Derivation, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
+import type { AppendResult, AuditEntry, Derivation, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 
 export interface SqliteStoreOptions {
@@ -28,6 +28,7 @@ interface ObservationRow {
   source_ref: string | null
   ts: number
   text: string
+  flags: string | null
 }
 interface MemoryRow {
   id: string
@@ -36,6 +37,7 @@ interface MemoryRow {
   text: string
   created_at: number
   seen_count: number
+  flags: string | null
 }
 interface SessionRow {
   id: string
@@ -190,9 +192,9 @@ class SqliteStore implements Store {
       const ts = o.ts ?? event.ts
       const id = makeId('obs', ts, `${event.idemKey}#${i}`)
       const info = this.stmt(
-        `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(id, seq, sessionId, projectId, o.kind, o.role, o.tool ?? null, o.files && o.files.length > 0 ? JSON.stringify(o.files) : null, o.sourceRef ?? null, ts, o.text)
+        `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(id, seq, sessionId, projectId, o.kind, o.role, o.tool ?? null, o.files && o.files.length > 0 ? JSON.stringify(o.files) : null, o.sourceRef ?? null, ts, o.text, o.flags && o.flags.length > 0 ? o.flags.join(',') : null)
       this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts, o.index.meta)
       this.mention(projectId, Number(info.lastInsertRowid), o.entities)
       added++
@@ -203,8 +205,8 @@ class SqliteStore implements Store {
     if (d.memory) {
       const id = makeId('mem', event.ts, event.idemKey)
       const info = this.stmt(
-        `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-      ).run(id, seq, projectId, d.memory.kind, d.memory.text, event.ts)
+        `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ).run(id, seq, projectId, d.memory.kind, d.memory.text, event.ts, d.memory.flags && d.memory.flags.length > 0 ? d.memory.flags.join(',') : null)
       this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-Number(info.lastInsertRowid), d.memory.index.body, d.memory.index.parts, d.memory.index.meta)
       this.mention(projectId, -Number(info.lastInsertRowid), d.memory.entities)
     }
@@ -266,6 +268,10 @@ class SqliteStore implements Store {
     if (d.session?.ended) this.stmt('UPDATE sessions SET ended_at = MAX(COALESCE(ended_at, 0), ?) WHERE id = ?').run(event.ts, id)
     if (d.session?.title) this.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(d.session.title, id)
     return id
+  }
+
+  readEvents(afterSeq: number, limit: number): StoredEvent[] {
+    return this.guard('read events', () => (this.stmt('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit) as EventRow[]).map(toStoredEvent))
   }
 
   rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number } {
@@ -470,6 +476,7 @@ class SqliteStore implements Store {
             ts: o.ts,
             text: o.text,
             sourceRef: o.source_ref ?? undefined,
+            flags: splitFlags(o.flags),
           })
         }
       }
@@ -477,7 +484,7 @@ class SqliteStore implements Store {
         const chunk = memKeys.slice(i, i + 500)
         const rows = this.stmt(`SELECT rowid AS row_id, * FROM memories WHERE rowid IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as (MemoryRow & { row_id: number })[]
         for (const m of rows) {
-          found.set(-m.row_id, { docKey: -m.row_id, type: 'memory', id: m.id, kind: m.kind, role: m.kind, projectId: m.project_id as ProjectId, sessionId: undefined, ts: m.created_at, text: m.text, sourceRef: undefined })
+          found.set(-m.row_id, { docKey: -m.row_id, type: 'memory', id: m.id, kind: m.kind, role: m.kind, projectId: m.project_id as ProjectId, sessionId: undefined, ts: m.created_at, text: m.text, sourceRef: undefined, flags: splitFlags(m.flags) })
         }
       }
       return docKeys.map((k) => found.get(k)).filter((d): d is SearchDoc => d !== undefined)
@@ -581,6 +588,49 @@ class SqliteStore implements Store {
     })
   }
 
+  rewritePayloads(fn: (payload: unknown) => unknown): number {
+    return this.guard('rewrite payloads', () => {
+      let changed = 0
+      this.db
+        .transaction(() => {
+          let after = 0
+          for (;;) {
+            const rows = this.stmt('SELECT seq, payload FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as { seq: number; payload: string }[]
+            if (rows.length === 0) break
+            for (const row of rows) {
+              after = row.seq
+              const next = fn(JSON.parse(row.payload) as unknown)
+              if (next === undefined) continue
+              const text = JSON.stringify(next)
+              if (text === row.payload) continue
+              this.stmt('UPDATE events SET payload = ? WHERE seq = ?').run(text, row.seq)
+              changed++
+            }
+          }
+        })
+        .immediate()
+      return changed
+    })
+  }
+
+  audit(entry: AuditEntry): void {
+    this.guard('audit', () =>
+      this.stmt('INSERT INTO audit_log (at, actor, action, target, count, details) VALUES (?, ?, ?, ?, ?, ?)').run(
+        entry.at,
+        entry.actor,
+        entry.action,
+        entry.target,
+        entry.count,
+        entry.details ? JSON.stringify(entry.details) : null,
+      ),
+    )
+  }
+
+  auditLog(limit: number): AuditEntry[] {
+    const rows = this.stmt('SELECT at, actor, action, target, count, details FROM audit_log ORDER BY id DESC LIMIT ?').all(limit) as (Omit<AuditEntry, 'details'> & { details: string | null })[]
+    return rows.map((r) => ({ at: r.at, actor: r.actor, action: r.action, target: r.target, count: r.count, ...(r.details ? { details: JSON.parse(r.details) as Record<string, unknown> } : {}) }))
+  }
+
   integrityCheck(): string {
     const rows = this.db.pragma('integrity_check') as { integrity_check: string }[]
     return rows.map((r) => r.integrity_check).join('; ')
@@ -621,7 +671,12 @@ function toObservation(row: ObservationRow): Observation {
     sourceRef: row.source_ref ?? undefined,
     ts: row.ts,
     eventSeq: row.event_seq,
+    flags: splitFlags(row.flags),
   }
+}
+
+function splitFlags(flags: string | null): string[] {
+  return flags ? flags.split(',') : []
 }
 
 function toMemory(row: MemoryRow): Memory {
@@ -632,6 +687,7 @@ function toMemory(row: MemoryRow): Memory {
     text: row.text,
     createdAt: row.created_at,
     seenCount: row.seen_count,
+    flags: splitFlags(row.flags),
   }
 }
 
