@@ -8,8 +8,8 @@ import type { DerivedObservation, EventInput, MemoryKind, SessionEffect } from '
  */
 export interface CaptureDerivation {
   observations: DerivedObservation[]
-  memory?: { kind: MemoryKind; text: string }
-  forget?: string[]
+  memory?: { kind: MemoryKind; text: string; supersedes?: string; sameAs?: string }
+  memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]
   session?: SessionEffect
 }
 

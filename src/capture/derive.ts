@@ -15,7 +15,7 @@ const DERIVERS: Record<EventFormat, Deriver> = {
 }
 
 /**
- * Derives what one logged event means (observations, a memory, a forget, a
+ * Derives what one logged event means (observations, a memory, a lifecycle change, a
  * session effect) by its format. Pure and deterministic: the same event
  * always gives the same result, which is what makes `rebuild` exact.
  * Derivers do not throw on odd payloads (they derive less); an unknown

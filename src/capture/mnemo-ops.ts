@@ -6,14 +6,29 @@ import { sanitizePayload, type Redactor } from './sanitize.js'
 /** Session key under which mnemo logs its own operations for a project. */
 export const MNEMO_SESSION_PREFIX = 'mnemo:'
 
-type OpPayload = { op: 'remember'; kind: MemoryKind; text: string } | { op: 'forget'; ids: string[]; reason?: string }
+export type MemoryOpName = 'pin' | 'unpin' | 'archive' | 'restore'
+
+type OpPayload =
+  | { op: 'remember'; kind: MemoryKind; text: string; supersedes?: string; sameAs?: string }
+  | { op: MemoryOpName; id: string }
 
 /**
- * The log event for an explicit `remember`. Its idempotency key hashes the
- * project, kind and text, so remembering the same thing twice stores it once.
+ * The log event for an explicit `remember`. Every call is logged (its key
+ * includes the time); the write guard then decides whether it is a new
+ * memory, the same one seen again (`sameAs`, or equal content), or a new
+ * version of one (`supersedes`, or the same subject).
  */
-export function rememberEvent(project: ProjectRef, kind: MemoryKind, text: string, nowMs: number, redact?: Redactor): EventInput {
-  const payload = sanitizePayload({ op: 'remember', kind, text }, redact) as OpPayload & { op: 'remember' }
+export function rememberEvent(
+  project: ProjectRef,
+  kind: MemoryKind,
+  text: string,
+  nowMs: number,
+  options: { redact?: Redactor; supersedes?: string; sameAs?: string } = {},
+): EventInput {
+  const payload = sanitizePayload(
+    { op: 'remember', kind, text, ...(options.supersedes ? { supersedes: options.supersedes } : {}), ...(options.sameAs ? { sameAs: options.sameAs } : {}) },
+    options.redact,
+  ) as OpPayload & { op: 'remember' }
   return {
     agent: 'mnemo',
     format: 'mnemo',
@@ -21,29 +36,31 @@ export function rememberEvent(project: ProjectRef, kind: MemoryKind, text: strin
     sessionKey: `${MNEMO_SESSION_PREFIX}${project.root}`,
     project,
     ts: nowMs,
-    idemKey: `mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}`)}`,
+    idemKey: `mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}`)}:${nowMs}`,
     payload,
   }
 }
 
-/** The log event for a `forget` of observations or memories (a tombstone replayed by `rebuild`). */
-export function forgetEvent(project: ProjectRef, ids: string[], nowMs: number): EventInput {
+/** The log event for a lifecycle change of a memory (pin, unpin, archive, restore). */
+export function memoryOpEvent(project: ProjectRef, op: MemoryOpName, id: string, nowMs: number): EventInput {
   return {
     agent: 'mnemo',
     format: 'mnemo',
-    type: 'forget',
+    type: op,
     sessionKey: `${MNEMO_SESSION_PREFIX}${project.root}`,
     project,
     ts: nowMs,
-    idemKey: `mnemo:forget:${ids.join(',')}:${nowMs}`,
-    payload: { op: 'forget', ids },
+    idemKey: `mnemo:${op}:${id}:${nowMs}`,
+    payload: { op, id },
   }
 }
 
-/** remember → a memory; forget → removal of the named observations and memories. */
+/** remember → a memory (through the write guard); pin/unpin/archive/restore → a lifecycle change. */
 export const deriveMnemoOp: Deriver = (event) => {
   const p = event.payload as OpPayload
-  if (p.op === 'remember') return { observations: [], memory: { kind: p.kind, text: p.text } }
-  if (p.op === 'forget') return { observations: [], forget: p.ids }
+  if (p.op === 'remember') {
+    return { observations: [], memory: { kind: p.kind, text: p.text, ...(p.supersedes ? { supersedes: p.supersedes } : {}), ...(p.sameAs ? { sameAs: p.sameAs } : {}) } }
+  }
+  if (p.op === 'pin' || p.op === 'unpin' || p.op === 'archive' || p.op === 'restore') return { observations: [], memoryOps: [{ op: p.op, id: p.id }] }
   return { observations: [] }
 }

@@ -110,6 +110,19 @@ export interface Memory {
   seenCount: number
   /** Reasons the text is suspect; empty when none. */
   flags: string[]
+  /** Epoch ms it became current, and when a newer version replaced it (undefined while current). */
+  validFrom: number
+  validTo: number | undefined
+  /** The memory it replaced, and the one that replaced it. */
+  supersedes: string | undefined
+  supersededBy: string | undefined
+  /** Why it needs a look (`depends-on-superseded:<id>`), if it does. */
+  review: string | undefined
+  pinned: boolean
+  /** Epoch ms it was archived (out of default recall), if it is. */
+  archivedAt: number | undefined
+  /** Epoch ms it was last remembered again. */
+  lastSeenAt: number
 }
 
 export interface Project {

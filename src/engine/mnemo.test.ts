@@ -121,13 +121,15 @@ describe('search', () => {
 })
 
 describe('remember, forget, rebuild', () => {
-  it('remembering the same text twice returns the same memory', async () => {
+  it('remembering the same text twice keeps one memory and counts it seen twice', async () => {
     const { engine, clock } = createTestEngine()
     const a = engine.remember('use pnpm, not npm', { kind: 'preference' })
     clock.advance(1000)
-    const b = engine.remember('use pnpm, not npm', { kind: 'preference' })
+    const b = engine.remember('Use pnpm, not npm.', { kind: 'preference' })
     expect(a.created).toBe(true)
-    expect(b).toEqual({ created: false, memory: a.memory })
+    expect(b.created).toBe(false)
+    expect(b.memory).toMatchObject({ id: a.memory.id, seenCount: 2, lastSeenAt: a.memory.createdAt + 1000 })
+    expect(engine.stats().memories).toBe(1)
   })
 
   it('forget removes an observation from recall, and rebuild gives back the same state without it', async () => {
@@ -142,7 +144,8 @@ describe('remember, forget, rebuild', () => {
     const after = (await engine.recall('alpha'))
     expect(after.map((h) => h.id)).not.toContain(victim.id)
     const r = engine.rebuild()
-    expect(r.events).toBe(4)
+    // The forgotten prompt's event is gone from the log itself.
+    expect(r.events).toBe(2)
     expect((await engine.recall('alpha'))).toEqual(after)
     expect(engine.show(mem.id).type).toBe('memory')
     expect(() => engine.show(victim.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))

@@ -7,7 +7,9 @@ import { MEMORY_KINDS, type EventInput, type Memory, type MemoryKind, type Obser
 import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
-import { forgetEvent, rememberEvent } from '../capture/mnemo-ops.js'
+import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
+import { contentKey, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
+import { toMatchExpression as toMatchExpressionSafe } from '../retrieval/fts-query.js'
 import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { redactSecrets, redactValue } from '../capture/redact.js'
@@ -36,6 +38,10 @@ export interface RecallOptions {
   limit?: number
   /** Channels to use (for ablation); default every channel with a weight. */
   channels?: readonly ChannelName[]
+  /** Recall as of a past time (epoch ms): what existed then, memories as they were then. */
+  asOf?: number
+  /** Include archived memories (left out by default). */
+  includeArchived?: boolean
 }
 
 /** Per-file outcome of an import. */
@@ -140,14 +146,17 @@ export class MnemoEngine {
       })),
     }
     if (d.memory) {
+      const subject = subjectKey(d.memory.text)
       out.memory = {
         ...d.memory,
+        contentKey: contentKey(d.memory.kind, d.memory.text),
+        ...(subject ? { subjectKey: subject } : {}),
         ...injectionFlags(d.memory.text),
         index: toIndexedText(d.memory.text, [], this.metaWords(d.memory.kind, 'memory', event.ts, d.memory.text)),
         entities: extractEntities(d.memory.text),
       }
     }
-    if (d.forget) out.forget = d.forget
+    if (d.memoryOps) out.memoryOps = d.memoryOps
     if (d.session) out.session = d.session
     return out
   }
@@ -325,6 +334,8 @@ export class MnemoEngine {
       limit,
       timeRanges,
       extraLists,
+      ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
+      ...(options.includeArchived ? { includeArchived: true } : {}),
       ...(options.projectIds ? { projectIds: options.projectIds } : {}),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       ...(options.channels ? { channels: options.channels } : {}),
@@ -348,48 +359,150 @@ export class MnemoEngine {
   }
 
   /**
-   * Stores an explicit memory in a project. Remembering the same text and
-   * kind again in the same project returns the existing memory.
+   * Stores an explicit memory in a project, through the write guard:
+   * - the same text and kind as a current memory (case, spacing, final
+   *   punctuation aside) is not stored again: that memory's `seenCount` goes up;
+   * - a near duplicate (word-set Jaccard ≥ 0.85 with a current memory of the
+   *   same kind) is merged the same way;
+   * - a memory of the same kind about the same subject ("orders DB is …" then
+   *   "orders DB migrated to …"), or the one named by `supersedes`, is
+   *   superseded: the old version keeps its validity interval and stays
+   *   reachable through `history`; memories quoting its value are marked for review.
    *
    * @param text - 1–16 000 characters of non-blank text.
    * @param options.kind - decision | fact | preference | lesson. Default `fact`.
    * @param options.project - Where it belongs. Default: the project of the working directory.
+   * @param options.supersedes - Id of the memory this one replaces.
+   * @returns The current memory and whether a new one was created.
    * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, unknown kind.
+   * @throws {MnemoError} `NOT_FOUND` — `supersedes` names no current memory of the project.
    */
-  remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef } = {}): { memory: Memory; created: boolean } {
+  remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string } = {}): { memory: Memory; created: boolean } {
     const kind = options.kind ?? 'fact'
     if (!MEMORY_KINDS.includes(kind)) throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
     const clean = repairUnicode(text).trim()
     if (clean.length === 0) throw invalidInput('text', 'memory text is empty')
     if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
     const project = options.project ?? this.projectForPath(this.cwd)
-    const event = rememberEvent(project, kind, clean, this.clock.now(), this.redact)
-    const result = this.append([event])
-    const memory = this.store.memoryByIdemKey(event.idemKey)
-    if (!memory) {
-      throw new MnemoError('NOT_FOUND', `memory for ${JSON.stringify(truncateGraphemes(clean, 40))} was forgotten; reword it to store it again`, {
-        details: { kind: 'memory', id: event.idemKey },
-      })
+    if (options.supersedes !== undefined) {
+      const old = this.store.getMemory(options.supersedes)
+      const oldProject = old && this.store.getProject(old.projectId)
+      if (!old || old.validTo !== undefined || oldProject?.root !== project.root) {
+        throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, { details: { kind: 'memory', id: options.supersedes } })
+      }
     }
-    return { memory, created: result.inserted === 1 }
+    const sameAs = options.supersedes === undefined ? this.nearDuplicate(clean, kind, project) : undefined
+    const now = this.clock.now()
+    const event = rememberEvent(project, kind, clean, now, {
+      ...(this.redact ? { redact: this.redact } : {}),
+      ...(options.supersedes ? { supersedes: options.supersedes } : {}),
+      ...(sameAs ? { sameAs } : {}),
+    })
+    this.append([event])
+    const stored = (event.payload as { text: string }).text
+    const memory = (sameAs ? this.store.getMemory(sameAs) : undefined) ?? this.store.currentMemoryByContent(project.root, contentKey(kind, stored))
+    if (!memory) throw new MnemoError('NOT_FOUND', `memory ${JSON.stringify(truncateGraphemes(clean, 40))} was not stored`, { details: { kind: 'memory', id: event.idemKey } })
+    return { memory, created: memory.createdAt === now && memory.seenCount === 1 }
+  }
+
+  /** A current memory of the same kind in the project whose words nearly equal `text`, if any. */
+  private nearDuplicate(text: string, kind: MemoryKind, project: ProjectRef): string | undefined {
+    const known = this.store.listProjects().find((p) => p.root === project.root)
+    if (!known || toMatchExpressionSafe(text) === undefined) return undefined
+    const hits = runRecall(this.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'] }, this.recallConfig)
+    const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text))
+    return match?.doc.id
   }
 
   /**
-   * Forgets an observation or a memory: removes it from every index now and
-   * on every later `rebuild` (a tombstone is logged).
+   * Forgets an observation or a memory for good: the event it came from is
+   * deleted from the log with every row derived from it (full-text entry,
+   * vectors, graph mentions), its idempotency key is kept as a tombstone so a
+   * re-import never brings it back, and an audit record is written. For a
+   * memory, every remember of the same memory and its pin/archive history go
+   * too; a version it superseded becomes current again. An observation goes
+   * with the other observations of the same source record.
    *
+   * @param actor - Who asked (`cli`, `mcp`, …), for the audit log.
    * @throws {MnemoError} `INVALID_INPUT` — not an observation or memory id.
    * @throws {MnemoError} `NOT_FOUND` — no such item.
    */
-  forget(id: string): { id: string; type: 'observation' | 'memory' } {
+  forget(id: string, actor = 'cli'): { id: string; type: 'observation' | 'memory'; events: number } {
     const prefix = idPrefix(id)
     if (prefix !== 'obs' && prefix !== 'mem') throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
-    const item = prefix === 'obs' ? this.store.getObservation(id) : this.store.getMemory(id)
-    if (!item) throw new MnemoError('NOT_FOUND', `no ${prefix === 'obs' ? 'observation' : 'memory'} with id ${id}`, { details: { kind: prefix === 'obs' ? 'observation' : 'memory', id } })
-    const project = this.store.getProject(item.projectId)
-    if (!project) throw new MnemoError('NOT_FOUND', `project of ${id} is missing`, { details: { kind: 'project', id: item.projectId } })
-    this.append([forgetEvent({ root: project.root, name: project.name }, [id], this.clock.now())])
-    return { id, type: prefix === 'obs' ? 'observation' : 'memory' }
+    const kind = prefix === 'obs' ? 'observation' : 'memory'
+    const seq = this.store.sourceEventOf(id)
+    if (seq === undefined) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
+    const seqs = [seq]
+    if (prefix === 'mem') {
+      const memory = this.store.getMemory(id)!
+      const key = contentKey(memory.kind, memory.text)
+      const root = this.store.getProject(memory.projectId)?.root
+      for (let after = 0; ; ) {
+        const page = this.store.readEvents(after, 1000)
+        if (page.length === 0) break
+        for (const e of page) {
+          after = e.seq
+          if (e.format !== 'mnemo' || e.project.root !== root) continue
+          const p = e.payload as { op?: string; id?: string; sameAs?: string; kind?: string; text?: string }
+          const sameMemory = p.op === 'remember' && (p.sameAs === id || (p.kind !== undefined && p.text !== undefined && contentKey(p.kind, p.text) === key))
+          if (sameMemory || p.id === id) seqs.push(e.seq)
+        }
+      }
+    }
+    const events = this.store.deleteEvents({ seqs: [...new Set(seqs)] })
+    this.store.audit({ at: this.clock.now(), actor, action: 'forget', target: id, count: events })
+    return { id, type: kind, events }
+  }
+
+  /**
+   * Deletes everything of a scope for good: the project's events (optionally
+   * only one session's, or only those before a time), every derived row, with
+   * tombstones and an audit record; then re-derives the store so nothing
+   * derived from the deleted events (sessions, summaries, graph edges) remains.
+   * Never touches another project.
+   *
+   * @throws {MnemoError} `INVALID_INPUT` — no project given.
+   */
+  deleteScope(scope: { project: Project; sessionKey?: string; before?: number }, actor = 'cli'): { events: number } {
+    const events = this.store.deleteEvents({
+      projectRoot: scope.project.root,
+      ...(scope.sessionKey !== undefined ? { sessionKey: scope.sessionKey } : {}),
+      ...(scope.before !== undefined ? { before: scope.before } : {}),
+    })
+    if (events > 0) this.rebuild()
+    this.store.audit({
+      at: this.clock.now(),
+      actor,
+      action: 'delete',
+      target: scope.project.root,
+      count: events,
+      details: { ...(scope.sessionKey ? { session: scope.sessionKey } : {}), ...(scope.before !== undefined ? { before: new Date(scope.before).toISOString() } : {}) },
+    })
+    return { events }
+  }
+
+  /**
+   * Pins, unpins, archives or restores a memory (a logged event, so it
+   * survives rebuild and export). Pinned memories never decay or archive;
+   * archived ones leave default recall and context but stay searchable with
+   * `includeArchived` and come back with `restore`.
+   *
+   * @throws {MnemoError} `NOT_FOUND` — no such memory.
+   */
+  setMemoryState(id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
+    const memory = this.store.getMemory(id)
+    const project = memory && this.store.getProject(memory.projectId)
+    if (!memory || !project) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    this.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, this.clock.now())])
+    return this.store.getMemory(id)!
+  }
+
+  /** A memory's version chain, oldest first (what it superseded and what superseded it). */
+  history(id: string): Memory[] {
+    const chain = this.store.memoryHistory(id)
+    if (chain.length === 0) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    return chain.map((m) => ({ ...m, text: this.readRedact(m.text) }))
   }
 
   /** Sessions newest first, optionally of some projects. `limit` 1–1000, default 50. */

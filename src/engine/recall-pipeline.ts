@@ -65,6 +65,10 @@ export interface RecallQuery {
   timeRanges?: readonly TimeRange[]
   /** Ranked lists computed outside (vector channels, which need the embedders), fused with the rest. */
   extraLists?: readonly ChannelList[]
+  /** Recall as of this time (epoch ms): only what existed then, and memories current then. */
+  asOf?: number
+  /** Include archived memories. Default false. */
+  includeArchived?: boolean
 }
 
 /** A recall result before it is shaped for a surface. */
@@ -109,6 +113,8 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
       match,
       limit: config.candidates,
       weights: config.columnWeights,
+      ...(q.asOf !== undefined ? { asOf: q.asOf } : {}),
+      ...(q.includeArchived ? { includeArchived: true } : {}),
       ...(q.projectIds && q.projectIds.length > 0 ? { projectIds: q.projectIds } : {}),
       ...(q.sessionId ? { sessionId: q.sessionId } : {}),
     })
@@ -153,6 +159,20 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
 
   for (const list of q.extraLists ?? []) if (enabled.has(list.channel)) lists.push(list)
   hydrate(lists.flatMap((l) => l.hits.slice(0, Math.max(q.limit * 3, q.limit + 20)).map((h) => h.key)))
+
+  // Every channel sees the same history: superseded and archived memories, and anything after `asOf`, stay out.
+  const visible = (doc: SearchDoc): boolean => {
+    if (!q.includeArchived && doc.archivedAt !== undefined) return false
+    if (q.asOf === undefined) return doc.validTo === undefined
+    return doc.ts <= q.asOf && (doc.validTo === undefined || doc.validTo > q.asOf)
+  }
+  for (const list of lists) {
+    hydrate(list.hits.map((h) => h.key))
+    list.hits = list.hits.filter((h) => {
+      const doc = docs.get(h.key)
+      return doc !== undefined && visible(doc)
+    })
+  }
 
   const fused = reciprocalRankFusion(lists, config.rrfK)
   const cap = q.sessionId === undefined && config.maxPerSession > 0 ? config.maxPerSession : Infinity

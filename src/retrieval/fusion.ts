@@ -12,7 +12,7 @@ export interface ChannelList {
   channel: ChannelName
   /** Multiplier of this channel's RRF contribution, >= 0. */
   weight: number
-  hits: readonly { key: number; score: number }[]
+  hits: { key: number; score: number }[]
 }
 
 /** Where a fused candidate came from: its 1-based rank and raw score in each channel that found it. */

@@ -15,9 +15,25 @@ import type { EntityRef } from '../retrieval/entities.js'
 /** What one event turns into, computed by capture (observations) and retrieval (index text, entities). */
 export interface Derivation {
   observations: (DerivedObservation & { index: IndexedText; entities: EntityRef[] })[]
-  memory?: { kind: MemoryKind; text: string; index: IndexedText; entities: EntityRef[]; flags?: string[] }
-  /** Ids of observations or memories this event removes (a forget). */
-  forget?: string[]
+  memory?: {
+    kind: MemoryKind
+    text: string
+    index: IndexedText
+    entities: EntityRef[]
+    flags?: string[]
+    /** Same key in the same project = the same memory (its seen count goes up instead). */
+    contentKey: string
+    /** Same key and kind, other content = a newer version of it (supersedes the current one). */
+    subjectKey?: string
+    /** The phrase after the subject ("PostgreSQL 14"): memories quoting a superseded value get flagged for review. */
+    value?: string
+    /** Explicitly replaces this memory id. */
+    supersedes?: string
+    /** Is this memory seen again (a near duplicate the engine matched). */
+    sameAs?: string
+  }
+  /** Lifecycle changes to memories: pin, unpin, archive, restore. */
+  memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]
   session?: SessionEffect
 }
 
@@ -57,6 +73,9 @@ export interface SearchDoc {
   text: string
   sourceRef: string | undefined
   flags: string[]
+  /** For memories: when it stopped being current, and when it was archived. */
+  validTo?: number
+  archivedAt?: number
 }
 
 /** One entry of the audit log. */
@@ -89,6 +108,10 @@ export interface SearchTextOptions {
   sessionId?: SessionId
   /** Most matches returned, best first. */
   limit: number
+  /** Memories as of this time (epoch ms): current then, not archived filtering aside. Default: now (current only). */
+  asOf?: number
+  /** Include archived memories. Default false. */
+  includeArchived?: boolean
   /** Column weights for bm25(): [body, parts, meta]. Default [1, 0.5, 0.5]. */
   weights?: readonly [number, number, number]
 }
@@ -161,6 +184,20 @@ export interface Store {
   getProject(id: ProjectId | string): Project | undefined
   /** The memory derived from the logged event with this idempotency key, if any. */
   memoryByIdemKey(idemKey: string): Memory | undefined
+  /** The current memory of a project with this content key, if any. */
+  currentMemoryByContent(projectRoot: string, contentKey: string): Memory | undefined
+  /** A memory and every version before and after it, oldest first. */
+  memoryHistory(id: string): Memory[]
+  /**
+   * Deletes logged events for good (a governance delete): their rows, every
+   * row derived from them, and their idempotency keys become tombstones so a
+   * re-import never brings them back. Events of mnemo's own operations that
+   * name the deleted items go too.
+   * @returns How many events were deleted.
+   */
+  deleteEvents(filter: { seqs?: readonly number[]; projectRoot?: string; sessionKey?: string; before?: number }): number
+  /** The log sequence number of the event an observation or memory was derived from. */
+  sourceEventOf(id: string): number | undefined
 
   listProjects(): Project[]
   /** Sessions newest first (by last event). */

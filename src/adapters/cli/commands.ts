@@ -69,9 +69,15 @@ function projectIds(m: OpenedMnemo, project: string | undefined): string[] | und
   return project === undefined ? undefined : m.engine.resolveProjects(project).map((p) => p.id)
 }
 
-export async function recall(io: CliIo, out: Out, query: string, o: GlobalOptions & { project?: string; session?: string; limit?: string; channels?: string; explain?: boolean }): Promise<void> {
+export async function recall(
+  io: CliIo,
+  out: Out,
+  query: string,
+  o: GlobalOptions & { project?: string; session?: string; limit?: string; channels?: string; explain?: boolean; asOf?: string; includeArchived?: boolean },
+): Promise<void> {
   const limit = parseIntOption('limit', o.limit, 1, 100) ?? 10
   const channels = parseChannels(o.channels)
+  const asOf = parseTimeOption('as-of', o.asOf)
   await withMnemo(io, o, async (m) => {
     const ids = projectIds(m, o.project)
     const hits = await m.engine.recall(query, {
@@ -79,6 +85,8 @@ export async function recall(io: CliIo, out: Out, query: string, o: GlobalOption
       ...(ids ? { projectIds: ids as never } : {}),
       ...(o.session ? { sessionId: o.session as never } : {}),
       ...(channels ? { channels } : {}),
+      ...(asOf !== undefined ? { asOf } : {}),
+      ...(o.includeArchived ? { includeArchived: true } : {}),
     })
     if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)), warnings: m.engine.warnings })
     else out.stdout(formatHits(hits, o.explain === true))
@@ -86,20 +94,68 @@ export async function recall(io: CliIo, out: Out, query: string, o: GlobalOption
   })
 }
 
-export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string }): Promise<void> {
+export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
   await withMnemo(io, o, (m) => {
     const project: ProjectRef | undefined = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
-    const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}) })
+    const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}), ...(o.supersedes ? { supersedes: o.supersedes } : {}) })
     if (out.json) printJson(out, { created, memory: memoryToJson(memory) })
     else out.stdout(`${created ? 'remembered' : 'already remembered'} ${memory.id} [${memory.kind}]\n`)
   })
 }
 
-export async function forget(io: CliIo, out: Out, id: string, o: GlobalOptions): Promise<void> {
+/** Parses an ISO-8601 time option into epoch ms. */
+function parseTimeOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const ms = Date.parse(value)
+  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) throw invalidInput(name, `--${name} must be an ISO-8601 time like 2026-05-01 or 2026-05-01T12:00:00Z (got ${JSON.stringify(value)})`)
+  return ms
+}
+
+export async function forget(io: CliIo, out: Out, id: string | undefined, o: GlobalOptions & { project?: string; session?: string; before?: string; yes?: boolean }): Promise<void> {
+  const before = parseTimeOption('before', o.before)
+  if (id !== undefined && (o.project !== undefined || o.session !== undefined || before !== undefined)) {
+    throw invalidInput('id', 'give either an id or a scope (--project with --session/--before), not both')
+  }
+  if (id === undefined && o.project === undefined) throw invalidInput('project', 'forget needs an id (obs_…/mem_…) or --project')
   await withMnemo(io, o, (m) => {
-    const r = m.engine.forget(id)
-    if (out.json) printJson(out, { forgotten: r })
-    else out.stdout(`forgot ${r.type} ${r.id}\n`)
+    if (id !== undefined) {
+      const r = m.engine.forget(id, 'cli')
+      if (out.json) printJson(out, { forgotten: r })
+      else out.stdout(`forgot ${r.type} ${r.id}\n`)
+      return
+    }
+    const projects = m.engine.resolveProjects(o.project!)
+    if (projects.length !== 1) throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
+    const project = projects[0]!
+    let sessionKey: string | undefined
+    if (o.session !== undefined) {
+      const shown = m.engine.show(o.session)
+      if (shown.type !== 'session' || shown.detail.session.projectId !== project.id) throw invalidInput('session', `${o.session} is not a session of ${project.name}`)
+      sessionKey = shown.detail.session.sessionKey
+    }
+    if (!o.yes) throw invalidInput('yes', `this deletes ${sessionKey ? 'a session' : before !== undefined ? 'everything before that time' : 'everything'} in ${project.name} for good; add --yes to confirm`)
+    const r = m.engine.deleteScope({ project, ...(sessionKey ? { sessionKey } : {}), ...(before !== undefined ? { before } : {}) }, 'cli')
+    if (out.json) printJson(out, { deleted: { project: project.name, ...r } })
+    else out.stdout(`deleted ${r.events} event(s) from ${project.name} (audit record written)\n`)
+  })
+}
+
+export async function memoryState(io: CliIo, out: Out, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore', o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const memory = m.engine.setMemoryState(id, op)
+    if (out.json) printJson(out, { memory: memoryToJson(memory) })
+    else out.stdout(`${op}: ${memory.id}${memory.pinned ? ' (pinned)' : ''}${memory.archivedAt ? ' (archived)' : ''}\n`)
+  })
+}
+
+export async function history(io: CliIo, out: Out, id: string, o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const chain = m.engine.history(id)
+    if (out.json) {
+      printJson(out, { versions: chain.map(memoryToJson) })
+      return
+    }
+    for (const v of chain) out.stdout(`${v.id}  ${toIso(v.validFrom)} → ${v.validTo === undefined ? 'current' : toIso(v.validTo)}  [${v.kind}]  ${v.text}\n`)
   })
 }
 

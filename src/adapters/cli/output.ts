@@ -82,7 +82,22 @@ export function observationToJson(o: Observation): Record<string, unknown> {
 }
 
 export function memoryToJson(m: Memory): Record<string, unknown> {
-  return { id: m.id, kind: m.kind, projectId: m.projectId, createdAt: toIso(m.createdAt), seenCount: m.seenCount, flags: m.flags, text: m.text }
+  return {
+    id: m.id,
+    kind: m.kind,
+    projectId: m.projectId,
+    createdAt: toIso(m.createdAt),
+    seenCount: m.seenCount,
+    flags: m.flags,
+    text: m.text,
+    validFrom: toIso(m.validFrom),
+    validTo: m.validTo === undefined ? null : toIso(m.validTo),
+    supersedes: m.supersedes ?? null,
+    supersededBy: m.supersededBy ?? null,
+    review: m.review ?? null,
+    pinned: m.pinned,
+    archivedAt: m.archivedAt === undefined ? null : toIso(m.archivedAt),
+  }
 }
 
 export function formatImport(r: ImportReport): string {

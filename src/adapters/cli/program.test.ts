@@ -106,6 +106,13 @@ describe('remember and recall', () => {
         seenCount: 1,
         flags: [],
         text: 'we use postgres for the orders table',
+        validFrom: expect.stringMatching(ISO),
+        validTo: null,
+        supersedes: null,
+        supersededBy: null,
+        review: null,
+        pinned: false,
+        archivedAt: null,
       },
     })
     const doc = await ok(['recall', 'postgres'])
@@ -233,7 +240,7 @@ describe('--json prints exactly one JSON document', () => {
     expect(docs[3]).toMatchObject({ type: 'session', session: { id: sesId } })
     expect(docs[4]).toMatchObject({ type: 'observation', observation: { id: obsId } })
     expect(docs[7]).toMatchObject({ counts: { memories: 1 } })
-    expect(docs[10]).toEqual({ forgotten: { id: obsId, type: 'observation' } })
+    expect(docs[10]).toEqual({ forgotten: { id: obsId, type: 'observation', events: 1 } })
   })
 
   it('on an empty data directory', async () => {
@@ -326,7 +333,7 @@ describe('forget and rebuild', () => {
     const forgottenObs = before.find((id) => id.startsWith('obs_'))!
     expect(forgottenObs).toBeDefined()
 
-    expect(await ok(['forget', forgottenMem])).toEqual({ forgotten: { id: forgottenMem, type: 'memory' } })
+    expect(await ok(['forget', forgottenMem])).toEqual({ forgotten: { id: forgottenMem, type: 'memory', events: 1 } })
     const plain = await cli(['forget', forgottenObs])
     expect(plain).toEqual({ code: 0, stdout: `forgot observation ${forgottenObs}\n`, stderr: '' })
 
@@ -354,10 +361,12 @@ describe('forget and rebuild', () => {
     expect(await recallIds('login', ['--limit', '100'])).toEqual(expected)
   })
 
-  it('remembering a forgotten text again is refused with NOT_FOUND', async () => {
+  it('remembering a forgotten text again stores it anew (a forget deletes; it does not blacklist what you say next)', async () => {
     const id = await remember('temporary secret note')
     await ok(['forget', id])
-    await expectFailure(['remember', 'temporary secret note'], 1, 'NOT_FOUND', 'temporary secret note')
+    const again = await ok(['remember', 'temporary secret note'])
+    expect(again.created).toBe(true)
+    expect(again.memory.id).not.toBe(id)
   })
 })
 

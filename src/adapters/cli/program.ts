@@ -62,15 +62,34 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
     .option('--limit <n>', 'most hits, 1–100', '10')
     .option('--channels <list>', 'channels to use, comma-separated: bm25,vector,graph,time (default: all)')
     .option('--explain', 'show which channels found each hit, at which rank')
+    .option('--as-of <time>', 'recall as of a past ISO-8601 time: what existed then, memories as they were then')
+    .option('--include-archived', 'also search archived memories')
     .action((q: string, o) => run(() => commands.recall(io, out(o), q, o)))
 
   common(program.command('remember <text>').description('store an explicit memory'))
     .option('--project <project>', 'project name or path (default: this folder\'s project)')
     .addOption(new Option('--kind <kind>', 'kind of memory').choices(['decision', 'fact', 'preference', 'lesson']).default('fact'))
+    .option('--supersedes <id>', 'the memory this one replaces (mem_…)')
     .action((t: string, o) => run(() => commands.remember(io, out(o), t, o)))
 
-  common(program.command('forget <id>').description('forget an observation or memory (obs_… / mem_…)'))
-    .action((id: string, o) => run(() => commands.forget(io, out(o), id, o)))
+  common(program.command('forget [id]').description('delete an observation or memory for good, or a whole scope (--project with --session/--before)'))
+    .option('--project <project>', 'delete this project\'s data (name or path)')
+    .option('--session <id>', 'with --project: only this session (ses_… id)')
+    .option('--before <time>', 'with --project: only what happened before this ISO-8601 time')
+    .option('--yes', 'confirm a scoped delete')
+    .action((id: string | undefined, o) => run(() => commands.forget(io, out(o), id, o)))
+
+  for (const [name, what] of [
+    ['pin', 'pin a memory: it never decays or archives'],
+    ['unpin', 'unpin a memory'],
+    ['archive', 'move a memory out of default recall and context (restorable)'],
+    ['restore', 'bring an archived memory back'],
+  ] as const) {
+    common(program.command(`${name} <id>`).description(what)).action((id: string, o) => run(() => commands.memoryState(io, out(o), id, name, o)))
+  }
+
+  common(program.command('history <id>').description("a memory's version chain: what it superseded and what superseded it"))
+    .action((id: string, o) => run(() => commands.history(io, out(o), id, o)))
 
   common(program.command('sessions').description('list sessions, newest first'))
     .option('--project <project>', 'project name or any path inside it')

@@ -73,9 +73,29 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         text       TEXT NOT NULL,
         created_at INTEGER NOT NULL,
         seen_count INTEGER NOT NULL DEFAULT 1,
-        flags      TEXT
+        flags      TEXT,
+        -- Write guard and history: same content_key in a project = the same memory;
+        -- same subject_key with other content = a newer version that supersedes it.
+        content_key   TEXT NOT NULL,
+        subject_key   TEXT,
+        last_seen_at  INTEGER NOT NULL,
+        valid_from    INTEGER NOT NULL,
+        valid_to      INTEGER,
+        supersedes    TEXT,
+        superseded_by TEXT,
+        review        TEXT,
+        pinned        INTEGER NOT NULL DEFAULT 0,
+        archived_at   INTEGER
       );
       CREATE INDEX memories_project ON memories(project_id, created_at);
+      CREATE INDEX memories_content ON memories(project_id, content_key) WHERE valid_to IS NULL;
+      CREATE INDEX memories_subject ON memories(project_id, kind, subject_key) WHERE valid_to IS NULL;
+
+      -- Idempotency keys of events deleted on purpose: a re-import or replay never brings them back.
+      CREATE TABLE tombstones (
+        idem_key TEXT PRIMARY KEY,
+        at       INTEGER NOT NULL
+      );
 
       -- Full-text index over observations and memories. body: text with CJK bigrams;
       -- parts: identifier parts, file paths, tool names; meta: who said it (role or

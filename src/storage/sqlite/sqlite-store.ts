@@ -38,6 +38,16 @@ interface MemoryRow {
   created_at: number
   seen_count: number
   flags: string | null
+  content_key: string
+  subject_key: string | null
+  last_seen_at: number
+  valid_from: number
+  valid_to: number | null
+  supersedes: string | null
+  superseded_by: string | null
+  review: string | null
+  pinned: number
+  archived_at: number | null
 }
 interface SessionRow {
   id: string
@@ -151,6 +161,11 @@ class SqliteStore implements Store {
         .transaction(() => {
           const receivedAt = this.now()
           for (const { event, derive } of batch) {
+            if (this.stmt('SELECT 1 FROM tombstones WHERE idem_key = ?').get(event.idemKey)) {
+              result.duplicates++
+              result.seqs.push(undefined)
+              continue
+            }
             const info = this.stmt(
               `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING`,
@@ -202,15 +217,8 @@ class SqliteStore implements Store {
         this.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(o.text.replace(/\s+/g, ' ').trim().slice(0, 160), sessionId)
       }
     })
-    if (d.memory) {
-      const id = makeId('mem', event.ts, event.idemKey)
-      const info = this.stmt(
-        `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ).run(id, seq, projectId, d.memory.kind, d.memory.text, event.ts, d.memory.flags && d.memory.flags.length > 0 ? d.memory.flags.join(',') : null)
-      this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-Number(info.lastInsertRowid), d.memory.index.body, d.memory.index.parts, d.memory.index.meta)
-      this.mention(projectId, -Number(info.lastInsertRowid), d.memory.entities)
-    }
-    for (const id of d.forget ?? []) this.removeDerived(id)
+    if (d.memory) this.applyMemory(event, seq, projectId, d.memory)
+    for (const op of d.memoryOps ?? []) this.applyMemoryOp(op, event.ts)
     return added
   }
 
@@ -220,6 +228,61 @@ class SqliteStore implements Store {
       const row = this.stmt('SELECT id FROM entities WHERE project_id = ? AND type = ? AND name = ?').get(projectId, e.type, e.name) as { id: number }
       this.stmt('INSERT INTO entity_mentions (entity_id, doc_key) VALUES (?, ?) ON CONFLICT DO NOTHING').run(row.id, docKey)
     }
+  }
+
+  /**
+   * The write guard. Same content as a current memory of the project: its
+   * seen count goes up, nothing new is stored. Otherwise a new memory; if it
+   * names one to supersede, or a current memory of the same kind has the same
+   * subject, that one gets `valid_to` = now and `superseded_by`, and current
+   * memories quoting the old value are marked for review.
+   */
+  private applyMemory(event: EventInput, seq: number, projectId: ProjectId, m: NonNullable<Derivation['memory']>): void {
+    const same = (m.sameAs ? this.stmt('SELECT rowid, id FROM memories WHERE id = ? AND project_id = ? AND valid_to IS NULL').get(m.sameAs, projectId) : undefined) as
+      | { rowid: number; id: string }
+      | undefined ??
+      (this.stmt('SELECT rowid, id FROM memories WHERE project_id = ? AND content_key = ? AND valid_to IS NULL').get(projectId, m.contentKey) as
+        | { rowid: number; id: string }
+        | undefined)
+    if (same) {
+      this.stmt('UPDATE memories SET seen_count = seen_count + 1, last_seen_at = MAX(last_seen_at, ?), archived_at = NULL WHERE rowid = ?').run(event.ts, same.rowid)
+      return
+    }
+    const id = makeId('mem', event.ts, event.idemKey)
+    const info = this.stmt(
+      `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(id, seq, projectId, m.kind, m.text, event.ts, m.flags && m.flags.length > 0 ? m.flags.join(',') : null, m.contentKey, m.subjectKey ?? null, event.ts, event.ts)
+    const rowid = Number(info.lastInsertRowid)
+    this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-rowid, m.index.body, m.index.parts, m.index.meta)
+    this.mention(projectId, -rowid, m.entities)
+    const old = m.supersedes
+      ? (this.stmt('SELECT rowid, id, text, subject_key FROM memories WHERE id = ? AND project_id = ? AND valid_to IS NULL').all(m.supersedes, projectId) as OldRow[])
+      : m.subjectKey
+        ? (this.stmt('SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ? AND kind = ? AND subject_key = ? AND valid_to IS NULL AND rowid <> ?').all(
+            projectId,
+            m.kind,
+            m.subjectKey,
+            rowid,
+          ) as OldRow[])
+        : []
+    for (const o of old) {
+      this.stmt('UPDATE memories SET valid_to = ?, superseded_by = ? WHERE rowid = ?').run(event.ts, id, o.rowid)
+      this.stmt('UPDATE memories SET supersedes = ? WHERE rowid = ?').run(o.id, rowid)
+      // A current memory that quotes the replaced memory's value may rest on it.
+      const value = valueAfterSubject(o.text, o.subject_key)
+      if (value && value.length >= 4) {
+        this.stmt(
+          `UPDATE memories SET review = ? WHERE project_id = ? AND valid_to IS NULL AND rowid <> ? AND instr(lower(text), ?) > 0`,
+        ).run(`depends-on-superseded:${o.id}`, projectId, rowid, value.toLowerCase())
+      }
+    }
+  }
+
+  private applyMemoryOp(op: NonNullable<Derivation['memoryOps']>[number], ts: number): void {
+    if (op.op === 'pin' || op.op === 'unpin') this.stmt('UPDATE memories SET pinned = ? WHERE id = ?').run(op.op === 'pin' ? 1 : 0, op.id)
+    else if (op.op === 'archive') this.stmt('UPDATE memories SET archived_at = ? WHERE id = ? AND pinned = 0').run(ts, op.id)
+    else this.stmt('UPDATE memories SET archived_at = NULL WHERE id = ?').run(op.id)
   }
 
   private removeDerived(id: string): void {
@@ -313,6 +376,11 @@ class SqliteStore implements Store {
         scope += ' AND o.session_id = ?'
         params.push(options.sessionId)
       }
+      if (options.asOf !== undefined) {
+        scope += ' AND (o.id IS NULL OR o.ts <= ?) AND (m.id IS NULL OR (m.valid_from <= ? AND (m.valid_to IS NULL OR m.valid_to > ?)))'
+        params.push(options.asOf, options.asOf, options.asOf)
+      } else scope += ' AND (m.id IS NULL OR m.valid_to IS NULL)'
+      if (!options.includeArchived) scope += ' AND (m.id IS NULL OR m.archived_at IS NULL)'
       params.push(options.limit)
       return this.stmt(
         `SELECT f.rowid AS docKey, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score
@@ -484,7 +552,21 @@ class SqliteStore implements Store {
         const chunk = memKeys.slice(i, i + 500)
         const rows = this.stmt(`SELECT rowid AS row_id, * FROM memories WHERE rowid IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as (MemoryRow & { row_id: number })[]
         for (const m of rows) {
-          found.set(-m.row_id, { docKey: -m.row_id, type: 'memory', id: m.id, kind: m.kind, role: m.kind, projectId: m.project_id as ProjectId, sessionId: undefined, ts: m.created_at, text: m.text, sourceRef: undefined, flags: splitFlags(m.flags) })
+          found.set(-m.row_id, {
+            docKey: -m.row_id,
+            type: 'memory',
+            id: m.id,
+            kind: m.kind,
+            role: m.kind,
+            projectId: m.project_id as ProjectId,
+            sessionId: undefined,
+            ts: m.created_at,
+            text: m.text,
+            sourceRef: undefined,
+            flags: splitFlags(m.flags),
+            ...(m.valid_to !== null ? { validTo: m.valid_to } : {}),
+            ...(m.archived_at !== null ? { archivedAt: m.archived_at } : {}),
+          })
         }
       }
       return docKeys.map((k) => found.get(k)).filter((d): d is SearchDoc => d !== undefined)
@@ -527,6 +609,84 @@ class SqliteStore implements Store {
     return row && toMemory(row)
   }
 
+  currentMemoryByContent(projectRoot: string, contentKey: string): Memory | undefined {
+    const row = this.stmt(
+      'SELECT m.* FROM memories m JOIN projects p ON p.id = m.project_id WHERE p.root = ? AND m.content_key = ? AND m.valid_to IS NULL',
+    ).get(projectRoot, contentKey) as MemoryRow | undefined
+    return row && toMemory(row)
+  }
+
+  memoryHistory(id: string): Memory[] {
+    const start = this.getMemory(id)
+    if (!start) return []
+    const chain: Memory[] = [start]
+    let back = start.supersedes
+    while (back && chain.length < 1000) {
+      const m = this.getMemory(back)
+      if (!m) break
+      chain.unshift(m)
+      back = m.supersedes
+    }
+    let forward = start.supersededBy
+    while (forward && chain.length < 2000) {
+      const m = this.getMemory(forward)
+      if (!m) break
+      chain.push(m)
+      forward = m.supersededBy
+    }
+    return chain
+  }
+
+  sourceEventOf(id: string): number | undefined {
+    const o = this.stmt('SELECT event_seq FROM observations WHERE id = ?').pluck().get(id) as number | undefined
+    if (o !== undefined) return o
+    return this.stmt('SELECT event_seq FROM memories WHERE id = ?').pluck().get(id) as number | undefined
+  }
+
+  deleteEvents(filter: { seqs?: readonly number[]; projectRoot?: string; sessionKey?: string; before?: number }): number {
+    return this.guard('delete', () => {
+      const where: string[] = []
+      const params: unknown[] = []
+      if (filter.seqs) {
+        if (filter.seqs.length === 0) return 0
+        where.push(`seq IN (${filter.seqs.map(() => '?').join(',')})`)
+        params.push(...filter.seqs)
+      }
+      if (filter.projectRoot !== undefined) {
+        where.push('project_root = ?')
+        params.push(filter.projectRoot)
+      }
+      if (filter.sessionKey !== undefined) {
+        where.push('session_key = ?')
+        params.push(filter.sessionKey)
+      }
+      if (filter.before !== undefined) {
+        where.push('ts < ?')
+        params.push(filter.before)
+      }
+      if (where.length === 0) throw new MnemoError('INVALID_INPUT', 'a delete needs a scope (ids, project, session or time)', { details: { path: 'scope' } })
+      let deleted = 0
+      this.db
+        .transaction(() => {
+          const rows = this.stmt(`SELECT seq, idem_key FROM events WHERE ${where.join(' AND ')}`).all(...params) as { seq: number; idem_key: string }[]
+          for (const r of rows) {
+            // Derived rows first (they reference the event), then the event; its key becomes a tombstone.
+            for (const o of this.stmt('SELECT id FROM observations WHERE event_seq = ?').pluck().all(r.seq) as string[]) this.removeDerived(o)
+            for (const m of this.stmt('SELECT id FROM memories WHERE event_seq = ?').pluck().all(r.seq) as string[]) {
+              this.removeDerived(m)
+              // The version it replaced is current again.
+              this.stmt('UPDATE memories SET valid_to = NULL, superseded_by = NULL WHERE superseded_by = ?').run(m)
+            }
+            this.stmt('INSERT INTO tombstones (idem_key, at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(r.idem_key, this.now())
+            this.stmt('DELETE FROM events WHERE seq = ?').run(r.seq)
+          }
+          deleted = rows.length
+        })
+        .immediate()
+      return deleted
+    })
+  }
+
   getSession(id: SessionId | string): Session | undefined {
     const row = this.stmt(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE s.id = ?`).get(id) as SessionRow | undefined
     return row && toSession(row)
@@ -557,8 +717,11 @@ class SqliteStore implements Store {
 
   listMemories(options: { projectIds?: readonly ProjectId[]; limit: number }): Memory[] {
     const projects = options.projectIds ?? []
-    const where = projects.length > 0 ? `WHERE project_id IN (${projects.map(() => '?').join(',')})` : ''
-    const rows = this.stmt(`SELECT * FROM memories ${where} ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(...projects, options.limit) as MemoryRow[]
+    const inProjects = projects.length > 0 ? ` AND project_id IN (${projects.map(() => '?').join(',')})` : ''
+    const rows = this.stmt(`SELECT * FROM memories WHERE valid_to IS NULL AND archived_at IS NULL${inProjects} ORDER BY pinned DESC, created_at DESC, rowid DESC LIMIT ?`).all(
+      ...projects,
+      options.limit,
+    ) as MemoryRow[]
     return rows.map(toMemory)
   }
 
@@ -641,6 +804,20 @@ class SqliteStore implements Store {
   }
 }
 
+interface OldRow {
+  rowid: number
+  id: string
+  text: string
+  subject_key: string | null
+}
+
+/** The words of a memory after its subject ("orders DB is PostgreSQL 14" → "postgresql 14"). */
+function valueAfterSubject(text: string, subjectKey: string | null): string | undefined {
+  if (!subjectKey) return undefined
+  const m = /\b(?:is|are|was|were|uses?|runs?(?: on)?|migrated to|moved to|switched to|changed to|became|now)\b\s*(.+)$/i.exec(text)
+  return m?.[1]?.replace(/[.!]+$/, '').trim()
+}
+
 function toStoredEvent(row: EventRow): StoredEvent {
   const event: StoredEvent = {
     seq: row.seq,
@@ -688,6 +865,14 @@ function toMemory(row: MemoryRow): Memory {
     createdAt: row.created_at,
     seenCount: row.seen_count,
     flags: splitFlags(row.flags),
+    validFrom: row.valid_from,
+    validTo: row.valid_to ?? undefined,
+    supersedes: row.supersedes ?? undefined,
+    supersededBy: row.superseded_by ?? undefined,
+    review: row.review ?? undefined,
+    pinned: row.pinned === 1,
+    archivedAt: row.archived_at ?? undefined,
+    lastSeenAt: row.last_seen_at,
   }
 }
 

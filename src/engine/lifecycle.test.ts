@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest'
+import { createTestEngine, hookPayload, T0 } from '../testing/test-mnemo.js'
+
+const A = { root: '/p/alpha', name: 'alpha' }
+const B = { root: '/p/beta', name: 'beta' }
+
+describe('contradictions supersede, history stays', () => {
+  it('a new value for the same subject supersedes the old one, which keeps its validity interval', async () => {
+    const { engine, clock } = createTestEngine()
+    const v1 = engine.remember('orders DB is PostgreSQL 14', { project: A }).memory
+    clock.advance(86_400_000)
+    const v2 = engine.remember('orders DB migrated to MySQL 8', { project: A }).memory
+    const [old, current] = engine.history(v2.id)
+    expect(old).toMatchObject({ id: v1.id, validFrom: T0, validTo: T0 + 86_400_000, supersededBy: v2.id })
+    expect(current).toMatchObject({ id: v2.id, validFrom: T0 + 86_400_000, validTo: undefined, supersedes: v1.id })
+    // Never both current, never neither: recall shows only the new one…
+    expect((await engine.recall('orders DB', { projectIds: engine.resolveProjects('alpha').map((p) => p.id) })).map((h) => h.id)).toEqual([v2.id])
+    // …and "as of" a time before the change gives the old one.
+    const asOf = await engine.recall('orders DB', { asOf: T0 + 1000 })
+    expect(asOf.map((h) => h.id)).toEqual([v1.id])
+    expect(engine.context({ project: A }).text).toContain('orders DB migrated to MySQL 8')
+    expect(engine.context({ project: A }).text).not.toContain('PostgreSQL 14')
+  })
+
+  it('flags a memory that quoted the superseded value for review', () => {
+    const { engine, clock } = createTestEngine()
+    engine.remember('orders DB is PostgreSQL 14', { project: A })
+    const dependent = engine.remember('backups use pg_dump because the orders database is PostgreSQL 14', { kind: 'decision', project: A }).memory
+    clock.advance(1000)
+    const v2 = engine.remember('orders DB migrated to MySQL 8', { project: A }).memory
+    const old = engine.history(v2.id)[0]!
+    expect(engine.history(dependent.id)[0]!.review).toBe(`depends-on-superseded:${old.id}`)
+  })
+
+  it('supersedes the memory named explicitly, and refuses an unknown one', () => {
+    const { engine } = createTestEngine()
+    const a = engine.remember('deploys happen on Tuesdays', { project: A, kind: 'decision' }).memory
+    const b = engine.remember('we deploy every weekday after standup', { project: A, kind: 'decision', supersedes: a.id }).memory
+    expect(engine.history(b.id).map((m) => m.id)).toEqual([a.id, b.id])
+    expect(() => engine.remember('x', { project: A, supersedes: 'mem_0000000000000000000000' })).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
+  })
+
+  it('merges a near duplicate instead of storing it twice', () => {
+    const { engine } = createTestEngine()
+    const a = engine.remember('the orders service keeps request logs for thirty days and rotates them nightly', { project: A })
+    const b = engine.remember('The orders service keeps the request logs for thirty days and rotates them nightly.', { project: A })
+    expect(b).toMatchObject({ created: false, memory: { id: a.memory.id, seenCount: 2 } })
+  })
+
+  it('rebuild reproduces the same versions and intervals', () => {
+    const { engine, clock } = createTestEngine()
+    engine.remember('orders DB is PostgreSQL 14', { project: A })
+    clock.advance(5000)
+    const v2 = engine.remember('orders DB migrated to MySQL 8', { project: A }).memory
+    const before = engine.history(v2.id)
+    engine.rebuild()
+    expect(engine.history(v2.id)).toEqual(before)
+  })
+})
+
+describe('archive, restore, pin', () => {
+  it('archived memories leave default recall and context, stay findable with includeArchived, and come back with restore', async () => {
+    const { engine } = createTestEngine()
+    const m = engine.remember('the legacy billing cron runs at 03:00', { project: A }).memory
+    engine.setMemoryState(m.id, 'archive')
+    expect(await engine.recall('billing cron')).toEqual([])
+    expect((await engine.recall('billing cron', { includeArchived: true })).map((h) => h.id)).toEqual([m.id])
+    expect(engine.context({ project: A }).text).not.toContain('billing cron')
+    engine.setMemoryState(m.id, 'restore')
+    expect((await engine.recall('billing cron')).map((h) => h.id)).toEqual([m.id])
+  })
+
+  it('a pinned memory is not archived', () => {
+    const { engine } = createTestEngine()
+    const m = engine.remember('never force-push to main', { project: A, kind: 'lesson' }).memory
+    engine.setMemoryState(m.id, 'pin')
+    expect(engine.setMemoryState(m.id, 'archive')).toMatchObject({ pinned: true, archivedAt: undefined })
+  })
+})
+
+describe('deletion really deletes', () => {
+  it('forget removes the memory, every remember of it, and brings back the version it superseded', async () => {
+    const { engine, clock } = createTestEngine()
+    const v1 = engine.remember('orders DB is PostgreSQL 14', { project: A }).memory
+    clock.advance(1000)
+    const v2 = engine.remember('orders DB migrated to MySQL 8', { project: A }).memory
+    clock.advance(1000)
+    engine.remember('orders DB migrated to MySQL 8', { project: A })
+    const r = engine.forget(v2.id)
+    expect(r).toEqual({ id: v2.id, type: 'memory', events: 2 })
+    expect((await engine.recall('orders DB')).map((h) => h.id)).toEqual([v1.id])
+    engine.rebuild()
+    expect((await engine.recall('orders DB')).map((h) => h.id)).toEqual([v1.id])
+    expect(engine.auditLog(1)[0]).toMatchObject({ action: 'forget', target: v2.id, count: 2 })
+  })
+
+  it('a forgotten observation is not brought back by importing the same payload again', async () => {
+    const { engine } = createTestEngine()
+    const payload = hookPayload('UserPromptSubmit', { prompt: 'the launch code is banana' })
+    engine.captureHook('UserPromptSubmit', payload)
+    const [hit] = await engine.recall('launch code')
+    engine.forget(hit!.id)
+    expect(engine.captureHook('UserPromptSubmit', payload).stored).toBe(false)
+    expect(await engine.recall('launch code')).toEqual([])
+  })
+
+  it('a scoped delete removes a project (or one session, or what is older than a time) and never touches another project', async () => {
+    const { engine, clock } = createTestEngine()
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the signing keys' }, 's-old', '/p/alpha'))
+    clock.advance(10_000)
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the signing keys again' }, 's-new', '/p/alpha'))
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the signing keys in beta' }, 's-beta', '/p/beta'))
+    engine.remember('signing keys rotate monthly', { project: B })
+    const alpha = engine.resolveProjects('alpha')[0]!
+    expect(engine.deleteScope({ project: alpha, before: T0 + 5000 })).toEqual({ events: 1 })
+    expect((await engine.recall('signing keys')).map((h) => h.snippet).sort()).toEqual(['rotate the signing keys again', 'rotate the signing keys in beta', 'signing keys rotate monthly'])
+    expect(engine.deleteScope({ project: alpha })).toEqual({ events: 1 })
+    expect((await engine.recall('signing keys')).map((h) => h.project)).toEqual(['beta', 'beta'])
+    expect(engine.auditLog(2).map((a) => [a.action, a.target, a.count])).toEqual([
+      ['delete', '/p/alpha', 1],
+      ['delete', '/p/alpha', 1],
+    ])
+    engine.rebuild()
+    expect((await engine.recall('signing keys')).map((h) => h.project)).toEqual(['beta', 'beta'])
+  })
+})
