@@ -9,8 +9,8 @@ import { isLocomo, parseLocomo } from '../capture/locomo.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { detectTranscriptFormat } from '../capture/transcript-format.js'
 
-export type ImportFormat = 'auto' | 'claude-code' | 'codex' | 'locomo'
-export const IMPORT_FORMATS: readonly ImportFormat[] = ['auto', 'claude-code', 'codex', 'locomo']
+export type ImportFormat = 'auto' | 'claude-code' | 'codex' | 'locomo' | 'mnemo'
+export const IMPORT_FORMATS: readonly ImportFormat[] = ['auto', 'claude-code', 'codex', 'locomo', 'mnemo']
 
 /** Largest file `import` reads, in bytes (512 MiB). */
 export const MAX_IMPORT_FILE_BYTES = 512 * 1024 * 1024
@@ -18,7 +18,7 @@ export const MAX_IMPORT_FILE_BYTES = 512 * 1024 * 1024
 /** One file's parse, before anything is stored. */
 export interface ParsedFile {
   file: string
-  format: Exclude<ImportFormat, 'auto'> | undefined
+  format: Exclude<ImportFormat, 'auto' | 'mnemo'> | undefined
   parse: ParseResult
   /** Why the file could not be read at all (then `parse` is empty). */
   error?: string
@@ -67,7 +67,8 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
   } catch (cause) {
     return { file, format: undefined, parse: empty, error: `cannot read file: ${(cause as Error).message}` }
   }
-  let resolved: Exclude<ImportFormat, 'auto'> | undefined = format === 'auto' ? undefined : format
+  if (format === 'mnemo') return { file, format: undefined, parse: empty, error: 'a mnemo export must be imported on its own, not inside a folder' }
+  let resolved: Exclude<ImportFormat, 'auto' | 'mnemo'> | undefined = format === 'auto' ? undefined : format
   let json: unknown
   if (resolved === undefined || resolved === 'locomo') {
     const trimmed = text.trimStart()

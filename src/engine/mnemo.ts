@@ -8,6 +8,7 @@ import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
+import { auditRecord, eventRecord, EXPORT_FORMAT, isMnemoExport, EXPORT_VERSION, memoriesMarkdown, parseExport, type ExportManifest } from './export.js'
 import { contentKey, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
 import { toMatchExpression as toMatchExpressionSafe } from '../retrieval/fts-query.js'
 import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
@@ -245,6 +246,23 @@ export class MnemoEngine {
     // Loaded on demand: the parsers (and the date parser LoCoMo needs) are heavy for hook start-up.
     const { listImportFiles, parseImportFile } = await import('./import-files.js')
     const files = listImportFiles(target)
+    if (files.length === 1 && (options.format === undefined || options.format === 'auto' || options.format === 'mnemo')) {
+      const { readFileSync } = await import('node:fs')
+      const text = readFileSync(files[0]!, 'utf8')
+      if (options.format === 'mnemo' || isMnemoExport(text)) {
+        const r = this.importExport(text, files[0]!)
+        const observations = this.store.scopeCounts(r.manifest.project ?? undefined).observations
+        return {
+          files: [{ file: files[0]!, format: 'mnemo', read: r.manifest.counts.events, imported: r.events, duplicates: r.duplicates, observations, skipped: [], unknownTypes: {} }],
+          read: r.manifest.counts.events,
+          imported: r.events,
+          duplicates: r.duplicates,
+          observations,
+          skipped: 0,
+          unknown: 0,
+        }
+      }
+    }
     const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, skipped: 0, unknown: 0 }
     let valid = 0
     for (const file of files) {
@@ -647,6 +665,96 @@ export class MnemoEngine {
       }
     }
     return { builtinProjects, embedded, space: this.embedder?.spaceId }
+  }
+
+  /**
+   * Writes the store (or one project) in mnemo's export format
+   * (see engine/export.ts), one line at a time through `write`: a manifest,
+   * then every event, tombstone and audit record. Secrets are redacted once
+   * more on the way out.
+   *
+   * @returns The manifest written.
+   */
+  exportJsonl(write: (line: string) => void, scope: { project?: Project } = {}): ExportManifest {
+    const root = scope.project?.root
+    const tombstones = this.store.tombstones(root)
+    const audit = this.store.auditLog(1_000_000).reverse().filter((a) => root === undefined || a.target === root)
+    const counts = this.store.scopeCounts(root)
+    const manifest: ExportManifest = {
+      format: EXPORT_FORMAT,
+      version: EXPORT_VERSION,
+      exportedAt: new Date(this.clock.now()).toISOString(),
+      project: root ?? null,
+      counts: { events: counts.events, tombstones: tombstones.length, audit: audit.length, sessions: counts.sessions, observations: counts.observations, memories: counts.memories },
+    }
+    write(JSON.stringify(manifest))
+    for (let after = 0; ; ) {
+      const page = this.store.readEvents(after, 1000)
+      if (page.length === 0) break
+      for (const e of page) {
+        after = e.seq
+        if (root !== undefined && e.project.root !== root) continue
+        write(JSON.stringify(eventRecord({ ...e, payload: redactValue(e.payload) })))
+      }
+    }
+    for (const t of tombstones) write(JSON.stringify({ kind: 'tombstone', idemKey: t.idemKey, at: t.at, projectRoot: t.projectRoot ?? null }))
+    for (const a of audit) write(JSON.stringify(auditRecord(a)))
+    return manifest
+  }
+
+  /**
+   * Imports a mnemo export: validates the whole file first (nothing is
+   * written if any line is bad), then appends its events in order keeping
+   * their receipt times (ids derive from the events, so they come out the
+   * same), adds its tombstones and audit records, and — when the store was
+   * empty — checks the derived counts against the manifest.
+   *
+   * @throws {MnemoError} `IMPORT_FAILED` — a malformed file (nothing stored), or counts that do not match after import.
+   */
+  importExport(text: string, file: string): { events: number; duplicates: number; tombstones: number; audit: number; manifest: ExportManifest } {
+    const parsed = parseExport(text, file)
+    const wasEmpty = this.store.stats().events === 0
+    this.store.putTombstones(parsed.tombstones)
+    let events = 0
+    let duplicates = 0
+    for (let i = 0; i < parsed.events.length; i += 1000) {
+      const batch = parsed.events.slice(i, i + 1000)
+      const r = this.store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => this.derive(event) })))
+      events += r.inserted
+      duplicates += r.duplicates
+    }
+    for (const a of parsed.audit) this.store.audit(a)
+    if (wasEmpty) {
+      const got = this.store.scopeCounts(parsed.manifest.project ?? undefined)
+      const want = parsed.manifest.counts
+      const off = (['events', 'sessions', 'observations', 'memories'] as const).filter((k) => got[k] !== want[k])
+      if (off.length > 0) {
+        throw new MnemoError('IMPORT_FAILED', `${file}: imported, but ${off.map((k) => `${k} ${got[k]} ≠ ${want[k]}`).join(', ')} (the manifest's counts)`, {
+          details: { file, read: parsed.events.length, skipped: 0 },
+          hint: 'the data was imported; the export may come from a newer mnemo that derives differently',
+        })
+      }
+    }
+    this.store.audit({ at: this.clock.now(), actor: 'cli', action: 'import-export', target: parsed.manifest.project ?? '*', count: events })
+    return { events, duplicates, tombstones: parsed.tombstones.length, audit: parsed.audit.length, manifest: parsed.manifest }
+  }
+
+  /**
+   * Markdown a person can read: one document per project (or the one
+   * given), memories by kind, then superseded versions.
+   *
+   * @returns File name (`<project name>.md`, made unique) → Markdown.
+   */
+  exportMarkdown(scope: { project?: Project } = {}): Map<string, string> {
+    const projects = scope.project ? [scope.project] : this.store.listProjects()
+    const out = new Map<string, string>()
+    for (const p of projects) {
+      const all = this.store.allMemories(p.id).map((m) => ({ ...m, text: this.readRedact(m.text) }))
+      let name = `${p.name.replace(/[^\w.-]+/g, '_') || 'project'}.md`
+      for (let i = 2; out.has(name); i++) name = `${p.name.replace(/[^\w.-]+/g, '_')}-${i}.md`
+      out.set(name, memoriesMarkdown(p, all.filter((m) => m.validTo === undefined), all.filter((m) => m.validTo !== undefined), this.clock.now()))
+    }
+    return out
   }
 
   /** Re-derives every observation, memory, session and index from the event log. */

@@ -138,7 +138,7 @@ export interface Store {
    * transaction. An event whose `idemKey` is already stored is skipped
    * (counted in `duplicates`) and its derivation not applied.
    */
-  append(batch: readonly { event: EventInput; derive: () => Derivation }[]): AppendResult
+  append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number }[]): AppendResult
   /** Logged events with `seq > afterSeq`, in order, at most `limit`. */
   readEvents(afterSeq: number, limit: number): StoredEvent[]
   /** Deletes every derived row and re-applies `derive` to each logged event in order. */
@@ -186,6 +186,8 @@ export interface Store {
   memoryByIdemKey(idemKey: string): Memory | undefined
   /** The current memory of a project with this content key, if any. */
   currentMemoryByContent(projectRoot: string, contentKey: string): Memory | undefined
+  /** Every memory of a project, all versions, archived included, oldest first. */
+  allMemories(projectId: ProjectId): Memory[]
   /** A memory and every version before and after it, oldest first. */
   memoryHistory(id: string): Memory[]
   /**
@@ -212,10 +214,16 @@ export interface Store {
    * @returns How many events changed.
    */
   rewritePayloads(fn: (payload: unknown) => unknown): number
+  /** Tombstones (deleted events' idempotency keys), optionally of one project. */
+  tombstones(projectRoot?: string): { idemKey: string; at: number; projectRoot: string | undefined }[]
+  /** Adds tombstones (from an export); existing ones are kept. */
+  putTombstones(rows: readonly { idemKey: string; at: number; projectRoot: string | undefined }[]): void
   /** Appends an audit entry. */
   audit(entry: AuditEntry): void
   /** The last `limit` audit entries, newest first. */
   auditLog(limit: number): AuditEntry[]
+  /** Row counts of one project (or the whole store): events, sessions, observations, memories (all versions), tombstones. */
+  scopeCounts(projectRoot?: string): { events: number; sessions: number; observations: number; memories: number }
   stats(): StoreStats
   /** Runs SQLite's integrity check; returns 'ok' or the problems found. */
   integrityCheck(): string

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -265,6 +265,42 @@ export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<vo
     const r = m.engine.rebuild()
     if (out.json) printJson(out, r)
     else out.stdout(`rebuilt ${r.observations} observations from ${r.events} events\n`)
+  })
+}
+
+export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { project?: string; format?: string; out?: string }): Promise<void> {
+  if (o.format === 'markdown' && o.out === undefined) throw invalidInput('out', 'a Markdown export needs --out <folder>')
+  await withMnemo(io, o, (m) => {
+    const projects = o.project === undefined ? undefined : m.engine.resolveProjects(o.project)
+    if (projects && projects.length !== 1) throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
+    const project = projects?.[0]
+    if (o.format === 'markdown') {
+      const dir = path.resolve(io.cwd, o.out!)
+      mkdirSync(dir, { recursive: true })
+      const files = m.engine.exportMarkdown(project ? { project } : {})
+      for (const [name, text] of files) writeFileSync(path.join(dir, name), text)
+      if (out.json) printJson(out, { folder: dir, files: [...files.keys()] })
+      else out.stdout(`wrote ${files.size} Markdown file(s) to ${dir}\n`)
+      return
+    }
+    if (o.out === undefined) {
+      if (out.json) throw invalidInput('json', '--json cannot be combined with an export to stdout; add --out <file>')
+      m.engine.exportJsonl((line) => out.stdout(`${line}\n`), project ? { project } : {})
+      return
+    }
+    const file = path.resolve(io.cwd, o.out)
+    const tmp = `${file}.tmp-${process.pid}`
+    const fd = openSync(tmp, 'w', 0o600)
+    let manifest
+    try {
+      manifest = m.engine.exportJsonl((line) => writeSync(fd, `${line}\n`), project ? { project } : {})
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    renameSync(tmp, file)
+    if (out.json) printJson(out, { file, manifest })
+    else out.stdout(`exported ${manifest.counts.events} events, ${manifest.counts.tombstones} tombstones, ${manifest.counts.audit} audit records to ${file}\n`)
   })
 }
 

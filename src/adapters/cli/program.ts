@@ -52,7 +52,7 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
     .action((agent: string, o) => run(() => commands.disconnect(io, out(o), agent, o)))
 
   common(program.command('import <path>').description('import Claude Code / Codex transcripts (file or folder) or LoCoMo JSON'))
-    .addOption(new Option('--format <format>', 'input format').choices(['auto', 'claude-code', 'codex', 'locomo']).default('auto'))
+    .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(['auto', 'claude-code', 'codex', 'locomo', 'mnemo']).default('auto'))
     .option('--project <project>', 'project to file the sessions under (name or path)')
     .action((p: string, o) => run(() => commands.importCmd(io, out(o), p, o)))
 
@@ -109,6 +109,12 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
 
   common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log'))
     .action((o) => run(() => commands.rebuild(io, out(o), o)))
+
+  common(program.command('export').description('write everything (or one project) as a versioned JSONL export on stdout, or Markdown files'))
+    .option('--project <project>', 'only this project (name or path)')
+    .addOption(new Option('--format <format>', 'jsonl (lossless, re-importable) or markdown (for people)').choices(['jsonl', 'markdown']).default('jsonl'))
+    .option('--out <path>', 'write to this file (jsonl) or folder (markdown) instead of stdout')
+    .action((o) => run(() => commands.exportCmd(io, out(o), o)))
 
   common(program.command('redact').description('re-run secret redaction over everything stored (new patterns), with an audit record'))
     .option('--rescan', 'rewrite stored events whose text now matches a secret pattern, then rebuild')

@@ -93,8 +93,9 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
 
       -- Idempotency keys of events deleted on purpose: a re-import or replay never brings them back.
       CREATE TABLE tombstones (
-        idem_key TEXT PRIMARY KEY,
-        at       INTEGER NOT NULL
+        idem_key     TEXT PRIMARY KEY,
+        at           INTEGER NOT NULL,
+        project_root TEXT
       );
 
       -- Full-text index over observations and memories. body: text with CJK bigrams;

@@ -154,13 +154,14 @@ class SqliteStore implements Store {
     }
   }
 
-  append(batch: readonly { event: EventInput; derive: () => Derivation }[]): AppendResult {
+  append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number }[]): AppendResult {
     return this.guard('append', () => {
       const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, seqs: [] }
       this.db
         .transaction(() => {
-          const receivedAt = this.now()
-          for (const { event, derive } of batch) {
+          const now = this.now()
+          for (const { event, derive, receivedAt: given } of batch) {
+            const receivedAt = given ?? now
             if (this.stmt('SELECT 1 FROM tombstones WHERE idem_key = ?').get(event.idemKey)) {
               result.duplicates++
               result.seqs.push(undefined)
@@ -616,6 +617,10 @@ class SqliteStore implements Store {
     return row && toMemory(row)
   }
 
+  allMemories(projectId: ProjectId): Memory[] {
+    return (this.stmt('SELECT * FROM memories WHERE project_id = ? ORDER BY created_at, rowid').all(projectId) as MemoryRow[]).map(toMemory)
+  }
+
   memoryHistory(id: string): Memory[] {
     const start = this.getMemory(id)
     if (!start) return []
@@ -668,7 +673,7 @@ class SqliteStore implements Store {
       let deleted = 0
       this.db
         .transaction(() => {
-          const rows = this.stmt(`SELECT seq, idem_key FROM events WHERE ${where.join(' AND ')}`).all(...params) as { seq: number; idem_key: string }[]
+          const rows = this.stmt(`SELECT seq, idem_key, project_root FROM events WHERE ${where.join(' AND ')}`).all(...params) as { seq: number; idem_key: string; project_root: string }[]
           for (const r of rows) {
             // Derived rows first (they reference the event), then the event; its key becomes a tombstone.
             for (const o of this.stmt('SELECT id FROM observations WHERE event_seq = ?').pluck().all(r.seq) as string[]) this.removeDerived(o)
@@ -677,7 +682,7 @@ class SqliteStore implements Store {
               // The version it replaced is current again.
               this.stmt('UPDATE memories SET valid_to = NULL, superseded_by = NULL WHERE superseded_by = ?').run(m)
             }
-            this.stmt('INSERT INTO tombstones (idem_key, at) VALUES (?, ?) ON CONFLICT DO NOTHING').run(r.idem_key, this.now())
+            this.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(r.idem_key, this.now(), r.project_root)
             this.stmt('DELETE FROM events WHERE seq = ?').run(r.seq)
           }
           deleted = rows.length
@@ -723,6 +728,25 @@ class SqliteStore implements Store {
       options.limit,
     ) as MemoryRow[]
     return rows.map(toMemory)
+  }
+
+  scopeCounts(projectRoot?: string): { events: number; sessions: number; observations: number; memories: number } {
+    const n = (sql: string, ...args: unknown[]): number => this.stmt(sql).pluck().get(...args) as number
+    if (projectRoot === undefined) {
+      return {
+        events: n('SELECT COUNT(*) FROM events'),
+        sessions: n('SELECT COUNT(*) FROM sessions'),
+        observations: n('SELECT COUNT(*) FROM observations'),
+        memories: n('SELECT COUNT(*) FROM memories'),
+      }
+    }
+    const pid = 'SELECT id FROM projects WHERE root = ?'
+    return {
+      events: n('SELECT COUNT(*) FROM events WHERE project_root = ?', projectRoot),
+      sessions: n(`SELECT COUNT(*) FROM sessions WHERE project_id IN (${pid})`, projectRoot),
+      observations: n(`SELECT COUNT(*) FROM observations WHERE project_id IN (${pid})`, projectRoot),
+      memories: n(`SELECT COUNT(*) FROM memories WHERE project_id IN (${pid})`, projectRoot),
+    }
   }
 
   stats(): StoreStats {
@@ -774,6 +798,25 @@ class SqliteStore implements Store {
         .immediate()
       return changed
     })
+  }
+
+  tombstones(projectRoot?: string): { idemKey: string; at: number; projectRoot: string | undefined }[] {
+    const rows = (
+      projectRoot === undefined
+        ? this.stmt('SELECT idem_key, at, project_root FROM tombstones ORDER BY at, idem_key').all()
+        : this.stmt('SELECT idem_key, at, project_root FROM tombstones WHERE project_root = ? ORDER BY at, idem_key').all(projectRoot)
+    ) as { idem_key: string; at: number; project_root: string | null }[]
+    return rows.map((r) => ({ idemKey: r.idem_key, at: r.at, projectRoot: r.project_root ?? undefined }))
+  }
+
+  putTombstones(rows: readonly { idemKey: string; at: number; projectRoot: string | undefined }[]): void {
+    this.guard('put tombstones', () =>
+      this.db
+        .transaction(() => {
+          for (const r of rows) this.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(r.idemKey, r.at, r.projectRoot ?? null)
+        })
+        .immediate(),
+    )
   }
 
   audit(entry: AuditEntry): void {

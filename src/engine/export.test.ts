@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest'
+import { createTestEngine, hookPayload } from '../testing/test-mnemo.js'
+import type { MnemoEngine } from './mnemo.js'
+
+const A = { root: '/p/alpha', name: 'alpha' }
+const B = { root: '/p/beta', name: 'beta' }
+
+/** A store with every kind of record: events from hooks, memories with a version chain, pin and archive state, a forget (tombstone, audit). */
+function seeded() {
+  const t = createTestEngine()
+  const { engine, clock } = t
+  engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'add rate limiting to validateToken' }, 's1', '/p/alpha'))
+  clock.advance(1000)
+  engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'Edit', tool_use_id: 'e1', tool_input: { file_path: '/p/alpha/src/auth.ts', new_string: 'rateLimit()' }, tool_response: {} }, 's1', '/p/alpha'))
+  clock.advance(1000)
+  engine.remember('orders DB is PostgreSQL 14', { project: A })
+  clock.advance(1000)
+  engine.remember('orders DB migrated to MySQL 8', { project: A })
+  const pinned = engine.remember('never force-push to main', { project: A, kind: 'lesson' }).memory
+  engine.setMemoryState(pinned.id, 'pin')
+  const archived = engine.remember('the old cron ran at 03:00', { project: A }).memory
+  engine.setMemoryState(archived.id, 'archive')
+  const gone = engine.remember('temporary note to forget', { project: A }).memory
+  engine.forget(gone.id)
+  engine.remember('beta uses redis for sessions', { project: B })
+  return t
+}
+
+async function snapshot(engine: MnemoEngine) {
+  const projects = engine.listProjects()
+  return {
+    projects,
+    sessions: engine.sessions(),
+    memories: projects.flatMap((p) => [...engine.exportMarkdown({ project: p }).values()].map((md) => md.replace(/, exported [^.]+\.\d+Z\./, ''))),
+    recall: (await engine.recall('orders DB', { includeArchived: true })).map((h) => [h.id, h.ts]),
+    history: engine.history((await engine.recall('orders DB'))[0]!.id),
+    audit: engine.auditLog(10),
+    stats: engine.stats(),
+  }
+}
+
+describe('export and import', () => {
+  it('an export imported into an empty store reproduces every record, with ids, times, versions, pins, archive and tombstones', async () => {
+    const { engine } = seeded()
+    const lines: string[] = []
+    const manifest = engine.exportJsonl((l) => lines.push(l))
+    expect(manifest).toMatchObject({ format: 'mnemo-export', version: 1, project: null, counts: { tombstones: 1, audit: 1 } })
+    const fresh = createTestEngine().engine
+    const r = fresh.importExport(lines.join('\n'), 'export.jsonl')
+    expect(r).toMatchObject({ events: manifest.counts.events, duplicates: 0, tombstones: 1, audit: 1 })
+    const [a, b] = [await snapshot(engine), await snapshot(fresh)]
+    expect({ ...b, audit: b.audit.slice(1), stats: { ...b.stats, lastEventAt: undefined } }).toEqual({ ...a, stats: { ...a.stats, lastEventAt: undefined } })
+    // The tombstone came along: re-capturing the forgotten memory's event is still refused.
+    expect(fresh.exportJsonl(() => undefined).counts.tombstones).toBe(1)
+  })
+
+  it('a project export holds that project only', () => {
+    const { engine } = seeded()
+    const lines: string[] = []
+    engine.exportJsonl((l) => lines.push(l), { project: engine.resolveProjects('beta')[0]! })
+    const events = lines.slice(1).map((l) => JSON.parse(l) as { kind: string; project?: { root: string } }).filter((r) => r.kind === 'event')
+    expect(events.map((e) => e.project!.root)).toEqual(['/p/beta'])
+  })
+
+  it('refuses a malformed file without storing anything, naming the line', () => {
+    const { engine } = seeded()
+    const lines: string[] = []
+    engine.exportJsonl((l) => lines.push(l))
+    lines[3] = '{"kind":"event","seq":"three"}'
+    const fresh = createTestEngine().engine
+    expect(() => fresh.importExport(lines.join('\n'), 'bad.jsonl')).toThrow(expect.objectContaining({ code: 'IMPORT_FAILED', message: expect.stringContaining('bad.jsonl:4: invalid record') }))
+    expect(fresh.stats().events).toBe(0)
+    expect(() => fresh.importExport(lines.slice(0, 3).join('\n'), 'cut.jsonl')).toThrow(expect.objectContaining({ message: expect.stringContaining('truncated?') }))
+    const future = JSON.stringify({ ...(JSON.parse(lines[0]!) as object), version: 2 })
+    expect(() => fresh.importExport(future, 'new.jsonl')).toThrow(expect.objectContaining({ message: 'new.jsonl:1: export format version 2 is not supported (this mnemo reads version 1)' }))
+    expect(fresh.stats().events).toBe(0)
+  })
+
+  it('importing the same export twice adds nothing', () => {
+    const { engine } = seeded()
+    const lines: string[] = []
+    engine.exportJsonl((l) => lines.push(l))
+    const fresh = createTestEngine().engine
+    fresh.importExport(lines.join('\n'), 'x')
+    const again = fresh.importExport(lines.join('\n'), 'x')
+    expect(again.events).toBe(0)
+    expect(again.duplicates).toBe(JSON.parse(lines[0]!).counts.events)
+  })
+
+  it('writes a Markdown file per project: memories by kind, superseded versions struck through', () => {
+    const { engine } = seeded()
+    const files = engine.exportMarkdown()
+    expect([...files.keys()]).toEqual(['alpha.md', 'beta.md'])
+    const alpha = files.get('alpha.md')!
+    expect(alpha).toContain('## Facts\n\n- orders DB migrated to MySQL 8')
+    expect(alpha).toContain('## Lessons\n\n- 📌 never force-push to main')
+    expect(alpha).toContain('- ~~orders DB is PostgreSQL 14~~')
+    expect(alpha).toContain('the old cron ran at 03:00 _(since 2025-06-14, archived)_')
+    expect(alpha).not.toContain('temporary note to forget')
+  })
+})
