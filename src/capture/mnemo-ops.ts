@@ -9,7 +9,7 @@ export const MNEMO_SESSION_PREFIX = 'mnemo:'
 export type MemoryOpName = 'pin' | 'unpin' | 'archive' | 'restore'
 
 type OpPayload =
-  | { op: 'remember'; kind: MemoryKind; text: string; supersedes?: string; sameAs?: string }
+  | { op: 'remember'; kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string }
   | { op: MemoryOpName; id: string }
 
 /**
@@ -23,10 +23,18 @@ export function rememberEvent(
   kind: MemoryKind,
   text: string,
   nowMs: number,
-  options: { redact?: Redactor; supersedes?: string; sameAs?: string } = {},
+  options: { redact?: Redactor; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string } = {},
 ): EventInput {
   const payload = sanitizePayload(
-    { op: 'remember', kind, text, ...(options.supersedes ? { supersedes: options.supersedes } : {}), ...(options.sameAs ? { sameAs: options.sameAs } : {}) },
+    {
+      op: 'remember',
+      kind,
+      text,
+      ...(options.supersedes ? { supersedes: options.supersedes } : {}),
+      ...(options.sameAs ? { sameAs: options.sameAs } : {}),
+      ...(options.sources && options.sources.length > 0 ? { sources: options.sources } : {}),
+      ...(options.subject ? { subject: options.subject } : {}),
+    },
     options.redact,
   ) as OpPayload & { op: 'remember' }
   return {
@@ -59,7 +67,17 @@ export function memoryOpEvent(project: ProjectRef, op: MemoryOpName, id: string,
 export const deriveMnemoOp: Deriver = (event) => {
   const p = event.payload as OpPayload
   if (p.op === 'remember') {
-    return { observations: [], memory: { kind: p.kind, text: p.text, ...(p.supersedes ? { supersedes: p.supersedes } : {}), ...(p.sameAs ? { sameAs: p.sameAs } : {}) } }
+    return {
+      observations: [],
+      memory: {
+        kind: p.kind,
+        text: p.text,
+        ...(p.supersedes ? { supersedes: p.supersedes } : {}),
+        ...(p.sameAs ? { sameAs: p.sameAs } : {}),
+        ...(p.sources ? { sources: p.sources } : {}),
+        ...(p.subject ? { subject: p.subject } : {}),
+      },
+    }
   }
   if (p.op === 'pin' || p.op === 'unpin' || p.op === 'archive' || p.op === 'restore') return { observations: [], memoryOps: [{ op: p.op, id: p.id }] }
   return { observations: [] }

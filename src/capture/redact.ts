@@ -654,7 +654,15 @@ function applySpans(text: string, spans: readonly SecretSpan[]): string {
  * everything around them. Pure and idempotent.
  */
 export function redactSecrets(text: string): string {
-  return applySpans(text, findSecrets(text))
+  let prev = text
+  let out = applySpans(text, findSecrets(text))
+  // A placeholder can expose a neighbour the replaced text hid (`-----END PRIVATE KEY-----AKIA…`: the key no
+  // longer follows a word character), so repeat while a pass still changes something: idempotent by construction.
+  for (let pass = 0; pass < 8 && out !== prev; pass++) {
+    prev = out
+    out = applySpans(out, findSecrets(out))
+  }
+  return out
 }
 
 /** `redactSecrets` with a chosen subset of the table (one entry in tests, or a configured list). */
@@ -690,7 +698,8 @@ export function redactValue(value: unknown): unknown {
     const out: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       const keyType = typeof v === 'string' ? secretKeyType(k) : undefined
-      out[k] = keyType !== undefined && typeof v === 'string' ? redactKeyedString(keyType, v) : redactValue(v)
+      // defineProperty, not assignment: a `__proto__` key (valid JSON) must stay a key, not become the prototype.
+      Object.defineProperty(out, k, { value: keyType !== undefined && typeof v === 'string' ? redactKeyedString(keyType, v) : redactValue(v), enumerable: true, writable: true, configurable: true })
     }
     return out
   }

@@ -68,12 +68,13 @@ export function readJsonLines(text: string): JsonLine[] {
   return out
 }
 
-/** Epoch ms of an ISO timestamp string (or a finite epoch-ms number); undefined when missing or invalid. */
+/** 9999-12-31T23:59:59.999Z: the latest record time accepted (later ones break calendar arithmetic at the end of Date's range). */
+const MAX_TIMESTAMP = 253_402_300_799_999
+
+/** Epoch ms of an ISO timestamp string (or an epoch-ms number) from 1970 to 9999; undefined when missing, invalid or out of that range. */
 export function timestampOf(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined
-  if (typeof value !== 'string') return undefined
-  const ms = Date.parse(value)
-  return Number.isFinite(ms) ? ms : undefined
+  const ms = typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : Number.NaN
+  return Number.isFinite(ms) && ms >= 0 && ms <= MAX_TIMESTAMP ? ms : undefined
 }
 
 /**

@@ -22,6 +22,8 @@ export interface SessionDigest {
   /** For dialogues without prompts (chat corpora): the first lines said. */
   said: string[]
   observationCount: number
+  /** Provenance: ids of the observations the digest's lines were taken from, in time order. */
+  sourceIds: string[]
 }
 
 function short(text: string, max: number): string {
@@ -47,26 +49,43 @@ export function digestSession(session: Session, observations: readonly Observati
   const errors: string[] = []
   const said: string[] = []
   let outcome: string | undefined
+  let outcomeId: string | undefined
+  const sources = new Set<string>()
   for (const o of observations) {
     switch (o.kind) {
       case 'prompt':
-        if (asked.length < 3 && o.role === 'user') asked.push(short(o.text, 200))
+        if (asked.length < 3 && o.role === 'user') {
+          asked.push(short(o.text, 200))
+          sources.add(o.id)
+        }
         break
       case 'tool':
         if (o.tool && SHELL_TOOLS.has(o.tool.toLowerCase()) && commands.length < 5) {
           // toolObservationText puts the command on the first line: `Bash: <command>`.
           const cmd = short((o.text.slice(o.text.indexOf(':') + 1).split('\n')[0] ?? '').trim(), 120)
-          if (cmd.length > 0 && !commands.includes(cmd)) commands.push(cmd)
+          if (cmd.length > 0 && !commands.includes(cmd)) {
+            commands.push(cmd)
+            sources.add(o.id)
+          }
         }
         break
       case 'error':
-        if (errors.length < 3) errors.push(short(o.text, 160))
+        if (errors.length < 3) {
+          errors.push(short(o.text, 160))
+          sources.add(o.id)
+        }
         break
       case 'message':
-        if (o.role === 'assistant') outcome = o.text
-        else if (o.role !== 'system') {
-          if (said.length < 3) said.push(short(o.text, 160))
+        if (o.role === 'assistant') {
           outcome = o.text
+          outcomeId = o.id
+        } else if (o.role !== 'system') {
+          if (said.length < 3) {
+            said.push(short(o.text, 160))
+            sources.add(o.id)
+          }
+          outcome = o.text
+          outcomeId = o.id
         }
         break
       default:
@@ -95,5 +114,6 @@ export function digestSession(session: Session, observations: readonly Observati
     outcome: outcome === undefined ? undefined : short(outcome, 240),
     said: asked.length === 0 ? said : [],
     observationCount: observations.length,
+    sourceIds: observations.filter((o) => sources.has(o.id) || o.id === outcomeId).map((o) => o.id),
   }
 }

@@ -96,8 +96,19 @@ export interface Observation {
   flags: string[]
 }
 
-export type MemoryKind = 'decision' | 'fact' | 'preference' | 'lesson'
+/**
+ * Kinds of memory. What a person or agent can `remember` (semantic tier):
+ * decision, fact, preference, lesson. What consolidation derives: summary
+ * (episodic tier: one per session).
+ */
+export type MemoryKind = 'decision' | 'fact' | 'preference' | 'lesson' | 'summary'
+/** Kinds accepted by `remember`. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ['decision', 'fact', 'preference', 'lesson']
+
+/** The tier of a memory kind: episodic (session summaries) or semantic (facts, decisions, preferences, lessons). */
+export function tierOf(kind: MemoryKind): 'episodic' | 'semantic' {
+  return kind === 'summary' ? 'episodic' : 'semantic'
+}
 
 export interface Memory {
   id: MemoryId
@@ -123,6 +134,8 @@ export interface Memory {
   archivedAt: number | undefined
   /** Epoch ms it was last remembered again. */
   lastSeenAt: number
+  /** Provenance: ids of the observations it was derived from (empty for explicit memories). */
+  sources: string[]
 }
 
 export interface Project {

@@ -153,7 +153,7 @@ export function parseExport(text: string, file: string): ParsedExport {
   return out
 }
 
-const KIND_TITLES: Record<string, string> = { decision: 'Decisions', fact: 'Facts', preference: 'Preferences', lesson: 'Lessons' }
+const KIND_TITLES: Record<string, string> = { decision: 'Decisions', fact: 'Facts', preference: 'Preferences', lesson: 'Lessons', summary: 'Session summaries' }
 
 /**
  * A project's memories as Markdown a person can read: current memories by

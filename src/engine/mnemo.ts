@@ -10,6 +10,7 @@ import { deriveEvent } from '../capture/derive.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { auditRecord, eventRecord, EXPORT_FORMAT, isMnemoExport, EXPORT_VERSION, memoriesMarkdown, parseExport, type ExportManifest } from './export.js'
 import { contentKey, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
+import { DEFAULT_RETENTION, lessonsFromSession, retention, summaryText, type RetentionConfig } from '../lifecycle/consolidate.js'
 import { toMatchExpression as toMatchExpressionSafe } from '../retrieval/fts-query.js'
 import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
@@ -147,9 +148,10 @@ export class MnemoEngine {
       })),
     }
     if (d.memory) {
-      const subject = subjectKey(d.memory.text)
+      const subject = d.memory.subject ?? subjectKey(d.memory.text)
+      const { subject: _given, ...memory } = d.memory
       out.memory = {
-        ...d.memory,
+        ...memory,
         contentKey: contentKey(d.memory.kind, d.memory.text),
         ...(subject ? { subjectKey: subject } : {}),
         ...injectionFlags(d.memory.text),
@@ -542,7 +544,10 @@ export class MnemoEngine {
       if (observation) return { type: 'observation', observation: this.redactObservation(observation), project: this.store.getProject(observation.projectId) }
     } else if (prefix === 'mem') {
       const memory = this.store.getMemory(id)
-      if (memory) return { type: 'memory', memory: { ...memory, text: this.readRedact(memory.text) }, project: this.store.getProject(memory.projectId) }
+      if (memory) {
+        this.store.recordUsage([memory.id], new Date(this.clock.now()).toISOString().slice(0, 10))
+        return { type: 'memory', memory: { ...memory, text: this.readRedact(memory.text) }, project: this.store.getProject(memory.projectId) }
+      }
     } else if (prefix === 'ses') {
       const session = this.store.getSession(id)
       if (session) {
@@ -576,7 +581,7 @@ export class MnemoEngine {
       // Flagged text (reads like instructions to an agent) is never injected automatically.
       memories = this.store
         .listMemories({ projectIds: [project.id], limit: 40 })
-        .filter((m) => m.flags.length === 0)
+        .filter((m) => m.flags.length === 0 && m.kind !== 'summary')
         .slice(0, 20)
         .map((m) => ({ ...m, text: this.readRedact(m.text) }))
       const sessions = this.store
@@ -592,6 +597,8 @@ export class MnemoEngine {
       }
     }
     const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: this.clock.now() })
+    // Injected memories are used memories: they are reinforced (once a day each).
+    this.store.recordUsage(block.memoryIds, new Date(this.clock.now()).toISOString().slice(0, 10))
     return { ...block, project: ref.name }
   }
 
@@ -755,6 +762,67 @@ export class MnemoEngine {
       out.set(name, memoriesMarkdown(p, all.filter((m) => m.validTo === undefined), all.filter((m) => m.validTo !== undefined), this.clock.now()))
     }
     return out
+  }
+
+  /**
+   * The slow path, deterministic (no model): for every session that ended
+   * (SessionEnd) or has been idle for `idleMs`, writes or refreshes its
+   * episodic summary (a resumed session gets a new version that supersedes
+   * the old one, history kept) with provenance; derives lessons from
+   * failures fixed in the same session; then archives memories whose
+   * retention score fell below the threshold (pinned ones never). Every
+   * result is a logged event, so rebuild and export reproduce it. Never runs
+   * on the hook path.
+   *
+   * @param options.idleMs - Idle time after which a session counts as over. Default 30 min.
+   * @returns What it wrote and archived.
+   */
+  consolidate(options: { idleMs?: number; retention?: RetentionConfig } = {}): { sessions: number; summaries: number; lessons: number; archived: number } {
+    const now = this.clock.now()
+    const idleMs = options.idleMs ?? 30 * 60_000
+    const events: EventInput[] = []
+    let sessions = 0
+    let summaries = 0
+    let lessons = 0
+    for (const p of this.store.listProjects()) {
+      const ref = { root: p.root, name: p.name }
+      const current = this.store.listMemories({ projectIds: [p.id], limit: 100_000 })
+      const summaryOf = new Map(current.filter((m) => m.kind === 'summary').map((m) => [m.sources[0] ?? '', m]))
+      for (const s of this.store.listSessions({ projectIds: [p.id], limit: 100_000 })) {
+        if (s.agent === 'mnemo' || s.observationCount === 0) continue
+        if (s.endedAt === undefined && s.lastEventAt > now - idleMs) continue
+        sessions++
+        const observations = this.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
+        if (observations.length === 0) continue
+        const existing = summaryOf.get(observations[0]!.id)
+        if (existing && existing.createdAt >= s.lastEventAt) continue
+        const digest = digestSession(s, observations, p.root)
+        // The first observation leads the provenance, so a session's summary can be found again.
+        const sources = [observations[0]!.id, ...digest.sourceIds.filter((id) => id !== observations[0]!.id)]
+        events.push(rememberEvent(ref, 'summary', summaryText(digest), now, { ...(this.redact ? { redact: this.redact } : {}), sources, subject: `session:${s.id}` }))
+        summaries++
+        for (const lesson of lessonsFromSession(observations, p.root)) {
+          events.push(rememberEvent(ref, 'lesson', lesson.text, now, { ...(this.redact ? { redact: this.redact } : {}), sources: lesson.sources }))
+          lessons++
+        }
+      }
+    }
+    this.append(events)
+    // Decay: archive what has not been used or seen for long enough.
+    let archived = 0
+    const archive: EventInput[] = []
+    for (const p of this.store.listProjects()) {
+      const memories = this.store.listMemories({ projectIds: [p.id], limit: 100_000 }).filter((m) => !m.pinned)
+      const uses = this.store.usageCounts(memories.map((m) => m.id))
+      for (const m of memories) {
+        if (retention(m, uses.get(m.id) ?? 0, now, options.retention) < (options.retention ?? DEFAULT_RETENTION).archiveBelow) {
+          archive.push(memoryOpEvent({ root: p.root, name: p.name }, 'archive', m.id, now))
+          archived++
+        }
+      }
+    }
+    this.append(archive)
+    return { sessions, summaries, lessons, archived }
   }
 
   /** Re-derives every observation, memory, session and index from the event log. */

@@ -31,6 +31,8 @@ export interface Derivation {
     supersedes?: string
     /** Is this memory seen again (a near duplicate the engine matched). */
     sameAs?: string
+    /** Provenance: observation ids it was derived from. */
+    sources?: string[]
   }
   /** Lifecycle changes to memories: pin, unpin, archive, restore. */
   memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]
@@ -186,6 +188,10 @@ export interface Store {
   memoryByIdemKey(idemKey: string): Memory | undefined
   /** The current memory of a project with this content key, if any. */
   currentMemoryByContent(projectRoot: string, contentKey: string): Memory | undefined
+  /** Records that memories were used today (context, show); once per memory per day. */
+  recordUsage(memoryIds: readonly string[], day: string): void
+  /** Days each memory was used, for the retention score. */
+  usageCounts(memoryIds: readonly string[]): Map<string, number>
   /** Every memory of a project, all versions, archived included, oldest first. */
   allMemories(projectId: ProjectId): Memory[]
   /** A memory and every version before and after it, oldest first. */

@@ -268,6 +268,15 @@ export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<vo
   })
 }
 
+export async function consolidate(io: CliIo, out: Out, o: GlobalOptions & { idleMinutes?: string }): Promise<void> {
+  const idle = parseIntOption('idle-minutes', o.idleMinutes, 0, 525_600) ?? 30
+  await withMnemo(io, o, (m) => {
+    const r = m.engine.consolidate({ idleMs: idle * 60_000 })
+    if (out.json) printJson(out, r)
+    else out.stdout(`consolidated ${r.sessions} finished session(s): ${r.summaries} summary(ies), ${r.lessons} lesson(s); archived ${r.archived} decayed memory(ies)\n`)
+  })
+}
+
 export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { project?: string; format?: string; out?: string }): Promise<void> {
   if (o.format === 'markdown' && o.out === undefined) throw invalidInput('out', 'a Markdown export needs --out <folder>')
   await withMnemo(io, o, (m) => {
@@ -424,4 +433,50 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
     if (!o.keep && !o.home && existsSync(home)) rmSync(home, { recursive: true, force: true })
     else say(`\n(kept data directory ${home})\n`)
   }
+}
+
+/**
+ * `mnemo serve`: runs the HTTP server (REST under /v1, MCP at /mcp) until
+ * SIGINT or SIGTERM, then stops gracefully (in-flight requests finish, the
+ * store is closed) and returns, so the process exits 0. Port: `--port`, else
+ * `MNEMO_PORT`, else 7077.
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — a bad `--port`. `CONFIG_INVALID` — a bad `MNEMO_PORT`.
+ * @throws {MnemoError} `CONFLICT` — the port is in use: `port 7077 is already in use (--port or MNEMO_PORT to choose another)`.
+ */
+export async function serve(io: CliIo, out: Out, o: GlobalOptions & { port?: string; host?: string }): Promise<void> {
+  const { startServer, DEFAULT_PORT } = await import('../http/server.js')
+  const envPort = io.env['MNEMO_PORT']
+  let port = parseIntOption('port', o.port, 0, 65_535)
+  if (port === undefined && envPort !== undefined && envPort !== '') {
+    const n = Number(envPort)
+    if (!/^\s*\d+\s*$/.test(envPort) || n > 65_535) {
+      throw new MnemoError('CONFIG_INVALID', `MNEMO_PORT must be an integer 0–65535 (got ${JSON.stringify(envPort)})`, { details: { keys: ['MNEMO_PORT'] } })
+    }
+    port = n
+  }
+  const host = o.host ?? '127.0.0.1'
+  const server = await startServer({
+    env: io.env,
+    host,
+    port: port ?? DEFAULT_PORT,
+    log: (line) => io.stderr(`${line}\n`),
+    ...(o.home ? { home: o.home } : {}),
+  })
+  if (out.json) printJson(out, { url: server.url, home: server.home, tokenPath: server.tokenPath, pid: process.pid })
+  else out.stdout(`mnemo serve: listening on ${server.url} (REST ${server.url}/v1, MCP ${server.url}/mcp); data ${server.home}; bearer token in ${server.tokenPath}\n`)
+  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
+    io.stderr(`warning: bound to ${host}: anyone who can reach this address and holds the token can read and change these memories\n`)
+  }
+  await new Promise<void>((resolve, reject) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      io.stderr(`mnemo serve: ${signal}, finishing in-flight requests\n`)
+      server.close().then(resolve, reject)
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+  io.stderr('mnemo serve: stopped\n')
 }

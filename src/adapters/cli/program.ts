@@ -110,6 +110,10 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
   common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log'))
     .action((o) => run(() => commands.rebuild(io, out(o), o)))
 
+  common(program.command('consolidate').description('summarise finished sessions, derive lessons, archive what decayed (deterministic, no model)'))
+    .option('--idle-minutes <n>', 'a session idle this long counts as finished', '30')
+    .action((o) => run(() => commands.consolidate(io, out(o), o)))
+
   common(program.command('export').description('write everything (or one project) as a versioned JSONL export on stdout, or Markdown files'))
     .option('--project <project>', 'only this project (name or path)')
     .addOption(new Option('--format <format>', 'jsonl (lossless, re-importable) or markdown (for people)').choices(['jsonl', 'markdown']).default('jsonl'))
@@ -123,6 +127,11 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
   common(program.command('reindex').description('recompute vectors: refit the builtin model, embed with the configured embedder'))
     .option('--project <project>', 'only this project (name or path)')
     .action((o) => run(() => commands.reindex(io, out(o), o)))
+
+  common(program.command('serve').description('run the HTTP server: REST API under /v1 and MCP (streamable HTTP) at /mcp, with a bearer token'))
+    .option('--port <n>', 'port to listen on, 0 for any free port (default: $MNEMO_PORT or 7077)')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .action((o) => run(() => commands.serve(io, out(o), o)))
 
   common(program.command('mcp').description('run the MCP server over stdio'))
     .action((o) => run(() => commands.mcp(io, o)))

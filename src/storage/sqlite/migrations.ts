@@ -85,8 +85,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         superseded_by TEXT,
         review        TEXT,
         pinned        INTEGER NOT NULL DEFAULT 0,
-        archived_at   INTEGER
+        archived_at   INTEGER,
+        -- Provenance: JSON array of the observation ids it was derived from.
+        sources       TEXT
       );
+      -- Use of memories (injected into context, shown after a recall), at most once a day each:
+      -- the reinforcement term of the retention score.
+      CREATE TABLE memory_usage (
+        memory_id TEXT NOT NULL,
+        day       TEXT NOT NULL,
+        PRIMARY KEY (memory_id, day)
+      ) WITHOUT ROWID;
       CREATE INDEX memories_project ON memories(project_id, created_at);
       CREATE INDEX memories_content ON memories(project_id, content_key) WHERE valid_to IS NULL;
       CREATE INDEX memories_subject ON memories(project_id, kind, subject_key) WHERE valid_to IS NULL;

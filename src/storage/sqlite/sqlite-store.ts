@@ -48,6 +48,7 @@ interface MemoryRow {
   review: string | null
   pinned: number
   archived_at: number | null
+  sources: string | null
 }
 interface SessionRow {
   id: string
@@ -251,9 +252,22 @@ class SqliteStore implements Store {
     }
     const id = makeId('mem', event.ts, event.idemKey)
     const info = this.stmt(
-      `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(id, seq, projectId, m.kind, m.text, event.ts, m.flags && m.flags.length > 0 ? m.flags.join(',') : null, m.contentKey, m.subjectKey ?? null, event.ts, event.ts)
+      `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      id,
+      seq,
+      projectId,
+      m.kind,
+      m.text,
+      event.ts,
+      m.flags && m.flags.length > 0 ? m.flags.join(',') : null,
+      m.contentKey,
+      m.subjectKey ?? null,
+      event.ts,
+      event.ts,
+      m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null,
+    )
     const rowid = Number(info.lastInsertRowid)
     this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-rowid, m.index.body, m.index.parts, m.index.meta)
     this.mention(projectId, -rowid, m.entities)
@@ -298,6 +312,7 @@ class SqliteStore implements Store {
     const mem = this.stmt('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined
     if (mem) {
       this.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(-mem.rowid)
+      this.stmt('DELETE FROM memory_usage WHERE memory_id = ?').run(id)
       this.stmt('DELETE FROM doc_vectors WHERE doc_key = ?').run(-mem.rowid)
       this.stmt('DELETE FROM search_fts WHERE rowid = ?').run(-mem.rowid)
       this.stmt('DELETE FROM memories WHERE rowid = ?').run(mem.rowid)
@@ -617,6 +632,23 @@ class SqliteStore implements Store {
     return row && toMemory(row)
   }
 
+  recordUsage(memoryIds: readonly string[], day: string): void {
+    if (memoryIds.length === 0) return
+    this.guard('record usage', () =>
+      this.db
+        .transaction(() => {
+          for (const id of memoryIds) this.stmt('INSERT INTO memory_usage (memory_id, day) VALUES (?, ?) ON CONFLICT DO NOTHING').run(id, day)
+        })
+        .immediate(),
+    )
+  }
+
+  usageCounts(memoryIds: readonly string[]): Map<string, number> {
+    const out = new Map<string, number>()
+    for (const id of memoryIds) out.set(id, this.stmt('SELECT COUNT(*) FROM memory_usage WHERE memory_id = ?').pluck().get(id) as number)
+    return out
+  }
+
   allMemories(projectId: ProjectId): Memory[] {
     return (this.stmt('SELECT * FROM memories WHERE project_id = ? ORDER BY created_at, rowid').all(projectId) as MemoryRow[]).map(toMemory)
   }
@@ -916,6 +948,7 @@ function toMemory(row: MemoryRow): Memory {
     pinned: row.pinned === 1,
     archivedAt: row.archived_at ?? undefined,
     lastSeenAt: row.last_seen_at,
+    sources: row.sources ? (JSON.parse(row.sources) as string[]) : [],
   }
 }
 

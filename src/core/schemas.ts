@@ -1,0 +1,260 @@
+import { z } from 'zod'
+import { invalidInput, MnemoError } from './errors.js'
+import { MEMORY_KINDS, type MemoryKind } from './types.js'
+
+/**
+ * Input schemas shared by every surface: MCP tools, REST bodies and query
+ * strings, and (where it wants them) the CLI. One schema per use case, one
+ * helper (`parseInput`) that turns a bad input into the same `INVALID_INPUT`
+ * message everywhere.
+ *
+ * Two layers, on purpose:
+ * - the *shape* of each schema checks only types and required keys. MCP tools
+ *   register `schema.shape`, so the SDK rejects a malformed call (a missing
+ *   `query`, `limit: "ten"`) before the tool runs, as MCP expects;
+ * - the *limits* (ranges, lengths, "not blank") are JSON Schema keywords in
+ *   each field's metadata. They are advertised wherever a JSON Schema is
+ *   generated (MCP tool listings, OpenAPI) and enforced by the schema itself
+ *   (an object-level check), so an out-of-range value reaches the handler and
+ *   is reported by `parseInput` with one message on REST and MCP alike:
+ *   `limit must be an integer 1–100 (got 0)`.
+ */
+
+/** Longest query or memory text, characters. */
+export const MAX_INPUT_TEXT_CHARS = 16_000
+/** Longest project argument (a name or a path), characters. */
+export const MAX_PROJECT_CHARS = 4096
+/** Recall channels a caller may pick (mirrors `CHANNEL_NAMES` in retrieval/fusion.ts; a test keeps them equal). */
+export const RECALL_CHANNELS = ['bm25', 'vector', 'embedding', 'graph', 'time'] as const
+
+/** The JSON Schema keywords a field may carry as limits; `checkLimits` enforces exactly these. */
+export interface Limits {
+  type?: 'integer'
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+  minItems?: number
+  /** Only `\S` (at least one non-space character) is used and understood. */
+  pattern?: '\\S'
+}
+
+/** Attaches limits to a field: advertised in its JSON Schema, enforced by `inputObject`. */
+export function limited<T extends z.ZodType>(schema: T, limits: Limits): T {
+  return schema.meta({ ...limits })
+}
+
+/** Free text of 1–`max` characters with at least one non-space character. */
+function text(max: number): z.ZodString {
+  return limited(z.string(), { minLength: 1, maxLength: max, pattern: '\\S' })
+}
+
+/** An integer in `min`–`max`. */
+function integer(min: number, max: number): z.ZodNumber {
+  return limited(z.number(), { type: 'integer', minimum: min, maximum: max })
+}
+
+/** A project argument: a project name, or a path inside the project. */
+export const projectField = limited(z.string(), { minLength: 1, maxLength: MAX_PROJECT_CHARS }).describe(
+  'Project name, or a path inside the project (absolute on the HTTP server).',
+)
+
+/** An id as returned by recall, sessions or remember (`obs_…`, `mem_…`, `ses_…`). */
+export const idField = limited(z.string(), { minLength: 1, maxLength: 64 }).describe('An id: obs_…, mem_… or ses_….')
+
+/** A z.object whose fields' limits (see `limited`) are enforced on parse; its `.shape` checks types only. */
+export function inputObject<S extends z.ZodRawShape>(shape: S): z.ZodObject<S> {
+  return z.object(shape).superRefine((value, ctx) => checkLimits(shape, value as Record<string, unknown>, ctx))
+}
+
+/** Inputs of a recall. */
+export const recallInput = inputObject({
+  query: text(MAX_INPUT_TEXT_CHARS).describe('What to look for: words, identifiers, file paths or CJK text.'),
+  project: projectField.optional(),
+  session: idField.optional().describe('Only this session (a ses_… id).'),
+  limit: integer(1, 100).optional().describe('Most hits, 1–100. Default 10.'),
+  channels: limited(z.array(z.enum(RECALL_CHANNELS)), { minItems: 1 })
+    .optional()
+    .describe('Channels to use (ablation). Default: every channel with a weight.'),
+})
+export type RecallInput = z.output<typeof recallInput>
+
+/** Inputs of remember. */
+export const rememberInput = inputObject({
+  text: text(MAX_INPUT_TEXT_CHARS).describe('The memory: a decision, fact, preference or lesson worth knowing later.'),
+  kind: z
+    .enum(MEMORY_KINDS as readonly [MemoryKind, ...MemoryKind[]])
+    .optional()
+    .describe('decision | fact | preference | lesson. Default fact.'),
+  project: projectField.optional(),
+})
+export type RememberInput = z.output<typeof rememberInput>
+
+/** Inputs of forget. */
+export const forgetInput = inputObject({ id: idField.describe('The observation (obs_…) or memory (mem_…) to forget.') })
+
+/** Inputs of show. */
+export const showInput = inputObject({ id: idField })
+
+/** Inputs of a sessions listing. */
+export const sessionsInput = inputObject({
+  project: projectField.optional(),
+  limit: integer(1, 200).optional().describe('Most sessions, 1–200. Default 20.'),
+})
+export type SessionsInput = z.output<typeof sessionsInput>
+
+/** Inputs of the context block. */
+export const contextInput = inputObject({
+  project: projectField.optional(),
+  budget: integer(200, 100_000).optional().describe('Token budget, 200–100000. Default: the configured budget (2000).'),
+})
+export type ContextInput = z.output<typeof contextInput>
+
+/** One Claude Code hook delivery: the event name and the JSON payload the hook got on stdin. */
+export const hookEventInput = inputObject({
+  event: limited(z.string(), { minLength: 1, maxLength: 64, pattern: '\\S' }).describe('Hook event name: SessionStart, UserPromptSubmit, PostToolUse, …'),
+  payload: z.record(z.string(), z.unknown()).describe('The hook payload exactly as Claude Code wrote it (session_id, cwd, …).'),
+})
+export type HookEventInput = z.output<typeof hookEventInput>
+
+/** The limits a field carries, looking through `.optional()`. */
+function limitsOf(field: z.ZodType): Limits | undefined {
+  const inner = field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field
+  return inner.meta() as Limits | undefined
+}
+
+/** The problem with `value` under `limits`, as the words after the field's name; undefined when it is fine. */
+function limitProblem(limits: Limits, value: unknown): string | undefined {
+  const { minimum, maximum, minLength, maxLength, minItems } = limits
+  if (typeof value === 'number') {
+    const range = minimum !== undefined && maximum !== undefined ? ` ${minimum}–${maximum}` : ''
+    const noun = limits.type === 'integer' ? 'an integer' : 'a number'
+    if (limits.type === 'integer' && !Number.isInteger(value)) return `must be ${noun}${range}`
+    if ((minimum !== undefined && value < minimum) || (maximum !== undefined && value > maximum)) return `must be ${noun}${range}`
+  }
+  if (typeof value === 'string') {
+    if (limits.pattern === '\\S' && !/\S/.test(value)) return 'must not be blank'
+    if ((minLength !== undefined && value.length < minLength) || (maxLength !== undefined && value.length > maxLength)) {
+      return `must be ${minLength ?? 0}–${maxLength ?? '∞'} characters`
+    }
+  }
+  if (Array.isArray(value) && minItems !== undefined && value.length < minItems) return `must list at least ${minItems} item${minItems === 1 ? '' : 's'}`
+  return undefined
+}
+
+function checkLimits(shape: z.ZodRawShape, value: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  for (const [key, field] of Object.entries(shape)) {
+    const v = value[key]
+    if (v === undefined) continue
+    const limits = limitsOf(field as z.ZodType)
+    const problem = limits && limitProblem(limits, v)
+    if (problem) ctx.addIssue({ code: 'custom', path: [key], message: problem, input: v })
+  }
+}
+
+/** How a value reads in a message: JSON, shortened; long strings by their length. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing'
+  if (typeof value === 'string' && value.length > 80) return `${value.length} characters`
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value)
+  } catch {
+    json = undefined
+  }
+  if (json === undefined) return typeof value
+  return json.length > 80 ? `${json.slice(0, 77)}…` : json
+}
+
+/** The value at `path` inside `input`, or undefined. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v = input
+  for (const key of path) {
+    if (typeof v !== 'object' || v === null) return undefined
+    v = (v as Record<PropertyKey, unknown>)[key]
+  }
+  return v
+}
+
+/** The words after the field name for one zod issue. */
+function issueProblem(issue: z.core.$ZodIssue, value: unknown): string {
+  switch (issue.code) {
+    case 'invalid_type':
+    {
+      if (value === undefined) return 'is required'
+      const expected = issue.expected === 'record' ? 'object' : issue.expected
+      return `must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}`
+    }
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => String(v)).join(', ')}`
+    case 'unrecognized_keys':
+      return `has unknown key${issue.keys.length === 1 ? '' : 's'} ${issue.keys.join(', ')}`
+    default:
+      return issue.message
+  }
+}
+
+/**
+ * Turns a zod error into the one `INVALID_INPUT` error every surface shows:
+ * `<path> <problem> (got <value>)`, for the first issue, with `details.path`
+ * the dotted key path (`limit`, `payload.cwd`), or `root` for the whole input.
+ *
+ * @param root - What the whole input is called on this surface (`body` on REST). Default `input`.
+ * @param input - The input that was parsed, to quote the offending value when the issue does not carry it.
+ * @example
+ * toInvalidInput(recallInput.safeParse({ query: 'x', limit: 0 }).error!) // limit must be an integer 1–100 (got 0)
+ */
+export function toInvalidInput(error: z.ZodError, root = 'input', input?: unknown): MnemoError<'INVALID_INPUT'> {
+  const issue = error.issues[0]
+  if (!issue) return invalidInput(root, `${root} is invalid`)
+  const path = issue.path.length === 0 ? root : issue.path.map(String).join('.')
+  const value = 'input' in issue ? issue.input : valueAt(input, issue.path)
+  return invalidInput(path, `${path} ${issueProblem(issue, value)} (got ${describeValue(value)})`)
+}
+
+/**
+ * Parses `input` with one of the schemas above (or any zod schema).
+ *
+ * @param root - What the whole input is called in messages (`body`, `query string`). Default `input`.
+ * @returns The parsed value (unknown keys dropped).
+ * @throws {MnemoError} `INVALID_INPUT` — see `toInvalidInput`.
+ * @example
+ * const { query, limit } = parseInput(recallInput, args)
+ */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root = 'input'): z.output<S> {
+  const result = schema.safeParse(input, { reportInput: true })
+  if (!result.success) throw toInvalidInput(result.error, root, input)
+  return result.data
+}
+
+/** True when a project argument is written as a path (it has a slash, or is `.` / `..`). */
+function isPathArg(arg: string): boolean {
+  return /[\\/]/.test(arg) || arg === '.' || arg === '..'
+}
+
+/** True for `/abs/path` and `C:\abs\path`. */
+function isAbsolutePath(arg: string): boolean {
+  return arg.startsWith('/') || /^[A-Za-z]:[\\/]/.test(arg)
+}
+
+/**
+ * The project of a call on a surface with no working directory (the HTTP
+ * server): it must be named, and a path must be absolute. A missing project
+ * never means "every project".
+ *
+ * @param knownProjects - Names to suggest in the hint.
+ * @throws {MnemoError} `INVALID_INPUT` — no project, or a relative path; `details.path` is `project`.
+ */
+export function requireProject(project: string | undefined, knownProjects: () => readonly string[], howToPass = 'pass `project`'): string {
+  const known = (): string => {
+    const names = knownProjects()
+    return names.length === 0 ? 'nothing has been captured yet' : `known projects: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''}`
+  }
+  if (project === undefined) {
+    throw invalidInput('project', 'project is required (got nothing)', `${howToPass}: a project name or an absolute path inside it; ${known()}`)
+  }
+  if (isPathArg(project) && !isAbsolutePath(project)) {
+    throw invalidInput('project', `project must be a project name or an absolute path (got ${describeValue(project)})`, `the server has no working directory; ${known()}`)
+  }
+  return project
+}

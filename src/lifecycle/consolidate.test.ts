@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { createTestEngine, T0 } from '../testing/test-mnemo.js'
+import { retention } from './consolidate.js'
+
+const DEMO = path.resolve(import.meta.dirname, '../../fixtures/demo/claude-code-session.jsonl')
+const DAY = 86_400_000
+
+/** Plays the demo Claude Code session (hook payloads) into an engine, one event per second. */
+function playDemo() {
+  const t = createTestEngine({ cwd: '/home/demo/acme-api' })
+  for (const line of readFileSync(DEMO, 'utf8').split('\n').filter((l) => l.trim())) {
+    const { event, payload } = JSON.parse(line) as { event: string; payload: unknown }
+    t.engine.captureHook(event, JSON.stringify(payload))
+    t.clock.advance(1000)
+  }
+  return t
+}
+
+describe('consolidation (deterministic)', () => {
+  it('summarises a finished session with provenance, and derives the lesson of a fixed failure', async () => {
+    const { engine } = playDemo()
+    const r = engine.consolidate()
+    // The demo's second session only started: not finished, not idle.
+    expect(r).toMatchObject({ sessions: 1, summaries: 1, lessons: 1 })
+    const [summary] = await engine.recall('Session JWT authentication', { limit: 1 })
+    const shown = engine.show(summary!.id)
+    if (shown.type !== 'memory') throw new Error('expected a memory')
+    expect(shown.memory.kind).toBe('summary')
+    expect(shown.memory.text).toMatch(/^Session 2025-06-14 \(claude-code, 11 observations\)\. Asked: Add JWT authentication/)
+    expect(shown.memory.sources.length).toBeGreaterThanOrEqual(4)
+    expect(shown.memory.sources.every((id) => id.startsWith('obs_'))).toBe(true)
+    const [lesson] = await engine.recall('npm test orders failed passed after editing', { limit: 1 })
+    const lessonShown = engine.show(lesson!.id)
+    if (lessonShown.type !== 'memory') throw new Error('expected a memory')
+    expect(lessonShown.memory).toMatchObject({
+      kind: 'lesson',
+      text: '`npm test -- orders` failed (FAIL test/orders.test.ts expected 200 "OK", got 401 "Unauthorized" ReferenceError: validateToken is not defined in src/app.ts); it passed after editing src/app.ts, test/orders.test.ts.',
+    })
+    expect(lessonShown.memory.sources).toHaveLength(4)
+  })
+
+  it('is idempotent, and a resumed session gets a new summary that supersedes the old one', () => {
+    const { engine, clock } = playDemo()
+    engine.consolidate()
+    expect(engine.consolidate()).toMatchObject({ summaries: 0, lessons: 0 })
+    // The session is resumed: one more prompt, then it ends again.
+    engine.captureHook('UserPromptSubmit', JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', prompt: 'Also add a rateLimit middleware' }))
+    clock.advance(1000)
+    engine.captureHook('SessionEnd', JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', reason: 'exit' }))
+    expect(engine.consolidate()).toMatchObject({ summaries: 1 })
+    const summaries = engine.exportMarkdown().get('acme-api.md')!
+    expect(summaries).toContain('~~Session 2025-06-14 (claude-code, 11 observations)')
+    expect(summaries).toContain('Session 2025-06-14 (claude-code, 12 observations)')
+    expect(summaries).toContain('Also add a rateLimit middleware')
+  })
+
+  it('archives what decayed, never a pinned memory, and a used memory lasts longer', () => {
+    const { engine, clock } = createTestEngine()
+    const P = { root: '/p/a', name: 'a' }
+    const old = engine.remember('the staging VPN needs the legacy client', { project: P }).memory
+    const pinned = engine.remember('never force-push to main', { project: P, kind: 'lesson' }).memory
+    engine.setMemoryState(pinned.id, 'pin')
+    const used = engine.remember('deploys go through the release branch', { project: P, kind: 'decision' }).memory
+    clock.advance(60 * DAY)
+    engine.context({ project: P })
+    clock.advance(60 * DAY)
+    const r = engine.consolidate()
+    expect(r.archived).toBe(1)
+    expect(engine.history(old.id)[0]!.archivedAt).toBe(T0 + 120 * DAY)
+    expect(engine.history(pinned.id)[0]!.archivedAt).toBeUndefined()
+    expect(engine.history(used.id)[0]!.archivedAt).toBeUndefined()
+  })
+})
+
+describe('retention', () => {
+  it('halves every half-life and grows with use', () => {
+    const m = { kind: 'fact', createdAt: 0, lastSeenAt: 0, flags: [] as string[] } as unknown as Parameters<typeof retention>[0]
+    expect(retention(m, 0, 0)).toBeCloseTo(0.8)
+    expect(retention(m, 0, 30 * DAY)).toBeCloseTo(0.4)
+    expect(retention(m, 1, 30 * DAY)).toBeCloseTo(0.4 * (1 + Math.log(2)))
+  })
+})

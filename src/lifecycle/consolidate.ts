@@ -1,0 +1,101 @@
+import type { Memory, MemoryKind, Observation } from '../core/types.js'
+import { squash } from '../core/text.js'
+import type { SessionDigest } from '../context/session-summary.js'
+
+/**
+ * Deterministic consolidation: no model. Session digests become episodic
+ * summaries; a failure followed by a success of the same command becomes a
+ * lesson; retention decides what moves to the archive. Pure functions.
+ */
+
+/** The text of a session's episodic summary, from its digest. */
+export function summaryText(d: SessionDigest): string {
+  const day = new Date(d.startedAt).toISOString().slice(0, 10)
+  const parts = [`Session ${day} (${d.agent}, ${d.observationCount} observations).`]
+  if (d.asked.length > 0) parts.push(`Asked: ${d.asked.join(' | ')}.`)
+  if (d.said.length > 0) parts.push(`Said: ${d.said.join(' | ')}.`)
+  if (d.files.length > 0) parts.push(`Files: ${d.files.join(', ')}.`)
+  if (d.commands.length > 0) parts.push(`Commands: ${d.commands.join(', ')}.`)
+  if (d.errors.length > 0) parts.push(`Errors: ${d.errors.join(' | ')}.`)
+  if (d.outcome) parts.push(`Outcome: ${d.outcome}`)
+  return parts.join(' ')
+}
+
+/** A lesson derived from a session, with its provenance. */
+export interface DerivedLesson {
+  text: string
+  sources: string[]
+  /** 0–1: how sure the extraction is. */
+  confidence: number
+}
+
+function firstLine(text: string): string {
+  return squash((text.split('\n')[0] ?? '').replace(/^[^:]+:\s*/, ''))
+}
+
+/**
+ * Lessons from errors that were fixed in the same session: a failed tool
+ * call, then file edits, then the same call (same tool, same first input
+ * line) succeeding. "`npm test -- orders` failed (ReferenceError: …); it
+ * passed after editing src/app.ts." Confidence 0.6: the edits in between
+ * are the likely fix, not a proven one.
+ */
+export function lessonsFromSession(observations: readonly Observation[], projectRoot?: string): DerivedLesson[] {
+  const rel = (f: string): string => (projectRoot && f.startsWith(`${projectRoot}/`) ? f.slice(projectRoot.length + 1) : f)
+  const out: DerivedLesson[] = []
+  const seen = new Set<string>()
+  observations.forEach((o, i) => {
+    if (o.kind !== 'error' || !o.tool) return
+    const call = firstLine(o.text)
+    if (call.length === 0 || seen.has(call)) return
+    const later = observations.slice(i + 1)
+    const successAt = later.findIndex((x) => x.kind === 'tool' && x.tool === o.tool && firstLine(x.text) === call)
+    if (successAt < 0) return
+    const between = later.slice(0, successAt)
+    const edits = between.filter((x) => x.kind === 'tool' && x.files.length > 0 && /^(edit|write|multiedit|apply_patch|str_replace)/i.test(x.tool ?? ''))
+    if (edits.length === 0) return
+    const files = [...new Set(edits.flatMap((x) => x.files.map(rel)))]
+    const result = o.text.split('→')[1] ?? ''
+    const errorLines = result.split('\n').filter((l) => /error|fail|expected|exception|denied|not found/i.test(l))
+    const why = squash(errorLines.length > 0 ? errorLines.join(' ') : result).slice(0, 200)
+    seen.add(call)
+    out.push({
+      text: `\`${call}\` failed${why ? ` (${why})` : ''}; it passed after editing ${files.slice(0, 4).join(', ')}.`,
+      sources: [o.id, ...edits.map((x) => x.id), later[successAt]!.id],
+      confidence: 0.6,
+    })
+  })
+  return out
+}
+
+/** How much each kind matters when nothing else is known (the retention score's importance). */
+export const KIND_IMPORTANCE: Record<MemoryKind, number> = { decision: 1, lesson: 0.9, preference: 0.9, fact: 0.8, summary: 0.5 }
+
+/** Retention tunables, with defaults. */
+export interface RetentionConfig {
+  /** Days after which an unused memory's retention halves. Default 30. */
+  halfLifeDays: number
+  /** Retention under which a memory is archived. Default 0.1. */
+  archiveBelow: number
+}
+
+export const DEFAULT_RETENTION: RetentionConfig = { halfLifeDays: 30, archiveBelow: 0.1 }
+
+/**
+ * A memory's retention score, 0–∞ (1 ≈ fresh and important):
+ *
+ *   retention = importance(kind) · 0.5^(age / halfLife) · (1 + ln(1 + uses))
+ *
+ * where age is the time since it was last written or seen again (days),
+ * uses the number of days it was used (injected into context, opened after
+ * a recall; at most once a day), halfLife 30 days by default. The
+ * exponential forgetting curve is Ebbinghaus's (1885) as used for LLM
+ * memory by MemoryBank (Zhong et al., 2023); the logarithmic use term keeps
+ * reinforcement from growing without bound. Flagged text counts half.
+ * Pinned memories are not scored (they never decay).
+ */
+export function retention(m: Memory, uses: number, nowMs: number, config: RetentionConfig = DEFAULT_RETENTION): number {
+  const ageDays = Math.max(0, nowMs - Math.max(m.lastSeenAt, m.createdAt)) / 86_400_000
+  const importance = KIND_IMPORTANCE[m.kind] * (m.flags.length > 0 ? 0.5 : 1)
+  return importance * 0.5 ** (ageDays / config.halfLifeDays) * (1 + Math.log(1 + uses))
+}
