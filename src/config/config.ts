@@ -16,6 +16,8 @@ export interface ResolvedConfig {
   contextBudgetTokens: number
   /** A neural embedder to use on top of the builtin channels, or undefined. */
   embedder: EmbedderConfig | undefined
+  /** IANA time zone for day boundaries and relative dates (`MNEMO_TZ`); default the system's. */
+  timeZone: string
   /** Per-channel RRF weights that override the defaults (`MNEMO_RECALL_WEIGHTS=bm25=1,graph=0.2`). */
   recallWeights: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>>
 }
@@ -45,7 +47,7 @@ export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vecto
   return out
 }
 
-/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `HOME`. */
+/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `MNEMO_TZ`, `HOME`. */
 export type MnemoEnv = Readonly<Record<string, string | undefined>>
 
 /** Default token budget of the injected context block. */
@@ -81,6 +83,15 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     if (parsed === undefined) bad.push('MNEMO_RECALL_WEIGHTS')
     else recallWeights = parsed
   }
+  let timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
+  const tz = env['MNEMO_TZ']
+  if (tz !== undefined && tz !== '') {
+    try {
+      timeZone = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone
+    } catch {
+      bad.push('MNEMO_TZ')
+    }
+  }
   let embedder: EmbedderConfig | undefined
   const provider = env['MNEMO_EMBEDDER']
   if (provider !== undefined && provider !== '' && provider !== 'builtin') {
@@ -102,7 +113,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   if (bad.length > 0) {
     throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
       details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192',
+      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin',
     })
   }
   return {
@@ -113,5 +124,6 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     contextBudgetTokens: budget,
     recallWeights,
     embedder,
+    timeZone,
   }
 }

@@ -91,7 +91,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     cwd: options.cwd ?? process.cwd(),
     contextBudgetTokens: config.contextBudgetTokens,
     ...(options.redact ? { redact: options.redact } : {}),
-    ...(options.timeZone ? { timeZone: options.timeZone } : {}),
+    timeZone: options.timeZone ?? config.timeZone,
     recall: { ...DEFAULT_RECALL_CONFIG, weights: { ...DEFAULT_RECALL_CONFIG.weights, ...config.recallWeights } },
     ...(options.embedder ? { embedder: options.embedder } : config.embedder ? { embedder: createEmbedder(config.embedder) } : {}),
   })

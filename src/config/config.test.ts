@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest'
+import { parseRecallWeights, resolveConfig } from './config.js'
+
+describe('resolveConfig', () => {
+  it('resolves defaults from HOME', () => {
+    const c = resolveConfig({ HOME: '/home/u' })
+    expect(c).toMatchObject({ home: '/home/u/.mnemo', dbPath: '/home/u/.mnemo/mnemo.db', contextBudgetTokens: 2000, recallWeights: {}, embedder: undefined })
+  })
+  it('reads every setting', () => {
+    const c = resolveConfig({
+      HOME: '/h',
+      MNEMO_HOME: '~/m',
+      MNEMO_CONTEXT_BUDGET: '800',
+      MNEMO_RECALL_WEIGHTS: 'graph=0.2, vector=0.5',
+      MNEMO_EMBEDDER: 'openai',
+      MNEMO_EMBED_URL: 'http://127.0.0.1:11434/v1',
+      MNEMO_EMBED_MODEL: 'nomic-embed-text',
+      MNEMO_EMBED_DIM: '768',
+      MNEMO_TZ: 'Europe/Berlin',
+    })
+    expect(c).toMatchObject({
+      home: '/h/m',
+      contextBudgetTokens: 800,
+      recallWeights: { graph: 0.2, vector: 0.5 },
+      embedder: { provider: 'openai', model: 'nomic-embed-text', url: 'http://127.0.0.1:11434/v1', dimensions: 768 },
+      timeZone: 'Europe/Berlin',
+    })
+  })
+  it('fails fast listing every bad key at once', () => {
+    expect(() => resolveConfig({ HOME: '/h', MNEMO_HOME: ' ', MNEMO_CONTEXT_BUDGET: '50', MNEMO_RECALL_WEIGHTS: 'bm25=x', MNEMO_EMBEDDER: 'magic', MNEMO_TZ: 'Mars/Olympus' })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_HOME', 'MNEMO_CONTEXT_BUDGET', 'MNEMO_RECALL_WEIGHTS', 'MNEMO_TZ', 'MNEMO_EMBEDDER'] } }),
+    )
+  })
+  it('parses recall weights strictly', () => {
+    expect(parseRecallWeights('bm25=1,time=0')).toEqual({ bm25: 1, time: 0 })
+    expect(parseRecallWeights('colour=1')).toBeUndefined()
+    expect(parseRecallWeights('bm25=11')).toBeUndefined()
+  })
+})
