@@ -1,0 +1,145 @@
+import { Hono, type Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import { z } from 'zod'
+import { invalidInput, MnemoError } from '../../core/errors.js'
+import { describeValue, parseInput } from '../../core/schemas.js'
+import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
+import { errorJson, errorResponse } from './error-response.js'
+import { handleMcpPost, mcpMethodNotAllowed } from './mcp-endpoint.js'
+import { buildOpenApiDocument } from './openapi.js'
+import { REST_ROUTES, type AnyRestRoute, type RouteContext } from './rest-routes.js'
+import { bearerMatches, serverTokenPath } from './server-token.js'
+
+/** Default largest request body, bytes (1 MiB). */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+/** Options of `createHttpApp`. */
+export interface HttpAppOptions {
+  mnemo: OpenedMnemo
+  /** The bearer token every route but GET /v1/health requires. */
+  token: string
+  /** Largest request body, bytes; bigger ones get 413. */
+  maxBodyBytes: number
+  /** Epoch ms the server started (for /v1/status). */
+  startedAt: number
+  /** Called as each request arrives, before anything else (observability, tests). */
+  onRequest?: (method: string, path: string) => void
+  /** Where unexpected failures are reported, one line each. Default: nowhere (they go to the error log). */
+  log?: (line: string) => void
+}
+
+/** The 413 answer, thrown as an HTTPException so that it ends the request from anywhere. */
+function tooLarge(maxBodyBytes: number): HTTPException {
+  const res = errorJson(413, 'PAYLOAD_TOO_LARGE', `request body is larger than ${maxBodyBytes} bytes`, 'send a smaller body: cap large fields, or import big transcripts with POST /v1/import')
+  return new HTTPException(413, { res })
+}
+
+/**
+ * Reads the body as text, at most `maxBodyBytes` (a declared Content-Length
+ * was already checked; this catches chunked bodies).
+ *
+ * @throws {HTTPException} 413 — the body is larger.
+ */
+export async function readBodyText(request: Request, maxBodyBytes: number): Promise<string> {
+  if (!request.body) return ''
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > maxBodyBytes) {
+      await reader.cancel()
+      throw tooLarge(maxBodyBytes)
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/** Reads the body as JSON. @throws {MnemoError} `INVALID_INPUT` — empty or not JSON. @throws {HTTPException} 413. */
+async function readJson(c: Context, maxBodyBytes: number): Promise<unknown> {
+  const text = await readBodyText(c.req.raw, maxBodyBytes)
+  if (text.trim().length === 0) throw invalidInput('body', 'body is empty (expected a JSON object)')
+  try {
+    return JSON.parse(text) as unknown
+  } catch (error) {
+    throw invalidInput('body', `body is not valid JSON (${(error as Error).message})`, 'send Content-Type: application/json with a JSON object')
+  }
+}
+
+/** The query string as an object for `schema`: one value per key; number fields converted from text. */
+function queryObject(c: Context, schema: z.ZodObject): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, values] of Object.entries(c.req.queries())) {
+    if (values.length > 1) throw invalidInput(key, `${key} is given more than once (got ${describeValue(values)})`)
+    const value = values[0]
+    const field = schema.shape[key]
+    const inner = field instanceof z.ZodOptional ? field.unwrap() : field
+    out[key] = inner instanceof z.ZodNumber && value !== undefined && /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value
+  }
+  return out
+}
+
+async function runRoute(route: AnyRestRoute, c: Context, ctx: RouteContext, maxBodyBytes: number): Promise<Response> {
+  const body = route.body ? parseInput(route.body as z.ZodType, await readJson(c, maxBodyBytes), 'body') : undefined
+  const query = route.query ? parseInput(route.query as z.ZodType, queryObject(c, route.query as z.ZodObject), 'query string') : undefined
+  const reply = await route.handle({ body, query, params: c.req.param() }, ctx)
+  return c.json(reply.body, reply.status)
+}
+
+/**
+ * The Hono app of `mnemo serve`: REST routes from `REST_ROUTES` under /v1,
+ * MCP at /mcp, bearer-token auth on everything but GET /v1/health, a body
+ * size limit, and errors as `{ error: { code, message, hint } }` with the
+ * status of `STATUS_BY_CODE`.
+ */
+export function createHttpApp(options: HttpAppOptions): Hono {
+  const { mnemo, token, maxBodyBytes } = options
+  let openApi: Record<string, unknown> | undefined
+  const ctx: RouteContext = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()) }
+  const publicRoutes = new Set(REST_ROUTES.filter((r) => r.public).map((r) => `${r.method} ${r.path}`))
+  const tokenHint = `send Authorization: Bearer <token>, the token being the content of ${serverTokenPath(mnemo.config.home)}`
+  const app = new Hono()
+
+  app.use('*', async (c, next) => {
+    options.onRequest?.(c.req.method, c.req.path)
+    await next()
+  })
+  app.use('*', async (c, next) => {
+    if (publicRoutes.has(`${c.req.method} ${c.req.path}`)) return next()
+    const header = c.req.header('authorization')
+    if (bearerMatches(header, token)) return next()
+    const res = errorJson(401, 'UNAUTHORIZED', header === undefined ? 'missing bearer token' : 'wrong bearer token', tokenHint)
+    res.headers.set('www-authenticate', 'Bearer realm="mnemo"')
+    return res
+  })
+  app.use('*', async (c, next) => {
+    // A declared size is refused before reading; chunked bodies are capped as they are read.
+    const declared = Number(c.req.header('content-length') ?? 0)
+    if (declared > maxBodyBytes) throw tooLarge(maxBodyBytes)
+    await next()
+  })
+
+  for (const route of REST_ROUTES) app.on(route.method, route.path, (c) => runRoute(route, c, ctx, maxBodyBytes))
+  app.post('/mcp', async (c) => {
+    const text = await readBodyText(c.req.raw, maxBodyBytes)
+    const request = new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body: text })
+    return handleMcpPost(request, mnemo.engine, maxBodyBytes)
+  })
+  app.on(['GET', 'DELETE'], '/mcp', () => mcpMethodNotAllowed())
+
+  app.notFound((c) => errorJson(404, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}`, 'the routes are listed by GET /v1/openapi.json'))
+  app.onError((error, c) => {
+    if (error instanceof HTTPException) return error.getResponse()
+    if (!MnemoError.is(error)) {
+      const where = `http ${c.req.method} ${c.req.path}`
+      const message = error instanceof Error ? error.message : String(error)
+      mnemo.errors.append({ at: new Date().toISOString(), where, code: 'INTERNAL', message })
+      options.log?.(`mnemo serve: ${where} failed: ${error instanceof Error && error.stack ? error.stack : message}`)
+    }
+    return errorResponse(error)
+  })
+  return app
+}

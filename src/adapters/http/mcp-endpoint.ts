@@ -1,0 +1,51 @@
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { invalidInput } from '../../core/errors.js'
+import { describeValue, inputObject, parseInput, projectField, requireProject } from '../../core/schemas.js'
+import type { MnemoEngine } from '../../engine/mnemo.js'
+import { createMcpServer } from '../mcp/server.js'
+
+const mcpQuery = inputObject({ project: projectField.optional() })
+
+/**
+ * The default project of an MCP request: `?project=` on the URL, checked like
+ * a `project` argument (a name or an absolute path), or undefined.
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — given twice, blank, or a relative path.
+ */
+function urlProject(url: URL, engine: MnemoEngine): string | undefined {
+  const given = url.searchParams.getAll('project')
+  if (given.length > 1) throw invalidInput('project', `project is given more than once (got ${describeValue(given)})`)
+  const { project } = parseInput(mcpQuery, given.length === 0 ? {} : { project: given[0] }, 'query string')
+  if (project === undefined) return undefined
+  return requireProject(project, () => engine.listProjects().map((p) => p.name))
+}
+
+/**
+ * Answers one POST to `/mcp`: MCP over streamable HTTP in stateless mode,
+ * with JSON responses. Each request gets its own MCP server and transport
+ * (the SDK's stateless transport serves one request), around the shared
+ * engine, with the same tools as `mnemo mcp`. There is no working directory:
+ * tools take their project from their `project` argument or `?project=`;
+ * with neither they answer with an `isError` result.
+ *
+ * @param maxBodyBytes - Largest body the transport reads (the app's body limit applies first).
+ */
+export async function handleMcpPost(request: Request, engine: MnemoEngine, maxBodyBytes: number): Promise<Response> {
+  const project = urlProject(new URL(request.url), engine)
+  const server = createMcpServer(engine, undefined, project === undefined ? {} : { project })
+  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true, maxRequestBodySize: maxBodyBytes })
+  await server.connect(transport)
+  try {
+    return await transport.handleRequest(request)
+  } finally {
+    await server.close()
+  }
+}
+
+/** The answer to GET and DELETE on `/mcp`: this server keeps no sessions and opens no server-sent stream. */
+export function mcpMethodNotAllowed(): Response {
+  return Response.json(
+    { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; POST JSON-RPC messages to /mcp' }, id: null },
+    { status: 405, headers: { allow: 'POST' } },
+  )
+}

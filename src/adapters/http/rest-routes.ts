@@ -1,0 +1,360 @@
+import path from 'node:path'
+import { z } from 'zod'
+import { invalidInput } from '../../core/errors.js'
+import { idPrefix, type SessionId } from '../../core/ids.js'
+import {
+  contextInput,
+  describeValue,
+  hookEventInput,
+  inputObject,
+  limited,
+  parseInput,
+  projectField,
+  recallInput,
+  rememberInput,
+  requireProject,
+  sessionsInput,
+  showInput,
+} from '../../core/schemas.js'
+import type { MnemoEngine } from '../../engine/mnemo.js'
+import { IMPORT_FORMATS, type ImportFormat } from '../../engine/import-files.js'
+import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
+import {
+  contextJson,
+  eventAcceptedJson,
+  forgottenJson,
+  healthJson,
+  importJson,
+  memoryJson,
+  observationJson,
+  openApiJson,
+  recallJson,
+  rememberJson,
+  sessionDetailJson,
+  sessionsJson,
+  statusJson,
+  toHitJson,
+  toImportJson,
+  toMemoryJson,
+  toObservationJson,
+  toSessionJson,
+} from './json-views.js'
+
+/** mnemo's version, as the server reports it. */
+export const SERVER_VERSION = '0.1.0'
+
+/** What a route handler may use. */
+export interface RouteContext {
+  mnemo: OpenedMnemo
+  /** Epoch ms the server started. */
+  startedAt: number
+  /** The OpenAPI document of this server. */
+  openApi: () => Record<string, unknown>
+}
+
+/** A success response: status and JSON body. */
+export interface Reply {
+  status: 200 | 201 | 202
+  body: unknown
+}
+
+type Parsed<S> = S extends z.ZodType ? z.output<S> : undefined
+
+/** What a handler receives: the parsed JSON body and query string, and the path parameters. */
+export interface RouteInput<B, Q> {
+  body: Parsed<B>
+  query: Parsed<Q>
+  params: Record<string, string>
+}
+
+/**
+ * One REST route. The table of these (`REST_ROUTES`) is the single source of
+ * the Hono routes (app.ts) and of the OpenAPI document (openapi.ts).
+ */
+export interface RestRoute<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined> {
+  method: 'GET' | 'POST' | 'DELETE'
+  /** Hono path syntax: `/v1/memories/:id`. */
+  path: string
+  operationId: string
+  summary: string
+  description?: string
+  /** True for the one route that needs no bearer token. */
+  public?: true
+  /** Schema of the JSON body (POST). */
+  body?: B
+  /** Schema of the query string (GET); number fields are converted from text. */
+  query?: Q
+  /** `project` (in the body or the query) must be given: it never defaults to every project. */
+  projectRequired?: true
+  /** Success responses by status. */
+  responses: Partial<Record<200 | 201 | 202, { description: string; schema: z.ZodType }>>
+  /** Error statuses this route can answer with besides 401 and 500. */
+  errors: readonly (400 | 404 | 413 | 422)[]
+  handle(input: RouteInput<B, Q>, ctx: RouteContext): Reply | Promise<Reply>
+}
+
+/** A route of any input types, as stored in the table. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRestRoute = RestRoute<any, any>
+
+function defineRoute<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(route: RestRoute<B, Q>): AnyRestRoute {
+  return route as AnyRestRoute
+}
+
+const ok = (body: unknown, status: Reply['status'] = 200): Reply => ({ status, body })
+
+/** The project a scoped route works on; see `requireProject`. */
+function needProject(engine: MnemoEngine, project: string | undefined, where: 'body' | 'query'): string {
+  const how = where === 'body' ? 'pass "project" in the JSON body' : 'add ?project=<name> to the URL'
+  return requireProject(project, () => engine.listProjects().map((p) => p.name), how)
+}
+
+/** A path id checked against the kind the route serves (`mem` for /v1/memories/:id). */
+function idOfKind(params: Record<string, string>, prefix: 'obs' | 'mem' | 'ses'): string {
+  const { id } = parseInput(showInput, { id: params['id'] }, 'path')
+  if (idPrefix(id) !== prefix) {
+    const noun = prefix === 'obs' ? 'an observation' : prefix === 'mem' ? 'a memory' : 'a session'
+    throw invalidInput('id', `id must be ${noun} id (${prefix}_…) (got ${describeValue(id)})`)
+  }
+  return id
+}
+
+/** Body of POST /v1/import. */
+export const importInput = inputObject({
+  path: limited(z.string(), { minLength: 1, maxLength: 4096 }).describe('A file or folder on the server machine, absolute.'),
+  format: z.enum(IMPORT_FORMATS as readonly [ImportFormat, ...ImportFormat[]]).optional().describe('Default auto.'),
+  project: projectField.optional().describe('File every session under this project (a name or an absolute path). Default: each record\'s own cwd.'),
+})
+
+const idParam = 'id'
+
+/** Every REST route of `mnemo serve`, in the order the OpenAPI document lists them. */
+export const REST_ROUTES: readonly AnyRestRoute[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/v1/health',
+    operationId: 'health',
+    summary: 'Liveness check; needs no token',
+    public: true,
+    responses: { 200: { description: 'The server is up.', schema: healthJson } },
+    errors: [],
+    handle: () => ok({ ok: true, name: 'mnemo', version: SERVER_VERSION }),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/status',
+    operationId: 'status',
+    summary: 'Data directory, counts, projects, spool and recent errors',
+    responses: { 200: { description: 'What this server holds.', schema: statusJson } },
+    errors: [],
+    handle: (_input, { mnemo, startedAt }) => {
+      const stats = mnemo.engine.stats()
+      const body: z.output<typeof statusJson> = {
+        home: mnemo.config.home,
+        database: mnemo.config.dbPath,
+        counts: { events: stats.events, projects: stats.projects, sessions: stats.sessions, observations: stats.observations, memories: stats.memories },
+        bytes: stats.bytes,
+        lastCaptureAt: stats.lastEventAt === undefined ? null : new Date(stats.lastEventAt).toISOString(),
+        projects: mnemo.engine.listProjects().map((p) => ({ name: p.name, root: p.root })),
+        spool: { pending: mnemo.spool.count(), bad: mnemo.spool.badCount() },
+        errors: mnemo.errors.tail(5),
+        server: { version: SERVER_VERSION, pid: process.pid, startedAt: new Date(startedAt).toISOString() },
+      }
+      return ok(body)
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/openapi.json',
+    operationId: 'openapi',
+    summary: 'This OpenAPI 3.1 document',
+    responses: { 200: { description: 'The document (also checked in as docs/openapi.json).', schema: openApiJson } },
+    errors: [],
+    handle: (_input, { openApi }) => ok(openApi()),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/events',
+    operationId: 'captureEvent',
+    summary: 'Capture one Claude Code hook event (what `mnemo hook <event>` does)',
+    description:
+      'The payload is the hook JSON exactly as Claude Code writes it on stdin. Its `cwd` (absolute) names the project: the server has no working directory of its own. A duplicate delivery is accepted and not stored again.',
+    body: hookEventInput,
+    responses: { 202: { description: 'Accepted; `stored` says whether it was new.', schema: eventAcceptedJson } },
+    errors: [400, 413],
+    handle: ({ body }, { mnemo }) => {
+      const cwd = body.payload['cwd']
+      if (typeof cwd !== 'string' || !path.isAbsolute(cwd)) {
+        throw invalidInput('payload.cwd', `payload.cwd must be an absolute path (got ${describeValue(cwd)})`, "the server has no working directory: the hook payload's cwd says which project the event belongs to")
+      }
+      const result = mnemo.engine.captureHook(body.event, JSON.stringify(body.payload))
+      return ok({ stored: result.stored }, 202)
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/recall',
+    operationId: 'recall',
+    summary: "Search a project's observations and memories, best first",
+    body: recallInput,
+    projectRequired: true,
+    responses: { 200: { description: 'Hits, best first; empty when nothing matches.', schema: recallJson } },
+    errors: [400, 404, 413],
+    handle: async ({ body }, { mnemo }) => {
+      const engine = mnemo.engine
+      const projectIds = engine.resolveProjects(needProject(engine, body.project, 'body')).map((p) => p.id)
+      const hits = await engine.recall(body.query, {
+        projectIds,
+        ...(body.limit !== undefined ? { limit: body.limit } : {}),
+        ...(body.session !== undefined ? { sessionId: body.session as SessionId } : {}),
+        ...(body.channels !== undefined ? { channels: body.channels } : {}),
+      })
+      return ok({ query: body.query, hits: hits.map(toHitJson), warnings: [...engine.warnings] })
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/memories',
+    operationId: 'remember',
+    summary: 'Store an explicit memory in a project',
+    body: rememberInput,
+    projectRequired: true,
+    responses: {
+      201: { description: 'Stored.', schema: rememberJson },
+      200: { description: 'The same text was already remembered; the existing memory.', schema: rememberJson },
+    },
+    errors: [400, 404, 413],
+    handle: ({ body }, { mnemo }) => {
+      const engine = mnemo.engine
+      const project = engine.projectForWrite(needProject(engine, body.project, 'body'))
+      const { memory, created } = engine.remember(body.text, { kind: body.kind ?? 'fact', project })
+      const stored = engine.listProjects().find((p) => p.id === memory.projectId)
+      return ok({ created, memory: toMemoryJson(memory, stored) }, created ? 201 : 200)
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: `/v1/memories/:${idParam}`,
+    operationId: 'getMemory',
+    summary: 'One memory by id',
+    responses: { 200: { description: 'The memory.', schema: memoryJson } },
+    errors: [400, 404],
+    handle: ({ params }, { mnemo }) => {
+      const r = mnemo.engine.show(idOfKind(params, 'mem'))
+      if (r.type !== 'memory') throw new Error(`show returned a ${r.type} for a memory id`)
+      return ok(toMemoryJson(r.memory, r.project))
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: `/v1/memories/:${idParam}`,
+    operationId: 'forgetMemory',
+    summary: 'Forget a memory, from every index',
+    responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
+    errors: [400, 404],
+    handle: ({ params }, { mnemo }) => {
+      const r = mnemo.engine.forget(idOfKind(params, 'mem'), 'http')
+      return ok({ forgotten: { id: r.id, type: r.type } })
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: `/v1/observations/:${idParam}`,
+    operationId: 'getObservation',
+    summary: 'One observation by id',
+    responses: { 200: { description: 'The observation.', schema: observationJson } },
+    errors: [400, 404],
+    handle: ({ params }, { mnemo }) => {
+      const r = mnemo.engine.show(idOfKind(params, 'obs'))
+      if (r.type !== 'observation') throw new Error(`show returned a ${r.type} for an observation id`)
+      return ok(toObservationJson(r.observation, r.project))
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: `/v1/observations/:${idParam}`,
+    operationId: 'forgetObservation',
+    summary: 'Forget an observation, from every index',
+    responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
+    errors: [400, 404],
+    handle: ({ params }, { mnemo }) => {
+      const r = mnemo.engine.forget(idOfKind(params, 'obs'), 'http')
+      return ok({ forgotten: { id: r.id, type: r.type } })
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/sessions',
+    operationId: 'listSessions',
+    summary: "A project's sessions, newest first",
+    query: sessionsInput,
+    projectRequired: true,
+    responses: { 200: { description: 'Sessions, newest first.', schema: sessionsJson } },
+    errors: [400, 404],
+    handle: ({ query }, { mnemo }) => {
+      const engine = mnemo.engine
+      const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
+      const byId = new Map(projects.map((p) => [p.id as string, p]))
+      const sessions = engine.sessions({ projectIds: projects.map((p) => p.id), limit: query.limit ?? 20 })
+      return ok({ sessions: sessions.map((s) => toSessionJson(s, byId.get(s.projectId))) })
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: `/v1/sessions/:${idParam}`,
+    operationId: 'getSession',
+    summary: 'One session with its observations (the first 500)',
+    responses: { 200: { description: 'The session and its timeline.', schema: sessionDetailJson } },
+    errors: [400, 404],
+    handle: ({ params }, { mnemo }) => {
+      const r = mnemo.engine.show(idOfKind(params, 'ses'))
+      if (r.type !== 'session') throw new Error(`show returned a ${r.type} for a session id`)
+      const { session, project, observations } = r.detail
+      return ok({ session: toSessionJson(session, project), observations: observations.map((o) => toObservationJson(o, project)) })
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/context',
+    operationId: 'context',
+    summary: "The context block a new session of a project gets",
+    query: contextInput,
+    projectRequired: true,
+    responses: { 200: { description: 'The block and what it holds.', schema: contextJson } },
+    errors: [400, 404],
+    handle: ({ query }, { mnemo }) => {
+      const engine = mnemo.engine
+      const project = engine.projectForWrite(needProject(engine, query.project, 'query'))
+      const block = engine.context({ project, ...(query.budget !== undefined ? { budgetTokens: query.budget } : {}) })
+      const body: z.output<typeof contextJson> = {
+        project: block.project,
+        text: block.text,
+        tokens: block.tokens,
+        budgetTokens: block.budgetTokens,
+        memoryIds: block.memoryIds,
+        sessionIds: block.sessionIds,
+        omitted: block.omitted,
+      }
+      return ok(body)
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/import',
+    operationId: 'importPath',
+    summary: 'Import transcripts from a file or folder on the server machine',
+    description: 'Claude Code session JSONL, Codex CLI rollouts or LoCoMo JSON, as `mnemo import`. Re-importing adds nothing.',
+    body: importInput,
+    responses: { 200: { description: 'What was read, imported and skipped, per file.', schema: importJson } },
+    errors: [400, 404, 413, 422],
+    handle: async ({ body }, { mnemo }) => {
+      const engine = mnemo.engine
+      if (!path.isAbsolute(body.path)) {
+        throw invalidInput('path', `path must be absolute (got ${describeValue(body.path)})`, 'the server has no working directory; paths are read on the server machine')
+      }
+      const project = body.project === undefined ? undefined : engine.projectForWrite(needProject(engine, body.project, 'body'))
+      const report = await engine.importPath(body.path, { ...(body.format ? { format: body.format } : {}), ...(project ? { project } : {}) })
+      return ok(toImportJson(report))
+    },
+  }),
+]

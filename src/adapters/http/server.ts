@@ -1,0 +1,174 @@
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createAdaptorServer } from '@hono/node-server'
+import { invalidInput, MnemoError } from '../../core/errors.js'
+import type { MnemoEnv } from '../../config/config.js'
+import type { MnemoEngine } from '../../engine/mnemo.js'
+import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
+import { createHttpApp, DEFAULT_MAX_BODY_BYTES } from './app.js'
+import { DEFAULT_HOST, DEFAULT_PORT } from './openapi.js'
+import { ensureServerToken, serverTokenPath } from './server-token.js'
+
+export { DEFAULT_HOST, DEFAULT_PORT } from './openapi.js'
+export { readServerToken, serverTokenPath } from './server-token.js'
+
+/** Options of `startServer`. All optional. */
+export interface StartServerOptions {
+  /** Data directory. Default: `MNEMO_HOME`, else `~/.mnemo`. */
+  home?: string
+  /** Address to bind. Default `127.0.0.1` (this machine only). */
+  host?: string
+  /** Port; 0 picks a free one (see `url`). Default 7077. */
+  port?: number
+  /** Environment read for the configuration. Default `process.env`. */
+  env?: MnemoEnv
+  /** Largest request body, bytes; bigger ones get 413. Default 1 MiB. */
+  maxBodyBytes?: number
+  /** How long `close()` waits for in-flight requests before cutting connections, ms. Default 10 000. */
+  shutdownGraceMs?: number
+  /** Called as each request arrives (observability, tests). */
+  onRequest?: (method: string, path: string) => void
+  /** Where unexpected failures are reported, one line each. Default: nowhere (they still go to the error log). */
+  log?: (line: string) => void
+}
+
+/** A listening server. Call `close()` when done. */
+export interface RunningServer {
+  /** Base URL, `http://127.0.0.1:7077` (the real port when 0 was asked). */
+  url: string
+  host: string
+  port: number
+  /** The data directory served. */
+  home: string
+  /** The bearer token clients must send, and the file it is kept in. */
+  token: string
+  tokenPath: string
+  /** The engine behind the server (the same store the routes use). */
+  engine: MnemoEngine
+  /**
+   * Stops gracefully: stops accepting connections, lets in-flight requests
+   * finish (cutting what is left after `shutdownGraceMs`), then closes the
+   * store. Idempotent; resolves when all of that is done.
+   */
+  close(): Promise<void>
+}
+
+/** Waits until `server` listens on `port`/`host`, or rejects with the listen error. */
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => reject(error)
+    server.once('error', onError)
+    server.listen(port, host, () => {
+      server.off('error', onError)
+      resolve()
+    })
+  })
+}
+
+/** The error for a port some other process holds. */
+function portInUse(host: string, port: number, cause: unknown): MnemoError<'CONFLICT'> {
+  // CONFLICT's detail kinds name stored things only; the address goes in `id`, its kind is `address`.
+  return new MnemoError('CONFLICT', `port ${port} is already in use (--port or MNEMO_PORT to choose another)`, {
+    details: { kind: 'address' as never, id: `${host}:${port}` },
+    cause,
+  })
+}
+
+/**
+ * Starts `mnemo serve` in this process: REST under /v1 and MCP (streamable
+ * HTTP) at /mcp on one port, on the data directory `home`. Creates the
+ * bearer token `<home>/server-token` (mode 0600) on first start, and stores
+ * the hook events spooled while no process could write.
+ *
+ * Servers with different homes and ports run side by side; nothing is
+ * shared between them (signals are the caller's business: see `mnemo serve`).
+ *
+ * @throws {MnemoError} `CONFLICT` — the port is already in use (message: `port 7077 is already in use (--port or MNEMO_PORT to choose another)`).
+ * @throws {MnemoError} `INVALID_INPUT` — a host that is not an address of this machine, or a privileged port.
+ * @throws {MnemoError} `CONFIG_INVALID` — bad settings, or a server-token file that holds no token.
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the database cannot be opened.
+ * @example
+ * const server = await startServer({ home: '/tmp/mnemo', port: 0 })
+ * const res = await fetch(`${server.url}/v1/status`, { headers: { authorization: `Bearer ${server.token}` } })
+ * await server.close()
+ */
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  const host = options.host ?? DEFAULT_HOST
+  const port = options.port ?? DEFAULT_PORT
+  const graceMs = options.shutdownGraceMs ?? 10_000
+  const mnemo: OpenedMnemo = openMnemo({ env: options.env ?? process.env, ...(options.home ? { home: options.home } : {}) })
+  let server: Server
+  let token: string
+  try {
+    token = ensureServerToken(mnemo.config.home)
+    drainSpool(mnemo)
+    const app = createHttpApp({
+      mnemo,
+      token,
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      startedAt: Date.now(),
+      ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+      ...(options.log ? { log: options.log } : {}),
+    })
+    // overrideGlobalObjects: false — several servers (and MCP clients) share this process's fetch globals.
+    server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false }) as Server
+    try {
+      await listen(server, port, host)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'EADDRINUSE') throw portInUse(host, port, error)
+      if (code === 'EACCES') throw invalidInput('port', `port ${port} needs privileges to listen on (EACCES)`, 'use a port above 1023')
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+        throw invalidInput('host', `cannot listen on host ${JSON.stringify(host)} (${code})`, 'use an address of this machine, such as 127.0.0.1')
+      }
+      throw error
+    }
+  } catch (error) {
+    mnemo.close()
+    throw error
+  }
+  const address = server.address() as AddressInfo
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
+  let closing: Promise<void> | undefined
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    host,
+    port: address.port,
+    home: mnemo.config.home,
+    token,
+    tokenPath: serverTokenPath(mnemo.config.home),
+    engine: mnemo.engine,
+    close: () => (closing ??= shutDown(server, mnemo, graceMs)),
+  }
+}
+
+/** Stops accepting, lets in-flight requests finish, then closes the store. */
+async function shutDown(server: Server, mnemo: OpenedMnemo, graceMs: number): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve())
+    // Keep-alive connections become idle as their last response goes out; close them then.
+    const sweep = setInterval(() => server.closeIdleConnections(), 25)
+    const deadline = setTimeout(() => server.closeAllConnections(), graceMs)
+    sweep.unref()
+    deadline.unref()
+    server.once('close', () => {
+      clearInterval(sweep)
+      clearTimeout(deadline)
+    })
+    server.closeIdleConnections()
+  })
+  mnemo.close()
+}
+
+/** Stores hook events spooled while no process could write (the CLI does the same on each command). */
+function drainSpool(mnemo: OpenedMnemo): void {
+  mnemo.spool.drain((item) => {
+    try {
+      mnemo.engine.captureHook(item.event, item.stdin)
+      return 'stored'
+    } catch (error) {
+      if (MnemoError.is(error, 'INVALID_INPUT')) return 'bad'
+      throw error
+    }
+  })
+}
