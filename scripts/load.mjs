@@ -32,8 +32,10 @@ function run(argv, input) {
     const t0 = performance.now()
     const child = spawn(process.execPath, [CLI, ...argv], { env })
     let out = ''
+    let err = ''
     child.stdout.on('data', (c) => (out += c))
-    child.on('close', (code) => resolve({ code, ms: performance.now() - t0, out }))
+    child.stderr.on('data', (c) => (err += c))
+    child.on('close', (code, signal) => resolve({ code, signal, ms: performance.now() - t0, out, err }))
     if (input !== undefined) child.stdin.end(input)
     else child.stdin.end()
   })
@@ -58,7 +60,10 @@ async function session(n) {
     fired.add(id)
     const r = await run(['hook', event], JSON.stringify(payload))
     hookMs.push(r.ms)
-    if (r.code !== 0) hookFailures++
+    if (r.code !== 0) {
+      hookFailures++
+      console.log(`hook ${event} ${id} exited ${r.code ?? r.signal}: ${r.err.slice(0, 500)}`)
+    }
   }
 }
 
@@ -114,5 +119,7 @@ console.log(JSON.stringify({
   export_ms: { p50: pct(exportMs, 0.5), p95: pct(exportMs, 0.95), n: exportMs.length },
 }, (k, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v), 2))
 if (lost.length > 0) console.log('lost ids (first 10):', lost.slice(0, 10))
-rmSync(home, { recursive: true, force: true })
+if (status.errors.length > 0) console.log('errors logged:', status.errors)
+if (lost.length === 0 && duplicates === 0) rmSync(home, { recursive: true, force: true })
+else console.log(`kept ${home} for inspection`)
 process.exit(lost.length === 0 && duplicates === 0 ? 0 : 1)

@@ -18,6 +18,8 @@ export interface ResolvedConfig {
   embedder: EmbedderConfig | undefined
   /** IANA time zone for day boundaries and relative dates (`MNEMO_TZ`); default the system's. */
   timeZone: string
+  /** A model for the consolidation slow path, or undefined (deterministic only). */
+  llm: LlmConfig | undefined
   /** Per-channel RRF weights that override the defaults (`MNEMO_RECALL_WEIGHTS=bm25=1,graph=0.2`). */
   recallWeights: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>>
 }
@@ -30,6 +32,16 @@ export interface EmbedderConfig {
   url?: string
   apiKey?: string
   dimensions?: number
+}
+
+/** A configured LLM: `MNEMO_LLM` (openai | anthropic), `MNEMO_LLM_MODEL`, `MNEMO_LLM_URL`, `MNEMO_LLM_API_KEY`, `MNEMO_LLM_DAILY_TOKENS`. */
+export interface LlmConfig {
+  provider: 'openai' | 'anthropic'
+  model: string
+  url?: string
+  apiKey?: string
+  /** Tokens a day the slow path may spend (default 200 000); then it falls back to the deterministic path. */
+  dailyTokens: number
 }
 
 /**
@@ -92,6 +104,23 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
       bad.push('MNEMO_TZ')
     }
   }
+  let llm: LlmConfig | undefined
+  const llmProvider = env['MNEMO_LLM']
+  if (llmProvider !== undefined && llmProvider !== '' && llmProvider !== 'none') {
+    const daily = env['MNEMO_LLM_DAILY_TOKENS'] ? Number(env['MNEMO_LLM_DAILY_TOKENS']) : 200_000
+    if (llmProvider !== 'openai' && llmProvider !== 'anthropic') bad.push('MNEMO_LLM')
+    else if (llmProvider === 'anthropic' && !env['MNEMO_LLM_API_KEY']) bad.push('MNEMO_LLM_API_KEY')
+    else if (!Number.isInteger(daily) || daily < 0) bad.push('MNEMO_LLM_DAILY_TOKENS')
+    else {
+      llm = {
+        provider: llmProvider,
+        model: env['MNEMO_LLM_MODEL'] || (llmProvider === 'anthropic' ? 'claude-haiku-4-5' : 'gpt-4o-mini'),
+        ...(env['MNEMO_LLM_URL'] ? { url: env['MNEMO_LLM_URL'] } : {}),
+        ...(env['MNEMO_LLM_API_KEY'] ? { apiKey: env['MNEMO_LLM_API_KEY'] } : {}),
+        dailyTokens: daily,
+      }
+    }
+  }
   let embedder: EmbedderConfig | undefined
   const provider = env['MNEMO_EMBEDDER']
   if (provider !== undefined && provider !== '' && provider !== 'builtin') {
@@ -113,7 +142,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   if (bad.length > 0) {
     throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
       details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin',
+      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY)',
     })
   }
   return {
@@ -125,5 +154,6 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     recallWeights,
     embedder,
     timeZone,
+    llm,
   }
 }

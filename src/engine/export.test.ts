@@ -46,7 +46,7 @@ describe('export and import', () => {
     const manifest = engine.exportJsonl((l) => lines.push(l))
     expect(manifest).toMatchObject({ format: 'mnemo-export', version: 1, project: null, counts: { tombstones: 1, audit: 1 } })
     const fresh = createTestEngine().engine
-    const r = fresh.importExport(lines.join('\n'), 'export.jsonl')
+    const r = await fresh.importExport(lines.join('\n'), 'export.jsonl')
     expect(r).toMatchObject({ events: manifest.counts.events, duplicates: 0, tombstones: 1, audit: 1 })
     const [a, b] = [await snapshot(engine), await snapshot(fresh)]
     expect({ ...b, audit: b.audit.slice(1), stats: { ...b.stats, lastEventAt: undefined } }).toEqual({ ...a, stats: { ...a.stats, lastEventAt: undefined } })
@@ -62,27 +62,27 @@ describe('export and import', () => {
     expect(events.map((e) => e.project!.root)).toEqual(['/p/beta'])
   })
 
-  it('refuses a malformed file without storing anything, naming the line', () => {
+  it('refuses a malformed file without storing anything, naming the line', async () => {
     const { engine } = seeded()
     const lines: string[] = []
     engine.exportJsonl((l) => lines.push(l))
     lines[3] = '{"kind":"event","seq":"three"}'
     const fresh = createTestEngine().engine
-    expect(() => fresh.importExport(lines.join('\n'), 'bad.jsonl')).toThrow(expect.objectContaining({ code: 'IMPORT_FAILED', message: expect.stringContaining('bad.jsonl:4: invalid record') }))
+    await expect(fresh.importExport(lines.join('\n'), 'bad.jsonl')).rejects.toMatchObject({ code: 'IMPORT_FAILED', message: expect.stringContaining('bad.jsonl:4: invalid record') })
     expect(fresh.stats().events).toBe(0)
-    expect(() => fresh.importExport(lines.slice(0, 3).join('\n'), 'cut.jsonl')).toThrow(expect.objectContaining({ message: expect.stringContaining('truncated?') }))
+    await expect(fresh.importExport(lines.slice(0, 3).join('\n'), 'cut.jsonl')).rejects.toMatchObject({ message: expect.stringContaining('truncated?') })
     const future = JSON.stringify({ ...(JSON.parse(lines[0]!) as object), version: 2 })
-    expect(() => fresh.importExport(future, 'new.jsonl')).toThrow(expect.objectContaining({ message: 'new.jsonl:1: export format version 2 is not supported (this mnemo reads version 1)' }))
+    await expect(fresh.importExport(future, 'new.jsonl')).rejects.toMatchObject({ message: 'new.jsonl:1: export format version 2 is not supported (this mnemo reads version 1)' })
     expect(fresh.stats().events).toBe(0)
   })
 
-  it('importing the same export twice adds nothing', () => {
+  it('importing the same export twice adds nothing', async () => {
     const { engine } = seeded()
     const lines: string[] = []
     engine.exportJsonl((l) => lines.push(l))
     const fresh = createTestEngine().engine
-    fresh.importExport(lines.join('\n'), 'x')
-    const again = fresh.importExport(lines.join('\n'), 'x')
+    await fresh.importExport(lines.join('\n'), 'x')
+    const again = await fresh.importExport(lines.join('\n'), 'x')
     expect(again.events).toBe(0)
     expect(again.duplicates).toBe(JSON.parse(lines[0]!).counts.events)
   })

@@ -8,9 +8,10 @@ import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
-import { auditRecord, eventRecord, EXPORT_FORMAT, isMnemoExport, EXPORT_VERSION, memoriesMarkdown, parseExport, type ExportManifest } from './export.js'
+import { auditRecord, eventRecord, EXPORT_FORMAT, isMnemoExport, EXPORT_VERSION, memoriesMarkdown, type ExportManifest } from './export.js'
 import { contentKey, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
-import { DEFAULT_RETENTION, lessonsFromSession, retention, summaryText, type RetentionConfig } from '../lifecycle/consolidate.js'
+import { DEFAULT_RETENTION, retention, type RetentionConfig } from '../lifecycle/consolidate.js'
+import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import { toMatchExpression as toMatchExpressionSafe } from '../retrieval/fts-query.js'
 import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
@@ -97,6 +98,8 @@ export interface EngineDeps {
   recall?: RecallConfig
   /** A neural embedder, used on top of the builtin one (`embedding` channel). */
   embedder?: Embedder
+  /** An LLM consolidator for the slow path; without one, consolidation is deterministic. */
+  consolidator?: LlmConsolidator
 }
 
 const MAX_TEXT_CHARS = 16_000
@@ -117,11 +120,13 @@ export class MnemoEngine {
   private readonly recallConfig: RecallConfig
   private readonly builtin: BuiltinVectors
   private readonly embedder: Embedder | undefined
+  private readonly consolidator: LlmConsolidator | undefined
   /** Problems the last recall worked around (a provider outage, missing vectors); for surfaces to show. */
   warnings: string[] = []
 
   constructor(deps: EngineDeps) {
     this.embedder = deps.embedder
+    this.consolidator = deps.consolidator
     this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
     this.recallConfig = deps.recall ?? DEFAULT_RECALL_CONFIG
     this.builtin = new BuiltinVectors(deps.store, deps.clock)
@@ -252,7 +257,7 @@ export class MnemoEngine {
       const { readFileSync } = await import('node:fs')
       const text = readFileSync(files[0]!, 'utf8')
       if (options.format === 'mnemo' || isMnemoExport(text)) {
-        const r = this.importExport(text, files[0]!)
+        const r = await this.importExport(text, files[0]!)
         const observations = this.store.scopeCounts(r.manifest.project ?? undefined).observations
         return {
           files: [{ file: files[0]!, format: 'mnemo', read: r.manifest.counts.events, imported: r.events, duplicates: r.duplicates, observations, skipped: [], unknownTypes: {} }],
@@ -718,7 +723,8 @@ export class MnemoEngine {
    *
    * @throws {MnemoError} `IMPORT_FAILED` — a malformed file (nothing stored), or counts that do not match after import.
    */
-  importExport(text: string, file: string): { events: number; duplicates: number; tombstones: number; audit: number; manifest: ExportManifest } {
+  async importExport(text: string, file: string): Promise<{ events: number; duplicates: number; tombstones: number; audit: number; manifest: ExportManifest }> {
+    const { parseExport } = await import('./export-parse.js')
     const parsed = parseExport(text, file)
     const wasEmpty = this.store.stats().events === 0
     this.store.putTombstones(parsed.tombstones)
@@ -777,13 +783,27 @@ export class MnemoEngine {
    * @param options.idleMs - Idle time after which a session counts as over. Default 30 min.
    * @returns What it wrote and archived.
    */
-  consolidate(options: { idleMs?: number; retention?: RetentionConfig } = {}): { sessions: number; summaries: number; lessons: number; archived: number } {
+  async consolidate(options: { idleMs?: number; retention?: RetentionConfig } = {}): Promise<{
+    sessions: number
+    summaries: number
+    lessons: number
+    memories: number
+    archived: number
+    via: { llm: number; deterministic: number }
+    errors: string[]
+  }> {
     const now = this.clock.now()
     const idleMs = options.idleMs ?? 30 * 60_000
     const events: EventInput[] = []
     let sessions = 0
     let summaries = 0
     let lessons = 0
+    let memories = 0
+    const via = { llm: 0, deterministic: 0 }
+    const errors: string[] = []
+    const redact = this.redact ? { redact: this.redact } : {}
+    // Loaded here, not at start-up: hooks never consolidate and should not pay for it.
+    const { consolidateSession } = await import('../lifecycle/llm-consolidator.js')
     for (const p of this.store.listProjects()) {
       const ref = { root: p.root, name: p.name }
       const current = this.store.listMemories({ projectIds: [p.id], limit: 100_000 })
@@ -792,18 +812,20 @@ export class MnemoEngine {
         if (s.agent === 'mnemo' || s.observationCount === 0) continue
         if (s.endedAt === undefined && s.lastEventAt > now - idleMs) continue
         sessions++
+        // Flagged text (reads like instructions) never reaches a model or a summary.
         const observations = this.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
         if (observations.length === 0) continue
         const existing = summaryOf.get(observations[0]!.id)
         if (existing && existing.createdAt >= s.lastEventAt) continue
-        const digest = digestSession(s, observations, p.root)
-        // The first observation leads the provenance, so a session's summary can be found again.
-        const sources = [observations[0]!.id, ...digest.sourceIds.filter((id) => id !== observations[0]!.id)]
-        events.push(rememberEvent(ref, 'summary', summaryText(digest), now, { ...(this.redact ? { redact: this.redact } : {}), sources, subject: `session:${s.id}` }))
+        const result = await consolidateSession(this.consolidator, { session: s, observations, projectRoot: p.root })
+        via[result.via]++
+        if (result.error) errors.push(`${s.id}: ${result.error}`)
+        events.push(rememberEvent(ref, 'summary', result.summary.text, now, { ...redact, sources: result.summary.sources, subject: `session:${s.id}` }))
         summaries++
-        for (const lesson of lessonsFromSession(observations, p.root)) {
-          events.push(rememberEvent(ref, 'lesson', lesson.text, now, { ...(this.redact ? { redact: this.redact } : {}), sources: lesson.sources }))
-          lessons++
+        for (const m of result.memories) {
+          events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, sources: m.sources }))
+          if (m.kind === 'lesson') lessons++
+          else memories++
         }
       }
     }
@@ -822,7 +844,7 @@ export class MnemoEngine {
       }
     }
     this.append(archive)
-    return { sessions, summaries, lessons, archived }
+    return { sessions, summaries, lessons, memories, archived, via, errors }
   }
 
   /** Re-derives every observation, memory, session and index from the event log. */

@@ -21,7 +21,7 @@ function playDemo() {
 describe('consolidation (deterministic)', () => {
   it('summarises a finished session with provenance, and derives the lesson of a fixed failure', async () => {
     const { engine } = playDemo()
-    const r = engine.consolidate()
+    const r = await engine.consolidate()
     // The demo's second session only started: not finished, not idle.
     expect(r).toMatchObject({ sessions: 1, summaries: 1, lessons: 1 })
     const [summary] = await engine.recall('Session JWT authentication', { limit: 1 })
@@ -41,22 +41,22 @@ describe('consolidation (deterministic)', () => {
     expect(lessonShown.memory.sources).toHaveLength(4)
   })
 
-  it('is idempotent, and a resumed session gets a new summary that supersedes the old one', () => {
+  it('is idempotent, and a resumed session gets a new summary that supersedes the old one', async () => {
     const { engine, clock } = playDemo()
-    engine.consolidate()
-    expect(engine.consolidate()).toMatchObject({ summaries: 0, lessons: 0 })
+    await engine.consolidate()
+    expect(await engine.consolidate()).toMatchObject({ summaries: 0, lessons: 0 })
     // The session is resumed: one more prompt, then it ends again.
     engine.captureHook('UserPromptSubmit', JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', prompt: 'Also add a rateLimit middleware' }))
     clock.advance(1000)
     engine.captureHook('SessionEnd', JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', reason: 'exit' }))
-    expect(engine.consolidate()).toMatchObject({ summaries: 1 })
+    expect(await engine.consolidate()).toMatchObject({ summaries: 1 })
     const summaries = engine.exportMarkdown().get('acme-api.md')!
     expect(summaries).toContain('~~Session 2025-06-14 (claude-code, 11 observations)')
     expect(summaries).toContain('Session 2025-06-14 (claude-code, 12 observations)')
     expect(summaries).toContain('Also add a rateLimit middleware')
   })
 
-  it('archives what decayed, never a pinned memory, and a used memory lasts longer', () => {
+  it('archives what decayed, never a pinned memory, and a used memory lasts longer', async () => {
     const { engine, clock } = createTestEngine()
     const P = { root: '/p/a', name: 'a' }
     const old = engine.remember('the staging VPN needs the legacy client', { project: P }).memory
@@ -66,7 +66,7 @@ describe('consolidation (deterministic)', () => {
     clock.advance(60 * DAY)
     engine.context({ project: P })
     clock.advance(60 * DAY)
-    const r = engine.consolidate()
+    const r = await engine.consolidate()
     expect(r.archived).toBe(1)
     expect(engine.history(old.id)[0]!.archivedAt).toBe(T0 + 120 * DAY)
     expect(engine.history(pinned.id)[0]!.archivedAt).toBeUndefined()
@@ -75,7 +75,7 @@ describe('consolidation (deterministic)', () => {
 })
 
 describe('retention', () => {
-  it('halves every half-life and grows with use', () => {
+  it('halves every half-life and grows with use', async () => {
     const m = { kind: 'fact', createdAt: 0, lastSeenAt: 0, flags: [] as string[] } as unknown as Parameters<typeof retention>[0]
     expect(retention(m, 0, 0)).toBeCloseTo(0.8)
     expect(retention(m, 0, 30 * DAY)).toBeCloseTo(0.4)

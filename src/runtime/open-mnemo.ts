@@ -1,6 +1,8 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import { systemClock, type Clock } from '../core/clock.js'
-import { resolveConfig, type EmbedderConfig, type MnemoEnv, type ResolvedConfig } from '../config/config.js'
+import { resolveConfig, type EmbedderConfig, type LlmConfig, type MnemoEnv, type ResolvedConfig } from '../config/config.js'
 import type { Embedder } from '../providers/embedder.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { MnemoEngine } from '../engine/mnemo.js'
@@ -27,6 +29,43 @@ export interface OpenMnemoOptions {
   timeZone?: string
   /** A neural embedder (overrides `MNEMO_EMBEDDER`). */
   embedder?: Embedder
+}
+
+/**
+ * The configured LLM consolidator, its provider module loaded on first use,
+ * with the daily token budget kept in `budgetFile` across runs.
+ */
+function createConsolidator(c: LlmConfig, budgetFile: string, clock: Clock): LlmConsolidator {
+  let inner: Promise<LlmConsolidator> | undefined
+  const load = (): Promise<LlmConsolidator> =>
+    (inner ??= (async () => {
+      const llmModule = await import('../providers/llm.js')
+      const { createLlmConsolidator } = await import('../lifecycle/llm-consolidator.js')
+      const llm =
+        c.provider === 'anthropic'
+          ? llmModule.createAnthropicLlm({ apiKey: c.apiKey ?? '', model: c.model, ...(c.url ? { baseUrl: c.url } : {}) })
+          : llmModule.createOpenAiCompatibleLlm({ baseUrl: c.url ?? 'https://api.openai.com/v1', model: c.model, ...(c.apiKey ? { apiKey: c.apiKey } : {}) })
+      const budget = llmModule.createTokenBudget({
+        perDay: c.dailyTokens,
+        now: () => clock.now(),
+        persist: {
+          load: () => {
+            try {
+              return JSON.parse(readFileSync(budgetFile, 'utf8')) as { day: string; used: number }
+            } catch {
+              return undefined
+            }
+          },
+          save: (state) => writeFileSync(budgetFile, JSON.stringify(state), { mode: 0o600 }),
+        },
+      })
+      return createLlmConsolidator(budget.wrap(llm))
+    })())
+  return {
+    summarizeSession: async (i) => (await load()).summarizeSession(i),
+    extractMemories: async (i) => (await load()).extractMemories(i),
+    consolidate: async (i) => (await load()).consolidate(i),
+  }
 }
 
 /**
@@ -94,6 +133,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     timeZone: options.timeZone ?? config.timeZone,
     recall: { ...DEFAULT_RECALL_CONFIG, weights: { ...DEFAULT_RECALL_CONFIG.weights, ...config.recallWeights } },
     ...(options.embedder ? { embedder: options.embedder } : config.embedder ? { embedder: createEmbedder(config.embedder) } : {}),
+    ...(config.llm ? { consolidator: createConsolidator(config.llm, path.join(config.home, 'llm-budget.json'), clock) } : {}),
   })
   return {
     engine,

@@ -270,10 +270,16 @@ export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<vo
 
 export async function consolidate(io: CliIo, out: Out, o: GlobalOptions & { idleMinutes?: string }): Promise<void> {
   const idle = parseIntOption('idle-minutes', o.idleMinutes, 0, 525_600) ?? 30
-  await withMnemo(io, o, (m) => {
-    const r = m.engine.consolidate({ idleMs: idle * 60_000 })
+  await withMnemo(io, o, async (m) => {
+    const r = await m.engine.consolidate({ idleMs: idle * 60_000 })
     if (out.json) printJson(out, r)
-    else out.stdout(`consolidated ${r.sessions} finished session(s): ${r.summaries} summary(ies), ${r.lessons} lesson(s); archived ${r.archived} decayed memory(ies)\n`)
+    else {
+      out.stdout(
+        `consolidated ${r.sessions} finished session(s): ${r.summaries} summary(ies), ${r.lessons} lesson(s), ${r.memories} other memory(ies) ` +
+          `(model: ${r.via.llm}, deterministic: ${r.via.deterministic}); archived ${r.archived} decayed memory(ies)\n`,
+      )
+      for (const e of r.errors) out.stderr(`warning: model fell back to the deterministic path for ${e}\n`)
+    }
   })
 }
 

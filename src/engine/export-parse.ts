@@ -1,0 +1,105 @@
+import { z } from 'zod'
+import { MnemoError } from '../core/errors.js'
+import type { EventInput } from '../core/types.js'
+import type { AuditEntry } from '../storage/store.js'
+import { EXPORT_FORMAT, EXPORT_VERSION, type ExportManifest } from './export.js'
+
+/** Validation of mnemo's export format (described in export.ts); loaded only when an export is imported. */
+export const exportManifestSchema = z.object({
+  format: z.literal(EXPORT_FORMAT),
+  version: z.literal(EXPORT_VERSION),
+  exportedAt: z.string(),
+  project: z.string().nullable(),
+  counts: z.object({
+    events: z.number().int().nonnegative(),
+    tombstones: z.number().int().nonnegative(),
+    audit: z.number().int().nonnegative(),
+    sessions: z.number().int().nonnegative(),
+    observations: z.number().int().nonnegative(),
+    memories: z.number().int().nonnegative(),
+  }),
+})
+
+const eventRecordSchema = z.object({
+  kind: z.literal('event'),
+  seq: z.number().int(),
+  idemKey: z.string().min(1),
+  agent: z.enum(['claude-code', 'codex', 'locomo', 'mnemo']),
+  format: z.enum(['claude-hook', 'claude-transcript', 'codex-rollout', 'locomo-turn', 'mnemo']),
+  type: z.string(),
+  sessionKey: z.string(),
+  project: z.object({ root: z.string().min(1), name: z.string() }),
+  ts: z.number().int(),
+  sessionStartedAt: z.number().int().optional(),
+  receivedAt: z.number().int(),
+  payload: z.unknown(),
+})
+const tombstoneRecordSchema = z.object({ kind: z.literal('tombstone'), idemKey: z.string().min(1), at: z.number().int(), projectRoot: z.string().nullable() })
+const auditRecordSchema = z.object({
+  kind: z.literal('audit'),
+  at: z.number().int(),
+  actor: z.string(),
+  action: z.string(),
+  target: z.string(),
+  count: z.number().int(),
+  details: z.record(z.string(), z.unknown()).optional(),
+})
+const recordSchema = z.discriminatedUnion('kind', [eventRecordSchema, tombstoneRecordSchema, auditRecordSchema])
+
+/** A parsed, validated export file, ready to apply. */
+export interface ParsedExport {
+  manifest: ExportManifest
+  events: { event: EventInput; receivedAt: number }[]
+  tombstones: { idemKey: string; at: number; projectRoot: string | undefined }[]
+  audit: AuditEntry[]
+}
+
+/**
+ * Parses and validates a whole export before anything is written: a bad
+ * line makes the whole import fail, naming the line, and nothing is stored.
+ *
+ * @throws {MnemoError} `IMPORT_FAILED` — no manifest, a version this mnemo cannot read, a malformed record, or counts that disagree with the records.
+ */
+export function parseExport(text: string, file: string): ParsedExport {
+  const lines = text.split('\n')
+  const fail = (line: number, message: string): never => {
+    throw new MnemoError('IMPORT_FAILED', `${file}:${line}: ${message}`, { details: { file, read: line, skipped: 0 } })
+  }
+  let manifestRaw: unknown
+  try {
+    manifestRaw = JSON.parse(lines[0] ?? '')
+  } catch {
+    fail(1, 'the first line is not a JSON manifest')
+  }
+  const m = exportManifestSchema.safeParse(manifestRaw)
+  if (!m.success) {
+    const version = (manifestRaw as { version?: unknown } | null)?.version
+    fail(1, version !== undefined && version !== EXPORT_VERSION ? `export format version ${String(version)} is not supported (this mnemo reads version ${EXPORT_VERSION})` : `invalid manifest: ${m.error.issues[0]?.path.join('.')} ${m.error.issues[0]?.message}`)
+  }
+  const out: ParsedExport = { manifest: m.data! as ExportManifest, events: [], tombstones: [], audit: [] }
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!
+    if (line.trim().length === 0) continue
+    let raw: unknown
+    try {
+      raw = JSON.parse(line)
+    } catch {
+      fail(i + 1, 'not valid JSON')
+    }
+    const r = recordSchema.safeParse(raw)
+    if (!r.success) fail(i + 1, `invalid record: ${r.error.issues[0]?.path.join('.') || 'kind'} ${r.error.issues[0]?.message}`)
+    const rec = r.data!
+    if (rec.kind === 'event') {
+      const event: EventInput = { agent: rec.agent, format: rec.format, type: rec.type, sessionKey: rec.sessionKey, project: rec.project, ts: rec.ts, idemKey: rec.idemKey, payload: rec.payload }
+      if (rec.sessionStartedAt !== undefined) event.sessionStartedAt = rec.sessionStartedAt
+      out.events.push({ event, receivedAt: rec.receivedAt })
+    } else if (rec.kind === 'tombstone') out.tombstones.push({ idemKey: rec.idemKey, at: rec.at, projectRoot: rec.projectRoot ?? undefined })
+    else out.audit.push({ at: rec.at, actor: rec.actor, action: rec.action, target: rec.target, count: rec.count, ...(rec.details ? { details: rec.details } : {}) })
+  }
+  const c = out.manifest.counts
+  if (c.events !== out.events.length || c.tombstones !== out.tombstones.length || c.audit !== out.audit.length) {
+    fail(lines.length, `the manifest counts ${c.events} events, ${c.tombstones} tombstones, ${c.audit} audit records; the file holds ${out.events.length}, ${out.tombstones.length}, ${out.audit.length} (truncated?)`)
+  }
+  return out
+}
+
