@@ -1,4 +1,4 @@
-import { DEFAULT_CAPS, sanitizeValue, type CapLimits } from '../core/text.js'
+import { capText, DEFAULT_CAPS, sanitizeValue, type CapLimits } from '../core/text.js'
 import { redactSecrets, redactValue } from './redact.js'
 
 /**
@@ -17,16 +17,18 @@ export const defaultRedactor: Redactor = redactSecrets
 
 /**
  * Prepares a source payload for the event log: Unicode repair (NUL bytes,
- * lone surrogates), binary and base64 placeholders, per-field caps that keep
- * head and tail (see `capText`), then redaction. With the default redactor,
- * values under secret-like keys (`{"password": …}`) are redacted whole, keys
- * kept. Pure; returns a new value.
+ * lone surrogates), binary and base64 placeholders, redaction, then
+ * per-field caps that keep head and tail (see `capText`). Redaction runs on
+ * the whole field before it is cut, so no part of a secret survives at a
+ * cut. With the default redactor, values under secret-like keys
+ * (`{"password": …}`) are redacted whole, keys kept. Pure; returns a new value.
  */
 export function sanitizePayload(payload: unknown, redact: Redactor = defaultRedactor, limits: CapLimits = DEFAULT_CAPS): unknown {
-  const clean = sanitizeValue(payload, limits)
-  if (redact === noRedaction) return clean
-  if (redact === redactSecrets) return redactValue(clean)
-  return mapStrings(clean, redact)
+  if (redact === noRedaction) return sanitizeValue(payload, limits)
+  const clean = sanitizeValue(payload, { ...limits, fieldChars: Number.MAX_SAFE_INTEGER })
+  const redacted = redact === redactSecrets ? redactValue(clean) : mapStrings(clean, redact)
+  // A placeholder can be longer than what it replaces (`pwd=a` → `pwd=[REDACTED:password]`): cap again.
+  return mapStrings(redacted, (s) => capText(s, limits.fieldChars))
 }
 
 function mapStrings(value: unknown, fn: (s: string) => string): unknown {
@@ -34,7 +36,8 @@ function mapStrings(value: unknown, fn: (s: string) => string): unknown {
   if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn))
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = mapStrings(v, fn)
+    // defineProperty, not assignment: a key named __proto__ is data here.
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) Object.defineProperty(out, k, { value: mapStrings(v, fn), enumerable: true, writable: true, configurable: true })
     return out
   }
   return value

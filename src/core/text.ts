@@ -118,7 +118,8 @@ export function sanitizeValue(value: unknown, limits: CapLimits = DEFAULT_CAPS, 
   }
   const out: Record<string, unknown> = {}
   for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    out[repairUnicode(key)] = sanitizeValue(v, limits, depth + 1)
+    // defineProperty, not assignment: a key named __proto__ is data here.
+    Object.defineProperty(out, repairUnicode(key), { value: sanitizeValue(v, limits, depth + 1), enumerable: true, writable: true, configurable: true })
   }
   return out
 }

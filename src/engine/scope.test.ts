@@ -365,11 +365,8 @@ describe('the MCP server started in ALPHA’s folder', () => {
 })
 
 describe('one agent session that moves between projects (same session id, two folders)', () => {
-  // Sessions are keyed by agent + session id, so both projects' events land in one session row
-  // owned by the project seen first, while each observation keeps its own project. Known leak:
-  // ALPHA's context digests that session with BETA's observation in it, and BETA's never shows
-  // it. Recorded with it.fails so the suite stays green until sessions are keyed by project too;
-  // it will start failing (drop the .fails) once that is fixed.
+  // Sessions are keyed by agent + session id + project: the part of the session spent in BETA is
+  // BETA's own session, so neither ALPHA's context digest nor neighbour spreading crosses over.
   function moved(): { engine: MnemoEngine; alpha: ProjectId; beta: ProjectId } {
     const { engine, clock } = createTestEngine({ cwd: ALPHA.ref.root })
     engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `check the orders database on ${ALPHA.db}` }, 'sess-moving', ALPHA.ref.root))
@@ -385,12 +382,12 @@ describe('one agent session that moves between projects (same session id, two fo
     expect(hits.filter((h) => !h.viaNeighbor).map((h) => h.snippet)).toEqual([`check the orders database on ${ALPHA.db}`])
   })
 
-  it.fails('context of ALPHA leaves out what the session did in BETA', () => {
+  it('context of ALPHA leaves out what the session did in BETA', () => {
     const m = moved()
     expect(m.engine.context({ project: ALPHA.ref, budgetTokens: 100_000 }).text).not.toContain(BETA.db)
   })
 
-  it.fails('recall scoped to ALPHA does not spread into BETA’s part of the session', async () => {
+  it('recall scoped to ALPHA does not spread into BETA’s part of the session', async () => {
     const m = moved()
     const hits = await m.engine.recall('check the orders database PostgreSQL', { projectIds: [m.alpha], channels: ['bm25'], limit: 100 })
     expect(hits.map((h) => h.projectId)).not.toContain(m.beta)

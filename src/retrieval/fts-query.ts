@@ -1,5 +1,4 @@
 import { cjkBigrams, hasCjk } from './search-text.js'
-import { isCjkCodePoint } from '../core/text.js'
 
 /**
  * English stop words dropped from queries: function words that carry no
@@ -29,7 +28,8 @@ export interface QueryTerm {
 }
 
 function quote(text: string): string {
-  return `"${text.replaceAll('"', '""')}"`
+  // FTS5 reads a NUL as the end of the expression ("unterminated string"); stored text has U+FFFD there (repairUnicode).
+  return `"${text.replaceAll('"', '""').replaceAll('\u0000', '\uFFFD')}"`
 }
 
 /**
@@ -78,7 +78,9 @@ function addChunk(raw: string, add: (expr: string, source: string, isStop: boole
     // Mixed runs: split CJK from the rest.
     for (const piece of chunk.split(new RegExp(`(${CJK_RUN.source})`, 'u'))) {
       if (piece.length === 0) continue
-      if (isCjkCodePoint(piece.codePointAt(0) ?? 0)) {
+      // hasCjk, not the first code point: a run by Unicode script may start with a character that is not CJK to the
+      // indexer (halfwidth ｧ), and a piece recursed on unchanged never ends ("ｧァ").
+      if (hasCjk(piece)) {
         const chars = [...piece]
         if (chars.length === 1) add(`${quote(piece)}*`, piece, false)
         else add(quote(cjkBigrams(piece).trim()), piece, false)

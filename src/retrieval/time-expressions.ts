@@ -45,6 +45,7 @@ export function zonedDate(ms: number, timeZone: string): Ymd & { weekday: number
 export function zonedMidnight(date: Ymd, timeZone: string): number {
   const guess = Date.UTC(date.y, date.m - 1, date.d)
   let ms = guess
+  let latest = -Infinity
   for (let i = 0; i < 2; i++) {
     const z = zonedDate(ms, timeZone)
     const parts = new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', minute: 'numeric', hourCycle: 'h23' }).formatToParts(new Date(ms))
@@ -52,8 +53,12 @@ export function zonedMidnight(date: Ymd, timeZone: string): number {
     const min = Number(parts.find((p) => p.type === 'minute')?.value ?? 0)
     const shown = Date.UTC(z.y, z.m - 1, z.d) + (h * 60 + min) * 60_000
     ms += guess - shown
+    latest = Math.max(latest, ms)
   }
-  return ms
+  // No 00:00 that day (a DST gap at midnight, or the day skipped by a zone change, Apia 2011-12-30): the
+  // iteration can land on the day before; the day (or the next one that exists) starts at the later candidate.
+  const z = zonedDate(ms, timeZone)
+  return z.y * 10_000 + z.m * 100 + z.d < date.y * 10_000 + date.m * 100 + date.d ? latest : ms
 }
 
 function addDays(date: Ymd, days: number): Ymd {
@@ -138,7 +143,8 @@ export function resolveRelativeTimes(text: string, refMs: number, timeZone: stri
       out.push(monthRange(Math.floor(total / 12), (total % 12) + 1, timeZone, t))
     } else if (/year$/.test(phrase)) out.push(yearRange(ref.y - (phrase.startsWith('this') && !phrase.includes('past') ? 0 : 1), timeZone, t))
   }
-  return out
+  // A day the zone skipped (Apia 2011-12-30) lasted no time: no range.
+  return out.filter((r) => r.from < r.to)
 }
 
 const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']

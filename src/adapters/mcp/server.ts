@@ -103,6 +103,8 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
         time: toIso(h.ts),
         score: Number(h.score.toFixed(4)),
         snippet: h.snippet,
+        // Suspect text (reads like instructions to an agent) is labelled so the model treats it as data.
+        ...(h.flags && h.flags.length > 0 ? { flags: h.flags } : {}),
       })),
     })),
   )

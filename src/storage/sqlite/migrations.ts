@@ -40,7 +40,8 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         last_event_at INTEGER NOT NULL,
         ended_at      INTEGER,
         title         TEXT,
-        UNIQUE (agent, session_key)
+        -- A session that moves between projects is one session per project: nothing crosses scopes.
+        UNIQUE (agent, session_key, project_id)
       );
       CREATE INDEX sessions_project_time ON sessions(project_id, last_event_at);
 

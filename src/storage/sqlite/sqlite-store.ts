@@ -328,7 +328,7 @@ class SqliteStore implements Store {
   }
 
   private ensureSession(event: EventInput, projectId: ProjectId, d: Derivation): SessionId {
-    const found = this.stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, event.sessionKey) as
+    const found = this.stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ?').get(event.agent, event.sessionKey, projectId) as
       | { id: SessionId }
       | undefined
     const startedAt = event.sessionStartedAt ?? event.ts
@@ -339,7 +339,9 @@ class SqliteStore implements Store {
         'UPDATE sessions SET last_event_at = MAX(last_event_at, ?), started_at = MIN(started_at, ?) WHERE id = ?',
       ).run(event.ts, startedAt, id)
     } else {
-      id = makeId('ses', startedAt, `${event.agent}:${event.sessionKey}`)
+      // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
+      const first = this.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, event.sessionKey) === undefined
+      id = makeId('ses', startedAt, first ? `${event.agent}:${event.sessionKey}` : `${event.agent}:${event.sessionKey}:${event.project.root}`)
       this.stmt(
         `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at) VALUES (?, ?, ?, ?, ?, ?)`,
       ).run(id, projectId, event.agent, event.sessionKey, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts))
