@@ -1,6 +1,6 @@
 import { invalidInput } from '../core/errors.js'
 import { fnv1a64, stableStringify } from '../core/hash.js'
-import type { DerivedObservation, EventInput, ProjectRef } from '../core/types.js'
+import type { DerivedObservation, EventInput, HookAgent, ProjectRef } from '../core/types.js'
 import type { CaptureDerivation, Deriver } from './derivation.js'
 import { resolveProjectRoot } from './project.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
@@ -72,6 +72,40 @@ export function validateHookPayload(eventName: string, raw: unknown): ClaudeHook
   return rec as ClaudeHookPayload
 }
 
+/**
+ * Field names other agents use for what Claude Code's hook payloads call
+ * `session_id`, `cwd`, `prompt`, … (Codex and Gemini CLI follow Claude
+ * Code's names closely; Cursor uses `conversation_id` and
+ * `workspace_roots`). The first present alias wins; the original fields
+ * are kept too.
+ */
+const FIELD_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  session_id: ['session_id', 'sessionId', 'conversation_id', 'conversationId', 'thread_id'],
+  cwd: ['cwd', 'workspace_root', 'workspaceRoot'],
+  prompt: ['prompt', 'user_prompt', 'userPrompt'],
+  tool_name: ['tool_name', 'toolName'],
+  tool_input: ['tool_input', 'toolInput', 'tool_args', 'args'],
+  tool_response: ['tool_response', 'tool_output', 'toolResponse', 'toolOutput', 'output', 'result'],
+  tool_use_id: ['tool_use_id', 'tool_call_id', 'toolCallId', 'call_id'],
+  last_assistant_message: ['last_assistant_message', 'response', 'text'],
+}
+
+/** Maps another agent's hook payload onto Claude Code's field names (see FIELD_ALIASES). */
+export function normalizeHookPayload(agent: string, raw: unknown): unknown {
+  if (agent === 'claude-code' || typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw
+  const rec = { ...(raw as Record<string, unknown>) }
+  for (const [field, aliases] of Object.entries(FIELD_ALIASES)) {
+    if (rec[field] !== undefined) continue
+    const from = aliases.find((a) => rec[a] !== undefined && rec[a] !== null)
+    if (from !== undefined) rec[field] = rec[from]
+  }
+  if (rec['cwd'] === undefined && Array.isArray(rec['workspace_roots']) && typeof rec['workspace_roots'][0] === 'string') rec['cwd'] = rec['workspace_roots'][0]
+  if (typeof rec['tool_name'] !== 'string' && rec['tool'] && typeof rec['tool'] === 'object' && typeof (rec['tool'] as { name?: unknown }).name === 'string') {
+    rec['tool_name'] = (rec['tool'] as { name: string }).name
+  }
+  return rec
+}
+
 /** Parsed hook input: either an event to append, or a reason it is deliberately not captured. */
 export type HookCapture = { event: EventInput } | { skip: string }
 
@@ -93,15 +127,16 @@ export function captureClaudeHook(
   eventName: string,
   stdin: string,
   nowMs: number,
-  options: { redact?: Redactor; resolveProject?: (cwd: string) => ProjectRef; defaultCwd?: string } = {},
+  options: { redact?: Redactor; resolveProject?: (cwd: string) => ProjectRef; defaultCwd?: string; agent?: HookAgent } = {},
 ): HookCapture {
+  const agent = options.agent ?? 'claude-code'
   let raw: unknown
   try {
     raw = JSON.parse(stdin)
   } catch (cause) {
     throw invalidInput('stdin', `hook ${eventName}: stdin is not valid JSON (${(cause as Error).message})`)
   }
-  const payload = validateHookPayload(eventName, raw)
+  const payload = validateHookPayload(eventName, normalizeHookPayload(agent, raw))
   if (payload.tool_name !== undefined && isOwnTool(payload.tool_name)) return { skip: `own tool ${payload.tool_name}` }
   const cwd = payload.cwd || options.defaultCwd || process.cwd()
   const project = (options.resolveProject ?? resolveProjectRoot)(cwd)
@@ -109,13 +144,13 @@ export function captureClaudeHook(
   const idSuffix = payload.tool_use_id ?? `h:${fnv1a64(stableStringify(clean))}`
   return {
     event: {
-      agent: 'claude-code',
+      agent,
       format: 'claude-hook',
       type: eventName,
       sessionKey: payload.session_id,
       project,
       ts: nowMs,
-      idemKey: `claude-code:${payload.session_id}:${eventName}:${idSuffix}`,
+      idemKey: `${agent}:${payload.session_id}:${eventName}:${idSuffix}`,
       payload: clean,
     },
   }

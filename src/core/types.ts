@@ -1,7 +1,16 @@
 import type { MemoryId, ObservationId, ProjectId, SessionId } from './ids.js'
 
-/** Agents mnemo knows the formats of; `mnemo` marks events mnemo made itself (remember, forget). */
-export type AgentName = 'claude-code' | 'codex' | 'locomo' | 'mnemo'
+/** Agents mnemo knows the formats of; `mnemo` marks events mnemo made itself (remember, pin, …). */
+export type AgentName = 'claude-code' | 'codex' | 'gemini' | 'cursor' | 'opencode' | 'locomo' | 'mnemo'
+
+/** Agents whose lifecycle hooks call `mnemo hook <event> --agent <name>`. */
+export const HOOK_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor'] as const
+export type HookAgent = (typeof HOOK_AGENTS)[number]
+
+/** A spooled or command-line agent name, or Claude Code for anything unknown. */
+export function toHookAgent(name: string | undefined): HookAgent {
+  return (HOOK_AGENTS as readonly string[]).includes(name ?? '') ? (name as HookAgent) : 'claude-code'
+}
 
 /**
  * Source formats of the event log. Each names one payload shape and one

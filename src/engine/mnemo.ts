@@ -3,7 +3,7 @@ import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { idPrefix, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Clock } from '../core/clock.js'
-import { MEMORY_KINDS, type EventInput, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
+import { MEMORY_KINDS, type EventInput, type HookAgent, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
 import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
@@ -215,8 +215,9 @@ export class MnemoEngine {
    *
    * @throws {MnemoError} `INVALID_INPUT` — stdin is not a hook payload.
    */
-  captureHook(eventName: string, stdin: string): { stored: boolean; project: ProjectRef; skipped?: string } {
+  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code'): { stored: boolean; project: ProjectRef; skipped?: string } {
     const captured = captureClaudeHook(eventName, stdin, this.clock.now(), {
+      agent,
       ...(this.redact ? { redact: this.redact } : {}),
       resolveProject: (cwd) => this.projectForPath(cwd),
       defaultCwd: this.cwd,

@@ -12,6 +12,8 @@ export interface SpooledEvent {
   cwd: string
   /** Epoch ms it was spooled. */
   spooledAt: number
+  /** The agent that sent it (`--agent`); Claude Code when absent. */
+  agent?: string
 }
 
 /** Most spooled files one run drains, so a hook stays fast after a long outage. */

@@ -5,12 +5,18 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { toIso } from '../../core/clock.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
-import type { MemoryKind, ProjectRef } from '../../core/types.js'
+import { toHookAgent, type MemoryKind, type ProjectRef } from '../../core/types.js'
 import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
 import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
 import { toImportFormat } from '../../engine/import-files.js'
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { applyConnectPlan, disconnectClaudeCode, planClaudeCodeConnect, renderPlanDiff, type ConnectPlan } from '../connect/claude-code.js'
+import { planCodexConnect, planCodexDisconnect } from '../connect/codex.js'
+import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectPlan, type AgentConnectOptions, type AgentDisconnectOptions } from '../connect/config-files.js'
+import { planCursorConnect, planCursorDisconnect } from '../connect/cursor.js'
+import { checkAgents } from '../connect/doctor.js'
+import { planGeminiConnect, planGeminiDisconnect } from '../connect/gemini.js'
+import { planOpenCodeConnect, planOpenCodeDisconnect } from '../connect/opencode.js'
 import type { CliIo, GlobalOptions } from './program.js'
 import {
   formatHits,
@@ -23,7 +29,8 @@ import {
   type Out,
 } from './output.js'
 
-const CLI_PATH = fileURLToPath(new URL('./main.js', import.meta.url))
+// The built CLI, whether this module runs from dist/ or (in tests) from src/: both are three levels below the package root.
+const CLI_PATH = fileURLToPath(new URL('../../../dist/adapters/cli/main.js', import.meta.url))
 const DEMO_SESSION = fileURLToPath(new URL('../../../fixtures/demo/claude-code-session.jsonl', import.meta.url))
 
 /** Opens mnemo for one command, drains the hook spool, runs `fn`, closes. */
@@ -32,7 +39,7 @@ async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMnemo) =>
   try {
     m.spool.drain((item) => {
       try {
-        m.engine.captureHook(item.event, item.stdin)
+        m.engine.captureHook(item.event, item.stdin, toHookAgent(item.agent))
         return 'stored'
       } catch (error) {
         if ((error as { code?: string }).code === 'INVALID_INPUT') return 'bad'
@@ -351,29 +358,86 @@ export async function mcp(io: CliIo, o: GlobalOptions): Promise<void> {
   await serveMcpStdio({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}) })
 }
 
-function connectPlan(agent: string, scope: string | undefined, io: CliIo, disconnecting: boolean): ConnectPlan {
-  if (agent !== 'claude-code') throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: claude-code`)
+/** Agents `connect` and `disconnect` know, with their planners. */
+const AGENT_PLANNERS: Record<string, { connect: (o: AgentConnectOptions) => AgentConnectPlan; disconnect: (o: AgentDisconnectOptions) => AgentConnectPlan }> = {
+  codex: { connect: planCodexConnect, disconnect: planCodexDisconnect },
+  gemini: { connect: planGeminiConnect, disconnect: planGeminiDisconnect },
+  cursor: { connect: planCursorConnect, disconnect: planCursorDisconnect },
+  opencode: { connect: planOpenCodeConnect, disconnect: planOpenCodeDisconnect },
+}
+export const CONNECT_AGENTS = ['claude-code', ...Object.keys(AGENT_PLANNERS)]
+
+type AnyPlan = { kind: 'claude'; plan: ConnectPlan } | { kind: 'agent'; plan: AgentConnectPlan }
+
+function connectPlan(agent: string, scope: string | undefined, io: CliIo, disconnecting: boolean): AnyPlan {
+  if (!CONNECT_AGENTS.includes(agent)) throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: ${CONNECT_AGENTS.join(', ')}`)
   const location = { scope: (scope ?? 'user') as 'user' | 'project', projectDir: io.cwd, env: io.env, ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}) }
-  if (disconnecting) return disconnectClaudeCode({ ...location, cliPath: CLI_PATH })
-  return planClaudeCodeConnect({ ...location, cliPath: CLI_PATH, nodePath: process.execPath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) })
-}
-
-function reportPlan(out: Out, plan: ConnectPlan, dryRun: boolean): void {
-  const written = dryRun ? [] : applyConnectPlan(plan)
-  if (out.json) {
-    printJson(out, { dryRun, files: plan.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })), written })
-    return
+  const command = { cliPath: CLI_PATH, nodePath: process.execPath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) }
+  if (agent === 'claude-code') {
+    return { kind: 'claude', plan: disconnecting ? disconnectClaudeCode({ ...location, cliPath: CLI_PATH }) : planClaudeCodeConnect({ ...location, ...command }) }
   }
-  out.stdout(renderPlanDiff(plan))
-  out.stdout(dryRun ? '(dry run: nothing written)\n' : written.length > 0 ? `wrote ${written.join(', ')}\n` : 'already up to date\n')
+  const planners = AGENT_PLANNERS[agent]!
+  return { kind: 'agent', plan: disconnecting ? planners.disconnect({ ...location, cliPath: CLI_PATH }) : planners.connect({ ...location, ...command }) }
 }
 
-export async function connect(io: CliIo, out: Out, agent: string, o: GlobalOptions & { scope?: string; dryRun?: boolean }): Promise<void> {
-  reportPlan(out, connectPlan(agent, o.scope, io, false), o.dryRun === true)
+function reportPlans(out: Out, plans: readonly AnyPlan[], dryRun: boolean): void {
+  const docs: Record<string, unknown>[] = []
+  for (const p of plans) {
+    const written = dryRun ? [] : p.kind === 'claude' ? applyConnectPlan(p.plan) : applyAgentConnectPlan(p.plan)
+    const notes = p.kind === 'agent' ? p.plan.notes : []
+    docs.push({ agent: p.plan.client, dryRun, files: p.plan.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })), written, notes })
+    if (out.json) continue
+    out.stdout(p.kind === 'claude' ? renderPlanDiff(p.plan) : `${renderAgentPlanDiff(p.plan)}\n`)
+    out.stdout(dryRun ? '(dry run: nothing written)\n' : written.length > 0 ? `wrote ${written.join(', ')}\n` : 'already up to date\n')
+  }
+  if (out.json) printJson(out, plans.length === 1 ? docs[0] : { agents: docs })
 }
 
-export async function disconnect(io: CliIo, out: Out, agent: string, o: GlobalOptions & { scope?: string; dryRun?: boolean }): Promise<void> {
-  reportPlan(out, connectPlan(agent, o.scope, io, true), o.dryRun === true)
+function agentsOf(agent: string | undefined, all: boolean | undefined): string[] {
+  if (all) return CONNECT_AGENTS
+  if (agent === undefined) throw invalidInput('agent', `name an agent (${CONNECT_AGENTS.join(', ')}) or use --all`)
+  return [agent]
+}
+
+export async function connect(io: CliIo, out: Out, agent: string | undefined, o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean }): Promise<void> {
+  reportPlans(out, agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, false)), o.dryRun === true)
+}
+
+export async function disconnect(io: CliIo, out: Out, agent: string | undefined, o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean }): Promise<void> {
+  reportPlans(out, agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, true)), o.dryRun === true)
+}
+
+/**
+ * Checks each agent's configuration, the data directory, the database, the
+ * spool and the error log, and says what to fix. Exit 1 when something is broken.
+ */
+export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
+  const agents = checkAgents({
+    cliPath: CLI_PATH,
+    nodePath: process.execPath,
+    projectDir: io.cwd,
+    env: io.env,
+    ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}),
+    ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}),
+  })
+  await withMnemo(io, o, (m) => {
+    const integrity = m.engine.integrityCheck()
+    const spool = { pending: m.spool.count(), bad: m.spool.badCount() }
+    const errors = m.errors.tail(5)
+    const store = [
+      { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
+      { check: 'database', status: integrity === 'ok' ? 'ok' : 'broken', detail: integrity === 'ok' ? m.config.dbPath : integrity, fix: integrity === 'ok' ? '' : `restore from an export, or run mnemo rebuild` },
+      { check: 'spool', status: spool.pending > 0 ? 'stale' : 'ok', detail: `${spool.pending} pending, ${spool.bad} unreadable`, fix: spool.pending > 0 ? 'run any mnemo command to drain it; if it stays, see mnemo status errors' : '' },
+      { check: 'recent errors', status: errors.length > 0 ? 'stale' : 'ok', detail: errors.length > 0 ? `${errors.length} (last: ${errors.at(-1)!.message})` : 'none', fix: errors.length > 0 ? `see ${m.config.errorLogPath}` : '' },
+    ]
+    const broken = agents.some((a) => a.status === 'broken') || store.some((s) => s.status === 'broken')
+    if (out.json) printJson(out, { ok: !broken, agents, store })
+    else {
+      for (const a of agents) out.stdout(`${a.status.padEnd(8)} ${a.agent} (${a.scope}): ${a.detail}${a.fix ? `\n         fix: ${a.fix}` : ''}\n`)
+      for (const s of store) out.stdout(`${s.status.padEnd(8)} ${s.check}: ${s.detail}${s.fix ? `\n         fix: ${s.fix}` : ''}\n`)
+    }
+    if (broken) process.exitCode = 1
+  })
 }
 
 export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string }): Promise<void> {

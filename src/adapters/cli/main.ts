@@ -7,14 +7,19 @@
 const argv = process.argv.slice(2)
 
 if (argv[0] === 'hook') {
-  const { runHook } = await import('../hooks/run-hook.js')
-  await runHook(argv[1] ?? '', {
-    stdin: process.stdin,
-    stdout: process.stdout,
-    env: process.env,
-    cwd: process.cwd(),
-    exit: (code) => process.exit(code),
-  })
+  const { runHook, toHookAgent } = await import('../hooks/run-hook.js')
+  const agentAt = argv.indexOf('--agent')
+  await runHook(
+    argv[1] ?? '',
+    {
+      stdin: process.stdin,
+      stdout: process.stdout,
+      env: process.env,
+      cwd: process.cwd(),
+      exit: (code) => process.exit(code),
+    },
+    toHookAgent(agentAt > 0 ? argv[agentAt + 1] : undefined),
+  )
 } else {
   const { runCli } = await import('./program.js')
   process.exitCode = await runCli(argv, {

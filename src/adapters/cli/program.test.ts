@@ -438,14 +438,16 @@ describe('sessions and show', () => {
     // the imported ones with the transcripts' fixed 2026-03 times.
     const byActivity = [...list].sort((a, b) => (a.lastEventAt < b.lastEventAt ? 1 : a.lastEventAt > b.lastEventAt ? -1 : 0))
     expect(list).toEqual(byActivity)
+    // The Codex rollout moves to another folder midway (turn_context): that part is a session of its own project.
     expect(list.map((s) => [s.agent, s.project]).sort()).toEqual([
       ['claude-code', 'app'],
       ['codex', 'codex-app'],
+      ['codex', 'other'],
       ['mnemo', 'proj'],
     ])
-    const imported = list.filter((s) => s.agent !== 'mnemo')
+    const imported = list.filter((s) => s.agent !== 'mnemo' && s.project !== 'other')
     expect(imported.map((s) => s.agent)).toEqual(['codex', 'claude-code'])
-    expect(imported.map((s) => s.lastEventAt)).toEqual(['2026-03-02T08:00:27.000Z', '2026-03-01T10:02:10.000Z'])
+    expect(imported.map((s) => s.lastEventAt)).toEqual(['2026-03-02T08:00:20.000Z', '2026-03-01T10:02:10.000Z'])
     expect(Object.keys(list[0]!)).toEqual(['id', 'project', 'projectId', 'agent', 'sessionKey', 'startedAt', 'lastEventAt', 'endedAt', 'title', 'observations'])
     for (const s of list) expect(s.startedAt).toMatch(ISO)
     expect((await ok(['sessions', '--limit', '1'])).sessions.map((s: { id: string }) => s.id)).toEqual([list[0].id])

@@ -41,15 +41,20 @@ function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>
   common(program.command('hook <event>').description('the entry point an agent hook calls; reads the hook JSON on stdin; always exits 0'))
     .action(() => undefined)
 
-  common(program.command('connect <agent>').description('register mnemo hooks and MCP server with an agent (claude-code)'))
+  common(program.command('connect [agent]').description('register mnemo hooks (where the agent has them) and MCP server: claude-code, codex, gemini, cursor, opencode'))
     .addOption(new Option('--scope <scope>', 'user settings or this project').choices(['user', 'project']).default('user'))
+    .option('--all', 'every supported agent')
     .option('--dry-run', 'print the change instead of writing it')
-    .action((agent: string, o) => run(() => commands.connect(io, out(o), agent, o)))
+    .action((agent: string | undefined, o) => run(() => commands.connect(io, out(o), agent, o)))
 
-  common(program.command('disconnect <agent>').description('remove mnemo hooks and MCP server from an agent (claude-code)'))
+  common(program.command('disconnect [agent]').description("remove mnemo's hooks and MCP server from an agent (or --all)"))
     .addOption(new Option('--scope <scope>', 'user settings or this project').choices(['user', 'project']).default('user'))
+    .option('--all', 'every supported agent')
     .option('--dry-run', 'print the change instead of writing it')
-    .action((agent: string, o) => run(() => commands.disconnect(io, out(o), agent, o)))
+    .action((agent: string | undefined, o) => run(() => commands.disconnect(io, out(o), agent, o)))
+
+  common(program.command('doctor').description("check each agent's configuration, the data directory, the database, the spool, and say what to fix"))
+    .action((o) => run(() => commands.doctor(io, out(o), o)))
 
   common(program.command('import <path>').description('import Claude Code / Codex transcripts (file or folder) or LoCoMo JSON'))
     .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(['auto', 'claude-code', 'codex', 'locomo', 'mnemo']).default('auto'))

@@ -1,4 +1,7 @@
 import { MnemoError } from '../../core/errors.js'
+import { toHookAgent, type HookAgent } from '../../core/types.js'
+
+export { toHookAgent }
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool, type SpooledEvent } from '../../runtime/spool.js'
@@ -41,7 +44,7 @@ export interface HookIo {
  * `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":…}}`;
  * PreCompact prints the block as plain text.
  */
-export async function runHook(eventName: string, io: HookIo): Promise<void> {
+export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 'claude-code'): Promise<void> {
   const now = io.now ?? Date.now
   let finished = false
   let config
@@ -64,10 +67,10 @@ export async function runHook(eventName: string, io: HookIo): Promise<void> {
     try {
       if (code === 'INVALID_INPUT') {
         // Input that can never be stored is kept aside for inspection, not retried.
-        const name = spool.putBad({ event: eventName, stdin, cwd: io.cwd, spooledAt: now() })
+        const name = spool.putBad({ event: eventName, stdin, cwd: io.cwd, spooledAt: now(), agent })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (input kept as spool/bad/${name})` })
       } else {
-        spool.put({ event: eventName, stdin, cwd: io.cwd, spooledAt: now() })
+        spool.put({ event: eventName, stdin, cwd: io.cwd, spooledAt: now(), agent })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
       }
     } catch {
@@ -92,7 +95,7 @@ export async function runHook(eventName: string, io: HookIo): Promise<void> {
     const engine = opened.engine
     const drained = opened.spool.drain((item: SpooledEvent) => {
       try {
-        engine.captureHook(item.event, item.stdin)
+        engine.captureHook(item.event, item.stdin, toHookAgent(item.agent))
         return 'stored'
       } catch (error) {
         if (MnemoError.is(error, 'INVALID_INPUT')) return 'bad'
@@ -100,7 +103,7 @@ export async function runHook(eventName: string, io: HookIo): Promise<void> {
       }
     })
     if (drained.failed !== undefined) throw drained.failed
-    const result = engine.captureHook(eventName, stdin)
+    const result = engine.captureHook(eventName, stdin, agent)
     if (CONTEXT_EVENTS.has(eventName) && !finished) {
       const sessionKey = sessionIdOf(stdin)
       const block = engine.context({ project: result.project, ...(sessionKey ? { excludeSessionKey: sessionKey } : {}) })

@@ -1,0 +1,93 @@
+import { mkdirSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createTestEngine, tempDir } from '../../testing/test-mnemo.js'
+import { runCli } from './program.js'
+
+const cleanups: (() => void)[] = []
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()!()
+})
+
+function sandbox() {
+  const t = tempDir()
+  cleanups.push(t.cleanup)
+  const home = path.join(t.dir, 'home')
+  mkdirSync(home)
+  let stdout = ''
+  let stderr = ''
+  const io = { stdout: (s: string) => (stdout += s), stderr: (s: string) => (stderr += s), env: { HOME: home, MNEMO_HOME: path.join(t.dir, 'mnemo') }, cwd: t.dir }
+  return { home, io, out: () => ({ stdout, stderr }) }
+}
+
+describe('connect --all and doctor', () => {
+  it('connects every agent, is idempotent, and doctor then reports them ok', async () => {
+    const s = sandbox()
+    expect(await runCli(['connect', '--all'], s.io)).toBe(0)
+    expect(readFileSync(path.join(s.home, '.claude/settings.json'), 'utf8')).toContain('hook SessionStart')
+    expect(readFileSync(path.join(s.home, '.codex/config.toml'), 'utf8')).toContain('[mcp_servers.mnemo]')
+    expect(readFileSync(path.join(s.home, '.gemini/settings.json'), 'utf8')).toContain('"mnemo"')
+    expect(readFileSync(path.join(s.home, '.cursor/mcp.json'), 'utf8')).toContain('"mnemo"')
+    expect(readFileSync(path.join(s.home, '.config/opencode/opencode.json'), 'utf8')).toContain('"mnemo"')
+    const before = s.out().stdout.length
+    expect(await runCli(['connect', '--all', '--json'], s.io)).toBe(0)
+    const doc = JSON.parse(s.out().stdout.slice(before)) as { agents: { agent: string; written: string[] }[] }
+    expect(doc.agents.map((a) => [a.agent, a.written])).toEqual([
+      ['claude-code', []],
+      ['codex', []],
+      ['gemini', []],
+      ['cursor', []],
+      ['opencode', []],
+    ])
+    const atDoctor = s.out().stdout.length
+    expect(await runCli(['doctor', '--json'], s.io)).toBe(0)
+    const report = JSON.parse(s.out().stdout.slice(atDoctor)) as { agents: { agent: string; scope: string; status: string }[] }
+    // Codex asks the user to trust new hooks in its own UI, so it stays "stale" until then.
+    expect(report.agents.filter((a) => a.scope === 'user').map((a) => [a.agent, a.status])).toEqual([
+      ['claude-code', 'ok'],
+      ['codex', 'stale'],
+      ['gemini', 'ok'],
+      ['cursor', 'ok'],
+      ['opencode', 'ok'],
+    ])
+  })
+
+  it('doctor names what is missing and how to fix it, as one JSON document', async () => {
+    const s = sandbox()
+    expect(await runCli(['doctor', '--json'], s.io)).toBe(0)
+    const doc = JSON.parse(s.out().stdout) as { ok: boolean; agents: { agent: string; status: string; fix: string }[]; store: { check: string; status: string }[] }
+    expect(doc.ok).toBe(true)
+    expect(doc.agents.find((a) => a.agent === 'cursor')).toMatchObject({ status: 'missing', fix: expect.stringContaining('mnemo connect cursor') })
+    expect(doc.store.map((x) => [x.check, x.status])).toEqual([
+      ['data directory', 'ok'],
+      ['database', 'ok'],
+      ['spool', 'ok'],
+      ['recent errors', 'ok'],
+    ])
+  })
+
+  it('refuses an unknown agent and a missing agent name as usage errors', async () => {
+    const s = sandbox()
+    expect(await runCli(['connect', 'emacs'], s.io)).toBe(2)
+    expect(s.out().stderr).toContain('unknown agent "emacs"; supported: claude-code, codex, gemini, cursor, opencode')
+    expect(await runCli(['connect'], s.io)).toBe(2)
+  })
+})
+
+describe('hook payloads of other agents', () => {
+  it('normalises Cursor and Gemini CLI payloads onto the same observations, under their own agent', async () => {
+    const { engine } = createTestEngine()
+    engine.captureHook('UserPromptSubmit', JSON.stringify({ conversation_id: 'c-1', generation_id: 'g-1', workspace_roots: ['/work/shop'], prompt: 'add a cart endpoint' }), 'cursor')
+    engine.captureHook(
+      'PostToolUse',
+      JSON.stringify({ session_id: 'gem-1', cwd: '/work/shop', hook_event_name: 'AfterTool', tool_name: 'run_shell_command', tool_input: { command: 'npm test' }, tool_response: { output: 'all green' } }),
+      'gemini',
+    )
+    const hits = await engine.recall('cart endpoint npm test green', { limit: 5 })
+    expect(hits.map((h) => [h.kind, h.project]).sort()).toEqual([
+      ['prompt', 'shop'],
+      ['tool', 'shop'],
+    ])
+    expect(engine.sessions().map((s) => s.agent).sort()).toEqual(['cursor', 'gemini'])
+  })
+})

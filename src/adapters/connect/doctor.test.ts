@@ -1,0 +1,93 @@
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { applyConnectPlan, planClaudeCodeConnect } from './claude-code.js'
+import { planCodexConnect } from './codex.js'
+import { applyAgentConnectPlan, type AgentConnectOptions } from './config-files.js'
+import { planCursorConnect } from './cursor.js'
+import { checkAgents, type DoctorFinding } from './doctor.js'
+import { planGeminiConnect } from './gemini.js'
+import { planOpenCodeConnect } from './opencode.js'
+
+let root: string
+let home: string
+let cli: string
+let opts: AgentConnectOptions
+const NODE = process.execPath
+
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), 'mnemo-doctor-'))
+  home = join(root, 'home')
+  mkdirSync(home)
+  cli = join(root, 'mnemo dist', 'adapters', 'cli', 'main.js')
+  mkdirSync(join(root, 'mnemo dist', 'adapters', 'cli'), { recursive: true })
+  writeFileSync(cli, '')
+  opts = { scope: 'user', homeDir: home, projectDir: join(root, 'proj'), env: {}, nodePath: NODE, cliPath: cli }
+})
+afterEach(() => rmSync(root, { recursive: true, force: true }))
+
+const check = (extra: Partial<Parameters<typeof checkAgents>[0]> = {}): DoctorFinding[] =>
+  checkAgents({ homeDir: home, projectDir: join(root, 'proj'), env: {}, cliPath: cli, nodePath: NODE, ...extra })
+const statusOf = (f: DoctorFinding[]): string[] => f.map((x) => `${x.agent}/${x.scope}:${x.status}`)
+const of = (f: DoctorFinding[], agent: string, scope = 'user'): DoctorFinding => f.find((x) => x.agent === agent && x.scope === scope)!
+
+describe('checkAgents', () => {
+  it('reports every agent missing on an empty home, with the connect command as fix', () => {
+    const f = check()
+    expect(statusOf(f)).toEqual(['claude-code/user:missing', 'codex/user:missing', 'gemini/user:missing', 'cursor/user:missing', 'opencode/user:missing'])
+    expect(of(f, 'cursor')).toEqual({ agent: 'cursor', scope: 'user', status: 'missing', detail: 'no configuration files', fix: 'mnemo connect cursor' })
+  })
+
+  it('reports ok after connect for each agent (Codex once its hooks are trusted)', () => {
+    applyConnectPlan(planClaudeCodeConnect(opts))
+    for (const plan of [planCodexConnect(opts), planGeminiConnect(opts), planCursorConnect(opts), planOpenCodeConnect(opts)]) applyAgentConnectPlan(plan)
+    let f = check()
+    expect(statusOf(f)).toEqual(['claude-code/user:ok', 'codex/user:stale', 'gemini/user:ok', 'cursor/user:ok', 'opencode/user:ok'])
+    expect(of(f, 'codex').detail).toBe("Codex has no trust record for mnemo's hooks (SessionStart, UserPromptSubmit, PostToolUse, SubagentStop, Stop), so it skips them")
+    expect(of(f, 'codex').fix).toBe('start `codex` and trust the hooks in the review prompt (or /hooks)')
+    expect(of(f, 'gemini').detail).toBe(`MCP server and 5 hooks registered in ${join(home, '.gemini', 'settings.json')}`)
+    expect(of(f, 'opencode')).toMatchObject({ status: 'ok', detail: `MCP server registered in ${join(home, '.config', 'opencode', 'opencode.json')}`, fix: 'nothing to do' })
+    const hooksJson = join(home, '.codex', 'hooks.json')
+    const trust = ['session_start', 'user_prompt_submit', 'post_tool_use', 'subagent_stop', 'stop']
+      .map((e) => `\n[hooks.state.${JSON.stringify(`${hooksJson}:${e}:0:0`)}]\ntrusted_hash = "sha256:x"\n`).join('')
+    appendFileSync(join(home, '.codex', 'config.toml'), trust)
+    f = check()
+    expect(of(f, 'codex').status).toBe('ok')
+  })
+
+  it('reports stale when the CLI moved, the node is gone, hooks are missing or MNEMO_HOME differs', () => {
+    applyAgentConnectPlan(planCursorConnect(opts))
+    applyAgentConnectPlan(planGeminiConnect({ ...opts, nodePath: join(root, 'gone', 'node') }))
+    applyConnectPlan(planClaudeCodeConnect(opts))
+    rmSync(join(home, '.claude', 'settings.json'))
+    const moved = join(root, 'new', 'main.js')
+    mkdirSync(join(root, 'new'))
+    writeFileSync(moved, '')
+    const f = check({ cliPath: moved, mnemoHome: '/data/m' })
+    expect(of(f, 'cursor')).toMatchObject({ status: 'stale', fix: 'mnemo connect cursor' })
+    expect(of(f, 'cursor').detail).toBe(`MCP entry runs ${cli}, this mnemo is ${moved}; MNEMO_HOME is unset in the MCP entry, expected /data/m; hooks for sessionStart, beforeSubmitPrompt, postToolUse, postToolUseFailure, subagentStop, afterAgentResponse, sessionEnd run another CLI than ${moved}`)
+    expect(of(f, 'gemini').detail.startsWith(`node ${join(root, 'gone', 'node')} does not exist`)).toBe(true)
+    expect(of(f, 'claude-code').detail).toContain('hooks missing for SessionStart')
+  })
+
+  it('reports broken files with the file in detail and fix', () => {
+    mkdirSync(join(home, '.config', 'opencode'), { recursive: true })
+    writeFileSync(join(home, '.config', 'opencode', 'opencode.json'), '{"mcp": ')
+    mkdirSync(join(home, '.codex'))
+    writeFileSync(join(home, '.codex', 'config.toml'), '[mcp_servers.mnemo\n')
+    const f = check()
+    const path = join(home, '.config', 'opencode', 'opencode.json')
+    expect(of(f, 'opencode').status).toBe('broken')
+    expect(of(f, 'opencode').detail).toContain(path)
+    expect(of(f, 'opencode').fix).toBe(`fix or move aside ${path}, then run \`mnemo connect opencode\``)
+    expect(of(f, 'codex').status).toBe('broken')
+  })
+
+  it('adds project-scope findings only for agents with project files', () => {
+    applyAgentConnectPlan(planCursorConnect({ ...opts, scope: 'project' }))
+    const f = check()
+    expect(statusOf(f)).toEqual(['claude-code/user:missing', 'codex/user:missing', 'gemini/user:missing', 'cursor/user:missing', 'cursor/project:ok', 'opencode/user:missing'])
+    expect(of(check({ cliPath: join(root, 'x.js') }), 'cursor', 'project').fix).toBe('mnemo connect cursor --scope project')
+  })
+})

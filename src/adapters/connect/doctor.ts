@@ -1,0 +1,232 @@
+/**
+ * `mnemo doctor` for agent connections: for each agent mnemo can connect
+ * (Claude Code, Codex CLI, Gemini CLI, Cursor, OpenCode), whether its config
+ * files parse, whether mnemo's MCP entry (and hooks, where the agent has
+ * them) are there, and whether they point at the node binary and CLI script
+ * that exist and that this mnemo would write. Reads files only.
+ */
+import { existsSync } from 'node:fs'
+import { MnemoError } from '../../core/errors.js'
+import { CLAUDE_CODE_HOOK_EVENTS, claudeCodePaths, isMnemoHookCommand, shellQuote } from './claude-code.js'
+import { CODEX_HOOK_EVENTS, CODEX_MCP_KEY, codexPaths } from './codex.js'
+import {
+  isJsonObject,
+  isMnemoAgentHookCommand,
+  parseJsonConfig,
+  parseTomlConfig,
+  readConfigText,
+  tomlValueAt,
+  type ConnectAgent,
+  type ConnectScope,
+  type Json,
+  type JsonObject,
+} from './config-files.js'
+import { CURSOR_HOOK_EVENTS, cursorPaths } from './cursor.js'
+import { GEMINI_HOOK_EVENTS, geminiPaths } from './gemini.js'
+import { openCodePaths } from './opencode.js'
+
+/** Every agent `checkAgents` looks at, in report order. */
+export const DOCTOR_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] as const
+export type DoctorAgent = (typeof DOCTOR_AGENTS)[number]
+
+/**
+ * One agent × scope. `ok`: entries present and current. `missing`: no mnemo
+ * entry. `stale`: present but will not work as it is (node or CLI path gone
+ * or not this install's, MNEMO_HOME different, hooks incomplete, or Codex
+ * hooks not yet trusted). `broken`: a config file does not parse or has the
+ * wrong shape. `fix` is the command (or action) that repairs it.
+ */
+export interface DoctorFinding {
+  agent: DoctorAgent
+  scope: ConnectScope
+  status: 'ok' | 'missing' | 'stale' | 'broken'
+  detail: string
+  fix: string
+}
+
+/** What to check against. Paths must be absolute; defaults as in the connect planners. */
+export interface CheckAgentsOptions {
+  homeDir?: string | undefined
+  /** When given, agents with project-scope config files in it are reported too. */
+  projectDir?: string | undefined
+  env?: Readonly<Record<string, string | undefined>> | undefined
+  cliPath: string
+  nodePath: string
+  mnemoHome?: string | undefined
+}
+
+interface McpFound {
+  node: unknown
+  cli: unknown
+  mnemoHome: unknown
+}
+
+interface Inspection {
+  files: string[]
+  mcp: McpFound | undefined
+  /** Expected hook events and the mnemo commands found per event; undefined when the agent has no hooks. */
+  hooks: { expected: readonly string[]; found: Map<string, string[]> } | undefined
+  /** Extra reasons the entries will not run (e.g. untrusted Codex hooks), with the fix for each. */
+  problems: Array<[string, string]>
+}
+
+const json = (path: string): JsonObject | undefined => {
+  const text = readConfigText(path)
+  return text === undefined ? undefined : parseJsonConfig(path, text, true)
+}
+const obj = (v: Json | undefined): JsonObject => (isJsonObject(v) ? v : {})
+
+function stdioEntry(servers: Json | undefined): McpFound | undefined {
+  const e = obj(servers).mnemo
+  if (e === undefined) return undefined
+  const o = obj(e)
+  return { node: o.command, cli: Array.isArray(o.args) ? o.args[0] : undefined, mnemoHome: obj(o.env).MNEMO_HOME }
+}
+
+function groupedHooks(config: JsonObject | undefined, mine: (c: string) => boolean): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  for (const [event, groups] of Object.entries(obj(config?.hooks))) {
+    const cmds = (Array.isArray(groups) ? groups : []).flatMap((g) => (Array.isArray(obj(g).hooks) ? (obj(g).hooks as Json[]) : []))
+      .map((h) => obj(h).command).filter((c): c is string => typeof c === 'string' && mine(c))
+    if (cmds.length > 0) out.set(event, cmds)
+  }
+  return out
+}
+
+const SNAKE = (event: string): string => event.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase()
+
+function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions): Inspection {
+  const loc = { scope, homeDir: o.homeDir, projectDir: o.projectDir, env: o.env }
+  switch (agent) {
+    case 'claude-code': {
+      const { settingsPath, mcpPath } = claudeCodePaths(loc)
+      const settings = json(settingsPath)
+      const mcp = json(mcpPath)
+      return { files: [settingsPath, mcpPath].filter((p) => existsSync(p)), mcp: stdioEntry(mcp?.mcpServers), hooks: { expected: CLAUDE_CODE_HOOK_EVENTS, found: groupedHooks(settings, (c) => isMnemoHookCommand(c)) }, problems: [] }
+    }
+    case 'codex': {
+      const { configPath, hooksPath } = codexPaths(loc)
+      const text = readConfigText(configPath)
+      const doc = text === undefined ? {} : parseTomlConfig(configPath, text)
+      const hooksText = readConfigText(hooksPath)
+      const hooks = hooksText === undefined ? undefined : parseJsonConfig(hooksPath, hooksText, false)
+      const e = tomlValueAt(doc, CODEX_MCP_KEY) as Record<string, unknown> | undefined
+      const mcp = e === undefined ? undefined : { node: e.command, cli: Array.isArray(e.args) ? e.args[0] : undefined, mnemoHome: (e.env as Record<string, unknown> | undefined)?.MNEMO_HOME }
+      const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'codex')
+      const problems: Array<[string, string]> = []
+      // Trust records are keyed "<hooks.json>:<event>:<group>:<handler>" (codex-rs/hooks/src/engine/discovery.rs).
+      const untrusted: string[] = []
+      for (const [event, groups] of Object.entries(obj(hooks?.hooks))) {
+        ;(Array.isArray(groups) ? groups : []).forEach((g, gi) => (Array.isArray(obj(g).hooks) ? (obj(g).hooks as Json[]) : []).forEach((h, hi) => {
+          const c = obj(h).command
+          if (typeof c !== 'string' || !mine(c)) return
+          const state = tomlValueAt(doc, ['hooks', 'state', `${hooksPath}:${SNAKE(event)}:${gi}:${hi}`]) as Record<string, unknown> | undefined
+          if (typeof state?.trusted_hash !== 'string') untrusted.push(event)
+        }))
+      }
+      if (untrusted.length > 0) problems.push([`Codex has no trust record for mnemo's hooks (${untrusted.join(', ')}), so it skips them`, 'start `codex` and trust the hooks in the review prompt (or /hooks)'])
+      if (tomlValueAt(doc, ['features', 'hooks']) === false || tomlValueAt(doc, ['features', 'codex_hooks']) === false) problems.push([`hooks are turned off in ${configPath}`, `remove "hooks = false" from [features] in ${configPath}`])
+      return { files: [configPath, hooksPath].filter((p) => existsSync(p)), mcp, hooks: { expected: CODEX_HOOK_EVENTS.map((x) => x.agentEvent), found: groupedHooks(hooks, mine) }, problems }
+    }
+    case 'gemini': {
+      const { settingsPath } = geminiPaths(loc)
+      const s = json(settingsPath)
+      const problems: Array<[string, string]> = []
+      if (obj(s?.hooksConfig).enabled === false || obj(s?.tools).enableHooks === false) problems.push([`the hooks system is turned off in ${settingsPath}`, 'turn on "Enable Hooks System" in /settings (hooksConfig.enabled)'])
+      return { files: [settingsPath].filter((p) => existsSync(p)), mcp: stdioEntry(s?.mcpServers), hooks: { expected: GEMINI_HOOK_EVENTS.map((x) => x.agentEvent), found: groupedHooks(s, (c) => isMnemoAgentHookCommand(c, 'gemini')) }, problems }
+    }
+    case 'cursor': {
+      const { mcpPath, hooksPath } = cursorPaths(loc)
+      const mcp = json(mcpPath)
+      const hooks = json(hooksPath)
+      const found = new Map<string, string[]>()
+      for (const [event, list] of Object.entries(obj(hooks?.hooks))) {
+        const cmds = (Array.isArray(list) ? list : []).map((h) => obj(h).command).filter((c): c is string => typeof c === 'string' && isMnemoAgentHookCommand(c, 'cursor'))
+        if (cmds.length > 0) found.set(event, cmds)
+      }
+      return { files: [mcpPath, hooksPath].filter((p) => existsSync(p)), mcp: stdioEntry(mcp?.mcpServers), hooks: { expected: CURSOR_HOOK_EVENTS.map((x) => x.agentEvent), found }, problems: [] }
+    }
+    case 'opencode': {
+      const { configPath } = openCodePaths(loc)
+      const c = json(configPath)
+      const m = obj(c?.mcp)
+      const e = m.mnemo ?? obj(m.servers).mnemo
+      const cmd = Array.isArray(obj(e).command) ? (obj(e).command as Json[]) : []
+      const mcp = e === undefined ? undefined : { node: cmd[0], cli: cmd[1], mnemoHome: obj(obj(e).environment).MNEMO_HOME }
+      const problems: Array<[string, string]> = obj(e).enabled === false || obj(e).disabled === true ? [[`mnemo's server is disabled in ${configPath}`, 'mnemo connect opencode']] : []
+      return { files: [configPath].filter((p) => existsSync(p)), mcp, hooks: undefined, problems }
+    }
+  }
+}
+
+function finding(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions): DoctorFinding {
+  const connect = `mnemo connect ${agent}${scope === 'project' ? ' --scope project' : ''}`
+  const out = (status: DoctorFinding['status'], detail: string, fix: string): DoctorFinding => ({ agent, scope, status, detail, fix })
+  let found: Inspection
+  try {
+    found = inspect(agent, scope, o)
+  } catch (err) {
+    if (!MnemoError.is(err, 'INVALID_INPUT')) throw err
+    return out('broken', err.message, `fix or move aside ${err.details.path}, then run \`${connect}\``)
+  }
+  const hookCount = found.hooks === undefined ? 0 : [...found.hooks.found.values()].reduce((n, l) => n + l.length, 0)
+  if (found.mcp === undefined && hookCount === 0) {
+    return out('missing', found.files.length === 0 ? 'no configuration files' : `no mnemo entry in ${found.files.join(', ')}`, connect)
+  }
+  const stale: string[] = []
+  const { mcp } = found
+  if (mcp === undefined) stale.push('the mnemo MCP server entry is missing')
+  else {
+    if (typeof mcp.node !== 'string' || typeof mcp.cli !== 'string') stale.push('the mnemo MCP entry has no node/CLI path')
+    else {
+      if (!existsSync(mcp.node)) stale.push(`node ${mcp.node} does not exist`)
+      if (!existsSync(mcp.cli)) stale.push(`CLI ${mcp.cli} does not exist`)
+      else if (mcp.cli !== o.cliPath) stale.push(`MCP entry runs ${mcp.cli}, this mnemo is ${o.cliPath}`)
+    }
+    if (o.mnemoHome !== undefined && mcp.mnemoHome !== o.mnemoHome) stale.push(`MNEMO_HOME is ${typeof mcp.mnemoHome === 'string' ? mcp.mnemoHome : 'unset'} in the MCP entry, expected ${o.mnemoHome}`)
+  }
+  if (found.hooks !== undefined) {
+    const missing = found.hooks.expected.filter((e) => !found.hooks!.found.has(e))
+    if (missing.length > 0) stale.push(`hooks missing for ${missing.join(', ')}`)
+    const quoted = shellQuote(o.cliPath)
+    const other = [...found.hooks.found].filter(([, cmds]) => cmds.some((c) => !c.includes(quoted))).map(([e]) => e)
+    if (other.length > 0) stale.push(`hooks for ${other.join(', ')} run another CLI than ${o.cliPath}`)
+  }
+  if (stale.length > 0) return out('stale', stale.join('; '), connect)
+  const [problem] = found.problems
+  if (problem !== undefined) return out('stale', found.problems.map(([d]) => d).join('; '), problem[1])
+  const what = found.hooks === undefined ? 'MCP server' : `MCP server and ${hookCount} hook${hookCount === 1 ? '' : 's'}`
+  return out('ok', `${what} registered in ${found.files.join(', ')}`, 'nothing to do')
+}
+
+const projectFilesOf = (agent: DoctorAgent, o: CheckAgentsOptions): string[] => {
+  const loc = { scope: 'project' as const, homeDir: o.homeDir, projectDir: o.projectDir, env: o.env }
+  switch (agent) {
+    case 'claude-code': { const p = claudeCodePaths(loc); return [p.settingsPath, p.mcpPath] }
+    case 'codex': { const p = codexPaths(loc); return [p.configPath, p.hooksPath] }
+    case 'gemini': return [geminiPaths(loc).settingsPath]
+    case 'cursor': { const p = cursorPaths(loc); return [p.mcpPath, p.hooksPath] }
+    case 'opencode': return [openCodePaths(loc).configPath]
+  }
+}
+
+/**
+ * Checks every agent's user-scope configuration, plus its project-scope
+ * configuration when `projectDir` is given and holds files for that agent.
+ * Never writes; never throws for a bad config file (that is a `broken`
+ * finding). Expected values: `cliPath` (the CLI the entries should run),
+ * `mnemoHome` when given (the MCP entry's MNEMO_HOME must match).
+ * `nodePath` is the node this mnemo would write; an entry with another,
+ * existing node is still `ok`.
+ */
+export function checkAgents(options: CheckAgentsOptions): DoctorFinding[] {
+  const out: DoctorFinding[] = []
+  for (const agent of DOCTOR_AGENTS) {
+    out.push(finding(agent, 'user', options))
+    if (options.projectDir !== undefined && projectFilesOf(agent, options).some((p) => existsSync(p))) out.push(finding(agent, 'project', options))
+  }
+  return out
+}
+
+/** The agents connect supports besides Claude Code, for callers that list them. */
+export const CONNECT_AGENTS: readonly ConnectAgent[] = ['codex', 'gemini', 'cursor', 'opencode']

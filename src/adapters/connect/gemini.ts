@@ -1,0 +1,170 @@
+/**
+ * `mnemo connect gemini` / `mnemo disconnect gemini`: registers mnemo's MCP
+ * server and lifecycle hooks with Google's Gemini CLI, both in one file:
+ * `settings.json`.
+ *
+ * - User scope: `<home>/.gemini/settings.json`, where `<home>` is
+ *   `$GEMINI_CLI_HOME` when set (Gemini CLI's own home override), else the
+ *   home directory. Project scope: `<projectDir>/.gemini/settings.json`.
+ * - MCP: `mcpServers.mnemo` = `{ command, args, env? }`
+ *   (https://geminicli.com/docs/tools/mcp-server/).
+ * - Hooks: `hooks.<Event>` = `[{ hooks: [{ name, type: "command", command,
+ *   timeout }] }]`, timeout in milliseconds, event JSON on stdin with
+ *   `session_id`, `transcript_path`, `cwd`, `hook_event_name`, `timestamp`
+ *   (https://geminicli.com/docs/hooks/reference/). The hooks system is on by
+ *   default (`hooksConfig.enabled`, formerly `tools.enableHooks`); connect
+ *   adds a note when either is set to false.
+ *
+ * Gemini CLI replaces `$NAME` and `${NAME}` in every string of
+ * settings.json with the environment variable's value when it is set
+ * (packages/cli/src/utils/envVarResolver.ts), with no escape syntax, so
+ * paths containing `$` followed by a letter, digit, `_` or `{` are refused.
+ * The file may contain comments (Gemini CLI strips them); mnemo edits only
+ * its own keys and keeps them.
+ */
+import { join } from 'node:path'
+import { shellQuote } from './claude-code.js'
+import {
+  agentHookCommand,
+  editJsonText,
+  envDir,
+  groupedHookItems,
+  isJsonObject,
+  isMnemoAgentHookCommand,
+  parseJsonConfig,
+  parseJsonQuiet,
+  planFileOf,
+  planGroupedHooks,
+  readConfigText,
+  refuseSubstitution,
+  resolveAgentCommand,
+  resolveHome,
+  resolveProject,
+  resolveScope,
+  summarizeItems,
+  describeJson,
+  type AgentConnectOptions,
+  type AgentConnectPlan,
+  type AgentDisconnectOptions,
+  type AgentHooksDescription,
+  type AgentLocation,
+  type AgentPlanFile,
+  type ConnectScope,
+  type HookEventMapping,
+  type JsonEdit,
+  type JsonObject,
+  type ResolvedCommand,
+} from './config-files.js'
+import { invalidInput } from '../../core/errors.js'
+
+/** Gemini CLI hook events mnemo registers, in write order, with the mnemo capture event each passes to `mnemo hook`. */
+export const GEMINI_HOOK_EVENTS: readonly HookEventMapping[] = [
+  { agentEvent: 'SessionStart', mnemoEvent: 'SessionStart' },
+  { agentEvent: 'BeforeAgent', mnemoEvent: 'UserPromptSubmit' },
+  { agentEvent: 'AfterTool', mnemoEvent: 'PostToolUse' },
+  { agentEvent: 'AfterAgent', mnemoEvent: 'Stop' },
+  { agentEvent: 'SessionEnd', mnemoEvent: 'SessionEnd' },
+]
+
+const TIMEOUT_MS: Readonly<Record<string, number>> = { SessionStart: 15_000 }
+const DEFAULT_TIMEOUT_MS = 10_000
+/** `$NAME` / `${NAME}` as Gemini CLI's settings loader substitutes them. */
+const GEMINI_SUBSTITUTION = /\$(?:\w|\{)/
+
+/** Which hook events connect registers for Gemini CLI and what `mnemo hook` receives for each. */
+export function describeGeminiHooks(): AgentHooksDescription {
+  return {
+    agent: 'gemini',
+    supported: true,
+    events: GEMINI_HOOK_EVENTS,
+    note: 'settings.json command hooks, payload JSON on stdin (session_id, transcript_path, cwd, hook_event_name, timestamp; BeforeAgent: prompt; '
+      + 'AfterTool: tool_name, tool_input, tool_response; AfterAgent: prompt, prompt_response; SessionEnd: reason); '
+      + 'command `"<node>" "<cli>" hook <mnemoEvent> --agent gemini`. stdout must be JSON or empty. '
+      + 'Not registered: BeforeTool, BeforeModel/AfterModel/BeforeToolSelection (per-call latency), PreCompress (mnemo prints plain text there), Notification.',
+  }
+}
+
+/**
+ * The settings file for a scope (see the module comment).
+ * @throws MnemoError INVALID_INPUT (details.path `scope`) for an unknown scope.
+ */
+export function geminiPaths(options: AgentLocation = {}): { scope: ConnectScope; settingsPath: string } {
+  const scope = resolveScope(options.scope)
+  const root = scope === 'project' ? resolveProject(options) : envDir(options, 'GEMINI_CLI_HOME') ?? resolveHome(options)
+  return { scope, settingsPath: join(root, '.gemini', 'settings.json') }
+}
+
+/** `mcpServers.mnemo`: `{ command: node, args: [cli, "mcp"], env?: { MNEMO_HOME } }`. */
+export function geminiMcpEntry(cmd: ResolvedCommand): JsonObject {
+  const entry: JsonObject = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp'] }
+  if (cmd.mnemoHome !== undefined) entry.env = { MNEMO_HOME: cmd.mnemoHome }
+  return entry
+}
+
+function mcpEdit(path: string, config: JsonObject, entry: JsonObject | undefined): JsonEdit[] {
+  const raw = config.mcpServers
+  if (raw !== undefined && !isJsonObject(raw)) throw invalidInput(path, `${path}: "mcpServers" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
+  if (entry !== undefined) return [{ path: ['mcpServers', 'mnemo'], value: entry }]
+  if (raw === undefined || !Object.hasOwn(raw, 'mnemo')) return []
+  return [{ path: Object.keys(raw).length === 1 ? ['mcpServers'] : ['mcpServers', 'mnemo'], value: undefined }]
+}
+
+const mcpItems = (config: JsonObject): Map<string, string> =>
+  new Map(isJsonObject(config.mcpServers) && Object.hasOwn(config.mcpServers, 'mnemo') ? [['mnemo', JSON.stringify(config.mcpServers.mnemo)]] : [])
+
+function plan(path: string, mine: (c: string) => boolean, entry: JsonObject | undefined, add: ((event: string) => JsonObject) | undefined, skipMissing: boolean): AgentPlanFile | undefined {
+  const before = readConfigText(path)
+  if (before === undefined && skipMissing) return undefined
+  const config = parseJsonConfig(path, before, true)
+  const edits = [...mcpEdit(path, config, entry), ...planGroupedHooks(path, config, 'hooks', GEMINI_HOOK_EVENTS.map((e) => e.agentEvent), mine, add)]
+  const after = editJsonText(before, config, edits)
+  const next = parseJsonQuiet(after)
+  const summary = [...summarizeItems('mcp servers', mcpItems(config), mcpItems(next)), ...summarizeItems('hooks', groupedHookItems(config, 'hooks', mine), groupedHookItems(next, 'hooks', mine))]
+  return planFileOf(path, 'settings', before, after, summary)
+}
+
+/**
+ * Plans `mnemo connect gemini`; reads the file, writes nothing. Sets
+ * `mcpServers.mnemo` ({@link geminiMcpEntry}) and one hook group per
+ * {@link GEMINI_HOOK_EVENTS} event: `{ name: "mnemo-<Event>", type:
+ * "command", command: [MNEMO_HOME="…" ]"<node>" "<cli>" hook <mnemoEvent>
+ * --agent gemini, timeout: 15000 for SessionStart, 10000 else }`, replacing
+ * earlier mnemo commands in place. Everything else in the file keeps its
+ * text; a file needing no change keeps its bytes.
+ * @throws MnemoError INVALID_INPUT (details.path = the file) for invalid JSON
+ *   or wrong types of `mcpServers`, `hooks`, `hooks.<our event>`;
+ *   INVALID_INPUT (details.path = the option) for bad options, including a
+ *   path Gemini CLI would rewrite (`$NAME`, `${NAME}`).
+ */
+export function planGeminiConnect(options: AgentConnectOptions = {}): AgentConnectPlan {
+  const { scope, settingsPath } = geminiPaths(options)
+  const cmd = resolveAgentCommand(options)
+  refuseSubstitution(cmd, GEMINI_SUBSTITUTION, 'Gemini CLI', '"$" followed by a name or "{"')
+  const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'gemini', shellQuote(cmd.cliPath))
+  const mnemoEvent = new Map(GEMINI_HOOK_EVENTS.map((e) => [e.agentEvent, e.mnemoEvent]))
+  const group = (event: string): JsonObject => ({
+    hooks: [{ name: `mnemo-${event}`, type: 'command', command: agentHookCommand('gemini', mnemoEvent.get(event) ?? 'Stop', cmd, shellQuote), timeout: TIMEOUT_MS[event] ?? DEFAULT_TIMEOUT_MS }],
+  })
+  const file = plan(settingsPath, mine, geminiMcpEntry(cmd), group, false)
+  const files = file === undefined ? [] : [file]
+  const notes: string[] = []
+  const after = parseJsonQuiet(file?.after)
+  const off = (isJsonObject(after.hooksConfig) && after.hooksConfig.enabled === false) || (isJsonObject(after.tools) && after.tools.enableHooks === false)
+  if (off) notes.push(`the hooks system is turned off in ${settingsPath} (hooksConfig.enabled or tools.enableHooks is false); mnemo's MCP server still works, capture does not.`)
+  if (scope === 'project') notes.push('Gemini CLI ignores project settings in a folder you have not trusted when folder trust is on.')
+  return { client: 'gemini', action: 'connect', scope, files, notes }
+}
+
+/**
+ * Plans `mnemo disconnect gemini`; reads the file, writes nothing. Removes
+ * `mcpServers.mnemo` and every mnemo hook command, nothing else; groups,
+ * event lists, `hooks` and `mcpServers` emptied by that are removed. A
+ * missing file is left out of the plan.
+ * @throws MnemoError INVALID_INPUT as {@link planGeminiConnect} (file errors only).
+ */
+export function planGeminiDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
+  const { scope, settingsPath } = geminiPaths(options)
+  const quoted = options.cliPath === undefined ? undefined : shellQuote(options.cliPath)
+  const file = plan(settingsPath, (c) => isMnemoAgentHookCommand(c, 'gemini', quoted), undefined, undefined, true)
+  return { client: 'gemini', action: 'disconnect', scope, files: file === undefined ? [] : [file], notes: [] }
+}
