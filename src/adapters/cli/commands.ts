@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { toIso } from '../../core/clock.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { toHookAgent, type MemoryKind, type ProjectRef } from '../../core/types.js'
+import { toMemoryJson, toObservationJson, toSessionJson } from '../shared/views.js'
 import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
 import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
 import { toImportFormat } from '../../engine/import-files.js'
@@ -22,10 +23,7 @@ import {
   formatHits,
   formatImport,
   hitToJson,
-  memoryToJson,
-  observationToJson,
   printJson,
-  sessionToJson,
   type Out,
 } from './output.js'
 
@@ -105,7 +103,7 @@ export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptio
   await withMnemo(io, o, (m) => {
     const project: ProjectRef | undefined = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
     const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}), ...(o.supersedes ? { supersedes: o.supersedes } : {}) })
-    if (out.json) printJson(out, { created, memory: memoryToJson(memory) })
+    if (out.json) printJson(out, { created, memory: toMemoryJson(memory, m.engine.listProjects().find((p) => p.id === memory.projectId)) })
     else out.stdout(`${created ? 'remembered' : 'already remembered'} ${memory.id} [${memory.kind}]\n`)
   })
 }
@@ -150,7 +148,7 @@ export async function forget(io: CliIo, out: Out, id: string | undefined, o: Glo
 export async function memoryState(io: CliIo, out: Out, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore', o: GlobalOptions): Promise<void> {
   await withMnemo(io, o, (m) => {
     const memory = m.engine.setMemoryState(id, op)
-    if (out.json) printJson(out, { memory: memoryToJson(memory) })
+    if (out.json) printJson(out, { memory: toMemoryJson(memory, m.engine.listProjects().find((p) => p.id === memory.projectId)) })
     else out.stdout(`${op}: ${memory.id}${memory.pinned ? ' (pinned)' : ''}${memory.archivedAt ? ' (archived)' : ''}\n`)
   })
 }
@@ -159,7 +157,8 @@ export async function history(io: CliIo, out: Out, id: string, o: GlobalOptions)
   await withMnemo(io, o, (m) => {
     const chain = m.engine.history(id)
     if (out.json) {
-      printJson(out, { versions: chain.map(memoryToJson) })
+      const projects = m.engine.listProjects()
+      printJson(out, { versions: chain.map((v) => toMemoryJson(v, projects.find((p) => p.id === v.projectId))) })
       return
     }
     for (const v of chain) out.stdout(`${v.id}  ${toIso(v.validFrom)} → ${v.validTo === undefined ? 'current' : toIso(v.validTo)}  [${v.kind}]  ${v.text}\n`)
@@ -173,7 +172,8 @@ export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project
     const list = m.engine.sessions({ limit, ...(ids ? { projectIds: ids as never } : {}) })
     const names = new Map(m.engine.listProjects().map((p) => [p.id as string, p.name]))
     if (out.json) {
-      printJson(out, { sessions: list.map((s) => sessionToJson(s, names.get(s.projectId))) })
+      const projects = m.engine.listProjects()
+      printJson(out, { sessions: list.map((s) => toSessionJson(s, projects.find((p) => p.id === s.projectId))) })
       return
     }
     if (list.length === 0) out.stdout('no sessions\n')
@@ -188,7 +188,7 @@ export async function show(io: CliIo, out: Out, id: string, o: GlobalOptions): P
   await withMnemo(io, o, (m) => {
     const r = m.engine.show(id)
     if (r.type === 'observation') {
-      if (out.json) printJson(out, { type: r.type, project: r.project?.name ?? null, observation: observationToJson(r.observation) })
+      if (out.json) printJson(out, { type: r.type, project: r.project?.name ?? null, observation: toObservationJson(r.observation, r.project) })
       else {
         const ob = r.observation
         out.stdout(`${ob.id}  ${ob.kind}  ${ob.role}${ob.tool ? `  ${ob.tool}` : ''}  ${toIso(ob.ts)}\nproject ${r.project?.name ?? ob.projectId} · session ${ob.sessionId}${ob.sourceRef ? ` · ref ${ob.sourceRef}` : ''}\n`)
@@ -196,12 +196,12 @@ export async function show(io: CliIo, out: Out, id: string, o: GlobalOptions): P
         out.stdout(`\n${ob.text}\n`)
       }
     } else if (r.type === 'memory') {
-      if (out.json) printJson(out, { type: r.type, project: r.project?.name ?? null, memory: memoryToJson(r.memory) })
+      if (out.json) printJson(out, { type: r.type, project: r.project?.name ?? null, memory: toMemoryJson(r.memory, r.project) })
       else out.stdout(`${r.memory.id}  [${r.memory.kind}]  ${toIso(r.memory.createdAt)}  project ${r.project?.name ?? r.memory.projectId}\n\n${r.memory.text}\n`)
     } else {
       const d = r.detail
       if (out.json) {
-        printJson(out, { type: r.type, session: sessionToJson(d.session, d.project?.name), observations: d.observations.map(observationToJson) })
+        printJson(out, { type: r.type, session: toSessionJson(d.session, d.project), observations: d.observations.map((o) => toObservationJson(o, d.project)) })
         return
       }
       out.stdout(`${d.session.id}  ${d.session.agent}  project ${d.project?.name ?? d.session.projectId}  ${toIso(d.session.startedAt)} → ${toIso(d.session.lastEventAt)}\n`)

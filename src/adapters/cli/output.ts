@@ -1,5 +1,6 @@
 import { toIso } from '../../core/clock.js'
-import type { Memory, Observation, RecallHit, Session } from '../../core/types.js'
+import type { RecallHit } from '../../core/types.js'
+import { toHitJson } from '../shared/views.js'
 import type { ImportReport } from '../../engine/mnemo.js'
 
 /** Where a command writes. `json` selects one JSON document on stdout and nothing else there. */
@@ -20,22 +21,8 @@ export function explainHit(h: RecallHit): string {
   return `${parts.join(' ')}${h.viaNeighbor ? ' (neighbor of a match)' : ''}`
 }
 
-export function hitToJson(h: RecallHit, explain = false): Record<string, unknown> {
-  return {
-    ...(explain ? { channels: h.channels ?? {}, viaNeighbor: h.viaNeighbor ?? false } : {}),
-    id: h.id,
-    type: h.type,
-    kind: h.kind,
-    project: h.project,
-    projectId: h.projectId,
-    sessionId: h.sessionId ?? null,
-    time: toIso(h.ts),
-    score: Number(h.score.toFixed(4)),
-    snippet: h.snippet,
-    sourceRef: h.sourceRef ?? null,
-    flags: h.flags ?? [],
-  }
-}
+/** A hit as JSON: the shared view every surface returns. */
+export const hitToJson = toHitJson
 
 export function formatHits(hits: readonly RecallHit[], explain = false): string {
   if (hits.length === 0) return 'no matches\n'
@@ -48,56 +35,6 @@ export function formatHits(hits: readonly RecallHit[], explain = false): string 
     })
     .join('\n')
     .concat('\n')
-}
-
-export function sessionToJson(s: Session, projectName: string | undefined): Record<string, unknown> {
-  return {
-    id: s.id,
-    project: projectName ?? null,
-    projectId: s.projectId,
-    agent: s.agent,
-    sessionKey: s.sessionKey,
-    startedAt: toIso(s.startedAt),
-    lastEventAt: toIso(s.lastEventAt),
-    endedAt: s.endedAt === undefined ? null : toIso(s.endedAt),
-    title: s.title ?? null,
-    observations: s.observationCount,
-  }
-}
-
-export function observationToJson(o: Observation): Record<string, unknown> {
-  return {
-    id: o.id,
-    kind: o.kind,
-    role: o.role,
-    sessionId: o.sessionId,
-    projectId: o.projectId,
-    time: toIso(o.ts),
-    tool: o.tool ?? null,
-    files: o.files,
-    sourceRef: o.sourceRef ?? null,
-    flags: o.flags,
-    text: o.text,
-  }
-}
-
-export function memoryToJson(m: Memory): Record<string, unknown> {
-  return {
-    id: m.id,
-    kind: m.kind,
-    projectId: m.projectId,
-    createdAt: toIso(m.createdAt),
-    seenCount: m.seenCount,
-    flags: m.flags,
-    text: m.text,
-    validFrom: toIso(m.validFrom),
-    validTo: m.validTo === undefined ? null : toIso(m.validTo),
-    supersedes: m.supersedes ?? null,
-    supersededBy: m.supersededBy ?? null,
-    review: m.review ?? null,
-    pinned: m.pinned,
-    archivedAt: m.archivedAt === undefined ? null : toIso(m.archivedAt),
-  }
 }
 
 export function formatImport(r: ImportReport): string {

@@ -101,6 +101,7 @@ describe('remember and recall', () => {
       memory: {
         id: expect.stringMatching(/^mem_[0-9a-z]{22}$/),
         kind: 'decision',
+        project: 'proj',
         projectId: expect.stringMatching(/^prj_/),
         createdAt: expect.stringMatching(ISO),
         seenCount: 1,
@@ -113,6 +114,7 @@ describe('remember and recall', () => {
         review: null,
         pinned: false,
         archivedAt: null,
+        sources: [],
       },
     })
     const doc = await ok(['recall', 'postgres'])

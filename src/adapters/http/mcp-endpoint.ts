@@ -2,7 +2,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { invalidInput } from '../../core/errors.js'
 import { describeValue, inputObject, parseInput, projectField, requireProject } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
-import { createMcpServer } from '../mcp/server.js'
+import { createMcpServer } from '../shared/mcp-server.js'
 
 const mcpQuery = inputObject({ project: projectField.optional() })
 

@@ -38,7 +38,7 @@ import {
   toMemoryJson,
   toObservationJson,
   toSessionJson,
-} from './json-views.js'
+} from '../shared/views.js'
 
 /** mnemo's version, as the server reports it. */
 export const SERVER_VERSION = '0.1.0'
@@ -209,7 +209,7 @@ export const REST_ROUTES: readonly AnyRestRoute[] = [
         ...(body.session !== undefined ? { sessionId: body.session as SessionId } : {}),
         ...(body.channels !== undefined ? { channels: body.channels } : {}),
       })
-      return ok({ query: body.query, hits: hits.map(toHitJson), warnings: [...engine.warnings] })
+      return ok({ query: body.query, hits: hits.map((h) => toHitJson(h)), warnings: [...engine.warnings] })
     },
   }),
   defineRoute({
@@ -254,7 +254,7 @@ export const REST_ROUTES: readonly AnyRestRoute[] = [
     errors: [400, 404],
     handle: ({ params }, { mnemo }) => {
       const r = mnemo.engine.forget(idOfKind(params, 'mem'), 'http')
-      return ok({ forgotten: { id: r.id, type: r.type } })
+      return ok({ forgotten: r })
     },
   }),
   defineRoute({
@@ -279,7 +279,7 @@ export const REST_ROUTES: readonly AnyRestRoute[] = [
     errors: [400, 404],
     handle: ({ params }, { mnemo }) => {
       const r = mnemo.engine.forget(idOfKind(params, 'obs'), 'http')
-      return ok({ forgotten: { id: r.id, type: r.type } })
+      return ok({ forgotten: r })
     },
   }),
   defineRoute({

@@ -235,7 +235,24 @@ describe('REST routes', () => {
     const doc = conforms('POST', '/v1/memories', created)
     expect(doc).toEqual({
       created: true,
-      memory: { id: expect.stringMatching(/^mem_/), kind: 'fact', project: 'acme-api', projectId: expect.stringMatching(/^prj_/), createdAt: expect.stringMatching(ISO), seenCount: 1, text: 'orders DB is PostgreSQL 14' },
+      memory: {
+        id: expect.stringMatching(/^mem_/),
+        kind: 'fact',
+        project: 'acme-api',
+        projectId: expect.stringMatching(/^prj_/),
+        createdAt: expect.stringMatching(ISO),
+        seenCount: 1,
+        flags: [],
+        text: 'orders DB is PostgreSQL 14',
+        validFrom: expect.stringMatching(ISO),
+        validTo: null,
+        supersedes: null,
+        supersededBy: null,
+        review: null,
+        pinned: false,
+        archivedAt: null,
+        sources: [],
+      },
     })
     const id = doc.memory.id as string
     const again = await api('POST', '/v1/memories', { text: 'orders DB is PostgreSQL 14', kind: 'fact', project: 'acme-api' })
@@ -247,7 +264,7 @@ describe('REST routes', () => {
     expect(hits.map((h) => h.id)).toEqual([id])
 
     const forgotten = await api('DELETE', `/v1/memories/${id}`)
-    expect(conforms('DELETE', '/v1/memories/:id', forgotten)).toEqual({ forgotten: { id, type: 'memory' } })
+    expect(conforms('DELETE', '/v1/memories/:id', forgotten)).toEqual({ forgotten: { id, type: 'memory', events: 2 } })
     expect((await api('POST', '/v1/recall', { query: 'PostgreSQL', project: 'acme-api' })).body.hits).toEqual([])
     expect(await api('GET', `/v1/memories/${id}`)).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: `no memory with id ${id}`, hint: null } } })
     expect((await api('DELETE', `/v1/memories/${id}`)).status).toBe(404)
@@ -276,7 +293,7 @@ describe('REST routes', () => {
     expect(obs).toMatchObject({ id: expect.stringMatching(/^obs_/), sessionId: first.id, project: 'acme-api' })
 
     expect(conforms('GET', '/v1/observations/:id', await api('GET', `/v1/observations/${obs.id}`))).toEqual(obs)
-    expect(conforms('DELETE', '/v1/observations/:id', await api('DELETE', `/v1/observations/${obs.id}`))).toEqual({ forgotten: { id: obs.id, type: 'observation' } })
+    expect(conforms('DELETE', '/v1/observations/:id', await api('DELETE', `/v1/observations/${obs.id}`))).toEqual({ forgotten: { id: obs.id, type: 'observation', events: 1 } })
     expect((await api('GET', `/v1/observations/${obs.id}`)).status).toBe(404)
     expect(await api('GET', '/v1/sessions?project=acme-api&limit=500')).toEqual({
       status: 400,

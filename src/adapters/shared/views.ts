@@ -4,8 +4,9 @@ import type { Memory, Observation, Project, RecallHit, Session } from '../../cor
 import type { ImportReport } from '../../engine/mnemo.js'
 
 /**
- * The JSON the REST API returns, as zod schemas (they become the OpenAPI
- * response schemas) and the mappers that produce it. Each mapper is typed by
+ * The JSON every surface returns (CLI `--json`, REST, MCP show), as zod
+ * schemas (they become the OpenAPI response schemas) and the mappers that
+ * produce it. Each mapper is typed by
  * its schema, so the document cannot promise a field the code does not send.
  * Times are ISO-8601 UTC; absent values are `null`, never missing.
  */
@@ -25,10 +26,17 @@ export const hitJson = z.object({
   score: z.number().describe('Fused relevance, higher is better.'),
   snippet: z.string(),
   sourceRef: z.string().nullable(),
+  flags: z.array(z.string()).describe('Why the text is suspect (injection:…); empty when it is not.'),
+  channels: z
+    .record(z.string(), z.object({ rank: count, score: z.number() }))
+    .optional()
+    .describe('With explain: the channels that found it, with its 1-based rank and raw score in each.'),
+  viaNeighbor: z.boolean().optional().describe('With explain: it came in as the neighbour of a matching turn.'),
 })
 
-export function toHitJson(h: RecallHit): z.output<typeof hitJson> {
+export function toHitJson(h: RecallHit, explain = false): z.output<typeof hitJson> {
   return {
+    ...(explain ? { channels: h.channels ?? {}, viaNeighbor: h.viaNeighbor ?? false } : {}),
     id: h.id,
     type: h.type,
     kind: h.kind,
@@ -39,6 +47,7 @@ export function toHitJson(h: RecallHit): z.output<typeof hitJson> {
     score: Number(h.score.toFixed(4)),
     snippet: h.snippet,
     sourceRef: h.sourceRef ?? null,
+    flags: h.flags ?? [],
   }
 }
 
@@ -50,16 +59,42 @@ export const recallJson = z.object({
 
 export const memoryJson = z.object({
   id: z.string(),
-  kind: z.string(),
+  kind: z.string().describe('decision, fact, preference, lesson (semantic) or summary (episodic).'),
   project: z.string().nullable(),
   projectId: z.string(),
   createdAt: iso,
   seenCount: count,
+  flags: z.array(z.string()),
   text: z.string(),
+  validFrom: iso,
+  validTo: iso.nullable().describe('When a newer version replaced it; null while current.'),
+  supersedes: z.string().nullable(),
+  supersededBy: z.string().nullable(),
+  review: z.string().nullable().describe('Why it needs a look (depends-on-superseded:<id>).'),
+  pinned: z.boolean(),
+  archivedAt: iso.nullable(),
+  sources: z.array(z.string()).describe('Provenance: the observation ids it was derived from.'),
 })
 
 export function toMemoryJson(m: Memory, project: Project | undefined): z.output<typeof memoryJson> {
-  return { id: m.id, kind: m.kind, project: project?.name ?? null, projectId: m.projectId, createdAt: toIso(m.createdAt), seenCount: m.seenCount, text: m.text }
+  return {
+    id: m.id,
+    kind: m.kind,
+    project: project?.name ?? null,
+    projectId: m.projectId,
+    createdAt: toIso(m.createdAt),
+    seenCount: m.seenCount,
+    flags: m.flags,
+    text: m.text,
+    validFrom: toIso(m.validFrom),
+    validTo: m.validTo === undefined ? null : toIso(m.validTo),
+    supersedes: m.supersedes ?? null,
+    supersededBy: m.supersededBy ?? null,
+    review: m.review ?? null,
+    pinned: m.pinned,
+    archivedAt: m.archivedAt === undefined ? null : toIso(m.archivedAt),
+    sources: m.sources,
+  }
 }
 
 export const rememberJson = z.object({ created: z.boolean().describe('False when the same text was already remembered.'), memory: memoryJson })
@@ -75,6 +110,7 @@ export const observationJson = z.object({
   tool: z.string().nullable(),
   files: z.array(z.string()),
   sourceRef: z.string().nullable(),
+  flags: z.array(z.string()),
   text: z.string(),
 })
 
@@ -90,6 +126,7 @@ export function toObservationJson(o: Observation, project: Project | undefined):
     tool: o.tool ?? null,
     files: o.files,
     sourceRef: o.sourceRef ?? null,
+    flags: o.flags,
     text: o.text,
   }
 }
@@ -139,7 +176,7 @@ export const contextJson = z.object({
   omitted: count.describe('Items left out because the budget ran out.'),
 })
 
-export const forgottenJson = z.object({ forgotten: z.object({ id: z.string(), type: z.enum(['observation', 'memory']) }) })
+export const forgottenJson = z.object({ forgotten: z.object({ id: z.string(), type: z.enum(['observation', 'memory']), events: count.describe('Events deleted from the log.') }) })
 
 export const eventAcceptedJson = z.object({ stored: z.boolean().describe('False for a duplicate delivery or an event mnemo deliberately skips (its own tool calls).') })
 

@@ -1,0 +1,190 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
+import { toIso } from '../../core/clock.js'
+import type { ProjectId } from '../../core/ids.js'
+import type { ProjectRef } from '../../core/types.js'
+import {
+  contextInput,
+  forgetInput,
+  parseInput,
+  projectField,
+  recallInput,
+  rememberInput,
+  requireProject,
+  sessionsInput,
+  showInput,
+} from '../../core/schemas.js'
+import type { MnemoEngine } from '../../engine/mnemo.js'
+import { errorResult, okResult } from './tool-result.js'
+
+/** Options of `createMcpServer`. */
+export interface McpServerOptions {
+  /**
+   * Project used when a tool call names none. For a server with no working
+   * directory (MCP over HTTP, where it comes from the URL's `?project=`).
+   */
+  project?: string
+}
+
+/**
+ * Builds mnemo's MCP server around an engine: tools `memory_recall`,
+ * `memory_remember`, `memory_forget`, `memory_sessions`, `memory_context`,
+ * `memory_show`, `memory_status`. Every tool is scoped to one project: the
+ * `project` argument, or the project of `cwd` — never all projects at once.
+ * Domain errors come back as tool results with `isError`, readable by the model.
+ *
+ * Tool inputs are the shared schemas of core/schemas.ts: the SDK checks their
+ * shape (types, required keys) and rejects a malformed call; the handler
+ * checks their limits, so an out-of-range value gets the same message as on
+ * every other surface (`Invalid arguments: limit must be an integer 1–100 (got 0)`).
+ *
+ * @param cwd - The agent's working directory (MCP clients start the server in the project).
+ *   `undefined` for a server with no working directory (HTTP): a scoped tool called without
+ *   a `project` (and no `options.project`) returns an `isError` result saying a project is
+ *   required, and a project given as a path must be absolute.
+ */
+export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, options: McpServerOptions = {}): McpServer {
+  const server = new McpServer({ name: 'mnemo', version: '0.1.0' })
+  const knownProjects = (): string[] => engine.listProjects().map((p) => p.name)
+  /** Where a call with `project` argument `arg` is scoped: a named project, or the working directory's. */
+  const scopeOf = (arg: string | undefined): { project: string } | { cwd: string } => {
+    const named = arg ?? options.project
+    if (cwd === undefined) return { project: requireProject(named, knownProjects, 'pass a `project` argument or add ?project=<name> to the server URL') }
+    return named === undefined ? { cwd } : { project: named }
+  }
+  const readScope = (project: string | undefined): ProjectId[] => {
+    const scope = scopeOf(project)
+    if ('project' in scope) return engine.resolveProjects(scope.project).map((p) => p.id)
+    const ref = engine.projectForPath(scope.cwd)
+    const found = engine.listProjects().find((p) => p.root === ref.root)
+    // A project with nothing captured yet: search nothing rather than everything.
+    return found ? [found.id] : ['prj_none' as ProjectId]
+  }
+  const writeRef = (project: string | undefined): ProjectRef => {
+    const scope = scopeOf(project)
+    return 'project' in scope ? engine.projectForWrite(scope.project) : engine.projectForPath(scope.cwd)
+  }
+  /** A tool handler: parses the arguments with `schema` (limits included), runs `fn`, maps errors to an `isError` result. */
+  const handler =
+    <S extends z.ZodType>(schema: S, fn: (input: z.output<S>) => Record<string, unknown> | Promise<Record<string, unknown>>) =>
+    async (args: unknown): Promise<CallToolResult> => {
+      try {
+        return okResult(await fn(parseInput(schema, args)))
+      } catch (error) {
+        return errorResult(error)
+      }
+    }
+  const projectArg = projectField
+    .optional()
+    .describe(
+      cwd === undefined
+        ? 'Project name, or an absolute path inside it. Required unless the server URL names one (?project=).'
+        : "Project name or a path inside it. Default: the project of the agent's working directory.",
+    )
+
+  server.registerTool(
+    'memory_recall',
+    {
+      title: 'Recall memory',
+      description:
+        'Search what earlier sessions of this project did and decided (prompts, tool calls, errors, messages, stored memories). Returns compact hits, best first; expand one with memory_show.',
+      inputSchema: { query: recallInput.shape.query, project: projectArg, limit: recallInput.shape.limit },
+    },
+    handler(recallInput, async ({ query, project, limit }) => ({
+      hits: (await engine.recall(query, { projectIds: readScope(project), limit: limit ?? 10 })).map((h) => ({
+        id: h.id,
+        kind: h.kind,
+        project: h.project,
+        session: h.sessionId ?? null,
+        time: toIso(h.ts),
+        score: Number(h.score.toFixed(4)),
+        snippet: h.snippet,
+        // Suspect text (reads like instructions to an agent) is labelled so the model treats it as data.
+        ...(h.flags && h.flags.length > 0 ? { flags: h.flags } : {}),
+      })),
+    })),
+  )
+
+  server.registerTool(
+    'memory_remember',
+    {
+      title: 'Remember',
+      description: 'Store a durable memory for this project: a decision, fact, preference or lesson worth knowing in later sessions.',
+      inputSchema: { ...rememberInput.shape, project: projectArg },
+    },
+    handler(rememberInput, ({ text, kind, project }) => {
+      const { memory, created } = engine.remember(text, { kind: kind ?? 'fact', project: writeRef(project) })
+      return { created, id: memory.id, kind: memory.kind, text: memory.text }
+    }),
+  )
+
+  server.registerTool(
+    'memory_forget',
+    {
+      title: 'Forget',
+      description: 'Forget one observation or memory by id (obs_… or mem_…), from every index.',
+      inputSchema: forgetInput.shape,
+    },
+    handler(forgetInput, ({ id }) => ({ forgotten: engine.forget(id) })),
+  )
+
+  server.registerTool(
+    'memory_sessions',
+    {
+      title: 'List sessions',
+      description: "This project's recorded sessions, newest first.",
+      inputSchema: { ...sessionsInput.shape, project: projectArg },
+    },
+    handler(sessionsInput, ({ project, limit }) => ({
+      sessions: engine.sessions({ projectIds: readScope(project), limit: limit ?? 20 }).map((s) => ({
+        id: s.id,
+        agent: s.agent,
+        startedAt: toIso(s.startedAt),
+        lastEventAt: toIso(s.lastEventAt),
+        title: s.title ?? null,
+        observations: s.observationCount,
+      })),
+    })),
+  )
+
+  server.registerTool(
+    'memory_context',
+    {
+      title: 'Project context',
+      description: "The context block for this project: recent sessions' digests and key memories, under a token budget.",
+      inputSchema: { ...contextInput.shape, project: projectArg },
+    },
+    handler(contextInput, ({ project, budget }) => {
+      const block = engine.context({ project: writeRef(project), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
+      return { project: block.project, tokens: block.tokens, text: block.text }
+    }),
+  )
+
+  server.registerTool(
+    'memory_show',
+    {
+      title: 'Show by id',
+      description: 'Expand an observation (obs_…), memory (mem_…) or session (ses_…) returned by memory_recall or memory_sessions.',
+      inputSchema: showInput.shape,
+    },
+    handler(showInput, ({ id }) => {
+      const r = engine.show(id)
+      if (r.type === 'observation') return { type: r.type, project: r.project?.name ?? null, ...r.observation, time: toIso(r.observation.ts) }
+      if (r.type === 'memory') return { type: r.type, project: r.project?.name ?? null, ...r.memory, createdAt: toIso(r.memory.createdAt) }
+      return {
+        type: r.type,
+        session: { ...r.detail.session, startedAt: toIso(r.detail.session.startedAt), lastEventAt: toIso(r.detail.session.lastEventAt) },
+        observations: r.detail.observations.slice(0, 200).map((o) => ({ id: o.id, kind: o.kind, time: toIso(o.ts), text: o.text.slice(0, 500) })),
+      }
+    }),
+  )
+
+  server.registerTool(
+    'memory_status',
+    { title: 'Status', description: 'Counts of what mnemo holds.', inputSchema: {} },
+    handler(z.object({}), () => ({ ...engine.stats() })),
+  )
+  return server
+}
+
