@@ -102,7 +102,7 @@ if (!existsSync(LOCOMO)) {
     for (const qa of sample.qa) {
       const q0 = performance.now()
       try {
-        mm.engine.recall(String(qa.question), { projectIds: ids, limit: 10 })
+        await mm.engine.recall(String(qa.question), { projectIds: ids, limit: 10 })
       } catch {
         continue
       }

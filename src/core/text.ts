@@ -124,7 +124,9 @@ export function sanitizeValue(value: unknown, limits: CapLimits = DEFAULT_CAPS, 
   return out
 }
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+// Created on first use (an ICU break iterator is not free at start-up).
+let graphemeSegmenter: Intl.Segmenter | undefined
+const graphemes = (): Intl.Segmenter => (graphemeSegmenter ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' }))
 
 /**
  * Shortens `text` to at most `maxChars` UTF-16 units without splitting a
@@ -140,7 +142,7 @@ export function truncateGraphemes(text: string, maxChars: number): string {
   if (simple) return `${text.slice(0, cut)}…`
   let out = ''
   // Segment only a window: ICU prepares the whole string it is given, and no grapheme is 64 units long.
-  for (const { segment } of graphemes.segment(text.slice(0, maxChars + 64))) {
+  for (const { segment } of graphemes().segment(text.slice(0, maxChars + 64))) {
     if (out.length + segment.length > maxChars - 1) break
     out += segment
   }

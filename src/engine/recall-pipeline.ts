@@ -118,15 +118,16 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
       ...(q.projectIds && q.projectIds.length > 0 ? { projectIds: q.projectIds } : {}),
       ...(q.sessionId ? { sessionId: q.sessionId } : {}),
     })
-    hydrate(matches.map((m) => m.docKey))
     const scores = new Map<number, number>()
     for (const m of matches) {
-      const doc = docs.get(m.docKey)
-      const named = doc !== undefined && doc.role.length >= 3 && queryWords.has(doc.role.toLowerCase())
+      const named = m.role.length >= 3 && queryWords.has(m.role.toLowerCase())
       scores.set(m.docKey, m.score * (named ? config.namedRoleBoost : 1))
     }
+    // Only the top hits spread, so only they need their session, time and text.
     const spreadKeys = [...scores.entries()].sort((a, b) => b[1] - a[1]).slice(0, config.spread.top).map(([k]) => k)
-    const spread = spreadToNeighbors(scores, store.neighbors(spreadKeys, 2), config.spread, (key) => docs.get(key)?.text.includes('?') ?? false)
+    hydrate(spreadKeys)
+    const spreaders = spreadKeys.map((k) => docs.get(k)).filter((d): d is SearchDoc => d !== undefined)
+    const spread = spreadToNeighbors(scores, store.neighbors(spreaders, 2), config.spread, (key) => docs.get(key)?.text.includes('?') ?? false)
     for (const key of spread.keys()) if (!scores.has(key)) spreadOnly.add(key)
     lists.push({ channel: 'bm25', weight: config.weights.bm25, hits: [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([key, score]) => ({ key, score })) })
   }
@@ -167,8 +168,11 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     return doc.ts <= q.asOf && (doc.validTo === undefined || doc.validTo > q.asOf)
   }
   for (const list of lists) {
-    hydrate(list.hits.map((h) => h.key))
+    // Without asOf only memories (negative keys) can be hidden: hydrate just those.
+    const mayHide = (key: number): boolean => q.asOf !== undefined || key < 0
+    hydrate(list.hits.filter((h) => mayHide(h.key)).map((h) => h.key))
     list.hits = list.hits.filter((h) => {
+      if (!mayHide(h.key)) return true
       const doc = docs.get(h.key)
       return doc !== undefined && visible(doc)
     })
@@ -184,7 +188,8 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     if (!doc) return
     out.push({ doc, score: c.score, channels: c.channels, viaNeighbor: spreadOnly.has(c.key), snippet: makeSnippet(doc.text, terms.map((t) => t.source)) })
   }
-  const head = fused.slice(0, Math.max(q.limit * 3, q.limit + 20))
+  // With a per-session cap some of the best may be deferred: look further down the list then.
+  const head = fused.slice(0, Number.isFinite(cap) ? Math.max(q.limit * 3, q.limit + 20) : q.limit + 5)
   hydrate(head.map((c) => c.key))
   for (const c of head) {
     if (out.length >= q.limit) break

@@ -17,7 +17,9 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 
 const CJK_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu
 
-const segmenter = new Intl.Segmenter(['zh', 'ja', 'ko'], { granularity: 'word' })
+// Created on first use: building an ICU word segmenter (with its CJK dictionary) costs milliseconds at start-up.
+let wordSegmenter: Intl.Segmenter | undefined
+const segmenter = (): Intl.Segmenter => (wordSegmenter ??= new Intl.Segmenter(['zh', 'ja', 'ko'], { granularity: 'word' }))
 
 /** A term of the query: a quoted FTS5 string (which the tokenizer turns into a phrase). */
 export interface QueryTerm {
@@ -59,7 +61,7 @@ export function toQueryTerms(query: string): QueryTerm[] {
     if (hasCjk(chunk)) {
       // The whole run as one phrase first (exact matches rank higher), then its words.
       for (const run of chunk.match(CJK_RUN) ?? []) if ([...run].length > 2) add(quote(cjkBigrams(run).trim()), run, false)
-      for (const seg of segmenter.segment(chunk)) {
+      for (const seg of segmenter().segment(chunk)) {
         if (!seg.isWordLike) continue
         addChunk(seg.segment, add)
       }

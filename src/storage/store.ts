@@ -98,6 +98,8 @@ export interface AuditEntry {
 /** A full-text candidate: the document key and its BM25 relevance (higher is better). */
 export interface TextMatch {
   docKey: number
+  /** Observation role or speaker; the memory kind for memories. */
+  role: string
   /** FTS5 bm25() with the column weights, negated so that higher is better. */
   score: number
 }
@@ -178,7 +180,7 @@ export interface Store {
    * For each observation key, the keys of up to `span` observations before
    * and after it in its session (time order; nearest first). Memory keys get none.
    */
-  neighbors(docKeys: readonly number[], span: number): Map<number, { prev: number[]; next: number[] }>
+  neighbors(docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[], span: number): Map<number, { prev: number[]; next: number[] }>
 
   getObservation(id: ObservationId | string): Observation | undefined
   getMemory(id: MemoryId | string): Memory | undefined

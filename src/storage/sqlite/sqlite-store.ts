@@ -131,6 +131,9 @@ function wrap(cause: unknown, operation: string): MnemoError {
 
 class SqliteStore implements Store {
   private readonly stmts = new Map<string, Database.Statement>()
+  private readonly namesCache = new Map<string, { version: string; names: string[] }>()
+  /** Writes on this connection (PRAGMA data_version only counts other connections' commits). */
+  private writes = 0
 
   constructor(
     private readonly db: Database.Database,
@@ -139,6 +142,7 @@ class SqliteStore implements Store {
   ) {}
 
   private stmt(sql: string): Database.Statement {
+    if (!/^\s*SELECT/i.test(sql)) this.writes++
     let s = this.stmts.get(sql)
     if (!s) {
       s = this.db.prepare(sql)
@@ -401,7 +405,7 @@ class SqliteStore implements Store {
       if (!options.includeArchived) scope += ' AND (m.id IS NULL OR m.archived_at IS NULL)'
       params.push(options.limit)
       return this.stmt(
-        `SELECT f.rowid AS docKey, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score
+        `SELECT f.rowid AS docKey, COALESCE(o.role, m.kind) AS role, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score
          FROM search_fts f
          LEFT JOIN observations o ON f.rowid > 0 AND o.rowid = f.rowid
          LEFT JOIN memories m ON f.rowid < 0 AND m.rowid = -f.rowid
@@ -473,8 +477,16 @@ class SqliteStore implements Store {
   }
 
   entityNames(projectIds: readonly ProjectId[]): string[] {
+    // Asked on every recall; cached until this connection or another one writes (PRAGMA data_version).
+    const version = `${this.writes}:${this.db.pragma('data_version', { simple: true }) as number}`
+    const key = projectIds.join(',')
+    const hit = this.namesCache.get(key)
+    if (hit && hit.version === version) return hit.names
     const where = projectIds.length > 0 ? ` AND project_id IN (${projectIds.map(() => '?').join(',')})` : ''
-    return this.stmt(`SELECT DISTINCT name FROM entities WHERE type = 'name'${where}`).pluck().all(...projectIds) as string[]
+    const names = this.stmt(`SELECT DISTINCT name FROM entities WHERE type = 'name'${where}`).pluck().all(...projectIds) as string[]
+    if (this.namesCache.size > 100) this.namesCache.clear()
+    this.namesCache.set(key, { version, names })
+    return names
   }
 
   findEntities(projectIds: readonly ProjectId[], refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[] {
@@ -591,24 +603,23 @@ class SqliteStore implements Store {
     })
   }
 
-  neighbors(docKeys: readonly number[], span: number): Map<number, { prev: number[]; next: number[] }> {
+  neighbors(docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[], span: number): Map<number, { prev: number[]; next: number[] }> {
     return this.guard('neighbors', () => {
       const out = new Map<number, { prev: number[]; next: number[] }>()
-      for (const key of docKeys) {
-        if (key <= 0) continue
-        const self = this.stmt('SELECT session_id, ts FROM observations WHERE rowid = ?').get(key) as { session_id: string; ts: number } | undefined
-        if (!self) continue
+      for (const d of docs) {
+        if (d.docKey <= 0 || d.sessionId === undefined) continue
         const prev = this.stmt(
           'SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) < (?, ?) ORDER BY ts DESC, rowid DESC LIMIT ?',
-        ).pluck().all(self.session_id, self.ts, key, span) as number[]
+        ).pluck().all(d.sessionId, d.ts, d.docKey, span) as number[]
         const next = this.stmt(
           'SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) > (?, ?) ORDER BY ts, rowid LIMIT ?',
-        ).pluck().all(self.session_id, self.ts, key, span) as number[]
-        out.set(key, { prev, next })
+        ).pluck().all(d.sessionId, d.ts, d.docKey, span) as number[]
+        out.set(d.docKey, { prev, next })
       }
       return out
     })
   }
+
 
   getObservation(id: ObservationId | string): Observation | undefined {
     const row = this.stmt('SELECT * FROM observations WHERE id = ?').get(id) as ObservationRow | undefined
