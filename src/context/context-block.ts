@@ -22,12 +22,22 @@ export const MIN_CONTEXT_BUDGET = 200
 
 /**
  * Neutralises anything in stored text that could close or reopen the
- * context block: `<mnemo-context` / `</mnemo-context` (any case, any spacing)
- * get their `<` replaced with `‹` (U+2039). Stored text is data; it must not
- * be able to end the block and speak as instructions.
+ * context block or pose as another speaker: `<mnemo-context` /
+ * `</mnemo-context` (any case, any spacing) and `<system>`-style tags get
+ * their `<` replaced with `‹` (U+2039), chat-template tokens (`<|im_start|>`)
+ * become `‹|im_start|›`, and a role label opening a line (`System:`,
+ * `Assistant:`) gets a ratio colon `∶` (U+2236). Stored text is data; it must
+ * not be able to end the block and speak as instructions.
  */
 export function escapeForBlock(text: string): string {
-  return text.replace(/<(\s*\/?\s*mnemo-context)/gi, '‹$1')
+  return (
+    text
+      .replace(/<(\s*\/?\s*mnemo-context)/gi, '‹$1')
+      // Chat-template and role markers cannot open a turn of their own inside the block.
+      .replace(/<(\|[a-z_]+\|)>/gi, '‹$1›')
+      .replace(/<(\s*\/?\s*(?:system|assistant|user|human|instructions?)\b)/gi, '‹$1')
+      .replace(/(^|\n)(\s*)(system|assistant|user|human|developer)(\s*):/gi, '$1$2$3$4∶')
+  )
 }
 
 function isoMinute(ms: number): string {

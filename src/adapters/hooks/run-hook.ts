@@ -1,4 +1,5 @@
 import { MnemoError } from '../../core/errors.js'
+import { redactSecrets } from '../../capture/redact.js'
 import { toHookAgent, type HookAgent } from '../../core/types.js'
 
 export { toHookAgent }
@@ -67,10 +68,11 @@ export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 
     try {
       if (code === 'INVALID_INPUT') {
         // Input that can never be stored is kept aside for inspection, not retried.
-        const name = spool.putBad({ event: eventName, stdin, cwd: io.cwd, spooledAt: now(), agent })
+        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (input kept as spool/bad/${name})` })
       } else {
-        spool.put({ event: eventName, stdin, cwd: io.cwd, spooledAt: now(), agent })
+        // Secrets never rest on disk, not even in the spool (redaction keeps JSON parseable).
+        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
       }
     } catch {

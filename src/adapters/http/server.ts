@@ -30,6 +30,12 @@ export interface StartServerOptions {
   onRequest?: (method: string, path: string) => void
   /** Where unexpected failures are reported, one line each. Default: nowhere (they still go to the error log). */
   log?: (line: string) => void
+  /**
+   * Minutes between background consolidation runs (summaries, lessons,
+   * decay — the slow path, never on a request). 0 turns it off. Default 15
+   * (`MNEMO_CONSOLIDATE_MINUTES`).
+   */
+  consolidateEveryMinutes?: number
 }
 
 /** A listening server. Call `close()` when done. */
@@ -127,6 +133,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     mnemo.close()
     throw error
   }
+  const stopConsolidation = scheduleConsolidation(mnemo, consolidationMinutes(options), options.log)
   const address = server.address() as AddressInfo
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
   let closing: Promise<void> | undefined
@@ -138,7 +145,43 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     token,
     tokenPath: serverTokenPath(mnemo.config.home),
     engine: mnemo.engine,
-    close: () => (closing ??= shutDown(server, mnemo, graceMs)),
+    close: () => (closing ??= stopConsolidation().then(() => shutDown(server, mnemo, graceMs))),
+  }
+}
+
+function consolidationMinutes(options: StartServerOptions): number {
+  if (options.consolidateEveryMinutes !== undefined) return options.consolidateEveryMinutes
+  const text = (options.env ?? process.env)['MNEMO_CONSOLIDATE_MINUTES']
+  const n = text === undefined || text === '' ? 15 : Number(text)
+  if (!Number.isFinite(n) || n < 0) throw invalidInput('MNEMO_CONSOLIDATE_MINUTES', `MNEMO_CONSOLIDATE_MINUTES must be a number of minutes >= 0 (got ${JSON.stringify(text)})`)
+  return n
+}
+
+/**
+ * Runs `consolidate` every `minutes` in the background (one run at a time;
+ * failures go to the error log). Returns a stop function that waits for a
+ * run in progress.
+ */
+export function scheduleConsolidation(mnemo: OpenedMnemo, minutes: number, log: ((line: string) => void) | undefined): () => Promise<void> {
+  if (minutes <= 0) return async () => undefined
+  let running: Promise<void> | undefined
+  const timer = setInterval(() => {
+    if (running) return
+    running = mnemo.engine
+      .consolidate()
+      .then((r) => log?.(`consolidated: ${r.summaries} summaries, ${r.lessons} lessons, ${r.archived} archived`))
+      .catch((error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error)
+        mnemo.errors.append({ at: new Date().toISOString(), where: 'serve consolidate', code: MnemoError.is(error) ? error.code : 'INTERNAL', message })
+      })
+      .finally(() => {
+        running = undefined
+      })
+  }, minutes * 60_000)
+  timer.unref()
+  return async () => {
+    clearInterval(timer)
+    await running
   }
 }
 

@@ -1,0 +1,29 @@
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { openMnemo } from '../../runtime/open-mnemo.js'
+import { tempDir } from '../../testing/test-mnemo.js'
+import { scheduleConsolidation } from './server.js'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('background consolidation in mnemo serve', () => {
+  it('summarises a finished session on the schedule, and stops cleanly', async () => {
+    const t = tempDir()
+    const mnemo = openMnemo({ home: t.dir, env: {}, timeZone: 'UTC' })
+    try {
+      mnemo.engine.captureHook('UserPromptSubmit', JSON.stringify({ session_id: 's1', cwd: '/p/shop', prompt: 'add a cart endpoint' }))
+      mnemo.engine.captureHook('SessionEnd', JSON.stringify({ session_id: 's1', cwd: '/p/shop', reason: 'exit' }))
+      vi.useFakeTimers()
+      const stop = scheduleConsolidation(mnemo, 15, undefined)
+      expect((await mnemo.engine.recall('Session cart endpoint')).some((h) => h.kind === 'summary')).toBe(false)
+      await vi.advanceTimersByTimeAsync(15 * 60_000)
+      await stop()
+      vi.useRealTimers()
+      expect((await mnemo.engine.recall('Session cart endpoint')).some((h) => h.kind === 'summary')).toBe(true)
+    } finally {
+      mnemo.close()
+      t.cleanup()
+    }
+  })
+})
