@@ -807,8 +807,13 @@ export class MnemoEngine {
     const { consolidateSession } = await import('../lifecycle/llm-consolidator.js')
     for (const p of this.store.listProjects()) {
       const ref = { root: p.root, name: p.name }
-      const current = this.store.listMemories({ projectIds: [p.id], limit: 100_000 })
-      const summaryOf = new Map(current.filter((m) => m.kind === 'summary').map((m) => [m.sources[0] ?? '', m]))
+      // Current summaries, archived ones included: an archived summary is not a reason to write it again.
+      const summaryOf = new Map(
+        this.store
+          .allMemories(p.id)
+          .filter((m) => m.kind === 'summary' && m.validTo === undefined)
+          .map((m) => [m.sources[0] ?? '', m]),
+      )
       for (const s of this.store.listSessions({ projectIds: [p.id], limit: 100_000 })) {
         if (s.agent === 'mnemo' || s.observationCount === 0) continue
         if (s.endedAt === undefined && s.lastEventAt > now - idleMs) continue

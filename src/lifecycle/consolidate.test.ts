@@ -45,6 +45,11 @@ describe('consolidation (deterministic)', () => {
     const { engine, clock } = playDemo()
     await engine.consolidate()
     expect(await engine.consolidate()).toMatchObject({ summaries: 0, lessons: 0 })
+    // An archived summary is not written again either.
+    const [summary] = await engine.recall('Session JWT authentication', { limit: 1 })
+    engine.setMemoryState(summary!.id, 'archive')
+    expect(await engine.consolidate()).toMatchObject({ summaries: 0 })
+    engine.setMemoryState(summary!.id, 'restore')
     // The session is resumed: one more prompt, then it ends again.
     engine.captureHook('UserPromptSubmit', JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', prompt: 'Also add a rateLimit middleware' }))
     clock.advance(1000)
