@@ -92,6 +92,15 @@ describe('mnemo mcp over stdio', () => {
     for (const t of tools) expect(t.description?.length ?? 0).toBeGreaterThan(10)
   })
 
+  it('declares plain JSON Schemas (no $schema dialect) and output schemas its results conform to', async () => {
+    const { tools } = await client.listTools()
+    for (const tool of tools) {
+      expect(JSON.stringify(tool.inputSchema)).not.toContain('$schema')
+      if (tool.outputSchema) expect(JSON.stringify(tool.outputSchema)).not.toContain('$schema')
+    }
+    expect(tools.filter((t) => t.outputSchema).map((t) => t.name).sort()).toEqual(['memory_context', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_status'])
+  })
+
   it('memory_remember then memory_recall finds it', async () => {
     const remembered = okDoc(await call('memory_remember', { text: 'checkout uses the stripe zebra adapter', kind: 'decision' }))
     expect(remembered).toEqual({ created: true, id: expect.stringMatching(/^mem_/), kind: 'decision', text: 'checkout uses the stripe zebra adapter' })
@@ -113,7 +122,9 @@ describe('mnemo mcp over stdio', () => {
     expect(again).toMatchObject({ created: false, id: remembered.id })
 
     const shown = okDoc(await call('memory_show', { id: remembered.id }))
-    expect(shown).toMatchObject({ type: 'memory', project: 'webshop', id: remembered.id, text: 'checkout uses the stripe zebra adapter' })
+    expect(shown).toMatchObject({ type: 'memory', memory: { project: 'webshop', id: remembered.id, text: 'checkout uses the stripe zebra adapter', validTo: null } })
+    // The same view as every surface: no internal fields such as the event sequence number.
+    expect(Object.keys(shown.memory as object)).not.toContain('eventSeq')
   })
 
   it('memory_recall without a project searches only the working directory’s project', async () => {

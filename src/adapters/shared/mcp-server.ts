@@ -17,6 +17,7 @@ import {
 } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { errorResult, okResult } from './tool-result.js'
+import { toMemoryJson, toObservationJson, toSessionJson } from './views.js'
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
@@ -90,6 +91,20 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       description:
         'Search what earlier sessions of this project did and decided (prompts, tool calls, errors, messages, stored memories). Returns compact hits, best first; expand one with memory_show.',
       inputSchema: { query: recallInput.shape.query, project: projectArg, limit: recallInput.shape.limit },
+      outputSchema: {
+        hits: z.array(
+          z.object({
+            id: z.string(),
+            kind: z.string(),
+            project: z.string(),
+            session: z.string().nullable(),
+            time: z.string(),
+            score: z.number(),
+            snippet: z.string(),
+            flags: z.array(z.string()).optional(),
+          }),
+        ),
+      },
     },
     handler(recallInput, async ({ query, project, limit }) => ({
       hits: (await engine.recall(query, { projectIds: readScope(project), limit: limit ?? 10 })).map((h) => ({
@@ -112,6 +127,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       title: 'Remember',
       description: 'Store a durable memory for this project: a decision, fact, preference or lesson worth knowing in later sessions.',
       inputSchema: { ...rememberInput.shape, project: projectArg },
+      outputSchema: { created: z.boolean(), id: z.string(), kind: z.string(), text: z.string() },
     },
     handler(rememberInput, ({ text, kind, project }) => {
       const { memory, created } = engine.remember(text, { kind: kind ?? 'fact', project: writeRef(project) })
@@ -125,8 +141,9 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       title: 'Forget',
       description: 'Forget one observation or memory by id (obs_… or mem_…), from every index.',
       inputSchema: forgetInput.shape,
+      outputSchema: { forgotten: z.object({ id: z.string(), type: z.enum(['observation', 'memory']), events: z.number() }) },
     },
-    handler(forgetInput, ({ id }) => ({ forgotten: engine.forget(id) })),
+    handler(forgetInput, ({ id }) => ({ forgotten: engine.forget(id, 'mcp') })),
   )
 
   server.registerTool(
@@ -135,6 +152,9 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       title: 'List sessions',
       description: "This project's recorded sessions, newest first.",
       inputSchema: { ...sessionsInput.shape, project: projectArg },
+      outputSchema: {
+        sessions: z.array(z.object({ id: z.string(), agent: z.string(), startedAt: z.string(), lastEventAt: z.string(), title: z.string().nullable(), observations: z.number() })),
+      },
     },
     handler(sessionsInput, ({ project, limit }) => ({
       sessions: engine.sessions({ projectIds: readScope(project), limit: limit ?? 20 }).map((s) => ({
@@ -154,6 +174,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       title: 'Project context',
       description: "The context block for this project: recent sessions' digests and key memories, under a token budget.",
       inputSchema: { ...contextInput.shape, project: projectArg },
+      outputSchema: { project: z.string(), tokens: z.number(), text: z.string() },
     },
     handler(contextInput, ({ project, budget }) => {
       const block = engine.context({ project: writeRef(project), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
@@ -169,22 +190,51 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       inputSchema: showInput.shape,
     },
     handler(showInput, ({ id }) => {
+      // The same views as every other surface: no internal fields (event sequence numbers, raw epoch times).
       const r = engine.show(id)
-      if (r.type === 'observation') return { type: r.type, project: r.project?.name ?? null, ...r.observation, time: toIso(r.observation.ts) }
-      if (r.type === 'memory') return { type: r.type, project: r.project?.name ?? null, ...r.memory, createdAt: toIso(r.memory.createdAt) }
+      if (r.type === 'observation') return { type: r.type, observation: toObservationJson(r.observation, r.project) }
+      if (r.type === 'memory') return { type: r.type, memory: toMemoryJson(r.memory, r.project) }
       return {
         type: r.type,
-        session: { ...r.detail.session, startedAt: toIso(r.detail.session.startedAt), lastEventAt: toIso(r.detail.session.lastEventAt) },
-        observations: r.detail.observations.slice(0, 200).map((o) => ({ id: o.id, kind: o.kind, time: toIso(o.ts), text: o.text.slice(0, 500) })),
+        session: toSessionJson(r.detail.session, r.detail.project),
+        observations: r.detail.observations.slice(0, 200).map((o) => ({ ...toObservationJson(o, r.detail.project), text: o.text.slice(0, 500) })),
       }
     }),
   )
 
   server.registerTool(
     'memory_status',
-    { title: 'Status', description: 'Counts of what mnemo holds.', inputSchema: {} },
+    {
+      title: 'Status',
+      description: 'Counts of what mnemo holds.',
+      inputSchema: {},
+      outputSchema: { events: z.number(), projects: z.number(), sessions: z.number(), observations: z.number(), memories: z.number(), lastEventAt: z.number().optional(), bytes: z.number() },
+    },
     handler(z.object({}), () => ({ ...engine.stats() })),
   )
+  stripSchemaDialect(server)
   return server
+}
+
+/**
+ * Removes the `$schema` (draft-07) declarations the SDK adds to every tool's
+ * input and output schema: strict MCP clients reject them, and the schemas
+ * use only widely supported keywords anyway. Wraps the SDK's own tools/list
+ * handler (registered by the first registerTool).
+ */
+function stripSchemaDialect(server: McpServer): void {
+  const inner = server.server as unknown as { _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<{ tools: Record<string, unknown>[] }>> }
+  const list = inner._requestHandlers.get('tools/list')
+  if (!list) return
+  inner._requestHandlers.set('tools/list', async (request, extra) => {
+    const result = await list(request, extra)
+    for (const tool of result.tools) {
+      for (const key of ['inputSchema', 'outputSchema']) {
+        const schema = tool[key] as Record<string, unknown> | undefined
+        if (schema) delete schema['$schema']
+      }
+    }
+    return result
+  })
 }
 
