@@ -360,7 +360,7 @@ describe('the MCP server started in ALPHA’s folder', () => {
     expect(doc.hits.length).toBeGreaterThan(0)
     expect(doc.hits.every((h: { project: string; id: string }) => h.project === 'beta' && s.items.beta.ids.has(h.id))).toBe(true)
     const shown = await call('memory_show', { id: s.memory('beta', 0).id })
-    expect(shown).toMatchObject({ type: 'memory', project: 'beta', text: `orders database engine is ${BETA.db}` })
+    expect(shown).toMatchObject({ type: 'memory', memory: { project: 'beta', text: `orders database engine is ${BETA.db}` } })
   })
 })
 
