@@ -524,6 +524,11 @@ export class MnemoEngine {
     return this.store.getMemory(id)!
   }
 
+  /** A project's current, unarchived memories, pinned first then newest, text redacted. */
+  currentMemories(projectId: ProjectId, limit = 50): Memory[] {
+    return this.store.listMemories({ projectIds: [projectId], limit }).map((m) => ({ ...m, text: this.readRedact(m.text) }))
+  }
+
   /** A memory's version chain, oldest first (what it superseded and what superseded it). */
   history(id: string): Memory[] {
     const chain = this.store.memoryHistory(id)

@@ -213,6 +213,26 @@ describe('mnemo mcp over stdio', () => {
     expect(JSON.parse(cli.stdout).hits).toEqual([])
   })
 
+  it('offers resources (status, recent memories, project profile) and prompts (recall context, hand-off), scoped to the project', async () => {
+    await call('memory_remember', { text: 'the checkout flow retries stripe calls twice', kind: 'decision' })
+    const { resources } = await client.listResources()
+    expect(resources.map((r) => r.uri).sort()).toEqual(['mnemo://memories/recent', 'mnemo://project/profile', 'mnemo://status'])
+    const recent = await client.readResource({ uri: 'mnemo://memories/recent' })
+    const memories = (JSON.parse((recent.contents[0] as { text: string }).text) as { memories: { text: string; project: string }[] }).memories
+    expect(memories.map((m) => m.text)).toContain('the checkout flow retries stripe calls twice')
+    expect(new Set(memories.map((m) => m.project))).toEqual(new Set(['webshop']))
+    const profile = await client.readResource({ uri: 'mnemo://project/profile' })
+    expect((profile.contents[0] as { text: string }).text).toMatch(/^<mnemo-context project="webshop"/)
+    const { prompts } = await client.listPrompts()
+    expect(prompts.map((p) => p.name).sort()).toEqual(['recall_context', 'session_handoff'])
+    const prompt = await client.getPrompt({ name: 'recall_context', arguments: { task: 'make stripe checkout more reliable' } })
+    const text = (prompt.messages[0]!.content as { text: string }).text
+    expect(text).toContain('<mnemo-recall>')
+    expect(text).toContain('the checkout flow retries stripe calls twice')
+    expect(text).toContain('Task: make stripe checkout more reliable')
+  })
+
+
   it('writes nothing but protocol messages and no errors on stderr', () => {
     expect(serverStderr).toBe('')
   })
