@@ -9,6 +9,9 @@ import { redactSecrets, redactValue } from './redact.js'
  */
 export type Redactor = (text: string) => string
 
+/** Largest field redaction scans; longer ones are cut (head and tail kept) first. */
+export const PRE_REDACTION_CHARS = 1_000_000
+
 /** Keeps text as it is (for tests of the raw pipeline). */
 export const noRedaction: Redactor = (text) => text
 
@@ -25,7 +28,8 @@ export const defaultRedactor: Redactor = redactSecrets
  */
 export function sanitizePayload(payload: unknown, redact: Redactor = defaultRedactor, limits: CapLimits = DEFAULT_CAPS): unknown {
   if (redact === noRedaction) return sanitizeValue(payload, limits)
-  const clean = sanitizeValue(payload, { ...limits, fieldChars: Number.MAX_SAFE_INTEGER })
+  // Redact whole fields before the final cut, but bound the work: no field is scanned past 1 MB (head and tail kept).
+  const clean = sanitizeValue(payload, { ...limits, fieldChars: Math.max(limits.fieldChars, PRE_REDACTION_CHARS) })
   const redacted = redact === redactSecrets ? redactValue(clean) : mapStrings(clean, redact)
   // A placeholder can be longer than what it replaces (`pwd=a` → `pwd=[REDACTED:password]`): cap again.
   return mapStrings(redacted, (s) => capText(s, limits.fieldChars))

@@ -12,7 +12,6 @@ export function repairUnicode(text: string): string {
 
 const DATA_URI = /data:([\w.+-]+\/[\w.+-]+);base64,[A-Za-z0-9+/=]{16,}/g
 /** A run of 512+ base64 characters with no spaces: an inline image or blob, never prose. */
-const LONG_BASE64 = /[A-Za-z0-9+/]{512,}={0,2}/g
 
 /**
  * Replaces inline binary with short placeholders: data URIs become
@@ -25,8 +24,39 @@ export function replaceBinary(text: string): string {
   if (out.includes('base64,')) {
     out = out.replace(DATA_URI, (m, mime: string) => `[binary ${mime}, ~${base64Bytes(m.length - m.indexOf(',') - 1)} bytes]`)
   }
-  if (out.length >= 512) out = out.replace(LONG_BASE64, (m) => (isLikelyBase64Blob(m) ? `[binary ~${base64Bytes(m.length)} bytes]` : m))
+  if (out.length >= 512) out = replaceLongBase64Runs(out)
   return out
+}
+
+function isBase64Char(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47
+}
+
+/**
+ * Replaces runs of 512+ base64 characters (plus `=` padding) that look like
+ * blobs with `[binary ~N bytes]`. A linear scan, not a regex: a regex over a
+ * multi-megabyte run overflows V8's stack.
+ */
+function replaceLongBase64Runs(text: string): string {
+  let out = ''
+  let last = 0
+  let i = 0
+  while (i < text.length) {
+    if (!isBase64Char(text.charCodeAt(i))) {
+      i++
+      continue
+    }
+    let j = i
+    while (j < text.length && isBase64Char(text.charCodeAt(j))) j++
+    let end = j
+    while (end < text.length && end - j < 2 && text.charCodeAt(end) === 61) end++
+    if (j - i >= 512 && isLikelyBase64Blob(text.slice(i, j))) {
+      out += `${text.slice(last, i)}[binary ~${base64Bytes(end - i)} bytes]`
+      last = end
+    }
+    i = end > j ? end : j
+  }
+  return last === 0 ? text : out + text.slice(last)
 }
 
 function base64Bytes(chars: number): number {

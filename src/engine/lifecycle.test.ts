@@ -124,3 +124,23 @@ describe('deletion really deletes', () => {
     expect((await engine.recall('signing keys')).map((h) => h.project)).toEqual(['beta', 'beta'])
   })
 })
+
+describe('forgetting a middle version', () => {
+  it('relinks the chain exactly as a rebuild derives it', async () => {
+    const { engine, clock } = createTestEngine()
+    const v1 = engine.remember('cache TTL is 60 seconds', { project: A }).memory
+    clock.advance(1000)
+    const v2 = engine.remember('cache TTL changed to 120 seconds', { project: A }).memory
+    clock.advance(1000)
+    const v3 = engine.remember('cache TTL changed to 300 seconds', { project: A }).memory
+    engine.forget(v2.id)
+    const after = engine.history(v3.id)
+    expect(after.map((m) => [m.id, m.validTo, m.supersedes, m.supersededBy])).toEqual([
+      [v1.id, T0 + 2000, undefined, v3.id],
+      [v3.id, undefined, v1.id, undefined],
+    ])
+    expect((await engine.recall('cache TTL')).map((h) => h.id)).toEqual([v3.id])
+    engine.rebuild()
+    expect(engine.history(v3.id)).toEqual(after)
+  })
+})

@@ -67,11 +67,13 @@ describe('capture from Claude Code hooks', () => {
     expect(engine.listProjects()).toEqual([expect.objectContaining({ name: 'repo', root: path.join(t.dir, 'repo') })])
   })
 
-  it('files a path that does not exist here under the known project that contains it', async () => {
+  it('files a path that does not exist here as its own folder, whatever was captured before', async () => {
     const { engine } = createTestEngine()
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'root prompt' }, 's', '/nowhere/acme'))
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'sub prompt' }, 's', '/nowhere/acme/src/lib'))
-    expect(engine.listProjects().map((p) => p.root)).toEqual(['/nowhere/acme'])
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'root prompt' }, 's1', '/nowhere/alice'))
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'client prompt' }, 's2', '/nowhere/alice/secret-client'))
+    expect(engine.listProjects().map((p) => p.root).sort()).toEqual(['/nowhere/alice', '/nowhere/alice/secret-client'])
+    // A read may still name a folder inside a known project.
+    expect(engine.resolveProjects('/nowhere/alice/docs').map((p) => p.root)).toEqual(['/nowhere/alice'])
   })
 })
 

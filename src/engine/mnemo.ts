@@ -219,7 +219,8 @@ export class MnemoEngine {
     const captured = captureClaudeHook(eventName, stdin, this.clock.now(), {
       agent,
       ...(this.redact ? { redact: this.redact } : {}),
-      resolveProject: (cwd) => this.projectForPath(cwd),
+      // Capture uses the project's identity alone (git top-level, else the folder): never a guess from what was captured before.
+      resolveProject: (cwd) => resolveProjectRoot(cwd),
       defaultCwd: this.cwd,
     })
     if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd), skipped: captured.skip }
@@ -228,9 +229,10 @@ export class MnemoEngine {
   }
 
   /**
-   * The project a path belongs to: its git top-level folder when it exists on
-   * this machine; otherwise the known project whose root contains it (events
-   * captured elsewhere); otherwise the path itself.
+   * The project a path names, for reads: its git top-level folder when it
+   * exists on this machine; otherwise the known project whose root contains
+   * it (a folder of a project captured elsewhere); otherwise the path itself.
+   * Writes use the identity alone (`resolveProjectRoot`).
    */
   projectForPath(p: string): ProjectRef {
     const ref = resolveProjectRoot(p)
@@ -409,7 +411,7 @@ export class MnemoEngine {
     const clean = repairUnicode(text).trim()
     if (clean.length === 0) throw invalidInput('text', 'memory text is empty')
     if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
-    const project = options.project ?? this.projectForPath(this.cwd)
+    const project = options.project ?? resolveProjectRoot(this.cwd)
     if (options.supersedes !== undefined) {
       const old = this.store.getMemory(options.supersedes)
       const oldProject = old && this.store.getProject(old.projectId)

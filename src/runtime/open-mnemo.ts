@@ -1,4 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { MnemoError } from '../core/errors.js'
+import { toHookAgent } from '../core/types.js'
 import path from 'node:path'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import { systemClock, type Clock } from '../core/clock.js'
@@ -107,6 +109,13 @@ export interface OpenedMnemo {
   config: ResolvedConfig
   spool: Spool
   errors: ErrorLog
+  /**
+   * Stores hook events spooled while no process could write, oldest first.
+   * Only an unavailable store stops the drain (it is returned in `failed`);
+   * an event that cannot be stored for any other reason is moved to
+   * `spool/bad/` and logged, so one bad event never blocks the rest.
+   */
+  drainSpool(): { drained: number; remaining: number; failed?: unknown }
   close(): void
 }
 
@@ -135,11 +144,25 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     ...(options.embedder ? { embedder: options.embedder } : config.embedder ? { embedder: createEmbedder(config.embedder) } : {}),
     ...(config.llm ? { consolidator: createConsolidator(config.llm, path.join(config.home, 'llm-budget.json'), clock) } : {}),
   })
+  const spool = new Spool(config.spoolDir)
+  const errors = new ErrorLog(config.errorLogPath)
   return {
     engine,
     config,
-    spool: new Spool(config.spoolDir),
-    errors: new ErrorLog(config.errorLogPath),
+    spool,
+    errors,
+    drainSpool: () =>
+      spool.drain((item) => {
+        try {
+          engine.captureHook(item.event, item.stdin, toHookAgent(item.agent))
+          return 'stored'
+        } catch (error) {
+          if (MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
+          const message = error instanceof Error ? error.message : String(error)
+          errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: MnemoError.is(error) ? error.code : 'INTERNAL', message: `${message} (moved to spool/bad)` })
+          return 'bad'
+        }
+      }),
     close: () => engine.close(),
   }
 }

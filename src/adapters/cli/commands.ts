@@ -5,7 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { toIso } from '../../core/clock.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
-import { toHookAgent, type MemoryKind, type ProjectRef } from '../../core/types.js'
+import type { MemoryKind, ProjectRef } from '../../core/types.js'
 import { toMemoryJson, toObservationJson, toSessionJson } from '../shared/views.js'
 import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
 import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
@@ -35,15 +35,7 @@ const DEMO_SESSION = fileURLToPath(new URL('../../../fixtures/demo/claude-code-s
 async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMnemo) => T | Promise<T>): Promise<T> {
   const m = openMnemo({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}) })
   try {
-    m.spool.drain((item) => {
-      try {
-        m.engine.captureHook(item.event, item.stdin, toHookAgent(item.agent))
-        return 'stored'
-      } catch (error) {
-        if ((error as { code?: string }).code === 'INVALID_INPUT') return 'bad'
-        throw error
-      }
-    })
+    m.drainSpool()
     return await fn(m)
   } finally {
     m.close()

@@ -6,6 +6,12 @@
  */
 const argv = process.argv.slice(2)
 
+// `mnemo export | head` closes the pipe early: that is the reader's choice, not a failure.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
+
 if (argv[0] === 'hook') {
   const { runHook, toHookAgent } = await import('../hooks/run-hook.js')
   const agentAt = argv.indexOf('--agent')

@@ -5,7 +5,7 @@ import { toHookAgent, type HookAgent } from '../../core/types.js'
 export { toHookAgent }
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { ErrorLog } from '../../runtime/error-log.js'
-import { Spool, type SpooledEvent } from '../../runtime/spool.js'
+import { Spool } from '../../runtime/spool.js'
 import { resolveConfig, type MnemoEnv } from '../../config/config.js'
 
 /** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */
@@ -14,8 +14,8 @@ export const HOOK_DEADLINE_MS = 2000
 export const STDIN_TIMEOUT_MS = 1000
 /** Lock wait for the hook's write, ms; leaves room under the deadline to spool. */
 export const HOOK_BUSY_TIMEOUT_MS = 1000
-/** Largest hook payload read, bytes; the rest is dropped and the payload spooled as bad. */
-export const MAX_HOOK_STDIN_BYTES = 8 * 1024 * 1024
+/** Largest hook payload read, bytes (64 MiB); past it, what was read is kept in spool/bad/ (not stored) and the failure logged. Fields are capped far below this. */
+export const MAX_HOOK_STDIN_BYTES = 64 * 1024 * 1024
 
 /** Time kept back from the deadline to write the spool file, ms. */
 const SPOOL_MARGIN_MS = 150
@@ -52,7 +52,12 @@ export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 
   try {
     config = resolveConfig(io.env)
   } catch {
-    config = resolveConfig({ ...io.env, MNEMO_HOME: undefined, MNEMO_CONTEXT_BUDGET: undefined })
+    // A bad setting must not cost the event: spool it where MNEMO_HOME points (if usable), else the default home.
+    try {
+      config = resolveConfig({ HOME: io.env['HOME'], MNEMO_HOME: io.env['MNEMO_HOME'] })
+    } catch {
+      config = resolveConfig({ HOME: io.env['HOME'] })
+    }
   }
   const spool = new Spool(config.spoolDir)
   const errors = new ErrorLog(config.errorLogPath)
@@ -93,17 +98,10 @@ export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 
       stdin = partial
     })
     if (finished) return
+    if (eventName.trim().length === 0) throw new MnemoError('INVALID_INPUT', 'mnemo hook needs an event name (mnemo hook <Event>)', { details: { path: 'event' } })
     opened = openMnemo({ env: io.env, cwd: io.cwd, busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS })
     const engine = opened.engine
-    const drained = opened.spool.drain((item: SpooledEvent) => {
-      try {
-        engine.captureHook(item.event, item.stdin, toHookAgent(item.agent))
-        return 'stored'
-      } catch (error) {
-        if (MnemoError.is(error, 'INVALID_INPUT')) return 'bad'
-        throw error
-      }
-    })
+    const drained = opened.drainSpool()
     if (drained.failed !== undefined) throw drained.failed
     const result = engine.captureHook(eventName, stdin, agent)
     if (CONTEXT_EVENTS.has(eventName) && !finished) {

@@ -205,13 +205,5 @@ async function shutDown(server: Server, mnemo: OpenedMnemo, graceMs: number): Pr
 
 /** Stores hook events spooled while no process could write (the CLI does the same on each command). */
 function drainSpool(mnemo: OpenedMnemo): void {
-  mnemo.spool.drain((item) => {
-    try {
-      mnemo.engine.captureHook(item.event, item.stdin)
-      return 'stored'
-    } catch (error) {
-      if (MnemoError.is(error, 'INVALID_INPUT')) return 'bad'
-      throw error
-    }
-  })
+  mnemo.drainSpool()
 }

@@ -99,7 +99,7 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
     db.pragma('foreign_keys = ON')
     if (!options.readonly) migrate(db)
   } catch (cause) {
-    throw wrap(cause, 'open')
+    throw wrap(cause, 'open', options.path)
   }
   return new SqliteStore(db, options.path, now)
 }
@@ -118,13 +118,13 @@ function migrate(db: Database.Database): void {
   }).immediate()
 }
 
-function wrap(cause: unknown, operation: string): MnemoError {
+function wrap(cause: unknown, operation: string, path?: string): MnemoError {
   if (MnemoError.is(cause)) return cause
   const message = cause instanceof Error ? cause.message : String(cause)
   const init = { details: { dialect: 'sqlite' as const, operation }, cause }
   return new MnemoError(
     'STORE_UNAVAILABLE',
-    `sqlite ${operation} failed: ${message}`,
+    `sqlite ${operation} failed${path && path !== ':memory:' ? ` (${path})` : ''}: ${message}`,
     /locked|busy/i.test(message) ? { ...init, hint: 'another mnemo process holds the database; retry, or raise busyTimeoutMs' } : init,
   )
 }
@@ -155,7 +155,7 @@ class SqliteStore implements Store {
     try {
       return fn()
     } catch (cause) {
-      throw wrap(cause, operation)
+      throw wrap(cause, operation, this.path)
     }
   }
 
@@ -722,10 +722,18 @@ class SqliteStore implements Store {
           for (const r of rows) {
             // Derived rows first (they reference the event), then the event; its key becomes a tombstone.
             for (const o of this.stmt('SELECT id FROM observations WHERE event_seq = ?').pluck().all(r.seq) as string[]) this.removeDerived(o)
-            for (const m of this.stmt('SELECT id FROM memories WHERE event_seq = ?').pluck().all(r.seq) as string[]) {
-              this.removeDerived(m)
-              // The version it replaced is current again.
-              this.stmt('UPDATE memories SET valid_to = NULL, superseded_by = NULL WHERE superseded_by = ?').run(m)
+            for (const m of this.stmt('SELECT id, superseded_by FROM memories WHERE event_seq = ?').all(r.seq) as { id: string; superseded_by: string | null }[]) {
+              this.removeDerived(m.id)
+              const next = m.superseded_by ? (this.stmt('SELECT id, valid_from FROM memories WHERE id = ?').get(m.superseded_by) as { id: string; valid_from: number } | undefined) : undefined
+              if (next) {
+                // A middle version goes: the one before it is now superseded by the one after it (as a rebuild would derive).
+                this.stmt('UPDATE memories SET superseded_by = ?, valid_to = ? WHERE superseded_by = ?').run(next.id, next.valid_from, m.id)
+                const before = this.stmt('SELECT id FROM memories WHERE superseded_by = ?').pluck().get(next.id) as string | undefined
+                this.stmt('UPDATE memories SET supersedes = ? WHERE id = ?').run(before ?? null, next.id)
+              } else {
+                // The current version goes: the one it replaced is current again.
+                this.stmt('UPDATE memories SET valid_to = NULL, superseded_by = NULL WHERE superseded_by = ?').run(m.id)
+              }
             }
             this.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(r.idem_key, this.now(), r.project_root)
             this.stmt('DELETE FROM events WHERE seq = ?').run(r.seq)
