@@ -107,7 +107,8 @@ export function assembleContext(input: {
 
   if (input.memories.length > 0 && tryAdd('\n## Memories')) {
     for (const m of input.memories) {
-      if (tryAdd(`- [${m.kind}] ${escapeForBlock(m.text.replace(/\s+/g, ' ').trim())}`)) memoryIds.push(m.id)
+      const mark = m.review ? `${m.kind}, needs review: it quoted a value that has since changed` : m.kind
+      if (tryAdd(`- [${mark}] ${escapeForBlock(m.text.replace(/\s+/g, ' ').trim())}`)) memoryIds.push(m.id)
       else omitted++
     }
   } else omitted += input.memories.length

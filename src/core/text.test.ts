@@ -72,3 +72,11 @@ describe('estimateTokens', () => {
     expect(estimateTokens('数据 ab')).toBe(3)
   })
 })
+
+describe('replaceBinary on very large input', () => {
+  it('handles a multi-megabyte base64 run without overflowing the stack', () => {
+    const run = 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkwYWJjZGVm'.repeat(150_000)
+    expect(replaceBinary(`head ${run} tail`)).toBe(`head [binary ~${Math.floor((run.length * 3) / 4)} bytes] tail`)
+    expect(replaceBinary(`x ${'y'.repeat(6_000_000)}`).length).toBe(6_000_002)
+  })
+})

@@ -542,7 +542,8 @@ export class MnemoEngine {
   sessions(options: { projectIds?: readonly ProjectId[]; limit?: number } = {}): Session[] {
     const limit = options.limit ?? 50
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
-    return this.store.listSessions({ limit, ...(options.projectIds ? { projectIds: options.projectIds } : {}) })
+    // mnemo's own operations (remember, consolidation) are logged under a bookkeeping session per project: not an agent's session.
+    return this.store.listSessions({ limit: limit + 50, ...(options.projectIds ? { projectIds: options.projectIds } : {}) }).filter((s) => s.agent !== 'mnemo').slice(0, limit)
   }
 
   /**

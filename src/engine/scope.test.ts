@@ -250,15 +250,12 @@ describe('context, sessions, show', () => {
     for (const word of ALPHA_ONLY) expect(block.text).not.toContain(word)
   })
 
-  it('sessions of ALPHA: exactly its hook session and its own-operations session', async () => {
+  it('sessions of ALPHA: exactly its hook session (mnemo\'s own bookkeeping sessions are not listed)', async () => {
     const s = await seed()
     const sessions = s.engine.sessions({ projectIds: [s.alpha.id] })
-    expect(sessions.map((x) => [x.agent, x.sessionKey]).sort()).toEqual([
-      ['claude-code', ALPHA.session],
-      ['mnemo', `mnemo:${ALPHA.ref.root}`],
-    ])
+    expect(sessions.map((x) => [x.agent, x.sessionKey]).sort()).toEqual([['claude-code', ALPHA.session]])
     expect(sessions.every((x) => x.projectId === s.alpha.id)).toBe(true)
-    expect(sorted(s.engine.sessions().map((x) => x.id))).toEqual(sorted([...s.items.alpha.sessions, ...s.items.beta.sessions].map((x) => x.id)))
+    expect(sorted(s.engine.sessions().map((x) => x.id))).toEqual(sorted([...s.items.alpha.sessions, ...s.items.beta.sessions].filter((x) => x.agent !== 'mnemo').map((x) => x.id)))
   })
 
   it('show of a foreign id is allowed (ids are explicit) and says which project it is from', async () => {

@@ -66,6 +66,17 @@ describe('connect --all and doctor', () => {
     ])
   })
 
+  it('doctor reports a store it cannot open as broken, with a fix, and still checks the agents', async () => {
+    const s = sandbox()
+    const { writeFileSync } = await import('node:fs')
+    writeFileSync(s.io.env.MNEMO_HOME, 'not a folder')
+    expect(await runCli(['doctor', '--json'], s.io)).toBe(1)
+    const doc = JSON.parse(s.out().stdout) as { ok: boolean; agents: unknown[]; store: { status: string; detail: string; fix: string }[] }
+    expect(doc.ok).toBe(false)
+    expect(doc.agents.length).toBeGreaterThan(0)
+    expect(doc.store).toEqual([{ check: 'data directory / database', status: 'broken', detail: expect.stringContaining('EEXIST'), fix: expect.stringContaining('MNEMO_HOME') }])
+  })
+
   it('refuses an unknown agent and a missing agent name as usage errors', async () => {
     const s = sandbox()
     expect(await runCli(['connect', 'emacs'], s.io)).toBe(2)

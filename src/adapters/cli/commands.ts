@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -96,7 +96,7 @@ export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptio
     const project: ProjectRef | undefined = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
     const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}), ...(o.supersedes ? { supersedes: o.supersedes } : {}) })
     if (out.json) printJson(out, { created, memory: toMemoryJson(memory, m.engine.listProjects().find((p) => p.id === memory.projectId)) })
-    else out.stdout(`${created ? 'remembered' : 'already remembered'} ${memory.id} [${memory.kind}]\n`)
+    else out.stdout(`${created ? 'remembered' : 'already remembered'} ${memory.id} [${memory.kind}]${memory.supersedes ? `, superseding ${memory.supersedes}` : ''}${memory.seenCount > 1 ? ` (seen ${memory.seenCount}×)` : ''}\n`)
   })
 }
 
@@ -205,10 +205,17 @@ export async function show(io: CliIo, out: Out, id: string, o: GlobalOptions): P
   })
 }
 
+/** A read names a known project (NOT_FOUND otherwise) or a folder, which may have nothing captured yet. */
+function contextProject(m: OpenedMnemo, arg: string): ProjectRef {
+  if (/[\\/]/.test(arg) || arg === '.' || arg === '..') return m.engine.projectForWrite(arg)
+  const [found] = m.engine.resolveProjects(arg)
+  return { root: found!.root, name: found!.name }
+}
+
 export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?: string; budget?: string }): Promise<void> {
   const budget = parseIntOption('budget', o.budget, MIN_CONTEXT_BUDGET, 100_000)
   await withMnemo(io, o, (m) => {
-    const project = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
+    const project = o.project === undefined ? undefined : contextProject(m, o.project)
     const block = m.engine.context({ ...(project ? { project } : {}), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
     if (out.json) printJson(out, block)
     else out.stdout(`${block.text}\n`)
@@ -290,6 +297,7 @@ export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { projec
     const project = projects?.[0]
     if (o.format === 'markdown') {
       const dir = path.resolve(io.cwd, o.out!)
+      if (existsSync(dir) && !statSync(dir).isDirectory()) throw invalidInput('out', `--out ${JSON.stringify(o.out)} is a file; a Markdown export needs a folder`)
       mkdirSync(dir, { recursive: true })
       const files = m.engine.exportMarkdown(project ? { project } : {})
       for (const [name, text] of files) writeFileSync(path.join(dir, name), text)
@@ -303,6 +311,8 @@ export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { projec
       return
     }
     const file = path.resolve(io.cwd, o.out)
+    mkdirSync(path.dirname(file), { recursive: true })
+    if (existsSync(file) && !statSync(file).isFile()) throw invalidInput('out', `--out ${JSON.stringify(o.out)} is a folder; give a file name`)
     const tmp = `${file}.tmp-${process.pid}`
     const fd = openSync(tmp, 'w', 0o600)
     let manifest
@@ -403,7 +413,7 @@ export async function disconnect(io: CliIo, out: Out, agent: string | undefined,
  * Checks each agent's configuration, the data directory, the database, the
  * spool and the error log, and says what to fix. Exit 1 when something is broken.
  */
-export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
+export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<number> {
   const agents = checkAgents({
     cliPath: CLI_PATH,
     nodePath: process.execPath,
@@ -412,29 +422,38 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
     ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}),
     ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}),
   })
-  await withMnemo(io, o, (m) => {
-    const integrity = m.engine.integrityCheck()
-    const spool = { pending: m.spool.count(), bad: m.spool.badCount() }
-    const errors = m.errors.tail(5)
-    const store = [
-      { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
-      { check: 'database', status: integrity === 'ok' ? 'ok' : 'broken', detail: integrity === 'ok' ? m.config.dbPath : integrity, fix: integrity === 'ok' ? '' : `restore from an export, or run mnemo rebuild` },
-      { check: 'spool', status: spool.pending > 0 ? 'stale' : 'ok', detail: `${spool.pending} pending, ${spool.bad} unreadable`, fix: spool.pending > 0 ? 'run any mnemo command to drain it; if it stays, see mnemo status errors' : '' },
-      { check: 'recent errors', status: errors.length > 0 ? 'stale' : 'ok', detail: errors.length > 0 ? `${errors.length} (last: ${errors.at(-1)!.message})` : 'none', fix: errors.length > 0 ? `see ${m.config.errorLogPath}` : '' },
-    ]
-    const broken = agents.some((a) => a.status === 'broken') || store.some((s) => s.status === 'broken')
-    if (out.json) printJson(out, { ok: !broken, agents, store })
-    else {
-      for (const a of agents) out.stdout(`${a.status.padEnd(8)} ${a.agent} (${a.scope}): ${a.detail}${a.fix ? `\n         fix: ${a.fix}` : ''}\n`)
-      for (const s of store) out.stdout(`${s.status.padEnd(8)} ${s.check}: ${s.detail}${s.fix ? `\n         fix: ${s.fix}` : ''}\n`)
-    }
-    if (broken) process.exitCode = 1
-  })
+  type Check = { check: string; status: string; detail: string; fix: string }
+  let store: Check[]
+  try {
+    store = await withMnemo(io, o, (m) => {
+      const integrity = m.engine.integrityCheck()
+      const spool = { pending: m.spool.count(), bad: m.spool.badCount() }
+      const errors = m.errors.tail(5)
+      return [
+        { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
+        { check: 'database', status: integrity === 'ok' ? 'ok' : 'broken', detail: integrity === 'ok' ? m.config.dbPath : integrity, fix: integrity === 'ok' ? '' : 'restore from an export (mnemo import), or move the file aside' },
+        { check: 'spool', status: spool.pending > 0 ? 'stale' : 'ok', detail: `${spool.pending} pending, ${spool.bad} unreadable`, fix: spool.pending > 0 ? 'run any mnemo command to drain it; if it stays, see mnemo status errors' : '' },
+        { check: 'recent errors', status: errors.length > 0 ? 'stale' : 'ok', detail: errors.length > 0 ? `${errors.length} (last: ${errors.at(-1)!.message})` : 'none', fix: errors.length > 0 ? `see ${m.config.errorLogPath}` : '' },
+      ]
+    })
+  } catch (error) {
+    // A store that cannot even be opened is what doctor is for: report it, keep the agent checks.
+    const message = error instanceof Error ? error.message : String(error)
+    store = [{ check: 'data directory / database', status: 'broken', detail: message, fix: 'check MNEMO_HOME points to a folder; restore the database from an export (mnemo import) or move the file aside' }]
+  }
+  const broken = agents.some((a) => a.status === 'broken') || store.some((s) => s.status === 'broken')
+  if (out.json) printJson(out, { ok: !broken, agents, store })
+  else {
+    for (const a of agents) out.stdout(`${a.status.padEnd(8)} ${a.agent} (${a.scope}): ${a.detail}${a.fix ? `\n         fix: ${a.fix}` : ''}\n`)
+    for (const s of store) out.stdout(`${s.status.padEnd(8)} ${s.check}: ${s.detail}${s.fix ? `\n         fix: ${s.fix}` : ''}\n`)
+  }
+  return broken ? 1 : 0
 }
 
 export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string }): Promise<void> {
   const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
   const channels = parseChannels(o.channels)
+  if (!existsSync(path.resolve(io.cwd, file))) throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
   const { runLocomoBench, formatLocomoReport } = await import('../../bench/locomo.js')
   const report = await runLocomoBench(path.resolve(io.cwd, file), { ...(limitQuestions === undefined ? {} : { limitQuestions }), ...(channels ? { channels } : {}) })
   if (out.json) printJson(out, report)
@@ -444,6 +463,7 @@ export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOp
 export async function benchLongMemEval(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string }): Promise<void> {
   const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
   const channels = parseChannels(o.channels)
+  if (!existsSync(path.resolve(io.cwd, file))) throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
   const { runLongMemEvalBench, formatLongMemEvalReport } = await import('../../bench/longmemeval.js')
   let report
   try {

@@ -20,7 +20,7 @@ export interface GlobalOptions {
   debug?: boolean
 }
 
-function build(io: CliIo, run: (fn: () => Promise<void> | void) => Promise<void>): Command {
+function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number) => Promise<void>): Command {
   const program = new Command('mnemo')
     .description('Memory engine for AI coding agents: capture, recall and inject context.')
     .version('0.1.0')
@@ -165,9 +165,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   let exitCode = 0
   const wantsJson = argv.includes('--json')
   const wantsDebug = argv.includes('--debug')
-  const run = async (fn: () => Promise<void> | void): Promise<void> => {
+  const run = async (fn: () => Promise<void | number> | void | number): Promise<void> => {
     try {
-      await fn()
+      // A command may return its own exit code (doctor: 1 when something is broken).
+      const code = await fn()
+      if (typeof code === 'number') exitCode = code
     } catch (error) {
       exitCode = report(io, error, wantsJson, wantsDebug)
     }
