@@ -77,6 +77,8 @@ export async function recall(
   const asOf = parseTimeOption('as-of', o.asOf)
   await withMnemo(io, o, async (m) => {
     const ids = projectIds(m, o.project)
+    // A session that does not exist is an error, not an empty result.
+    if (o.session !== undefined && m.engine.show(o.session).type !== 'session') throw invalidInput('session', `--session needs a session id (ses_…) (got ${JSON.stringify(o.session)})`)
     const hits = await m.engine.recall(query, {
       limit,
       ...(ids ? { projectIds: ids as never } : {}),
@@ -506,7 +508,7 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
     if (out.json) {
       printJson(out, { home, events: lines.length, stats: m.engine.stats(), recall: results.map((r) => ({ query: r.query, hits: r.hits.map((h) => hitToJson(h)) })), context: block, sessionStartOutput: nextContext.trim() })
     } else {
-      for (const r of results) say(`\n2. mnemo recall ${JSON.stringify(r.query)}\n${formatHits(r.hits)}`)
+      results.forEach((r, i) => say(`\n2${'abc'[i] ?? ''}. mnemo recall ${JSON.stringify(r.query)}\n${formatHits(r.hits)}`))
       say(`\n3. The next session's context block (mnemo context; ${block?.tokens ?? 0} tokens):\n\n${block?.text ?? ''}\n`)
       if (nextContext) say(`\n4. What the SessionStart hook printed for Claude Code to inject (first 300 chars):\n${nextContext.slice(0, 300)}…\n`)
     }
