@@ -347,7 +347,8 @@ export class MnemoEngine {
     }
     if (uses('embedding') && this.embedder) {
       try {
-        const [qv] = await this.embedder.embed([query], 'query')
+        // The query leaves the machine: redact it like anything stored.
+        const [qv] = await this.embedder.embed([this.readRedact(query)], 'query')
         const matrix = new VectorMatrix(this.store.vectors(this.embedder.spaceId, scope), qv?.length ?? 0)
         if (qv && matrix.size > 0) extraLists.push({ channel: 'embedding', weight: this.recallConfig.weights.embedding, hits: matrix.topK(qv, this.recallConfig.candidates) })
         const missing = this.store.docsWithoutVector(this.embedder.spaceId, scope, 1).length
