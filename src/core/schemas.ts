@@ -96,6 +96,18 @@ export const forgetInput = inputObject({ id: idField.describe('The observation (
 /** Inputs of show. */
 export const showInput = inputObject({ id: idField })
 
+/** Input of the session timeline (MCP `memory_timeline`). */
+export const timelineInput = inputObject({
+  session: idField.describe('The session (ses_…) whose observations to list, in time order.'),
+  offset: limited(z.number().int(), { minimum: 0, maximum: 100_000 }).optional().describe('Observations to skip. Default 0.'),
+  limit: limited(z.number().int(), { minimum: 1, maximum: 200 }).optional().describe('Most observations, 1–200. Default 50.'),
+})
+
+/** Input of an export (MCP `memory_export`): one project, as mnemo's JSONL export or Markdown. */
+export const exportInput = inputObject({
+  format: z.enum(['jsonl', 'markdown']).optional().describe('jsonl (lossless, re-importable) or markdown (for people). Default markdown.'),
+})
+
 /** Inputs of a sessions listing. */
 export const sessionsInput = inputObject({
   project: projectField.optional(),

@@ -120,9 +120,9 @@ describe('a Claude Code hook sequence posted to /v1/events', () => {
     }
   })
 
-  it('lists the same seven tools over HTTP as over stdio', async () => {
+  it('lists the same nine tools over HTTP as over stdio', async () => {
     const { tools } = await client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(['memory_context', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status'])
+    expect(tools.map((t) => t.name).sort()).toEqual(['memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status', 'memory_timeline'])
     const recall = tools.find((t) => t.name === 'memory_recall')!
     expect(recall.inputSchema.required).toEqual(['query'])
     expect(recall.inputSchema.properties?.['limit']).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 })

@@ -12,7 +12,7 @@ import { estimateTokens } from '../../core/text.js'
 // `mnemo mcp`, started the way an agent starts it (in the project folder).
 const ROOT = path.resolve(import.meta.dirname, '../../..')
 const CLI = path.join(ROOT, 'dist/adapters/cli/main.js')
-const TOOLS = ['memory_context', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status']
+const TOOLS = ['memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status', 'memory_timeline']
 
 let tmp: string
 let home: string
@@ -83,7 +83,7 @@ afterAll(async () => {
 })
 
 describe('mnemo mcp over stdio', () => {
-  it('identifies itself and lists the seven tools', async () => {
+  it('identifies itself and lists the nine tools', async () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'mnemo', version: '0.1.0' })
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(TOOLS)
@@ -98,7 +98,7 @@ describe('mnemo mcp over stdio', () => {
       expect(JSON.stringify(tool.inputSchema)).not.toContain('$schema')
       if (tool.outputSchema) expect(JSON.stringify(tool.outputSchema)).not.toContain('$schema')
     }
-    expect(tools.filter((t) => t.outputSchema).map((t) => t.name).sort()).toEqual(['memory_context', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_status'])
+    expect(tools.filter((t) => t.outputSchema).map((t) => t.name).sort()).toEqual(['memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_status', 'memory_timeline'])
   })
 
   it('memory_remember then memory_recall finds it', async () => {
@@ -210,6 +210,17 @@ describe('mnemo mcp over stdio', () => {
     const cli = mnemo(['recall', 'walrus', '--json'])
     expect(cli.code).toBe(0)
     expect(JSON.parse(cli.stdout).hits).toEqual([])
+  })
+
+  it('memory_export gives the project as Markdown or its JSONL export; memory_timeline pages a session and refuses a malformed id', async () => {
+    const md = okDoc(await call('memory_export', {})) as { project: string; format: string; text: string }
+    expect(md).toMatchObject({ project: 'webshop', format: 'markdown' })
+    expect(md.text).toMatch(/^# webshop/)
+    const jsonl = okDoc(await call('memory_export', { format: 'jsonl' })) as { text: string }
+    const manifest = JSON.parse(jsonl.text.split('\n')[0]!) as { format: string; project: string }
+    expect(manifest).toMatchObject({ format: 'mnemo-export', project: expect.stringContaining('webshop') })
+    const bad = await call('memory_timeline', { session: 'nope' })
+    expect(bad.isError).toBe(true)
   })
 
   it('offers resources (status, recent memories, project profile) and prompts (recall context, hand-off), scoped to the project', async () => {

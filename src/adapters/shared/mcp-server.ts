@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { toIso } from '../../core/clock.js'
+import { MnemoError } from '../../core/errors.js'
 import type { ProjectId } from '../../core/ids.js'
 import type { ProjectRef } from '../../core/types.js'
 import {
@@ -14,6 +15,8 @@ import {
   requireProject,
   sessionsInput,
   showInput,
+  timelineInput,
+  exportInput,
 } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { errorResult, okResult } from './tool-result.js'
@@ -200,6 +203,55 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
         session: toSessionJson(r.detail.session, r.detail.project),
         observations: r.detail.observations.slice(0, 200).map((o) => ({ ...toObservationJson(o, r.detail.project), text: o.text.slice(0, 500) })),
       }
+    }),
+  )
+
+  server.registerTool(
+    'memory_timeline',
+    {
+      title: 'Session timeline',
+      description: "A session's observations in time order (prompts, tool calls, errors, messages), a page at a time; ids expand with memory_show.",
+      inputSchema: timelineInput.shape,
+      outputSchema: {
+        session: z.string(),
+        total: z.number(),
+        observations: z.array(z.object({ id: z.string(), kind: z.string(), role: z.string(), time: z.string(), tool: z.string().nullable(), text: z.string(), flags: z.array(z.string()) })),
+      },
+    },
+    handler(timelineInput, ({ session, offset, limit }) => {
+      const r = engine.show(session)
+      if (r.type !== 'session') throw new MnemoError('INVALID_INPUT', `memory_timeline needs a session id (ses_…) (got ${JSON.stringify(session)})`, { details: { path: 'session' } })
+      // Project scope: a session of another project is shown only when the caller names that project.
+      const scopeIds = readScope(undefined)
+      if (!scopeIds.includes(r.detail.session.projectId) && cwd !== undefined) {
+        throw new MnemoError('NOT_FOUND', `no session ${session} in this project`, { details: { kind: 'session', id: session } })
+      }
+      const start = offset ?? 0
+      const page = r.detail.observations.slice(start, start + (limit ?? 50))
+      return {
+        session,
+        total: r.detail.observations.length,
+        observations: page.map((o) => ({ id: o.id, kind: o.kind, role: o.role, time: toIso(o.ts), tool: o.tool ?? null, text: o.text.slice(0, 1000), flags: o.flags })),
+      }
+    }),
+  )
+
+  server.registerTool(
+    'memory_export',
+    {
+      title: 'Export memories',
+      description: "This project's memories as Markdown (memories by kind, superseded versions struck through), or its full event log as mnemo's JSONL export.",
+      inputSchema: { ...exportInput.shape, project: projectArg },
+      outputSchema: { project: z.string(), format: z.string(), text: z.string() },
+    },
+    handler(exportInput.safeExtend({ project: projectField.optional() }), ({ format, project }) => {
+      const ref = writeRef(project)
+      const known = engine.listProjects().find((p) => p.root === ref.root)
+      if (!known) return { project: ref.name, format: format ?? 'markdown', text: '' }
+      if ((format ?? 'markdown') === 'markdown') return { project: known.name, format: 'markdown', text: [...engine.exportMarkdown({ project: known }).values()][0] ?? '' }
+      const lines: string[] = []
+      engine.exportJsonl((line) => lines.push(line), { project: known })
+      return { project: known.name, format: 'jsonl', text: `${lines.join('\n')}\n` }
     }),
   )
 

@@ -1,0 +1,28 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { describe, expect, it } from 'vitest'
+import { createTestEngine, hookPayload } from '../../testing/test-mnemo.js'
+import { createMcpServer } from './mcp-server.js'
+
+describe('memory_timeline', () => {
+  it('pages a session of the project in time order, and hides another project’s session', async () => {
+    const { engine, clock } = createTestEngine({ cwd: '/work/demo-app' })
+    for (let i = 0; i < 5; i++) {
+      engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `step ${i}` }))
+      clock.advance(1000)
+    }
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'elsewhere' }, 'other', '/work/other-app'))
+    const [mine, theirs] = [engine.sessions().find((s) => s.sessionKey === 'sess-1')!, engine.sessions().find((s) => s.sessionKey === 'other')!]
+    const server = createMcpServer(engine, '/work/demo-app')
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await server.connect(a)
+    const client = new Client({ name: 't', version: '0' })
+    await client.connect(b)
+    const page = (await client.callTool({ name: 'memory_timeline', arguments: { session: mine.id, offset: 1, limit: 2 } })).structuredContent as { total: number; observations: { text: string }[] }
+    expect(page.total).toBe(5)
+    expect(page.observations.map((o) => o.text)).toEqual(['step 1', 'step 2'])
+    const foreign = await client.callTool({ name: 'memory_timeline', arguments: { session: theirs.id } })
+    expect(foreign.isError).toBe(true)
+    await client.close()
+  })
+})
