@@ -113,7 +113,29 @@ export class Spool {
     }
   }
 
-  private moveAside(file: string): void {
+  /** One spooled event by file name, or undefined when it is gone or unreadable (then it is moved aside). */
+  read(file: string): SpooledEvent | undefined {
+    try {
+      const item = JSON.parse(readFileSync(path.join(this.dir, file), 'utf8')) as SpooledEvent
+      if (typeof item.event === 'string' && typeof item.stdin === 'string') return item
+    } catch {
+      // fall through
+    }
+    this.moveAside(file)
+    return undefined
+  }
+
+  /** Deletes a spooled event once it has been stored elsewhere. */
+  remove(file: string): void {
+    try {
+      unlinkSync(path.join(this.dir, file))
+    } catch {
+      // another process drained it first
+    }
+  }
+
+  /** Moves a spooled event that can never be stored to `dir/bad/`. */
+  moveAside(file: string): void {
     try {
       mkdirSync(path.join(this.dir, 'bad'), { recursive: true })
       renameSync(path.join(this.dir, file), path.join(this.dir, 'bad', file))

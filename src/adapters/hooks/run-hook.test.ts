@@ -112,3 +112,84 @@ describe('mnemo hook', () => {
     expect(JSON.parse(readFileSync(path.join(h, 'spool', 'bad', kept[0]!), 'utf8'))).toMatchObject({ event: 'Notification', stdin: '{"session_id": "s", "message": "partial' })
   })
 })
+
+describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
+  /** Runs the hook against `url` with `token`; the client's own data directory is `client`. */
+  async function remoteHook(client: string, url: string, token: string, event: string, stdin: string): Promise<{ stdout: string; code: number | undefined }> {
+    const input = new PassThrough()
+    let stdout = ''
+    let code: number | undefined
+    const run = runHook(event, {
+      stdin: input,
+      stdout: { write: (t: string) => (stdout += t) },
+      env: { MNEMO_HOME: client, HOME: client, MNEMO_SERVER_URL: `${url}/`, MNEMO_SERVER_TOKEN: token },
+      cwd: '/work/demo-app',
+      exit: (c) => {
+        code = c
+      },
+    })
+    input.end(stdin)
+    await run
+    return { stdout, code }
+  }
+  const spooled = (client: string) => readdirSync(path.join(client, 'spool')).filter((f) => f.endsWith('.json'))
+
+  it('stores on the server, spools while it is down, drains on the next hook without duplicates', async () => {
+    const { startServer } = await import('../http/server.js')
+    const serverHome = home()
+    const client = home()
+    let server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {} })
+    try {
+      const prompt = hookPayload('UserPromptSubmit', { prompt: 'add caching to the orders endpoint' }, 'earlier')
+      expect(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', prompt)).toEqual({ stdout: '', code: 0 })
+      const start = await remoteHook(client, server.url, server.token, 'SessionStart', hookPayload('SessionStart', { source: 'startup' }, 'now'))
+      expect(start.code).toBe(0)
+      const context = JSON.parse(start.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
+      expect(context.hookSpecificOutput.hookEventName).toBe('SessionStart')
+      expect(context.hookSpecificOutput.additionalContext).toContain('orders endpoint')
+      // Nothing is stored on the client.
+      expect(readdirSync(client).filter((f) => f.endsWith('.db'))).toEqual([])
+
+      const url = server.url
+      await server.close()
+      const down = await remoteHook(client, url, server.token, 'PostToolUse', hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok' } }, 'now'))
+      expect(down).toEqual({ stdout: '', code: 0 })
+      expect(spooled(client)).toHaveLength(1)
+      // A wrong token is not the event's fault: it is spooled too, never dropped.
+      const bad = await remoteHook(client, url, 'wrong-token', 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'second prompt while offline' }, 'now'))
+      expect(bad.code).toBe(0)
+      expect(spooled(client)).toHaveLength(2)
+
+      server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {} })
+      await remoteHook(client, server.url, server.token, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'third prompt, back online' }, 'now'))
+      expect(spooled(client)).toEqual([])
+      // The first prompt again (an agent retry): the server's idempotency key keeps one copy.
+      await remoteHook(client, server.url, server.token, 'UserPromptSubmit', prompt)
+    } finally {
+      await server.close()
+    }
+    const stats = counts(serverHome)
+    expect(stats.events).toBe(5)
+  })
+
+  it('keeps an event the server refuses as bad input aside, and a payload without cwd gets the hook cwd', async () => {
+    const { startServer } = await import('../http/server.js')
+    const serverHome = home()
+    const client = home()
+    const server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {} })
+    try {
+      await remoteHook(client, server.url, server.token, 'UserPromptSubmit', JSON.stringify({ session_id: 's', cwd: 'relative/dir', prompt: 'x' }))
+      expect(readdirSync(path.join(client, 'spool', 'bad'))).toHaveLength(1)
+      await remoteHook(client, server.url, server.token, 'UserPromptSubmit', JSON.stringify({ session_id: 's2', prompt: 'no cwd in this payload' }))
+    } finally {
+      await server.close()
+    }
+    const m = openMnemo({ env: { MNEMO_HOME: serverHome } })
+    try {
+      expect(m.engine.stats().events).toBe(1)
+      expect(m.engine.sessions({}).map((s) => s.sessionKey)).toContain('s2')
+    } finally {
+      m.close()
+    }
+  })
+})

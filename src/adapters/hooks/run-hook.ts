@@ -6,6 +6,8 @@ export { toHookAgent }
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool } from '../../runtime/spool.js'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { resolveConfig, type MnemoEnv } from '../../config/config.js'
 
 /** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */
@@ -93,12 +95,23 @@ export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 
   timer.unref?.()
 
   let opened: OpenedMnemo | undefined
+  const remote = remoteServer(io.env, config.home)
   try {
     stdin = await readStdin(io.stdin, STDIN_TIMEOUT_MS, (partial) => {
       stdin = partial
     })
     if (finished) return
     if (eventName.trim().length === 0) throw new MnemoError('INVALID_INPUT', 'mnemo hook needs an event name (mnemo hook <Event>)', { details: { path: 'event' } })
+    if (remote) {
+      // Team mode: the server stores the event; anything spooled while it was unreachable goes first.
+      await drainToRemote(spool, remote, errors, now)
+      await postEvent(remote, eventName, stdin, agent, io.cwd)
+      if (CONTEXT_EVENTS.has(eventName) && !finished) {
+        const block = await remoteContext(remote, stdin, io.cwd)
+        if (block !== undefined) io.stdout.write(eventName === 'SessionStart' ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n` : `${block}\n`)
+      }
+      return
+    }
     opened = openMnemo({ env: io.env, cwd: io.cwd, busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS })
     const engine = opened.engine
     const drained = opened.drainSpool()
@@ -123,6 +136,105 @@ export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 
       // closing a failed store
     }
     finish()
+  }
+}
+
+/** A configured team server: `MNEMO_SERVER_URL`, with `MNEMO_SERVER_TOKEN` or the token file in the data directory. */
+interface RemoteServer {
+  url: string
+  token: string | undefined
+}
+
+/** Time a hook waits for a remote server before spooling, ms. */
+export const REMOTE_TIMEOUT_MS = 1200
+
+function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefined {
+  const url = env['MNEMO_SERVER_URL']
+  if (!url) return undefined
+  let token = env['MNEMO_SERVER_TOKEN']
+  if (!token) {
+    try {
+      token = readFileSync(path.join(home, 'server-token'), 'utf8').trim()
+    } catch {
+      token = undefined
+    }
+  }
+  return { url: url.replace(/\/+$/, ''), token }
+}
+
+async function remoteFetch(remote: RemoteServer, route: string, init: { method: string; body?: string }): Promise<Response> {
+  const res = await fetch(`${remote.url}${route}`, {
+    method: init.method,
+    headers: { 'content-type': 'application/json', ...(remote.token ? { authorization: `Bearer ${remote.token}` } : {}) },
+    ...(init.body !== undefined ? { body: init.body } : {}),
+    signal: AbortSignal.timeout(REMOTE_TIMEOUT_MS),
+  })
+  return res
+}
+
+/**
+ * Sends one hook event to the server. A network failure, a timeout or a 5xx
+ * throws STORE_UNAVAILABLE (the caller spools it); a 4xx means the input is
+ * bad and throws INVALID_INPUT (kept in spool/bad). The server deduplicates by
+ * idempotency key, so a retried event is never stored twice.
+ */
+async function postEvent(remote: RemoteServer, event: string, stdin: string, agent: HookAgent, cwd: string): Promise<void> {
+  let payload: unknown
+  try {
+    payload = JSON.parse(stdin)
+  } catch (cause) {
+    throw new MnemoError('INVALID_INPUT', `hook ${event}: stdin is not valid JSON (${(cause as Error).message})`, { details: { path: 'stdin' } })
+  }
+  // The server has no working directory of its own: a payload without cwd gets the hook's.
+  if (payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof (payload as { cwd?: unknown }).cwd !== 'string') {
+    payload = { ...payload, cwd }
+  }
+  let res: Response
+  try {
+    res = await remoteFetch(remote, '/v1/events', { method: 'POST', body: JSON.stringify({ event, payload, agent }) })
+  } catch (cause) {
+    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} unreachable: ${(cause as Error).message}`, { details: { dialect: 'sqlite', operation: 'remote append' }, cause })
+  }
+  if (res.status >= 500 || res.status === 401 || res.status === 403) {
+    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status}`, { details: { dialect: 'sqlite', operation: 'remote append' } })
+  }
+  if (res.status >= 400) throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, { details: { path: 'payload' } })
+}
+
+/**
+ * Posts spooled events to the server, oldest first (at most 50 per hook run).
+ * Stops at the first one the server cannot take now and rethrows that
+ * STORE_UNAVAILABLE, so the current event is spooled behind it at once instead
+ * of waiting out a second timeout.
+ */
+async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLog, now: () => number): Promise<void> {
+  for (const file of spool.list().slice(0, 50)) {
+    const item = spool.read(file)
+    if (!item) continue
+    try {
+      await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd)
+      spool.remove(file)
+    } catch (error) {
+      if (MnemoError.is(error, 'INVALID_INPUT')) {
+        spool.moveAside(file)
+        errors.append({ at: new Date(now()).toISOString(), where: `spool drain ${item.event}`, code: 'INVALID_INPUT', message: error.message })
+        continue
+      }
+      throw error
+    }
+  }
+}
+
+/** The context block from the server for the project of the payload's cwd, or undefined when it cannot be had in time. */
+async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: string): Promise<string | undefined> {
+  try {
+    const cwd = (JSON.parse(stdin) as { cwd?: unknown }).cwd
+    const project = typeof cwd === 'string' && cwd.length > 0 ? cwd : defaultCwd
+    const res = await remoteFetch(remote, `/v1/context?project=${encodeURIComponent(project)}`, { method: 'GET' })
+    if (!res.ok) return undefined
+    return ((await res.json()) as { text?: string }).text
+  } catch {
+    return undefined
   }
 }
 
