@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createTestEngine, T0 } from '../testing/test-mnemo.js'
-import { retention } from './consolidate.js'
+import type { Observation } from '../core/types.js'
+import { retention, statementsFromPrompts } from './consolidate.js'
 
 const DEMO = path.resolve(import.meta.dirname, '../../fixtures/demo/claude-code-session.jsonl')
 const DAY = 86_400_000
@@ -85,5 +86,41 @@ describe('retention', () => {
     expect(retention(m, 0, 0)).toBeCloseTo(0.8)
     expect(retention(m, 0, 30 * DAY)).toBeCloseTo(0.4)
     expect(retention(m, 1, 30 * DAY)).toBeCloseTo(0.4 * (1 + Math.log(2)))
+  })
+})
+
+describe('statements from prompts', () => {
+  const prompt = (id: string, text: string, kind: Observation['kind'] = 'prompt'): Observation =>
+    ({ id, kind, role: 'user', text, files: [], flags: [], ts: T0, eventSeq: 0 }) as unknown as Observation
+
+  it('keeps stated preferences, decisions and facts with their source, and nothing else', () => {
+    const found = statementsFromPrompts([
+      prompt('obs_1', 'Add JWT auth to the orders API. We always use pnpm here, never npm. Can you also check the tests?'),
+      prompt('obs_2', "Great. Remember for later: rate limiting goes in src/middleware, next to auth. Let's see what breaks."),
+      prompt('obs_3', "Never mind, that was wrong. Let's go with zod for validation. I prefer small commits with honest messages."),
+      prompt('obs_4', 'Our CI runs on GitHub Actions. Would we always need this? Run the tests.'),
+      prompt('obs_5', 'We always use pnpm here, never npm.'),
+      prompt('obs_6', 'I prefer tabs over spaces in every file.', 'message'),
+    ])
+    expect(found).toEqual([
+      { kind: 'preference', text: 'We always use pnpm here, never npm.', sources: ['obs_1'], confidence: 0.7 },
+      { kind: 'preference', text: 'Remember for later: rate limiting goes in src/middleware, next to auth.', sources: ['obs_2'], confidence: 0.7 },
+      { kind: 'decision', text: "Let's go with zod for validation.", sources: ['obs_3'], confidence: 0.6 },
+      { kind: 'preference', text: 'I prefer small commits with honest messages.', sources: ['obs_3'], confidence: 0.7 },
+      { kind: 'fact', text: 'Our CI runs on GitHub Actions.', sources: ['obs_4'], confidence: 0.5 },
+    ])
+  })
+
+  it('consolidation stores them as memories of their kind, once, with provenance', async () => {
+    const { engine } = playDemo()
+    const r = await engine.consolidate()
+    expect(r.memories).toBe(1)
+    const project = engine.sessions()[0]!.projectId
+    const preferences = engine.currentMemories(project).filter((m) => m.kind === 'preference')
+    expect(preferences.map((m) => m.text)).toEqual(['Remember for later: rate limiting should go in the same middleware folder, next to auth.'])
+    const source = engine.show(preferences[0]!.sources[0]!)
+    if (source.type !== 'observation') throw new Error('expected an observation')
+    expect(source.observation.kind).toBe('prompt')
+    expect((await engine.consolidate()).memories).toBe(0)
   })
 })

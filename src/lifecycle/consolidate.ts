@@ -68,6 +68,63 @@ export function lessonsFromSession(observations: readonly Observation[], project
   return out
 }
 
+/** A durable statement found in what the user said, with its provenance. */
+export interface DerivedStatement {
+  kind: 'preference' | 'decision' | 'fact'
+  /** The user's sentence, whitespace squashed (not paraphrased: no model on this path). */
+  text: string
+  /** The prompt observation it was said in. */
+  sources: string[]
+  /** 0–1: how sure the extraction is. */
+  confidence: number
+}
+
+/**
+ * Cue phrases for statements worth keeping beyond the session, tried in
+ * order; the first that matches a sentence decides its kind. Confidence
+ * reflects how explicit the cue is: "I prefer"/"always"/"never"/"remember"
+ * are the user stating a rule (0.7), "let's use"/"we decided" a choice
+ * that may be revisited (0.6), "we use"/"our X is" a description (0.5).
+ * Patterns, not a model: precision over recall, since a wrong "preference"
+ * injected into every session costs more than a missed one (the model path
+ * of MNEMO_LLM extracts the rest).
+ */
+const STATEMENT_CUES: readonly { kind: DerivedStatement['kind']; confidence: number; re: RegExp }[] = [
+  { kind: 'preference', confidence: 0.7, re: /^(?:(?:please|and|also|ok(?:ay)?|great|thanks)[,.!]?\s+)*(?:remember(?: for later| that)?\b[:,]?|from now on\b|going forward\b|in (?:the )?future\b|(?:(?:i|we) )?(?:always|never)\b(?! mind)|don'?t ever\b|do not ever\b)/i },
+  { kind: 'preference', confidence: 0.7, re: /\b(?:i|we) (?:(?:really|strongly) )?(?:prefer|like to|would rather|'d rather|don'?t like|do not like|hate)\b/i },
+  { kind: 'decision', confidence: 0.6, re: /\b(?:let'?s (?:use|go with|switch to|stick with|keep|move to)|we(?:'ve| have)? decided\b|(?:i|we) (?:chose|picked|went with)|we(?:'ll| will) (?:use|go with|switch to)|use \S+(?: \S+)? instead of)\b/i },
+  { kind: 'fact', confidence: 0.5, re: /^(?:(?:fyi|note|btw)[,:]?\s+)?(?:we use|we're using|we are using|our (?:\w+ ){1,3}(?:is|are|uses|lives|runs)|the (?:project|repo|codebase|app) (?:uses|is|runs))\b/i },
+]
+
+const SENTENCES = new Intl.Segmenter('en', { granularity: 'sentence' })
+
+/**
+ * Preferences, decisions and facts the user stated in a session's prompts,
+ * found by cue phrases (see STATEMENT_CUES): deterministic, so it runs with
+ * no model configured. A sentence is kept when it is 12–300 characters, is
+ * not a question, and matches a cue; each is reported once per session.
+ * Assistant messages and tool output are never read: only the user's own
+ * words state their preferences.
+ */
+export function statementsFromPrompts(observations: readonly Observation[]): DerivedStatement[] {
+  const out: DerivedStatement[] = []
+  const seen = new Set<string>()
+  for (const o of observations) {
+    if (o.kind !== 'prompt') continue
+    for (const { segment } of SENTENCES.segment(o.text)) {
+      const sentence = squash(segment)
+      if (sentence.length < 12 || sentence.length > 300 || sentence.endsWith('?')) continue
+      const cue = STATEMENT_CUES.find((c) => c.re.test(sentence))
+      if (!cue) continue
+      const key = sentence.toLowerCase()
+      if (seen.has(key)) continue
+      seen.add(key)
+      out.push({ kind: cue.kind, text: sentence, sources: [o.id], confidence: cue.confidence })
+    }
+  }
+  return out
+}
+
 /** How much each kind matters when nothing else is known (the retention score's importance). */
 export const KIND_IMPORTANCE: Record<MemoryKind, number> = { decision: 1, lesson: 0.9, preference: 0.9, fact: 0.8, summary: 0.5 }
 

@@ -217,7 +217,11 @@ describe('consolidateSession', () => {
     expect(result.summary.text).toMatch(/^Session 2025-06-14 \(claude-code, 5 observations\)\. Asked: Add JWT authentication/)
     expect(result.summary.sources[0]).toBe(ids[0])
     expect(deterministic.lessons).toHaveLength(1)
-    expect(result.memories).toEqual(deterministic.lessons.map((l) => ({ kind: 'lesson', text: l.text, confidence: l.confidence, sources: l.sources })))
+    expect(result.memories).toEqual([
+      ...deterministic.lessons.map((l) => ({ kind: 'lesson', text: l.text, confidence: l.confidence, sources: l.sources })),
+      // The preference the user stated in the first prompt.
+      { kind: 'preference', text: 'We always use pnpm here, never npm.', confidence: 0.7, sources: [ids[0]] },
+    ])
     expect(result).toEqual({ ...deterministicConsolidation(input), via: 'deterministic', error: result.error })
   })
 

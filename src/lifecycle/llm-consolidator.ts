@@ -5,7 +5,7 @@ import { capText } from '../core/text.js'
 import type { Observation, Session } from '../core/types.js'
 import type { Llm, LlmUsage } from '../providers/llm.js'
 import { usageOfError } from '../providers/llm.js'
-import { lessonsFromSession, summaryText } from './consolidate.js'
+import { lessonsFromSession, statementsFromPrompts, summaryText } from './consolidate.js'
 
 /**
  * Model-assisted consolidation: a session's observations become an episodic
@@ -303,14 +303,17 @@ function leadWithFirst(first: string, sources: readonly string[]): string[] {
   return [first, ...sources.filter((id) => id !== first)]
 }
 
-/** The deterministic consolidation of a session: `summaryText(digestSession(…))` and `lessonsFromSession(…)`. */
+/** The deterministic consolidation of a session: `summaryText(digestSession(…))`, `lessonsFromSession(…)` and `statementsFromPrompts(…)`. */
 export function deterministicConsolidation(input: ConsolidationInput): { summary: SessionSummary; memories: ExtractedMemory[] } {
   const first = input.observations[0]
   if (first === undefined) throw invalidInput('observations', 'no observations to consolidate')
   const digest = digestSession(input.session, input.observations, input.projectRoot)
   return {
     summary: { text: summaryText(digest), sources: leadWithFirst(first.id, digest.sourceIds) },
-    memories: lessonsFromSession(input.observations, input.projectRoot).map((l) => ({ kind: 'lesson' as const, text: l.text, confidence: l.confidence, sources: l.sources })),
+    memories: [
+      ...lessonsFromSession(input.observations, input.projectRoot).map((l) => ({ kind: 'lesson' as const, text: l.text, confidence: l.confidence, sources: l.sources })),
+      ...statementsFromPrompts(input.observations),
+    ],
   }
 }
 
