@@ -3,6 +3,7 @@ import { deriveClaudeHook } from './claude-hook.js'
 import { deriveClaudeTranscript } from './claude-transcript.js'
 import { deriveCodexRollout } from './codex-rollout.js'
 import type { CaptureDerivation, Deriver } from './derivation.js'
+import { deriveGeminiSession } from './gemini-session.js'
 import { deriveLocomoTurn } from './locomo-turn.js'
 import { deriveMnemoOp } from './mnemo-ops.js'
 
@@ -10,6 +11,7 @@ const DERIVERS: Record<EventFormat, Deriver> = {
   'claude-hook': deriveClaudeHook,
   'claude-transcript': deriveClaudeTranscript,
   'codex-rollout': deriveCodexRollout,
+  'gemini-session': deriveGeminiSession,
   'locomo-turn': deriveLocomoTurn,
   mnemo: deriveMnemoOp,
 }

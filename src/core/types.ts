@@ -1,7 +1,8 @@
 import type { MemoryId, ObservationId, ProjectId, SessionId } from './ids.js'
 
 /** Agents mnemo knows the formats of; `mnemo` marks events mnemo made itself (remember, pin, …). */
-export type AgentName = 'claude-code' | 'codex' | 'gemini' | 'cursor' | 'opencode' | 'locomo' | 'mnemo'
+export const AGENT_NAMES = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode', 'locomo', 'mnemo'] as const
+export type AgentName = (typeof AGENT_NAMES)[number]
 
 /** Agents whose lifecycle hooks call `mnemo hook <event> --agent <name>`. */
 export const HOOK_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor'] as const
@@ -21,6 +22,7 @@ export type EventFormat =
   | 'claude-hook' // a Claude Code hook payload (stdin of `mnemo hook <event>`)
   | 'claude-transcript' // one record of a Claude Code session JSONL file
   | 'codex-rollout' // one record of a Codex CLI rollout JSONL file
+  | 'gemini-session' // one message of a Gemini CLI session JSON file
   | 'locomo-turn' // one dialogue turn of a LoCoMo conversation
   | 'mnemo' // an operation mnemo recorded itself (remember, forget)
 

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { MnemoError } from '../core/errors.js'
-import type { EventInput } from '../core/types.js'
+import { AGENT_NAMES, type EventInput } from '../core/types.js'
 import type { AuditEntry } from '../storage/store.js'
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportManifest } from './export.js'
 
@@ -24,8 +24,8 @@ const eventRecordSchema = z.object({
   kind: z.literal('event'),
   seq: z.number().int(),
   idemKey: z.string().min(1),
-  agent: z.enum(['claude-code', 'codex', 'locomo', 'mnemo']),
-  format: z.enum(['claude-hook', 'claude-transcript', 'codex-rollout', 'locomo-turn', 'mnemo']),
+  agent: z.enum(AGENT_NAMES),
+  format: z.enum(['claude-hook', 'claude-transcript', 'codex-rollout', 'gemini-session', 'locomo-turn', 'mnemo']),
   type: z.string(),
   sessionKey: z.string(),
   project: z.object({ root: z.string().min(1), name: z.string() }),

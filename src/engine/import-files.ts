@@ -5,12 +5,13 @@ import type { ProjectRef } from '../core/types.js'
 import { parseClaudeTranscript } from '../capture/claude-transcript.js'
 import { parseCodexRollout } from '../capture/codex-rollout.js'
 import type { ParseResult } from '../capture/derivation.js'
+import { isGeminiSession, parseGeminiSession } from '../capture/gemini-session.js'
 import { isLocomo, parseLocomo } from '../capture/locomo.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { detectTranscriptFormat } from '../capture/transcript-format.js'
 
-export type ImportFormat = 'auto' | 'claude-code' | 'codex' | 'locomo' | 'mnemo'
-export const IMPORT_FORMATS: readonly ImportFormat[] = ['auto', 'claude-code', 'codex', 'locomo', 'mnemo']
+export type ImportFormat = 'auto' | 'claude-code' | 'codex' | 'gemini' | 'locomo' | 'mnemo'
+export const IMPORT_FORMATS: readonly ImportFormat[] = ['auto', 'claude-code', 'codex', 'gemini', 'locomo', 'mnemo']
 
 /** Largest file `import` reads, in bytes (512 MiB). */
 export const MAX_IMPORT_FILE_BYTES = 512 * 1024 * 1024
@@ -54,11 +55,13 @@ export function listImportFiles(target: string): string[] {
 
 /**
  * Reads and parses one file in the given format (`auto` sniffs it: a JSON
- * array of conversations is LoCoMo; JSONL is told apart by its record types).
+ * array of conversations is LoCoMo, a JSON object with `sessionId` and
+ * `messages` a Gemini CLI session; JSONL is told apart by its record types).
  * Never throws for content problems: they come back in `error` or as skipped
- * lines.
+ * lines. `candidateRoots` are the folders a Gemini session's `projectHash`
+ * is matched against (default: the process cwd).
  */
-export function parseImportFile(file: string, format: ImportFormat, options: { redact?: Redactor; project?: ProjectRef }): ParsedFile {
+export function parseImportFile(file: string, format: ImportFormat, options: { redact?: Redactor; project?: ProjectRef; candidateRoots?: readonly string[] }): ParsedFile {
   const empty: ParseResult = { events: [], read: 0, skipped: [], unknownTypes: {} }
   let text: string
   try {
@@ -81,9 +84,23 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
       }
     } else if (resolved === 'locomo') return { file, format: 'locomo', parse: empty, error: 'LoCoMo data must be a JSON array' }
   }
+  if (resolved === undefined || resolved === 'gemini') {
+    if (text.trimStart().startsWith('{')) {
+      try {
+        const parsed: unknown = JSON.parse(text)
+        if (resolved === 'gemini' || isGeminiSession(parsed)) {
+          json = parsed
+          resolved = 'gemini'
+        }
+      } catch (cause) {
+        if (resolved === 'gemini') return { file, format: 'gemini', parse: empty, error: `invalid JSON: ${(cause as Error).message}` }
+        // JSONL starts with '{' too: detected below
+      }
+    } else if (resolved === 'gemini') return { file, format: 'gemini', parse: empty, error: 'a Gemini CLI session must be a JSON object' }
+  }
   resolved ??= detectTranscriptFormat(text)
   if (resolved === undefined) {
-    return { file, format: undefined, parse: empty, error: 'unrecognised format (not Claude Code JSONL, Codex rollout JSONL or LoCoMo JSON); pass --format' }
+    return { file, format: undefined, parse: empty, error: 'unrecognised format (not Claude Code JSONL, Codex rollout JSONL, Gemini CLI session JSON or LoCoMo JSON); pass --format' }
   }
   const opts = { file, ...(options.redact ? { redact: options.redact } : {}), ...(options.project ? { project: options.project } : {}) }
   switch (resolved) {
@@ -93,6 +110,8 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
       return { file, format: resolved, parse: parseClaudeTranscript(text, opts) }
     case 'codex':
       return { file, format: resolved, parse: parseCodexRollout(text, opts) }
+    case 'gemini':
+      return { file, format: resolved, parse: parseGeminiSession(json, options.candidateRoots ? { ...opts, candidateRoots: options.candidateRoots } : opts) }
   }
 }
 

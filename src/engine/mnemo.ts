@@ -275,10 +275,13 @@ export class MnemoEngine {
     }
     const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, skipped: 0, unknown: 0 }
     let valid = 0
+    // A Gemini session names its project only by a hash of its root: try the folder we run in and the projects already known.
+    const candidateRoots = [process.cwd(), ...this.store.listProjects().map((p) => p.root).filter((r) => r.startsWith('/'))]
     for (const file of files) {
       const parsed = parseImportFile(file, options.format ?? 'auto', {
         ...(this.redact ? { redact: this.redact } : {}),
         ...(options.project ? { project: options.project } : {}),
+        candidateRoots,
       })
       const fileReport: ImportFileReport = {
         file,

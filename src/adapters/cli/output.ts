@@ -47,7 +47,7 @@ export function formatImport(r: ImportReport): string {
       `${f.file}  [${f.format ?? 'unknown format'}]  read ${f.read} · imported ${f.imported} · already present ${f.duplicates} · observations ${f.observations} · skipped ${f.skipped.length}${unknown ? ` · unknown types: ${unknown}` : ''}`,
     )
     if (f.error) lines.push(`  ! ${f.error}`)
-    for (const s of f.skipped.slice(0, 20)) lines.push(`  skipped line ${s.line}: ${s.reason}`)
+    for (const s of f.skipped.slice(0, 20)) lines.push(`  skipped ${typeof s.line === 'number' ? `line ${s.line}` : s.line}: ${s.reason}`)
     if (f.skipped.length > 20) lines.push(`  … ${f.skipped.length - 20} more skipped`)
   }
   lines.push(

@@ -56,8 +56,8 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   common(program.command('doctor').description("check each agent's configuration, the data directory, the database, the spool, and say what to fix"))
     .action((o) => run(() => commands.doctor(io, out(o), o)))
 
-  common(program.command('import <path>').description('import Claude Code / Codex transcripts (file or folder) or LoCoMo JSON'))
-    .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(['auto', 'claude-code', 'codex', 'locomo', 'mnemo']).default('auto'))
+  common(program.command('import <path>').description('import Claude Code / Codex / Gemini CLI transcripts (file or folder) or LoCoMo JSON'))
+    .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(['auto', 'claude-code', 'codex', 'gemini', 'locomo', 'mnemo']).default('auto'))
     .option('--project <project>', 'project to file the sessions under (name or path)')
     .action((p: string, o) => run(() => commands.importCmd(io, out(o), p, o)))
 

@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto'
+import { fnv1a64, stableStringify } from '../core/hash.js'
+import { capText } from '../core/text.js'
+import type { DerivedObservation, EventInput, ProjectRef } from '../core/types.js'
+import type { CaptureDerivation, Deriver, ParseResult } from './derivation.js'
+import { namedProject, resolveProjectRoot } from './project.js'
+import { sanitizePayload } from './sanitize.js'
+import { describeToolResult, filesOfToolInput, isOwnTool, OBSERVATION_CHARS, toolObservationText } from './tool-text.js'
+import { asRecord, fileStem, str, timeline, timestampOf, type JsonRecord, type TranscriptParseOptions } from './transcript-format.js'
+
+/**
+ * Gemini CLI session files: `~/.gemini/tmp/<project hash>/chats/session-<time>-<id>.json`,
+ * one JSON object per session, `{sessionId, projectHash, startTime, lastUpdated, messages}`.
+ * Each message is `{id, timestamp, type, content}`; `type` is `user`, `gemini` (with
+ * optional `toolCalls`, `thoughts`, `tokens`, `model`), or `info` / `error` / `warning`
+ * (CLI notices). `content` is a string, or (newer versions) a list of Gemini API parts.
+ * Shape from gemini-cli's ChatRecordingService (packages/core/src/services/chatRecordingService.ts).
+ */
+const MESSAGE_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning'])
+
+/** Whether `json` looks like a Gemini CLI session file: an object with a `sessionId` string and a `messages` array. */
+export function isGeminiSession(json: unknown): boolean {
+  const r = asRecord(json)
+  return r !== undefined && typeof r['sessionId'] === 'string' && Array.isArray(r['messages'])
+}
+
+/** Options of {@link parseGeminiSession}: the transcript options plus folders the project might be. */
+export interface GeminiParseOptions extends TranscriptParseOptions {
+  /**
+   * Folders to match against the file's `projectHash` (SHA-256 of the project root, which is
+   * all a Gemini session file says about its project). Default: the importing process's cwd.
+   */
+  candidateRoots?: readonly string[]
+}
+
+/**
+ * Parses one Gemini CLI session file into events, one per message.
+ *
+ * - `sessionKey`: `sessionId`, else the file stem.
+ * - `project`: `options.project`; else the first candidate root (or its git root) whose
+ *   SHA-256 equals `projectHash`; else `gemini:<first 12 hex of projectHash>` — pass
+ *   `--project` to file such sessions under their folder.
+ * - `ts`: the message's `timestamp`, else the previous one's, else `startTime`.
+ * - `idemKey`: `gemini:<sid>:<message id>`, else `gemini:<sid>:h:<fnv1a64 of the message>`,
+ *   so a session file that grew since the last import adds only its new messages.
+ *
+ * Messages that are not objects or have an unknown `type` are skipped with their 0-based
+ * index as `message[i]`. mnemo's own MCP calls are removed from the stored payload.
+ *
+ * @throws never: a file that is not a session at all comes back with everything skipped.
+ */
+export function parseGeminiSession(json: unknown, options: GeminiParseOptions): ParseResult {
+  const root = asRecord(json)
+  const messages = Array.isArray(root?.['messages']) ? (root['messages'] as unknown[]) : []
+  const result: ParseResult = { events: [], read: messages.length, skipped: [], unknownTypes: {} }
+  if (!root || !isGeminiSession(root)) {
+    result.read = 1
+    result.skipped.push({ line: 1, reason: 'not a Gemini CLI session (needs sessionId and a messages array)' })
+    return result
+  }
+  const sid = str(root['sessionId']) ?? fileStem(options.file)
+  const startedAt = timestampOf(root['startTime'])
+  const project = options.project ?? projectOfHash(str(root['projectHash']), options.candidateRoots ?? [process.cwd()])
+  const valid: { index: number; message: JsonRecord }[] = []
+  messages.forEach((m, index) => {
+    const message = asRecord(m)
+    const type = str(message?.['type'])
+    if (!message) result.skipped.push({ line: `message[${index}]`, reason: 'message is not an object' })
+    else if (!type) result.skipped.push({ line: `message[${index}]`, reason: 'message without type' })
+    else if (!MESSAGE_TYPES.has(type)) result.unknownTypes[type] = (result.unknownTypes[type] ?? 0) + 1
+    else valid.push({ index, message })
+  })
+  const times = timeline([startedAt, ...valid.map((v) => timestampOf(v.message['timestamp']))]).slice(1)
+  valid.forEach(({ message }, i) => {
+    const stored = withoutOwnCalls(message)
+    const id = str(message['id'])
+    const event: EventInput = {
+      agent: 'gemini',
+      format: 'gemini-session',
+      type: str(message['type'])!,
+      sessionKey: sid,
+      project,
+      ts: times[i] ?? 0,
+      idemKey: `gemini:${sid}:${id ?? `h:${fnv1a64(stableStringify(message))}`}`,
+      payload: sanitizePayload(stored, options.redact),
+      ...(startedAt !== undefined ? { sessionStartedAt: startedAt } : {}),
+    }
+    result.events.push(event)
+  })
+  return result
+}
+
+function projectOfHash(hash: string | undefined, candidates: readonly string[]): ProjectRef {
+  if (!hash) return namedProject('gemini', 'unknown-project')
+  for (const candidate of candidates) {
+    const git = resolveProjectRoot(candidate)
+    for (const root of [candidate, git.root]) {
+      if (createHash('sha256').update(root).digest('hex') === hash) return resolveProjectRoot(root)
+    }
+  }
+  return namedProject('gemini', hash.slice(0, 12))
+}
+
+function isOwnGeminiTool(name: string): boolean {
+  return isOwnTool(name) || /^mnemo__/i.test(name)
+}
+
+function withoutOwnCalls(message: JsonRecord): JsonRecord {
+  const calls = message['toolCalls']
+  if (!Array.isArray(calls)) return message
+  const kept = calls.filter((c) => !isOwnGeminiTool(str(asRecord(c)?.['name']) ?? ''))
+  return kept.length === calls.length ? message : { ...message, toolCalls: kept }
+}
+
+const capped = (text: string): string => capText(text, OBSERVATION_CHARS)
+
+/** The text of a message `content`: a string, or the `text` of each part of a part list. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content.trim()
+  const parts = Array.isArray(content) ? content : content === undefined ? [] : [content]
+  const texts: string[] = []
+  for (const p of parts) {
+    if (typeof p === 'string') texts.push(p)
+    else if (typeof asRecord(p)?.['text'] === 'string' && asRecord(p)?.['thought'] !== true) texts.push(asRecord(p)!['text'] as string)
+  }
+  return texts.join('\n').trim()
+}
+
+/** A tool call's output: its `resultDisplay` when it is text, else the `functionResponse.response` of its result parts. */
+function callOutput(call: JsonRecord): string {
+  const display = call['resultDisplay']
+  if (typeof display === 'string' && display.trim()) return display
+  const parts = Array.isArray(call['result']) ? call['result'] : call['result'] === undefined || call['result'] === null ? [] : [call['result']]
+  const responses = parts.map((p) => asRecord(asRecord(p)?.['functionResponse'])?.['response'] ?? p)
+  return describeToolResult(responses)
+}
+
+/**
+ * Derives observations from one stored Gemini CLI message:
+ * - `user` → `prompt`/`user` from its text;
+ * - `gemini` → `reasoning`/`assistant` from its `thoughts` (`subject: description`), then
+ *   per tool call a `tool` observation (name, args, files; `sourceRef` = call id) and its
+ *   result (`tool_result`, or `error` when `status` is `error`/`cancelled`; role `tool`),
+ *   then `message`/`assistant` from its text;
+ * - `error` → `error`/`assistant` (the CLI's notice of a failed request);
+ * - `info`, `warning` → nothing.
+ * Texts are capped at `OBSERVATION_CHARS`. Never throws on odd shapes.
+ */
+export const deriveGeminiSession: Deriver = (event) => {
+  const out: CaptureDerivation = { observations: [] }
+  const m = asRecord(event.payload)
+  if (!m) return out
+  const push = (o: DerivedObservation): void => {
+    out.observations.push(o)
+  }
+  const type = str(m['type']) ?? event.type
+  const text = contentText(m['content'])
+  if (type === 'user') {
+    if (text) push({ kind: 'prompt', role: 'user', text: capped(text) })
+  } else if (type === 'gemini') {
+    const thoughts = Array.isArray(m['thoughts']) ? m['thoughts'] : []
+    const reasoning = thoughts
+      .map((t) => {
+        const r = asRecord(t)
+        return [str(r?.['subject']), str(r?.['description'])].filter(Boolean).join(': ')
+      })
+      .filter((t) => t.length > 0)
+    if (reasoning.length > 0) push({ kind: 'reasoning', role: 'assistant', text: capped(reasoning.join('\n\n')) })
+    for (const c of Array.isArray(m['toolCalls']) ? m['toolCalls'] : []) {
+      const call = asRecord(c)
+      const name = str(call?.['name'])
+      if (!call || !name || isOwnGeminiTool(name)) continue
+      const ref = str(call['id'])
+      const args = call['args']
+      push({ kind: 'tool', role: 'assistant', tool: name, text: toolObservationText(name, args), files: filesOfToolInput(args), ...(ref ? { sourceRef: ref } : {}) })
+      const status = str(call['status'])
+      const output = callOutput(call)
+      if (output || status === 'error' || status === 'cancelled') {
+        push({
+          kind: status === 'error' || status === 'cancelled' ? 'error' : 'tool_result',
+          role: 'tool',
+          tool: name,
+          text: capped(output || `(${status})`),
+          ...(ref ? { sourceRef: ref } : {}),
+        })
+      }
+    }
+    if (text) push({ kind: 'message', role: 'assistant', text: capped(text) })
+  } else if (type === 'error' && text) {
+    push({ kind: 'error', role: 'assistant', text: capped(text) })
+  }
+  return out
+}
