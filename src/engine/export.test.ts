@@ -23,6 +23,9 @@ function seeded() {
   const gone = engine.remember('temporary note to forget', { project: A }).memory
   engine.forget(gone.id)
   engine.remember('beta uses redis for sessions', { project: B })
+  // Other agents' events (hooks with --agent) travel too.
+  engine.captureHook('BeforeAgent', JSON.stringify({ session_id: 'g1', cwd: '/p/beta', hook_event_name: 'BeforeAgent', prompt: 'gemini prompt about redis' }), 'gemini')
+  engine.captureHook('beforeSubmitPrompt', JSON.stringify({ conversation_id: 'c1', workspace_roots: ['/p/beta'], hook_event_name: 'beforeSubmitPrompt', prompt: 'cursor prompt about redis' }), 'cursor')
   return t
 }
 
@@ -59,7 +62,7 @@ describe('export and import', () => {
     const lines: string[] = []
     engine.exportJsonl((l) => lines.push(l), { project: engine.resolveProjects('beta')[0]! })
     const events = lines.slice(1).map((l) => JSON.parse(l) as { kind: string; project?: { root: string } }).filter((r) => r.kind === 'event')
-    expect(events.map((e) => e.project!.root)).toEqual(['/p/beta'])
+    expect(events.map((e) => e.project!.root)).toEqual(['/p/beta', '/p/beta', '/p/beta'])
   })
 
   it('refuses a malformed file without storing anything, naming the line', async () => {
