@@ -59,7 +59,7 @@ export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vecto
   return out
 }
 
-/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `MNEMO_TZ`, `HOME`. */
+/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `MNEMO_TZ`, `MNEMO_SERVER_URL` (validated here, used by hooks), `HOME`. */
 export type MnemoEnv = Readonly<Record<string, string | undefined>>
 
 /** Default token budget of the injected context block. */
@@ -104,6 +104,8 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
       bad.push('MNEMO_TZ')
     }
   }
+  const serverUrl = env['MNEMO_SERVER_URL']
+  if (serverUrl !== undefined && serverUrl !== '' && !isHttpUrl(serverUrl)) bad.push('MNEMO_SERVER_URL')
   let llm: LlmConfig | undefined
   const llmProvider = env['MNEMO_LLM']
   if (llmProvider !== undefined && llmProvider !== '' && llmProvider !== 'none') {
@@ -142,7 +144,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   if (bad.length > 0) {
     throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
       details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY)',
+      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY); MNEMO_SERVER_URL an http(s) URL like http://10.0.0.5:7077',
     })
   }
   return {
@@ -155,5 +157,15 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     embedder,
     timeZone,
     llm,
+  }
+}
+
+/** Whether `value` is an absolute http: or https: URL (what `MNEMO_SERVER_URL` must be). */
+export function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value)
+    return u.protocol === 'http:' || u.protocol === 'https:'
+  } catch {
+    return false
   }
 }

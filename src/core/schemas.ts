@@ -127,6 +127,7 @@ export const hookEventInput = inputObject({
   event: limited(z.string(), { minLength: 1, maxLength: 64, pattern: '\\S' }).describe('Hook event name: SessionStart, UserPromptSubmit, PostToolUse, …'),
   payload: z.record(z.string(), z.unknown()).describe('The hook payload exactly as Claude Code wrote it (session_id, cwd, …).'),
   agent: z.enum(['claude-code', 'codex', 'gemini', 'cursor']).optional().describe('The agent that sent it (field names are mapped); default claude-code.'),
+  at: z.iso.datetime({ offset: true }).optional().describe('When the hook fired (ISO 8601), for events delivered late from a client spool; default: when the server receives it.'),
 })
 export type HookEventInput = z.output<typeof hookEventInput>
 

@@ -213,10 +213,11 @@ export class MnemoEngine {
    * Returns whether a new event was stored (false for a duplicate delivery or
    * a skipped own-tool call) and the event's project.
    *
+   * @param at - When the hook fired, epoch ms (a spooled event's `spooledAt`); default now.
    * @throws {MnemoError} `INVALID_INPUT` — stdin is not a hook payload.
    */
-  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code'): { stored: boolean; project: ProjectRef; skipped?: string } {
-    const captured = captureClaudeHook(eventName, stdin, this.clock.now(), {
+  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code', at?: number): { stored: boolean; project: ProjectRef; skipped?: string } {
+    const captured = captureClaudeHook(eventName, stdin, at ?? this.clock.now(), {
       agent,
       ...(this.redact ? { redact: this.redact } : {}),
       // Capture uses the project's identity alone (git top-level, else the folder): never a guess from what was captured before.

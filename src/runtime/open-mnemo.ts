@@ -154,7 +154,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     drainSpool: () =>
       spool.drain((item) => {
         try {
-          engine.captureHook(item.event, item.stdin, toHookAgent(item.agent))
+          engine.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
           return 'stored'
         } catch (error) {
           if (MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error

@@ -31,11 +31,15 @@ import {
 const CLI_PATH = fileURLToPath(new URL('../../../dist/adapters/cli/main.js', import.meta.url))
 const DEMO_SESSION = fileURLToPath(new URL('../../../fixtures/demo/claude-code-session.jsonl', import.meta.url))
 
-/** Opens mnemo for one command, drains the hook spool, runs `fn`, closes. */
+/**
+ * Opens mnemo for one command, drains the hook spool, runs `fn`, closes. In
+ * team mode (`MNEMO_SERVER_URL`) the spool holds events for the server, and
+ * only the next hook sends them there: never drained into the local store.
+ */
 async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMnemo) => T | Promise<T>): Promise<T> {
   const m = openMnemo({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}) })
   try {
-    m.drainSpool()
+    if (!io.env['MNEMO_SERVER_URL']) m.drainSpool()
     return await fn(m)
   } finally {
     m.close()

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { estimateTokens } from '../../core/text.js'
+import { Spool } from '../../runtime/spool.js'
 import { runCli } from './program.js'
 
 /**
@@ -550,6 +551,24 @@ describe('recall matching', () => {
 })
 
 describe('status', () => {
+  it('in team mode (MNEMO_SERVER_URL) leaves the spool for the server, and refuses a URL that is not http(s)', async () => {
+    new Spool(path.join(home, 'spool')).put({ event: 'UserPromptSubmit', stdin: JSON.stringify({ session_id: 's', cwd: '/w/x', prompt: 'for the server' }), cwd: '/w/x', spooledAt: 1, agent: 'claude-code' })
+    const run = async (url: string) => {
+      let stdout = ''
+      let stderr = ''
+      const code = await runCli(['status', '--json'], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { MNEMO_HOME: home, HOME: tmp, MNEMO_SERVER_URL: url }, cwd: sub })
+      return { code, stdout, stderr }
+    }
+    const team = await run('http://127.0.0.1:9')
+    expect(team.code).toBe(0)
+    expect(JSON.parse(team.stdout)).toMatchObject({ counts: { events: 0 }, spool: { pending: 1 } })
+    const bad = await run('notaurl')
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('MNEMO_SERVER_URL')
+    // Without the server setting, the next command stores it locally.
+    expect(await ok(['status'])).toMatchObject({ counts: { events: 1 }, spool: { pending: 0 } })
+  })
+
   it('--json reports home, database, counts, bytes, last capture, spool and errors', async () => {
     const empty = await ok(['status'])
     expect(Object.keys(empty)).toEqual(['home', 'database', 'counts', 'bytes', 'lastCaptureAt', 'spool', 'errors'])

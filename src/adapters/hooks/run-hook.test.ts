@@ -115,14 +115,14 @@ describe('mnemo hook', () => {
 
 describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
   /** Runs the hook against `url` with `token`; the client's own data directory is `client`. */
-  async function remoteHook(client: string, url: string, token: string, event: string, stdin: string): Promise<{ stdout: string; code: number | undefined }> {
+  async function remoteHook(client: string, url: string, token: string, event: string, stdin: string, base = `${url}/`): Promise<{ stdout: string; code: number | undefined }> {
     const input = new PassThrough()
     let stdout = ''
     let code: number | undefined
     const run = runHook(event, {
       stdin: input,
       stdout: { write: (t: string) => (stdout += t) },
-      env: { MNEMO_HOME: client, HOME: client, MNEMO_SERVER_URL: `${url}/`, MNEMO_SERVER_TOKEN: token },
+      env: { MNEMO_HOME: client, HOME: client, MNEMO_SERVER_URL: base, MNEMO_SERVER_TOKEN: token },
       cwd: '/work/demo-app',
       exit: (c) => {
         code = c
@@ -139,6 +139,7 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     const serverHome = home()
     const client = home()
     let server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {} })
+    let firedAt = 0
     try {
       const prompt = hookPayload('UserPromptSubmit', { prompt: 'add caching to the orders endpoint' }, 'earlier')
       expect(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', prompt)).toEqual({ stdout: '', code: 0 })
@@ -160,7 +161,16 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       expect(bad.code).toBe(0)
       expect(spooled(client)).toHaveLength(2)
 
+      firedAt = (JSON.parse(readFileSync(path.join(client, 'spool', spooled(client)[0]!), 'utf8')) as { spooledAt: number }).spooledAt
       server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {} })
+      // A URL with a path is a setting to fix, not bad input: spooled, with a message that says so.
+      await remoteHook(client, server.url, server.token, 'Stop', hookPayload('Stop', {}, 'now'), `${server.url}/v1`)
+      expect(spooled(client)).toHaveLength(3)
+      expect(readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')).toContain('without /v1')
+      // An invalid URL too.
+      await remoteHook(client, server.url, server.token, 'Stop', hookPayload('Stop', {}, 'now'), 'notaurl')
+      expect(spooled(client)).toHaveLength(4)
+      expect(readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')).toContain('MNEMO_SERVER_URL is not an http(s) URL')
       await remoteHook(client, server.url, server.token, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'third prompt, back online' }, 'now'))
       expect(spooled(client)).toEqual([])
       // The first prompt again (an agent retry): the server's idempotency key keeps one copy.
@@ -169,7 +179,30 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       await server.close()
     }
     const stats = counts(serverHome)
-    expect(stats.events).toBe(5)
+    expect(stats.events).toBe(6) // the two Stop events carry the same payload: one event
+    // A spooled event keeps the time it fired, not the time it was delivered.
+    const m = openMnemo({ env: { MNEMO_HOME: serverHome } })
+    try {
+      const [hit] = await m.engine.recall('npm test', { limit: 1 })
+      expect(hit!.ts).toBe(firedAt)
+    } finally {
+      m.close()
+    }
+  })
+
+  it('sends a 12 MB tool output capped as the store would cap it, instead of losing it to the body limit', async () => {
+    const { startServer } = await import('../http/server.js')
+    const serverHome = home()
+    const client = home()
+    const server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {} })
+    try {
+      const big = hookPayload('PostToolUse', { tool_name: 'Bash', tool_use_id: 'b1', tool_input: { command: 'cat big.log' }, tool_response: { stdout: `start ${'A'.repeat(12 * 1024 * 1024)} end` } })
+      expect(await remoteHook(client, server.url, server.token, 'PostToolUse', big)).toEqual({ stdout: '', code: 0 })
+    } finally {
+      await server.close()
+    }
+    expect(counts(serverHome).events).toBe(1)
+    expect(readdirSync(path.join(client)).includes('spool') ? spooled(client) : []).toEqual([])
   })
 
   it('keeps an event the server refuses as bad input aside, and a payload without cwd gets the hook cwd', async () => {

@@ -8,7 +8,8 @@ import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool } from '../../runtime/spool.js'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { resolveConfig, type MnemoEnv } from '../../config/config.js'
+import { isHttpUrl, resolveConfig, type MnemoEnv } from '../../config/config.js'
+import { sanitizePayload } from '../../capture/sanitize.js'
 
 /** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */
 export const HOOK_DEADLINE_MS = 2000
@@ -92,7 +93,8 @@ export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 
     giveUp(`hook ${eventName}`, new Error(`gave up after ${HOOK_DEADLINE_MS} ms`))
     finish()
   }, HOOK_DEADLINE_MS - SPOOL_MARGIN_MS)
-  timer.unref?.()
+  // Not unref'd: if a request hangs with nothing else keeping the process alive, this timer still
+  // fires and spools the event (finish() exits the process, so it never delays a normal exit).
 
   let opened: OpenedMnemo | undefined
   const remote = remoteServer(io.env, config.home)
@@ -105,7 +107,7 @@ export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 
     if (remote) {
       // Team mode: the server stores the event; anything spooled while it was unreachable goes first.
       await drainToRemote(spool, remote, errors, now)
-      await postEvent(remote, eventName, stdin, agent, io.cwd)
+      await postEvent(remote, eventName, stdin, agent, io.cwd, undefined)
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd)
         if (block !== undefined) io.stdout.write(eventName === 'SessionStart' ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n` : `${block}\n`)
@@ -143,6 +145,8 @@ export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 
 interface RemoteServer {
   url: string
   token: string | undefined
+  /** Set when `MNEMO_SERVER_URL` is not an http(s) URL. */
+  invalid?: true
 }
 
 /** Time a hook waits for a remote server before spooling, ms. */
@@ -151,6 +155,8 @@ export const REMOTE_TIMEOUT_MS = 1200
 function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefined {
   const url = env['MNEMO_SERVER_URL']
   if (!url) return undefined
+  // An invalid URL is a setting to fix, not bad input: events are spooled (and the error logged) until it is fixed.
+  if (!isHttpUrl(url)) return { url, token: undefined, invalid: true }
   let token = env['MNEMO_SERVER_TOKEN']
   if (!token) {
     try {
@@ -163,6 +169,11 @@ function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefined {
 }
 
 async function remoteFetch(remote: RemoteServer, route: string, init: { method: string; body?: string }): Promise<Response> {
+  if (remote.invalid) {
+    throw new MnemoError('STORE_UNAVAILABLE', `MNEMO_SERVER_URL is not an http(s) URL (got ${JSON.stringify(remote.url)}); fix it and the spooled events are sent by the next hook`, {
+      details: { dialect: 'sqlite', operation: 'remote append' },
+    })
+  }
   const res = await fetch(`${remote.url}${route}`, {
     method: init.method,
     headers: { 'content-type': 'application/json', ...(remote.token ? { authorization: `Bearer ${remote.token}` } : {}) },
@@ -173,12 +184,17 @@ async function remoteFetch(remote: RemoteServer, route: string, init: { method: 
 }
 
 /**
- * Sends one hook event to the server. A network failure, a timeout or a 5xx
- * throws STORE_UNAVAILABLE (the caller spools it); a 4xx means the input is
- * bad and throws INVALID_INPUT (kept in spool/bad). The server deduplicates by
+ * Sends one hook event to the server, its strings capped and secrets
+ * redacted as the store would (so a 12 MB tool output fits the server's body
+ * limit). A network failure, a timeout, a 5xx, a refused token or a missing
+ * route (a wrong URL) throws STORE_UNAVAILABLE: the caller spools it until the
+ * setting or the server is fixed. Only 400/413/422 mean the input itself is
+ * bad and throw INVALID_INPUT (kept in spool/bad). The server deduplicates by
  * idempotency key, so a retried event is never stored twice.
+ *
+ * @param at - When the hook fired (a spooled event's time), epoch ms; undefined for now.
  */
-async function postEvent(remote: RemoteServer, event: string, stdin: string, agent: HookAgent, cwd: string): Promise<void> {
+async function postEvent(remote: RemoteServer, event: string, stdin: string, agent: HookAgent, cwd: string, at: number | undefined): Promise<void> {
   let payload: unknown
   try {
     payload = JSON.parse(stdin)
@@ -189,16 +205,26 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
   if (payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof (payload as { cwd?: unknown }).cwd !== 'string') {
     payload = { ...payload, cwd }
   }
+  const body = JSON.stringify({ event, payload: sanitizePayload(payload), agent, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}) })
   let res: Response
   try {
-    res = await remoteFetch(remote, '/v1/events', { method: 'POST', body: JSON.stringify({ event, payload, agent }) })
+    res = await remoteFetch(remote, '/v1/events', { method: 'POST', body })
   } catch (cause) {
+    if (MnemoError.is(cause)) throw cause
     throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} unreachable: ${(cause as Error).message}`, { details: { dialect: 'sqlite', operation: 'remote append' }, cause })
   }
-  if (res.status >= 500 || res.status === 401 || res.status === 403) {
-    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status}`, { details: { dialect: 'sqlite', operation: 'remote append' } })
+  if (res.status === 400 || res.status === 413 || res.status === 422) {
+    throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, { details: { path: 'payload' } })
   }
-  if (res.status >= 400) throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, { details: { path: 'payload' } })
+  if (res.status >= 300) {
+    const why =
+      res.status === 401 || res.status === 403
+        ? ' (the token was refused: set MNEMO_SERVER_TOKEN to the contents of the server\'s MNEMO_HOME/server-token)'
+        : res.status === 404 || res.status === 405
+          ? ` (no mnemo API there: MNEMO_SERVER_URL should be the server's base URL, like http://host:7077, without /v1)`
+          : ''
+    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status}${why}`, { details: { dialect: 'sqlite', operation: 'remote append' } })
+  }
 }
 
 /**
@@ -212,7 +238,7 @@ async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLo
     const item = spool.read(file)
     if (!item) continue
     try {
-      await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd)
+      await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd, item.spooledAt)
       spool.remove(file)
     } catch (error) {
       if (MnemoError.is(error, 'INVALID_INPUT')) {

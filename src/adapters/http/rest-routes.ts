@@ -187,7 +187,7 @@ export const REST_ROUTES: readonly AnyRestRoute[] = [
       if (typeof cwd !== 'string' || !path.isAbsolute(cwd)) {
         throw invalidInput('payload.cwd', `payload.cwd must be an absolute path (got ${describeValue(cwd)})`, "the server has no working directory: the hook payload's cwd says which project the event belongs to")
       }
-      const result = mnemo.engine.captureHook(body.event, JSON.stringify(body.payload), body.agent ?? 'claude-code')
+      const result = mnemo.engine.captureHook(body.event, JSON.stringify(body.payload), body.agent ?? 'claude-code', body.at === undefined ? undefined : Date.parse(body.at))
       return ok({ stored: result.stored }, 202)
     },
   }),
