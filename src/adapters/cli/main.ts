@@ -13,7 +13,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 })
 
 if (argv[0] === 'hook') {
-  const { runHook, toHookAgent } = await import('../hooks/run-hook.js')
+  const { runHook } = await import('../hooks/run-hook.js')
   const agentAt = argv.indexOf('--agent')
   await runHook(
     argv[1] ?? '',
@@ -24,7 +24,7 @@ if (argv[0] === 'hook') {
       cwd: process.cwd(),
       exit: (code) => process.exit(code),
     },
-    toHookAgent(agentAt > 0 ? argv[agentAt + 1] : undefined),
+    agentAt > 0 ? (argv[agentAt + 1] ?? '') : 'claude-code',
   )
 } else {
   const { runCli } = await import('./program.js')

@@ -113,6 +113,21 @@ describe('mnemo hook', () => {
   })
 })
 
+describe('mnemo hook --agent', () => {
+  it('stores the event of an unknown agent as Claude Code, and logs that the command line needs fixing', async () => {
+    const h = home()
+    const input = new PassThrough()
+    let code: number | undefined
+    const run = runHook('UserPromptSubmit', { stdin: input, stdout: { write: () => true }, env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app', exit: (c) => (code = c) }, 'bogus')
+    input.end(hookPayload('UserPromptSubmit', { prompt: 'agent typo' }))
+    await run
+    expect(code).toBe(0)
+    expect(counts(h)).toMatchObject({ events: 1, observations: 1 })
+    const logged = readFileSync(path.join(h, 'logs', 'errors.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { message: string })
+    expect(logged.map((e) => e.message)).toEqual(['unknown --agent "bogus" (one of claude-code, codex, gemini, cursor); read as claude-code'])
+  })
+})
+
 describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
   /** Runs the hook against `url` with `token`; the client's own data directory is `client`. */
   async function remoteHook(client: string, url: string, token: string, event: string, stdin: string, base = `${url}/`): Promise<{ stdout: string; code: number | undefined }> {

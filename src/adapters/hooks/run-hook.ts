@@ -1,6 +1,6 @@
 import { MnemoError } from '../../core/errors.js'
 import { redactSecrets } from '../../capture/redact.js'
-import { toHookAgent, type HookAgent } from '../../core/types.js'
+import { HOOK_AGENTS, toHookAgent, type HookAgent } from '../../core/types.js'
 
 export { toHookAgent }
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
@@ -48,8 +48,9 @@ export interface HookIo {
  * `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":…}}`;
  * PreCompact prints the block as plain text.
  */
-export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 'claude-code'): Promise<void> {
+export async function runHook(eventName: string, io: HookIo, agentName: HookAgent | (string & {}) = 'claude-code'): Promise<void> {
   const now = io.now ?? Date.now
+  const agent = toHookAgent(agentName)
   let finished = false
   let config
   try {
@@ -64,6 +65,10 @@ export async function runHook(eventName: string, io: HookIo, agent: HookAgent = 
   }
   const spool = new Spool(config.spoolDir)
   const errors = new ErrorLog(config.errorLogPath)
+  if (agent !== agentName) {
+    // The event is still stored (as Claude Code's field names), but the hook command line needs fixing.
+    errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}); read as claude-code` })
+  }
   let stdin = ''
   const finish = (): void => {
     if (finished) return
