@@ -119,6 +119,7 @@ export type SessionsInput = z.output<typeof sessionsInput>
 export const contextInput = inputObject({
   project: projectField.optional(),
   budget: integer(200, 100_000).optional().describe('Token budget, 200–100000. Default: the configured budget (2000).'),
+  excludeSession: limited(z.string(), { minLength: 1, maxLength: 256 }).optional().describe("The agent's session id of the session asking: left out of the recent sessions (it is the current one)."),
 })
 export type ContextInput = z.output<typeof contextInput>
 

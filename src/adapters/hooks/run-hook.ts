@@ -261,7 +261,8 @@ async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: st
   try {
     const cwd = (JSON.parse(stdin) as { cwd?: unknown }).cwd
     const project = typeof cwd === 'string' && cwd.length > 0 ? cwd : defaultCwd
-    const res = await remoteFetch(remote, `/v1/context?project=${encodeURIComponent(project)}`, { method: 'GET' })
+    const session = sessionIdOf(stdin)
+    const res = await remoteFetch(remote, `/v1/context?project=${encodeURIComponent(project)}${session ? `&excludeSession=${encodeURIComponent(session)}` : ''}`, { method: 'GET' })
     if (!res.ok) return undefined
     return ((await res.json()) as { text?: string }).text
   } catch {

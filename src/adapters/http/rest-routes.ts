@@ -325,7 +325,11 @@ export const REST_ROUTES: readonly AnyRestRoute[] = [
     handle: ({ query }, { mnemo }) => {
       const engine = mnemo.engine
       const project = engine.projectForWrite(needProject(engine, query.project, 'query'))
-      const block = engine.context({ project, ...(query.budget !== undefined ? { budgetTokens: query.budget } : {}) })
+      const block = engine.context({
+        project,
+        ...(query.budget !== undefined ? { budgetTokens: query.budget } : {}),
+        ...(query.excludeSession !== undefined ? { excludeSessionKey: query.excludeSession } : {}),
+      })
       const body: z.output<typeof contextJson> = {
         project: block.project,
         text: block.text,

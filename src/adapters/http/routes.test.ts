@@ -308,6 +308,10 @@ describe('REST routes', () => {
     expect(doc.tokens).toBeLessThanOrEqual(300)
     expect(doc.budgetTokens).toBe(300)
     expect((await api('GET', '/v1/context?project=acme-api&budget=100')).body.error.message).toBe('budget must be an integer 200–100000 (got 100)')
+    // The session asking (a team-mode SessionStart) is left out of the recent sessions.
+    const all = conforms('GET', '/v1/context', await api('GET', '/v1/context?project=acme-api'))
+    const without = conforms('GET', '/v1/context', await api('GET', '/v1/context?project=acme-api&excludeSession=4f1c2e7a-demo-0001'))
+    expect(without.sessionIds.length).toBe(all.sessionIds.length - 1)
   })
 
   it('import: a transcript file on the server machine, then the same again adds nothing', async () => {
