@@ -6,6 +6,7 @@ import { resolveProjectRoot } from './project.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
 import { filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, toolObservationText } from './tool-text.js'
 import { capText } from '../core/text.js'
+import { toMnemoEvent } from './agent-hook-events.js'
 
 /** Claude Code hook events mnemo registers for and understands. */
 export const CLAUDE_HOOK_EVENTS = [
@@ -117,19 +118,21 @@ export type HookCapture = { event: EventInput } | { skip: string }
  * event id), so a payload delivered twice is stored once. mnemo's own MCP
  * tool calls are skipped.
  *
- * @param eventName - The event named on the command line; wins over `hook_event_name`.
+ * @param givenEvent - The event named on the command line (an agent's own name is mapped, see toMnemoEvent); wins over `hook_event_name`.
  * @param stdin - The raw JSON text Claude Code wrote.
  * @param nowMs - Receipt time, used as the event time (hook payloads have no timestamp).
  * @param resolveProject - Maps `cwd` to a project. Default: git top-level lookup.
  * @throws {MnemoError} `INVALID_INPUT` — stdin is not a JSON object with a `session_id`.
  */
 export function captureClaudeHook(
-  eventName: string,
+  givenEvent: string,
   stdin: string,
   nowMs: number,
   options: { redact?: Redactor; resolveProject?: (cwd: string) => ProjectRef; defaultCwd?: string; agent?: HookAgent } = {},
 ): HookCapture {
   const agent = options.agent ?? 'claude-code'
+  // `mnemo hook beforeSubmitPrompt --agent cursor` means what connect writes as `mnemo hook UserPromptSubmit --agent cursor`.
+  const eventName = toMnemoEvent(agent, givenEvent)
   let raw: unknown
   try {
     raw = JSON.parse(stdin)

@@ -101,4 +101,15 @@ describe('hook payloads of other agents', () => {
     ])
     expect(engine.sessions().map((s) => s.agent).sort()).toEqual(['cursor', 'gemini'])
   })
+
+  it("maps an agent's own event names to the events connect registers for them", async () => {
+    const { engine } = createTestEngine()
+    engine.captureHook('beforeSubmitPrompt', JSON.stringify({ conversation_id: 'c-2', workspace_roots: ['/work/shop'], prompt: 'rename the checkout service' }), 'cursor')
+    engine.captureHook('AfterTool', JSON.stringify({ session_id: 'gem-2', cwd: '/work/shop', tool_name: 'read_file', tool_input: { absolute_path: '/work/shop/src/checkout.ts' }, tool_response: { output: 'export const checkout' } }), 'gemini')
+    // The same name from Claude Code is not an agent alias: kept as given (log only).
+    engine.captureHook('beforeSubmitPrompt', JSON.stringify({ session_id: 'cc-1', cwd: '/work/shop', prompt: 'not mapped for claude-code' }))
+    const hits = await engine.recall('checkout', { limit: 5 })
+    expect(hits.map((h) => h.kind).sort()).toEqual(['prompt', 'tool'])
+    expect(await engine.recall('not mapped for claude-code', { limit: 5 })).toEqual([])
+  })
 })

@@ -65,14 +65,8 @@ import {
   type TomlTable,
 } from './config-files.js'
 
-/** Codex hook events mnemo registers, in write order, with the mnemo capture event each passes to `mnemo hook`. */
-export const CODEX_HOOK_EVENTS: readonly HookEventMapping[] = [
-  { agentEvent: 'SessionStart', mnemoEvent: 'SessionStart' },
-  { agentEvent: 'UserPromptSubmit', mnemoEvent: 'UserPromptSubmit' },
-  { agentEvent: 'PostToolUse', mnemoEvent: 'PostToolUse' },
-  { agentEvent: 'SubagentStop', mnemoEvent: 'SubagentStop' },
-  { agentEvent: 'Stop', mnemoEvent: 'Stop' },
-]
+import { CODEX_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
+export { CODEX_HOOK_EVENTS }
 
 /** The MCP server table mnemo owns. */
 export const CODEX_MCP_KEY: readonly string[] = ['mcp_servers', 'mnemo']

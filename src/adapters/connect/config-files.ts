@@ -77,11 +77,8 @@ export interface AgentDisconnectOptions extends AgentLocation {
   cliPath?: string | undefined
 }
 
-/** A hook event of an agent and the mnemo capture event (Claude Code vocabulary) its command passes to `mnemo hook`. */
-export interface HookEventMapping {
-  agentEvent: string
-  mnemoEvent: ClaudeHookEvent
-}
+import type { HookEventMapping } from '../../capture/agent-hook-events.js'
+export type { HookEventMapping }
 
 /** What `describe<Agent>Hooks()` returns. */
 export interface AgentHooksDescription {

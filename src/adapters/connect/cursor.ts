@@ -53,16 +53,8 @@ import {
 } from './config-files.js'
 import { invalidInput } from '../../core/errors.js'
 
-/** Cursor hook events mnemo registers, in write order, with the mnemo capture event each passes to `mnemo hook`. */
-export const CURSOR_HOOK_EVENTS: readonly HookEventMapping[] = [
-  { agentEvent: 'sessionStart', mnemoEvent: 'SessionStart' },
-  { agentEvent: 'beforeSubmitPrompt', mnemoEvent: 'UserPromptSubmit' },
-  { agentEvent: 'postToolUse', mnemoEvent: 'PostToolUse' },
-  { agentEvent: 'postToolUseFailure', mnemoEvent: 'PostToolUseFailure' },
-  { agentEvent: 'subagentStop', mnemoEvent: 'SubagentStop' },
-  { agentEvent: 'afterAgentResponse', mnemoEvent: 'Stop' },
-  { agentEvent: 'sessionEnd', mnemoEvent: 'SessionEnd' },
-]
+import { CURSOR_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
+export { CURSOR_HOOK_EVENTS }
 
 /** `${…}` as Cursor interpolates it in mcp.json. */
 const CURSOR_SUBSTITUTION = /\$\{/
@@ -74,7 +66,7 @@ export function describeCursorHooks(): AgentHooksDescription {
     supported: true,
     events: CURSOR_HOOK_EVENTS,
     note: 'hooks.json command hooks, payload JSON on stdin with Cursor field names (conversation_id, generation_id, hook_event_name, workspace_roots; '
-      + 'beforeSubmitPrompt: prompt; postToolUse: tool_name, tool_input, tool_output; afterAgentResponse: text) — a Cursor normaliser is needed before they are stored; '
+      + 'beforeSubmitPrompt: prompt; postToolUse: tool_name, tool_input, tool_output; afterAgentResponse: text) — mapped onto the Claude Code field names by mnemo hook --agent cursor; '
       + 'command `"<node>" "<cli>" hook <mnemoEvent> --agent cursor`. afterAgentResponse stands in for Stop because it carries the reply text. '
       + 'Not registered: preToolUse, before*/after* Shell/MCP/ReadFile/FileEdit (per-call latency; postToolUse covers them), preCompact (mnemo prints plain text there), stop, subagentStart, afterAgentThought, Tab hooks.',
   }

@@ -57,14 +57,8 @@ import {
 } from './config-files.js'
 import { invalidInput } from '../../core/errors.js'
 
-/** Gemini CLI hook events mnemo registers, in write order, with the mnemo capture event each passes to `mnemo hook`. */
-export const GEMINI_HOOK_EVENTS: readonly HookEventMapping[] = [
-  { agentEvent: 'SessionStart', mnemoEvent: 'SessionStart' },
-  { agentEvent: 'BeforeAgent', mnemoEvent: 'UserPromptSubmit' },
-  { agentEvent: 'AfterTool', mnemoEvent: 'PostToolUse' },
-  { agentEvent: 'AfterAgent', mnemoEvent: 'Stop' },
-  { agentEvent: 'SessionEnd', mnemoEvent: 'SessionEnd' },
-]
+import { GEMINI_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
+export { GEMINI_HOOK_EVENTS }
 
 const TIMEOUT_MS: Readonly<Record<string, number>> = { SessionStart: 15_000 }
 const DEFAULT_TIMEOUT_MS = 10_000

@@ -1,0 +1,54 @@
+import type { HookAgent } from '../core/types.js'
+import type { ClaudeHookEvent } from './claude-hook.js'
+
+/** A hook event of an agent and the mnemo capture event (Claude Code vocabulary) its command passes to `mnemo hook`. */
+export interface HookEventMapping {
+  agentEvent: string
+  mnemoEvent: ClaudeHookEvent
+}
+
+/** Codex CLI hook events mnemo registers (Codex uses Claude Code's names). */
+export const CODEX_HOOK_EVENTS: readonly HookEventMapping[] = [
+  { agentEvent: 'SessionStart', mnemoEvent: 'SessionStart' },
+  { agentEvent: 'UserPromptSubmit', mnemoEvent: 'UserPromptSubmit' },
+  { agentEvent: 'PostToolUse', mnemoEvent: 'PostToolUse' },
+  { agentEvent: 'SubagentStop', mnemoEvent: 'SubagentStop' },
+  { agentEvent: 'Stop', mnemoEvent: 'Stop' },
+]
+
+/** Cursor hook events mnemo registers, in write order. */
+export const CURSOR_HOOK_EVENTS: readonly HookEventMapping[] = [
+  { agentEvent: 'sessionStart', mnemoEvent: 'SessionStart' },
+  { agentEvent: 'beforeSubmitPrompt', mnemoEvent: 'UserPromptSubmit' },
+  { agentEvent: 'postToolUse', mnemoEvent: 'PostToolUse' },
+  { agentEvent: 'postToolUseFailure', mnemoEvent: 'PostToolUseFailure' },
+  { agentEvent: 'subagentStop', mnemoEvent: 'SubagentStop' },
+  { agentEvent: 'afterAgentResponse', mnemoEvent: 'Stop' },
+  { agentEvent: 'sessionEnd', mnemoEvent: 'SessionEnd' },
+]
+
+/** Gemini CLI hook events mnemo registers. */
+export const GEMINI_HOOK_EVENTS: readonly HookEventMapping[] = [
+  { agentEvent: 'SessionStart', mnemoEvent: 'SessionStart' },
+  { agentEvent: 'BeforeAgent', mnemoEvent: 'UserPromptSubmit' },
+  { agentEvent: 'AfterTool', mnemoEvent: 'PostToolUse' },
+  { agentEvent: 'AfterAgent', mnemoEvent: 'Stop' },
+  { agentEvent: 'SessionEnd', mnemoEvent: 'SessionEnd' },
+]
+
+const BY_AGENT: Readonly<Record<HookAgent, readonly HookEventMapping[]>> = {
+  'claude-code': [],
+  codex: CODEX_HOOK_EVENTS,
+  cursor: CURSOR_HOOK_EVENTS,
+  gemini: GEMINI_HOOK_EVENTS,
+}
+
+/**
+ * The mnemo event for an event name as given on the command line: an agent's
+ * own name (`beforeSubmitPrompt --agent cursor`, `AfterTool --agent gemini`)
+ * becomes the Claude Code name connect registers for it; anything else is
+ * returned as is.
+ */
+export function toMnemoEvent(agent: HookAgent, eventName: string): string {
+  return BY_AGENT[agent].find((m) => m.agentEvent === eventName)?.mnemoEvent ?? eventName
+}
