@@ -241,7 +241,10 @@ export async function importCmd(io: CliIo, out: Out, target: string, o: GlobalOp
 }
 
 export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
-  await withMnemo(io, o, (m) => {
+  await withMnemo(io, o, async (m) => {
+    const { remoteServer, checkRemote } = await import('../hooks/run-hook.js')
+    const remote = remoteServer(io.env, m.config.home)
+    const server = remote ? await checkRemote(remote) : null
     const stats = m.engine.stats()
     const errors = m.errors.tail(5)
     const doc = {
@@ -251,6 +254,8 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
       bytes: stats.bytes,
       lastCaptureAt: stats.lastEventAt === undefined ? null : toIso(stats.lastEventAt),
       spool: { pending: m.spool.count(), bad: m.spool.badCount(), dir: m.config.spoolDir },
+      /** Team mode: where hooks send events, and whether they can now. */
+      server,
       errors,
     }
     if (out.json) {
@@ -265,6 +270,7 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
         `counts          ${c.events} events · ${c.projects} projects · ${c.sessions} sessions · ${c.observations} observations · ${c.memories} memories`,
         `last capture    ${doc.lastCaptureAt ?? 'never'}`,
         `spool           ${doc.spool.pending} pending · ${doc.spool.bad} unreadable (${doc.spool.dir})`,
+        ...(server ? [`team server     ${server.url}: ${server.detail}${server.ok ? '' : ' (hooks spool until this is fixed)'}`] : []),
         `recent errors   ${errors.length === 0 ? 'none' : ''}`,
         ...errors.map((e) => `  ${e.at}  ${e.where}  ${e.code}: ${e.message}`),
       ].join('\n') + '\n',

@@ -561,7 +561,7 @@ describe('status', () => {
     }
     const team = await run('http://127.0.0.1:9')
     expect(team.code).toBe(0)
-    expect(JSON.parse(team.stdout)).toMatchObject({ counts: { events: 0 }, spool: { pending: 1 } })
+    expect(JSON.parse(team.stdout)).toMatchObject({ counts: { events: 0 }, spool: { pending: 1 }, server: { url: 'http://127.0.0.1:9', ok: false, detail: expect.stringMatching(/^unreachable: /) } })
     const bad = await run('notaurl')
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('MNEMO_SERVER_URL')
@@ -571,7 +571,7 @@ describe('status', () => {
 
   it('--json reports home, database, counts, bytes, last capture, spool and errors', async () => {
     const empty = await ok(['status'])
-    expect(Object.keys(empty)).toEqual(['home', 'database', 'counts', 'bytes', 'lastCaptureAt', 'spool', 'errors'])
+    expect(Object.keys(empty)).toEqual(['home', 'database', 'counts', 'bytes', 'lastCaptureAt', 'spool', 'server', 'errors'])
     expect(empty).toEqual({
       home,
       database: path.join(home, 'mnemo.db'),
@@ -579,6 +579,7 @@ describe('status', () => {
       bytes: expect.any(Number),
       lastCaptureAt: null,
       spool: { pending: 0, bad: 0, dir: path.join(home, 'spool') },
+      server: null,
       errors: [],
     })
     expect(empty.bytes).toBeGreaterThan(0)

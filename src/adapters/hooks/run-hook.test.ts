@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { hookPayload, tempDir } from '../../testing/test-mnemo.js'
-import { HOOK_DEADLINE_MS, runHook } from './run-hook.js'
+import { checkRemote, HOOK_DEADLINE_MS, runHook } from './run-hook.js'
 
 const cleanups: (() => void)[] = []
 afterEach(() => {
@@ -163,6 +163,10 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       const context = JSON.parse(start.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
       expect(context.hookSpecificOutput.hookEventName).toBe('SessionStart')
       expect(context.hookSpecificOutput.additionalContext).toContain('orders endpoint')
+      // What `mnemo status` reports about the server.
+      expect(await checkRemote({ url: server.url, token: server.token })).toEqual({ url: server.url, ok: true, detail: 'reachable, token accepted' })
+      expect((await checkRemote({ url: server.url, token: 'wrong' })).detail).toMatch(/^token refused \(401\)/)
+      expect((await checkRemote({ url: `${server.url}/v1`, token: server.token })).detail).toBe('no mnemo API at this URL (give the base URL, without /v1)')
       // Nothing is stored on the client.
       expect(readdirSync(client).filter((f) => f.endsWith('.db'))).toEqual([])
 

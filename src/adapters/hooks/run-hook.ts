@@ -147,7 +147,7 @@ export async function runHook(eventName: string, io: HookIo, agentName: HookAgen
 }
 
 /** A configured team server: `MNEMO_SERVER_URL`, with `MNEMO_SERVER_TOKEN` or the token file in the data directory. */
-interface RemoteServer {
+export interface RemoteServer {
   url: string
   token: string | undefined
   /** Set when `MNEMO_SERVER_URL` is not an http(s) URL. */
@@ -157,7 +157,8 @@ interface RemoteServer {
 /** Time a hook waits for a remote server before spooling, ms. */
 export const REMOTE_TIMEOUT_MS = 1200
 
-function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefined {
+/** The team server hooks send to: `MNEMO_SERVER_URL` with its token, or undefined when unset. */
+export function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefined {
   const url = env['MNEMO_SERVER_URL']
   if (!url) return undefined
   // An invalid URL is a setting to fix, not bad input: events are spooled (and the error logged) until it is fixed.
@@ -253,6 +254,28 @@ async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLo
       }
       throw error
     }
+  }
+}
+
+/**
+ * Whether hooks can deliver to the team server now: `GET /v1/status` with the
+ * token, within the hook timeout. For `mnemo status`.
+ *
+ * @returns `ok`, or what is wrong (unreachable, token refused, no mnemo API at that URL).
+ */
+export async function checkRemote(remote: RemoteServer): Promise<{ url: string; ok: boolean; detail: string }> {
+  try {
+    const res = await remoteFetch(remote, '/v1/status', { method: 'GET' })
+    if (res.ok) return { url: remote.url, ok: true, detail: 'reachable, token accepted' }
+    const detail =
+      res.status === 401 || res.status === 403
+        ? `token refused (${res.status}): set MNEMO_SERVER_TOKEN to the server's MNEMO_HOME/server-token`
+        : res.status === 404
+          ? 'no mnemo API at this URL (give the base URL, without /v1)'
+          : `answered ${res.status}`
+    return { url: remote.url, ok: false, detail }
+  } catch (error) {
+    return { url: remote.url, ok: false, detail: `unreachable: ${(error as Error).message}` }
   }
 }
 
