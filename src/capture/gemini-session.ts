@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { statSync } from 'node:fs'
 import { fnv1a64, stableStringify } from '../core/hash.js'
 import { capText } from '../core/text.js'
 import type { DerivedObservation, EventInput, ProjectRef } from '../core/types.js'
@@ -40,9 +41,13 @@ export interface GeminiParseOptions extends TranscriptParseOptions {
  * - `project`: `options.project`; else the first candidate root (or its git root) whose
  *   SHA-256 equals `projectHash`; else `gemini:<first 12 hex of projectHash>` — pass
  *   `--project` to file such sessions under their folder.
- * - `ts`: the message's `timestamp`, else the previous one's, else `startTime`.
- * - `idemKey`: `gemini:<sid>:<message id>`, else `gemini:<sid>:h:<fnv1a64 of the message>`,
- *   so a session file that grew since the last import adds only its new messages.
+ * - Events: one per message (its `toolCalls` removed), then one `tool_call` event per call
+ *   (mnemo's own calls dropped), because Gemini CLI adds calls to its last message in place.
+ * - `ts`: the message's `timestamp`, else the previous one's, else `startTime`, else
+ *   `lastUpdated`, else the file's modification time; a call's own `timestamp` when it has one.
+ * - `idemKey`: `gemini:<sid>:<message id>` (a repeated id gets `#2`, `#3` …; an id-less message
+ *   `i<index>:<fnv1a64 of it>`), and `<that>:call:<call id>` for calls, so a session file that
+ *   grew since the last import adds only its new messages and calls.
  *
  * Messages that are not objects or have an unknown `type` are skipped with their 0-based
  * index as `message[i]`. mnemo's own MCP calls are removed from the stored payload.
@@ -59,7 +64,8 @@ export function parseGeminiSession(json: unknown, options: GeminiParseOptions): 
     return result
   }
   const sid = str(root['sessionId']) ?? fileStem(options.file)
-  const startedAt = timestampOf(root['startTime'])
+  // A session without any time: its lastUpdated, else the file's modification time (never 1970).
+  const startedAt = timestampOf(root['startTime']) ?? timestampOf(root['lastUpdated']) ?? fileTime(options.file)
   const project = options.project ?? projectOfHash(str(root['projectHash']), options.candidateRoots ?? [process.cwd()])
   const valid: { index: number; message: JsonRecord }[] = []
   messages.forEach((m, index) => {
@@ -71,23 +77,51 @@ export function parseGeminiSession(json: unknown, options: GeminiParseOptions): 
     else valid.push({ index, message })
   })
   const times = timeline([startedAt, ...valid.map((v) => timestampOf(v.message['timestamp']))]).slice(1)
-  valid.forEach(({ message }, i) => {
-    const stored = withoutOwnCalls(message)
-    const id = str(message['id'])
-    const event: EventInput = {
+  const seenIds = new Map<string, number>()
+  const push = (type: string, key: string, ts: number, payload: unknown): void => {
+    result.events.push({
       agent: 'gemini',
       format: 'gemini-session',
-      type: str(message['type'])!,
+      type,
       sessionKey: sid,
       project,
-      ts: times[i] ?? 0,
-      idemKey: `gemini:${sid}:${id ?? `h:${fnv1a64(stableStringify(message))}`}`,
-      payload: sanitizePayload(stored, options.redact),
+      ts,
+      idemKey: `gemini:${sid}:${key}`,
+      payload: sanitizePayload(payload, options.redact),
       ...(startedAt !== undefined ? { sessionStartedAt: startedAt } : {}),
-    }
-    result.events.push(event)
+    })
+  }
+  valid.forEach(({ index, message }, i) => {
+    const ts = times[i] ?? startedAt ?? 0
+    // Message ids should be unique; a repeated one gets #2, #3 … so neither copy is lost. Id-less messages are keyed by position.
+    let key = str(message['id'])
+    if (key !== undefined) {
+      const n = (seenIds.get(key) ?? 0) + 1
+      seenIds.set(key, n)
+      if (n > 1) key = `${key}#${n}`
+    } else key = `i${index}:${fnv1a64(stableStringify(message))}`
+    // Gemini CLI adds tool calls to its last message in place: each call is its own event, so a
+    // re-import of the grown file adds the new calls (a key per message would hide them).
+    const { toolCalls, ...rest } = message
+    push(str(message['type'])!, key, ts, rest)
+    if (!Array.isArray(toolCalls)) return
+    toolCalls.forEach((c, j) => {
+      const call = asRecord(c)
+      const name = str(call?.['name'])
+      if (!call || !name || isOwnGeminiTool(name)) return
+      const callTs = timestampOf(call['timestamp'])
+      push('tool_call', `${key}:call:${str(call['id']) ?? j}`, callTs !== undefined && callTs >= ts - 3_600_000 ? callTs : ts, { type: 'tool_call', messageId: key, ...call })
+    })
   })
   return result
+}
+
+function fileTime(file: string): number | undefined {
+  try {
+    return Math.floor(statSync(file).mtimeMs)
+  } catch {
+    return undefined
+  }
 }
 
 function projectOfHash(hash: string | undefined, candidates: readonly string[]): ProjectRef {
@@ -105,13 +139,6 @@ function isOwnGeminiTool(name: string): boolean {
   return isOwnTool(name) || /^mnemo__/i.test(name)
 }
 
-function withoutOwnCalls(message: JsonRecord): JsonRecord {
-  const calls = message['toolCalls']
-  if (!Array.isArray(calls)) return message
-  const kept = calls.filter((c) => !isOwnGeminiTool(str(asRecord(c)?.['name']) ?? ''))
-  return kept.length === calls.length ? message : { ...message, toolCalls: kept }
-}
-
 const capped = (text: string): string => capText(text, OBSERVATION_CHARS)
 
 /** The text of a message `content`: a string, or the `text` of each part of a part list. */
@@ -124,6 +151,20 @@ function contentText(content: unknown): string {
     else if (typeof asRecord(p)?.['text'] === 'string' && asRecord(p)?.['thought'] !== true) texts.push(asRecord(p)!['text'] as string)
   }
   return texts.join('\n').trim()
+}
+
+/** A tool call's `tool` observation and its result (`error` when the call failed or was cancelled); none for mnemo's own tools. */
+function callObservations(call: JsonRecord): DerivedObservation[] {
+  const name = str(call['name'])
+  if (!name || isOwnGeminiTool(name)) return []
+  const ref = str(call['id'])
+  const args = call['args']
+  const out: DerivedObservation[] = [{ kind: 'tool', role: 'assistant', tool: name, text: toolObservationText(name, args), files: filesOfToolInput(args), ...(ref ? { sourceRef: ref } : {}) }]
+  const status = str(call['status'])
+  const output = callOutput(call)
+  const failed = status === 'error' || status === 'cancelled'
+  if (output || failed) out.push({ kind: failed ? 'error' : 'tool_result', role: 'tool', tool: name, text: capped(output || `(${status})`), ...(ref ? { sourceRef: ref } : {}) })
+  return out
 }
 
 /** A tool call's output: its `resultDisplay` when it is text, else the `functionResponse.response` of its result parts. */
@@ -155,7 +196,9 @@ export const deriveGeminiSession: Deriver = (event) => {
   }
   const type = str(m['type']) ?? event.type
   const text = contentText(m['content'])
-  if (type === 'user') {
+  if (type === 'tool_call') {
+    for (const o of callObservations(m)) push(o)
+  } else if (type === 'user') {
     if (text) push({ kind: 'prompt', role: 'user', text: capped(text) })
   } else if (type === 'gemini') {
     const thoughts = Array.isArray(m['thoughts']) ? m['thoughts'] : []
@@ -166,24 +209,10 @@ export const deriveGeminiSession: Deriver = (event) => {
       })
       .filter((t) => t.length > 0)
     if (reasoning.length > 0) push({ kind: 'reasoning', role: 'assistant', text: capped(reasoning.join('\n\n')) })
+    // Files written before tool calls were split into their own events still carry them here.
     for (const c of Array.isArray(m['toolCalls']) ? m['toolCalls'] : []) {
       const call = asRecord(c)
-      const name = str(call?.['name'])
-      if (!call || !name || isOwnGeminiTool(name)) continue
-      const ref = str(call['id'])
-      const args = call['args']
-      push({ kind: 'tool', role: 'assistant', tool: name, text: toolObservationText(name, args), files: filesOfToolInput(args), ...(ref ? { sourceRef: ref } : {}) })
-      const status = str(call['status'])
-      const output = callOutput(call)
-      if (output || status === 'error' || status === 'cancelled') {
-        push({
-          kind: status === 'error' || status === 'cancelled' ? 'error' : 'tool_result',
-          role: 'tool',
-          tool: name,
-          text: capped(output || `(${status})`),
-          ...(ref ? { sourceRef: ref } : {}),
-        })
-      }
+      if (call) for (const o of callObservations(call)) push(o)
     }
     if (text) push({ kind: 'message', role: 'assistant', text: capped(text) })
   } else if (type === 'error' && text) {

@@ -66,7 +66,8 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
   let text: string
   try {
     if (statSync(file).size > MAX_IMPORT_FILE_BYTES) return { file, format: undefined, parse: empty, error: `file is larger than ${MAX_IMPORT_FILE_BYTES} bytes` }
-    text = readFileSync(file, 'utf8')
+    // A UTF-8 byte-order mark is not content (editors on Windows add it).
+    text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '')
   } catch (cause) {
     return { file, format: undefined, parse: empty, error: `cannot read file: ${(cause as Error).message}` }
   }
@@ -93,7 +94,12 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
           resolved = 'gemini'
         }
       } catch (cause) {
-        if (resolved === 'gemini') return { file, format: 'gemini', parse: empty, error: `invalid JSON: ${(cause as Error).message}` }
+        const named = /^session-.*\.json$/i.test(path.basename(file))
+        if (resolved === 'gemini' || named) {
+          const kind = detectTranscriptFormat(text)
+          const hint = kind ? ` (it looks like ${kind === 'codex' ? 'Codex rollout' : 'Claude Code'} JSONL: try --format auto)` : named ? ' (a truncated Gemini CLI session?)' : ''
+          if (resolved === 'gemini' || !kind) return { file, format: 'gemini', parse: empty, error: `invalid JSON: ${(cause as Error).message}${hint}` }
+        }
         // JSONL starts with '{' too: detected below
       }
     } else if (resolved === 'gemini') return { file, format: 'gemini', parse: empty, error: 'a Gemini CLI session must be a JSON object' }

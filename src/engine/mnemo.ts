@@ -302,7 +302,10 @@ export class MnemoEngine {
         fileReport.observations += r.observations
       }
       valid += parsed.parse.events.length
-      if (parsed.parse.events.length === 0 && !fileReport.error) fileReport.error = 'no valid records'
+      if (parsed.parse.events.length === 0 && !fileReport.error) {
+        const why = parsed.parse.skipped[0]
+        fileReport.error = why ? `no valid records; first skipped: ${why.reason}` : 'no valid records'
+      }
       report.files.push(fileReport)
       report.read += fileReport.read
       report.imported += fileReport.imported
