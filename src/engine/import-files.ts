@@ -80,6 +80,9 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
       try {
         json = JSON.parse(text)
         if (resolved === undefined && isLocomo(json)) resolved = 'locomo'
+        else if (resolved === undefined && isGeminiPromptLog(json)) {
+          return { file, format: undefined, parse: empty, error: "Gemini CLI's prompt log (logs.json), not a session: nothing to import (the sessions are in chats/)" }
+        }
       } catch (cause) {
         if (resolved === 'locomo') return { file, format: 'locomo', parse: empty, error: `invalid JSON: ${(cause as Error).message}` }
       }
@@ -119,6 +122,13 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
     case 'gemini':
       return { file, format: resolved, parse: parseGeminiSession(json, options.candidateRoots ? { ...opts, candidateRoots: options.candidateRoots } : opts) }
   }
+}
+
+/** Gemini CLI's per-project `logs.json`: an array of `{sessionId, messageId, type, message, timestamp}`, the user's prompts only. */
+function isGeminiPromptLog(json: unknown): boolean {
+  if (!Array.isArray(json) || json.length === 0) return false
+  const first = json[0] as Record<string, unknown> | null
+  return typeof first === 'object' && first !== null && typeof first['sessionId'] === 'string' && 'messageId' in first && typeof first['message'] === 'string'
 }
 
 /** Validates a `--format` value. */
