@@ -66,6 +66,29 @@ describe('connect --all and doctor', () => {
     ])
   })
 
+  it('doctor checks the team server when MNEMO_SERVER_URL is set, and says how to fix it', async () => {
+    const s = sandbox()
+    const { startServer } = await import('../http/server.js')
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const server = await startServer({ home: t.dir, host: '127.0.0.1', port: 0, env: {} })
+    try {
+      const run = async (env: Record<string, string>) => {
+        const at = s.out().stdout.length
+        const code = await runCli(['doctor', '--json'], { ...s.io, env: { ...s.io.env, ...env } })
+        return { code, doc: JSON.parse(s.out().stdout.slice(at)) as { store: { check: string; status: string; detail: string; fix: string }[] } }
+      }
+      const good = await run({ MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: server.token })
+      expect(good.code).toBe(0)
+      expect(good.doc.store[0]).toMatchObject({ check: 'team server', status: 'ok', detail: `${server.url}: reachable, token accepted` })
+      const badToken = await run({ MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: 'nope' })
+      expect(badToken.code).toBe(1)
+      expect(badToken.doc.store[0]).toMatchObject({ check: 'team server', status: 'broken', fix: expect.stringContaining('MNEMO_SERVER_TOKEN') })
+    } finally {
+      await server.close()
+    }
+  })
+
   it('doctor reports a store it cannot open as broken, with a fix, and still checks the agents', async () => {
     const s = sandbox()
     const { writeFileSync } = await import('node:fs')

@@ -437,14 +437,21 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
   type Check = { check: string; status: string; detail: string; fix: string }
   let store: Check[]
   try {
-    store = await withMnemo(io, o, (m) => {
+    store = await withMnemo(io, o, async (m) => {
       const integrity = m.engine.integrityCheck()
       const spool = { pending: m.spool.count(), bad: m.spool.badCount() }
       const errors = m.errors.tail(5)
+      const { remoteServer, checkRemote } = await import('../hooks/run-hook.js')
+      const remote = remoteServer(io.env, m.config.home)
+      const server = remote ? await checkRemote(remote) : undefined
+      const team = remote !== undefined
       return [
+        ...(server
+          ? [{ check: 'team server', status: server.ok ? 'ok' : 'broken', detail: `${server.url}: ${server.detail}`, fix: server.ok ? '' : 'start mnemo serve there, or fix MNEMO_SERVER_URL / MNEMO_SERVER_TOKEN; hooks spool until then' }]
+          : []),
         { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
         { check: 'database', status: integrity === 'ok' ? 'ok' : 'broken', detail: integrity === 'ok' ? m.config.dbPath : integrity, fix: integrity === 'ok' ? '' : 'restore from an export (mnemo import), or move the file aside' },
-        { check: 'spool', status: spool.pending > 0 ? 'stale' : 'ok', detail: `${spool.pending} pending, ${spool.bad} unreadable`, fix: spool.pending > 0 ? 'run any mnemo command to drain it; if it stays, see mnemo status errors' : '' },
+        { check: 'spool', status: spool.pending > 0 ? 'stale' : 'ok', detail: `${spool.pending} pending, ${spool.bad} unreadable`, fix: spool.pending > 0 ? (team ? 'the next hook sends it to the team server once that is reachable' : 'run any mnemo command to drain it; if it stays, see mnemo status errors') : '' },
         { check: 'recent errors', status: errors.length > 0 ? 'stale' : 'ok', detail: errors.length > 0 ? `${errors.length} (last: ${errors.at(-1)!.message})` : 'none', fix: errors.length > 0 ? `see ${m.config.errorLogPath}` : '' },
       ]
     })
