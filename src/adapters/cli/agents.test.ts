@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestEngine, tempDir } from '../../testing/test-mnemo.js'
@@ -84,8 +84,27 @@ describe('connect --all and doctor', () => {
       const badToken = await run({ MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: 'nope' })
       expect(badToken.code).toBe(1)
       expect(badToken.doc.store[0]).toMatchObject({ check: 'team server', status: 'broken', fix: expect.stringContaining('MNEMO_SERVER_TOKEN') })
+
+      // remember goes to the server too, for the project of the working directory.
+      const clientHome = path.join(s.home, 'client-mnemo')
+      const team = { ...s.io, env: { ...s.io.env, MNEMO_HOME: clientHome, MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: server.token } }
+      const at = s.out().stdout.length
+      expect(await runCli(['remember', 'deploys need the VPN', '--kind', 'lesson', '--json'], team)).toBe(0)
+      expect(JSON.parse(s.out().stdout.slice(at))).toMatchObject({ created: true, memory: { kind: 'lesson', text: 'deploys need the VPN', project: path.basename(s.io.cwd) } })
+      expect(existsSync(clientHome)).toBe(false) // nothing stored on the client
+      expect(await runCli(['remember', 'x', '--supersedes', 'mem_1'], team)).toBe(2)
     } finally {
       await server.close()
+    }
+    const offline = { ...s.io, env: { ...s.io.env, MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: server.token } }
+    expect(await runCli(['remember', 'while the server is down'], offline)).toBe(1)
+    expect(s.out().stderr).toContain('unreachable')
+    const { openMnemo } = await import('../../runtime/open-mnemo.js')
+    const m = openMnemo({ env: { MNEMO_HOME: t.dir } })
+    try {
+      expect(m.engine.stats().memories).toBe(1)
+    } finally {
+      m.close()
     }
   })
 

@@ -98,12 +98,35 @@ export async function recall(
 }
 
 export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
+  if (io.env['MNEMO_SERVER_URL']) {
+    await rememberRemote(io, out, text, o)
+    return
+  }
   await withMnemo(io, o, (m) => {
     const project: ProjectRef | undefined = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
     const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}), ...(o.supersedes ? { supersedes: o.supersedes } : {}) })
     if (out.json) printJson(out, { created, memory: toMemoryJson(memory, m.engine.listProjects().find((p) => p.id === memory.projectId)) })
     else out.stdout(`${created ? 'remembered' : 'already remembered'} ${memory.id} [${memory.kind}]${memory.supersedes ? `, superseding ${memory.supersedes}` : ''}${memory.seenCount > 1 ? ` (seen ${memory.seenCount}×)` : ''}\n`)
   })
+}
+
+/**
+ * `remember` in team mode: `POST /v1/memories` on the server, for the project
+ * given or the project of the working directory (its git top-level folder).
+ * Nothing is stored locally; an unreachable server is an error (exit 1), not
+ * spooled: the user is there to see it.
+ */
+async function rememberRemote(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
+  if (o.supersedes) throw invalidInput('supersedes', '--supersedes is not available in team mode (the server API has no supersedes); the server supersedes by subject on its own')
+  const { resolveConfig } = await import('../../config/config.js')
+  const { remoteServer, remoteJson } = await import('../../runtime/remote-server.js')
+  const { resolveProjectRoot } = await import('../../capture/project.js')
+  const config = resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env)
+  const remote = remoteServer(io.env, config.home)!
+  const project = o.project ?? resolveProjectRoot(io.cwd).root
+  const r = (await remoteJson(remote, 'POST', '/v1/memories', { text, kind: o.kind ?? 'fact', project })) as { created: boolean; memory: { id: string; kind: string; project: string | null; supersedes: string | null; seenCount: number } }
+  if (out.json) printJson(out, r)
+  else out.stdout(`${r.created ? 'remembered' : 'already remembered'} ${r.memory.id} [${r.memory.kind}] on ${remote.url} (project ${r.memory.project ?? project})${r.memory.supersedes ? `, superseding ${r.memory.supersedes}` : ''}${r.memory.seenCount > 1 ? ` (seen ${r.memory.seenCount}×)` : ''}\n`)
 }
 
 /** Parses an ISO-8601 time option into epoch ms. */
@@ -242,7 +265,7 @@ export async function importCmd(io: CliIo, out: Out, target: string, o: GlobalOp
 
 export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
   await withMnemo(io, o, async (m) => {
-    const { remoteServer, checkRemote } = await import('../hooks/run-hook.js')
+    const { remoteServer, checkRemote } = await import('../../runtime/remote-server.js')
     const remote = remoteServer(io.env, m.config.home)
     const server = remote ? await checkRemote(remote) : null
     const stats = m.engine.stats()
@@ -441,7 +464,7 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
       const integrity = m.engine.integrityCheck()
       const spool = { pending: m.spool.count(), bad: m.spool.badCount() }
       const errors = m.errors.tail(5)
-      const { remoteServer, checkRemote } = await import('../hooks/run-hook.js')
+      const { remoteServer, checkRemote } = await import('../../runtime/remote-server.js')
       const remote = remoteServer(io.env, m.config.home)
       const server = remote ? await checkRemote(remote) : undefined
       const team = remote !== undefined

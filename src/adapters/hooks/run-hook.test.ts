@@ -4,7 +4,8 @@ import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { hookPayload, tempDir } from '../../testing/test-mnemo.js'
-import { checkRemote, HOOK_DEADLINE_MS, runHook } from './run-hook.js'
+import { checkRemote } from '../../runtime/remote-server.js'
+import { HOOK_DEADLINE_MS, runHook } from './run-hook.js'
 
 const cleanups: (() => void)[] = []
 afterEach(() => {

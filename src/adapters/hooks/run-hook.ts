@@ -6,9 +6,8 @@ export { toHookAgent }
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool } from '../../runtime/spool.js'
-import { readFileSync } from 'node:fs'
-import path from 'node:path'
-import { isHttpUrl, resolveConfig, type MnemoEnv } from '../../config/config.js'
+import { resolveConfig, type MnemoEnv } from '../../config/config.js'
+import { remoteFetch, remoteServer, type RemoteServer } from '../../runtime/remote-server.js'
 import { sanitizePayload } from '../../capture/sanitize.js'
 
 /** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */
@@ -146,48 +145,6 @@ export async function runHook(eventName: string, io: HookIo, agentName: HookAgen
   }
 }
 
-/** A configured team server: `MNEMO_SERVER_URL`, with `MNEMO_SERVER_TOKEN` or the token file in the data directory. */
-export interface RemoteServer {
-  url: string
-  token: string | undefined
-  /** Set when `MNEMO_SERVER_URL` is not an http(s) URL. */
-  invalid?: true
-}
-
-/** Time a hook waits for a remote server before spooling, ms. */
-export const REMOTE_TIMEOUT_MS = 1200
-
-/** The team server hooks send to: `MNEMO_SERVER_URL` with its token, or undefined when unset. */
-export function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefined {
-  const url = env['MNEMO_SERVER_URL']
-  if (!url) return undefined
-  // An invalid URL is a setting to fix, not bad input: events are spooled (and the error logged) until it is fixed.
-  if (!isHttpUrl(url)) return { url, token: undefined, invalid: true }
-  let token = env['MNEMO_SERVER_TOKEN']
-  if (!token) {
-    try {
-      token = readFileSync(path.join(home, 'server-token'), 'utf8').trim()
-    } catch {
-      token = undefined
-    }
-  }
-  return { url: url.replace(/\/+$/, ''), token }
-}
-
-async function remoteFetch(remote: RemoteServer, route: string, init: { method: string; body?: string }): Promise<Response> {
-  if (remote.invalid) {
-    throw new MnemoError('STORE_UNAVAILABLE', `MNEMO_SERVER_URL is not an http(s) URL (got ${JSON.stringify(remote.url)}); fix it and the spooled events are sent by the next hook`, {
-      details: { dialect: 'sqlite', operation: 'remote append' },
-    })
-  }
-  const res = await fetch(`${remote.url}${route}`, {
-    method: init.method,
-    headers: { 'content-type': 'application/json', ...(remote.token ? { authorization: `Bearer ${remote.token}` } : {}) },
-    ...(init.body !== undefined ? { body: init.body } : {}),
-    signal: AbortSignal.timeout(REMOTE_TIMEOUT_MS),
-  })
-  return res
-}
 
 /**
  * Sends one hook event to the server, its strings capped and secrets
@@ -257,27 +214,6 @@ async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLo
   }
 }
 
-/**
- * Whether hooks can deliver to the team server now: `GET /v1/status` with the
- * token, within the hook timeout. For `mnemo status`.
- *
- * @returns `ok`, or what is wrong (unreachable, token refused, no mnemo API at that URL).
- */
-export async function checkRemote(remote: RemoteServer): Promise<{ url: string; ok: boolean; detail: string }> {
-  try {
-    const res = await remoteFetch(remote, '/v1/status', { method: 'GET' })
-    if (res.ok) return { url: remote.url, ok: true, detail: 'reachable, token accepted' }
-    const detail =
-      res.status === 401 || res.status === 403
-        ? `token refused (${res.status}): set MNEMO_SERVER_TOKEN to the server's MNEMO_HOME/server-token`
-        : res.status === 404
-          ? 'no mnemo API at this URL (give the base URL, without /v1)'
-          : `answered ${res.status}`
-    return { url: remote.url, ok: false, detail }
-  } catch (error) {
-    return { url: remote.url, ok: false, detail: `unreachable: ${(error as Error).message}` }
-  }
-}
 
 /** The context block from the server for the project of the payload's cwd, or undefined when it cannot be had in time. */
 async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: string): Promise<string | undefined> {

@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+import { isHttpUrl, type MnemoEnv } from '../config/config.js'
+import { MnemoError } from '../core/errors.js'
+
+// Team mode: the mnemo server hooks and the CLI send to when MNEMO_SERVER_URL is set.
+
+/** A configured team server: `MNEMO_SERVER_URL`, with `MNEMO_SERVER_TOKEN` or the token file in the data directory. */
+export interface RemoteServer {
+  url: string
+  token: string | undefined
+  /** Set when `MNEMO_SERVER_URL` is not an http(s) URL. */
+  invalid?: true
+}
+
+/** Time a hook waits for a remote server before spooling, ms. */
+export const REMOTE_TIMEOUT_MS = 1200
+
+/** The team server hooks send to: `MNEMO_SERVER_URL` with its token, or undefined when unset. */
+export function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefined {
+  const url = env['MNEMO_SERVER_URL']
+  if (!url) return undefined
+  // An invalid URL is a setting to fix, not bad input: events are spooled (and the error logged) until it is fixed.
+  if (!isHttpUrl(url)) return { url, token: undefined, invalid: true }
+  let token = env['MNEMO_SERVER_TOKEN']
+  if (!token) {
+    try {
+      token = readFileSync(path.join(home, 'server-token'), 'utf8').trim()
+    } catch {
+      token = undefined
+    }
+  }
+  return { url: url.replace(/\/+$/, ''), token }
+}
+
+/**
+ * One request to the team server with the bearer token and a timeout
+ * (default {@link REMOTE_TIMEOUT_MS}). Network errors and timeouts reject as
+ * fetch does.
+ *
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — `MNEMO_SERVER_URL` is not an http(s) URL.
+ */
+export async function remoteFetch(remote: RemoteServer, route: string, init: { method: string; body?: string; timeoutMs?: number }): Promise<Response> {
+  if (remote.invalid) {
+    throw new MnemoError('STORE_UNAVAILABLE', `MNEMO_SERVER_URL is not an http(s) URL (got ${JSON.stringify(remote.url)}); fix it and the spooled events are sent by the next hook`, {
+      details: { dialect: 'sqlite', operation: 'remote append' },
+    })
+  }
+  const res = await fetch(`${remote.url}${route}`, {
+    method: init.method,
+    headers: { 'content-type': 'application/json', ...(remote.token ? { authorization: `Bearer ${remote.token}` } : {}) },
+    ...(init.body !== undefined ? { body: init.body } : {}),
+    signal: AbortSignal.timeout(init.timeoutMs ?? REMOTE_TIMEOUT_MS),
+  })
+  return res
+}
+
+/**
+ * Whether hooks can deliver to the team server now: `GET /v1/status` with the
+ * token, within the hook timeout. For `mnemo status`.
+ *
+ * @returns `ok`, or what is wrong (unreachable, token refused, no mnemo API at that URL).
+ */
+export async function checkRemote(remote: RemoteServer): Promise<{ url: string; ok: boolean; detail: string }> {
+  try {
+    const res = await remoteFetch(remote, '/v1/status', { method: 'GET' })
+    if (res.ok) return { url: remote.url, ok: true, detail: 'reachable, token accepted' }
+    const detail =
+      res.status === 401 || res.status === 403
+        ? `token refused (${res.status}): set MNEMO_SERVER_TOKEN to the server's MNEMO_HOME/server-token`
+        : res.status === 404
+          ? 'no mnemo API at this URL (give the base URL, without /v1)'
+          : `answered ${res.status}`
+    return { url: remote.url, ok: false, detail }
+  } catch (error) {
+    return { url: remote.url, ok: false, detail: `unreachable: ${(error as Error).message}` }
+  }
+}
+
+/**
+ * A JSON request to the team server for the CLI (not hooks: nothing is
+ * spooled). Waits up to 10 s.
+ *
+ * @returns The parsed JSON body of a 2xx answer.
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — unreachable, timed out, 5xx, or the token refused;
+ *   `INVALID_INPUT` — the server refused the input (its message is passed on).
+ */
+export async function remoteJson(remote: RemoteServer, method: string, route: string, body?: unknown): Promise<unknown> {
+  let res: Response
+  try {
+    res = await remoteFetch(remote, route, { method, timeoutMs: 10_000, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
+  } catch (cause) {
+    if (MnemoError.is(cause)) throw cause
+    throw new MnemoError('STORE_UNAVAILABLE', `team server ${remote.url} unreachable: ${(cause as Error).message}`, { details: { dialect: 'sqlite', operation: `${method} ${route}` }, cause })
+  }
+  const text = await res.text()
+  if (res.ok) return text ? JSON.parse(text) : undefined
+  let message = text.slice(0, 300)
+  try {
+    message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message
+  } catch {
+    // not JSON: the text as is
+  }
+  if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 403 && res.status !== 404) {
+    throw new MnemoError('INVALID_INPUT', `team server refused it: ${message}`, { details: { path: 'body' } })
+  }
+  throw new MnemoError('STORE_UNAVAILABLE', `team server ${remote.url} answered ${res.status}: ${message}`, { details: { dialect: 'sqlite', operation: `${method} ${route}` } })
+}
