@@ -19,6 +19,7 @@
 import { z } from 'zod'
 import { MnemoError } from '../core/errors.js'
 import { estimateTokens } from '../core/text.js'
+import { errorText, parseRetryAfter, snippet, vendorMessage } from './http-errors.js'
 
 // ---------------------------------------------------------------------------
 // The port
@@ -104,7 +105,6 @@ export interface LlmHttpOptions {
   random?: () => number
 }
 
-const BODY_SNIPPET = 200
 
 interface HttpClient {
   /** URL path, for messages. */
@@ -187,7 +187,7 @@ function createHttpClient(init: {
         error: fail(`returned HTTP ${status}: ${snippet(redact(text))}`, status, new Error(redact(vendorMessage(text) ?? `HTTP ${status}`))),
         retryable: status === 408 || status === 429 || status >= 500,
       }
-      const retryAfterMs = parseRetryAfter(response.headers)
+      const retryAfterMs = retryAfterOf(response.headers)
       if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs
       return { failed: failure }
     }
@@ -704,38 +704,9 @@ export function createTokenBudget(options: TokenBudgetOptions): TokenBudget {
 // ---------------------------------------------------------------------------
 
 /** `Retry-After-Ms`, or `Retry-After` as delta-seconds or an HTTP date, in milliseconds; undefined when absent or unreadable. */
-function parseRetryAfter(headers: Headers): number | undefined {
+function retryAfterOf(headers: Headers): number | undefined {
   const ms = headers.get('retry-after-ms')?.trim()
   if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Math.round(Number(ms))
-  const value = headers.get('retry-after')?.trim()
-  if (value === undefined || value === '') return undefined
-  if (/^\d+(\.\d+)?$/.test(value)) return Math.round(Number(value) * 1000)
-  const at = Date.parse(value)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
+  return parseRetryAfter(headers.get('retry-after'))
 }
 
-/** The vendor's own error text from an `{ error: { message } }` or `{ error: "..." }` body, if any. */
-function vendorMessage(text: string): string | undefined {
-  try {
-    const body = JSON.parse(text) as { error?: unknown }
-    if (typeof body.error === 'string') return body.error
-    if (typeof body.error === 'object' && body.error !== null && typeof (body.error as { message?: unknown }).message === 'string') {
-      return (body.error as { message: string }).message
-    }
-  } catch {
-    // not JSON: no vendor message
-  }
-  return undefined
-}
-
-function snippet(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  if (flat === '') return '(empty body)'
-  return flat.length > BODY_SNIPPET ? `${flat.slice(0, BODY_SNIPPET)}…` : flat
-}
-
-function errorText(error: unknown): string {
-  if (!(error instanceof Error)) return String(error)
-  const cause = (error as { cause?: unknown }).cause
-  return cause instanceof Error ? `${error.message} (${cause.message})` : error.message
-}

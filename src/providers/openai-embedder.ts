@@ -7,6 +7,7 @@
 import { z } from 'zod'
 import { MnemoError } from '../core/errors.js'
 import { normalizeInPlace, type Embedder } from './embedder.js'
+import { errorText, parseRetryAfter, snippet, vendorMessage } from './http-errors.js'
 
 /** Options of {@link createOpenAiEmbedder}. */
 export interface OpenAiEmbedderOptions {
@@ -41,7 +42,6 @@ export interface OpenAiEmbedderOptions {
 }
 
 const PROVIDER = 'openai'
-const BODY_SNIPPET = 200
 
 const responseSchema = z.object({
   data: z.array(
@@ -259,38 +259,3 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
   return `${issue.path.length === 0 ? 'body' : issue.path.join('.')}: ${issue.message}`
 }
 
-/** `Retry-After` as milliseconds: delta-seconds (decimals allowed) or an HTTP date; undefined when absent or unreadable. */
-function parseRetryAfter(value: string | null): number | undefined {
-  if (value === null) return undefined
-  const trimmed = value.trim()
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000)
-  const at = Date.parse(trimmed)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
-}
-
-/** The vendor's own error text from an `{ error: { message } }` or `{ error: "..." }` body, if any. */
-function vendorMessage(text: string): string | undefined {
-  try {
-    const body = JSON.parse(text) as { error?: unknown }
-    if (typeof body.error === 'string') return body.error
-    if (typeof body.error === 'object' && body.error !== null && typeof (body.error as { message?: unknown }).message === 'string') {
-      return (body.error as { message: string }).message
-    }
-  } catch {
-    // not JSON: no vendor message
-  }
-  return undefined
-}
-
-function snippet(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  if (flat === '') return '(empty body)'
-  return flat.length > BODY_SNIPPET ? `${flat.slice(0, BODY_SNIPPET)}…` : flat
-}
-
-function errorText(error: unknown): string {
-  if (!(error instanceof Error)) return String(error)
-  const cause = (error as { cause?: unknown }).cause
-  // undici reports "fetch failed" and keeps the socket error (ECONNREFUSED…) as the cause
-  return cause instanceof Error ? `${error.message} (${cause.message})` : error.message
-}
