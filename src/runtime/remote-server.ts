@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { isHttpUrl, type MnemoEnv } from '../config/config.js'
 import { MnemoError } from '../core/errors.js'
+import { errorText, snippet, vendorMessage } from '../providers/http-errors.js'
 
 // Team mode: the mnemo server hooks and the CLI send to when MNEMO_SERVER_URL is set.
 
@@ -35,10 +36,11 @@ export function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefi
 
 /**
  * One request to the team server with the bearer token and a timeout
- * (default {@link REMOTE_TIMEOUT_MS}). Network errors and timeouts reject as
- * fetch does.
+ * (default {@link REMOTE_TIMEOUT_MS}). Any answer resolves, error statuses too
+ * (see {@link settingProblem}).
  *
- * @throws {MnemoError} `STORE_UNAVAILABLE` — `MNEMO_SERVER_URL` is not an http(s) URL.
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — `MNEMO_SERVER_URL` is not an http(s) URL, or the
+ *   server is unreachable or timed out (the fetch error is the `cause`).
  */
 export async function remoteFetch(remote: RemoteServer, route: string, init: { method: string; body?: string; timeoutMs?: number }): Promise<Response> {
   if (remote.invalid) {
@@ -46,13 +48,27 @@ export async function remoteFetch(remote: RemoteServer, route: string, init: { m
       details: { dialect: 'sqlite', operation: 'remote append' },
     })
   }
-  const res = await fetch(`${remote.url}${route}`, {
-    method: init.method,
-    headers: { 'content-type': 'application/json', ...(remote.token ? { authorization: `Bearer ${remote.token}` } : {}) },
-    ...(init.body !== undefined ? { body: init.body } : {}),
-    signal: AbortSignal.timeout(init.timeoutMs ?? REMOTE_TIMEOUT_MS),
-  })
-  return res
+  try {
+    return await fetch(`${remote.url}${route}`, {
+      method: init.method,
+      headers: { 'content-type': 'application/json', ...(remote.token ? { authorization: `Bearer ${remote.token}` } : {}) },
+      ...(init.body !== undefined ? { body: init.body } : {}),
+      signal: AbortSignal.timeout(init.timeoutMs ?? REMOTE_TIMEOUT_MS),
+    })
+  } catch (cause) {
+    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} unreachable: ${errorText(cause)}`, { details: { dialect: 'sqlite', operation: `${init.method} ${route}` }, cause })
+  }
+}
+
+/**
+ * What an error status from the team server says about the client's settings
+ * (a refused token, a URL with no mnemo API behind it), or undefined when it
+ * is not about them. Such events are spooled, never set aside as bad input.
+ */
+export function settingProblem(status: number): string | undefined {
+  if (status === 401 || status === 403) return `token refused (${status}): set MNEMO_SERVER_TOKEN to the server's MNEMO_HOME/server-token`
+  if (status === 404 || status === 405) return 'no mnemo API at this URL (give the base URL, without /v1)'
+  return undefined
 }
 
 /**
@@ -65,15 +81,9 @@ export async function checkRemote(remote: RemoteServer): Promise<{ url: string; 
   try {
     const res = await remoteFetch(remote, '/v1/status', { method: 'GET' })
     if (res.ok) return { url: remote.url, ok: true, detail: 'reachable, token accepted' }
-    const detail =
-      res.status === 401 || res.status === 403
-        ? `token refused (${res.status}): set MNEMO_SERVER_TOKEN to the server's MNEMO_HOME/server-token`
-        : res.status === 404
-          ? 'no mnemo API at this URL (give the base URL, without /v1)'
-          : `answered ${res.status}`
-    return { url: remote.url, ok: false, detail }
+    return { url: remote.url, ok: false, detail: settingProblem(res.status) ?? `answered ${res.status}` }
   } catch (error) {
-    return { url: remote.url, ok: false, detail: `unreachable: ${(error as Error).message}` }
+    return { url: remote.url, ok: false, detail: `unreachable: ${errorText((error as Error).cause ?? error)}` }
   }
 }
 
@@ -86,23 +96,13 @@ export async function checkRemote(remote: RemoteServer): Promise<{ url: string; 
  *   `INVALID_INPUT` — the server refused the input (its message is passed on).
  */
 export async function remoteJson(remote: RemoteServer, method: string, route: string, body?: unknown): Promise<unknown> {
-  let res: Response
-  try {
-    res = await remoteFetch(remote, route, { method, timeoutMs: 10_000, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
-  } catch (cause) {
-    if (MnemoError.is(cause)) throw cause
-    throw new MnemoError('STORE_UNAVAILABLE', `team server ${remote.url} unreachable: ${(cause as Error).message}`, { details: { dialect: 'sqlite', operation: `${method} ${route}` }, cause })
-  }
+  const res = await remoteFetch(remote, route, { method, timeoutMs: 10_000, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
   const text = await res.text()
   if (res.ok) return text ? JSON.parse(text) : undefined
-  let message = text.slice(0, 300)
-  try {
-    message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message
-  } catch {
-    // not JSON: the text as is
-  }
-  if (res.status >= 400 && res.status < 500 && res.status !== 401 && res.status !== 403 && res.status !== 404) {
+  const message = vendorMessage(text) ?? snippet(text)
+  const problem = settingProblem(res.status)
+  if (res.status >= 400 && res.status < 500 && problem === undefined) {
     throw new MnemoError('INVALID_INPUT', `team server refused it: ${message}`, { details: { path: 'body' } })
   }
-  throw new MnemoError('STORE_UNAVAILABLE', `team server ${remote.url} answered ${res.status}: ${message}`, { details: { dialect: 'sqlite', operation: `${method} ${route}` } })
+  throw new MnemoError('STORE_UNAVAILABLE', `team server ${remote.url} answered ${res.status}: ${problem ?? message}`, { details: { dialect: 'sqlite', operation: `${method} ${route}` } })
 }

@@ -7,7 +7,7 @@ import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool } from '../../runtime/spool.js'
 import { resolveConfig, type MnemoEnv } from '../../config/config.js'
-import { remoteFetch, remoteServer, type RemoteServer } from '../../runtime/remote-server.js'
+import { remoteFetch, remoteServer, settingProblem, type RemoteServer } from '../../runtime/remote-server.js'
 import { sanitizePayload } from '../../capture/sanitize.js'
 
 /** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */
@@ -169,24 +169,13 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
     payload = { ...payload, cwd }
   }
   const body = JSON.stringify({ event, payload: sanitizePayload(payload), agent, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}) })
-  let res: Response
-  try {
-    res = await remoteFetch(remote, '/v1/events', { method: 'POST', body })
-  } catch (cause) {
-    if (MnemoError.is(cause)) throw cause
-    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} unreachable: ${(cause as Error).message}`, { details: { dialect: 'sqlite', operation: 'remote append' }, cause })
-  }
+  const res = await remoteFetch(remote, '/v1/events', { method: 'POST', body })
   if (res.status === 400 || res.status === 413 || res.status === 422) {
     throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, { details: { path: 'payload' } })
   }
   if (res.status >= 300) {
-    const why =
-      res.status === 401 || res.status === 403
-        ? ' (the token was refused: set MNEMO_SERVER_TOKEN to the contents of the server\'s MNEMO_HOME/server-token)'
-        : res.status === 404 || res.status === 405
-          ? ` (no mnemo API there: MNEMO_SERVER_URL should be the server's base URL, like http://host:7077, without /v1)`
-          : ''
-    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status}${why}`, { details: { dialect: 'sqlite', operation: 'remote append' } })
+    const problem = settingProblem(res.status)
+    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status}${problem ? ` (${problem})` : ''}`, { details: { dialect: 'sqlite', operation: 'POST /v1/events' } })
   }
 }
 
