@@ -29,7 +29,7 @@ const MCP_SERVER = 'mnemo'
 /** Where to write: `user` (all projects) or `project` (one checkout). */
 export type ConnectScope = 'user' | 'project'
 
-/** Which Claude Code configuration to touch. Every field has a default taken from the running process. */
+/** Which agent configuration to touch (config-files.ts calls it AgentLocation). Every field has a default taken from the running process. */
 export interface ClaudeCodeLocation {
   /** Default `'user'`. */
   scope?: ConnectScope | undefined
@@ -37,7 +37,7 @@ export interface ClaudeCodeLocation {
   homeDir?: string | undefined
   /** Project root for the project scope. Default `process.cwd()`. */
   projectDir?: string | undefined
-  /** Environment read for `CLAUDE_CONFIG_DIR`. Default `process.env`. */
+  /** Environment read for the agent's config-dir variable (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, …). Default `process.env`. */
   env?: Readonly<Record<string, string | undefined>> | undefined
 }
 

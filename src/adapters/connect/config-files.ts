@@ -18,7 +18,16 @@ import { applyEdits, findNodeAtLocation, modify, parse, parseTree, printParseErr
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { invalidInput } from '../../core/errors.js'
 import type { ClaudeHookEvent } from '../../capture/claude-hook.js'
-import { applyConnectPlan, renderPlanDiff, type ConnectPlanFile, type ConnectScope } from './claude-code.js'
+import {
+  applyConnectPlan,
+  renderPlanDiff,
+  type ClaudeCodeCommandOptions,
+  type ClaudeCodeConnectOptions,
+  type ClaudeCodeDisconnectOptions,
+  type ClaudeCodeLocation,
+  type ConnectPlanFile,
+  type ConnectScope,
+} from './claude-code.js'
 
 export type { ConnectScope }
 
@@ -47,35 +56,14 @@ export interface AgentConnectPlan {
   notes: string[]
 }
 
-/** Where to write and what with; every field defaults from the running process. Same option style as claude-code.ts. */
-export interface AgentLocation {
-  /** Default `'user'`. */
-  scope?: ConnectScope | undefined
-  /** Home directory for the user scope. Default `os.homedir()`. */
-  homeDir?: string | undefined
-  /** Project root for the project scope. Default `process.cwd()`. */
-  projectDir?: string | undefined
-  /** Environment read for the agent's own config-dir variables. Default `process.env`. */
-  env?: Readonly<Record<string, string | undefined>> | undefined
-}
-
+/** Where to write; every field defaults from the running process. The same options for every agent, Claude Code's included. */
+export type AgentLocation = ClaudeCodeLocation
 /** What the MCP entry and hooks run. */
-export interface AgentCommandOptions {
-  /** Absolute node binary. Default `process.execPath`. */
-  nodePath?: string | undefined
-  /** Absolute path of the built CLI. Default `../cli/main.js` next to this module. */
-  cliPath?: string | undefined
-  /** When given, the MCP server and hooks run with `MNEMO_HOME` set to it (made absolute). */
-  mnemoHome?: string | undefined
-}
-
+export type AgentCommandOptions = ClaudeCodeCommandOptions
 /** Options of every `plan<Agent>Connect`. */
-export interface AgentConnectOptions extends AgentLocation, AgentCommandOptions {}
-
+export type AgentConnectOptions = ClaudeCodeConnectOptions
 /** Options of every `plan<Agent>Disconnect`; `cliPath`, when given, also marks hook commands containing it as mnemo's. */
-export interface AgentDisconnectOptions extends AgentLocation {
-  cliPath?: string | undefined
-}
+export type AgentDisconnectOptions = ClaudeCodeDisconnectOptions
 
 import type { HookEventMapping } from '../../capture/agent-hook-events.js'
 export type { HookEventMapping }
@@ -166,9 +154,9 @@ export function envDir(o: AgentLocation, name: string): string | undefined {
 /**
  * The `mnemo hook` shell command for an agent's hook:
  * `[MNEMO_HOME="<home>" ]"<node>" "<cli>" hook <mnemoEvent> --agent <agent>`,
- * every path quoted by `shellQuote`. `mnemo hook` reads only its first
- * argument today; `--agent` tells a future per-agent normaliser which
- * payload shape is on stdin.
+ * every path quoted by `shellQuote`. `--agent` tells `mnemo hook` which
+ * payload field names and event names to map (capture/claude-hook.ts,
+ * capture/agent-hook-events.ts).
  */
 export function agentHookCommand(agent: ConnectAgent, mnemoEvent: ClaudeHookEvent, cmd: ResolvedCommand, quote: (s: string) => string): string {
   const prefix = cmd.mnemoHome === undefined ? '' : `MNEMO_HOME=${quote(cmd.mnemoHome)} `
