@@ -50,7 +50,7 @@ function text(max: number): z.ZodString {
 }
 
 /** An integer in `min`–`max`. */
-function integer(min: number, max: number): z.ZodNumber {
+export function integer(min: number, max: number): z.ZodNumber {
   return limited(z.number(), { type: 'integer', minimum: min, maximum: max })
 }
 
@@ -76,6 +76,7 @@ export const recallInput = inputObject({
   channels: limited(z.array(z.enum(RECALL_CHANNELS)), { minItems: 1 })
     .optional()
     .describe('Channels to use (ablation). Default: every channel with a weight.'),
+  explain: z.boolean().optional().describe('Add to each hit the channels that found it, with its rank and raw score in each. Default false.'),
 })
 export type RecallInput = z.output<typeof recallInput>
 

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { idPrefix, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Clock } from '../core/clock.js'
-import { MEMORY_KINDS, type EventInput, type HookAgent, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
+import { MEMORY_KINDS, type AgentName, type EventInput, type HookAgent, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
 import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
@@ -28,7 +28,7 @@ import { parseQueryTimes } from '../retrieval/query-time.js'
 import { dateWords, toIndexedText } from '../retrieval/search-text.js'
 import { rangeWords, resolveRelativeTimes } from '../retrieval/time-expressions.js'
 import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
-import type { AppendResult, Derivation, Store, StoreStats } from '../storage/store.js'
+import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, Store, StoreStats } from '../storage/store.js'
 import type { ImportFormat } from './import-files.js'
 
 /** Options of `recall`. */
@@ -546,12 +546,124 @@ export class MnemoEngine {
     return chain.map((m) => ({ ...m, text: this.readRedact(m.text) }))
   }
 
-  /** Sessions newest first, optionally of some projects. `limit` 1–1000, default 50. */
-  sessions(options: { projectIds?: readonly ProjectId[]; limit?: number } = {}): Session[] {
+  /** Sessions newest first, optionally of some projects, from `offset` (default 0). `limit` 1–1000, default 50. */
+  sessions(options: { projectIds?: readonly ProjectId[]; limit?: number; offset?: number } = {}): Session[] {
     const limit = options.limit ?? 50
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
     // mnemo's own operations (remember, consolidation) are logged under a bookkeeping session per project: not an agent's session.
-    return this.store.listSessions({ limit: limit + 50, ...(options.projectIds ? { projectIds: options.projectIds } : {}) }).filter((s) => s.agent !== 'mnemo').slice(0, limit)
+    return this.store.listSessions({ limit, offset: options.offset ?? 0, excludeAgent: 'mnemo', ...(options.projectIds ? { projectIds: options.projectIds } : {}) })
+  }
+
+  /**
+   * A page of a project's observations with their agent, for browsing and
+   * live tails (the viewer). Newest first with `beforeSeq`, or oldest first
+   * after `afterSeq` (event sequence numbers: `lastEventSeq()` is where a
+   * live tail starts). Text is redacted on the way out.
+   *
+   * @param options.limit - 1–500.
+   */
+  browseObservations(options: Omit<BrowseObservationsOptions, 'limit'> & { limit: number }): (Observation & { agent: AgentName })[] {
+    if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > 500) throw invalidInput('limit', `limit must be an integer 1–500 (got ${options.limit})`)
+    return this.store.browseObservations(options).map((o) => ({ ...o, text: this.readRedact(o.text) }))
+  }
+
+  /** The sequence number of the newest logged event (0 for an empty store). */
+  lastEventSeq(): number {
+    return this.store.lastEventSeq()
+  }
+
+  /**
+   * A session's steps in order, from `offset` (0-based), at most `limit`
+   * (1–500), each with the ids of the memories derived from it.
+   *
+   * @throws {MnemoError} `NOT_FOUND` — no such session.
+   */
+  sessionTimeline(id: string, offset: number, limit: number): { session: Session; project: Project | undefined; observations: (Observation & { derivedMemories: string[] })[] } {
+    const session = this.store.getSession(id)
+    if (!session) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
+    const page = this.store.sessionObservationsPage(session.id, offset, limit)
+    const derived = this.store.memoriesFromObservations(session.projectId, page.map((o) => o.id))
+    return {
+      session: { ...session, ...(session.title ? { title: this.readRedact(session.title) } : {}) },
+      project: this.store.getProject(session.projectId),
+      observations: page.map((o) => ({ ...this.redactObservation(o), derivedMemories: derived.get(o.id) ?? [] })),
+    }
+  }
+
+  /** A page of a project's memories by kind and state (all versions with `state: 'all'`), pinned first then newest, text redacted. */
+  browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number } {
+    const page = this.store.browseMemories(options)
+    return { total: page.total, memories: page.memories.map((m) => ({ ...m, text: this.readRedact(m.text) })) }
+  }
+
+  /** The observations a memory was derived from (its provenance) that still exist, in time order, text redacted. */
+  memorySources(memory: Memory): Observation[] {
+    return memory.sources
+      .map((id) => this.store.getObservation(id))
+      .filter((o): o is Observation => o !== undefined)
+      .sort((a, b) => a.ts - b.ts)
+      .map((o) => this.redactObservation(o))
+  }
+
+  /**
+   * Corrects a memory by hand: stores `text` as a new version of the same
+   * kind that supersedes it (the old one keeps its validity interval and
+   * stays in `history`), with an audit record.
+   *
+   * @throws {MnemoError} `NOT_FOUND` — no such memory, or it is no longer current.
+   * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text.
+   */
+  editMemory(id: string, text: string, actor = 'cli'): Memory {
+    const old = this.store.getMemory(id)
+    const project = old && this.store.getProject(old.projectId)
+    if (!old || !project) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    if (old.kind === 'summary') throw invalidInput('id', `${id} is a session summary: consolidation rewrites it; edit a fact, decision, preference or lesson`)
+    const { memory } = this.remember(text, { kind: old.kind, project: { root: project.root, name: project.name }, supersedes: id })
+    this.store.audit({ at: this.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })
+    return memory
+  }
+
+  /**
+   * The entity graph around `entity` in some projects: the best-matching
+   * entity (exact name first, then most mentioned), the entities mentioned
+   * together with it (by shared documents), the co-mention edges among all
+   * of them, and the documents that mention it. Without `entity`: the most
+   * mentioned entities and their edges.
+   *
+   * @param limit - Neighbours at most, 1–100.
+   */
+  entityGraph(projectIds: readonly ProjectId[], entity: string | undefined, limit: number): {
+    center: EntityRow | undefined
+    nodes: EntityRow[]
+    edges: { source: number; target: number; weight: number }[]
+    mentions: RecallHit[]
+  } {
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
+    const named = entity?.trim() ? this.store.searchEntities(projectIds, entity, 1)[0] : undefined
+    if (entity?.trim() && !named) return { center: undefined, nodes: [], edges: [], mentions: [] }
+    const nodes = named
+      ? [named, ...this.store.entitiesById(this.store.coMentioned([named.id], limit).map((n) => n.id))]
+      : this.store.topEntities(projectIds, limit)
+    const edges = this.store.entityEdges(nodes.map((n) => n.id))
+    const projects = new Map(this.store.listProjects().map((p) => [p.id as string, p.name]))
+    const mentions = named
+      ? this.store.docs(this.store.entityMentions([named.id], { projectIds }, 50).map((m) => m.docKey)).map(
+          (d): RecallHit => ({
+            id: d.id as RecallHit['id'],
+            type: d.type,
+            kind: d.kind as RecallHit['kind'],
+            projectId: d.projectId,
+            project: projects.get(d.projectId) ?? '',
+            sessionId: d.sessionId,
+            ts: d.ts,
+            score: 0,
+            snippet: truncateGraphemes(this.readRedact(d.text), 240),
+            sourceRef: d.sourceRef,
+            ...(d.flags.length > 0 ? { flags: d.flags } : {}),
+          }),
+        )
+      : []
+    return { center: named, nodes, edges, mentions }
   }
 
   /**

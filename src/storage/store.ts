@@ -1,10 +1,12 @@
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../core/ids.js'
 import type {
+  AgentName,
   DerivedObservation,
   EventInput,
   Memory,
   MemoryKind,
   Observation,
+  ObservationKind,
   Project,
   Session,
   SessionEffect,
@@ -120,6 +122,38 @@ export interface SearchTextOptions {
   weights?: readonly [number, number, number]
 }
 
+/** An entity of the graph with the number of documents that mention it. */
+export interface EntityRow {
+  id: number
+  type: string
+  name: string
+  docs: number
+}
+
+/** Options of `Store.browseObservations`. */
+export interface BrowseObservationsOptions {
+  projectIds: readonly ProjectId[]
+  sessionId?: SessionId
+  kinds?: readonly ObservationKind[]
+  agent?: string
+  /** Only rows of events after this sequence number (with `order: 'asc'`). */
+  afterSeq?: number
+  /** Only rows of events before this sequence number (with `order: 'desc'`). */
+  beforeSeq?: number
+  order: 'asc' | 'desc'
+  limit: number
+}
+
+/** Options of `Store.browseMemories`. */
+export interface BrowseMemoriesOptions {
+  projectIds: readonly ProjectId[]
+  kinds?: readonly MemoryKind[]
+  /** current: valid and not archived; archived; superseded: replaced by a newer version; all. */
+  state: 'current' | 'archived' | 'superseded' | 'all'
+  offset: number
+  limit: number
+}
+
 export interface StoreStats {
   events: number
   projects: number
@@ -210,12 +244,35 @@ export interface Store {
   sourceEventOf(id: string): number | undefined
 
   listProjects(): Project[]
-  /** Sessions newest first (by last event). */
-  listSessions(options: { projectIds?: readonly ProjectId[]; limit: number }): Session[]
+  /** Sessions newest first (by last event), from `offset` (default 0), leaving out sessions of `excludeAgent`. */
+  listSessions(options: { projectIds?: readonly ProjectId[]; limit: number; offset?: number; excludeAgent?: string }): Session[]
   /** A session's observations in time order. */
   sessionObservations(sessionId: SessionId, limit: number): Observation[]
   /** Memories of the given projects, newest first. */
   listMemories(options: { projectIds?: readonly ProjectId[]; limit: number }): Memory[]
+  /**
+   * A page of observations of these projects with the agent of their session,
+   * filtered by session, kinds and agent. `order: 'desc'` pages newest first
+   * with `beforeSeq`; `'asc'` tails the log with `afterSeq` (event sequence
+   * numbers, so rows written by other processes are seen in log order).
+   */
+  browseObservations(options: BrowseObservationsOptions): (Observation & { agent: AgentName })[]
+  /** The highest event sequence number in the log (0 when empty). */
+  lastEventSeq(): number
+  /** A session's observations in time order from `offset`, at most `limit`. */
+  sessionObservationsPage(sessionId: SessionId, offset: number, limit: number): Observation[]
+  /** A page of memories of these projects (all versions) with the total matching, pinned first then newest. */
+  browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number }
+  /** For each observation id, the ids of the memories whose provenance names it. */
+  memoriesFromObservations(projectId: ProjectId, observationIds: readonly string[]): Map<string, string[]>
+  /** Entities of these projects whose name contains `text` (case-insensitive), exact matches first, then most mentioned. */
+  searchEntities(projectIds: readonly ProjectId[], text: string, limit: number): EntityRow[]
+  /** The most mentioned entities of these projects. */
+  topEntities(projectIds: readonly ProjectId[], limit: number): EntityRow[]
+  /** Entities by id (unknown ids left out). */
+  entitiesById(ids: readonly number[]): EntityRow[]
+  /** Co-mention edges among `ids`: pairs that share documents, with how many. */
+  entityEdges(ids: readonly number[]): { source: number; target: number; weight: number }[]
   /**
    * Rewrites stored event payloads in place, in one transaction: `fn` returns
    * a new payload or `undefined` to keep the event as it is.

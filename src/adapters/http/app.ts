@@ -7,7 +7,10 @@ import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { errorJson, errorResponse } from './error-response.js'
 import { handleMcpPost, mcpMethodNotAllowed } from './mcp-endpoint.js'
 import { buildOpenApiDocument } from './openapi.js'
-import { REST_ROUTES, type AnyRestRoute, type RouteContext } from './rest-routes.js'
+import { REST_ROUTES, streamQuery, type AnyRestRoute, type RouteContext } from './rest-routes.js'
+import type { jobJson } from '../shared/views.js'
+import { streamObservations } from './event-stream.js'
+import { registerViewer } from './viewer-assets.js'
 import { bearerMatches, serverTokenPath } from './server-token.js'
 
 /** Default largest request body, bytes (1 MiB). */
@@ -26,6 +29,14 @@ export interface HttpAppOptions {
   onRequest?: (method: string, path: string) => void
   /** Where unexpected failures are reported, one line each. Default: nowhere (they go to the error log). */
   log?: (line: string) => void
+  /** The server's background jobs, for /v1/status. Default: none. */
+  jobs?: () => z.output<typeof jobJson>[]
+  /** Aborted when the server shuts down: open event streams end. */
+  closing?: AbortSignal
+  /** How often GET /v1/stream reads the log for new rows, ms. Default 500. */
+  streamPollMs?: number
+  /** The built viewer's folder. Default `dist/viewer` of this package. */
+  viewerDir?: string
 }
 
 /** The 413 answer, thrown as an HTTPException so that it ends the request from anywhere. */
@@ -98,8 +109,10 @@ async function runRoute(route: AnyRestRoute, c: Context, ctx: RouteContext, maxB
 export function createHttpApp(options: HttpAppOptions): Hono {
   const { mnemo, token, maxBodyBytes } = options
   let openApi: Record<string, unknown> | undefined
-  const ctx: RouteContext = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()) }
+  const ctx: RouteContext = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()), jobs: options.jobs ?? (() => []) }
   const publicRoutes = new Set(REST_ROUTES.filter((r) => r.public).map((r) => `${r.method} ${r.path}`))
+  // The viewer's page and assets hold no data: they ask for the token and send it on every /v1 call.
+  const isViewerAsset = (method: string, p: string): boolean => (method === 'GET' || method === 'HEAD') && (p === '/' || p.startsWith('/viewer/'))
   const tokenHint = `send Authorization: Bearer <token>, the token being the content of ${serverTokenPath(mnemo.config.home)}`
   const app = new Hono()
 
@@ -108,7 +121,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     await next()
   })
   app.use('*', async (c, next) => {
-    if (publicRoutes.has(`${c.req.method} ${c.req.path}`)) return next()
+    if (publicRoutes.has(`${c.req.method} ${c.req.path}`) || isViewerAsset(c.req.method, c.req.path)) return next()
     const header = c.req.header('authorization')
     if (bearerMatches(header, token)) return next()
     const res = errorJson(401, 'UNAUTHORIZED', header === undefined ? 'missing bearer token' : 'wrong bearer token', tokenHint)
@@ -122,6 +135,16 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     await next()
   })
 
+  registerViewer(app, options.viewerDir)
+  const closing = options.closing ?? new AbortController().signal
+  app.get('/v1/stream', (c) =>
+    streamObservations(c, parseInput(streamQuery, queryObject(c, streamQuery), 'query string'), {
+      engine: mnemo.engine,
+      pollMs: options.streamPollMs ?? 500,
+      heartbeatMs: 15_000,
+      closing,
+    }),
+  )
   for (const route of REST_ROUTES) app.on(route.method, route.path, (c) => runRoute(route, c, ctx, maxBodyBytes))
   app.post('/mcp', async (c) => {
     const text = await readBodyText(c.req.raw, maxBodyBytes)

@@ -13,7 +13,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, 400 | 404 | 409 | 422 | 500 | 502
 }
 
 /** Codes only the HTTP surface produces: refused before any engine call, or a failure with no code. */
-export type HttpOnlyCode = 'UNAUTHORIZED' | 'PAYLOAD_TOO_LARGE' | 'INTERNAL'
+export type HttpOnlyCode = 'UNAUTHORIZED' | 'PAYLOAD_TOO_LARGE' | 'INTERNAL' | 'VIEWER_NOT_BUILT'
 
 /** The body of every error response. */
 export const errorBodySchema = z

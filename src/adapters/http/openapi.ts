@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { idField, projectField } from '../../core/schemas.js'
 import { errorBodySchema } from './error-response.js'
-import { REST_ROUTES, SERVER_VERSION, type AnyRestRoute } from './rest-routes.js'
+import { REST_ROUTES, SERVER_VERSION, streamQuery, type AnyRestRoute } from './rest-routes.js'
 
 /** Default address of `mnemo serve`. */
 export const DEFAULT_PORT = 7077
@@ -84,6 +84,32 @@ function mcpOperation(): Json {
   }
 }
 
+/** GET /v1/stream: server-sent events, outside the JSON route table. */
+function streamOperation(): Json {
+  const query = jsonSchema(streamQuery, 'input')
+  const parameters = Object.entries((query['properties'] as Record<string, Json> | undefined) ?? {}).map(([name, prop]) => {
+    const { description, ...schema } = prop
+    return { name, in: 'query', required: name === 'project', ...(description ? { description } : {}), schema }
+  })
+  parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, description: 'Resume after this event sequence number (the `id:` of the last event received).', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } })
+  return {
+    operationId: 'streamObservations',
+    summary: "New observations of a project as they are captured (server-sent events)",
+    description:
+      'A text/event-stream that stays open. First `event: ready` (data `{"seq": n}`: where the stream starts), then one `event: observation` per new observation, ' +
+      '`id:` its event sequence number and `data:` the observation as GET /v1/observations lists it; `: ping` comments keep a quiet stream open. ' +
+      'Reconnect with `Last-Event-ID` to get what was missed. Observations captured by hooks in other processes arrive too (the log is read every 500 ms).',
+    parameters,
+    responses: {
+      '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+      '400': errorRef(400),
+      '401': errorRef(401),
+      '404': errorRef(404),
+      '500': errorRef(500),
+    },
+  }
+}
+
 /**
  * Builds the OpenAPI 3.1 document of `mnemo serve` from the route table and
  * its zod schemas. Deterministic (no host, port or time in it): the server
@@ -96,6 +122,7 @@ export function buildOpenApiDocument(routes: readonly AnyRestRoute[] = REST_ROUT
     const p = route.path.replace(/:(\w+)/g, '{$1}')
     paths[p] = { ...paths[p], [route.method.toLowerCase()]: operation(route) }
   }
+  paths['/v1/stream'] = { get: streamOperation() }
   paths['/mcp'] = { post: mcpOperation() }
   const responses: Json = {}
   for (const { name, description } of Object.values(ERROR_RESPONSES)) {

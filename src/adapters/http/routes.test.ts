@@ -224,6 +224,9 @@ describe('a missing project never means every project', () => {
       'POST /v1/memories',
       'GET /v1/sessions',
       'GET /v1/context',
+      'GET /v1/observations',
+      'GET /v1/memories',
+      'GET /v1/graph',
     ])
   })
 })
@@ -374,12 +377,13 @@ describe('OpenAPI', () => {
     const doc = (await api('GET', '/v1/openapi.json')).body
     expect(doc.openapi).toBe('3.1.0')
     const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`))
-    expect(ops).toEqual([...REST_ROUTES.map((r) => `${r.method} ${r.path.replace(':id', '{id}')}`), 'POST /mcp'])
+    expect(ops.sort()).toEqual([...REST_ROUTES.map((r) => `${r.method} ${r.path.replace(':id', '{id}')}`), 'GET /v1/stream', 'POST /mcp'].sort())
     expect(doc.paths['/v1/health'].get.security).toEqual([])
     expect(doc.paths['/v1/recall'].post.requestBody.content['application/json'].schema.required).toEqual(['query', 'project'])
     expect(doc.paths['/v1/sessions'].get.parameters).toEqual([
       { name: 'project', in: 'query', required: true, description: expect.any(String), schema: { type: 'string', minLength: 1, maxLength: 4096 } },
       { name: 'limit', in: 'query', required: false, description: 'Most sessions, 1–200. Default 20.', schema: { type: 'integer', minimum: 1, maximum: 200 } },
+      { name: 'offset', in: 'query', required: false, description: 'Sessions to skip (pagination). Default 0.', schema: { type: 'integer', minimum: 0, maximum: 1000000 } },
     ])
   })
 })

@@ -5,6 +5,8 @@ import { invalidInput, MnemoError } from '../../core/errors.js'
 import type { MnemoEnv } from '../../config/config.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
+import type { z } from 'zod'
+import type { jobJson } from '../shared/views.js'
 import { createHttpApp, DEFAULT_MAX_BODY_BYTES } from './app.js'
 import { DEFAULT_HOST, DEFAULT_PORT } from './openapi.js'
 import { ensureServerToken, serverTokenPath } from './server-token.js'
@@ -36,6 +38,10 @@ export interface StartServerOptions {
    * (`MNEMO_CONSOLIDATE_MINUTES`).
    */
   consolidateEveryMinutes?: number
+  /** How often GET /v1/stream reads the log for new rows, ms. Default 500. */
+  streamPollMs?: number
+  /** The built viewer's folder. Default `dist/viewer` of this package. */
+  viewerDir?: string
 }
 
 /** A listening server. Call `close()` when done. */
@@ -49,6 +55,8 @@ export interface RunningServer {
   /** The bearer token clients must send, and the file it is kept in. */
   token: string
   tokenPath: string
+  /** The viewer's address with the token in its fragment (never sent to the server, never logged): open it in a browser. */
+  viewerUrl: string
   /** The engine behind the server (the same store the routes use). */
   engine: MnemoEngine
   /**
@@ -105,12 +113,21 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const mnemo: OpenedMnemo = openMnemo({ env: options.env ?? process.env, ...(options.home ? { home: options.home } : {}) })
   let server: Server
   let token: string
+  let consolidation: BackgroundJob | undefined
+  // Aborted first on close: long-lived event streams end, so in-flight requests can finish.
+  const closing = new AbortController()
   try {
     token = ensureServerToken(mnemo.config.home)
     drainSpool(mnemo)
+    consolidation = scheduleConsolidation(mnemo, consolidationMinutes(options), options.log)
+    const job = consolidation
     const app = createHttpApp({
       mnemo,
       token,
+      jobs: () => [job.status()],
+      ...(options.streamPollMs !== undefined ? { streamPollMs: options.streamPollMs } : {}),
+      ...(options.viewerDir !== undefined ? { viewerDir: options.viewerDir } : {}),
+      closing: closing.signal,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       startedAt: Date.now(),
       ...(options.onRequest ? { onRequest: options.onRequest } : {}),
@@ -130,13 +147,14 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       throw error
     }
   } catch (error) {
+    await consolidation?.stop()
     mnemo.close()
     throw error
   }
-  const stopConsolidation = scheduleConsolidation(mnemo, consolidationMinutes(options), options.log)
+  const job = consolidation
   const address = server.address() as AddressInfo
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  let closing: Promise<void> | undefined
+  let closed: Promise<void> | undefined
   return {
     url: `http://${urlHost}:${address.port}`,
     host,
@@ -145,7 +163,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     token,
     tokenPath: serverTokenPath(mnemo.config.home),
     engine: mnemo.engine,
-    close: () => (closing ??= stopConsolidation().then(() => shutDown(server, mnemo, graceMs))),
+    viewerUrl: `http://${urlHost}:${address.port}/#token=${encodeURIComponent(token)}`,
+    close: () => {
+      closing.abort()
+      return (closed ??= job.stop().then(() => shutDown(server, mnemo, graceMs)))
+    },
   }
 }
 
@@ -157,31 +179,57 @@ function consolidationMinutes(options: StartServerOptions): number {
   return n
 }
 
+/** A scheduled background job of the server. */
+export interface BackgroundJob {
+  /** What /v1/status reports about it. */
+  status(): z.output<typeof jobJson>
+  /** Stops the schedule; resolves when a run in progress has finished. */
+  stop(): Promise<void>
+}
+
 /**
  * Runs `consolidate` every `minutes` in the background (one run at a time;
- * failures go to the error log). Returns a stop function that waits for a
- * run in progress.
+ * failures go to the error log and to the job's `lastError`). `minutes` 0
+ * turns the schedule off (the job still reports itself, never running).
  */
-export function scheduleConsolidation(mnemo: OpenedMnemo, minutes: number, log: ((line: string) => void) | undefined): () => Promise<void> {
-  if (minutes <= 0) return async () => undefined
+export function scheduleConsolidation(mnemo: OpenedMnemo, minutes: number, log: ((line: string) => void) | undefined): BackgroundJob {
   let running: Promise<void> | undefined
-  const timer = setInterval(() => {
-    if (running) return
-    running = mnemo.engine
-      .consolidate()
-      .then((r) => log?.(`consolidated: ${r.summaries} summaries, ${r.lessons} lessons, ${r.archived} archived`))
-      .catch((error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error)
-        mnemo.errors.append({ at: new Date().toISOString(), where: 'serve consolidate', code: MnemoError.is(error) ? error.code : 'INTERNAL', message })
-      })
-      .finally(() => {
-        running = undefined
-      })
-  }, minutes * 60_000)
-  timer.unref()
-  return async () => {
-    clearInterval(timer)
-    await running
+  let lastRunAt: number | undefined
+  let nextRunAt: number | undefined = minutes > 0 ? Date.now() + minutes * 60_000 : undefined
+  let lastResult: string | null = null
+  let lastError: string | null = null
+  const timer =
+    minutes > 0
+      ? setInterval(() => {
+          nextRunAt = Date.now() + minutes * 60_000
+          if (running) return
+          lastRunAt = Date.now()
+          running = mnemo.engine
+            .consolidate()
+            .then((r) => {
+              lastResult = `${r.summaries} summaries, ${r.lessons} lessons, ${r.archived} archived`
+              lastError = null
+              log?.(`consolidated: ${lastResult}`)
+            })
+            .catch((error: unknown) => {
+              const message = error instanceof Error ? error.message : String(error)
+              lastError = message
+              mnemo.errors.append({ at: new Date().toISOString(), where: 'serve consolidate', code: MnemoError.is(error) ? error.code : 'INTERNAL', message })
+            })
+            .finally(() => {
+              running = undefined
+            })
+        }, minutes * 60_000)
+      : undefined
+  timer?.unref()
+  const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString())
+  return {
+    status: () => ({ name: 'consolidate', everyMinutes: minutes, running: running !== undefined, lastRunAt: iso(lastRunAt), nextRunAt: iso(nextRunAt), lastResult, lastError }),
+    stop: async () => {
+      if (timer) clearInterval(timer)
+      nextRunAt = undefined
+      await running
+    },
   }
 }
 

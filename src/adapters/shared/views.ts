@@ -180,6 +180,17 @@ export const forgottenJson = z.object({ forgotten: z.object({ id: z.string(), ty
 
 export const eventAcceptedJson = z.object({ stored: z.boolean().describe('False for a duplicate delivery or an event mnemo deliberately skips (its own tool calls).') })
 
+/** One background job of `mnemo serve`. */
+export const jobJson = z.object({
+  name: z.string(),
+  everyMinutes: z.number().describe('Minutes between runs; 0 when the schedule is off.'),
+  running: z.boolean(),
+  lastRunAt: iso.nullable(),
+  nextRunAt: iso.nullable(),
+  lastResult: z.string().nullable().describe('What the last successful run did, in words.'),
+  lastError: z.string().nullable().describe('Why the last run failed, when it did.'),
+})
+
 export const statusJson = z.object({
   home: z.string(),
   database: z.string(),
@@ -190,6 +201,7 @@ export const statusJson = z.object({
   spool: z.object({ pending: count, bad: count }),
   errors: z.array(z.object({ at: z.string(), where: z.string(), code: z.string(), message: z.string() })).describe('The last 5 failures.'),
   server: z.object({ version: z.string(), pid: count, startedAt: iso }),
+  jobs: z.array(jobJson).describe('Background work of the server (consolidation), with its last outcome.'),
 })
 
 export const healthJson = z.object({ ok: z.literal(true), name: z.literal('mnemo'), version: z.string() })
@@ -224,3 +236,46 @@ export function toImportJson(r: ImportReport): z.output<typeof importJson> {
 }
 
 export const openApiJson = z.object({ openapi: z.string() }).loose().describe('This document.')
+
+/** An observation as listed for browsing: with its session's agent and the log sequence number it came from. */
+export const listedObservationJson = observationJson.extend({
+  agent: z.string(),
+  seq: count.describe('Sequence number of the event it was derived from; pages and live tails are cut by it.'),
+})
+
+export function toListedObservationJson(o: Observation & { agent: string }, project: Project | undefined): z.output<typeof listedObservationJson> {
+  return { ...toObservationJson(o, project), agent: o.agent, seq: o.eventSeq }
+}
+
+export const observationsPageJson = z.object({
+  observations: z.array(listedObservationJson).describe('Newest first.'),
+  nextBefore: count.nullable().describe('Pass as `before` for the next (older) page; null at the end.'),
+})
+
+export const timelineJson = z.object({
+  session: sessionJson,
+  observations: z.array(observationJson.extend({ derivedMemories: z.array(z.string()).describe('Ids of the memories whose provenance names this step.') })).describe('In time order.'),
+  total: count.describe("The session's number of observations."),
+  offset: count,
+})
+
+export const memoriesPageJson = z.object({
+  memories: z.array(memoryJson).describe('Pinned first, then newest.'),
+  total: count.describe('How many match, over all pages.'),
+})
+
+export const memoryHistoryJson = z.object({
+  chain: z.array(memoryJson).describe('Every version, oldest first; the one with validTo null is current.'),
+  sources: z.array(observationJson).describe('Provenance: the observations the asked memory was derived from that still exist, oldest first.'),
+})
+
+export const memoryUpdatedJson = z.object({ memory: memoryJson.describe('The memory after the change; for a text edit, the new version.') })
+
+const entityJson = z.object({ id: count, type: z.string().describe('name, file, symbol, tool, url, date, …'), name: z.string(), docs: count.describe('Documents mentioning it.') })
+
+export const graphJson = z.object({
+  center: entityJson.nullable().describe('The entity asked for (best match); null without one or when none matches.'),
+  nodes: z.array(entityJson).describe('The center first, then the entities mentioned with it; or the most mentioned entities.'),
+  edges: z.array(z.object({ source: count, target: count, weight: count.describe('Documents mentioning both.') })),
+  mentions: z.array(hitJson).describe('Documents mentioning the center (score 0: not ranked).'),
+})

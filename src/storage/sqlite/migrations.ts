@@ -164,4 +164,11 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 2,
+    name: 'observations by event: live tails, deletes and the viewer read rows by their event',
+    sql: `
+      CREATE INDEX observations_event ON observations(event_seq);
+    `,
+  },
 ]

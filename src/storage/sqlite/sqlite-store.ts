@@ -4,7 +4,7 @@ import { MnemoError } from '../../core/errors.js'
 import { makeId, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, MemoryKind, Observation, ObservationKind, Project, Session } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
-import type { AppendResult, AuditEntry, Derivation, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
+import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 
 export interface SqliteStoreOptions {
@@ -758,12 +758,16 @@ class SqliteStore implements Store {
     return this.stmt('SELECT id, name, root FROM projects ORDER BY name, root').all() as Project[]
   }
 
-  listSessions(options: { projectIds?: readonly ProjectId[]; limit: number }): Session[] {
+  listSessions(options: { projectIds?: readonly ProjectId[]; limit: number; offset?: number; excludeAgent?: string }): Session[] {
     const projects = options.projectIds ?? []
-    const where = projects.length > 0 ? `WHERE s.project_id IN (${projects.map(() => '?').join(',')})` : ''
-    const rows = this.stmt(`SELECT ${SESSION_COLUMNS} FROM sessions s ${where} ORDER BY s.last_event_at DESC, s.id DESC LIMIT ?`).all(
+    const where = ['1 = 1']
+    if (projects.length > 0) where.push(`s.project_id IN (${projects.map(() => '?').join(',')})`)
+    if (options.excludeAgent !== undefined) where.push('s.agent <> ?')
+    const rows = this.stmt(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${where.join(' AND ')} ORDER BY s.last_event_at DESC, s.id DESC LIMIT ? OFFSET ?`).all(
       ...projects,
+      ...(options.excludeAgent !== undefined ? [options.excludeAgent] : []),
       options.limit,
+      options.offset ?? 0,
     ) as SessionRow[]
     return rows.map(toSession)
   }
@@ -781,6 +785,121 @@ class SqliteStore implements Store {
       options.limit,
     ) as MemoryRow[]
     return rows.map(toMemory)
+  }
+
+  browseObservations(options: BrowseObservationsOptions): (Observation & { agent: AgentName })[] {
+    return this.guard('browse observations', () => {
+      const where = [`o.project_id IN (${options.projectIds.map(() => '?').join(',')})`]
+      const params: unknown[] = [...options.projectIds]
+      if (options.projectIds.length === 0) return []
+      if (options.sessionId !== undefined) {
+        where.push('o.session_id = ?')
+        params.push(options.sessionId)
+      }
+      if (options.kinds && options.kinds.length > 0) {
+        where.push(`o.kind IN (${options.kinds.map(() => '?').join(',')})`)
+        params.push(...options.kinds)
+      }
+      if (options.agent !== undefined) {
+        where.push('s.agent = ?')
+        params.push(options.agent)
+      }
+      if (options.afterSeq !== undefined) {
+        where.push('o.event_seq > ?')
+        params.push(options.afterSeq)
+      }
+      if (options.beforeSeq !== undefined) {
+        where.push('o.event_seq < ?')
+        params.push(options.beforeSeq)
+      }
+      const dir = options.order === 'asc' ? 'ASC' : 'DESC'
+      const rows = this.stmt(
+        `SELECT o.*, s.agent AS agent FROM observations o JOIN sessions s ON s.id = o.session_id
+         WHERE ${where.join(' AND ')} ORDER BY o.event_seq ${dir}, o.rowid ${dir} LIMIT ?`,
+      ).all(...params, options.limit) as (ObservationRow & { agent: string })[]
+      return rows.map((r) => ({ ...toObservation(r), agent: r.agent as AgentName }))
+    })
+  }
+
+  lastEventSeq(): number {
+    return (this.stmt('SELECT COALESCE(MAX(seq), 0) FROM events').pluck().get() as number) ?? 0
+  }
+
+  sessionObservationsPage(sessionId: SessionId, offset: number, limit: number): Observation[] {
+    const rows = this.stmt('SELECT * FROM observations WHERE session_id = ? ORDER BY ts, rowid LIMIT ? OFFSET ?').all(sessionId, limit, offset) as ObservationRow[]
+    return rows.map(toObservation)
+  }
+
+  browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number } {
+    return this.guard('browse memories', () => {
+      if (options.projectIds.length === 0) return { memories: [], total: 0 }
+      const where = [`project_id IN (${options.projectIds.map(() => '?').join(',')})`]
+      const params: unknown[] = [...options.projectIds]
+      if (options.kinds && options.kinds.length > 0) {
+        where.push(`kind IN (${options.kinds.map(() => '?').join(',')})`)
+        params.push(...options.kinds)
+      }
+      if (options.state === 'current') where.push('valid_to IS NULL AND archived_at IS NULL')
+      else if (options.state === 'archived') where.push('valid_to IS NULL AND archived_at IS NOT NULL')
+      else if (options.state === 'superseded') where.push('valid_to IS NOT NULL')
+      const clause = where.join(' AND ')
+      const total = this.stmt(`SELECT COUNT(*) FROM memories WHERE ${clause}`).pluck().get(...params) as number
+      const rows = this.stmt(`SELECT * FROM memories WHERE ${clause} ORDER BY pinned DESC, created_at DESC, rowid DESC LIMIT ? OFFSET ?`).all(
+        ...params,
+        options.limit,
+        options.offset,
+      ) as MemoryRow[]
+      return { memories: rows.map(toMemory), total }
+    })
+  }
+
+  memoriesFromObservations(projectId: ProjectId, observationIds: readonly string[]): Map<string, string[]> {
+    const out = new Map<string, string[]>()
+    if (observationIds.length === 0) return out
+    const rows = this.stmt(
+      `SELECT j.value AS obs, m.id AS mem FROM memories m, json_each(m.sources) j
+       WHERE m.project_id = ? AND m.sources IS NOT NULL AND j.value IN (${observationIds.map(() => '?').join(',')})
+       ORDER BY m.created_at, m.rowid`,
+    ).all(projectId, ...observationIds) as { obs: string; mem: string }[]
+    for (const r of rows) out.set(r.obs, [...(out.get(r.obs) ?? []), r.mem])
+    return out
+  }
+
+  searchEntities(projectIds: readonly ProjectId[], text: string, limit: number): EntityRow[] {
+    if (projectIds.length === 0) return []
+    const needle = text.trim().toLowerCase()
+    const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    return this.stmt(
+      `SELECT e.id, e.type, e.name, (SELECT COUNT(*) FROM entity_mentions m WHERE m.entity_id = e.id) AS docs
+       FROM entities e WHERE e.project_id IN (${projectIds.map(() => '?').join(',')}) AND lower(e.name) LIKE ? ESCAPE '\\'
+       ORDER BY lower(e.name) = ? DESC, docs DESC, e.id LIMIT ?`,
+    ).all(...projectIds, pattern, needle, limit) as EntityRow[]
+  }
+
+  topEntities(projectIds: readonly ProjectId[], limit: number): EntityRow[] {
+    if (projectIds.length === 0) return []
+    return this.stmt(
+      `SELECT e.id, e.type, e.name, COUNT(m.doc_key) AS docs FROM entities e JOIN entity_mentions m ON m.entity_id = e.id
+       WHERE e.project_id IN (${projectIds.map(() => '?').join(',')}) GROUP BY e.id ORDER BY docs DESC, e.id LIMIT ?`,
+    ).all(...projectIds, limit) as EntityRow[]
+  }
+
+  entitiesById(ids: readonly number[]): EntityRow[] {
+    if (ids.length === 0) return []
+    return this.stmt(
+      `SELECT e.id, e.type, e.name, (SELECT COUNT(*) FROM entity_mentions m WHERE m.entity_id = e.id) AS docs
+       FROM entities e WHERE e.id IN (${ids.map(() => '?').join(',')})`,
+    ).all(...ids) as EntityRow[]
+  }
+
+  entityEdges(ids: readonly number[]): { source: number; target: number; weight: number }[] {
+    if (ids.length < 2) return []
+    const list = ids.map(() => '?').join(',')
+    return this.stmt(
+      `SELECT a.entity_id AS source, b.entity_id AS target, COUNT(*) AS weight
+       FROM entity_mentions a JOIN entity_mentions b ON b.doc_key = a.doc_key AND b.entity_id > a.entity_id
+       WHERE a.entity_id IN (${list}) AND b.entity_id IN (${list}) GROUP BY a.entity_id, b.entity_id ORDER BY weight DESC`,
+    ).all(...ids, ...ids) as { source: number; target: number; weight: number }[]
   }
 
   scopeCounts(projectRoot?: string): { events: number; sessions: number; observations: number; memories: number } {

@@ -1,0 +1,316 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REST_ROUTES } from './rest-routes.js'
+import { startServer, type RunningServer } from './server.js'
+import { VIEWER_CSP } from './viewer-assets.js'
+
+// The routes the viewer reads and writes (browse, replay, history, edit, graph,
+// live stream, the page itself), against a real server on 127.0.0.1, port 0,
+// fed the recorded Claude Code session of the demo and then consolidated.
+const ROOT = path.resolve(import.meta.dirname, '../../..')
+const DEMO = path.join(ROOT, 'fixtures/demo/claude-code-session.jsonl')
+
+let tmp: string
+let server: RunningServer
+const P = 'acme-api'
+
+interface Reply {
+  status: number
+  body: any
+  headers: Headers
+}
+
+async function api(method: string, route: string, body?: unknown): Promise<Reply> {
+  const res = await fetch(`${server.url}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${server.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  })
+  const text = await res.text()
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers }
+}
+
+/** The body, checked against the route's documented response schema (no missing, no extra keys). */
+function conforms(method: string, route: string, reply: Reply): any {
+  const spec = REST_ROUTES.find((r) => r.method === method && r.path === route)
+  const schema = spec?.responses[reply.status as 200 | 201 | 202]?.schema
+  if (!schema) throw new Error(`${method} ${route} documents no ${reply.status} response (body: ${JSON.stringify(reply.body)})`)
+  expect(schema.parse(reply.body)).toEqual(reply.body)
+  return reply.body
+}
+
+/** Reads server-sent events from a response until `until` says stop; returns them parsed. */
+async function readEvents(res: Response, until: (events: { event: string; id: string | undefined; data: any }[]) => boolean): Promise<{ event: string; id: string | undefined; data: any }[]> {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
+  const events: { event: string; id: string | undefined; data: any }[] = []
+  let buffer = ''
+  try {
+    while (!until(events)) {
+      const { done, value } = await reader.read()
+      if (done) break
+      buffer += value
+      let cut: number
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, cut)
+        buffer = buffer.slice(cut + 2)
+        const lines = block.split('\n')
+        const event = lines.find((l) => l.startsWith('event: '))?.slice(7)
+        if (!event) continue
+        const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
+        events.push({ event, id: lines.find((l) => l.startsWith('id: '))?.slice(4), data: JSON.parse(data) })
+      }
+    }
+  } finally {
+    await reader.cancel()
+  }
+  return events
+}
+
+/** A well-formed id of the same kind that names nothing. */
+function otherId(id: string): string {
+  return `${id.slice(0, -2)}${id.endsWith('00') ? 'ff' : '00'}`
+}
+
+function hookLine(event: string, payload: Record<string, unknown>): string {
+  return JSON.stringify({ event, payload: { session_id: 'live-1', cwd: '/home/demo/acme-api', hook_event_name: event, ...payload } })
+}
+
+beforeAll(async () => {
+  tmp = mkdtempSync(path.join(tmpdir(), 'mnemo-viewer-api-'))
+  server = await startServer({ home: path.join(tmp, 'home'), host: '127.0.0.1', port: 0, env: {}, streamPollMs: 20 })
+  for (const line of readFileSync(DEMO, 'utf8').split('\n').filter((l) => l.trim())) {
+    expect((await api('POST', '/v1/events', line)).status).toBe(202)
+  }
+  await server.engine.consolidate({ idleMs: 0 })
+})
+
+afterAll(async () => {
+  await server?.close()
+  if (tmp) rmSync(tmp, { recursive: true, force: true })
+})
+
+describe('GET /v1/observations', () => {
+  it('pages newest first by event sequence, and filters by kind and agent', async () => {
+    const first = conforms('GET', '/v1/observations', await api('GET', `/v1/observations?project=${P}&limit=5`))
+    expect(first.observations).toHaveLength(5)
+    const seqs = first.observations.map((o: any) => o.seq)
+    expect([...seqs].sort((a: number, b: number) => b - a)).toEqual(seqs)
+    expect(first.observations.every((o: any) => o.agent === 'claude-code' && o.project === P)).toBe(true)
+    expect(first.nextBefore).toBe(seqs.at(-1))
+    const second = (await api('GET', `/v1/observations?project=${P}&limit=5&before=${first.nextBefore}`)).body
+    expect(second.observations[0].seq).toBeLessThan(first.nextBefore)
+    const ids = new Set([...first.observations, ...second.observations].map((o: any) => o.id))
+    expect(ids.size).toBe(10)
+
+    const prompts = (await api('GET', `/v1/observations?project=${P}&kind=prompt,error`)).body.observations
+    expect(prompts.length).toBeGreaterThan(0)
+    expect(prompts.every((o: any) => o.kind === 'prompt' || o.kind === 'error')).toBe(true)
+    expect((await api('GET', `/v1/observations?project=${P}&agent=codex`)).body).toEqual({ observations: [], nextBefore: null })
+  })
+
+  it('names a bad kind, and needs a project', async () => {
+    const bad = await api('GET', `/v1/observations?project=${P}&kind=prompt,banana`)
+    expect(bad.status).toBe(400)
+    expect(bad.body.error.message).toContain('banana')
+    const none = await api('GET', '/v1/observations')
+    expect(none.status).toBe(400)
+    expect(none.body.error.message).toBe('project is required (got nothing)')
+  })
+})
+
+describe('sessions for replay', () => {
+  it('GET /v1/sessions pages with offset; the timeline pages in order with derived memories', async () => {
+    // The demo holds two sessions: the recorded one and the start of the next.
+    const sessions = conforms('GET', '/v1/sessions', await api('GET', `/v1/sessions?project=${P}`)).sessions
+    expect(sessions).toHaveLength(2)
+    expect((await api('GET', `/v1/sessions?project=${P}&limit=1&offset=1`)).body.sessions.map((s: any) => s.id)).toEqual([sessions[1].id])
+    expect((await api('GET', `/v1/sessions?project=${P}&offset=2`)).body.sessions).toEqual([])
+    const recorded = sessions.find((s: any) => s.observations > 5)
+    const id = recorded.id
+    const all = conforms('GET', '/v1/sessions/:id/observations', await api('GET', `/v1/sessions/${id}/observations`))
+    expect(all.total).toBe(recorded.observations)
+    expect(all.observations).toHaveLength(all.total)
+    const times = all.observations.map((o: any) => o.time)
+    expect([...times].sort()).toEqual(times)
+    // The session summary written by consolidation names its steps as provenance: each is linked back.
+    const summary = (await api('GET', `/v1/memories?project=${P}&tier=episodic`)).body.memories[0]
+    expect(summary.kind).toBe('summary')
+    const linked = all.observations.filter((o: any) => o.derivedMemories.includes(summary.id)).map((o: any) => o.id)
+    expect(linked.length).toBeGreaterThan(0)
+    expect(linked.sort()).toEqual([...summary.sources].sort())
+
+    const page = (await api('GET', `/v1/sessions/${id}/observations?offset=3&limit=2`)).body
+    expect(page.offset).toBe(3)
+    expect(page.observations.map((o: any) => o.id)).toEqual(all.observations.slice(3, 5).map((o: any) => o.id))
+    expect((await api('GET', `/v1/sessions/${otherId(id)}/observations`)).status).toBe(404)
+    expect((await api('GET', '/v1/sessions/mem_x/observations')).status).toBe(400)
+  })
+})
+
+describe('memories: browse, history, edit', () => {
+  it('lists by tier and state, edits into a new version, and shows the chain', async () => {
+    const made = (await api('POST', '/v1/memories', { text: 'staging runs on Fly.io', kind: 'fact', project: P })).body.memory
+    const semantic = conforms('GET', '/v1/memories', await api('GET', `/v1/memories?project=${P}&tier=semantic`))
+    expect(semantic.memories.map((m: any) => m.id)).toContain(made.id)
+    expect(semantic.memories.every((m: any) => m.kind !== 'summary')).toBe(true)
+    expect(semantic.total).toBe(semantic.memories.length)
+
+    const edited = conforms('PATCH', '/v1/memories/:id', await api('PATCH', `/v1/memories/${made.id}`, { text: 'staging runs on Render' })).memory
+    expect(edited.id).not.toBe(made.id)
+    expect(edited).toMatchObject({ text: 'staging runs on Render', kind: 'fact', supersedes: made.id, validTo: null })
+    const history = conforms('GET', '/v1/memories/:id/history', await api('GET', `/v1/memories/${made.id}/history`))
+    expect(history.chain.map((m: any) => m.id)).toEqual([made.id, edited.id])
+    expect(history.chain[0].validTo).not.toBeNull()
+    expect(history.chain[0].supersededBy).toBe(edited.id)
+    expect(history.sources).toEqual([])
+
+    const superseded = (await api('GET', `/v1/memories?project=${P}&state=superseded`)).body.memories.map((m: any) => m.id)
+    expect(superseded).toEqual([made.id])
+    const current = (await api('GET', `/v1/memories?project=${P}&kind=fact`)).body.memories.map((m: any) => m.id)
+    expect(current).toContain(edited.id)
+    expect(current).not.toContain(made.id)
+    // The edit is audited like the CLI's changes.
+    expect(server.engine.auditLog(5).find((a) => a.action === 'edit')).toMatchObject({ actor: 'http', target: made.id, count: 1 })
+  })
+
+  it('pins, archives and restores; an archived memory leaves the current list', async () => {
+    const m = (await api('POST', '/v1/memories', { text: 'we deploy on Tuesdays only', kind: 'decision', project: P })).body.memory
+    expect((await api('PATCH', `/v1/memories/${m.id}`, { pinned: true })).body.memory.pinned).toBe(true)
+    expect((await api('GET', `/v1/memories?project=${P}`)).body.memories[0].id).toBe(m.id)
+    expect((await api('PATCH', `/v1/memories/${m.id}`, { pinned: false })).body.memory.pinned).toBe(false)
+    expect((await api('PATCH', `/v1/memories/${m.id}`, { archived: true })).body.memory.archivedAt).not.toBeNull()
+    expect((await api('GET', `/v1/memories?project=${P}`)).body.memories.map((x: any) => x.id)).not.toContain(m.id)
+    expect((await api('GET', `/v1/memories?project=${P}&state=archived`)).body.memories.map((x: any) => x.id)).toEqual([m.id])
+    expect((await api('PATCH', `/v1/memories/${m.id}`, { archived: false })).body.memory.archivedAt).toBeNull()
+  })
+
+  it('refuses a patch with no change or two, a summary edit, and unknown ids — nothing changes', async () => {
+    const m = (await api('POST', '/v1/memories', { text: 'the CI cache key includes the lockfile hash', kind: 'lesson', project: P })).body.memory
+    for (const body of [{}, { pinned: true, text: 'x' }]) {
+      const r = await api('PATCH', `/v1/memories/${m.id}`, body)
+      expect(r.status).toBe(400)
+      expect(r.body.error.message).toMatch(/^give exactly one of pinned, archived, text/)
+    }
+    expect((await api('PATCH', `/v1/memories/${m.id}`, { text: '   ' })).status).toBe(400)
+    const summary = (await api('GET', `/v1/memories?project=${P}&kind=summary`)).body.memories[0]
+    const r = await api('PATCH', `/v1/memories/${summary.id}`, { text: 'rewritten' })
+    expect(r.status).toBe(400)
+    expect(r.body.error.message).toContain('session summary')
+    expect((await api('PATCH', `/v1/memories/${otherId(m.id)}`, { pinned: true })).status).toBe(404)
+    expect((await api('GET', `/v1/memories/${m.id}`)).body).toMatchObject({ text: m.text, pinned: false, validTo: null })
+  })
+})
+
+describe('GET /v1/graph', () => {
+  it('centres on an entity with its co-mentioned neighbours, edges and mentions; without one, the top entities', async () => {
+    const top = conforms('GET', '/v1/graph', await api('GET', `/v1/graph?project=${P}&limit=10`))
+    expect(top.center).toBeNull()
+    expect(top.nodes.length).toBeGreaterThan(1)
+    const docs = top.nodes.map((n: any) => n.docs)
+    expect([...docs].sort((a: number, b: number) => b - a)).toEqual(docs)
+    const name = top.nodes[0].name as string
+    const g = conforms('GET', '/v1/graph', await api('GET', `/v1/graph?project=${P}&entity=${encodeURIComponent(name.toUpperCase())}`))
+    expect(g.center).toMatchObject({ name, docs: top.nodes[0].docs })
+    expect(g.nodes[0]).toEqual(g.center)
+    expect(g.mentions).toHaveLength(Math.min(50, g.center.docs))
+    const ids = new Set(g.nodes.map((n: any) => n.id))
+    expect(g.edges.every((e: any) => ids.has(e.source) && ids.has(e.target) && e.weight > 0)).toBe(true)
+    expect(g.edges.some((e: any) => e.source === g.center.id || e.target === g.center.id)).toBe(g.nodes.length > 1)
+    expect((await api('GET', `/v1/graph?project=${P}&entity=no-such-thing-anywhere`)).body).toEqual({ center: null, nodes: [], edges: [], mentions: [] })
+  })
+})
+
+describe('POST /v1/recall with explain', () => {
+  it('says which channels found each hit', async () => {
+    const r = conforms('POST', '/v1/recall', await api('POST', '/v1/recall', { query: 'jose middleware', project: P, explain: true }))
+    expect(r.hits.length).toBeGreaterThan(0)
+    expect(Object.keys(r.hits[0].channels).length).toBeGreaterThan(0)
+    expect(typeof r.hits[0].viaNeighbor).toBe('boolean')
+    expect((await api('POST', '/v1/recall', { query: 'jose middleware', project: P })).body.hits[0].channels).toBeUndefined()
+  })
+})
+
+describe('GET /v1/status jobs', () => {
+  it('reports the consolidation job', async () => {
+    const s = conforms('GET', '/v1/status', await api('GET', '/v1/status'))
+    expect(s.jobs).toEqual([{ name: 'consolidate', everyMinutes: 15, running: false, lastRunAt: null, nextRunAt: expect.any(String), lastResult: null, lastError: null }])
+  })
+})
+
+describe('GET /v1/stream', () => {
+  const open = (query: string, headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${server.url}/v1/stream?${query}`, { headers: { authorization: `Bearer ${server.token}`, ...headers } })
+
+  it('sends observations captured after it opened, filtered by kind, and resumes from Last-Event-ID', async () => {
+    const res = await open(`project=${P}&kind=prompt`)
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('text/event-stream')
+    const reading = readEvents(res, (events) => events.some((e) => e.event === 'observation'))
+    await api('POST', '/v1/events', hookLine('PreToolUse', { tool_name: 'Read', tool_input: { file_path: '/home/demo/acme-api/a.ts' }, tool_use_id: 't-live' }))
+    await api('POST', '/v1/events', hookLine('UserPromptSubmit', { prompt: 'live prompt about rate limits' }))
+    const events = await reading
+    expect(events[0]?.event).toBe('ready')
+    const observation = events.find((e) => e.event === 'observation')
+    if (!observation) throw new Error('no observation event')
+    expect(observation.data).toMatchObject({ kind: 'prompt', agent: 'claude-code', project: P, text: 'live prompt about rate limits' })
+    expect(observation.id).toBe(String(observation.data.seq))
+
+    // A reconnect from before that event gets it again (and nothing of another kind).
+    const again = await readEvents(await open(`project=${P}&kind=prompt`, { 'last-event-id': String(Number(observation.id) - 2) }), (e) => e.some((x) => x.event === 'observation'))
+    expect(again.filter((e) => e.event === 'observation').map((e) => e.data.id)).toEqual([observation.data.id])
+  })
+
+  it('refuses a missing project and a bad Last-Event-ID, and needs the token', async () => {
+    expect((await open('')).status).toBe(400)
+    const bad = await open(`project=${P}`, { 'last-event-id': 'yesterday' })
+    expect(bad.status).toBe(400)
+    expect(((await bad.json()) as any).error.message).toContain('Last-Event-ID')
+    expect((await fetch(`${server.url}/v1/stream?project=${P}`)).status).toBe(401)
+  })
+})
+
+describe('the viewer page', () => {
+  it('is served without a token under a strict CSP; the API behind it still needs the token', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mnemo-viewer-dist-'))
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>mnemo</title>')
+    writeFileSync(path.join(dir, 'app.js'), 'export {}')
+    const s = await startServer({ home: path.join(tmp, 'home2'), host: '127.0.0.1', port: 0, env: {}, viewerDir: dir })
+    try {
+      const page = await fetch(`${s.url}/`)
+      expect(page.status).toBe(200)
+      expect(page.headers.get('content-type')).toContain('text/html')
+      expect(page.headers.get('content-security-policy')).toBe(VIEWER_CSP)
+      expect(page.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(await page.text()).toContain('<title>mnemo</title>')
+      const js = await fetch(`${s.url}/viewer/app.js`)
+      expect(js.headers.get('content-type')).toContain('javascript')
+      expect(js.headers.get('content-security-policy')).toBe(VIEWER_CSP)
+      expect((await fetch(`${s.url}/viewer/missing.js`)).status).toBe(404)
+      // Nothing outside the viewer folder: not the token file, not by an encoded dot-dot.
+      for (const p of ['/viewer/../server-token', '/viewer/%2e%2e/server-token', '/viewer/..%2fserver-token']) {
+        const r = await fetch(`${s.url}${p}`)
+        expect(r.status, p).not.toBe(200)
+        expect(await r.text()).not.toContain(s.token)
+      }
+      expect((await fetch(`${s.url}/v1/status`)).status).toBe(401)
+      expect(s.viewerUrl).toBe(`${s.url}/#token=${s.token}`)
+    } finally {
+      await s.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('without a build, / says how to build it', async () => {
+    const s = await startServer({ home: path.join(tmp, 'home3'), host: '127.0.0.1', port: 0, env: {}, viewerDir: path.join(tmp, 'nowhere') })
+    try {
+      const r = await fetch(`${s.url}/`)
+      expect(r.status).toBe(503)
+      expect(((await r.json()) as any).error).toMatchObject({ code: 'VIEWER_NOT_BUILT', hint: expect.stringContaining('npm run build') })
+    } finally {
+      await s.close()
+    }
+  })
+})
