@@ -559,6 +559,50 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
   }
 }
 
+/** The port of `mnemo serve`: `--port`, else `MNEMO_PORT`, else 7077. @throws {MnemoError} `INVALID_INPUT` (bad --port), `CONFIG_INVALID` (bad MNEMO_PORT). */
+async function servePort(io: CliIo, option: string | undefined): Promise<number> {
+  const { DEFAULT_PORT } = await import('../http/server.js')
+  const port = parseIntOption('port', option, 0, 65_535)
+  if (port !== undefined) return port
+  const envPort = io.env['MNEMO_PORT']
+  if (envPort === undefined || envPort === '') return DEFAULT_PORT
+  const n = Number(envPort)
+  if (!/^\s*\d+\s*$/.test(envPort) || n > 65_535) {
+    throw new MnemoError('CONFIG_INVALID', `MNEMO_PORT must be an integer 0–65535 (got ${JSON.stringify(envPort)})`, { details: { keys: ['MNEMO_PORT'] } })
+  }
+  return n
+}
+
+/**
+ * `mnemo viewer`: prints the address of the viewer of the server on this
+ * machine (`http://127.0.0.1:<port>/#token=<token>`; the fragment is never
+ * sent to the server) and says whether that server answers.
+ *
+ * @throws {MnemoError} `NOT_FOUND` — no server token yet (the server never ran with this data directory).
+ */
+export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: string; host?: string }): Promise<void> {
+  const { readServerToken, serverTokenPath } = await import('../http/server.js')
+  const { resolveConfig } = await import('../../config/config.js')
+  const config = resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env)
+  const token = readServerToken(config.home)
+  if (token === undefined) {
+    throw new MnemoError('NOT_FOUND', `no server token in ${serverTokenPath(config.home)}: the server has not run with this data directory`, {
+      details: { kind: 'file', id: serverTokenPath(config.home) },
+      hint: 'start it with mnemo serve (it prints the viewer address)',
+    })
+  }
+  const port = await servePort(io, o.port)
+  const host = o.host ?? '127.0.0.1'
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+  const url = `${base}/#token=${encodeURIComponent(token)}`
+  const up = await fetch(`${base}/v1/health`, { signal: AbortSignal.timeout(1000) }).then(
+    (r) => r.ok,
+    () => false,
+  )
+  if (out.json) printJson(out, { url, running: up })
+  else out.stdout(`${url}\n${up ? '' : `(no server answers at ${base}: start it with mnemo serve${port === 7077 ? '' : ` --port ${port}`})\n`}`)
+}
+
 /**
  * `mnemo serve`: runs the HTTP server (REST under /v1, MCP at /mcp) until
  * SIGINT or SIGTERM, then stops gracefully (in-flight requests finish, the
@@ -569,26 +613,20 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
  * @throws {MnemoError} `CONFLICT` — the port is in use: `port 7077 is already in use (--port or MNEMO_PORT to choose another)`.
  */
 export async function serve(io: CliIo, out: Out, o: GlobalOptions & { port?: string; host?: string }): Promise<void> {
-  const { startServer, DEFAULT_PORT } = await import('../http/server.js')
-  const envPort = io.env['MNEMO_PORT']
-  let port = parseIntOption('port', o.port, 0, 65_535)
-  if (port === undefined && envPort !== undefined && envPort !== '') {
-    const n = Number(envPort)
-    if (!/^\s*\d+\s*$/.test(envPort) || n > 65_535) {
-      throw new MnemoError('CONFIG_INVALID', `MNEMO_PORT must be an integer 0–65535 (got ${JSON.stringify(envPort)})`, { details: { keys: ['MNEMO_PORT'] } })
-    }
-    port = n
-  }
+  const { startServer } = await import('../http/server.js')
   const host = o.host ?? '127.0.0.1'
   const server = await startServer({
     env: io.env,
     host,
-    port: port ?? DEFAULT_PORT,
+    port: await servePort(io, o.port),
     log: (line) => io.stderr(`${line}\n`),
     ...(o.home ? { home: o.home } : {}),
   })
-  if (out.json) printJson(out, { url: server.url, home: server.home, tokenPath: server.tokenPath, pid: process.pid })
-  else out.stdout(`mnemo serve: listening on ${server.url} (REST ${server.url}/v1, MCP ${server.url}/mcp); data ${server.home}; bearer token in ${server.tokenPath}\n`)
+  if (out.json) printJson(out, { url: server.url, viewerUrl: server.viewerUrl, home: server.home, tokenPath: server.tokenPath, pid: process.pid })
+  else {
+    out.stdout(`mnemo serve: listening on ${server.url} (REST ${server.url}/v1, MCP ${server.url}/mcp); data ${server.home}; bearer token in ${server.tokenPath}\n`)
+    out.stdout(`viewer: ${server.viewerUrl}\n`)
+  }
   if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
     io.stderr(`warning: bound to ${host}: anyone who can reach this address and holds the token can read and change these memories\n`)
   }

@@ -138,6 +138,11 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .action((o) => run(() => commands.serve(io, out(o), o)))
 
+  common(program.command('viewer').description("print the web viewer's address (with the token) for the server on this machine"))
+    .option('--port <n>', 'port the server listens on (default: $MNEMO_PORT or 7077)')
+    .option('--host <host>', 'address the server listens on', '127.0.0.1')
+    .action((o) => run(() => commands.viewer(io, out(o), o)))
+
   common(program.command('mcp').description('run the MCP server over stdio'))
     .action((o) => run(() => commands.mcp(io, o)))
 

@@ -248,12 +248,33 @@ describe('graceful shutdown', () => {
       })
       child.on('exit', () => reject(new Error(`serve exited early: ${stderr}`)))
     })
-    expect(listening).toEqual({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), home, tokenPath: path.join(home, 'server-token'), pid: child.pid })
     const token = readServerToken(home)
+    expect(listening).toEqual({
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      viewerUrl: `${listening.url}/#token=${token}`,
+      home,
+      tokenPath: path.join(home, 'server-token'),
+      pid: child.pid,
+    })
     const status = await fetch(`${listening.url}/v1/status`, { headers: { authorization: `Bearer ${token}` } })
     expect(status.status).toBe(200)
+    // `mnemo viewer` prints the same address, and says when no server answers at the port asked.
+    const env = { ...process.env, MNEMO_HOME: home, MNEMO_PORT: '' }
+    const port = new URL(listening.url).port
+    const viewer = spawnSync(process.execPath, [CLI, 'viewer', '--port', port, '--json'], { env, encoding: 'utf8' })
+    expect(JSON.parse(viewer.stdout)).toEqual({ url: `${listening.url}/#token=${token}`, running: true })
     child.kill('SIGTERM')
     expect(await exited).toBe(0)
     expect(stderr).toBe('mnemo serve: SIGTERM, finishing in-flight requests\nmnemo serve: stopped\n')
+    const after = spawnSync(process.execPath, [CLI, 'viewer', '--port', port], { env, encoding: 'utf8' })
+    expect(after.status).toBe(0)
+    expect(after.stdout).toBe(`${listening.url}/#token=${token}\n(no server answers at ${listening.url}: start it with mnemo serve --port ${port})\n`)
+  })
+
+  it('`mnemo viewer` before any server ran names the missing token file', () => {
+    const home = path.join(tmp, 'never-served')
+    const r = spawnSync(process.execPath, [CLI, 'viewer'], { env: { ...process.env, MNEMO_HOME: home, MNEMO_PORT: '' }, encoding: 'utf8' })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toBe(`mnemo: no server token in ${path.join(home, 'server-token')}: the server has not run with this data directory\nhint: start it with mnemo serve (it prints the viewer address)\n`)
   })
 })
