@@ -1,0 +1,12 @@
+/** Entry point of the viewer bundle (dist/viewer/app.js): applies the theme, takes the token from the address, renders the app. */
+import { render } from 'preact'
+import { takeTokenFromLocation } from './ui/api.js'
+import { App } from './ui/app.js'
+import { applyTheme, storedTheme } from './ui/theme.js'
+
+applyTheme(storedTheme())
+takeTokenFromLocation()
+const root = document.getElementById('app')
+if (root === null) throw new Error('index.html has no #app element')
+root.textContent = ''
+render(<App />, root)

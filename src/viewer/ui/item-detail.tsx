@@ -1,0 +1,93 @@
+/** Full views of one observation or memory, shared by Live, Search, Graph and Replay. */
+import type { JSX } from 'preact'
+import { api } from './api.js'
+import { Busy, ErrorBox, Facts, Flags, KindBadge, Link, TextBlock, Time, useLoad } from './components.js'
+import { idType, roleTool } from './format.js'
+import { replayRoute } from './route.js'
+import type { Memory, Observation } from './types.js'
+
+/** An observation in full: its text, files, flags, and where it came from. */
+export function ObservationView(props: { obs: Observation; headingLevel?: 2 | 3 | 4; showReplayLink?: boolean }): JSX.Element {
+  const o = props.obs
+  const H = `h${props.headingLevel ?? 3}` as 'h3'
+  return (
+    <article class="item" data-testid="observation-detail" aria-label={`Observation ${o.id}`}>
+      <H class="item-title">
+        <KindBadge kind={o.kind} /> {roleTool(o.role, o.tool)} <Flags flags={o.flags} />
+      </H>
+      <Facts
+        items={[
+          ['Time', <Time iso={o.time} full />],
+          ['Id', <code>{o.id}</code>],
+          ...(o.agent ? ([['Agent', o.agent]] as [string, string][]) : []),
+          ...(o.project !== null ? ([['Project', o.project]] as [string, string][]) : []),
+          ['Session', props.showReplayLink === false ? <code>{o.sessionId}</code> : <Link to={replayRoute(o.sessionId, { obs: o.id })} testid="replay-link">Open in session replay</Link>],
+          ...(o.sourceRef !== null ? ([['Source', <code class="wrap">{o.sourceRef}</code>]] as [string, JSX.Element][]) : []),
+        ]}
+      />
+      {o.files.length > 0 ? (
+        <div>
+          <h4 class="sub">Files</h4>
+          <ul class="files">
+            {o.files.map((f) => (
+              <li key={f}>
+                <code class="wrap">{f}</code>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <TextBlock text={o.text} testid="observation-text" label="Text" />
+    </article>
+  )
+}
+
+/** A memory in brief: its text, kind, state, and a link to it in the Memories screen. */
+export function MemoryBrief(props: { mem: Memory; headingLevel?: 3 | 4 }): JSX.Element {
+  const m = props.mem
+  const H = `h${props.headingLevel ?? 3}` as 'h3'
+  return (
+    <article class="item" data-testid="memory-brief" aria-label={`Memory ${m.id}`}>
+      <H class="item-title">
+        <KindBadge kind={m.kind} /> memory <MemoryStateBadges mem={m} /> <Flags flags={m.flags} />
+      </H>
+      <Facts
+        items={[
+          ['Valid from', <Time iso={m.validFrom} full />],
+          ['Id', <Link to={{ view: 'memories', memory: m.id }} testid="memory-link">{m.id}</Link>],
+          ['Sources', m.sources.length === 0 ? 'none' : m.sources.map((s) => <code key={s}>{s} </code>)],
+        ]}
+      />
+      <TextBlock text={m.text} testid="memory-text" label="Text" />
+    </article>
+  )
+}
+
+/** Badges for a memory's state: pinned, archived, superseded, needs review. */
+export function MemoryStateBadges(props: { mem: Memory }): JSX.Element {
+  const m = props.mem
+  return (
+    <span class="flags">
+      {m.pinned ? <span class="badge badge-info">pinned</span> : null}
+      {m.archivedAt !== null ? <span class="badge">archived</span> : null}
+      {m.supersededBy !== null || m.validTo !== null ? <span class="badge">superseded</span> : null}
+      {m.review !== null ? <span class="badge badge-warn">review</span> : null}
+    </span>
+  )
+}
+
+/** Fetches an observation or memory by id (by its prefix) and shows it in full. */
+export function ItemDetail(props: { id: string }): JSX.Element {
+  const type = idType(props.id)
+  const loaded = useLoad<Observation | Memory>(props.id, (signal) =>
+    type === 'memory' ? api<Memory>(`/v1/memories/${encodeURIComponent(props.id)}`, { signal }) : api<Observation>(`/v1/observations/${encodeURIComponent(props.id)}`, { signal }),
+  )
+  if (type !== 'memory' && type !== 'observation') return <p class="muted">Unknown id {props.id}</p>
+  return (
+    <div class="detail-inline">
+      <Busy loading={loaded.loading && loaded.data === null} />
+      <ErrorBox error={loaded.error} />
+      {loaded.data !== null ? type === 'memory' ? <MemoryBrief mem={loaded.data as Memory} headingLevel={4} /> : <ObservationView obs={loaded.data as Observation} headingLevel={4} /> : null}
+    </div>
+  )
+}

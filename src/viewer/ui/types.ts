@@ -1,0 +1,185 @@
+/**
+ * The JSON shapes the viewer reads from `mnemo serve` (see src/adapters/shared/views.ts
+ * for the server's side). Times are ISO-8601 strings; absent values are `null`.
+ */
+
+export interface Observation {
+  id: string
+  kind: string
+  role: string
+  project: string | null
+  projectId: string
+  sessionId: string
+  time: string
+  tool: string | null
+  files: string[]
+  sourceRef: string | null
+  flags: string[]
+  text: string
+  /** On list routes. */
+  agent?: string
+  /** On session pages: the memories derived from this observation. */
+  derivedMemories?: string[]
+}
+
+export interface Memory {
+  id: string
+  kind: string
+  project: string | null
+  projectId: string
+  createdAt: string
+  seenCount: number
+  flags: string[]
+  text: string
+  validFrom: string
+  validTo: string | null
+  supersedes: string | null
+  supersededBy: string | null
+  review: string | null
+  pinned: boolean
+  archivedAt: string | null
+  sources: string[]
+}
+
+export interface Session {
+  id: string
+  project: string | null
+  projectId: string
+  agent: string
+  sessionKey: string
+  startedAt: string
+  lastEventAt: string
+  endedAt: string | null
+  title: string | null
+  observations: number
+}
+
+export interface ChannelRank {
+  rank: number
+  score: number
+}
+
+export interface Hit {
+  id: string
+  type: 'observation' | 'memory'
+  kind: string
+  project: string
+  projectId: string
+  sessionId: string | null
+  time: string
+  score: number
+  snippet: string
+  sourceRef: string | null
+  flags: string[]
+  channels?: Record<string, ChannelRank>
+  viaNeighbor?: boolean
+}
+
+export interface RecallResult {
+  query: string
+  hits: Hit[]
+  warnings: string[]
+}
+
+export interface Job {
+  name: string
+  everyMinutes: number
+  lastRunAt: string | null
+  nextRunAt: string | null
+  running: boolean
+  lastResult: string | null
+  lastError: string | null
+}
+
+export interface Status {
+  home: string
+  database: string
+  counts: { events: number; projects: number; sessions: number; observations: number; memories: number }
+  bytes: number
+  lastCaptureAt: string | null
+  projects: { name: string; root: string }[]
+  spool: { pending: number; bad: number }
+  errors: { at: string; where: string; code: string; message: string }[]
+  server: { version: string; pid: number; startedAt: string }
+  jobs?: Job[]
+}
+
+export interface ObservationList {
+  observations: Observation[]
+  total?: number
+}
+
+export interface SessionList {
+  sessions: Session[]
+  total?: number
+}
+
+export interface SessionPage {
+  session: Session
+  observations: Observation[]
+  total: number
+  offset: number
+}
+
+export interface MemoryList {
+  memories: Memory[]
+  total: number
+}
+
+export interface MemoryHistory {
+  /** Oldest → newest; includes the memory asked for. */
+  chain: Memory[]
+  sources: Observation[]
+}
+
+export interface Entity {
+  id: number
+  type: string
+  name: string
+  docs: number
+}
+
+export interface GraphEdge {
+  source: number
+  target: number
+  weight: number
+}
+
+export interface Mention {
+  id: string
+  type: 'observation' | 'memory'
+  kind: string
+  snippet: string
+  time: string
+  sessionId: string | null
+}
+
+export interface GraphResult {
+  center: Entity | null
+  nodes: Entity[]
+  edges: GraphEdge[]
+  mentions: Mention[]
+}
+
+export interface ContextBlock {
+  project: string
+  text: string
+  tokens: number
+  budgetTokens: number
+  memoryIds: string[]
+  sessionIds: string[]
+  omitted: number
+}
+
+export interface Forgotten {
+  forgotten: { id: string; type: 'observation' | 'memory'; events: number }
+}
+
+/** Observation kinds, in the order the filters list them. */
+export const OBSERVATION_KINDS = ['prompt', 'message', 'reasoning', 'tool', 'tool_result', 'error', 'summary'] as const
+/** Memory kinds: four semantic, one episodic. */
+export const MEMORY_KINDS = ['decision', 'fact', 'preference', 'lesson', 'summary'] as const
+/** Agents mnemo captures from (more may appear in the data). */
+export const KNOWN_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor'] as const
+/** Recall channels (mirrors RECALL_CHANNELS in core/schemas.ts). */
+export const RECALL_CHANNELS = ['bm25', 'time', 'graph', 'vector', 'embedding'] as const
