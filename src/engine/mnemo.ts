@@ -624,13 +624,18 @@ export class MnemoEngine {
   }
 
   /**
-   * The entity graph around `entity` in some projects: the best-matching
-   * entity (exact name first, then most mentioned), the entities mentioned
-   * together with it (by shared documents), the co-mention edges among all
-   * of them, and the documents that mention it. Without `entity`: the most
-   * mentioned entities and their edges.
+   * The entity graph around `entity` in some projects, drawn from a sample
+   * so it stays fast on any store: the best-matching entity (exact name
+   * first, then most mentioned), the entities mentioned most often in the
+   * newest 1000 documents that mention it, the co-mention edges among all of
+   * them within those documents (weight = documents shared), and the newest
+   * 50 of those documents. Without `entity`: the entities most mentioned in
+   * the newest 2000 observations, and their edges there. (Bounded samples:
+   * the cost does not grow with the store; see scripts/bench-viewer.mjs.) Node `docs` counts
+   * every document that mentions the entity.
    *
    * @param limit - Neighbours at most, 1–100.
+   * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
    */
   entityGraph(projectIds: readonly ProjectId[], entity: string | undefined, limit: number): {
     center: EntityRow | undefined
@@ -639,15 +644,16 @@ export class MnemoEngine {
     mentions: RecallHit[]
   } {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
-    const named = entity?.trim() ? this.store.searchEntities(projectIds, entity, 1)[0] : undefined
-    if (entity?.trim() && !named) return { center: undefined, nodes: [], edges: [], mentions: [] }
-    const nodes = named
-      ? [named, ...this.store.entitiesById(this.store.coMentioned([named.id], limit).map((n) => n.id))]
-      : this.store.topEntities(projectIds, limit)
-    const edges = this.store.entityEdges(nodes.map((n) => n.id))
+    const asked = entity?.trim()
+    const center = asked ? this.store.searchEntities(projectIds, asked, 1)[0] : undefined
+    if (asked && !center) return { center: undefined, nodes: [], edges: [], mentions: [] }
+    const sample = this.store.sampleDocs(projectIds, center?.id, center ? 1000 : 2000)
+    const ranked = this.store.entitiesInDocs(sample, limit + 1).filter((e) => e.id !== center?.id).slice(0, limit)
+    const nodes = this.store.entitiesById([...(center ? [center.id] : []), ...ranked.map((e) => e.id)])
+    const edges = this.store.entityEdges(nodes.map((n) => n.id), sample)
     const projects = new Map(this.store.listProjects().map((p) => [p.id as string, p.name]))
-    const mentions = named
-      ? this.store.docs(this.store.entityMentions([named.id], { projectIds }, 50).map((m) => m.docKey)).map(
+    const mentions = center
+      ? this.store.docs(sample.slice(0, 50)).map(
           (d): RecallHit => ({
             id: d.id as RecallHit['id'],
             type: d.type,
@@ -663,7 +669,7 @@ export class MnemoEngine {
           }),
         )
       : []
-    return { center: named, nodes, edges, mentions }
+    return { center: nodes[0] && center ? nodes[0] : undefined, nodes, edges, mentions }
   }
 
   /**

@@ -267,12 +267,18 @@ export interface Store {
   memoriesFromObservations(projectId: ProjectId, observationIds: readonly string[]): Map<string, string[]>
   /** Entities of these projects whose name contains `text` (case-insensitive), exact matches first, then most mentioned. */
   searchEntities(projectIds: readonly ProjectId[], text: string, limit: number): EntityRow[]
-  /** The most mentioned entities of these projects. */
-  topEntities(projectIds: readonly ProjectId[], limit: number): EntityRow[]
-  /** Entities by id (unknown ids left out). */
+  /**
+   * Keys of the newest `limit` documents of these projects that mention
+   * `entityId` (observations newest first, then memories), or of any newest
+   * observations without one: the sample the viewer's graph is drawn from.
+   */
+  sampleDocs(projectIds: readonly ProjectId[], entityId: number | undefined, limit: number): number[]
+  /** Entities mentioned in `docKeys`, most mentioned there first, with that count (`shared`). */
+  entitiesInDocs(docKeys: readonly number[], limit: number): { id: number; shared: number }[]
+  /** Entities by id (unknown ids left out), with their document counts over the whole store. */
   entitiesById(ids: readonly number[]): EntityRow[]
-  /** Co-mention edges among `ids`: pairs that share documents, with how many. */
-  entityEdges(ids: readonly number[]): { source: number; target: number; weight: number }[]
+  /** Co-mention edges among `ids` within `docKeys`: pairs that share documents there, with how many. */
+  entityEdges(ids: readonly number[], docKeys: readonly number[]): { source: number; target: number; weight: number }[]
   /**
    * Rewrites stored event payloads in place, in one transaction: `fn` returns
    * a new payload or `undefined` to keep the event as it is.

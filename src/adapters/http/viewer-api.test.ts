@@ -208,8 +208,8 @@ describe('GET /v1/graph', () => {
     const top = conforms('GET', '/v1/graph', await api('GET', `/v1/graph?project=${P}&limit=10`))
     expect(top.center).toBeNull()
     expect(top.nodes.length).toBeGreaterThan(1)
-    const docs = top.nodes.map((n: any) => n.docs)
-    expect([...docs].sort((a: number, b: number) => b - a)).toEqual(docs)
+    expect(top.nodes.every((n: any) => n.docs > 0)).toBe(true)
+    expect(top.edges.length).toBeGreaterThan(0)
     const name = top.nodes[0].name as string
     const g = conforms('GET', '/v1/graph', await api('GET', `/v1/graph?project=${P}&entity=${encodeURIComponent(name.toUpperCase())}`))
     expect(g.center).toMatchObject({ name, docs: top.nodes[0].docs })

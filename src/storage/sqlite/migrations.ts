@@ -166,9 +166,10 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
   {
     version: 2,
-    name: 'observations by event: live tails, deletes and the viewer read rows by their event',
+    name: 'observations by event: deletes find the rows of an event; live tails and the viewer page a project by event',
     sql: `
       CREATE INDEX observations_event ON observations(event_seq);
+      CREATE INDEX observations_project_event ON observations(project_id, event_seq);
     `,
   },
 ]

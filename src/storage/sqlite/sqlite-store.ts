@@ -876,30 +876,62 @@ class SqliteStore implements Store {
     ).all(...projectIds, pattern, needle, limit) as EntityRow[]
   }
 
-  topEntities(projectIds: readonly ProjectId[], limit: number): EntityRow[] {
+  sampleDocs(projectIds: readonly ProjectId[], entityId: number | undefined, limit: number): number[] {
     if (projectIds.length === 0) return []
+    if (entityId !== undefined) {
+      // Entities belong to one project: its mentions are already in scope.
+      const obs = this.stmt('SELECT doc_key FROM entity_mentions WHERE entity_id = ? AND doc_key > 0 ORDER BY doc_key DESC LIMIT ?').pluck().all(entityId, limit) as number[]
+      if (obs.length >= limit) return obs
+      const mem = this.stmt('SELECT doc_key FROM entity_mentions WHERE entity_id = ? AND doc_key < 0 ORDER BY doc_key LIMIT ?').pluck().all(entityId, limit - obs.length) as number[]
+      return [...obs, ...mem]
+    }
+    return this.stmt(`SELECT rowid FROM observations WHERE project_id IN (${projectIds.map(() => '?').join(',')}) ORDER BY event_seq DESC LIMIT ?`)
+      .pluck()
+      .all(...projectIds, limit) as number[]
+  }
+
+  entitiesInDocs(docKeys: readonly number[], limit: number): { id: number; shared: number }[] {
+    if (docKeys.length === 0) return []
     return this.stmt(
-      `SELECT e.id, e.type, e.name, COUNT(m.doc_key) AS docs FROM entities e JOIN entity_mentions m ON m.entity_id = e.id
-       WHERE e.project_id IN (${projectIds.map(() => '?').join(',')}) GROUP BY e.id ORDER BY docs DESC, e.id LIMIT ?`,
-    ).all(...projectIds, limit) as EntityRow[]
+      `SELECT entity_id AS id, COUNT(*) AS shared FROM entity_mentions WHERE doc_key IN (SELECT value FROM json_each(?))
+       GROUP BY entity_id ORDER BY shared DESC, entity_id LIMIT ?`,
+    ).all(JSON.stringify(docKeys), limit) as { id: number; shared: number }[]
   }
 
   entitiesById(ids: readonly number[]): EntityRow[] {
     if (ids.length === 0) return []
-    return this.stmt(
+    const rows = this.stmt(
       `SELECT e.id, e.type, e.name, (SELECT COUNT(*) FROM entity_mentions m WHERE m.entity_id = e.id) AS docs
-       FROM entities e WHERE e.id IN (${ids.map(() => '?').join(',')})`,
-    ).all(...ids) as EntityRow[]
+       FROM entities e WHERE e.id IN (SELECT value FROM json_each(?))`,
+    ).all(JSON.stringify(ids)) as EntityRow[]
+    const byId = new Map(rows.map((r) => [r.id, r]))
+    return ids.map((id) => byId.get(id)).filter((r): r is EntityRow => r !== undefined)
   }
 
-  entityEdges(ids: readonly number[]): { source: number; target: number; weight: number }[] {
-    if (ids.length < 2) return []
-    const list = ids.map(() => '?').join(',')
-    return this.stmt(
-      `SELECT a.entity_id AS source, b.entity_id AS target, COUNT(*) AS weight
-       FROM entity_mentions a JOIN entity_mentions b ON b.doc_key = a.doc_key AND b.entity_id > a.entity_id
-       WHERE a.entity_id IN (${list}) AND b.entity_id IN (${list}) GROUP BY a.entity_id, b.entity_id ORDER BY weight DESC`,
-    ).all(...ids, ...ids) as { source: number; target: number; weight: number }[]
+  entityEdges(ids: readonly number[], docKeys: readonly number[]): { source: number; target: number; weight: number }[] {
+    if (ids.length < 2 || docKeys.length === 0) return []
+    // One indexed read of the (document, entity) pairs, then pairs counted here: a self-join in SQL
+    // over a JSON-listed sample is ~20× slower (measured with scripts/bench-viewer.mjs).
+    const rows = this.stmt(
+      `SELECT doc_key AS doc, entity_id AS entity FROM entity_mentions
+       WHERE doc_key IN (SELECT value FROM json_each(?)) AND +entity_id IN (SELECT value FROM json_each(?)) ORDER BY doc_key, entity_id`,
+    ).all(JSON.stringify(docKeys), JSON.stringify(ids)) as { doc: number; entity: number }[]
+    const weights = new Map<string, number>()
+    for (let i = 0; i < rows.length; ) {
+      let j = i
+      while (j < rows.length && rows[j]!.doc === rows[i]!.doc) j++
+      for (let a = i; a < j; a++) for (let b = a + 1; b < j; b++) {
+        const key = `${rows[a]!.entity}:${rows[b]!.entity}`
+        weights.set(key, (weights.get(key) ?? 0) + 1)
+      }
+      i = j
+    }
+    return [...weights]
+      .map(([key, weight]) => {
+        const [source, target] = key.split(':').map(Number) as [number, number]
+        return { source, target, weight }
+      })
+      .sort((x, y) => y.weight - x.weight || x.source - y.source || x.target - y.target)
   }
 
   scopeCounts(projectRoot?: string): { events: number; sessions: number; observations: number; memories: number } {
