@@ -1,5 +1,5 @@
 // Bundles the browser viewer (src/viewer) into dist/viewer, which `mnemo serve` serves at /.
-// Preact and the app become one minified ES module, app.js; index.html and app.css are copied.
+// Preact and the app become one minified ES module, app.js; index.html, app.css and favicon.svg are copied.
 // Usage: node scripts/build-viewer.mjs [--watch]
 import { copyFile, mkdir } from 'node:fs/promises'
 import path from 'node:path'
@@ -12,7 +12,7 @@ const out = path.join(root, 'dist/viewer')
 const watch = process.argv.includes('--watch')
 
 await mkdir(out, { recursive: true })
-await Promise.all(['index.html', 'app.css'].map((f) => copyFile(path.join(src, f), path.join(out, f))))
+await Promise.all(['index.html', 'app.css', 'favicon.svg'].map((f) => copyFile(path.join(src, f), path.join(out, f))))
 
 /** @type {import('esbuild').BuildOptions} */
 const options = {
@@ -36,7 +36,7 @@ const options = {
 if (watch) {
   const ctx = await esbuild.context(options)
   await ctx.watch()
-  console.log('build-viewer: watching src/viewer (index.html and app.css are copied once)')
+  console.log('build-viewer: watching src/viewer (index.html, app.css and favicon.svg are copied once)')
 } else {
   const result = await esbuild.build(options)
   const bytes = result.metafile.outputs[path.relative(root, options.outfile)]?.bytes ?? 0

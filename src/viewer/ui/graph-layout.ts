@@ -5,7 +5,7 @@ export interface PlacedNode {
   entity: Entity
   x: number
   y: number
-  /** Circle radius, by documents mentioning it. */
+  /** Circle radius, 5–18, by documents mentioning it (log scale). */
   r: number
   /** Where its label goes, and which way the text runs from there. */
   labelX: number
@@ -42,7 +42,8 @@ export function layoutGraph(center: Entity | null, nodes: readonly Entity[], edg
   const ring = nodes.filter((n) => center === null || n.id !== center.id)
   const all = center === null ? ring : [center, ...ring]
   const maxDocs = Math.max(1, ...all.map((n) => n.docs))
-  const radius = (n: Entity): number => 6 + 12 * Math.sqrt(Math.max(0, n.docs) / maxDocs)
+  // Log-scaled: one entity in every document must not shrink the rest to dots.
+  const radius = (n: Entity): number => 5 + 13 * (Math.log1p(Math.max(0, n.docs)) / Math.log1p(maxDocs))
   const R = Math.min(width, height) / 2 - 50
   const placed: PlacedNode[] = []
   if (center !== null) {

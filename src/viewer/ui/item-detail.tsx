@@ -7,9 +7,11 @@ import { replayRoute } from './route.js'
 import type { Memory, Observation } from './types.js'
 
 /** An observation in full: its text, files, flags, and where it came from. */
-export function ObservationView(props: { obs: Observation; headingLevel?: 2 | 3 | 4; showReplayLink?: boolean }): JSX.Element {
+export function ObservationView(props: { obs: Observation; headingLevel?: 2 | 3 | 4 | 5; showReplayLink?: boolean }): JSX.Element {
   const o = props.obs
-  const H = `h${props.headingLevel ?? 3}` as 'h3'
+  const level = props.headingLevel ?? 3
+  const H = `h${level}` as 'h3'
+  const Sub = `h${level + 1}` as 'h4'
   return (
     <article class="item" data-testid="observation-detail" aria-label={`Observation ${o.id}`}>
       <H class="item-title">
@@ -27,7 +29,7 @@ export function ObservationView(props: { obs: Observation; headingLevel?: 2 | 3 
       />
       {o.files.length > 0 ? (
         <div>
-          <h4 class="sub">Files</h4>
+          <Sub class="sub">Files</Sub>
           <ul class="files">
             {o.files.map((f) => (
               <li key={f}>
@@ -87,7 +89,7 @@ export function ItemDetail(props: { id: string }): JSX.Element {
     <div class="detail-inline">
       <Busy loading={loaded.loading && loaded.data === null} />
       <ErrorBox error={loaded.error} />
-      {loaded.data !== null ? type === 'memory' ? <MemoryBrief mem={loaded.data as Memory} headingLevel={4} /> : <ObservationView obs={loaded.data as Observation} headingLevel={4} /> : null}
+      {loaded.data !== null ? type === 'memory' ? <MemoryBrief mem={loaded.data as Memory} headingLevel={3} /> : <ObservationView obs={loaded.data as Observation} headingLevel={3} /> : null}
     </div>
   )
 }

@@ -1,6 +1,6 @@
 /** Graph: the entities around one (files, people, concepts), drawn and listed, with the texts that mention it. */
 import type { JSX } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, query } from '../api.js'
 import { Busy, ErrorBox, useLoad } from '../components.js'
 import { shortLabel } from '../format.js'
@@ -20,7 +20,18 @@ export function GraphScreen(props: { project: string; route: Route }): JSX.Eleme
   const graph = useLoad<GraphResult>(JSON.stringify([props.project, entity]), (signal) =>
     api<GraphResult>(`/v1/graph${query({ project: props.project, entity, limit: 30 })}`, { signal }),
   )
-  const recentre = (name: string): void => navigate(name === '' ? { view: 'graph' } : { view: 'graph', entity: name })
+  const summary = useRef<HTMLParagraphElement>(null)
+  const focusSummary = useRef(false)
+  const recentre = (name: string): void => {
+    // The button pressed is about to go: focus moves to the summary of the new graph.
+    focusSummary.current = true
+    navigate(name === '' ? { view: 'graph' } : { view: 'graph', entity: name })
+  }
+  useEffect(() => {
+    if (graph.data === null || !focusSummary.current) return
+    focusSummary.current = false
+    summary.current?.focus()
+  }, [graph.data])
   const g = graph.data
   const layout = g === null ? null : layoutGraph(g.center, g.nodes, g.edges)
   const neighbours = g === null ? [] : g.nodes.filter((n) => g.center === null || n.id !== g.center.id)
@@ -54,7 +65,7 @@ export function GraphScreen(props: { project: string; route: Route }): JSX.Eleme
       <Busy loading={graph.loading} what="the graph" />
       {g !== null && layout !== null ? (
         <>
-          <p class="muted" data-testid="graph-summary">
+          <p class="muted" data-testid="graph-summary" tabIndex={-1} ref={summary}>
             {g.center !== null ? `“${g.center.name}” (${g.center.type}) and ${neighbours.length} related entities` : entity !== '' ? `No entity named “${entity}”; showing nothing.` : `The ${g.nodes.length} most mentioned entities`}
           </p>
           {g.nodes.length > 0 ? (
