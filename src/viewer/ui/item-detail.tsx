@@ -2,7 +2,7 @@
 import type { JSX } from 'preact'
 import { api } from './api.js'
 import { Busy, ErrorBox, Facts, Flags, KindBadge, Link, TextBlock, Time, useLoad } from './components.js'
-import { idType, roleTool } from './format.js'
+import { idType, isWarningFlag, roleTool } from './format.js'
 import { replayRoute } from './route.js'
 import type { Memory, Observation } from './types.js'
 
@@ -39,6 +39,7 @@ export function ObservationView(props: { obs: Observation; headingLevel?: 2 | 3 
           </ul>
         </div>
       ) : null}
+      <FlagNote flags={o.flags} />
       <TextBlock text={o.text} testid="observation-text" label="Text" />
     </article>
   )
@@ -60,8 +61,19 @@ export function MemoryBrief(props: { mem: Memory; headingLevel?: 3 | 4 }): JSX.E
           ['Sources', m.sources.length === 0 ? 'none' : m.sources.map((s) => <code key={s}>{s} </code>)],
         ]}
       />
+      <FlagNote flags={m.flags} />
       <TextBlock text={m.text} testid="memory-text" label="Text" />
     </article>
+  )
+}
+
+/** A warning above flagged text: it reads like instructions to an agent and is shown only as data. */
+export function FlagNote(props: { flags: readonly string[] }): JSX.Element | null {
+  if (!props.flags.some(isWarningFlag)) return null
+  return (
+    <p class="flag-note" data-testid="flag-note">
+      <span aria-hidden="true">⚠ </span>This text reads like instructions aimed at an AI agent (a possible prompt injection). It is shown as plain data.
+    </p>
   )
 }
 

@@ -5,7 +5,7 @@ import { api, ApiError, query, toApiError } from '../api.js'
 import { announce } from '../announce.js'
 import { Busy, ErrorBox, Facts, Flags, KindBadge, Link, TextBlock, Time, useLoad } from '../components.js'
 import { oneLine } from '../format.js'
-import { MemoryStateBadges } from '../item-detail.js'
+import { FlagNote, MemoryStateBadges } from '../item-detail.js'
 import { navigate, replayRoute, type Route } from '../route.js'
 import { MEMORY_KINDS, type Forgotten, type Memory, type MemoryHistory, type MemoryList } from '../types.js'
 
@@ -252,7 +252,10 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
           </div>
         </form>
       ) : (
-        <TextBlock text={m.text} testid="memory-text" label="Memory text" />
+        <>
+          <FlagNote flags={m.flags} />
+          <TextBlock text={m.text} testid="memory-text" label="Memory text" />
+        </>
       )}
       <Facts
         testid="memory-facts"

@@ -32,8 +32,11 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
   const [, setVersion] = useState(0)
   const pages = useRef(new Map<number, Observation[]>())
   const inflight = useRef(new Set<number>())
+  /** Pages whose request failed: not asked again automatically (the error is shown). */
+  const failed = useRef(new Set<number>())
   const abort = useRef(new AbortController())
   const totalRef = useRef<number | null>(null)
+  const knownEnd = useRef<number | null>(null)
   const stepRef = useRef(step)
   stepRef.current = step
   const playingRef = useRef(playing)
@@ -44,19 +47,27 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
   /** Fetches page `p` unless it is loaded or on its way; resolves to it, or undefined. */
   const fetchPage = async (p: number): Promise<Observation[] | undefined> => {
     const have = pages.current.get(p)
-    if (have !== undefined || inflight.current.has(p)) return have
+    if (have !== undefined || inflight.current.has(p) || failed.current.has(p)) return have
     if (totalRef.current !== null && p * REPLAY_PAGE >= totalRef.current && p > 0) return undefined
     inflight.current.add(p)
     try {
       const r = await api<SessionPage>(`/v1/sessions/${encodeURIComponent(id)}/observations?offset=${p * REPLAY_PAGE}&limit=${REPLAY_PAGE}`, { signal: abort.current.signal })
       pages.current.set(p, r.observations)
-      totalRef.current = r.total
+      // The count can run ahead of the rows (an observation forgotten since): a short page marks the real end.
+      const end = p * REPLAY_PAGE + r.observations.length
+      if (r.observations.length < REPLAY_PAGE && end < r.total) knownEnd.current = end
+      else if (knownEnd.current !== null && end > knownEnd.current) knownEnd.current = null
+      const total = knownEnd.current ?? r.total
+      totalRef.current = total
       setSession(r.session)
-      setTotal(r.total)
+      setTotal(total)
       setVersion((v) => v + 1)
       return r.observations
     } catch (e) {
-      if (!isAbort(e)) setError(toApiError(e))
+      if (!isAbort(e)) {
+        failed.current.add(p)
+        setError(toApiError(e))
+      }
       return undefined
     } finally {
       inflight.current.delete(p)
