@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../core/types.js'
 import { createOpenAiEmbedder } from '../providers/openai-embedder.js'
 import { createTestEngine, recallWith } from '../testing/test-mnemo.js'
+import { boostNamedRoles } from './recall-pipeline.js'
 
 /** A dialogue session as LoCoMo-style turns: each [speaker, text], one second apart from `startIso`. */
 function dialogue(sessionKey: string, startIso: string, turns: [string, string][]): EventInput[] {
@@ -53,6 +54,23 @@ describe('keyword channel with neighbour spreading', () => {
     )
     expect((await engine.recall('which cat did Ben adopt', { limit: 1 }))[0]!.sourceRef).toBe('s1:1')
     expect((await engine.recall('which cat did Ann adopt', { limit: 1 }))[0]!.sourceRef).toBe('s1:0')
+  })
+
+  it("ranks the named speaker's reply to the other speaker's matching question first (the boost applies after spreading)", async () => {
+    const { engine } = createTestEngine()
+    engine.append(
+      dialogue('s1', '2023-05-08T13:56:00Z', [
+        ['Ann', 'Have you been painting lately? Painting portraits or painting landscapes?'],
+        ['Ben', 'Yes, mostly sunsets over the lake.'],
+        ['Ann', 'I finished painting a portrait of my grandmother.'],
+        ['Ben', 'The weather was lovely all week.'],
+      ]),
+    )
+    // Ben speaks most turns, so his name alone says little to BM25 (FTS5 floors the IDF of a term in over half the documents).
+    engine.append(dialogue('s2', '2023-05-09T13:56:00Z', ['Good morning!', 'Coffee first.', 'Then a long walk.', 'Back home now.', 'Off to bed.'].map((t): [string, string] => ['Ben', t])))
+    // Ben's reply shares no content word with the query; it ranks through Ann's question, and the boost for the named speaker must apply after spreading.
+    const hits = await engine.recall('What has Ben been painting?', { limit: 2, channels: ['bm25'] })
+    expect(hits[0]!.sourceRef).toBe('s1:1')
   })
 })
 
@@ -149,5 +167,14 @@ describe('vector channels', () => {
     const degraded = await engine.recall('puppy', { limit: 2 })
     expect(degraded.map((h) => h.snippet)).toEqual(['the puppy chewed the sofa'])
     expect(engine.warnings).toEqual([expect.stringContaining('embedding channel skipped')])
+  })
+})
+
+describe('boostNamedRoles', () => {
+  it('multiplies the scores of documents whose speaker the query names, case-insensitively, and leaves the rest', () => {
+    const scores = new Map([[1, 1], [2, 2], [3, 1]])
+    boostNamedRoles(scores, new Map([[1, 'Melanie'], [2, 'Caroline'], [3, 'al']]), new Set(['what', 'did', 'melanie', 'al', 'paint']), 3)
+    // 'al' is shorter than 3 characters: too ambiguous to count as a name.
+    expect([...scores]).toEqual([[1, 3], [2, 2], [3, 1]])
   })
 })
