@@ -574,19 +574,32 @@ export class MnemoEngine {
 
   /**
    * A session's steps in order, from `offset` (0-based), at most `limit`
-   * (1–500), each with the ids of the memories derived from it.
+   * (1–500), each with the ids of the memories derived from it; with `at`
+   * (an observation id), also that observation's 0-based `position` in the
+   * session, so a client can open the page holding it.
    *
-   * @throws {MnemoError} `NOT_FOUND` — no such session.
+   * @throws {MnemoError} `NOT_FOUND` — no such session, or `at` is not one of its observations.
    */
-  sessionTimeline(id: string, offset: number, limit: number): { session: Session; project: Project | undefined; observations: (Observation & { derivedMemories: string[] })[] } {
+  sessionTimeline(
+    id: string,
+    offset: number,
+    limit: number,
+    at?: string,
+  ): { session: Session; project: Project | undefined; observations: (Observation & { derivedMemories: string[] })[]; position?: number } {
     const session = this.store.getSession(id)
     if (!session) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
+    let position: number | undefined
+    if (at !== undefined) {
+      position = this.store.observationPosition(session.id, at)
+      if (position === undefined) throw new MnemoError('NOT_FOUND', `no observation ${at} in session ${id}`, { details: { kind: 'observation', id: at } })
+    }
     const page = this.store.sessionObservationsPage(session.id, offset, limit)
     const derived = this.store.memoriesFromObservations(session.projectId, page.map((o) => o.id))
     return {
       session: { ...session, ...(session.title ? { title: this.readRedact(session.title) } : {}) },
       project: this.store.getProject(session.projectId),
       observations: page.map((o) => ({ ...this.redactObservation(o), derivedMemories: derived.get(o.id) ?? [] })),
+      ...(position !== undefined ? { position } : {}),
     }
   }
 
@@ -596,9 +609,13 @@ export class MnemoEngine {
     return { total: page.total, memories: page.memories.map((m) => ({ ...m, text: this.readRedact(m.text) })) }
   }
 
-  /** The observations a memory was derived from (its provenance) that still exist, in time order, text redacted. */
-  memorySources(memory: Memory): Observation[] {
-    return memory.sources
+  /**
+   * The observations memories were derived from (provenance) that still
+   * exist, each once, in time order, text redacted. Pass a version chain to
+   * get the provenance of every version (a hand edit has none of its own).
+   */
+  memorySources(memories: readonly Memory[]): Observation[] {
+    return [...new Set(memories.flatMap((m) => m.sources))]
       .map((id) => this.store.getObservation(id))
       .filter((o): o is Observation => o !== undefined)
       .sort((a, b) => a.ts - b.ts)
@@ -608,7 +625,7 @@ export class MnemoEngine {
   /**
    * Corrects a memory by hand: stores `text` as a new version of the same
    * kind that supersedes it (the old one keeps its validity interval and
-   * stays in `history`), with an audit record.
+   * stays in `history`), pinned when the old one was, with an audit record.
    *
    * @throws {MnemoError} `NOT_FOUND` — no such memory, or it is no longer current.
    * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text.
@@ -620,7 +637,8 @@ export class MnemoEngine {
     if (old.kind === 'summary') throw invalidInput('id', `${id} is a session summary: consolidation rewrites it; edit a fact, decision, preference or lesson`)
     const { memory } = this.remember(text, { kind: old.kind, project: { root: project.root, name: project.name }, supersedes: id })
     this.store.audit({ at: this.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })
-    return memory
+    // A correction keeps what the person decided about the memory: pinned stays pinned.
+    return old.pinned && !memory.pinned ? this.setMemoryState(memory.id, 'pin') : memory
   }
 
   /**

@@ -261,6 +261,8 @@ export interface Store {
   lastEventSeq(): number
   /** A session's observations in time order from `offset`, at most `limit`. */
   sessionObservationsPage(sessionId: SessionId, offset: number, limit: number): Observation[]
+  /** The 0-based place of an observation in its session's time order, or undefined when it is not in that session. */
+  observationPosition(sessionId: SessionId, observationId: string): number | undefined
   /** A page of memories of these projects (all versions) with the total matching, pinned first then newest. */
   browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number }
   /** For each observation id, the ids of the memories whose provenance names it. */

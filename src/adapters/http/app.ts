@@ -112,7 +112,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   const ctx: RouteContext = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()), jobs: options.jobs ?? (() => []) }
   const publicRoutes = new Set(REST_ROUTES.filter((r) => r.public).map((r) => `${r.method} ${r.path}`))
   // The viewer's page and assets hold no data: they ask for the token and send it on every /v1 call.
-  const isViewerAsset = (method: string, p: string): boolean => (method === 'GET' || method === 'HEAD') && (p === '/' || p.startsWith('/viewer/'))
+  const isViewerAsset = (method: string, p: string): boolean => (method === 'GET' || method === 'HEAD') && (p === '/' || p === '/favicon.ico' || p.startsWith('/viewer/'))
   const tokenHint = `send Authorization: Bearer <token>, the token being the content of ${serverTokenPath(mnemo.config.home)}`
   const app = new Hono()
 

@@ -182,6 +182,7 @@ export const sessionsPageQuery = inputObject({
 export const timelineQuery = inputObject({
   offset: integer(0, 10_000_000).optional().describe('Steps to skip. Default 0.'),
   limit: integer(1, 500).optional().describe('Most steps, 1–500. Default 200.'),
+  at: idField.optional().describe('An observation of this session (obs_…): the answer says its 0-based `position`, to open the page holding it.'),
 })
 
 /** Query of GET /v1/memories. */
@@ -482,12 +483,13 @@ export const REST_ROUTES: readonly AnyRestRoute[] = [
     errors: [400, 404],
     handle: ({ params, query }, { mnemo }) => {
       const offset = query.offset ?? 0
-      const t = mnemo.engine.sessionTimeline(idOfKind(params, 'ses'), offset, query.limit ?? 200)
+      const t = mnemo.engine.sessionTimeline(idOfKind(params, 'ses'), offset, query.limit ?? 200, query.at)
       return ok({
         session: toSessionJson(t.session, t.project),
         observations: t.observations.map((o) => ({ ...toObservationJson(o, t.project), derivedMemories: o.derivedMemories })),
         total: t.session.observationCount,
         offset,
+        position: t.position ?? null,
       })
     },
   }),
@@ -517,16 +519,15 @@ export const REST_ROUTES: readonly AnyRestRoute[] = [
     path: `/v1/memories/:${idParam}/history`,
     operationId: 'memoryHistory',
     summary: "A memory's version chain and provenance",
-    responses: { 200: { description: 'Every version, oldest first, and the observations it came from.', schema: memoryHistoryJson } },
+    responses: { 200: { description: 'Every version, oldest first, and the observations the versions came from.', schema: memoryHistoryJson } },
     errors: [400, 404],
     handle: ({ params }, { mnemo }) => {
       const id = idOfKind(params, 'mem')
       const chain = mnemo.engine.history(id)
       const projects = new Map(mnemo.engine.listProjects().map((p) => [p.id as string, p]))
-      const asked = chain.find((m) => m.id === id)!
       return ok({
         chain: chain.map((m) => toMemoryJson(m, projects.get(m.projectId))),
-        sources: mnemo.engine.memorySources(asked).map((o) => toObservationJson(o, projects.get(o.projectId))),
+        sources: mnemo.engine.memorySources(chain).map((o) => toObservationJson(o, projects.get(o.projectId))),
       })
     },
   }),

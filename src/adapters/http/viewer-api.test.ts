@@ -141,9 +141,17 @@ describe('sessions for replay', () => {
     expect(linked.length).toBeGreaterThan(0)
     expect(linked.sort()).toEqual([...summary.sources].sort())
 
+    expect(all.position).toBeNull()
     const page = (await api('GET', `/v1/sessions/${id}/observations?offset=3&limit=2`)).body
     expect(page.offset).toBe(3)
     expect(page.observations.map((o: any) => o.id)).toEqual(all.observations.slice(3, 5).map((o: any) => o.id))
+    // ?at= says where an observation sits, to open the page holding it.
+    const seventh = all.observations[7].id
+    expect((await api('GET', `/v1/sessions/${id}/observations?limit=1&at=${seventh}`)).body.position).toBe(7)
+    const other = sessions.find((s: any) => s.id !== id).id
+    const elsewhere = await api('GET', `/v1/sessions/${other}/observations?at=${seventh}`)
+    expect(elsewhere.status).toBe(404)
+    expect(elsewhere.body.error.message).toBe(`no observation ${seventh} in session ${other}`)
     expect((await api('GET', `/v1/sessions/${otherId(id)}/observations`)).status).toBe(404)
     expect((await api('GET', '/v1/sessions/mem_x/observations')).status).toBe(400)
   })
@@ -173,6 +181,17 @@ describe('memories: browse, history, edit', () => {
     expect(current).not.toContain(made.id)
     // The edit is audited like the CLI's changes.
     expect(server.engine.auditLog(5).find((a) => a.action === 'edit')).toMatchObject({ actor: 'http', target: made.id, count: 1 })
+  })
+
+  it('an edit keeps the pin, and the history shows the provenance of every version', async () => {
+    const summary = (await api('GET', `/v1/memories?project=${P}&kind=summary`)).body.memories[0]
+    const lesson = server.engine.remember('orders routes need the auth middleware first', { kind: 'lesson', project: { root: '/home/demo/acme-api', name: P } }).memory
+    expect((await api('PATCH', `/v1/memories/${lesson.id}`, { pinned: true })).body.memory.pinned).toBe(true)
+    const edited = (await api('PATCH', `/v1/memories/${lesson.id}`, { text: 'orders routes need the JWT middleware first' })).body.memory
+    expect(edited).toMatchObject({ pinned: true, supersedes: lesson.id })
+    // A summary's history lists the observations it came from.
+    const history = (await api('GET', `/v1/memories/${summary.id}/history`)).body
+    expect(history.sources.map((o: any) => o.id).sort()).toEqual([...summary.sources].sort())
   })
 
   it('pins, archives and restores; an archived memory leaves the current list', async () => {
@@ -289,6 +308,8 @@ describe('the viewer page', () => {
       expect(js.headers.get('content-type')).toContain('javascript')
       expect(js.headers.get('content-security-policy')).toBe(VIEWER_CSP)
       expect((await fetch(`${s.url}/viewer/missing.js`)).status).toBe(404)
+      const icon = await fetch(`${s.url}/favicon.ico`, { redirect: 'manual' })
+      expect([icon.status, icon.headers.get('location')]).toEqual([301, '/viewer/favicon.svg'])
       // Nothing outside the viewer folder: not the token file, not by an encoded dot-dot.
       for (const p of ['/viewer/../server-token', '/viewer/%2e%2e/server-token', '/viewer/..%2fserver-token']) {
         const r = await fetch(`${s.url}${p}`)

@@ -25,7 +25,8 @@ export function viewerDir(): string {
 }
 
 /**
- * Serves the viewer: `GET /` is its page, `GET /viewer/<file>` its assets.
+ * Serves the viewer: `GET /` is its page, `GET /viewer/<file>` its assets
+ * (`/favicon.ico` redirects to its icon).
  * Public (no token): the page holds no data; it asks for the token and
  * sends it on every /v1 call. Every answer carries `VIEWER_CSP`,
  * `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.
@@ -54,4 +55,6 @@ export function registerViewer(app: Hono, dir = viewerDir()): void {
   }
   app.get('/', async (c, next) => (await built()?.page(c, next)) ?? missing())
   app.get('/viewer/*', async (c, next) => (await built()?.assets(c, next)) ?? missing())
+  // Browsers ask for it on their own, without the token.
+  app.get('/favicon.ico', (c) => c.redirect('/viewer/favicon.svg', 301))
 }

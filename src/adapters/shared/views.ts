@@ -257,6 +257,7 @@ export const timelineJson = z.object({
   observations: z.array(observationJson.extend({ derivedMemories: z.array(z.string()).describe('Ids of the memories whose provenance names this step.') })).describe('In time order.'),
   total: count.describe("The session's number of observations."),
   offset: count,
+  position: count.nullable().describe('With `at`: the 0-based place of that observation in the session; otherwise null.'),
 })
 
 export const memoriesPageJson = z.object({
@@ -266,7 +267,7 @@ export const memoriesPageJson = z.object({
 
 export const memoryHistoryJson = z.object({
   chain: z.array(memoryJson).describe('Every version, oldest first; the one with validTo null is current.'),
-  sources: z.array(observationJson).describe('Provenance: the observations the asked memory was derived from that still exist, oldest first.'),
+  sources: z.array(observationJson).describe('Provenance: the observations any version of the chain was derived from that still exist, oldest first.'),
 })
 
 export const memoryUpdatedJson = z.object({ memory: memoryJson.describe('The memory after the change; for a text edit, the new version.') })

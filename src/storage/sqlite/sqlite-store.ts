@@ -830,6 +830,12 @@ class SqliteStore implements Store {
     return rows.map(toObservation)
   }
 
+  observationPosition(sessionId: SessionId, observationId: string): number | undefined {
+    const at = this.stmt('SELECT ts, rowid FROM observations WHERE id = ? AND session_id = ?').get(observationId, sessionId) as { ts: number; rowid: number } | undefined
+    if (!at) return undefined
+    return this.stmt('SELECT COUNT(*) FROM observations WHERE session_id = ? AND (ts, rowid) < (?, ?)').pluck().get(sessionId, at.ts, at.rowid) as number
+  }
+
   browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number } {
     return this.guard('browse memories', () => {
       if (options.projectIds.length === 0) return { memories: [], total: 0 }

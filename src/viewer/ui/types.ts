@@ -119,6 +119,8 @@ export interface SessionPage {
   observations: Observation[]
   total: number
   offset: number
+  /** With `?at=obs_…`: that observation's 0-based place in the session. */
+  position: number | null
 }
 
 export interface MemoryList {

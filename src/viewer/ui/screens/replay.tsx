@@ -15,8 +15,6 @@ import type { Observation, Session, SessionPage } from '../types.js'
 
 /** Steps per request (the server's most). */
 export const REPLAY_PAGE = 200
-/** Pages scanned to find the step of `?obs=` (10,000 steps). */
-const MAX_SCAN_PAGES = 50
 /** Playback speeds: steps per second. */
 export const SPEEDS = [0.5, 1, 2, 4, 8] as const
 
@@ -74,21 +72,17 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
     }
   }
 
-  // First page; then, for ?obs=, the step of that observation.
+  // First page; then, for ?obs=, the step of that observation (the server says where it sits).
   useEffect(() => {
     const obs = props.route.obs
     void (async () => {
       await fetchPage(0)
       if (obs === undefined || props.route.step !== undefined) return
-      for (let p = 0; p < MAX_SCAN_PAGES; p++) {
-        const page = await fetchPage(p)
-        if (page === undefined) break
-        const i = page.findIndex((o) => o.id === obs)
-        if (i !== -1) {
-          setStep(p * REPLAY_PAGE + i)
-          break
-        }
-        if ((p + 1) * REPLAY_PAGE >= (totalRef.current ?? 0)) break
+      try {
+        const r = await api<SessionPage>(`/v1/sessions/${encodeURIComponent(id)}/observations?limit=1&at=${encodeURIComponent(obs)}`, { signal: abort.current.signal })
+        if (r.position !== null) setStep(r.position)
+      } catch (e) {
+        if (!isAbort(e)) setError(toApiError(e))
       }
       setLocating(false)
     })()
