@@ -281,6 +281,21 @@ describe('GET /v1/stream', () => {
     expect(again.filter((e) => e.event === 'observation').map((e) => e.data.id)).toEqual([observation.data.id])
   })
 
+  it('ends open streams when the server shuts down, so close() does not wait out the grace period', async () => {
+    const s = await startServer({ home: path.join(tmp, 'home-close'), host: '127.0.0.1', port: 0, env: {}, streamPollMs: 20, shutdownGraceMs: 600_000 })
+    await fetch(`${s.url}/v1/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+      body: hookLine('UserPromptSubmit', { prompt: 'hello' }),
+    })
+    const res = await fetch(`${s.url}/v1/stream?project=${P}`, { headers: { authorization: `Bearer ${s.token}` } })
+    const reader = res.body!.getReader()
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('event: ready')
+    // With a 10-minute grace, only the streams ending on their own lets this finish inside the test timeout.
+    await s.close()
+    for (;;) if ((await reader.read()).done) break
+  })
+
   it('refuses a missing project and a bad Last-Event-ID, and needs the token', async () => {
     expect((await open('')).status).toBe(400)
     const bad = await open(`project=${P}`, { 'last-event-id': 'yesterday' })
