@@ -110,15 +110,23 @@ export interface Observation {
 /**
  * Kinds of memory. What a person or agent can `remember` (semantic tier):
  * decision, fact, preference, lesson. What consolidation derives: summary
- * (episodic tier: one per session).
+ * (episodic tier: one per session) and procedure (procedural tier: how a
+ * recurring kind of work was done, distilled from several successful
+ * sessions; see lifecycle/procedures.ts).
  */
-export type MemoryKind = 'decision' | 'fact' | 'preference' | 'lesson' | 'summary'
+export type MemoryKind = 'decision' | 'fact' | 'preference' | 'lesson' | 'summary' | 'procedure'
 /** Kinds accepted by `remember`. */
 export const MEMORY_KINDS: readonly MemoryKind[] = ['decision', 'fact', 'preference', 'lesson']
+/** Every memory kind, the derived ones (summary, procedure) included. */
+export const ALL_MEMORY_KINDS: readonly MemoryKind[] = [...MEMORY_KINDS, 'summary', 'procedure']
 
-/** The tier of a memory kind: episodic (session summaries) or semantic (facts, decisions, preferences, lessons). */
-export function tierOf(kind: MemoryKind): 'episodic' | 'semantic' {
-  return kind === 'summary' ? 'episodic' : 'semantic'
+/** Memory tiers above the working tier (raw observations). */
+export type MemoryTier = 'episodic' | 'semantic' | 'procedural'
+export const MEMORY_TIERS: readonly MemoryTier[] = ['episodic', 'semantic', 'procedural']
+
+/** The tier of a memory kind: episodic (session summaries), procedural (procedures) or semantic (facts, decisions, preferences, lessons). */
+export function tierOf(kind: MemoryKind): MemoryTier {
+  return kind === 'summary' ? 'episodic' : kind === 'procedure' ? 'procedural' : 'semantic'
 }
 
 export interface Memory {

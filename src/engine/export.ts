@@ -1,4 +1,4 @@
-import type { Memory, Project } from '../core/types.js'
+import type { Memory, MemoryKind, Project } from '../core/types.js'
 import type { AuditEntry, StoredEvent } from '../storage/store.js'
 
 /** Identifies mnemo's export format in the manifest line. */
@@ -61,7 +61,7 @@ export function isMnemoExport(text: string): boolean {
   return first.includes(`"format":"${EXPORT_FORMAT}"`) || first.includes(`"format": "${EXPORT_FORMAT}"`)
 }
 
-const KIND_TITLES: Record<string, string> = { decision: 'Decisions', fact: 'Facts', preference: 'Preferences', lesson: 'Lessons', summary: 'Session summaries' }
+const KIND_TITLES: Record<MemoryKind, string> = { decision: 'Decisions', fact: 'Facts', preference: 'Preferences', lesson: 'Lessons', procedure: 'Procedures', summary: 'Session summaries' }
 
 /**
  * A project's memories as Markdown a person can read: current memories by
@@ -70,7 +70,7 @@ const KIND_TITLES: Record<string, string> = { decision: 'Decisions', fact: 'Fact
 export function memoriesMarkdown(project: Project, current: readonly Memory[], superseded: readonly Memory[], exportedAt: number): string {
   const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
   const lines = [`# ${project.name}`, '', `Memories recorded by mnemo for \`${project.root}\`, exported ${new Date(exportedAt).toISOString()}.`, '']
-  for (const kind of Object.keys(KIND_TITLES)) {
+  for (const kind of Object.keys(KIND_TITLES) as MemoryKind[]) {
     const items = current.filter((m) => m.kind === kind)
     if (items.length === 0) continue
     lines.push(`## ${KIND_TITLES[kind]}`, '')

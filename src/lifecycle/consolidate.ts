@@ -126,7 +126,7 @@ export function statementsFromPrompts(observations: readonly Observation[]): Der
 }
 
 /** How much each kind matters when nothing else is known (the retention score's importance). */
-export const KIND_IMPORTANCE: Record<MemoryKind, number> = { decision: 1, lesson: 0.9, preference: 0.9, fact: 0.8, summary: 0.5 }
+export const KIND_IMPORTANCE: Record<MemoryKind, number> = { decision: 1, lesson: 0.9, preference: 0.9, procedure: 0.9, fact: 0.8, summary: 0.5 }
 
 /** Retention tunables, with defaults. */
 export interface RetentionConfig {
