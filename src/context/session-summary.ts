@@ -31,7 +31,8 @@ function short(text: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, max - 1)}…`
 }
 
-const SHELL_TOOLS = new Set(['bash', 'exec_command', 'shell', 'local_shell_call', 'run_shell_command'])
+/** Tool names (lowercased) whose input is a shell command line, across agents. */
+export const SHELL_TOOLS: ReadonlySet<string> = new Set(['bash', 'exec_command', 'shell', 'local_shell_call', 'run_shell_command'])
 
 /**
  * Summarises a session by extraction: what was asked (first 3 prompts), files
