@@ -1,55 +1,15 @@
-import { createServer, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { digestSession } from '../context/session-summary.js'
 import { MnemoError } from '../core/errors.js'
 import { makeId, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Observation, ObservationKind, Session } from '../core/types.js'
-import { createOpenAiCompatibleLlm, createTokenBudget, type Llm } from '../providers/llm.js'
+import { createTokenBudget } from '../providers/llm.js'
+import { closeFakeChats, fakeChat, llmAt, reply } from '../testing/fake-chat.js'
 import { lessonsFromSession, summaryText } from './consolidate.js'
 import { consolidateSession, createLlmConsolidator, deterministicConsolidation } from './llm-consolidator.js'
 
-// ---------------------------------------------------------------------------
-// A fake OpenAI-compatible endpoint on 127.0.0.1
-// ---------------------------------------------------------------------------
-
-interface ChatRequest {
-  messages: { role: string; content: string }[]
-  response_format: { type: string; json_schema?: { name: string } }
-}
-
-const servers: Server[] = []
-afterEach(async () => {
-  for (const server of servers.splice(0)) {
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-  }
-})
-
-async function fakeChat(answer: (body: ChatRequest, res: ServerResponse) => void): Promise<{ baseUrl: string; seen: ChatRequest[] }> {
-  const seen: ChatRequest[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (c: Buffer) => chunks.push(c))
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest
-      seen.push(body)
-      answer(body, res)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  servers.push(server)
-  return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, seen }
-}
-
-function reply(res: ServerResponse, value: unknown): void {
-  res.writeHead(200, { 'content-type': 'application/json' })
-  res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: JSON.stringify(value) }, finish_reason: 'stop' }], usage: { prompt_tokens: 700, completion_tokens: 120 } }))
-}
-
-function llmAt(baseUrl: string): Llm {
-  return createOpenAiCompatibleLlm({ baseUrl, model: 'test-chat', maxRetries: 1, sleep: async () => {}, random: () => 0 })
-}
+// A fake OpenAI-compatible endpoint on 127.0.0.1 (src/testing/fake-chat.ts).
+afterEach(closeFakeChats)
 
 // ---------------------------------------------------------------------------
 // A session: a prompt, a failing test, an edit, the test passing, a last word
