@@ -1,5 +1,6 @@
 import { estimateTokens, truncateGraphemes } from '../core/text.js'
 import type { Memory } from '../core/types.js'
+import { procedureHeadline } from '../lifecycle/procedure-text.js'
 import type { SessionDigest } from './session-summary.js'
 
 /** The block injected into a new session, with what went into it. */
@@ -19,6 +20,8 @@ export interface ContextBlock {
 export const CONTEXT_TAG = 'mnemo-context'
 /** Smallest budget honoured: the header and closing tag take about 90 tokens. */
 export const MIN_CONTEXT_BUDGET = 200
+/** Most procedures listed in the block (one line each: name and trigger; their steps are a recall away). */
+export const MAX_CONTEXT_PROCEDURES = 5
 
 /**
  * Neutralises anything in stored text that could close or reopen the
@@ -59,7 +62,8 @@ function digestLines(d: SessionDigest): string[] {
 /**
  * Assembles the context block under a token budget. Layout, most stable
  * first so prompt caches keep hitting: header, memories (newest first),
- * then recent sessions (newest first). Whole items are added while they fit;
+ * procedures (at most {@link MAX_CONTEXT_PROCEDURES}, one line each: name
+ * and when to use it), then recent sessions (newest first). Whole items are added while they fit;
  * the first item that does not fit is cut at a grapheme boundary if at least
  * 40 tokens remain, and the rest are counted in `omitted`. The result never
  * exceeds `budgetTokens`.
@@ -105,13 +109,23 @@ export function assembleContext(input: {
     return room >= 40
   }
 
-  if (input.memories.length > 0 && tryAdd('\n## Memories')) {
-    for (const m of input.memories) {
+  const memories = input.memories.filter((m) => m.kind !== 'procedure')
+  const procedures = input.memories.filter((m) => m.kind === 'procedure')
+  if (memories.length > 0 && tryAdd('\n## Memories')) {
+    for (const m of memories) {
       const mark = m.review ? `${m.kind}, needs review: it quoted a value that has since changed` : m.kind
       if (tryAdd(`- [${mark}] ${escapeForBlock(m.text.replace(/\s+/g, ' ').trim())}`)) memoryIds.push(m.id)
       else omitted++
     }
-  } else omitted += input.memories.length
+  } else omitted += memories.length
+  omitted += Math.max(0, procedures.length - MAX_CONTEXT_PROCEDURES)
+  const listed = procedures.slice(0, MAX_CONTEXT_PROCEDURES)
+  if (listed.length > 0 && tryAdd('\n## Procedures (how recurring work was done here; recall one by name for its steps)')) {
+    for (const m of listed) {
+      if (tryAdd(`- ${escapeForBlock(truncateGraphemes(procedureHeadline(m.text).replace(/\s+/g, ' ').trim(), 240))}`)) memoryIds.push(m.id)
+      else omitted++
+    }
+  } else omitted += listed.length
   if (input.sessions.length > 0 && tryAdd('\n## Recent sessions')) {
     for (const d of input.sessions) {
       if (tryAdd(digestLines(d).join('\n'))) sessionIds.push(d.sessionId)

@@ -12,6 +12,7 @@ import { auditRecord, eventRecord, EXPORT_FORMAT, isMnemoExport, EXPORT_VERSION,
 import { contentKey, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
 import { DEFAULT_RETENTION, retention, type RetentionConfig } from '../lifecycle/consolidate.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
+import type { ProcedureConfig } from '../lifecycle/procedures.js'
 import { toMatchExpression as toMatchExpressionSafe } from '../retrieval/fts-query.js'
 import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
@@ -928,19 +929,26 @@ export class MnemoEngine {
    * (SessionEnd) or has been idle for `idleMs`, writes or refreshes its
    * episodic summary (a resumed session gets a new version that supersedes
    * the old one, history kept) with provenance; derives lessons from
-   * failures fixed in the same session; then archives memories whose
-   * retention score fell below the threshold (pinned ones never). Every
-   * result is a logged event, so rebuild and export reproduce it. Never runs
-   * on the hook path.
+   * failures fixed in the same session; in each project where a session
+   * was (re)summarised, distils procedures from the kinds of work that
+   * succeeded in several of its finished sessions, each checked step by
+   * step against those sessions (lifecycle/procedures.ts); then archives
+   * memories whose retention score fell below the threshold (pinned ones
+   * never). Every result is a logged event, so rebuild and export reproduce
+   * it. Never runs on the hook path.
    *
    * @param options.idleMs - Idle time after which a session counts as over. Default 30 min.
-   * @returns What it wrote and archived.
+   * @param options.procedures - Procedure tunables (`minSessions` default 2, …; see DEFAULT_PROCEDURE_CONFIG).
+   * @returns What it wrote and archived; `procedures` counts procedure versions
+   *   written (new, updated or seen again), `procedureMs` the wall time spent on them.
    */
-  async consolidate(options: { idleMs?: number; retention?: RetentionConfig } = {}): Promise<{
+  async consolidate(options: { idleMs?: number; retention?: RetentionConfig; procedures?: Partial<ProcedureConfig> } = {}): Promise<{
     sessions: number
     summaries: number
     lessons: number
     memories: number
+    procedures: number
+    procedureMs: number
     archived: number
     via: { llm: number; deterministic: number }
     errors: string[]
@@ -957,6 +965,8 @@ export class MnemoEngine {
     const redact = this.redact ? { redact: this.redact } : {}
     // Loaded here, not at start-up: hooks never consolidate and should not pay for it.
     const { consolidateSession } = await import('../lifecycle/llm-consolidator.js')
+    const finished = (s: Session): boolean => s.agent !== 'mnemo' && s.observationCount > 0 && (s.endedAt !== undefined || s.lastEventAt <= now - idleMs)
+    const changedProjects: Project[] = []
     for (const p of this.store.listProjects()) {
       const ref = { root: p.root, name: p.name }
       // Current summaries, archived ones included: an archived summary is not a reason to write it again.
@@ -967,8 +977,7 @@ export class MnemoEngine {
           .map((m) => [m.sources[0] ?? '', m]),
       )
       for (const s of this.store.listSessions({ projectIds: [p.id], limit: 100_000 })) {
-        if (s.agent === 'mnemo' || s.observationCount === 0) continue
-        if (s.endedAt === undefined && s.lastEventAt > now - idleMs) continue
+        if (!finished(s)) continue
         sessions++
         // Flagged text (reads like instructions) never reaches a model or a summary.
         const observations = this.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
@@ -980,6 +989,7 @@ export class MnemoEngine {
         if (result.error) errors.push(`${s.id}: ${result.error}`)
         events.push(rememberEvent(ref, 'summary', result.summary.text, now, { ...redact, sources: result.summary.sources, subject: `session:${s.id}` }))
         summaries++
+        if (changedProjects.at(-1) !== p) changedProjects.push(p)
         for (const m of result.memories) {
           events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, sources: m.sources }))
           if (m.kind === 'lesson') lessons++
@@ -988,6 +998,35 @@ export class MnemoEngine {
       }
     }
     this.append(events)
+    // Semantic → procedural, where new work finished: only then can a kind of work have succeeded again.
+    const procedureStart = performance.now()
+    let procedures = 0
+    if (changedProjects.length > 0) {
+      const { planProcedures, resolveProcedureConfig } = await import('../lifecycle/procedures.js')
+      const { readSessionSteps } = await import('../lifecycle/procedure-steps.js')
+      const config = resolveProcedureConfig(options.procedures)
+      const writes: EventInput[] = []
+      for (const p of changedProjects) {
+        const sessionOf = new Map<string, string>()
+        const steps = this.store
+          .listSessions({ projectIds: [p.id], limit: config.windowSessions * 2, excludeAgent: 'mnemo' })
+          .filter(finished)
+          .slice(0, config.windowSessions)
+          .map((s) => {
+            // Flagged text never reaches a model or a memory (as for summaries).
+            const observations = this.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
+            for (const o of observations) sessionOf.set(o.id, s.id)
+            return readSessionSteps(s.id, s.startedAt, observations, p.root)
+          })
+        const existing = this.store.allMemories(p.id).filter((m) => m.kind === 'procedure' && m.validTo === undefined)
+        const plan = await planProcedures(this.consolidator, { projectRoot: p.root, sessions: steps, existing, sessionOf: (id) => sessionOf.get(id), config })
+        errors.push(...plan.errors)
+        for (const w of plan.writes) writes.push(rememberEvent({ root: p.root, name: p.name }, 'procedure', w.text, now, { ...redact, sources: w.sources, subject: `procedure:${w.key}` }))
+      }
+      procedures = writes.length
+      this.append(writes)
+    }
+    const procedureMs = performance.now() - procedureStart
     // Decay: archive what has not been used or seen for long enough.
     let archived = 0
     const archive: EventInput[] = []
@@ -1002,7 +1041,7 @@ export class MnemoEngine {
       }
     }
     this.append(archive)
-    return { sessions, summaries, lessons, memories, archived, via, errors }
+    return { sessions, summaries, lessons, memories, procedures, procedureMs, archived, via, errors }
   }
 
   /** Re-derives every observation, memory, session and index from the event log. */

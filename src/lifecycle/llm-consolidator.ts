@@ -6,6 +6,8 @@ import type { Observation, Session } from '../core/types.js'
 import type { Llm, LlmUsage } from '../providers/llm.js'
 import { usageOfError } from '../providers/llm.js'
 import { lessonsFromSession, statementsFromPrompts, summaryText } from './consolidate.js'
+import { phraseProcedureWith } from './llm-procedures.js'
+import type { ProcedureDraft, ProcedureDraftInput, ProcedurePhraser } from './procedures.js'
 
 /**
  * Model-assisted consolidation: a session's observations become an episodic
@@ -47,13 +49,15 @@ export interface ExtractedMemory {
   sources: string[]
 }
 
-export interface LlmConsolidator {
+export interface LlmConsolidator extends ProcedurePhraser {
   /** A summary of the session; `sources` are the cited observations' ids (unknown citations dropped). */
   summarizeSession(input: SessionInput): Promise<SessionSummary>
   /** Durable memories from the session (unknown citations dropped; memories left without sources dropped unless `requireSources` is false). */
   extractMemories(input: SessionInput): Promise<ExtractedMemory[]>
   /** Both in one model call (one copy of the observations in the prompt). */
   consolidate(input: SessionInput): Promise<{ summary: SessionSummary; memories: ExtractedMemory[]; usage: LlmUsage }>
+  /** A name, trigger and step wording for a procedure (llm-procedures.ts); the caller verifies the steps against the source sessions. */
+  phraseProcedure(input: ProcedureDraftInput): Promise<{ draft: ProcedureDraft; usage: LlmUsage }>
 }
 
 /** Options of {@link createLlmConsolidator}. */
@@ -66,8 +70,8 @@ export interface LlmConsolidatorOptions {
   maxMemories?: number
   /** Drop a memory none of whose citations is an input observation (default true). */
   requireSources?: boolean
-  /** Output token limits (defaults: summary 800, memories 2 000, both 2 500). */
-  maxTokens?: { summary?: number; memories?: number; both?: number }
+  /** Output token limits (defaults: summary 800, memories 2 000, both 2 500, procedure 800). */
+  maxTokens?: { summary?: number; memories?: number; both?: number; procedure?: number }
 }
 
 const KINDS = ['decision', 'fact', 'preference', 'lesson'] as const
@@ -227,7 +231,7 @@ export function createLlmConsolidator(llm: Llm, options: LlmConsolidatorOptions 
   const maxObservationChars = options.maxObservationChars ?? 1_500
   const maxMemories = options.maxMemories ?? 12
   const requireSources = options.requireSources ?? true
-  const tokens = { summary: 800, memories: 2000, both: 2500, ...options.maxTokens }
+  const tokens = { summary: 800, memories: 2000, both: 2500, procedure: 800, ...options.maxTokens }
   const memories = memorySchema(maxMemories)
 
   function prepare(input: SessionInput): Rendered {
@@ -274,6 +278,7 @@ export function createLlmConsolidator(llm: Llm, options: LlmConsolidatorOptions 
         usage,
       }
     },
+    phraseProcedure: (input) => phraseProcedureWith(llm, input, tokens.procedure),
   }
 }
 

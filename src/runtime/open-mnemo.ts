@@ -67,6 +67,7 @@ function createConsolidator(c: LlmConfig, budgetFile: string, clock: Clock): Llm
     summarizeSession: async (i) => (await load()).summarizeSession(i),
     extractMemories: async (i) => (await load()).extractMemories(i),
     consolidate: async (i) => (await load()).consolidate(i),
+    phraseProcedure: async (i) => (await load()).phraseProcedure(i),
   }
 }
 
