@@ -206,6 +206,16 @@ describe('runLocomoBench on the hand-written fixture', () => {
     expect(n).toEqual({ 'cat1-4': 7, cat1: 1, cat2: 2, cat3: 2, cat4: 2, cat5: 2 })
   })
 
+  it('reports categories 1–4 per conversation, and their n-weighted means are the pooled figures', async () => {
+    const report = await runLocomoBench(mini, {})
+    const rows = Object.values(report.by_conversation)
+    expect(rows).toHaveLength(2)
+    expect(rows.reduce((sum, r) => sum + r.n, 0)).toBe(report.groups['cat1-4'].n)
+    const pooled = rows.reduce((sum, r) => sum + r['recall@10'] * r.n, 0) / report.groups['cat1-4'].n
+    expect(pooled).toBeCloseTo(report.groups['cat1-4']['recall@10'], 10)
+    expect(formatLocomoReport(report)).toMatch(/cat1-4 R@10 by conversation: \S+ \d\.\d{3} \(n \d+\), \S+ \d\.\d{3} \(n \d+\)/)
+  })
+
   it('ranks the evidence turn of an obvious single-hop question first', async () => {
     // The first question: "What did Tomasz bake from his grandmother's recipe?" → D1:3.
     const report = await runLocomoBench(mini, { limitQuestions: 1 })

@@ -258,6 +258,11 @@ export interface LocomoReport {
   k: number
   /** Scored questions whose text had no searchable word (recall refused it; scored as an empty ranking). */
   unsearchable: number
+  /**
+   * Categories 1–4 pooled per conversation, keyed by `sample_id` (`conv-26`; `sample-<i>` when a sample has none):
+   * lets a change tuned on some conversations be checked on the others (held-out halves, leave-one-out).
+   */
+  by_conversation: Record<string, LocomoGroupReport>
 }
 
 /** Options of `runLocomoBench`. */
@@ -275,6 +280,7 @@ const RECALL_LIMIT = 100
 
 interface Scored {
   category: number
+  conversation: string
   metrics: LocomoMetrics
 }
 
@@ -310,9 +316,10 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
   let unsearchable = 0
   const home = path.join(os.tmpdir(), 'mnemo-bench-locomo')
 
-  for (const sample of data) {
+  for (const [index, sample] of data.entries()) {
     if (read >= limit) break
     if (!isRecord(sample)) continue
+    const conversation = typeof sample['sample_id'] === 'string' ? sample['sample_id'] : `sample-${index}`
     const qa = Array.isArray(sample['qa']) ? sample['qa'].slice(0, Math.max(0, limit - read)) : []
     read += qa.length
     const validIds = conversationTurnIds(sample['conversation'])
@@ -354,7 +361,7 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
           unsearchable++
         }
         latencies.push(performance.now() - start)
-        scored.push({ category: Number(item['category']), metrics: scoreRanking(turnRanking(hits, k), gold) })
+        scored.push({ category: Number(item['category']), conversation, metrics: scoreRanking(turnRanking(hits, k), gold) })
       }
     } finally {
       mnemo.close()
@@ -365,6 +372,10 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
   for (const g of LOCOMO_GROUPS) {
     const members = scored.filter((s) => (g === 'cat1-4' ? s.category >= 1 && s.category <= 4 : `cat${s.category}` === g))
     groups[g] = meanOf(members.map((s) => s.metrics))
+  }
+  const byConversation: Record<string, LocomoGroupReport> = {}
+  for (const c of new Set(scored.map((s) => s.conversation))) {
+    byConversation[c] = meanOf(scored.filter((s) => s.conversation === c && s.category >= 1 && s.category <= 4).map((s) => s.metrics))
   }
   return {
     dataset: 'locomo',
@@ -377,6 +388,7 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
     ingest_ms: ingestMs,
     k,
     unsearchable,
+    by_conversation: byConversation,
   }
 }
 
@@ -421,8 +433,8 @@ const COLUMNS: readonly [string, keyof LocomoMetrics][] = [
 /**
  * The human table of a report (step 5): one fixed-width row per group
  * (cat1-4, cat1…cat5) with n and each metric as a fraction to 3 decimals
- * (S@k = session-level recall_any@k), then the query latency, the ingest time
- * and the skipped count.
+ * (S@k = session-level recall_any@k), then the query latency, the ingest time,
+ * the skipped count and the cat1-4 R@10 of each conversation.
  */
 export function formatLocomoReport(report: LocomoReport): string {
   const head = ['group'.padEnd(7), 'n'.padStart(5), ...COLUMNS.map(([label]) => label.padStart(7))].join(' ')
@@ -439,6 +451,9 @@ export function formatLocomoReport(report: LocomoReport): string {
     '',
     `latency per query: p50 ${report.latency_ms.p50.toFixed(2)} ms, p95 ${report.latency_ms.p95.toFixed(2)} ms; ingest ${report.ingest_ms.toFixed(0)} ms`,
     `skipped (no valid evidence): ${report.skipped}${report.unsearchable > 0 ? `; unsearchable questions: ${report.unsearchable}` : ''}`,
+    `cat1-4 R@10 by conversation: ${Object.entries(report.by_conversation)
+      .map(([c, r]) => `${c} ${r['recall@10'].toFixed(3)} (n ${r.n})`)
+      .join(', ')}`,
   )
   return lines.join('\n')
 }
