@@ -930,9 +930,10 @@ export class MnemoEngine {
    * episodic summary (a resumed session gets a new version that supersedes
    * the old one, history kept) with provenance; derives lessons from
    * failures fixed in the same session; in each project where a session
-   * was (re)summarised, distils procedures from the kinds of work that
-   * succeeded in several of its finished sessions, each checked step by
-   * step against those sessions (lifecycle/procedures.ts); then archives
+   * just (re)summarised succeeded at work that edited files, distils
+   * procedures from the kinds of work that succeeded in several of its
+   * finished sessions, each checked step by step against those sessions
+   * (lifecycle/procedures.ts); then archives
    * memories whose retention score fell below the threshold (pinned ones
    * never). Every result is a logged event, so rebuild and export reproduce
    * it. Never runs on the hook path.
@@ -965,7 +966,10 @@ export class MnemoEngine {
     const redact = this.redact ? { redact: this.redact } : {}
     // Loaded here, not at start-up: hooks never consolidate and should not pay for it.
     const { consolidateSession } = await import('../lifecycle/llm-consolidator.js')
+    const { planProcedures, resolveProcedureConfig, workKey } = await import('../lifecycle/procedures.js')
+    const { readSessionSteps } = await import('../lifecycle/procedure-steps.js')
     const finished = (s: Session): boolean => s.agent !== 'mnemo' && s.observationCount > 0 && (s.endedAt !== undefined || s.lastEventAt <= now - idleMs)
+    // Projects where a session just (re)summarised succeeded at work that edited files: only there can a kind of work have succeeded again.
     const changedProjects: Project[] = []
     for (const p of this.store.listProjects()) {
       const ref = { root: p.root, name: p.name }
@@ -989,7 +993,7 @@ export class MnemoEngine {
         if (result.error) errors.push(`${s.id}: ${result.error}`)
         events.push(rememberEvent(ref, 'summary', result.summary.text, now, { ...redact, sources: result.summary.sources, subject: `session:${s.id}` }))
         summaries++
-        if (changedProjects.at(-1) !== p) changedProjects.push(p)
+        if (changedProjects.at(-1) !== p && workKey(readSessionSteps(s.id, s.startedAt, observations, p.root)) !== undefined) changedProjects.push(p)
         for (const m of result.memories) {
           events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, sources: m.sources }))
           if (m.kind === 'lesson') lessons++
@@ -998,12 +1002,10 @@ export class MnemoEngine {
       }
     }
     this.append(events)
-    // Semantic → procedural, where new work finished: only then can a kind of work have succeeded again.
+    // Semantic → procedural, where new successful work finished.
     const procedureStart = performance.now()
     let procedures = 0
     if (changedProjects.length > 0) {
-      const { planProcedures, resolveProcedureConfig } = await import('../lifecycle/procedures.js')
-      const { readSessionSteps } = await import('../lifecycle/procedure-steps.js')
       const config = resolveProcedureConfig(options.procedures)
       const writes: EventInput[] = []
       for (const p of changedProjects) {

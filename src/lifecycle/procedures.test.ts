@@ -149,10 +149,10 @@ describe('procedures through consolidation (deterministic)', () => {
     const before = procedures(engine, false)
     const seq = engine.lastEventSeq()
     expect(await engine.consolidate()).toMatchObject({ summaries: 0, procedures: 0 })
-    // Unrelated work finishing runs the pass again: the procedure is checked against the same sessions, nothing is written.
-    play(engine, clock, 'docs', 'Fix a typo in the README', [{ edit: 'README.md' }])
+    // Other successful work runs the pass again: the procedure is checked against the same sessions, nothing is written.
+    play(engine, clock, 'docs', 'Fix a typo in the README', [{ edit: 'README.md' }, { bash: 'npm test' }])
     expect(await engine.consolidate()).toMatchObject({ summaries: 1, procedures: 0 })
-    expect(engine.lastEventSeq()).toBe(seq + 6) // the docs session's 5 events and its summary
+    expect(engine.lastEventSeq()).toBe(seq + 7) // the docs session's 6 events and its summary
     engine.rebuild()
     const after = procedures(engine, false)
     expect(after.map((m) => [m.id, m.text, m.sources, m.validTo])).toEqual(before.map((m) => [m.id, m.text, m.sources, m.validTo]))
@@ -246,6 +246,12 @@ describe('distillProcedures', () => {
     expect(more).toEqual([])
     expect(c!.parts).toMatchObject({ name: 'add lib', steps: [{ label: 'Edit src/lib/*.ts' }, { label: 'Edit src/*.ts' }, { label: 'Run npm test' }], files: ['src/*.ts', 'src/lib/*.ts'], check: 'npm test', sessions: 2 })
     expect(c!.sources).toEqual(['a-o1', 'a-o3', 'a-o4', 'b-o0', 'b-o1', 'b-o3'])
+  })
+
+  it('keeps a step repeated back to back in the common steps once', () => {
+    const a = session('a', ['Edit src/*.ts', 'Read docs/*.md', 'Edit src/*.ts', 'Run npm test'])
+    const b = session('b', ['Edit src/*.ts', 'Run npm run lint', 'Edit src/*.ts', 'Run npm test'])
+    expect(distillProcedures([a, b])[0]!.parts.steps).toEqual([{ label: 'Edit src/*.ts' }, { label: 'Run npm test' }])
   })
 
   it('groups only sessions with the same check and the same edited files, and skips unsuccessful ones', () => {

@@ -91,10 +91,17 @@ export function lcs(a: readonly string[], b: readonly string[]): string[] {
 /** Steps per session kept for the common-subsequence search: the last ones, nearest the check. */
 const MAX_SEQUENCE = 200
 
-/** The steps common to every session, in order: pairwise LCS folded over the sessions (oldest first). */
+/**
+ * The steps common to every session, in order: pairwise LCS folded over the
+ * sessions (oldest first), a step repeated back to back kept once (two
+ * separate edits of the same pattern read as one step).
+ */
 export function commonSteps(sessions: readonly SessionSteps[]): string[] {
   const sequences = sessions.map((s) => s.steps.slice(-MAX_SEQUENCE).map((x) => x.label))
-  return sequences.slice(1).reduce((acc, seq) => lcs(acc, seq), sequences[0] ?? [])
+  return sequences
+    .slice(1)
+    .reduce((acc, seq) => lcs(acc, seq), sequences[0] ?? [])
+    .filter((label, i, all) => i === 0 || all[i - 1] !== label)
 }
 
 /** The outcome of checking candidate steps against their source sessions. */
