@@ -2,7 +2,8 @@
 // Lifecycle benchmark (a script, not a test): simulates 6 months of daily use of one
 // project through the engine (hook events, remembered facts that change over time),
 // consolidating at the end of each day, then prints consolidation throughput and the
-// effect of the lifecycle on store size and on recall.
+// effect of the lifecycle on store size and on recall, and the procedures distilled from
+// sessions that did the same kind of work (edit, test, fix, test again) successfully.
 //
 //   node scripts/bench-lifecycle.mjs [--days 180] [--sessions-per-day 3]
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
@@ -32,6 +33,8 @@ const values = (s, v) => `${s} is ${['PostgreSQL', 'Kafka', 'Auth0', 'GitHub Act
 const files = ['src/orders.ts', 'src/payments.ts', 'src/auth.ts', 'src/cache.ts', 'test/orders.test.ts', 'README.md']
 let consolidateMs = 0
 let consolidatedSessions = 0
+let procedureMs = 0
+let procedureWrites = 0
 let events = 0
 for (let day = 0; day < DAYS; day++) {
   for (let s = 0; s < PER_DAY; s++) {
@@ -62,6 +65,8 @@ for (let day = 0; day < DAYS; day++) {
   const r = await e.consolidate({ idleMs: 60 * 60_000 })
   consolidateMs += performance.now() - before
   consolidatedSessions += r.summaries
+  procedureMs += r.procedureMs
+  procedureWrites += r.procedures
 }
 
 const stats = e.stats()
@@ -78,6 +83,13 @@ const archivedSummaries = (all.match(/, archived\)_/g) ?? []).length
 console.log(`machine: ${os.cpus().length} cores, node ${process.version}`)
 console.log(`simulated ${DAYS} days x ${PER_DAY} sessions: ${events} hook events, ${stats.observations} observations, ${stats.memories} memories (all versions, archived included)`)
 console.log(`consolidation (deterministic): ${consolidatedSessions} sessions summarised in ${(consolidateMs / 1000).toFixed(2)} s over ${DAYS} runs = ${(consolidatedSessions / (consolidateMs / 1000)).toFixed(0)} sessions/s`)
+const procedureVersions = e.browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: 'all', offset: 0, limit: 200 })
+const currentProcedures = e.browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: 'current', offset: 0, limit: 200 })
+console.log(
+  `procedures: ${currentProcedures.total} distilled (${procedureVersions.total} versions, ${procedureWrites} writes incl. seen-again), ` +
+    `${(procedureMs / 1000).toFixed(2)} s of the consolidation time (${(procedureMs / DAYS).toFixed(1)} ms per daily run, ${((100 * procedureMs) / consolidateMs).toFixed(0)}%)`,
+)
+for (const p of currentProcedures.memories) console.log(`  ${p.text.split('\n').join(' | ')}${p.archivedAt ? ' (archived)' : ''}`)
 console.log(`store: ${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / stats.observations).toFixed(0)} bytes per observation`)
 console.log(`history: 'orders DB' has ${versions.length} versions, ${versions.filter((v) => v.validTo === undefined).length} current`)
 console.log(`recall of changed facts: ${correct}/${subjects.length} subjects return their current value first (superseded versions hidden)`)
