@@ -801,6 +801,9 @@ class SqliteStore implements Store {
         params.push(...options.kinds)
       }
       if (options.agent !== undefined) {
+        // An agent with no session here would otherwise cost a scan of every row of the projects.
+        const any = this.stmt(`SELECT 1 FROM sessions WHERE agent = ? AND project_id IN (${options.projectIds.map(() => '?').join(',')}) LIMIT 1`).get(options.agent, ...options.projectIds)
+        if (any === undefined) return []
         where.push('s.agent = ?')
         params.push(options.agent)
       }
