@@ -14,6 +14,14 @@ describe('extractEntities', () => {
       'symbol:rate_limit',
     ])
   })
+  it('drops the full stop after a path that ends a sentence, and the slash-dot after a folder', () => {
+    expect(names('Tests are in test/orders.test.ts. Put it in src/middleware/. Then run ./scripts/build.sh.')).toEqual([
+      'file:test/orders.test.ts',
+      'file:src/middleware',
+      'file:./scripts/build.sh',
+    ])
+  })
+
   it('finds capitalised names and the speaker, but not grammar capitals or names someone is addressed by', () => {
     expect(names('Caroline: Yes! I moved from Sweden with Sara Bareilles in mind. Thanks, Melanie! Hi Tom.', { speaker: 'Caroline' })).toEqual([
       'name:caroline',

@@ -68,7 +68,8 @@ export function extractEntities(text: string, extra: { files?: readonly string[]
   const sample = text.length > 20_000 ? text.slice(0, 20_000) : text
   for (const m of sample.matchAll(URL_RE)) add('url', m[0].replace(/[.,;:!?]+$/, ''))
   const withoutUrls = sample.replace(URL_RE, ' ')
-  for (const m of withoutUrls.matchAll(PATH_RE)) add('file', m[1]!)
+  // A path that ends a sentence ("see src/app.ts.") or names a folder ("src/middleware/.") keeps neither the dot nor the slash.
+  for (const m of withoutUrls.matchAll(PATH_RE)) add('file', m[1]!.replace(/[./]+$/, ''))
   if (extra.tool) add('tool', extra.tool)
   for (const m of withoutUrls.matchAll(SYMBOL_RE)) if (m[1]!.includes('_') || splitIdentifier(m[1]!).length >= 2) add('symbol', m[1]!)
   // Names: skip the speaker prefix of a dialogue turn ("Caroline: …") — the speaker is its own field.
