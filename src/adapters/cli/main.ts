@@ -15,12 +15,15 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 if (argv[0] === 'hook') {
   const { runHook } = await import('../hooks/run-hook.js')
   const agentAt = argv.indexOf('--agent')
+  // `--home <dir>` (or `--home=<dir>`) works here as on every command: it stands for MNEMO_HOME.
+  const homeAt = argv.indexOf('--home')
+  const home = homeAt > 0 ? argv[homeAt + 1] : argv.find((a) => a.startsWith('--home='))?.slice('--home='.length)
   await runHook(
     argv[1] ?? '',
     {
       stdin: process.stdin,
       stdout: process.stdout,
-      env: process.env,
+      env: home ? { ...process.env, MNEMO_HOME: home } : process.env,
       cwd: process.cwd(),
       exit: (code) => process.exit(code),
     },

@@ -45,6 +45,27 @@ function parallelHooks(mnemoHome: string, event: string, payloads: string[]): Pr
   )
 }
 
+describe('`mnemo hook --home <dir>`', () => {
+  it('stores into that data directory, not MNEMO_HOME', () => {
+    const env = home()
+    const chosen = home()
+    for (const args of [['--home', chosen], [`--home=${chosen}`]]) {
+      const payload = JSON.stringify({ session_id: `s-${args.length}`, cwd: '/p/shop', hook_event_name: 'UserPromptSubmit', prompt: `add a cart endpoint ${args.length}` })
+      const r = runCli(env, ['hook', 'UserPromptSubmit', ...args], payload)
+      expect(r.code, r.stderr).toBe(0)
+    }
+    const chosenStore = openMnemo({ env: { MNEMO_HOME: chosen } })
+    const envStore = openMnemo({ env: { MNEMO_HOME: env } })
+    try {
+      expect(chosenStore.engine.stats().observations).toBe(2)
+      expect(envStore.engine.stats().observations).toBe(0)
+    } finally {
+      chosenStore.close()
+      envStore.close()
+    }
+  })
+})
+
 describe('a scripted Claude Code session through `mnemo hook`, one process per event', () => {
   it('is recalled, and injected into the next session', () => {
     const h = home()
