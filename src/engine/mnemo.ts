@@ -635,7 +635,9 @@ export class MnemoEngine {
     const old = this.store.getMemory(id)
     const project = old && this.store.getProject(old.projectId)
     if (!old || !project) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
-    if (old.kind === 'summary') throw invalidInput('id', `${id} is a session summary: consolidation rewrites it; edit a fact, decision, preference or lesson`)
+    if (old.kind === 'summary' || old.kind === 'procedure') {
+      throw invalidInput('id', `${id} is a ${old.kind === 'summary' ? 'session summary' : 'procedure'}: consolidation rewrites it; edit a fact, decision, preference or lesson`)
+    }
     const { memory } = this.remember(text, { kind: old.kind, project: { root: project.root, name: project.name }, supersedes: id })
     this.store.audit({ at: this.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })
     // A correction keeps what the person decided about the memory: pinned stays pinned.

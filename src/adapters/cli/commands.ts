@@ -316,7 +316,7 @@ export async function consolidate(io: CliIo, out: Out, o: GlobalOptions & { idle
     if (out.json) printJson(out, r)
     else {
       out.stdout(
-        `consolidated ${r.sessions} finished session(s): ${r.summaries} summary(ies), ${r.lessons} lesson(s), ${r.memories} other memory(ies) ` +
+        `consolidated ${r.sessions} finished session(s): ${r.summaries} summary(ies), ${r.lessons} lesson(s), ${r.procedures} procedure version(s), ${r.memories} other memory(ies) ` +
           `(model: ${r.via.llm}, deterministic: ${r.via.deterministic}); archived ${r.archived} decayed memory(ies)\n`,
       )
       for (const e of r.errors) out.stderr(`warning: model fell back to the deterministic path for ${e}\n`)

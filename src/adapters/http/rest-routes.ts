@@ -21,7 +21,7 @@ import {
 } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { IMPORT_FORMATS, type ImportFormat } from '../../engine/import-files.js'
-import { MEMORY_KINDS, OBSERVATION_KINDS, tierOf, type MemoryKind, type ObservationKind } from '../../core/types.js'
+import { ALL_MEMORY_KINDS, OBSERVATION_KINDS, tierOf } from '../../core/types.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import {
   contextJson,
@@ -188,8 +188,8 @@ export const timelineQuery = inputObject({
 /** Query of GET /v1/memories. */
 export const memoriesQuery = inputObject({
   project: projectField.optional(),
-  tier: z.enum(['episodic', 'semantic', 'all']).optional().describe('episodic (session summaries), semantic (facts, decisions, preferences, lessons) or all. Default all.'),
-  kind: csvOf(MEMORY_KINDS.concat('summary') as MemoryKind[], 'Only these memory kinds').optional(),
+  tier: z.enum(['episodic', 'semantic', 'procedural', 'all']).optional().describe('episodic (session summaries), semantic (facts, decisions, preferences, lessons), procedural (procedures) or all. Default all.'),
+  kind: csvOf(ALL_MEMORY_KINDS, 'Only these memory kinds').optional(),
   state: z.enum(['current', 'archived', 'superseded', 'all']).optional().describe('current (default), archived, superseded (older versions) or all.'),
   offset: integer(0, 10_000_000).optional().describe('Memories to skip. Default 0.'),
   limit: integer(1, 200).optional().describe('Most memories, 1–200. Default 50.'),
@@ -507,8 +507,7 @@ export const REST_ROUTES: readonly AnyRestRoute[] = [
       const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
       const byId = new Map(projects.map((p) => [p.id as string, p]))
       const tier = query.tier ?? 'all'
-      const all = [...MEMORY_KINDS, 'summary'] as MemoryKind[]
-      const kinds = (query.kind ?? all).filter((k) => tier === 'all' || tierOf(k) === tier)
+      const kinds = (query.kind ?? ALL_MEMORY_KINDS).filter((k) => tier === 'all' || tierOf(k) === tier)
       if (kinds.length === 0) return ok({ memories: [], total: 0 })
       const page = engine.browseMemories({ projectIds: projects.map((p) => p.id), kinds, state: query.state ?? 'current', offset: query.offset ?? 0, limit: query.limit ?? 50 })
       return ok({ memories: page.memories.map((m) => toMemoryJson(m, byId.get(m.projectId))), total: page.total })

@@ -23,7 +23,7 @@ describe('background consolidation in mnemo serve', () => {
       await job.stop()
       expect(job.status()).toMatchObject({ running: false, lastError: null, nextRunAt: null })
       expect(job.status().lastRunAt).not.toBeNull()
-      expect(job.status().lastResult).toMatch(/^1 summaries, \d+ lessons, \d+ archived$/)
+      expect(job.status().lastResult).toMatch(/^1 summaries, \d+ lessons, \d+ procedures, \d+ archived$/)
       vi.useRealTimers()
       expect((await mnemo.engine.recall('Session cart endpoint')).some((h) => h.kind === 'summary')).toBe(true)
     } finally {

@@ -33,7 +33,7 @@ export interface StartServerOptions {
   /** Where unexpected failures are reported, one line each. Default: nowhere (they still go to the error log). */
   log?: (line: string) => void
   /**
-   * Minutes between background consolidation runs (summaries, lessons,
+   * Minutes between background consolidation runs (summaries, lessons, procedures,
    * decay — the slow path, never on a request). 0 turns it off. Default 15
    * (`MNEMO_CONSOLIDATE_MINUTES`).
    */
@@ -207,7 +207,7 @@ export function scheduleConsolidation(mnemo: OpenedMnemo, minutes: number, log: 
           running = mnemo.engine
             .consolidate()
             .then((r) => {
-              lastResult = `${r.summaries} summaries, ${r.lessons} lessons, ${r.archived} archived`
+              lastResult = `${r.summaries} summaries, ${r.lessons} lessons, ${r.procedures} procedures, ${r.archived} archived`
               lastError = null
               log?.(`consolidated: ${lastResult}`)
             })

@@ -174,6 +174,9 @@ describe('memories: browse, history, edit', () => {
     expect(history.chain[0].supersededBy).toBe(edited.id)
     expect(history.sources).toEqual([])
 
+    // The procedural tier is listed like the others (none distilled from one session).
+    expect((await api('GET', `/v1/memories?project=${P}&tier=procedural`)).body).toEqual({ memories: [], total: 0 })
+    expect((await api('GET', `/v1/memories?project=${P}&kind=procedure,summary&tier=procedural`)).body).toEqual({ memories: [], total: 0 })
     const superseded = (await api('GET', `/v1/memories?project=${P}&state=superseded`)).body.memories.map((m: any) => m.id)
     expect(superseded).toEqual([made.id])
     const current = (await api('GET', `/v1/memories?project=${P}&kind=fact`)).body.memories.map((m: any) => m.id)

@@ -59,7 +59,7 @@ export const recallJson = z.object({
 
 export const memoryJson = z.object({
   id: z.string(),
-  kind: z.string().describe('decision, fact, preference, lesson (semantic) or summary (episodic).'),
+  kind: z.string().describe('decision, fact, preference, lesson (semantic), summary (episodic) or procedure (procedural).'),
   project: z.string().nullable(),
   projectId: z.string(),
   createdAt: iso,

@@ -180,7 +180,7 @@ export interface Forgotten {
 /** Observation kinds, in the order the filters list them. */
 export const OBSERVATION_KINDS = ['prompt', 'message', 'reasoning', 'tool', 'tool_result', 'error', 'summary'] as const
 /** Memory kinds: four semantic, one episodic. */
-export const MEMORY_KINDS = ['decision', 'fact', 'preference', 'lesson', 'summary'] as const
+export const MEMORY_KINDS = ['decision', 'fact', 'preference', 'lesson', 'summary', 'procedure'] as const
 /** Agents mnemo captures from (more may appear in the data). */
 export const KNOWN_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor'] as const
 /** Recall channels (mirrors RECALL_CHANNELS in core/schemas.ts). */

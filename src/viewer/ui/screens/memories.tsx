@@ -14,6 +14,7 @@ const TIERS = [
   ['all', 'All tiers'],
   ['semantic', 'Semantic'],
   ['episodic', 'Episodic'],
+  ['procedural', 'Procedural'],
 ] as const
 const STATES = [
   ['current', 'Current'],
@@ -216,7 +217,8 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
         <button
           type="button"
           class="button"
-          disabled={busy || editing}
+          disabled={busy || editing || !editable(m)}
+          title={editable(m) ? undefined : m.validTo !== null ? 'An older version: edit the current one' : 'Consolidation maintains this memory; it cannot be edited by hand'}
           onClick={() => {
             setDraft(m.text)
             setEditing(true)
@@ -340,4 +342,9 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
       </dialog>
     </article>
   )
+}
+
+/** Only the current version of a fact, decision, preference or lesson is corrected by hand; summaries and procedures are rewritten by consolidation. */
+function editable(m: Memory): boolean {
+  return m.validTo === null && m.kind !== 'summary' && m.kind !== 'procedure'
 }
