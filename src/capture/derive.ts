@@ -3,6 +3,7 @@ import { deriveClaudeHook } from './claude-hook.js'
 import { deriveClaudeTranscript } from './claude-transcript.js'
 import { deriveCodexRollout } from './codex-rollout.js'
 import type { CaptureDerivation, Deriver } from './derivation.js'
+import { deriveFolded } from './folded.js'
 import { deriveGeminiSession } from './gemini-session.js'
 import { deriveLocomoTurn } from './locomo-turn.js'
 import { deriveMnemoOp } from './mnemo-ops.js'
@@ -14,6 +15,7 @@ const DERIVERS: Record<EventFormat, Deriver> = {
   'gemini-session': deriveGeminiSession,
   'locomo-turn': deriveLocomoTurn,
   mnemo: deriveMnemoOp,
+  folded: deriveFolded,
 }
 
 /**

@@ -25,6 +25,7 @@ export type EventFormat =
   | 'gemini-session' // one message of a Gemini CLI session JSON file
   | 'locomo-turn' // one dialogue turn of a LoCoMo conversation
   | 'mnemo' // an operation mnemo recorded itself (remember, forget)
+  | 'folded' // an old capture event compacted to what it derived (`mnemo compact`): { v, from, derivation }
 
 /** Where a session lives: a project is a git top-level folder, a folder, or a named corpus. */
 export interface ProjectRef {

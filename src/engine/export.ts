@@ -17,7 +17,12 @@ export const EXPORT_VERSION = 1
  *   every logged event, in log order: everything else (sessions,
  *   observations, memories with their versions, validity intervals,
  *   archive and pin state, graph mentions, vectors) derives from these, with
- *   the same ids, because ids are a function of event time and key;
+ *   the same ids, because ids are a function of event time and key.
+ *   `format` is the source's (`claude-hook`, `claude-transcript`,
+ *   `codex-rollout`, `gemini-session`, `locomo-turn`), `mnemo` for mnemo's
+ *   own operations, or `folded` for an event `mnemo compact` folded: its
+ *   payload is `{"v":1,"from":format,"observations":[…],"session"?}`, what
+ *   the event derived (capture/folded.ts);
  * - `{"kind":"tombstone","idemKey","at","projectRoot"}` deleted events' keys;
  * - `{"kind":"audit","at","actor","action","target","count","details"?}`.
  * `sessions`, `observations` and `memories` in the manifest are the derived

@@ -7,6 +7,7 @@ import { MEMORY_KINDS, type AgentName, type EventInput, type HookAgent, type Mem
 import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
+import { foldPayload } from '../capture/folded.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { auditRecord, eventRecord, EXPORT_FORMAT, isMnemoExport, EXPORT_VERSION, memoriesMarkdown, type ExportManifest } from './export.js'
 import { contentKey, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
@@ -1046,6 +1047,42 @@ export class MnemoEngine {
     }
     this.append(archive)
     return { sessions, summaries, lessons, memories, procedures, procedureMs, archived, via, errors }
+  }
+
+  /**
+   * Compacts the event log: every agent capture event older than `before`
+   * whose derivation is smaller than its raw payload is folded into what it
+   * derived — its observations and session effect, kept in the log in place
+   * of the raw source payload (transcript records with their metadata,
+   * usage, ids; hook JSON with tool output beyond the capture caps). Derived rows are not touched
+   * and a later `rebuild` derives them identically from the folded events,
+   * so no query's answer changes; what is given up is re-deriving those old
+   * events from their raw payloads with a future version of a parser.
+   * mnemo's own operations (remember, pin, …) and newer events stay as they
+   * are. Idempotent. Then the file is vacuumed, unless `vacuum` is false.
+   * Writes an audit record.
+   *
+   * @param options.before - Epoch ms; events at or after it are kept as they are.
+   * @param options.project - Only this project's events.
+   * @returns Events folded, their payload bytes before and after, and the database file size before and after.
+   */
+  compact(options: { before: number; project?: Project; vacuum?: boolean }, actor = 'cli'): { events: number; payloadBytesBefore: number; payloadBytesAfter: number; fileBytesBefore: number; fileBytesAfter: number } {
+    if (!Number.isFinite(options.before)) throw invalidInput('before', `before must be a time (got ${String(options.before)})`)
+    const folded = this.store.foldEvents({ before: options.before, ...(options.project ? { projectRoot: options.project.root } : {}) }, (event) => {
+      const payload = foldPayload(event, deriveEvent(event))
+      // Only where it saves space: a small hook payload can be shorter than the text derived from it.
+      return payload && JSON.stringify(payload).length < JSON.stringify(event.payload).length ? { format: 'folded', payload } : undefined
+    })
+    const file = options.vacuum === false ? { bytesBefore: this.store.stats().bytes, bytesAfter: this.store.stats().bytes } : this.store.vacuum()
+    this.store.audit({
+      at: this.clock.now(),
+      actor,
+      action: 'compact',
+      target: options.project?.root ?? '*',
+      count: folded.events,
+      details: { before: new Date(options.before).toISOString(), payloadBytesBefore: folded.bytesBefore, payloadBytesAfter: folded.bytesAfter },
+    })
+    return { events: folded.events, payloadBytesBefore: folded.bytesBefore, payloadBytesAfter: folded.bytesAfter, fileBytesBefore: file.bytesBefore, fileBytesAfter: file.bytesAfter }
   }
 
   /** Re-derives every observation, memory, session and index from the event log. */

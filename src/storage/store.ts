@@ -2,6 +2,7 @@ import type { MemoryId, ObservationId, ProjectId, SessionId } from '../core/ids.
 import type {
   AgentName,
   DerivedObservation,
+  EventFormat,
   EventInput,
   Memory,
   MemoryKind,
@@ -287,6 +288,19 @@ export interface Store {
    * @returns How many events changed.
    */
   rewritePayloads(fn: (payload: unknown) => unknown): number
+  /**
+   * Rewrites logged events older than `before` (event time, epoch ms) in
+   * place, in one transaction: `fold` returns a new format and payload, or
+   * undefined to keep the event. Derived rows are not touched (a fold must
+   * derive the same rows). Optionally only one project's events.
+   * @returns How many events changed, and their payload bytes before and after.
+   */
+  foldEvents(
+    options: { before: number; projectRoot?: string },
+    fold: (event: StoredEvent) => { format: EventFormat; payload: unknown } | undefined,
+  ): { events: number; bytesBefore: number; bytesAfter: number }
+  /** Rewrites the database file without free pages (SQLite VACUUM). @returns Its size in bytes before and after. */
+  vacuum(): { bytesBefore: number; bytesAfter: number }
   /** Tombstones (deleted events' idempotency keys), optionally of one project. */
   tombstones(projectRoot?: string): { idemKey: string; at: number; projectRoot: string | undefined }[]
   /** Adds tombstones (from an export); existing ones are kept. */

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { toIso } from '../../core/clock.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
-import type { MemoryKind, ProjectRef } from '../../core/types.js'
+import type { MemoryKind, Project, ProjectRef } from '../../core/types.js'
 import { toMemoryJson, toObservationJson, toSessionJson } from '../shared/views.js'
 import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
 import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
@@ -306,6 +306,34 @@ export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<vo
     const r = m.engine.rebuild()
     if (out.json) printJson(out, r)
     else out.stdout(`rebuilt ${r.observations} observations from ${r.events} events\n`)
+  })
+}
+
+/**
+ * `mnemo compact --before <time>`: folds agent capture events older than the
+ * time into what they derived (see `MnemoEngine.compact`), then vacuums.
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — no or a bad `--before`, a `--project` matching several projects.
+ */
+export async function compact(io: CliIo, out: Out, o: GlobalOptions & { before?: string; project?: string; vacuum?: boolean }): Promise<void> {
+  const before = parseTimeOption('before', o.before)
+  if (before === undefined) throw invalidInput('before', 'compact needs --before <time>: events older than it are folded (e.g. --before 2026-01-01)')
+  await withMnemo(io, o, (m) => {
+    let project: Project | undefined
+    if (o.project !== undefined) {
+      const projects = m.engine.resolveProjects(o.project)
+      if (projects.length !== 1) throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
+      project = projects[0]!
+    }
+    const r = m.engine.compact({ before, ...(project ? { project } : {}), vacuum: o.vacuum !== false }, 'cli')
+    if (out.json) printJson(out, r)
+    else {
+      const kb = (n: number): string => `${(n / 1024).toFixed(1)} KiB`
+      out.stdout(
+        `folded ${r.events} event(s) before ${new Date(before).toISOString()}${project ? ` in ${project.name}` : ''}: payloads ${kb(r.payloadBytesBefore)} → ${kb(r.payloadBytesAfter)}; ` +
+          `database ${kb(r.fileBytesBefore)} → ${kb(r.fileBytesAfter)}\n`,
+      )
+    }
   })
 }
 

@@ -364,6 +364,20 @@ describe('forget and rebuild', () => {
     expect(await recallIds('login', ['--limit', '100'])).toEqual(expected)
   })
 
+  it('compact folds the imported transcript, keeps every answer, and needs a real --before', async () => {
+    await ok(['import', CLAUDE_FIXTURE])
+    const before = await recallIds('login', ['--limit', '100'])
+    const r = await ok(['compact', '--before', '2099-01-01'])
+    expect(r.events).toBeGreaterThan(0)
+    expect(r.payloadBytesAfter).toBeLessThan(r.payloadBytesBefore)
+    expect(await recallIds('login', ['--limit', '100'])).toEqual(before)
+    await ok(['rebuild'])
+    expect(await recallIds('login', ['--limit', '100'])).toEqual(before)
+    expect((await ok(['compact', '--before', '2099-01-01'])).events).toBe(0)
+    await expectFailure(['compact'], 2, 'INVALID_INPUT', 'compact needs --before <time>')
+    await expectFailure(['compact', '--before', 'last week'], 2, 'INVALID_INPUT', '--before must be an ISO-8601 time')
+  })
+
   it('remembering a forgotten text again stores it anew (a forget deletes; it does not blacklist what you say next)', async () => {
     const id = await remember('temporary secret note')
     await ok(['forget', id])

@@ -115,6 +115,12 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log'))
     .action((o) => run(() => commands.rebuild(io, out(o), o)))
 
+  common(program.command('compact').description('fold old capture events into what they derived (answers unchanged, log smaller), then vacuum'))
+    .option('--before <time>', 'fold events older than this ISO-8601 time (required)')
+    .option('--project <project>', 'only this project (name or path)')
+    .option('--no-vacuum', 'skip rewriting the database file afterwards')
+    .action((o) => run(() => commands.compact(io, out(o), o)))
+
   common(program.command('consolidate').description('summarise finished sessions, derive lessons, archive what decayed (deterministic, no model)'))
     .option('--idle-minutes <n>', 'a session idle this long counts as finished', '30')
     .action((o) => run(() => commands.consolidate(io, out(o), o)))

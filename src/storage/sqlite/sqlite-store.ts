@@ -1013,6 +1013,51 @@ class SqliteStore implements Store {
     })
   }
 
+  foldEvents(
+    options: { before: number; projectRoot?: string },
+    fold: (event: StoredEvent) => { format: EventFormat; payload: unknown } | undefined,
+  ): { events: number; bytesBefore: number; bytesAfter: number } {
+    return this.guard('fold events', () => {
+      const out = { events: 0, bytesBefore: 0, bytesAfter: 0 }
+      const scope = options.projectRoot !== undefined ? ' AND project_root = ?' : ''
+      this.db
+        .transaction(() => {
+          let after = 0
+          for (;;) {
+            const rows = this.stmt(`SELECT * FROM events WHERE seq > ? AND ts < ?${scope} ORDER BY seq LIMIT 1000`).all(
+              after,
+              options.before,
+              ...(options.projectRoot !== undefined ? [options.projectRoot] : []),
+            ) as EventRow[]
+            if (rows.length === 0) break
+            for (const row of rows) {
+              after = row.seq
+              const next = fold(toStoredEvent(row))
+              if (next === undefined) continue
+              const text = JSON.stringify(next.payload)
+              this.stmt('UPDATE events SET format = ?, payload = ? WHERE seq = ?').run(next.format, text, row.seq)
+              out.events++
+              out.bytesBefore += Buffer.byteLength(row.payload)
+              out.bytesAfter += Buffer.byteLength(text)
+            }
+          }
+        })
+        .immediate()
+      return out
+    })
+  }
+
+  vacuum(): { bytesBefore: number; bytesAfter: number } {
+    return this.guard('vacuum', () => {
+      const size = (): number => (this.path === ':memory:' ? 0 : statSync(this.path).size)
+      this.db.pragma('wal_checkpoint(TRUNCATE)')
+      const bytesBefore = size()
+      this.db.exec('VACUUM')
+      this.db.pragma('wal_checkpoint(TRUNCATE)')
+      return { bytesBefore, bytesAfter: size() }
+    })
+  }
+
   tombstones(projectRoot?: string): { idemKey: string; at: number; projectRoot: string | undefined }[] {
     const rows = (
       projectRoot === undefined
