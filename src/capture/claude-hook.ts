@@ -5,7 +5,7 @@ import type { CaptureDerivation, Deriver } from './derivation.js'
 import { resolveProjectRoot } from './project.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
 import { filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, toolObservationText } from './tool-text.js'
-import { capText } from '../core/text.js'
+import { capText, jsonSyntaxError } from '../core/text.js'
 import { toMnemoEvent } from './agent-hook-events.js'
 
 /** Claude Code hook events mnemo registers for and understands. */
@@ -137,7 +137,7 @@ export function captureClaudeHook(
   try {
     raw = JSON.parse(stdin)
   } catch (cause) {
-    throw invalidInput('stdin', `hook ${eventName}: stdin is not valid JSON (${(cause as Error).message})`)
+    throw invalidInput('stdin', `hook ${eventName}: stdin is not valid JSON (${jsonSyntaxError(cause)})`)
   }
   const payload = validateHookPayload(eventName, normalizeHookPayload(agent, raw))
   if (payload.tool_name !== undefined && isOwnTool(payload.tool_name)) return { skip: `own tool ${payload.tool_name}` }

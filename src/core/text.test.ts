@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { capText, estimateTokens, repairUnicode, replaceBinary, sanitizeValue, truncateGraphemes } from './text.js'
+import { capText, estimateTokens, jsonSyntaxError, repairUnicode, replaceBinary, sanitizeValue, truncateGraphemes } from './text.js'
 
 describe('repairUnicode', () => {
   it('replaces NUL bytes and lone surrogates with U+FFFD and keeps valid pairs', () => {
@@ -78,5 +78,22 @@ describe('replaceBinary on very large input', () => {
     const run = 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkwYWJjZGVm'.repeat(150_000)
     expect(replaceBinary(`head ${run} tail`)).toBe(`head [binary ~${Math.floor((run.length * 3) / 4)} bytes] tail`)
     expect(replaceBinary(`x ${'y'.repeat(6_000_000)}`).length).toBe(6_000_002)
+  })
+})
+
+describe('jsonSyntaxError', () => {
+  const reason = (text: string): string => {
+    try {
+      JSON.parse(text)
+    } catch (error) {
+      return jsonSyntaxError(error)
+    }
+    throw new Error('parsed')
+  }
+  it('never quotes the input, and keeps positions', () => {
+    expect(reason('ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5')).toBe('unexpected character')
+    expect(reason('{"token": "sk-proj-abc"')).toBe("Expected ',' or '}' after property value in JSON at position 23")
+    expect(reason('{"a": "sk-proj-x\u0001"}')).not.toContain('sk-proj')
+    expect(reason('')).toBe('Unexpected end of JSON input')
   })
 })

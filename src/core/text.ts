@@ -211,3 +211,15 @@ export function estimateTokens(text: string): number {
 export function squash(text: string): string {
   return text.replace(/\s+/g, ' ').trim()
 }
+
+/**
+ * The reason a `JSON.parse` failed, without the excerpt of the input V8
+ * quotes in its message (`Unexpected token 'g', "ghp_aB3dE5"... is not valid
+ * JSON`): the input may be a secret, and these reasons are logged and shown.
+ * Positions stay (`… in JSON at position 12`).
+ */
+export function jsonSyntaxError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  if (/^Unexpected token/.test(message)) return 'unexpected character'
+  return message.replace(/"(?:[^"\\]|\\.)*"(?:\.\.\.)?/gs, '…')
+}

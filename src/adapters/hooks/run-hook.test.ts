@@ -93,6 +93,17 @@ describe('mnemo hook', () => {
     m.close()
   })
 
+  it('logs why stdin is not JSON without quoting it: it may be a secret', async () => {
+    const h = home()
+    const secret = 'ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5'
+    expect((await hook(h, 'UserPromptSubmit', secret)).code).toBe(0)
+    const m = openMnemo({ env: { MNEMO_HOME: h } })
+    const logged = m.errors.tail(1)[0]!
+    m.close()
+    expect(logged).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^hook UserPromptSubmit: stdin is not valid JSON \(unexpected character\)/) })
+    expect(readFileSync(path.join(h, 'logs', 'errors.jsonl'), 'utf8')).not.toContain('ghp_aB')
+  })
+
   it('gives up within the deadline when stdin never closes, exiting 0', async () => {
     vi.useFakeTimers()
     const h = home()

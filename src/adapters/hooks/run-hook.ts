@@ -1,4 +1,5 @@
 import { MnemoError } from '../../core/errors.js'
+import { jsonSyntaxError } from '../../core/text.js'
 import { redactSecrets } from '../../capture/redact.js'
 import { HOOK_AGENTS, toHookAgent, type HookAgent } from '../../core/types.js'
 
@@ -162,7 +163,7 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
   try {
     payload = JSON.parse(stdin)
   } catch (cause) {
-    throw new MnemoError('INVALID_INPUT', `hook ${event}: stdin is not valid JSON (${(cause as Error).message})`, { details: { path: 'stdin' } })
+    throw new MnemoError('INVALID_INPUT', `hook ${event}: stdin is not valid JSON (${jsonSyntaxError(cause)})`, { details: { path: 'stdin' } })
   }
   // The server has no working directory of its own: a payload without cwd gets the hook's.
   if (payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof (payload as { cwd?: unknown }).cwd !== 'string') {

@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception'
 import { z } from 'zod'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { describeValue, parseInput } from '../../core/schemas.js'
+import { jsonSyntaxError } from '../../core/text.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { errorJson, errorResponse } from './error-response.js'
 import { handleMcpPost, mcpMethodNotAllowed } from './mcp-endpoint.js'
@@ -76,7 +77,7 @@ async function readJson(c: Context, maxBodyBytes: number): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown
   } catch (error) {
-    throw invalidInput('body', `body is not valid JSON (${(error as Error).message})`, 'send Content-Type: application/json with a JSON object')
+    throw invalidInput('body', `body is not valid JSON (${jsonSyntaxError(error)})`, 'send Content-Type: application/json with a JSON object')
   }
 }
 
