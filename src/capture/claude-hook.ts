@@ -131,6 +131,13 @@ export function captureClaudeHook(
   options: { redact?: Redactor; resolveProject?: (cwd: string) => ProjectRef; defaultCwd?: string; agent?: HookAgent } = {},
 ): HookCapture {
   const agent = options.agent ?? 'claude-code'
+  // An event name is an identifier (agents add events over time, so unknown names are kept); anything else is not an event.
+  if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(givenEvent)) {
+    // The name itself is not echoed: it may hold anything, a secret included.
+    const bad = [...givenEvent].find((c) => !/[A-Za-z0-9_-]/.test(c))
+    const got = givenEvent.length === 0 ? 'an empty name' : `a ${givenEvent.length}-character name${bad ? ` containing ${JSON.stringify(bad)}` : givenEvent.length > 64 ? '' : ' not starting with a letter'}`
+    throw invalidInput('event', `hook event name must be letters, digits, _ or -, starting with a letter, at most 64 characters (got ${got})`)
+  }
   // `mnemo hook beforeSubmitPrompt --agent cursor` means what connect writes as `mnemo hook UserPromptSubmit --agent cursor`.
   const eventName = toMnemoEvent(agent, givenEvent)
   let raw: unknown

@@ -70,11 +70,28 @@ describe('archive, restore, pin', () => {
     expect((await engine.recall('billing cron')).map((h) => h.id)).toEqual([m.id])
   })
 
-  it('a pinned memory is not archived', () => {
+  it('a pinned memory is not archived: asking says so, and nothing changes', () => {
     const { engine } = createTestEngine()
     const m = engine.remember('never force-push to main', { project: A, kind: 'lesson' }).memory
     engine.setMemoryState(m.id, 'pin')
-    expect(engine.setMemoryState(m.id, 'archive')).toMatchObject({ pinned: true, archivedAt: undefined })
+    expect(() => engine.setMemoryState(m.id, 'archive')).toThrow(
+      expect.objectContaining({ code: 'CONFLICT', message: `memory ${m.id} is pinned: pinned memories are never archived; unpin it first` }),
+    )
+    expect(engine.history(m.id)[0]).toMatchObject({ pinned: true, archivedAt: undefined })
+  })
+
+  it('an older version is not pinned, archived or edited: the error names the current one', () => {
+    const { engine, clock } = createTestEngine()
+    const v1 = engine.remember('orders DB is PostgreSQL 14', { project: A }).memory
+    clock.advance(1000)
+    const v2 = engine.remember('orders DB migrated to MySQL 8', { project: A }).memory
+    const conflict = expect.objectContaining({ code: 'CONFLICT', message: `memory ${v1.id} was superseded by ${v2.id}: change the current version` })
+    for (const op of ['pin', 'archive'] as const) expect(() => engine.setMemoryState(v1.id, op)).toThrow(conflict)
+    expect(() => engine.editMemory(v1.id, 'orders DB is PostgreSQL 15')).toThrow(conflict)
+    expect(engine.history(v2.id).map((m) => [m.id, m.pinned, m.archivedAt])).toEqual([
+      [v1.id, false, undefined],
+      [v2.id, false, undefined],
+    ])
   })
 })
 

@@ -351,6 +351,11 @@ export class MnemoEngine {
     const scope = options.projectIds ?? []
     const extraLists: ChannelList[] = []
     this.warnings = []
+    // Channels asked for by name that cannot answer: say so rather than return nothing silently.
+    for (const c of options.channels ?? []) {
+      if (this.recallConfig.weights[c] <= 0) this.warnings.push(`channel ${c} is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)`)
+      else if (c === 'embedding' && !this.embedder) this.warnings.push('channel embedding has no embedder (set MNEMO_EMBEDDER)')
+    }
     if (uses('vector') && query.trim().length > 0) {
       extraLists.push({ channel: 'vector', weight: this.recallConfig.weights.vector, hits: this.builtin.search(query, scope, this.recallConfig.candidates) })
     }
@@ -413,7 +418,8 @@ export class MnemoEngine {
    * @param options.supersedes - Id of the memory this one replaces.
    * @returns The current memory and whether a new one was created.
    * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, unknown kind.
-   * @throws {MnemoError} `NOT_FOUND` — `supersedes` names no current memory of the project.
+   * @throws {MnemoError} `NOT_FOUND` — `supersedes` names no memory of the project.
+   * @throws {MnemoError} `CONFLICT` — `supersedes` names an older version (the message names the current one).
    */
   remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string } = {}): { memory: Memory; created: boolean } {
     const kind = options.kind ?? 'fact'
@@ -425,9 +431,10 @@ export class MnemoEngine {
     if (options.supersedes !== undefined) {
       const old = this.store.getMemory(options.supersedes)
       const oldProject = old && this.store.getProject(old.projectId)
-      if (!old || old.validTo !== undefined || oldProject?.root !== project.root) {
+      if (!old || oldProject?.root !== project.root) {
         throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, { details: { kind: 'memory', id: options.supersedes } })
       }
+      this.assertCurrent(old)
     }
     const sameAs = options.supersedes === undefined ? this.nearDuplicate(clean, kind, project) : undefined
     const now = this.clock.now()
@@ -527,13 +534,27 @@ export class MnemoEngine {
    * `includeArchived` and come back with `restore`.
    *
    * @throws {MnemoError} `NOT_FOUND` — no such memory.
+   * @throws {MnemoError} `CONFLICT` — it was superseded (the message names the current version), or archiving a pinned one.
    */
   setMemoryState(id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
     const memory = this.store.getMemory(id)
     const project = memory && this.store.getProject(memory.projectId)
     if (!memory || !project) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    this.assertCurrent(memory)
+    if (op === 'archive' && memory.pinned) {
+      throw new MnemoError('CONFLICT', `memory ${id} is pinned: pinned memories are never archived; unpin it first`, { details: { kind: 'memory', id } })
+    }
     this.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, this.clock.now())])
     return this.store.getMemory(id)!
+  }
+
+  /** @throws {MnemoError} `CONFLICT` — `memory` was superseded: the message names the current version. */
+  private assertCurrent(memory: Memory): void {
+    if (memory.validTo === undefined) return
+    const current = this.store.memoryHistory(memory.id).find((m) => m.validTo === undefined)
+    throw new MnemoError('CONFLICT', `memory ${memory.id} was superseded${current ? ` by ${current.id}` : ''}: change the current version`, {
+      details: { kind: 'memory', id: current?.id ?? memory.id },
+    })
   }
 
   /** A project's current, unarchived memories, pinned first then newest, text redacted. */

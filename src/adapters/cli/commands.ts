@@ -623,12 +623,22 @@ export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: st
   const host = o.host ?? '127.0.0.1'
   const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   const url = `${base}/#token=${encodeURIComponent(token)}`
-  const up = await fetch(`${base}/v1/health`, { signal: AbortSignal.timeout(1000) }).then(
-    (r) => r.ok,
-    () => false,
+  // Whether a server answers there, and whether it takes this data directory's token (another server's would refuse it).
+  const status = await fetch(`${base}/v1/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(1000) }).then(
+    (r) => r.status,
+    () => 0,
   )
-  if (out.json) printJson(out, { url, running: up })
-  else out.stdout(`${url}\n${up ? '' : `(no server answers at ${base}: start it with mnemo serve${port === 7077 ? '' : ` --port ${port}`})\n`}`)
+  const running = status !== 0
+  const tokenAccepted = status >= 200 && status < 300
+  if (out.json) printJson(out, { url, running, tokenAccepted })
+  else {
+    const note = !running
+      ? `(no server answers at ${base}: start it with mnemo serve${port === 7077 ? '' : ` --port ${port}`})\n`
+      : !tokenAccepted
+        ? `(the server at ${base} refuses this token (HTTP ${status}): it serves another data directory; pass that one's --home)\n`
+        : ''
+    out.stdout(`${url}\n${note}`)
+  }
 }
 
 /**

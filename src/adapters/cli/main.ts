@@ -12,7 +12,16 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error
 })
 
-if (argv[0] === 'hook') {
+if (argv[0] === 'hook' && (argv[1] === undefined || argv[1] === '--help' || argv[1] === '-h')) {
+  // Help is not an event: answer it here instead of logging an invalid event. Exit 0 even without an
+  // event (on stderr then): for Claude Code a hook's exit 2 means "block", and a hook must never block.
+  const usage =
+    'Usage: mnemo hook <event> [--agent claude-code|codex|gemini|cursor] [--home <dir>]\n\n' +
+    'Captures one lifecycle event: the hook payload JSON on stdin, as the agent writes it.\n' +
+    'Agents call this (see mnemo connect); it always exits 0 so it never blocks the agent; problems go to mnemo status.\n'
+  if (argv[1] === undefined) process.stderr.write(usage)
+  else process.stdout.write(usage)
+} else if (argv[0] === 'hook') {
   const { runHook } = await import('../hooks/run-hook.js')
   const agentAt = argv.indexOf('--agent')
   // `--home <dir>` (or `--home=<dir>`) works here as on every command: it stands for MNEMO_HOME.

@@ -43,7 +43,8 @@ function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
  * <event sequence number>`, `data: <observation JSON with agent and seq>`.
  * The log is polled every `pollMs` (hooks write without the server, so
  * there is nothing to subscribe to). A client that reconnects with
- * `Last-Event-ID` gets what it missed; a new one starts at the newest event.
+ * `Last-Event-ID` gets what it missed; a new one (or one whose id is ahead
+ * of the log) starts at the newest event.
  *
  * @throws {MnemoError} `INVALID_INPUT` — no project, or a bad `Last-Event-ID`.
  */
@@ -62,7 +63,9 @@ export function streamObservations(c: Context, query: z.output<typeof streamQuer
     const stop = (): void => ended.abort()
     options.closing.addEventListener('abort', stop)
     try {
-      let cursor = resume !== undefined ? Number(resume) : engine.lastEventSeq()
+      // A Last-Event-ID ahead of the log (another store's, or a store rebuilt from an export) would wait forever: start at the head.
+      const head = engine.lastEventSeq()
+      let cursor = resume !== undefined ? Math.min(Number(resume), head) : head
       let quietSince = Date.now()
       // Tell the client where it starts, so a reconnect resumes from here even if nothing arrives.
       await stream.writeSSE({ event: 'ready', id: String(cursor), data: JSON.stringify({ seq: cursor }) })

@@ -124,11 +124,11 @@ function needProject(engine: MnemoEngine, project: string | undefined, where: 'b
 }
 
 /** A path id checked against the kind the route serves (`mem` for /v1/memories/:id). */
-function idOfKind(params: Record<string, string>, prefix: 'obs' | 'mem' | 'ses'): string {
-  const { id } = parseInput(showInput, { id: params['id'] }, 'path')
+function idOfKind(params: Record<string, string>, prefix: 'obs' | 'mem' | 'ses', name = 'id'): string {
+  const { id } = parseInput(showInput, { id: params[name] }, name === 'id' ? 'path' : 'query string')
   if (idPrefix(id) !== prefix) {
     const noun = prefix === 'obs' ? 'an observation' : prefix === 'mem' ? 'a memory' : 'a session'
-    throw invalidInput('id', `id must be ${noun} id (${prefix}_…) (got ${describeValue(id)})`)
+    throw invalidInput(name, `${name} must be ${noun} id (${prefix}_…) (got ${describeValue(id)})`)
   }
   return id
 }
@@ -148,7 +148,7 @@ function csvOf<T extends string>(values: readonly T[], what: string) {
       const parts = text.split(',').map((p) => p.trim()).filter((p) => p.length > 0)
       const bad = parts.filter((p) => !(values as readonly string[]).includes(p))
       if (bad.length > 0 || parts.length === 0) {
-        ctx.addIssue({ code: 'custom', message: `must be one or more of ${values.join(', ')} (got ${describeValue(text)})` })
+        ctx.addIssue({ code: 'custom', message: `must be one or more of ${values.join(', ')}` })
         return z.NEVER
       }
       return parts as T[]
@@ -483,7 +483,8 @@ export const REST_ROUTES: readonly AnyRestRoute[] = [
     errors: [400, 404],
     handle: ({ params, query }, { mnemo }) => {
       const offset = query.offset ?? 0
-      const t = mnemo.engine.sessionTimeline(idOfKind(params, 'ses'), offset, query.limit ?? 200, query.at)
+      const at = query.at === undefined ? undefined : idOfKind({ at: query.at }, 'obs', 'at')
+      const t = mnemo.engine.sessionTimeline(idOfKind(params, 'ses'), offset, query.limit ?? 200, at)
       return ok({
         session: toSessionJson(t.session, t.project),
         observations: t.observations.map((o) => ({ ...toObservationJson(o, t.project), derivedMemories: o.derivedMemories })),

@@ -1,11 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_BODY_BYTES } from './app.js'
 import { readServerToken, startServer, type RunningServer } from './server.js'
+import { ensureServerToken } from './server-token.js'
 
 // The server's lifecycle against real sockets on 127.0.0.1: auth, the token
 // file, limits, port conflicts, servers side by side, graceful shutdown, and
@@ -262,7 +263,13 @@ describe('graceful shutdown', () => {
     const env = { ...process.env, MNEMO_HOME: home, MNEMO_PORT: '' }
     const port = new URL(listening.url).port
     const viewer = spawnSync(process.execPath, [CLI, 'viewer', '--port', port, '--json'], { env, encoding: 'utf8' })
-    expect(JSON.parse(viewer.stdout)).toEqual({ url: `${listening.url}/#token=${token}`, running: true })
+    expect(JSON.parse(viewer.stdout)).toEqual({ url: `${listening.url}/#token=${token}`, running: true, tokenAccepted: true })
+    // Another data directory's token is refused by this server, and `viewer` says so.
+    const otherHome = path.join(tmp, 'cli-serve-other')
+    mkdirSync(otherHome, { recursive: true })
+    ensureServerToken(otherHome)
+    const other = spawnSync(process.execPath, [CLI, 'viewer', '--port', port, '--home', otherHome], { env, encoding: 'utf8' })
+    expect(other.stdout).toContain(`(the server at ${listening.url} refuses this token (HTTP 401): it serves another data directory; pass that one's --home)`)
     child.kill('SIGTERM')
     expect(await exited).toBe(0)
     expect(stderr).toBe('mnemo serve: SIGTERM, finishing in-flight requests\nmnemo serve: stopped\n')

@@ -113,7 +113,7 @@ describe('GET /v1/observations', () => {
   it('names a bad kind, and needs a project', async () => {
     const bad = await api('GET', `/v1/observations?project=${P}&kind=prompt,banana`)
     expect(bad.status).toBe(400)
-    expect(bad.body.error.message).toContain('banana')
+    expect(bad.body.error.message).toBe('kind must be one or more of prompt, message, reasoning, tool, tool_result, error, summary (got "prompt,banana")')
     const none = await api('GET', '/v1/observations')
     expect(none.status).toBe(400)
     expect(none.body.error.message).toBe('project is required (got nothing)')
@@ -148,6 +148,8 @@ describe('sessions for replay', () => {
     // ?at= says where an observation sits, to open the page holding it.
     const seventh = all.observations[7].id
     expect((await api('GET', `/v1/sessions/${id}/observations?limit=1&at=${seventh}`)).body.position).toBe(7)
+    const wrongKind = await api('GET', `/v1/sessions/${id}/observations?at=${id}`)
+    expect([wrongKind.status, wrongKind.body.error.message]).toEqual([400, `at must be an observation id (obs_…) (got "${id}")`])
     const other = sessions.find((s: any) => s.id !== id).id
     const elsewhere = await api('GET', `/v1/sessions/${other}/observations?at=${seventh}`)
     expect(elsewhere.status).toBe(404)
@@ -208,6 +210,20 @@ describe('memories: browse, history, edit', () => {
     expect((await api('PATCH', `/v1/memories/${m.id}`, { archived: false })).body.memory.archivedAt).toBeNull()
   })
 
+  it('answers 409 for archiving a pinned memory and for changing an older version, naming the current one', async () => {
+    const m = (await api('POST', '/v1/memories', { text: 'the staging DB is restored nightly', kind: 'fact', project: P })).body.memory
+    await api('PATCH', `/v1/memories/${m.id}`, { pinned: true })
+    const pinned = await api('PATCH', `/v1/memories/${m.id}`, { archived: true })
+    expect([pinned.status, pinned.body.error.code, pinned.body.error.message]).toEqual([409, 'CONFLICT', `memory ${m.id} is pinned: pinned memories are never archived; unpin it first`])
+    const newer = (await api('PATCH', `/v1/memories/${m.id}`, { text: 'the staging DB is restored every hour' })).body.memory
+    // A second tab still showing the old version:
+    for (const body of [{ text: 'the staging DB is restored weekly' }, { archived: true }, { pinned: false }]) {
+      const stale = await api('PATCH', `/v1/memories/${m.id}`, body)
+      expect([stale.status, stale.body.error.message]).toEqual([409, `memory ${m.id} was superseded by ${newer.id}: change the current version`])
+    }
+    expect((await api('GET', `/v1/memories/${newer.id}`)).body).toMatchObject({ text: 'the staging DB is restored every hour', pinned: true, archivedAt: null, validTo: null })
+  })
+
   it('refuses a patch with no change or two, a summary edit, and unknown ids — nothing changes', async () => {
     const m = (await api('POST', '/v1/memories', { text: 'the CI cache key includes the lockfile hash', kind: 'lesson', project: P })).body.memory
     for (const body of [{}, { pinned: true, text: 'x' }]) {
@@ -222,6 +238,15 @@ describe('memories: browse, history, edit', () => {
     expect(r.body.error.message).toContain('session summary')
     expect((await api('PATCH', `/v1/memories/${otherId(m.id)}`, { pinned: true })).status).toBe(404)
     expect((await api('GET', `/v1/memories/${m.id}`)).body).toMatchObject({ text: m.text, pinned: false, validTo: null })
+  })
+})
+
+describe('hook event names', () => {
+  it('refuses a name that is not an identifier without echoing it, and stores nothing', async () => {
+    const before = (await api('GET', '/v1/status')).body.counts.events
+    const r = await api('POST', '/v1/events', { event: 'Evil<script>ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5', payload: { session_id: 'x', cwd: '/home/demo/acme-api' } })
+    expect([r.status, r.body.error.message]).toEqual([400, 'hook event name must be letters, digits, _ or -, starting with a letter, at most 64 characters (got a 52-character name containing "<")'])
+    expect((await api('GET', '/v1/status')).body.counts.events).toBe(before)
   })
 })
 
@@ -251,6 +276,9 @@ describe('POST /v1/recall with explain', () => {
     expect(Object.keys(r.hits[0].channels).length).toBeGreaterThan(0)
     expect(typeof r.hits[0].viaNeighbor).toBe('boolean')
     expect((await api('POST', '/v1/recall', { query: 'jose middleware', project: P })).body.hits[0].channels).toBeUndefined()
+    // Channels that cannot answer say why instead of returning nothing silently.
+    const off = (await api('POST', '/v1/recall', { query: 'jose middleware', project: P, channels: ['vector', 'embedding'] })).body
+    expect(off).toMatchObject({ hits: [], warnings: ['channel vector is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)', 'channel embedding has no embedder (set MNEMO_EMBEDDER)'] })
   })
 })
 
@@ -297,6 +325,15 @@ describe('GET /v1/stream', () => {
     // With a 10-minute grace, only the streams ending on their own lets this finish inside the test timeout.
     await s.close()
     for (;;) if ((await reader.read()).done) break
+  })
+
+  it('starts a Last-Event-ID ahead of the log at the head, and still delivers what comes next', async () => {
+    const res = await open(`project=${P}&kind=prompt`, { 'last-event-id': '999999999' })
+    const reading = readEvents(res, (events) => events.some((e) => e.event === 'observation'))
+    await api('POST', '/v1/events', hookLine('UserPromptSubmit', { prompt: 'after a reconnect from the future' }))
+    const events = await reading
+    expect(events[0]?.data.seq).toBeLessThan(999999999)
+    expect(events.find((e) => e.event === 'observation')?.data.text).toBe('after a reconnect from the future')
   })
 
   it('refuses a missing project and a bad Last-Event-ID, and needs the token', async () => {
