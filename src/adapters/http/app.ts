@@ -70,12 +70,31 @@ export async function readBodyText(request: Request, maxBodyBytes: number): Prom
   return Buffer.concat(chunks).toString('utf8')
 }
 
-/** Reads the body as JSON. @throws {MnemoError} `INVALID_INPUT` — empty or not JSON. @throws {HTTPException} 413. */
+/** Deepest nesting kept in a request body; deeper values become a placeholder string. */
+export const MAX_BODY_DEPTH = 32
+
+/**
+ * `value` with everything nested deeper than `maxDepth` replaced by the
+ * placeholder capture uses (`[mnemo: nesting too deep]`), so validation
+ * never recurses without bound: a hook payload is then stored as `mnemo
+ * hook` stores it (capture caps nesting at 20), and any other field fails
+ * validation with a type error naming it.
+ */
+export function capDepth(value: unknown, maxDepth = MAX_BODY_DEPTH, depth = 0): unknown {
+  if (typeof value !== 'object' || value === null) return value
+  if (depth >= maxDepth) return '[mnemo: nesting too deep]'
+  if (Array.isArray(value)) return value.map((v) => capDepth(v, maxDepth, depth + 1))
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: capDepth(v, maxDepth, depth + 1), enumerable: true, writable: true, configurable: true })
+  return out
+}
+
+/** Reads the body as JSON, nesting capped (`capDepth`). @throws {MnemoError} `INVALID_INPUT` — empty or not JSON. @throws {HTTPException} 413. */
 async function readJson(c: Context, maxBodyBytes: number): Promise<unknown> {
   const text = await readBodyText(c.req.raw, maxBodyBytes)
   if (text.trim().length === 0) throw invalidInput('body', 'body is empty (expected a JSON object)')
   try {
-    return JSON.parse(text) as unknown
+    return capDepth(JSON.parse(text) as unknown)
   } catch (error) {
     throw invalidInput('body', `body is not valid JSON (${jsonSyntaxError(error)})`, 'send Content-Type: application/json with a JSON object')
   }

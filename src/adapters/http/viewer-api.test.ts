@@ -241,6 +241,33 @@ describe('memories: browse, history, edit', () => {
   })
 })
 
+describe('deeply nested bodies', () => {
+  it('are 400 on a JSON route (not a stack overflow), stored capped on /v1/events as the hook stores them, and nothing else changes', async () => {
+    const deep = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`
+    const before = (await api('GET', '/v1/status')).body.counts.events
+    for (const [method, route, body] of [
+      ['POST', '/v1/recall', `{"query": ${deep(100_000)}, "project": "${P}"}`],
+      ['POST', '/v1/memories', `{"text": ${deep(50_000)}, "project": "${P}"}`],
+      ['PATCH', `/v1/memories/${(await api('GET', `/v1/memories?project=${P}`)).body.memories[0].id}`, `{"text": ${deep(50_000)}}`],
+      ['POST', '/v1/events', deep(100_000)],
+    ] as const) {
+      const r = await api(method, route, body)
+      expect([r.status, r.body.error.code], `${method} ${route}`).toEqual([400, 'INVALID_INPUT'])
+    }
+    const event = JSON.parse(hookLine('UserPromptSubmit', { prompt: 'deep extra field' })) as { payload: Record<string, unknown> }
+    const r = await api('POST', '/v1/events', `{"event": "UserPromptSubmit", "payload": ${JSON.stringify(event.payload).slice(0, -1)}, "extra": ${deep(100_000)}}}`)
+    expect([r.status, r.body]).toEqual([202, { stored: true }])
+    expect((await api('GET', '/v1/status')).body.counts.events).toBe(before + 1)
+    // MCP over HTTP: a JSON-RPC error or tool error, never a 500.
+    const mcp = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: `{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_recall", "arguments": {"query": ${deep(100_000)}, "project": "${P}"}}}`,
+    })
+    expect(mcp.status).toBeLessThan(500)
+  })
+})
+
 describe('hook event names', () => {
   it('refuses a name that is not an identifier without echoing it, and stores nothing', async () => {
     const before = (await api('GET', '/v1/status')).body.counts.events
