@@ -22,6 +22,10 @@ describe('extractEntities', () => {
     ])
   })
 
+  it('does not take contractions with a straight apostrophe, or the redaction placeholder, for names', () => {
+    expect(names("I'm sure I've said it: the key was [REDACTED:aws-access-key], ask Melanie.")).toEqual(['name:melanie'])
+  })
+
   it('finds capitalised names and the speaker, but not grammar capitals or names someone is addressed by', () => {
     expect(names('Caroline: Yes! I moved from Sweden with Sara Bareilles in mind. Thanks, Melanie! Hi Tom.', { speaker: 'Caroline' })).toEqual([
       'name:caroline',

@@ -28,7 +28,9 @@ const NOT_NAMES = new Set(
     'there here then now just also maybe hmm haha lol great good nice awesome cool sounds that’s thats let’s lets cant can’t ' +
     'dont don’t do did does is are was were be been have has had will would could should may might must can ' +
     'monday tuesday wednesday thursday friday saturday sunday january february march april june july august september october november december ' +
-    'error warning note todo fixme true false null undefined none'
+    'error warning note todo fixme true false null undefined none ' +
+    // The same contractions with a straight apostrophe, and the word secrets are replaced by.
+    "i'm i've i'd i'll it's that's let's can't don't redacted"
   ).split(' '),
 )
 

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks'
 import { api, getToken, onUnauthorized, setToken } from './api.js'
 import { onAnnounce } from './announce.js'
 import { ErrorBox, Link, useLoad } from './components.js'
+import { shortLabel, showBidiControls } from './format.js'
 import { currentRoute, navigate, onRouteChange, type Route, type View } from './route.js'
 import { ContextScreen } from './screens/context.js'
 import { GraphScreen } from './screens/graph.js'
@@ -85,6 +86,11 @@ function Shell(props: { onSignOut: () => void }): JSX.Element {
   const projects = status.data?.projects.map((p) => p.name) ?? []
 
   useEffect(() => onRouteChange(setRoute), [])
+  // Projects appear as agents work: the list is read again every 30 s (and on Health, every 10 s).
+  useEffect(() => {
+    const t = setInterval(() => status.reload(), 30_000)
+    return () => clearInterval(t)
+  }, [])
   useEffect(() => onAnnounce(setMessage), [])
   // An announcement fades after a while and on leaving the screen, so it never describes another one.
   useEffect(() => {
@@ -150,7 +156,7 @@ function Shell(props: { onSignOut: () => void }): JSX.Element {
               {projects.length === 0 ? <option value="">{status.loading ? 'Loading…' : 'No projects yet'}</option> : null}
               {projects.map((p) => (
                 <option key={p} value={p}>
-                  {p}
+                  {shortLabel(showBidiControls(p), 60)}
                 </option>
               ))}
             </select>
@@ -163,7 +169,7 @@ function Shell(props: { onSignOut: () => void }): JSX.Element {
       </header>
       <main id="main" tabIndex={-1}>
         <ErrorBox error={status.error} />
-        <Screen route={route} project={current} projectsLoaded={status.data !== null} onStatus={status.reload} />
+        <Screen route={route} project={current} projectsLoaded={status.data !== null} home={status.data?.home} onStatus={status.reload} />
       </main>
       <div class="statusbar" role="status" aria-live="polite" data-testid="status">
         {message}
@@ -199,11 +205,11 @@ function ThemeToggle(): JSX.Element {
 }
 
 /** Shown on screens that need a project when there is none. */
-function NoProject(props: { loaded: boolean }): JSX.Element {
+function NoProject(props: { loaded: boolean; home: string | undefined }): JSX.Element {
   return (
     <section aria-labelledby="noproject-h">
       <h1 id="noproject-h">No project</h1>
-      <p>{props.loaded ? 'This store has no projects yet. Capture a session (or run `mnemo demo --keep`) and reload.' : 'Loading the projects…'}</p>
+      <p>{props.loaded ? `This store has no projects yet: they appear here as agents work. To try the viewer with a recorded session, run \`mnemo demo --home ${props.home ?? '<this data directory>'}\`.` : 'Loading the projects…'}</p>
       <p>
         <Link to={{ view: 'health' }}>See the store’s health</Link>
       </p>
@@ -211,12 +217,12 @@ function NoProject(props: { loaded: boolean }): JSX.Element {
   )
 }
 
-function Screen(props: { route: Route; project: string | null; projectsLoaded: boolean; onStatus: () => void }): JSX.Element {
+function Screen(props: { route: Route; project: string | null; projectsLoaded: boolean; home: string | undefined; onStatus: () => void }): JSX.Element {
   const { route, project } = props
   if (route.view === 'health') return <HealthScreen onStatus={props.onStatus} />
   if (route.view === 'replay' && route.session !== undefined) return <ReplayScreen key={route.session} route={route} />
   if (route.view === 'memories' && project === null && route.memory !== undefined) return <MemoriesScreen project={null} route={route} />
-  if (project === null) return <NoProject loaded={props.projectsLoaded} />
+  if (project === null) return <NoProject loaded={props.projectsLoaded} home={props.home} />
   switch (route.view) {
     case 'live':
       return <LiveScreen key={project} project={project} />

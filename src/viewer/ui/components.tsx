@@ -2,7 +2,7 @@
 import type { ComponentChildren, JSX } from 'preact'
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, isAbort, toApiError } from './api.js'
-import { fullTime, isWarningFlag, shortTime } from './format.js'
+import { fullTime, isWarningFlag, shortTime, showBidiControls } from './format.js'
 import { navigate, routeHref, type Route } from './route.js'
 
 /** An in-app link: a real `<a href>` (so it can be opened in a new tab) that navigates without reloading. */
@@ -73,7 +73,7 @@ export function Time(props: { iso: string | null; full?: boolean }): JSX.Element
 export function TextBlock(props: { text: string; testid?: string; label?: string }): JSX.Element {
   return (
     <pre class="text" data-testid={props.testid} aria-label={props.label}>
-      {props.text}
+      {showBidiControls(props.text)}
     </pre>
   )
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { humanBytes, humanDuration, idType, isWarningFlag, oneLine, roleTool, shortLabel, shortTime } from './format.js'
+import { humanBytes, humanDuration, idType, isWarningFlag, oneLine, roleTool, shortLabel, shortTime, showBidiControls } from './format.js'
 
 describe('format', () => {
   it('humanBytes picks binary units', () => {
@@ -47,5 +47,14 @@ describe('format', () => {
     expect(idType('x')).toBeNull()
     expect(roleTool('assistant', 'Bash')).toBe('assistant · Bash')
     expect(roleTool('user', null)).toBe('user')
+  })
+})
+
+describe('showBidiControls', () => {
+  it('makes overrides, embeddings, isolates and marks visible, and leaves other text alone', () => {
+    expect(showBidiControls('\u202Egnp.exe')).toBe('⟨U+202E⟩gnp.exe')
+    expect(showBidiControls('a\u2066b\u2069c\u200F')).toBe('a⟨U+2066⟩b⟨U+2069⟩c⟨U+200F⟩')
+    expect(showBidiControls('שלום hello 你好')).toBe('שלום hello 你好')
+    expect(oneLine('x\u202Eevil.exe')).toBe('x⟨U+202E⟩evil.exe')
   })
 })

@@ -61,8 +61,18 @@ export function humanDuration(ms: number): string {
 }
 
 /** The first line of `text`, whitespace collapsed, cut to `max` characters with an ellipsis. */
+/**
+ * Bidirectional-text controls (U+202A–U+202E embeddings and overrides,
+ * U+2066–U+2069 isolates, U+200E/U+200F/U+061C marks) made visible as
+ * `⟨U+202E⟩`: stored text is untrusted, and an override can make
+ * `\u202Eexe.png` read as "gnp.exe" (CVE-2021-42574, "Trojan Source").
+ */
+export function showBidiControls(text: string): string {
+  return text.replace(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g, (c) => `⟨U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`)
+}
+
 export function oneLine(text: string, max = 240): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
+  const flat = showBidiControls(text).replace(/\s+/g, ' ').trim()
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`
 }
 

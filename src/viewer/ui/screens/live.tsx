@@ -148,7 +148,7 @@ export function LiveScreen(props: { project: string }): JSX.Element {
             />
           ) : null}
         </div>
-        <aside class="split-side" aria-label="Selected event">
+        <aside class="split-side" aria-label="Selected event" tabIndex={0}>
           {selected !== null ? (
             <ObservationView obs={selected} headingLevel={2} />
           ) : (

@@ -113,7 +113,7 @@ export function MemoriesScreen(props: { project: string | null; route: Route }):
             </ul>
           </div>
         ) : null}
-        <div class="split-side">
+        <div class="split-side" tabIndex={0} role="region" aria-label="Selected memory">
           {selectedId !== null ? (
             <MemoryDetail
               key={selectedId}

@@ -259,7 +259,7 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
                 }}
               />
             </div>
-            <div class="split-side" data-testid="replay-current">
+            <div class="split-side" data-testid="replay-current" tabIndex={0} role="region" aria-label="Current step">
               <h2 class="sub">
                 Step {step + 1} of {count}
               </h2>

@@ -139,7 +139,7 @@ export function HitRow(props: {
         <button type="button" class="button quiet expander" aria-expanded={props.open} aria-controls={detailId} onClick={props.onToggle} data-testid="hit-expand">
           <span aria-hidden="true">{props.open ? '▾' : '▸'}</span> {props.open ? 'Hide' : 'Show'} {h.type} {props.n}
         </button>
-        {h.score !== undefined ? <span class="score" title="Fused relevance">{h.score.toFixed(3)}</span> : null}
+        {h.score !== undefined && h.score > 0 ? <span class="score" title="Fused relevance">{h.score.toFixed(3)}</span> : null}
         <KindBadge kind={h.kind} />
         <span class="muted">{h.type}</span>
         <Time iso={h.time} />
