@@ -80,6 +80,17 @@ describe('archive, restore, pin', () => {
     expect(engine.history(m.id)[0]).toMatchObject({ pinned: true, archivedAt: undefined })
   })
 
+  it('a change that is already so logs nothing: pin twice, restore a current memory, edit to the same text', () => {
+    const { engine } = createTestEngine()
+    const m = engine.remember('never force-push to main', { project: A, kind: 'lesson' }).memory
+    engine.setMemoryState(m.id, 'pin')
+    const events = engine.stats().events
+    expect(engine.setMemoryState(m.id, 'pin')).toMatchObject({ id: m.id, pinned: true })
+    expect(engine.setMemoryState(m.id, 'restore')).toMatchObject({ id: m.id, archivedAt: undefined })
+    expect(engine.editMemory(m.id, '  never force-push to main ')).toMatchObject({ id: m.id, seenCount: 1 })
+    expect(engine.stats().events).toBe(events)
+  })
+
   it('an older version is not pinned, archived or edited: the error names the current one', () => {
     const { engine, clock } = createTestEngine()
     const v1 = engine.remember('orders DB is PostgreSQL 14', { project: A }).memory

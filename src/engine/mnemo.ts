@@ -544,8 +544,12 @@ export class MnemoEngine {
     if (op === 'archive' && memory.pinned) {
       throw new MnemoError('CONFLICT', `memory ${id} is pinned: pinned memories are never archived; unpin it first`, { details: { kind: 'memory', id } })
     }
+    // Already so: nothing to log.
+    const already = op === 'pin' ? memory.pinned : op === 'unpin' ? !memory.pinned : op === 'archive' ? memory.archivedAt !== undefined : memory.archivedAt === undefined
+    if (already) return { ...memory, text: this.readRedact(memory.text) }
     this.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, this.clock.now())])
-    return this.store.getMemory(id)!
+    const changed = this.store.getMemory(id)!
+    return { ...changed, text: this.readRedact(changed.text) }
   }
 
   /** @throws {MnemoError} `CONFLICT` — `memory` was superseded: the message names the current version. */
@@ -657,13 +661,14 @@ export class MnemoEngine {
     const old = this.store.getMemory(id)
     const project = old && this.store.getProject(old.projectId)
     if (!old || !project) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    if (repairUnicode(text).trim() === old.text && old.validTo === undefined) return { ...old, text: this.readRedact(old.text) }
     if (old.kind === 'summary' || old.kind === 'procedure') {
       throw invalidInput('id', `${id} is a ${old.kind === 'summary' ? 'session summary' : 'procedure'}: consolidation rewrites it; edit a fact, decision, preference or lesson`)
     }
     const { memory } = this.remember(text, { kind: old.kind, project: { root: project.root, name: project.name }, supersedes: id })
     this.store.audit({ at: this.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })
     // A correction keeps what the person decided about the memory: pinned stays pinned.
-    return old.pinned && !memory.pinned ? this.setMemoryState(memory.id, 'pin') : memory
+    return old.pinned && !memory.pinned ? this.setMemoryState(memory.id, 'pin') : { ...memory, text: this.readRedact(memory.text) }
   }
 
   /**
