@@ -165,6 +165,10 @@ describe.skipIf(missing !== undefined)('the viewer in headless Chromium', () => 
     await expect.poll(() => detail.textContent(), { timeout: 5000 }).toContain('orders DB is PostgreSQL 14')
     const oldId = (await api('GET', `/v1/memories?project=${P}&kind=fact`)).memories.find((m: any) => m.text === 'orders DB is PostgreSQL 14').id as string
     await page.getByTestId('memory-edit').click()
+    // Over the limit: nothing is cut silently; the count says so and Save waits.
+    await page.getByTestId('memory-edit-text').fill('x'.repeat(16_001))
+    expect(await page.getByTestId('memory-edit-count').textContent()).toBe('16,001 characters: at most 16,000; shorten it to save.')
+    expect(await page.getByTestId('memory-save').isDisabled()).toBe(true)
     await page.getByTestId('memory-edit-text').fill('orders DB migrated to MySQL 8')
     await page.getByTestId('memory-save').click()
     await expect.poll(() => page.getByTestId('memory-chain').textContent()).toContain('orders DB migrated to MySQL 8')

@@ -10,6 +10,8 @@ import { navigate, replayRoute, type Route } from '../route.js'
 import { MEMORY_KINDS, type Forgotten, type Memory, type MemoryHistory, type MemoryList } from '../types.js'
 
 const PAGE = 50
+/** Longest memory text the server takes (MAX_INPUT_TEXT_CHARS). */
+const MAX_MEMORY_CHARS = 16_000
 const TIERS = [
   ['all', 'All tiers'],
   ['semantic', 'Semantic'],
@@ -237,15 +239,29 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
           class="edit"
           onSubmit={(e) => {
             e.preventDefault()
-            if (draft.trim() === '' || draft === m.text) return
+            if (draft.trim() === '' || draft === m.text || draft.length > MAX_MEMORY_CHARS) return
             void act('Save', { text: draft }, (n) => `Saved a new version ${n.id}, which supersedes ${m.id}`).then((ok) => ok && setEditing(false))
           }}
         >
           <label for="memory-edit-text">Memory text</label>
-          <textarea id="memory-edit-text" ref={editBox} rows={8} value={draft} onInput={(e) => setDraft((e.currentTarget as HTMLTextAreaElement).value)} data-testid="memory-edit-text" maxLength={16000} />
-          <p class="hint">Saving stores a new version that supersedes this one; this one stays in the history.</p>
+          <textarea
+            id="memory-edit-text"
+            ref={editBox}
+            rows={8}
+            value={draft}
+            onInput={(e) => setDraft((e.currentTarget as HTMLTextAreaElement).value)}
+            data-testid="memory-edit-text"
+            aria-describedby="memory-edit-count"
+            aria-invalid={draft.length > MAX_MEMORY_CHARS}
+          />
+          {/* No maxLength: a paste over the limit would be cut silently; it is refused, saying so. */}
+          <p id="memory-edit-count" class={draft.length > MAX_MEMORY_CHARS ? 'hint warn' : 'hint'} data-testid="memory-edit-count">
+            {draft.length > MAX_MEMORY_CHARS
+              ? `${draft.length.toLocaleString('en')} characters: at most ${MAX_MEMORY_CHARS.toLocaleString('en')}; shorten it to save.`
+              : 'Saving stores a new version that supersedes this one; this one stays in the history.'}
+          </p>
           <div class="actions">
-            <button type="submit" class="button primary" disabled={busy || draft.trim() === '' || draft === m.text} data-testid="memory-save">
+            <button type="submit" class="button primary" disabled={busy || draft.trim() === '' || draft === m.text || draft.length > MAX_MEMORY_CHARS} data-testid="memory-save">
               Save new version
             </button>
             <button type="button" class="button" onClick={() => setEditing(false)} data-testid="memory-cancel">
