@@ -7,12 +7,14 @@ import { deriveFolded } from './folded.js'
 import { deriveGeminiSession } from './gemini-session.js'
 import { deriveLocomoTurn } from './locomo-turn.js'
 import { deriveMnemoOp } from './mnemo-ops.js'
+import { deriveOpenCodeStorage } from './opencode-storage.js'
 
 const DERIVERS: Record<EventFormat, Deriver> = {
   'claude-hook': deriveClaudeHook,
   'claude-transcript': deriveClaudeTranscript,
   'codex-rollout': deriveCodexRollout,
   'gemini-session': deriveGeminiSession,
+  'opencode-storage': deriveOpenCodeStorage,
   'locomo-turn': deriveLocomoTurn,
   mnemo: deriveMnemoOp,
   folded: deriveFolded,

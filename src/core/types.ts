@@ -23,6 +23,7 @@ export type EventFormat =
   | 'claude-transcript' // one record of a Claude Code session JSONL file
   | 'codex-rollout' // one record of a Codex CLI rollout JSONL file
   | 'gemini-session' // one message of a Gemini CLI session JSON file
+  | 'opencode-storage' // one session, message or part file of OpenCode's JSON storage
   | 'locomo-turn' // one dialogue turn of a LoCoMo conversation
   | 'mnemo' // an operation mnemo recorded itself (remember, forget)
   | 'folded' // an old capture event compacted to what it derived (`mnemo compact`): { v, from, derivation }

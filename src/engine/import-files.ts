@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import type { ProjectRef } from '../core/types.js'
@@ -7,11 +7,12 @@ import { parseCodexRollout } from '../capture/codex-rollout.js'
 import type { ParseResult } from '../capture/derivation.js'
 import { isGeminiSession, parseGeminiSession } from '../capture/gemini-session.js'
 import { isLocomo, parseLocomo } from '../capture/locomo.js'
+import { isOpenCodeDatabaseName, isOpenCodeStorage, openCodeDatabaseNear, openCodeRecordOf, openCodeSqliteMessage, parseOpenCodeStorage } from '../capture/opencode-storage.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { detectTranscriptFormat } from '../capture/transcript-format.js'
 
-export type ImportFormat = 'auto' | 'claude-code' | 'codex' | 'gemini' | 'locomo' | 'mnemo'
-export const IMPORT_FORMATS: readonly ImportFormat[] = ['auto', 'claude-code', 'codex', 'gemini', 'locomo', 'mnemo']
+export type ImportFormat = 'auto' | 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'locomo' | 'mnemo'
+export const IMPORT_FORMATS: readonly ImportFormat[] = ['auto', 'claude-code', 'codex', 'gemini', 'opencode', 'locomo', 'mnemo']
 
 /** Largest file `import` reads, in bytes (512 MiB). */
 export const MAX_IMPORT_FILE_BYTES = 512 * 1024 * 1024
@@ -26,9 +27,11 @@ export interface ParsedFile {
 }
 
 /**
- * Lists the files an import of `target` reads: the file itself, or every
- * `.jsonl` and `.json` file under a folder (recursively, sorted, skipping
- * dot-folders and `node_modules`).
+ * Lists what an import of `target` reads: the file itself, or under a folder
+ * (recursively, sorted, skipping dot-folders and `node_modules`) every
+ * `.jsonl` and `.json` file, every OpenCode SQLite database (`opencode.db`,
+ * to say it is not read), and every OpenCode storage folder (one entry, not
+ * its files).
  *
  * @throws {MnemoError} `NOT_FOUND` — `target` does not exist.
  */
@@ -39,29 +42,111 @@ export function listImportFiles(target: string): string[] {
   } catch {
     throw new MnemoError('NOT_FOUND', `no file or folder at ${target}`, { details: { kind: 'file', id: target } })
   }
-  if (st.isFile()) return [target]
+  if (st.isFile() || isOpenCodeStorage(target)) return [target]
   const out: string[] = []
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const full = path.join(dir, entry.name)
       if (entry.isDirectory()) {
-        if (!entry.name.startsWith('.') && entry.name !== 'node_modules') walk(full)
-      } else if (entry.isFile() && /\.(jsonl|json)$/i.test(entry.name)) out.push(full)
+        if (entry.name.startsWith('.') || entry.name === 'node_modules') continue
+        if (isOpenCodeStorage(full)) out.push(full)
+        else walk(full)
+      } else if (entry.isFile() && (/\.(jsonl|json)$/i.test(entry.name) || isOpenCodeDatabaseName(entry.name))) out.push(full)
     }
   }
   walk(target)
   return out
 }
 
+/** Whether `file` starts with the SQLite header (`SQLite format 3\0`). False for folders and unreadable files. */
+function isSqliteFile(file: string): boolean {
+  let fd: number | undefined
+  try {
+    fd = openSync(file, 'r')
+    const head = Buffer.alloc(16)
+    return readSync(fd, head, 0, 16, 0) === 16 && head.toString('latin1') === 'SQLite format 3\0'
+  } catch {
+    return false
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
 /**
- * Reads and parses one file in the given format (`auto` sniffs it: a JSON
- * array of conversations is LoCoMo, a JSON object with `sessionId` and
+ * Whether an import entry is a database or a folder (an OpenCode storage
+ * folder or SQLite file) rather than a text file: such an entry is never
+ * read whole as text.
+ */
+export function isStoreImport(file: string): boolean {
+  try {
+    return statSync(file).isDirectory() || isSqliteFile(file)
+  } catch {
+    return false
+  }
+}
+
+/** `opencode` when `auto` should read `file` as OpenCode's store; undefined for text formats. */
+function storeFormatOf(file: string): 'opencode' | undefined {
+  try {
+    if (statSync(file).isDirectory()) return 'opencode'
+  } catch {
+    return undefined
+  }
+  return isOpenCodeDatabaseName(path.basename(file)) || openCodeRecordOf(file) ? 'opencode' : undefined
+}
+
+/**
+ * An OpenCode import: a storage folder (every session), a session file inside
+ * one (that session), or anything else with the reason it is not one (an
+ * OpenCode 1.2+ SQLite database is named as such).
+ */
+function parseOpenCodeImport(file: string, options: { redact?: Redactor; project?: ProjectRef }): ParsedFile {
+  const empty: ParseResult = { events: [], read: 0, skipped: [], unknownTypes: {} }
+  const fail = (error: string): ParsedFile => ({ file, format: 'opencode', parse: empty, error })
+  const common = { ...(options.redact ? { redact: options.redact } : {}), ...(options.project ? { project: options.project } : {}) }
+  let dir = false
+  try {
+    dir = statSync(file).isDirectory()
+  } catch (cause) {
+    return fail(`cannot read: ${(cause as Error).message}`)
+  }
+  let root: string
+  let parse: ParseResult
+  if (dir) {
+    if (!isOpenCodeStorage(file)) {
+      const db = openCodeDatabaseNear(file)
+      return fail(db ? openCodeSqliteMessage(db) : 'not an OpenCode storage folder (it needs session/, message/ and part/ folders)')
+    }
+    root = file
+    parse = parseOpenCodeStorage({ file, ...common })
+    if (parse.read === 0) {
+      const db = openCodeDatabaseNear(file)
+      return { file, format: 'opencode', parse, error: db ? openCodeSqliteMessage(db) : `no sessions under ${path.join(file, 'session')}` }
+    }
+  } else {
+    if (isOpenCodeDatabaseName(path.basename(file)) || isSqliteFile(file)) return fail(openCodeSqliteMessage(file))
+    const record = openCodeRecordOf(file)
+    if (!record) return fail('not an OpenCode storage folder or a session file inside one (storage/session/<project>/<session>.json)')
+    if (record.kind !== 'session') return fail(`an OpenCode ${record.kind} file: import the storage folder (${record.root}) or a session file (session/<project>/<session>.json)`)
+    root = record.root
+    parse = parseOpenCodeStorage({ file: root, session: file, ...common })
+  }
+  const first = parse.skipped[0]
+  if (parse.events.length === 0 && first) return { file, format: 'opencode', parse, error: `no valid records; first skipped: ${path.join(root, String(first.line))}: ${first.reason}` }
+  return { file, format: 'opencode', parse }
+}
+
+/**
+ * Reads and parses one file in the given format (`auto` sniffs it: a folder,
+ * a file under an OpenCode storage folder or an OpenCode database (named as
+ * not read) is OpenCode, a JSON array of conversations is LoCoMo, a JSON object with `sessionId` and
  * `messages` a Gemini CLI session; JSONL is told apart by its record types).
  * Never throws for content problems: they come back in `error` or as skipped
  * lines. `candidateRoots` are the folders a Gemini session's `projectHash`
  * is matched against (default: the process cwd).
  */
 export function parseImportFile(file: string, format: ImportFormat, options: { redact?: Redactor; project?: ProjectRef; candidateRoots?: readonly string[] }): ParsedFile {
+  if (format === 'opencode' || (format === 'auto' && storeFormatOf(file) === 'opencode')) return parseOpenCodeImport(file, options)
   const empty: ParseResult = { events: [], read: 0, skipped: [], unknownTypes: {} }
   let text: string
   try {
@@ -72,7 +157,7 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
     return { file, format: undefined, parse: empty, error: `cannot read file: ${(cause as Error).message}` }
   }
   if (format === 'mnemo') return { file, format: undefined, parse: empty, error: 'a mnemo export must be imported on its own, not inside a folder' }
-  let resolved: Exclude<ImportFormat, 'auto' | 'mnemo'> | undefined = format === 'auto' ? undefined : format
+  let resolved: Exclude<ImportFormat, 'auto' | 'mnemo' | 'opencode'> | undefined = format === 'auto' ? undefined : format
   let json: unknown
   if (resolved === undefined || resolved === 'locomo') {
     const trimmed = text.trimStart()

@@ -257,9 +257,10 @@ export class MnemoEngine {
    */
   async importPath(target: string, options: { format?: ImportFormat; project?: ProjectRef } = {}): Promise<ImportReport> {
     // Loaded on demand: the parsers (and the date parser LoCoMo needs) are heavy for hook start-up.
-    const { listImportFiles, parseImportFile } = await import('./import-files.js')
+    const { isStoreImport, listImportFiles, parseImportFile } = await import('./import-files.js')
     const files = listImportFiles(target)
-    if (files.length === 1 && (options.format === undefined || options.format === 'auto' || options.format === 'mnemo')) {
+    // A folder or a database (an agent's session store) is never a mnemo export: it is not read as text.
+    if (files.length === 1 && !isStoreImport(files[0]!) && (options.format === undefined || options.format === 'auto' || options.format === 'mnemo')) {
       const { readFileSync } = await import('node:fs')
       const text = readFileSync(files[0]!, 'utf8')
       if (options.format === 'mnemo' || isMnemoExport(text)) {

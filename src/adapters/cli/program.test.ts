@@ -439,9 +439,9 @@ describe('import', () => {
 
   it('imports a folder of transcripts, and --project files them under a project', async () => {
     const r = await ok(['import', path.join(FIXTURES, 'transcripts'), '--project', proj])
-    expect(r.files.map((f: { format: string }) => f.format).sort()).toEqual(['claude-code', 'codex', 'gemini'])
+    expect(r.files.map((f: { format: string }) => f.format).sort()).toEqual(['claude-code', 'codex', 'gemini', 'opencode'])
     const sessions = (await ok(['sessions'])).sessions as { project: string }[]
-    expect(sessions.map((s) => s.project)).toEqual(['proj', 'proj', 'proj'])
+    expect(sessions.map((s) => s.project)).toEqual(['proj', 'proj', 'proj', 'proj', 'proj'])
   })
 })
 

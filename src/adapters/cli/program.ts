@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander'
 import { MnemoError } from '../../core/errors.js'
 import type { MnemoEnv } from '../../config/config.js'
+import { IMPORT_FORMATS } from '../../engine/import-files.js'
 import { EXIT_CODE_BY_ERROR } from './exit-codes.js'
 import * as commands from './commands.js'
 import type { Out } from './output.js'
@@ -56,8 +57,8 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   common(program.command('doctor').description("check each agent's configuration, the data directory, the database, the spool, and say what to fix"))
     .action((o) => run(() => commands.doctor(io, out(o), o)))
 
-  common(program.command('import <path>').description('import Claude Code / Codex / Gemini CLI transcripts (file or folder) or LoCoMo JSON'))
-    .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(['auto', 'claude-code', 'codex', 'gemini', 'locomo', 'mnemo']).default('auto'))
+  common(program.command('import <path>').description('import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage (file or folder) or LoCoMo JSON'))
+    .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(IMPORT_FORMATS).default('auto'))
     .option('--project <project>', 'project to file the sessions under (name or path)')
     .action((p: string, o) => run(() => commands.importCmd(io, out(o), p, o)))
 
