@@ -2,6 +2,7 @@ import type { EventFormat, EventInput } from '../core/types.js'
 import { deriveClaudeHook } from './claude-hook.js'
 import { deriveClaudeTranscript } from './claude-transcript.js'
 import { deriveCodexRollout } from './codex-rollout.js'
+import { deriveCursorState } from './cursor-state.js'
 import type { CaptureDerivation, Deriver } from './derivation.js'
 import { deriveFolded } from './folded.js'
 import { deriveGeminiSession } from './gemini-session.js'
@@ -15,6 +16,7 @@ const DERIVERS: Record<EventFormat, Deriver> = {
   'codex-rollout': deriveCodexRollout,
   'gemini-session': deriveGeminiSession,
   'opencode-storage': deriveOpenCodeStorage,
+  'cursor-state': deriveCursorState,
   'locomo-turn': deriveLocomoTurn,
   mnemo: deriveMnemoOp,
   folded: deriveFolded,

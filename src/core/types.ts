@@ -24,6 +24,7 @@ export type EventFormat =
   | 'codex-rollout' // one record of a Codex CLI rollout JSONL file
   | 'gemini-session' // one message of a Gemini CLI session JSON file
   | 'opencode-storage' // one session, message or part file of OpenCode's JSON storage
+  | 'cursor-state' // one conversation or chat bubble of a Cursor state.vscdb database
   | 'locomo-turn' // one dialogue turn of a LoCoMo conversation
   | 'mnemo' // an operation mnemo recorded itself (remember, forget)
   | 'folded' // an old capture event compacted to what it derived (`mnemo compact`): { v, from, derivation }

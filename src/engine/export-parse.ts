@@ -25,7 +25,7 @@ const eventRecordSchema = z.object({
   seq: z.number().int(),
   idemKey: z.string().min(1),
   agent: z.enum(AGENT_NAMES),
-  format: z.enum(['claude-hook', 'claude-transcript', 'codex-rollout', 'gemini-session', 'opencode-storage', 'locomo-turn', 'mnemo', 'folded']),
+  format: z.enum(['claude-hook', 'claude-transcript', 'codex-rollout', 'gemini-session', 'opencode-storage', 'cursor-state', 'locomo-turn', 'mnemo', 'folded']),
   type: z.string(),
   sessionKey: z.string(),
   project: z.object({ root: z.string().min(1), name: z.string() }),

@@ -4,6 +4,7 @@ import { invalidInput, MnemoError } from '../core/errors.js'
 import type { ProjectRef } from '../core/types.js'
 import { parseClaudeTranscript } from '../capture/claude-transcript.js'
 import { parseCodexRollout } from '../capture/codex-rollout.js'
+import { parseCursorDatabase, sqliteTables } from '../capture/cursor-db.js'
 import type { ParseResult } from '../capture/derivation.js'
 import { isGeminiSession, parseGeminiSession } from '../capture/gemini-session.js'
 import { isLocomo, parseLocomo } from '../capture/locomo.js'
@@ -11,8 +12,8 @@ import { isOpenCodeDatabaseName, isOpenCodeStorage, openCodeDatabaseNear, openCo
 import type { Redactor } from '../capture/sanitize.js'
 import { detectTranscriptFormat } from '../capture/transcript-format.js'
 
-export type ImportFormat = 'auto' | 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'locomo' | 'mnemo'
-export const IMPORT_FORMATS: readonly ImportFormat[] = ['auto', 'claude-code', 'codex', 'gemini', 'opencode', 'locomo', 'mnemo']
+export type ImportFormat = 'auto' | 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'cursor' | 'locomo' | 'mnemo'
+export const IMPORT_FORMATS: readonly ImportFormat[] = ['auto', 'claude-code', 'codex', 'gemini', 'opencode', 'cursor', 'locomo', 'mnemo']
 
 /** Largest file `import` reads, in bytes (512 MiB). */
 export const MAX_IMPORT_FILE_BYTES = 512 * 1024 * 1024
@@ -29,9 +30,10 @@ export interface ParsedFile {
 /**
  * Lists what an import of `target` reads: the file itself, or under a folder
  * (recursively, sorted, skipping dot-folders and `node_modules`) every
- * `.jsonl` and `.json` file, every OpenCode SQLite database (`opencode.db`,
- * to say it is not read), and every OpenCode storage folder (one entry, not
- * its files).
+ * `.jsonl` and `.json` file, every Cursor `.vscdb` database and OpenCode
+ * SQLite database (`opencode.db`, to say it is not read), and every OpenCode
+ * storage folder (one entry, not its files). A `workspace.json` beside a
+ * `state.vscdb` is read with the database, not listed.
  *
  * @throws {MnemoError} `NOT_FOUND` — `target` does not exist.
  */
@@ -45,13 +47,17 @@ export function listImportFiles(target: string): string[] {
   if (st.isFile() || isOpenCodeStorage(target)) return [target]
   const out: string[] = []
   const walk = (dir: string): void => {
-    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))
+    const cursorDb = entries.some((e) => e.isFile() && e.name === 'state.vscdb')
+    for (const entry of entries) {
       const full = path.join(dir, entry.name)
       if (entry.isDirectory()) {
         if (entry.name.startsWith('.') || entry.name === 'node_modules') continue
         if (isOpenCodeStorage(full)) out.push(full)
         else walk(full)
-      } else if (entry.isFile() && (/\.(jsonl|json)$/i.test(entry.name) || isOpenCodeDatabaseName(entry.name))) out.push(full)
+      } else if (entry.isFile() && (/\.(jsonl|json|vscdb)$/i.test(entry.name) || isOpenCodeDatabaseName(entry.name))) {
+        if (!(cursorDb && entry.name === 'workspace.json')) out.push(full)
+      }
     }
   }
   walk(target)
@@ -74,8 +80,8 @@ function isSqliteFile(file: string): boolean {
 
 /**
  * Whether an import entry is a database or a folder (an OpenCode storage
- * folder or SQLite file) rather than a text file: such an entry is never
- * read whole as text.
+ * folder, a Cursor or OpenCode SQLite file) rather than a text file: such an
+ * entry is never read whole as text.
  */
 export function isStoreImport(file: string): boolean {
   try {
@@ -85,14 +91,18 @@ export function isStoreImport(file: string): boolean {
   }
 }
 
-/** `opencode` when `auto` should read `file` as OpenCode's store; undefined for text formats. */
-function storeFormatOf(file: string): 'opencode' | undefined {
+/** `opencode` or `cursor` when `auto` should read `file` as that agent's store; undefined for text formats. */
+function storeFormatOf(file: string): 'opencode' | 'cursor' | undefined {
   try {
     if (statSync(file).isDirectory()) return 'opencode'
   } catch {
     return undefined
   }
-  return isOpenCodeDatabaseName(path.basename(file)) || openCodeRecordOf(file) ? 'opencode' : undefined
+  if (isOpenCodeDatabaseName(path.basename(file)) || openCodeRecordOf(file)) return 'opencode'
+  if (/\.vscdb$/i.test(file)) return 'cursor'
+  if (!isSqliteFile(file)) return undefined
+  const tables = sqliteTables(file) ?? []
+  return ['session', 'message', 'part'].every((t) => tables.includes(t)) && !tables.includes('ItemTable') ? 'opencode' : 'cursor'
 }
 
 /**
@@ -136,17 +146,28 @@ function parseOpenCodeImport(file: string, options: { redact?: Redactor; project
   return { file, format: 'opencode', parse }
 }
 
+/** A Cursor import: one state.vscdb, read-only. */
+function parseCursorImport(file: string, options: { redact?: Redactor; project?: ProjectRef }): ParsedFile {
+  const r = parseCursorDatabase(file, { file, ...(options.redact ? { redact: options.redact } : {}), ...(options.project ? { project: options.project } : {}) })
+  const first = r.parse.skipped[0]
+  const error = r.error ?? (r.parse.events.length === 0 && first ? `no valid records; first skipped: ${first.line}: ${first.reason}` : undefined)
+  return { file, format: 'cursor', parse: r.parse, ...(error ? { error } : {}) }
+}
+
 /**
- * Reads and parses one file in the given format (`auto` sniffs it: a folder,
- * a file under an OpenCode storage folder or an OpenCode database (named as
- * not read) is OpenCode, a JSON array of conversations is LoCoMo, a JSON object with `sessionId` and
+ * Reads and parses one file in the given format (`auto` sniffs it: a folder
+ * or a file under an OpenCode storage folder is OpenCode, a `.vscdb` or other
+ * SQLite file Cursor (an OpenCode database is named as not read), a JSON
+ * array of conversations is LoCoMo, a JSON object with `sessionId` and
  * `messages` a Gemini CLI session; JSONL is told apart by its record types).
  * Never throws for content problems: they come back in `error` or as skipped
  * lines. `candidateRoots` are the folders a Gemini session's `projectHash`
  * is matched against (default: the process cwd).
  */
 export function parseImportFile(file: string, format: ImportFormat, options: { redact?: Redactor; project?: ProjectRef; candidateRoots?: readonly string[] }): ParsedFile {
-  if (format === 'opencode' || (format === 'auto' && storeFormatOf(file) === 'opencode')) return parseOpenCodeImport(file, options)
+  const store = format === 'auto' ? storeFormatOf(file) : undefined
+  if (format === 'opencode' || store === 'opencode') return parseOpenCodeImport(file, options)
+  if (format === 'cursor' || store === 'cursor') return parseCursorImport(file, options)
   const empty: ParseResult = { events: [], read: 0, skipped: [], unknownTypes: {} }
   let text: string
   try {
@@ -157,7 +178,7 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
     return { file, format: undefined, parse: empty, error: `cannot read file: ${(cause as Error).message}` }
   }
   if (format === 'mnemo') return { file, format: undefined, parse: empty, error: 'a mnemo export must be imported on its own, not inside a folder' }
-  let resolved: Exclude<ImportFormat, 'auto' | 'mnemo' | 'opencode'> | undefined = format === 'auto' ? undefined : format
+  let resolved: Exclude<ImportFormat, 'auto' | 'mnemo' | 'opencode' | 'cursor'> | undefined = format === 'auto' ? undefined : format
   let json: unknown
   if (resolved === undefined || resolved === 'locomo') {
     const trimmed = text.trimStart()

@@ -57,7 +57,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   common(program.command('doctor').description("check each agent's configuration, the data directory, the database, the spool, and say what to fix"))
     .action((o) => run(() => commands.doctor(io, out(o), o)))
 
-  common(program.command('import <path>').description('import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage (file or folder) or LoCoMo JSON'))
+  common(program.command('import <path>').description('import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage, Cursor state.vscdb (file or folder) or LoCoMo JSON'))
     .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(IMPORT_FORMATS).default('auto'))
     .option('--project <project>', 'project to file the sessions under (name or path)')
     .action((p: string, o) => run(() => commands.importCmd(io, out(o), p, o)))
