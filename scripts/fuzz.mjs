@@ -183,7 +183,10 @@ const payloadValue = fc.oneof({ weight: 6, arbitrary: jsonish }, { weight: 1, ar
 const bounded = (max) => nastyText.filter((s) => s.length <= max)
 const optional = (arb) => fc.option(arb, { nil: undefined, freq: 3 })
 const HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PreCompact', 'SubagentStart', 'SubagentStop', 'Notification', 'Stop', 'SessionEnd']
-const hookEvent = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...HOOK_EVENTS) }, { weight: 1, arbitrary: smallText })
+// Event names: the known ones, other identifiers (kept: agents add events), and, for the raw target only, any text (refused).
+const eventName = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/)
+const hookEvent = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...HOOK_EVENTS) }, { weight: 1, arbitrary: eventName })
+const anyEventName = fc.oneof({ weight: 3, arbitrary: hookEvent }, { weight: 1, arbitrary: smallText })
 
 /** A payload of the shape Claude Code sends, every field filled with nasty text. */
 const hookObject = fc.record(
@@ -452,7 +455,7 @@ const TARGETS = [
   [
     'hook-raw',
     1,
-    fc.tuple(hookEvent, fc.oneof({ weight: 3, arbitrary: smallText }, { weight: 3, arbitrary: fc.json() }, { weight: 3, arbitrary: hookObject.map((o) => JSON.stringify(o)) }, { weight: 1, arbitrary: hugeText }, { weight: 1, arbitrary: deepValue.map((v) => JSON.stringify({ session_id: 's', v })) })),
+    fc.tuple(anyEventName, fc.oneof({ weight: 3, arbitrary: smallText }, { weight: 3, arbitrary: fc.json() }, { weight: 3, arbitrary: hookObject.map((o) => JSON.stringify(o)) }, { weight: 1, arbitrary: hugeText }, { weight: 1, arbitrary: deepValue.map((v) => JSON.stringify({ session_id: 's', v })) })),
     ([event, stdin]) => {
       let captured
       try {

@@ -5,7 +5,7 @@ import type { CaptureDerivation } from './derivation.js'
 export const FOLDED_VERSION = 1
 
 /** Source formats whose events `mnemo compact` may fold (agents' captures; mnemo's own operations stay as they are). */
-export const FOLDABLE_FORMATS: readonly EventFormat[] = ['claude-hook', 'claude-transcript', 'codex-rollout', 'gemini-session', 'locomo-turn']
+export const FOLDABLE_FORMATS: readonly EventFormat[] = ['claude-hook', 'claude-transcript', 'codex-rollout', 'gemini-session', 'opencode-storage', 'cursor-state', 'locomo-turn']
 
 /**
  * The payload of a folded event: what the original event derived (its

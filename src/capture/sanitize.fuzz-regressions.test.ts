@@ -12,7 +12,7 @@ describe('sanitizePayload: fuzz regressions', () => {
   it('keeps a field within the cap after redaction has lengthened it (the hook payload the fuzzer found)', () => {
     const field = LINE.repeat(554) // 10 526 chars: under the cap before redaction, 16 066 after
     const stdin = JSON.stringify({ session_id: '\u0000', error: [{ a: [field] }] })
-    const captured = captureClaudeHook('', stdin, 0, { defaultCwd: '/fuzz/project' })
+    const captured = captureClaudeHook('PostToolUseFailure', stdin, 0, { defaultCwd: '/fuzz/project' })
     if (!('event' in captured)) throw new Error('expected an event')
     const stored = (captured.event.payload as { error: { a: string[] }[] }).error[0]!.a[0]!
     // Before the fix: 16 066 chars, over the 16 000 cap plus the cut marker.

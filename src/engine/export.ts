@@ -19,7 +19,8 @@ export const EXPORT_VERSION = 1
  *   archive and pin state, graph mentions, vectors) derives from these, with
  *   the same ids, because ids are a function of event time and key.
  *   `format` is the source's (`claude-hook`, `claude-transcript`,
- *   `codex-rollout`, `gemini-session`, `locomo-turn`), `mnemo` for mnemo's
+ *   `codex-rollout`, `gemini-session`, `opencode-storage`, `cursor-state`,
+ *   `locomo-turn`), `mnemo` for mnemo's
  *   own operations, or `folded` for an event `mnemo compact` folded: its
  *   payload is `{"v":1,"from":format,"observations":[…],"session"?}`, what
  *   the event derived (capture/folded.ts);

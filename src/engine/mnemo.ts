@@ -322,7 +322,7 @@ export class MnemoEngine {
       throw new MnemoError(
         'IMPORT_FAILED',
         files.length === 0
-          ? `nothing to import: no .jsonl or .json files under ${target}`
+          ? `nothing to import: no .jsonl or .json files, OpenCode storage or Cursor state.vscdb under ${target}`
           : `no records imported from ${target}: ${report.read} read, ${report.skipped} skipped${first?.error ? ` (${first.error})` : ''}`,
         { details: { file: target, read: report.read, skipped: report.skipped } },
       )
