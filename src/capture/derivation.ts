@@ -8,7 +8,7 @@ import type { DerivedObservation, EventInput, MemoryKind, SessionEffect } from '
  */
 export interface CaptureDerivation {
   observations: DerivedObservation[]
-  memory?: { kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string }
+  memory?: { kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number }
   memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]
   session?: SessionEffect
 }

@@ -9,7 +9,7 @@ export const MNEMO_SESSION_PREFIX = 'mnemo:'
 export type MemoryOpName = 'pin' | 'unpin' | 'archive' | 'restore'
 
 type OpPayload =
-  | { op: 'remember'; kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string }
+  | { op: 'remember'; kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number }
   | { op: MemoryOpName; id: string }
 
 /**
@@ -23,7 +23,7 @@ export function rememberEvent(
   kind: MemoryKind,
   text: string,
   nowMs: number,
-  options: { redact?: Redactor; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string } = {},
+  options: { redact?: Redactor; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number } = {},
 ): EventInput {
   const payload = sanitizePayload(
     {
@@ -34,6 +34,7 @@ export function rememberEvent(
       ...(options.sameAs ? { sameAs: options.sameAs } : {}),
       ...(options.sources && options.sources.length > 0 ? { sources: options.sources } : {}),
       ...(options.subject ? { subject: options.subject } : {}),
+      ...(options.confidence !== undefined ? { confidence: options.confidence } : {}),
     },
     options.redact,
   ) as OpPayload & { op: 'remember' }
@@ -76,6 +77,7 @@ export const deriveMnemoOp: Deriver = (event) => {
         ...(p.sameAs ? { sameAs: p.sameAs } : {}),
         ...(p.sources ? { sources: p.sources } : {}),
         ...(p.subject ? { subject: p.subject } : {}),
+        ...(typeof p.confidence === 'number' && p.confidence >= 0 && p.confidence <= 1 ? { confidence: p.confidence } : {}),
       },
     }
   }

@@ -158,6 +158,13 @@ export interface Memory {
   lastSeenAt: number
   /** Provenance: ids of the observations it was derived from (empty for explicit memories). */
   sources: string[]
+  /**
+   * 0–1: how sure the extraction that derived it was (consolidation's cue
+   * phrases and lessons, or the model's own score); undefined for a memory
+   * someone stated (`remember`) and for summaries and procedures, which are
+   * checked against their sources instead of scored.
+   */
+  confidence: number | undefined
 }
 
 export interface Project {

@@ -1025,7 +1025,7 @@ export class MnemoEngine {
         summaries++
         if (changedProjects.at(-1) !== p && workKey(readSessionSteps(s.id, s.startedAt, observations, p.root)) !== undefined) changedProjects.push(p)
         for (const m of result.memories) {
-          events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, sources: m.sources }))
+          events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, sources: m.sources, confidence: m.confidence }))
           if (m.kind === 'lesson') lessons++
           else memories++
         }

@@ -42,6 +42,23 @@ describe('consolidation (deterministic)', () => {
     expect(lessonShown.memory.sources).toHaveLength(4)
   })
 
+  it('stores the confidence of what it derived, keeps it through rebuild, and a stated memory has none', async () => {
+    const { engine, clock } = playDemo()
+    await engine.consolidate()
+    clock.advance(1000)
+    const p = engine.resolveProjects('acme-api').map((x) => x.id)
+    const byKind = (kind: string) => engine.browseMemories({ projectIds: p, state: 'all', offset: 0, limit: 100 }).memories.filter((m) => m.kind === kind)
+    // "Remember for later: rate limiting should go in the same middleware folder" — a cue phrase, 0.7; the fixed failure's lesson, 0.6.
+    expect(byKind('preference').map((m) => m.confidence)).toEqual([0.7])
+    expect(byKind('lesson').map((m) => m.confidence)).toEqual([0.6])
+    expect(byKind('summary').map((m) => m.confidence)).toEqual([undefined])
+    engine.rebuild()
+    expect(byKind('preference').map((m) => m.confidence)).toEqual([0.7])
+    // Stating the same thing makes it a stated memory.
+    const stated = engine.remember(byKind('preference')[0]!.text, { kind: 'preference', project: { root: '/home/demo/acme-api', name: 'acme-api' } }).memory
+    expect(stated).toMatchObject({ id: byKind('preference')[0]!.id, confidence: undefined, seenCount: 2 })
+  })
+
   it('is idempotent, and a resumed session gets a new summary that supersedes the old one', async () => {
     const { engine, clock } = playDemo()
     await engine.consolidate()

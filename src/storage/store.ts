@@ -36,6 +36,8 @@ export interface Derivation {
     sameAs?: string
     /** Provenance: observation ids it was derived from. */
     sources?: string[]
+    /** 0–1: how sure the extraction that derived it was; absent for stated memories. */
+    confidence?: number
   }
   /** Lifecycle changes to memories: pin, unpin, archive, restore. */
   memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]

@@ -116,6 +116,7 @@ describe('remember and recall', () => {
         pinned: false,
         archivedAt: null,
         sources: [],
+        confidence: null,
       },
     })
     const doc = await ok(['recall', 'postgres'])

@@ -255,6 +255,7 @@ describe('REST routes', () => {
         pinned: false,
         archivedAt: null,
         sources: [],
+        confidence: null,
       },
     })
     const id = doc.memory.id as string

@@ -74,6 +74,7 @@ export const memoryJson = z.object({
   pinned: z.boolean(),
   archivedAt: iso.nullable(),
   sources: z.array(z.string()).describe('Provenance: the observation ids it was derived from.'),
+  confidence: z.number().nullable().describe('0–1: how sure the extraction that derived it was; null for a stated memory, a summary or a procedure.'),
 })
 
 export function toMemoryJson(m: Memory, project: Project | undefined): z.output<typeof memoryJson> {
@@ -94,6 +95,7 @@ export function toMemoryJson(m: Memory, project: Project | undefined): z.output<
     pinned: m.pinned,
     archivedAt: m.archivedAt === undefined ? null : toIso(m.archivedAt),
     sources: m.sources,
+    confidence: m.confidence ?? null,
   }
 }
 

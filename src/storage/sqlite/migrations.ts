@@ -172,4 +172,12 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX observations_project_event ON observations(project_id, event_seq);
     `,
   },
+  {
+    version: 3,
+    name: 'memories carry the confidence of the extraction that derived them',
+    sql: `
+      -- 0–1 for derived memories (consolidation); NULL for what a person or agent stated with remember.
+      ALTER TABLE memories ADD COLUMN confidence REAL;
+    `,
+  },
 ]

@@ -49,6 +49,7 @@ interface MemoryRow {
   pinned: number
   archived_at: number | null
   sources: string | null
+  confidence: number | null
 }
 interface SessionRow {
   id: string
@@ -251,13 +252,16 @@ class SqliteStore implements Store {
         | { rowid: number; id: string }
         | undefined)
     if (same) {
-      this.stmt('UPDATE memories SET seen_count = seen_count + 1, last_seen_at = MAX(last_seen_at, ?), archived_at = NULL WHERE rowid = ?').run(event.ts, same.rowid)
+      // Seen again: a stated memory stays stated (NULL); a derived one keeps the surest extraction.
+      this.stmt(
+        'UPDATE memories SET seen_count = seen_count + 1, last_seen_at = MAX(last_seen_at, ?), archived_at = NULL, confidence = CASE WHEN confidence IS NULL OR ? IS NULL THEN NULL ELSE MAX(confidence, ?) END WHERE rowid = ?',
+      ).run(event.ts, m.confidence ?? null, m.confidence ?? null, same.rowid)
       return
     }
     const id = makeId('mem', event.ts, event.idemKey)
     const info = this.stmt(
-      `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       id,
       seq,
@@ -271,6 +275,7 @@ class SqliteStore implements Store {
       event.ts,
       event.ts,
       m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null,
+      m.confidence ?? null,
     )
     const rowid = Number(info.lastInsertRowid)
     this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-rowid, m.index.body, m.index.parts, m.index.meta)
@@ -1175,6 +1180,7 @@ function toMemory(row: MemoryRow): Memory {
     archivedAt: row.archived_at ?? undefined,
     lastSeenAt: row.last_seen_at,
     sources: row.sources ? (JSON.parse(row.sources) as string[]) : [],
+    confidence: row.confidence ?? undefined,
   }
 }
 

@@ -39,6 +39,8 @@ export interface Memory {
   pinned: boolean
   archivedAt: string | null
   sources: string[]
+  /** 0–1 for a derived memory; null when stated, or for a summary or procedure. */
+  confidence: number | null
 }
 
 export interface Session {

@@ -286,6 +286,7 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
           ['Pinned', m.pinned ? 'yes' : 'no'],
           ['Archived', m.archivedAt === null ? 'no' : <Time iso={m.archivedAt} full />],
           ['Seen', `${m.seenCount} time${m.seenCount === 1 ? '' : 's'}`],
+          ['Confidence', m.confidence === null ? (m.kind === 'summary' || m.kind === 'procedure' ? 'checked against its sources' : 'stated') : `${Math.round(m.confidence * 100)}% (derived)`],
           ['Review', m.review ?? 'none'],
           ['Project', m.project ?? m.projectId],
         ]}
