@@ -6,7 +6,9 @@ import { fileURLToPath } from 'node:url'
 import { toIso } from '../../core/clock.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import type { MemoryKind, Project, ProjectRef } from '../../core/types.js'
-import { toMemoryJson, toObservationJson, toSessionJson } from '../shared/views.js'
+import type { z } from 'zod'
+import { fromHitJson, toMemoryJson, toObservationJson, toSessionJson, type hitJson, type sessionJson } from '../shared/views.js'
+import type { RemoteServer } from '../../runtime/remote-server.js'
 import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
 import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
 import { toImportFormat } from '../../engine/import-files.js'
@@ -79,6 +81,24 @@ export async function recall(
   const limit = parseIntOption('limit', o.limit, 1, 100) ?? 10
   const channels = parseChannels(o.channels)
   const asOf = parseTimeOption('as-of', o.asOf)
+  const team = await teamTarget(io, o)
+  if (team) {
+    // The team's memory is on the server: recall there, as agents do.
+    if (asOf !== undefined || o.includeArchived) throw invalidInput(asOf !== undefined ? 'as-of' : 'include-archived', `--${asOf !== undefined ? 'as-of' : 'include-archived'} is not available in team mode (the server's recall route has no such option)`)
+    const r = (await team.remoteJson(team.remote, 'POST', '/v1/recall', {
+      query,
+      project: team.project,
+      limit,
+      explain: true,
+      ...(o.session ? { session: o.session } : {}),
+      ...(channels ? { channels } : {}),
+    })) as { query: string; hits: z.output<typeof hitJson>[]; warnings: string[] }
+    const hits = r.hits.map(fromHitJson)
+    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)), warnings: r.warnings })
+    else out.stdout(formatHits(hits, o.explain === true))
+    for (const w of r.warnings) out.stderr(`warning: ${w}\n`)
+    return
+  }
   await withMnemo(io, o, async (m) => {
     const ids = projectIds(m, o.project)
     // A session that does not exist is an error, not an empty result.
@@ -116,6 +136,21 @@ export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptio
  * Nothing is stored locally; an unreachable server is an error (exit 1), not
  * spooled: the user is there to see it.
  */
+/**
+ * Team mode (`MNEMO_SERVER_URL` set): the server this CLI reads from and
+ * writes to, and the project a command means — `--project`, else the
+ * working directory's project root, sent as an absolute path as hooks do.
+ */
+async function teamTarget(io: CliIo, o: GlobalOptions & { project?: string }): Promise<{ remote: RemoteServer; project: string; remoteJson: typeof import('../../runtime/remote-server.js').remoteJson } | undefined> {
+  if (!io.env['MNEMO_SERVER_URL']) return undefined
+  const { resolveConfig } = await import('../../config/config.js')
+  const { remoteServer, remoteJson } = await import('../../runtime/remote-server.js')
+  const { resolveProjectRoot } = await import('../../capture/project.js')
+  const config = resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env)
+  const remote = remoteServer(io.env, config.home)!
+  return { remote, project: o.project ?? resolveProjectRoot(io.cwd).root, remoteJson }
+}
+
 async function rememberRemote(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
   if (o.supersedes) throw invalidInput('supersedes', '--supersedes is not available in team mode (the server API has no supersedes); the server supersedes by subject on its own')
   const { resolveConfig } = await import('../../config/config.js')
@@ -188,6 +223,21 @@ export async function history(io: CliIo, out: Out, id: string, o: GlobalOptions)
 
 export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project?: string; limit?: string }): Promise<void> {
   const limit = parseIntOption('limit', o.limit, 1, 1000) ?? 50
+  const team = await teamTarget(io, o)
+  if (team) {
+    if (limit > 200) throw invalidInput('limit', `--limit is at most 200 in team mode (got ${limit})`)
+    const query = new URLSearchParams({ project: team.project, limit: String(limit) })
+    const r = (await team.remoteJson(team.remote, 'GET', `/v1/sessions?${query}`)) as { sessions: z.output<typeof sessionJson>[] }
+    if (out.json) printJson(out, r)
+    else {
+      if (r.sessions.length === 0) out.stdout('no sessions\n')
+      for (const s of r.sessions) {
+        out.stdout(`${s.id}  ${s.startedAt}  ${s.project ?? s.projectId}  ${s.agent}  ${s.observations} obs${s.endedAt ? '  ended' : ''}\n`)
+        if (s.title) out.stdout(`    ${s.title}\n`)
+      }
+    }
+    return
+  }
   await withMnemo(io, o, (m) => {
     const ids = projectIds(m, o.project)
     const list = m.engine.sessions({ limit, ...(ids ? { projectIds: ids as never } : {}) })
@@ -243,6 +293,17 @@ function contextProject(m: OpenedMnemo, arg: string): ProjectRef {
 
 export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?: string; budget?: string }): Promise<void> {
   const budget = parseIntOption('budget', o.budget, MIN_CONTEXT_BUDGET, 100_000)
+  const team = await teamTarget(io, o)
+  if (team) {
+    const query = new URLSearchParams({ project: team.project, ...(budget !== undefined ? { budget: String(budget) } : {}) })
+    const block = (await team.remoteJson(team.remote, 'GET', `/v1/context?${query}`)) as { text: string; tokens: number; budgetTokens: number; memoryIds: string[]; sessionIds: string[]; omitted: number }
+    if (out.json) printJson(out, block)
+    else {
+      out.stdout(`${block.text}\n`)
+      out.stderr(`(${block.tokens} of ${block.budgetTokens} tokens; ${block.memoryIds.length} memories, ${block.sessionIds.length} sessions, ${block.omitted} omitted; from ${team.remote.url})\n`)
+    }
+    return
+  }
   await withMnemo(io, o, (m) => {
     const project = o.project === undefined ? undefined : contextProject(m, o.project)
     const block = m.engine.context({ ...(project ? { project } : {}), ...(budget !== undefined ? { budgetTokens: budget } : {}) })

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -582,6 +582,42 @@ describe('status', () => {
     expect(bad.stderr).toContain('MNEMO_SERVER_URL')
     // Without the server setting, the next command stores it locally.
     expect(await ok(['status'])).toMatchObject({ counts: { events: 1 }, spool: { pending: 0 } })
+  })
+
+  it('in team mode, recall, context and sessions read the server, not the local store', async () => {
+    const { startServer } = await import('../http/server.js')
+    const server = await startServer({ home: path.join(tmp, 'server-home'), host: '127.0.0.1', port: 0, env: {}, consolidateEveryMinutes: 0 })
+    try {
+      const demo = readFileSync(path.join(FIXTURES, 'demo/claude-code-session.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
+      for (const line of demo) {
+        const res = await fetch(`${server.url}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: line })
+        expect(res.status).toBe(202)
+      }
+      const env = { MNEMO_HOME: home, HOME: tmp, MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: server.token }
+      const team = async (argv: string[]) => {
+        let stdout = ''
+        let stderr = ''
+        const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env, cwd: sub })
+        return { code, stdout, stderr }
+      }
+      const recalled = await team(['recall', 'jose middleware', '--project', 'acme-api', '--json'])
+      expect(recalled.code).toBe(0)
+      const hits = JSON.parse(recalled.stdout).hits as { id: string; project: string }[]
+      const onServer = await server.engine.recall('jose middleware', { projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) })
+      expect(hits.map((h) => h.id)).toEqual(onServer.map((h) => h.id))
+      expect((await team(['recall', 'jose middleware', '--project', 'acme-api'])).stdout).toContain(`${onServer[0]!.id}  `)
+      const block = await team(['context', '--project', 'acme-api'])
+      expect(block.stdout).toContain('<mnemo-context project="acme-api"')
+      expect(block.stderr).toContain(`from ${server.url}`)
+      const listed = JSON.parse((await team(['sessions', '--project', 'acme-api', '--json'])).stdout).sessions as { id: string }[]
+      expect(listed.map((x) => x.id)).toEqual(server.engine.sessions({ projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) }).map((x) => x.id))
+      const asOf = await team(['recall', 'jose', '--as-of', '2026-01-01'])
+      expect([asOf.code, asOf.stderr.split('\n')[0]]).toEqual([2, 'mnemo: --as-of is not available in team mode (the server\'s recall route has no such option)'])
+      // Nothing went into the local store.
+      expect(await ok(['status'])).toMatchObject({ counts: { events: 0 } })
+    } finally {
+      await server.close()
+    }
   })
 
   it('--json reports home, database, counts, bytes, last capture, spool and errors', async () => {

@@ -51,6 +51,25 @@ export function toHitJson(h: RecallHit, explain = false): z.output<typeof hitJso
   }
 }
 
+/** A hit read back from its JSON (a team server's recall), for the CLI's printers. */
+export function fromHitJson(h: z.output<typeof hitJson>): RecallHit {
+  return {
+    id: h.id as RecallHit['id'],
+    type: h.type,
+    kind: h.kind as RecallHit['kind'],
+    projectId: h.projectId as RecallHit['projectId'],
+    project: h.project,
+    sessionId: (h.sessionId ?? undefined) as RecallHit['sessionId'],
+    ts: Date.parse(h.time),
+    score: h.score,
+    snippet: h.snippet,
+    sourceRef: h.sourceRef ?? undefined,
+    ...(h.channels ? { channels: h.channels as NonNullable<RecallHit['channels']> } : {}),
+    ...(h.viaNeighbor !== undefined ? { viaNeighbor: h.viaNeighbor } : {}),
+    ...(h.flags.length > 0 ? { flags: h.flags } : {}),
+  }
+}
+
 export const recallJson = z.object({
   query: z.string(),
   hits: z.array(hitJson).describe('Best first.'),
