@@ -2,9 +2,9 @@
 import { render } from 'preact'
 import { takeTokenFromLocation } from './ui/api.js'
 import { App } from './ui/app.js'
-import { applyTheme, storedTheme } from './ui/theme.js'
+import { followTheme } from './ui/theme.js'
 
-applyTheme(storedTheme())
+followTheme()
 takeTokenFromLocation()
 const root = document.getElementById('app')
 if (root === null) throw new Error('index.html has no #app element')

@@ -27,11 +27,17 @@ export function effectiveTheme(): Theme {
   return storedTheme() ?? systemTheme()
 }
 
-/** Applies the picked theme (null: follow the system) to the page. */
-export function applyTheme(theme: Theme | null): void {
-  const root = document.documentElement
-  if (theme === null) delete root.dataset['theme']
-  else root.dataset['theme'] = theme
+/** Applies a theme to the page (`<html data-theme>`, which app.css keys its colours on). */
+export function applyTheme(theme: Theme): void {
+  document.documentElement.dataset['theme'] = theme
+}
+
+/** Applies the theme in effect now, and again whenever the system's changes while none is picked. */
+export function followTheme(): void {
+  applyTheme(effectiveTheme())
+  matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+    if (storedTheme() === null) applyTheme(systemTheme())
+  })
 }
 
 /** Picks `theme`, keeps it, and applies it. */
