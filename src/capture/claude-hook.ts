@@ -6,6 +6,7 @@ import { resolveProjectRoot } from './project.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
 import { filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, toolObservationText } from './tool-text.js'
 import { capText, jsonSyntaxError } from '../core/text.js'
+import { redactSecrets } from './redact.js'
 import { toMnemoEvent } from './agent-hook-events.js'
 
 /** Claude Code hook events mnemo registers for and understands. */
@@ -131,7 +132,9 @@ export function captureClaudeHook(
   options: { redact?: Redactor; resolveProject?: (cwd: string) => ProjectRef; defaultCwd?: string; agent?: HookAgent } = {},
 ): HookCapture {
   const agent = options.agent ?? 'claude-code'
-  // An event name is an identifier (agents add events over time, so unknown names are kept); anything else is not an event.
+  // An event name is an identifier (agents add events over time, so unknown names are kept); anything else is not an
+  // event, and neither is a name a secret detector matches (it would be stored as the event's type and key).
+  if (redactSecrets(givenEvent) !== givenEvent) throw invalidInput('event', 'hook event name looks like a secret (a token or key): not stored')
   if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(givenEvent)) {
     // The name itself is not echoed: it may hold anything, a secret included.
     const bad = [...givenEvent].find((c) => !/[A-Za-z0-9_-]/.test(c))

@@ -104,6 +104,16 @@ describe('mnemo hook', () => {
     expect(readFileSync(path.join(h, 'logs', 'errors.jsonl'), 'utf8')).not.toContain('ghp_aB')
   })
 
+  it('never writes a secret given as the event name: not in the error log, the kept input or the store', async () => {
+    const h = home()
+    const token = 'ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5'
+    for (const name of [`${token}<x>`, token]) expect((await hook(h, name, JSON.stringify({ session_id: 's', cwd: '/x' }))).code).toBe(0)
+    const files = [path.join(h, 'logs', 'errors.jsonl'), ...readdirSync(path.join(h, 'spool', 'bad')).map((f) => path.join(h, 'spool', 'bad', f))]
+    for (const f of files) expect(readFileSync(f, 'utf8'), f).not.toContain('ghp_aB3d')
+    expect(files.length).toBe(3)
+    expect(counts(h).events).toBe(0)
+  })
+
   it('gives up within the deadline when stdin never closes, exiting 0', async () => {
     vi.useFakeTimers()
     const h = home()

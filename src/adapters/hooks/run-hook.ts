@@ -48,8 +48,12 @@ export interface HookIo {
  * `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":…}}`;
  * PreCompact prints the block as plain text.
  */
-export async function runHook(eventName: string, io: HookIo, agentName: HookAgent | (string & {}) = 'claude-code'): Promise<void> {
+export async function runHook(givenEventName: string, io: HookIo, givenAgentName: HookAgent | (string & {}) = 'claude-code'): Promise<void> {
   const now = io.now ?? Date.now
+  // Command-line words are logged and spooled: a secret pasted into one is redacted like any payload (and the
+  // redacted name is then no identifier, so the event is refused rather than stored under it).
+  const eventName = redactSecrets(givenEventName)
+  const agentName = redactSecrets(givenAgentName)
   const agent = toHookAgent(agentName)
   let finished = false
   let config
