@@ -467,7 +467,9 @@ export class MnemoEngine {
    * re-import never brings it back, and an audit record is written. For a
    * memory, every remember of the same memory and its pin/archive history go
    * too; a version it superseded becomes current again. An observation goes
-   * with the other observations of the same source record.
+   * with the other observations of the same source record, and with the
+   * memories derived from it (a session summary or lesson citing it, a
+   * procedure it attests); consolidation writes them again from what remains.
    *
    * @param actor - Who asked (`cli`, `mcp`, …), for the audit log.
    * @throws {MnemoError} `INVALID_INPUT` — not an observation or memory id.
@@ -479,43 +481,77 @@ export class MnemoEngine {
     const kind = prefix === 'obs' ? 'observation' : 'memory'
     const seq = this.store.sourceEventOf(id)
     if (seq === undefined) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
-    const seqs = [seq]
-    if (prefix === 'mem') {
-      const memory = this.store.getMemory(id)!
-      const key = contentKey(memory.kind, memory.text)
-      const root = this.store.getProject(memory.projectId)?.root
-      for (let after = 0; ; ) {
-        const page = this.store.readEvents(after, 1000)
-        if (page.length === 0) break
-        for (const e of page) {
-          after = e.seq
-          if (e.format !== 'mnemo' || e.project.root !== root) continue
-          const p = e.payload as { op?: string; id?: string; sameAs?: string; kind?: string; text?: string }
-          const sameMemory = p.op === 'remember' && (p.sameAs === id || (p.kind !== undefined && p.text !== undefined && contentKey(p.kind, p.text) === key))
-          if (sameMemory || p.id === id) seqs.push(e.seq)
-        }
-      }
+    let events: number
+    if (prefix === 'mem') events = this.forgetMemoryEvents(id)
+    else {
+      // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
+      const observation = this.store.getObservation(id)!
+      const derived = this.derivedMemoryIds(observation.projectId, [id])
+      events = this.store.deleteEvents({ seqs: [seq] })
+      for (const m of derived) if (this.store.getMemory(m)) events += this.forgetMemoryEvents(m)
     }
-    const events = this.store.deleteEvents({ seqs: [...new Set(seqs)] })
     this.store.audit({ at: this.clock.now(), actor, action: 'forget', target: id, count: events })
     return { id, type: kind, events }
   }
 
+  /** Ids of the memories whose provenance names any of these observations. */
+  private derivedMemoryIds(projectId: ProjectId, observationIds: readonly string[]): string[] {
+    const out = new Set<string>()
+    for (let i = 0; i < observationIds.length; i += 5000) {
+      for (const ids of this.store.memoriesFromObservations(projectId, observationIds.slice(i, i + 5000)).values()) for (const m of ids) out.add(m)
+    }
+    return [...out]
+  }
+
+  /**
+   * Deletes the events of a memory: its own, every remember of the same
+   * memory (same content, or matched to it) and its pin/archive history.
+   * @returns How many events were deleted.
+   */
+  private forgetMemoryEvents(id: string): number {
+    const memory = this.store.getMemory(id)
+    const seq = this.store.sourceEventOf(id)
+    if (!memory || seq === undefined) return 0
+    const seqs = [seq]
+    const key = contentKey(memory.kind, memory.text)
+    const root = this.store.getProject(memory.projectId)?.root
+    for (let after = 0; ; ) {
+      const page = this.store.readEvents(after, 1000)
+      if (page.length === 0) break
+      for (const e of page) {
+        after = e.seq
+        if (e.format !== 'mnemo' || e.project.root !== root) continue
+        const p = e.payload as { op?: string; id?: string; sameAs?: string; kind?: string; text?: string }
+        const sameMemory = p.op === 'remember' && (p.sameAs === id || (p.kind !== undefined && p.text !== undefined && contentKey(p.kind, p.text) === key))
+        if (sameMemory || p.id === id) seqs.push(e.seq)
+      }
+    }
+    return this.store.deleteEvents({ seqs: [...new Set(seqs)] })
+  }
+
   /**
    * Deletes everything of a scope for good: the project's events (optionally
-   * only one session's, or only those before a time), every derived row, with
-   * tombstones and an audit record; then re-derives the store so nothing
-   * derived from the deleted events (sessions, summaries, graph edges) remains.
+   * only one session's, or only those before a time), every derived row, the
+   * memories whose provenance names a deleted observation (summaries,
+   * lessons, procedures), with tombstones and an audit record; then
+   * re-derives the store so nothing derived from the deleted events
+   * (sessions, summaries, graph edges) remains.
    * Never touches another project.
    *
    * @throws {MnemoError} `INVALID_INPUT` — no project given.
    */
   deleteScope(scope: { project: Project; sessionKey?: string; before?: number }, actor = 'cli'): { events: number } {
-    const events = this.store.deleteEvents({
+    const filter = {
       projectRoot: scope.project.root,
       ...(scope.sessionKey !== undefined ? { sessionKey: scope.sessionKey } : {}),
       ...(scope.before !== undefined ? { before: scope.before } : {}),
-    })
+    }
+    // What was derived from the deleted observations (summaries, lessons, statements, procedures) goes with them;
+    // a whole-project delete takes mnemo's own events of the project anyway.
+    const partial = scope.sessionKey !== undefined || scope.before !== undefined
+    const derived = partial ? this.derivedMemoryIds(scope.project.id, this.store.observationIdsOfEvents(filter)) : []
+    let events = this.store.deleteEvents(filter)
+    for (const id of derived) if (this.store.getMemory(id)) events += this.forgetMemoryEvents(id)
     if (events > 0) this.rebuild()
     this.store.audit({
       at: this.clock.now(),

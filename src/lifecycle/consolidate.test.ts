@@ -59,6 +59,29 @@ describe('consolidation (deterministic)', () => {
     expect(stated).toMatchObject({ id: byKind('preference')[0]!.id, confidence: undefined, seenCount: 2 })
   })
 
+  it('forgetting an observation takes the memories derived from it; a session delete takes its summary and lesson', async () => {
+    const { engine, clock } = playDemo()
+    await engine.consolidate()
+    clock.advance(1000)
+    const p = engine.resolveProjects('acme-api')[0]!
+    const derived = (kind: string) => engine.browseMemories({ projectIds: [p.id], state: 'all', offset: 0, limit: 100 }).memories.filter((m) => m.kind === kind)
+    const summary = derived('summary')[0]!
+    const cited = summary.sources[1]!
+    engine.forget(cited, 'test')
+    expect(derived('summary')).toEqual([])
+    // Consolidation writes the summary again from what remains, without the forgotten step.
+    await engine.consolidate()
+    const again = derived('summary')[0]!
+    expect(again.sources).not.toContain(cited)
+    expect(again.sources.length).toBeGreaterThan(0)
+    // Deleting the session takes its summary, its lesson and the preference stated in it.
+    const session = engine.sessions({ projectIds: [p.id] }).find((s) => s.observationCount > 5)!
+    engine.deleteScope({ project: p, sessionKey: session.sessionKey }, 'test')
+    for (const kind of ['summary', 'lesson', 'preference']) expect(derived(kind), kind).toEqual([])
+    engine.rebuild()
+    for (const kind of ['summary', 'lesson', 'preference']) expect(derived(kind), kind).toEqual([])
+  })
+
   it('is idempotent, and a resumed session gets a new summary that supersedes the old one', async () => {
     const { engine, clock } = playDemo()
     await engine.consolidate()

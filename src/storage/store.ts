@@ -243,6 +243,8 @@ export interface Store {
    * @returns How many events were deleted.
    */
   deleteEvents(filter: { seqs?: readonly number[]; projectRoot?: string; sessionKey?: string; before?: number }): number
+  /** Ids of the observations derived from the events a `deleteEvents` filter would delete. */
+  observationIdsOfEvents(filter: { projectRoot: string; sessionKey?: string; before?: number }): string[]
   /** The log sequence number of the event an observation or memory was derived from. */
   sourceEventOf(id: string): number | undefined
 

@@ -692,6 +692,20 @@ class SqliteStore implements Store {
     return chain
   }
 
+  observationIdsOfEvents(filter: { projectRoot: string; sessionKey?: string; before?: number }): string[] {
+    const where = ['e.project_root = ?']
+    const params: unknown[] = [filter.projectRoot]
+    if (filter.sessionKey !== undefined) {
+      where.push('e.session_key = ?')
+      params.push(filter.sessionKey)
+    }
+    if (filter.before !== undefined) {
+      where.push('e.ts < ?')
+      params.push(filter.before)
+    }
+    return this.stmt(`SELECT o.id FROM observations o JOIN events e ON e.seq = o.event_seq WHERE ${where.join(' AND ')}`).pluck().all(...params) as string[]
+  }
+
   sourceEventOf(id: string): number | undefined {
     const o = this.stmt('SELECT event_seq FROM observations WHERE id = ?').pluck().get(id) as number | undefined
     if (o !== undefined) return o
@@ -872,9 +886,9 @@ class SqliteStore implements Store {
     if (observationIds.length === 0) return out
     const rows = this.stmt(
       `SELECT j.value AS obs, m.id AS mem FROM memories m, json_each(m.sources) j
-       WHERE m.project_id = ? AND m.sources IS NOT NULL AND j.value IN (${observationIds.map(() => '?').join(',')})
+       WHERE m.project_id = ? AND m.sources IS NOT NULL AND j.value IN (SELECT value FROM json_each(?))
        ORDER BY m.created_at, m.rowid`,
-    ).all(projectId, ...observationIds) as { obs: string; mem: string }[]
+    ).all(projectId, JSON.stringify(observationIds)) as { obs: string; mem: string }[]
     for (const r of rows) out.set(r.obs, [...(out.get(r.obs) ?? []), r.mem])
     return out
   }
