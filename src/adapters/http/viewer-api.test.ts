@@ -271,8 +271,12 @@ describe('deeply nested bodies', () => {
 describe('hook event names', () => {
   it('refuses a name that is not an identifier without echoing it, and stores nothing', async () => {
     const before = (await api('GET', '/v1/status')).body.counts.events
-    const r = await api('POST', '/v1/events', { event: 'Evil<script>ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5', payload: { session_id: 'x', cwd: '/home/demo/acme-api' } })
-    expect([r.status, r.body.error.message]).toEqual([400, 'hook event name must be letters, digits, _ or -, starting with a letter, at most 64 characters (got a 52-character name containing "<")'])
+    const r = await api('POST', '/v1/events', { event: 'Evil<script>alert(1)</script>', payload: { session_id: 'x', cwd: '/home/demo/acme-api' } })
+    expect([r.status, r.body.error.message]).toEqual([400, 'hook event name must be letters, digits, _ or -, starting with a letter, at most 64 characters (got a 29-character name containing "<")'])
+    for (const event of ['Evil<script>ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5', 'ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5']) {
+      const secret = await api('POST', '/v1/events', { event, payload: { session_id: 'x', cwd: '/home/demo/acme-api' } })
+      expect([secret.status, secret.body.error.message]).toEqual([400, 'hook event name looks like a secret (a token or key): not stored'])
+    }
     expect((await api('GET', '/v1/status')).body.counts.events).toBe(before)
   })
 })
