@@ -174,6 +174,19 @@ describe('procedures through consolidation (deterministic)', () => {
     expect(new Set(engine.memorySources([current[0]!]).map((o) => o.sessionId)).size).toBe(3)
   })
 
+  it('an archived procedure stays archived when another supporting session comes', async () => {
+    const { engine, clock } = createTestEngine({ cwd: CWD })
+    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+    await engine.consolidate()
+    const [first] = procedures(engine)
+    engine.setMemoryState(first!.id, 'archive')
+    play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
+    expect(await engine.consolidate()).toMatchObject({ procedures: 0 })
+    expect(engine.history(first!.id)).toEqual([expect.objectContaining({ id: first!.id, archivedAt: expect.any(Number), seenCount: 1 })])
+    expect(engine.context({ project: { root: CWD, name: 'demo-app' } }).text).not.toContain('Procedures')
+  })
+
   it('is recalled like any memory, listed by name and trigger in the context block, and exported', async () => {
     const { engine, clock } = createTestEngine({ cwd: CWD })
     play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)

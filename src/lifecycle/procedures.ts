@@ -268,6 +268,8 @@ export interface StoredProcedure {
   id: string
   text: string
   sources: string[]
+  /** Archived by a person (or by decay): consolidation leaves it so instead of writing it again. */
+  archivedAt?: number | undefined
 }
 
 /** A procedure to write: its text, provenance and write-guard subject key. */
@@ -294,6 +296,7 @@ export interface PlanProceduresInput {
 /**
  * Decides what a consolidation run writes for a project's procedures.
  * For each candidate of {@link distillProcedures}:
+ * - an archived stored procedure of the same kind of work: nothing (it stays archived);
  * - a stored procedure of the same kind of work (same check and files)
  *   checked against exactly the same sessions: nothing (re-running adds nothing);
  * - one whose steps are all still attested in the candidate's sessions:
@@ -316,6 +319,8 @@ export async function planProcedures(phraser: ProcedurePhraser | undefined, inpu
   for (const c of distillProcedures(input.sessions, input.config)) {
     const prior = stored.get(c.key)
     const ids = new Set(c.sessions.map((s) => s.sessionId))
+    // An archived procedure stays archived: writing it again would count as seeing it again and restore it.
+    if (prior?.archivedAt !== undefined) continue
     if (prior) {
       const priorSessions = new Set(prior.sources.map(input.sessionOf).filter((s): s is string => s !== undefined))
       if (priorSessions.size === ids.size && [...ids].every((id) => priorSessions.has(id))) continue
