@@ -57,6 +57,24 @@ describe('export and import', () => {
     expect(fresh.exportJsonl(() => undefined).counts.tombstones).toBe(1)
   })
 
+  it('redacts secrets in an imported export (hand-made or from before a detector existed) before storing them', async () => {
+    const { engine } = seeded()
+    const lines: string[] = []
+    engine.exportJsonl((l) => lines.push(l))
+    // Put a raw key into one event's payload, as an edited or foreign export could hold it.
+    const i = lines.findIndex((l) => l.includes('"kind":"event"') && l.includes('UserPromptSubmit'))
+    const rec = JSON.parse(lines[i]!) as { payload: { prompt: string } }
+    rec.payload.prompt = 'deploy with AKIAIOSFODNN7EXAMPLE now'
+    lines[i] = JSON.stringify(rec)
+    const fresh = createTestEngine().engine
+    await fresh.importExport(lines.join('\n'), 'export.jsonl')
+    const out: string[] = []
+    fresh.exportJsonl((l) => out.push(l))
+    expect(out.join('\n')).not.toContain('AKIAIOSFODNN7EXAMPLE')
+    expect(fresh.sessions().map((s) => s.title ?? '').join(' ')).not.toContain('AKIAIOSFODNN7EXAMPLE')
+    expect(out.join('\n')).toContain('[REDACTED:aws-access-key]')
+  })
+
   it('a project export holds that project only', () => {
     const { engine } = seeded()
     const lines: string[] = []

@@ -834,6 +834,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `NOT_FOUND` — nothing matches; the hint lists known projects.
    */
   resolveProjects(arg: string): Project[] {
+    if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
     const all = this.store.listProjects()
     const byName = all.filter((p) => p.name === arg || p.root === arg)
     if (byName.length > 0) return byName
@@ -857,6 +858,7 @@ export class MnemoEngine {
    * project by name or root, else the project of a path.
    */
   projectForWrite(arg: string): ProjectRef {
+    if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
     const known = this.store.listProjects().find((p) => p.name === arg || p.root === arg)
     if (known) return { root: known.root, name: known.name }
     if (!isPathArg(arg)) {
@@ -951,7 +953,8 @@ export class MnemoEngine {
     let events = 0
     let duplicates = 0
     for (let i = 0; i < parsed.events.length; i += 1000) {
-      const batch = parsed.events.slice(i, i + 1000)
+      // An export is input like any other: its payloads pass the secret detectors before they are stored.
+      const batch = parsed.events.slice(i, i + 1000).map(({ event, receivedAt }) => ({ event: { ...event, payload: redactValue(event.payload) }, receivedAt }))
       const r = this.store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => this.derive(event) })))
       events += r.inserted
       duplicates += r.duplicates

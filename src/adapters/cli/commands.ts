@@ -168,7 +168,10 @@ async function rememberRemote(io: CliIo, out: Out, text: string, o: GlobalOption
 function parseTimeOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined
   const ms = Date.parse(value)
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) throw invalidInput(name, `--${name} must be an ISO-8601 time like 2026-05-01 or 2026-05-01T12:00:00Z (got ${JSON.stringify(value)})`)
+  const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(value)
+  // Date.parse rolls an impossible day over (2026-02-30 → 2026-03-02): the calendar date must exist as written.
+  const exists = date !== null && new Date(Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3]))).getUTCDate() === Number(date[3])
+  if (!date || !exists || Number.isNaN(ms)) throw invalidInput(name, `--${name} must be an ISO-8601 time like 2026-05-01 or 2026-05-01T12:00:00Z (got ${JSON.stringify(value)})`)
   return ms
 }
 

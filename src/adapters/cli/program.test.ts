@@ -377,6 +377,12 @@ describe('forget and rebuild', () => {
     expect((await ok(['compact', '--before', '2099-01-01'])).events).toBe(0)
     await expectFailure(['compact'], 2, 'INVALID_INPUT', 'compact needs --before <time>')
     await expectFailure(['compact', '--before', 'last week'], 2, 'INVALID_INPUT', '--before must be an ISO-8601 time')
+    // A day that does not exist is refused, not rolled over to the next month.
+    for (const day of ['2026-02-30', '2026-04-31', '2025-02-29']) await expectFailure(['compact', '--before', day], 2, 'INVALID_INPUT', `(got "${day}")`)
+    // An empty --project (an unset shell variable) never means "the project I am in".
+    for (const argv of [['compact', '--before', '2099-01-01', '--project', ''], ['forget', '--project', '', '--yes'], ['recall', 'login', '--project', '']]) {
+      await expectFailure(argv, 2, 'INVALID_INPUT', 'project is empty')
+    }
   })
 
   it('remembering a forgotten text again stores it anew (a forget deletes; it does not blacklist what you say next)', async () => {
