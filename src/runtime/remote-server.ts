@@ -99,10 +99,31 @@ export async function remoteJson(remote: RemoteServer, method: string, route: st
   const res = await remoteFetch(remote, route, { method, timeoutMs: 10_000, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })
   const text = await res.text()
   if (res.ok) return text ? JSON.parse(text) : undefined
+  // mnemo's own error body ({ error: { code, message, hint } }): the server's verdict, passed on as it is
+  // (a 404 for an unknown project is not a wrong URL).
+  const own = mnemoErrorBody(text)
+  const hint = own?.hint ? { hint: own.hint } : {}
+  if (own?.code === 'INVALID_INPUT') throw new MnemoError('INVALID_INPUT', `team server: ${own.message}`, { details: { path: 'body' }, ...hint })
+  if (own?.code === 'NOT_FOUND' || own?.code === 'CONFLICT') {
+    const kind = (/\b(memory|observation|session)\b/.exec(own.message)?.[1] ?? 'project') as 'memory' | 'observation' | 'session' | 'project'
+    throw new MnemoError(own.code, `team server: ${own.message}`, { details: { kind, id: /\b((?:mem|obs|ses)_[0-9a-z]+)\b/.exec(own.message)?.[1] ?? '' }, ...hint })
+  }
   const message = vendorMessage(text) ?? snippet(text)
   const problem = settingProblem(res.status)
   if (res.status >= 400 && res.status < 500 && problem === undefined) {
     throw new MnemoError('INVALID_INPUT', `team server refused it: ${message}`, { details: { path: 'body' } })
   }
   throw new MnemoError('STORE_UNAVAILABLE', `team server ${remote.url} answered ${res.status}: ${problem ?? message}`, { details: { dialect: 'sqlite', operation: `${method} ${route}` } })
+}
+
+/** The `{ error: { code, message, hint } }` body of a mnemo server's error answer, if that is what `text` is. */
+function mnemoErrorBody(text: string): { code: string; message: string; hint: string | null } | undefined {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; hint?: unknown } }
+    const e = body.error
+    if (e && typeof e.code === 'string' && typeof e.message === 'string') return { code: e.code, message: e.message, hint: typeof e.hint === 'string' ? e.hint : null }
+  } catch {
+    // not JSON
+  }
+  return undefined
 }

@@ -617,6 +617,13 @@ describe('status', () => {
       expect(block.stderr).toContain(`from ${server.url}`)
       const listed = JSON.parse((await team(['sessions', '--project', 'acme-api', '--json'])).stdout).sessions as { id: string }[]
       expect(listed.map((x) => x.id)).toEqual(server.engine.sessions({ projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) }).map((x) => x.id))
+      // The server's own verdict comes through: an unknown project is not a wrong URL.
+      for (const argv of [['recall', 'jose', '--project', 'nosuch'], ['sessions', '--project', 'nosuch']]) {
+        const r = await team(argv)
+        expect([r.code, r.stderr.split('\n')[0]], argv.join(' ')).toEqual([1, 'mnemo: team server: no project named or containing "nosuch"'])
+      }
+      const ctx = await team(['context', '--project', 'nosuch'])
+      expect([ctx.code, ctx.stderr.split('\n')[0]]).toEqual([2, 'mnemo: team server: no project named "nosuch"'])
       const asOf = await team(['recall', 'jose', '--as-of', '2026-01-01'])
       expect([asOf.code, asOf.stderr.split('\n')[0]]).toEqual([2, 'mnemo: --as-of is not available in team mode (the server\'s recall route has no such option)'])
       // Nothing went into the local store.
