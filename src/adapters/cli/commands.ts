@@ -271,7 +271,17 @@ export async function show(io: CliIo, out: Out, id: string, o: GlobalOptions): P
       }
     } else if (r.type === 'memory') {
       if (out.json) printJson(out, { type: r.type, project: r.project?.name ?? null, memory: toMemoryJson(r.memory, r.project) })
-      else out.stdout(`${r.memory.id}  [${r.memory.kind}]  ${toIso(r.memory.createdAt)}  project ${r.project?.name ?? r.memory.projectId}\n\n${r.memory.text}\n`)
+      else {
+        const m = r.memory
+        const facts = [
+          m.confidence !== undefined ? `confidence ${m.confidence}` : m.kind === 'summary' || m.kind === 'procedure' ? '' : 'stated',
+          m.pinned ? 'pinned' : '',
+          m.archivedAt !== undefined ? `archived ${toIso(m.archivedAt)}` : '',
+          m.validTo !== undefined ? `superseded ${toIso(m.validTo)} by ${m.supersededBy ?? '?'}` : '',
+          m.sources.length > 0 ? `${m.sources.length} source(s)` : '',
+        ].filter((f) => f !== '')
+        out.stdout(`${m.id}  [${m.kind}]  ${toIso(m.createdAt)}  project ${r.project?.name ?? m.projectId}${facts.length > 0 ? `  (${facts.join(', ')})` : ''}\n\n${m.text}\n`)
+      }
     } else {
       const d = r.detail
       if (out.json) {
