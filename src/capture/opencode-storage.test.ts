@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -188,6 +188,22 @@ describe('importing OpenCode storage', () => {
       const again = await engine.importPath(t.dir)
       expect(again).toMatchObject({ imported: 1, duplicates: 28, skipped: 0 })
       expect((await engine.recall('LOGIN_LIMIT', { limit: 1 }))[0]).toMatchObject({ kind: 'tool', sourceRef: 'toolu_06Write8d2f' })
+    } finally {
+      t.cleanup()
+    }
+  })
+
+  it('reports the messages of a missing session file, and the parts of an unreadable message, instead of dropping them quietly', async () => {
+    const t = tempDir()
+    try {
+      cpSync(STORAGE, t.dir, { recursive: true })
+      rmSync(path.join(t.dir, 'session/global/ses_5d3a01b7cffeHj2Kl4Mn6Pq8Rs.json'))
+      writeFileSync(path.join(t.dir, 'message', SA, readdirSync(path.join(t.dir, 'message', SA))[0]!), '{"id": "msg_trunc')
+      const r = await createTestEngine().engine.importPath(t.dir)
+      const skipped = r.files[0]!.skipped.map((s) => `${s.line}: ${s.reason}`)
+      expect(skipped.filter((x) => x.includes('no readable session file for ses_5d3a01b7cffeHj2Kl4Mn6Pq8Rs')).length).toBeGreaterThanOrEqual(2)
+      expect(skipped.some((x) => x.startsWith('message/ses_5d3a01b7cffeHj2Kl4Mn6Pq8Rs/msg_a1c0ffee0001Tu5Vw7Xy9Za1Bc.json: message skipped'))).toBe(true)
+      expect(skipped.some((x) => /^part\/.+: part skipped: its message message\/.+ could not be read$/.test(x))).toBe(true)
     } finally {
       t.cleanup()
     }

@@ -202,11 +202,34 @@ export function parseOpenCodeStorage(options: OpenCodeParseOptions): ParseResult
     ? [options.session]
     : listDirs(path.join(root, 'session')).flatMap((p) => listJson(path.join(root, 'session', p)).map((n) => path.join(root, 'session', p, n)))
   const sessions = readAll(sessionFiles).sort(byTimeThenId)
+  /** Counts the part files of `messageId` as read and skipped, with `why`. */
+  const orphanParts = (messageId: string, why: string): void => {
+    for (const name of listJson(path.join(root, 'part', messageId))) {
+      result.read++
+      result.skipped.push({ line: rel(path.join(root, 'part', messageId, name)), reason: `part skipped: ${why}` })
+    }
+  }
+  if (!options.session) {
+    // Messages of a session whose file is missing or unreadable (and their parts) are reported, not lost in silence.
+    const known = new Set(sessions.map((s) => s.id))
+    for (const sid of listDirs(path.join(root, 'message'))) {
+      if (known.has(sid)) continue
+      for (const name of listJson(path.join(root, 'message', sid))) {
+        result.read++
+        result.skipped.push({ line: rel(path.join(root, 'message', sid, name)), reason: `message skipped: no readable session file for ${sid}` })
+        orphanParts(stem(name), `its session ${sid} has no readable session file`)
+      }
+    }
+  }
 
   for (const session of sessions) {
     const sid = session.id
     const projectID = path.basename(path.dirname(session.file))
-    const messages = readAll(listJson(path.join(root, 'message', sid)).map((n) => path.join(root, 'message', sid, n))).sort(byTimeThenId)
+    const messageFiles = listJson(path.join(root, 'message', sid)).map((n) => path.join(root, 'message', sid, n))
+    const messages = readAll(messageFiles).sort(byTimeThenId)
+    // The parts of a message that could not be read have nothing to belong to: say so, do not drop them quietly.
+    const readable = new Set(messages.map((m) => m.id))
+    for (const file of messageFiles) if (!readable.has(stem(file))) orphanParts(stem(file), `its message ${rel(file)} could not be read`)
     const project = options.project ?? projectOf(session.record, messages, projects.get(projectID), projectID)
     const startedAt = createdOf(session.record) ?? messages.map((m) => createdOf(m.record)).find((t) => t !== undefined) ?? fileTime(session.file) ?? 0
     let last = startedAt
