@@ -707,8 +707,10 @@ export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: st
   if (out.json) printJson(out, { url, running, tokenAccepted })
   else {
     const note = !running
-      ? `(no server answers at ${base}: start it with mnemo serve${port === 7077 ? '' : ` --port ${port}`})\n`
-      : !tokenAccepted
+      ? `(no server answers at ${base}: start it with mnemo serve${port === 7077 || port === 0 ? '' : ` --port ${port}`})\n`
+      : status === 404 || status === 405
+        ? `(something answers at ${base}, but not a mnemo server (HTTP ${status}): check --port)\n`
+        : !tokenAccepted
         ? `(the server at ${base} refuses this token (HTTP ${status}): it serves another data directory; pass that one's --home)\n`
         : ''
     out.stdout(`${url}\n${note}`)

@@ -12,14 +12,16 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error
 })
 
-if (argv[0] === 'hook' && (argv[1] === undefined || argv[1] === '--help' || argv[1] === '-h')) {
+// `mnemo hook [--agent A] [--home H] <event>`: the event is the first word that is neither an option nor an option's value.
+const hookEvent = argv[0] === 'hook' ? argv.slice(1).find((a, i, rest) => !a.startsWith('--') && rest[i - 1] !== '--agent' && rest[i - 1] !== '--home') : undefined
+if (argv[0] === 'hook' && (hookEvent === undefined || argv.includes('--help') || argv.includes('-h'))) {
   // Help is not an event: answer it here instead of logging an invalid event. Exit 0 even without an
   // event (on stderr then): for Claude Code a hook's exit 2 means "block", and a hook must never block.
   const usage =
     'Usage: mnemo hook <event> [--agent claude-code|codex|gemini|cursor] [--home <dir>]\n\n' +
     'Captures one lifecycle event: the hook payload JSON on stdin, as the agent writes it.\n' +
     'Agents call this (see mnemo connect); it always exits 0 so it never blocks the agent; problems go to mnemo status.\n'
-  if (argv[1] === undefined) process.stderr.write(usage)
+  if (hookEvent === undefined && !argv.includes('--help') && !argv.includes('-h')) process.stderr.write(usage)
   else process.stdout.write(usage)
 } else if (argv[0] === 'hook') {
   const { runHook } = await import('../hooks/run-hook.js')
@@ -28,7 +30,7 @@ if (argv[0] === 'hook' && (argv[1] === undefined || argv[1] === '--help' || argv
   const homeAt = argv.indexOf('--home')
   const home = homeAt > 0 ? argv[homeAt + 1] : argv.find((a) => a.startsWith('--home='))?.slice('--home='.length)
   await runHook(
-    argv[1] ?? '',
+    hookEvent ?? '',
     {
       stdin: process.stdin,
       stdout: process.stdout,
