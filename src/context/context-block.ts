@@ -121,8 +121,10 @@ export function assembleContext(input: {
   omitted += Math.max(0, procedures.length - MAX_CONTEXT_PROCEDURES)
   const listed = procedures.slice(0, MAX_CONTEXT_PROCEDURES)
   if (listed.length > 0 && tryAdd('\n## Procedures (how recurring work was done here; recall one by name for its steps)')) {
-    for (const m of listed) {
-      if (tryAdd(`- ${escapeForBlock(truncateGraphemes(procedureHeadline(m.text).replace(/\s+/g, ' ').trim(), 240))}`)) memoryIds.push(m.id)
+    const names = listed.map((m) => procedureHeadline(m.text).split(' — when: ')[0])
+    for (const [i, m] of listed.entries()) {
+      const shared = names.filter((n) => n === names[i]).length > 1
+      if (tryAdd(`- ${escapeForBlock(truncateGraphemes(procedureHeadline(m.text, shared).replace(/\s+/g, ' ').trim(), 240))}`)) memoryIds.push(m.id)
       else omitted++
     }
   } else omitted += listed.length

@@ -69,9 +69,12 @@ export function parseProcedureText(text: string): ProcedureParts | undefined {
 }
 
 /** `add middleware — when: tasks like …`: a procedure's one-line form for the context block (its first two lines). */
-export function procedureHeadline(text: string): string {
+export function procedureHeadline(text: string, withCheck = false): string {
   const [first = '', second = ''] = text.split('\n')
   const name = first.replace(/^Procedure:\s*/, '')
   const when = second.replace(/^When:\s*/, '')
-  return when ? `${name} — when: ${when}` : name
+  // Two procedures may share a name (the same work, checked by npm test in one and pnpm test in the other).
+  const check = withCheck ? /^Check: (.+), passed at the end of each of \d+ successful sessions$/m.exec(text)?.[1] : undefined
+  const named = check ? `${name} (checked by ${check})` : name
+  return when ? `${named} — when: ${when}` : named
 }

@@ -282,6 +282,8 @@ describe('procedure text', () => {
     expect(parseProcedureText(procedureText(parts))).toEqual(parts)
     expect(parseProcedureText('orders DB is PostgreSQL 14')).toBeUndefined()
     expect(procedureHeadline(procedureText(parts))).toBe('add lib — when: tasks like "x"')
+    // With the check, for two procedures of the same name in one context block.
+    expect(procedureHeadline(procedureText(parts), true)).toBe(`add lib (checked by ${parts.check}) — when: tasks like "x"`)
   })
 })
 
