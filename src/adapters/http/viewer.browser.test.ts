@@ -205,6 +205,21 @@ describe.skipIf(missing !== undefined)('the viewer in headless Chromium', () => 
     await shot('health')
   })
 
+  it('loads older events on demand past the first page', async () => {
+    for (let i = 0; i < 130; i++) {
+      await api('POST', '/v1/events', { event: 'UserPromptSubmit', payload: { session_id: 'busy-1', cwd: '/home/demo/busy', hook_event_name: 'UserPromptSubmit', prompt: `busy prompt number ${i}` } })
+    }
+    await page.reload()
+    await open('live')
+    await expect.poll(async () => (await page.getByTestId('project-select').locator('option').allTextContents()).includes('busy'), { timeout: 5000 }).toBe(true)
+    await page.getByTestId('project-select').selectOption('busy')
+    await expect.poll(() => page.locator('p.count').textContent()).toContain('100 events')
+    await page.getByTestId('live-older').click()
+    await expect.poll(() => page.locator('p.count').textContent()).toContain('130 events')
+    expect(await page.getByTestId('live-older').count()).toBe(0)
+    await page.getByTestId('project-select').selectOption(P)
+  })
+
   it('opens the replay at a step chosen from the live list', async () => {
     await open('live')
     await page.getByTestId('live-row').filter({ hasText: 'evil.example' }).first().click()

@@ -108,6 +108,8 @@ export interface Status {
 
 export interface ObservationList {
   observations: Observation[]
+  /** Pass as `before` for the next (older) page; null at the end. */
+  nextBefore?: number | null
   total?: number
 }
 

@@ -2,6 +2,7 @@
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { api, ApiError, isAbort, query, toApiError } from '../api.js'
+import { announce } from '../announce.js'
 import { ErrorBox, KindBadge, Time, WindowedList } from '../components.js'
 import { humanDuration, isWarningFlag, oneLine, roleTool } from '../format.js'
 import { ObservationView } from '../item-detail.js'
@@ -20,11 +21,17 @@ export function LiveScreen(props: { project: string }): JSX.Element {
   const [error, setError] = useState<ApiError | null>(null)
   const pausedRef = useRef(paused)
   pausedRef.current = paused
+  // Older events, on demand: where the next older page starts, and how many rows are kept (grows as older pages come).
+  const [olderBefore, setOlderBefore] = useState<number | null>(null)
+  const [olderLoading, setOlderLoading] = useState(false)
+  const capRef = useRef(LIVE_CAP)
 
   useEffect(() => {
     setRows([])
     setHeld([])
     setError(null)
+    setOlderBefore(null)
+    capRef.current = LIVE_CAP
     const filters = { project: props.project, agent, kind }
     const controller = new AbortController()
     let listRequested = false
@@ -32,14 +39,17 @@ export function LiveScreen(props: { project: string }): JSX.Element {
       if (listRequested) return
       listRequested = true
       api<ObservationList>(`/v1/observations${query({ ...filters, limit: 100 })}`, { signal: controller.signal })
-        .then((r) => setRows((cur) => mergeNewest(cur, r.observations)))
+        .then((r) => {
+          setRows((cur) => mergeNewest(cur, r.observations, capRef.current))
+          setOlderBefore(r.nextBefore ?? null)
+        })
         .catch((e: unknown) => {
           if (!isAbort(e)) setError(toApiError(e))
         })
     }
     const add = (o: Observation): void => {
       if (pausedRef.current) setHeld((cur) => mergeNewest(cur, [o]))
-      else setRows((cur) => mergeNewest(cur, [o]))
+      else setRows((cur) => mergeNewest(cur, [o], capRef.current))
     }
     // The list is read once the stream is open, so nothing captured in between is missed (duplicates are dropped).
     const stop = followStream({
@@ -62,6 +72,20 @@ export function LiveScreen(props: { project: string }): JSX.Element {
       controller.abort()
     }
   }, [props.project, agent, kind])
+
+  const loadOlder = (): void => {
+    if (olderBefore === null || olderLoading) return
+    setOlderLoading(true)
+    api<ObservationList>(`/v1/observations${query({ project: props.project, agent, kind, limit: 100, before: olderBefore })}`)
+      .then((r) => {
+        capRef.current += r.observations.length
+        setRows((cur) => mergeNewest(cur, r.observations, capRef.current))
+        setOlderBefore(r.nextBefore ?? null)
+        announce(`Loaded ${r.observations.length} older event${r.observations.length === 1 ? '' : 's'}`)
+      })
+      .catch((e: unknown) => setError(toApiError(e)))
+      .finally(() => setOlderLoading(false))
+  }
 
   const togglePause = (): void => {
     if (paused) {
@@ -116,7 +140,7 @@ export function LiveScreen(props: { project: string }): JSX.Element {
       <div class="split">
         <div class="split-main">
           <p class="muted count">
-            {rows.length === 0 ? 'No events yet: they appear here as agents work.' : `${rows.length} event${rows.length === 1 ? '' : 's'} (newest first, the last ${LIVE_CAP} kept)`}
+            {rows.length === 0 ? 'No events yet: they appear here as agents work.' : `${rows.length} event${rows.length === 1 ? '' : 's'} (newest first, the last ${capRef.current} kept)`}
           </p>
           {rows.length > 0 ? (
             <WindowedList
@@ -146,6 +170,11 @@ export function LiveScreen(props: { project: string }): JSX.Element {
                 )
               }}
             />
+          ) : null}
+          {olderBefore !== null ? (
+            <button type="button" class="button" onClick={loadOlder} disabled={olderLoading} data-testid="live-older">
+              {olderLoading ? 'Loading older events…' : 'Load older events'}
+            </button>
           ) : null}
         </div>
         <aside class="split-side" aria-label="Selected event" tabIndex={0}>
