@@ -4,7 +4,6 @@ import { createTestEngine, hookPayload, T0 } from '../testing/test-mnemo.js'
 import type { MnemoEngine } from './mnemo.js'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
-const DAY = 86_400_000
 const CUT = Date.parse('2029-01-01T00:00:00Z')
 const NEW_SESSION_AT = Date.parse('2030-01-01T00:00:00Z')
 

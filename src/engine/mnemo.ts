@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
-import { idPrefix, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../core/ids.js'
+import { idPrefix, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Clock } from '../core/clock.js'
 import { MEMORY_KINDS, type AgentName, type EventInput, type HookAgent, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
 import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
