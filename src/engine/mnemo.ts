@@ -30,7 +30,8 @@ import { parseQueryTimes } from '../retrieval/query-time.js'
 import { dateWords, toIndexedText } from '../retrieval/search-text.js'
 import { rangeWords, resolveRelativeTimes } from '../retrieval/time-expressions.js'
 import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
-import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, Store, StoreStats } from '../storage/store.js'
+import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
+import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Store, StoreStats } from '../storage/store.js'
 import type { ImportFormat } from './import-files.js'
 
 /** Options of `recall`. */
@@ -638,33 +639,13 @@ export class MnemoEngine {
 
   /**
    * A session's steps in order, from `offset` (0-based), at most `limit`
-   * (1–500), each with the ids of the memories derived from it; with `at`
-   * (an observation id), also that observation's 0-based `position` in the
-   * session, so a client can open the page holding it.
+   * (1–500), each with the memories derived from it; see `sessionTimeline`
+   * in browse.ts.
    *
    * @throws {MnemoError} `NOT_FOUND` — no such session, or `at` is not one of its observations.
    */
-  sessionTimeline(
-    id: string,
-    offset: number,
-    limit: number,
-    at?: string,
-  ): { session: Session; project: Project | undefined; observations: (Observation & { derivedMemories: string[] })[]; position?: number } {
-    const session = this.store.getSession(id)
-    if (!session) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
-    let position: number | undefined
-    if (at !== undefined) {
-      position = this.store.observationPosition(session.id, at)
-      if (position === undefined) throw new MnemoError('NOT_FOUND', `no observation ${at} in session ${id}`, { details: { kind: 'observation', id: at } })
-    }
-    const page = this.store.sessionObservationsPage(session.id, offset, limit)
-    const derived = this.store.memoriesFromObservations(session.projectId, page.map((o) => o.id))
-    return {
-      session: { ...session, ...(session.title ? { title: this.readRedact(session.title) } : {}) },
-      project: this.store.getProject(session.projectId),
-      observations: page.map((o) => ({ ...this.redactObservation(o), derivedMemories: derived.get(o.id) ?? [] })),
-      ...(position !== undefined ? { position } : {}),
-    }
+  sessionTimeline(id: string, offset: number, limit: number, at?: string): SessionTimeline {
+    return sessionTimeline(this.store, (t) => this.readRedact(t), id, offset, limit, at)
   }
 
   /** A page of a project's memories by kind and state (all versions with `state: 'all'`), pinned first then newest, text redacted. */
@@ -673,17 +654,9 @@ export class MnemoEngine {
     return { total: page.total, memories: page.memories.map((m) => ({ ...m, text: this.readRedact(m.text) })) }
   }
 
-  /**
-   * The observations memories were derived from (provenance) that still
-   * exist, each once, in time order, text redacted. Pass a version chain to
-   * get the provenance of every version (a hand edit has none of its own).
-   */
+  /** The observations memories were derived from that still exist, each once, oldest first; see `memorySources` in browse.ts. */
   memorySources(memories: readonly Memory[]): Observation[] {
-    return [...new Set(memories.flatMap((m) => m.sources))]
-      .map((id) => this.store.getObservation(id))
-      .filter((o): o is Observation => o !== undefined)
-      .sort((a, b) => a.ts - b.ts)
-      .map((o) => this.redactObservation(o))
+    return memorySources(this.store, (t) => this.readRedact(t), memories)
   }
 
   /**
@@ -691,8 +664,9 @@ export class MnemoEngine {
    * kind that supersedes it (the old one keeps its validity interval and
    * stays in `history`), pinned when the old one was, with an audit record.
    *
-   * @throws {MnemoError} `NOT_FOUND` — no such memory, or it is no longer current.
-   * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text.
+   * @throws {MnemoError} `NOT_FOUND` — no such memory.
+   * @throws {MnemoError} `CONFLICT` — it was superseded (the message names the current version).
+   * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, or a summary or procedure.
    */
   editMemory(id: string, text: string, actor = 'cli'): Memory {
     const old = this.store.getMemory(id)
@@ -709,52 +683,14 @@ export class MnemoEngine {
   }
 
   /**
-   * The entity graph around `entity` in some projects, drawn from a sample
-   * so it stays fast on any store: the best-matching entity (exact name
-   * first, then most mentioned), the entities mentioned most often in the
-   * newest 1000 documents that mention it, the co-mention edges among all of
-   * them within those documents (weight = documents shared), and the newest
-   * 50 of those documents. Without `entity`: the entities most mentioned in
-   * the newest 2000 observations, and their edges there. (Bounded samples:
-   * the cost does not grow with the store; see scripts/bench-viewer.mjs.) Node `docs` counts
-   * every document that mentions the entity.
+   * The entity graph around `entity` (or the most mentioned entities),
+   * drawn from a bounded sample; see `entityGraph` in browse.ts.
    *
    * @param limit - Neighbours at most, 1–100.
    * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
    */
-  entityGraph(projectIds: readonly ProjectId[], entity: string | undefined, limit: number): {
-    center: EntityRow | undefined
-    nodes: EntityRow[]
-    edges: { source: number; target: number; weight: number }[]
-    mentions: RecallHit[]
-  } {
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
-    const asked = entity?.trim()
-    const center = asked ? this.store.searchEntities(projectIds, asked, 1)[0] : undefined
-    if (asked && !center) return { center: undefined, nodes: [], edges: [], mentions: [] }
-    const sample = this.store.sampleDocs(projectIds, center?.id, center ? 1000 : 2000)
-    const ranked = this.store.entitiesInDocs(sample, limit + 1).filter((e) => e.id !== center?.id).slice(0, limit)
-    const nodes = this.store.entitiesById([...(center ? [center.id] : []), ...ranked.map((e) => e.id)])
-    const edges = this.store.entityEdges(nodes.map((n) => n.id), sample)
-    const projects = new Map(this.store.listProjects().map((p) => [p.id as string, p.name]))
-    const mentions = center
-      ? this.store.docs(sample.slice(0, 50)).map(
-          (d): RecallHit => ({
-            id: d.id as RecallHit['id'],
-            type: d.type,
-            kind: d.kind as RecallHit['kind'],
-            projectId: d.projectId,
-            project: projects.get(d.projectId) ?? '',
-            sessionId: d.sessionId,
-            ts: d.ts,
-            score: 0,
-            snippet: truncateGraphemes(this.readRedact(d.text), 240),
-            sourceRef: d.sourceRef,
-            ...(d.flags.length > 0 ? { flags: d.flags } : {}),
-          }),
-        )
-      : []
-    return { center: nodes[0] && center ? nodes[0] : undefined, nodes, edges, mentions }
+  entityGraph(projectIds: readonly ProjectId[], entity: string | undefined, limit: number): EntityGraph {
+    return entityGraph(this.store, (t) => this.readRedact(t), projectIds, entity, limit)
   }
 
   /**

@@ -1,0 +1,115 @@
+import { MnemoError, invalidInput } from '../core/errors.js'
+import type { ProjectId } from '../core/ids.js'
+import { truncateGraphemes } from '../core/text.js'
+import type { Memory, Observation, Project, RecallHit, Session } from '../core/types.js'
+import type { EntityRow, Store } from '../storage/store.js'
+
+/**
+ * Reads for browsing a store (the viewer and the REST routes behind it):
+ * session replay pages, provenance, the entity graph. Pure functions of a
+ * store and the read-side redaction; the engine exposes them as methods.
+ */
+
+/** Read-side redaction: the second pass every text gets on its way out. */
+type Redact = (text: string) => string
+
+/** A page of a session's steps; see {@link sessionTimeline}. */
+export interface SessionTimeline {
+  session: Session
+  project: Project | undefined
+  observations: (Observation & { derivedMemories: string[] })[]
+  /** With `at`: that observation's 0-based place in the session. */
+  position?: number
+}
+
+/** The entity graph of {@link entityGraph}. */
+export interface EntityGraph {
+  center: EntityRow | undefined
+  nodes: EntityRow[]
+  edges: { source: number; target: number; weight: number }[]
+  mentions: RecallHit[]
+}
+
+/**
+ * A session's steps in order, from `offset` (0-based), at most `limit`
+ * (1–500), each with the ids of the memories derived from it; with `at`
+ * (an observation id), also that observation's 0-based `position` in the
+ * session, so a client can open the page holding it. Texts and the title
+ * are redacted.
+ *
+ * @throws {MnemoError} `NOT_FOUND` — no such session, or `at` is not one of its observations.
+ */
+export function sessionTimeline(store: Store, redact: Redact, id: string, offset: number, limit: number, at?: string): SessionTimeline {
+  const session = store.getSession(id)
+  if (!session) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
+  let position: number | undefined
+  if (at !== undefined) {
+    position = store.observationPosition(session.id, at)
+    if (position === undefined) throw new MnemoError('NOT_FOUND', `no observation ${at} in session ${id}`, { details: { kind: 'observation', id: at } })
+  }
+  const page = store.sessionObservationsPage(session.id, offset, limit)
+  const derived = store.memoriesFromObservations(session.projectId, page.map((o) => o.id))
+  return {
+    session: { ...session, ...(session.title ? { title: redact(session.title) } : {}) },
+    project: store.getProject(session.projectId),
+    observations: page.map((o) => ({ ...o, text: redact(o.text), derivedMemories: derived.get(o.id) ?? [] })),
+    ...(position !== undefined ? { position } : {}),
+  }
+}
+
+/**
+ * The observations memories were derived from (provenance) that still
+ * exist, each once, in time order, text redacted. Pass a version chain to
+ * get the provenance of every version (a hand edit has none of its own).
+ */
+export function memorySources(store: Store, redact: Redact, memories: readonly Memory[]): Observation[] {
+  return [...new Set(memories.flatMap((m) => m.sources))]
+    .map((id) => store.getObservation(id))
+    .filter((o): o is Observation => o !== undefined)
+    .sort((a, b) => a.ts - b.ts)
+    .map((o) => ({ ...o, text: redact(o.text) }))
+}
+
+/**
+ * The entity graph around `entity` in some projects, drawn from a sample
+ * so it stays fast on any store: the best-matching entity (exact name
+ * first, then most mentioned), the entities mentioned most often in the
+ * newest 1000 documents that mention it, the co-mention edges among all of
+ * them within those documents (weight = documents shared), and the newest
+ * 50 of those documents. Without `entity`: the entities most mentioned in
+ * the newest 2000 observations, and their edges there. Bounded samples keep
+ * the cost from growing with the store (scripts/bench-viewer.mjs). Node
+ * `docs` counts every document that mentions the entity.
+ *
+ * @param limit - Neighbours at most, 1–100.
+ * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
+ */
+export function entityGraph(store: Store, redact: Redact, projectIds: readonly ProjectId[], entity: string | undefined, limit: number): EntityGraph {
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
+  const asked = entity?.trim()
+  const center = asked ? store.searchEntities(projectIds, asked, 1)[0] : undefined
+  if (asked && !center) return { center: undefined, nodes: [], edges: [], mentions: [] }
+  const sample = store.sampleDocs(projectIds, center?.id, center ? 1000 : 2000)
+  const ranked = store.entitiesInDocs(sample, limit + 1).filter((e) => e.id !== center?.id).slice(0, limit)
+  const nodes = store.entitiesById([...(center ? [center.id] : []), ...ranked.map((e) => e.id)])
+  const edges = store.entityEdges(nodes.map((n) => n.id), sample)
+  const projects = new Map(store.listProjects().map((p) => [p.id as string, p.name]))
+  const mentions = center
+    ? store.docs(sample.slice(0, 50)).map(
+        (d): RecallHit => ({
+          id: d.id as RecallHit['id'],
+          type: d.type,
+          kind: d.kind as RecallHit['kind'],
+          projectId: d.projectId,
+          project: projects.get(d.projectId) ?? '',
+          sessionId: d.sessionId,
+          ts: d.ts,
+          score: 0,
+          snippet: truncateGraphemes(redact(d.text), 240),
+          sourceRef: d.sourceRef,
+          ...(d.flags.length > 0 ? { flags: d.flags } : {}),
+        }),
+      )
+    : []
+  return { center: nodes[0] && center ? nodes[0] : undefined, nodes, edges, mentions }
+}
