@@ -693,17 +693,8 @@ class SqliteStore implements Store {
   }
 
   observationIdsOfEvents(filter: { projectRoot: string; sessionKey?: string; before?: number }): string[] {
-    const where = ['e.project_root = ?']
-    const params: unknown[] = [filter.projectRoot]
-    if (filter.sessionKey !== undefined) {
-      where.push('e.session_key = ?')
-      params.push(filter.sessionKey)
-    }
-    if (filter.before !== undefined) {
-      where.push('e.ts < ?')
-      params.push(filter.before)
-    }
-    return this.stmt(`SELECT o.id FROM observations o JOIN events e ON e.seq = o.event_seq WHERE ${where.join(' AND ')}`).pluck().all(...params) as string[]
+    const where = eventConditions(filter, 'e.')
+    return this.stmt(`SELECT o.id FROM observations o JOIN events e ON e.seq = o.event_seq WHERE ${where.sql.join(' AND ')}`).pluck().all(...where.params) as string[]
   }
 
   sourceEventOf(id: string): number | undefined {
@@ -714,25 +705,8 @@ class SqliteStore implements Store {
 
   deleteEvents(filter: { seqs?: readonly number[]; projectRoot?: string; sessionKey?: string; before?: number }): number {
     return this.guard('delete', () => {
-      const where: string[] = []
-      const params: unknown[] = []
-      if (filter.seqs) {
-        if (filter.seqs.length === 0) return 0
-        where.push(`seq IN (${filter.seqs.map(() => '?').join(',')})`)
-        params.push(...filter.seqs)
-      }
-      if (filter.projectRoot !== undefined) {
-        where.push('project_root = ?')
-        params.push(filter.projectRoot)
-      }
-      if (filter.sessionKey !== undefined) {
-        where.push('session_key = ?')
-        params.push(filter.sessionKey)
-      }
-      if (filter.before !== undefined) {
-        where.push('ts < ?')
-        params.push(filter.before)
-      }
+      if (filter.seqs && filter.seqs.length === 0) return 0
+      const { sql: where, params } = eventConditions(filter)
       if (where.length === 0) throw new MnemoError('INVALID_INPUT', 'a delete needs a scope (ids, project, session or time)', { details: { path: 'scope' } })
       let deleted = 0
       this.db
@@ -1136,6 +1110,21 @@ function valueAfterSubject(text: string, subjectKey: string | null): string | un
   if (!subjectKey) return undefined
   const m = /\b(?:is|are|was|were|uses?|runs?(?: on)?|migrated to|moved to|switched to|changed to|became|now)\b\s*(.+)$/i.exec(text)
   return m?.[1]?.replace(/[.!]+$/, '').trim()
+}
+
+/** The conditions of the events a delete or fold filter names (column names prefixed with `alias`). */
+function eventConditions(filter: { seqs?: readonly number[]; projectRoot?: string; sessionKey?: string; before?: number }, alias = ''): { sql: string[]; params: unknown[] } {
+  const sql: string[] = []
+  const params: unknown[] = []
+  const and = (condition: string, ...values: unknown[]): void => {
+    sql.push(condition)
+    params.push(...values)
+  }
+  if (filter.seqs) and(`${alias}seq IN (${filter.seqs.map(() => '?').join(',')})`, ...filter.seqs)
+  if (filter.projectRoot !== undefined) and(`${alias}project_root = ?`, filter.projectRoot)
+  if (filter.sessionKey !== undefined) and(`${alias}session_key = ?`, filter.sessionKey)
+  if (filter.before !== undefined) and(`${alias}ts < ?`, filter.before)
+  return { sql, params }
 }
 
 function toStoredEvent(row: EventRow): StoredEvent {
