@@ -160,6 +160,7 @@ export interface BrowseMemoriesOptions {
 export interface StoreStats {
   events: number
   projects: number
+  /** Agents' sessions (mnemo's own bookkeeping sessions left out, as `sessions` lists them). */
   sessions: number
   observations: number
   memories: number

@@ -650,7 +650,8 @@ describe('status', () => {
 
     await remember('status memory')
     const after = await ok(['status'])
-    expect(after.counts).toEqual({ events: 1, projects: 1, sessions: 1, observations: 0, memories: 1 })
+    // A remember is logged in mnemo's bookkeeping session, which is not an agent's session: 0 sessions, as `sessions` lists.
+    expect(after.counts).toEqual({ events: 1, projects: 1, sessions: 0, observations: 0, memories: 1 })
     expect(after.lastCaptureAt).toMatch(ISO)
 
     const plain = await cli(['status'])

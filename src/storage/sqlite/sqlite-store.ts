@@ -972,7 +972,8 @@ class SqliteStore implements Store {
       return {
         events: count('events'),
         projects: count('projects'),
-        sessions: count('sessions'),
+        // Agents' sessions: mnemo's own bookkeeping session per project (remember, consolidation) is not one.
+        sessions: this.stmt("SELECT COUNT(*) FROM sessions WHERE agent <> 'mnemo'").pluck().get() as number,
         observations: count('observations'),
         memories: count('memories'),
         lastEventAt: last.t ?? undefined,
