@@ -130,6 +130,9 @@ export const hookEventInput = inputObject({
   payload: z.record(z.string(), z.unknown()).describe('The hook payload exactly as Claude Code wrote it (session_id, cwd, …).'),
   agent: z.enum(['claude-code', 'codex', 'gemini', 'cursor']).optional().describe('The agent that sent it (field names are mapped); default claude-code.'),
   at: z.iso.datetime({ offset: true }).optional().describe('When the hook fired (ISO 8601), for events delivered late from a client spool; default: when the server receives it.'),
+  projectRoot: limited(z.string(), { minLength: 1, maxLength: MAX_PROJECT_CHARS })
+    .optional()
+    .describe("The project root the client resolved (its git top-level), absolute, containing payload.cwd; default: resolved from payload.cwd on the server, where the folder may not exist."),
 })
 export type HookEventInput = z.output<typeof hookEventInput>
 

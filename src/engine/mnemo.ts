@@ -15,7 +15,7 @@ import { DEFAULT_RETENTION, retention, type RetentionConfig } from '../lifecycle
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { ProcedureConfig } from '../lifecycle/procedures.js'
 import { toMatchExpression as toMatchExpressionSafe } from '../retrieval/fts-query.js'
-import { normalizeRoot, resolveProjectRoot } from '../capture/project.js'
+import { normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { redactSecrets, redactValue } from '../capture/redact.js'
 import { detectInjection } from '../capture/injection.js'
@@ -33,6 +33,18 @@ import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pi
 import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
 import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Store, StoreStats } from '../storage/store.js'
 import type { ImportFormat } from './import-files.js'
+
+/**
+ * The project a client named for a hook event (team mode): its root, which must be absolute and contain `cwd`.
+ * @throws {MnemoError} `INVALID_INPUT` — a relative root, or one that does not contain the event's cwd.
+ */
+function clientProject(root: string, cwd: string): ProjectRef {
+  const r = normalizeRoot(root)
+  if (!path.isAbsolute(root)) throw invalidInput('projectRoot', `projectRoot must be an absolute path (got ${JSON.stringify(root)})`)
+  const c = normalizeRoot(cwd)
+  if (c !== r && !c.startsWith(r.endsWith(path.sep) ? r : r + path.sep)) throw invalidInput('projectRoot', `projectRoot ${JSON.stringify(root)} does not contain the event's cwd ${JSON.stringify(cwd)}`)
+  return refOf(r)
+}
 
 /** Options of `recall`. */
 export interface RecallOptions {
@@ -219,12 +231,13 @@ export class MnemoEngine {
    * @param at - When the hook fired, epoch ms (a spooled event's `spooledAt`); default now.
    * @throws {MnemoError} `INVALID_INPUT` — stdin is not a hook payload.
    */
-  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code', at?: number): { stored: boolean; project: ProjectRef; skipped?: string } {
+  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code', at?: number, projectRoot?: string): { stored: boolean; project: ProjectRef; skipped?: string } {
     const captured = captureClaudeHook(eventName, stdin, at ?? this.clock.now(), {
       agent,
       ...(this.redact ? { redact: this.redact } : {}),
-      // Capture uses the project's identity alone (git top-level, else the folder): never a guess from what was captured before.
-      resolveProject: (cwd) => resolveProjectRoot(cwd),
+      // Capture uses the project's identity alone (git top-level, else the folder): never a guess from what was captured
+      // before. A team server is told the root the client resolved, where the folder exists.
+      resolveProject: (cwd) => (projectRoot !== undefined ? clientProject(projectRoot, cwd) : resolveProjectRoot(cwd)),
       defaultCwd: this.cwd,
     })
     if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd), skipped: captured.skip }

@@ -171,6 +171,32 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
   }
   const spooled = (client: string) => readdirSync(path.join(client, 'spool')).filter((f) => f.endsWith('.json'))
 
+  it('files an event from a subfolder under the repository the client resolved, which the server cannot see', async () => {
+    const { startServer } = await import('../http/server.js')
+    const client = home()
+    const repo = path.join(home(), 'shop')
+    mkdirSync(path.join(repo, '.git'), { recursive: true })
+    mkdirSync(path.join(repo, 'src', 'api'), { recursive: true })
+    const server = await startServer({ home: home(), host: '127.0.0.1', port: 0, env: {}, consolidateEveryMinutes: 0 })
+    try {
+      const payload = hookPayload('UserPromptSubmit', { prompt: 'split the orders router' }, 'sub', path.join(repo, 'src', 'api'))
+      expect((await remoteHook(client, server.url, server.token, 'UserPromptSubmit', payload)).code).toBe(0)
+      expect(server.engine.listProjects().map((p) => p.root)).toEqual([repo])
+      // The server checks what it is told: a root must be absolute and hold the event's cwd.
+      const post = (body: unknown) => fetch(`${server.url}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      const outside = await post({ event: 'UserPromptSubmit', payload: JSON.parse(payload), projectRoot: '/elsewhere' })
+      expect([outside.status, ((await outside.json()) as { error: { message: string } }).error.message]).toEqual([400, `projectRoot "/elsewhere" does not contain the event's cwd "${path.join(repo, 'src', 'api')}"`])
+      expect((await post({ event: 'UserPromptSubmit', payload: JSON.parse(payload), projectRoot: 'shop' })).status).toBe(400)
+      // A folder the server does not have: without the client's root it could only file the event under the subfolder.
+      const remote = { session_id: 'far', cwd: '/nonexistent/team/src/api', hook_event_name: 'UserPromptSubmit', prompt: 'far away' }
+      expect((await post({ event: 'UserPromptSubmit', payload: remote, projectRoot: '/nonexistent/team' })).status).toBe(202)
+      expect((await post({ event: 'UserPromptSubmit', payload: { ...remote, session_id: 'far2' } })).status).toBe(202)
+      expect(server.engine.listProjects().map((p) => p.root).sort()).toEqual(['/nonexistent/team', '/nonexistent/team/src/api', repo].sort())
+    } finally {
+      await server.close()
+    }
+  })
+
   it('stores on the server, spools while it is down, drains on the next hook without duplicates', async () => {
     const { startServer } = await import('../http/server.js')
     const serverHome = home()

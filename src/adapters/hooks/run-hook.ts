@@ -10,6 +10,8 @@ import { Spool } from '../../runtime/spool.js'
 import { resolveConfig, type MnemoEnv } from '../../config/config.js'
 import { remoteFetch, remoteServer, settingProblem, type RemoteServer } from '../../runtime/remote-server.js'
 import { sanitizePayload } from '../../capture/sanitize.js'
+import { resolveProjectRoot } from '../../capture/project.js'
+import path from 'node:path'
 
 /** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */
 export const HOOK_DEADLINE_MS = 2000
@@ -173,7 +175,10 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
   if (payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof (payload as { cwd?: unknown }).cwd !== 'string') {
     payload = { ...payload, cwd }
   }
-  const body = JSON.stringify({ event, payload: sanitizePayload(payload), agent, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}) })
+  // The project is resolved here, where its folder exists (git top-level of cwd); the server may not have it.
+  const eventCwd = payload !== null && typeof payload === 'object' ? (payload as { cwd?: unknown }).cwd : undefined
+  const projectRoot = typeof eventCwd === 'string' && path.isAbsolute(eventCwd) ? resolveProjectRoot(eventCwd).root : undefined
+  const body = JSON.stringify({ event, payload: sanitizePayload(payload), agent, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}), ...(projectRoot ? { projectRoot } : {}) })
   const res = await remoteFetch(remote, '/v1/events', { method: 'POST', body })
   if (res.status === 400 || res.status === 413 || res.status === 422) {
     throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, { details: { path: 'payload' } })

@@ -106,7 +106,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
       if (typeof cwd !== 'string' || !path.isAbsolute(cwd)) {
         throw invalidInput('payload.cwd', `payload.cwd must be an absolute path (got ${describeValue(cwd)})`, "the server has no working directory: the hook payload's cwd says which project the event belongs to")
       }
-      const result = mnemo.engine.captureHook(body.event, JSON.stringify(body.payload), body.agent ?? 'claude-code', body.at === undefined ? undefined : Date.parse(body.at))
+      const result = mnemo.engine.captureHook(body.event, JSON.stringify(body.payload), body.agent ?? 'claude-code', body.at === undefined ? undefined : Date.parse(body.at), body.projectRoot)
       return ok({ stored: result.stored }, 202)
     },
   }),
