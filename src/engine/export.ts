@@ -80,7 +80,14 @@ export function memoriesMarkdown(project: Project, current: readonly Memory[], s
     const items = current.filter((m) => m.kind === kind)
     if (items.length === 0) continue
     lines.push(`## ${KIND_TITLES[kind]}`, '')
-    for (const m of items) lines.push(`- ${m.pinned ? '📌 ' : ''}${m.text.replace(/\s+/g, ' ')} _(since ${day(m.validFrom)}${m.seenCount > 1 ? `, seen ${m.seenCount}×` : ''}${m.archivedAt ? ', archived' : ''})_`)
+    for (const m of items) {
+      const facts = `_(since ${day(m.validFrom)}${m.seenCount > 1 ? `, seen ${m.seenCount}×` : ''}${m.archivedAt ? ', archived' : ''})_`
+      if (kind === 'procedure') {
+        // A procedure keeps its lines (name, when, numbered steps, files, check), indented under its item.
+        const [first = '', ...rest] = m.text.split('\n')
+        lines.push(`- ${m.pinned ? '📌 ' : ''}**${first.replace(/^Procedure:\s*/, '')}** ${facts}`, ...rest.map((l) => `  ${l}`))
+      } else lines.push(`- ${m.pinned ? '📌 ' : ''}${m.text.replace(/\s+/g, ' ')} ${facts}`)
+    }
     lines.push('')
   }
   if (superseded.length > 0) {

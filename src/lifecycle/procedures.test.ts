@@ -200,7 +200,10 @@ describe('procedures through consolidation (deterministic)', () => {
     expect(block.text).toContain('\n- add middleware api — when: tasks like "Add rate limiting middleware to the API" or "Add CORS middleware to the API"\n')
     expect(block.text).not.toContain('Steps:')
     expect(block.memoryIds).toContain(procedure!.id)
-    expect(engine.exportMarkdown().get('demo-app.md')).toContain('## Procedures')
+    const md = engine.exportMarkdown().get('demo-app.md')!
+    expect(md).toContain('## Procedures')
+    // Each step on its own line under the procedure's item, as the memory writes them.
+    expect(md).toMatch(/\n- \*\*.+\*\* _\(since \d{4}-\d{2}-\d{2}\)_\n  When: .+\n  Steps:\n  1\. .+\n  2\. /)
   })
 
   it('needs as many successful sessions as configured', async () => {
