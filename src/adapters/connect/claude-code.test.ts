@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { chmodSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
 import {
   applyConnectPlan,
@@ -16,29 +16,13 @@ import {
   type ClaudeCodeConnectOptions,
 } from './claude-code.js'
 
-const NODE = '/usr/local/bin/node'
-const CLI = '/opt/mnemo/dist/adapters/cli/main.js'
-
 let root: string
 let home: string
 let base: ClaudeCodeConnectOptions
-
-beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'mnemo-connect-'))
-  home = join(root, 'home')
-  mkdirSync(home)
-  base = { scope: 'user', homeDir: home, projectDir: join(root, 'proj'), env: {}, nodePath: NODE, cliPath: CLI }
-})
-afterEach(() => rmSync(root, { recursive: true, force: true }))
+useConnectSandbox('mnemo-connect-', (s) => ({ root, home, base } = s))
 
 const settingsPath = (): string => join(home, '.claude', 'settings.json')
 const mcpPath = (): string => join(home, '.claude.json')
-const read = (p: string): string => readFileSync(p, 'utf8')
-const readJson = (p: string): any => JSON.parse(read(p))
-const write = (p: string, value: unknown): void => {
-  mkdirSync(dirname(p), { recursive: true })
-  writeFileSync(p, typeof value === 'string' ? value : `${JSON.stringify(value, null, 2)}\n`)
-}
 const connect = (extra: Partial<ClaudeCodeConnectOptions> = {}) => {
   const plan = planClaudeCodeConnect({ ...base, ...extra })
   return { plan, written: applyConnectPlan(plan) }

@@ -58,7 +58,6 @@ import {
   type AgentLocation,
   type AgentPlanFile,
   type ConnectScope,
-  type HookEventMapping,
   type JsonObject,
   type ResolvedCommand,
   type TomlScalar,

@@ -1,36 +1,20 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
 import { shellQuote } from './claude-code.js'
 import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectOptions } from './config-files.js'
 import { CURSOR_HOOK_EVENTS, describeCursorHooks, planCursorConnect, planCursorDisconnect } from './cursor.js'
 
-const NODE = '/usr/local/bin/node'
-const CLI = '/opt/mnemo/dist/adapters/cli/main.js'
-
 let root: string
 let home: string
 let base: AgentConnectOptions
-
-beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'mnemo-cursor-'))
-  home = join(root, 'home')
-  mkdirSync(home)
-  base = { scope: 'user', homeDir: home, projectDir: join(root, 'proj'), env: {}, nodePath: NODE, cliPath: CLI }
-})
-afterEach(() => rmSync(root, { recursive: true, force: true }))
+useConnectSandbox('mnemo-cursor-', (s) => ({ root, home, base } = s))
 
 const mcpPath = (): string => join(home, '.cursor', 'mcp.json')
 const hooksPath = (): string => join(home, '.cursor', 'hooks.json')
-const read = (p: string): string => readFileSync(p, 'utf8')
-const readJson = (p: string): any => JSON.parse(read(p))
-const write = (p: string, text: string): void => {
-  mkdirSync(dirname(p), { recursive: true })
-  writeFileSync(p, text)
-}
 const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   const plan = planCursorConnect({ ...base, ...extra })
   return { plan, written: applyAgentConnectPlan(plan) }

@@ -45,7 +45,6 @@ import {
   type AgentLocation,
   type AgentPlanFile,
   type ConnectScope,
-  type HookEventMapping,
   type Json,
   type JsonEdit,
   type JsonObject,

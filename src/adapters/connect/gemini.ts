@@ -50,7 +50,6 @@ import {
   type AgentLocation,
   type AgentPlanFile,
   type ConnectScope,
-  type HookEventMapping,
   type JsonEdit,
   type JsonObject,
   type ResolvedCommand,

@@ -1,33 +1,18 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { CLI, NODE, read, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
 import { applyAgentConnectPlan, parseJsonQuiet, renderAgentPlanDiff, type AgentConnectOptions } from './config-files.js'
 import { describeOpenCodeHooks, openCodePaths, planOpenCodeConnect, planOpenCodeDisconnect } from './opencode.js'
 
-const NODE = '/usr/local/bin/node'
-const CLI = '/opt/mnemo/dist/adapters/cli/main.js'
-
 let root: string
 let home: string
 let base: AgentConnectOptions
-
-beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'mnemo-opencode-'))
-  home = join(root, 'home')
-  mkdirSync(home)
-  base = { scope: 'user', homeDir: home, projectDir: join(root, 'proj'), env: {}, nodePath: NODE, cliPath: CLI }
-})
-afterEach(() => rmSync(root, { recursive: true, force: true }))
+useConnectSandbox('mnemo-opencode-', (s) => ({ root, home, base } = s))
 
 const dir = (): string => join(home, '.config', 'opencode')
 const jsonPath = (): string => join(dir(), 'opencode.json')
-const read = (p: string): string => readFileSync(p, 'utf8')
-const write = (p: string, text: string): void => {
-  mkdirSync(dirname(p), { recursive: true })
-  writeFileSync(p, text)
-}
 const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   const plan = planOpenCodeConnect({ ...base, ...extra })
   return { plan, written: applyAgentConnectPlan(plan) }
