@@ -153,12 +153,7 @@ async function teamTarget(io: CliIo, o: GlobalOptions & { project?: string }): P
 
 async function rememberRemote(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
   if (o.supersedes) throw invalidInput('supersedes', '--supersedes is not available in team mode (the server API has no supersedes); the server supersedes by subject on its own')
-  const { resolveConfig } = await import('../../config/config.js')
-  const { remoteServer, remoteJson } = await import('../../runtime/remote-server.js')
-  const { resolveProjectRoot } = await import('../../capture/project.js')
-  const config = resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env)
-  const remote = remoteServer(io.env, config.home)!
-  const project = o.project ?? resolveProjectRoot(io.cwd).root
+  const { remote, project, remoteJson } = (await teamTarget(io, o))!
   const r = (await remoteJson(remote, 'POST', '/v1/memories', { text, kind: o.kind ?? 'fact', project })) as { created: boolean; memory: { id: string; kind: string; project: string | null; supersedes: string | null; seenCount: number } }
   if (out.json) printJson(out, r)
   else out.stdout(`${r.created ? 'remembered' : 'already remembered'} ${r.memory.id} [${r.memory.kind}] on ${remote.url} (project ${r.memory.project ?? project})${r.memory.supersedes ? `, superseding ${r.memory.supersedes}` : ''}${r.memory.seenCount > 1 ? ` (seen ${r.memory.seenCount}×)` : ''}\n`)
