@@ -496,13 +496,12 @@ export class MnemoEngine {
     const seq = this.store.sourceEventOf(id)
     if (seq === undefined) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
     let events: number
-    if (prefix === 'mem') events = this.forgetMemoryEvents(id)
+    if (prefix === 'mem') events = this.forgetMemoryEvents([id])
     else {
       // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
       const observation = this.store.getObservation(id)!
       const derived = this.derivedMemoryIds(observation.projectId, [id])
-      events = this.store.deleteEvents({ seqs: [seq] })
-      for (const m of derived) if (this.store.getMemory(m)) events += this.forgetMemoryEvents(m)
+      events = this.store.deleteEvents({ seqs: [seq] }) + this.forgetMemoryEvents(derived)
     }
     this.store.audit({ at: this.clock.now(), actor, action: 'forget', target: id, count: events })
     return { id, type: kind, events }
@@ -518,29 +517,33 @@ export class MnemoEngine {
   }
 
   /**
-   * Deletes the events of a memory: its own, every remember of the same
-   * memory (same content, or matched to it) and its pin/archive history.
+   * Deletes the events of memories: each one's own, every remember of the
+   * same memory (same content, or matched to it) and its pin/archive
+   * history, in one pass over the log. Ids of memories that are gone are skipped.
    * @returns How many events were deleted.
    */
-  private forgetMemoryEvents(id: string): number {
-    const memory = this.store.getMemory(id)
-    const seq = this.store.sourceEventOf(id)
-    if (!memory || seq === undefined) return 0
-    const seqs = [seq]
-    const key = contentKey(memory.kind, memory.text)
-    const root = this.store.getProject(memory.projectId)?.root
+  private forgetMemoryEvents(ids: readonly string[]): number {
+    const targets = ids.flatMap((id) => {
+      const memory = this.store.getMemory(id)
+      const seq = this.store.sourceEventOf(id)
+      const root = memory && this.store.getProject(memory.projectId)?.root
+      return memory && seq !== undefined && root !== undefined ? [{ id, seq, root, key: contentKey(memory.kind, memory.text) }] : []
+    })
+    if (targets.length === 0) return 0
+    const seqs = new Set(targets.map((t) => t.seq))
     for (let after = 0; ; ) {
       const page = this.store.readEvents(after, 1000)
       if (page.length === 0) break
       for (const e of page) {
         after = e.seq
-        if (e.format !== 'mnemo' || e.project.root !== root) continue
+        if (e.format !== 'mnemo') continue
         const p = e.payload as { op?: string; id?: string; sameAs?: string; kind?: string; text?: string }
-        const sameMemory = p.op === 'remember' && (p.sameAs === id || (p.kind !== undefined && p.text !== undefined && contentKey(p.kind, p.text) === key))
-        if (sameMemory || p.id === id) seqs.push(e.seq)
+        const key = p.op === 'remember' && p.kind !== undefined && p.text !== undefined ? contentKey(p.kind, p.text) : undefined
+        const names = (t: (typeof targets)[number]): boolean => e.project.root === t.root && ((p.op === 'remember' && (p.sameAs === t.id || key === t.key)) || p.id === t.id)
+        if (targets.some(names)) seqs.add(e.seq)
       }
     }
-    return this.store.deleteEvents({ seqs: [...new Set(seqs)] })
+    return this.store.deleteEvents({ seqs: [...seqs] })
   }
 
   /**
@@ -564,8 +567,7 @@ export class MnemoEngine {
     // a whole-project delete takes mnemo's own events of the project anyway.
     const partial = scope.sessionKey !== undefined || scope.before !== undefined
     const derived = partial ? this.derivedMemoryIds(scope.project.id, this.store.observationIdsOfEvents(filter)) : []
-    let events = this.store.deleteEvents(filter)
-    for (const id of derived) if (this.store.getMemory(id)) events += this.forgetMemoryEvents(id)
+    const events = this.store.deleteEvents(filter) + this.forgetMemoryEvents(derived)
     if (events > 0) this.rebuild()
     this.store.audit({
       at: this.clock.now(),
