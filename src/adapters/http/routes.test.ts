@@ -7,6 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { IMPORT_FORMATS } from '../../engine/import-files.js'
 import { REST_ROUTES } from './rest-routes.js'
+import { callRest, conforms, type RestReply } from '../../testing/rest-client.js'
 import { startServer, type RunningServer } from './server.js'
 
 // REST and MCP over HTTP against a real server on 127.0.0.1, port 0, fed the
@@ -20,28 +21,10 @@ let tmp: string
 let server: RunningServer
 let client: Client
 
-interface Reply {
-  status: number
-  body: any
-}
-
-async function api(method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-  const res = await fetch(`${server.url}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${server.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  })
-  const text = await res.text()
-  return { status: res.status, body: text ? JSON.parse(text) : undefined }
-}
-
-/** Asserts a success body is exactly what the route's OpenAPI response schema describes (no missing, no extra keys). */
-function conforms(method: string, route: string, reply: Reply): any {
-  const spec = REST_ROUTES.find((r) => r.method === method && r.path === route)
-  const schema = spec?.responses[reply.status as 200 | 201 | 202]?.schema
-  if (!schema) throw new Error(`${method} ${route} documents no ${reply.status} response (body: ${JSON.stringify(reply.body)})`)
-  expect(schema.parse(reply.body)).toEqual(reply.body)
-  return reply.body
+/** A call's status and body only: the assertions below compare whole replies. */
+async function api(method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<Pick<RestReply, 'status' | 'body'>> {
+  const { status, body: json } = await callRest(server, method, route, body, headers)
+  return { status, body: json }
 }
 
 async function callTool(name: string, args: Record<string, unknown>): Promise<CallToolResult> {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REST_ROUTES } from './rest-routes.js'
+import { callRest, conforms, type RestReply } from '../../testing/rest-client.js'
 import { startServer, type RunningServer } from './server.js'
 import { VIEWER_CSP } from './viewer-assets.js'
 
@@ -16,30 +16,7 @@ let tmp: string
 let server: RunningServer
 const P = 'acme-api'
 
-interface Reply {
-  status: number
-  body: any
-  headers: Headers
-}
-
-async function api(method: string, route: string, body?: unknown): Promise<Reply> {
-  const res = await fetch(`${server.url}${route}`, {
-    method,
-    headers: { authorization: `Bearer ${server.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  })
-  const text = await res.text()
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers }
-}
-
-/** The body, checked against the route's documented response schema (no missing, no extra keys). */
-function conforms(method: string, route: string, reply: Reply): any {
-  const spec = REST_ROUTES.find((r) => r.method === method && r.path === route)
-  const schema = spec?.responses[reply.status as 200 | 201 | 202]?.schema
-  if (!schema) throw new Error(`${method} ${route} documents no ${reply.status} response (body: ${JSON.stringify(reply.body)})`)
-  expect(schema.parse(reply.body)).toEqual(reply.body)
-  return reply.body
-}
+const api = (method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<RestReply> => callRest(server, method, route, body, headers)
 
 /** Reads server-sent events from a response until `until` says stop; returns them parsed. */
 async function readEvents(res: Response, until: (events: { event: string; id: string | undefined; data: any }[]) => boolean): Promise<{ event: string; id: string | undefined; data: any }[]> {
