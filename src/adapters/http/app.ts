@@ -11,7 +11,7 @@ import { buildOpenApiDocument } from './openapi.js'
 import { REST_ROUTES, streamQuery, type AnyRestRoute, type RouteContext } from './rest-routes.js'
 import type { jobJson } from '../shared/views.js'
 import { streamObservations } from './event-stream.js'
-import { registerViewer } from './viewer-assets.js'
+import { isViewerAsset, registerViewer } from './viewer-assets.js'
 import { bearerMatches, serverTokenPath } from './server-token.js'
 
 /** Default largest request body, bytes (1 MiB). */
@@ -131,8 +131,6 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   let openApi: Record<string, unknown> | undefined
   const ctx: RouteContext = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()), jobs: options.jobs ?? (() => []) }
   const publicRoutes = new Set(REST_ROUTES.filter((r) => r.public).map((r) => `${r.method} ${r.path}`))
-  // The viewer's page and assets hold no data: they ask for the token and send it on every /v1 call.
-  const isViewerAsset = (method: string, p: string): boolean => (method === 'GET' || method === 'HEAD') && (p === '/' || p === '/favicon.ico' || p.startsWith('/viewer/'))
   const tokenHint = `send Authorization: Bearer <token>, the token being the content of ${serverTokenPath(mnemo.config.home)}`
   const app = new Hono()
 

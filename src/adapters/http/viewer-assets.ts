@@ -25,6 +25,15 @@ export function viewerDir(): string {
 }
 
 /**
+ * Whether a request is for the viewer's page or assets (what `registerViewer`
+ * serves): these hold no data, so they need no token; the page asks for it
+ * and sends it on every /v1 call.
+ */
+export function isViewerAsset(method: string, p: string): boolean {
+  return (method === 'GET' || method === 'HEAD') && (p === '/' || p === '/favicon.ico' || p.startsWith('/viewer/'))
+}
+
+/**
  * Serves the viewer: `GET /` is its page, `GET /viewer/<file>` its assets
  * (`/favicon.ico` redirects to its icon).
  * Public (no token): the page holds no data; it asks for the token and
