@@ -1,5 +1,5 @@
 import { fnv1a64 } from '../core/hash.js'
-import type { EventInput, MemoryKind, ProjectRef } from '../core/types.js'
+import { AGENT_NAMES, type AgentName, type EventInput, type MemoryKind, type ProjectRef } from '../core/types.js'
 import type { Deriver } from './derivation.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
 
@@ -9,7 +9,7 @@ export const MNEMO_SESSION_PREFIX = 'mnemo:'
 export type MemoryOpName = 'pin' | 'unpin' | 'archive' | 'restore'
 
 type OpPayload =
-  | { op: 'remember'; kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number }
+  | { op: 'remember'; kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number; agent?: AgentName }
   | { op: MemoryOpName; id: string }
 
 /**
@@ -23,7 +23,7 @@ export function rememberEvent(
   kind: MemoryKind,
   text: string,
   nowMs: number,
-  options: { redact?: Redactor; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number } = {},
+  options: { redact?: Redactor; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number; user?: string; agent?: AgentName } = {},
 ): EventInput {
   const payload = sanitizePayload(
     {
@@ -35,6 +35,7 @@ export function rememberEvent(
       ...(options.sources && options.sources.length > 0 ? { sources: options.sources } : {}),
       ...(options.subject ? { subject: options.subject } : {}),
       ...(options.confidence !== undefined ? { confidence: options.confidence } : {}),
+      ...(options.agent !== undefined && options.agent !== 'mnemo' ? { agent: options.agent } : {}),
     },
     options.redact,
   ) as OpPayload & { op: 'remember' }
@@ -45,8 +46,9 @@ export function rememberEvent(
     sessionKey: `${MNEMO_SESSION_PREFIX}${project.root}`,
     project,
     ts: nowMs,
-    idemKey: `mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}`)}:${nowMs}`,
+    idemKey: `mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}${options.user !== undefined ? `\u0000${options.user}` : ''}`)}:${nowMs}`,
     payload,
+    ...(options.user !== undefined ? { user: options.user } : {}),
   }
 }
 
@@ -78,6 +80,7 @@ export const deriveMnemoOp: Deriver = (event) => {
         ...(p.sources ? { sources: p.sources } : {}),
         ...(p.subject ? { subject: p.subject } : {}),
         ...(typeof p.confidence === 'number' && p.confidence >= 0 && p.confidence <= 1 ? { confidence: p.confidence } : {}),
+        ...(typeof p.agent === 'string' && (AGENT_NAMES as readonly string[]).includes(p.agent) ? { agent: p.agent } : {}),
       },
     }
   }

@@ -56,6 +56,12 @@ export interface EventInput {
   payload: unknown
   /** Optional session start time and title hints (LoCoMo session dates, Codex session_meta). */
   sessionStartedAt?: number
+  /**
+   * The user it was captured for (`MNEMO_USER`, or the user of a team server's
+   * token); absent = no user: the row is shared with every user of the store.
+   * See `Scope` in storage/store.ts.
+   */
+  user?: string
 }
 
 /** Observation kinds: what one event tells us. */
@@ -108,6 +114,8 @@ export interface Observation {
   eventSeq: number
   /** Reasons the text is suspect (see DerivedObservation.flags); empty when none. */
   flags: string[]
+  /** The user it was captured for; absent when shared (no user). */
+  user?: string
 }
 
 /**
@@ -165,6 +173,10 @@ export interface Memory {
    * checked against their sources instead of scored.
    */
   confidence: number | undefined
+  /** The user it belongs to; absent when shared (no user). */
+  user?: string
+  /** The agent whose work it came from; absent when stated by a person or drawn from several agents. */
+  agent?: AgentName
 }
 
 export interface Project {
@@ -187,6 +199,8 @@ export interface Session {
   /** The first prompt, shortened; a human handle for the session. */
   title: string | undefined
   observationCount: number
+  /** The user it was captured for; absent when shared (no user). */
+  user?: string
 }
 
 /** One recall result. `score` is the fused relevance (higher is better, > 0). */

@@ -2,7 +2,7 @@ import { MnemoError, invalidInput } from '../core/errors.js'
 import type { ProjectId } from '../core/ids.js'
 import { truncateGraphemes } from '../core/text.js'
 import type { Memory, Observation, Project, RecallHit, Session } from '../core/types.js'
-import type { EntityRow, Store } from '../storage/store.js'
+import type { EntityRow, Scope, Store } from '../storage/store.js'
 
 /**
  * Reads for browsing a store (the viewer and the REST routes behind it):
@@ -84,12 +84,12 @@ export function memorySources(store: Store, redact: Redact, memories: readonly M
  * @param limit - Neighbours at most, 1–100.
  * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
  */
-export function entityGraph(store: Store, redact: Redact, projectIds: readonly ProjectId[], entity: string | undefined, limit: number): EntityGraph {
+export function entityGraph(store: Store, redact: Redact, scope: Scope & { projectIds: readonly ProjectId[] }, entity: string | undefined, limit: number): EntityGraph {
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
   const asked = entity?.trim()
-  const center = asked ? store.searchEntities(projectIds, asked, 1)[0] : undefined
+  const center = asked ? store.searchEntities(scope, asked, 1)[0] : undefined
   if (asked && !center) return { center: undefined, nodes: [], edges: [], mentions: [] }
-  const sample = store.sampleDocs(projectIds, center?.id, center ? 1000 : 2000)
+  const sample = store.sampleDocs(scope, center?.id, center ? 1000 : 2000)
   const ranked = store.entitiesInDocs(sample, limit + 1).filter((e) => e.id !== center?.id).slice(0, limit)
   const nodes = store.entitiesById([...(center ? [center.id] : []), ...ranked.map((e) => e.id)])
   const edges = store.entityEdges(nodes.map((n) => n.id), sample)

@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js'
 import type { ProjectId } from '../core/ids.js'
 import { deserializeLsa, embedLsa, fitLsa, serializeLsa, type LsaModel } from '../retrieval/lsa.js'
 import { VectorMatrix } from '../retrieval/vector-index.js'
-import type { Store } from '../storage/store.js'
+import type { Scope, Store } from '../storage/store.js'
 
 /** When the builtin model is refitted: the project grew by this factor since the last fit. */
 export const LSA_REFIT_GROWTH = 1.25
@@ -39,8 +39,8 @@ export class BuiltinVectors {
    * @param force - Refit even if the model is fresh (`mnemo reindex`).
    * @returns The space and model, or `undefined` when the project is too small for a model.
    */
-  prepare(projectId: ProjectId, force = false, onProgress?: (done: number, total: number) => void): Prepared | undefined {
-    const count = this.store.countDocs([projectId])
+  prepare(projectId: ProjectId, force = false, onProgress?: (done: number, total: number) => void, scope: Omit<Scope, 'projectIds'> = {}): Prepared | undefined {
+    const count = this.store.countDocs({ projectIds: [projectId] })
     let stored = this.store.getLsaModel(projectId)
     let model = stored ? deserializeLsa(stored.model) : undefined
     if (force || !stored || !model || count > Math.max(stored.docCount * LSA_REFIT_GROWTH, stored.docCount + 20)) {
@@ -48,34 +48,40 @@ export class BuiltinVectors {
       if (!fitted) return undefined
       const builtAt = this.clock.now()
       const space = `lsa:${projectId}:${builtAt}`
-      if (stored) this.store.dropSpace(stored.space)
+      if (stored) {
+        this.store.dropSpace(stored.space)
+        for (const key of this.cache.keys()) if (key.startsWith(`${stored.space}|`)) this.cache.delete(key)
+      }
       this.store.putLsaModel(projectId, { space, docCount: count, builtAt, model: serializeLsa(fitted) })
       stored = { space, docCount: count, builtAt, model: new Uint8Array() }
       model = fitted
-      this.cache.delete(space)
     }
     const space = stored.space
     let added = 0
     for (;;) {
-      const missing = this.store.docsWithoutVector(space, [projectId], 2000)
+      const missing = this.store.docsWithoutVector(space, { projectIds: [projectId] }, 2000)
       if (missing.length === 0) break
       this.store.putVectors(space, missing.map((d) => ({ docKey: d.docKey, vec: embedLsa(model!, d.text) })))
       added += missing.length
       onProgress?.(added, count)
     }
-    const cached = this.cache.get(space)
+    // One matrix per user and agent scope: a search only ever sees the scope's vectors.
+    const cacheKey = `${space}|${scope.user === undefined ? '*' : (scope.user ?? '')}|${scope.agent ?? '*'}`
+    const cached = this.cache.get(cacheKey)
     if (cached && added === 0) return cached
-    const prepared = { space, model, matrix: new VectorMatrix(this.store.vectors(space, [projectId]), model.dim) }
-    this.cache.set(space, prepared)
+    if (added > 0) for (const key of this.cache.keys()) if (key.startsWith(`${space}|`)) this.cache.delete(key)
+    const prepared = { space, model, matrix: new VectorMatrix(this.store.vectors(space, { ...scope, projectIds: [projectId] }), model.dim) }
+    this.cache.set(cacheKey, prepared)
     return prepared
   }
 
-  /** Top `k` documents of these projects by cosine similarity to `query` (per-project models; scores merged). */
-  search(query: string, projectIds: readonly ProjectId[], k: number): { key: number; score: number }[] {
-    const projects = projectIds.length > 0 ? projectIds : this.store.listProjects().map((p) => p.id)
+  /** Top `k` documents of the scope's projects (every project when it names none) by cosine similarity to `query` (per-project models; scores merged). */
+  search(query: string, scope: Scope, k: number): { key: number; score: number }[] {
+    const projects = scope.projectIds && scope.projectIds.length > 0 ? scope.projectIds : this.store.listProjects().map((p) => p.id)
+    const { projectIds: _all, ...who } = scope
     const out: { key: number; score: number }[] = []
     for (const p of projects) {
-      const prepared = this.prepare(p)
+      const prepared = this.prepare(p, false, undefined, who)
       if (!prepared) continue
       out.push(...prepared.matrix.topK(embedLsa(prepared.model, query), k))
     }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
+import { checkUserName } from '../core/user.js'
 import { idPrefix, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Clock } from '../core/clock.js'
 import { MEMORY_KINDS, type AgentName, type EventInput, type HookAgent, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
@@ -31,7 +32,7 @@ import { dateWords, toIndexedText } from '../retrieval/search-text.js'
 import { rangeWords, resolveRelativeTimes } from '../retrieval/time-expressions.js'
 import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
 import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
-import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Store, StoreStats } from '../storage/store.js'
+import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Scope, Store, StoreStats } from '../storage/store.js'
 import type { ImportFormat } from './import-files.js'
 
 /**
@@ -115,6 +116,23 @@ export interface EngineDeps {
   embedder?: Embedder
   /** An LLM consolidator for the slow path; without one, consolidation is deterministic. */
   consolidator?: LlmConsolidator
+  /**
+   * The user this engine captures and reads for (`MNEMO_USER`; on a team
+   * server, the user of the request's token). What it writes carries the
+   * user; what it reads is that user's rows plus shared rows (captured with
+   * no user). Undefined: no user — writes are shared and reads see shared rows only.
+   */
+  user?: string
+  /** Read every user's rows (a person who asked for all users: `--all-users`). Writes still carry `user`. */
+  allUsers?: boolean
+  /** Read only this agent's rows and rows of no agent (agent isolation, `MNEMO_AGENT_SCOPE=own`, set by the surface the agent calls). */
+  agent?: AgentName
+  /**
+   * `shared` (default): every agent of a project shares its memory. `own`:
+   * each agent reads its own captures and memories only (plus what a person
+   * stated), and consolidation never mixes agents in one procedure.
+   */
+  agentScope?: 'shared' | 'own'
 }
 
 const MAX_TEXT_CHARS = 16_000
@@ -136,20 +154,77 @@ export class MnemoEngine {
   private readonly builtin: BuiltinVectors
   private readonly embedder: Embedder | undefined
   private readonly consolidator: LlmConsolidator | undefined
+  private readonly deps: EngineDeps
+  /** The user it writes and reads for; see EngineDeps.user. */
+  readonly user: string | undefined
+  /** The agent it reads for under agent isolation; see EngineDeps.agent. */
+  readonly agent: AgentName | undefined
+  readonly agentScope: 'shared' | 'own'
+  private readonly allUsers: boolean
   /** Problems the last recall worked around (a provider outage, missing vectors); for surfaces to show. */
   warnings: string[] = []
 
-  constructor(deps: EngineDeps) {
+  constructor(deps: EngineDeps, shared?: { builtin: BuiltinVectors }) {
+    this.deps = deps
+    this.user = deps.user
+    this.agent = deps.agent
+    this.agentScope = deps.agentScope ?? 'shared'
+    this.allUsers = deps.allUsers ?? false
     this.embedder = deps.embedder
     this.consolidator = deps.consolidator
     this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
     this.recallConfig = deps.recall ?? DEFAULT_RECALL_CONFIG
-    this.builtin = new BuiltinVectors(deps.store, deps.clock)
+    this.builtin = shared?.builtin ?? new BuiltinVectors(deps.store, deps.clock)
     this.store = deps.store
     this.clock = deps.clock
     this.redact = deps.redact
     this.cwd = deps.cwd
     this.contextBudgetTokens = deps.contextBudgetTokens
+  }
+
+  /**
+   * The same engine (same store, caches and settings) for another user or
+   * agent: a team server builds one per request from its token; a surface an
+   * agent calls passes the agent under agent isolation (`agentScope: 'own'`).
+   * Fields left out keep this engine's values.
+   *
+   * @throws {MnemoError} `INVALID_INPUT` — a malformed user name.
+   */
+  scoped(scope: { user?: string | undefined; agent?: AgentName | undefined; allUsers?: boolean }): MnemoEngine {
+    if (scope.user !== undefined) checkUserName(scope.user)
+    const { user, agent, allUsers, ...rest } = this.deps
+    const next = { user: 'user' in scope ? scope.user : user, agent: 'agent' in scope ? scope.agent : agent, allUsers: scope.allUsers ?? allUsers }
+    return new MnemoEngine(
+      { ...rest, ...(next.user !== undefined ? { user: next.user } : {}), ...(next.agent !== undefined ? { agent: next.agent } : {}), ...(next.allUsers ? { allUsers: true } : {}) },
+      { builtin: this.builtin },
+    )
+  }
+
+  /**
+   * Whose rows this engine reads (see `Scope`): its user's and shared ones
+   * (shared ones only without a user), or every user's with `allUsers`; and
+   * under agent isolation its agent's and agent-less ones.
+   */
+  private who(): Omit<Scope, 'projectIds'> {
+    return { ...(this.allUsers ? {} : { user: this.user ?? null }), ...(this.agentScope === 'own' && this.agent !== undefined ? { agent: this.agent } : {}) }
+  }
+
+  /** True when a row (observation, memory, session) is in this engine's scope: `show` and friends answer NOT_FOUND otherwise. */
+  private sees(row: { user?: string; agent?: AgentName }, rowAgent?: AgentName): boolean {
+    const who = this.who()
+    if (who.user !== undefined && row.user !== undefined && row.user !== who.user) return false
+    const agent = rowAgent ?? row.agent
+    return who.agent === undefined || agent === undefined || agent === who.agent
+  }
+
+  /** True when this engine may change or delete a row: it is in scope and its own user's (a shared row is changed by a store without users, or with `allUsers`). */
+  private owns(row: { user?: string; agent?: AgentName }): boolean {
+    return this.sees(row) && (this.allUsers || row.user === this.user)
+  }
+
+  /** Events captured by this engine carry its user. */
+  private own(events: readonly EventInput[]): EventInput[] {
+    return this.user === undefined ? [...events] : events.map((e) => (e.user === undefined ? { ...e, user: this.user! } : e))
   }
 
   /** Appends events (idempotently) and derives their observations in one transaction. */
@@ -241,7 +316,7 @@ export class MnemoEngine {
       defaultCwd: this.cwd,
     })
     if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd), skipped: captured.skip }
-    const result = this.append([captured.event])
+    const result = this.append(this.own([captured.event]))
     return { stored: result.inserted === 1, project: captured.event.project }
   }
 
@@ -313,7 +388,7 @@ export class MnemoEngine {
       }
       if (parsed.error) fileReport.error = parsed.error
       for (let i = 0; i < parsed.parse.events.length; i += 500) {
-        const r = this.append(parsed.parse.events.slice(i, i + 500))
+        const r = this.append(this.own(parsed.parse.events.slice(i, i + 500)))
         fileReport.imported += r.inserted
         fileReport.duplicates += r.duplicates
         fileReport.observations += r.observations
@@ -363,7 +438,7 @@ export class MnemoEngine {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
     const uses = (c: ChannelName): boolean => (options.channels ? options.channels.includes(c) : true) && this.recallConfig.weights[c] > 0
     const timeRanges = uses('time') ? await parseQueryTimes(query, this.clock.now(), this.timeZone) : []
-    const scope = options.projectIds ?? []
+    const scope: Scope = { projectIds: options.projectIds ?? [], ...this.who() }
     const extraLists: ChannelList[] = []
     this.warnings = []
     // Channels asked for by name that cannot answer: say so rather than return nothing silently.
@@ -395,6 +470,7 @@ export class MnemoEngine {
       ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
       ...(options.includeArchived ? { includeArchived: true } : {}),
       ...(options.projectIds ? { projectIds: options.projectIds } : {}),
+      ...this.who(),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       ...(options.channels ? { channels: options.channels } : {}),
     }, this.recallConfig)
@@ -431,12 +507,14 @@ export class MnemoEngine {
    * @param options.kind - decision | fact | preference | lesson. Default `fact`.
    * @param options.project - Where it belongs. Default: the project of the working directory.
    * @param options.supersedes - Id of the memory this one replaces.
+   * @param options.agent - The agent that stated it (MCP), so agent isolation keeps it that agent's; default none (a person's, shared by every agent).
+   * The memory belongs to this engine's user (none: shared).
    * @returns The current memory and whether a new one was created.
    * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, unknown kind.
-   * @throws {MnemoError} `NOT_FOUND` — `supersedes` names no memory of the project.
-   * @throws {MnemoError} `CONFLICT` — `supersedes` names an older version (the message names the current one).
+   * @throws {MnemoError} `NOT_FOUND` — `supersedes` names no memory of the project in this engine's scope.
+   * @throws {MnemoError} `CONFLICT` — `supersedes` names an older version (the message names the current one), or another user's or a shared memory.
    */
-  remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string } = {}): { memory: Memory; created: boolean } {
+  remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName } = {}): { memory: Memory; created: boolean } {
     const kind = options.kind ?? 'fact'
     if (!MEMORY_KINDS.includes(kind)) throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
     const clean = repairUnicode(text).trim()
@@ -446,10 +524,11 @@ export class MnemoEngine {
     if (options.supersedes !== undefined) {
       const old = this.store.getMemory(options.supersedes)
       const oldProject = old && this.store.getProject(old.projectId)
-      if (!old || oldProject?.root !== project.root) {
+      if (!old || oldProject?.root !== project.root || !this.sees(old)) {
         throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, { details: { kind: 'memory', id: options.supersedes } })
       }
       this.assertCurrent(old)
+      this.assertOwn(old)
     }
     const sameAs = options.supersedes === undefined ? this.nearDuplicate(clean, kind, project) : undefined
     const now = this.clock.now()
@@ -457,10 +536,12 @@ export class MnemoEngine {
       ...(this.redact ? { redact: this.redact } : {}),
       ...(options.supersedes ? { supersedes: options.supersedes } : {}),
       ...(sameAs ? { sameAs } : {}),
+      ...(this.user !== undefined ? { user: this.user } : {}),
+      ...(options.agent !== undefined ? { agent: options.agent } : {}),
     })
     this.append([event])
     const stored = (event.payload as { text: string }).text
-    const memory = (sameAs ? this.store.getMemory(sameAs) : undefined) ?? this.store.currentMemoryByContent(project.root, contentKey(kind, stored))
+    const memory = (sameAs ? this.store.getMemory(sameAs) : undefined) ?? this.store.currentMemoryByContent(project.root, contentKey(kind, stored), this.user)
     if (!memory) throw new MnemoError('NOT_FOUND', `memory ${JSON.stringify(truncateGraphemes(clean, 40))} was not stored`, { details: { kind: 'memory', id: event.idemKey } })
     return { memory, created: memory.createdAt === now && memory.seenCount === 1 }
   }
@@ -469,8 +550,9 @@ export class MnemoEngine {
   private nearDuplicate(text: string, kind: MemoryKind, project: ProjectRef): string | undefined {
     const known = this.store.listProjects().find((p) => p.root === project.root)
     if (!known || toMatchExpressionSafe(text) === undefined) return undefined
-    const hits = runRecall(this.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'] }, this.recallConfig)
-    const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text))
+    // Only this user's own memories: a shared one is matched in the shared scope, another user's never.
+    const hits = runRecall(this.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...this.who() }, this.recallConfig)
+    const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && this.store.getMemory(h.doc.id)?.user === this.user)
     return match?.doc.id
   }
 
@@ -494,7 +576,9 @@ export class MnemoEngine {
     if (prefix !== 'obs' && prefix !== 'mem') throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
     const kind = prefix === 'obs' ? 'observation' : 'memory'
     const seq = this.store.sourceEventOf(id)
-    if (seq === undefined) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
+    const row = prefix === 'obs' ? this.store.getObservation(id) : this.store.getMemory(id)
+    if (seq === undefined || !row || !this.sees(row, 'sessionId' in row ? this.observationAgent(row) : undefined)) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
+    this.assertOwn(row)
     let events: number
     if (prefix === 'mem') events = this.forgetMemoryEvents([id])
     else {
@@ -527,7 +611,7 @@ export class MnemoEngine {
       const memory = this.store.getMemory(id)
       const seq = this.store.sourceEventOf(id)
       const root = memory && this.store.getProject(memory.projectId)?.root
-      return memory && seq !== undefined && root !== undefined ? [{ id, seq, root, key: contentKey(memory.kind, memory.text) }] : []
+      return memory && seq !== undefined && root !== undefined ? [{ id, seq, root, user: memory.user, key: contentKey(memory.kind, memory.text) }] : []
     })
     if (targets.length === 0) return 0
     const seqs = new Set(targets.map((t) => t.seq))
@@ -539,7 +623,8 @@ export class MnemoEngine {
         if (e.format !== 'mnemo') continue
         const p = e.payload as { op?: string; id?: string; sameAs?: string; kind?: string; text?: string }
         const key = p.op === 'remember' && p.kind !== undefined && p.text !== undefined ? contentKey(p.kind, p.text) : undefined
-        const names = (t: (typeof targets)[number]): boolean => e.project.root === t.root && ((p.op === 'remember' && (p.sameAs === t.id || key === t.key)) || p.id === t.id)
+        const names = (t: (typeof targets)[number]): boolean =>
+          e.project.root === t.root && ((p.op === 'remember' && e.user === t.user && (p.sameAs === t.id || key === t.key)) || p.id === t.id)
         if (targets.some(names)) seqs.add(e.seq)
       }
     }
@@ -553,13 +638,16 @@ export class MnemoEngine {
    * lessons, procedures), with tombstones and an audit record; then
    * re-derives the store so nothing derived from the deleted events
    * (sessions, summaries, graph edges) remains.
-   * Never touches another project.
+   * Never touches another project, nor (without `allUsers`) another user's
+   * events or, for an engine with a user, shared ones.
    *
    * @throws {MnemoError} `INVALID_INPUT` — no project given.
    */
   deleteScope(scope: { project: Project; sessionKey?: string; before?: number }, actor = 'cli'): { events: number } {
     const filter = {
       projectRoot: scope.project.root,
+      // A user deletes their own events (shared ones belong to everyone); a store without users, its shared ones; `allUsers`, all.
+      ...(this.allUsers ? {} : { user: this.user ?? null }),
       ...(scope.sessionKey !== undefined ? { sessionKey: scope.sessionKey } : {}),
       ...(scope.before !== undefined ? { before: scope.before } : {}),
     }
@@ -592,8 +680,9 @@ export class MnemoEngine {
   setMemoryState(id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
     const memory = this.store.getMemory(id)
     const project = memory && this.store.getProject(memory.projectId)
-    if (!memory || !project) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    if (!memory || !project || !this.sees(memory)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
     this.assertCurrent(memory)
+    this.assertOwn(memory)
     if (op === 'archive' && memory.pinned) {
       throw new MnemoError('CONFLICT', `memory ${id} is pinned: pinned memories are never archived; unpin it first`, { details: { kind: 'memory', id } })
     }
@@ -603,6 +692,19 @@ export class MnemoEngine {
     this.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, this.clock.now())])
     const changed = this.store.getMemory(id)!
     return { ...changed, text: this.readRedact(changed.text) }
+  }
+
+  /** @throws {MnemoError} `CONFLICT` — a shared row (no user) seen by an engine with a user: only a store without users, or `allUsers`, changes it. */
+  private assertOwn(row: { id: string; user?: string }): void {
+    if (this.owns(row)) return
+    throw new MnemoError('CONFLICT', `${row.id} is shared (captured with no user): ${this.user ? `user ${this.user}` : 'this user'} cannot change it; run without MNEMO_USER, or with --all-users`, {
+      details: { kind: idPrefix(row.id) === 'obs' ? 'observation' : 'memory', id: row.id },
+    })
+  }
+
+  /** The agent of an observation's session (for the agent scope). */
+  private observationAgent(o: { sessionId: SessionId }): AgentName | undefined {
+    return this.store.getSession(o.sessionId)?.agent
   }
 
   /** @throws {MnemoError} `CONFLICT` — `memory` was superseded: the message names the current version. */
@@ -616,12 +718,12 @@ export class MnemoEngine {
 
   /** A project's current, unarchived memories, pinned first then newest, text redacted. */
   currentMemories(projectId: ProjectId, limit = 50): Memory[] {
-    return this.store.listMemories({ projectIds: [projectId], limit }).map((m) => ({ ...m, text: this.readRedact(m.text) }))
+    return this.store.listMemories({ projectIds: [projectId], limit, ...this.who() }).map((m) => ({ ...m, text: this.readRedact(m.text) }))
   }
 
   /** A memory's version chain, oldest first (what it superseded and what superseded it). */
   history(id: string): Memory[] {
-    const chain = this.store.memoryHistory(id)
+    const chain = this.store.memoryHistory(id).filter((m) => this.sees(m))
     if (chain.length === 0) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
     return chain.map((m) => ({ ...m, text: this.readRedact(m.text) }))
   }
@@ -631,7 +733,7 @@ export class MnemoEngine {
     const limit = options.limit ?? 50
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
     // mnemo's own operations (remember, consolidation) are logged under a bookkeeping session per project: not an agent's session.
-    return this.store.listSessions({ limit, offset: options.offset ?? 0, excludeAgent: 'mnemo', ...(options.projectIds ? { projectIds: options.projectIds } : {}) })
+    return this.store.listSessions({ limit, offset: options.offset ?? 0, excludeAgent: 'mnemo', ...(options.projectIds ? { projectIds: options.projectIds } : {}), ...this.who() })
   }
 
   /**
@@ -644,7 +746,10 @@ export class MnemoEngine {
    */
   browseObservations(options: Omit<BrowseObservationsOptions, 'limit'> & { limit: number }): (Observation & { agent: AgentName })[] {
     if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > 500) throw invalidInput('limit', `limit must be an integer 1–500 (got ${options.limit})`)
-    return this.store.browseObservations(options).map((o) => ({ ...o, text: this.readRedact(o.text) }))
+    const { agent: only, ...who } = this.who()
+    // Under agent isolation an agent's surface sees its own rows only, whatever agent filter it asks for.
+    if (only !== undefined && options.agent !== undefined && options.agent !== only) return []
+    return this.store.browseObservations({ ...options, ...who, ...(only !== undefined ? { agent: only } : {}) }).map((o) => ({ ...o, text: this.readRedact(o.text) }))
   }
 
   /** The sequence number of the newest logged event (0 for an empty store). */
@@ -660,18 +765,20 @@ export class MnemoEngine {
    * @throws {MnemoError} `NOT_FOUND` — no such session, or `at` is not one of its observations.
    */
   sessionTimeline(id: string, offset: number, limit: number, at?: string): SessionTimeline {
+    const session = this.store.getSession(id)
+    if (session && !this.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
     return sessionTimeline(this.store, (t) => this.readRedact(t), id, offset, limit, at)
   }
 
   /** A page of a project's memories by kind and state (all versions with `state: 'all'`), pinned first then newest, text redacted. */
   browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number } {
-    const page = this.store.browseMemories(options)
+    const page = this.store.browseMemories({ ...options, ...this.who() })
     return { total: page.total, memories: page.memories.map((m) => ({ ...m, text: this.readRedact(m.text) })) }
   }
 
   /** The observations memories were derived from that still exist, each once, oldest first; see `memorySources` in browse.ts. */
   memorySources(memories: readonly Memory[]): Observation[] {
-    return memorySources(this.store, (t) => this.readRedact(t), memories)
+    return memorySources(this.store, (t) => this.readRedact(t), memories.filter((m) => this.sees(m)))
   }
 
   /**
@@ -686,7 +793,7 @@ export class MnemoEngine {
   editMemory(id: string, text: string, actor = 'cli'): Memory {
     const old = this.store.getMemory(id)
     const project = old && this.store.getProject(old.projectId)
-    if (!old || !project) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    if (!old || !project || !this.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
     if (repairUnicode(text).trim() === old.text && old.validTo === undefined) return { ...old, text: this.readRedact(old.text) }
     if (old.kind === 'summary' || old.kind === 'procedure') {
       throw invalidInput('id', `${id} is a ${old.kind === 'summary' ? 'session summary' : 'procedure'}: consolidation rewrites it; edit a fact, decision, preference or lesson`)
@@ -705,7 +812,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
    */
   entityGraph(projectIds: readonly ProjectId[], entity: string | undefined, limit: number): EntityGraph {
-    return entityGraph(this.store, (t) => this.readRedact(t), projectIds, entity, limit)
+    return entityGraph(this.store, (t) => this.readRedact(t), { projectIds, ...this.who() }, entity, limit)
   }
 
   /**
@@ -717,16 +824,16 @@ export class MnemoEngine {
     const prefix = idPrefix(id)
     if (prefix === 'obs') {
       const observation = this.store.getObservation(id)
-      if (observation) return { type: 'observation', observation: this.redactObservation(observation), project: this.store.getProject(observation.projectId) }
+      if (observation && this.sees(observation, this.observationAgent(observation))) return { type: 'observation', observation: this.redactObservation(observation), project: this.store.getProject(observation.projectId) }
     } else if (prefix === 'mem') {
       const memory = this.store.getMemory(id)
-      if (memory) {
+      if (memory && this.sees(memory)) {
         this.store.recordUsage([memory.id], new Date(this.clock.now()).toISOString().slice(0, 10))
         return { type: 'memory', memory: { ...memory, text: this.readRedact(memory.text) }, project: this.store.getProject(memory.projectId) }
       }
     } else if (prefix === 'ses') {
       const session = this.store.getSession(id)
-      if (session) {
+      if (session && this.sees(session, session.agent)) {
         const observations = this.store.sessionObservations(session.id as SessionId, 500).map((o) => this.redactObservation(o))
         return { type: 'session', detail: { session: { ...session, ...(session.title ? { title: this.readRedact(session.title) } : {}) }, project: this.store.getProject(session.projectId), observations } }
       }
@@ -756,12 +863,12 @@ export class MnemoEngine {
     if (project) {
       // Flagged text (reads like instructions to an agent) is never injected automatically.
       memories = this.store
-        .listMemories({ projectIds: [project.id], limit: 40 })
+        .listMemories({ projectIds: [project.id], limit: 40, ...this.who() })
         .filter((m) => m.flags.length === 0 && m.kind !== 'summary')
         .slice(0, 20)
         .map((m) => ({ ...m, text: this.readRedact(m.text) }))
       const sessions = this.store
-        .listSessions({ projectIds: [project.id], limit: 12 })
+        .listSessions({ projectIds: [project.id], limit: 12, ...this.who() })
         .filter((s) => s.sessionKey !== options.excludeSessionKey && s.agent !== 'mnemo' && s.observationCount > 0)
         .slice(0, 5)
       for (const s of sessions) {
@@ -839,9 +946,9 @@ export class MnemoEngine {
     }
     let embedded = 0
     if (this.embedder) {
-      const total = this.store.countDocs(projects)
+      const total = this.store.countDocs({ projectIds: projects })
       for (;;) {
-        const batch = this.store.docsWithoutVector(this.embedder.spaceId, projects, 64)
+        const batch = this.store.docsWithoutVector(this.embedder.spaceId, { projectIds: projects }, 64)
         if (batch.length === 0) break
         const vecs = await this.embedder.embed(batch.map((d) => d.text), 'document')
         this.store.putVectors(this.embedder.spaceId, batch.map((d, i) => ({ docKey: d.docKey, vec: vecs[i]! })))
@@ -864,7 +971,9 @@ export class MnemoEngine {
     const root = scope.project?.root
     const tombstones = this.store.tombstones(root)
     const audit = this.store.auditLog(1_000_000).reverse().filter((a) => root === undefined || a.target === root)
-    const counts = this.store.scopeCounts(root)
+    // A user exports their own and shared events; a store without users, its shared ones; `allUsers`, everything.
+    const user = this.allUsers ? undefined : (this.user ?? null)
+    const counts = this.store.scopeCounts(root, user)
     const manifest: ExportManifest = {
       format: EXPORT_FORMAT,
       version: EXPORT_VERSION,
@@ -874,11 +983,10 @@ export class MnemoEngine {
     }
     write(JSON.stringify(manifest))
     for (let after = 0; ; ) {
-      const page = this.store.readEvents(after, 1000)
+      const page = this.store.readScopedEvents(after, 1000, { ...(root !== undefined ? { projectRoot: root } : {}), ...(user !== undefined ? { user } : {}) })
       if (page.length === 0) break
       for (const e of page) {
         after = e.seq
-        if (root !== undefined && e.project.root !== root) continue
         write(JSON.stringify(eventRecord({ ...e, payload: redactValue(e.payload) })))
       }
     }
@@ -936,7 +1044,10 @@ export class MnemoEngine {
     const projects = scope.project ? [scope.project] : this.store.listProjects()
     const out = new Map<string, string>()
     for (const p of projects) {
-      const all = this.store.allMemories(p.id).map((m) => ({ ...m, text: this.readRedact(m.text) }))
+      const all = this.store
+        .allMemories(p.id)
+        .filter((m) => this.sees(m))
+        .map((m) => ({ ...m, text: this.readRedact(m.text) }))
       let name = `${p.name.replace(/[^\w.-]+/g, '_') || 'project'}.md`
       for (let i = 2; out.has(name); i++) name = `${p.name.replace(/[^\w.-]+/g, '_')}-${i}.md`
       out.set(name, memoriesMarkdown(p, all.filter((m) => m.validTo === undefined), all.filter((m) => m.validTo !== undefined), this.clock.now()))
@@ -998,7 +1109,7 @@ export class MnemoEngine {
         this.store
           .allMemories(p.id)
           .filter((m) => m.kind === 'summary' && m.validTo === undefined)
-          .map((m) => [m.sources[0] ?? '', m]),
+          .map((m) => [`${m.user ?? ''}\u0000${m.sources[0] ?? ''}`, m]),
       )
       for (const s of this.store.listSessions({ projectIds: [p.id], limit: 100_000 })) {
         if (!finished(s)) continue
@@ -1006,16 +1117,18 @@ export class MnemoEngine {
         // Flagged text (reads like instructions) never reaches a model or a summary.
         const observations = this.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
         if (observations.length === 0) continue
-        const existing = summaryOf.get(observations[0]!.id)
+        const existing = summaryOf.get(`${s.user ?? ''}\u0000${observations[0]!.id}`)
         if (existing && existing.createdAt >= s.lastEventAt) continue
         const result = await consolidateSession(this.consolidator, { session: s, observations, projectRoot: p.root })
         via[result.via]++
         if (result.error) errors.push(`${s.id}: ${result.error}`)
-        events.push(rememberEvent(ref, 'summary', result.summary.text, now, { ...redact, sources: result.summary.sources, subject: `session:${s.id}` }))
+        // What is derived from a session is its user's and its agent's.
+        const owner = { ...(s.user !== undefined ? { user: s.user } : {}), agent: s.agent }
+        events.push(rememberEvent(ref, 'summary', result.summary.text, now, { ...redact, ...owner, sources: result.summary.sources, subject: `session:${s.id}` }))
         summaries++
         if (changedProjects.at(-1) !== p && workKey(readSessionSteps(s.id, s.startedAt, observations, p.root)) !== undefined) changedProjects.push(p)
         for (const m of result.memories) {
-          events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, sources: m.sources, confidence: m.confidence }))
+          events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, ...owner, sources: m.sources, confidence: m.confidence }))
           if (m.kind === 'lesson') lessons++
           else memories++
         }
@@ -1029,21 +1142,28 @@ export class MnemoEngine {
       const config = resolveProcedureConfig(options.procedures)
       const writes: EventInput[] = []
       for (const p of changedProjects) {
-        const sessionOf = new Map<string, string>()
-        const steps = this.store
-          .listSessions({ projectIds: [p.id], limit: config.windowSessions * 2, excludeAgent: 'mnemo' })
-          .filter(finished)
-          .slice(0, config.windowSessions)
-          .map((s) => {
+        // Users never share a procedure, nor (under agent isolation) agents: each one's sessions are distilled apart.
+        const groups = new Map<string, Session[]>()
+        for (const s of this.store.listSessions({ projectIds: [p.id], limit: config.windowSessions * 2, excludeAgent: 'mnemo' }).filter(finished)) {
+          const key = `${s.user ?? ''}\u0000${this.agentScope === 'own' ? s.agent : ''}`
+          groups.set(key, [...(groups.get(key) ?? []), s])
+        }
+        for (const group of groups.values()) {
+          const sessionOf = new Map<string, string>()
+          const steps = group.slice(0, config.windowSessions).map((s) => {
             // Flagged text never reaches a model or a memory (as for summaries).
             const observations = this.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
             for (const o of observations) sessionOf.set(o.id, s.id)
             return readSessionSteps(s.id, s.startedAt, observations, p.root)
           })
-        const existing = this.store.allMemories(p.id).filter((m) => m.kind === 'procedure' && m.validTo === undefined)
-        const plan = await planProcedures(this.consolidator, { projectRoot: p.root, sessions: steps, existing, sessionOf: (id) => sessionOf.get(id), config })
-        errors.push(...plan.errors)
-        for (const w of plan.writes) writes.push(rememberEvent({ root: p.root, name: p.name }, 'procedure', w.text, now, { ...redact, sources: w.sources, subject: `procedure:${w.key}` }))
+          const user = group[0]!.user
+          const agents = new Set(group.slice(0, config.windowSessions).map((s) => s.agent))
+          const owner = { ...(user !== undefined ? { user } : {}), ...(agents.size === 1 ? { agent: group[0]!.agent } : {}) }
+          const existing = this.store.allMemories(p.id).filter((m) => m.kind === 'procedure' && m.validTo === undefined && m.user === user)
+          const plan = await planProcedures(this.consolidator, { projectRoot: p.root, sessions: steps, existing, sessionOf: (id) => sessionOf.get(id), config })
+          errors.push(...plan.errors)
+          for (const w of plan.writes) writes.push(rememberEvent({ root: p.root, name: p.name }, 'procedure', w.text, now, { ...redact, ...owner, sources: w.sources, subject: `procedure:${w.key}` }))
+        }
       }
       procedures = writes.length
       this.append(writes)

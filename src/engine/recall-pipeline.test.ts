@@ -132,7 +132,7 @@ describe('vector channels', () => {
     engine.forget(victim.id)
     const project = engine.listProjects()[0]!
     const space = store.getLsaModel(project.id)!.space
-    expect(store.vectors(space, [project.id]).some((v) => v.docKey < 0 && store.docs([v.docKey])[0]?.id === victim.id)).toBe(false)
+    expect(store.vectors(space, { projectIds: [project.id] }).some((v) => v.docKey < 0 && store.docs([v.docKey])[0]?.id === victim.id)).toBe(false)
   })
 
   it('embedding channel: reindex embeds every document through an OpenAI-compatible endpoint; an outage degrades to the other channels', async () => {

@@ -8,7 +8,7 @@ import { makeSnippet } from '../retrieval/snippet.js'
 import { queryEntities } from '../retrieval/entities.js'
 import { rankByEntities } from '../retrieval/graph-rank.js'
 import type { TimeRange } from '../retrieval/time-expressions.js'
-import type { SearchDoc, Store } from '../storage/store.js'
+import type { Scope, SearchDoc, Store } from '../storage/store.js'
 
 /** Tunables of recall; every field has a measured default (see DEFAULT_RECALL_CONFIG). */
 export interface RecallConfig {
@@ -62,9 +62,9 @@ export const DEFAULT_RECALL_CONFIG: RecallConfig = {
   graphMaxDocShare: 0.05,
 }
 
-export interface RecallQuery {
+/** A recall's query and scope (projects, user, agent: see `Scope`), applied inside every channel. */
+export interface RecallQuery extends Scope {
   query: string
-  projectIds?: readonly ProjectId[]
   sessionId?: SessionId
   limit: number
   /** Channels to use (ablation); default all with weight > 0. */
@@ -108,6 +108,12 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   const terms = toQueryTerms(query)
   const queryWords = new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
 
+  // Whose documents every channel may return: the projects, and the user and agent when the query has them.
+  const scope: Scope = {
+    ...(q.projectIds && q.projectIds.length > 0 ? { projectIds: q.projectIds } : {}),
+    ...(q.user !== undefined ? { user: q.user } : {}),
+    ...(q.agent !== undefined ? { agent: q.agent } : {}),
+  }
   const lists: ChannelList[] = []
   const spreadOnly = new Set<number>()
   const docs = new Map<number, SearchDoc>()
@@ -123,7 +129,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
       weights: config.columnWeights,
       ...(q.asOf !== undefined ? { asOf: q.asOf } : {}),
       ...(q.includeArchived ? { includeArchived: true } : {}),
-      ...(q.projectIds && q.projectIds.length > 0 ? { projectIds: q.projectIds } : {}),
+      ...scope,
       ...(q.sessionId ? { sessionId: q.sessionId } : {}),
     })
     const scores = new Map<number, number>()
@@ -144,13 +150,13 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
 
   if (enabled.has('graph')) {
     const projects = q.projectIds ?? []
-    const total = store.countDocs(projects)
+    const total = store.countDocs(scope)
     // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
     const seeds = store.findEntities(projects, queryEntities(query, store.entityNames(projects))).filter((e) => e.docs <= Math.max(3, total * config.graphMaxDocShare))
     if (seeds.length > 0) {
       const seedIds = seeds.map((s) => s.id)
-      const hops = store.coMentioned(seedIds, config.graphHops)
-      const mentions = store.entityMentions([...seedIds, ...hops.map((h) => h.id)], { ...(q.projectIds ? { projectIds: q.projectIds } : {}), ...(q.sessionId ? { sessionId: q.sessionId } : {}) }, config.candidates * 10)
+      const hops = store.coMentioned(seedIds, scope, config.graphHops)
+      const mentions = store.entityMentions([...seedIds, ...hops.map((h) => h.id)], { ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) }, config.candidates * 10)
       const ranked = rankByEntities(total, seeds, hops.filter((h) => h.docs <= Math.max(3, total * config.graphMaxDocShare)), mentions).slice(0, config.candidates)
       lists.push({ channel: 'graph', weight: config.weights.graph, hits: ranked })
     }
@@ -160,7 +166,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     // Documents of the asked-for time, those the keyword channel ranked first (in its order), then the rest by time.
     const inRange = new Set<number>()
     for (const r of q.timeRanges) {
-      for (const key of store.docsInTimeRange({ from: r.from, to: r.to, limit: config.candidates, ...(q.projectIds && q.projectIds.length > 0 ? { projectIds: q.projectIds } : {}), ...(q.sessionId ? { sessionId: q.sessionId } : {}) })) inRange.add(key)
+      for (const key of store.docsInTimeRange({ from: r.from, to: r.to, limit: config.candidates, ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) })) inRange.add(key)
     }
     const keywordOrder = lists.find((l) => l.channel === 'bm25')?.hits.filter((h) => inRange.has(h.key)) ?? []
     const seen = new Set(keywordOrder.map((h) => h.key))

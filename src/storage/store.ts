@@ -38,6 +38,8 @@ export interface Derivation {
     sources?: string[]
     /** 0–1: how sure the extraction that derived it was; absent for stated memories. */
     confidence?: number
+    /** The agent whose work it came from (consolidation of one agent's sessions); default the event's agent, none for mnemo's own. */
+    agent?: AgentName
   }
   /** Lifecycle changes to memories: pin, unpin, archive, restore. */
   memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]
@@ -48,6 +50,21 @@ export interface Derivation {
 export interface StoredEvent extends EventInput {
   seq: number
   receivedAt: number
+}
+
+/**
+ * Which logged events a governance delete takes: some by sequence number, or
+ * a project's (optionally one session's, or those before a time), optionally
+ * only one user's (`user`: that user's; `null`: only events with no user;
+ * omitted: every user's).
+ */
+export interface EventFilter {
+  seqs?: readonly number[]
+  projectRoot?: string
+  sessionKey?: string
+  /** Epoch ms: events before it. */
+  before?: number
+  user?: string | null
 }
 
 /** Outcome of appending a batch of events. */
@@ -100,6 +117,24 @@ export interface AuditEntry {
   details?: Record<string, unknown>
 }
 
+/**
+ * Whose rows a read sees: the namespace it is confined to (PRODUCT.md: scope =
+ * project + agent + user). Every read primitive applies it inside its own
+ * query, never to a truncated result.
+ */
+export interface Scope {
+  /** Projects to read; empty or omitted = every project. */
+  projectIds?: readonly ProjectId[]
+  /**
+   * A user name: that user's rows and shared rows (captured with no user).
+   * `null`: shared rows only. Omitted: every user's rows — only for a person
+   * who asked for all users (the engine always sets it otherwise).
+   */
+  user?: string | null
+  /** An agent: its own rows and rows of no agent (stated by a person, or drawn from several agents). Omitted: every agent's. */
+  agent?: AgentName
+}
+
 /** A full-text candidate: the document key and its BM25 relevance (higher is better). */
 export interface TextMatch {
   docKey: number
@@ -109,11 +144,9 @@ export interface TextMatch {
   score: number
 }
 
-export interface SearchTextOptions {
+export interface SearchTextOptions extends Scope {
   /** FTS5 MATCH expression. */
   match: string
-  /** Projects to search; empty or omitted means every project. */
-  projectIds?: readonly ProjectId[]
   sessionId?: SessionId
   /** Most matches returned, best first. */
   limit: number
@@ -134,7 +167,7 @@ export interface EntityRow {
 }
 
 /** Options of `Store.browseObservations`. */
-export interface BrowseObservationsOptions {
+export interface BrowseObservationsOptions extends Omit<Scope, 'agent'> {
   projectIds: readonly ProjectId[]
   sessionId?: SessionId
   kinds?: readonly ObservationKind[]
@@ -148,7 +181,7 @@ export interface BrowseObservationsOptions {
 }
 
 /** Options of `Store.browseMemories`. */
-export interface BrowseMemoriesOptions {
+export interface BrowseMemoriesOptions extends Scope {
   projectIds: readonly ProjectId[]
   kinds?: readonly MemoryKind[]
   /** current: valid and not archived; archived; superseded: replaced by a newer version; all. */
@@ -188,25 +221,25 @@ export interface Store {
   /** Full-text search, scope-filtered inside the query. */
   searchText(options: SearchTextOptions): TextMatch[]
   /** Keys of documents whose time is in [from, to), oldest first, scope-filtered inside the query. */
-  docsInTimeRange(options: { projectIds?: readonly ProjectId[]; sessionId?: SessionId; from: number; to: number; limit: number }): number[]
+  docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): number[]
   /** Lowercase names of the `name` entities of these projects (all projects when empty). */
   entityNames(projectIds: readonly ProjectId[]): string[]
   /** The stored entities matching `refs` in these projects, with how many documents mention each. */
   findEntities(projectIds: readonly ProjectId[], refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[]
   /** Documents mentioning any of `entityIds`: (entity, document) pairs, scope-filtered. */
-  entityMentions(entityIds: readonly number[], scope: { projectIds?: readonly ProjectId[]; sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[]
-  /** Entities that share documents with `entityIds`, with the number of shared documents and their own document count. */
-  coMentioned(entityIds: readonly number[], limit: number): { id: number; shared: number; docs: number }[]
-  /** Number of documents (observations and memories) in these projects. */
-  countDocs(projectIds: readonly ProjectId[]): number
-  /** All vectors of a space among these projects' documents, as (key, vector) pairs. */
-  vectors(space: string, projectIds: readonly ProjectId[]): { docKey: number; vec: Float32Array }[]
+  entityMentions(entityIds: readonly number[], scope: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[]
+  /** Entities that share documents of the scope with `entityIds`, with the number of shared documents and their own document count. */
+  coMentioned(entityIds: readonly number[], scope: Scope, limit: number): { id: number; shared: number; docs: number }[]
+  /** Number of documents (observations and memories) in the scope. */
+  countDocs(scope: Scope): number
+  /** All vectors of a space among the scope's documents, as (key, vector) pairs. */
+  vectors(space: string, scope: Scope): { docKey: number; vec: Float32Array }[]
   /** Stores vectors of a space (replacing existing ones). */
   putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): void
   /** Deletes every vector of a space. */
   dropSpace(space: string): void
-  /** Keys and texts of these projects' documents that have no vector in `space`, oldest first. */
-  docsWithoutVector(space: string, projectIds: readonly ProjectId[], limit: number): { docKey: number; text: string }[]
+  /** Keys and texts of the scope's documents that have no vector in `space`, oldest first. */
+  docsWithoutVector(space: string, scope: Scope, limit: number): { docKey: number; text: string }[]
   /** Texts of a project's documents, newest first (for fitting the builtin model). */
   projectTexts(projectId: ProjectId, limit: number): string[]
   /** The stored builtin model of a project. */
@@ -226,8 +259,8 @@ export interface Store {
   getProject(id: ProjectId | string): Project | undefined
   /** The memory derived from the logged event with this idempotency key, if any. */
   memoryByIdemKey(idemKey: string): Memory | undefined
-  /** The current memory of a project with this content key, if any. */
-  currentMemoryByContent(projectRoot: string, contentKey: string): Memory | undefined
+  /** The current memory of a project and user (undefined = shared) with this content key, if any. */
+  currentMemoryByContent(projectRoot: string, contentKey: string, user: string | undefined): Memory | undefined
   /** Records that memories were used today (context, show); once per memory per day. */
   recordUsage(memoryIds: readonly string[], day: string): void
   /** Days each memory was used, for the retention score. */
@@ -243,19 +276,19 @@ export interface Store {
    * name the deleted items go too.
    * @returns How many events were deleted.
    */
-  deleteEvents(filter: { seqs?: readonly number[]; projectRoot?: string; sessionKey?: string; before?: number }): number
+  deleteEvents(filter: EventFilter): number
   /** Ids of the observations derived from the events a `deleteEvents` filter would delete. */
-  observationIdsOfEvents(filter: { projectRoot: string; sessionKey?: string; before?: number }): string[]
+  observationIdsOfEvents(filter: EventFilter & { projectRoot: string }): string[]
   /** The log sequence number of the event an observation or memory was derived from. */
   sourceEventOf(id: string): number | undefined
 
   listProjects(): Project[]
   /** Sessions newest first (by last event), from `offset` (default 0), leaving out sessions of `excludeAgent`. */
-  listSessions(options: { projectIds?: readonly ProjectId[]; limit: number; offset?: number; excludeAgent?: string }): Session[]
+  listSessions(options: Scope & { limit: number; offset?: number; excludeAgent?: string }): Session[]
   /** A session's observations in time order. */
   sessionObservations(sessionId: SessionId, limit: number): Observation[]
-  /** Memories of the given projects, newest first. */
-  listMemories(options: { projectIds?: readonly ProjectId[]; limit: number }): Memory[]
+  /** Current, unarchived memories of the scope, pinned first then newest. */
+  listMemories(options: Scope & { limit: number }): Memory[]
   /**
    * A page of observations of these projects with the agent of their session,
    * filtered by session, kinds and agent. `order: 'desc'` pages newest first
@@ -273,14 +306,14 @@ export interface Store {
   browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number }
   /** For each observation id, the ids of the memories whose provenance names it. */
   memoriesFromObservations(projectId: ProjectId, observationIds: readonly string[]): Map<string, string[]>
-  /** Entities of these projects whose name contains `text` (case-insensitive), exact matches first, then most mentioned. */
-  searchEntities(projectIds: readonly ProjectId[], text: string, limit: number): EntityRow[]
+  /** Entities of the scope's projects mentioned in its documents whose name contains `text` (case-insensitive), exact matches first, then most mentioned. */
+  searchEntities(scope: Scope & { projectIds: readonly ProjectId[] }, text: string, limit: number): EntityRow[]
   /**
    * Keys of the newest `limit` documents of these projects that mention
    * `entityId` (observations newest first, then memories), or of any newest
    * observations without one: the sample the viewer's graph is drawn from.
    */
-  sampleDocs(projectIds: readonly ProjectId[], entityId: number | undefined, limit: number): number[]
+  sampleDocs(scope: Scope & { projectIds: readonly ProjectId[] }, entityId: number | undefined, limit: number): number[]
   /** Entities mentioned in `docKeys`, most mentioned there first, with that count (`shared`). */
   entitiesInDocs(docKeys: readonly number[], limit: number): { id: number; shared: number }[]
   /** Entities by id (unknown ids left out), with their document counts over the whole store. */
@@ -306,6 +339,8 @@ export interface Store {
   ): { events: number; bytesBefore: number; bytesAfter: number }
   /** Rewrites the database file without free pages (SQLite VACUUM). @returns Its size in bytes before and after. */
   vacuum(): { bytesBefore: number; bytesAfter: number }
+  /** Logged events with `seq > afterSeq` of one project and user scope, in order, at most `limit` (for export). */
+  readScopedEvents(afterSeq: number, limit: number, scope: { projectRoot?: string; user?: string | null }): StoredEvent[]
   /** Tombstones (deleted events' idempotency keys), optionally of one project. */
   tombstones(projectRoot?: string): { idemKey: string; at: number; projectRoot: string | undefined }[]
   /** Adds tombstones (from an export); existing ones are kept. */
@@ -314,8 +349,8 @@ export interface Store {
   audit(entry: AuditEntry): void
   /** The last `limit` audit entries, newest first. */
   auditLog(limit: number): AuditEntry[]
-  /** Row counts of one project (or the whole store): events, sessions, observations, memories (all versions), tombstones. */
-  scopeCounts(projectRoot?: string): { events: number; sessions: number; observations: number; memories: number }
+  /** Row counts of one project (or the whole store) and user scope: events, sessions, observations, memories (all versions). */
+  scopeCounts(projectRoot?: string, user?: string | null): { events: number; sessions: number; observations: number; memories: number }
   stats(): StoreStats
   /** Runs SQLite's integrity check; returns 'ok' or the problems found. */
   integrityCheck(): string

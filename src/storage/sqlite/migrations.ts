@@ -180,4 +180,21 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE memories ADD COLUMN confidence REAL;
     `,
   },
+  {
+    version: 4,
+    name: 'user and agent scopes: rows carry whose they are, so every read can be confined to one user and one agent',
+    sql: `
+      -- The user an event was captured for (MNEMO_USER on the client, or the server's per-user token); NULL = no user (shared).
+      ALTER TABLE events ADD COLUMN user_id TEXT;
+      ALTER TABLE sessions ADD COLUMN user_id TEXT;
+      -- Denormalised onto the searchable rows so every retrieval channel filters inside its own query.
+      ALTER TABLE observations ADD COLUMN user_id TEXT;
+      ALTER TABLE observations ADD COLUMN agent TEXT;
+      UPDATE observations SET agent = (SELECT s.agent FROM sessions s WHERE s.id = observations.session_id);
+      ALTER TABLE memories ADD COLUMN user_id TEXT;
+      -- The agent whose work a memory came from; NULL = stated by a person or drawn from several agents (shared).
+      ALTER TABLE memories ADD COLUMN agent TEXT;
+      CREATE INDEX events_user ON events(user_id) WHERE user_id IS NOT NULL;
+    `,
+  },
 ]

@@ -4,7 +4,7 @@ import { MnemoError } from '../../core/errors.js'
 import { makeId, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, MemoryKind, Observation, ObservationKind, Project, Session } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
-import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
+import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, EventFilter, Scope, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 
 export interface SqliteStoreOptions {
@@ -29,6 +29,7 @@ interface ObservationRow {
   ts: number
   text: string
   flags: string | null
+  user_id: string | null
 }
 interface MemoryRow {
   id: string
@@ -50,6 +51,8 @@ interface MemoryRow {
   archived_at: number | null
   sources: string | null
   confidence: number | null
+  user_id: string | null
+  agent: string | null
 }
 interface SessionRow {
   id: string
@@ -61,6 +64,7 @@ interface SessionRow {
   ended_at: number | null
   title: string | null
   observation_count: number
+  user_id: string | null
 }
 interface EventRow {
   seq: number
@@ -75,9 +79,10 @@ interface EventRow {
   session_started_at: number | null
   received_at: number
   payload: string
+  user_id: string | null
 }
 
-const SESSION_COLUMNS = `s.id, s.project_id, s.agent, s.session_key, s.started_at, s.last_event_at, s.ended_at, s.title,
+const SESSION_COLUMNS = `s.id, s.project_id, s.agent, s.session_key, s.started_at, s.last_event_at, s.ended_at, s.title, s.user_id,
   (SELECT COUNT(*) FROM observations o WHERE o.session_id = s.id) AS observation_count`
 
 /**
@@ -174,8 +179,8 @@ class SqliteStore implements Store {
               continue
             }
             const info = this.stmt(
-              `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING`,
+              `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload, user_id)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING`,
             ).run(
               event.idemKey,
               event.agent,
@@ -188,6 +193,7 @@ class SqliteStore implements Store {
               event.sessionStartedAt ?? null,
               receivedAt,
               JSON.stringify(event.payload ?? null),
+              event.user ?? null,
             )
             if (info.changes === 0) {
               result.duplicates++
@@ -209,14 +215,30 @@ class SqliteStore implements Store {
   private apply(event: EventInput, seq: number, d: Derivation): number {
     const projectId = this.ensureProject(event)
     const sessionId = this.ensureSession(event, projectId, d)
+    const user = event.user ?? null
     let added = 0
     d.observations.forEach((o, i) => {
       const ts = o.ts ?? event.ts
       const id = makeId('obs', ts, `${event.idemKey}#${i}`)
       const info = this.stmt(
-        `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(id, seq, sessionId, projectId, o.kind, o.role, o.tool ?? null, o.files && o.files.length > 0 ? JSON.stringify(o.files) : null, o.sourceRef ?? null, ts, o.text, o.flags && o.flags.length > 0 ? o.flags.join(',') : null)
+        `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        id,
+        seq,
+        sessionId,
+        projectId,
+        o.kind,
+        o.role,
+        o.tool ?? null,
+        o.files && o.files.length > 0 ? JSON.stringify(o.files) : null,
+        o.sourceRef ?? null,
+        ts,
+        o.text,
+        o.flags && o.flags.length > 0 ? o.flags.join(',') : null,
+        user,
+        event.agent,
+      )
       this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts, o.index.meta)
       this.mention(projectId, Number(info.lastInsertRowid), o.entities)
       added++
@@ -245,10 +267,12 @@ class SqliteStore implements Store {
    * memories quoting the old value are marked for review.
    */
   private applyMemory(event: EventInput, seq: number, projectId: ProjectId, m: NonNullable<Derivation['memory']>): void {
-    const same = (m.sameAs ? this.stmt('SELECT rowid, id FROM memories WHERE id = ? AND project_id = ? AND valid_to IS NULL').get(m.sameAs, projectId) : undefined) as
+    // Each user has their own memories: the guard matches, supersedes and flags within the event's user only.
+    const user = event.user ?? null
+    const same = (m.sameAs ? this.stmt('SELECT rowid, id FROM memories WHERE id = ? AND project_id = ? AND user_id IS ? AND valid_to IS NULL').get(m.sameAs, projectId, user) : undefined) as
       | { rowid: number; id: string }
       | undefined ??
-      (this.stmt('SELECT rowid, id FROM memories WHERE project_id = ? AND content_key = ? AND valid_to IS NULL').get(projectId, m.contentKey) as
+      (this.stmt('SELECT rowid, id FROM memories WHERE project_id = ? AND user_id IS ? AND content_key = ? AND valid_to IS NULL').get(projectId, user, m.contentKey) as
         | { rowid: number; id: string }
         | undefined)
     if (same) {
@@ -260,8 +284,8 @@ class SqliteStore implements Store {
     }
     const id = makeId('mem', event.ts, event.idemKey)
     const info = this.stmt(
-      `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence, user_id, agent)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       id,
       seq,
@@ -276,15 +300,18 @@ class SqliteStore implements Store {
       event.ts,
       m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null,
       m.confidence ?? null,
+      user,
+      m.agent ?? (event.agent === 'mnemo' ? null : event.agent),
     )
     const rowid = Number(info.lastInsertRowid)
     this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-rowid, m.index.body, m.index.parts, m.index.meta)
     this.mention(projectId, -rowid, m.entities)
     const old = m.supersedes
-      ? (this.stmt('SELECT rowid, id, text, subject_key FROM memories WHERE id = ? AND project_id = ? AND valid_to IS NULL').all(m.supersedes, projectId) as OldRow[])
+      ? (this.stmt('SELECT rowid, id, text, subject_key FROM memories WHERE id = ? AND project_id = ? AND user_id IS ? AND valid_to IS NULL').all(m.supersedes, projectId, user) as OldRow[])
       : m.subjectKey
-        ? (this.stmt('SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ? AND kind = ? AND subject_key = ? AND valid_to IS NULL AND rowid <> ?').all(
+        ? (this.stmt('SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ? AND user_id IS ? AND kind = ? AND subject_key = ? AND valid_to IS NULL AND rowid <> ?').all(
             projectId,
+            user,
             m.kind,
             m.subjectKey,
             rowid,
@@ -297,8 +324,8 @@ class SqliteStore implements Store {
       const value = valueAfterSubject(o.text, o.subject_key)
       if (value && value.length >= 4) {
         this.stmt(
-          `UPDATE memories SET review = ? WHERE project_id = ? AND valid_to IS NULL AND rowid <> ? AND instr(lower(text), ?) > 0`,
-        ).run(`depends-on-superseded:${o.id}`, projectId, rowid, value.toLowerCase())
+          `UPDATE memories SET review = ? WHERE project_id = ? AND user_id IS ? AND valid_to IS NULL AND rowid <> ? AND instr(lower(text), ?) > 0`,
+        ).run(`depends-on-superseded:${o.id}`, projectId, user, rowid, value.toLowerCase())
       }
     }
   }
@@ -337,9 +364,15 @@ class SqliteStore implements Store {
   }
 
   private ensureSession(event: EventInput, projectId: ProjectId, d: Derivation): SessionId {
-    const found = this.stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ?').get(event.agent, event.sessionKey, projectId) as
-      | { id: SessionId }
+    const found = this.stmt('SELECT id, user_id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ?').get(event.agent, event.sessionKey, projectId) as
+      | { id: SessionId; user_id: string | null }
       | undefined
+    // A session is one user's: another user's event naming it would put their text beside the owner's (neighbours, replay).
+    if (found && found.user_id !== (event.user ?? null) && event.agent !== 'mnemo') {
+      throw new MnemoError('INVALID_INPUT', `session ${event.sessionKey} of ${event.agent} belongs to ${found.user_id === null ? 'no user' : `another user`}; an event of ${event.user === undefined ? 'no user' : `user ${event.user}`} cannot join it`, {
+        details: { path: 'sessionKey' },
+      })
+    }
     const startedAt = event.sessionStartedAt ?? event.ts
     let id: SessionId
     if (found) {
@@ -352,8 +385,8 @@ class SqliteStore implements Store {
       const first = this.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, event.sessionKey) === undefined
       id = makeId('ses', startedAt, first ? `${event.agent}:${event.sessionKey}` : `${event.agent}:${event.sessionKey}:${event.project.root}`)
       this.stmt(
-        `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at) VALUES (?, ?, ?, ?, ?, ?)`,
-      ).run(id, projectId, event.agent, event.sessionKey, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts))
+        `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ).run(id, projectId, event.agent, event.sessionKey, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts), event.agent === 'mnemo' ? null : (event.user ?? null))
     }
     if (d.session?.ended) this.stmt('UPDATE sessions SET ended_at = MAX(COALESCE(ended_at, 0), ?) WHERE id = ?').run(event.ts, id)
     if (d.session?.title) this.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(d.session.title, id)
@@ -392,13 +425,9 @@ class SqliteStore implements Store {
   searchText(options: SearchTextOptions): TextMatch[] {
     return this.guard('search', () => {
       const [wBody, wParts, wMeta] = options.weights ?? [1, 0.5, 0.5]
-      const projects = options.projectIds ?? []
-      const params: unknown[] = [options.match]
-      let scope = ''
-      if (projects.length > 0) {
-        scope += ` AND COALESCE(o.project_id, m.project_id) IN (${projects.map(() => '?').join(',')})`
-        params.push(...projects)
-      }
+      const inScope = scopeWhere(options, onEither)
+      const params: unknown[] = [options.match, ...inScope.params]
+      let scope = inScope.sql
       if (options.sessionId) {
         scope += ' AND o.session_id = ?'
         params.push(options.sessionId)
@@ -420,15 +449,15 @@ class SqliteStore implements Store {
     })
   }
 
-  vectors(space: string, projectIds: readonly ProjectId[]): { docKey: number; vec: Float32Array }[] {
+  vectors(space: string, scope: Scope): { docKey: number; vec: Float32Array }[] {
     return this.guard('vectors', () => {
-      const inP = projectIds.length > 0 ? `IN (${projectIds.map(() => '?').join(',')})` : 'IS NOT NULL'
+      const inScope = scopeWhere(scope, onEither)
       const rows = this.stmt(
         `SELECT v.doc_key AS docKey, v.vec AS vec FROM doc_vectors v
          LEFT JOIN observations o ON v.doc_key > 0 AND o.rowid = v.doc_key
          LEFT JOIN memories m ON v.doc_key < 0 AND m.rowid = -v.doc_key
-         WHERE v.space = ? AND COALESCE(o.project_id, m.project_id) ${inP}`,
-      ).all(space, ...projectIds) as { docKey: number; vec: Buffer }[]
+         WHERE v.space = ? AND (o.id IS NOT NULL OR m.id IS NOT NULL)${inScope.sql}`,
+      ).all(space, ...inScope.params) as { docKey: number; vec: Buffer }[]
       return rows.map((r) => ({ docKey: r.docKey, vec: new Float32Array(r.vec.buffer.slice(r.vec.byteOffset, r.vec.byteOffset + r.vec.byteLength)) }))
     })
   }
@@ -447,15 +476,16 @@ class SqliteStore implements Store {
     this.guard('drop vectors', () => this.stmt('DELETE FROM doc_vectors WHERE space = ?').run(space))
   }
 
-  docsWithoutVector(space: string, projectIds: readonly ProjectId[], limit: number): { docKey: number; text: string }[] {
+  docsWithoutVector(space: string, scope: Scope, limit: number): { docKey: number; text: string }[] {
     return this.guard('docs without vector', () => {
-      const inP = projectIds.length > 0 ? ` AND project_id IN (${projectIds.map(() => '?').join(',')})` : ''
+      const inO = scopeWhere(scope, onTable('observations'))
+      const inM = scopeWhere(scope, onTable('memories'))
       const obs = this.stmt(
-        `SELECT rowid AS docKey, text FROM observations WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = observations.rowid)${inP} ORDER BY rowid LIMIT ?`,
-      ).all(space, ...projectIds, limit) as { docKey: number; text: string }[]
+        `SELECT rowid AS docKey, text FROM observations WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = observations.rowid)${inO.sql} ORDER BY rowid LIMIT ?`,
+      ).all(space, ...inO.params, limit) as { docKey: number; text: string }[]
       const mem = this.stmt(
-        `SELECT -rowid AS docKey, text FROM memories WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = -memories.rowid)${inP} ORDER BY rowid LIMIT ?`,
-      ).all(space, ...projectIds, limit) as { docKey: number; text: string }[]
+        `SELECT -rowid AS docKey, text FROM memories WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = -memories.rowid)${inM.sql} ORDER BY rowid LIMIT ?`,
+      ).all(space, ...inM.params, limit) as { docKey: number; text: string }[]
       return [...obs, ...mem].slice(0, limit)
     })
   }
@@ -508,15 +538,25 @@ class SqliteStore implements Store {
     return out.filter((e) => e.docs > 0)
   }
 
-  entityMentions(entityIds: readonly number[], scope: { projectIds?: readonly ProjectId[]; sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[] {
+  entityMentions(entityIds: readonly number[], scope: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[] {
     if (entityIds.length === 0) return []
     const ids = entityIds.map(() => '?').join(',')
-    // Entities belong to one project, so the project scope is already applied; a session scope needs the join.
+    // Entities belong to one project, so the project scope is already applied; a session scope needs the observation join.
     if (scope.sessionId) {
+      const inScope = scopeWhere({ ...scope, projectIds: [] }, onTable('o'))
       return this.stmt(
         `SELECT m.entity_id AS entityId, m.doc_key AS docKey FROM entity_mentions m JOIN observations o ON o.rowid = m.doc_key
-         WHERE m.entity_id IN (${ids}) AND o.session_id = ? LIMIT ?`,
-      ).all(...entityIds, scope.sessionId, limit) as { entityId: number; docKey: number }[]
+         WHERE m.entity_id IN (${ids}) AND o.session_id = ?${inScope.sql} LIMIT ?`,
+      ).all(...entityIds, scope.sessionId, ...inScope.params, limit) as { entityId: number; docKey: number }[]
+    }
+    if (scope.user !== undefined || scope.agent !== undefined) {
+      const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
+      return this.stmt(
+        `SELECT x.entity_id AS entityId, x.doc_key AS docKey FROM entity_mentions x
+         LEFT JOIN observations o ON x.doc_key > 0 AND o.rowid = x.doc_key
+         LEFT JOIN memories m ON x.doc_key < 0 AND m.rowid = -x.doc_key
+         WHERE x.entity_id IN (${ids})${inScope.sql} LIMIT ?`,
+      ).all(...entityIds, ...inScope.params, limit) as { entityId: number; docKey: number }[]
     }
     return this.stmt(`SELECT entity_id AS entityId, doc_key AS docKey FROM entity_mentions WHERE entity_id IN (${ids}) LIMIT ?`).all(...entityIds, limit) as {
       entityId: number
@@ -524,37 +564,41 @@ class SqliteStore implements Store {
     }[]
   }
 
-  coMentioned(entityIds: readonly number[], limit: number): { id: number; shared: number; docs: number }[] {
+  coMentioned(entityIds: readonly number[], scope: Scope, limit: number): { id: number; shared: number; docs: number }[] {
     if (entityIds.length === 0) return []
     const ids = entityIds.map(() => '?').join(',')
+    // Only documents of the scope make two entities related: another user's text never decides where the graph walks.
+    const inScope = scope.user !== undefined || scope.agent !== undefined ? scopeWhere({ ...scope, projectIds: [] }, onEither) : undefined
     return this.stmt(
-      `SELECT o.entity_id AS id, COUNT(*) AS shared, (SELECT COUNT(*) FROM entity_mentions x WHERE x.entity_id = o.entity_id) AS docs
-       FROM entity_mentions q JOIN entity_mentions o ON o.doc_key = q.doc_key AND o.entity_id <> q.entity_id
-       WHERE q.entity_id IN (${ids}) AND o.entity_id NOT IN (${ids})
-       GROUP BY o.entity_id ORDER BY shared DESC, o.entity_id LIMIT ?`,
-    ).all(...entityIds, ...entityIds, limit) as { id: number; shared: number; docs: number }[]
+      `SELECT x.entity_id AS id, COUNT(*) AS shared, (SELECT COUNT(*) FROM entity_mentions c WHERE c.entity_id = x.entity_id) AS docs
+       FROM entity_mentions q JOIN entity_mentions x ON x.doc_key = q.doc_key AND x.entity_id <> q.entity_id
+       ${inScope ? 'LEFT JOIN observations o ON q.doc_key > 0 AND o.rowid = q.doc_key LEFT JOIN memories m ON q.doc_key < 0 AND m.rowid = -q.doc_key' : ''}
+       WHERE q.entity_id IN (${ids}) AND x.entity_id NOT IN (${ids})${inScope?.sql ?? ''}
+       GROUP BY x.entity_id ORDER BY shared DESC, x.entity_id LIMIT ?`,
+    ).all(...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number; docs: number }[]
   }
 
-  countDocs(projectIds: readonly ProjectId[]): number {
-    const where = projectIds.length > 0 ? ` WHERE project_id IN (${projectIds.map(() => '?').join(',')})` : ''
-    const obs = this.stmt(`SELECT COUNT(*) FROM observations${where}`).pluck().get(...projectIds) as number
-    const mem = this.stmt(`SELECT COUNT(*) FROM memories${where}`).pluck().get(...projectIds) as number
+  countDocs(scope: Scope): number {
+    const inO = scopeWhere(scope, onTable('observations'))
+    const inM = scopeWhere(scope, onTable('memories'))
+    const obs = this.stmt(`SELECT COUNT(*) FROM observations WHERE 1 = 1${inO.sql}`).pluck().get(...inO.params) as number
+    const mem = this.stmt(`SELECT COUNT(*) FROM memories WHERE 1 = 1${inM.sql}`).pluck().get(...inM.params) as number
     return obs + mem
   }
 
-  docsInTimeRange(options: { projectIds?: readonly ProjectId[]; sessionId?: SessionId; from: number; to: number; limit: number }): number[] {
+  docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): number[] {
     return this.guard('time range', () => {
-      const projects = options.projectIds ?? []
-      const inProjects = projects.length > 0 ? ` AND project_id IN (${projects.map(() => '?').join(',')})` : ''
+      const inO = scopeWhere(options, onTable('observations'))
+      const inM = scopeWhere(options, onTable('memories'))
       const obs = this.stmt(
-        `SELECT rowid FROM observations WHERE ts >= ? AND ts < ?${inProjects}${options.sessionId ? ' AND session_id = ?' : ''} ORDER BY ts, rowid LIMIT ?`,
+        `SELECT rowid FROM observations WHERE ts >= ? AND ts < ?${inO.sql}${options.sessionId ? ' AND session_id = ?' : ''} ORDER BY ts, rowid LIMIT ?`,
       )
         .pluck()
-        .all(options.from, options.to, ...projects, ...(options.sessionId ? [options.sessionId] : []), options.limit) as number[]
+        .all(options.from, options.to, ...inO.params, ...(options.sessionId ? [options.sessionId] : []), options.limit) as number[]
       if (options.sessionId) return obs
-      const mems = this.stmt(`SELECT -rowid FROM memories WHERE created_at >= ? AND created_at < ?${inProjects} ORDER BY created_at, rowid LIMIT ?`)
+      const mems = this.stmt(`SELECT -rowid FROM memories WHERE created_at >= ? AND created_at < ?${inM.sql} ORDER BY created_at, rowid LIMIT ?`)
         .pluck()
-        .all(options.from, options.to, ...projects, options.limit) as number[]
+        .all(options.from, options.to, ...inM.params, options.limit) as number[]
       return [...obs, ...mems].slice(0, options.limit)
     })
   }
@@ -643,10 +687,10 @@ class SqliteStore implements Store {
     return row && toMemory(row)
   }
 
-  currentMemoryByContent(projectRoot: string, contentKey: string): Memory | undefined {
+  currentMemoryByContent(projectRoot: string, contentKey: string, user: string | undefined): Memory | undefined {
     const row = this.stmt(
-      'SELECT m.* FROM memories m JOIN projects p ON p.id = m.project_id WHERE p.root = ? AND m.content_key = ? AND m.valid_to IS NULL',
-    ).get(projectRoot, contentKey) as MemoryRow | undefined
+      'SELECT m.* FROM memories m JOIN projects p ON p.id = m.project_id WHERE p.root = ? AND m.content_key = ? AND m.user_id IS ? AND m.valid_to IS NULL',
+    ).get(projectRoot, contentKey, user ?? null) as MemoryRow | undefined
     return row && toMemory(row)
   }
 
@@ -692,7 +736,7 @@ class SqliteStore implements Store {
     return chain
   }
 
-  observationIdsOfEvents(filter: { projectRoot: string; sessionKey?: string; before?: number }): string[] {
+  observationIdsOfEvents(filter: EventFilter & { projectRoot: string }): string[] {
     const where = eventConditions(filter, 'e.')
     return this.stmt(`SELECT o.id FROM observations o JOIN events e ON e.seq = o.event_seq WHERE ${where.sql.join(' AND ')}`).pluck().all(...where.params) as string[]
   }
@@ -703,7 +747,7 @@ class SqliteStore implements Store {
     return this.stmt('SELECT event_seq FROM memories WHERE id = ?').pluck().get(id) as number | undefined
   }
 
-  deleteEvents(filter: { seqs?: readonly number[]; projectRoot?: string; sessionKey?: string; before?: number }): number {
+  deleteEvents(filter: EventFilter): number {
     return this.guard('delete', () => {
       if (filter.seqs && filter.seqs.length === 0) return 0
       const { sql: where, params } = eventConditions(filter)
@@ -751,13 +795,12 @@ class SqliteStore implements Store {
     return this.stmt('SELECT id, name, root FROM projects ORDER BY name, root').all() as Project[]
   }
 
-  listSessions(options: { projectIds?: readonly ProjectId[]; limit: number; offset?: number; excludeAgent?: string }): Session[] {
-    const projects = options.projectIds ?? []
-    const where = ['1 = 1']
-    if (projects.length > 0) where.push(`s.project_id IN (${projects.map(() => '?').join(',')})`)
-    if (options.excludeAgent !== undefined) where.push('s.agent <> ?')
-    const rows = this.stmt(`SELECT ${SESSION_COLUMNS} FROM sessions s WHERE ${where.join(' AND ')} ORDER BY s.last_event_at DESC, s.id DESC LIMIT ? OFFSET ?`).all(
-      ...projects,
+  listSessions(options: Scope & { limit: number; offset?: number; excludeAgent?: string }): Session[] {
+    const inScope = scopeWhere(options, onTable('s'))
+    const rows = this.stmt(
+      `SELECT ${SESSION_COLUMNS} FROM sessions s WHERE 1 = 1${inScope.sql}${options.excludeAgent !== undefined ? ' AND s.agent <> ?' : ''} ORDER BY s.last_event_at DESC, s.id DESC LIMIT ? OFFSET ?`,
+    ).all(
+      ...inScope.params,
       ...(options.excludeAgent !== undefined ? [options.excludeAgent] : []),
       options.limit,
       options.offset ?? 0,
@@ -770,11 +813,10 @@ class SqliteStore implements Store {
     return rows.map(toObservation)
   }
 
-  listMemories(options: { projectIds?: readonly ProjectId[]; limit: number }): Memory[] {
-    const projects = options.projectIds ?? []
-    const inProjects = projects.length > 0 ? ` AND project_id IN (${projects.map(() => '?').join(',')})` : ''
-    const rows = this.stmt(`SELECT * FROM memories WHERE valid_to IS NULL AND archived_at IS NULL${inProjects} ORDER BY pinned DESC, created_at DESC, rowid DESC LIMIT ?`).all(
-      ...projects,
+  listMemories(options: Scope & { limit: number }): Memory[] {
+    const inScope = scopeWhere(options, onTable('memories'))
+    const rows = this.stmt(`SELECT * FROM memories WHERE valid_to IS NULL AND archived_at IS NULL${inScope.sql} ORDER BY pinned DESC, created_at DESC, rowid DESC LIMIT ?`).all(
+      ...inScope.params,
       options.limit,
     ) as MemoryRow[]
     return rows.map(toMemory)
@@ -782,9 +824,11 @@ class SqliteStore implements Store {
 
   browseObservations(options: BrowseObservationsOptions): (Observation & { agent: AgentName })[] {
     return this.guard('browse observations', () => {
-      const where = [`o.project_id IN (${options.projectIds.map(() => '?').join(',')})`]
-      const params: unknown[] = [...options.projectIds]
       if (options.projectIds.length === 0) return []
+      // The agent filter below is the viewer's (one agent's rows exactly): an observation always has an agent.
+      const inScope = scopeWhere({ projectIds: options.projectIds, ...(options.user !== undefined ? { user: options.user } : {}) }, onTable('o'))
+      const where = [`1 = 1${inScope.sql}`]
+      const params: unknown[] = [...inScope.params]
       if (options.sessionId !== undefined) {
         where.push('o.session_id = ?')
         params.push(options.sessionId)
@@ -797,7 +841,7 @@ class SqliteStore implements Store {
         // An agent with no session here would otherwise cost a scan of every row of the projects.
         const any = this.stmt(`SELECT 1 FROM sessions WHERE agent = ? AND project_id IN (${options.projectIds.map(() => '?').join(',')}) LIMIT 1`).get(options.agent, ...options.projectIds)
         if (any === undefined) return []
-        where.push('s.agent = ?')
+        where.push('o.agent = ?')
         params.push(options.agent)
       }
       if (options.afterSeq !== undefined) {
@@ -835,8 +879,9 @@ class SqliteStore implements Store {
   browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number } {
     return this.guard('browse memories', () => {
       if (options.projectIds.length === 0) return { memories: [], total: 0 }
-      const where = [`project_id IN (${options.projectIds.map(() => '?').join(',')})`]
-      const params: unknown[] = [...options.projectIds]
+      const inScope = scopeWhere(options, onTable('memories'))
+      const where = [`1 = 1${inScope.sql}`]
+      const params: unknown[] = [...inScope.params]
       if (options.kinds && options.kinds.length > 0) {
         where.push(`kind IN (${options.kinds.map(() => '?').join(',')})`)
         params.push(...options.kinds)
@@ -867,19 +912,35 @@ class SqliteStore implements Store {
     return out
   }
 
-  searchEntities(projectIds: readonly ProjectId[], text: string, limit: number): EntityRow[] {
-    if (projectIds.length === 0) return []
+  searchEntities(scope: Scope & { projectIds: readonly ProjectId[] }, text: string, limit: number): EntityRow[] {
+    if (scope.projectIds.length === 0) return []
     const needle = text.trim().toLowerCase()
     const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    // Only entities some document of the scope mentions: another user's names never show up.
+    const inScope = scope.user !== undefined || scope.agent !== undefined ? scopeWhere({ ...scope, projectIds: [] }, onEither) : undefined
+    const visible = inScope
+      ? ` AND EXISTS (SELECT 1 FROM entity_mentions x LEFT JOIN observations o ON x.doc_key > 0 AND o.rowid = x.doc_key
+           LEFT JOIN memories m ON x.doc_key < 0 AND m.rowid = -x.doc_key WHERE x.entity_id = e.id${inScope.sql})`
+      : ''
     return this.stmt(
       `SELECT e.id, e.type, e.name, (SELECT COUNT(*) FROM entity_mentions m WHERE m.entity_id = e.id) AS docs
-       FROM entities e WHERE e.project_id IN (${projectIds.map(() => '?').join(',')}) AND lower(e.name) LIKE ? ESCAPE '\\'
+       FROM entities e WHERE e.project_id IN (${scope.projectIds.map(() => '?').join(',')}) AND lower(e.name) LIKE ? ESCAPE '\\'${visible}
        ORDER BY lower(e.name) = ? DESC, docs DESC, e.id LIMIT ?`,
-    ).all(...projectIds, pattern, needle, limit) as EntityRow[]
+    ).all(...scope.projectIds, pattern, ...(inScope?.params ?? []), needle, limit) as EntityRow[]
   }
 
-  sampleDocs(projectIds: readonly ProjectId[], entityId: number | undefined, limit: number): number[] {
-    if (projectIds.length === 0) return []
+  sampleDocs(scope: Scope & { projectIds: readonly ProjectId[] }, entityId: number | undefined, limit: number): number[] {
+    if (scope.projectIds.length === 0) return []
+    if (entityId !== undefined && (scope.user !== undefined || scope.agent !== undefined)) {
+      const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
+      return this.stmt(
+        `SELECT x.doc_key FROM entity_mentions x LEFT JOIN observations o ON x.doc_key > 0 AND o.rowid = x.doc_key
+         LEFT JOIN memories m ON x.doc_key < 0 AND m.rowid = -x.doc_key
+         WHERE x.entity_id = ?${inScope.sql} ORDER BY x.doc_key > 0 DESC, abs(x.doc_key) DESC LIMIT ?`,
+      )
+        .pluck()
+        .all(entityId, ...inScope.params, limit) as number[]
+    }
     if (entityId !== undefined) {
       // Entities belong to one project: its mentions are already in scope.
       const obs = this.stmt('SELECT doc_key FROM entity_mentions WHERE entity_id = ? AND doc_key > 0 ORDER BY doc_key DESC LIMIT ?').pluck().all(entityId, limit) as number[]
@@ -887,9 +948,10 @@ class SqliteStore implements Store {
       const mem = this.stmt('SELECT doc_key FROM entity_mentions WHERE entity_id = ? AND doc_key < 0 ORDER BY doc_key LIMIT ?').pluck().all(entityId, limit - obs.length) as number[]
       return [...obs, ...mem]
     }
-    return this.stmt(`SELECT rowid FROM observations WHERE project_id IN (${projectIds.map(() => '?').join(',')}) ORDER BY event_seq DESC LIMIT ?`)
+    const inScope = scopeWhere(scope, onTable('observations'))
+    return this.stmt(`SELECT rowid FROM observations WHERE 1 = 1${inScope.sql} ORDER BY event_seq DESC LIMIT ?`)
       .pluck()
-      .all(...projectIds, limit) as number[]
+      .all(...inScope.params, limit) as number[]
   }
 
   entitiesInDocs(docKeys: readonly number[], limit: number): { id: number; shared: number }[] {
@@ -936,23 +998,47 @@ class SqliteStore implements Store {
       .sort((x, y) => y.weight - x.weight || x.source - y.source || x.target - y.target)
   }
 
-  scopeCounts(projectRoot?: string): { events: number; sessions: number; observations: number; memories: number } {
-    const n = (sql: string, ...args: unknown[]): number => this.stmt(sql).pluck().get(...args) as number
-    if (projectRoot === undefined) {
-      return {
-        events: n('SELECT COUNT(*) FROM events'),
-        sessions: n('SELECT COUNT(*) FROM sessions'),
-        observations: n('SELECT COUNT(*) FROM observations'),
-        memories: n('SELECT COUNT(*) FROM memories'),
+  scopeCounts(projectRoot?: string, user?: string | null): { events: number; sessions: number; observations: number; memories: number } {
+    const n = (table: string, project: string): number => {
+      const where: string[] = []
+      const params: unknown[] = []
+      if (projectRoot !== undefined) {
+        where.push(project)
+        params.push(projectRoot)
       }
+      if (user === null) where.push('user_id IS NULL')
+      else if (user !== undefined) {
+        where.push('(user_id IS NULL OR user_id = ?)')
+        params.push(user)
+      }
+      const joined = where.length === 0 ? '' : `${table.includes(' WHERE ') ? ' AND ' : ' WHERE '}${where.join(' AND ')}`
+      return this.stmt(`SELECT COUNT(*) FROM ${table}${joined}`).pluck().get(...params) as number
     }
-    const pid = 'SELECT id FROM projects WHERE root = ?'
+    const inProject = 'project_id IN (SELECT id FROM projects WHERE root = ?)'
     return {
-      events: n('SELECT COUNT(*) FROM events WHERE project_root = ?', projectRoot),
-      sessions: n(`SELECT COUNT(*) FROM sessions WHERE project_id IN (${pid})`, projectRoot),
-      observations: n(`SELECT COUNT(*) FROM observations WHERE project_id IN (${pid})`, projectRoot),
-      memories: n(`SELECT COUNT(*) FROM memories WHERE project_id IN (${pid})`, projectRoot),
+      events: n('events', 'project_root = ?'),
+      // Agents' sessions: mnemo's bookkeeping session of a project is shared by its users' statements.
+      sessions: n("sessions WHERE agent <> 'mnemo'", inProject),
+      observations: n('observations', inProject),
+      memories: n('memories', inProject),
     }
+  }
+
+  readScopedEvents(afterSeq: number, limit: number, scope: { projectRoot?: string; user?: string | null }): StoredEvent[] {
+    return this.guard('read events', () => {
+      const where = ['seq > ?']
+      const params: unknown[] = [afterSeq]
+      if (scope.projectRoot !== undefined) {
+        where.push('project_root = ?')
+        params.push(scope.projectRoot)
+      }
+      if (scope.user === null) where.push('user_id IS NULL')
+      else if (scope.user !== undefined) {
+        where.push('(user_id IS NULL OR user_id = ?)')
+        params.push(scope.user)
+      }
+      return (this.stmt(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`).all(...params, limit) as EventRow[]).map(toStoredEvent)
+    })
   }
 
   stats(): StoreStats {
@@ -1113,8 +1199,40 @@ function valueAfterSubject(text: string, subjectKey: string | null): string | un
   return m?.[1]?.replace(/[.!]+$/, '').trim()
 }
 
+/**
+ * SQL conditions, each starting with ` AND `, that confine rows to a scope
+ * (see `Scope`): `col` names a column of the row being filtered.
+ */
+function scopeWhere(scope: Scope, col: (name: 'project_id' | 'user_id' | 'agent') => string): { sql: string; params: unknown[] } {
+  let sql = ''
+  const params: unknown[] = []
+  const projects = scope.projectIds ?? []
+  if (projects.length > 0) {
+    sql += ` AND ${col('project_id')} IN (${projects.map(() => '?').join(',')})`
+    params.push(...projects)
+  }
+  if (scope.user === null) sql += ` AND ${col('user_id')} IS NULL`
+  else if (scope.user !== undefined) {
+    sql += ` AND (${col('user_id')} IS NULL OR ${col('user_id')} = ?)`
+    params.push(scope.user)
+  }
+  if (scope.agent !== undefined) {
+    sql += ` AND (${col('agent')} IS NULL OR ${col('agent')} = ?)`
+    params.push(scope.agent)
+  }
+  return { sql, params }
+}
+
+/** Columns of one table or alias (`o.user_id`). */
+const onTable =
+  (alias: string) =>
+  (name: string): string =>
+    `${alias}.${name}`
+/** Columns of a document that is an observation `o` or a memory `m` (outer-joined, one of them NULL). */
+const onEither = (name: string): string => `COALESCE(o.${name}, m.${name})`
+
 /** The conditions of the events a delete or fold filter names (column names prefixed with `alias`). */
-function eventConditions(filter: { seqs?: readonly number[]; projectRoot?: string; sessionKey?: string; before?: number }, alias = ''): { sql: string[]; params: unknown[] } {
+function eventConditions(filter: EventFilter, alias = ''): { sql: string[]; params: unknown[] } {
   const sql: string[] = []
   const params: unknown[] = []
   const and = (condition: string, ...values: unknown[]): void => {
@@ -1125,6 +1243,9 @@ function eventConditions(filter: { seqs?: readonly number[]; projectRoot?: strin
   if (filter.projectRoot !== undefined) and(`${alias}project_root = ?`, filter.projectRoot)
   if (filter.sessionKey !== undefined) and(`${alias}session_key = ?`, filter.sessionKey)
   if (filter.before !== undefined) and(`${alias}ts < ?`, filter.before)
+  // A user's delete takes their own events only: shared ones (no user) belong to everyone.
+  if (filter.user === null) and(`${alias}user_id IS NULL`)
+  else if (filter.user !== undefined) and(`${alias}user_id = ?`, filter.user)
   return { sql, params }
 }
 
@@ -1142,6 +1263,7 @@ function toStoredEvent(row: EventRow): StoredEvent {
     payload: JSON.parse(row.payload) as unknown,
   }
   if (row.session_started_at !== null) event.sessionStartedAt = row.session_started_at
+  if (row.user_id !== null) event.user = row.user_id
   return event
 }
 
@@ -1159,6 +1281,7 @@ function toObservation(row: ObservationRow): Observation {
     ts: row.ts,
     eventSeq: row.event_seq,
     flags: splitFlags(row.flags),
+    ...(row.user_id !== null ? { user: row.user_id } : {}),
   }
 }
 
@@ -1185,6 +1308,8 @@ function toMemory(row: MemoryRow): Memory {
     lastSeenAt: row.last_seen_at,
     sources: row.sources ? (JSON.parse(row.sources) as string[]) : [],
     confidence: row.confidence ?? undefined,
+    ...(row.user_id !== null ? { user: row.user_id } : {}),
+    ...(row.agent !== null ? { agent: row.agent as AgentName } : {}),
   }
 }
 
@@ -1199,5 +1324,6 @@ function toSession(row: SessionRow): Session {
     endedAt: row.ended_at ?? undefined,
     title: row.title ?? undefined,
     observationCount: row.observation_count,
+    ...(row.user_id !== null ? { user: row.user_id } : {}),
   }
 }
