@@ -15,7 +15,7 @@ export type ErrorCode =
 /** Extra facts each code carries, so handlers never parse messages. */
 export interface ErrorDetails {
   INVALID_INPUT: { path: string }
-  NOT_FOUND: { kind: 'memory' | 'observation' | 'session' | 'project' | 'file'; id: string }
+  NOT_FOUND: { kind: 'memory' | 'observation' | 'session' | 'project' | 'file' | 'user'; id: string }
   CONFLICT: { kind: 'memory' | 'observation' | 'session' | 'project'; id: string }
   STORE_UNAVAILABLE: { dialect: 'sqlite'; operation: string }
   PROVIDER_FAILED: { provider: string; status?: number }

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { invalidInput, MnemoError } from './errors.js'
-import { MEMORY_KINDS, type MemoryKind } from './types.js'
+import { MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './types.js'
 
 /**
  * Input schemas shared by every surface: MCP tools, REST bodies and query
@@ -121,6 +121,7 @@ export const contextInput = inputObject({
   project: projectField.optional(),
   budget: integer(200, 100_000).optional().describe('Token budget, 200–100000. Default: the configured budget (2000).'),
   excludeSession: limited(z.string(), { minLength: 1, maxLength: 256 }).optional().describe("The agent's session id of the session asking: left out of the recent sessions (it is the current one)."),
+  agent: z.enum(SURFACE_AGENTS).optional().describe("The agent asking (hooks send it): under agent isolation (the server's MNEMO_AGENT_SCOPE=own) the block holds that agent's data only."),
 })
 export type ContextInput = z.output<typeof contextInput>
 

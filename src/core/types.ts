@@ -4,6 +4,9 @@ import type { MemoryId, ObservationId, ProjectId, SessionId } from './ids.js'
 export const AGENT_NAMES = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode', 'locomo', 'mnemo'] as const
 export type AgentName = (typeof AGENT_NAMES)[number]
 
+/** Agents that call mnemo's surfaces (hooks, MCP) themselves: what `--agent` accepts. */
+export const SURFACE_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] as const satisfies readonly AgentName[]
+
 /** Agents whose lifecycle hooks call `mnemo hook <event> --agent <name>`. */
 export const HOOK_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor'] as const
 export type HookAgent = (typeof HOOK_AGENTS)[number]

@@ -152,7 +152,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     const projects = q.projectIds ?? []
     const total = store.countDocs(scope)
     // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
-    const seeds = store.findEntities(projects, queryEntities(query, store.entityNames(projects))).filter((e) => e.docs <= Math.max(3, total * config.graphMaxDocShare))
+    const seeds = store.findEntities(scope, queryEntities(query, store.entityNames(projects))).filter((e) => e.docs <= Math.max(3, total * config.graphMaxDocShare))
     if (seeds.length > 0) {
       const seedIds = seeds.map((s) => s.id)
       const hops = store.coMentioned(seedIds, scope, config.graphHops)

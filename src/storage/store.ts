@@ -224,8 +224,8 @@ export interface Store {
   docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): number[]
   /** Lowercase names of the `name` entities of these projects (all projects when empty). */
   entityNames(projectIds: readonly ProjectId[]): string[]
-  /** The stored entities matching `refs` in these projects, with how many documents mention each. */
-  findEntities(projectIds: readonly ProjectId[], refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[]
+  /** The stored entities matching `refs` in the scope's projects, with how many of the scope's documents mention each (unmentioned ones left out). */
+  findEntities(scope: Scope, refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[]
   /** Documents mentioning any of `entityIds`: (entity, document) pairs, scope-filtered. */
   entityMentions(entityIds: readonly number[], scope: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[]
   /** Entities that share documents of the scope with `entityIds`, with the number of shared documents and their own document count. */

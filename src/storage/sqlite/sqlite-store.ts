@@ -524,18 +524,36 @@ class SqliteStore implements Store {
     return names
   }
 
-  findEntities(projectIds: readonly ProjectId[], refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[] {
+  findEntities(scope: Scope, refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[] {
+    const projectIds = scope.projectIds ?? []
     const where = projectIds.length > 0 ? ` AND e.project_id IN (${projectIds.map(() => '?').join(',')})` : ''
+    const count = this.mentionCount(scope, 'e.id')
     const out: { id: number; type: string; name: string; docs: number }[] = []
     for (const r of refs) {
       out.push(
-        ...(this.stmt(
-          `SELECT e.id, e.type, e.name, (SELECT COUNT(*) FROM entity_mentions m WHERE m.entity_id = e.id) AS docs
-           FROM entities e WHERE e.type = ? AND e.name = ?${where}`,
-        ).all(r.type, r.name, ...projectIds) as { id: number; type: string; name: string; docs: number }[]),
+        ...(this.stmt(`SELECT e.id, e.type, e.name, ${count.sql} AS docs FROM entities e WHERE e.type = ? AND e.name = ?${where}`).all(...count.params, r.type, r.name, ...projectIds) as {
+          id: number
+          type: string
+          name: string
+          docs: number
+        }[]),
       )
     }
     return out.filter((e) => e.docs > 0)
+  }
+
+  /**
+   * A subquery counting the documents of the scope that mention entity `entity` (an SQL expression):
+   * another user's or agent's documents never weigh on how common an entity looks.
+   */
+  private mentionCount(scope: Scope, entity: string): { sql: string; params: unknown[] } {
+    if (scope.user === undefined && scope.agent === undefined) return { sql: `(SELECT COUNT(*) FROM entity_mentions c WHERE c.entity_id = ${entity})`, params: [] }
+    const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
+    return {
+      sql: `(SELECT COUNT(*) FROM entity_mentions c LEFT JOIN observations o ON c.doc_key > 0 AND o.rowid = c.doc_key
+             LEFT JOIN memories m ON c.doc_key < 0 AND m.rowid = -c.doc_key WHERE c.entity_id = ${entity}${inScope.sql})`,
+      params: inScope.params,
+    }
   }
 
   entityMentions(entityIds: readonly number[], scope: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[] {
@@ -569,13 +587,14 @@ class SqliteStore implements Store {
     const ids = entityIds.map(() => '?').join(',')
     // Only documents of the scope make two entities related: another user's text never decides where the graph walks.
     const inScope = scope.user !== undefined || scope.agent !== undefined ? scopeWhere({ ...scope, projectIds: [] }, onEither) : undefined
+    const count = this.mentionCount(scope, 'x.entity_id')
     return this.stmt(
-      `SELECT x.entity_id AS id, COUNT(*) AS shared, (SELECT COUNT(*) FROM entity_mentions c WHERE c.entity_id = x.entity_id) AS docs
+      `SELECT x.entity_id AS id, COUNT(*) AS shared, ${count.sql} AS docs
        FROM entity_mentions q JOIN entity_mentions x ON x.doc_key = q.doc_key AND x.entity_id <> q.entity_id
        ${inScope ? 'LEFT JOIN observations o ON q.doc_key > 0 AND o.rowid = q.doc_key LEFT JOIN memories m ON q.doc_key < 0 AND m.rowid = -q.doc_key' : ''}
        WHERE q.entity_id IN (${ids}) AND x.entity_id NOT IN (${ids})${inScope?.sql ?? ''}
        GROUP BY x.entity_id ORDER BY shared DESC, x.entity_id LIMIT ?`,
-    ).all(...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number; docs: number }[]
+    ).all(...count.params, ...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number; docs: number }[]
   }
 
   countDocs(scope: Scope): number {

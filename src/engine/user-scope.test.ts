@@ -1,0 +1,346 @@
+import { describe, expect, it } from 'vitest'
+import type { Memory, Project, RecallHit } from '../core/types.js'
+import type { ChannelName } from '../retrieval/fusion.js'
+import { createTestEngine, hookPayload, recallWith } from '../testing/test-mnemo.js'
+import type { MnemoEngine } from './mnemo.js'
+
+// User isolation on every read path, inside ONE project (a team server's shared repository).
+// Alice and Bob work on the same code with the same words, file names and identifier
+// (validateToken) and one identical memory, but different facts (PostgreSQL 14 / Auth0 /
+// Frankfurt / Dana vs MySQL 8 / Okta / Oregon / Eli). A third, shared memory was written with no
+// user. Every read as Alice must return only Alice's items and shared ones, derived items
+// (summaries, lessons, graph neighbours, spread neighbours) included; a read with allUsers is
+// checked to find Bob's counterpart, so each test would see a leak.
+
+const PROJECT = { root: '/nonexistent-mnemo-user-scope/shop', name: 'shop' }
+
+interface Facts {
+  user: 'alice' | 'bob'
+  session: string
+  db: string
+  idp: string
+  port: number
+  region: string
+  owner: string
+}
+const ALICE: Facts = { user: 'alice', session: 'sess-alice', db: 'PostgreSQL 14', idp: 'Auth0', port: 5432, region: 'Frankfurt', owner: 'Dana' }
+const BOB: Facts = { user: 'bob', session: 'sess-bob', db: 'MySQL 8', idp: 'Okta', port: 3306, region: 'Oregon', owner: 'Eli' }
+const ALICE_ONLY = ['PostgreSQL', 'Auth0', 'Frankfurt', 'Dana', '5432']
+const BOB_ONLY = ['MySQL', 'Okta', 'Oregon', 'Eli', '3306']
+/** Remembered by both users, word for word. */
+const SAME_TEXT = 'use feature flags for risky orders database changes'
+/** Remembered with no user: every user of the project reads it. */
+const SHARED = 'the orders database is backed up by the platform team every night'
+
+const memoriesOf = (f: Facts): string[] => [
+  `orders database engine is ${f.db}`,
+  `checkIssuer accepts tokens issued by ${f.idp}`,
+  `the orders database listens on port ${f.port}`,
+  `primary region for the orders database: ${f.region}`,
+  `on-call owner of the orders database: ${f.owner}`,
+  `token cache for checkIssuer keeps ${f.idp} keys for 10 minutes`,
+  SAME_TEXT,
+]
+
+const hooksOf = (f: Facts): [string, Record<string, unknown>][] => [
+  ['UserPromptSubmit', { prompt: `move the orders database connection pool to ${f.db} and keep validateToken checking ${f.idp} tokens` }],
+  ['PostToolUseFailure', { tool_name: 'Bash', tool_use_id: `fail-${f.user}`, tool_input: { command: 'npm test -- orders-database' }, error: `orders database tests failed: ${f.db} refused the connection on port ${f.port}` }],
+  ['PostToolUse', { tool_name: 'Edit', tool_use_id: `edit-${f.user}`, tool_input: { file_path: `${PROJECT.root}/src/auth/validate-token.ts`, old_string: 'issuer: TODO', new_string: `issuer: '${f.idp}' // validateToken` }, tool_response: 'The file has been updated.' }],
+  ['PostToolUse', { tool_name: 'Bash', tool_use_id: `bash-${f.user}`, tool_input: { command: 'npm test -- orders-database' }, tool_response: { stdout: `orders database tests passed against ${f.db} on port ${f.port}` } }],
+  ['Stop', { last_assistant_message: `The orders database connection pool now uses ${f.db} in ${f.region}; validateToken accepts ${f.idp} tokens.` }],
+  ['SessionEnd', {}],
+]
+
+interface Seeded {
+  base: MnemoEngine
+  as: Record<'alice' | 'bob', MnemoEngine>
+  all: MnemoEngine
+  project: Project
+  /** Ids of every observation and memory of each user, and of the shared items. */
+  ids: Record<'alice' | 'bob' | 'shared', Set<string>>
+  memory: (user: 'alice' | 'bob', index: number) => Memory
+  shared: Memory
+}
+
+async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promise<Seeded> {
+  const { engine: base, clock, store } = createTestEngine({ cwd: PROJECT.root, ...options })
+  const as = { alice: base.scoped({ user: 'alice' }), bob: base.scoped({ user: 'bob' }) }
+  const hooks = [hooksOf(ALICE), hooksOf(BOB)] as const
+  for (let i = 0; i < hooks[0].length; i++) {
+    for (const [f, list] of [[ALICE, hooks[0]], [BOB, hooks[1]]] as const) {
+      const [event, fields] = list[i]!
+      expect(as[f.user].captureHook(event, hookPayload(event, fields, f.session, PROJECT.root))).toMatchObject({ stored: true })
+      clock.advance(60_000)
+    }
+  }
+  const remembered: Record<'alice' | 'bob', Memory[]> = { alice: [], bob: [] }
+  const texts = [memoriesOf(ALICE), memoriesOf(BOB)] as const
+  for (let i = 0; i < texts[0].length; i++) {
+    for (const [f, list] of [[ALICE, texts[0]], [BOB, texts[1]]] as const) {
+      const { memory, created } = as[f.user].remember(list[i]!, { project: PROJECT })
+      expect(created, list[i]).toBe(true)
+      remembered[f.user].push(memory)
+      clock.advance(60_000)
+    }
+  }
+  const shared = base.remember(SHARED, { project: PROJECT }).memory
+  // Derived items: each ended session becomes a summary, the fixed failure a lesson; each is its session's user's.
+  expect(await base.consolidate()).toMatchObject({ sessions: 2, summaries: 2, lessons: 2 })
+  const project = base.listProjects()[0]!
+  const all = base.scoped({ allUsers: true })
+  const idsOf = (user: string | undefined): Set<string> => {
+    const memories = store.listMemories({ projectIds: [project.id], limit: 1000 }).filter((m) => m.user === user)
+    const sessions = store.listSessions({ projectIds: [project.id], limit: 100 }).filter((s) => s.user === user)
+    const observations = sessions.flatMap((s) => store.sessionObservations(s.id, 1000))
+    return new Set([...memories.map((m) => m.id), ...observations.map((o) => o.id)])
+  }
+  return { base, as, all, project, ids: { alice: idsOf('alice'), bob: idsOf('bob'), shared: idsOf(undefined) }, memory: (u, i) => remembered[u][i]!, shared }
+}
+
+const ids = (hits: readonly { id: string }[]): string[] => hits.map((h) => h.id)
+const sorted = (values: Iterable<string>): string[] => [...values].sort()
+
+/** Every hit is the user's own or shared. */
+function expectSeenBy(hits: readonly RecallHit[], s: Seeded, user: 'alice' | 'bob'): void {
+  for (const h of hits) expect(s.ids[user].has(h.id) || s.ids.shared.has(h.id), `${h.id} (${h.snippet}) is ${user}'s or shared`).toBe(true)
+}
+
+describe('the corpus overlaps', () => {
+  it('with allUsers a recall finds both users’ items, the identical memory twice, so the tests below can see a leak', async () => {
+    const s = await seed()
+    const hits = await s.all.recall('orders database validateToken tokens', { limit: 100 })
+    expect(hits.some((h) => s.ids.alice.has(h.id))).toBe(true)
+    expect(hits.some((h) => s.ids.bob.has(h.id))).toBe(true)
+    const same = (await s.all.recall(SAME_TEXT, { limit: 100, channels: ['bm25'] })).filter((h) => h.snippet === SAME_TEXT)
+    expect(sorted(ids(same))).toEqual(sorted([s.memory('alice', 6).id, s.memory('bob', 6).id]))
+    // Each user's summary and lesson are theirs: consolidation wrote them with the session's user.
+    expect(s.ids.alice.size).toBe(s.ids.bob.size)
+    expect(s.ids.shared).toEqual(new Set([s.shared.id]))
+  })
+
+  it('the write guard works per user: the same text is two memories, and Bob’s newer fact on a subject supersedes nothing of Alice’s', async () => {
+    const s = await seed()
+    expect(s.memory('alice', 6).id).not.toBe(s.memory('bob', 6).id)
+    // Same subject ("orders database engine"), other users: both stay current.
+    expect(s.as.alice.show(s.memory('alice', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, user: 'alice' } })
+    expect(s.as.bob.show(s.memory('bob', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, user: 'bob' } })
+    // Within one user it still supersedes.
+    const next = s.as.bob.remember('orders database engine is MariaDB 11', { project: PROJECT }).memory
+    expect(next.supersedes).toBe(s.memory('bob', 0).id)
+    expect(s.as.alice.show(s.memory('alice', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined } })
+  })
+})
+
+describe('recall as one user, per channel', () => {
+  const QUERIES = ['orders database connection pool', 'validateToken', 'checkIssuer', 'what happened on 14 June 2025', 'npm test orders-database failed', 'src/auth/validate-token.ts', SAME_TEXT, SHARED]
+  const ABLATIONS: (readonly ChannelName[] | undefined)[] = [undefined, ['bm25'], ['time'], ['graph'], ['vector'], ['bm25', 'graph'], ['vector', 'graph', 'time']]
+
+  it.each(ABLATIONS.map((c) => [c?.join('+') ?? 'default', c] as const))('channels %s: every hit is the user’s own or shared; allUsers finds the other’s', async (_name, channels) => {
+    const s = await seed({ recall: recallWith({ vector: 1, graph: 1 }) })
+    let found = 0
+    for (const query of QUERIES) {
+      for (const user of ['alice', 'bob'] as const) {
+        const hits = await s.as[user].recall(query, { limit: 100, ...(channels ? { channels } : {}) })
+        expectSeenBy(hits, s, user)
+        found += hits.length
+      }
+      const everyone = await s.all.recall(query, { limit: 100, ...(channels ? { channels } : {}) })
+      if (everyone.some((h) => s.ids.alice.has(h.id))) expect(everyone.some((h) => s.ids.bob.has(h.id)), query).toBe(true)
+    }
+    expect(found).toBeGreaterThan(0)
+  })
+
+  it('words only Bob wrote find nothing for Alice on every channel that reads words; allUsers finds Bob’s', async () => {
+    const s = await seed({ recall: recallWith({ vector: 1, graph: 1 }) })
+    for (const channels of [['bm25'], ['graph'], ['bm25', 'graph', 'time']] as ChannelName[][]) {
+      expect(await s.as.alice.recall(BOB_ONLY.join(' '), { channels })).toEqual([])
+    }
+    expect((await s.all.recall(BOB_ONLY.join(' '), { channels: ['bm25'], limit: 100 })).every((h) => s.ids.bob.has(h.id))).toBe(true)
+  })
+
+  it('the shared memory reaches both users; a store reader with no user sees shared items only', async () => {
+    const s = await seed()
+    for (const user of ['alice', 'bob'] as const) expect(ids(await s.as[user].recall('backed up by the platform team', { channels: ['bm25'] }))).toEqual([s.shared.id])
+    const none = await s.base.recall('orders database validateToken backed up', { limit: 100 })
+    expect(ids(none)).toEqual([s.shared.id])
+  })
+
+  it('graph: an entity both users mention (checkIssuer) reaches only the reader’s documents', async () => {
+    const s = await seed({ recall: recallWith({ graph: 1 }) })
+    const scoped = await s.as.alice.recall('checkIssuer', { channels: ['graph'], limit: 100 })
+    expect(ids(scoped)).toEqual(expect.arrayContaining([s.memory('alice', 1).id, s.memory('alice', 5).id]))
+    expectSeenBy(scoped, s, 'alice')
+    // How common an entity is counts the reader's documents only: Bob's graph finds his, as Alice's finds hers.
+    const bobs = await s.as.bob.recall('checkIssuer', { channels: ['graph'], limit: 100 })
+    expect(ids(bobs)).toEqual(expect.arrayContaining([s.memory('bob', 1).id, s.memory('bob', 5).id]))
+    expectSeenBy(bobs, s, 'bob')
+  })
+
+  it('bm25 neighbour spreading stays in the user’s own session', async () => {
+    const s = await seed()
+    const hits = await s.as.alice.recall('refused the connection', { channels: ['bm25'], limit: 100 })
+    expect(hits.some((h) => h.viaNeighbor)).toBe(true)
+    expectSeenBy(hits, s, 'alice')
+  })
+
+  it('time: the day both users wrote on gives exactly Alice’s and shared documents', async () => {
+    const s = await seed()
+    const hits = await s.as.alice.recall('what happened on 14 June 2025', { channels: ['time'], limit: 100 })
+    expect(sorted(ids(hits))).toEqual(sorted([...s.ids.alice, ...s.ids.shared]))
+  })
+})
+
+describe('context, sessions, show, browse, graph', () => {
+  it('context as Alice: her memories, her session digest and the shared memory, no word of Bob’s', async () => {
+    const s = await seed()
+    const block = s.as.alice.context({ project: PROJECT, budgetTokens: 100_000 })
+    for (const word of ALICE_ONLY) expect(block.text).toContain(word)
+    for (const word of BOB_ONLY) expect(block.text).not.toContain(word)
+    expect(block.text).toContain(SHARED)
+    expect(block.memoryIds.every((id) => s.ids.alice.has(id) || s.ids.shared.has(id))).toBe(true)
+    const bobs = s.as.bob.context({ project: PROJECT, budgetTokens: 100_000 })
+    for (const word of ALICE_ONLY) expect(bobs.text).not.toContain(word)
+  })
+
+  it('sessions, memories and observation pages list the user’s own (and shared) rows only', async () => {
+    const s = await seed()
+    expect(s.as.alice.sessions().map((x) => x.sessionKey)).toEqual([ALICE.session])
+    expect(sorted(s.all.sessions().map((x) => x.sessionKey))).toEqual([ALICE.session, BOB.session])
+    expect(s.base.sessions()).toEqual([])
+    const memories = s.as.alice.currentMemories(s.project.id, 100)
+    expect(memories.every((m) => s.ids.alice.has(m.id) || m.id === s.shared.id)).toBe(true)
+    expect(memories.map((m) => m.id)).toContain(s.shared.id)
+    const page = s.as.alice.browseMemories({ projectIds: [s.project.id], state: 'all', offset: 0, limit: 100 })
+    expect(page.total).toBe(page.memories.length)
+    expect(page.memories.every((m) => m.user === 'alice' || m.user === undefined)).toBe(true)
+    const observations = s.as.alice.browseObservations({ projectIds: [s.project.id], order: 'desc', limit: 500 })
+    expect(observations.length).toBeGreaterThan(0)
+    expect(observations.every((o) => s.ids.alice.has(o.id))).toBe(true)
+  })
+
+  it('show, history and replay of Bob’s ids answer NOT_FOUND to Alice, and show them to Bob', async () => {
+    const s = await seed()
+    const bobSession = s.all.sessions().find((x) => x.sessionKey === BOB.session)!
+    for (const id of [s.memory('bob', 0).id, bobSession.id, [...s.ids.bob].find((x) => x.startsWith('obs_'))!]) {
+      expect(() => s.as.alice.show(id)).toThrow(/^no (memory|observation|session) with id/)
+      expect(() => s.as.bob.show(id)).not.toThrow()
+    }
+    expect(() => s.as.alice.history(s.memory('bob', 0).id)).toThrow(/no memory/)
+    expect(() => s.as.alice.sessionTimeline(bobSession.id, 0, 10)).toThrow(/no session/)
+  })
+
+  it('the entity graph as Alice neither finds nor draws what only Bob wrote', async () => {
+    const s = await seed()
+    expect(s.as.alice.entityGraph([s.project.id], 'Okta', 20).center).toBeUndefined()
+    expect(s.all.entityGraph([s.project.id], 'Okta', 20).center?.name).toMatch(/okta/i)
+    const graph = s.as.alice.entityGraph([s.project.id], 'checkIssuer', 50)
+    expect(graph.mentions.every((m) => s.ids.alice.has(m.id) || s.ids.shared.has(m.id))).toBe(true)
+    for (const node of graph.nodes) for (const word of BOB_ONLY) expect(node.name.toLowerCase()).not.toBe(word.toLowerCase())
+  })
+})
+
+describe('writes and deletes stay inside the user', () => {
+  it('Alice cannot forget, pin, archive or edit Bob’s items (NOT_FOUND), nor change a shared one (CONFLICT); Bob’s stay', async () => {
+    const s = await seed()
+    const bobMemory = s.memory('bob', 0).id
+    const bobObservation = [...s.ids.bob].find((x) => x.startsWith('obs_'))!
+    expect(() => s.as.alice.forget(bobMemory)).toThrow(/no memory/)
+    expect(() => s.as.alice.forget(bobObservation)).toThrow(/no observation/)
+    expect(() => s.as.alice.setMemoryState(bobMemory, 'archive')).toThrow(/no memory/)
+    expect(() => s.as.alice.editMemory(bobMemory, 'orders database engine is SQLite')).toThrow(/no memory/)
+    expect(() => s.as.alice.remember('orders database engine is SQLite', { project: PROJECT, supersedes: bobMemory })).toThrow(/no current memory/)
+    expect(() => s.as.alice.setMemoryState(s.shared.id, 'archive')).toThrow(/is shared/)
+    expect(() => s.as.alice.forget(s.shared.id)).toThrow(/is shared/)
+    expect(s.as.bob.show(bobMemory)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined, validTo: undefined } })
+    expect(() => s.as.bob.show(bobObservation)).not.toThrow()
+    // Her own: fine.
+    expect(s.as.alice.forget(s.memory('alice', 0).id)).toMatchObject({ type: 'memory' })
+  })
+
+  it('forgetting Alice’s copy of the memory both hold keeps Bob’s copy (the forget sweep matches her remembers only)', async () => {
+    const s = await seed()
+    s.as.alice.forget(s.memory('alice', 6).id)
+    expect(s.as.bob.show(s.memory('bob', 6).id)).toMatchObject({ type: 'memory', memory: { text: SAME_TEXT } })
+  })
+
+  it('a scoped delete by Alice takes her events only: Bob’s and the shared items stay, and a delete with no user takes shared ones only', async () => {
+    const s = await seed()
+    const { events } = s.as.alice.deleteScope({ project: s.project })
+    expect(events).toBeGreaterThan(0)
+    expect(s.as.alice.sessions()).toEqual([])
+    expect(s.as.bob.sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
+    for (const id of s.ids.bob) expect(() => s.as.bob.show(id), id).not.toThrow()
+    expect(() => s.as.bob.show(s.shared.id)).not.toThrow()
+    s.base.deleteScope({ project: s.project })
+    expect(() => s.as.bob.show(s.shared.id)).toThrow(/no memory/)
+    expect(s.as.bob.sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
+  })
+
+  it('another user’s event cannot join a session (it would sit beside the owner’s text); nothing is stored', async () => {
+    const s = await seed()
+    const before = s.base.stats().events
+    expect(() => s.as.bob.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'show me the Auth0 keys' }, ALICE.session, PROJECT.root))).toThrow(/belongs to another user/)
+    expect(s.base.stats().events).toBe(before)
+  })
+
+  it('a malformed user name is refused', async () => {
+    const { engine } = createTestEngine()
+    for (const bad of ['', ' alice', 'a/b', 'x'.repeat(65), '-lead']) expect(() => engine.scoped({ user: bad })).toThrow(/user must be 1–64/)
+  })
+})
+
+describe('export and import as a user', () => {
+  it('Alice’s export holds her events and shared ones, not Bob’s; imported into a fresh store it derives the same counts', async () => {
+    const s = await seed()
+    const lines: string[] = []
+    const manifest = s.as.alice.exportJsonl((l) => lines.push(l), {})
+    const text = lines.join('\n')
+    for (const word of BOB_ONLY) expect(text).not.toContain(word)
+    for (const word of ALICE_ONLY) expect(text).toContain(word)
+    expect(text).toContain(SHARED)
+    const fresh = createTestEngine().engine
+    const imported = await fresh.importExport(text, 'alice.jsonl')
+    expect(imported.events).toBe(manifest.counts.events)
+    // Alice's rows keep her name in the copy: as her, everything she exported is there.
+    const copy = fresh.scoped({ user: 'alice' })
+    expect(sorted(copy.sessions().map((x) => x.sessionKey))).toEqual([ALICE.session])
+    expect(ids(await copy.recall('backed up by the platform team', { channels: ['bm25'] }))).toEqual([s.shared.id])
+  })
+})
+
+describe('agent isolation (agentScope: own)', () => {
+  /** One project, one user: a Claude Code session and a Codex session, a memory each agent stated over MCP, one a person stated. */
+  async function agents(agentScope: 'own' | 'shared') {
+    const { engine: base, clock } = createTestEngine({ cwd: PROJECT.root, agentScope })
+    base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Auth0 signing keys for validateToken' }, 'sess-claude', PROJECT.root), 'claude-code')
+    clock.advance(60_000)
+    base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Okta signing keys for validateToken' }, 'sess-codex', PROJECT.root), 'codex')
+    clock.advance(60_000)
+    const claudeMemory = base.remember('validateToken caches Auth0 keys for 10 minutes', { project: PROJECT, agent: 'claude-code' }).memory
+    const codexMemory = base.remember('validateToken caches Okta keys for 5 minutes', { project: PROJECT, agent: 'codex' }).memory
+    const personMemory = base.remember('signing keys rotate every 90 days', { project: PROJECT }).memory
+    return { base, claude: base.scoped({ agent: 'claude-code' }), codex: base.scoped({ agent: 'codex' }), claudeMemory, codexMemory, personMemory }
+  }
+
+  it('each agent recalls and gets context of its own captures and memories plus what a person stated', async () => {
+    const a = await agents('own')
+    const claude = await a.claude.recall('validateToken signing keys', { limit: 100 })
+    expect(claude.map((h) => h.snippet).join(' ')).not.toMatch(/Okta/)
+    expect(ids(claude)).toEqual(expect.arrayContaining([a.claudeMemory.id, a.personMemory.id]))
+    const codex = await a.codex.recall('validateToken signing keys', { limit: 100 })
+    expect(codex.map((h) => h.snippet).join(' ')).not.toMatch(/Auth0/)
+    expect(ids(codex)).toEqual(expect.arrayContaining([a.codexMemory.id, a.personMemory.id]))
+    const block = a.codex.context({ project: PROJECT, budgetTokens: 100_000 }).text
+    expect(block).toContain('Okta')
+    expect(block).not.toContain('Auth0')
+    expect(() => a.codex.show(a.claudeMemory.id)).toThrow(/no memory/)
+    // A person (no agent) sees both.
+    expect((await a.base.recall('validateToken signing keys', { limit: 100 })).map((h) => h.snippet).join(' ')).toMatch(/Auth0[^]*Okta|Okta[^]*Auth0/)
+  })
+
+  it('with the default shared scope every agent reads the others’ memory (cross-agent memory)', async () => {
+    const a = await agents('shared')
+    const codex = await a.codex.recall('validateToken signing keys', { limit: 100 })
+    expect(ids(codex)).toEqual(expect.arrayContaining([a.claudeMemory.id, a.codexMemory.id, a.personMemory.id]))
+  })
+})
