@@ -1,3 +1,4 @@
+import { USER_NAME_PATTERN } from '../core/user.js'
 import os from 'node:os'
 import path from 'node:path'
 import { MnemoError } from '../core/errors.js'
@@ -22,6 +23,19 @@ export interface ResolvedConfig {
   llm: LlmConfig | undefined
   /** Per-channel RRF weights that override the defaults (`MNEMO_RECALL_WEIGHTS=bm25=1,graph=0.2`). */
   recallWeights: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>>
+  /**
+   * The user this machine captures and reads for (`MNEMO_USER`): what it
+   * writes carries the name; what it reads is that user's data plus shared
+   * data (captured with no user). Unset (default): no user — everything is
+   * shared, as on a one-person machine. See docs/threat-model.md, "Scopes".
+   */
+  user: string | undefined
+  /**
+   * `MNEMO_AGENT_SCOPE`: `shared` (default) — every agent of a project reads
+   * what the others captured (cross-agent memory); `own` — hooks and MCP give
+   * each agent only its own captures and memories, plus what a person stated.
+   */
+  agentScope: 'shared' | 'own'
 }
 
 /** A configured neural embedder: `MNEMO_EMBEDDER`, `MNEMO_EMBED_MODEL`, `MNEMO_EMBED_URL`, `MNEMO_EMBED_API_KEY`, `MNEMO_EMBED_DIM`. */
@@ -59,7 +73,7 @@ export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vecto
   return out
 }
 
-/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `MNEMO_TZ`, `MNEMO_SERVER_URL` (validated here, used by hooks), `HOME`. */
+/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `MNEMO_TZ`, `MNEMO_USER`, `MNEMO_AGENT_SCOPE`, `MNEMO_SERVER_URL` (validated here, used by hooks), `HOME`. */
 export type MnemoEnv = Readonly<Record<string, string | undefined>>
 
 /** Default token budget of the injected context block. */
@@ -104,6 +118,10 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
       bad.push('MNEMO_TZ')
     }
   }
+  const user = env['MNEMO_USER'] === '' ? undefined : env['MNEMO_USER']
+  if (user !== undefined && !USER_NAME_PATTERN.test(user)) bad.push('MNEMO_USER')
+  const agentScope = env['MNEMO_AGENT_SCOPE'] || 'shared'
+  if (agentScope !== 'shared' && agentScope !== 'own') bad.push('MNEMO_AGENT_SCOPE')
   const serverUrl = env['MNEMO_SERVER_URL']
   if (serverUrl !== undefined && serverUrl !== '' && !isHttpUrl(serverUrl)) bad.push('MNEMO_SERVER_URL')
   let llm: LlmConfig | undefined
@@ -144,7 +162,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   if (bad.length > 0) {
     throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
       details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY); MNEMO_SERVER_URL an http(s) URL like http://10.0.0.5:7077',
+      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY); MNEMO_SERVER_URL an http(s) URL like http://10.0.0.5:7077; MNEMO_USER 1–64 letters, digits or . _ @ + -; MNEMO_AGENT_SCOPE shared or own',
     })
   }
   return {
@@ -157,6 +175,8 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     embedder,
     timeZone,
     llm,
+    user,
+    agentScope: agentScope === 'own' ? 'own' : 'shared',
   }
 }
 

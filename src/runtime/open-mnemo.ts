@@ -31,6 +31,8 @@ export interface OpenMnemoOptions {
   timeZone?: string
   /** A neural embedder (overrides `MNEMO_EMBEDDER`). */
   embedder?: Embedder
+  /** Read every user's data, not only `MNEMO_USER`'s and shared data (a person's `--all-users`). Default false. */
+  allUsers?: boolean
 }
 
 /**
@@ -144,6 +146,9 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     recall: { ...DEFAULT_RECALL_CONFIG, weights: { ...DEFAULT_RECALL_CONFIG.weights, ...config.recallWeights } },
     ...(options.embedder ? { embedder: options.embedder } : config.embedder ? { embedder: createEmbedder(config.embedder) } : {}),
     ...(config.llm ? { consolidator: createConsolidator(config.llm, path.join(config.home, 'llm-budget.json'), clock) } : {}),
+    ...(config.user !== undefined ? { user: config.user } : {}),
+    agentScope: config.agentScope,
+    ...(options.allUsers ? { allUsers: true } : {}),
   })
   const spool = new Spool(config.spoolDir)
   const errors = new ErrorLog(config.errorLogPath)

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { toIso } from '../../core/clock.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
-import type { MemoryKind, Project, ProjectRef } from '../../core/types.js'
+import { SURFACE_AGENTS, type AgentName, type MemoryKind, type Project, type ProjectRef } from '../../core/types.js'
 import type { z } from 'zod'
 import { fromHitJson, toMemoryJson, toObservationJson, toSessionJson, type hitJson, type sessionJson } from '../shared/views.js'
 import type { RemoteServer } from '../../runtime/remote-server.js'
@@ -39,7 +39,7 @@ const DEMO_SESSION = fileURLToPath(new URL('../../../fixtures/demo/claude-code-s
  * only the next hook sends them there: never drained into the local store.
  */
 async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMnemo) => T | Promise<T>): Promise<T> {
-  const m = openMnemo({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}) })
+  const m = openMnemo({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}), ...(o.allUsers ? { allUsers: true } : {}) })
   try {
     if (!io.env['MNEMO_SERVER_URL']) m.drainSpool()
     return await fn(m)
@@ -143,6 +143,7 @@ export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptio
  */
 async function teamTarget(io: CliIo, o: GlobalOptions & { project?: string }): Promise<{ remote: RemoteServer; project: string; remoteJson: typeof import('../../runtime/remote-server.js').remoteJson } | undefined> {
   if (!io.env['MNEMO_SERVER_URL']) return undefined
+  if (o.allUsers) throw invalidInput('all-users', '--all-users is not available in team mode: the server reads for the user of your token (MNEMO_SERVER_TOKEN)')
   const { resolveConfig } = await import('../../config/config.js')
   const { remoteServer, remoteJson } = await import('../../runtime/remote-server.js')
   const { resolveProjectRoot } = await import('../../capture/project.js')
@@ -487,9 +488,12 @@ export async function reindex(io: CliIo, out: Out, o: GlobalOptions & { project?
   })
 }
 
-export async function mcp(io: CliIo, o: GlobalOptions): Promise<void> {
+export async function mcp(io: CliIo, o: GlobalOptions & { agent?: string }): Promise<void> {
   const { serveMcpStdio } = await import('../mcp/server.js')
-  await serveMcpStdio({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}) })
+  if (o.agent !== undefined && !(SURFACE_AGENTS as readonly string[]).includes(o.agent)) {
+    throw invalidInput('agent', `--agent must be one of ${SURFACE_AGENTS.join(', ')} (got ${JSON.stringify(o.agent)})`)
+  }
+  await serveMcpStdio({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}), ...(o.agent !== undefined ? { agent: o.agent as AgentName } : {}) })
 }
 
 /** Agents `connect` and `disconnect` know, with their planners. */
@@ -677,6 +681,38 @@ async function servePort(io: CliIo, option: string | undefined): Promise<number>
  *
  * @throws {MnemoError} `NOT_FOUND` — no server token yet (the server never ran with this data directory).
  */
+/** The data directory the server of these options uses (for its token files). */
+async function serverHome(io: CliIo, o: GlobalOptions): Promise<string> {
+  const { resolveConfig } = await import('../../config/config.js')
+  return resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env).home
+}
+
+export async function userAdd(io: CliIo, out: Out, name: string, o: GlobalOptions): Promise<void> {
+  const { addServerUser, serverUsersPath } = await import('../http/server-users.js')
+  const home = await serverHome(io, o)
+  const token = addServerUser(home, name, Date.now())
+  if (out.json) printJson(out, { user: name, token, file: serverUsersPath(home) })
+  else {
+    out.stdout(`user ${name}: token ${token}\n`)
+    out.stderr(`the token is shown once; ${name} sets MNEMO_SERVER_TOKEN to it (with MNEMO_SERVER_URL) and reads and writes only their data and shared data\n`)
+  }
+}
+
+export async function userRemove(io: CliIo, out: Out, name: string, o: GlobalOptions): Promise<void> {
+  const { removeServerUser } = await import('../http/server-users.js')
+  const removed = removeServerUser(await serverHome(io, o), name)
+  if (!removed) throw new MnemoError('NOT_FOUND', `no user ${JSON.stringify(name)} has a token`, { details: { kind: 'user', id: name }, hint: 'mnemo user list shows who has one' })
+  if (out.json) printJson(out, { user: name, removed })
+  else out.stdout(`user ${name}: token revoked (their data stays)\n`)
+}
+
+export async function userList(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
+  const { listServerUsers } = await import('../http/server-users.js')
+  const users = listServerUsers(await serverHome(io, o))
+  if (out.json) printJson(out, { users })
+  else out.stdout(users.length === 0 ? 'no users (only the server token; add one with mnemo user add <name>)\n' : users.map((u) => `${u.user}\t${u.createdAt}\n`).join(''))
+}
+
 export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: string; host?: string }): Promise<void> {
   const { readServerToken, serverTokenPath } = await import('../http/server.js')
   const { resolveConfig } = await import('../../config/config.js')

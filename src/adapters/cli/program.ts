@@ -19,6 +19,8 @@ export interface GlobalOptions {
   json?: boolean
   home?: string
   debug?: boolean
+  /** Read every user's data (with MNEMO_USER set, reads see only that user's and shared data). */
+  allUsers?: boolean
 }
 
 function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number) => Promise<void>): Command {
@@ -33,6 +35,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
       .option('--json', 'print one JSON document on stdout')
       .option('--home <dir>', 'data directory (default: $MNEMO_HOME or ~/.mnemo)')
       .option('--debug', 'print stack traces on failure')
+      .option('--all-users', "read every user's data, not only $MNEMO_USER's and shared data (for a person; hooks and MCP never do)")
   const out = (o: GlobalOptions): Out => ({ json: o.json === true, stdout: io.stdout, stderr: io.stderr })
 
   common(program.command('demo').description('capture a sample session through the real hook path, then show recall and context'))
@@ -150,7 +153,13 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--host <host>', 'address the server listens on', '127.0.0.1')
     .action((o) => run(() => commands.viewer(io, out(o), o)))
 
+  const user = program.command('user').description("team server users: each gets a token of their own and reads and writes only their data and shared data")
+  common(user.command('add <name>').description('give a user a new token (printed once; replaces any token they had)')).action((name: string, o) => run(() => commands.userAdd(io, out(o), name, o)))
+  common(user.command('remove <name>').description("revoke a user's token (their data stays)")).action((name: string, o) => run(() => commands.userRemove(io, out(o), name, o)))
+  common(user.command('list').description('users with a token')).action((o) => run(() => commands.userList(io, out(o), o)))
+
   common(program.command('mcp').description('run the MCP server over stdio'))
+    .option('--agent <name>', 'the agent launching it (mnemo connect writes it): claude-code, codex, gemini, cursor, opencode')
     .action((o) => run(() => commands.mcp(io, o)))
 
   const bench = program.command('bench').description('retrieval benchmarks')

@@ -95,13 +95,13 @@ describe('planClaudeCodeConnect + applyConnectPlan', () => {
     expect(CLAUDE_CODE_HOOK_EVENTS).toHaveLength(11)
     expect(settings).toEqual({ hooks: Object.fromEntries(CLAUDE_CODE_HOOK_EVENTS.map((e) => [e, [mnemoGroup(e)]])) })
     expect(read(settingsPath())).toBe(`${JSON.stringify(settings, null, 2)}\n`)
-    expect(read(mcpPath())).toBe(`${JSON.stringify({ mcpServers: { mnemo: { type: 'stdio', command: NODE, args: [CLI, 'mcp'] } } }, null, 2)}\n`)
+    expect(read(mcpPath())).toBe(`${JSON.stringify({ mcpServers: { mnemo: { type: 'stdio', command: NODE, args: [CLI, 'mcp', '--agent', 'claude-code'] } } }, null, 2)}\n`)
   })
 
   it('writes MNEMO_HOME into hook commands and the MCP env', () => {
     connect({ mnemoHome: '/data/mnemo home' })
     expect(readJson(settingsPath()).hooks.Stop[0].hooks[0].command).toBe(`MNEMO_HOME="/data/mnemo home" ${cmd('Stop')}`)
-    expect(readJson(mcpPath()).mcpServers.mnemo).toEqual({ type: 'stdio', command: NODE, args: [CLI, 'mcp'], env: { MNEMO_HOME: '/data/mnemo home' } })
+    expect(readJson(mcpPath()).mcpServers.mnemo).toEqual({ type: 'stdio', command: NODE, args: [CLI, 'mcp', '--agent', 'claude-code'], env: { MNEMO_HOME: '/data/mnemo home' } })
   })
 
   it('keeps unrelated hooks, keys and MCP servers in order', () => {
@@ -155,7 +155,7 @@ describe('planClaudeCodeConnect + applyConnectPlan', () => {
       const commands = settings.hooks[e].flatMap((g: any) => g.hooks.map((h: any) => h.command))
       expect(commands.filter((c: string) => isMnemoHookCommand(c))).toEqual([cmd(e, moved)])
     }
-    expect(readJson(mcpPath()).mcpServers.mnemo.args).toEqual([moved, 'mcp'])
+    expect(readJson(mcpPath()).mcpServers.mnemo.args).toEqual([moved, 'mcp', '--agent', 'claude-code'])
     const order = ['PostToolUse', ...CLAUDE_CODE_HOOK_EVENTS.filter((e) => e !== 'PostToolUse')]
     expect(renderPlanDiff(planClaudeCodeConnect({ ...base, cliPath: CLI }))).toContain(`  hooks updated: ${order.join(', ')}\n`)
   })

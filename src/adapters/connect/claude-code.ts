@@ -269,7 +269,7 @@ export function planClaudeCodeConnect(options: ClaudeCodeConnectOptions = {}): C
     const hook: JsonObject = { type: 'command', command: claudeCodeHookCommand(event, cmd), timeout: TIMEOUT_SECONDS[event] ?? DEFAULT_TIMEOUT_SECONDS }
     return TOOL_EVENTS.has(event) ? { matcher: '*', hooks: [hook] } : { hooks: [hook] }
   }
-  const entry: JsonObject = { type: 'stdio', command: cmd.nodePath, args: [cmd.cliPath, 'mcp'] }
+  const entry: JsonObject = { type: 'stdio', command: cmd.nodePath, args: [cmd.cliPath, 'mcp', '--agent', 'claude-code'] }
   if (cmd.mnemoHome !== undefined) entry.env = { MNEMO_HOME: cmd.mnemoHome }
   const files = [
     planFile(settingsPath, 'settings', (s) => rewriteHooks(settingsPath, s, mine, group), false),

@@ -23,7 +23,7 @@ const connect = (extra: Partial<AgentConnectOptions> = {}) => {
 const cmd = (event: string, cli = CLI): string => `"${NODE}" "${cli}" hook ${event} --agent codex`
 const group = (event: string, cli = CLI) => ({ hooks: [{ type: 'command', command: cmd(event, cli), timeout: event === 'SessionStart' ? 15 : 10 }] })
 const EVENTS = CODEX_HOOK_EVENTS.map((e) => e.agentEvent)
-const mnemoTable = (cli = CLI): string => `[mcp_servers.mnemo]\ncommand = "${NODE}"\nargs = ["${cli}", "mcp"]\n`
+const mnemoTable = (cli = CLI): string => `[mcp_servers.mnemo]\ncommand = "${NODE}"\nargs = ["${cli}", "mcp", "--agent", "codex"]\n`
 const expectInvalid = (fn: () => unknown, path: string): MnemoError => {
   try {
     fn()
@@ -139,7 +139,7 @@ describe('planCodexConnect', () => {
     connect({ nodePath: fakeNode, cliPath: cli, mnemoHome })
     const toml = read(configPath())
     expect(toml).toContain(`command = "${fakeNode.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)
-    expect(parseToml(toml)).toEqual({ mcp_servers: { mnemo: { command: fakeNode, args: [cli, 'mcp'], env: { MNEMO_HOME: mnemoHome } } } })
+    expect(parseToml(toml)).toEqual({ mcp_servers: { mnemo: { command: fakeNode, args: [cli, 'mcp', '--agent', 'codex'], env: { MNEMO_HOME: mnemoHome } } } })
     const command: string = readJson(hooksPath()).hooks.PostToolUse[0].hooks[0].command
     expect(command).toBe(`MNEMO_HOME=${shellQuote(mnemoHome)} ${shellQuote(fakeNode)} ${shellQuote(cli)} hook PostToolUse --agent codex`)
     const out = execFileSync('/bin/sh', ['-c', command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } })

@@ -98,7 +98,7 @@ export function codexPaths(options: AgentLocation = {}): { scope: ConnectScope; 
 
 /** The `[mcp_servers.mnemo]` entry: `command` = node, `args` = [cli, "mcp"], `env` = { MNEMO_HOME } when set. */
 export function codexMcpEntry(cmd: ResolvedCommand): Record<string, TomlScalar> {
-  const entry: Record<string, TomlScalar> = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp'] }
+  const entry: Record<string, TomlScalar> = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp', '--agent', 'codex'] }
   if (cmd.mnemoHome !== undefined) entry.env = { MNEMO_HOME: cmd.mnemoHome }
   return entry
 }

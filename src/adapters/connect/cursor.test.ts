@@ -22,7 +22,7 @@ const connect = (extra: Partial<AgentConnectOptions> = {}) => {
 const EVENTS = CURSOR_HOOK_EVENTS.map((e) => e.agentEvent)
 const MNEMO: Record<string, string> = Object.fromEntries(CURSOR_HOOK_EVENTS.map((e) => [e.agentEvent, e.mnemoEvent]))
 const hook = (event: string, cli = CLI) => ({ command: `"${NODE}" "${cli}" hook ${MNEMO[event]} --agent cursor` })
-const mcp = { command: NODE, args: [CLI, 'mcp'] }
+const mcp = { command: NODE, args: [CLI, 'mcp', '--agent', 'cursor'] }
 const expectInvalid = (fn: () => unknown, path: string): void => {
   try {
     fn()
@@ -109,7 +109,7 @@ describe('planCursorConnect', () => {
     chmodSync(fakeNode, 0o755)
     const cli = join(dir, 'dist $(echo hi)', 'main.js')
     connect({ nodePath: fakeNode, cliPath: cli })
-    expect(readJson(mcpPath()).mcpServers.mnemo).toEqual({ command: fakeNode, args: [cli, 'mcp'] })
+    expect(readJson(mcpPath()).mcpServers.mnemo).toEqual({ command: fakeNode, args: [cli, 'mcp', '--agent', 'cursor'] })
     const command: string = readJson(hooksPath()).hooks.postToolUse[0].command
     expect(command).toBe(`${shellQuote(fakeNode)} ${shellQuote(cli)} hook PostToolUse --agent cursor`)
     expect(execFileSync('/bin/sh', ['-c', command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).split('\n')).toEqual([fakeNode, cli, 'hook', 'PostToolUse', '--agent', 'cursor', ''])

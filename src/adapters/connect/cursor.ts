@@ -84,7 +84,7 @@ export function cursorPaths(options: AgentLocation = {}): { scope: ConnectScope;
 
 /** `mcpServers.mnemo`: `{ command: node, args: [cli, "mcp"], env?: { MNEMO_HOME } }`. */
 export function cursorMcpEntry(cmd: ResolvedCommand): JsonObject {
-  const entry: JsonObject = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp'] }
+  const entry: JsonObject = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp', '--agent', 'cursor'] }
   if (cmd.mnemoHome !== undefined) entry.env = { MNEMO_HOME: cmd.mnemoHome }
   return entry
 }

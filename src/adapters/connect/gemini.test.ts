@@ -22,7 +22,7 @@ const EVENTS = GEMINI_HOOK_EVENTS.map((e) => e.agentEvent)
 const MNEMO_EVENT: Record<string, string> = { SessionStart: 'SessionStart', BeforeAgent: 'UserPromptSubmit', AfterTool: 'PostToolUse', AfterAgent: 'Stop', SessionEnd: 'SessionEnd' }
 const cmd = (event: string, cli = CLI): string => `"${NODE}" "${cli}" hook ${MNEMO_EVENT[event]} --agent gemini`
 const group = (event: string, cli = CLI) => ({ hooks: [{ name: `mnemo-${event}`, type: 'command', command: cmd(event, cli), timeout: event === 'SessionStart' ? 15000 : 10000 }] })
-const mcp = { command: NODE, args: [CLI, 'mcp'] }
+const mcp = { command: NODE, args: [CLI, 'mcp', '--agent', 'gemini'] }
 const expectInvalid = (fn: () => unknown, path: string): MnemoError => {
   try {
     fn()
@@ -112,7 +112,7 @@ describe('planGeminiConnect', () => {
     const mnemoHome = join(dir, 'data')
     connect({ nodePath: fakeNode, cliPath: cli, mnemoHome })
     const s = readJson(settingsPath())
-    expect(s.mcpServers.mnemo).toEqual({ command: fakeNode, args: [cli, 'mcp'], env: { MNEMO_HOME: mnemoHome } })
+    expect(s.mcpServers.mnemo).toEqual({ command: fakeNode, args: [cli, 'mcp', '--agent', 'gemini'], env: { MNEMO_HOME: mnemoHome } })
     const command: string = s.hooks.AfterTool[0].hooks[0].command
     expect(command).toBe(`MNEMO_HOME=${shellQuote(mnemoHome)} ${shellQuote(fakeNode)} ${shellQuote(cli)} hook PostToolUse --agent gemini`)
     const out = execFileSync('/bin/sh', ['-c', command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } })

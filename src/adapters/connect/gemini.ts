@@ -89,7 +89,7 @@ export function geminiPaths(options: AgentLocation = {}): { scope: ConnectScope;
 
 /** `mcpServers.mnemo`: `{ command: node, args: [cli, "mcp"], env?: { MNEMO_HOME } }`. */
 export function geminiMcpEntry(cmd: ResolvedCommand): JsonObject {
-  const entry: JsonObject = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp'] }
+  const entry: JsonObject = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp', '--agent', 'gemini'] }
   if (cmd.mnemoHome !== undefined) entry.env = { MNEMO_HOME: cmd.mnemoHome }
   return entry
 }

@@ -17,7 +17,7 @@ const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   const plan = planOpenCodeConnect({ ...base, ...extra })
   return { plan, written: applyAgentConnectPlan(plan) }
 }
-const entry = { type: 'local', command: [NODE, CLI, 'mcp'], enabled: true }
+const entry = { type: 'local', command: [NODE, CLI, 'mcp', '--agent', 'opencode'], enabled: true }
 
 const USER_JSONC = `{
   "$schema": "https://opencode.ai/config.json",
@@ -63,13 +63,13 @@ describe('planOpenCodeConnect', () => {
     write(jsonPath(), `${JSON.stringify({ mcp: { servers: { gh: { type: 'remote', url: 'https://mcp.grep.app' } } } }, null, 2)}\n`)
     connect()
     const mcp = JSON.parse(read(jsonPath())).mcp
-    expect(mcp).toEqual({ servers: { gh: { type: 'remote', url: 'https://mcp.grep.app' }, mnemo: { type: 'local', command: [NODE, CLI, 'mcp'] } } })
+    expect(mcp).toEqual({ servers: { gh: { type: 'remote', url: 'https://mcp.grep.app' }, mnemo: { type: 'local', command: [NODE, CLI, 'mcp', '--agent', 'opencode'] } } })
   })
 
   it('paths with spaces, quotes, backslashes and $ are stored verbatim; {env: and {file: are refused', () => {
     const node = '/a b/"q"/\\x/$HOME/node'
     connect({ nodePath: node })
-    expect(JSON.parse(read(jsonPath())).mcp.mnemo.command).toEqual([node, CLI, 'mcp'])
+    expect(JSON.parse(read(jsonPath())).mcp.mnemo.command).toEqual([node, CLI, 'mcp', '--agent', 'opencode'])
     for (const cliPath of ['/x/{env:HOME}/main.js', '/x/{file:~/a}/main.js']) {
       try {
         planOpenCodeConnect({ ...base, cliPath })

@@ -120,7 +120,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       await drainToRemote(spool, remote, errors, now)
       await postEvent(remote, eventName, stdin, agent, io.cwd, undefined)
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
-        const block = await remoteContext(remote, stdin, io.cwd)
+        const block = await remoteContext(remote, stdin, io.cwd, agent)
         if (block !== undefined) io.stdout.write(eventName === 'SessionStart' ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n` : `${block}\n`)
       }
       return
@@ -132,7 +132,8 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     const result = engine.captureHook(eventName, stdin, agent)
     if (CONTEXT_EVENTS.has(eventName) && !finished) {
       const sessionKey = sessionIdOf(stdin)
-      const block = engine.context({ project: result.project, ...(sessionKey ? { excludeSessionKey: sessionKey } : {}) })
+      // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
+      const block = engine.scoped({ agent }).context({ project: result.project, ...(sessionKey ? { excludeSessionKey: sessionKey } : {}) })
       io.stdout.write(
         eventName === 'SessionStart'
           ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
@@ -215,12 +216,12 @@ async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLo
 
 
 /** The context block from the server for the project of the payload's cwd, or undefined when it cannot be had in time. */
-async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: string): Promise<string | undefined> {
+async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: string, agent: HookAgent): Promise<string | undefined> {
   try {
     const cwd = (JSON.parse(stdin) as { cwd?: unknown }).cwd
     const project = typeof cwd === 'string' && cwd.length > 0 ? cwd : defaultCwd
     const session = sessionIdOf(stdin)
-    const res = await remoteFetch(remote, `/v1/context?project=${encodeURIComponent(project)}${session ? `&excludeSession=${encodeURIComponent(session)}` : ''}`, { method: 'GET' })
+    const res = await remoteFetch(remote, `/v1/context?project=${encodeURIComponent(project)}&agent=${agent}${session ? `&excludeSession=${encodeURIComponent(session)}` : ''}`, { method: 'GET' })
     if (!res.ok) return undefined
     return ((await res.json()) as { text?: string }).text
   } catch {

@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { describeValue, parseInput } from '../../core/schemas.js'
 import { jsonSyntaxError } from '../../core/text.js'
+import type { MnemoEngine } from '../../engine/mnemo.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { errorJson, errorResponse } from './error-response.js'
 import { handleMcpPost, mcpMethodNotAllowed } from './mcp-endpoint.js'
@@ -13,6 +14,7 @@ import type { jobJson } from '../shared/views.js'
 import { streamObservations } from './event-stream.js'
 import { isViewerAsset, registerViewer } from './viewer-assets.js'
 import { bearerMatches, serverTokenPath } from './server-token.js'
+import { ServerUsers } from './server-users.js'
 
 /** Default largest request body, bytes (1 MiB). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -113,11 +115,20 @@ function queryObject(c: Context, schema: z.ZodObject): Record<string, unknown> {
   return out
 }
 
-async function runRoute(route: AnyRestRoute, c: Context, ctx: RouteContext, maxBodyBytes: number): Promise<Response> {
+/** What the auth check learnt about a request: the user of a per-user token (undefined for the server token). */
+type AuthVariables = { Variables: { user: string | undefined } }
+
+async function runRoute(route: AnyRestRoute, c: Context<AuthVariables>, ctx: Omit<RouteContext, 'engine'>, maxBodyBytes: number): Promise<Response> {
   const body = route.body ? parseInput(route.body as z.ZodType, await readJson(c, maxBodyBytes), 'body') : undefined
   const query = route.query ? parseInput(route.query as z.ZodType, queryObject(c, route.query as z.ZodObject), 'query string') : undefined
-  const reply = await route.handle({ body, query, params: c.req.param() }, ctx)
+  const reply = await route.handle({ body, query, params: c.req.param() }, { ...ctx, engine: engineFor(ctx.mnemo, c) })
   return c.json(reply.body, reply.status)
+}
+
+/** The engine a request works with: the server's, or scoped to the user of the request's token (their data and shared data only). */
+function engineFor(mnemo: OpenedMnemo, c: Context<AuthVariables>): MnemoEngine {
+  const user = c.get('user')
+  return user === undefined ? mnemo.engine : mnemo.engine.scoped({ user })
 }
 
 /**
@@ -126,13 +137,14 @@ async function runRoute(route: AnyRestRoute, c: Context, ctx: RouteContext, maxB
  * size limit, and errors as `{ error: { code, message, hint } }` with the
  * status of `STATUS_BY_CODE`.
  */
-export function createHttpApp(options: HttpAppOptions): Hono {
+export function createHttpApp(options: HttpAppOptions): Hono<AuthVariables> {
   const { mnemo, token, maxBodyBytes } = options
   let openApi: Record<string, unknown> | undefined
-  const ctx: RouteContext = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()), jobs: options.jobs ?? (() => []) }
+  const ctx: Omit<RouteContext, 'engine'> = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()), jobs: options.jobs ?? (() => []) }
   const publicRoutes = new Set(REST_ROUTES.filter((r) => r.public).map((r) => `${r.method} ${r.path}`))
   const tokenHint = `send Authorization: Bearer <token>, the token being the content of ${serverTokenPath(mnemo.config.home)}`
-  const app = new Hono()
+  const app = new Hono<AuthVariables>()
+  const users = new ServerUsers(mnemo.config.home)
 
   app.use('*', async (c, next) => {
     options.onRequest?.(c.req.method, c.req.path)
@@ -141,7 +153,16 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   app.use('*', async (c, next) => {
     if (publicRoutes.has(`${c.req.method} ${c.req.path}`) || isViewerAsset(c.req.method, c.req.path)) return next()
     const header = c.req.header('authorization')
-    if (bearerMatches(header, token)) return next()
+    // The server token is the operator's (the server's own MNEMO_USER scope); a per-user token reads and writes as that user only.
+    if (bearerMatches(header, token)) {
+      c.set('user', undefined)
+      return next()
+    }
+    const user = users.userFor(header)
+    if (user !== undefined) {
+      c.set('user', user)
+      return next()
+    }
     const res = errorJson(401, 'UNAUTHORIZED', header === undefined ? 'missing bearer token' : 'wrong bearer token', tokenHint)
     res.headers.set('www-authenticate', 'Bearer realm="mnemo"')
     return res
@@ -157,7 +178,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   const closing = options.closing ?? new AbortController().signal
   app.get('/v1/stream', (c) =>
     streamObservations(c, parseInput(streamQuery, queryObject(c, streamQuery), 'query string'), {
-      engine: mnemo.engine,
+      engine: engineFor(mnemo, c),
       pollMs: options.streamPollMs ?? 500,
       heartbeatMs: 15_000,
       closing,
@@ -167,7 +188,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   app.post('/mcp', async (c) => {
     const text = await readBodyText(c.req.raw, maxBodyBytes)
     const request = new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body: text })
-    return handleMcpPost(request, mnemo.engine, maxBodyBytes)
+    return handleMcpPost(request, engineFor(mnemo, c), maxBodyBytes)
   })
   app.on(['GET', 'DELETE'], '/mcp', () => mcpMethodNotAllowed())
 

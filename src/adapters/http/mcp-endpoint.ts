@@ -1,10 +1,12 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { invalidInput } from '../../core/errors.js'
 import { describeValue, inputObject, parseInput, projectField, requireProject } from '../../core/schemas.js'
+import { z } from 'zod'
+import { SURFACE_AGENTS, type AgentName } from '../../core/types.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { createMcpServer } from '../shared/mcp-server.js'
 
-const mcpQuery = inputObject({ project: projectField.optional() })
+const mcpQuery = inputObject({ project: projectField.optional(), agent: z.enum(SURFACE_AGENTS).optional() })
 
 /**
  * The default project of an MCP request: `?project=` on the URL, checked like
@@ -12,12 +14,15 @@ const mcpQuery = inputObject({ project: projectField.optional() })
  *
  * @throws {MnemoError} `INVALID_INPUT` — given twice, blank, or a relative path.
  */
-function urlProject(url: URL, engine: MnemoEngine): string | undefined {
-  const given = url.searchParams.getAll('project')
-  if (given.length > 1) throw invalidInput('project', `project is given more than once (got ${describeValue(given)})`)
-  const { project } = parseInput(mcpQuery, given.length === 0 ? {} : { project: given[0] }, 'query string')
-  if (project === undefined) return undefined
-  return requireProject(project, () => engine.listProjects().map((p) => p.name))
+function urlScope(url: URL, engine: MnemoEngine): { project: string | undefined; agent: AgentName | undefined } {
+  const one = (key: string): string | undefined => {
+    const given = url.searchParams.getAll(key)
+    if (given.length > 1) throw invalidInput(key, `${key} is given more than once (got ${describeValue(given)})`)
+    return given[0]
+  }
+  const [project, agent] = [one('project'), one('agent')]
+  const q = parseInput(mcpQuery, { ...(project !== undefined ? { project } : {}), ...(agent !== undefined ? { agent } : {}) }, 'query string')
+  return { project: q.project === undefined ? undefined : requireProject(q.project, () => engine.listProjects().map((p) => p.name)), agent: q.agent }
 }
 
 /**
@@ -31,8 +36,8 @@ function urlProject(url: URL, engine: MnemoEngine): string | undefined {
  * @param maxBodyBytes - Largest body the transport reads (the app's body limit applies first).
  */
 export async function handleMcpPost(request: Request, engine: MnemoEngine, maxBodyBytes: number): Promise<Response> {
-  const project = urlProject(new URL(request.url), engine)
-  const server = createMcpServer(engine, undefined, project === undefined ? {} : { project })
+  const { project, agent } = urlScope(new URL(request.url), engine)
+  const server = createMcpServer(agent === undefined ? engine : engine.scoped({ agent }), undefined, project === undefined ? {} : { project })
   const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true, maxRequestBodySize: maxBodyBytes })
   await server.connect(transport)
   try {

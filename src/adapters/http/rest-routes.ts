@@ -65,15 +65,15 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     summary: 'Data directory, counts, projects, spool and recent errors',
     responses: { 200: { description: 'What this server holds.', schema: statusJson } },
     errors: [],
-    handle: (_input, { mnemo, startedAt, jobs }) => {
-      const stats = mnemo.engine.stats()
+    handle: (_input, { mnemo, engine, startedAt, jobs }) => {
+      const stats = engine.stats()
       const body: z.output<typeof statusJson> = {
         home: mnemo.config.home,
         database: mnemo.config.dbPath,
         counts: { events: stats.events, projects: stats.projects, sessions: stats.sessions, observations: stats.observations, memories: stats.memories },
         bytes: stats.bytes,
         lastCaptureAt: stats.lastEventAt === undefined ? null : new Date(stats.lastEventAt).toISOString(),
-        projects: mnemo.engine.listProjects().map((p) => ({ name: p.name, root: p.root })),
+        projects: engine.listProjects().map((p) => ({ name: p.name, root: p.root })),
         spool: { pending: mnemo.spool.count(), bad: mnemo.spool.badCount() },
         errors: mnemo.errors.tail(5),
         server: { version: SERVER_VERSION, pid: process.pid, startedAt: new Date(startedAt).toISOString() },
@@ -101,12 +101,12 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     body: hookEventInput,
     responses: { 202: { description: 'Accepted; `stored` says whether it was new.', schema: eventAcceptedJson } },
     errors: [400, 413],
-    handle: ({ body }, { mnemo }) => {
+    handle: ({ body }, { engine }) => {
       const cwd = body.payload['cwd']
       if (typeof cwd !== 'string' || !path.isAbsolute(cwd)) {
         throw invalidInput('payload.cwd', `payload.cwd must be an absolute path (got ${describeValue(cwd)})`, "the server has no working directory: the hook payload's cwd says which project the event belongs to")
       }
-      const result = mnemo.engine.captureHook(body.event, JSON.stringify(body.payload), body.agent ?? 'claude-code', body.at === undefined ? undefined : Date.parse(body.at), body.projectRoot)
+      const result = engine.captureHook(body.event, JSON.stringify(body.payload), body.agent ?? 'claude-code', body.at === undefined ? undefined : Date.parse(body.at), body.projectRoot)
       return ok({ stored: result.stored }, 202)
     },
   }),
@@ -119,8 +119,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'Hits, best first; empty when nothing matches.', schema: recallJson } },
     errors: [400, 404, 413],
-    handle: async ({ body }, { mnemo }) => {
-      const engine = mnemo.engine
+    handle: async ({ body }, { engine }) => {
       const projectIds = engine.resolveProjects(needProject(engine, body.project, 'body')).map((p) => p.id)
       const hits = await engine.recall(body.query, {
         projectIds,
@@ -143,8 +142,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
       200: { description: 'The same text was already remembered; the existing memory.', schema: rememberJson },
     },
     errors: [400, 404, 413],
-    handle: ({ body }, { mnemo }) => {
-      const engine = mnemo.engine
+    handle: ({ body }, { engine }) => {
       const project = engine.projectForWrite(needProject(engine, body.project, 'body'))
       const { memory, created } = engine.remember(body.text, { kind: body.kind ?? 'fact', project })
       const stored = engine.listProjects().find((p) => p.id === memory.projectId)
@@ -158,8 +156,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     summary: 'One memory by id',
     responses: { 200: { description: 'The memory.', schema: memoryJson } },
     errors: [400, 404],
-    handle: ({ params }, { mnemo }) => {
-      const r = mnemo.engine.show(idOfKind(params, 'mem'))
+    handle: ({ params }, { engine }) => {
+      const r = engine.show(idOfKind(params, 'mem'))
       if (r.type !== 'memory') throw new Error(`show returned a ${r.type} for a memory id`)
       return ok(toMemoryJson(r.memory, r.project))
     },
@@ -171,8 +169,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     summary: 'Forget a memory, from every index',
     responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
     errors: [400, 404],
-    handle: ({ params }, { mnemo }) => {
-      const r = mnemo.engine.forget(idOfKind(params, 'mem'), 'http')
+    handle: ({ params }, { engine }) => {
+      const r = engine.forget(idOfKind(params, 'mem'), 'http')
       return ok({ forgotten: r })
     },
   }),
@@ -183,8 +181,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     summary: 'One observation by id',
     responses: { 200: { description: 'The observation.', schema: observationJson } },
     errors: [400, 404],
-    handle: ({ params }, { mnemo }) => {
-      const r = mnemo.engine.show(idOfKind(params, 'obs'))
+    handle: ({ params }, { engine }) => {
+      const r = engine.show(idOfKind(params, 'obs'))
       if (r.type !== 'observation') throw new Error(`show returned a ${r.type} for an observation id`)
       return ok(toObservationJson(r.observation, r.project))
     },
@@ -196,8 +194,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     summary: 'Forget an observation, from every index',
     responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
     errors: [400, 404],
-    handle: ({ params }, { mnemo }) => {
-      const r = mnemo.engine.forget(idOfKind(params, 'obs'), 'http')
+    handle: ({ params }, { engine }) => {
+      const r = engine.forget(idOfKind(params, 'obs'), 'http')
       return ok({ forgotten: r })
     },
   }),
@@ -210,8 +208,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'Sessions, newest first.', schema: sessionsJson } },
     errors: [400, 404],
-    handle: ({ query }, { mnemo }) => {
-      const engine = mnemo.engine
+    handle: ({ query }, { engine }) => {
       const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
       const byId = new Map(projects.map((p) => [p.id as string, p]))
       const sessions = engine.sessions({ projectIds: projects.map((p) => p.id), limit: query.limit ?? 20, offset: query.offset ?? 0 })
@@ -225,8 +222,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     summary: 'One session with its observations (the first 500)',
     responses: { 200: { description: 'The session and its timeline.', schema: sessionDetailJson } },
     errors: [400, 404],
-    handle: ({ params }, { mnemo }) => {
-      const r = mnemo.engine.show(idOfKind(params, 'ses'))
+    handle: ({ params }, { engine }) => {
+      const r = engine.show(idOfKind(params, 'ses'))
       if (r.type !== 'session') throw new Error(`show returned a ${r.type} for a session id`)
       const { session, project, observations } = r.detail
       return ok({ session: toSessionJson(session, project), observations: observations.map((o) => toObservationJson(o, project)) })
@@ -241,10 +238,9 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'The block and what it holds.', schema: contextJson } },
     errors: [400, 404],
-    handle: ({ query }, { mnemo }) => {
-      const engine = mnemo.engine
+    handle: ({ query }, { engine }) => {
       const project = engine.projectForWrite(needProject(engine, query.project, 'query'))
-      const block = engine.context({
+      const block = (query.agent !== undefined ? engine.scoped({ agent: query.agent }) : engine).context({
         project,
         ...(query.budget !== undefined ? { budgetTokens: query.budget } : {}),
         ...(query.excludeSession !== undefined ? { excludeSessionKey: query.excludeSession } : {}),
@@ -270,8 +266,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     body: importInput,
     responses: { 200: { description: 'What was read, imported and skipped, per file.', schema: importJson } },
     errors: [400, 404, 413, 422],
-    handle: async ({ body }, { mnemo }) => {
-      const engine = mnemo.engine
+    handle: async ({ body }, { engine }) => {
       if (!path.isAbsolute(body.path)) {
         throw invalidInput('path', `path must be absolute (got ${describeValue(body.path)})`, 'the server has no working directory; paths are read on the server machine')
       }

@@ -14,6 +14,8 @@ import type { jobJson } from '../shared/views.js'
 /** What a route handler may use. */
 export interface RouteContext {
   mnemo: OpenedMnemo
+  /** The engine for this request: scoped to the user of a per-user token (see server-users.ts), else the server's. */
+  engine: MnemoEngine
   /** Epoch ms the server started. */
   startedAt: number
   /** The OpenAPI document of this server. */

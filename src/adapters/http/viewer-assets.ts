@@ -41,7 +41,9 @@ export function isViewerAsset(method: string, p: string): boolean {
  * `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.
  * Without a build (`npm run build`), `/` answers 503 saying so.
  */
-export function registerViewer(app: Hono, dir = viewerDir()): void {
+// Any app type: the viewer routes read no request variables.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function registerViewer(app: Hono<any>, dir = viewerDir()): void {
   const secure = async (c: { header: (name: string, value: string) => void }, next: () => Promise<void>): Promise<void> => {
     await next()
     c.header('Content-Security-Policy', VIEWER_CSP)

@@ -86,8 +86,7 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'A page of observations.', schema: observationsPageJson } },
     errors: [400, 404],
-    handle: ({ query }, { mnemo }) => {
-      const engine = mnemo.engine
+    handle: ({ query }, { engine }) => {
       const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
       const byId = new Map(projects.map((p) => [p.id as string, p]))
       const limit = query.limit ?? 100
@@ -112,10 +111,10 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     query: timelineQuery,
     responses: { 200: { description: 'The session and a page of its steps.', schema: timelineJson } },
     errors: [400, 404],
-    handle: ({ params, query }, { mnemo }) => {
+    handle: ({ params, query }, { engine }) => {
       const offset = query.offset ?? 0
       const at = query.at === undefined ? undefined : idOfKind({ at: query.at }, 'obs', 'at')
-      const t = mnemo.engine.sessionTimeline(idOfKind(params, 'ses'), offset, query.limit ?? 200, at)
+      const t = engine.sessionTimeline(idOfKind(params, 'ses'), offset, query.limit ?? 200, at)
       return ok({
         session: toSessionJson(t.session, t.project),
         observations: t.observations.map((o) => ({ ...toObservationJson(o, t.project), derivedMemories: o.derivedMemories })),
@@ -134,8 +133,7 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'A page of memories and the total.', schema: memoriesPageJson } },
     errors: [400, 404],
-    handle: ({ query }, { mnemo }) => {
-      const engine = mnemo.engine
+    handle: ({ query }, { engine }) => {
       const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
       const byId = new Map(projects.map((p) => [p.id as string, p]))
       const tier = query.tier ?? 'all'
@@ -152,13 +150,13 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     summary: "A memory's version chain and provenance",
     responses: { 200: { description: 'Every version, oldest first, and the observations the versions came from.', schema: memoryHistoryJson } },
     errors: [400, 404],
-    handle: ({ params }, { mnemo }) => {
+    handle: ({ params }, { engine }) => {
       const id = idOfKind(params, 'mem')
-      const chain = mnemo.engine.history(id)
-      const projects = new Map(mnemo.engine.listProjects().map((p) => [p.id as string, p]))
+      const chain = engine.history(id)
+      const projects = new Map(engine.listProjects().map((p) => [p.id as string, p]))
       return ok({
         chain: chain.map((m) => toMemoryJson(m, projects.get(m.projectId))),
-        sources: mnemo.engine.memorySources(chain).map((o) => toObservationJson(o, projects.get(o.projectId))),
+        sources: engine.memorySources(chain).map((o) => toObservationJson(o, projects.get(o.projectId))),
       })
     },
   }),
@@ -171,13 +169,12 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     body: memoryPatchInput,
     responses: { 200: { description: 'The memory after the change.', schema: memoryUpdatedJson } },
     errors: [400, 404, 413],
-    handle: ({ params, body }, { mnemo }) => {
+    handle: ({ params, body }, { engine }) => {
       const id = idOfKind(params, 'mem')
       const given = (['pinned', 'archived', 'text'] as const).filter((k) => body[k] !== undefined)
       if (given.length !== 1) {
         throw invalidInput('body', `give exactly one of pinned, archived, text (got ${given.length === 0 ? 'none' : given.join(', ')})`)
       }
-      const engine = mnemo.engine
       const memory =
         body.text !== undefined
           ? engine.editMemory(id, body.text, 'http')
@@ -195,8 +192,7 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'The center, its neighbours, co-mention edges and the documents mentioning it.', schema: graphJson } },
     errors: [400, 404],
-    handle: ({ query }, { mnemo }) => {
-      const engine = mnemo.engine
+    handle: ({ query }, { engine }) => {
       const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
       const g = engine.entityGraph(projects.map((p) => p.id), query.entity, query.limit ?? 30)
       return ok({ center: g.center ?? null, nodes: g.nodes, edges: g.edges, mentions: g.mentions.map((h) => toHitJson(h)) })

@@ -1,14 +1,26 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { MnemoEnv } from '../../config/config.js'
+import { MnemoError } from '../../core/errors.js'
+import type { AgentName } from '../../core/types.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { createMcpServer } from '../shared/mcp-server.js'
 
 export { createMcpServer }
 
-/** Runs the MCP server on stdin/stdout until the client disconnects. */
-export async function serveMcpStdio(options: { env: MnemoEnv; cwd: string; home?: string }): Promise<void> {
+/**
+ * Runs the MCP server on stdin/stdout until the client disconnects.
+ *
+ * @param options.agent - The agent that launched it (`mnemo connect` writes `--agent <name>`): what it remembers is
+ *   marked as that agent's, and under agent isolation (`MNEMO_AGENT_SCOPE=own`) it reads that agent's data only.
+ * @throws {MnemoError} `CONFIG_INVALID` — agent isolation is on and no agent is given (it would otherwise read every agent's data).
+ */
+export async function serveMcpStdio(options: { env: MnemoEnv; cwd: string; home?: string; agent?: AgentName }): Promise<void> {
   const opened = openMnemo({ env: options.env, cwd: options.cwd, ...(options.home ? { home: options.home } : {}) })
-  const server = createMcpServer(opened.engine, options.cwd)
+  if (opened.config.agentScope === 'own' && options.agent === undefined) {
+    opened.close()
+    throw new MnemoError('CONFIG_INVALID', 'MNEMO_AGENT_SCOPE=own needs the agent: run `mnemo mcp --agent <name>` (`mnemo connect <agent>` writes it)', { details: { keys: ['MNEMO_AGENT_SCOPE'] } })
+  }
+  const server = createMcpServer(options.agent ? opened.engine.scoped({ agent: options.agent }) : opened.engine, options.cwd)
   const transport = new StdioServerTransport()
   await new Promise<void>((resolve, reject) => {
     transport.onclose = () => resolve()

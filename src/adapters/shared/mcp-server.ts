@@ -134,7 +134,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       outputSchema: { created: z.boolean(), id: z.string(), kind: z.string(), text: z.string() },
     },
     handler(rememberInput, ({ text, kind, project }) => {
-      const { memory, created } = engine.remember(text, { kind: kind ?? 'fact', project: writeRef(project) })
+      const { memory, created } = engine.remember(text, { kind: kind ?? 'fact', project: writeRef(project), ...(engine.agent !== undefined ? { agent: engine.agent } : {}) })
       return { created, id: memory.id, kind: memory.kind, text: memory.text }
     }),
   )

@@ -1,0 +1,140 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { z } from 'zod'
+import { MnemoError } from '../../core/errors.js'
+import { checkUserName, USER_NAME_PATTERN } from '../../core/user.js'
+
+/**
+ * Per-user bearer tokens of a team server. The server token
+ * (`server-token`) is the operator's; each team member gets a token of
+ * their own, and a request with it reads and writes as that user only
+ * (their data plus shared data; see `Scope`). The file keeps SHA-256 digests
+ * of the tokens, never the tokens: a copy of it lets no one in.
+ */
+
+/** Name of the users file inside the data directory. */
+export const SERVER_USERS_FILE = 'server-users.json'
+
+const usersFileSchema = z.object({
+  version: z.literal(1),
+  users: z.record(z.string().regex(USER_NAME_PATTERN), z.object({ tokenSha256: z.string().regex(/^[0-9a-f]{64}$/), createdAt: z.string() })),
+})
+type UsersFile = z.output<typeof usersFileSchema>
+
+/** Path of the users file: `<home>/server-users.json`. */
+export function serverUsersPath(home: string): string {
+  return path.join(home, SERVER_USERS_FILE)
+}
+
+function digest(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
+/**
+ * Reads the users file; an absent file is no users.
+ * @throws {MnemoError} `CONFIG_INVALID` — the file is not JSON of this shape.
+ */
+function readUsers(home: string): UsersFile {
+  const file = serverUsersPath(home)
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, users: {} }
+    throw error
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    parsed = undefined
+  }
+  const r = usersFileSchema.safeParse(parsed)
+  if (!r.success) {
+    throw new MnemoError('CONFIG_INVALID', `${file} is not a mnemo users file ({"version":1,"users":{"<name>":{"tokenSha256":"<64 hex>","createdAt":"…"}}})`, {
+      details: { keys: [SERVER_USERS_FILE] },
+      hint: `fix or delete ${file}, then add the users again with \`mnemo user add <name>\``,
+    })
+  }
+  return r.data
+}
+
+/** Writes the users file atomically (a complete temporary file renamed into place), mode 0600. */
+function writeUsers(home: string, users: UsersFile): void {
+  mkdirSync(home, { recursive: true, mode: 0o700 })
+  const file = serverUsersPath(home)
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
+  writeFileSync(tmp, `${JSON.stringify(users, null, 2)}\n`, { mode: 0o600 })
+  renameSync(tmp, file)
+  chmodSync(file, 0o600)
+}
+
+/**
+ * Gives `user` a new token (replacing any token they had) and returns it:
+ * 32 random bytes as hex, shown once; only its digest is kept.
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — a malformed user name. `CONFIG_INVALID` — a damaged users file.
+ */
+export function addServerUser(home: string, user: string, nowMs: number): string {
+  checkUserName(user)
+  const users = readUsers(home)
+  const token = randomBytes(32).toString('hex')
+  users.users[user] = { tokenSha256: digest(token), createdAt: new Date(nowMs).toISOString() }
+  writeUsers(home, users)
+  return token
+}
+
+/**
+ * Removes a user's token: requests with it get 401 from then on. Their data
+ * stays (`MNEMO_USER=<name> mnemo forget --project … --yes` deletes it).
+ * @returns Whether the user had a token.
+ */
+export function removeServerUser(home: string, user: string): boolean {
+  const users = readUsers(home)
+  if (!(user in users.users)) return false
+  delete users.users[user]
+  writeUsers(home, users)
+  return true
+}
+
+/** The users with a token, by name. */
+export function listServerUsers(home: string): { user: string; createdAt: string }[] {
+  return Object.entries(readUsers(home).users)
+    .map(([user, u]) => ({ user, createdAt: u.createdAt }))
+    .sort((a, b) => a.user.localeCompare(b.user))
+}
+
+/**
+ * The user a bearer header belongs to, for the server's auth check. Re-reads
+ * the users file when it changes (`mnemo user add` while the server runs
+ * takes effect at once). Comparisons take the same time whatever the token.
+ */
+export class ServerUsers {
+  private cache: { mtimeMs: number; size: number; byDigest: Map<string, string> } | undefined
+
+  constructor(private readonly home: string) {}
+
+  /** The user whose token the `Authorization: Bearer …` header carries, or undefined. */
+  userFor(header: string | undefined): string | undefined {
+    const given = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '')?.[1]
+    if (given === undefined) return undefined
+    const want = Buffer.from(digest(given), 'hex')
+    let found: string | undefined
+    for (const [d, user] of this.load()) if (timingSafeEqual(Buffer.from(d, 'hex'), want)) found = user
+    return found
+  }
+
+  private load(): Map<string, string> {
+    let stat: { mtimeMs: number; size: number }
+    try {
+      stat = statSync(serverUsersPath(this.home))
+    } catch {
+      return new Map()
+    }
+    if (this.cache && this.cache.mtimeMs === stat.mtimeMs && this.cache.size === stat.size) return this.cache.byDigest
+    const byDigest = new Map(Object.entries(readUsers(this.home).users).map(([user, u]) => [u.tokenSha256, user]))
+    this.cache = { mtimeMs: stat.mtimeMs, size: stat.size, byDigest }
+    return byDigest
+  }
+}
