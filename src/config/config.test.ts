@@ -31,6 +31,12 @@ describe('resolveConfig', () => {
       expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_HOME', 'MNEMO_CONTEXT_BUDGET', 'MNEMO_RECALL_WEIGHTS', 'MNEMO_TZ', 'MNEMO_EMBEDDER'] } }),
     )
   })
+  it('reads the user and agent scope, and refuses malformed ones', () => {
+    expect(resolveConfig({ HOME: '/h' })).toMatchObject({ user: undefined, agentScope: 'shared' })
+    expect(resolveConfig({ HOME: '/h', MNEMO_USER: 'alice@example.com', MNEMO_AGENT_SCOPE: 'own' })).toMatchObject({ user: 'alice@example.com', agentScope: 'own' })
+    expect(resolveConfig({ HOME: '/h', MNEMO_USER: '' }).user).toBeUndefined()
+    expect(() => resolveConfig({ HOME: '/h', MNEMO_USER: 'a/b', MNEMO_AGENT_SCOPE: 'private' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_USER', 'MNEMO_AGENT_SCOPE'] } }))
+  })
   it('parses recall weights strictly', () => {
     expect(parseRecallWeights('bm25=1,time=0')).toEqual({ bm25: 1, time: 0 })
     expect(parseRecallWeights('colour=1')).toBeUndefined()

@@ -21,8 +21,11 @@ let tmp: string
 let home: string
 let proj: string
 let sub: string
+/** Environment added to every run of the current test (MNEMO_USER, …). */
+let extraEnv: Record<string, string> = {}
 
 beforeEach(() => {
+  extraEnv = {}
   tmp = mkdtempSync(path.join(tmpdir(), 'mnemo-cli-'))
   home = path.join(tmp, 'home')
   proj = path.join(tmp, 'proj')
@@ -48,7 +51,7 @@ async function cli(argv: string[], cwd: string = sub): Promise<Run> {
     stderr: (t) => {
       stderr += t
     },
-    env: { MNEMO_HOME: home, HOME: tmp },
+    env: { MNEMO_HOME: home, HOME: tmp, ...extraEnv },
     cwd,
   })
   return { code, stdout, stderr }
@@ -666,5 +669,47 @@ describe('status', () => {
     await remember('in the other home', ['--home', other])
     expect((await ok(['status'])).counts.memories).toBe(0)
     expect((await ok(['status', '--home', other])).counts.memories).toBe(1)
+  })
+})
+
+describe('users (MNEMO_USER) and --all-users', () => {
+  it('each user recalls their own memories and shared ones; no user sees shared ones only; --all-users sees all', async () => {
+    extraEnv = { MNEMO_USER: 'alice' }
+    const alice = await remember('the staging database lives in Frankfurt')
+    extraEnv = { MNEMO_USER: 'bob' }
+    const bob = await remember('the staging database lives in Oregon')
+    extraEnv = {}
+    const shared = await remember('the staging database is rebuilt every Monday')
+    extraEnv = { MNEMO_USER: 'alice' }
+    expect((await recallIds('staging database')).sort()).toEqual([alice, shared].sort())
+    await expectFailure(['show', bob], 1, 'NOT_FOUND', bob)
+    expect((await recallIds('staging database', ['--all-users'])).sort()).toEqual([alice, bob, shared].sort())
+    extraEnv = {}
+    expect(await recallIds('staging database')).toEqual([shared])
+    const exported = await cli(['export'])
+    expect(exported.stdout).not.toMatch(/Frankfurt|Oregon/)
+  })
+
+  it('a malformed MNEMO_USER or MNEMO_AGENT_SCOPE is a configuration error naming the key', async () => {
+    extraEnv = { MNEMO_USER: 'alice smith' }
+    await expectFailure(['recall', 'x'], 2, 'CONFIG_INVALID', 'MNEMO_USER')
+    extraEnv = { MNEMO_AGENT_SCOPE: 'mine' }
+    await expectFailure(['recall', 'x'], 2, 'CONFIG_INVALID', 'MNEMO_AGENT_SCOPE')
+  })
+
+  it('mnemo user add | list | remove manage the team server tokens', async () => {
+    const added = await ok(['user', 'add', 'alice'])
+    expect(added).toMatchObject({ user: 'alice', token: expect.stringMatching(/^[0-9a-f]{64}$/) })
+    expect((await ok(['user', 'list'])).users.map((u: { user: string }) => u.user)).toEqual(['alice'])
+    await expectFailure(['user', 'add', 'alice smith'], 2, 'INVALID_INPUT', 'user must be 1–64')
+    expect(await ok(['user', 'remove', 'alice'])).toEqual({ user: 'alice', removed: true })
+    await expectFailure(['user', 'remove', 'alice'], 1, 'NOT_FOUND', 'alice')
+    expect((await ok(['user', 'list'])).users).toEqual([])
+  })
+
+  it('mnemo mcp refuses an unknown --agent, and under MNEMO_AGENT_SCOPE=own refuses to start without one', async () => {
+    await expectFailure(['mcp', '--agent', 'emacs'], 2, 'INVALID_INPUT', '--agent must be one of')
+    extraEnv = { MNEMO_AGENT_SCOPE: 'own' }
+    await expectFailure(['mcp'], 2, 'CONFIG_INVALID', 'MNEMO_AGENT_SCOPE=own needs the agent')
   })
 })

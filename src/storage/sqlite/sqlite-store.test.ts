@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../../core/types.js'
 import { tempDir } from '../../testing/test-mnemo.js'
 import type { Derivation } from '../store.js'
+import Database from 'better-sqlite3'
+import { MIGRATIONS } from './migrations.js'
 import { openSqliteStore } from './sqlite-store.js'
 
 const cleanups: (() => void)[] = []
@@ -16,6 +18,30 @@ function event(idemKey: string, ts = 1_000): EventInput {
 const derive = (text: string) => (): Derivation => ({ observations: [{ kind: 'prompt', role: 'user', text, index: { body: text, parts: '', meta: '' }, entities: [] }] })
 
 describe('sqlite store', () => {
+  it('migrating a version-3 file gives its rows no user (shared) and its observations their session’s agent', () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'v3.db')
+    const old = openSqliteStore({ path: file })
+    old.append([{ event: event('k1'), derive: derive('written before users existed') }])
+    old.close()
+    // Roll the file back to what version 3 wrote: no user or agent columns.
+    const db = new Database(file)
+    db.exec('DROP INDEX events_user')
+    for (const [table, column] of [['events', 'user_id'], ['sessions', 'user_id'], ['observations', 'user_id'], ['observations', 'agent'], ['memories', 'user_id'], ['memories', 'agent']]) db.exec(`ALTER TABLE ${table} DROP COLUMN ${column}`)
+    db.pragma('user_version = 3')
+    db.close()
+    const store = openSqliteStore({ path: file })
+    cleanups.push(() => store.close())
+    const project = store.listProjects()[0]!
+    const [row] = store.browseObservations({ projectIds: [project.id], agent: 'claude-code', order: 'desc', limit: 10 })
+    expect(row).toMatchObject({ text: 'written before users existed', agent: 'claude-code' })
+    expect(row!.user).toBeUndefined()
+    // Shared rows: a reader with no user and a reader with a user both see them.
+    for (const user of [null, 'alice']) expect(store.searchText({ match: '"users"', limit: 5, user })).toHaveLength(1)
+    expect(MIGRATIONS.at(-1)!.version).toBe(4)
+  })
+
   it('persists across reopen, migrates once, and passes the integrity check', () => {
     const t = tempDir()
     cleanups.push(t.cleanup)

@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { T0 } from '../../testing/test-mnemo.js'
+import { callRest } from '../../testing/rest-client.js'
+import { startServer, type RunningServer } from './server.js'
+import { addServerUser, listServerUsers, removeServerUser, serverUsersPath } from './server-users.js'
+
+// A team server with per-user tokens: Alice and Bob capture into the same project with the same
+// words and different facts; every surface answers each of them with their own data only.
+const CWD = '/nonexistent-mnemo-team/shop'
+
+let tmp: string
+let home: string
+let server: RunningServer
+const tokens: Record<string, string> = {}
+
+const as = (user: string) => ({ url: server.url, token: tokens[user] ?? server.token })
+const prompt = (session: string, text: string) => ({ event: 'UserPromptSubmit', payload: { session_id: session, cwd: CWD, hook_event_name: 'UserPromptSubmit', prompt: text } })
+
+beforeAll(async () => {
+  tmp = mkdtempSync(path.join(tmpdir(), 'mnemo-users-'))
+  home = path.join(tmp, 'home')
+  server = await startServer({ home, host: '127.0.0.1', port: 0, env: {} })
+  tokens['alice'] = addServerUser(home, 'alice', T0)
+  tokens['bob'] = addServerUser(home, 'bob', T0)
+  expect((await callRest(as('alice'), 'POST', '/v1/events', prompt('sess-a', 'rotate the Auth0 signing keys for validateToken in Frankfurt'))).status).toBe(202)
+  expect((await callRest(as('bob'), 'POST', '/v1/events', prompt('sess-b', 'rotate the Okta signing keys for validateToken in Oregon'))).status).toBe(202)
+})
+
+afterAll(async () => {
+  await server?.close()
+  if (tmp) rmSync(tmp, { recursive: true, force: true })
+})
+
+describe('per-user tokens', () => {
+  it('the users file keeps digests only, mode 0600', () => {
+    expect(listServerUsers(home).map((u) => u.user)).toEqual(['alice', 'bob'])
+    const text = JSON.stringify(listServerUsers(home))
+    expect(text).not.toContain(tokens['alice'])
+    expect(statSync(serverUsersPath(home)).mode & 0o777).toBe(0o600)
+  })
+
+  it('REST recall answers each user with their own captures; the server token (no user) sees neither', async () => {
+    const alice = await callRest(as('alice'), 'POST', '/v1/recall', { query: 'rotate signing keys validateToken', project: CWD })
+    expect(alice.status).toBe(200)
+    expect(alice.body.hits.map((h: { snippet: string }) => h.snippet).join(' ')).toMatch(/Auth0/)
+    expect(JSON.stringify(alice.body)).not.toMatch(/Okta|Oregon/)
+    const bob = await callRest(as('bob'), 'POST', '/v1/recall', { query: 'rotate signing keys validateToken', project: CWD })
+    expect(JSON.stringify(bob.body)).toMatch(/Okta/)
+    expect(JSON.stringify(bob.body)).not.toMatch(/Auth0|Frankfurt/)
+    const operator = await callRest(server, 'POST', '/v1/recall', { query: 'rotate signing keys validateToken', project: CWD })
+    expect(operator.body.hits).toEqual([])
+  })
+
+  it('a memory stated with a user token is that user’s: the other user gets 404 for its id and never sees it in context', async () => {
+    const stated = await callRest(as('alice'), 'POST', '/v1/memories', { text: 'Auth0 tenant is acme-eu', kind: 'fact', project: CWD })
+    expect(stated.status).toBe(201)
+    const id = stated.body.memory.id as string
+    expect((await callRest(as('alice'), 'GET', `/v1/memories/${id}`)).status).toBe(200)
+    expect(await callRest(as('bob'), 'GET', `/v1/memories/${id}`)).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } })
+    expect((await callRest(as('bob'), 'DELETE', `/v1/memories/${id}`)).status).toBe(404)
+    const context = await callRest(as('bob'), 'GET', `/v1/context?project=${encodeURIComponent(CWD)}&agent=claude-code&budget=100000`)
+    expect(context.status).toBe(200)
+    expect(context.body.text).toMatch(/Okta/)
+    expect(context.body.text).not.toMatch(/Auth0|acme-eu/)
+    const sessions = await callRest(as('bob'), 'GET', `/v1/sessions?project=${encodeURIComponent(CWD)}`)
+    expect(sessions.body.sessions.map((s: { sessionKey: string }) => s.sessionKey)).toEqual(['sess-b'])
+  })
+
+  it('MCP over HTTP with a user token recalls that user’s data only', async () => {
+    const client = new Client({ name: 'users-test', version: '0.0.0' })
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?project=${encodeURIComponent(CWD)}`), { requestInit: { headers: { authorization: `Bearer ${tokens['bob']}` } } }))
+    try {
+      const result = await client.callTool({ name: 'memory_recall', arguments: { query: 'rotate signing keys validateToken' } })
+      const text = JSON.stringify(result.structuredContent)
+      expect(text).toMatch(/Okta/)
+      expect(text).not.toMatch(/Auth0/)
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('a wrong token is 401; a revoked one is 401 from the next request on; a new token for the same name replaces the old', async () => {
+    expect((await callRest({ url: server.url, token: 'f'.repeat(64) }, 'GET', '/v1/status')).status).toBe(401)
+    const carol = addServerUser(home, 'carol', T0)
+    expect((await callRest({ url: server.url, token: carol }, 'GET', '/v1/status')).status).toBe(200)
+    const again = addServerUser(home, 'carol', T0)
+    expect((await callRest({ url: server.url, token: carol }, 'GET', '/v1/status')).status).toBe(401)
+    expect((await callRest({ url: server.url, token: again }, 'GET', '/v1/status')).status).toBe(200)
+    expect(removeServerUser(home, 'carol')).toBe(true)
+    expect(removeServerUser(home, 'carol')).toBe(false)
+    expect((await callRest({ url: server.url, token: again }, 'GET', '/v1/status')).status).toBe(401)
+  })
+
+  it('a bad user name is refused before anything is written', () => {
+    expect(() => addServerUser(home, 'a b', T0)).toThrow(/user must be 1–64/)
+    expect(listServerUsers(home).map((u) => u.user)).toEqual(['alice', 'bob'])
+  })
+
+  it('a damaged users file gives an error naming it, and the server token still works', async () => {
+    const file = serverUsersPath(home)
+    writeFileSync(file, '{"version":1,"users":{"alice":"not a digest"}}')
+    try {
+      const reply = await callRest(as('alice'), 'GET', '/v1/status')
+      expect(reply.status).toBe(500)
+      expect(reply.body.error).toMatchObject({ code: 'CONFIG_INVALID' })
+      expect(reply.body.error.message).toContain(file)
+      expect((await callRest(server, 'GET', '/v1/status')).status).toBe(200)
+    } finally {
+      writeFileSync(file, '{"version":1,"users":{}}')
+    }
+  })
+})
