@@ -27,7 +27,7 @@ export interface ResolvedConfig {
    * The user this machine captures and reads for (`MNEMO_USER`): what it
    * writes carries the name; what it reads is that user's data plus shared
    * data (captured with no user). Unset (default): no user — everything is
-   * shared, as on a one-person machine. See docs/threat-model.md, "Scopes".
+   * shared, as on a one-person machine. See docs/THREAT-MODEL.md ("User scope").
    */
   user: string | undefined
   /**
