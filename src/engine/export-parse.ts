@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { USER_NAME_PATTERN } from '../core/user.js'
 import { MnemoError } from '../core/errors.js'
 import { AGENT_NAMES, type EventInput } from '../core/types.js'
 import type { AuditEntry } from '../storage/store.js'
@@ -31,6 +32,7 @@ const eventRecordSchema = z.object({
   project: z.object({ root: z.string().min(1), name: z.string() }),
   ts: z.number().int(),
   sessionStartedAt: z.number().int().optional(),
+  user: z.string().regex(USER_NAME_PATTERN).optional(),
   receivedAt: z.number().int(),
   payload: z.unknown(),
 })
@@ -92,6 +94,7 @@ export function parseExport(text: string, file: string): ParsedExport {
     if (rec.kind === 'event') {
       const event: EventInput = { agent: rec.agent, format: rec.format, type: rec.type, sessionKey: rec.sessionKey, project: rec.project, ts: rec.ts, idemKey: rec.idemKey, payload: rec.payload }
       if (rec.sessionStartedAt !== undefined) event.sessionStartedAt = rec.sessionStartedAt
+      if (rec.user !== undefined) event.user = rec.user
       out.events.push({ event, receivedAt: rec.receivedAt })
     } else if (rec.kind === 'tombstone') out.tombstones.push({ idemKey: rec.idemKey, at: rec.at, projectRoot: rec.projectRoot ?? undefined })
     else out.audit.push({ at: rec.at, actor: rec.actor, action: rec.action, target: rec.target, count: rec.count, ...(rec.details ? { details: rec.details } : {}) })

@@ -50,6 +50,7 @@ export function eventRecord(e: StoredEvent): Record<string, unknown> {
     project: e.project,
     ts: e.ts,
     ...(e.sessionStartedAt !== undefined ? { sessionStartedAt: e.sessionStartedAt } : {}),
+    ...(e.user !== undefined ? { user: e.user } : {}),
     receivedAt: e.receivedAt,
     payload: e.payload,
   }

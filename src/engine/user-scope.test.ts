@@ -304,6 +304,10 @@ describe('export and import as a user', () => {
     // Alice's rows keep her name in the copy: as her, everything she exported is there.
     const copy = fresh.scoped({ user: 'alice' })
     expect(sorted(copy.sessions().map((x) => x.sessionKey))).toEqual([ALICE.session])
+    // Still hers, not turned into shared rows: a reader with no user, or Bob, sees only the shared memory.
+    expect(fresh.sessions()).toEqual([])
+    expect(ids(await fresh.scoped({ user: 'bob' }).recall('orders database validateToken', { limit: 100 }))).toEqual([s.shared.id])
+    expect(copy.sessions()[0]!.user).toBe('alice')
     expect(ids(await copy.recall('backed up by the platform team', { channels: ['bm25'] }))).toEqual([s.shared.id])
   })
 })
