@@ -12,9 +12,8 @@ import { foldPayload } from '../capture/folded.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { auditRecord, eventRecord, EXPORT_FORMAT, isMnemoExport, EXPORT_VERSION, memoriesMarkdown, type ExportManifest } from './export.js'
 import { contentKey, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
-import { DEFAULT_RETENTION, retention, type RetentionConfig } from '../lifecycle/consolidate.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
-import type { ProcedureConfig } from '../lifecycle/procedures.js'
+import { runConsolidation, type ConsolidationOptions, type ConsolidationReport } from './consolidation.js'
 import { toMatchExpression as toMatchExpressionSafe } from '../retrieval/fts-query.js'
 import { normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
@@ -1056,134 +1055,12 @@ export class MnemoEngine {
   }
 
   /**
-   * The slow path, deterministic (no model): for every session that ended
-   * (SessionEnd) or has been idle for `idleMs`, writes or refreshes its
-   * episodic summary (a resumed session gets a new version that supersedes
-   * the old one, history kept) with provenance; derives lessons from
-   * failures fixed in the same session; in each project where a session
-   * just (re)summarised succeeded at work that edited files, distils
-   * procedures from the kinds of work that succeeded in several of its
-   * finished sessions, each checked step by step against those sessions
-   * (lifecycle/procedures.ts); then archives
-   * memories whose retention score fell below the threshold (pinned ones
-   * never). Every result is a logged event, so rebuild and export reproduce
-   * it. Never runs on the hook path.
-   *
-   * @param options.idleMs - Idle time after which a session counts as over. Default 30 min.
-   * @param options.procedures - Procedure tunables (`minSessions` default 2, …; see DEFAULT_PROCEDURE_CONFIG).
-   * @returns What it wrote and archived; `procedures` counts procedure versions
-   *   written (new, updated or seen again), `procedureMs` the wall time spent on them.
+   * The slow path: summaries, lessons, procedures, decay, for every user's
+   * sessions (each result is written as its session's user's); see
+   * `runConsolidation` in consolidation.ts.
    */
-  async consolidate(options: { idleMs?: number; retention?: RetentionConfig; procedures?: Partial<ProcedureConfig> } = {}): Promise<{
-    sessions: number
-    summaries: number
-    lessons: number
-    memories: number
-    procedures: number
-    procedureMs: number
-    archived: number
-    via: { llm: number; deterministic: number }
-    errors: string[]
-  }> {
-    const now = this.clock.now()
-    const idleMs = options.idleMs ?? 30 * 60_000
-    const events: EventInput[] = []
-    let sessions = 0
-    let summaries = 0
-    let lessons = 0
-    let memories = 0
-    const via = { llm: 0, deterministic: 0 }
-    const errors: string[] = []
-    const redact = this.redact ? { redact: this.redact } : {}
-    // Loaded here, not at start-up: hooks never consolidate and should not pay for it.
-    const { consolidateSession } = await import('../lifecycle/llm-consolidator.js')
-    const { planProcedures, resolveProcedureConfig, workKey } = await import('../lifecycle/procedures.js')
-    const { readSessionSteps } = await import('../lifecycle/procedure-steps.js')
-    const finished = (s: Session): boolean => s.agent !== 'mnemo' && s.observationCount > 0 && (s.endedAt !== undefined || s.lastEventAt <= now - idleMs)
-    // Projects where a session just (re)summarised succeeded at work that edited files: only there can a kind of work have succeeded again.
-    const changedProjects: Project[] = []
-    for (const p of this.store.listProjects()) {
-      const ref = { root: p.root, name: p.name }
-      // Current summaries, archived ones included: an archived summary is not a reason to write it again.
-      const summaryOf = new Map(
-        this.store
-          .allMemories(p.id)
-          .filter((m) => m.kind === 'summary' && m.validTo === undefined)
-          .map((m) => [`${m.user ?? ''}\u0000${m.sources[0] ?? ''}`, m]),
-      )
-      for (const s of this.store.listSessions({ projectIds: [p.id], limit: 100_000 })) {
-        if (!finished(s)) continue
-        sessions++
-        // Flagged text (reads like instructions) never reaches a model or a summary.
-        const observations = this.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
-        if (observations.length === 0) continue
-        const existing = summaryOf.get(`${s.user ?? ''}\u0000${observations[0]!.id}`)
-        if (existing && existing.createdAt >= s.lastEventAt) continue
-        const result = await consolidateSession(this.consolidator, { session: s, observations, projectRoot: p.root })
-        via[result.via]++
-        if (result.error) errors.push(`${s.id}: ${result.error}`)
-        // What is derived from a session is its user's and its agent's.
-        const owner = { ...(s.user !== undefined ? { user: s.user } : {}), agent: s.agent }
-        events.push(rememberEvent(ref, 'summary', result.summary.text, now, { ...redact, ...owner, sources: result.summary.sources, subject: `session:${s.id}` }))
-        summaries++
-        if (changedProjects.at(-1) !== p && workKey(readSessionSteps(s.id, s.startedAt, observations, p.root)) !== undefined) changedProjects.push(p)
-        for (const m of result.memories) {
-          events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, ...owner, sources: m.sources, confidence: m.confidence }))
-          if (m.kind === 'lesson') lessons++
-          else memories++
-        }
-      }
-    }
-    this.append(events)
-    // Semantic → procedural, where new successful work finished.
-    const procedureStart = performance.now()
-    let procedures = 0
-    if (changedProjects.length > 0) {
-      const config = resolveProcedureConfig(options.procedures)
-      const writes: EventInput[] = []
-      for (const p of changedProjects) {
-        // Users never share a procedure, nor (under agent isolation) agents: each one's sessions are distilled apart.
-        const groups = new Map<string, Session[]>()
-        for (const s of this.store.listSessions({ projectIds: [p.id], limit: config.windowSessions * 2, excludeAgent: 'mnemo' }).filter(finished)) {
-          const key = `${s.user ?? ''}\u0000${this.agentScope === 'own' ? s.agent : ''}`
-          groups.set(key, [...(groups.get(key) ?? []), s])
-        }
-        for (const group of groups.values()) {
-          const sessionOf = new Map<string, string>()
-          const steps = group.slice(0, config.windowSessions).map((s) => {
-            // Flagged text never reaches a model or a memory (as for summaries).
-            const observations = this.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
-            for (const o of observations) sessionOf.set(o.id, s.id)
-            return readSessionSteps(s.id, s.startedAt, observations, p.root)
-          })
-          const user = group[0]!.user
-          const agents = new Set(group.slice(0, config.windowSessions).map((s) => s.agent))
-          const owner = { ...(user !== undefined ? { user } : {}), ...(agents.size === 1 ? { agent: group[0]!.agent } : {}) }
-          const existing = this.store.allMemories(p.id).filter((m) => m.kind === 'procedure' && m.validTo === undefined && m.user === user)
-          const plan = await planProcedures(this.consolidator, { projectRoot: p.root, sessions: steps, existing, sessionOf: (id) => sessionOf.get(id), config })
-          errors.push(...plan.errors)
-          for (const w of plan.writes) writes.push(rememberEvent({ root: p.root, name: p.name }, 'procedure', w.text, now, { ...redact, ...owner, sources: w.sources, subject: `procedure:${w.key}` }))
-        }
-      }
-      procedures = writes.length
-      this.append(writes)
-    }
-    const procedureMs = performance.now() - procedureStart
-    // Decay: archive what has not been used or seen for long enough.
-    let archived = 0
-    const archive: EventInput[] = []
-    for (const p of this.store.listProjects()) {
-      const memories = this.store.listMemories({ projectIds: [p.id], limit: 100_000 }).filter((m) => !m.pinned)
-      const uses = this.store.usageCounts(memories.map((m) => m.id))
-      for (const m of memories) {
-        if (retention(m, uses.get(m.id) ?? 0, now, options.retention) < (options.retention ?? DEFAULT_RETENTION).archiveBelow) {
-          archive.push(memoryOpEvent({ root: p.root, name: p.name }, 'archive', m.id, now))
-          archived++
-        }
-      }
-    }
-    this.append(archive)
-    return { sessions, summaries, lessons, memories, procedures, procedureMs, archived, via, errors }
+  async consolidate(options: ConsolidationOptions = {}): Promise<ConsolidationReport> {
+    return runConsolidation({ store: this.store, clock: this.clock, redact: this.redact, consolidator: this.consolidator, agentScope: this.agentScope, append: (events) => this.append(events) }, options)
   }
 
   /**
