@@ -13,7 +13,7 @@ export const EXPORT_VERSION = 1
  * `{"format":"mnemo-export","version":1,"exportedAt":ISO,"project":root|null,
  *   "counts":{"events":n,"tombstones":n,"audit":n,"sessions":n,"observations":n,"memories":n}}`
  * Then one record per line, `kind` first:
- * - `{"kind":"event","seq","idemKey","agent","format","type","sessionKey","project":{root,name},"ts","sessionStartedAt"?,"receivedAt","payload"}`
+ * - `{"kind":"event","seq","idemKey","agent","format","type","sessionKey","project":{root,name},"ts","sessionStartedAt"?,"user"?,"receivedAt","payload"}`
  *   every logged event, in log order: everything else (sessions,
  *   observations, memories with their versions, validity intervals,
  *   archive and pin state, graph mentions, vectors) derives from these, with
@@ -26,8 +26,10 @@ export const EXPORT_VERSION = 1
  *   the event derived (capture/folded.ts);
  * - `{"kind":"tombstone","idemKey","at","projectRoot"}` deleted events' keys;
  * - `{"kind":"audit","at","actor","action","target","count","details"?}`.
- * `sessions`, `observations` and `memories` in the manifest are the derived
- * counts an import into an empty store must reproduce.
+ * `user` is the user the event was captured for (absent: shared). An export
+ * by a user holds their events and shared ones (export-io.ts).
+ * `sessions` (agents' sessions), `observations` and `memories` in the
+ * manifest are the derived counts an import into an empty store must reproduce.
  */
 /** The manifest line of an export (validated by `exportManifestSchema` in export-parse.ts). */
 export interface ExportManifest {

@@ -10,7 +10,9 @@ import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
 import { foldPayload } from '../capture/folded.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
-import { auditRecord, eventRecord, EXPORT_FORMAT, isMnemoExport, EXPORT_VERSION, memoriesMarkdown, type ExportManifest } from './export.js'
+import { isMnemoExport, memoriesMarkdown, type ExportManifest } from './export.js'
+import { readExport, writeExport } from './export-io.js'
+import { derivedMemoryIds, forgetMemoryEvents } from './forgetting.js'
 import { contentKey, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import { runConsolidation, type ConsolidationOptions, type ConsolidationReport } from './consolidation.js'
@@ -579,55 +581,15 @@ export class MnemoEngine {
     if (seq === undefined || !row || !this.sees(row, 'sessionId' in row ? this.observationAgent(row) : undefined)) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
     this.assertOwn(row)
     let events: number
-    if (prefix === 'mem') events = this.forgetMemoryEvents([id])
+    if (prefix === 'mem') events = forgetMemoryEvents(this.store, [id])
     else {
       // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
       const observation = this.store.getObservation(id)!
-      const derived = this.derivedMemoryIds(observation.projectId, [id])
-      events = this.store.deleteEvents({ seqs: [seq] }) + this.forgetMemoryEvents(derived)
+      const derived = derivedMemoryIds(this.store, observation.projectId, [id])
+      events = this.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(this.store, derived)
     }
     this.store.audit({ at: this.clock.now(), actor, action: 'forget', target: id, count: events })
     return { id, type: kind, events }
-  }
-
-  /** Ids of the memories whose provenance names any of these observations. */
-  private derivedMemoryIds(projectId: ProjectId, observationIds: readonly string[]): string[] {
-    const out = new Set<string>()
-    for (let i = 0; i < observationIds.length; i += 5000) {
-      for (const ids of this.store.memoriesFromObservations(projectId, observationIds.slice(i, i + 5000)).values()) for (const m of ids) out.add(m)
-    }
-    return [...out]
-  }
-
-  /**
-   * Deletes the events of memories: each one's own, every remember of the
-   * same memory (same content, or matched to it) and its pin/archive
-   * history, in one pass over the log. Ids of memories that are gone are skipped.
-   * @returns How many events were deleted.
-   */
-  private forgetMemoryEvents(ids: readonly string[]): number {
-    const targets = ids.flatMap((id) => {
-      const memory = this.store.getMemory(id)
-      const seq = this.store.sourceEventOf(id)
-      const root = memory && this.store.getProject(memory.projectId)?.root
-      return memory && seq !== undefined && root !== undefined ? [{ id, seq, root, user: memory.user, key: contentKey(memory.kind, memory.text) }] : []
-    })
-    if (targets.length === 0) return 0
-    const seqs = new Set(targets.map((t) => t.seq))
-    for (let after = 0; ; ) {
-      const page = this.store.readEvents(after, 1000)
-      if (page.length === 0) break
-      for (const e of page) {
-        after = e.seq
-        if (e.format !== 'mnemo') continue
-        const p = e.payload as { op?: string; id?: string; sameAs?: string; kind?: string; text?: string }
-        const key = p.op === 'remember' && p.kind !== undefined && p.text !== undefined ? contentKey(p.kind, p.text) : undefined
-        const names = (t: (typeof targets)[number]): boolean =>
-          e.project.root === t.root && ((p.op === 'remember' && e.user === t.user && (p.sameAs === t.id || key === t.key)) || p.id === t.id)
-        if (targets.some(names)) seqs.add(e.seq)
-      }
-    }
-    return this.store.deleteEvents({ seqs: [...seqs] })
   }
 
   /**
@@ -653,8 +615,8 @@ export class MnemoEngine {
     // What was derived from the deleted observations (summaries, lessons, statements, procedures) goes with them;
     // a whole-project delete takes mnemo's own events of the project anyway.
     const partial = scope.sessionKey !== undefined || scope.before !== undefined
-    const derived = partial ? this.derivedMemoryIds(scope.project.id, this.store.observationIdsOfEvents(filter)) : []
-    const events = this.store.deleteEvents(filter) + this.forgetMemoryEvents(derived)
+    const derived = partial ? derivedMemoryIds(this.store, scope.project.id, this.store.observationIdsOfEvents(filter)) : []
+    const events = this.store.deleteEvents(filter) + forgetMemoryEvents(this.store, derived)
     if (events > 0) this.rebuild()
     this.store.audit({
       at: this.clock.now(),
@@ -959,78 +921,27 @@ export class MnemoEngine {
   }
 
   /**
-   * Writes the store (or one project) in mnemo's export format
-   * (see engine/export.ts), one line at a time through `write`: a manifest,
-   * then every event, tombstone and audit record. Secrets are redacted once
-   * more on the way out.
+   * Writes the store (or one project) in mnemo's export format; see
+   * `writeExport` in export-io.ts. A user exports their own and shared
+   * events; an engine without a user, shared ones; `allUsers`, everything.
    *
    * @returns The manifest written.
    */
   exportJsonl(write: (line: string) => void, scope: { project?: Project } = {}): ExportManifest {
-    const root = scope.project?.root
-    const tombstones = this.store.tombstones(root)
-    const audit = this.store.auditLog(1_000_000).reverse().filter((a) => root === undefined || a.target === root)
-    // A user exports their own and shared events; a store without users, its shared ones; `allUsers`, everything.
-    const user = this.allUsers ? undefined : (this.user ?? null)
-    const counts = this.store.scopeCounts(root, user)
-    const manifest: ExportManifest = {
-      format: EXPORT_FORMAT,
-      version: EXPORT_VERSION,
-      exportedAt: new Date(this.clock.now()).toISOString(),
-      project: root ?? null,
-      counts: { events: counts.events, tombstones: tombstones.length, audit: audit.length, sessions: counts.sessions, observations: counts.observations, memories: counts.memories },
-    }
-    write(JSON.stringify(manifest))
-    for (let after = 0; ; ) {
-      const page = this.store.readScopedEvents(after, 1000, { ...(root !== undefined ? { projectRoot: root } : {}), ...(user !== undefined ? { user } : {}) })
-      if (page.length === 0) break
-      for (const e of page) {
-        after = e.seq
-        write(JSON.stringify(eventRecord({ ...e, payload: redactValue(e.payload) })))
-      }
-    }
-    for (const t of tombstones) write(JSON.stringify({ kind: 'tombstone', idemKey: t.idemKey, at: t.at, projectRoot: t.projectRoot ?? null }))
-    for (const a of audit) write(JSON.stringify(auditRecord(a)))
-    return manifest
+    return writeExport(this.store, this.clock, write, {
+      ...(scope.project ? { projectRoot: scope.project.root } : {}),
+      ...(this.allUsers ? {} : { user: this.user ?? null }),
+    })
   }
 
   /**
-   * Imports a mnemo export: validates the whole file first (nothing is
-   * written if any line is bad), then appends its events in order keeping
-   * their receipt times (ids derive from the events, so they come out the
-   * same), adds its tombstones and audit records, and — when the store was
-   * empty — checks the derived counts against the manifest.
+   * Imports a mnemo export, all or nothing; each event keeps the user it was
+   * captured for. See `readExport` in export-io.ts.
    *
    * @throws {MnemoError} `IMPORT_FAILED` — a malformed file (nothing stored), or counts that do not match after import.
    */
   async importExport(text: string, file: string): Promise<{ events: number; duplicates: number; tombstones: number; audit: number; manifest: ExportManifest }> {
-    const { parseExport } = await import('./export-parse.js')
-    const parsed = parseExport(text, file)
-    const wasEmpty = this.store.stats().events === 0
-    this.store.putTombstones(parsed.tombstones)
-    let events = 0
-    let duplicates = 0
-    for (let i = 0; i < parsed.events.length; i += 1000) {
-      // An export is input like any other: its payloads pass the secret detectors before they are stored.
-      const batch = parsed.events.slice(i, i + 1000).map(({ event, receivedAt }) => ({ event: { ...event, payload: redactValue(event.payload) }, receivedAt }))
-      const r = this.store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => this.derive(event) })))
-      events += r.inserted
-      duplicates += r.duplicates
-    }
-    for (const a of parsed.audit) this.store.audit(a)
-    if (wasEmpty) {
-      const got = this.store.scopeCounts(parsed.manifest.project ?? undefined)
-      const want = parsed.manifest.counts
-      const off = (['events', 'sessions', 'observations', 'memories'] as const).filter((k) => got[k] !== want[k])
-      if (off.length > 0) {
-        throw new MnemoError('IMPORT_FAILED', `${file}: imported, but ${off.map((k) => `${k} ${got[k]} ≠ ${want[k]}`).join(', ')} (the manifest's counts)`, {
-          details: { file, read: parsed.events.length, skipped: 0 },
-          hint: 'the data was imported; the export may come from a newer mnemo that derives differently',
-        })
-      }
-    }
-    this.store.audit({ at: this.clock.now(), actor: 'cli', action: 'import-export', target: parsed.manifest.project ?? '*', count: events })
-    return { events, duplicates, tombstones: parsed.tombstones.length, audit: parsed.audit.length, manifest: parsed.manifest }
+    return readExport(this.store, this.clock, (event) => this.derive(event), text, file)
   }
 
   /**

@@ -1,0 +1,88 @@
+import type { Clock } from '../core/clock.js'
+import { MnemoError } from '../core/errors.js'
+import type { EventInput } from '../core/types.js'
+import { redactValue } from '../capture/redact.js'
+import type { Derivation, Store } from '../storage/store.js'
+import { auditRecord, eventRecord, EXPORT_FORMAT, EXPORT_VERSION, type ExportManifest } from './export.js'
+
+/**
+ * Writes the store (or one project) in mnemo's export format
+ * (see export.ts), one line at a time through `write`: a manifest, then
+ * every event of the scope, tombstone and audit record. Secrets are
+ * redacted once more on the way out.
+ *
+ * @param scope.projectRoot - Only this project's events (and its tombstones and audit records).
+ * @param scope.user - A user's events and shared ones; `null`: shared ones only; omitted: every user's.
+ * @returns The manifest written.
+ */
+export function writeExport(store: Store, clock: Clock, write: (line: string) => void, scope: { projectRoot?: string; user?: string | null } = {}): ExportManifest {
+  const root = scope.projectRoot
+  const tombstones = store.tombstones(root)
+  const audit = store.auditLog(1_000_000).reverse().filter((a) => root === undefined || a.target === root)
+  const user = scope.user
+  const counts = store.scopeCounts(root, user)
+  const manifest: ExportManifest = {
+    format: EXPORT_FORMAT,
+    version: EXPORT_VERSION,
+    exportedAt: new Date(clock.now()).toISOString(),
+    project: root ?? null,
+    counts: { events: counts.events, tombstones: tombstones.length, audit: audit.length, sessions: counts.sessions, observations: counts.observations, memories: counts.memories },
+  }
+  write(JSON.stringify(manifest))
+  for (let after = 0; ; ) {
+    const page = store.readScopedEvents(after, 1000, { ...(root !== undefined ? { projectRoot: root } : {}), ...(user !== undefined ? { user } : {}) })
+    if (page.length === 0) break
+    for (const e of page) {
+      after = e.seq
+      write(JSON.stringify(eventRecord({ ...e, payload: redactValue(e.payload) })))
+    }
+  }
+  for (const t of tombstones) write(JSON.stringify({ kind: 'tombstone', idemKey: t.idemKey, at: t.at, projectRoot: t.projectRoot ?? null }))
+  for (const a of audit) write(JSON.stringify(auditRecord(a)))
+  return manifest
+}
+
+/**
+ * Imports a mnemo export: validates the whole file first (nothing is
+ * written if any line is bad), then appends its events in order keeping
+ * their receipt times (ids derive from the events, so they come out the
+ * same), adds its tombstones and audit records, and — when the store was
+ * empty — checks the derived counts against the manifest.
+ *
+ * @throws {MnemoError} `IMPORT_FAILED` — a malformed file (nothing stored), or counts that do not match after import.
+ */
+export async function readExport(
+  store: Store,
+  clock: Clock,
+  derive: (event: EventInput) => Derivation,
+  text: string,
+  file: string,
+): Promise<{ events: number; duplicates: number; tombstones: number; audit: number; manifest: ExportManifest }> {
+  const { parseExport } = await import('./export-parse.js')
+  const parsed = parseExport(text, file)
+  const wasEmpty = store.stats().events === 0
+  store.putTombstones(parsed.tombstones)
+  let events = 0
+  let duplicates = 0
+  for (let i = 0; i < parsed.events.length; i += 1000) {
+    // An export is input like any other: its payloads pass the secret detectors before they are stored.
+    const batch = parsed.events.slice(i, i + 1000).map(({ event, receivedAt }) => ({ event: { ...event, payload: redactValue(event.payload) }, receivedAt }))
+    const r = store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => derive(event) })))
+    events += r.inserted
+    duplicates += r.duplicates
+  }
+  for (const a of parsed.audit) store.audit(a)
+  if (wasEmpty) {
+    const got = store.scopeCounts(parsed.manifest.project ?? undefined)
+    const want = parsed.manifest.counts
+    const off = (['events', 'sessions', 'observations', 'memories'] as const).filter((k) => got[k] !== want[k])
+    if (off.length > 0) {
+      throw new MnemoError('IMPORT_FAILED', `${file}: imported, but ${off.map((k) => `${k} ${got[k]} ≠ ${want[k]}`).join(', ')} (the manifest's counts)`, {
+        details: { file, read: parsed.events.length, skipped: 0 },
+        hint: 'the data was imported; the export may come from a newer mnemo that derives differently',
+      })
+    }
+  }
+  store.audit({ at: clock.now(), actor: 'cli', action: 'import-export', target: parsed.manifest.project ?? '*', count: events })
+  return { events, duplicates, tombstones: parsed.tombstones.length, audit: parsed.audit.length, manifest: parsed.manifest }
+}
