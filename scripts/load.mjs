@@ -3,7 +3,10 @@
 // processes for a fixed time while recalls and exports run, then it reports events
 // lost (must be 0), duplicates (must be 0), errors and p95 latencies.
 //
-//   node scripts/load.mjs [--sessions 16] [--seconds 300]
+//   node scripts/load.mjs [--sessions 16] [--seconds 300] [--users 2]
+//
+// Session n captures as MNEMO_USER=user<n % users>; the reader recalls as each user in
+// turn and counts every hit that belongs to another user's session (leaks, must be 0).
 //
 // Each session is a loop of real `node dist/adapters/cli/main.js hook <Event>` processes
 // (the command `mnemo connect` writes), so lock contention is real. A reader loop runs
@@ -23,14 +26,16 @@ const opt = (name, fallback) => {
 }
 const SESSIONS = opt('sessions', 16)
 const SECONDS = opt('seconds', 300)
+const USERS = opt('users', 2)
+const userOf = (n) => `user${n % USERS}`
 const home = mkdtempSync(path.join(os.tmpdir(), 'mnemo-load-'))
 const env = { PATH: process.env.PATH, MNEMO_HOME: home }
 const deadline = Date.now() + SECONDS * 1000
 
-function run(argv, input) {
+function run(argv, input, user) {
   return new Promise((resolve) => {
     const t0 = performance.now()
-    const child = spawn(process.execPath, [CLI, ...argv], { env })
+    const child = spawn(process.execPath, [CLI, ...argv], { env: user === undefined ? env : { ...env, MNEMO_USER: user } })
     let out = ''
     let err = ''
     child.stdout.on('data', (c) => (out += c))
@@ -58,7 +63,7 @@ async function session(n) {
     if (event === 'UserPromptSubmit') payload.prompt = `prompt ${id}: make the orders endpoint faster`
     else Object.assign(payload, { tool_name: 'Bash', tool_use_id: id, tool_input: { command: `npm test -- ${id}` }, tool_response: { stdout: `ok ${id}` } })
     fired.add(id)
-    const r = await run(['hook', event], JSON.stringify(payload))
+    const r = await run(['hook', event], JSON.stringify(payload), userOf(n))
     hookMs.push(r.ms)
     if (r.code !== 0) {
       hookFailures++
@@ -69,11 +74,25 @@ async function session(n) {
 
 const recallMs = []
 let recallFailures = 0
+let recallHits = 0
+let leaks = 0
+let unattributed = 0
 async function reader() {
-  while (Date.now() < deadline) {
-    const r = await run(['recall', 'orders endpoint faster', '--project', '/work/load/project-1', '--json'])
+  for (let turn = 0; Date.now() < deadline; turn++) {
+    const user = `user${turn % USERS}`
+    const r = await run(['recall', 'orders endpoint faster npm test', '--project', '/work/load/project-1', '--limit', '50', '--json'], undefined, user)
     recallMs.push(r.ms)
-    if (r.code !== 0 && !r.out.includes('NOT_FOUND')) recallFailures++
+    if (r.code !== 0) {
+      if (!r.out.includes('NOT_FOUND')) recallFailures++
+      continue
+    }
+    // Every text names its session (load-<n>-<i>): a hit from a session of another user is a leak.
+    for (const h of JSON.parse(r.out).hits) {
+      recallHits++
+      const n = /load-(\d+)-/.exec(h.snippet)?.[1]
+      if (n === undefined) unattributed++
+      else if (userOf(Number(n)) !== user) leaks++
+    }
   }
 }
 
@@ -82,7 +101,7 @@ let exportFailures = 0
 async function exporter() {
   while (Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 15_000))
-    const r = await run(['export', '--out', path.join(home, 'export.jsonl')])
+    const r = await run(['export', '--all-users', '--out', path.join(home, 'export.jsonl')])
     exportMs.push(r.ms)
     if (r.code !== 0) exportFailures++
   }
@@ -94,7 +113,7 @@ await Promise.all([...Array.from({ length: SESSIONS }, (_, n) => session(n)), re
 // Drain anything spooled under contention, then count.
 await run(['status', '--json'])
 const status = JSON.parse((await run(['status', '--json'])).out)
-const exported = (await run(['export', '--out', path.join(home, 'final.jsonl')])).code
+const exported = (await run(['export', '--all-users', '--out', path.join(home, 'final.jsonl')])).code
 const lines = readFileSync(path.join(home, 'final.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l)).filter((r) => r.kind === 'event')
 const stored = new Map()
 for (const e of lines) {
@@ -113,6 +132,9 @@ console.log(JSON.stringify({
   errorsLogged: status.errors.length,
   hookFailures,
   recallFailures,
+  recallHits,
+  leaks,
+  unattributed,
   exportFailures: exportFailures + (exported === 0 ? 0 : 1),
   hook_ms: { p50: pct(hookMs, 0.5), p95: pct(hookMs, 0.95), n: hookMs.length },
   recall_ms: { p50: pct(recallMs, 0.5), p95: pct(recallMs, 0.95), n: recallMs.length },
@@ -120,6 +142,6 @@ console.log(JSON.stringify({
 }, (k, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v), 2))
 if (lost.length > 0) console.log('lost ids (first 10):', lost.slice(0, 10))
 if (status.errors.length > 0) console.log('errors logged:', status.errors)
-if (lost.length === 0 && duplicates === 0) rmSync(home, { recursive: true, force: true })
+if (lost.length === 0 && duplicates === 0 && leaks === 0) rmSync(home, { recursive: true, force: true })
 else console.log(`kept ${home} for inspection`)
-process.exit(lost.length === 0 && duplicates === 0 ? 0 : 1)
+process.exit(lost.length === 0 && duplicates === 0 && leaks === 0 ? 0 : 1)

@@ -160,7 +160,9 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     drainSpool: () =>
       spool.drain((item) => {
         try {
-          engine.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
+          // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
+          const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
+          owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
           return 'stored'
         } catch (error) {
           if (MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error

@@ -14,6 +14,8 @@ export interface SpooledEvent {
   spooledAt: number
   /** The agent that sent it (`--agent`); Claude Code when absent. */
   agent?: string
+  /** The user the hook captured for (`MNEMO_USER`); absent: none. A drain stores it as that user's, whoever drains. */
+  user?: string
 }
 
 /** Most spooled files one run drains, so a hook stays fast after a long outage. */

@@ -20,14 +20,14 @@ function home(): string {
 }
 
 /** Runs the hook in-process with `stdin` and returns what it printed and its exit code. */
-async function hook(mnemoHome: string, event: string, stdin: string | undefined): Promise<{ stdout: string; code: number | undefined }> {
+async function hook(mnemoHome: string, event: string, stdin: string | undefined, env: Record<string, string> = {}): Promise<{ stdout: string; code: number | undefined }> {
   const input = new PassThrough()
   let stdout = ''
   let code: number | undefined
   const run = runHook(event, {
     stdin: input,
     stdout: { write: (t: string) => (stdout += t) },
-    env: { MNEMO_HOME: mnemoHome, HOME: mnemoHome },
+    env: { MNEMO_HOME: mnemoHome, HOME: mnemoHome, ...env },
     cwd: '/work/demo-app',
     exit: (c) => {
       code = c
@@ -80,6 +80,24 @@ describe('mnemo hook', () => {
     await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'second prompt' }))
     expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(0)
     expect(counts(h)).toMatchObject({ events: 2, observations: 2 })
+  })
+
+  it('a spooled event stays its user’s: drained by another user’s hook, it is stored as the first user’s', async () => {
+    const h = home()
+    mkdirSync(path.join(h, 'mnemo.db'), { recursive: true })
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Auth0 keys' }, 'sess-alice'), { MNEMO_USER: 'alice' })
+    expect(JSON.parse(readFileSync(path.join(h, 'spool', readdirSync(path.join(h, 'spool')).find((f) => f.endsWith('.json'))!), 'utf8'))).toMatchObject({ user: 'alice' })
+    rmSync(path.join(h, 'mnemo.db'), { recursive: true })
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Okta keys' }, 'sess-bob'), { MNEMO_USER: 'bob' })
+    expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toEqual([])
+    const m = openMnemo({ env: { MNEMO_HOME: h } })
+    try {
+      const as = (user: string) => m.engine.scoped({ user })
+      expect((await as('alice').recall('rotate keys')).map((x) => x.snippet)).toEqual(['rotate the Auth0 keys'])
+      expect((await as('bob').recall('rotate keys')).map((x) => x.snippet)).toEqual(['rotate the Okta keys'])
+    } finally {
+      m.close()
+    }
   })
 
   it('keeps invalid input aside (not retried) and logs the offending field', async () => {

@@ -71,6 +71,9 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
   }
   const spool = new Spool(config.spoolDir)
   const errors = new ErrorLog(config.errorLogPath)
+  // Whose event this is, as set even when the setting is malformed: a spooled event never turns into a shared one
+  // (a malformed name is refused when the spool is drained, and the event kept in spool/bad).
+  const user = io.env['MNEMO_USER'] ? { user: io.env['MNEMO_USER'] } : {}
   if (agent !== agentName) {
     // The event is still stored (as Claude Code's field names), but the hook command line needs fixing.
     errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}); read as claude-code` })
@@ -87,11 +90,11 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     try {
       if (code === 'INVALID_INPUT') {
         // Input that can never be stored is kept aside for inspection, not retried.
-        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent })
+        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent, ...user })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (input kept as spool/bad/${name})` })
       } else {
         // Secrets never rest on disk, not even in the spool (redaction keeps JSON parseable).
-        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent })
+        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent, ...user })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
       }
     } catch {
@@ -117,7 +120,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     if (eventName.trim().length === 0) throw new MnemoError('INVALID_INPUT', 'mnemo hook needs an event name (mnemo hook <Event>)', { details: { path: 'event' } })
     if (remote) {
       // Team mode: the server stores the event; anything spooled while it was unreachable goes first.
-      await drainToRemote(spool, remote, errors, now)
+      await drainToRemote(spool, remote, errors, now, user.user)
       await postEvent(remote, eventName, stdin, agent, io.cwd, undefined)
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd, agent)
@@ -196,10 +199,12 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
  * STORE_UNAVAILABLE, so the current event is spooled behind it at once instead
  * of waiting out a second timeout.
  */
-async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLog, now: () => number): Promise<void> {
+async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLog, now: () => number, user: string | undefined): Promise<void> {
   for (const file of spool.list().slice(0, 50)) {
     const item = spool.read(file)
     if (!item) continue
+    // The server stores an event as the user of the token it comes with: another user's spooled event waits for their own hook.
+    if (item.user !== user) continue
     try {
       await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd, item.spooledAt)
       spool.remove(file)
