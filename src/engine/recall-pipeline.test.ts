@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../core/types.js'
 import { createOpenAiEmbedder } from '../providers/openai-embedder.js'
 import { createTestEngine, recallWith } from '../testing/test-mnemo.js'
-import { boostNamedRoles } from './recall-pipeline.js'
+import { boostAnswerType, boostNamedRoles } from './recall-pipeline.js'
 
 /** A dialogue session as LoCoMo-style turns: each [speaker, text], one second apart from `startIso`. */
 function dialogue(sessionKey: string, startIso: string, turns: [string, string][]): EventInput[] {
@@ -37,11 +37,25 @@ describe('keyword channel with neighbour spreading', () => {
         ['Ann', 'Nice. I bought new shoes yesterday.'],
       ]),
     )
-    const hits = await engine.recall('how often climbing', { limit: 3 })
+    const hits = await engine.recall('go climbing', { limit: 3 })
     // The reply shares no word with the query: it comes in as the answer to the matching question.
     expect(hits.map((h) => h.sourceRef).slice(0, 2)).toEqual(['s1:0', 's1:1'])
     expect(hits[1]).toMatchObject({ viaNeighbor: true, channels: { bm25: { rank: 2 } } })
     expect(hits[0]!.viaNeighbor).toBe(false)
+  })
+
+  it('ranks a turn that holds a time above one that only shares words when the question asks "when"', async () => {
+    const { engine } = createTestEngine()
+    engine.append(
+      dialogue('s1', '2023-05-08T13:56:00Z', [
+        ['Ann', 'I adopted a cat.'],
+        ['Ben', 'Nice.'],
+        ['Ann', 'I adopted a cat in May.'],
+      ]),
+    )
+    expect((await engine.recall('When did Ann adopt the cat?', { limit: 1 }))[0]!.sourceRef).toBe('s1:2')
+    // Not a "when" question: the shorter turn with the same words stays first (BM25 length normalisation).
+    expect((await engine.recall('Why did Ann adopt the cat?', { limit: 1 }))[0]!.sourceRef).toBe('s1:0')
   })
 
   it('boosts turns by the speaker the query names', async () => {
@@ -167,6 +181,18 @@ describe('vector channels', () => {
     const degraded = await engine.recall('puppy', { limit: 2 })
     expect(degraded.map((h) => h.snippet)).toEqual(['the puppy chewed the sofa'])
     expect(engine.warnings).toEqual([expect.stringContaining('embedding channel skipped')])
+  })
+})
+
+describe('boostAnswerType', () => {
+  it('multiplies the scores of the top documents holding the asked-for type, and leaves the rest', () => {
+    const texts = new Map([[1, 'we met in 2019'], [2, 'we met at the park'], [3, 'it was in March'], [4, 'met twice']])
+    const scores = new Map([[1, 4], [2, 3], [3, 1], [4, 2]])
+    boostAnswerType(scores, (k) => texts.get(k), 'time', 2, 3)
+    // Key 3 holds a time but is not among the top 3.
+    expect([...scores]).toEqual([[1, 8], [2, 3], [3, 1], [4, 2]])
+    boostAnswerType(scores, (k) => texts.get(k), 'number', 1.5, 4)
+    expect([...scores]).toEqual([[1, 12], [2, 3], [3, 1], [4, 3]])
   })
 })
 
