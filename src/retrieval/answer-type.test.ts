@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { answerTypeOf, hasAnswerType } from './answer-type.js'
+import { answerTypeOf, endsWithQuestion, hasAnswerType } from './answer-type.js'
 
 describe('answerTypeOf', () => {
   it('reads a time question from its first words', () => {
@@ -28,5 +28,15 @@ describe('hasAnswerType', () => {
   it('finds digits and number words', () => {
     for (const t of ['retries 3 times', 'three times a week', 'I went twice', 'a dozen eggs']) expect(hasAnswerType(t, 'number')).toBe(true)
     expect(hasAnswerType('no count here at all', 'number')).toBe(false)
+  })
+})
+
+describe('endsWithQuestion', () => {
+  it('is true for text whose last sentence asks, after quotes, brackets or an attachment note', () => {
+    for (const t of ['Great! What did you paint?', 'Did you say "why?"', 'Any plans? [shares an image: a beach]', 'Ready?  ', '本当？']) expect(endsWithQuestion(t)).toBe(true)
+  })
+
+  it('is false for statements, even with a question inside', () => {
+    for (const t of ['Why? Because the cache was cold.', 'We shipped it.', 'run `ls -la`', '']) expect(endsWithQuestion(t)).toBe(false)
   })
 })

@@ -48,3 +48,13 @@ const NUMBER_IN_TEXT = new RegExp(`\\d|\\b(?:${NUMBER_WORDS})\\b`, 'i')
 export function hasAnswerType(text: string, type: AnswerType): boolean {
   return type === 'time' ? TIME_IN_TEXT.test(text) : NUMBER_IN_TEXT.test(text)
 }
+
+/**
+ * True when `text` ends with a question: its last character, ignoring
+ * trailing spaces, closing quotes and brackets and a trailing bracketed
+ * attachment note (`… any plans? [shares an image: …]`), is `?` (or `？`).
+ * Such a turn asks about its topic rather than saying something about it.
+ */
+export function endsWithQuestion(text: string): boolean {
+  return /[?？][\s"'”’)\]]*$/u.test(text.replace(/\s*\[[^\[\]]*\]\s*$/u, ''))
+}
