@@ -239,6 +239,16 @@ describe('runLocomoBench on the hand-written fixture', () => {
     expect(next.questions).toBe(6)
   })
 
+  it('conversations keeps only the samples named, and reports only them', async () => {
+    const all = await runLocomoBench(mini, {})
+    const [first, second] = Object.keys(all.by_conversation)
+    const one = await runLocomoBench(mini, { conversations: [second ?? '', 'no-such-conversation'] })
+    expect(one.conversations).toBe(1)
+    expect(Object.keys(one.by_conversation)).toEqual([second])
+    expect(one.by_conversation[second ?? '']).toEqual(all.by_conversation[second ?? ''])
+    expect(Object.keys(one.by_conversation)).not.toContain(first)
+  })
+
   it('cuts the ranking at k', async () => {
     const report = await runLocomoBench(mini, { k: 1 })
     expect(report.k).toBe(1)

@@ -273,6 +273,11 @@ export interface LocomoBenchOptions {
   k?: number
   /** Recall channels to use (ablation, e.g. `['bm25']`). Default: all. */
   channels?: readonly ChannelName[]
+  /**
+   * Only these conversations (`sample_id`s, e.g. `['conv-26', 'conv-41']`; `sample-<i>` for a sample
+   * without one): tune on some, check on the others. Default: all. Ids that match no sample are ignored.
+   */
+  conversations?: readonly string[]
 }
 
 /** Hits requested per query: the recall maximum, so that 25 distinct turn ids are available. */
@@ -302,6 +307,7 @@ interface Scored {
 export async function runLocomoBench(file: string, options: LocomoBenchOptions = {}): Promise<LocomoReport> {
   const k = options.k ?? 25
   const limit = options.limitQuestions ?? Number.POSITIVE_INFINITY
+  const only = options.conversations ? new Set(options.conversations) : undefined
   if (!Number.isInteger(k) || k < 1 || k > RECALL_LIMIT) throw new RangeError(`k must be an integer 1–${RECALL_LIMIT} (got ${k})`)
   const data: unknown = JSON.parse(readFileSync(file, 'utf8'))
   if (!Array.isArray(data)) throw new Error(`${file}: LoCoMo data must be a JSON array of samples`)
@@ -320,6 +326,7 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
     if (read >= limit) break
     if (!isRecord(sample)) continue
     const conversation = typeof sample['sample_id'] === 'string' ? sample['sample_id'] : `sample-${index}`
+    if (only && !only.has(conversation)) continue
     const qa = Array.isArray(sample['qa']) ? sample['qa'].slice(0, Math.max(0, limit - read)) : []
     read += qa.length
     const validIds = conversationTurnIds(sample['conversation'])

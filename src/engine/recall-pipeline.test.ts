@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../core/types.js'
 import { createOpenAiEmbedder } from '../providers/openai-embedder.js'
 import { createTestEngine, recallWith } from '../testing/test-mnemo.js'
-import { boostNamedRoles } from './recall-pipeline.js'
+import { boostNamedRoles, textPrior } from './recall-pipeline.js'
 
 /** A dialogue session as LoCoMo-style turns: each [speaker, text], one second apart from `startIso`. */
 function dialogue(sessionKey: string, startIso: string, turns: [string, string][]): EventInput[] {
@@ -37,11 +37,37 @@ describe('keyword channel with neighbour spreading', () => {
         ['Ann', 'Nice. I bought new shoes yesterday.'],
       ]),
     )
-    const hits = await engine.recall('how often climbing', { limit: 3 })
-    // The reply shares no word with the query: it comes in as the answer to the matching question.
-    expect(hits.map((h) => h.sourceRef).slice(0, 2)).toEqual(['s1:0', 's1:1'])
-    expect(hits[1]).toMatchObject({ viaNeighbor: true, channels: { bm25: { rank: 2 } } })
-    expect(hits[0]!.viaNeighbor).toBe(false)
+    const hits = await engine.recall('go climbing', { limit: 3 })
+    // The reply shares no word with the query: it comes in as the answer to the matching question,
+    // and outranks it (the question keeps its score for spreading, then is scaled down by questionFactor).
+    expect(hits.map((h) => h.sourceRef).slice(0, 2)).toEqual(['s1:1', 's1:0'])
+    expect(hits[0]).toMatchObject({ viaNeighbor: true, channels: { bm25: { rank: 1 } } })
+    expect(hits[1]!.viaNeighbor).toBe(false)
+  })
+
+  it('ranks a turn that holds a time above one that only shares words when the question asks "when"', async () => {
+    const { engine } = createTestEngine()
+    engine.append(
+      dialogue('s1', '2023-05-08T13:56:00Z', [
+        ['Ann', 'I adopted a cat.'],
+        ['Ben', 'Nice.'],
+        ['Ann', 'I adopted a cat in May.'],
+      ]),
+    )
+    expect((await engine.recall('When did Ann adopt the cat?', { limit: 1 }))[0]!.sourceRef).toBe('s1:2')
+    // Not a "when" question: the shorter turn with the same words stays first (BM25 length normalisation).
+    expect((await engine.recall('Why did Ann adopt the cat?', { limit: 1 }))[0]!.sourceRef).toBe('s1:0')
+  })
+
+  it('ranks the answer above the question that asked for it when both match', async () => {
+    const { engine } = createTestEngine()
+    engine.append(
+      dialogue('s1', '2023-05-08T13:56:00Z', [
+        ['Ann', 'Which games did you play at the picnic?'],
+        ['Ben', 'We played games like charades at the picnic.'],
+      ]),
+    )
+    expect((await engine.recall('games at the picnic', { limit: 2 })).map((h) => h.sourceRef)).toEqual(['s1:1', 's1:0'])
   })
 
   it('boosts turns by the speaker the query names', async () => {
@@ -167,6 +193,22 @@ describe('vector channels', () => {
     const degraded = await engine.recall('puppy', { limit: 2 })
     expect(degraded.map((h) => h.snippet)).toEqual(['the puppy chewed the sofa'])
     expect(engine.warnings).toEqual([expect.stringContaining('embedding channel skipped')])
+  })
+})
+
+describe('textPrior', () => {
+  const config = { answerTypeBoost: 2, questionFactor: 0.5 }
+  it('boosts a text holding the asked-for type, scales down one ending with a question, and multiplies both', () => {
+    expect(textPrior('we met in 2019', 'time', config)).toBe(2)
+    expect(textPrior('we met at the park', 'time', config)).toBe(1)
+    expect(textPrior('did we meet in 2019?', 'time', config)).toBe(1)
+    expect(textPrior('where did we meet? [shares an image: a park]', undefined, config)).toBe(0.5)
+    expect(textPrior('we met twice', 'number', config)).toBe(2)
+  })
+
+  it('leaves an unknown text and a question-free, untyped one as they are', () => {
+    expect(textPrior(undefined, 'time', config)).toBe(1)
+    expect(textPrior('we met in 2019', undefined, config)).toBe(1)
   })
 })
 

@@ -593,12 +593,14 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
   return broken ? 1 : 0
 }
 
-export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string }): Promise<void> {
+export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string; conversations?: string }): Promise<void> {
   const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
   const channels = parseChannels(o.channels)
+  const conversations = o.conversations?.split(',').map((c) => c.trim()).filter((c) => c.length > 0)
+  if (conversations !== undefined && conversations.length === 0) throw invalidInput('conversations', `--conversations needs at least one sample_id (got ${JSON.stringify(o.conversations)})`)
   if (!existsSync(path.resolve(io.cwd, file))) throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
   const { runLocomoBench, formatLocomoReport } = await import('../../bench/locomo.js')
-  const report = await runLocomoBench(path.resolve(io.cwd, file), { ...(limitQuestions === undefined ? {} : { limitQuestions }), ...(channels ? { channels } : {}) })
+  const report = await runLocomoBench(path.resolve(io.cwd, file), { ...(limitQuestions === undefined ? {} : { limitQuestions }), ...(channels ? { channels } : {}), ...(conversations ? { conversations } : {}) })
   if (out.json) printJson(out, report)
   else out.stdout(`${formatLocomoReport(report)}\n`)
 }

@@ -241,6 +241,7 @@ describe('--json prints exactly one JSON document', () => {
       await ok(['connect', 'claude-code', '--dry-run'], proj),
       await ok(['disconnect', 'claude-code', '--dry-run', '--scope', 'project'], proj),
       await ok(['bench', 'locomo', path.join(FIXTURES, 'locomo/mini-locomo.json')]),
+      await ok(['bench', 'locomo', path.join(FIXTURES, 'locomo/mini-locomo.json'), '--conversations', 'mini-2']),
     ]
     for (const doc of docs) expect(typeof doc).toBe('object')
     expect(docs[2]).toMatchObject({ type: 'memory', project: 'proj', memory: { id: memId } })
@@ -248,6 +249,7 @@ describe('--json prints exactly one JSON document', () => {
     expect(docs[4]).toMatchObject({ type: 'observation', observation: { id: obsId } })
     expect(docs[7]).toMatchObject({ counts: { memories: 1 } })
     expect(docs[10]).toEqual({ forgotten: { id: obsId, type: 'observation', events: 1 } })
+    expect(Object.keys(docs[14].by_conversation)).toEqual(['mini-2'])
   })
 
   it('on an empty data directory', async () => {
@@ -297,6 +299,7 @@ describe('usage errors exit 2 and name the offending value', () => {
     ['forget a session id', ['forget', 'ses_0000000000000000000000'], '"ses_0000000000000000000000"'],
     ['show not-an-id', ['show', 'not-an-id'], '"not-an-id"'],
     ['remember blank text', ['remember', '  '], 'empty'],
+    ['bench locomo --conversations with no id', ['bench', 'locomo', path.join(FIXTURES, 'locomo/mini-locomo.json'), '--conversations', ' , '], '" , "'],
   ])('%s', async (_name, argv, offending) => {
     const error = await expectFailure(argv, 2, 'INVALID_INPUT', offending)
     expect(typeof error.message).toBe('string')

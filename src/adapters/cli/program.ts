@@ -166,6 +166,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   common(bench.command('locomo <file>').description('LoCoMo turn-level evidence recall (protocol in docs/BENCHMARKS.md)'))
     .option('--limit-questions <n>', 'only the first n questions (quick runs)')
     .option('--channels <list>', 'channels to use (ablation), comma-separated: bm25,vector,graph,time')
+    .option('--conversations <list>', 'only these conversations (sample_id), comma-separated: conv-26,conv-41')
     .action((file: string, o) => run(() => commands.benchLocomo(io, out(o), file, o)))
 
   common(bench.command('longmemeval <file>').description('LongMemEval retrieval scoring: session and turn level recall_any/recall_all/NDCG@k'))
