@@ -46,7 +46,8 @@ export function rememberEvent(
     sessionKey: `${MNEMO_SESSION_PREFIX}${project.root}`,
     project,
     ts: nowMs,
-    idemKey: `mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}${options.user !== undefined ? `\u0000${options.user}` : ''}`)}:${nowMs}`,
+    // Whose statement it is is part of its identity: two users or agents stating the same words at once are two events.
+    idemKey: `mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}${options.user !== undefined ? `\u0000${options.user}` : ''}${payload.agent !== undefined ? `\u0001${payload.agent}` : ''}`)}:${nowMs}`,
     payload,
     ...(options.user !== undefined ? { user: options.user } : {}),
   }

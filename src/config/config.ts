@@ -162,7 +162,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   if (bad.length > 0) {
     throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
       details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY); MNEMO_SERVER_URL an http(s) URL like http://10.0.0.5:7077; MNEMO_USER 1–64 letters, digits or . _ @ + -; MNEMO_AGENT_SCOPE shared or own',
+      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY); MNEMO_SERVER_URL an http(s) URL like http://10.0.0.5:7077; MNEMO_USER 1–64 ASCII letters, digits or . _ @ + -; MNEMO_AGENT_SCOPE shared or own',
     })
   }
   return {

@@ -11,16 +11,19 @@ export type ErrorCode =
   | 'PROVIDER_FAILED'
   | 'CONFIG_INVALID'
   | 'IMPORT_FAILED'
+  | 'FORBIDDEN'
 
 /** Extra facts each code carries, so handlers never parse messages. */
 export interface ErrorDetails {
   INVALID_INPUT: { path: string }
   NOT_FOUND: { kind: 'memory' | 'observation' | 'session' | 'project' | 'file' | 'user'; id: string }
-  CONFLICT: { kind: 'memory' | 'observation' | 'session' | 'project'; id: string }
+  CONFLICT: { kind: 'memory' | 'observation' | 'session' | 'project' | 'user'; id: string }
   STORE_UNAVAILABLE: { dialect: 'sqlite'; operation: string }
   PROVIDER_FAILED: { provider: string; status?: number }
   CONFIG_INVALID: { keys: string[] }
   IMPORT_FAILED: { file: string; read: number; skipped: number }
+  /** What the caller may not do from where it calls (a user's token, an agent under agent isolation). */
+  FORBIDDEN: { action: string }
 }
 
 const brand = Symbol.for('mnemo.MnemoError')

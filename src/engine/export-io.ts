@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js'
 import { MnemoError } from '../core/errors.js'
 import type { EventInput } from '../core/types.js'
+import { ownEvent, ownKey } from '../core/user.js'
 import { redactValue } from '../capture/redact.js'
 import type { Derivation, Store } from '../storage/store.js'
 import { auditRecord, eventRecord, EXPORT_FORMAT, EXPORT_VERSION, type ExportManifest } from './export.js'
@@ -43,13 +44,17 @@ export function writeExport(store: Store, clock: Clock, write: (line: string) =>
 }
 
 /**
- * Imports a mnemo export: validates the whole file first (nothing is
- * written if any line is bad), then appends its events in order keeping
- * their receipt times (ids derive from the events, so they come out the
- * same), adds its tombstones and audit records, and — when the store was
- * empty — checks the derived counts against the manifest.
+ * Imports a mnemo export: validates the whole file first, then appends all
+ * its events in order in one transaction, keeping their receipt times (ids
+ * derive from the events, so they come out the same); only then adds its
+ * tombstones and audit records. Any failure stores nothing. When the store
+ * was empty, checks the derived counts against the manifest.
  *
+ * @param owner - The user everything imported becomes (undefined: shared), its events' and tombstones' keys
+ *   namespaced to match (see `ownEvent`); omitted: the users the file names (restoring a whole store).
+ * @returns Events stored, duplicates skipped, observations derived, tombstones and audit records read, and the manifest.
  * @throws {MnemoError} `IMPORT_FAILED` — a malformed file (nothing stored), or counts that do not match after import.
+ * @throws {MnemoError} `INVALID_INPUT` — an event the store refuses (another user's session): nothing stored.
  */
 export async function readExport(
   store: Store,
@@ -57,20 +62,21 @@ export async function readExport(
   derive: (event: EventInput) => Derivation,
   text: string,
   file: string,
-): Promise<{ events: number; duplicates: number; tombstones: number; audit: number; manifest: ExportManifest }> {
+  owner?: { user: string | undefined },
+): Promise<{ events: number; duplicates: number; observations: number; tombstones: number; audit: number; manifest: ExportManifest }> {
   const { parseExport } = await import('./export-parse.js')
   const parsed = parseExport(text, file)
   const wasEmpty = store.stats().events === 0
-  store.putTombstones(parsed.tombstones)
-  let events = 0
-  let duplicates = 0
-  for (let i = 0; i < parsed.events.length; i += 1000) {
-    // An export is input like any other: its payloads pass the secret detectors before they are stored.
-    const batch = parsed.events.slice(i, i + 1000).map(({ event, receivedAt }) => ({ event: { ...event, payload: redactValue(event.payload) }, receivedAt }))
-    const r = store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => derive(event) })))
-    events += r.inserted
-    duplicates += r.duplicates
-  }
+  // An export is input like any other: its payloads pass the secret detectors before they are stored.
+  const batch = parsed.events.map(({ event, receivedAt }) => {
+    const clean = { ...event, payload: redactValue(event.payload) }
+    return { event: owner ? ownEvent(clean, owner.user) : clean, receivedAt }
+  })
+  const r = store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => derive(event) })))
+  const events = r.inserted
+  const duplicates = r.duplicates
+  // A tombstone blocks a key for good: a file may only block keys of its importer's own namespace.
+  store.putTombstones(owner ? parsed.tombstones.map((t) => ({ ...t, idemKey: ownKey(t.idemKey, owner.user) })) : parsed.tombstones)
   for (const a of parsed.audit) store.audit(a)
   if (wasEmpty) {
     const got = store.scopeCounts(parsed.manifest.project ?? undefined)
@@ -84,5 +90,5 @@ export async function readExport(
     }
   }
   store.audit({ at: clock.now(), actor: 'cli', action: 'import-export', target: parsed.manifest.project ?? '*', count: events })
-  return { events, duplicates, tombstones: parsed.tombstones.length, audit: parsed.audit.length, manifest: parsed.manifest }
+  return { events, duplicates, observations: r.observations, tombstones: parsed.tombstones.length, audit: parsed.audit.length, manifest: parsed.manifest }
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
-import { checkUserName } from '../core/user.js'
+import { checkUserName, ownEvent } from '../core/user.js'
 import { idPrefix, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Clock } from '../core/clock.js'
 import { MEMORY_KINDS, type AgentName, type EventInput, type HookAgent, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
@@ -223,9 +223,9 @@ export class MnemoEngine {
     return this.sees(row) && (this.allUsers || row.user === this.user)
   }
 
-  /** Events captured by this engine carry its user. */
+  /** Events captured by this engine carry its user (and a key namespaced by it: see `ownEvent`). */
   private own(events: readonly EventInput[]): EventInput[] {
-    return this.user === undefined ? [...events] : events.map((e) => (e.user === undefined ? { ...e, user: this.user! } : e))
+    return this.user === undefined ? [...events] : events.map((e) => ownEvent(e, this.user))
   }
 
   /** Appends events (idempotently) and derives their observations in one transaction. */
@@ -245,12 +245,15 @@ export class MnemoEngine {
     }
     if (d.memory) {
       const subject = d.memory.subject ?? subjectKey(d.memory.text)
+      // Under agent isolation the write guard, like every read, stays within one agent: no merge, supersede or review across agents.
+      const guard = this.agentScope === 'own' ? { guardByAgent: true as const } : {}
       const { subject: _given, ...memory } = d.memory
       out.memory = {
         ...memory,
         contentKey: contentKey(d.memory.kind, d.memory.text),
         ...(subject ? { subjectKey: subject } : {}),
         ...injectionFlags(d.memory.text),
+        ...guard,
         index: toIndexedText(d.memory.text, [], this.metaWords(d.memory.kind, 'memory', event.ts, d.memory.text)),
         entities: extractEntities(d.memory.text),
       }
@@ -355,7 +358,7 @@ export class MnemoEngine {
       const text = readFileSync(files[0]!, 'utf8')
       if (options.format === 'mnemo' || isMnemoExport(text)) {
         const r = await this.importExport(text, files[0]!)
-        const observations = this.store.scopeCounts(r.manifest.project ?? undefined).observations
+        const observations = r.observations
         return {
           files: [{ file: files[0]!, format: 'mnemo', read: r.manifest.counts.events, imported: r.events, duplicates: r.duplicates, observations, skipped: [], unknownTypes: {} }],
           read: r.manifest.counts.events,
@@ -531,7 +534,7 @@ export class MnemoEngine {
       this.assertCurrent(old)
       this.assertOwn(old)
     }
-    const sameAs = options.supersedes === undefined ? this.nearDuplicate(clean, kind, project) : undefined
+    const sameAs = options.supersedes === undefined ? this.nearDuplicate(clean, kind, project, options.agent) : undefined
     const now = this.clock.now()
     const event = rememberEvent(project, kind, clean, now, {
       ...(this.redact ? { redact: this.redact } : {}),
@@ -542,18 +545,19 @@ export class MnemoEngine {
     })
     this.append([event])
     const stored = (event.payload as { text: string }).text
-    const memory = (sameAs ? this.store.getMemory(sameAs) : undefined) ?? this.store.currentMemoryByContent(project.root, contentKey(kind, stored), this.user)
+    const memory = (sameAs ? this.store.getMemory(sameAs) : undefined) ?? this.store.currentMemoryByContent(project.root, contentKey(kind, stored), this.user, this.agentScope === 'own' ? (options.agent ?? null) : undefined)
     if (!memory) throw new MnemoError('NOT_FOUND', `memory ${JSON.stringify(truncateGraphemes(clean, 40))} was not stored`, { details: { kind: 'memory', id: event.idemKey } })
     return { memory, created: memory.createdAt === now && memory.seenCount === 1 }
   }
 
   /** A current memory of the same kind in the project whose words nearly equal `text`, if any. */
-  private nearDuplicate(text: string, kind: MemoryKind, project: ProjectRef): string | undefined {
+  private nearDuplicate(text: string, kind: MemoryKind, project: ProjectRef, agent: AgentName | undefined): string | undefined {
     const known = this.store.listProjects().find((p) => p.root === project.root)
     if (!known || toMatchExpressionSafe(text) === undefined) return undefined
     // Only this user's own memories: a shared one is matched in the shared scope, another user's never.
     const hits = runRecall(this.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...this.who() }, this.recallConfig)
-    const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && this.store.getMemory(h.doc.id)?.user === this.user)
+    const mine = (m: Memory | undefined): boolean => m !== undefined && m.user === this.user && (this.agentScope !== 'own' || m.agent === agent)
+    const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && mine(this.store.getMemory(h.doc.id)))
     return match?.doc.id
   }
 
@@ -658,7 +662,7 @@ export class MnemoEngine {
   /** @throws {MnemoError} `CONFLICT` — a shared row (no user) seen by an engine with a user: only a store without users, or `allUsers`, changes it. */
   private assertOwn(row: { id: string; user?: string }): void {
     if (this.owns(row)) return
-    throw new MnemoError('CONFLICT', `${row.id} is shared (captured with no user): ${this.user ? `user ${this.user}` : 'this user'} cannot change it; run without MNEMO_USER, or with --all-users`, {
+    throw new MnemoError('CONFLICT', `${row.id} is shared (captured with no user): ${this.user ? `user ${this.user}` : 'this user'} cannot change it; only a reader with no user, or one reading every user's data, can`, {
       details: { kind: idPrefix(row.id) === 'obs' ? 'observation' : 'memory', id: row.id },
     })
   }
@@ -926,8 +930,15 @@ export class MnemoEngine {
    * events; an engine without a user, shared ones; `allUsers`, everything.
    *
    * @returns The manifest written.
+   * @throws {MnemoError} `FORBIDDEN` — an agent's engine under agent isolation (the log holds every agent's events).
    */
   exportJsonl(write: (line: string) => void, scope: { project?: Project } = {}): ExportManifest {
+    if (this.who().agent !== undefined) {
+      // The raw log holds every agent's events of the user: under agent isolation an agent gets the Markdown export only.
+      throw new MnemoError('FORBIDDEN', `under agent isolation (MNEMO_AGENT_SCOPE=own) ${this.agent} may export Markdown only: the JSONL export is the raw log of every agent`, {
+        details: { action: 'export' },
+      })
+    }
     return writeExport(this.store, this.clock, write, {
       ...(scope.project ? { projectRoot: scope.project.root } : {}),
       ...(this.allUsers ? {} : { user: this.user ?? null }),
@@ -935,13 +946,16 @@ export class MnemoEngine {
   }
 
   /**
-   * Imports a mnemo export, all or nothing; each event keeps the user it was
-   * captured for. See `readExport` in export-io.ts.
+   * Imports a mnemo export, all or nothing; see `readExport` in export-io.ts.
+   * What it imports becomes this engine's user's (or shared, without a
+   * user), whatever users the file names: a file cannot write into another
+   * user's data. Only `allUsers` (a person restoring a whole store) keeps
+   * the users the file names.
    *
-   * @throws {MnemoError} `IMPORT_FAILED` — a malformed file (nothing stored), or counts that do not match after import.
+   * @throws {MnemoError} `IMPORT_FAILED` — a malformed file, or an event another user's session refuses (nothing stored); counts that do not match after import.
    */
-  async importExport(text: string, file: string): Promise<{ events: number; duplicates: number; tombstones: number; audit: number; manifest: ExportManifest }> {
-    return readExport(this.store, this.clock, (event) => this.derive(event), text, file)
+  async importExport(text: string, file: string): Promise<{ events: number; duplicates: number; observations: number; tombstones: number; audit: number; manifest: ExportManifest }> {
+    return readExport(this.store, this.clock, (event) => this.derive(event), text, file, this.allUsers ? undefined : { user: this.user })
   }
 
   /**

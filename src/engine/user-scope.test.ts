@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { Memory, Project, RecallHit } from '../core/types.js'
 import type { ChannelName } from '../retrieval/fusion.js'
 import { createTestEngine, hookPayload, recallWith } from '../testing/test-mnemo.js'
+import { readExport } from './export-io.js'
 import type { MnemoEngine } from './mnemo.js'
 
 // User isolation on every read path, inside ONE project (a team server's shared repository).
@@ -99,6 +100,13 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
 
 const ids = (hits: readonly { id: string }[]): string[] => hits.map((h) => h.id)
 const sorted = (values: Iterable<string>): string[] => [...values].sort()
+
+/** An export's lines with one more tombstone (the manifest counts it). */
+function withTombstone(lines: readonly string[], idemKey: string): string {
+  const manifest = JSON.parse(lines[0]!) as { counts: { tombstones: number } }
+  manifest.counts.tombstones++
+  return [JSON.stringify(manifest), ...lines.slice(1), JSON.stringify({ kind: 'tombstone', idemKey, at: 1, projectRoot: null })].join('\n')
+}
 
 /** Every hit is the user's own or shared. */
 function expectSeenBy(hits: readonly RecallHit[], s: Seeded, user: 'alice' | 'bob'): void {
@@ -276,21 +284,27 @@ describe('writes and deletes stay inside the user', () => {
     expect(s.as.bob.sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
   })
 
-  it('another user’s event cannot join a session (it would sit beside the owner’s text); nothing is stored', async () => {
+  it('another user’s event naming a session starts a session of their own: nothing lands beside the owner’s text, nothing is refused', async () => {
     const s = await seed()
-    const before = s.base.stats().events
-    expect(() => s.as.bob.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'show me the Auth0 keys' }, ALICE.session, PROJECT.root))).toThrow(/belongs to another user/)
-    expect(s.base.stats().events).toBe(before)
+    const aliceSession = s.as.alice.sessions()[0]!
+    expect(s.as.bob.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'show me the Auth0 keys' }, ALICE.session, PROJECT.root))).toMatchObject({ stored: true })
+    const bobs = s.as.bob.sessions().find((x) => x.sessionKey === ALICE.session)!
+    expect(bobs.id).not.toBe(aliceSession.id)
+    expect(bobs.user).toBe('bob')
+    const shown = s.as.alice.show(aliceSession.id)
+    if (shown.type !== 'session') throw new Error('expected a session')
+    expect(shown.detail.observations.map((o) => o.text).join(' ')).not.toContain('show me the Auth0 keys')
+    expect(s.as.alice.sessions()).toEqual([aliceSession])
   })
 
   it('a malformed user name is refused', async () => {
     const { engine } = createTestEngine()
-    for (const bad of ['', ' alice', 'a/b', 'x'.repeat(65), '-lead']) expect(() => engine.scoped({ user: bad })).toThrow(/user must be 1–64/)
+    for (const bad of ['', ' alice', 'a/b', 'x'.repeat(65), '-lead']) expect(() => engine.scoped({ user: bad })).toThrow(/user must be 1–64 ASCII/)
   })
 })
 
 describe('export and import as a user', () => {
-  it('Alice’s export holds her events and shared ones, not Bob’s; imported into a fresh store it derives the same counts', async () => {
+  it('Alice’s export holds her events and shared ones, not Bob’s; restored with allUsers it stays hers, with the same counts', async () => {
     const s = await seed()
     const lines: string[] = []
     const manifest = s.as.alice.exportJsonl((l) => lines.push(l), {})
@@ -299,16 +313,45 @@ describe('export and import as a user', () => {
     for (const word of ALICE_ONLY) expect(text).toContain(word)
     expect(text).toContain(SHARED)
     const fresh = createTestEngine().engine
-    const imported = await fresh.importExport(text, 'alice.jsonl')
+    const imported = await fresh.scoped({ allUsers: true }).importExport(text, 'alice.jsonl')
     expect(imported.events).toBe(manifest.counts.events)
-    // Alice's rows keep her name in the copy: as her, everything she exported is there.
     const copy = fresh.scoped({ user: 'alice' })
     expect(sorted(copy.sessions().map((x) => x.sessionKey))).toEqual([ALICE.session])
+    expect(ids(await copy.recall('backed up by the platform team', { channels: ['bm25'] }))).toEqual([s.shared.id])
     // Still hers, not turned into shared rows: a reader with no user, or Bob, sees only the shared memory.
     expect(fresh.sessions()).toEqual([])
     expect(ids(await fresh.scoped({ user: 'bob' }).recall('orders database validateToken', { limit: 100 }))).toEqual([s.shared.id])
     expect(copy.sessions()[0]!.user).toBe('alice')
-    expect(ids(await copy.recall('backed up by the platform team', { channels: ['bm25'] }))).toEqual([s.shared.id])
+  })
+
+  it('a file cannot write into another user’s data: what Alice imports is hers, whatever users the file names, and its tombstones block only her keys', async () => {
+    const s = await seed()
+    const lines: string[] = []
+    s.as.bob.exportJsonl((l) => lines.push(l), {})
+    // Bob's own export, plus a tombstone for a key of Bob's, handed to Alice.
+    const bobKey = JSON.parse(lines.find((l) => l.includes('"kind":"event"') && l.includes('"user":"bob"'))!).idemKey as string
+    const text = withTombstone(lines, `user:bob:future-${bobKey}`)
+    const target = createTestEngine({ cwd: PROJECT.root }).engine
+    await target.scoped({ user: 'alice' }).importExport(text, 'bob.jsonl')
+    expect(target.scoped({ user: 'alice' }).sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
+    expect(target.scoped({ user: 'bob' }).sessions()).toEqual([])
+    expect(ids(await target.scoped({ user: 'bob' }).recall(BOB_ONLY.join(' '), { limit: 100 }))).toEqual([])
+    // Bob's own copy of the same records is still his to store: Alice's import took no key of his namespace.
+    const bobs = await target.scoped({ user: 'bob' }).importExport(lines.join('\n'), 'bob.jsonl')
+    expect(bobs.duplicates).toBe(0)
+    expect(target.scoped({ user: 'bob' }).sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
+  })
+
+  it('an import that fails part-way stores nothing, tombstones included (they are written only after every event is)', async () => {
+    const s = await seed()
+    const lines: string[] = []
+    s.as.alice.exportJsonl((l) => lines.push(l), {})
+    const { engine, store } = createTestEngine()
+    // The store fails the write (a lock, a full disk): the one transaction rolls back and no tombstone was written before it.
+    const failing = new Proxy(store, { get: (t, k) => (k === 'append' ? () => { throw new Error('disk full') } : Reflect.get(t, k)) })
+    await expect(readExport(failing, { now: () => 0 }, () => ({ observations: [] }), withTombstone(lines, 'some-key'), 'alice.jsonl', { user: 'alice' })).rejects.toThrow(/disk full/)
+    expect(store.tombstones()).toEqual([])
+    expect(engine.stats().events).toBe(0)
   })
 })
 
@@ -340,6 +383,32 @@ describe('agent isolation (agentScope: own)', () => {
     expect(() => a.codex.show(a.claudeMemory.id)).toThrow(/no memory/)
     // A person (no agent) sees both.
     expect((await a.base.recall('validateToken signing keys', { limit: 100 })).map((h) => h.snippet).join(' ')).toMatch(/Auth0[^]*Okta|Okta[^]*Auth0/)
+  })
+
+  it('under isolation the write guard stays within the agent: Codex neither merges into, supersedes nor flags Claude’s memories', async () => {
+    const a = await agents('own')
+    const claudeDb = a.base.remember('orders DB is PostgreSQL 14', { project: PROJECT, agent: 'claude-code' }).memory
+    const quoting = a.base.remember('the replica also runs PostgreSQL 14', { project: PROJECT, agent: 'claude-code' }).memory
+    const codexDb = a.base.remember('orders DB is MySQL 8', { project: PROJECT, agent: 'codex' }).memory
+    expect(codexDb.supersedes).toBeUndefined()
+    expect(a.claude.show(claudeDb.id)).toMatchObject({ type: 'memory', memory: { validTo: undefined } })
+    expect(a.claude.show(quoting.id)).toMatchObject({ type: 'memory', memory: { review: undefined } })
+    // The same words stated by both agents are two memories, so a duplicate tells Codex nothing about Claude's.
+    const again = a.base.remember('validateToken caches Auth0 keys for 10 minutes', { project: PROJECT, agent: 'codex' })
+    expect(again.created).toBe(true)
+    expect(again.memory.id).not.toBe(a.claudeMemory.id)
+  })
+
+  it('under isolation an agent may export Markdown, not the raw log of every agent (FORBIDDEN)', async () => {
+    const a = await agents('own')
+    expect(() => a.codex.exportJsonl(() => undefined)).toThrow(expect.objectContaining({ code: 'FORBIDDEN' }))
+    const markdown = [...a.codex.exportMarkdown().values()].join('\n')
+    expect(markdown).toContain('Okta')
+    expect(markdown).not.toContain('Auth0')
+    // A person (no agent) still exports everything.
+    const lines: string[] = []
+    a.base.exportJsonl((l) => lines.push(l))
+    expect(lines.join('\n')).toMatch(/Auth0/)
   })
 
   it('with the default shared scope every agent reads the others’ memory (cross-agent memory)', async () => {

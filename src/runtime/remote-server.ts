@@ -66,7 +66,7 @@ export async function remoteFetch(remote: RemoteServer, route: string, init: { m
  * is not about them. Such events are spooled, never set aside as bad input.
  */
 export function settingProblem(status: number): string | undefined {
-  if (status === 401 || status === 403) return `token refused (${status}): set MNEMO_SERVER_TOKEN to the server's MNEMO_HOME/server-token`
+  if (status === 401 || status === 403) return `token refused (${status}): MNEMO_SERVER_TOKEN must be your current user token (ask the server's operator: mnemo user add <you>) or the server's own token`
   if (status === 404 || status === 405) return 'no mnemo API at this URL (give the base URL, without /v1)'
   return undefined
 }

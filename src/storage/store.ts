@@ -40,6 +40,8 @@ export interface Derivation {
     confidence?: number
     /** The agent whose work it came from (consolidation of one agent's sessions); default the event's agent, none for mnemo's own. */
     agent?: AgentName
+    /** Match, supersede and flag for review only memories of the same agent (agent isolation); default: any agent's of the user. */
+    guardByAgent?: true
   }
   /** Lifecycle changes to memories: pin, unpin, archive, restore. */
   memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]
@@ -259,8 +261,11 @@ export interface Store {
   getProject(id: ProjectId | string): Project | undefined
   /** The memory derived from the logged event with this idempotency key, if any. */
   memoryByIdemKey(idemKey: string): Memory | undefined
-  /** The current memory of a project and user (undefined = shared) with this content key, if any. */
-  currentMemoryByContent(projectRoot: string, contentKey: string, user: string | undefined): Memory | undefined
+  /**
+   * The current memory of a project and user (undefined = shared) with this content key, if any; with `agent`
+   * given, only that agent's (null: one of no agent), as the write guard matches under agent isolation.
+   */
+  currentMemoryByContent(projectRoot: string, contentKey: string, user: string | undefined, agent?: AgentName | null): Memory | undefined
   /** Records that memories were used today (context, show); once per memory per day. */
   recordUsage(memoryIds: readonly string[], day: string): void
   /** Days each memory was used, for the retention score. */

@@ -689,10 +689,10 @@ async function serverHome(io: CliIo, o: GlobalOptions): Promise<string> {
   return resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env).home
 }
 
-export async function userAdd(io: CliIo, out: Out, name: string, o: GlobalOptions): Promise<void> {
+export async function userAdd(io: CliIo, out: Out, name: string, o: GlobalOptions & { replace?: boolean }): Promise<void> {
   const { addServerUser, serverUsersPath } = await import('../http/server-users.js')
   const home = await serverHome(io, o)
-  const token = addServerUser(home, name, Date.now())
+  const token = addServerUser(home, name, Date.now(), { replace: o.replace === true })
   if (out.json) printJson(out, { user: name, token, file: serverUsersPath(home) })
   else {
     out.stdout(`user ${name}: token ${token}\n`)

@@ -9,4 +9,5 @@ export const EXIT_CODE_BY_ERROR: Record<ErrorCode, 1 | 2> = {
   STORE_UNAVAILABLE: 1,
   PROVIDER_FAILED: 1,
   IMPORT_FAILED: 1,
+  FORBIDDEN: 1,
 }

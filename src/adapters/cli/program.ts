@@ -35,7 +35,8 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
       .option('--json', 'print one JSON document on stdout')
       .option('--home <dir>', 'data directory (default: $MNEMO_HOME or ~/.mnemo)')
       .option('--debug', 'print stack traces on failure')
-      .option('--all-users', "read every user's data, not only $MNEMO_USER's and shared data (for a person; hooks and MCP never do)")
+  // Commands a person reads or changes stored data with: they may ask for every user's (hooks and MCP never can).
+  const anyUser = (cmd: Command): Command => cmd.option('--all-users', "every user's data, not only $MNEMO_USER's and shared data")
   const out = (o: GlobalOptions): Out => ({ json: o.json === true, stdout: io.stdout, stderr: io.stderr })
 
   common(program.command('demo').description('capture a sample session through the real hook path, then show recall and context'))
@@ -60,12 +61,12 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   common(program.command('doctor').description("check each agent's configuration, the data directory, the database, the spool, and say what to fix"))
     .action((o) => run(() => commands.doctor(io, out(o), o)))
 
-  common(program.command('import <path>').description('import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage, Cursor state.vscdb (file or folder) or LoCoMo JSON'))
+  anyUser(common(program.command('import <path>').description('import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage, Cursor state.vscdb (file or folder) or LoCoMo JSON')))
     .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(IMPORT_FORMATS).default('auto'))
     .option('--project <project>', 'project to file the sessions under (name or path)')
     .action((p: string, o) => run(() => commands.importCmd(io, out(o), p, o)))
 
-  common(program.command('recall <query>').description('ranked full-text recall over observations and memories'))
+  anyUser(common(program.command('recall <query>').description('ranked full-text recall over observations and memories')))
     .option('--project <project>', 'project name or any path inside it (default: all projects)')
     .option('--session <id>', 'only this session (ses_… id)')
     .option('--limit <n>', 'most hits, 1–100', '10')
@@ -81,7 +82,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--supersedes <id>', 'the memory this one replaces (mem_…)')
     .action((t: string, o) => run(() => commands.remember(io, out(o), t, o)))
 
-  common(program.command('forget [id]').description('delete an observation or memory for good, or a whole scope (--project with --session/--before)'))
+  anyUser(common(program.command('forget [id]').description('delete an observation or memory for good, or a whole scope (--project with --session/--before)')))
     .option('--project <project>', 'delete this project\'s data (name or path)')
     .option('--session <id>', 'with --project: only this session (ses_… id)')
     .option('--before <time>', 'with --project: only what happened before this ISO-8601 time')
@@ -94,21 +95,21 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     ['archive', 'move a memory out of default recall and context (restorable)'],
     ['restore', 'bring an archived memory back'],
   ] as const) {
-    common(program.command(`${name} <id>`).description(what)).action((id: string, o) => run(() => commands.memoryState(io, out(o), id, name, o)))
+    anyUser(common(program.command(`${name} <id>`).description(what))).action((id: string, o) => run(() => commands.memoryState(io, out(o), id, name, o)))
   }
 
-  common(program.command('history <id>').description("a memory's version chain: what it superseded and what superseded it"))
+  anyUser(common(program.command('history <id>').description("a memory's version chain: what it superseded and what superseded it")))
     .action((id: string, o) => run(() => commands.history(io, out(o), id, o)))
 
-  common(program.command('sessions').description('list sessions, newest first'))
+  anyUser(common(program.command('sessions').description('list sessions, newest first')))
     .option('--project <project>', 'project name or any path inside it')
     .option('--limit <n>', 'most sessions, 1–1000', '50')
     .action((o) => run(() => commands.sessions(io, out(o), o)))
 
-  common(program.command('show <id>').description('show an observation, memory or session in full'))
+  anyUser(common(program.command('show <id>').description('show an observation, memory or session in full')))
     .action((id: string, o) => run(() => commands.show(io, out(o), id, o)))
 
-  common(program.command('context').description('print the context block a new session of a project gets'))
+  anyUser(common(program.command('context').description('print the context block a new session of a project gets')))
     .option('--project <project>', 'project name or path (default: this folder\'s project)')
     .option('--budget <tokens>', 'token budget (default: $MNEMO_CONTEXT_BUDGET or 2000)')
     .action((o) => run(() => commands.context(io, out(o), o)))
@@ -129,7 +130,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--idle-minutes <n>', 'a session idle this long counts as finished', '30')
     .action((o) => run(() => commands.consolidate(io, out(o), o)))
 
-  common(program.command('export').description('write everything (or one project) as a versioned JSONL export on stdout, or Markdown files'))
+  anyUser(common(program.command('export').description('write everything (or one project) as a versioned JSONL export on stdout, or Markdown files')))
     .option('--project <project>', 'only this project (name or path)')
     .addOption(new Option('--format <format>', 'jsonl (lossless, re-importable) or markdown (for people)').choices(['jsonl', 'markdown']).default('jsonl'))
     .option('--out <path>', 'write to this file (jsonl) or folder (markdown) instead of stdout')
@@ -154,7 +155,9 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .action((o) => run(() => commands.viewer(io, out(o), o)))
 
   const user = program.command('user').description("team server users: each gets a token of their own and reads and writes only their data and shared data")
-  common(user.command('add <name>').description('give a user a new token (printed once; replaces any token they had)')).action((name: string, o) => run(() => commands.userAdd(io, out(o), name, o)))
+  common(user.command('add <name>').description('give a user a token (printed once)'))
+    .option('--replace', 'give a user who has a token a new one (the old one stops working)')
+    .action((name: string, o) => run(() => commands.userAdd(io, out(o), name, o)))
   common(user.command('remove <name>').description("revoke a user's token (their data stays)")).action((name: string, o) => run(() => commands.userRemove(io, out(o), name, o)))
   common(user.command('list').description('users with a token')).action((o) => run(() => commands.userList(io, out(o), o)))
 

@@ -74,6 +74,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
   // Whose event this is, as set even when the setting is malformed: a spooled event never turns into a shared one
   // (a malformed name is refused when the spool is drained, and the event kept in spool/bad).
   const user = io.env['MNEMO_USER'] ? { user: io.env['MNEMO_USER'] } : {}
+  const remote = remoteServer(io.env, config.home)
   if (agent !== agentName) {
     // The event is still stored (as Claude Code's field names), but the hook command line needs fixing.
     errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}); read as claude-code` })
@@ -111,7 +112,6 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
   // fires and spools the event (finish() exits the process, so it never delays a normal exit).
 
   let opened: OpenedMnemo | undefined
-  const remote = remoteServer(io.env, config.home)
   try {
     stdin = await readStdin(io.stdin, STDIN_TIMEOUT_MS, (partial) => {
       stdin = partial
@@ -203,7 +203,8 @@ async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLo
   for (const file of spool.list().slice(0, 50)) {
     const item = spool.read(file)
     if (!item) continue
-    // The server stores an event as the user of the token it comes with: another user's spooled event waits for their own hook.
+    // The server stores an event as the user of the token it comes with: an event spooled by another MNEMO_USER
+    // sharing this data directory waits for that user's own hook (and token).
     if (item.user !== user) continue
     try {
       await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd, item.spooledAt)

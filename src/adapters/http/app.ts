@@ -118,10 +118,10 @@ function queryObject(c: Context, schema: z.ZodObject): Record<string, unknown> {
 /** What the auth check learnt about a request: the user of a per-user token (undefined for the server token). */
 type AuthVariables = { Variables: { user: string | undefined } }
 
-async function runRoute(route: AnyRestRoute, c: Context<AuthVariables>, ctx: Omit<RouteContext, 'engine'>, maxBodyBytes: number): Promise<Response> {
+async function runRoute(route: AnyRestRoute, c: Context<AuthVariables>, ctx: Omit<RouteContext, 'engine' | 'user'>, maxBodyBytes: number): Promise<Response> {
   const body = route.body ? parseInput(route.body as z.ZodType, await readJson(c, maxBodyBytes), 'body') : undefined
   const query = route.query ? parseInput(route.query as z.ZodType, queryObject(c, route.query as z.ZodObject), 'query string') : undefined
-  const reply = await route.handle({ body, query, params: c.req.param() }, { ...ctx, engine: engineFor(ctx.mnemo, c) })
+  const reply = await route.handle({ body, query, params: c.req.param() }, { ...ctx, engine: engineFor(ctx.mnemo, c), user: c.get('user') })
   return c.json(reply.body, reply.status)
 }
 
@@ -140,9 +140,9 @@ function engineFor(mnemo: OpenedMnemo, c: Context<AuthVariables>): MnemoEngine {
 export function createHttpApp(options: HttpAppOptions): Hono<AuthVariables> {
   const { mnemo, token, maxBodyBytes } = options
   let openApi: Record<string, unknown> | undefined
-  const ctx: Omit<RouteContext, 'engine'> = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()), jobs: options.jobs ?? (() => []) }
+  const ctx: Omit<RouteContext, 'engine' | 'user'> = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()), jobs: options.jobs ?? (() => []) }
   const publicRoutes = new Set(REST_ROUTES.filter((r) => r.public).map((r) => `${r.method} ${r.path}`))
-  const tokenHint = `send Authorization: Bearer <token>, the token being the content of ${serverTokenPath(mnemo.config.home)}`
+  const tokenHint = `send Authorization: Bearer <token>: your user token (mnemo user add <name> on the server), or the server token in ${serverTokenPath(mnemo.config.home)}`
   const app = new Hono<AuthVariables>()
   const users = new ServerUsers(mnemo.config.home)
 
@@ -179,6 +179,16 @@ export function createHttpApp(options: HttpAppOptions): Hono<AuthVariables> {
   app.get('/v1/stream', (c) =>
     streamObservations(c, parseInput(streamQuery, queryObject(c, streamQuery), 'query string'), {
       engine: engineFor(mnemo, c),
+      // A user's token revoked while the stream is open ends it (the server token is not revocable here).
+      authorized: () => {
+        const user = c.get('user')
+        if (user === undefined) return true
+        try {
+          return users.userFor(c.req.header('authorization')) === user
+        } catch {
+          return false
+        }
+      },
       pollMs: options.streamPollMs ?? 500,
       heartbeatMs: 15_000,
       closing,

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { MnemoError, type ErrorCode } from '../../core/errors.js'
 
 /** HTTP status per error code. A `Record` over every code: adding a code fails to compile until it is mapped here. */
-export const STATUS_BY_CODE: Record<ErrorCode, 400 | 404 | 409 | 422 | 500 | 502 | 503> = {
+export const STATUS_BY_CODE: Record<ErrorCode, 400 | 403 | 404 | 409 | 422 | 500 | 502 | 503> = {
   INVALID_INPUT: 400,
   NOT_FOUND: 404,
   CONFLICT: 409,
@@ -10,6 +10,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, 400 | 404 | 409 | 422 | 500 | 502
   STORE_UNAVAILABLE: 503,
   PROVIDER_FAILED: 502,
   CONFIG_INVALID: 500,
+  FORBIDDEN: 403,
 }
 
 /** Codes only the HTTP surface produces: refused before any engine call, or a failure with no code. */

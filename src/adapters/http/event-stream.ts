@@ -16,6 +16,8 @@ export interface StreamOptions {
   heartbeatMs: number
   /** Aborted when the server shuts down: every open stream ends. */
   closing: AbortSignal
+  /** Asked before every poll: false (a revoked token) ends the stream. Default: always true. */
+  authorized?: () => boolean
   /** Waits `ms` or until the stream or server ends (injectable for tests). */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>
 }
@@ -44,7 +46,8 @@ function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
  * The log is polled every `pollMs` (hooks write without the server, so
  * there is nothing to subscribe to). A client that reconnects with
  * `Last-Event-ID` gets what it missed; a new one (or one whose id is ahead
- * of the log) starts at the newest event.
+ * of the log) starts at the newest event. A stream whose token is revoked
+ * ends before its next poll (an `unauthorized` event, then the end).
  *
  * @throws {MnemoError} `INVALID_INPUT` — no project, or a bad `Last-Event-ID`.
  */
@@ -70,6 +73,10 @@ export function streamObservations(c: Context, query: z.output<typeof streamQuer
       // Tell the client where it starts, so a reconnect resumes from here even if nothing arrives.
       await stream.writeSSE({ event: 'ready', id: String(cursor), data: JSON.stringify({ seq: cursor }) })
       while (!ended.signal.aborted) {
+        if (options.authorized && !options.authorized()) {
+          await stream.writeSSE({ event: 'unauthorized', data: JSON.stringify({ error: 'the token of this stream was revoked' }) })
+          break
+        }
         // Read the head first: rows up to it are committed, so once this page is short the cursor may skip to it
         // (filtered-out events are then not scanned again on the next poll).
         const head = engine.lastEventSeq()

@@ -37,6 +37,8 @@ function urlScope(url: URL, engine: MnemoEngine): { project: string | undefined;
  */
 export async function handleMcpPost(request: Request, engine: MnemoEngine, maxBodyBytes: number): Promise<Response> {
   const { project, agent } = urlScope(new URL(request.url), engine)
+  // MCP is agent-facing: under agent isolation a call that names no agent would read every agent's data.
+  if (engine.agentScope === 'own' && agent === undefined) throw invalidInput('agent', 'this server isolates agents (MNEMO_AGENT_SCOPE=own): add ?agent=<claude-code|codex|gemini|cursor|opencode> to the /mcp URL')
   const server = createMcpServer(agent === undefined ? engine : engine.scoped({ agent }), undefined, project === undefined ? {} : { project })
   const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true, maxRequestBodySize: maxBodyBytes })
   await server.connect(transport)

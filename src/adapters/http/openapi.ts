@@ -17,7 +17,8 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
 
 const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
   400: { name: 'BadRequest', description: 'Invalid input (INVALID_INPUT): the message names the key path and the value, e.g. `limit must be an integer 1–100 (got 0)`.' },
-  401: { name: 'Unauthorized', description: 'No bearer token, or not the one in <MNEMO_HOME>/server-token (UNAUTHORIZED).' },
+  401: { name: 'Unauthorized', description: 'No bearer token, or neither the server token (<MNEMO_HOME>/server-token) nor a current user token (`mnemo user add`) (UNAUTHORIZED).' },
+  403: { name: 'Forbidden', description: "Not allowed with this token or agent: a user's token importing a server path, an agent under agent isolation exporting the raw log (FORBIDDEN)." },
   404: { name: 'NotFound', description: 'No such id, project or route (NOT_FOUND).' },
   413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit, 1 MiB by default (PAYLOAD_TOO_LARGE).' },
   422: { name: 'ImportFailed', description: 'Not one valid record in what was imported (IMPORT_FAILED).' },
@@ -135,7 +136,7 @@ export function buildOpenApiDocument(routes: readonly AnyRestRoute[] = REST_ROUT
       version: SERVER_VERSION,
       description:
         'The HTTP API of `mnemo serve`: REST under /v1 and MCP at /mcp, on one port (default 127.0.0.1:7077). ' +
-        'Every route but GET /v1/health needs `Authorization: Bearer <token>`, the token being the content of <MNEMO_HOME>/server-token (created on first start, mode 0600). ' +
+        'Every route but GET /v1/health needs `Authorization: Bearer <token>`: the server token, the content of <MNEMO_HOME>/server-token (created on first start, mode 0600), or a user token from `mnemo user add <name>`, which reads and writes as that user only. ' +
         'Errors are `{ "error": { "code", "message", "hint" } }`. Routes that search or write a project require `project` (a project name or an absolute path inside it): a missing project never means every project.',
     },
     servers: [{ url: `http://${DEFAULT_HOST}:${DEFAULT_PORT}`, description: 'The default address of `mnemo serve`' }],

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { z } from 'zod'
-import { invalidInput } from '../../core/errors.js'
+import { invalidInput, MnemoError } from '../../core/errors.js'
 import type { SessionId } from '../../core/ids.js'
 import { contextInput, describeValue, hookEventInput, inputObject, integer, limited, projectField, recallInput, rememberInput, sessionsInput } from '../../core/schemas.js'
 import { IMPORT_FORMATS, type ImportFormat } from '../../engine/import-files.js'
@@ -240,6 +240,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     errors: [400, 404],
     handle: ({ query }, { engine }) => {
       const project = engine.projectForWrite(needProject(engine, query.project, 'query'))
+      // Context is what an agent gets injected: under agent isolation it must say which agent it is for.
+      if (engine.agentScope === 'own' && query.agent === undefined) throw invalidInput('agent', 'this server isolates agents (MNEMO_AGENT_SCOPE=own): add &agent=<claude-code|codex|gemini|cursor|opencode>')
       const block = (query.agent !== undefined ? engine.scoped({ agent: query.agent }) : engine).context({
         project,
         ...(query.budget !== undefined ? { budgetTokens: query.budget } : {}),
@@ -262,11 +264,17 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     path: '/v1/import',
     operationId: 'importPath',
     summary: 'Import transcripts from a file or folder on the server machine',
-    description: 'Claude Code session JSONL, Codex CLI rollouts or LoCoMo JSON, as `mnemo import`. Re-importing adds nothing.',
+    description:
+      "Claude Code session JSONL, Codex CLI rollouts or LoCoMo JSON, as `mnemo import`. Re-importing adds nothing. Only with the server token: a user's token cannot make the server read its own files (403).",
     body: importInput,
     responses: { 200: { description: 'What was read, imported and skipped, per file.', schema: importJson } },
-    errors: [400, 404, 413, 422],
-    handle: async ({ body }, { engine }) => {
+    errors: [400, 403, 404, 413, 422],
+    handle: async ({ body }, { engine, user }) => {
+      if (user !== undefined) {
+        throw new MnemoError('FORBIDDEN', "importing a path reads the server machine's files: only the server token may; a user sends events with POST /v1/events or imports on their own machine", {
+          details: { action: 'import' },
+        })
+      }
       if (!path.isAbsolute(body.path)) {
         throw invalidInput('path', `path must be absolute (got ${describeValue(body.path)})`, 'the server has no working directory; paths are read on the server machine')
       }

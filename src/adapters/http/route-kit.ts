@@ -16,6 +16,8 @@ export interface RouteContext {
   mnemo: OpenedMnemo
   /** The engine for this request: scoped to the user of a per-user token (see server-users.ts), else the server's. */
   engine: MnemoEngine
+  /** The user of the request's per-user token; undefined for the server token (the operator). */
+  user: string | undefined
   /** Epoch ms the server started. */
   startedAt: number
   /** The OpenAPI document of this server. */
@@ -61,7 +63,7 @@ export interface RestRoute<B extends z.ZodType | undefined = undefined, Q extend
   /** Success responses by status. */
   responses: Partial<Record<200 | 201 | 202, { description: string; schema: z.ZodType }>>
   /** Error statuses this route can answer with besides 401 and 500. */
-  errors: readonly (400 | 404 | 413 | 422)[]
+  errors: readonly (400 | 403 | 404 | 413 | 422)[]
   handle(input: RouteInput<B, Q>, ctx: RouteContext): Reply | Promise<Reply>
 }
 

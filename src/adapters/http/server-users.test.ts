@@ -84,11 +84,13 @@ describe('per-user tokens', () => {
     }
   })
 
-  it('a wrong token is 401; a revoked one is 401 from the next request on; a new token for the same name replaces the old', async () => {
+  it('a wrong token is 401; a revoked one is 401 from the next request on; only --replace gives an existing user a new token', async () => {
     expect((await callRest({ url: server.url, token: 'f'.repeat(64) }, 'GET', '/v1/status')).status).toBe(401)
     const carol = addServerUser(home, 'carol', T0)
     expect((await callRest({ url: server.url, token: carol }, 'GET', '/v1/status')).status).toBe(200)
-    const again = addServerUser(home, 'carol', T0)
+    expect(() => addServerUser(home, 'carol', T0)).toThrow(/user carol already has a token/)
+    expect(() => addServerUser(home, 'Carol', T0, { replace: true })).toThrow(/differs from it only in case/)
+    const again = addServerUser(home, 'carol', T0, { replace: true })
     expect((await callRest({ url: server.url, token: carol }, 'GET', '/v1/status')).status).toBe(401)
     expect((await callRest({ url: server.url, token: again }, 'GET', '/v1/status')).status).toBe(200)
     expect(removeServerUser(home, 'carol')).toBe(true)
@@ -96,9 +98,40 @@ describe('per-user tokens', () => {
     expect((await callRest({ url: server.url, token: again }, 'GET', '/v1/status')).status).toBe(401)
   })
 
-  it('a bad user name is refused before anything is written', () => {
-    expect(() => addServerUser(home, 'a b', T0)).toThrow(/user must be 1–64/)
+  it('a bad user name is refused before anything is written; names that are object keys elsewhere are plain names', async () => {
+    for (const bad of ['a b', 'b\u043eb', 'u\u0308n', '']) expect(() => addServerUser(home, bad, T0), bad).toThrow(/user must be 1–64 ASCII/)
     expect(listServerUsers(home).map((u) => u.user)).toEqual(['alice', 'bob'])
+    for (const name of ['constructor', 'valueOf', 'toString']) {
+      const token = addServerUser(home, name, T0)
+      expect((await callRest({ url: server.url, token }, 'GET', '/v1/status')).status, name).toBe(200)
+      expect(removeServerUser(home, name)).toBe(true)
+    }
+    expect(listServerUsers(home).map((u) => u.user)).toEqual(['alice', 'bob'])
+  })
+
+  it('a user token cannot make the server read a path (403); the server token can', async () => {
+    expect(await callRest(as('alice'), 'POST', '/v1/import', { path: '/etc/passwd' })).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } })
+    expect((await callRest(server, 'POST', '/v1/import', { path: '/nonexistent-mnemo/x.jsonl' })).status).toBe(404)
+  })
+
+  it('an open live stream ends when its token is revoked', async () => {
+    const dave = addServerUser(home, 'dave', T0)
+    const res = await fetch(`${server.url}/v1/stream?project=${encodeURIComponent(CWD)}`, { headers: { authorization: `Bearer ${dave}` } })
+    expect(res.status).toBe(200)
+    const reader = res.body!.getReader()
+    let text = ''
+    const read = async (until: string): Promise<void> => {
+      while (!text.includes(until)) {
+        const { value, done } = await reader.read()
+        if (done) return
+        text += new TextDecoder().decode(value)
+      }
+    }
+    await read('event: ready')
+    removeServerUser(home, 'dave')
+    await read('event: unauthorized')
+    expect(text).toContain('event: unauthorized')
+    expect((await reader.read()).done).toBe(true)
   })
 
   it('a damaged users file gives an error naming it, and the server token still works', async () => {
@@ -112,6 +145,25 @@ describe('per-user tokens', () => {
       expect((await callRest(server, 'GET', '/v1/status')).status).toBe(200)
     } finally {
       writeFileSync(file, '{"version":1,"users":{}}')
+    }
+  })
+})
+
+describe('a server that isolates agents (MNEMO_AGENT_SCOPE=own)', () => {
+  it('refuses /mcp and /v1/context calls that do not say which agent they are for', async () => {
+    const own = await startServer({ home: path.join(tmp, 'own'), host: '127.0.0.1', port: 0, env: { MNEMO_AGENT_SCOPE: 'own' } })
+    try {
+      const mcp = await fetch(`${own.url}/mcp?project=${encodeURIComponent(CWD)}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${own.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+      expect(mcp.status).toBe(400)
+      expect(((await mcp.json()) as { error: { message: string } }).error.message).toMatch(/add \?agent=/)
+      expect(await callRest(own, 'GET', `/v1/context?project=${encodeURIComponent(CWD)}`)).toMatchObject({ status: 400, body: { error: { code: 'INVALID_INPUT' } } })
+      expect((await callRest(own, 'GET', `/v1/context?project=${encodeURIComponent(CWD)}&agent=codex`)).status).not.toBe(400)
+    } finally {
+      await own.close()
     }
   })
 })

@@ -16,9 +16,10 @@ import { checkUserName, USER_NAME_PATTERN } from '../../core/user.js'
 /** Name of the users file inside the data directory. */
 export const SERVER_USERS_FILE = 'server-users.json'
 
+// A list, not an object keyed by name: a name like `constructor` or `__proto__` is then only a string.
 const usersFileSchema = z.object({
   version: z.literal(1),
-  users: z.record(z.string().regex(USER_NAME_PATTERN), z.object({ tokenSha256: z.string().regex(/^[0-9a-f]{64}$/), createdAt: z.string() })),
+  users: z.array(z.object({ name: z.string().regex(USER_NAME_PATTERN), tokenSha256: z.string().regex(/^[0-9a-f]{64}$/), createdAt: z.string() })),
 })
 type UsersFile = z.output<typeof usersFileSchema>
 
@@ -41,7 +42,7 @@ function readUsers(home: string): UsersFile {
   try {
     text = readFileSync(file, 'utf8')
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, users: {} }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, users: [] }
     throw error
   }
   let parsed: unknown
@@ -52,7 +53,8 @@ function readUsers(home: string): UsersFile {
   }
   const r = usersFileSchema.safeParse(parsed)
   if (!r.success) {
-    throw new MnemoError('CONFIG_INVALID', `${file} is not a mnemo users file ({"version":1,"users":{"<name>":{"tokenSha256":"<64 hex>","createdAt":"…"}}})`, {
+    const where = r.success ? '' : `: ${r.error.issues.map((i) => `${i.path.join('.') || 'file'} ${i.message}`).slice(0, 3).join('; ')}`
+    throw new MnemoError('CONFIG_INVALID', `${file} is not a mnemo users file ({"version":1,"users":[{"name","tokenSha256":"<64 hex>","createdAt"}]})${where}`, {
       details: { keys: [SERVER_USERS_FILE] },
       hint: `fix or delete ${file}, then add the users again with \`mnemo user add <name>\``,
     })
@@ -71,16 +73,28 @@ function writeUsers(home: string, users: UsersFile): void {
 }
 
 /**
- * Gives `user` a new token (replacing any token they had) and returns it:
- * 32 random bytes as hex, shown once; only its digest is kept.
+ * Gives `user` a token and returns it: 32 random bytes as hex, shown once;
+ * only its digest is kept. A name that differs from an existing one only in
+ * case is refused (it would read as the same person). Data is keyed by the
+ * name: a new member needs a new name, or they read the old member's data.
  *
+ * @param options.replace - Give an existing user a new token (the old one stops working). Default false.
  * @throws {MnemoError} `INVALID_INPUT` — a malformed user name. `CONFIG_INVALID` — a damaged users file.
+ * @throws {MnemoError} `CONFLICT` — the user (or one differing only in case) already has a token and `replace` is not set.
  */
-export function addServerUser(home: string, user: string, nowMs: number): string {
+export function addServerUser(home: string, user: string, nowMs: number, options: { replace?: boolean } = {}): string {
   checkUserName(user)
   const users = readUsers(home)
+  const same = users.users.find((u) => u.name.toLowerCase() === user.toLowerCase())
+  if (same && (same.name !== user || !options.replace)) {
+    throw new MnemoError('CONFLICT', same.name === user ? `user ${user} already has a token` : `user ${same.name} already has a token, and ${user} differs from it only in case`, {
+      details: { kind: 'user', id: same.name },
+      hint: same.name === user ? `\`mnemo user add ${user} --replace\` gives them a new token (the old one stops working)` : 'pick a distinct name',
+    })
+  }
   const token = randomBytes(32).toString('hex')
-  users.users[user] = { tokenSha256: digest(token), createdAt: new Date(nowMs).toISOString() }
+  const entry = { name: user, tokenSha256: digest(token), createdAt: new Date(nowMs).toISOString() }
+  users.users = [...users.users.filter((u) => u.name !== user), entry]
   writeUsers(home, users)
   return token
 }
@@ -92,16 +106,16 @@ export function addServerUser(home: string, user: string, nowMs: number): string
  */
 export function removeServerUser(home: string, user: string): boolean {
   const users = readUsers(home)
-  if (!(user in users.users)) return false
-  delete users.users[user]
+  if (!users.users.some((u) => u.name === user)) return false
+  users.users = users.users.filter((u) => u.name !== user)
   writeUsers(home, users)
   return true
 }
 
 /** The users with a token, by name. */
 export function listServerUsers(home: string): { user: string; createdAt: string }[] {
-  return Object.entries(readUsers(home).users)
-    .map(([user, u]) => ({ user, createdAt: u.createdAt }))
+  return readUsers(home)
+    .users.map((u) => ({ user: u.name, createdAt: u.createdAt }))
     .sort((a, b) => a.user.localeCompare(b.user))
 }
 
@@ -133,7 +147,7 @@ export class ServerUsers {
       return new Map()
     }
     if (this.cache && this.cache.mtimeMs === stat.mtimeMs && this.cache.size === stat.size) return this.cache.byDigest
-    const byDigest = new Map(Object.entries(readUsers(this.home).users).map(([user, u]) => [u.tokenSha256, user]))
+    const byDigest = new Map(readUsers(this.home).users.map((u) => [u.tokenSha256, u.name]))
     this.cache = { mtimeMs: stat.mtimeMs, size: stat.size, byDigest }
     return byDigest
   }

@@ -48,7 +48,7 @@ afterAll(() => {
 describe('auth', () => {
   it('refuses a request without a token and with a wrong one, and accepts the right one', async () => {
     const server = await start('auth')
-    const hint = `send Authorization: Bearer <token>, the token being the content of ${path.join(tmp, 'auth', 'server-token')}`
+    const hint = `send Authorization: Bearer <token>: your user token (mnemo user add <name> on the server), or the server token in ${path.join(tmp, 'auth', 'server-token')}`
     const missing = await request(server, 'GET', '/v1/status', { token: null })
     expect(missing.status).toBe(401)
     expect(missing.body).toEqual({ error: { code: 'UNAUTHORIZED', message: 'missing bearer token', hint } })

@@ -10,6 +10,7 @@ const PREFIX_BY_CODE: Record<ErrorCode, string> = {
   PROVIDER_FAILED: 'Provider failed',
   CONFIG_INVALID: 'mnemo is misconfigured',
   IMPORT_FAILED: 'Import failed',
+  FORBIDDEN: 'Not allowed',
 }
 
 /** A successful tool result: the JSON document as text, and as structured content. */

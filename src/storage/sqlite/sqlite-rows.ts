@@ -202,12 +202,18 @@ export function toMemory(row: MemoryRow): Memory {
   }
 }
 
+/** How a session's key is stored: a user's sessions are namespaced by the user (`user:<name>:<key>`), shared ones as the agent gave it. */
+export function storedSessionKey(sessionKey: string, user: string | null): string {
+  return user === null ? sessionKey : `user:${user}:${sessionKey}`
+}
+
 export function toSession(row: SessionRow): Session {
   return {
     id: row.id as SessionId,
     projectId: row.project_id as ProjectId,
     agent: row.agent as AgentName,
-    sessionKey: row.session_key,
+    // The agent's own id, as the agent and every surface know it.
+    sessionKey: row.user_id === null ? row.session_key : row.session_key.slice(`user:${row.user_id}:`.length),
     startedAt: row.started_at,
     lastEventAt: row.last_event_at,
     endedAt: row.ended_at ?? undefined,

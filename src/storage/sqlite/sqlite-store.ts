@@ -13,6 +13,7 @@ import {
   scopeWhere,
   SESSION_COLUMNS,
   splitFlags,
+  storedSessionKey,
   toMemory,
   toObservation,
   toSession,
@@ -218,10 +219,13 @@ class SqliteStore implements Store {
   private applyMemory(event: EventInput, seq: number, projectId: ProjectId, m: NonNullable<Derivation['memory']>): void {
     // Each user has their own memories: the guard matches, supersedes and flags within the event's user only.
     const user = event.user ?? null
-    const same = (m.sameAs ? this.stmt('SELECT rowid, id FROM memories WHERE id = ? AND project_id = ? AND user_id IS ? AND valid_to IS NULL').get(m.sameAs, projectId, user) : undefined) as
+    const agent = m.agent ?? (event.agent === 'mnemo' ? null : event.agent)
+    // Under agent isolation also within the memory's agent; `mine` is the condition and its parameters.
+    const mine = m.guardByAgent ? { sql: 'user_id IS ? AND agent IS ?', params: [user, agent] } : { sql: 'user_id IS ?', params: [user] }
+    const same = (m.sameAs ? this.stmt(`SELECT rowid, id FROM memories WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`).get(m.sameAs, projectId, ...mine.params) : undefined) as
       | { rowid: number; id: string }
       | undefined ??
-      (this.stmt('SELECT rowid, id FROM memories WHERE project_id = ? AND user_id IS ? AND content_key = ? AND valid_to IS NULL').get(projectId, user, m.contentKey) as
+      (this.stmt(`SELECT rowid, id FROM memories WHERE project_id = ? AND ${mine.sql} AND content_key = ? AND valid_to IS NULL`).get(projectId, ...mine.params, m.contentKey) as
         | { rowid: number; id: string }
         | undefined)
     if (same) {
@@ -250,17 +254,17 @@ class SqliteStore implements Store {
       m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null,
       m.confidence ?? null,
       user,
-      m.agent ?? (event.agent === 'mnemo' ? null : event.agent),
+      agent,
     )
     const rowid = Number(info.lastInsertRowid)
     this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-rowid, m.index.body, m.index.parts, m.index.meta)
     this.mention(projectId, -rowid, m.entities)
     const old = m.supersedes
-      ? (this.stmt('SELECT rowid, id, text, subject_key FROM memories WHERE id = ? AND project_id = ? AND user_id IS ? AND valid_to IS NULL').all(m.supersedes, projectId, user) as OldRow[])
+      ? (this.stmt(`SELECT rowid, id, text, subject_key FROM memories WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`).all(m.supersedes, projectId, ...mine.params) as OldRow[])
       : m.subjectKey
-        ? (this.stmt('SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ? AND user_id IS ? AND kind = ? AND subject_key = ? AND valid_to IS NULL AND rowid <> ?').all(
+        ? (this.stmt(`SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ? AND ${mine.sql} AND kind = ? AND subject_key = ? AND valid_to IS NULL AND rowid <> ?`).all(
             projectId,
-            user,
+            ...mine.params,
             m.kind,
             m.subjectKey,
             rowid,
@@ -273,8 +277,8 @@ class SqliteStore implements Store {
       const value = valueAfterSubject(o.text, o.subject_key)
       if (value && value.length >= 4) {
         this.stmt(
-          `UPDATE memories SET review = ? WHERE project_id = ? AND user_id IS ? AND valid_to IS NULL AND rowid <> ? AND instr(lower(text), ?) > 0`,
-        ).run(`depends-on-superseded:${o.id}`, projectId, user, rowid, value.toLowerCase())
+          `UPDATE memories SET review = ? WHERE project_id = ? AND ${mine.sql} AND valid_to IS NULL AND rowid <> ? AND instr(lower(text), ?) > 0`,
+        ).run(`depends-on-superseded:${o.id}`, projectId, ...mine.params, rowid, value.toLowerCase())
       }
     }
   }
@@ -312,16 +316,17 @@ class SqliteStore implements Store {
     return id
   }
 
+  /**
+   * The session of an event, created on its first event. A session is one
+   * user's: a user's sessions are keyed by `user:<name>:<agent's session id>`
+   * (`sessionKeyOf`), so another user's event naming the same id starts a
+   * session of their own, never one beside the owner's text, and learns
+   * nothing about it.
+   */
   private ensureSession(event: EventInput, projectId: ProjectId, d: Derivation): SessionId {
-    const found = this.stmt('SELECT id, user_id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ?').get(event.agent, event.sessionKey, projectId) as
-      | { id: SessionId; user_id: string | null }
-      | undefined
-    // A session is one user's: another user's event naming it would put their text beside the owner's (neighbours, replay).
-    if (found && found.user_id !== (event.user ?? null) && event.agent !== 'mnemo') {
-      throw new MnemoError('INVALID_INPUT', `session ${event.sessionKey} of ${event.agent} belongs to ${found.user_id === null ? 'no user' : `another user`}; an event of ${event.user === undefined ? 'no user' : `user ${event.user}`} cannot join it`, {
-        details: { path: 'sessionKey' },
-      })
-    }
+    const user = event.agent === 'mnemo' ? null : (event.user ?? null)
+    const key = storedSessionKey(event.sessionKey, user)
+    const found = this.stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ?').get(event.agent, key, projectId) as { id: SessionId } | undefined
     const startedAt = event.sessionStartedAt ?? event.ts
     let id: SessionId
     if (found) {
@@ -331,11 +336,11 @@ class SqliteStore implements Store {
       ).run(event.ts, startedAt, id)
     } else {
       // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
-      const first = this.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, event.sessionKey) === undefined
-      id = makeId('ses', startedAt, first ? `${event.agent}:${event.sessionKey}` : `${event.agent}:${event.sessionKey}:${event.project.root}`)
+      const first = this.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, key) === undefined
+      id = makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}:${event.project.root}`)
       this.stmt(
         `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      ).run(id, projectId, event.agent, event.sessionKey, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts), event.agent === 'mnemo' ? null : (event.user ?? null))
+      ).run(id, projectId, event.agent, key, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts), user)
     }
     if (d.session?.ended) this.stmt('UPDATE sessions SET ended_at = MAX(COALESCE(ended_at, 0), ?) WHERE id = ?').run(event.ts, id)
     if (d.session?.title) this.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(d.session.title, id)
@@ -655,10 +660,11 @@ class SqliteStore implements Store {
     return row && toMemory(row)
   }
 
-  currentMemoryByContent(projectRoot: string, contentKey: string, user: string | undefined): Memory | undefined {
+  currentMemoryByContent(projectRoot: string, contentKey: string, user: string | undefined, agent?: AgentName | null): Memory | undefined {
+    const byAgent = agent === undefined ? '' : ' AND m.agent IS ?'
     const row = this.stmt(
-      'SELECT m.* FROM memories m JOIN projects p ON p.id = m.project_id WHERE p.root = ? AND m.content_key = ? AND m.user_id IS ? AND m.valid_to IS NULL',
-    ).get(projectRoot, contentKey, user ?? null) as MemoryRow | undefined
+      `SELECT m.* FROM memories m JOIN projects p ON p.id = m.project_id WHERE p.root = ? AND m.content_key = ? AND m.user_id IS ? AND m.valid_to IS NULL${byAgent}`,
+    ).get(projectRoot, contentKey, user ?? null, ...(agent === undefined ? [] : [agent])) as MemoryRow | undefined
     return row && toMemory(row)
   }
 
