@@ -20,6 +20,7 @@ import {
   turnRanking,
   type LocomoReport,
 } from './locomo.js'
+import type { Embedder } from '../providers/embedder.js'
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url))
 const mini = path.join(repoRoot, 'fixtures/locomo/mini-locomo.json')
@@ -214,6 +215,32 @@ describe('runLocomoBench on the hand-written fixture', () => {
     const pooled = rows.reduce((sum, r) => sum + r['recall@10'] * r.n, 0) / report.groups['cat1-4'].n
     expect(pooled).toBeCloseTo(report.groups['cat1-4']['recall@10'], 10)
     expect(formatLocomoReport(report)).toMatch(/cat1-4 R@10 by conversation: \S+ \d\.\d{3} \(n \d+\), \S+ \d\.\d{3} \(n \d+\)/)
+  })
+
+  it('measures a configured embedder too: every turn embedded before the questions, every scored question's query embedded by recall', async () => {
+    // A deterministic stand-in: a 64-dimensional hashed bag of words, unit length.
+    const calls = { document: 0, query: 0 }
+    const embedder: Embedder = {
+      provider: 'test',
+      model: 'bow',
+      spaceId: 'test:bow:64',
+      dimension: () => 64,
+      embed: async (texts, kind) => {
+        calls[kind] += texts.length
+        return texts.map((t) => {
+          const v = new Float32Array(64)
+          for (const w of t.toLowerCase().match(/[a-z]+/g) ?? []) v[[...w].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 64, 7)]! += 1
+          const n = Math.hypot(...v) || 1
+          return v.map((x) => x / n)
+        })
+      },
+    }
+    const report = await runLocomoBench(mini, { embedder })
+    expect(report.embedder).toBe('test:bow:64')
+    expect(report.embed_ms).toBeGreaterThanOrEqual(0)
+    expect(calls.document).toBe(report.turns)
+    expect(calls.query).toBe(report.questions)
+    expect(formatLocomoReport(report)).toContain('embedder test:bow:64')
   })
 
   it('ranks the evidence turn of an obvious single-hop question first', async () => {

@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks'
 import { parseLocomo } from '../capture/locomo.js'
 import { MnemoError } from '../core/errors.js'
 import type { RecallHit } from '../core/types.js'
+import type { Embedder } from '../providers/embedder.js'
 import { openMnemo } from '../runtime/open-mnemo.js'
 
 // ---------------------------------------------------------------------------
@@ -254,6 +255,9 @@ export interface LocomoReport {
   turns: number
   /** Total time to parse and append the dialogue of every conversation, ms. */
   ingest_ms: number
+  /** With an embedder: its space and the time spent embedding every turn (ms). */
+  embedder?: string
+  embed_ms?: number
   /** Depth the turn ranking was cut at. */
   k: number
   /** Scored questions whose text had no searchable word (recall refused it; scored as an empty ranking). */
@@ -278,6 +282,12 @@ export interface LocomoBenchOptions {
    * without one): tune on some, check on the others. Default: all. Ids that match no sample are ignored.
    */
   conversations?: readonly string[]
+  /**
+   * An embedder for the `embedding` channel, shared by every conversation. Each
+   * conversation's turns are all embedded (`reindex`) before its first question;
+   * that time is reported in `embed_ms`, not in the query latencies.
+   */
+  embedder?: Embedder
 }
 
 /** Hits requested per query: the recall maximum, so that 25 distinct turn ids are available. */
@@ -320,6 +330,7 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
   let turns = 0
   let ingestMs = 0
   let unsearchable = 0
+  let embedMs = 0
   const home = path.join(os.tmpdir(), 'mnemo-bench-locomo')
 
   for (const [index, sample] of data.entries()) {
@@ -332,7 +343,7 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
     const validIds = conversationTurnIds(sample['conversation'])
 
     // Only the recall weights are taken from the environment (MNEMO_RECALL_WEIGHTS), for measured tuning runs.
-    const mnemo = openMnemo({ dbPath: ':memory:', home, env: { MNEMO_RECALL_WEIGHTS: process.env['MNEMO_RECALL_WEIGHTS'] }, timeZone: 'UTC' })
+    const mnemo = openMnemo({ dbPath: ':memory:', home, env: { MNEMO_RECALL_WEIGHTS: process.env['MNEMO_RECALL_WEIGHTS'] }, timeZone: 'UTC', ...(options.embedder ? { embedder: options.embedder } : {}) })
     try {
       const engine = mnemo.engine
       const t0 = performance.now()
@@ -346,6 +357,11 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
         .listProjects()
         .filter((p) => p.root === root)
         .map((p) => p.id)
+      if (options.embedder && projectIds.length > 0) {
+        const e0 = performance.now()
+        await engine.reindex({ projectIds })
+        embedMs += performance.now() - e0
+      }
 
       for (const item of qa) {
         if (!isRecord(item)) {
@@ -393,6 +409,7 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
     conversations,
     turns,
     ingest_ms: ingestMs,
+    ...(options.embedder ? { embedder: options.embedder.spaceId, embed_ms: embedMs } : {}),
     k,
     unsearchable,
     by_conversation: byConversation,
@@ -456,7 +473,7 @@ export function formatLocomoReport(report: LocomoReport): string {
   }
   lines.push(
     '',
-    `latency per query: p50 ${report.latency_ms.p50.toFixed(2)} ms, p95 ${report.latency_ms.p95.toFixed(2)} ms; ingest ${report.ingest_ms.toFixed(0)} ms`,
+    `latency per query: p50 ${report.latency_ms.p50.toFixed(2)} ms, p95 ${report.latency_ms.p95.toFixed(2)} ms; ingest ${report.ingest_ms.toFixed(0)} ms${report.embedder ? `; embedder ${report.embedder}, embedding every turn ${report.embed_ms?.toFixed(0)} ms` : ''}`,
     `skipped (no valid evidence): ${report.skipped}${report.unsearchable > 0 ? `; unsearchable questions: ${report.unsearchable}` : ''}`,
     `cat1-4 R@10 by conversation: ${Object.entries(report.by_conversation)
       .map(([c, r]) => `${c} ${r['recall@10'].toFixed(3)} (n ${r.n})`)

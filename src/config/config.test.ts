@@ -39,6 +39,8 @@ describe('resolveConfig', () => {
   })
   it('parses recall weights strictly', () => {
     expect(parseRecallWeights('bm25=1,time=0')).toEqual({ bm25: 1, time: 0 })
+    // The documented default (README) parses: every channel, the configured embedder's included.
+    expect(parseRecallWeights('bm25=1,vector=0,embedding=1,graph=0.1,time=0.5')).toEqual({ bm25: 1, vector: 0, embedding: 1, graph: 0.1, time: 0.5 })
     expect(parseRecallWeights('colour=1')).toBeUndefined()
     expect(parseRecallWeights('bm25=11')).toBeUndefined()
   })

@@ -59,14 +59,14 @@ export interface LlmConfig {
 }
 
 /**
- * Parses `bm25=1,vector=0.5,graph=0,time=0.5` into channel weights.
+ * Parses `bm25=1,vector=0.5,embedding=1,graph=0,time=0.5` into channel weights.
  * Returns `undefined` when the text is malformed (a name not among the
  * channels, or a weight that is not a number in 0–10).
  */
 export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>> | undefined {
   const out: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>> = {}
   for (const part of text.split(',').map((p) => p.trim()).filter((p) => p.length > 0)) {
-    const m = /^(bm25|vector|graph|time)\s*=\s*([0-9]*\.?[0-9]+)$/.exec(part)
+    const m = /^(bm25|vector|embedding|graph|time)\s*=\s*([0-9]*\.?[0-9]+)$/.exec(part)
     if (!m || Number(m[2]) > 10) return undefined
     out[m[1] as 'bm25'] = Number(m[2])
   }

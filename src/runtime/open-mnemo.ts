@@ -77,7 +77,7 @@ function createConsolidator(c: LlmConfig, budgetFile: string, clock: Clock): Llm
  * The configured neural embedder, loaded on first use: provider modules (and
  * zod, transformers.js) stay out of start-up, which hooks pay for on every event.
  */
-function createEmbedder(c: EmbedderConfig): Embedder {
+export function createEmbedder(c: EmbedderConfig): Embedder {
   let inner: Promise<Embedder> | undefined
   let loaded: Embedder | undefined
   const load = async (): Promise<Embedder> => {

@@ -600,7 +600,16 @@ export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOp
   if (conversations !== undefined && conversations.length === 0) throw invalidInput('conversations', `--conversations needs at least one sample_id (got ${JSON.stringify(o.conversations)})`)
   if (!existsSync(path.resolve(io.cwd, file))) throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
   const { runLocomoBench, formatLocomoReport } = await import('../../bench/locomo.js')
-  const report = await runLocomoBench(path.resolve(io.cwd, file), { ...(limitQuestions === undefined ? {} : { limitQuestions }), ...(channels ? { channels } : {}), ...(conversations ? { conversations } : {}) })
+  // A configured embedder (MNEMO_EMBEDDER) is measured too: every turn is embedded before the questions of its conversation.
+  const { resolveConfig } = await import('../../config/config.js')
+  const { createEmbedder } = await import('../../runtime/open-mnemo.js')
+  const configured = resolveConfig(io.env).embedder
+  const report = await runLocomoBench(path.resolve(io.cwd, file), {
+    ...(limitQuestions === undefined ? {} : { limitQuestions }),
+    ...(channels ? { channels } : {}),
+    ...(conversations ? { conversations } : {}),
+    ...(configured ? { embedder: createEmbedder(configured) } : {}),
+  })
   if (out.json) printJson(out, report)
   else out.stdout(`${formatLocomoReport(report)}\n`)
 }
