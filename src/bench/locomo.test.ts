@@ -217,7 +217,7 @@ describe('runLocomoBench on the hand-written fixture', () => {
     expect(formatLocomoReport(report)).toMatch(/cat1-4 R@10 by conversation: \S+ \d\.\d{3} \(n \d+\), \S+ \d\.\d{3} \(n \d+\)/)
   })
 
-  it('measures a configured embedder too: every turn embedded before the questions, every scored question's query embedded by recall', async () => {
+  it('measures a configured embedder too: every turn embedded before the questions, every scored question’s query embedded by recall', async () => {
     // A deterministic stand-in: a 64-dimensional hashed bag of words, unit length.
     const calls = { document: 0, query: 0 }
     const embedder: Embedder = {

@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import { fnv1a64 } from '../core/hash.js'
 import { AGENT_NAMES, type AgentName, type EventInput, type MemoryKind, type ProjectRef } from '../core/types.js'
 import type { Deriver } from './derivation.js'
@@ -8,9 +9,29 @@ export const MNEMO_SESSION_PREFIX = 'mnemo:'
 
 export type MemoryOpName = 'pin' | 'unpin' | 'archive' | 'restore'
 
-type OpPayload =
-  | { op: 'remember'; kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number; agent?: AgentName }
-  | { op: MemoryOpName; id: string }
+/**
+ * What a `mnemo`-format event holds. Checked on every derivation (an export
+ * file is input like any other): a payload of another shape derives nothing.
+ * `guard: 'agent'` records that it was written under agent isolation, so the
+ * write guard stays within its agent on every later rebuild, whatever the
+ * setting then.
+ */
+const opPayloadSchema = z.discriminatedUnion('op', [
+  z.object({
+    op: z.literal('remember'),
+    kind: z.enum(['decision', 'fact', 'preference', 'lesson', 'summary', 'procedure']),
+    text: z.string().min(1),
+    supersedes: z.string().optional(),
+    sameAs: z.string().optional(),
+    sources: z.array(z.string()).optional(),
+    subject: z.string().optional(),
+    confidence: z.number().min(0).max(1).optional(),
+    agent: z.enum(AGENT_NAMES).optional(),
+    guard: z.literal('agent').optional(),
+  }),
+  z.object({ op: z.enum(['pin', 'unpin', 'archive', 'restore']), id: z.string().min(1) }),
+])
+type OpPayload = z.output<typeof opPayloadSchema>
 
 /**
  * The log event for an explicit `remember`. Every call is logged (its key
@@ -23,7 +44,7 @@ export function rememberEvent(
   kind: MemoryKind,
   text: string,
   nowMs: number,
-  options: { redact?: Redactor; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number; user?: string; agent?: AgentName } = {},
+  options: { redact?: Redactor; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number; user?: string; agent?: AgentName; guardByAgent?: boolean } = {},
 ): EventInput {
   const payload = sanitizePayload(
     {
@@ -36,6 +57,7 @@ export function rememberEvent(
       ...(options.subject ? { subject: options.subject } : {}),
       ...(options.confidence !== undefined ? { confidence: options.confidence } : {}),
       ...(options.agent !== undefined && options.agent !== 'mnemo' ? { agent: options.agent } : {}),
+      ...(options.guardByAgent ? { guard: 'agent' } : {}),
     },
     options.redact,
   ) as OpPayload & { op: 'remember' }
@@ -53,9 +75,15 @@ export function rememberEvent(
   }
 }
 
-/** The log event for a lifecycle change of a memory (pin, unpin, archive, restore). */
-export function memoryOpEvent(project: ProjectRef, op: MemoryOpName, id: string, nowMs: number): EventInput {
+/**
+ * The log event for a lifecycle change of a memory (pin, unpin, archive,
+ * restore), in the namespace of the memory's owner (`user`): it applies only
+ * to a memory of that user, so an event from an import or another user
+ * never changes someone else's memory.
+ */
+export function memoryOpEvent(project: ProjectRef, op: MemoryOpName, id: string, nowMs: number, user?: string): EventInput {
   return {
+    ...(user !== undefined ? { user } : {}),
     agent: 'mnemo',
     format: 'mnemo',
     type: op,
@@ -69,7 +97,9 @@ export function memoryOpEvent(project: ProjectRef, op: MemoryOpName, id: string,
 
 /** remember → a memory (through the write guard); pin/unpin/archive/restore → a lifecycle change. */
 export const deriveMnemoOp: Deriver = (event) => {
-  const p = event.payload as OpPayload
+  const parsed = opPayloadSchema.safeParse(event.payload)
+  if (!parsed.success) return { observations: [] }
+  const p = parsed.data
   if (p.op === 'remember') {
     return {
       observations: [],
@@ -80,11 +110,11 @@ export const deriveMnemoOp: Deriver = (event) => {
         ...(p.sameAs ? { sameAs: p.sameAs } : {}),
         ...(p.sources ? { sources: p.sources } : {}),
         ...(p.subject ? { subject: p.subject } : {}),
-        ...(typeof p.confidence === 'number' && p.confidence >= 0 && p.confidence <= 1 ? { confidence: p.confidence } : {}),
-        ...(typeof p.agent === 'string' && (AGENT_NAMES as readonly string[]).includes(p.agent) ? { agent: p.agent } : {}),
+        ...(p.confidence !== undefined ? { confidence: p.confidence } : {}),
+        ...(p.agent !== undefined ? { agent: p.agent } : {}),
+        ...(p.guard === 'agent' ? { guardByAgent: true as const } : {}),
       },
     }
   }
-  if (p.op === 'pin' || p.op === 'unpin' || p.op === 'archive' || p.op === 'restore') return { observations: [], memoryOps: [{ op: p.op, id: p.id }] }
-  return { observations: [] }
+  return { observations: [], memoryOps: [{ op: p.op, id: p.id }] }
 }

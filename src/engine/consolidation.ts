@@ -75,6 +75,8 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
   const via = { llm: 0, deterministic: 0 }
   const errors: string[] = []
   const redact = ctx.redact ? { redact: ctx.redact } : {}
+  // Under agent isolation what it writes is matched, superseded and flagged within its agent (recorded in each event).
+  const isolate = ctx.agentScope === 'own' ? { guardByAgent: true } : {}
   // Loaded here, not at start-up: hooks never consolidate and should not pay for it.
   const { consolidateSession } = await import('../lifecycle/llm-consolidator.js')
   const { planProcedures, resolveProcedureConfig, workKey } = await import('../lifecycle/procedures.js')
@@ -104,11 +106,11 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
       if (result.error) errors.push(`${s.id}: ${result.error}`)
       // What is derived from a session is its user's and its agent's.
       const owner = { ...(s.user !== undefined ? { user: s.user } : {}), agent: s.agent }
-      events.push(rememberEvent(ref, 'summary', result.summary.text, now, { ...redact, ...owner, sources: result.summary.sources, subject: `session:${s.id}` }))
+      events.push(rememberEvent(ref, 'summary', result.summary.text, now, { ...redact, ...owner, ...isolate, sources: result.summary.sources, subject: `session:${s.id}` }))
       summaries++
       if (changedProjects.at(-1) !== p && workKey(readSessionSteps(s.id, s.startedAt, observations, p.root)) !== undefined) changedProjects.push(p)
       for (const m of result.memories) {
-        events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, ...owner, sources: m.sources, confidence: m.confidence }))
+        events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, ...owner, ...isolate, sources: m.sources, confidence: m.confidence }))
         if (m.kind === 'lesson') lessons++
         else memories++
       }
@@ -142,7 +144,7 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
         const existing = ctx.store.allMemories(p.id).filter((m) => m.kind === 'procedure' && m.validTo === undefined && m.user === user)
         const plan = await planProcedures(ctx.consolidator, { projectRoot: p.root, sessions: steps, existing, sessionOf: (id) => sessionOf.get(id), config })
         errors.push(...plan.errors)
-        for (const w of plan.writes) writes.push(rememberEvent({ root: p.root, name: p.name }, 'procedure', w.text, now, { ...redact, ...owner, sources: w.sources, subject: `procedure:${w.key}` }))
+        for (const w of plan.writes) writes.push(rememberEvent({ root: p.root, name: p.name }, 'procedure', w.text, now, { ...redact, ...owner, ...isolate, sources: w.sources, subject: `procedure:${w.key}` }))
       }
     }
     procedures = writes.length
@@ -157,7 +159,7 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
     const uses = ctx.store.usageCounts(memories.map((m) => m.id))
     for (const m of memories) {
       if (retention(m, uses.get(m.id) ?? 0, now, options.retention) < (options.retention ?? DEFAULT_RETENTION).archiveBelow) {
-        archive.push(memoryOpEvent({ root: p.root, name: p.name }, 'archive', m.id, now))
+        archive.push(memoryOpEvent({ root: p.root, name: p.name }, 'archive', m.id, now, m.user))
         archived++
       }
     }

@@ -3,6 +3,7 @@ import { MnemoError } from '../core/errors.js'
 import type { EventInput } from '../core/types.js'
 import { ownEvent, ownKey } from '../core/user.js'
 import { redactValue } from '../capture/redact.js'
+import { sanitizePayload } from '../capture/sanitize.js'
 import type { Derivation, Store } from '../storage/store.js'
 import { auditRecord, eventRecord, EXPORT_FORMAT, EXPORT_VERSION, type ExportManifest } from './export.js'
 
@@ -67,9 +68,9 @@ export async function readExport(
   const { parseExport } = await import('./export-parse.js')
   const parsed = parseExport(text, file)
   const wasEmpty = store.stats().events === 0
-  // An export is input like any other: its payloads pass the secret detectors before they are stored.
+  // An export is input like any other: its payloads pass the same caps and secret detectors as a capture before they are stored.
   const batch = parsed.events.map(({ event, receivedAt }) => {
-    const clean = { ...event, payload: redactValue(event.payload) }
+    const clean = { ...event, payload: sanitizePayload(event.payload) }
     return { event: owner ? ownEvent(clean, owner.user) : clean, receivedAt }
   })
   const r = store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => derive(event) })))

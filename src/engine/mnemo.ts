@@ -245,15 +245,12 @@ export class MnemoEngine {
     }
     if (d.memory) {
       const subject = d.memory.subject ?? subjectKey(d.memory.text)
-      // Under agent isolation the write guard, like every read, stays within one agent: no merge, supersede or review across agents.
-      const guard = this.agentScope === 'own' ? { guardByAgent: true as const } : {}
       const { subject: _given, ...memory } = d.memory
       out.memory = {
         ...memory,
         contentKey: contentKey(d.memory.kind, d.memory.text),
         ...(subject ? { subjectKey: subject } : {}),
         ...injectionFlags(d.memory.text),
-        ...guard,
         index: toIndexedText(d.memory.text, [], this.metaWords(d.memory.kind, 'memory', event.ts, d.memory.text)),
         entities: extractEntities(d.memory.text),
       }
@@ -542,6 +539,8 @@ export class MnemoEngine {
       ...(sameAs ? { sameAs } : {}),
       ...(this.user !== undefined ? { user: this.user } : {}),
       ...(options.agent !== undefined ? { agent: options.agent } : {}),
+      // Under agent isolation the write guard, like every read, stays within one agent; recorded in the event, so a rebuild under another setting derives the same.
+      ...(this.agentScope === 'own' ? { guardByAgent: true } : {}),
     })
     this.append([event])
     const stored = (event.payload as { text: string }).text
@@ -589,7 +588,8 @@ export class MnemoEngine {
     else {
       // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
       const observation = this.store.getObservation(id)!
-      const derived = derivedMemoryIds(this.store, observation.projectId, [id])
+      // Only the owner's: another user's statement citing this observation is theirs to keep.
+      const derived = derivedMemoryIds(this.store, observation.projectId, [id]).filter((m) => this.store.getMemory(m)?.user === observation.user)
       events = this.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(this.store, derived)
     }
     this.store.audit({ at: this.clock.now(), actor, action: 'forget', target: id, count: events })
@@ -654,7 +654,7 @@ export class MnemoEngine {
     // Already so: nothing to log.
     const already = op === 'pin' ? memory.pinned : op === 'unpin' ? !memory.pinned : op === 'archive' ? memory.archivedAt !== undefined : memory.archivedAt === undefined
     if (already) return { ...memory, text: this.readRedact(memory.text) }
-    this.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, this.clock.now())])
+    this.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, this.clock.now(), memory.user)])
     const changed = this.store.getMemory(id)!
     return { ...changed, text: this.readRedact(changed.text) }
   }
@@ -732,7 +732,13 @@ export class MnemoEngine {
   sessionTimeline(id: string, offset: number, limit: number, at?: string): SessionTimeline {
     const session = this.store.getSession(id)
     if (session && !this.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
-    return sessionTimeline(this.store, (t) => this.readRedact(t), id, offset, limit, at)
+    const timeline = sessionTimeline(this.store, (t) => this.readRedact(t), id, offset, limit, at)
+    // Only memories this reader may see are named as derived from a step.
+    const visible = (m: string): boolean => {
+      const memory = this.store.getMemory(m)
+      return memory !== undefined && this.sees(memory)
+    }
+    return { ...timeline, observations: timeline.observations.map((o) => ({ ...o, derivedMemories: o.derivedMemories.filter(visible) })) }
   }
 
   /** A page of a project's memories by kind and state (all versions with `state: 'all'`), pinned first then newest, text redacted. */
@@ -743,7 +749,8 @@ export class MnemoEngine {
 
   /** The observations memories were derived from that still exist, each once, oldest first; see `memorySources` in browse.ts. */
   memorySources(memories: readonly Memory[]): Observation[] {
-    return memorySources(this.store, (t) => this.readRedact(t), memories.filter((m) => this.sees(m)))
+    // A memory's provenance may name observations this reader cannot see (an imported statement citing them): those are left out.
+    return memorySources(this.store, (t) => this.readRedact(t), memories.filter((m) => this.sees(m))).filter((o) => this.sees(o, this.observationAgent(o)))
   }
 
   /**

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { Memory, Project, RecallHit } from '../core/types.js'
 import type { ChannelName } from '../retrieval/fusion.js'
-import { createTestEngine, hookPayload, recallWith } from '../testing/test-mnemo.js'
+import { createTestEngine, hookPayload, recallWith, T0 } from '../testing/test-mnemo.js'
 import { readExport } from './export-io.js'
-import type { MnemoEngine } from './mnemo.js'
+import { MnemoEngine } from './mnemo.js'
 
 // User isolation on every read path, inside ONE project (a team server's shared repository).
 // Alice and Bob work on the same code with the same words, file names and identifier
@@ -342,6 +342,38 @@ describe('export and import as a user', () => {
     expect(target.scoped({ user: 'bob' }).sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
   })
 
+  it('pin, archive and provenance in a file touch only the importer’s own memories; a pin by Bob is his, kept by a shared delete', async () => {
+    const s = await seed()
+    const bobMemory = s.memory('bob', 0)
+    const bobObservation = [...s.ids.bob].find((x) => x.startsWith('obs_'))!
+    s.as.bob.setMemoryState(s.memory('bob', 1).id, 'pin')
+    const event = (type: string, payload: Record<string, unknown>, n: number) =>
+      JSON.stringify({ kind: 'event', seq: n, idemKey: `crafted-${n}`, agent: 'mnemo', format: 'mnemo', type, sessionKey: `mnemo:${PROJECT.root}`, project: PROJECT, ts: T0 + n, receivedAt: T0 + n, payload, user: 'bob' })
+    const lines = [
+      event('archive', { op: 'archive', id: bobMemory.id }, 1),
+      event('archive', { op: 'archive', id: s.shared.id }, 2),
+      event('unpin', { op: 'unpin', id: s.memory('bob', 1).id }, 3),
+      event('remember', { op: 'remember', kind: 'fact', text: 'cites what Bob did', sources: [bobObservation] }, 4),
+      event('remember', { op: 'remember', kind: 'fact', text: 12345 }, 5),
+      event('remember', { op: 'remember', kind: 'fact', text: `long ${'x'.repeat(100_000)}` }, 6),
+    ]
+    const manifest = { format: 'mnemo-export', version: 1, exportedAt: new Date(T0).toISOString(), project: null, counts: { events: lines.length, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 } }
+    await s.as.alice.importExport([JSON.stringify(manifest), ...lines].join('\n'), 'crafted.jsonl')
+    expect(s.as.bob.show(bobMemory.id)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined } })
+    expect(s.as.bob.show(s.memory('bob', 1).id)).toMatchObject({ type: 'memory', memory: { pinned: true } })
+    expect(s.base.show(s.shared.id)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined } })
+    // Her statement citing Bob's observation does not show her his text.
+    const citing = (await s.as.alice.recall('cites what Bob did', { channels: ['bm25'] }))[0]!
+    expect(s.as.alice.memorySources(s.as.alice.history(citing.id)).map((o) => o.id)).not.toContain(bobObservation)
+    // A text that is not a string derives nothing; an oversized one is capped like any capture.
+    const long = (await s.as.alice.recall('long', { channels: ['bm25'] })).find((h) => h.type === 'memory')!
+    const shown = s.as.alice.show(long.id)
+    expect(shown.type === 'memory' && shown.memory.text.length).toBeLessThanOrEqual(16_100)
+    // Bob's pin is his: a delete of shared events (no user) leaves it.
+    s.base.deleteScope({ project: s.project })
+    expect(s.as.bob.show(s.memory('bob', 1).id)).toMatchObject({ type: 'memory', memory: { pinned: true } })
+  })
+
   it('an import that fails part-way stores nothing, tombstones included (they are written only after every event is)', async () => {
     const s = await seed()
     const lines: string[] = []
@@ -358,7 +390,7 @@ describe('export and import as a user', () => {
 describe('agent isolation (agentScope: own)', () => {
   /** One project, one user: a Claude Code session and a Codex session, a memory each agent stated over MCP, one a person stated. */
   async function agents(agentScope: 'own' | 'shared') {
-    const { engine: base, clock } = createTestEngine({ cwd: PROJECT.root, agentScope })
+    const { engine: base, clock, store } = createTestEngine({ cwd: PROJECT.root, agentScope })
     base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Auth0 signing keys for validateToken' }, 'sess-claude', PROJECT.root), 'claude-code')
     clock.advance(60_000)
     base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Okta signing keys for validateToken' }, 'sess-codex', PROJECT.root), 'codex')
@@ -366,7 +398,7 @@ describe('agent isolation (agentScope: own)', () => {
     const claudeMemory = base.remember('validateToken caches Auth0 keys for 10 minutes', { project: PROJECT, agent: 'claude-code' }).memory
     const codexMemory = base.remember('validateToken caches Okta keys for 5 minutes', { project: PROJECT, agent: 'codex' }).memory
     const personMemory = base.remember('signing keys rotate every 90 days', { project: PROJECT }).memory
-    return { base, claude: base.scoped({ agent: 'claude-code' }), codex: base.scoped({ agent: 'codex' }), claudeMemory, codexMemory, personMemory }
+    return { base, store, clock, claude: base.scoped({ agent: 'claude-code' }), codex: base.scoped({ agent: 'codex' }), claudeMemory, codexMemory, personMemory }
   }
 
   it('each agent recalls and gets context of its own captures and memories plus what a person stated', async () => {
@@ -397,6 +429,17 @@ describe('agent isolation (agentScope: own)', () => {
     const again = a.base.remember('validateToken caches Auth0 keys for 10 minutes', { project: PROJECT, agent: 'codex' })
     expect(again.created).toBe(true)
     expect(again.memory.id).not.toBe(a.claudeMemory.id)
+  })
+
+  it('the agent guard is recorded in the events: a rebuild under the shared setting merges and supersedes nothing across agents', async () => {
+    const a = await agents('own')
+    const claudeDb = a.base.remember('orders DB is PostgreSQL 14', { project: PROJECT, agent: 'claude-code' }).memory
+    a.base.remember('orders DB is PostgreSQL 14', { project: PROJECT, agent: 'codex' })
+    a.base.remember('orders DB is MySQL 8', { project: PROJECT, agent: 'codex' })
+    // The same store, opened with the default (shared) setting, rebuilt from its log.
+    const reopened = new MnemoEngine({ store: a.store, clock: a.clock, cwd: PROJECT.root, contextBudgetTokens: 2000, timeZone: 'UTC' })
+    reopened.rebuild()
+    expect(reopened.show(claudeDb.id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, seenCount: 1 } })
   })
 
   it('under isolation an agent may export Markdown, not the raw log of every agent (FORBIDDEN)', async () => {

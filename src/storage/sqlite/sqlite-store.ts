@@ -197,7 +197,7 @@ class SqliteStore implements Store {
       }
     })
     if (d.memory) this.applyMemory(event, seq, projectId, d.memory)
-    for (const op of d.memoryOps ?? []) this.applyMemoryOp(op, event.ts)
+    for (const op of d.memoryOps ?? []) this.applyMemoryOp(op, event.ts, event.user ?? null)
     return added
   }
 
@@ -283,10 +283,11 @@ class SqliteStore implements Store {
     }
   }
 
-  private applyMemoryOp(op: NonNullable<Derivation['memoryOps']>[number], ts: number): void {
-    if (op.op === 'pin' || op.op === 'unpin') this.stmt('UPDATE memories SET pinned = ? WHERE id = ?').run(op.op === 'pin' ? 1 : 0, op.id)
-    else if (op.op === 'archive') this.stmt('UPDATE memories SET archived_at = ? WHERE id = ? AND pinned = 0').run(ts, op.id)
-    else this.stmt('UPDATE memories SET archived_at = NULL WHERE id = ?').run(op.id)
+  /** A pin, unpin, archive or restore: applied only to a memory of the event's user (none: a shared memory), so no event changes another user's memory. */
+  private applyMemoryOp(op: NonNullable<Derivation['memoryOps']>[number], ts: number, user: string | null): void {
+    if (op.op === 'pin' || op.op === 'unpin') this.stmt('UPDATE memories SET pinned = ? WHERE id = ? AND user_id IS ?').run(op.op === 'pin' ? 1 : 0, op.id, user)
+    else if (op.op === 'archive') this.stmt('UPDATE memories SET archived_at = ? WHERE id = ? AND user_id IS ? AND pinned = 0').run(ts, op.id, user)
+    else this.stmt('UPDATE memories SET archived_at = NULL WHERE id = ? AND user_id IS ?').run(op.id, user)
   }
 
   private removeDerived(id: string): void {
