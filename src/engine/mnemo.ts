@@ -1014,7 +1014,9 @@ export class MnemoEngine {
    */
   compact(options: { before: number; project?: Project; vacuum?: boolean }, actor = 'cli'): { events: number; payloadBytesBefore: number; payloadBytesAfter: number; fileBytesBefore: number; fileBytesAfter: number } {
     if (!Number.isFinite(options.before)) throw invalidInput('before', `before must be a time (got ${String(options.before)})`)
-    const folded = this.store.foldEvents({ before: options.before, ...(options.project ? { projectRoot: options.project.root } : {}) }, (event) => {
+    // A user compacts their own events (shared ones too without a user); `allUsers`, everyone's.
+    const user = this.allUsers ? {} : { user: this.user ?? null }
+    const folded = this.store.foldEvents({ before: options.before, ...(options.project ? { projectRoot: options.project.root } : {}), ...user }, (event) => {
       const payload = foldPayload(event, deriveEvent(event))
       // Only where it saves space: a small hook payload can be shorter than the text derived from it.
       return payload && JSON.stringify(payload).length < JSON.stringify(event.payload).length ? { format: 'folded', payload } : undefined

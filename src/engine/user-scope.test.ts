@@ -297,6 +297,19 @@ describe('writes and deletes stay inside the user', () => {
     expect(s.as.alice.sessions()).toEqual([aliceSession])
   })
 
+  it('a user’s compaction folds their own events only', async () => {
+    const s = await seed()
+    const folded = s.as.alice.compact({ before: T0 + 86_400_000, vacuum: false })
+    expect(folded.events).toBeGreaterThan(0)
+    const formats = (engine: MnemoEngine): string[] => {
+      const lines: string[] = []
+      engine.exportJsonl((l) => lines.push(l))
+      return lines.slice(1).map((l) => JSON.parse(l) as { kind: string; format?: string; user?: string }).filter((r) => r.kind === 'event' && r.user !== undefined).map((r) => r.format!)
+    }
+    expect(formats(s.as.bob)).not.toContain('folded')
+    expect(formats(s.as.alice)).toContain('folded')
+  })
+
   it('a malformed user name is refused', async () => {
     const { engine } = createTestEngine()
     for (const bad of ['', ' alice', 'a/b', 'x'.repeat(65), '-lead']) expect(() => engine.scoped({ user: bad })).toThrow(/user must be 1–64 ASCII/)

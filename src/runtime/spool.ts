@@ -16,6 +16,11 @@ export interface SpooledEvent {
   agent?: string
   /** The user the hook captured for (`MNEMO_USER`); absent: none. A drain stores it as that user's, whoever drains. */
   user?: string
+  /**
+   * Team mode: the first 16 hex digits of the SHA-256 of the token it was to be sent with (absent when the server
+   * refused that token). Only a hook with the same token sends it; a local drain stores it as `user`'s.
+   */
+  tokenId?: string
 }
 
 /** Most spooled files one run drains, so a hook stays fast after a long outage. */

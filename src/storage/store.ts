@@ -339,7 +339,7 @@ export interface Store {
    * @returns How many events changed, and their payload bytes before and after.
    */
   foldEvents(
-    options: { before: number; projectRoot?: string },
+    options: { before: number; projectRoot?: string; user?: string | null },
     fold: (event: StoredEvent) => { format: EventFormat; payload: unknown } | undefined,
   ): { events: number; bytesBefore: number; bytesAfter: number }
   /** Rewrites the database file without free pages (SQLite VACUUM). @returns Its size in bytes before and after. */

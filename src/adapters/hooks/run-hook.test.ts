@@ -100,6 +100,19 @@ describe('mnemo hook', () => {
     }
   })
 
+  it('under agent isolation an unknown --agent is refused (kept aside), never filed under another agent nor given its context', async () => {
+    const h = home()
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'claude only pelican' }, 'c1'), { MNEMO_AGENT_SCOPE: 'own' })
+    const input = new PassThrough()
+    let stdout = ''
+    const run = runHook('SessionStart', { stdin: input, stdout: { write: (t: string) => (stdout += t) }, env: { MNEMO_HOME: h, HOME: h, MNEMO_AGENT_SCOPE: 'own' }, cwd: '/work/demo-app', exit: () => undefined }, 'unknownagent')
+    input.end(hookPayload('SessionStart', { source: 'startup' }, 'u1'))
+    await run
+    expect(stdout).toBe('')
+    expect(readdirSync(path.join(h, 'spool', 'bad'))).toHaveLength(1)
+    expect(counts(h)).toMatchObject({ events: 1 })
+  })
+
   it('keeps invalid input aside (not retried) and logs the offending field', async () => {
     const h = home()
     const r = await hook(h, 'Stop', '{"cwd": "/x"}')
@@ -257,7 +270,15 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       expect(spooled(client)).toHaveLength(4)
       expect(readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')).toContain('MNEMO_SERVER_URL is not an http(s) URL')
       await remoteHook(client, server.url, server.token, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'third prompt, back online' }, 'now'))
+      // The event spooled for the wrong token (the server was down, so it was never refused) waits for a hook with that token:
+      // the spool of a shared data directory never sends one identity's events with another's token.
+      expect(spooled(client)).toHaveLength(1)
+      expect(JSON.parse(readFileSync(path.join(client, 'spool', spooled(client)[0]!), 'utf8'))).toMatchObject({ stdin: expect.stringContaining('second prompt while offline'), tokenId: expect.stringMatching(/^[0-9a-f]{16}$/) })
+      // That token is refused now: the event loses its identity, and the next working token delivers it. Never dropped.
+      await remoteHook(client, server.url, 'wrong-token', 'Stop', hookPayload('Stop', {}, 'now'))
+      await remoteHook(client, server.url, server.token, 'Stop', hookPayload('Stop', {}, 'now'))
       expect(spooled(client)).toEqual([])
+      expect((await server.engine.recall('second prompt while offline')).length).toBeGreaterThan(0)
       // The first prompt again (an agent retry): the server's idempotency key keeps one copy.
       await remoteHook(client, server.url, server.token, 'UserPromptSubmit', prompt)
     } finally {

@@ -265,7 +265,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     operationId: 'importPath',
     summary: 'Import transcripts from a file or folder on the server machine',
     description:
-      "Claude Code session JSONL, Codex CLI rollouts or LoCoMo JSON, as `mnemo import`. Re-importing adds nothing. Only with the server token: a user's token cannot make the server read its own files (403).",
+      "Claude Code session JSONL, Codex CLI rollouts or LoCoMo JSON, as `mnemo import`. Re-importing adds nothing; a mnemo export is restored with the users it names. Only with the server token: a user's token cannot make the server read its own files (403).",
     body: importInput,
     responses: { 200: { description: 'What was read, imported and skipped, per file.', schema: importJson } },
     errors: [400, 403, 404, 413, 422],
@@ -279,7 +279,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
         throw invalidInput('path', `path must be absolute (got ${describeValue(body.path)})`, 'the server has no working directory; paths are read on the server machine')
       }
       const project = body.project === undefined ? undefined : engine.projectForWrite(needProject(engine, body.project, 'body'))
-      const report = await engine.importPath(body.path, { ...(body.format ? { format: body.format } : {}), ...(project ? { project } : {}) })
+      // The server token is the operator's: a mnemo export is restored with the users it names (as `import --all-users`).
+      const report = await engine.scoped({ allUsers: true }).importPath(body.path, { ...(body.format ? { format: body.format } : {}), ...(project ? { project } : {}) })
       return ok(toImportJson(report))
     },
   }),

@@ -1,4 +1,6 @@
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { promisify } from 'node:util'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -136,7 +138,8 @@ describe('per-user tokens', () => {
 
   it('a damaged users file gives an error naming it, and the server token still works', async () => {
     const file = serverUsersPath(home)
-    writeFileSync(file, '{"version":1,"users":{"alice":"not a digest"}}')
+    const kept = readFileSync(file, 'utf8')
+    writeFileSync(file, '{"version":1,"users":[{"name":"alice","tokenSha256":"not a digest","createdAt":""}]}')
     try {
       const reply = await callRest(as('alice'), 'GET', '/v1/status')
       expect(reply.status).toBe(500)
@@ -144,7 +147,7 @@ describe('per-user tokens', () => {
       expect(reply.body.error.message).toContain(file)
       expect((await callRest(server, 'GET', '/v1/status')).status).toBe(200)
     } finally {
-      writeFileSync(file, '{"version":1,"users":{}}')
+      writeFileSync(file, kept)
     }
   })
 })
@@ -165,5 +168,47 @@ describe('a server that isolates agents (MNEMO_AGENT_SCOPE=own)', () => {
     } finally {
       await own.close()
     }
+  })
+})
+
+describe('changes of the users file', () => {
+  const built = path.resolve(import.meta.dirname, '../../../dist/adapters/http/server-users.js')
+
+  it.skipIf(!existsSync(built))('concurrent adds and a remove in separate processes all land: the revocation sticks, every printed token exists', async () => {
+    const h = path.join(tmp, 'race')
+    addServerUser(h, 'victim', T0)
+    const run = promisify(execFile)
+    const script = (call: string): string[] => ['--input-type=module', '-e', `import * as u from ${JSON.stringify(built)}; ${call}`]
+    await Promise.all([
+      run(process.execPath, script(`u.removeServerUser(${JSON.stringify(h)}, 'victim')`)),
+      ...Array.from({ length: 8 }, (_, i) => run(process.execPath, script(`u.addServerUser(${JSON.stringify(h)}, 'w${i}', 0)`))),
+    ])
+    expect(listServerUsers(h).map((u) => u.user)).toEqual(['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7'])
+    expect(existsSync(`${serverUsersPath(h)}.lock`)).toBe(false)
+  })
+
+  it('a lock left by a crashed process is taken over once stale', () => {
+    const h = path.join(tmp, 'stale')
+    addServerUser(h, 'a', T0)
+    const lock = `${serverUsersPath(h)}.lock`
+    writeFileSync(lock, '')
+    utimesSync(lock, new Date(0), new Date(0))
+    addServerUser(h, 'b', T0)
+    expect(listServerUsers(h).map((u) => u.user)).toEqual(['a', 'b'])
+    expect(existsSync(lock)).toBe(false)
+  })
+
+  it('a server-token import restores a mnemo export with the users it names (the operator restoring a store)', async () => {
+    const lines = [
+      JSON.stringify({ format: 'mnemo-export', version: 1, exportedAt: new Date(T0).toISOString(), project: null, counts: { events: 1, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 1 } }),
+      JSON.stringify({ kind: 'event', seq: 1, idemKey: 'restore-1', agent: 'mnemo', format: 'mnemo', type: 'remember', sessionKey: `mnemo:${CWD}`, project: { root: CWD, name: 'shop' }, ts: T0, user: 'bob', receivedAt: T0, payload: { op: 'remember', kind: 'fact', text: 'restored ostrich fact of Bob' } }),
+    ]
+    const file = path.join(tmp, 'restore.jsonl')
+    writeFileSync(file, lines.join('\n'))
+    expect(await callRest(server, 'POST', '/v1/import', { path: file, format: 'mnemo' })).toMatchObject({ status: 200 })
+    const bob = await callRest(as('bob'), 'POST', '/v1/recall', { query: 'ostrich', project: CWD })
+    expect(bob).toMatchObject({ status: 200 })
+    expect(bob.body.hits.map((h: { snippet: string }) => h.snippet)).toEqual(['restored ostrich fact of Bob'])
+    expect((await callRest(as('alice'), 'POST', '/v1/recall', { query: 'ostrich', project: CWD })).body.hits).toEqual([])
   })
 })

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 import { MnemoError } from '../../core/errors.js'
@@ -72,6 +72,46 @@ function writeUsers(home: string, users: UsersFile): void {
   chmodSync(file, 0o600)
 }
 
+/** How long a change of the users file waits for another one to finish, and when a left-behind lock counts as stale, ms. */
+const LOCK_WAIT_MS = 5000
+const LOCK_STALE_MS = 30_000
+
+/**
+ * Runs a read-modify-write of the users file under an exclusive lock file
+ * (`server-users.json.lock`, created with O_EXCL), so concurrent `user add` /
+ * `user remove` never lose each other's change: a revocation that reports
+ * success sticks. A lock older than 30 s (a crashed process) is taken over.
+ *
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — another change held the lock for 5 s.
+ */
+function withUsersLock<T>(home: string, fn: () => T): T {
+  mkdirSync(home, { recursive: true, mode: 0o700 })
+  const lock = `${serverUsersPath(home)}.lock`
+  const deadline = Date.now() + LOCK_WAIT_MS
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx', 0o600))
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock)
+      } catch {
+        // released meanwhile
+      }
+      if (Date.now() > deadline) {
+        throw new MnemoError('STORE_UNAVAILABLE', `${lock} is held by another change of the users: try again`, { details: { dialect: 'sqlite', operation: 'users file' } })
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+    }
+  }
+  try {
+    return fn()
+  } finally {
+    unlinkSync(lock)
+  }
+}
+
 /**
  * Gives `user` a token and returns it: 32 random bytes as hex, shown once;
  * only its digest is kept. A name that differs from an existing one only in
@@ -84,9 +124,13 @@ function writeUsers(home: string, users: UsersFile): void {
  */
 export function addServerUser(home: string, user: string, nowMs: number, options: { replace?: boolean } = {}): string {
   checkUserName(user)
+  return withUsersLock(home, () => addLocked(home, user, nowMs, options.replace === true))
+}
+
+function addLocked(home: string, user: string, nowMs: number, replace: boolean): string {
   const users = readUsers(home)
   const same = users.users.find((u) => u.name.toLowerCase() === user.toLowerCase())
-  if (same && (same.name !== user || !options.replace)) {
+  if (same && (same.name !== user || !replace)) {
     throw new MnemoError('CONFLICT', same.name === user ? `user ${user} already has a token` : `user ${same.name} already has a token, and ${user} differs from it only in case`, {
       details: { kind: 'user', id: same.name },
       hint: same.name === user ? `\`mnemo user add ${user} --replace\` gives them a new token (the old one stops working)` : 'pick a distinct name',
@@ -105,11 +149,13 @@ export function addServerUser(home: string, user: string, nowMs: number, options
  * @returns Whether the user had a token.
  */
 export function removeServerUser(home: string, user: string): boolean {
-  const users = readUsers(home)
-  if (!users.users.some((u) => u.name === user)) return false
-  users.users = users.users.filter((u) => u.name !== user)
-  writeUsers(home, users)
-  return true
+  return withUsersLock(home, () => {
+    const users = readUsers(home)
+    if (!users.users.some((u) => u.name === user)) return false
+    users.users = users.users.filter((u) => u.name !== user)
+    writeUsers(home, users)
+    return true
+  })
 }
 
 /** The users with a token, by name. */

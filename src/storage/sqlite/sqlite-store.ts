@@ -1069,12 +1069,12 @@ class SqliteStore implements Store {
   }
 
   foldEvents(
-    options: { before: number; projectRoot?: string },
+    options: { before: number; projectRoot?: string; user?: string | null },
     fold: (event: StoredEvent) => { format: EventFormat; payload: unknown } | undefined,
   ): { events: number; bytesBefore: number; bytesAfter: number } {
     return this.guard('fold events', () => {
       const out = { events: 0, bytesBefore: 0, bytesAfter: 0 }
-      const scope = options.projectRoot !== undefined ? ' AND project_root = ?' : ''
+      const scope = `${options.projectRoot !== undefined ? ' AND project_root = ?' : ''}${options.user === null ? ' AND user_id IS NULL' : options.user !== undefined ? ' AND user_id = ?' : ''}`
       this.db
         .transaction(() => {
           let after = 0
@@ -1083,6 +1083,7 @@ class SqliteStore implements Store {
               after,
               options.before,
               ...(options.projectRoot !== undefined ? [options.projectRoot] : []),
+              ...(typeof options.user === 'string' ? [options.user] : []),
             ) as EventRow[]
             if (rows.length === 0) break
             for (const row of rows) {
