@@ -1,4 +1,3 @@
-import { z } from 'zod'
 import { fnv1a64 } from '../core/hash.js'
 import { AGENT_NAMES, type AgentName, type EventInput, type MemoryKind, type ProjectRef } from '../core/types.js'
 import type { Deriver } from './derivation.js'
@@ -9,29 +8,47 @@ export const MNEMO_SESSION_PREFIX = 'mnemo:'
 
 export type MemoryOpName = 'pin' | 'unpin' | 'archive' | 'restore'
 
+type OpPayload =
+  | {
+      op: 'remember'
+      kind: MemoryKind
+      text: string
+      supersedes?: string
+      sameAs?: string
+      sources?: string[]
+      subject?: string
+      confidence?: number
+      agent?: AgentName
+      /** Written under agent isolation: the write guard stays within its agent on every later rebuild, whatever the setting then. */
+      guard?: 'agent'
+    }
+  | { op: MemoryOpName; id: string }
+
+const ALL_KINDS: readonly string[] = ['decision', 'fact', 'preference', 'lesson', 'summary', 'procedure']
+const OPS: readonly string[] = ['pin', 'unpin', 'archive', 'restore']
+
 /**
- * What a `mnemo`-format event holds. Checked on every derivation (an export
- * file is input like any other): a payload of another shape derives nothing.
- * `guard: 'agent'` records that it was written under agent isolation, so the
- * write guard stays within its agent on every later rebuild, whatever the
- * setting then.
+ * What a `mnemo`-format event holds, checked on every derivation (an export
+ * file is input like any other); `undefined` for any other shape, which then
+ * derives nothing. Hand-written rather than a zod schema: it runs on the hook
+ * path, which keeps zod out of its start-up.
  */
-const opPayloadSchema = z.discriminatedUnion('op', [
-  z.object({
-    op: z.literal('remember'),
-    kind: z.enum(['decision', 'fact', 'preference', 'lesson', 'summary', 'procedure']),
-    text: z.string().min(1),
-    supersedes: z.string().optional(),
-    sameAs: z.string().optional(),
-    sources: z.array(z.string()).optional(),
-    subject: z.string().optional(),
-    confidence: z.number().min(0).max(1).optional(),
-    agent: z.enum(AGENT_NAMES).optional(),
-    guard: z.literal('agent').optional(),
-  }),
-  z.object({ op: z.enum(['pin', 'unpin', 'archive', 'restore']), id: z.string().min(1) }),
-])
-type OpPayload = z.output<typeof opPayloadSchema>
+function parseOpPayload(value: unknown): OpPayload | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined
+  const p = value as Record<string, unknown>
+  const optString = (k: string): boolean => p[k] === undefined || typeof p[k] === 'string'
+  if (p['op'] === 'remember') {
+    if (typeof p['kind'] !== 'string' || !ALL_KINDS.includes(p['kind']) || typeof p['text'] !== 'string' || p['text'].length === 0) return undefined
+    if (!optString('supersedes') || !optString('sameAs') || !optString('subject')) return undefined
+    if (p['sources'] !== undefined && !(Array.isArray(p['sources']) && p['sources'].every((x) => typeof x === 'string'))) return undefined
+    if (p['confidence'] !== undefined && !(typeof p['confidence'] === 'number' && p['confidence'] >= 0 && p['confidence'] <= 1)) return undefined
+    if (p['agent'] !== undefined && !(typeof p['agent'] === 'string' && (AGENT_NAMES as readonly string[]).includes(p['agent']))) return undefined
+    if (p['guard'] !== undefined && p['guard'] !== 'agent') return undefined
+    return p as OpPayload
+  }
+  if (typeof p['op'] === 'string' && OPS.includes(p['op']) && typeof p['id'] === 'string' && p['id'].length > 0) return p as OpPayload
+  return undefined
+}
 
 /**
  * The log event for an explicit `remember`. Every call is logged (its key
@@ -97,9 +114,8 @@ export function memoryOpEvent(project: ProjectRef, op: MemoryOpName, id: string,
 
 /** remember → a memory (through the write guard); pin/unpin/archive/restore → a lifecycle change. */
 export const deriveMnemoOp: Deriver = (event) => {
-  const parsed = opPayloadSchema.safeParse(event.payload)
-  if (!parsed.success) return { observations: [] }
-  const p = parsed.data
+  const p = parseOpPayload(event.payload)
+  if (!p) return { observations: [] }
   if (p.op === 'remember') {
     return {
       observations: [],
