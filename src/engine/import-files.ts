@@ -1,7 +1,8 @@
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
-import type { ProjectRef } from '../core/types.js'
+import type { EventInput, ProjectRef } from '../core/types.js'
+import type { AppendResult } from '../storage/store.js'
 import { parseClaudeTranscript } from '../capture/claude-transcript.js'
 import { parseCodexRollout } from '../capture/codex-rollout.js'
 import { parseCursorDatabase, sqliteTables } from '../capture/cursor-db.js'
@@ -242,4 +243,96 @@ export function toImportFormat(value: string | undefined): ImportFormat {
   if (value === undefined) return 'auto'
   if ((IMPORT_FORMATS as readonly string[]).includes(value)) return value as ImportFormat
   throw invalidInput('format', `--format must be one of ${IMPORT_FORMATS.join(', ')} (got ${JSON.stringify(value)})`)
+}
+
+/** Per-file outcome of an import. */
+export interface ImportFileReport {
+  file: string
+  format: string | undefined
+  /** Records read (lines, turns), bad ones included. */
+  read: number
+  /** New events written to the log. */
+  imported: number
+  /** Valid records already in the log (a re-import). */
+  duplicates: number
+  observations: number
+  skipped: { line: number | string; reason: string }[]
+  unknownTypes: Record<string, number>
+  /** Why the file could not be imported at all. */
+  error?: string
+}
+
+export interface ImportReport {
+  files: ImportFileReport[]
+  read: number
+  imported: number
+  duplicates: number
+  observations: number
+  skipped: number
+  unknown: number
+}
+
+/**
+ * Imports transcript files (every format but a mnemo export): parses each,
+ * appends its events through `append` in batches of 500 (each batch one
+ * transaction; re-imports are duplicates), and reports per file.
+ *
+ * @param target - What the user named (for messages).
+ * @throws {MnemoError} `IMPORT_FAILED` — not one valid record in any file (the message names the first file's problem).
+ */
+export function importFiles(
+  target: string,
+  files: readonly string[],
+  format: ImportFormat,
+  options: { redact?: Redactor; project?: ProjectRef; candidateRoots: readonly string[]; append: (events: readonly EventInput[]) => AppendResult },
+): ImportReport {
+  const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, skipped: 0, unknown: 0 }
+  let valid = 0
+  for (const file of files) {
+    const parsed = parseImportFile(file, format, {
+      ...(options.redact ? { redact: options.redact } : {}),
+      ...(options.project ? { project: options.project } : {}),
+      candidateRoots: options.candidateRoots,
+    })
+    const fileReport: ImportFileReport = {
+      file,
+      format: parsed.format,
+      read: parsed.parse.read,
+      imported: 0,
+      duplicates: 0,
+      observations: 0,
+      skipped: parsed.parse.skipped,
+      unknownTypes: parsed.parse.unknownTypes,
+    }
+    if (parsed.error) fileReport.error = parsed.error
+    for (let i = 0; i < parsed.parse.events.length; i += 500) {
+      const r = options.append(parsed.parse.events.slice(i, i + 500))
+      fileReport.imported += r.inserted
+      fileReport.duplicates += r.duplicates
+      fileReport.observations += r.observations
+    }
+    valid += parsed.parse.events.length
+    if (parsed.parse.events.length === 0 && !fileReport.error) {
+      const why = parsed.parse.skipped[0]
+      fileReport.error = why ? `no valid records; first skipped: ${why.reason}` : 'no valid records'
+    }
+    report.files.push(fileReport)
+    report.read += fileReport.read
+    report.imported += fileReport.imported
+    report.duplicates += fileReport.duplicates
+    report.observations += fileReport.observations
+    report.skipped += fileReport.skipped.length
+    report.unknown += Object.values(fileReport.unknownTypes).reduce((a, b) => a + b, 0)
+  }
+  if (valid === 0) {
+    const first = report.files.find((f) => f.error)
+    throw new MnemoError(
+      'IMPORT_FAILED',
+      files.length === 0
+        ? `nothing to import: no .jsonl or .json files, OpenCode storage or Cursor state.vscdb under ${target}`
+        : `no records imported from ${target}: ${report.read} read, ${report.skipped} skipped${first?.error ? ` (${first.error})` : ''}`,
+      { details: { file: target, read: report.read, skipped: report.skipped } },
+    )
+  }
+  return report
 }

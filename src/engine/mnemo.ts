@@ -34,7 +34,7 @@ import { rangeWords, resolveRelativeTimes } from '../retrieval/time-expressions.
 import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
 import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
 import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Scope, Store, StoreStats } from '../storage/store.js'
-import type { ImportFormat } from './import-files.js'
+import type { ImportFormat, ImportReport } from './import-files.js'
 
 /**
  * The project a client named for a hook event (team mode): its root, which must be absolute and contain `cwd`.
@@ -64,32 +64,7 @@ export interface RecallOptions {
   includeArchived?: boolean
 }
 
-/** Per-file outcome of an import. */
-export interface ImportFileReport {
-  file: string
-  format: string | undefined
-  /** Records read (lines, turns), bad ones included. */
-  read: number
-  /** New events written to the log. */
-  imported: number
-  /** Valid records already in the log (a re-import). */
-  duplicates: number
-  observations: number
-  skipped: { line: number | string; reason: string }[]
-  unknownTypes: Record<string, number>
-  /** Why the file could not be imported at all. */
-  error?: string
-}
-
-export interface ImportReport {
-  files: ImportFileReport[]
-  read: number
-  imported: number
-  duplicates: number
-  observations: number
-  skipped: number
-  unknown: number
-}
+export type { ImportFileReport, ImportReport } from './import-files.js'
 
 /** A session with its observations, for `show`. */
 export interface SessionDetail {
@@ -347,7 +322,7 @@ export class MnemoEngine {
    */
   async importPath(target: string, options: { format?: ImportFormat; project?: ProjectRef } = {}): Promise<ImportReport> {
     // Loaded on demand: the parsers (and the date parser LoCoMo needs) are heavy for hook start-up.
-    const { isStoreImport, listImportFiles, parseImportFile } = await import('./import-files.js')
+    const { importFiles, isStoreImport, listImportFiles } = await import('./import-files.js')
     const files = listImportFiles(target)
     // A folder or a database (an agent's session store) is never a mnemo export: it is not read as text.
     if (files.length === 1 && !isStoreImport(files[0]!) && (options.format === undefined || options.format === 'auto' || options.format === 'mnemo')) {
@@ -367,57 +342,14 @@ export class MnemoEngine {
         }
       }
     }
-    const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, skipped: 0, unknown: 0 }
-    let valid = 0
     // A Gemini session names its project only by a hash of its root: try the folder we run in and the projects already known.
     const candidateRoots = [process.cwd(), ...this.store.listProjects().map((p) => p.root).filter((r) => r.startsWith('/'))]
-    for (const file of files) {
-      const parsed = parseImportFile(file, options.format ?? 'auto', {
-        ...(this.redact ? { redact: this.redact } : {}),
-        ...(options.project ? { project: options.project } : {}),
-        candidateRoots,
-      })
-      const fileReport: ImportFileReport = {
-        file,
-        format: parsed.format,
-        read: parsed.parse.read,
-        imported: 0,
-        duplicates: 0,
-        observations: 0,
-        skipped: parsed.parse.skipped,
-        unknownTypes: parsed.parse.unknownTypes,
-      }
-      if (parsed.error) fileReport.error = parsed.error
-      for (let i = 0; i < parsed.parse.events.length; i += 500) {
-        const r = this.append(this.own(parsed.parse.events.slice(i, i + 500)))
-        fileReport.imported += r.inserted
-        fileReport.duplicates += r.duplicates
-        fileReport.observations += r.observations
-      }
-      valid += parsed.parse.events.length
-      if (parsed.parse.events.length === 0 && !fileReport.error) {
-        const why = parsed.parse.skipped[0]
-        fileReport.error = why ? `no valid records; first skipped: ${why.reason}` : 'no valid records'
-      }
-      report.files.push(fileReport)
-      report.read += fileReport.read
-      report.imported += fileReport.imported
-      report.duplicates += fileReport.duplicates
-      report.observations += fileReport.observations
-      report.skipped += fileReport.skipped.length
-      report.unknown += Object.values(fileReport.unknownTypes).reduce((a, b) => a + b, 0)
-    }
-    if (valid === 0) {
-      const first = report.files.find((f) => f.error)
-      throw new MnemoError(
-        'IMPORT_FAILED',
-        files.length === 0
-          ? `nothing to import: no .jsonl or .json files, OpenCode storage or Cursor state.vscdb under ${target}`
-          : `no records imported from ${target}: ${report.read} read, ${report.skipped} skipped${first?.error ? ` (${first.error})` : ''}`,
-        { details: { file: target, read: report.read, skipped: report.skipped } },
-      )
-    }
-    return report
+    return importFiles(target, files, options.format ?? 'auto', {
+      ...(this.redact ? { redact: this.redact } : {}),
+      ...(options.project ? { project: options.project } : {}),
+      candidateRoots,
+      append: (events) => this.append(this.own(events)),
+    })
   }
 
   /**

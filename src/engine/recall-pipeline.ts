@@ -1,5 +1,5 @@
 import { invalidInput } from '../core/errors.js'
-import type { ProjectId, SessionId } from '../core/ids.js'
+import type { SessionId } from '../core/ids.js'
 import { repairUnicode, truncateGraphemes } from '../core/text.js'
 import { DEFAULT_SPREAD, spreadToNeighbors, type SpreadWeights } from '../retrieval/context-spread.js'
 import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
