@@ -6,6 +6,7 @@ import { createMcpServer } from '../adapters/mcp/server.js'
 import type { ProjectId } from '../core/ids.js'
 import type { Memory, Observation, Project, ProjectRef, RecallHit, Session } from '../core/types.js'
 import type { ChannelName } from '../retrieval/fusion.js'
+import { FIRST, FIRST_ONLY, hooksOf, memoriesOf, SAME_MEMORY, SECOND, SECOND_ONLY, type OverlapFacts } from '../testing/overlap-fixtures.js'
 import { createTestEngine, hookPayload, recallWith } from '../testing/test-mnemo.js'
 import type { MnemoEngine } from './mnemo.js'
 
@@ -19,48 +20,17 @@ import type { MnemoEngine } from './mnemo.js'
 
 const ROOT = '/nonexistent-mnemo-scope-test'
 
-interface Facts {
+interface Facts extends OverlapFacts {
   ref: ProjectRef
-  session: string
-  db: string
-  idp: string
-  port: number
-  region: string
-  owner: string
 }
 
-const ALPHA: Facts = { ref: { root: `${ROOT}/alpha`, name: 'alpha' }, session: 'sess-alpha', db: 'PostgreSQL 14', idp: 'Auth0', port: 5432, region: 'Frankfurt', owner: 'Dana' }
-const BETA: Facts = { ref: { root: `${ROOT}/beta`, name: 'beta' }, session: 'sess-beta', db: 'MySQL 8', idp: 'Okta', port: 3306, region: 'Oregon', owner: 'Eli' }
-/** Words only BETA's texts contain. */
-const BETA_ONLY = ['MySQL', 'Okta', 'Oregon', 'Eli', '3306']
-const ALPHA_ONLY = ['PostgreSQL', 'Auth0', 'Frankfurt', 'Dana', '5432']
+const ALPHA: Facts = { ref: { root: `${ROOT}/alpha`, name: 'alpha' }, root: `${ROOT}/alpha`, key: 'alpha', session: 'sess-alpha', ...FIRST }
+const BETA: Facts = { ref: { root: `${ROOT}/beta`, name: 'beta' }, root: `${ROOT}/beta`, key: 'beta', session: 'sess-beta', ...SECOND }
+/** Words only BETA's texts contain, and only ALPHA's. */
+const BETA_ONLY = SECOND_ONLY
+const ALPHA_ONLY = FIRST_ONLY
 /** The same text remembered in both projects. */
-const SHARED_MEMORY = 'use feature flags for risky orders database changes'
-
-/** Memories with distinct subjects (the write guard would merge or supersede same-subject facts of one project). */
-const memoriesOf = (f: Facts): string[] => [
-  `orders database engine is ${f.db}`,
-  `checkIssuer accepts tokens issued by ${f.idp}`,
-  `the orders database listens on port ${f.port}`,
-  `primary region for the orders database: ${f.region}`,
-  `on-call owner of the orders database: ${f.owner}`,
-  `nightly backup of the orders database runs at 02:00 in ${f.region}`,
-  `connection pool for ${f.db} holds 20 connections`,
-  `token cache for checkIssuer keeps ${f.idp} keys for 10 minutes`,
-  `deploys of the orders service wait for ${f.db} migrations`,
-  `the billing service reads the orders database through a replica in ${f.region}`,
-  SHARED_MEMORY,
-]
-
-/** One Claude Code session: a prompt, a failing test, an edit, the test passing, a reply, the end. */
-const hooksOf = (f: Facts): [string, Record<string, unknown>][] => [
-  ['UserPromptSubmit', { prompt: `move the orders database connection pool to ${f.db} and keep validateToken checking ${f.idp} tokens` }],
-  ['PostToolUseFailure', { tool_name: 'Bash', tool_use_id: `fail-${f.ref.name}`, tool_input: { command: 'npm test -- orders-database' }, error: `orders database tests failed: ${f.db} refused the connection on port ${f.port}` }],
-  ['PostToolUse', { tool_name: 'Edit', tool_use_id: `edit-${f.ref.name}`, tool_input: { file_path: `${f.ref.root}/src/auth/validate-token.ts`, old_string: 'issuer: TODO', new_string: `issuer: '${f.idp}' // validateToken` }, tool_response: 'The file has been updated.' }],
-  ['PostToolUse', { tool_name: 'Bash', tool_use_id: `bash-${f.ref.name}`, tool_input: { command: 'npm test -- orders-database' }, tool_response: { stdout: `orders database tests passed against ${f.db} on port ${f.port}` } }],
-  ['Stop', { last_assistant_message: `The orders database connection pool now uses ${f.db} in ${f.region}; validateToken accepts ${f.idp} tokens.` }],
-  ['SessionEnd', {}],
-]
+const SHARED_MEMORY = SAME_MEMORY
 
 interface Seeded {
   engine: MnemoEngine

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Memory, Project, RecallHit } from '../core/types.js'
 import type { ChannelName } from '../retrieval/fusion.js'
+import { FIRST, FIRST_ONLY, hooksOf, memoriesOf, SAME_MEMORY, SECOND, SECOND_ONLY, type OverlapFacts } from '../testing/overlap-fixtures.js'
 import { createTestEngine, hookPayload, recallWith, T0 } from '../testing/test-mnemo.js'
 import { readExport } from './export-io.js'
 import { MnemoEngine } from './mnemo.js'
@@ -15,42 +16,17 @@ import { MnemoEngine } from './mnemo.js'
 
 const PROJECT = { root: '/nonexistent-mnemo-user-scope/shop', name: 'shop' }
 
-interface Facts {
+interface Facts extends OverlapFacts {
   user: 'alice' | 'bob'
-  session: string
-  db: string
-  idp: string
-  port: number
-  region: string
-  owner: string
 }
-const ALICE: Facts = { user: 'alice', session: 'sess-alice', db: 'PostgreSQL 14', idp: 'Auth0', port: 5432, region: 'Frankfurt', owner: 'Dana' }
-const BOB: Facts = { user: 'bob', session: 'sess-bob', db: 'MySQL 8', idp: 'Okta', port: 3306, region: 'Oregon', owner: 'Eli' }
-const ALICE_ONLY = ['PostgreSQL', 'Auth0', 'Frankfurt', 'Dana', '5432']
-const BOB_ONLY = ['MySQL', 'Okta', 'Oregon', 'Eli', '3306']
-/** Remembered by both users, word for word. */
-const SAME_TEXT = 'use feature flags for risky orders database changes'
+const ALICE: Facts = { user: 'alice', root: PROJECT.root, key: 'alice', session: 'sess-alice', ...FIRST }
+const BOB: Facts = { user: 'bob', root: PROJECT.root, key: 'bob', session: 'sess-bob', ...SECOND }
+const ALICE_ONLY = FIRST_ONLY
+const BOB_ONLY = SECOND_ONLY
+/** Remembered by both users, word for word (`memoriesOf` index 10). */
+const SAME_TEXT = SAME_MEMORY
 /** Remembered with no user: every user of the project reads it. */
 const SHARED = 'the orders database is backed up by the platform team every night'
-
-const memoriesOf = (f: Facts): string[] => [
-  `orders database engine is ${f.db}`,
-  `checkIssuer accepts tokens issued by ${f.idp}`,
-  `the orders database listens on port ${f.port}`,
-  `primary region for the orders database: ${f.region}`,
-  `on-call owner of the orders database: ${f.owner}`,
-  `token cache for checkIssuer keeps ${f.idp} keys for 10 minutes`,
-  SAME_TEXT,
-]
-
-const hooksOf = (f: Facts): [string, Record<string, unknown>][] => [
-  ['UserPromptSubmit', { prompt: `move the orders database connection pool to ${f.db} and keep validateToken checking ${f.idp} tokens` }],
-  ['PostToolUseFailure', { tool_name: 'Bash', tool_use_id: `fail-${f.user}`, tool_input: { command: 'npm test -- orders-database' }, error: `orders database tests failed: ${f.db} refused the connection on port ${f.port}` }],
-  ['PostToolUse', { tool_name: 'Edit', tool_use_id: `edit-${f.user}`, tool_input: { file_path: `${PROJECT.root}/src/auth/validate-token.ts`, old_string: 'issuer: TODO', new_string: `issuer: '${f.idp}' // validateToken` }, tool_response: 'The file has been updated.' }],
-  ['PostToolUse', { tool_name: 'Bash', tool_use_id: `bash-${f.user}`, tool_input: { command: 'npm test -- orders-database' }, tool_response: { stdout: `orders database tests passed against ${f.db} on port ${f.port}` } }],
-  ['Stop', { last_assistant_message: `The orders database connection pool now uses ${f.db} in ${f.region}; validateToken accepts ${f.idp} tokens.` }],
-  ['SessionEnd', {}],
-]
 
 interface Seeded {
   base: MnemoEngine
@@ -120,7 +96,7 @@ describe('the corpus overlaps', () => {
     expect(hits.some((h) => s.ids.alice.has(h.id))).toBe(true)
     expect(hits.some((h) => s.ids.bob.has(h.id))).toBe(true)
     const same = (await s.all.recall(SAME_TEXT, { limit: 100, channels: ['bm25'] })).filter((h) => h.snippet === SAME_TEXT)
-    expect(sorted(ids(same))).toEqual(sorted([s.memory('alice', 6).id, s.memory('bob', 6).id]))
+    expect(sorted(ids(same))).toEqual(sorted([s.memory('alice', 10).id, s.memory('bob', 10).id]))
     // Each user's summary and lesson are theirs: consolidation wrote them with the session's user.
     expect(s.ids.alice.size).toBe(s.ids.bob.size)
     expect(s.ids.shared).toEqual(new Set([s.shared.id]))
@@ -128,7 +104,7 @@ describe('the corpus overlaps', () => {
 
   it('the write guard works per user: the same text is two memories, and Bob’s newer fact on a subject supersedes nothing of Alice’s', async () => {
     const s = await seed()
-    expect(s.memory('alice', 6).id).not.toBe(s.memory('bob', 6).id)
+    expect(s.memory('alice', 10).id).not.toBe(s.memory('bob', 10).id)
     // Same subject ("orders database engine"), other users: both stay current.
     expect(s.as.alice.show(s.memory('alice', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, user: 'alice' } })
     expect(s.as.bob.show(s.memory('bob', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, user: 'bob' } })
@@ -176,11 +152,11 @@ describe('recall as one user, per channel', () => {
   it('graph: an entity both users mention (checkIssuer) reaches only the reader’s documents', async () => {
     const s = await seed({ recall: recallWith({ graph: 1 }) })
     const scoped = await s.as.alice.recall('checkIssuer', { channels: ['graph'], limit: 100 })
-    expect(ids(scoped)).toEqual(expect.arrayContaining([s.memory('alice', 1).id, s.memory('alice', 5).id]))
+    expect(ids(scoped)).toEqual(expect.arrayContaining([s.memory('alice', 1).id, s.memory('alice', 7).id]))
     expectSeenBy(scoped, s, 'alice')
     // How common an entity is counts the reader's documents only: Bob's graph finds his, as Alice's finds hers.
     const bobs = await s.as.bob.recall('checkIssuer', { channels: ['graph'], limit: 100 })
-    expect(ids(bobs)).toEqual(expect.arrayContaining([s.memory('bob', 1).id, s.memory('bob', 5).id]))
+    expect(ids(bobs)).toEqual(expect.arrayContaining([s.memory('bob', 1).id, s.memory('bob', 7).id]))
     expectSeenBy(bobs, s, 'bob')
   })
 
@@ -267,8 +243,8 @@ describe('writes and deletes stay inside the user', () => {
 
   it('forgetting Alice’s copy of the memory both hold keeps Bob’s copy (the forget sweep matches her remembers only)', async () => {
     const s = await seed()
-    s.as.alice.forget(s.memory('alice', 6).id)
-    expect(s.as.bob.show(s.memory('bob', 6).id)).toMatchObject({ type: 'memory', memory: { text: SAME_TEXT } })
+    s.as.alice.forget(s.memory('alice', 10).id)
+    expect(s.as.bob.show(s.memory('bob', 10).id)).toMatchObject({ type: 'memory', memory: { text: SAME_TEXT } })
   })
 
   it('a scoped delete by Alice takes her events only: Bob’s and the shared items stay, and a delete with no user takes shared ones only', async () => {
