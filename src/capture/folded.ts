@@ -1,4 +1,4 @@
-import type { DerivedObservation, EventFormat, EventInput, SessionEffect } from '../core/types.js'
+import { MAX_EVENT_TS, OBSERVATION_KINDS, type DerivedObservation, type EventFormat, type EventInput, type SessionEffect } from '../core/types.js'
 import type { CaptureDerivation } from './derivation.js'
 
 /** Version of the folded payload. */
@@ -38,7 +38,20 @@ export function foldPayload(event: EventInput, derivation: CaptureDerivation): F
 function isFolded(payload: unknown): payload is FoldedPayload {
   if (typeof payload !== 'object' || payload === null) return false
   const p = payload as Partial<FoldedPayload>
-  return p.v === FOLDED_VERSION && Array.isArray(p.observations) && p.observations.every((o) => typeof o === 'object' && o !== null && typeof o.text === 'string' && typeof o.kind === 'string' && typeof o.role === 'string')
+  const strings = (v: unknown): boolean => v === undefined || (Array.isArray(v) && v.every((x) => typeof x === 'string'))
+  const optString = (v: unknown): boolean => v === undefined || typeof v === 'string'
+  const session = p.session as Record<string, unknown> | undefined
+  // Every field is checked: a folded payload can come from an export file, which is input like any other.
+  return (
+    p.v === FOLDED_VERSION &&
+    Array.isArray(p.observations) &&
+    p.observations.every(
+      (o) =>
+        typeof o === 'object' && o !== null && typeof o.text === 'string' && (OBSERVATION_KINDS as readonly string[]).includes(o.kind) && typeof o.role === 'string' &&
+        optString(o.tool) && optString(o.sourceRef) && strings(o.files) && strings(o.flags) && (o.ts === undefined || (Number.isInteger(o.ts) && o.ts >= 0 && o.ts <= MAX_EVENT_TS)),
+    ) &&
+    (session === undefined || (typeof session === 'object' && session !== null && (session['ended'] === undefined || typeof session['ended'] === 'boolean') && optString(session['title'])))
+  )
 }
 
 /** Derives a folded event: the derivation it was folded from. A payload that is not a folded one derives nothing (it stays in the log). */

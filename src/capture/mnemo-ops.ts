@@ -1,4 +1,5 @@
 import { fnv1a64 } from '../core/hash.js'
+import { ownKey } from '../core/user.js'
 import { AGENT_NAMES, type AgentName, type EventInput, type MemoryKind, type ProjectRef } from '../core/types.js'
 import type { Deriver } from './derivation.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
@@ -86,7 +87,8 @@ export function rememberEvent(
     project,
     ts: nowMs,
     // Whose statement it is is part of its identity: two users or agents stating the same words at once are two events.
-    idemKey: `mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}${options.user !== undefined ? `\u0000${options.user}` : ''}${payload.agent !== undefined ? `\u0001${payload.agent}` : ''}`)}:${nowMs}`,
+    // In the user's namespace (`ownKey`), as their captures are: their tombstones are theirs alone.
+    idemKey: ownKey(`mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}${options.user !== undefined ? `\u0000${options.user}` : ''}${payload.agent !== undefined ? `\u0001${payload.agent}` : ''}`)}:${nowMs}`, options.user),
     payload,
     ...(options.user !== undefined ? { user: options.user } : {}),
   }
@@ -107,7 +109,7 @@ export function memoryOpEvent(project: ProjectRef, op: MemoryOpName, id: string,
     sessionKey: `${MNEMO_SESSION_PREFIX}${project.root}`,
     project,
     ts: nowMs,
-    idemKey: `mnemo:${op}:${id}:${nowMs}`,
+    idemKey: ownKey(`mnemo:${op}:${id}:${nowMs}`, user),
     payload: { op, id },
   }
 }

@@ -67,6 +67,9 @@ export interface EventInput {
   user?: string
 }
 
+/** The latest event time mnemo accepts, epoch ms: the end of year 9999 (the earliest is 1970). */
+export const MAX_EVENT_TS = 253_402_300_799_999
+
 /** Observation kinds: what one event tells us. */
 export type ObservationKind =
   | 'prompt' // what the user asked

@@ -14,14 +14,17 @@ import { auditRecord, eventRecord, EXPORT_FORMAT, EXPORT_VERSION, type ExportMan
  * redacted once more on the way out.
  *
  * @param scope.projectRoot - Only this project's events (and its tombstones and audit records).
- * @param scope.user - A user's events and shared ones; `null`: shared ones only; omitted: every user's.
+ * @param scope.user - A user's events and tombstones and shared ones, no audit records; `null`: shared ones only (audit included); omitted: every user's.
  * @returns The manifest written.
  */
 export function writeExport(store: Store, clock: Clock, write: (line: string) => void, scope: { projectRoot?: string; user?: string | null } = {}): ExportManifest {
   const root = scope.projectRoot
-  const tombstones = store.tombstones(root)
-  const audit = store.auditLog(1_000_000).reverse().filter((a) => root === undefined || a.target === root)
   const user = scope.user
+  // A named user's export holds their own tombstones and shared ones (keys are namespaced by user: see `ownKey`), and no
+  // audit records: the audit log is the operator's and names every user's items.
+  const ownTombstone = (key: string): boolean => user === undefined || !key.startsWith('user:') || (user !== null && key.startsWith(`user:${user}:`))
+  const tombstones = store.tombstones(root).filter((t) => ownTombstone(t.idemKey))
+  const audit = typeof user === 'string' ? [] : store.auditLog(1_000_000).reverse().filter((a) => root === undefined || a.target === root)
   const counts = store.scopeCounts(root, user)
   const manifest: ExportManifest = {
     format: EXPORT_FORMAT,

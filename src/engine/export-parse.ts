@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { USER_NAME_PATTERN } from '../core/user.js'
+import { MAX_EVENT_TS } from '../core/types.js'
 import { MnemoError } from '../core/errors.js'
 import { AGENT_NAMES, type EventInput } from '../core/types.js'
 import type { AuditEntry } from '../storage/store.js'
@@ -21,19 +22,23 @@ export const exportManifestSchema = z.object({
   }),
 })
 
+/** An event time: epoch ms within 1970–9999, as capture accepts. */
+const eventTime = z.number().int().min(0).max(MAX_EVENT_TS)
+
+// The envelope is capped like a capture's (a hook's session_id is at most 512 characters).
 const eventRecordSchema = z.object({
   kind: z.literal('event'),
   seq: z.number().int(),
-  idemKey: z.string().min(1),
+  idemKey: z.string().min(1).max(1024),
   agent: z.enum(AGENT_NAMES),
   format: z.enum(['claude-hook', 'claude-transcript', 'codex-rollout', 'gemini-session', 'opencode-storage', 'cursor-state', 'locomo-turn', 'mnemo', 'folded']),
-  type: z.string(),
-  sessionKey: z.string(),
-  project: z.object({ root: z.string().min(1), name: z.string() }),
-  ts: z.number().int(),
-  sessionStartedAt: z.number().int().optional(),
+  type: z.string().max(128),
+  sessionKey: z.string().max(1024),
+  project: z.object({ root: z.string().min(1).max(4096), name: z.string().max(512) }),
+  ts: eventTime,
+  sessionStartedAt: eventTime.optional(),
   user: z.string().regex(USER_NAME_PATTERN).optional(),
-  receivedAt: z.number().int(),
+  receivedAt: eventTime,
   payload: z.unknown(),
 })
 const tombstoneRecordSchema = z.object({ kind: z.literal('tombstone'), idemKey: z.string().min(1), at: z.number().int(), projectRoot: z.string().nullable() })

@@ -208,7 +208,19 @@ export class MnemoEngine {
     return this.store.append(events.map((event) => ({ event, derive: () => this.derive(event) })))
   }
 
+  /**
+   * @throws {MnemoError} `INVALID_INPUT` — a payload its deriver cannot read (an odd shape in an export file), naming the event; nothing of its batch is stored.
+   */
   private derive(event: EventInput): Derivation {
+    try {
+      return this.deriveUnchecked(event)
+    } catch (error) {
+      if (MnemoError.is(error)) throw error
+      throw invalidInput('payload', `event ${truncateGraphemes(event.idemKey, 80)} (${event.format}) has a payload mnemo cannot read: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+
+  private deriveUnchecked(event: EventInput): Derivation {
     const d = deriveEvent(event)
     const out: Derivation = {
       observations: d.observations.map((o) => ({
@@ -551,7 +563,10 @@ export class MnemoEngine {
     // What was derived from the deleted observations (summaries, lessons, statements, procedures) goes with them;
     // a whole-project delete takes mnemo's own events of the project anyway.
     const partial = scope.sessionKey !== undefined || scope.before !== undefined
-    const derived = partial ? derivedMemoryIds(this.store, scope.project.id, this.store.observationIdsOfEvents(filter)) : []
+    // Only the memories of the users whose events go: another user's statement citing a deleted observation is theirs to keep.
+    const derived = partial
+      ? derivedMemoryIds(this.store, scope.project.id, this.store.observationIdsOfEvents(filter)).filter((m) => this.allUsers || this.store.getMemory(m)?.user === this.user)
+      : []
     const events = this.store.deleteEvents(filter) + forgetMemoryEvents(this.store, derived)
     if (events > 0) this.rebuild()
     this.store.audit({

@@ -273,6 +273,22 @@ describe('writes and deletes stay inside the user', () => {
     expect(s.as.alice.sessions()).toEqual([aliceSession])
   })
 
+  it('a scoped delete of shared events keeps a user’s own memory that cites one of them', async () => {
+    const s = await seed()
+    s.base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'shared giraffe prompt' }, 'sess-shared', PROJECT.root))
+    const sharedSession = s.base.sessions().find((x) => x.sessionKey === 'sess-shared')!
+    const shown = s.base.show(sharedSession.id)
+    const observation = shown.type === 'session' ? shown.detail.observations[0]!.id : ''
+    // Alice's statement citing it (as an import could write it).
+    const lines: string[] = [
+      JSON.stringify({ format: 'mnemo-export', version: 1, exportedAt: new Date(T0).toISOString(), project: null, counts: { events: 1, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 } }),
+      JSON.stringify({ kind: 'event', seq: 1, idemKey: 'cite-1', agent: 'mnemo', format: 'mnemo', type: 'remember', sessionKey: `mnemo:${PROJECT.root}`, project: PROJECT, ts: T0, receivedAt: T0, payload: { op: 'remember', kind: 'fact', text: 'alice note citing the giraffe prompt', sources: [observation] } }),
+    ]
+    await s.as.alice.importExport(lines.join('\n'), 'cite.jsonl')
+    s.base.deleteScope({ project: s.project, sessionKey: 'sess-shared' })
+    expect((await s.as.alice.recall('alice note citing the giraffe', { channels: ['bm25'] })).map((h) => h.snippet)).toEqual(['alice note citing the giraffe prompt'])
+  })
+
   it('a user’s compaction folds their own events only', async () => {
     const s = await seed()
     const folded = s.as.alice.compact({ before: T0 + 86_400_000, vacuum: false })
@@ -361,6 +377,35 @@ describe('export and import as a user', () => {
     // Bob's pin is his: a delete of shared events (no user) leaves it.
     s.base.deleteScope({ project: s.project })
     expect(s.as.bob.show(s.memory('bob', 1).id)).toMatchObject({ type: 'memory', memory: { pinned: true } })
+  })
+
+  it('a named user’s export holds their own tombstones and shared ones, and no audit records (they name every user’s items)', async () => {
+    const s = await seed()
+    s.as.bob.forget(s.memory('bob', 2).id)
+    s.as.alice.forget(s.memory('alice', 2).id)
+    const records = (engine: MnemoEngine): { kind: string; idemKey?: string }[] => {
+      const lines: string[] = []
+      engine.exportJsonl((l) => lines.push(l))
+      return lines.slice(1).map((l) => JSON.parse(l) as { kind: string; idemKey?: string })
+    }
+    const alices = records(s.as.alice)
+    const tombstones = alices.filter((r) => r.kind === 'tombstone').map((r) => r.idemKey!)
+    expect(tombstones.length).toBeGreaterThan(0)
+    expect(tombstones.every((k) => k.startsWith('user:alice:'))).toBe(true)
+    expect(alices.some((r) => r.kind === 'audit')).toBe(false)
+    expect(records(s.all).filter((r) => r.kind === 'tombstone').some((r) => r.idemKey!.startsWith('user:bob:'))).toBe(true)
+  })
+
+  it('an import with event times outside 1970–9999, or oversized envelope fields, is refused naming the line; an unreadable payload names the event', async () => {
+    const s = await seed()
+    const manifest = (n: number) => JSON.stringify({ format: 'mnemo-export', version: 1, exportedAt: new Date(T0).toISOString(), project: null, counts: { events: n, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 } })
+    const event = (over: Record<string, unknown>) => JSON.stringify({ kind: 'event', seq: 1, idemKey: 'odd-1', agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's', project: PROJECT, ts: T0, receivedAt: T0, payload: {}, ...over })
+    const before = s.base.scoped({ allUsers: true }).stats().events
+    await expect(s.as.alice.importExport([manifest(1), event({ ts: 9_007_199_254_740_991 })].join('\n'), 'odd.jsonl')).rejects.toThrow(/odd\.jsonl:2: .*ts/)
+    await expect(s.as.alice.importExport([manifest(1), event({ project: { root: `/x${'y'.repeat(5000)}`, name: 'x' } })].join('\n'), 'odd.jsonl')).rejects.toThrow(/odd\.jsonl:2: .*root/)
+    const locomo = event({ agent: 'locomo', format: 'locomo-turn', type: 'turn', payload: { speaker: 7, text: ['not', 'text'], dia_id: 'D1:1' } })
+    await expect(s.as.alice.importExport([manifest(1), locomo].join('\n'), 'odd.jsonl')).rejects.toThrow(/event user:alice:odd-1 \(locomo-turn\) has a payload mnemo cannot read/)
+    expect(s.base.scoped({ allUsers: true }).stats().events).toBe(before)
   })
 
   it('an import that fails part-way stores nothing, tombstones included (they are written only after every event is)', async () => {

@@ -77,14 +77,10 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
   const user = io.env['MNEMO_USER'] ? { user: io.env['MNEMO_USER'] } : {}
   const remote = remoteServer(io.env, config.home)
   // In team mode the token decides whose an event is: a spooled event records which token it was for (a digest
-  // prefix, never the token), so a later hook sends it only with that token. Unless the server refused the token:
-  // then no identity was established, and the next working token delivers it.
-  let tokenRefused = false
-  const onStatus = (status: number): void => {
-    if (status === 401 || status === 403) tokenRefused = true
-  }
+  // prefix, never the token), and a later hook sends it only with that token — never with another member's, even when
+  // the server refused it (a revoked or mistyped token): it then waits in the spool, counted by `mnemo status`.
   const tokenId = remote?.token ? createHash('sha256').update(remote.token).digest('hex').slice(0, 16) : undefined
-  const owner = (): { user?: string; tokenId?: string } => ({ ...user, ...(tokenId !== undefined && !tokenRefused ? { tokenId } : {}) })
+  const owner = { ...user, ...(tokenId !== undefined ? { tokenId } : {}) }
   // Under agent isolation an unknown agent cannot be filed under another agent's memory, nor be given its context.
   const unknownUnderIsolation = agent !== agentName && config.agentScope === 'own'
   if (agent !== agentName && !unknownUnderIsolation) {
@@ -103,11 +99,11 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     try {
       if (code === 'INVALID_INPUT') {
         // Input that can never be stored is kept aside for inspection, not retried.
-        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent, ...owner() })
+        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (input kept as spool/bad/${name})` })
       } else {
         // Secrets never rest on disk, not even in the spool (redaction keeps JSON parseable).
-        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent, ...owner() })
+        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
       }
     } catch {
@@ -135,8 +131,8 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     }
     if (remote) {
       // Team mode: the server stores the event; anything spooled while it was unreachable goes first.
-      await drainToRemote(spool, remote, errors, now, { ...user, ...(tokenId !== undefined ? { tokenId } : {}) }, onStatus)
-      await postEvent(remote, eventName, stdin, agent, io.cwd, undefined, onStatus)
+      await drainToRemote(spool, remote, errors, now, owner)
+      await postEvent(remote, eventName, stdin, agent, io.cwd, undefined)
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd, agent)
         if (block !== undefined) io.stdout.write(eventName === 'SessionStart' ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n` : `${block}\n`)
@@ -183,7 +179,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
  *
  * @param at - When the hook fired (a spooled event's time), epoch ms; undefined for now.
  */
-async function postEvent(remote: RemoteServer, event: string, stdin: string, agent: HookAgent, cwd: string, at: number | undefined, onStatus?: (status: number) => void): Promise<void> {
+async function postEvent(remote: RemoteServer, event: string, stdin: string, agent: HookAgent, cwd: string, at: number | undefined): Promise<void> {
   let payload: unknown
   try {
     payload = JSON.parse(stdin)
@@ -199,7 +195,6 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
   const projectRoot = typeof eventCwd === 'string' && path.isAbsolute(eventCwd) ? resolveProjectRoot(eventCwd).root : undefined
   const body = JSON.stringify({ event, payload: sanitizePayload(payload), agent, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}), ...(projectRoot ? { projectRoot } : {}) })
   const res = await remoteFetch(remote, '/v1/events', { method: 'POST', body })
-  onStatus?.(res.status)
   if (res.status === 400 || res.status === 413 || res.status === 422) {
     throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, { details: { path: 'payload' } })
   }
@@ -215,27 +210,17 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
  * STORE_UNAVAILABLE, so the current event is spooled behind it at once instead
  * of waiting out a second timeout.
  */
-async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLog, now: () => number, owner: { user?: string; tokenId?: string }, onStatus: (status: number) => void): Promise<void> {
+async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLog, now: () => number, owner: { user?: string; tokenId?: string }): Promise<void> {
   for (const file of spool.list().slice(0, 50)) {
     const item = spool.read(file)
     if (!item) continue
     // The server stores an event as the user of the token it comes with: an event spooled for another token (or by
     // another MNEMO_USER sharing this data directory) waits for a hook that has it.
     if (item.tokenId !== undefined ? item.tokenId !== owner.tokenId : item.user !== owner.user) continue
-    let refused = false
     try {
-      await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd, item.spooledAt, (status) => {
-        refused = status === 401 || status === 403
-        onStatus(status)
-      })
+      await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd, item.spooledAt)
       spool.remove(file)
     } catch (error) {
-      if (refused && item.tokenId !== undefined) {
-        // Its token is refused: no identity was ever established, so the next working token may deliver it.
-        const { tokenId: _refused, ...rest } = item
-        spool.put(rest)
-        spool.remove(file)
-      }
       if (MnemoError.is(error, 'INVALID_INPUT')) {
         spool.moveAside(file)
         errors.append({ at: new Date(now()).toISOString(), where: `spool drain ${item.event}`, code: 'INVALID_INPUT', message: error.message })
