@@ -141,7 +141,10 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
         const user = group[0]!.user
         const agents = new Set(group.slice(0, config.windowSessions).map((s) => s.agent))
         const owner = { ...(user !== undefined ? { user } : {}), ...(agents.size === 1 ? { agent: group[0]!.agent } : {}) }
-        const existing = ctx.store.allMemories(p.id).filter((m) => m.kind === 'procedure' && m.validTo === undefined && m.user === user)
+        // Compared with the same owner's procedures only: another user's (or, isolated, another agent's) wording or archive never decides this one.
+        const existing = ctx.store
+          .allMemories(p.id)
+          .filter((m) => m.kind === 'procedure' && m.validTo === undefined && m.user === user && (ctx.agentScope !== 'own' || m.agent === group[0]!.agent))
         const plan = await planProcedures(ctx.consolidator, { projectRoot: p.root, sessions: steps, existing, sessionOf: (id) => sessionOf.get(id), config })
         errors.push(...plan.errors)
         for (const w of plan.writes) writes.push(rememberEvent({ root: p.root, name: p.name }, 'procedure', w.text, now, { ...redact, ...owner, ...isolate, sources: w.sources, subject: `procedure:${w.key}` }))

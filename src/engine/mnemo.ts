@@ -475,20 +475,23 @@ export class MnemoEngine {
       this.assertCurrent(old)
       this.assertOwn(old)
     }
-    const sameAs = options.supersedes === undefined ? this.nearDuplicate(clean, kind, project, options.agent) : undefined
+    // A new version of an agent's memory is that agent's (so the write guard, per agent under isolation, replaces it).
+    const oldAgent = options.supersedes !== undefined ? this.store.getMemory(options.supersedes)?.agent : undefined
+    const agent = options.agent ?? oldAgent
+    const sameAs = options.supersedes === undefined ? this.nearDuplicate(clean, kind, project, agent) : undefined
     const now = this.clock.now()
     const event = rememberEvent(project, kind, clean, now, {
       ...(this.redact ? { redact: this.redact } : {}),
       ...(options.supersedes ? { supersedes: options.supersedes } : {}),
       ...(sameAs ? { sameAs } : {}),
       ...(this.user !== undefined ? { user: this.user } : {}),
-      ...(options.agent !== undefined ? { agent: options.agent } : {}),
+      ...(agent !== undefined ? { agent } : {}),
       // Under agent isolation the write guard, like every read, stays within one agent; recorded in the event, so a rebuild under another setting derives the same.
       ...(this.agentScope === 'own' ? { guardByAgent: true } : {}),
     })
     this.append([event])
     const stored = (event.payload as { text: string }).text
-    const memory = (sameAs ? this.store.getMemory(sameAs) : undefined) ?? this.store.currentMemoryByContent(project.root, contentKey(kind, stored), this.user, this.agentScope === 'own' ? (options.agent ?? null) : undefined)
+    const memory = (sameAs ? this.store.getMemory(sameAs) : undefined) ?? this.store.currentMemoryByContent(project.root, contentKey(kind, stored), this.user, this.agentScope === 'own' ? (agent ?? null) : undefined)
     if (!memory) throw new MnemoError('NOT_FOUND', `memory ${JSON.stringify(truncateGraphemes(clean, 40))} was not stored`, { details: { kind: 'memory', id: event.idemKey } })
     return { memory, created: memory.createdAt === now && memory.seenCount === 1 }
   }

@@ -302,6 +302,17 @@ describe('writes and deletes stay inside the user', () => {
     expect(formats(s.as.alice)).toContain('folded')
   })
 
+  it('a shared session id that looks like a user’s key (user:alice:s9) never takes in that user’s captures', async () => {
+    const s = await seed()
+    s.base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'hello' }, 'user:alice:s9', PROJECT.root))
+    s.as.alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'alice private zebra plan' }, 's9', PROJECT.root))
+    const planted = s.base.sessions().find((x) => x.sessionKey === 'user:alice:s9')!
+    const shown = s.as.bob.show(planted.id)
+    expect(shown.type === 'session' && shown.detail.observations.map((o) => o.text)).toEqual(['hello'])
+    expect(s.as.bob.context({ project: PROJECT, budgetTokens: 100_000 }).text).not.toContain('zebra')
+    expect(s.as.alice.sessions().map((x) => x.sessionKey)).toContain('s9')
+  })
+
   it('a malformed user name is refused', async () => {
     const { engine } = createTestEngine()
     for (const bad of ['', ' alice', 'a/b', 'x'.repeat(65), '-lead']) expect(() => engine.scoped({ user: bad })).toThrow(/user must be 1–64 ASCII/)
@@ -474,6 +485,46 @@ describe('agent isolation (agentScope: own)', () => {
     const reopened = new MnemoEngine({ store: a.store, clock: a.clock, cwd: PROJECT.root, contextBudgetTokens: 2000, timeZone: 'UTC' })
     reopened.rebuild()
     expect(reopened.show(claudeDb.id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, seenCount: 1 } })
+  })
+
+  it('under isolation each agent’s procedure is its own: no reuse of another agent’s wording, no block by its archive', async () => {
+    const { engine, clock } = createTestEngine({ cwd: PROJECT.root, agentScope: 'own' })
+    // One successful session of the same kind of work: read, write a middleware, edit the app, the tests pass.
+    const play = (agent: 'claude-code' | 'codex', id: string, prompt: string, file: string): void => {
+      const hook = (event: string, fields: Record<string, unknown>): void => {
+        engine.captureHook(event, hookPayload(event, fields, id, PROJECT.root), agent)
+        clock.advance(1000)
+      }
+      hook('UserPromptSubmit', { prompt })
+      hook('PostToolUse', { tool_name: 'Read', tool_use_id: `${id}-r`, tool_input: { file_path: `${PROJECT.root}/src/app.ts` }, tool_response: 'ok' })
+      hook('PostToolUse', { tool_name: 'Write', tool_use_id: `${id}-w`, tool_input: { file_path: `${PROJECT.root}/src/middleware/${file}.ts`, content: 'x' }, tool_response: 'ok' })
+      hook('PostToolUse', { tool_name: 'Edit', tool_use_id: `${id}-e`, tool_input: { file_path: `${PROJECT.root}/src/app.ts`, old_string: 'a', new_string: 'b' }, tool_response: 'ok' })
+      hook('PostToolUse', { tool_name: 'Bash', tool_use_id: `${id}-t`, tool_input: { command: 'npm test' }, tool_response: { stdout: 'Tests: 14 passed' } })
+      hook('SessionEnd', {})
+      clock.advance(600_000)
+    }
+    const procedures = (e: MnemoEngine, state: 'current' | 'all' = 'current') =>
+      e.browseMemories({ projectIds: [e.listProjects()[0]!.id], kinds: ['procedure'], state, offset: 0, limit: 50 }).memories
+    play('claude-code', 'c1', 'SECRETCLAUDE alpha rate limiting', 'rate')
+    play('claude-code', 'c2', 'SECRETCLAUDE beta cors', 'cors')
+    await engine.consolidate()
+    const claudes = procedures(engine.scoped({ agent: 'claude-code' }))
+    expect(claudes).toHaveLength(1)
+    engine.setMemoryState(claudes[0]!.id, 'archive')
+    play('codex', 'x1', 'codex gamma gzip', 'gzip')
+    play('codex', 'x2', 'codex delta auth', 'auth')
+    await engine.consolidate()
+    const codexes = procedures(engine.scoped({ agent: 'codex' }))
+    expect(codexes).toHaveLength(1)
+    expect(codexes[0]!.agent).toBe('codex')
+    expect(codexes[0]!.text).not.toMatch(/SECRETCLAUDE/i)
+  })
+
+  it('under isolation a new version of an agent’s memory (edit, --supersedes) is that agent’s and replaces it', async () => {
+    const a = await agents('own')
+    const edited = a.base.editMemory(a.codexMemory.id, 'validateToken caches Okta keys for 15 minutes')
+    expect(edited).toMatchObject({ agent: 'codex', supersedes: a.codexMemory.id })
+    expect(a.codex.show(a.codexMemory.id)).toMatchObject({ type: 'memory', memory: { validTo: expect.any(Number) } })
   })
 
   it('under isolation an agent may export Markdown, not the raw log of every agent (FORBIDDEN)', async () => {

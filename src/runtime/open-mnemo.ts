@@ -160,6 +160,8 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     drainSpool: () =>
       spool.drain((item) => {
         try {
+          // A team-mode event (it names the token it was for) only ever goes to the server, with that token.
+          if (item.tokenId !== undefined) return 'skip'
           // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
           const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
           owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)

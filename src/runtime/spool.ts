@@ -79,7 +79,7 @@ export class Spool {
    *
    * @returns How many were drained and how many remain.
    */
-  drain(store: (item: SpooledEvent) => 'stored' | 'bad', limit = DRAIN_BATCH): { drained: number; remaining: number; failed?: unknown } {
+  drain(store: (item: SpooledEvent) => 'stored' | 'bad' | 'skip', limit = DRAIN_BATCH): { drained: number; remaining: number; failed?: unknown } {
     const files = this.list()
     let drained = 0
     for (const file of files.slice(0, limit)) {
@@ -93,7 +93,10 @@ export class Spool {
         continue
       }
       try {
-        if (store(item) === 'bad') {
+        const outcome = store(item)
+        // Not this drain's to store (a team-mode event waiting for its token): it stays, in order.
+        if (outcome === 'skip') continue
+        if (outcome === 'bad') {
           this.moveAside(file)
           drained++
           continue

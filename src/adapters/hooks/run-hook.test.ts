@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { Spool } from '../../runtime/spool.js'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -111,6 +112,19 @@ describe('mnemo hook', () => {
     expect(stdout).toBe('')
     expect(readdirSync(path.join(h, 'spool', 'bad'))).toHaveLength(1)
     expect(counts(h)).toMatchObject({ events: 1 })
+  })
+
+  it('a team-mode spooled event (it names its token) is never stored locally by a local drain', () => {
+    const h = home()
+    new Spool(path.join(h, 'spool')).put({ event: 'UserPromptSubmit', stdin: hookPayload('UserPromptSubmit', { prompt: 'bob revoked capture gorilla' }), cwd: '/work/demo-app', spooledAt: 1, tokenId: '0123456789abcdef' })
+    const m = openMnemo({ env: { MNEMO_HOME: h } })
+    try {
+      expect(m.drainSpool()).toMatchObject({ drained: 0 })
+      expect(m.engine.stats().events).toBe(0)
+    } finally {
+      m.close()
+    }
+    expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(1)
   })
 
   it('keeps invalid input aside (not retried) and logs the offending field', async () => {

@@ -202,9 +202,20 @@ export function toMemory(row: MemoryRow): Memory {
   }
 }
 
-/** How a session's key is stored: a user's sessions are namespaced by the user (`user:<name>:<key>`), shared ones as the agent gave it. */
+/**
+ * How a session's key is stored: a user's sessions are namespaced by the user (`user:<name>:<key>`), shared ones as
+ * the agent gave it — unless that looks namespaced (`user:…`, `shared:…`), which gets `shared:` in front, so no
+ * shared session can ever take a user's key.
+ */
 export function storedSessionKey(sessionKey: string, user: string | null): string {
-  return user === null ? sessionKey : `user:${user}:${sessionKey}`
+  if (user !== null) return `user:${user}:${sessionKey}`
+  return /^(user|shared):/.test(sessionKey) ? `shared:${sessionKey}` : sessionKey
+}
+
+/** The agent's own session id from a stored key (see `storedSessionKey`). */
+function agentSessionKey(stored: string, user: string | null): string {
+  if (user !== null) return stored.slice(`user:${user}:`.length)
+  return stored.startsWith('shared:') ? stored.slice('shared:'.length) : stored
 }
 
 export function toSession(row: SessionRow): Session {
@@ -213,7 +224,7 @@ export function toSession(row: SessionRow): Session {
     projectId: row.project_id as ProjectId,
     agent: row.agent as AgentName,
     // The agent's own id, as the agent and every surface know it.
-    sessionKey: row.user_id === null ? row.session_key : row.session_key.slice(`user:${row.user_id}:`.length),
+    sessionKey: agentSessionKey(row.session_key, row.user_id),
     startedAt: row.started_at,
     lastEventAt: row.last_event_at,
     endedAt: row.ended_at ?? undefined,

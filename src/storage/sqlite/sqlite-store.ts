@@ -327,7 +327,9 @@ class SqliteStore implements Store {
   private ensureSession(event: EventInput, projectId: ProjectId, d: Derivation): SessionId {
     const user = event.agent === 'mnemo' ? null : (event.user ?? null)
     const key = storedSessionKey(event.sessionKey, user)
-    const found = this.stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ?').get(event.agent, key, projectId) as { id: SessionId } | undefined
+    const found = this.stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ? AND user_id IS ?').get(event.agent, key, projectId, user) as
+      | { id: SessionId }
+      | undefined
     const startedAt = event.sessionStartedAt ?? event.ts
     let id: SessionId
     if (found) {
