@@ -84,7 +84,13 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
   const finished = (s: Session): boolean => s.agent !== 'mnemo' && s.observationCount > 0 && (s.endedAt !== undefined || s.lastEventAt <= now - idleMs)
   // Projects where a session just (re)summarised succeeded at work that edited files: only there can a kind of work have succeeded again.
   const changedProjects: Project[] = []
+  const config = resolveProcedureConfig(options.procedures)
+  // Each owner's most recent finished sessions, per project: users never share a procedure, nor (under agent
+  // isolation) agents, and one owner's many sessions never crowd another's out of the window.
+  const recent = new Map<string, Map<string, Session[]>>()
   for (const p of ctx.store.listProjects()) {
+    const groups = new Map<string, Session[]>()
+    recent.set(p.id, groups)
     const ref = { root: p.root, name: p.name }
     // Current summaries, archived ones included: an archived summary is not a reason to write it again.
     const summaryOf = new Map(
@@ -96,6 +102,9 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
     for (const s of ctx.store.listSessions({ projectIds: [p.id], limit: 100_000 })) {
       if (!finished(s)) continue
       sessions++
+      const key = `${s.user ?? ''}\u0000${ctx.agentScope === 'own' ? s.agent : ''}`
+      const group = groups.get(key) ?? []
+      if (group.length < config.windowSessions) groups.set(key, [...group, s])
       // Flagged text (reads like instructions) never reaches a model or a summary.
       const observations = ctx.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
       if (observations.length === 0) continue
@@ -121,16 +130,9 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
   const procedureStart = performance.now()
   let procedures = 0
   if (changedProjects.length > 0) {
-    const config = resolveProcedureConfig(options.procedures)
     const writes: EventInput[] = []
     for (const p of changedProjects) {
-      // Users never share a procedure, nor (under agent isolation) agents: each one's sessions are distilled apart.
-      const groups = new Map<string, Session[]>()
-      for (const s of ctx.store.listSessions({ projectIds: [p.id], limit: config.windowSessions * 2, excludeAgent: 'mnemo' }).filter(finished)) {
-        const key = `${s.user ?? ''}\u0000${ctx.agentScope === 'own' ? s.agent : ''}`
-        groups.set(key, [...(groups.get(key) ?? []), s])
-      }
-      for (const group of groups.values()) {
+      for (const group of recent.get(p.id)?.values() ?? []) {
         const sessionOf = new Map<string, string>()
         const steps = group.slice(0, config.windowSessions).map((s) => {
           // Flagged text never reaches a model or a memory (as for summaries).

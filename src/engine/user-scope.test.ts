@@ -74,6 +74,21 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
   return { base, as, all, project, ids: { alice: idsOf('alice'), bob: idsOf('bob'), shared: idsOf(undefined) }, memory: (u, i) => remembered[u][i]!, shared }
 }
 
+/** One successful session of the same kind of work: read, write a middleware, edit the app, the tests pass. */
+function playWork(engine: MnemoEngine, clock: { advance: (ms: number) => void }, agent: 'claude-code' | 'codex', id: string, prompt: string, file: string): void {
+  const hook = (event: string, fields: Record<string, unknown>): void => {
+    engine.captureHook(event, hookPayload(event, fields, id, PROJECT.root), agent)
+    clock.advance(1000)
+  }
+  hook('UserPromptSubmit', { prompt })
+  hook('PostToolUse', { tool_name: 'Read', tool_use_id: `${id}-r`, tool_input: { file_path: `${PROJECT.root}/src/app.ts` }, tool_response: 'ok' })
+  hook('PostToolUse', { tool_name: 'Write', tool_use_id: `${id}-w`, tool_input: { file_path: `${PROJECT.root}/src/middleware/${file}.ts`, content: 'x' }, tool_response: 'ok' })
+  hook('PostToolUse', { tool_name: 'Edit', tool_use_id: `${id}-e`, tool_input: { file_path: `${PROJECT.root}/src/app.ts`, old_string: 'a', new_string: 'b' }, tool_response: 'ok' })
+  hook('PostToolUse', { tool_name: 'Bash', tool_use_id: `${id}-t`, tool_input: { command: 'npm test' }, tool_response: { stdout: 'Tests: 14 passed' } })
+  hook('SessionEnd', {})
+  clock.advance(600_000)
+}
+
 const ids = (hits: readonly { id: string }[]): string[] => hits.map((h) => h.id)
 const sorted = (values: Iterable<string>): string[] => [...values].sort()
 
@@ -313,6 +328,19 @@ describe('writes and deletes stay inside the user', () => {
     expect(s.as.alice.sessions().map((x) => x.sessionKey)).toContain('s9')
   })
 
+  it('one user’s many sessions never crowd another’s out of procedure distillation', async () => {
+    const { engine, clock } = createTestEngine({ cwd: PROJECT.root })
+    const bob = engine.scoped({ user: 'bob' })
+    playWork(bob, clock, 'claude-code', 'b1', 'bob rate limiting', 'rate')
+    playWork(bob, clock, 'claude-code', 'b2', 'bob cors', 'cors')
+    const alice = engine.scoped({ user: 'alice' })
+    for (let i = 0; i < 12; i++) alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `alice misc ${i}` }, `a${i}`, PROJECT.root))
+    clock.advance(3_600_000)
+    await engine.consolidate({ procedures: { windowSessions: 5 } })
+    const procedures = bob.browseMemories({ projectIds: [bob.listProjects()[0]!.id], kinds: ['procedure'], state: 'current', offset: 0, limit: 10 }).memories
+    expect(procedures.map((m) => m.user)).toEqual(['bob'])
+  })
+
   it('a malformed user name is refused', async () => {
     const { engine } = createTestEngine()
     for (const bad of ['', ' alice', 'a/b', 'x'.repeat(65), '-lead']) expect(() => engine.scoped({ user: bad })).toThrow(/user must be 1–64 ASCII/)
@@ -489,20 +517,7 @@ describe('agent isolation (agentScope: own)', () => {
 
   it('under isolation each agent’s procedure is its own: no reuse of another agent’s wording, no block by its archive', async () => {
     const { engine, clock } = createTestEngine({ cwd: PROJECT.root, agentScope: 'own' })
-    // One successful session of the same kind of work: read, write a middleware, edit the app, the tests pass.
-    const play = (agent: 'claude-code' | 'codex', id: string, prompt: string, file: string): void => {
-      const hook = (event: string, fields: Record<string, unknown>): void => {
-        engine.captureHook(event, hookPayload(event, fields, id, PROJECT.root), agent)
-        clock.advance(1000)
-      }
-      hook('UserPromptSubmit', { prompt })
-      hook('PostToolUse', { tool_name: 'Read', tool_use_id: `${id}-r`, tool_input: { file_path: `${PROJECT.root}/src/app.ts` }, tool_response: 'ok' })
-      hook('PostToolUse', { tool_name: 'Write', tool_use_id: `${id}-w`, tool_input: { file_path: `${PROJECT.root}/src/middleware/${file}.ts`, content: 'x' }, tool_response: 'ok' })
-      hook('PostToolUse', { tool_name: 'Edit', tool_use_id: `${id}-e`, tool_input: { file_path: `${PROJECT.root}/src/app.ts`, old_string: 'a', new_string: 'b' }, tool_response: 'ok' })
-      hook('PostToolUse', { tool_name: 'Bash', tool_use_id: `${id}-t`, tool_input: { command: 'npm test' }, tool_response: { stdout: 'Tests: 14 passed' } })
-      hook('SessionEnd', {})
-      clock.advance(600_000)
-    }
+    const play = (agent: 'claude-code' | 'codex', id: string, prompt: string, file: string): void => playWork(engine, clock, agent, id, prompt, file)
     const procedures = (e: MnemoEngine, state: 'current' | 'all' = 'current') =>
       e.browseMemories({ projectIds: [e.listProjects()[0]!.id], kinds: ['procedure'], state, offset: 0, limit: 50 }).memories
     play('claude-code', 'c1', 'SECRETCLAUDE alpha rate limiting', 'rate')
