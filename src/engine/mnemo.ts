@@ -553,22 +553,35 @@ export class MnemoEngine {
    * Never touches another project, nor (without `allUsers`) another user's
    * events or, for an engine with a user, shared ones.
    *
-   * @throws {MnemoError} `INVALID_INPUT` — no project given.
+   * @param scope.session - Only this session (a `ses_` id of the project): exactly its events — its agent's and
+   *   user's, not another session that happens to carry the same agent session id.
+   * @throws {MnemoError} `INVALID_INPUT` — the session is not one of the project's. `NOT_FOUND` — no such session in scope.
+   * @throws {MnemoError} `CONFLICT` — the session is shared and this engine has a user, or another user's (with `allUsers` it may be).
    */
-  deleteScope(scope: { project: Project; sessionKey?: string; before?: number }, actor = 'cli'): { events: number } {
+  deleteScope(scope: { project: Project; session?: string; before?: number }, actor = 'cli'): { events: number } {
+    let session: Session | undefined
+    if (scope.session !== undefined) {
+      session = this.store.getSession(scope.session)
+      if (!session || !this.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${scope.session}`, { details: { kind: 'session', id: scope.session } })
+      if (session.projectId !== scope.project.id) throw invalidInput('session', `${scope.session} is not a session of ${scope.project.name}`)
+      this.assertOwn({ id: session.id, ...(session.user !== undefined ? { user: session.user } : {}) })
+    }
     const filter = {
       projectRoot: scope.project.root,
       // A user deletes their own events (shared ones belong to everyone); a store without users, its shared ones; `allUsers`, all.
-      ...(this.allUsers ? {} : { user: this.user ?? null }),
-      ...(scope.sessionKey !== undefined ? { sessionKey: scope.sessionKey } : {}),
+      // One session: exactly its events, of its agent and its user.
+      ...(session ? { user: session.user ?? null, sessionKey: session.sessionKey, agent: session.agent } : this.allUsers ? {} : { user: this.user ?? null }),
       ...(scope.before !== undefined ? { before: scope.before } : {}),
     }
     // What was derived from the deleted observations (summaries, lessons, statements, procedures) goes with them;
     // a whole-project delete takes mnemo's own events of the project anyway.
-    const partial = scope.sessionKey !== undefined || scope.before !== undefined
+    const partial = scope.session !== undefined || scope.before !== undefined
     // Only the memories of the users whose events go: another user's statement citing a deleted observation is theirs to keep.
     const derived = partial
-      ? derivedMemoryIds(this.store, scope.project.id, this.store.observationIdsOfEvents(filter)).filter((m) => this.allUsers || this.store.getMemory(m)?.user === this.user)
+      ? derivedMemoryIds(this.store, scope.project.id, this.store.observationIdsOfEvents(filter)).filter((m) => {
+          const owner = this.store.getMemory(m)?.user
+          return session ? owner === session.user : this.allUsers || owner === this.user
+        })
       : []
     const events = this.store.deleteEvents(filter) + forgetMemoryEvents(this.store, derived)
     if (events > 0) this.rebuild()
@@ -578,7 +591,7 @@ export class MnemoEngine {
       action: 'delete',
       target: scope.project.root,
       count: events,
-      details: { ...(scope.sessionKey ? { session: scope.sessionKey } : {}), ...(scope.before !== undefined ? { before: new Date(scope.before).toISOString() } : {}) },
+      details: { ...(session ? { session: session.id } : {}), ...(scope.before !== undefined ? { before: new Date(scope.before).toISOString() } : {}) },
     })
     return { events }
   }

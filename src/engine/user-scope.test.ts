@@ -300,7 +300,7 @@ describe('writes and deletes stay inside the user', () => {
       JSON.stringify({ kind: 'event', seq: 1, idemKey: 'cite-1', agent: 'mnemo', format: 'mnemo', type: 'remember', sessionKey: `mnemo:${PROJECT.root}`, project: PROJECT, ts: T0, receivedAt: T0, payload: { op: 'remember', kind: 'fact', text: 'alice note citing the giraffe prompt', sources: [observation] } }),
     ]
     await s.as.alice.importExport(lines.join('\n'), 'cite.jsonl')
-    s.base.deleteScope({ project: s.project, sessionKey: 'sess-shared' })
+    s.base.deleteScope({ project: s.project, session: sharedSession.id })
     expect((await s.as.alice.recall('alice note citing the giraffe', { channels: ['bm25'] })).map((h) => h.snippet)).toEqual(['alice note citing the giraffe prompt'])
   })
 
@@ -339,6 +339,22 @@ describe('writes and deletes stay inside the user', () => {
     await engine.consolidate({ procedures: { windowSessions: 5 } })
     const procedures = bob.browseMemories({ projectIds: [bob.listProjects()[0]!.id], kinds: ['procedure'], state: 'current', offset: 0, limit: 10 }).memories
     expect(procedures.map((m) => m.user)).toEqual(['bob'])
+  })
+
+  it('forget --session deletes exactly the named session: not another user’s or agent’s session with the same agent session id', async () => {
+    const { engine } = createTestEngine({ cwd: PROJECT.root })
+    const alice = engine.scoped({ user: 'alice' })
+    alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'alice heron' }, 'S', PROJECT.root))
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'shared stork' }, 'S', PROJECT.root))
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'codex zebra' }, 'S', PROJECT.root), 'codex')
+    const project = engine.listProjects()[0]!
+    const shared = engine.sessions().find((x) => x.agent === 'claude-code')!
+    // Alice may not delete the shared session; she cannot hit her own by naming it.
+    expect(() => alice.deleteScope({ project, session: shared.id })).toThrow(/is shared/)
+    expect(alice.sessions().filter((x) => x.user === 'alice')).toHaveLength(1)
+    const all = engine.scoped({ allUsers: true })
+    expect(all.deleteScope({ project, session: alice.sessions().find((x) => x.user === 'alice')!.id })).toEqual({ events: 1 })
+    expect(all.sessions().map((x) => `${x.agent}:${x.user ?? '-'}`).sort()).toEqual(['claude-code:-', 'codex:-'])
   })
 
   it('a malformed user name is refused', async () => {

@@ -76,7 +76,7 @@ describe('consolidation (deterministic)', () => {
     expect(again.sources.length).toBeGreaterThan(0)
     // Deleting the session takes its summary, its lesson and the preference stated in it.
     const session = engine.sessions({ projectIds: [p.id] }).find((s) => s.observationCount > 5)!
-    engine.deleteScope({ project: p, sessionKey: session.sessionKey }, 'test')
+    engine.deleteScope({ project: p, session: session.id }, 'test')
     for (const kind of ['summary', 'lesson', 'preference']) expect(derived(kind), kind).toEqual([])
     engine.rebuild()
     for (const kind of ['summary', 'lesson', 'preference']) expect(derived(kind), kind).toEqual([])

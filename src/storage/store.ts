@@ -64,6 +64,8 @@ export interface EventFilter {
   seqs?: readonly number[]
   projectRoot?: string
   sessionKey?: string
+  /** Only this agent's events (with `sessionKey`: one agent's session). */
+  agent?: AgentName
   /** Epoch ms: events before it. */
   before?: number
   user?: string | null

@@ -187,14 +187,12 @@ export async function forget(io: CliIo, out: Out, id: string | undefined, o: Glo
     const projects = m.engine.resolveProjects(o.project!)
     if (projects.length !== 1) throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
     const project = projects[0]!
-    let sessionKey: string | undefined
     if (o.session !== undefined) {
       const shown = m.engine.show(o.session)
       if (shown.type !== 'session' || shown.detail.session.projectId !== project.id) throw invalidInput('session', `${o.session} is not a session of ${project.name}`)
-      sessionKey = shown.detail.session.sessionKey
     }
-    if (!o.yes) throw invalidInput('yes', `this deletes ${sessionKey ? 'a session' : before !== undefined ? 'everything before that time' : 'everything'} in ${project.name} for good; add --yes to confirm`)
-    const r = m.engine.deleteScope({ project, ...(sessionKey ? { sessionKey } : {}), ...(before !== undefined ? { before } : {}) }, 'cli')
+    if (!o.yes) throw invalidInput('yes', `this deletes ${o.session !== undefined ? 'a session' : before !== undefined ? 'everything before that time' : 'everything'} in ${project.name} for good; add --yes to confirm`)
+    const r = m.engine.deleteScope({ project, ...(o.session !== undefined ? { session: o.session } : {}), ...(before !== undefined ? { before } : {}) }, 'cli')
     if (out.json) printJson(out, { deleted: { project: project.name, ...r } })
     else out.stdout(`deleted ${r.events} event(s) from ${project.name} (audit record written)\n`)
   })

@@ -131,6 +131,7 @@ export function eventConditions(filter: EventFilter, alias = ''): { sql: string[
   if (filter.seqs) and(`${alias}seq IN (${filter.seqs.map(() => '?').join(',')})`, ...filter.seqs)
   if (filter.projectRoot !== undefined) and(`${alias}project_root = ?`, filter.projectRoot)
   if (filter.sessionKey !== undefined) and(`${alias}session_key = ?`, filter.sessionKey)
+  if (filter.agent !== undefined) and(`${alias}agent = ?`, filter.agent)
   if (filter.before !== undefined) and(`${alias}ts < ?`, filter.before)
   // A user's delete takes their own events only: shared ones (no user) belong to everyone.
   if (filter.user === null) and(`${alias}user_id IS NULL`)
