@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { invalidInput, MnemoError } from './errors.js'
-import { MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './types.js'
+import { MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './types.js'
 
 /**
  * Input schemas shared by every surface: MCP tools, REST bodies and query
@@ -120,7 +120,7 @@ export type SessionsInput = z.output<typeof sessionsInput>
 export const contextInput = inputObject({
   project: projectField.optional(),
   budget: integer(200, 100_000).optional().describe('Token budget, 200–100000. Default: the configured budget (2000).'),
-  excludeSession: limited(z.string(), { minLength: 1, maxLength: 256 }).optional().describe("The agent's session id of the session asking: left out of the recent sessions (it is the current one)."),
+  excludeSession: limited(z.string(), { minLength: 1, maxLength: 512 }).optional().describe("The agent's session id of the session asking: left out of the recent sessions (it is the current one)."),
   agent: z.enum(SURFACE_AGENTS).optional().describe("The agent asking (hooks send it): under agent isolation (the server's MNEMO_AGENT_SCOPE=own) the block holds that agent's data only."),
 })
 export type ContextInput = z.output<typeof contextInput>
@@ -130,7 +130,11 @@ export const hookEventInput = inputObject({
   event: limited(z.string(), { minLength: 1, maxLength: 64, pattern: '\\S' }).describe('Hook event name: SessionStart, UserPromptSubmit, PostToolUse, …'),
   payload: z.record(z.string(), z.unknown()).describe('The hook payload exactly as Claude Code wrote it (session_id, cwd, …).'),
   agent: z.enum(['claude-code', 'codex', 'gemini', 'cursor']).optional().describe('The agent that sent it (field names are mapped); default claude-code.'),
-  at: z.iso.datetime({ offset: true }).optional().describe('When the hook fired (ISO 8601), for events delivered late from a client spool; default: when the server receives it.'),
+  at: z.iso
+    .datetime({ offset: true })
+    .refine((v) => Date.parse(v) >= 0 && Date.parse(v) <= MAX_EVENT_TS, 'must be a time in 1970–9999')
+    .optional()
+    .describe('When the hook fired (ISO 8601, 1970–9999), for events delivered late from a client spool; default: when the server receives it.'),
   projectRoot: limited(z.string(), { minLength: 1, maxLength: MAX_PROJECT_CHARS })
     .optional()
     .describe("The project root the client resolved (its git top-level), absolute, containing payload.cwd; default: resolved from payload.cwd on the server, where the folder may not exist."),

@@ -804,7 +804,9 @@ export class MnemoEngine {
         .map((m) => ({ ...m, text: this.readRedact(m.text) }))
       const sessions = this.store
         .listSessions({ projectIds: [project.id], limit: 12, ...this.who() })
-        .filter((s) => s.sessionKey !== options.excludeSessionKey && s.agent !== 'mnemo' && s.observationCount > 0)
+        // The session asking is the one with its id, of its agent (when the caller said which) and of this reader's user.
+        .filter((s) => !(s.sessionKey === options.excludeSessionKey && (this.agent === undefined || s.agent === this.agent) && s.user === this.user))
+        .filter((s) => s.agent !== 'mnemo' && s.observationCount > 0)
         .slice(0, 5)
       for (const s of sessions) {
         const observations = this.store

@@ -570,6 +570,14 @@ describe('agent isolation (agentScope: own)', () => {
     expect(lines.join('\n')).toMatch(/Auth0/)
   })
 
+  it('the session a context leaves out is the caller’s own: another agent’s session with the same id stays in', async () => {
+    const a = await agents('shared')
+    a.base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'codex quokka' }, 'sess-claude', PROJECT.root), 'codex')
+    const block = a.codex.context({ project: PROJECT, budgetTokens: 100_000, excludeSessionKey: 'sess-claude' }).text
+    expect(block).toContain('Auth0')
+    expect(block).not.toContain('quokka')
+  })
+
   it('with the default shared scope every agent reads the others’ memory (cross-agent memory)', async () => {
     const a = await agents('shared')
     const codex = await a.codex.recall('validateToken signing keys', { limit: 100 })

@@ -21,8 +21,6 @@ export const REMOTE_TIMEOUT_MS = 1200
 export function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefined {
   const url = env['MNEMO_SERVER_URL']
   if (!url) return undefined
-  // An invalid URL is a setting to fix, not bad input: events are spooled (and the error logged) until it is fixed.
-  if (!isHttpUrl(url)) return { url, token: undefined, invalid: true }
   let token = env['MNEMO_SERVER_TOKEN']
   if (!token) {
     try {
@@ -31,6 +29,9 @@ export function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefi
       token = undefined
     }
   }
+  // An invalid URL is a setting to fix, not bad input: events are spooled (and the error logged) until it is fixed,
+  // keeping the token they were for.
+  if (!isHttpUrl(url)) return { url, token, invalid: true }
   return { url: url.replace(/\/+$/, ''), token }
 }
 

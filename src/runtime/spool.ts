@@ -82,7 +82,9 @@ export class Spool {
   drain(store: (item: SpooledEvent) => 'stored' | 'bad' | 'skip', limit = DRAIN_BATCH): { drained: number; remaining: number; failed?: unknown } {
     const files = this.list()
     let drained = 0
-    for (const file of files.slice(0, limit)) {
+    for (const file of files) {
+      // Files left for another drain (skipped) do not count towards the batch.
+      if (drained >= limit) break
       const full = path.join(this.dir, file)
       let item: SpooledEvent
       try {

@@ -127,6 +127,17 @@ describe('mnemo hook', () => {
     expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(1)
   })
 
+  it('files left for another drain do not count towards a drain’s batch: an event behind them is still stored', () => {
+    const h = home()
+    const spool = new Spool(path.join(h, 'spool'))
+    for (let i = 0; i < 3; i++) spool.put({ event: 'UserPromptSubmit', stdin: '{}', cwd: '/', spooledAt: i, tokenId: '0123456789abcdef' })
+    spool.put({ event: 'UserPromptSubmit', stdin: '{}', cwd: '/', spooledAt: 9 })
+    const stored: number[] = []
+    expect(spool.drain((item) => (item.tokenId ? 'skip' : (stored.push(item.spooledAt), 'stored')), 2)).toMatchObject({ drained: 1 })
+    expect(stored).toEqual([9])
+    expect(spool.list()).toHaveLength(3)
+  })
+
   it('keeps invalid input aside (not retried) and logs the offending field', async () => {
     const h = home()
     const r = await hook(h, 'Stop', '{"cwd": "/x"}')

@@ -211,12 +211,17 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
  * of waiting out a second timeout.
  */
 async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLog, now: () => number, owner: { user?: string; tokenId?: string }): Promise<void> {
-  for (const file of spool.list().slice(0, 50)) {
+  let sent = 0
+  for (const file of spool.list()) {
+    // At most 50 sent per run; files left for another token do not count.
+    if (sent >= 50) break
     const item = spool.read(file)
     if (!item) continue
     // The server stores an event as the user of the token it comes with: an event spooled for another token (or by
     // another MNEMO_USER sharing this data directory) waits for a hook that has it.
-    if (item.tokenId !== undefined ? item.tokenId !== owner.tokenId : item.user !== owner.user) continue
+    // An event spooled locally (no token) stays for the local store: it never takes on a member's identity.
+    if (item.tokenId !== owner.tokenId) continue
+    sent++
     try {
       await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd, item.spooledAt)
       spool.remove(file)

@@ -100,6 +100,12 @@ describe('per-user tokens', () => {
     expect((await callRest({ url: server.url, token: again }, 'GET', '/v1/status')).status).toBe(401)
   })
 
+  it('an event time outside 1970–9999 is refused (a backup must stay importable)', async () => {
+    const reply = await callRest(as('alice'), 'POST', '/v1/events', { ...prompt('sess-old', 'long ago'), at: '0001-01-01T00:00:00Z' })
+    expect(reply).toMatchObject({ status: 400, body: { error: { code: 'INVALID_INPUT' } } })
+    expect(reply.body.error.message).toMatch(/1970–9999/)
+  })
+
   it('a bad user name is refused before anything is written; names that are object keys elsewhere are plain names', async () => {
     for (const bad of ['a b', 'b\u043eb', 'u\u0308n', '']) expect(() => addServerUser(home, bad, T0), bad).toThrow(/user must be 1–64 ASCII/)
     expect(listServerUsers(home).map((u) => u.user)).toEqual(['alice', 'bob'])

@@ -340,7 +340,8 @@ class SqliteStore implements Store {
     } else {
       // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
       const first = this.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, key) === undefined
-      id = makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}:${event.project.root}`)
+      // NUL cannot occur in a stored key (capture repairs it to U+FFFD), so no key can make another session's seed.
+      id = makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}\u0000${event.project.root}`)
       this.stmt(
         `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ).run(id, projectId, event.agent, key, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts), user)
