@@ -229,7 +229,7 @@ export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project
     else {
       if (r.sessions.length === 0) out.stdout('no sessions\n')
       for (const s of r.sessions) {
-        out.stdout(`${s.id}  ${s.startedAt}  ${s.project ?? s.projectId}  ${s.agent}  ${s.observations} obs${s.endedAt ? '  ended' : ''}\n`)
+        out.stdout(`${s.id}  ${s.startedAt}  ${s.project ?? s.projectId}  ${s.agent}${s.user ? `  user ${s.user}` : ''}  ${s.observations} obs${s.endedAt ? '  ended' : ''}\n`)
         if (s.title) out.stdout(`    ${s.title}\n`)
       }
     }
@@ -246,7 +246,7 @@ export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project
     }
     if (list.length === 0) out.stdout('no sessions\n')
     for (const s of list) {
-      out.stdout(`${s.id}  ${toIso(s.startedAt)}  ${names.get(s.projectId) ?? s.projectId}  ${s.agent}  ${s.observationCount} obs${s.endedAt ? '  ended' : ''}\n`)
+      out.stdout(`${s.id}  ${toIso(s.startedAt)}  ${names.get(s.projectId) ?? s.projectId}  ${s.agent}${s.user !== undefined ? `  user ${s.user}` : ''}  ${s.observationCount} obs${s.endedAt ? '  ended' : ''}\n`)
       if (s.title) out.stdout(`    ${s.title}\n`)
     }
   })

@@ -476,7 +476,7 @@ describe('sessions and show', () => {
     const imported = list.filter((s) => s.agent !== 'mnemo' && s.project !== 'other')
     expect(imported.map((s) => s.agent)).toEqual(['codex', 'claude-code'])
     expect(imported.map((s) => s.lastEventAt)).toEqual(['2026-03-02T08:00:20.000Z', '2026-03-01T10:02:10.000Z'])
-    expect(Object.keys(list[0]!)).toEqual(['id', 'project', 'projectId', 'agent', 'sessionKey', 'startedAt', 'lastEventAt', 'endedAt', 'title', 'observations'])
+    expect(Object.keys(list[0]!)).toEqual(['id', 'project', 'projectId', 'agent', 'sessionKey', 'user', 'startedAt', 'lastEventAt', 'endedAt', 'title', 'observations'])
     for (const s of list) expect(s.startedAt).toMatch(ISO)
     expect((await ok(['sessions', '--limit', '1'])).sessions.map((s: { id: string }) => s.id)).toEqual([list[0].id])
 
