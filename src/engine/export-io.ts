@@ -3,7 +3,8 @@ import { MnemoError } from '../core/errors.js'
 import type { EventInput } from '../core/types.js'
 import { ownEvent, ownKey } from '../core/user.js'
 import { redactValue } from '../capture/redact.js'
-import { sanitizePayload } from '../capture/sanitize.js'
+import { defaultRedactor, sanitizePayload } from '../capture/sanitize.js'
+import { DEFAULT_CAPS } from '../core/text.js'
 import type { Derivation, Store } from '../storage/store.js'
 import { auditRecord, eventRecord, EXPORT_FORMAT, EXPORT_VERSION, type ExportManifest } from './export.js'
 
@@ -73,7 +74,8 @@ export async function readExport(
   const wasEmpty = store.stats().events === 0
   // An export is input like any other: its payloads pass the same caps and secret detectors as a capture before they are stored.
   const batch = parsed.events.map(({ event, receivedAt }) => {
-    const clean = { ...event, payload: sanitizePayload(event.payload) }
+    // Room for the cut markers capture already put in: a field capped once is not cut again (the round trip stays lossless).
+    const clean = { ...event, payload: sanitizePayload(event.payload, defaultRedactor, { ...DEFAULT_CAPS, fieldChars: DEFAULT_CAPS.fieldChars + 256 }) }
     return { event: owner ? ownEvent(clean, owner.user) : clean, receivedAt }
   })
   const r = store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => derive(event) })))

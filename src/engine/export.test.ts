@@ -97,6 +97,20 @@ describe('export and import', () => {
     expect(fresh.stats().events).toBe(0)
   })
 
+  it('a field capture already cut is not cut again: export → import → export is byte for byte the same', async () => {
+    const { engine } = createTestEngine()
+    engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'Bash', tool_use_id: 'big', tool_input: { command: 'cat big.log' }, tool_response: { stdout: 'line of output\n'.repeat(2500) } }))
+    const first: string[] = []
+    engine.exportJsonl((l) => first.push(l))
+    expect(first.join('\n')).toMatch(/chars cut/)
+    const copy = createTestEngine().engine
+    await copy.importExport(first.join('\n'), 'big.jsonl')
+    const second: string[] = []
+    copy.exportJsonl((l) => second.push(l))
+    const events = (lines: string[]) => lines.filter((l) => l.includes('"kind":"event"'))
+    expect(events(second)).toEqual(events(first))
+  })
+
   it('importing the same export twice adds nothing', async () => {
     const { engine } = seeded()
     const lines: string[] = []

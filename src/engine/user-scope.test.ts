@@ -428,7 +428,7 @@ describe('export and import as a user', () => {
     // A text that is not a string derives nothing; an oversized one is capped like any capture.
     const long = (await s.as.alice.recall('long', { channels: ['bm25'] })).find((h) => h.type === 'memory')!
     const shown = s.as.alice.show(long.id)
-    expect(shown.type === 'memory' && shown.memory.text.length).toBeLessThanOrEqual(16_100)
+    expect(shown.type === 'memory' && shown.memory.text.length).toBeLessThanOrEqual(16_400)
     // Bob's pin is his: a delete of shared events (no user) leaves it.
     s.base.deleteScope({ project: s.project })
     expect(s.as.bob.show(s.memory('bob', 1).id)).toMatchObject({ type: 'memory', memory: { pinned: true } })

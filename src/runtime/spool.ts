@@ -17,8 +17,9 @@ export interface SpooledEvent {
   /** The user the hook captured for (`MNEMO_USER`); absent: none. A drain stores it as that user's, whoever drains. */
   user?: string
   /**
-   * Team mode: the first 16 hex digits of the SHA-256 of the token it was to be sent with. Only a hook with the same
-   * token sends it, even if the server refused that token; a local drain stores it as `user`'s.
+   * Team mode: the first 16 hex digits of the SHA-256 of the token it was to be sent with (`none` when there was no
+   * token). Only a hook with the same token sends it, even if the server refused that token; a local drain never
+   * stores it.
    */
   tokenId?: string
 }

@@ -80,7 +80,8 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
   // prefix, never the token), and a later hook sends it only with that token — never with another member's, even when
   // the server refused it (a revoked or mistyped token): it then waits in the spool, counted by `mnemo status`.
   const tokenId = remote?.token ? createHash('sha256').update(remote.token).digest('hex').slice(0, 16) : undefined
-  const owner = { ...user, ...(tokenId !== undefined ? { tokenId } : {}) }
+  // A team-mode event without a token is still the server's to take ('none'): it never lands in the local store.
+  const owner = { ...user, ...(remote ? { tokenId: tokenId ?? 'none' } : {}) }
   // Under agent isolation an unknown agent cannot be filed under another agent's memory, nor be given its context.
   const unknownUnderIsolation = agent !== agentName && config.agentScope === 'own'
   if (agent !== agentName && !unknownUnderIsolation) {

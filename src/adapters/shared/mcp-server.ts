@@ -157,13 +157,14 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       description: "This project's recorded sessions, newest first.",
       inputSchema: { ...sessionsInput.shape, project: projectArg },
       outputSchema: {
-        sessions: z.array(z.object({ id: z.string(), agent: z.string(), startedAt: z.string(), lastEventAt: z.string(), title: z.string().nullable(), observations: z.number() })),
+        sessions: z.array(z.object({ id: z.string(), agent: z.string(), user: z.string().nullable(), startedAt: z.string(), lastEventAt: z.string(), title: z.string().nullable(), observations: z.number() })),
       },
     },
     handler(sessionsInput, ({ project, limit }) => ({
       sessions: engine.sessions({ projectIds: readScope(project), limit: limit ?? 20 }).map((s) => ({
         id: s.id,
         agent: s.agent,
+        user: s.user ?? null,
         startedAt: toIso(s.startedAt),
         lastEventAt: toIso(s.lastEventAt),
         title: s.title ?? null,
