@@ -466,8 +466,8 @@ export class MnemoEngine {
     if (clean.length === 0) throw invalidInput('text', 'memory text is empty')
     if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
     const project = options.project ?? resolveProjectRoot(this.cwd)
+    const old = options.supersedes !== undefined ? this.store.getMemory(options.supersedes) : undefined
     if (options.supersedes !== undefined) {
-      const old = this.store.getMemory(options.supersedes)
       const oldProject = old && this.store.getProject(old.projectId)
       if (!old || oldProject?.root !== project.root || !this.sees(old)) {
         throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, { details: { kind: 'memory', id: options.supersedes } })
@@ -476,8 +476,7 @@ export class MnemoEngine {
       this.assertOwn(old)
     }
     // A new version of an agent's memory is that agent's (so the write guard, per agent under isolation, replaces it).
-    const oldAgent = options.supersedes !== undefined ? this.store.getMemory(options.supersedes)?.agent : undefined
-    const agent = options.agent ?? oldAgent
+    const agent = options.agent ?? old?.agent
     const sameAs = options.supersedes === undefined ? this.nearDuplicate(clean, kind, project, agent) : undefined
     const now = this.clock.now()
     const event = rememberEvent(project, kind, clean, now, {

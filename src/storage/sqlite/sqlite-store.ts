@@ -7,6 +7,7 @@ import type { EntityRef } from '../../retrieval/entities.js'
 import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, EventFilter, Scope, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 import {
+  docJoin,
   eventConditions,
   onEither,
   onTable,
@@ -399,8 +400,7 @@ class SqliteStore implements Store {
       return this.stmt(
         `SELECT f.rowid AS docKey, COALESCE(o.role, m.kind) AS role, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score
          FROM search_fts f
-         LEFT JOIN observations o ON f.rowid > 0 AND o.rowid = f.rowid
-         LEFT JOIN memories m ON f.rowid < 0 AND m.rowid = -f.rowid
+         ${docJoin('f.rowid')}
          WHERE search_fts MATCH ?${scope} AND (o.id IS NOT NULL OR m.id IS NOT NULL)
          ORDER BY score DESC, f.rowid LIMIT ?`,
       ).all(...params) as TextMatch[]
@@ -412,8 +412,7 @@ class SqliteStore implements Store {
       const inScope = scopeWhere(scope, onEither)
       const rows = this.stmt(
         `SELECT v.doc_key AS docKey, v.vec AS vec FROM doc_vectors v
-         LEFT JOIN observations o ON v.doc_key > 0 AND o.rowid = v.doc_key
-         LEFT JOIN memories m ON v.doc_key < 0 AND m.rowid = -v.doc_key
+         ${docJoin('v.doc_key')}
          WHERE v.space = ? AND (o.id IS NOT NULL OR m.id IS NOT NULL)${inScope.sql}`,
       ).all(space, ...inScope.params) as { docKey: number; vec: Buffer }[]
       return rows.map((r) => ({ docKey: r.docKey, vec: new Float32Array(r.vec.buffer.slice(r.vec.byteOffset, r.vec.byteOffset + r.vec.byteLength)) }))
@@ -508,8 +507,7 @@ class SqliteStore implements Store {
     if (scope.user === undefined && scope.agent === undefined) return { sql: `(SELECT COUNT(*) FROM entity_mentions c WHERE c.entity_id = ${entity})`, params: [] }
     const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
     return {
-      sql: `(SELECT COUNT(*) FROM entity_mentions c LEFT JOIN observations o ON c.doc_key > 0 AND o.rowid = c.doc_key
-             LEFT JOIN memories m ON c.doc_key < 0 AND m.rowid = -c.doc_key WHERE c.entity_id = ${entity}${inScope.sql})`,
+      sql: `(SELECT COUNT(*) FROM entity_mentions c ${docJoin('c.doc_key')} WHERE c.entity_id = ${entity}${inScope.sql})`,
       params: inScope.params,
     }
   }
@@ -529,8 +527,7 @@ class SqliteStore implements Store {
       const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
       return this.stmt(
         `SELECT x.entity_id AS entityId, x.doc_key AS docKey FROM entity_mentions x
-         LEFT JOIN observations o ON x.doc_key > 0 AND o.rowid = x.doc_key
-         LEFT JOIN memories m ON x.doc_key < 0 AND m.rowid = -x.doc_key
+         ${docJoin('x.doc_key')}
          WHERE x.entity_id IN (${ids})${inScope.sql} LIMIT ?`,
       ).all(...entityIds, ...inScope.params, limit) as { entityId: number; docKey: number }[]
     }
@@ -549,7 +546,7 @@ class SqliteStore implements Store {
     return this.stmt(
       `SELECT x.entity_id AS id, COUNT(*) AS shared, ${count.sql} AS docs
        FROM entity_mentions q JOIN entity_mentions x ON x.doc_key = q.doc_key AND x.entity_id <> q.entity_id
-       ${inScope ? 'LEFT JOIN observations o ON q.doc_key > 0 AND o.rowid = q.doc_key LEFT JOIN memories m ON q.doc_key < 0 AND m.rowid = -q.doc_key' : ''}
+       ${inScope ? docJoin('q.doc_key') : ''}
        WHERE q.entity_id IN (${ids}) AND x.entity_id NOT IN (${ids})${inScope?.sql ?? ''}
        GROUP BY x.entity_id ORDER BY shared DESC, x.entity_id LIMIT ?`,
     ).all(...count.params, ...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number; docs: number }[]
@@ -897,8 +894,7 @@ class SqliteStore implements Store {
     // Only entities some document of the scope mentions: another user's names never show up.
     const inScope = scope.user !== undefined || scope.agent !== undefined ? scopeWhere({ ...scope, projectIds: [] }, onEither) : undefined
     const visible = inScope
-      ? ` AND EXISTS (SELECT 1 FROM entity_mentions x LEFT JOIN observations o ON x.doc_key > 0 AND o.rowid = x.doc_key
-           LEFT JOIN memories m ON x.doc_key < 0 AND m.rowid = -x.doc_key WHERE x.entity_id = e.id${inScope.sql})`
+      ? ` AND EXISTS (SELECT 1 FROM entity_mentions x ${docJoin('x.doc_key')} WHERE x.entity_id = e.id${inScope.sql})`
       : ''
     return this.stmt(
       `SELECT e.id, e.type, e.name, (SELECT COUNT(*) FROM entity_mentions m WHERE m.entity_id = e.id) AS docs
@@ -912,8 +908,7 @@ class SqliteStore implements Store {
     if (entityId !== undefined && (scope.user !== undefined || scope.agent !== undefined)) {
       const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
       return this.stmt(
-        `SELECT x.doc_key FROM entity_mentions x LEFT JOIN observations o ON x.doc_key > 0 AND o.rowid = x.doc_key
-         LEFT JOIN memories m ON x.doc_key < 0 AND m.rowid = -x.doc_key
+        `SELECT x.doc_key FROM entity_mentions x ${docJoin('x.doc_key')}
          WHERE x.entity_id = ?${inScope.sql} ORDER BY x.doc_key > 0 DESC, abs(x.doc_key) DESC LIMIT ?`,
       )
         .pluck()
@@ -977,28 +972,18 @@ class SqliteStore implements Store {
   }
 
   scopeCounts(projectRoot?: string, user?: string | null): { events: number; sessions: number; observations: number; memories: number } {
-    const n = (table: string, project: string): number => {
-      const where: string[] = []
-      const params: unknown[] = []
-      if (projectRoot !== undefined) {
-        where.push(project)
-        params.push(projectRoot)
-      }
-      if (user === null) where.push('user_id IS NULL')
-      else if (user !== undefined) {
-        where.push('(user_id IS NULL OR user_id = ?)')
-        params.push(user)
-      }
-      const joined = where.length === 0 ? '' : `${table.includes(' WHERE ') ? ' AND ' : ' WHERE '}${where.join(' AND ')}`
-      return this.stmt(`SELECT COUNT(*) FROM ${table}${joined}`).pluck().get(...params) as number
-    }
+    const byUser = scopeWhere(user === undefined ? {} : { user }, (column) => column)
+    const n = (table: string, where: string, project: string): number =>
+      this.stmt(`SELECT COUNT(*) FROM ${table} WHERE ${where}${projectRoot !== undefined ? ` AND ${project}` : ''}${byUser.sql}`)
+        .pluck()
+        .get(...(projectRoot !== undefined ? [projectRoot] : []), ...byUser.params) as number
     const inProject = 'project_id IN (SELECT id FROM projects WHERE root = ?)'
     return {
-      events: n('events', 'project_root = ?'),
+      events: n('events', '1 = 1', 'project_root = ?'),
       // Agents' sessions: mnemo's bookkeeping session of a project is shared by its users' statements.
-      sessions: n("sessions WHERE agent <> 'mnemo'", inProject),
-      observations: n('observations', inProject),
-      memories: n('memories', inProject),
+      sessions: n('sessions', "agent <> 'mnemo'", inProject),
+      observations: n('observations', '1 = 1', inProject),
+      memories: n('memories', '1 = 1', inProject),
     }
   }
 
@@ -1010,12 +995,8 @@ class SqliteStore implements Store {
         where.push('project_root = ?')
         params.push(scope.projectRoot)
       }
-      if (scope.user === null) where.push('user_id IS NULL')
-      else if (scope.user !== undefined) {
-        where.push('(user_id IS NULL OR user_id = ?)')
-        params.push(scope.user)
-      }
-      return (this.stmt(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ?`).all(...params, limit) as EventRow[]).map(toStoredEvent)
+      const byUser = scopeWhere(scope.user === undefined ? {} : { user: scope.user }, (column) => column)
+      return (this.stmt(`SELECT * FROM events WHERE ${where.join(' AND ')}${byUser.sql} ORDER BY seq LIMIT ?`).all(...params, ...byUser.params, limit) as EventRow[]).map(toStoredEvent)
     })
   }
 
