@@ -1,4 +1,4 @@
-import type { DerivedObservation, EventInput, MemoryKind, SessionEffect } from '../core/types.js'
+import type { DerivedObservation, EventFormat, EventInput, MemoryKind, SessionEffect } from '../core/types.js'
 
 /**
  * What capture derives from one logged event, before indexing. Each source
@@ -11,6 +11,8 @@ export interface CaptureDerivation {
   memory?: { kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number }
   memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]
   session?: SessionEffect
+  /** The capture path, when it is not the event's own format (a folded event's original format). */
+  origin?: EventFormat
 }
 
 /** Derives observations from one stored event of a given format. */

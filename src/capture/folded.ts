@@ -57,5 +57,7 @@ function isFolded(payload: unknown): payload is FoldedPayload {
 /** Derives a folded event: the derivation it was folded from. A payload that is not a folded one derives nothing (it stays in the log). */
 export function deriveFolded(event: EventInput): CaptureDerivation {
   if (!isFolded(event.payload)) return { observations: [] }
-  return { observations: event.payload.observations, ...(event.payload.session ? { session: event.payload.session } : {}) }
+  // `from` is not trusted (an export file is input): an unknown one is its own path.
+  const origin = FOLDABLE_FORMATS.includes(event.payload.from) ? event.payload.from : 'folded'
+  return { observations: event.payload.observations, origin, ...(event.payload.session ? { session: event.payload.session } : {}) }
 }

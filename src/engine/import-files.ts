@@ -256,6 +256,8 @@ export interface ImportFileReport {
   /** Valid records already in the log (a re-import). */
   duplicates: number
   observations: number
+  /** Steps not stored again because hooks (another capture path) had already captured them in the same session. */
+  covered: number
   skipped: { line: number | string; reason: string }[]
   unknownTypes: Record<string, number>
   /** Why the file could not be imported at all. */
@@ -268,6 +270,7 @@ export interface ImportReport {
   imported: number
   duplicates: number
   observations: number
+  covered: number
   skipped: number
   unknown: number
 }
@@ -286,7 +289,7 @@ export function importFiles(
   format: ImportFormat,
   options: { redact?: Redactor; project?: ProjectRef; candidateRoots: readonly string[]; append: (events: readonly EventInput[]) => AppendResult },
 ): ImportReport {
-  const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, skipped: 0, unknown: 0 }
+  const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, covered: 0, skipped: 0, unknown: 0 }
   let valid = 0
   for (const file of files) {
     const parsed = parseImportFile(file, format, {
@@ -301,6 +304,7 @@ export function importFiles(
       imported: 0,
       duplicates: 0,
       observations: 0,
+      covered: 0,
       skipped: parsed.parse.skipped,
       unknownTypes: parsed.parse.unknownTypes,
     }
@@ -310,6 +314,7 @@ export function importFiles(
       fileReport.imported += r.inserted
       fileReport.duplicates += r.duplicates
       fileReport.observations += r.observations
+      fileReport.covered += r.covered
     }
     valid += parsed.parse.events.length
     if (parsed.parse.events.length === 0 && !fileReport.error) {
@@ -321,6 +326,7 @@ export function importFiles(
     report.imported += fileReport.imported
     report.duplicates += fileReport.duplicates
     report.observations += fileReport.observations
+    report.covered += fileReport.covered
     report.skipped += fileReport.skipped.length
     report.unknown += Object.values(fileReport.unknownTypes).reduce((a, b) => a + b, 0)
   }

@@ -244,6 +244,8 @@ export class MnemoEngine {
     }
     if (d.memoryOps) out.memoryOps = d.memoryOps
     if (d.session) out.session = d.session
+    // mnemo's own operations derive no observations; every capture format is a path a step can come through.
+    if (event.format !== 'mnemo') out.origin = d.origin ?? event.format
     return out
   }
 
@@ -344,11 +346,12 @@ export class MnemoEngine {
         const r = await this.importExport(text, files[0]!)
         const observations = r.observations
         return {
-          files: [{ file: files[0]!, format: 'mnemo', read: r.manifest.counts.events, imported: r.events, duplicates: r.duplicates, observations, skipped: [], unknownTypes: {} }],
+          files: [{ file: files[0]!, format: 'mnemo', read: r.manifest.counts.events, imported: r.events, duplicates: r.duplicates, observations, covered: 0, skipped: [], unknownTypes: {} }],
           read: r.manifest.counts.events,
           imported: r.events,
           duplicates: r.duplicates,
           observations,
+          covered: 0,
           skipped: 0,
           unknown: 0,
         }

@@ -15,6 +15,14 @@ import type {
 import type { IndexedText } from '../retrieval/search-text.js'
 import type { EntityRef } from '../retrieval/entities.js'
 
+/**
+ * How close in time (ms) a prompt or assistant message from one capture path must be to the same
+ * text from another path of the same session to be the same step (see `Derivation.origin`): 10
+ * minutes. A hook's time is when it fired and a transcript record's is when it was written, which
+ * are seconds apart; a turn that long would have written its messages in between.
+ */
+export const CROSS_PATH_WINDOW_MS = 10 * 60_000
+
 /** What one event turns into, computed by capture (observations) and retrieval (index text, entities). */
 export interface Derivation {
   observations: (DerivedObservation & { index: IndexedText; entities: EntityRef[] })[]
@@ -46,6 +54,15 @@ export interface Derivation {
   /** Lifecycle changes to memories: pin, unpin, archive, restore. */
   memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]
   session?: SessionEffect
+  /**
+   * The capture path the observations came from: the event's format ('claude-hook',
+   * 'claude-transcript', …), or for a folded event the format it was folded from. An observation
+   * that another capture path of the same session already stored is not stored again (the same
+   * tool call by its `sourceRef`; a prompt or message by its kind and text within
+   * `CROSS_PATH_WINDOW_MS`), so hooks and an import of the same session's transcript keep one copy
+   * of each step. Default: no such check.
+   */
+  origin?: EventFormat
 }
 
 /** An event as stored in the log. */
@@ -77,8 +94,10 @@ export interface AppendResult {
   inserted: number
   /** Events whose idempotency key was already in the log (no-ops). */
   duplicates: number
-  /** Observations derived from the inserted events. */
+  /** Observations derived from the inserted events and stored. */
   observations: number
+  /** Observations not stored because another capture path of their session had stored them (see `Derivation.origin`). */
+  covered: number
   /** Per input event, in order: the log sequence number, or `undefined` for a duplicate. */
   seqs: (number | undefined)[]
 }

@@ -197,4 +197,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX events_user ON events(user_id) WHERE user_id IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: 'observations carry their capture path, so a session captured both by hooks and by an imported transcript stores each step once',
+    sql: `
+      -- The format of the event an observation was derived from (a folded event's original format): 'claude-hook', 'claude-transcript', …
+      ALTER TABLE observations ADD COLUMN origin TEXT;
+      UPDATE observations SET origin = (
+        SELECT CASE WHEN e.format = 'folded' THEN coalesce(json_extract(e.payload, '$.from'), 'folded') ELSE e.format END
+        FROM events e WHERE e.seq = observations.event_seq
+      );
+      CREATE INDEX observations_session_ref ON observations(session_id, source_ref) WHERE source_ref IS NOT NULL;
+    `,
+  },
 ]

@@ -27,7 +27,7 @@ describe('sqlite store', () => {
     old.close()
     // Roll the file back to what version 3 wrote: no user or agent columns.
     const db = new Database(file)
-    db.exec('DROP INDEX events_user')
+    db.exec('DROP INDEX events_user; DROP INDEX observations_session_ref; ALTER TABLE observations DROP COLUMN origin')
     for (const [table, column] of [['events', 'user_id'], ['sessions', 'user_id'], ['observations', 'user_id'], ['observations', 'agent'], ['memories', 'user_id'], ['memories', 'agent']]) db.exec(`ALTER TABLE ${table} DROP COLUMN ${column}`)
     db.pragma('user_version = 3')
     db.close()
@@ -39,7 +39,32 @@ describe('sqlite store', () => {
     expect(row!.user).toBeUndefined()
     // Shared rows: a reader with no user and a reader with a user both see them.
     for (const user of [null, 'alice']) expect(store.searchText({ match: '"users"', limit: 5, user })).toHaveLength(1)
-    expect(MIGRATIONS.at(-1)!.version).toBe(4)
+  })
+
+  it('migrating a version-4 file gives every observation the capture path of its event (a folded one, the path it was folded from)', () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'v4.db')
+    const old = openSqliteStore({ path: file })
+    const folded: EventInput = { ...event('k2', 2_000), format: 'folded', payload: { v: 1, from: 'claude-transcript', observations: [{ kind: 'prompt', role: 'user', text: 'folded' }] } }
+    old.append([
+      { event: event('k1'), derive: derive('from a hook') },
+      { event: folded, derive: derive('folded') },
+    ])
+    old.close()
+    const db = new Database(file)
+    db.exec('DROP INDEX observations_session_ref; ALTER TABLE observations DROP COLUMN origin')
+    db.pragma('user_version = 4')
+    db.close()
+    openSqliteStore({ path: file }).close()
+    const after = new Database(file, { readonly: true })
+    cleanups.push(() => after.close())
+    expect(after.prepare('SELECT text, origin FROM observations ORDER BY event_seq').all()).toEqual([
+      { text: 'from a hook', origin: 'claude-hook' },
+      { text: 'folded', origin: 'claude-transcript' },
+    ])
+    expect(after.pragma('user_version', { simple: true })).toBe(5)
+    expect(MIGRATIONS.at(-1)!.version).toBe(5)
   })
 
   it('persists across reopen, migrates once, and passes the integrity check', () => {

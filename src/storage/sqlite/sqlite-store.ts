@@ -2,9 +2,9 @@ import Database from 'better-sqlite3'
 import { statSync } from 'node:fs'
 import { MnemoError } from '../../core/errors.js'
 import { makeId, type MemoryId, type ObservationId, type ProjectId, type SessionId } from '../../core/ids.js'
-import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
+import type { AgentName, DerivedObservation, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
-import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, EventFilter, Scope, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
+import { CROSS_PATH_WINDOW_MS, type AppendResult, type AuditEntry, type BrowseMemoriesOptions, type BrowseObservationsOptions, type Derivation, type EntityRow, type EventFilter, type Scope, type SearchDoc, type SearchTextOptions, type Store, type StoreStats, type StoredEvent, type TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 import {
   docJoin,
@@ -118,7 +118,7 @@ class SqliteStore implements Store {
 
   append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number }[]): AppendResult {
     return this.guard('append', () => {
-      const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, seqs: [] }
+      const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [] }
       this.db
         .transaction(() => {
           const now = this.now()
@@ -154,7 +154,9 @@ class SqliteStore implements Store {
             const seq = Number(info.lastInsertRowid)
             result.inserted++
             result.seqs.push(seq)
-            result.observations += this.apply(event, seq, derive())
+            const applied = this.apply(event, seq, derive())
+            result.observations += applied.added
+            result.covered += applied.covered
           }
         })
         .immediate()
@@ -162,18 +164,24 @@ class SqliteStore implements Store {
     })
   }
 
-  /** Applies one event's derivation; returns how many observations it added. */
-  private apply(event: EventInput, seq: number, d: Derivation): number {
+  /** Applies one event's derivation; returns how many observations it added and how many another capture path had stored. */
+  private apply(event: EventInput, seq: number, d: Derivation): { added: number; covered: number } {
     const projectId = this.ensureProject(event)
     const sessionId = this.ensureSession(event, projectId, d)
     const user = event.user ?? null
     let added = 0
+    let covered = 0
     d.observations.forEach((o, i) => {
       const ts = o.ts ?? event.ts
+      if (d.origin !== undefined && this.storedByOtherPath(sessionId, d.origin, o, ts)) {
+        covered++
+        return
+      }
+      // The index in the id is the derivation's, so ids stay the same whatever was covered.
       const id = makeId('obs', ts, `${event.idemKey}#${i}`)
       const info = this.stmt(
-        `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ).run(
         id,
         seq,
@@ -189,6 +197,7 @@ class SqliteStore implements Store {
         o.flags && o.flags.length > 0 ? o.flags.join(',') : null,
         user,
         event.agent,
+        d.origin ?? null,
       )
       this.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts, o.index.meta)
       this.mention(projectId, Number(info.lastInsertRowid), o.entities)
@@ -199,7 +208,31 @@ class SqliteStore implements Store {
     })
     if (d.memory) this.applyMemory(event, seq, projectId, d.memory)
     for (const op of d.memoryOps ?? []) this.applyMemoryOp(op, event.ts, event.user ?? null)
-    return added
+    return { added, covered }
+  }
+
+  /**
+   * Whether a capture path other than `origin` already stored this observation in the session: an
+   * observation with the same `sourceRef` (a tool call id: the hook's PostToolUse and the
+   * transcript's tool_use and tool_result are one step), or, for a prompt or an assistant message
+   * (they carry no id), the same kind and text within `CROSS_PATH_WINDOW_MS` of `ts`. Another
+   * path only: a path's own repeats (the same prompt sent twice) are kept.
+   */
+  private storedByOtherPath(sessionId: SessionId, origin: string, o: DerivedObservation, ts: number): boolean {
+    if (o.sourceRef !== undefined) {
+      return this.stmt('SELECT 1 FROM observations WHERE session_id = ? AND source_ref = ? AND origin IS NOT ? LIMIT 1').get(sessionId, o.sourceRef, origin) !== undefined
+    }
+    if (o.kind !== 'prompt' && o.kind !== 'message') return false
+    return (
+      this.stmt('SELECT 1 FROM observations WHERE session_id = ? AND ts BETWEEN ? AND ? AND kind = ? AND text = ? AND origin IS NOT ? LIMIT 1').get(
+        sessionId,
+        ts - CROSS_PATH_WINDOW_MS,
+        ts + CROSS_PATH_WINDOW_MS,
+        o.kind,
+        o.text,
+        origin,
+      ) !== undefined
+    )
   }
 
   private mention(projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
@@ -370,7 +403,7 @@ class SqliteStore implements Store {
             if (rows.length === 0) break
             for (const row of rows) {
               const event = toStoredEvent(row)
-              observations += this.apply(event, row.seq, derive(event))
+              observations += this.apply(event, row.seq, derive(event)).added
               events++
               after = row.seq
             }

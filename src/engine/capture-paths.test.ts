@@ -1,0 +1,121 @@
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createTestEngine, hookPayload, tempDir } from '../testing/test-mnemo.js'
+
+// One Claude Code session seen through both capture paths: the hooks as it ran, and its transcript
+// file imported afterwards (`mnemo import ~/.claude/projects/…`). Each step must be stored once.
+
+const SESSION = 'sess-paths'
+const CWD = '/nonexistent/mnemo-paths/app'
+const at = (hms: string): number => Date.parse(`2026-03-01T${hms}.000Z`)
+
+/** Real Claude Code transcript records (the shape of `~/.claude/projects/<slug>/<session>.jsonl`). */
+function transcript(extra: object[] = []): string {
+  const base = { sessionId: SESSION, cwd: CWD }
+  const records = [
+    { ...base, type: 'user', uuid: 'u-1', timestamp: '2026-03-01T10:00:00.000Z', message: { role: 'user', content: 'Fix the login bug in src/login.ts' } },
+    {
+      ...base,
+      type: 'assistant',
+      uuid: 'a-1',
+      timestamp: '2026-03-01T10:00:05.000Z',
+      message: { role: 'assistant', content: [{ type: 'text', text: 'Let me run the tests.' }, { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'npm test' } }] },
+    },
+    {
+      ...base,
+      type: 'user',
+      uuid: 'u-2',
+      timestamp: '2026-03-01T10:00:20.000Z',
+      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: '1 failed: login throws' }] },
+    },
+    { ...base, type: 'assistant', uuid: 'a-2', timestamp: '2026-03-01T10:01:00.000Z', message: { role: 'assistant', content: [{ type: 'text', text: 'Fixed: login no longer throws.' }] } },
+    ...extra,
+  ]
+  return records.map((r) => JSON.stringify(r)).join('\n')
+}
+
+/** The same steps as the hooks deliver them, a second or two after the transcript records. */
+function runHooks(engine: ReturnType<typeof createTestEngine>['engine']): void {
+  engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'Fix the login bug in src/login.ts' }, SESSION, CWD), 'claude-code', at('10:00:01'))
+  engine.captureHook(
+    'PostToolUseFailure',
+    hookPayload('PostToolUseFailure', { tool_name: 'Bash', tool_use_id: 'toolu_1', tool_input: { command: 'npm test' }, error: '1 failed: login throws' }, SESSION, CWD),
+    'claude-code',
+    at('10:00:21'),
+  )
+  engine.captureHook('Stop', hookPayload('Stop', { last_assistant_message: 'Fixed: login no longer throws.' }, SESSION, CWD), 'claude-code', at('10:01:02'))
+}
+
+const cleanups: (() => void)[] = []
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()!()
+})
+
+function setup(text = transcript()) {
+  const t = tempDir()
+  cleanups.push(t.cleanup)
+  const file = path.join(t.dir, `${SESSION}.jsonl`)
+  writeFileSync(file, text)
+  const { engine } = createTestEngine({ cwd: CWD })
+  const rows = () => {
+    const projectIds = engine.listProjects().map((p) => p.id)
+    return engine.browseObservations({ projectIds, order: 'asc', limit: 100 }).map((o) => ({ id: o.id, kind: o.kind, text: o.text, sessionId: o.sessionId }))
+  }
+  return { engine, file, rows }
+}
+
+describe('a session captured by hooks and by its imported transcript', () => {
+  it('hooks first: the import stores only the steps the hooks did not see, and says how many it left out', async () => {
+    const { engine, file, rows } = setup()
+    runHooks(engine)
+    expect(rows()).toHaveLength(3)
+    const report = await engine.importPath(file, { format: 'claude-code' })
+    expect(report).toMatchObject({ imported: 4, covered: 4, observations: 1 })
+    const after = rows()
+    expect(new Set(after.map((r) => r.sessionId)).size).toBe(1)
+    // The prompt, the failed call (the hook's error holds input and output) and the last message once each; the
+    // transcript adds the message only it has.
+    expect(after.map((r) => r.kind).sort()).toEqual(['error', 'message', 'message', 'prompt'])
+    expect(after.filter((r) => r.text.includes('login no longer throws'))).toHaveLength(1)
+    expect(after.filter((r) => r.text.includes('1 failed'))).toHaveLength(1)
+    // Recall finds the failure once, not twice.
+    const hits = await engine.recall('login throws', { limit: 10 })
+    expect(hits.filter((h) => h.snippet.includes('1 failed'))).toHaveLength(1)
+  })
+
+  it('transcript first: the hooks that fire afterwards (a resumed session, a replayed spool) add nothing new', async () => {
+    const { engine, file, rows } = setup()
+    const report = await engine.importPath(file, { format: 'claude-code' })
+    expect(report).toMatchObject({ imported: 4, covered: 0, observations: 5 })
+    runHooks(engine)
+    const after = rows()
+    expect(after.map((r) => r.kind).sort()).toEqual(['error', 'message', 'message', 'prompt', 'tool'])
+    expect(after.filter((r) => r.text.includes('Fix the login bug'))).toHaveLength(1)
+  })
+
+  it('keeps a path’s own repeats, and the same text from the other path when it is far apart in time', async () => {
+    const again = [
+      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-3', timestamp: '2026-03-01T10:02:00.000Z', message: { role: 'user', content: 'continue' } },
+      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-4', timestamp: '2026-03-01T10:03:00.000Z', message: { role: 'user', content: 'continue' } },
+    ]
+    const { engine, file, rows } = setup(transcript(again))
+    // A prompt with the same words, typed through the hook half an hour later: another step.
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue' }, SESSION, CWD), 'claude-code', at('10:40:00'))
+    await engine.importPath(file, { format: 'claude-code' })
+    expect(rows().filter((r) => r.text === 'continue')).toHaveLength(3)
+  })
+
+  it('rebuild, and compaction followed by rebuild, derive exactly the rows capture stored', async () => {
+    const { engine, file, rows } = setup()
+    runHooks(engine)
+    await engine.importPath(file, { format: 'claude-code' })
+    const stored = rows()
+    expect(engine.rebuild().observations).toBe(stored.length)
+    expect(rows()).toEqual(stored)
+    // Folding keeps each event's whole derivation and its capture path, so the rule applies the same way again.
+    expect(engine.compact({ before: at('23:59:59'), vacuum: false }).events).toBeGreaterThan(0)
+    engine.rebuild()
+    expect(rows()).toEqual(stored)
+  })
+})
