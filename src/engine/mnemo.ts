@@ -832,7 +832,9 @@ export class MnemoEngine {
    */
   resolveProjects(arg: string): Project[] {
     if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
-    const all = this.store.listProjects()
+    // Names are matched among the projects this reader has something in (another user's project names are not
+    // theirs to learn); a path, the reader's own checkout, among all, so a member's first capture there can be watched.
+    const all = this.listProjects()
     const byName = all.filter((p) => p.name === arg || p.root === arg)
     if (byName.length > 0) return byName
     // By location only for a path (relative to this engine's cwd) or an existing
@@ -840,7 +842,7 @@ export class MnemoEngine {
     const full = path.resolve(this.cwd, arg)
     if (isPathArg(arg) || existsSync(full)) {
       const ref = this.projectForPath(full)
-      const byRoot = all.filter((p) => p.root === ref.root)
+      const byRoot = this.store.listProjects().filter((p) => p.root === ref.root)
       if (byRoot.length > 0) return byRoot
     }
     const names = all.map((p) => p.name).slice(0, 10)
@@ -856,7 +858,7 @@ export class MnemoEngine {
    */
   projectForWrite(arg: string): ProjectRef {
     if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
-    const known = this.store.listProjects().find((p) => p.name === arg || p.root === arg)
+    const known = this.listProjects().find((p) => p.name === arg || p.root === arg)
     if (known) return { root: known.root, name: known.name }
     if (!isPathArg(arg)) {
       throw invalidInput('project', `no project named ${JSON.stringify(arg)}`, 'pass a path (for example ./ or /abs/path) to create a project')
@@ -864,8 +866,14 @@ export class MnemoEngine {
     return this.projectForPath(path.resolve(this.cwd, arg))
   }
 
+  /**
+   * Projects by name. A named user, or an agent under isolation, gets only the projects it has
+   * something in (a session or a memory it may see): other users' project names and paths are
+   * not listed to them. A reader with no user (the machine's owner, the server token) gets all.
+   */
   listProjects(): Project[] {
-    return this.store.listProjects()
+    const who = this.who()
+    return this.store.listProjects(this.user !== undefined || who.agent !== undefined ? who : {})
   }
 
   /**
@@ -939,7 +947,7 @@ export class MnemoEngine {
    * @returns File name (`<project name>.md`, made unique) → Markdown.
    */
   exportMarkdown(scope: { project?: Project } = {}): Map<string, string> {
-    const projects = scope.project ? [scope.project] : this.store.listProjects()
+    const projects = scope.project ? [scope.project] : this.listProjects()
     const out = new Map<string, string>()
     for (const p of projects) {
       const all = this.store
@@ -1005,8 +1013,17 @@ export class MnemoEngine {
     return this.store.rebuild((event) => this.derive(event))
   }
 
+  /**
+   * Counts of what this reader sees: the whole store for a reader with no user or with
+   * `allUsers`; for a named user, their own rows and shared ones, their projects (see
+   * `listProjects`) and their latest capture. `bytes` is the database file's size either way.
+   */
   stats(): StoreStats {
-    return this.store.stats()
+    const all = this.store.stats()
+    if (this.user === undefined || this.allUsers) return all
+    const counts = this.store.scopeCounts(undefined, this.user)
+    const latest = this.sessions({ limit: 1 })[0]
+    return { ...counts, projects: this.listProjects().length, lastEventAt: latest?.lastEventAt, bytes: all.bytes }
   }
 
   integrityCheck(): string {

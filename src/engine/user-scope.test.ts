@@ -357,6 +357,27 @@ describe('writes and deletes stay inside the user', () => {
     expect(all.sessions().map((x) => `${x.agent}:${x.user ?? '-'}`).sort()).toEqual(['claude-code:-', 'codex:-'])
   })
 
+  it('a user is named only the projects they have something in, and counts of their own and shared rows; agents under isolation likewise', async () => {
+    const { engine } = createTestEngine({ cwd: PROJECT.root, agentScope: 'own' })
+    const alice = engine.scoped({ user: 'alice' })
+    const bob = engine.scoped({ user: 'bob' })
+    alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'price the acquisition' }, 's1', '/nonexistent-mnemo-user-scope/merger'))
+    bob.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fix the cart' }, 's2', PROJECT.root), 'codex')
+    engine.remember('the shop deploys on Fridays', { project: PROJECT })
+    const names = (e: MnemoEngine) => e.listProjects().map((p) => p.name)
+    expect(names(alice)).toEqual(['merger', 'shop']) // shop through the shared memory
+    expect(names(bob)).toEqual(['shop'])
+    expect(bob.stats()).toMatchObject({ projects: 1, sessions: 1, observations: 1, memories: 1 })
+    expect(() => bob.resolveProjects('merger')).toThrow(/no project named[^]*$/)
+    expect(() => bob.projectForWrite('merger')).toThrow(/no project named "merger"/)
+    // The machine's owner (no user) and --all-users see every project.
+    expect(names(engine)).toEqual(['merger', 'shop'])
+    expect(engine.scoped({ user: 'bob', allUsers: true }).stats().sessions).toBe(2)
+    // Under isolation an agent is named the projects with its own sessions or agent-less memories.
+    expect(names(alice.scoped({ agent: 'codex' }))).toEqual(['shop'])
+    expect(names(alice.scoped({ agent: 'claude-code' }))).toEqual(['merger', 'shop'])
+  })
+
   it('a malformed user name is refused', async () => {
     const { engine } = createTestEngine()
     for (const bad of ['', ' alice', 'a/b', 'x'.repeat(65), '-lead']) expect(() => engine.scoped({ user: bad })).toThrow(/user must be 1–64 ASCII/)

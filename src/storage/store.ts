@@ -308,7 +308,12 @@ export interface Store {
   /** The log sequence number of the event an observation or memory was derived from. */
   sourceEventOf(id: string): number | undefined
 
-  listProjects(): Project[]
+  /**
+   * Projects by name then root. With a user or agent in `scope`, only those the reader has
+   * something in: an agent's session or a memory it may see (another user's project is not
+   * named to them).
+   */
+  listProjects(scope?: Omit<Scope, 'projectIds'>): Project[]
   /** Sessions newest first (by last event), from `offset` (default 0), leaving out sessions of `excludeAgent`. */
   listSessions(options: Scope & { limit: number; offset?: number; excludeAgent?: string }): Session[]
   /** A session's observations in time order. */

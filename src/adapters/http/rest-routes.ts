@@ -63,9 +63,10 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     path: '/v1/status',
     operationId: 'status',
     summary: 'Data directory, counts, projects, spool and recent errors',
+    description: "With a member's token (`mnemo user add`): that user's counts and projects (their own and shared data), and no server errors.",
     responses: { 200: { description: 'What this server holds.', schema: statusJson } },
     errors: [],
-    handle: (_input, { mnemo, engine, startedAt, jobs }) => {
+    handle: (_input, { mnemo, engine, startedAt, jobs, user }) => {
       const stats = engine.stats()
       const body: z.output<typeof statusJson> = {
         home: mnemo.config.home,
@@ -75,7 +76,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
         lastCaptureAt: stats.lastEventAt === undefined ? null : new Date(stats.lastEventAt).toISOString(),
         projects: engine.listProjects().map((p) => ({ name: p.name, root: p.root })),
         spool: { pending: mnemo.spool.count(), bad: mnemo.spool.badCount() },
-        errors: mnemo.errors.tail(5),
+        // The server's failures can name anyone's events: for the operator only.
+        errors: user === undefined ? mnemo.errors.tail(5) : [],
         server: { version: SERVER_VERSION, pid: process.pid, startedAt: new Date(startedAt).toISOString() },
         jobs: jobs(),
       }

@@ -73,6 +73,27 @@ describe('per-user tokens', () => {
     expect(sessions.body.sessions.map((s: { sessionKey: string }) => s.sessionKey)).toEqual(['sess-b'])
   })
 
+  it('status names a member only their own projects and counts, and no server errors; the operator sees the whole store', async () => {
+    const secret = '/nonexistent-mnemo-team/acquisition-2027'
+    const event = { event: 'UserPromptSubmit', payload: { session_id: 'sess-secret', cwd: secret, hook_event_name: 'UserPromptSubmit', prompt: 'draft the term sheet' } }
+    expect((await callRest(as('alice'), 'POST', '/v1/events', event)).status).toBe(202)
+    const bob = await callRest(as('bob'), 'GET', '/v1/status')
+    expect(bob.status).toBe(200)
+    expect(JSON.stringify(bob.body)).not.toMatch(/acquisition/)
+    expect(bob.body.projects.map((p: { root: string }) => p.root)).toEqual([CWD])
+    expect(bob.body.counts).toMatchObject({ projects: 1, sessions: 1, observations: 1 })
+    expect(bob.body.errors).toEqual([])
+    const alice = await callRest(as('alice'), 'GET', '/v1/status')
+    expect(alice.body.projects.map((p: { root: string }) => p.root).sort()).toEqual([secret, CWD].sort())
+    const operator = await callRest(server, 'GET', '/v1/status')
+    expect(operator.body.counts.sessions).toBeGreaterThanOrEqual(3)
+    expect(operator.body.projects.map((p: { root: string }) => p.root)).toContain(secret)
+    // Naming the other user's project answers as for a project that does not exist, hint included.
+    const recall = await callRest(as('bob'), 'POST', '/v1/recall', { query: 'term sheet', project: 'acquisition-2027' })
+    expect(recall).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } })
+    expect(recall.body.error.hint).toBe('known projects: shop')
+  })
+
   it('MCP over HTTP with a user token recalls that user’s data only', async () => {
     const client = new Client({ name: 'users-test', version: '0.0.0' })
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?project=${encodeURIComponent(CWD)}`), { requestInit: { headers: { authorization: `Bearer ${tokens['bob']}` } } }))

@@ -799,8 +799,16 @@ class SqliteStore implements Store {
     return this.stmt('SELECT id, name, root FROM projects WHERE id = ?').get(id) as Project | undefined
   }
 
-  listProjects(): Project[] {
-    return this.stmt('SELECT id, name, root FROM projects ORDER BY name, root').all() as Project[]
+  listProjects(scope: Omit<Scope, 'projectIds'> = {}): Project[] {
+    if (scope.user === undefined && scope.agent === undefined) return this.stmt('SELECT id, name, root FROM projects ORDER BY name, root').all() as Project[]
+    const sessions = scopeWhere(scope, onTable('s'))
+    const memories = scopeWhere(scope, onTable('m'))
+    return this.stmt(
+      `SELECT id, name, root FROM projects p
+       WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.project_id = p.id AND s.agent <> 'mnemo'${sessions.sql})
+          OR EXISTS (SELECT 1 FROM memories m WHERE m.project_id = p.id${memories.sql})
+       ORDER BY name, root`,
+    ).all(...sessions.params, ...memories.params) as Project[]
   }
 
   listSessions(options: Scope & { limit: number; offset?: number; excludeAgent?: string }): Session[] {
