@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
-import { checkUserName, ownEvent } from '../core/user.js'
+import { checkUserName } from '../core/user.js'
+import { indexEvent } from './index-event.js'
+import { Access } from './access.js'
 import { idPrefix, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Clock } from '../core/clock.js'
 import { MEMORY_KINDS, type AgentName, type EventInput, type HookAgent, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
@@ -13,24 +15,20 @@ import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { isMnemoExport, memoriesMarkdown, type ExportManifest } from './export.js'
 import { readExport, writeExport } from './export-io.js'
 import { derivedMemoryIds, forgetMemoryEvents } from './forgetting.js'
-import { contentKey, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
+import { contentKey, isNearDuplicate } from '../lifecycle/write-guard.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import { runConsolidation, type ConsolidationOptions, type ConsolidationReport } from './consolidation.js'
 import { toMatchExpression as toMatchExpressionSafe } from '../retrieval/fts-query.js'
 import { normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { redactSecrets, redactValue } from '../capture/redact.js'
-import { detectInjection } from '../capture/injection.js'
 import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
 import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
 import { VectorMatrix } from '../retrieval/vector-index.js'
 import type { Embedder } from '../providers/embedder.js'
 import { BuiltinVectors } from './builtin-vectors.js'
-import { extractEntities } from '../retrieval/entities.js'
 import { parseQueryTimes } from '../retrieval/query-time.js'
-import { dateWords, toIndexedText } from '../retrieval/search-text.js'
-import { rangeWords, resolveRelativeTimes } from '../retrieval/time-expressions.js'
 import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
 import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
 import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Scope, Store, StoreStats } from '../storage/store.js'
@@ -131,21 +129,14 @@ export class MnemoEngine {
   private readonly embedder: Embedder | undefined
   private readonly consolidator: LlmConsolidator | undefined
   private readonly deps: EngineDeps
-  /** The user it writes and reads for; see EngineDeps.user. */
-  readonly user: string | undefined
-  /** The agent it reads for under agent isolation; see EngineDeps.agent. */
-  readonly agent: AgentName | undefined
-  readonly agentScope: 'shared' | 'own'
-  private readonly allUsers: boolean
+  /** Whose rows it reads and may change. */
+  private readonly access: Access
   /** Problems the last recall worked around (a provider outage, missing vectors); for surfaces to show. */
   warnings: string[] = []
 
   constructor(deps: EngineDeps, shared?: { builtin: BuiltinVectors }) {
     this.deps = deps
-    this.user = deps.user
-    this.agent = deps.agent
-    this.agentScope = deps.agentScope ?? 'shared'
-    this.allUsers = deps.allUsers ?? false
+    this.access = new Access(deps.user, deps.agent, deps.agentScope ?? 'shared', deps.allUsers ?? false)
     this.embedder = deps.embedder
     this.consolidator = deps.consolidator
     this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
@@ -156,6 +147,20 @@ export class MnemoEngine {
     this.redact = deps.redact
     this.cwd = deps.cwd
     this.contextBudgetTokens = deps.contextBudgetTokens
+  }
+
+  /** The user it writes and reads for; see EngineDeps.user. */
+  get user(): string | undefined {
+    return this.access.user
+  }
+
+  /** The agent it reads for under agent isolation; see EngineDeps.agent. */
+  get agent(): AgentName | undefined {
+    return this.access.agent
+  }
+
+  get agentScope(): 'shared' | 'own' {
+    return this.access.agentScope
   }
 
   /**
@@ -176,77 +181,14 @@ export class MnemoEngine {
     )
   }
 
-  /**
-   * Whose rows this engine reads (see `Scope`): its user's and shared ones
-   * (shared ones only without a user), or every user's with `allUsers`; and
-   * under agent isolation its agent's and agent-less ones.
-   */
-  private who(): Omit<Scope, 'projectIds'> {
-    return { ...(this.allUsers ? {} : { user: this.user ?? null }), ...(this.agentScope === 'own' && this.agent !== undefined ? { agent: this.agent } : {}) }
-  }
-
-  /** True when a row (observation, memory, session) is in this engine's scope: `show` and friends answer NOT_FOUND otherwise. */
-  private sees(row: { user?: string; agent?: AgentName }, rowAgent?: AgentName): boolean {
-    const who = this.who()
-    if (who.user !== undefined && row.user !== undefined && row.user !== who.user) return false
-    const agent = rowAgent ?? row.agent
-    return who.agent === undefined || agent === undefined || agent === who.agent
-  }
-
-  /** True when this engine may change or delete a row: it is in scope and its own user's (a shared row is changed by a store without users, or with `allUsers`). */
-  private owns(row: { user?: string; agent?: AgentName }): boolean {
-    return this.sees(row) && (this.allUsers || row.user === this.user)
-  }
-
-  /** Events captured by this engine carry its user (and a key namespaced by it: see `ownEvent`). */
-  private own(events: readonly EventInput[]): EventInput[] {
-    return this.user === undefined ? [...events] : events.map((e) => ownEvent(e, this.user))
-  }
-
   /** Appends events (idempotently) and derives their observations in one transaction. */
   append(events: readonly EventInput[]): AppendResult {
     return this.store.append(events.map((event) => ({ event, derive: () => this.derive(event) })))
   }
 
-  /**
-   * @throws {MnemoError} `INVALID_INPUT` — a payload its deriver cannot read (an odd shape in an export file), naming the event; nothing of its batch is stored.
-   */
+  /** What the store stores for an event; see `indexEvent`. */
   private derive(event: EventInput): Derivation {
-    try {
-      return this.deriveUnchecked(event)
-    } catch (error) {
-      if (MnemoError.is(error)) throw error
-      throw invalidInput('payload', `event ${truncateGraphemes(event.idemKey, 80)} (${event.format}) has a payload mnemo cannot read: ${error instanceof Error ? error.message : String(error)}`)
-    }
-  }
-
-  private deriveUnchecked(event: EventInput): Derivation {
-    const d = deriveEvent(event)
-    const out: Derivation = {
-      observations: d.observations.map((o) => ({
-        ...o,
-        ...(o.kind !== 'prompt' ? injectionFlags(o.text) : {}),
-        index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], this.metaWords(o.role, o.kind, o.ts ?? event.ts, o.text)),
-        entities: extractEntities(o.text, { ...(o.files ? { files: o.files } : {}), ...(o.tool ? { tool: o.tool } : {}), speaker: o.role }),
-      })),
-    }
-    if (d.memory) {
-      const subject = d.memory.subject ?? subjectKey(d.memory.text)
-      const { subject: _given, ...memory } = d.memory
-      out.memory = {
-        ...memory,
-        contentKey: contentKey(d.memory.kind, d.memory.text),
-        ...(subject ? { subjectKey: subject } : {}),
-        ...injectionFlags(d.memory.text),
-        index: toIndexedText(d.memory.text, [], this.metaWords(d.memory.kind, 'memory', event.ts, d.memory.text)),
-        entities: extractEntities(d.memory.text),
-      }
-    }
-    if (d.memoryOps) out.memoryOps = d.memoryOps
-    if (d.session) out.session = d.session
-    // mnemo's own operations derive no observations; every capture format is a path a step can come through.
-    if (event.format !== 'mnemo') out.origin = d.origin ?? event.format
-    return out
+    return indexEvent(event, this.timeZone)
   }
 
   /** Second redaction pass on everything that leaves the store, for secrets stored before a pattern existed. */
@@ -279,16 +221,6 @@ export class MnemoEngine {
   }
 
   /**
-   * The meta column of a document: who, what kind, its date in words, and the
-   * dates its relative time phrases mean ("yesterday" written on 8 May 2023
-   * adds `7 May 2023`), so date questions match it.
-   */
-  private metaWords(role: string, kind: string, ts: number, text: string): string {
-    const anchored = resolveRelativeTimes(text, ts, this.timeZone).map((r) => rangeWords(r, this.timeZone))
-    return [role, kind, dateWords(ts, this.timeZone), ...anchored].join(' ')
-  }
-
-  /**
    * Captures one Claude Code hook payload (the stdin of `mnemo hook <event>`).
    * Returns whether a new event was stored (false for a duplicate delivery or
    * a skipped own-tool call) and the event's project.
@@ -306,7 +238,7 @@ export class MnemoEngine {
       defaultCwd: this.cwd,
     })
     if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd), skipped: captured.skip }
-    const result = this.append(this.own([captured.event]))
+    const result = this.append(this.access.own([captured.event]))
     return { stored: result.inserted === 1, project: captured.event.project }
   }
 
@@ -363,7 +295,7 @@ export class MnemoEngine {
       ...(this.redact ? { redact: this.redact } : {}),
       ...(options.project ? { project: options.project } : {}),
       candidateRoots,
-      append: (events) => this.append(this.own(events)),
+      append: (events) => this.append(this.access.own(events)),
     })
   }
 
@@ -386,7 +318,7 @@ export class MnemoEngine {
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
     const uses = (c: ChannelName): boolean => (options.channels ? options.channels.includes(c) : true) && this.recallConfig.weights[c] > 0
     const timeRanges = uses('time') ? await parseQueryTimes(query, this.clock.now(), this.timeZone) : []
-    const scope: Scope = { projectIds: options.projectIds ?? [], ...this.who() }
+    const scope: Scope = { projectIds: options.projectIds ?? [], ...this.access.who() }
     const extraLists: ChannelList[] = []
     this.warnings = []
     // Channels asked for by name that cannot answer: say so rather than return nothing silently.
@@ -418,7 +350,7 @@ export class MnemoEngine {
       ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
       ...(options.includeArchived ? { includeArchived: true } : {}),
       ...(options.projectIds ? { projectIds: options.projectIds } : {}),
-      ...this.who(),
+      ...this.access.who(),
       ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       ...(options.channels ? { channels: options.channels } : {}),
     }, this.recallConfig)
@@ -472,11 +404,11 @@ export class MnemoEngine {
     const old = options.supersedes !== undefined ? this.store.getMemory(options.supersedes) : undefined
     if (options.supersedes !== undefined) {
       const oldProject = old && this.store.getProject(old.projectId)
-      if (!old || oldProject?.root !== project.root || !this.sees(old)) {
+      if (!old || oldProject?.root !== project.root || !this.access.sees(old)) {
         throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, { details: { kind: 'memory', id: options.supersedes } })
       }
       this.assertCurrent(old)
-      this.assertOwn(old)
+      this.access.assertOwn(old)
     }
     // A new version of an agent's memory is that agent's (so the write guard, per agent under isolation, replaces it).
     const agent = options.agent ?? old?.agent
@@ -503,7 +435,7 @@ export class MnemoEngine {
     const known = this.store.listProjects().find((p) => p.root === project.root)
     if (!known || toMatchExpressionSafe(text) === undefined) return undefined
     // Only this user's own memories: a shared one is matched in the shared scope, another user's never.
-    const hits = runRecall(this.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...this.who() }, this.recallConfig)
+    const hits = runRecall(this.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...this.access.who() }, this.recallConfig)
     const mine = (m: Memory | undefined): boolean => m !== undefined && m.user === this.user && (this.agentScope !== 'own' || m.agent === agent)
     const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && mine(this.store.getMemory(h.doc.id)))
     return match?.doc.id
@@ -530,8 +462,8 @@ export class MnemoEngine {
     const kind = prefix === 'obs' ? 'observation' : 'memory'
     const seq = this.store.sourceEventOf(id)
     const row = prefix === 'obs' ? this.store.getObservation(id) : this.store.getMemory(id)
-    if (seq === undefined || !row || !this.sees(row, 'sessionId' in row ? this.observationAgent(row) : undefined)) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
-    this.assertOwn(row)
+    if (seq === undefined || !row || !this.access.sees(row, 'sessionId' in row ? this.observationAgent(row) : undefined)) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
+    this.access.assertOwn(row)
     let events: number
     if (prefix === 'mem') events = forgetMemoryEvents(this.store, [id])
     else {
@@ -564,15 +496,15 @@ export class MnemoEngine {
     let session: Session | undefined
     if (scope.session !== undefined) {
       session = this.store.getSession(scope.session)
-      if (!session || !this.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${scope.session}`, { details: { kind: 'session', id: scope.session } })
+      if (!session || !this.access.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${scope.session}`, { details: { kind: 'session', id: scope.session } })
       if (session.projectId !== scope.project.id) throw invalidInput('session', `${scope.session} is not a session of ${scope.project.name}`)
-      this.assertOwn({ id: session.id, ...(session.user !== undefined ? { user: session.user } : {}) })
+      this.access.assertOwn({ id: session.id, ...(session.user !== undefined ? { user: session.user } : {}) })
     }
     const filter = {
       projectRoot: scope.project.root,
       // A user deletes their own events (shared ones belong to everyone); a store without users, its shared ones; `allUsers`, all.
       // One session: exactly its events, of its agent and its user.
-      ...(session ? { user: session.user ?? null, sessionKey: session.sessionKey, agent: session.agent } : this.allUsers ? {} : { user: this.user ?? null }),
+      ...(session ? { user: session.user ?? null, sessionKey: session.sessionKey, agent: session.agent } : this.access.allUsers ? {} : { user: this.user ?? null }),
       ...(scope.before !== undefined ? { before: scope.before } : {}),
     }
     // What was derived from the deleted observations (summaries, lessons, statements, procedures) goes with them;
@@ -582,7 +514,7 @@ export class MnemoEngine {
     const derived = partial
       ? derivedMemoryIds(this.store, scope.project.id, this.store.observationIdsOfEvents(filter)).filter((m) => {
           const owner = this.store.getMemory(m)?.user
-          return session ? owner === session.user : this.allUsers || owner === this.user
+          return session ? owner === session.user : this.access.allUsers || owner === this.user
         })
       : []
     const events = this.store.deleteEvents(filter) + forgetMemoryEvents(this.store, derived)
@@ -610,9 +542,9 @@ export class MnemoEngine {
   setMemoryState(id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
     const memory = this.store.getMemory(id)
     const project = memory && this.store.getProject(memory.projectId)
-    if (!memory || !project || !this.sees(memory)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    if (!memory || !project || !this.access.sees(memory)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
     this.assertCurrent(memory)
-    this.assertOwn(memory)
+    this.access.assertOwn(memory)
     if (op === 'archive' && memory.pinned) {
       throw new MnemoError('CONFLICT', `memory ${id} is pinned: pinned memories are never archived; unpin it first`, { details: { kind: 'memory', id } })
     }
@@ -622,14 +554,6 @@ export class MnemoEngine {
     this.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, this.clock.now(), memory.user)])
     const changed = this.store.getMemory(id)!
     return { ...changed, text: this.readRedact(changed.text) }
-  }
-
-  /** @throws {MnemoError} `CONFLICT` — a shared row (no user) seen by an engine with a user: only a store without users, or `allUsers`, changes it. */
-  private assertOwn(row: { id: string; user?: string }): void {
-    if (this.owns(row)) return
-    throw new MnemoError('CONFLICT', `${row.id} is shared (captured with no user): ${this.user ? `user ${this.user}` : 'this user'} cannot change it; only a reader with no user, or one reading every user's data, can`, {
-      details: { kind: idPrefix(row.id) === 'obs' ? 'observation' : 'memory', id: row.id },
-    })
   }
 
   /** The agent of an observation's session (for the agent scope). */
@@ -648,12 +572,12 @@ export class MnemoEngine {
 
   /** A project's current, unarchived memories, pinned first then newest, text redacted. */
   currentMemories(projectId: ProjectId, limit = 50): Memory[] {
-    return this.store.listMemories({ projectIds: [projectId], limit, ...this.who() }).map((m) => ({ ...m, text: this.readRedact(m.text) }))
+    return this.store.listMemories({ projectIds: [projectId], limit, ...this.access.who() }).map((m) => ({ ...m, text: this.readRedact(m.text) }))
   }
 
   /** A memory's version chain, oldest first (what it superseded and what superseded it). */
   history(id: string): Memory[] {
-    const chain = this.store.memoryHistory(id).filter((m) => this.sees(m))
+    const chain = this.store.memoryHistory(id).filter((m) => this.access.sees(m))
     if (chain.length === 0) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
     return chain.map((m) => ({ ...m, text: this.readRedact(m.text) }))
   }
@@ -663,7 +587,7 @@ export class MnemoEngine {
     const limit = options.limit ?? 50
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
     // mnemo's own operations (remember, consolidation) are logged under a bookkeeping session per project: not an agent's session.
-    return this.store.listSessions({ limit, offset: options.offset ?? 0, excludeAgent: 'mnemo', ...(options.projectIds ? { projectIds: options.projectIds } : {}), ...this.who() })
+    return this.store.listSessions({ limit, offset: options.offset ?? 0, excludeAgent: 'mnemo', ...(options.projectIds ? { projectIds: options.projectIds } : {}), ...this.access.who() })
   }
 
   /**
@@ -676,7 +600,7 @@ export class MnemoEngine {
    */
   browseObservations(options: Omit<BrowseObservationsOptions, 'limit'> & { limit: number }): (Observation & { agent: AgentName })[] {
     if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > 500) throw invalidInput('limit', `limit must be an integer 1–500 (got ${options.limit})`)
-    const { agent: only, ...who } = this.who()
+    const { agent: only, ...who } = this.access.who()
     // Under agent isolation an agent's surface sees its own rows only, whatever agent filter it asks for.
     if (only !== undefined && options.agent !== undefined && options.agent !== only) return []
     return this.store.browseObservations({ ...options, ...who, ...(only !== undefined ? { agent: only } : {}) }).map((o) => ({ ...o, text: this.readRedact(o.text) }))
@@ -696,26 +620,26 @@ export class MnemoEngine {
    */
   sessionTimeline(id: string, offset: number, limit: number, at?: string): SessionTimeline {
     const session = this.store.getSession(id)
-    if (session && !this.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
+    if (session && !this.access.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
     const timeline = sessionTimeline(this.store, (t) => this.readRedact(t), id, offset, limit, at)
     // Only memories this reader may see are named as derived from a step.
     const visible = (m: string): boolean => {
       const memory = this.store.getMemory(m)
-      return memory !== undefined && this.sees(memory)
+      return memory !== undefined && this.access.sees(memory)
     }
     return { ...timeline, observations: timeline.observations.map((o) => ({ ...o, derivedMemories: o.derivedMemories.filter(visible) })) }
   }
 
   /** A page of a project's memories by kind and state (all versions with `state: 'all'`), pinned first then newest, text redacted. */
   browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number } {
-    const page = this.store.browseMemories({ ...options, ...this.who() })
+    const page = this.store.browseMemories({ ...options, ...this.access.who() })
     return { total: page.total, memories: page.memories.map((m) => ({ ...m, text: this.readRedact(m.text) })) }
   }
 
   /** The observations memories were derived from that still exist, each once, oldest first; see `memorySources` in browse.ts. */
   memorySources(memories: readonly Memory[]): Observation[] {
     // A memory's provenance may name observations this reader cannot see (an imported statement citing them): those are left out.
-    return memorySources(this.store, (t) => this.readRedact(t), memories.filter((m) => this.sees(m))).filter((o) => this.sees(o, this.observationAgent(o)))
+    return memorySources(this.store, (t) => this.readRedact(t), memories.filter((m) => this.access.sees(m))).filter((o) => this.access.sees(o, this.observationAgent(o)))
   }
 
   /**
@@ -730,7 +654,7 @@ export class MnemoEngine {
   editMemory(id: string, text: string, actor = 'cli'): Memory {
     const old = this.store.getMemory(id)
     const project = old && this.store.getProject(old.projectId)
-    if (!old || !project || !this.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    if (!old || !project || !this.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
     if (repairUnicode(text).trim() === old.text && old.validTo === undefined) return { ...old, text: this.readRedact(old.text) }
     if (old.kind === 'summary' || old.kind === 'procedure') {
       throw invalidInput('id', `${id} is a ${old.kind === 'summary' ? 'session summary' : 'procedure'}: consolidation rewrites it; edit a fact, decision, preference or lesson`)
@@ -749,7 +673,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
    */
   entityGraph(projectIds: readonly ProjectId[], entity: string | undefined, limit: number): EntityGraph {
-    return entityGraph(this.store, (t) => this.readRedact(t), { projectIds, ...this.who() }, entity, limit)
+    return entityGraph(this.store, (t) => this.readRedact(t), { projectIds, ...this.access.who() }, entity, limit)
   }
 
   /**
@@ -761,16 +685,16 @@ export class MnemoEngine {
     const prefix = idPrefix(id)
     if (prefix === 'obs') {
       const observation = this.store.getObservation(id)
-      if (observation && this.sees(observation, this.observationAgent(observation))) return { type: 'observation', observation: this.redactObservation(observation), project: this.store.getProject(observation.projectId) }
+      if (observation && this.access.sees(observation, this.observationAgent(observation))) return { type: 'observation', observation: this.redactObservation(observation), project: this.store.getProject(observation.projectId) }
     } else if (prefix === 'mem') {
       const memory = this.store.getMemory(id)
-      if (memory && this.sees(memory)) {
+      if (memory && this.access.sees(memory)) {
         this.store.recordUsage([memory.id], new Date(this.clock.now()).toISOString().slice(0, 10))
         return { type: 'memory', memory: { ...memory, text: this.readRedact(memory.text) }, project: this.store.getProject(memory.projectId) }
       }
     } else if (prefix === 'ses') {
       const session = this.store.getSession(id)
-      if (session && this.sees(session, session.agent)) {
+      if (session && this.access.sees(session, session.agent)) {
         const observations = this.store.sessionObservations(session.id as SessionId, 500).map((o) => this.redactObservation(o))
         return { type: 'session', detail: { session: { ...session, ...(session.title ? { title: this.readRedact(session.title) } : {}) }, project: this.store.getProject(session.projectId), observations } }
       }
@@ -800,12 +724,12 @@ export class MnemoEngine {
     if (project) {
       // Flagged text (reads like instructions to an agent) is never injected automatically.
       memories = this.store
-        .listMemories({ projectIds: [project.id], limit: 40, ...this.who() })
+        .listMemories({ projectIds: [project.id], limit: 40, ...this.access.who() })
         .filter((m) => m.flags.length === 0 && m.kind !== 'summary')
         .slice(0, 20)
         .map((m) => ({ ...m, text: this.readRedact(m.text) }))
       const sessions = this.store
-        .listSessions({ projectIds: [project.id], limit: 12, ...this.who() })
+        .listSessions({ projectIds: [project.id], limit: 12, ...this.access.who() })
         // The session asking is the one with its id, of its agent (when the caller said which) and of this reader's user.
         .filter((s) => !(s.sessionKey === options.excludeSessionKey && (this.agent === undefined || s.agent === this.agent) && s.user === this.user))
         .filter((s) => s.agent !== 'mnemo' && s.observationCount > 0)
@@ -872,7 +796,7 @@ export class MnemoEngine {
    * not listed to them. A reader with no user (the machine's owner, the server token) gets all.
    */
   listProjects(): Project[] {
-    const who = this.who()
+    const who = this.access.who()
     return this.store.listProjects(this.user !== undefined || who.agent !== undefined ? who : {})
   }
 
@@ -915,7 +839,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `FORBIDDEN` — an agent's engine under agent isolation (the log holds every agent's events).
    */
   exportJsonl(write: (line: string) => void, scope: { project?: Project } = {}): ExportManifest {
-    if (this.who().agent !== undefined) {
+    if (this.access.who().agent !== undefined) {
       // The raw log holds every agent's events of the user: under agent isolation an agent gets the Markdown export only.
       throw new MnemoError('FORBIDDEN', `under agent isolation (MNEMO_AGENT_SCOPE=own) ${this.agent} may export Markdown only: the JSONL export is the raw log of every agent`, {
         details: { action: 'export' },
@@ -923,7 +847,7 @@ export class MnemoEngine {
     }
     return writeExport(this.store, this.clock, write, {
       ...(scope.project ? { projectRoot: scope.project.root } : {}),
-      ...(this.allUsers ? {} : { user: this.user ?? null }),
+      ...(this.access.allUsers ? {} : { user: this.user ?? null }),
     })
   }
 
@@ -937,7 +861,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `IMPORT_FAILED` — a malformed file, or an event another user's session refuses (nothing stored); counts that do not match after import.
    */
   async importExport(text: string, file: string): Promise<{ events: number; duplicates: number; observations: number; tombstones: number; audit: number; manifest: ExportManifest }> {
-    return readExport(this.store, this.clock, (event) => this.derive(event), text, file, this.allUsers ? undefined : { user: this.user })
+    return readExport(this.store, this.clock, (event) => this.derive(event), text, file, this.access.allUsers ? undefined : { user: this.user })
   }
 
   /**
@@ -952,7 +876,7 @@ export class MnemoEngine {
     for (const p of projects) {
       const all = this.store
         .allMemories(p.id)
-        .filter((m) => this.sees(m))
+        .filter((m) => this.access.sees(m))
         .map((m) => ({ ...m, text: this.readRedact(m.text) }))
       let name = `${p.name.replace(/[^\w.-]+/g, '_') || 'project'}.md`
       for (let i = 2; out.has(name); i++) name = `${p.name.replace(/[^\w.-]+/g, '_')}-${i}.md`
@@ -990,7 +914,7 @@ export class MnemoEngine {
   compact(options: { before: number; project?: Project; vacuum?: boolean }, actor = 'cli'): { events: number; payloadBytesBefore: number; payloadBytesAfter: number; fileBytesBefore: number; fileBytesAfter: number } {
     if (!Number.isFinite(options.before)) throw invalidInput('before', `before must be a time (got ${String(options.before)})`)
     // A user compacts their own events (shared ones too without a user); `allUsers`, everyone's.
-    const user = this.allUsers ? {} : { user: this.user ?? null }
+    const user = this.access.allUsers ? {} : { user: this.user ?? null }
     const folded = this.store.foldEvents({ before: options.before, ...(options.project ? { projectRoot: options.project.root } : {}), ...user }, (event) => {
       const payload = foldPayload(event, deriveEvent(event))
       // Only where it saves space: a small hook payload can be shorter than the text derived from it.
@@ -1020,7 +944,7 @@ export class MnemoEngine {
    */
   stats(): StoreStats {
     const all = this.store.stats()
-    if (this.user === undefined || this.allUsers) return all
+    if (this.user === undefined || this.access.allUsers) return all
     const counts = this.store.scopeCounts(undefined, this.user)
     const latest = this.sessions({ limit: 1 })[0]
     return { ...counts, projects: this.listProjects().length, lastEventAt: latest?.lastEventAt, bytes: all.bytes }
@@ -1038,12 +962,6 @@ export class MnemoEngine {
 /** True when a `--project` argument is written as a path rather than a name. */
 function isPathArg(arg: string): boolean {
   return /[\\/]/.test(arg) || arg === '.' || arg === '..'
-}
-
-/** `{ flags: ['injection:<reason>', …] }` when `text` reads like instructions to an agent, else `{}`. */
-function injectionFlags(text: string): { flags?: string[] } {
-  const r = detectInjection(text)
-  return r.flagged ? { flags: r.reasons.map((reason) => `injection:${reason}`) } : {}
 }
 
 /** A one-line form of `text`, for titles. */

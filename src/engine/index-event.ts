@@ -1,0 +1,75 @@
+import { invalidInput, MnemoError } from '../core/errors.js'
+import { truncateGraphemes } from '../core/text.js'
+import type { EventInput } from '../core/types.js'
+import { deriveEvent } from '../capture/derive.js'
+import { detectInjection } from '../capture/injection.js'
+import { contentKey, subjectKey } from '../lifecycle/write-guard.js'
+import { extractEntities } from '../retrieval/entities.js'
+import { dateWords, toIndexedText } from '../retrieval/search-text.js'
+import { rangeWords, resolveRelativeTimes } from '../retrieval/time-expressions.js'
+import type { Derivation } from '../storage/store.js'
+
+/**
+ * What the store keeps for one logged event: its derivation by format
+ * (`deriveEvent`) with each observation's and memory's full-text columns and
+ * entities, injection flags, the memory's content and subject keys, and the
+ * capture path (`Derivation.origin`). Pure: `rebuild` calls it on every event
+ * and gets the same rows.
+ *
+ * @param timeZone - IANA zone the indexed dates are written in.
+ * @throws {MnemoError} `INVALID_INPUT` — a payload its deriver cannot read (an odd shape in an export file), naming the event; nothing of its batch is stored.
+ */
+export function indexEvent(event: EventInput, timeZone: string): Derivation {
+  try {
+    return indexUnchecked(event, timeZone)
+  } catch (error) {
+    if (MnemoError.is(error)) throw error
+    throw invalidInput('payload', `event ${truncateGraphemes(event.idemKey, 80)} (${event.format}) has a payload mnemo cannot read: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+function indexUnchecked(event: EventInput, timeZone: string): Derivation {
+  const d = deriveEvent(event)
+  const meta = (role: string, kind: string, ts: number, text: string): string => metaWords(role, kind, ts, text, timeZone)
+  const out: Derivation = {
+    observations: d.observations.map((o) => ({
+      ...o,
+      ...(o.kind !== 'prompt' ? injectionFlags(o.text) : {}),
+      index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], meta(o.role, o.kind, o.ts ?? event.ts, o.text)),
+      entities: extractEntities(o.text, { ...(o.files ? { files: o.files } : {}), ...(o.tool ? { tool: o.tool } : {}), speaker: o.role }),
+    })),
+  }
+  if (d.memory) {
+    const subject = d.memory.subject ?? subjectKey(d.memory.text)
+    const { subject: _given, ...memory } = d.memory
+    out.memory = {
+      ...memory,
+      contentKey: contentKey(d.memory.kind, d.memory.text),
+      ...(subject ? { subjectKey: subject } : {}),
+      ...injectionFlags(d.memory.text),
+      index: toIndexedText(d.memory.text, [], meta(d.memory.kind, 'memory', event.ts, d.memory.text)),
+      entities: extractEntities(d.memory.text),
+    }
+  }
+  if (d.memoryOps) out.memoryOps = d.memoryOps
+  if (d.session) out.session = d.session
+  // mnemo's own operations derive no observations; every capture format is a path a step can come through.
+  if (event.format !== 'mnemo') out.origin = d.origin ?? event.format
+  return out
+}
+
+/**
+ * The meta column of a document: who, what kind, its date in words, and the
+ * dates its relative time phrases mean ("yesterday" written on 8 May 2023
+ * adds `7 May 2023`), so date questions match it.
+ */
+function metaWords(role: string, kind: string, ts: number, text: string, timeZone: string): string {
+  const anchored = resolveRelativeTimes(text, ts, timeZone).map((r) => rangeWords(r, timeZone))
+  return [role, kind, dateWords(ts, timeZone), ...anchored].join(' ')
+}
+
+/** `{ flags: ['injection:<reason>', …] }` when `text` reads like instructions to an agent, else `{}`. */
+function injectionFlags(text: string): { flags?: string[] } {
+  const r = detectInjection(text)
+  return r.flagged ? { flags: r.reasons.map((reason) => `injection:${reason}`) } : {}
+}
