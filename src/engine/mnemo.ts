@@ -1,38 +1,35 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { invalidInput, MnemoError } from '../core/errors.js'
-import { checkUserName } from '../core/user.js'
-import { indexEvent } from './index-event.js'
-import { Access } from './access.js'
-import { idPrefix, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Clock } from '../core/clock.js'
-import { MEMORY_KINDS, type AgentName, type EventInput, type HookAgent, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type RecallHit, type Session } from '../core/types.js'
-import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
+import { invalidInput, MnemoError } from '../core/errors.js'
+import { idPrefix, type ProjectId, type SessionId } from '../core/ids.js'
+import { squash, truncateGraphemes } from '../core/text.js'
+import type { AgentName, EventInput, HookAgent, Memory, MemoryKind, Observation, Project, ProjectRef, RecallHit, Session } from '../core/types.js'
+import { checkUserName } from '../core/user.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
 import { foldPayload } from '../capture/folded.js'
-import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
-import { isMnemoExport, memoriesMarkdown, type ExportManifest } from './export.js'
-import { readExport, writeExport } from './export-io.js'
-import { derivedMemoryIds, forgetMemoryEvents } from './forgetting.js'
-import { contentKey, isNearDuplicate } from '../lifecycle/write-guard.js'
-import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
-import { runConsolidation, type ConsolidationOptions, type ConsolidationReport } from './consolidation.js'
-import { toMatchExpression as toMatchExpressionSafe } from '../retrieval/fts-query.js'
 import { normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
-import type { Redactor } from '../capture/sanitize.js'
 import { redactSecrets, redactValue } from '../capture/redact.js'
+import type { Redactor } from '../capture/sanitize.js'
 import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
-import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
-import { VectorMatrix } from '../retrieval/vector-index.js'
+import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { Embedder } from '../providers/embedder.js'
-import { BuiltinVectors } from './builtin-vectors.js'
+import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
 import { parseQueryTimes } from '../retrieval/query-time.js'
-import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
-import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
+import { VectorMatrix } from '../retrieval/vector-index.js'
 import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Scope, Store, StoreStats } from '../storage/store.js'
+import { Access } from './access.js'
+import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
+import { BuiltinVectors } from './builtin-vectors.js'
+import { runConsolidation, type ConsolidationOptions, type ConsolidationReport } from './consolidation.js'
+import { isMnemoExport, memoriesMarkdown, type ExportManifest } from './export.js'
+import { readExport, writeExport } from './export-io.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
+import { indexEvent } from './index-event.js'
+import { deleteScope, editMemory, forget, observationAgent, remember, setMemoryState, type WriteContext } from './memory-writes.js'
+import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
 
 /**
  * The project a client named for a hook event (team mode): its root, which must be absolute and contain `cwd`.
@@ -109,8 +106,6 @@ export interface EngineDeps {
   agentScope?: 'shared' | 'own'
 }
 
-const MAX_TEXT_CHARS = 16_000
-
 /**
  * The one front door of mnemo: capture, import, recall, remember, forget,
  * sessions, context, rebuild. Adapters (CLI, hooks, MCP) call this and never
@@ -131,6 +126,8 @@ export class MnemoEngine {
   private readonly deps: EngineDeps
   /** Whose rows it reads and may change. */
   private readonly access: Access
+  /** What the memory writes and deletes (memory-writes.ts) use of it. */
+  private readonly writes: WriteContext
   /** Problems the last recall worked around (a provider outage, missing vectors); for surfaces to show. */
   warnings: string[] = []
 
@@ -147,6 +144,17 @@ export class MnemoEngine {
     this.redact = deps.redact
     this.cwd = deps.cwd
     this.contextBudgetTokens = deps.contextBudgetTokens
+    this.writes = {
+      store: this.store,
+      clock: this.clock,
+      redact: this.redact,
+      access: this.access,
+      cwd: this.cwd,
+      recallConfig: this.recallConfig,
+      append: (events) => this.append(events),
+      rebuild: () => this.rebuild(),
+      readRedact: (text) => this.readRedact(text),
+    }
   }
 
   /** The user it writes and reads for; see EngineDeps.user. */
@@ -395,50 +403,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `CONFLICT` — `supersedes` names an older version (the message names the current one), or another user's or a shared memory.
    */
   remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName } = {}): { memory: Memory; created: boolean } {
-    const kind = options.kind ?? 'fact'
-    if (!MEMORY_KINDS.includes(kind)) throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
-    const clean = repairUnicode(text).trim()
-    if (clean.length === 0) throw invalidInput('text', 'memory text is empty')
-    if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
-    const project = options.project ?? resolveProjectRoot(this.cwd)
-    const old = options.supersedes !== undefined ? this.store.getMemory(options.supersedes) : undefined
-    if (options.supersedes !== undefined) {
-      const oldProject = old && this.store.getProject(old.projectId)
-      if (!old || oldProject?.root !== project.root || !this.access.sees(old)) {
-        throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, { details: { kind: 'memory', id: options.supersedes } })
-      }
-      this.assertCurrent(old)
-      this.access.assertOwn(old)
-    }
-    // A new version of an agent's memory is that agent's (so the write guard, per agent under isolation, replaces it).
-    const agent = options.agent ?? old?.agent
-    const sameAs = options.supersedes === undefined ? this.nearDuplicate(clean, kind, project, agent) : undefined
-    const now = this.clock.now()
-    const event = rememberEvent(project, kind, clean, now, {
-      ...(this.redact ? { redact: this.redact } : {}),
-      ...(options.supersedes ? { supersedes: options.supersedes } : {}),
-      ...(sameAs ? { sameAs } : {}),
-      ...(this.user !== undefined ? { user: this.user } : {}),
-      ...(agent !== undefined ? { agent } : {}),
-      // Under agent isolation the write guard, like every read, stays within one agent; recorded in the event, so a rebuild under another setting derives the same.
-      ...(this.agentScope === 'own' ? { guardByAgent: true } : {}),
-    })
-    this.append([event])
-    const stored = (event.payload as { text: string }).text
-    const memory = (sameAs ? this.store.getMemory(sameAs) : undefined) ?? this.store.currentMemoryByContent(project.root, contentKey(kind, stored), this.user, this.agentScope === 'own' ? (agent ?? null) : undefined)
-    if (!memory) throw new MnemoError('NOT_FOUND', `memory ${JSON.stringify(truncateGraphemes(clean, 40))} was not stored`, { details: { kind: 'memory', id: event.idemKey } })
-    return { memory, created: memory.createdAt === now && memory.seenCount === 1 }
-  }
-
-  /** A current memory of the same kind in the project whose words nearly equal `text`, if any. */
-  private nearDuplicate(text: string, kind: MemoryKind, project: ProjectRef, agent: AgentName | undefined): string | undefined {
-    const known = this.store.listProjects().find((p) => p.root === project.root)
-    if (!known || toMatchExpressionSafe(text) === undefined) return undefined
-    // Only this user's own memories: a shared one is matched in the shared scope, another user's never.
-    const hits = runRecall(this.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...this.access.who() }, this.recallConfig)
-    const mine = (m: Memory | undefined): boolean => m !== undefined && m.user === this.user && (this.agentScope !== 'own' || m.agent === agent)
-    const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && mine(this.store.getMemory(h.doc.id)))
-    return match?.doc.id
+    return remember(this.writes, text, options)
   }
 
   /**
@@ -457,24 +422,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `NOT_FOUND` — no such item.
    */
   forget(id: string, actor = 'cli'): { id: string; type: 'observation' | 'memory'; events: number } {
-    const prefix = idPrefix(id)
-    if (prefix !== 'obs' && prefix !== 'mem') throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
-    const kind = prefix === 'obs' ? 'observation' : 'memory'
-    const seq = this.store.sourceEventOf(id)
-    const row = prefix === 'obs' ? this.store.getObservation(id) : this.store.getMemory(id)
-    if (seq === undefined || !row || !this.access.sees(row, 'sessionId' in row ? this.observationAgent(row) : undefined)) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
-    this.access.assertOwn(row)
-    let events: number
-    if (prefix === 'mem') events = forgetMemoryEvents(this.store, [id])
-    else {
-      // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
-      const observation = this.store.getObservation(id)!
-      // Only the owner's: another user's statement citing this observation is theirs to keep.
-      const derived = derivedMemoryIds(this.store, observation.projectId, [id]).filter((m) => this.store.getMemory(m)?.user === observation.user)
-      events = this.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(this.store, derived)
-    }
-    this.store.audit({ at: this.clock.now(), actor, action: 'forget', target: id, count: events })
-    return { id, type: kind, events }
+    return forget(this.writes, id, actor)
   }
 
   /**
@@ -493,41 +441,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `CONFLICT` — the session is shared and this engine has a user, or another user's (with `allUsers` it may be).
    */
   deleteScope(scope: { project: Project; session?: string; before?: number }, actor = 'cli'): { events: number } {
-    let session: Session | undefined
-    if (scope.session !== undefined) {
-      session = this.store.getSession(scope.session)
-      if (!session || !this.access.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${scope.session}`, { details: { kind: 'session', id: scope.session } })
-      if (session.projectId !== scope.project.id) throw invalidInput('session', `${scope.session} is not a session of ${scope.project.name}`)
-      this.access.assertOwn({ id: session.id, ...(session.user !== undefined ? { user: session.user } : {}) })
-    }
-    const filter = {
-      projectRoot: scope.project.root,
-      // A user deletes their own events (shared ones belong to everyone); a store without users, its shared ones; `allUsers`, all.
-      // One session: exactly its events, of its agent and its user.
-      ...(session ? { user: session.user ?? null, sessionKey: session.sessionKey, agent: session.agent } : this.access.allUsers ? {} : { user: this.user ?? null }),
-      ...(scope.before !== undefined ? { before: scope.before } : {}),
-    }
-    // What was derived from the deleted observations (summaries, lessons, statements, procedures) goes with them;
-    // a whole-project delete takes mnemo's own events of the project anyway.
-    const partial = scope.session !== undefined || scope.before !== undefined
-    // Only the memories of the users whose events go: another user's statement citing a deleted observation is theirs to keep.
-    const derived = partial
-      ? derivedMemoryIds(this.store, scope.project.id, this.store.observationIdsOfEvents(filter)).filter((m) => {
-          const owner = this.store.getMemory(m)?.user
-          return session ? owner === session.user : this.access.allUsers || owner === this.user
-        })
-      : []
-    const events = this.store.deleteEvents(filter) + forgetMemoryEvents(this.store, derived)
-    if (events > 0) this.rebuild()
-    this.store.audit({
-      at: this.clock.now(),
-      actor,
-      action: 'delete',
-      target: scope.project.root,
-      count: events,
-      details: { ...(session ? { session: session.id } : {}), ...(scope.before !== undefined ? { before: new Date(scope.before).toISOString() } : {}) },
-    })
-    return { events }
+    return deleteScope(this.writes, scope, actor)
   }
 
   /**
@@ -540,34 +454,12 @@ export class MnemoEngine {
    * @throws {MnemoError} `CONFLICT` — it was superseded (the message names the current version), or archiving a pinned one.
    */
   setMemoryState(id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
-    const memory = this.store.getMemory(id)
-    const project = memory && this.store.getProject(memory.projectId)
-    if (!memory || !project || !this.access.sees(memory)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
-    this.assertCurrent(memory)
-    this.access.assertOwn(memory)
-    if (op === 'archive' && memory.pinned) {
-      throw new MnemoError('CONFLICT', `memory ${id} is pinned: pinned memories are never archived; unpin it first`, { details: { kind: 'memory', id } })
-    }
-    // Already so: nothing to log.
-    const already = op === 'pin' ? memory.pinned : op === 'unpin' ? !memory.pinned : op === 'archive' ? memory.archivedAt !== undefined : memory.archivedAt === undefined
-    if (already) return { ...memory, text: this.readRedact(memory.text) }
-    this.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, this.clock.now(), memory.user)])
-    const changed = this.store.getMemory(id)!
-    return { ...changed, text: this.readRedact(changed.text) }
+    return setMemoryState(this.writes, id, op)
   }
 
   /** The agent of an observation's session (for the agent scope). */
   private observationAgent(o: { sessionId: SessionId }): AgentName | undefined {
-    return this.store.getSession(o.sessionId)?.agent
-  }
-
-  /** @throws {MnemoError} `CONFLICT` — `memory` was superseded: the message names the current version. */
-  private assertCurrent(memory: Memory): void {
-    if (memory.validTo === undefined) return
-    const current = this.store.memoryHistory(memory.id).find((m) => m.validTo === undefined)
-    throw new MnemoError('CONFLICT', `memory ${memory.id} was superseded${current ? ` by ${current.id}` : ''}: change the current version`, {
-      details: { kind: 'memory', id: current?.id ?? memory.id },
-    })
+    return observationAgent(this.writes, o)
   }
 
   /** A project's current, unarchived memories, pinned first then newest, text redacted. */
@@ -652,17 +544,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, or a summary or procedure.
    */
   editMemory(id: string, text: string, actor = 'cli'): Memory {
-    const old = this.store.getMemory(id)
-    const project = old && this.store.getProject(old.projectId)
-    if (!old || !project || !this.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
-    if (repairUnicode(text).trim() === old.text && old.validTo === undefined) return { ...old, text: this.readRedact(old.text) }
-    if (old.kind === 'summary' || old.kind === 'procedure') {
-      throw invalidInput('id', `${id} is a ${old.kind === 'summary' ? 'session summary' : 'procedure'}: consolidation rewrites it; edit a fact, decision, preference or lesson`)
-    }
-    const { memory } = this.remember(text, { kind: old.kind, project: { root: project.root, name: project.name }, supersedes: id })
-    this.store.audit({ at: this.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })
-    // A correction keeps what the person decided about the memory: pinned stays pinned.
-    return old.pinned && !memory.pinned ? this.setMemoryState(memory.id, 'pin') : { ...memory, text: this.readRedact(memory.text) }
+    return editMemory(this.writes, id, text, actor)
   }
 
   /**

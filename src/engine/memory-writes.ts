@@ -1,0 +1,192 @@
+import { invalidInput, MnemoError } from '../core/errors.js'
+import { idPrefix, type SessionId } from '../core/ids.js'
+import type { Clock } from '../core/clock.js'
+import { repairUnicode, truncateGraphemes } from '../core/text.js'
+import { MEMORY_KINDS, type AgentName, type EventInput, type Memory, type MemoryKind, type Project, type ProjectRef, type Session } from '../core/types.js'
+import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
+import { resolveProjectRoot } from '../capture/project.js'
+import type { Redactor } from '../capture/sanitize.js'
+import { contentKey, isNearDuplicate } from '../lifecycle/write-guard.js'
+import { toMatchExpression } from '../retrieval/fts-query.js'
+import type { AppendResult, Store } from '../storage/store.js'
+import type { Access } from './access.js'
+import { derivedMemoryIds, forgetMemoryEvents } from './forgetting.js'
+import { runRecall, type RecallConfig } from './recall-pipeline.js'
+
+// The bodies of MnemoEngine's memory writes (remember, edit, pin/archive) and deletes (forget, scoped
+// delete); the engine's methods carry their contracts.
+
+/** What the writes need from the engine. */
+export interface WriteContext {
+  store: Store
+  clock: Clock
+  redact: Redactor | undefined
+  access: Access
+  /** Where a call that names no project writes. */
+  cwd: string
+  recallConfig: RecallConfig
+  /** Appends events as they are (the caller has made them the user's). */
+  append(events: readonly EventInput[]): AppendResult
+  rebuild(): { events: number; observations: number }
+  /** The read-side redaction of text that leaves the store. */
+  readRedact(text: string): string
+}
+
+/** Longest memory text, in characters. */
+const MAX_TEXT_CHARS = 16_000
+
+/** `MnemoEngine.remember`: the write guard's front. */
+export function remember(ctx: WriteContext, text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName } = {}): { memory: Memory; created: boolean } {
+  const kind = options.kind ?? 'fact'
+  if (!MEMORY_KINDS.includes(kind)) throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
+  const clean = repairUnicode(text).trim()
+  if (clean.length === 0) throw invalidInput('text', 'memory text is empty')
+  if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
+  const project = options.project ?? resolveProjectRoot(ctx.cwd)
+  const old = options.supersedes !== undefined ? ctx.store.getMemory(options.supersedes) : undefined
+  if (options.supersedes !== undefined) {
+    const oldProject = old && ctx.store.getProject(old.projectId)
+    if (!old || oldProject?.root !== project.root || !ctx.access.sees(old)) {
+      throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, { details: { kind: 'memory', id: options.supersedes } })
+    }
+    assertCurrent(ctx, old)
+    ctx.access.assertOwn(old)
+  }
+  // A new version of an agent's memory is that agent's (so the write guard, per agent under isolation, replaces it).
+  const agent = options.agent ?? old?.agent
+  const sameAs = options.supersedes === undefined ? nearDuplicate(ctx, clean, kind, project, agent) : undefined
+  const now = ctx.clock.now()
+  const event = rememberEvent(project, kind, clean, now, {
+    ...(ctx.redact ? { redact: ctx.redact } : {}),
+    ...(options.supersedes ? { supersedes: options.supersedes } : {}),
+    ...(sameAs ? { sameAs } : {}),
+    ...(ctx.access.user !== undefined ? { user: ctx.access.user } : {}),
+    ...(agent !== undefined ? { agent } : {}),
+    // Under agent isolation the write guard, like every read, stays within one agent; recorded in the event, so a rebuild under another setting derives the same.
+    ...(ctx.access.agentScope === 'own' ? { guardByAgent: true } : {}),
+  })
+  ctx.append([event])
+  const stored = (event.payload as { text: string }).text
+  const memory = (sameAs ? ctx.store.getMemory(sameAs) : undefined) ?? ctx.store.currentMemoryByContent(project.root, contentKey(kind, stored), ctx.access.user, ctx.access.agentScope === 'own' ? (agent ?? null) : undefined)
+  if (!memory) throw new MnemoError('NOT_FOUND', `memory ${JSON.stringify(truncateGraphemes(clean, 40))} was not stored`, { details: { kind: 'memory', id: event.idemKey } })
+  return { memory, created: memory.createdAt === now && memory.seenCount === 1 }
+}
+
+/** A current memory of the same kind in the project whose words nearly equal `text`, if any. */
+function nearDuplicate(ctx: WriteContext, text: string, kind: MemoryKind, project: ProjectRef, agent: AgentName | undefined): string | undefined {
+  const known = ctx.store.listProjects().find((p) => p.root === project.root)
+  if (!known || toMatchExpression(text) === undefined) return undefined
+  // Only this user's own memories: a shared one is matched in the shared scope, another user's never.
+  const hits = runRecall(ctx.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...ctx.access.who() }, ctx.recallConfig)
+  const mine = (m: Memory | undefined): boolean => m !== undefined && m.user === ctx.access.user && (ctx.access.agentScope !== 'own' || m.agent === agent)
+  const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && mine(ctx.store.getMemory(h.doc.id)))
+  return match?.doc.id
+}
+
+/** `MnemoEngine.forget`. */
+export function forget(ctx: WriteContext, id: string, actor: string): { id: string; type: 'observation' | 'memory'; events: number } {
+  const prefix = idPrefix(id)
+  if (prefix !== 'obs' && prefix !== 'mem') throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
+  const kind = prefix === 'obs' ? 'observation' : 'memory'
+  const seq = ctx.store.sourceEventOf(id)
+  const row = prefix === 'obs' ? ctx.store.getObservation(id) : ctx.store.getMemory(id)
+  if (seq === undefined || !row || !ctx.access.sees(row, 'sessionId' in row ? observationAgent(ctx, row) : undefined)) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
+  ctx.access.assertOwn(row)
+  let events: number
+  if (prefix === 'mem') events = forgetMemoryEvents(ctx.store, [id])
+  else {
+    // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
+    const observation = ctx.store.getObservation(id)!
+    // Only the owner's: another user's statement citing this observation is theirs to keep.
+    const derived = derivedMemoryIds(ctx.store, observation.projectId, [id]).filter((m) => ctx.store.getMemory(m)?.user === observation.user)
+    events = ctx.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(ctx.store, derived)
+  }
+  ctx.store.audit({ at: ctx.clock.now(), actor, action: 'forget', target: id, count: events })
+  return { id, type: kind, events }
+}
+
+/** `MnemoEngine.deleteScope`. */
+export function deleteScope(ctx: WriteContext, scope: { project: Project; session?: string; before?: number }, actor: string): { events: number } {
+  let session: Session | undefined
+  if (scope.session !== undefined) {
+    session = ctx.store.getSession(scope.session)
+    if (!session || !ctx.access.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${scope.session}`, { details: { kind: 'session', id: scope.session } })
+    if (session.projectId !== scope.project.id) throw invalidInput('session', `${scope.session} is not a session of ${scope.project.name}`)
+    ctx.access.assertOwn({ id: session.id, ...(session.user !== undefined ? { user: session.user } : {}) })
+  }
+  const filter = {
+    projectRoot: scope.project.root,
+    // A user deletes their own events (shared ones belong to everyone); a store without users, its shared ones; `allUsers`, all.
+    // One session: exactly its events, of its agent and its user.
+    ...(session ? { user: session.user ?? null, sessionKey: session.sessionKey, agent: session.agent } : ctx.access.allUsers ? {} : { user: ctx.access.user ?? null }),
+    ...(scope.before !== undefined ? { before: scope.before } : {}),
+  }
+  // What was derived from the deleted observations (summaries, lessons, statements, procedures) goes with them;
+  // a whole-project delete takes mnemo's own events of the project anyway.
+  const partial = scope.session !== undefined || scope.before !== undefined
+  // Only the memories of the users whose events go: another user's statement citing a deleted observation is theirs to keep.
+  const derived = partial
+    ? derivedMemoryIds(ctx.store, scope.project.id, ctx.store.observationIdsOfEvents(filter)).filter((m) => {
+        const owner = ctx.store.getMemory(m)?.user
+        return session ? owner === session.user : ctx.access.allUsers || owner === ctx.access.user
+      })
+    : []
+  const events = ctx.store.deleteEvents(filter) + forgetMemoryEvents(ctx.store, derived)
+  if (events > 0) ctx.rebuild()
+  ctx.store.audit({
+    at: ctx.clock.now(),
+    actor,
+    action: 'delete',
+    target: scope.project.root,
+    count: events,
+    details: { ...(session ? { session: session.id } : {}), ...(scope.before !== undefined ? { before: new Date(scope.before).toISOString() } : {}) },
+  })
+  return { events }
+}
+
+/** `MnemoEngine.setMemoryState`. */
+export function setMemoryState(ctx: WriteContext, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
+  const memory = ctx.store.getMemory(id)
+  const project = memory && ctx.store.getProject(memory.projectId)
+  if (!memory || !project || !ctx.access.sees(memory)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  assertCurrent(ctx, memory)
+  ctx.access.assertOwn(memory)
+  if (op === 'archive' && memory.pinned) {
+    throw new MnemoError('CONFLICT', `memory ${id} is pinned: pinned memories are never archived; unpin it first`, { details: { kind: 'memory', id } })
+  }
+  // Already so: nothing to log.
+  const already = op === 'pin' ? memory.pinned : op === 'unpin' ? !memory.pinned : op === 'archive' ? memory.archivedAt !== undefined : memory.archivedAt === undefined
+  if (already) return { ...memory, text: ctx.readRedact(memory.text) }
+  ctx.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, ctx.clock.now(), memory.user)])
+  const changed = ctx.store.getMemory(id)!
+  return { ...changed, text: ctx.readRedact(changed.text) }
+}
+
+/** `MnemoEngine.editMemory`. */
+export function editMemory(ctx: WriteContext, id: string, text: string, actor: string): Memory {
+  const old = ctx.store.getMemory(id)
+  const project = old && ctx.store.getProject(old.projectId)
+  if (!old || !project || !ctx.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  if (repairUnicode(text).trim() === old.text && old.validTo === undefined) return { ...old, text: ctx.readRedact(old.text) }
+  if (old.kind === 'summary' || old.kind === 'procedure') {
+    throw invalidInput('id', `${id} is a ${old.kind === 'summary' ? 'session summary' : 'procedure'}: consolidation rewrites it; edit a fact, decision, preference or lesson`)
+  }
+  const { memory } = remember(ctx, text, { kind: old.kind, project: { root: project.root, name: project.name }, supersedes: id })
+  ctx.store.audit({ at: ctx.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })
+  // A correction keeps what the person decided about the memory: pinned stays pinned.
+  return old.pinned && !memory.pinned ? setMemoryState(ctx, memory.id, 'pin') : { ...memory, text: ctx.readRedact(memory.text) }
+}
+
+/** The agent of an observation's session (for the agent scope). */
+export function observationAgent(ctx: Pick<WriteContext, 'store'>, o: { sessionId: SessionId }): AgentName | undefined {
+  return ctx.store.getSession(o.sessionId)?.agent
+}
+
+/** @throws {MnemoError} `CONFLICT` — `memory` was superseded: the message names the current version. */
+function assertCurrent(ctx: Pick<WriteContext, 'store'>, memory: Memory): void {
+  if (memory.validTo === undefined) return
+  const current = ctx.store.memoryHistory(memory.id).find((m) => m.validTo === undefined)
+  throw new MnemoError('CONFLICT', `memory ${memory.id} was superseded${current ? ` by ${current.id}` : ''}: change the current version`, {
+    details: { kind: 'memory', id: current?.id ?? memory.id },
+  })
+}
