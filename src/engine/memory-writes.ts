@@ -1,42 +1,23 @@
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { idPrefix, type SessionId } from '../core/ids.js'
-import type { Clock } from '../core/clock.js'
 import { repairUnicode, truncateGraphemes } from '../core/text.js'
-import { MEMORY_KINDS, type AgentName, type EventInput, type Memory, type MemoryKind, type Project, type ProjectRef, type Session } from '../core/types.js'
+import { MEMORY_KINDS, type AgentName, type Memory, type MemoryKind, type Project, type ProjectRef, type Session } from '../core/types.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { resolveProjectRoot } from '../capture/project.js'
-import type { Redactor } from '../capture/sanitize.js'
 import { contentKey, isNearDuplicate } from '../lifecycle/write-guard.js'
 import { toMatchExpression } from '../retrieval/fts-query.js'
-import type { AppendResult, Store } from '../storage/store.js'
-import type { Access } from './access.js'
+import type { EngineContext } from './engine-context.js'
 import { derivedMemoryIds, forgetMemoryEvents } from './forgetting.js'
-import { runRecall, type RecallConfig } from './recall-pipeline.js'
+import { runRecall } from './recall-pipeline.js'
 
 // The bodies of MnemoEngine's memory writes (remember, edit, pin/archive) and deletes (forget, scoped
 // delete); the engine's methods carry their contracts.
-
-/** What the writes need from the engine. */
-export interface WriteContext {
-  store: Store
-  clock: Clock
-  redact: Redactor | undefined
-  access: Access
-  /** Where a call that names no project writes. */
-  cwd: string
-  recallConfig: RecallConfig
-  /** Appends events as they are (the caller has made them the user's). */
-  append(events: readonly EventInput[]): AppendResult
-  rebuild(): { events: number; observations: number }
-  /** The read-side redaction of text that leaves the store. */
-  readRedact(text: string): string
-}
 
 /** Longest memory text, in characters. */
 const MAX_TEXT_CHARS = 16_000
 
 /** `MnemoEngine.remember`: the write guard's front. */
-export function remember(ctx: WriteContext, text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName } = {}): { memory: Memory; created: boolean } {
+export function remember(ctx: EngineContext, text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName } = {}): { memory: Memory; created: boolean } {
   const kind = options.kind ?? 'fact'
   if (!MEMORY_KINDS.includes(kind)) throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
   const clean = repairUnicode(text).trim()
@@ -73,7 +54,7 @@ export function remember(ctx: WriteContext, text: string, options: { kind?: Memo
 }
 
 /** A current memory of the same kind in the project whose words nearly equal `text`, if any. */
-function nearDuplicate(ctx: WriteContext, text: string, kind: MemoryKind, project: ProjectRef, agent: AgentName | undefined): string | undefined {
+function nearDuplicate(ctx: EngineContext, text: string, kind: MemoryKind, project: ProjectRef, agent: AgentName | undefined): string | undefined {
   const known = ctx.store.listProjects().find((p) => p.root === project.root)
   if (!known || toMatchExpression(text) === undefined) return undefined
   // Only this user's own memories: a shared one is matched in the shared scope, another user's never.
@@ -84,7 +65,7 @@ function nearDuplicate(ctx: WriteContext, text: string, kind: MemoryKind, projec
 }
 
 /** `MnemoEngine.forget`. */
-export function forget(ctx: WriteContext, id: string, actor: string): { id: string; type: 'observation' | 'memory'; events: number } {
+export function forget(ctx: EngineContext, id: string, actor: string): { id: string; type: 'observation' | 'memory'; events: number } {
   const prefix = idPrefix(id)
   if (prefix !== 'obs' && prefix !== 'mem') throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
   const kind = prefix === 'obs' ? 'observation' : 'memory'
@@ -106,7 +87,7 @@ export function forget(ctx: WriteContext, id: string, actor: string): { id: stri
 }
 
 /** `MnemoEngine.deleteScope`. */
-export function deleteScope(ctx: WriteContext, scope: { project: Project; session?: string; before?: number }, actor: string): { events: number } {
+export function deleteScope(ctx: EngineContext, scope: { project: Project; session?: string; before?: number }, actor: string): { events: number } {
   let session: Session | undefined
   if (scope.session !== undefined) {
     session = ctx.store.getSession(scope.session)
@@ -145,7 +126,7 @@ export function deleteScope(ctx: WriteContext, scope: { project: Project; sessio
 }
 
 /** `MnemoEngine.setMemoryState`. */
-export function setMemoryState(ctx: WriteContext, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
+export function setMemoryState(ctx: EngineContext, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
   const memory = ctx.store.getMemory(id)
   const project = memory && ctx.store.getProject(memory.projectId)
   if (!memory || !project || !ctx.access.sees(memory)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
@@ -163,7 +144,7 @@ export function setMemoryState(ctx: WriteContext, id: string, op: 'pin' | 'unpin
 }
 
 /** `MnemoEngine.editMemory`. */
-export function editMemory(ctx: WriteContext, id: string, text: string, actor: string): Memory {
+export function editMemory(ctx: EngineContext, id: string, text: string, actor: string): Memory {
   const old = ctx.store.getMemory(id)
   const project = old && ctx.store.getProject(old.projectId)
   if (!old || !project || !ctx.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
@@ -178,12 +159,12 @@ export function editMemory(ctx: WriteContext, id: string, text: string, actor: s
 }
 
 /** The agent of an observation's session (for the agent scope). */
-export function observationAgent(ctx: Pick<WriteContext, 'store'>, o: { sessionId: SessionId }): AgentName | undefined {
+export function observationAgent(ctx: Pick<EngineContext, 'store'>, o: { sessionId: SessionId }): AgentName | undefined {
   return ctx.store.getSession(o.sessionId)?.agent
 }
 
 /** @throws {MnemoError} `CONFLICT` — `memory` was superseded: the message names the current version. */
-function assertCurrent(ctx: Pick<WriteContext, 'store'>, memory: Memory): void {
+function assertCurrent(ctx: Pick<EngineContext, 'store'>, memory: Memory): void {
   if (memory.validTo === undefined) return
   const current = ctx.store.memoryHistory(memory.id).find((m) => m.validTo === undefined)
   throw new MnemoError('CONFLICT', `memory ${memory.id} was superseded${current ? ` by ${current.id}` : ''}: change the current version`, {

@@ -1,25 +1,18 @@
-import { existsSync } from 'node:fs'
-import path from 'node:path'
 import type { Clock } from '../core/clock.js'
 import { invalidInput, MnemoError } from '../core/errors.js'
-import { idPrefix, type ProjectId, type SessionId } from '../core/ids.js'
-import { squash, truncateGraphemes } from '../core/text.js'
+import type { ProjectId, SessionId } from '../core/ids.js'
 import type { AgentName, EventInput, HookAgent, Memory, MemoryKind, Observation, Project, ProjectRef, RecallHit, Session } from '../core/types.js'
 import { checkUserName } from '../core/user.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
 import { foldPayload } from '../capture/folded.js'
-import { normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
+import { resolveProjectRoot } from '../capture/project.js'
 import { redactSecrets, redactValue } from '../capture/redact.js'
 import type { Redactor } from '../capture/sanitize.js'
-import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
-import { digestSession, type SessionDigest } from '../context/session-summary.js'
+import type { ContextBlock } from '../context/context-block.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { Embedder } from '../providers/embedder.js'
-import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
-import { parseQueryTimes } from '../retrieval/query-time.js'
-import { VectorMatrix } from '../retrieval/vector-index.js'
-import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Scope, Store, StoreStats } from '../storage/store.js'
+import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Store, StoreStats } from '../storage/store.js'
 import { Access } from './access.js'
 import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
 import { BuiltinVectors } from './builtin-vectors.js'
@@ -28,50 +21,17 @@ import { isMnemoExport, memoriesMarkdown, type ExportManifest } from './export.j
 import { readExport, writeExport } from './export-io.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
 import { indexEvent } from './index-event.js'
-import { deleteScope, editMemory, forget, observationAgent, remember, setMemoryState, type WriteContext } from './memory-writes.js'
-import { DEFAULT_RECALL_CONFIG, runRecall, type RecallConfig } from './recall-pipeline.js'
+import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects } from './projects.js'
+import { buildContext, show, type ShowResult } from './reads.js'
+import type { EngineContext } from './engine-context.js'
+import { deleteScope, editMemory, forget, observationAgent, remember, setMemoryState } from './memory-writes.js'
+import { DEFAULT_RECALL_CONFIG, type RecallConfig } from './recall-pipeline.js'
+import { recall, type RecallOptions } from './recall.js'
 
-/**
- * The project a client named for a hook event (team mode): its root, which must be absolute and contain `cwd`.
- * @throws {MnemoError} `INVALID_INPUT` — a relative root, or one that does not contain the event's cwd.
- */
-function clientProject(root: string, cwd: string): ProjectRef {
-  const r = normalizeRoot(root)
-  if (!path.isAbsolute(root)) throw invalidInput('projectRoot', `projectRoot must be an absolute path (got ${JSON.stringify(root)})`)
-  const c = normalizeRoot(cwd)
-  if (c !== r && !c.startsWith(r.endsWith(path.sep) ? r : r + path.sep)) throw invalidInput('projectRoot', `projectRoot ${JSON.stringify(root)} does not contain the event's cwd ${JSON.stringify(cwd)}`)
-  return refOf(r)
-}
-
-/** Options of `recall`. */
-export interface RecallOptions {
-  /** Projects to search (ids from `resolveProjects`); empty or omitted = every project. */
-  projectIds?: readonly ProjectId[]
-  /** Restrict to one session. */
-  sessionId?: SessionId
-  /** Most hits, 1–100. Default 10. */
-  limit?: number
-  /** Channels to use (for ablation); default every channel with a weight. */
-  channels?: readonly ChannelName[]
-  /** Recall as of a past time (epoch ms): what existed then, memories as they were then. */
-  asOf?: number
-  /** Include archived memories (left out by default). */
-  includeArchived?: boolean
-}
-
+export type { RecallOptions } from './recall.js'
 export type { ImportFileReport, ImportReport } from './import-files.js'
 
-/** A session with its observations, for `show`. */
-export interface SessionDetail {
-  session: Session
-  project: Project | undefined
-  observations: Observation[]
-}
-
-export type ShowResult =
-  | { type: 'observation'; observation: Observation; project: Project | undefined }
-  | { type: 'memory'; memory: Memory; project: Project | undefined }
-  | { type: 'session'; detail: SessionDetail }
+export type { SessionDetail, ShowResult } from './reads.js'
 
 export interface EngineDeps {
   store: Store
@@ -126,8 +86,8 @@ export class MnemoEngine {
   private readonly deps: EngineDeps
   /** Whose rows it reads and may change. */
   private readonly access: Access
-  /** What the memory writes and deletes (memory-writes.ts) use of it. */
-  private readonly writes: WriteContext
+  /** What the modules holding its method bodies use of it. */
+  private readonly ctx: EngineContext
   /** Problems the last recall worked around (a provider outage, missing vectors); for surfaces to show. */
   warnings: string[] = []
 
@@ -144,16 +104,19 @@ export class MnemoEngine {
     this.redact = deps.redact
     this.cwd = deps.cwd
     this.contextBudgetTokens = deps.contextBudgetTokens
-    this.writes = {
+    this.ctx = {
       store: this.store,
       clock: this.clock,
       redact: this.redact,
       access: this.access,
       cwd: this.cwd,
       recallConfig: this.recallConfig,
+      timeZone: this.timeZone,
+      contextBudgetTokens: this.contextBudgetTokens,
       append: (events) => this.append(events),
       rebuild: () => this.rebuild(),
       readRedact: (text) => this.readRedact(text),
+      redactObservation: (o) => this.redactObservation(o),
     }
   }
 
@@ -250,22 +213,9 @@ export class MnemoEngine {
     return { stored: result.inserted === 1, project: captured.event.project }
   }
 
-  /**
-   * The project a path names, for reads: its git top-level folder when it
-   * exists on this machine; otherwise the known project whose root contains
-   * it (a folder of a project captured elsewhere); otherwise the path itself.
-   * Writes use the identity alone (`resolveProjectRoot`).
-   */
+  /** The project a path names, for reads; see `projectForPath` in projects.ts. */
   projectForPath(p: string): ProjectRef {
-    const ref = resolveProjectRoot(p)
-    if (ref.root !== normalizeRoot(p)) return ref
-    const known = this.store.listProjects().find((pr) => pr.root === ref.root)
-    if (known) return { root: known.root, name: known.name }
-    const container = this.store
-      .listProjects()
-      .filter((pr) => ref.root.startsWith(`${pr.root}/`))
-      .sort((a, b) => b.root.length - a.root.length)[0]
-    return container ? { root: container.root, name: container.name } : ref
+    return projectForPath(this.store, p)
   }
 
   /**
@@ -322,62 +272,9 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — blank query, or `limit` outside 1–100.
    */
   async recall(query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
-    const limit = options.limit ?? 10
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
-    const uses = (c: ChannelName): boolean => (options.channels ? options.channels.includes(c) : true) && this.recallConfig.weights[c] > 0
-    const timeRanges = uses('time') ? await parseQueryTimes(query, this.clock.now(), this.timeZone) : []
-    const scope: Scope = { projectIds: options.projectIds ?? [], ...this.access.who() }
-    const extraLists: ChannelList[] = []
-    this.warnings = []
-    // Channels asked for by name that cannot answer: say so rather than return nothing silently.
-    for (const c of options.channels ?? []) {
-      if (this.recallConfig.weights[c] <= 0) this.warnings.push(`channel ${c} is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)`)
-      else if (c === 'embedding' && !this.embedder) this.warnings.push('channel embedding has no embedder (set MNEMO_EMBEDDER)')
-    }
-    if (uses('vector') && query.trim().length > 0) {
-      extraLists.push({ channel: 'vector', weight: this.recallConfig.weights.vector, hits: this.builtin.search(query, scope, this.recallConfig.candidates) })
-    }
-    if (uses('embedding') && this.embedder) {
-      try {
-        // The query leaves the machine: redact it like anything stored.
-        const [qv] = await this.embedder.embed([this.readRedact(query)], 'query')
-        const matrix = new VectorMatrix(this.store.vectors(this.embedder.spaceId, scope), qv?.length ?? 0)
-        if (qv && matrix.size > 0) extraLists.push({ channel: 'embedding', weight: this.recallConfig.weights.embedding, hits: matrix.topK(qv, this.recallConfig.candidates) })
-        const missing = this.store.docsWithoutVector(this.embedder.spaceId, scope, 1).length
-        if (missing > 0) this.warnings.push(`some documents have no ${this.embedder.spaceId} vector yet; run \`mnemo reindex\``)
-      } catch (error) {
-        // The other channels still answer: a provider outage degrades recall, it never breaks it.
-        this.warnings.push(`embedding channel skipped: ${error instanceof Error ? error.message : String(error)}`)
-      }
-    }
-    const ranked = runRecall(this.store, {
-      query,
-      limit,
-      timeRanges,
-      extraLists,
-      ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
-      ...(options.includeArchived ? { includeArchived: true } : {}),
-      ...(options.projectIds ? { projectIds: options.projectIds } : {}),
-      ...this.access.who(),
-      ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-      ...(options.channels ? { channels: options.channels } : {}),
-    }, this.recallConfig)
-    const projects = new Map(this.store.listProjects().map((p) => [p.id as string, p.name]))
-    return ranked.map((r) => ({
-      id: r.doc.id as RecallHit['id'],
-      type: r.doc.type,
-      kind: r.doc.kind as RecallHit['kind'],
-      projectId: r.doc.projectId,
-      project: projects.get(r.doc.projectId) ?? r.doc.projectId,
-      sessionId: r.doc.sessionId,
-      ts: r.doc.ts,
-      score: r.score,
-      snippet: this.readRedact(r.snippet),
-      sourceRef: r.doc.sourceRef,
-      channels: r.channels,
-      viaNeighbor: r.viaNeighbor,
-      ...(r.doc.flags.length > 0 ? { flags: r.doc.flags } : {}),
-    }))
+    const { hits, warnings } = await recall(this.ctx, { builtin: this.builtin, embedder: this.embedder }, query, options)
+    this.warnings = warnings
+    return hits
   }
 
   /**
@@ -403,7 +300,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `CONFLICT` — `supersedes` names an older version (the message names the current one), or another user's or a shared memory.
    */
   remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName } = {}): { memory: Memory; created: boolean } {
-    return remember(this.writes, text, options)
+    return remember(this.ctx, text, options)
   }
 
   /**
@@ -422,7 +319,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `NOT_FOUND` — no such item.
    */
   forget(id: string, actor = 'cli'): { id: string; type: 'observation' | 'memory'; events: number } {
-    return forget(this.writes, id, actor)
+    return forget(this.ctx, id, actor)
   }
 
   /**
@@ -441,7 +338,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `CONFLICT` — the session is shared and this engine has a user, or another user's (with `allUsers` it may be).
    */
   deleteScope(scope: { project: Project; session?: string; before?: number }, actor = 'cli'): { events: number } {
-    return deleteScope(this.writes, scope, actor)
+    return deleteScope(this.ctx, scope, actor)
   }
 
   /**
@@ -454,12 +351,12 @@ export class MnemoEngine {
    * @throws {MnemoError} `CONFLICT` — it was superseded (the message names the current version), or archiving a pinned one.
    */
   setMemoryState(id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
-    return setMemoryState(this.writes, id, op)
+    return setMemoryState(this.ctx, id, op)
   }
 
   /** The agent of an observation's session (for the agent scope). */
   private observationAgent(o: { sessionId: SessionId }): AgentName | undefined {
-    return observationAgent(this.writes, o)
+    return observationAgent(this.ctx, o)
   }
 
   /** A project's current, unarchived memories, pinned first then newest, text redacted. */
@@ -544,7 +441,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, or a summary or procedure.
    */
   editMemory(id: string, text: string, actor = 'cli'): Memory {
-    return editMemory(this.writes, id, text, actor)
+    return editMemory(this.ctx, id, text, actor)
   }
 
   /**
@@ -564,25 +461,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — not a mnemo id. `NOT_FOUND` — no such item.
    */
   show(id: string): ShowResult {
-    const prefix = idPrefix(id)
-    if (prefix === 'obs') {
-      const observation = this.store.getObservation(id)
-      if (observation && this.access.sees(observation, this.observationAgent(observation))) return { type: 'observation', observation: this.redactObservation(observation), project: this.store.getProject(observation.projectId) }
-    } else if (prefix === 'mem') {
-      const memory = this.store.getMemory(id)
-      if (memory && this.access.sees(memory)) {
-        this.store.recordUsage([memory.id], new Date(this.clock.now()).toISOString().slice(0, 10))
-        return { type: 'memory', memory: { ...memory, text: this.readRedact(memory.text) }, project: this.store.getProject(memory.projectId) }
-      }
-    } else if (prefix === 'ses') {
-      const session = this.store.getSession(id)
-      if (session && this.access.sees(session, session.agent)) {
-        const observations = this.store.sessionObservations(session.id as SessionId, 500).map((o) => this.redactObservation(o))
-        return { type: 'session', detail: { session: { ...session, ...(session.title ? { title: this.readRedact(session.title) } : {}) }, project: this.store.getProject(session.projectId), observations } }
-      }
-    } else throw invalidInput('id', `expected an id like obs_…, mem_… or ses_… (got ${JSON.stringify(id)})`)
-    const kind = prefix === 'obs' ? 'observation' : prefix === 'mem' ? 'memory' : 'session'
-    throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
+    return show(this.ctx, id)
   }
 
   /**
@@ -595,91 +474,26 @@ export class MnemoEngine {
    * @param options.excludeSessionKey - Leave out this agent session (the one starting now).
    */
   context(options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string } = {}): ContextBlock & { project: string } {
-    const ref = options.project ?? this.projectForPath(this.cwd)
-    const budget = options.budgetTokens ?? this.contextBudgetTokens
-    if (!Number.isInteger(budget) || budget < MIN_CONTEXT_BUDGET || budget > 100_000) {
-      throw invalidInput('budget', `budget must be an integer ${MIN_CONTEXT_BUDGET}–100000 tokens (got ${budget})`)
-    }
-    const project = this.store.listProjects().find((p) => p.root === ref.root)
-    let memories: Memory[] = []
-    const digests: SessionDigest[] = []
-    if (project) {
-      // Flagged text (reads like instructions to an agent) is never injected automatically.
-      memories = this.store
-        .listMemories({ projectIds: [project.id], limit: 40, ...this.access.who() })
-        .filter((m) => m.flags.length === 0 && m.kind !== 'summary')
-        .slice(0, 20)
-        .map((m) => ({ ...m, text: this.readRedact(m.text) }))
-      const sessions = this.store
-        .listSessions({ projectIds: [project.id], limit: 12, ...this.access.who() })
-        // The session asking is the one with its id, of its agent (when the caller said which) and of this reader's user.
-        .filter((s) => !(s.sessionKey === options.excludeSessionKey && (this.agent === undefined || s.agent === this.agent) && s.user === this.user))
-        .filter((s) => s.agent !== 'mnemo' && s.observationCount > 0)
-        .slice(0, 5)
-      for (const s of sessions) {
-        const observations = this.store
-          .sessionObservations(s.id, 400)
-          .filter((o) => o.flags.length === 0)
-          .map((o) => this.redactObservation(o))
-        digests.push(digestSession({ ...s, ...(s.title ? { title: this.readRedact(s.title) } : {}) }, observations, project.root))
-      }
-    }
-    const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: this.clock.now() })
-    // Injected memories are used memories: they are reinforced (once a day each).
-    this.store.recordUsage(block.memoryIds, new Date(this.clock.now()).toISOString().slice(0, 10))
-    return { ...block, project: ref.name }
+    return buildContext(this.ctx, options)
   }
 
   /**
-   * Maps a `--project` argument to project ids: a project name, a root, or
-   * any path inside a project (on this machine or as recorded).
+   * Maps a `--project` argument (a name, a root, a path inside a project) to projects; see projects.ts.
    *
-   * @throws {MnemoError} `NOT_FOUND` — nothing matches; the hint lists known projects.
+   * @throws {MnemoError} `NOT_FOUND` — nothing matches; the hint lists the projects this reader may know.
    */
   resolveProjects(arg: string): Project[] {
-    if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
-    // Names are matched among the projects this reader has something in (another user's project names are not
-    // theirs to learn); a path, the reader's own checkout, among all, so a member's first capture there can be watched.
-    const all = this.listProjects()
-    const byName = all.filter((p) => p.name === arg || p.root === arg)
-    if (byName.length > 0) return byName
-    // By location only for a path (relative to this engine's cwd) or an existing
-    // folder: an unknown bare word is a typo, not "the project I am in".
-    const full = path.resolve(this.cwd, arg)
-    if (isPathArg(arg) || existsSync(full)) {
-      const ref = this.projectForPath(full)
-      const byRoot = this.store.listProjects().filter((p) => p.root === ref.root)
-      if (byRoot.length > 0) return byRoot
-    }
-    const names = all.map((p) => p.name).slice(0, 10)
-    throw new MnemoError('NOT_FOUND', `no project named or containing ${JSON.stringify(arg)}`, {
-      details: { kind: 'project', id: arg },
-      hint: names.length > 0 ? `known projects: ${names.join(', ')}${all.length > 10 ? ', …' : ''}` : 'nothing has been captured yet',
-    })
+    return resolveProjects(this.ctx, arg)
   }
 
-  /**
-   * The project a write should go to for a `--project` argument: an existing
-   * project by name or root, else the project of a path.
-   */
+  /** The project a write should go to for a `--project` argument; see projects.ts. */
   projectForWrite(arg: string): ProjectRef {
-    if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
-    const known = this.listProjects().find((p) => p.name === arg || p.root === arg)
-    if (known) return { root: known.root, name: known.name }
-    if (!isPathArg(arg)) {
-      throw invalidInput('project', `no project named ${JSON.stringify(arg)}`, 'pass a path (for example ./ or /abs/path) to create a project')
-    }
-    return this.projectForPath(path.resolve(this.cwd, arg))
+    return projectForWrite(this.ctx, arg)
   }
 
-  /**
-   * Projects by name. A named user, or an agent under isolation, gets only the projects it has
-   * something in (a session or a memory it may see): other users' project names and paths are
-   * not listed to them. A reader with no user (the machine's owner, the server token) gets all.
-   */
+  /** The projects this reader is told about, by name; see `listProjects` in projects.ts. */
   listProjects(): Project[] {
-    const who = this.access.who()
-    return this.store.listProjects(this.user !== undefined || who.agent !== undefined ? who : {})
+    return listProjects(this.ctx)
   }
 
   /**
@@ -839,14 +653,4 @@ export class MnemoEngine {
   close(): void {
     this.store.close()
   }
-}
-
-/** True when a `--project` argument is written as a path rather than a name. */
-function isPathArg(arg: string): boolean {
-  return /[\\/]/.test(arg) || arg === '.' || arg === '..'
-}
-
-/** A one-line form of `text`, for titles. */
-export function titleOf(text: string): string {
-  return truncateGraphemes(squash(text), 120)
 }

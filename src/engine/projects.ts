@@ -1,0 +1,96 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { invalidInput, MnemoError } from '../core/errors.js'
+import type { Project, ProjectRef } from '../core/types.js'
+import { normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
+import type { Store } from '../storage/store.js'
+import type { EngineContext } from './engine-context.js'
+
+// Which project a path, a `--project` argument or a client's root names, and which projects a reader is told about.
+
+/**
+ * The project a path names, for reads: its git top-level folder when it
+ * exists on this machine; otherwise the known project whose root contains
+ * it (a folder of a project captured elsewhere); otherwise the path itself.
+ * Writes use the identity alone (`resolveProjectRoot`).
+ */
+export function projectForPath(store: Store, p: string): ProjectRef {
+  const ref = resolveProjectRoot(p)
+  if (ref.root !== normalizeRoot(p)) return ref
+  const known = store.listProjects().find((pr) => pr.root === ref.root)
+  if (known) return { root: known.root, name: known.name }
+  const container = store
+    .listProjects()
+    .filter((pr) => ref.root.startsWith(`${pr.root}/`))
+    .sort((a, b) => b.root.length - a.root.length)[0]
+  return container ? { root: container.root, name: container.name } : ref
+}
+
+/**
+ * Projects by name. A named user, or an agent under isolation, gets only the projects it has
+ * something in (a session or a memory it may see): other users' project names and paths are
+ * not listed to them. A reader with no user (the machine's owner, the server token) gets all.
+ */
+export function listProjects(ctx: Pick<EngineContext, 'store' | 'access'>): Project[] {
+  const who = ctx.access.who()
+  return ctx.store.listProjects(ctx.access.user !== undefined || who.agent !== undefined ? who : {})
+}
+
+/**
+ * Maps a `--project` argument to project ids: a project name, a root, or
+ * any path inside a project (on this machine or as recorded).
+ *
+ * @throws {MnemoError} `NOT_FOUND` — nothing matches; the hint lists known projects.
+ */
+export function resolveProjects(ctx: Pick<EngineContext, 'store' | 'access' | 'cwd'>, arg: string): Project[] {
+  if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
+  // Names are matched among the projects this reader has something in (another user's project names are not
+  // theirs to learn); a path, the reader's own checkout, among all, so a member's first capture there can be watched.
+  const all = listProjects(ctx)
+  const byName = all.filter((p) => p.name === arg || p.root === arg)
+  if (byName.length > 0) return byName
+  // By location only for a path (relative to this engine's cwd) or an existing
+  // folder: an unknown bare word is a typo, not "the project I am in".
+  const full = path.resolve(ctx.cwd, arg)
+  if (isPathArg(arg) || existsSync(full)) {
+    const ref = projectForPath(ctx.store, full)
+    const byRoot = ctx.store.listProjects().filter((p) => p.root === ref.root)
+    if (byRoot.length > 0) return byRoot
+  }
+  const names = all.map((p) => p.name).slice(0, 10)
+  throw new MnemoError('NOT_FOUND', `no project named or containing ${JSON.stringify(arg)}`, {
+    details: { kind: 'project', id: arg },
+    hint: names.length > 0 ? `known projects: ${names.join(', ')}${all.length > 10 ? ', …' : ''}` : 'nothing has been captured yet',
+  })
+}
+
+/**
+ * The project a write should go to for a `--project` argument: an existing
+ * project by name or root, else the project of a path.
+ */
+export function projectForWrite(ctx: Pick<EngineContext, 'store' | 'access' | 'cwd'>, arg: string): ProjectRef {
+  if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
+  const known = listProjects(ctx).find((p) => p.name === arg || p.root === arg)
+  if (known) return { root: known.root, name: known.name }
+  if (!isPathArg(arg)) {
+    throw invalidInput('project', `no project named ${JSON.stringify(arg)}`, 'pass a path (for example ./ or /abs/path) to create a project')
+  }
+  return projectForPath(ctx.store, path.resolve(ctx.cwd, arg))
+}
+
+/**
+ * The project a client named for a hook event (team mode): its root, which must be absolute and contain `cwd`.
+ * @throws {MnemoError} `INVALID_INPUT` — a relative root, or one that does not contain the event's cwd.
+ */
+export function clientProject(root: string, cwd: string): ProjectRef {
+  const r = normalizeRoot(root)
+  if (!path.isAbsolute(root)) throw invalidInput('projectRoot', `projectRoot must be an absolute path (got ${JSON.stringify(root)})`)
+  const c = normalizeRoot(cwd)
+  if (c !== r && !c.startsWith(r.endsWith(path.sep) ? r : r + path.sep)) throw invalidInput('projectRoot', `projectRoot ${JSON.stringify(root)} does not contain the event's cwd ${JSON.stringify(cwd)}`)
+  return refOf(r)
+}
+
+/** True when a `--project` argument is written as a path rather than a name. */
+function isPathArg(arg: string): boolean {
+  return /[\\/]/.test(arg) || arg === '.' || arg === '..'
+}

@@ -1,0 +1,82 @@
+import { invalidInput, MnemoError } from '../core/errors.js'
+import { idPrefix, type SessionId } from '../core/ids.js'
+import type { Memory, Observation, Project, ProjectRef, Session } from '../core/types.js'
+import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
+import { digestSession, type SessionDigest } from '../context/session-summary.js'
+import type { EngineContext } from './engine-context.js'
+import { observationAgent } from './memory-writes.js'
+import { projectForPath } from './projects.js'
+
+// The bodies of MnemoEngine's `show` and `context`; the engine's methods carry their contracts.
+
+/** A session with its observations, for `show`. */
+export interface SessionDetail {
+  session: Session
+  project: Project | undefined
+  observations: Observation[]
+}
+
+export type ShowResult =
+  | { type: 'observation'; observation: Observation; project: Project | undefined }
+  | { type: 'memory'; memory: Memory; project: Project | undefined }
+  | { type: 'session'; detail: SessionDetail }
+
+/** `MnemoEngine.show`. */
+export function show(ctx: EngineContext, id: string): ShowResult {
+  const prefix = idPrefix(id)
+  if (prefix === 'obs') {
+    const observation = ctx.store.getObservation(id)
+    if (observation && ctx.access.sees(observation, observationAgent(ctx, observation))) return { type: 'observation', observation: ctx.redactObservation(observation), project: ctx.store.getProject(observation.projectId) }
+  } else if (prefix === 'mem') {
+    const memory = ctx.store.getMemory(id)
+    if (memory && ctx.access.sees(memory)) {
+      ctx.store.recordUsage([memory.id], new Date(ctx.clock.now()).toISOString().slice(0, 10))
+      return { type: 'memory', memory: { ...memory, text: ctx.readRedact(memory.text) }, project: ctx.store.getProject(memory.projectId) }
+    }
+  } else if (prefix === 'ses') {
+    const session = ctx.store.getSession(id)
+    if (session && ctx.access.sees(session, session.agent)) {
+      const observations = ctx.store.sessionObservations(session.id as SessionId, 500).map((o) => ctx.redactObservation(o))
+      return { type: 'session', detail: { session: { ...session, ...(session.title ? { title: ctx.readRedact(session.title) } : {}) }, project: ctx.store.getProject(session.projectId), observations } }
+    }
+  } else throw invalidInput('id', `expected an id like obs_…, mem_… or ses_… (got ${JSON.stringify(id)})`)
+  const kind = prefix === 'obs' ? 'observation' : prefix === 'mem' ? 'memory' : 'session'
+  throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
+}
+
+/** `MnemoEngine.context`. */
+export function buildContext(ctx: EngineContext, options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string }): ContextBlock & { project: string } {
+  const ref = options.project ?? projectForPath(ctx.store, ctx.cwd)
+  const budget = options.budgetTokens ?? ctx.contextBudgetTokens
+  if (!Number.isInteger(budget) || budget < MIN_CONTEXT_BUDGET || budget > 100_000) {
+    throw invalidInput('budget', `budget must be an integer ${MIN_CONTEXT_BUDGET}–100000 tokens (got ${budget})`)
+  }
+  const project = ctx.store.listProjects().find((p) => p.root === ref.root)
+  let memories: Memory[] = []
+  const digests: SessionDigest[] = []
+  if (project) {
+    // Flagged text (reads like instructions to an agent) is never injected automatically.
+    memories = ctx.store
+      .listMemories({ projectIds: [project.id], limit: 40, ...ctx.access.who() })
+      .filter((m) => m.flags.length === 0 && m.kind !== 'summary')
+      .slice(0, 20)
+      .map((m) => ({ ...m, text: ctx.readRedact(m.text) }))
+    const sessions = ctx.store
+      .listSessions({ projectIds: [project.id], limit: 12, ...ctx.access.who() })
+      // The session asking is the one with its id, of its agent (when the caller said which) and of this reader's user.
+      .filter((s) => !(s.sessionKey === options.excludeSessionKey && (ctx.access.agent === undefined || s.agent === ctx.access.agent) && s.user === ctx.access.user))
+      .filter((s) => s.agent !== 'mnemo' && s.observationCount > 0)
+      .slice(0, 5)
+    for (const s of sessions) {
+      const observations = ctx.store
+        .sessionObservations(s.id, 400)
+        .filter((o) => o.flags.length === 0)
+        .map((o) => ctx.redactObservation(o))
+      digests.push(digestSession({ ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) }, observations, project.root))
+    }
+  }
+  const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: ctx.clock.now() })
+  // Injected memories are used memories: they are reinforced (once a day each).
+  ctx.store.recordUsage(block.memoryIds, new Date(ctx.clock.now()).toISOString().slice(0, 10))
+  return { ...block, project: ref.name }
+}

@@ -1,0 +1,99 @@
+import { invalidInput } from '../core/errors.js'
+import type { ProjectId, SessionId } from '../core/ids.js'
+import type { RecallHit } from '../core/types.js'
+import type { Embedder } from '../providers/embedder.js'
+import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
+import { parseQueryTimes } from '../retrieval/query-time.js'
+import { VectorMatrix } from '../retrieval/vector-index.js'
+import type { Scope } from '../storage/store.js'
+import type { BuiltinVectors } from './builtin-vectors.js'
+import type { EngineContext } from './engine-context.js'
+import { runRecall } from './recall-pipeline.js'
+
+/** Options of `recall`. */
+export interface RecallOptions {
+  /** Projects to search (ids from `resolveProjects`); empty or omitted = every project. */
+  projectIds?: readonly ProjectId[]
+  /** Restrict to one session. */
+  sessionId?: SessionId
+  /** Most hits, 1–100. Default 10. */
+  limit?: number
+  /** Channels to use (for ablation); default every channel with a weight. */
+  channels?: readonly ChannelName[]
+  /** Recall as of a past time (epoch ms): what existed then, memories as they were then. */
+  asOf?: number
+  /** Include archived memories (left out by default). */
+  includeArchived?: boolean
+}
+
+/**
+ * `MnemoEngine.recall`: the query's times, the vector channels (the builtin
+ * LSA model, and a configured embedder whose outage degrades recall but never
+ * breaks it), then `runRecall` and hits shaped for the surfaces.
+ *
+ * @returns The hits, and what recall worked around (a channel asked for that is off, missing vectors, a provider failure).
+ */
+export async function recall(
+  ctx: EngineContext,
+  vectors: { builtin: BuiltinVectors; embedder: Embedder | undefined },
+  query: string,
+  options: RecallOptions,
+): Promise<{ hits: RecallHit[]; warnings: string[] }> {
+  const limit = options.limit ?? 10
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
+  const uses = (c: ChannelName): boolean => (options.channels ? options.channels.includes(c) : true) && ctx.recallConfig.weights[c] > 0
+  const timeRanges = uses('time') ? await parseQueryTimes(query, ctx.clock.now(), ctx.timeZone) : []
+  const scope: Scope = { projectIds: options.projectIds ?? [], ...ctx.access.who() }
+  const extraLists: ChannelList[] = []
+  const warnings: string[] = []
+      // Channels asked for by name that cannot answer: say so rather than return nothing silently.
+  for (const c of options.channels ?? []) {
+    if (ctx.recallConfig.weights[c] <= 0) warnings.push(`channel ${c} is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)`)
+    else if (c === 'embedding' && !vectors.embedder) warnings.push('channel embedding has no embedder (set MNEMO_EMBEDDER)')
+  }
+  if (uses('vector') && query.trim().length > 0) {
+    extraLists.push({ channel: 'vector', weight: ctx.recallConfig.weights.vector, hits: vectors.builtin.search(query, scope, ctx.recallConfig.candidates) })
+  }
+  if (uses('embedding') && vectors.embedder) {
+    try {
+      // The query leaves the machine: redact it like anything stored.
+      const [qv] = await vectors.embedder.embed([ctx.readRedact(query)], 'query')
+      const matrix = new VectorMatrix(ctx.store.vectors(vectors.embedder.spaceId, scope), qv?.length ?? 0)
+      if (qv && matrix.size > 0) extraLists.push({ channel: 'embedding', weight: ctx.recallConfig.weights.embedding, hits: matrix.topK(qv, ctx.recallConfig.candidates) })
+      const missing = ctx.store.docsWithoutVector(vectors.embedder.spaceId, scope, 1).length
+      if (missing > 0) warnings.push(`some documents have no ${vectors.embedder.spaceId} vector yet; run \`mnemo reindex\``)
+    } catch (error) {
+      // The other channels still answer: a provider outage degrades recall, it never breaks it.
+      warnings.push(`embedding channel skipped: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  const ranked = runRecall(ctx.store, {
+    query,
+    limit,
+    timeRanges,
+    extraLists,
+    ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
+    ...(options.includeArchived ? { includeArchived: true } : {}),
+    ...(options.projectIds ? { projectIds: options.projectIds } : {}),
+    ...ctx.access.who(),
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.channels ? { channels: options.channels } : {}),
+  }, ctx.recallConfig)
+  const projects = new Map(ctx.store.listProjects().map((p) => [p.id as string, p.name]))
+  const hits = ranked.map((r): RecallHit => ({
+    id: r.doc.id as RecallHit['id'],
+    type: r.doc.type,
+    kind: r.doc.kind as RecallHit['kind'],
+    projectId: r.doc.projectId,
+    project: projects.get(r.doc.projectId) ?? r.doc.projectId,
+    sessionId: r.doc.sessionId,
+    ts: r.doc.ts,
+    score: r.score,
+    snippet: ctx.readRedact(r.snippet),
+    sourceRef: r.doc.sourceRef,
+    channels: r.channels,
+    viaNeighbor: r.viaNeighbor,
+    ...(r.doc.flags.length > 0 ? { flags: r.doc.flags } : {}),
+  }))
+  return { hits, warnings }
+}
