@@ -1,0 +1,203 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { invalidInput, MnemoError } from '../../core/errors.js'
+import { SURFACE_AGENTS, type AgentName } from '../../core/types.js'
+import { openMnemo } from '../../runtime/open-mnemo.js'
+import { applyConnectPlan, disconnectClaudeCode, planClaudeCodeConnect, renderPlanDiff, type ConnectPlan } from '../connect/claude-code.js'
+import { planCodexConnect, planCodexDisconnect } from '../connect/codex.js'
+import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectPlan, type AgentConnectOptions, type AgentDisconnectOptions } from '../connect/config-files.js'
+import { planCursorConnect, planCursorDisconnect } from '../connect/cursor.js'
+import { checkAgents } from '../connect/doctor.js'
+import { planGeminiConnect, planGeminiDisconnect } from '../connect/gemini.js'
+import { planOpenCodeConnect, planOpenCodeDisconnect } from '../connect/opencode.js'
+import type { CliIo, GlobalOptions } from './program.js'
+import { formatHits, hitToJson, printJson, type Out } from './output.js'
+import { CLI_PATH, DEMO_SESSION, parseChannels, parseIntOption, withMnemo } from './cli-kit.js'
+
+// CLI commands that work with agents: mcp, connect/disconnect, doctor, the benches and the demo.
+
+export async function mcp(io: CliIo, o: GlobalOptions & { agent?: string }): Promise<void> {
+  const { serveMcpStdio } = await import('../mcp/server.js')
+  if (o.agent !== undefined && !(SURFACE_AGENTS as readonly string[]).includes(o.agent)) {
+    throw invalidInput('agent', `--agent must be one of ${SURFACE_AGENTS.join(', ')} (got ${JSON.stringify(o.agent)})`)
+  }
+  await serveMcpStdio({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}), ...(o.agent !== undefined ? { agent: o.agent as AgentName } : {}) })
+}
+
+/** Agents `connect` and `disconnect` know, with their planners. */
+const AGENT_PLANNERS: Record<string, { connect: (o: AgentConnectOptions) => AgentConnectPlan; disconnect: (o: AgentDisconnectOptions) => AgentConnectPlan }> = {
+  codex: { connect: planCodexConnect, disconnect: planCodexDisconnect },
+  gemini: { connect: planGeminiConnect, disconnect: planGeminiDisconnect },
+  cursor: { connect: planCursorConnect, disconnect: planCursorDisconnect },
+  opencode: { connect: planOpenCodeConnect, disconnect: planOpenCodeDisconnect },
+}
+
+export const CONNECT_AGENTS = ['claude-code', ...Object.keys(AGENT_PLANNERS)]
+
+type AnyPlan = { kind: 'claude'; plan: ConnectPlan } | { kind: 'agent'; plan: AgentConnectPlan }
+
+function connectPlan(agent: string, scope: string | undefined, io: CliIo, disconnecting: boolean): AnyPlan {
+  if (!CONNECT_AGENTS.includes(agent)) throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: ${CONNECT_AGENTS.join(', ')}`)
+  const location = { scope: (scope ?? 'user') as 'user' | 'project', projectDir: io.cwd, env: io.env, ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}) }
+  const command = { cliPath: CLI_PATH, nodePath: process.execPath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) }
+  if (agent === 'claude-code') {
+    return { kind: 'claude', plan: disconnecting ? disconnectClaudeCode({ ...location, cliPath: CLI_PATH }) : planClaudeCodeConnect({ ...location, ...command }) }
+  }
+  const planners = AGENT_PLANNERS[agent]!
+  return { kind: 'agent', plan: disconnecting ? planners.disconnect({ ...location, cliPath: CLI_PATH }) : planners.connect({ ...location, ...command }) }
+}
+
+function reportPlans(out: Out, plans: readonly AnyPlan[], dryRun: boolean): void {
+  const docs: Record<string, unknown>[] = []
+  for (const p of plans) {
+    const written = dryRun ? [] : p.kind === 'claude' ? applyConnectPlan(p.plan) : applyAgentConnectPlan(p.plan)
+    const notes = p.kind === 'agent' ? p.plan.notes : []
+    docs.push({ agent: p.plan.client, dryRun, files: p.plan.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })), written, notes })
+    if (out.json) continue
+    out.stdout(p.kind === 'claude' ? renderPlanDiff(p.plan) : `${renderAgentPlanDiff(p.plan)}\n`)
+    out.stdout(dryRun ? '(dry run: nothing written)\n' : written.length > 0 ? `wrote ${written.join(', ')}\n` : 'already up to date\n')
+  }
+  if (out.json) printJson(out, plans.length === 1 ? docs[0] : { agents: docs })
+}
+
+function agentsOf(agent: string | undefined, all: boolean | undefined): string[] {
+  if (all) return CONNECT_AGENTS
+  if (agent === undefined) throw invalidInput('agent', `name an agent (${CONNECT_AGENTS.join(', ')}) or use --all`)
+  return [agent]
+}
+
+export async function connect(io: CliIo, out: Out, agent: string | undefined, o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean }): Promise<void> {
+  reportPlans(out, agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, false)), o.dryRun === true)
+}
+
+export async function disconnect(io: CliIo, out: Out, agent: string | undefined, o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean }): Promise<void> {
+  reportPlans(out, agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, true)), o.dryRun === true)
+}
+
+/**
+ * Checks each agent's configuration, the data directory, the database, the
+ * spool and the error log, and says what to fix. Exit 1 when something is broken.
+ */
+export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<number> {
+  const agents = checkAgents({
+    cliPath: CLI_PATH,
+    nodePath: process.execPath,
+    projectDir: io.cwd,
+    env: io.env,
+    ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}),
+    ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}),
+  })
+  type Check = { check: string; status: string; detail: string; fix: string }
+  let store: Check[]
+  try {
+    store = await withMnemo(io, o, async (m) => {
+      const integrity = m.engine.integrityCheck()
+      const spool = { pending: m.spool.count(), bad: m.spool.badCount() }
+      const errors = m.errors.tail(5)
+      const { remoteServer, checkRemote } = await import('../../runtime/remote-server.js')
+      const remote = remoteServer(io.env, m.config.home)
+      const server = remote ? await checkRemote(remote) : undefined
+      const team = remote !== undefined
+      return [
+        ...(server
+          ? [{ check: 'team server', status: server.ok ? 'ok' : 'broken', detail: `${server.url}: ${server.detail}`, fix: server.ok ? '' : 'start mnemo serve there, or fix MNEMO_SERVER_URL / MNEMO_SERVER_TOKEN; hooks spool until then' }]
+          : []),
+        { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
+        { check: 'database', status: integrity === 'ok' ? 'ok' : 'broken', detail: integrity === 'ok' ? m.config.dbPath : integrity, fix: integrity === 'ok' ? '' : 'restore from an export (mnemo import), or move the file aside' },
+        { check: 'spool', status: spool.pending > 0 ? 'stale' : 'ok', detail: `${spool.pending} pending, ${spool.bad} unreadable`, fix: spool.pending > 0 ? (team ? 'the next hook sends it to the team server once that is reachable' : 'run any mnemo command to drain it; if it stays, see mnemo status errors') : '' },
+        { check: 'recent errors', status: errors.length > 0 ? 'stale' : 'ok', detail: errors.length > 0 ? `${errors.length} (last: ${errors.at(-1)!.message})` : 'none', fix: errors.length > 0 ? `see ${m.config.errorLogPath}` : '' },
+      ]
+    })
+  } catch (error) {
+    // A store that cannot even be opened is what doctor is for: report it, keep the agent checks.
+    const message = error instanceof Error ? error.message : String(error)
+    store = [{ check: 'data directory / database', status: 'broken', detail: message, fix: 'check MNEMO_HOME points to a folder; restore the database from an export (mnemo import) or move the file aside' }]
+  }
+  const broken = agents.some((a) => a.status === 'broken') || store.some((s) => s.status === 'broken')
+  if (out.json) printJson(out, { ok: !broken, agents, store })
+  else {
+    for (const a of agents) out.stdout(`${a.status.padEnd(8)} ${a.agent} (${a.scope}): ${a.detail}${a.fix ? `\n         fix: ${a.fix}` : ''}\n`)
+    for (const s of store) out.stdout(`${s.status.padEnd(8)} ${s.check}: ${s.detail}${s.fix ? `\n         fix: ${s.fix}` : ''}\n`)
+  }
+  return broken ? 1 : 0
+}
+
+export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string; conversations?: string }): Promise<void> {
+  const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
+  const channels = parseChannels(o.channels)
+  const conversations = o.conversations?.split(',').map((c) => c.trim()).filter((c) => c.length > 0)
+  if (conversations !== undefined && conversations.length === 0) throw invalidInput('conversations', `--conversations needs at least one sample_id (got ${JSON.stringify(o.conversations)})`)
+  if (!existsSync(path.resolve(io.cwd, file))) throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
+  const { runLocomoBench, formatLocomoReport } = await import('../../bench/locomo.js')
+  // A configured embedder (MNEMO_EMBEDDER) is measured too: every turn is embedded before the questions of its conversation.
+  const { resolveConfig } = await import('../../config/config.js')
+  const { createEmbedder } = await import('../../runtime/open-mnemo.js')
+  const configured = resolveConfig(io.env).embedder
+  const report = await runLocomoBench(path.resolve(io.cwd, file), {
+    ...(limitQuestions === undefined ? {} : { limitQuestions }),
+    ...(channels ? { channels } : {}),
+    ...(conversations ? { conversations } : {}),
+    ...(configured ? { embedder: createEmbedder(configured) } : {}),
+  })
+  if (out.json) printJson(out, report)
+  else out.stdout(`${formatLocomoReport(report)}\n`)
+}
+
+export async function benchLongMemEval(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string }): Promise<void> {
+  const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
+  const channels = parseChannels(o.channels)
+  if (!existsSync(path.resolve(io.cwd, file))) throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
+  const { runLongMemEvalBench, formatLongMemEvalReport } = await import('../../bench/longmemeval.js')
+  let report
+  try {
+    report = await runLongMemEvalBench(path.resolve(io.cwd, file), { ...(limitQuestions === undefined ? {} : { limitQuestions }), ...(channels ? { channels } : {}) })
+  } catch (error) {
+    if (error instanceof Error && !MnemoError.is(error)) throw invalidInput('file', error.message)
+    throw error
+  }
+  if (out.json) printJson(out, report)
+  else out.stdout(`${formatLongMemEvalReport(report)}\n`)
+}
+
+/**
+ * The demo: in a fresh data directory (or `--home`), plays a recorded Claude
+ * Code session through `mnemo hook` one process per event, exactly as Claude
+ * Code calls it, then shows recall and the context block the next session gets.
+ */
+export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: boolean }): Promise<void> {
+  const home = o.home ?? mkdtempSync(path.join(os.tmpdir(), 'mnemo-demo-'))
+  const env = { ...io.env, MNEMO_HOME: home }
+  const lines = readFileSync(DEMO_SESSION, 'utf8').split('\n').filter((l) => l.trim().length > 0)
+  const say = (t: string): void => {
+    if (!out.json) out.stdout(t)
+  }
+  say(`mnemo demo — data directory ${home}\n\n1. Session 1: ${lines.length} Claude Code hook events, one \`mnemo hook <event>\` process each\n`)
+  let nextContext = ''
+  for (const line of lines) {
+    const { event, payload } = JSON.parse(line) as { event: string; payload: unknown }
+    const r = spawnSync(process.execPath, [CLI_PATH, 'hook', event], { input: JSON.stringify(payload), env, encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`hook ${event} exited with ${r.status}: ${r.stderr}`)
+    say(`   ${event.padEnd(18)} ok\n`)
+    if (event === 'SessionStart') nextContext = r.stdout
+  }
+  const m = openMnemo({ env, cwd: io.cwd, home })
+  try {
+    const queries = ['validateToken', 'how do we rate-limit the API?', 'src/middleware/auth.ts']
+    const results = await Promise.all(queries.map(async (q) => ({ query: q, hits: await m.engine.recall(q, { limit: 3 }) })))
+    const project = m.engine.listProjects()[0]
+    const block = project ? m.engine.context({ project: { root: project.root, name: project.name } }) : undefined
+    if (out.json) {
+      printJson(out, { home, events: lines.length, stats: m.engine.stats(), recall: results.map((r) => ({ query: r.query, hits: r.hits.map((h) => hitToJson(h)) })), context: block, sessionStartOutput: nextContext.trim() })
+    } else {
+      results.forEach((r, i) => say(`\n2${'abc'[i] ?? ''}. mnemo recall ${JSON.stringify(r.query)}\n${formatHits(r.hits)}`))
+      say(`\n3. The next session's context block (mnemo context; ${block?.tokens ?? 0} tokens):\n\n${block?.text ?? ''}\n`)
+      if (nextContext) say(`\n4. What the SessionStart hook printed for Claude Code to inject (first 300 chars):\n${nextContext.slice(0, 300)}…\n`)
+    }
+  } finally {
+    m.close()
+    if (!o.keep && !o.home && existsSync(home)) rmSync(home, { recursive: true, force: true })
+    else say(`\n(kept data directory ${home})\n`)
+  }
+}

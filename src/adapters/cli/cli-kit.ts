@@ -1,0 +1,85 @@
+import { fileURLToPath } from 'node:url'
+import { invalidInput } from '../../core/errors.js'
+import type { RemoteServer } from '../../runtime/remote-server.js'
+import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
+import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
+import type { CliIo, GlobalOptions } from './program.js'
+
+// What the CLI's commands share: opening mnemo for one command, option parsing, the team-mode target.
+
+// The built CLI, whether this module runs from dist/ or (in tests) from src/: both are three levels below the package root.
+export const CLI_PATH = fileURLToPath(new URL('../../../dist/adapters/cli/main.js', import.meta.url))
+
+export const DEMO_SESSION = fileURLToPath(new URL('../../../fixtures/demo/claude-code-session.jsonl', import.meta.url))
+
+/**
+ * Opens mnemo for one command, drains the hook spool, runs `fn`, closes. In
+ * team mode (`MNEMO_SERVER_URL`) the spool holds events for the server, and
+ * only the next hook sends them there: never drained into the local store.
+ */
+export async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMnemo) => T | Promise<T>): Promise<T> {
+  const m = openMnemo({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}), ...(o.allUsers ? { allUsers: true } : {}) })
+  try {
+    if (!io.env['MNEMO_SERVER_URL']) m.drainSpool()
+    return await fn(m)
+  } finally {
+    m.close()
+  }
+}
+
+export function parseIntOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (!/^\s*-?\d+\s*$/.test(value) || !Number.isInteger(n) || n < min || n > max) {
+    throw invalidInput(name, `--${name} must be an integer ${min}–${max} (got ${JSON.stringify(value)})`)
+  }
+  return n
+}
+
+/** Parses `--channels bm25,vector` into channel names. */
+export function parseChannels(value: string | undefined): ChannelName[] | undefined {
+  if (value === undefined) return undefined
+  const names = value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)
+  const bad = names.filter((n) => !(CHANNEL_NAMES as readonly string[]).includes(n))
+  if (names.length === 0 || bad.length > 0) {
+    throw invalidInput('channels', `--channels takes a comma-separated list of ${CHANNEL_NAMES.join(', ')} (got ${JSON.stringify(value)})`)
+  }
+  return names as ChannelName[]
+}
+
+export function projectIds(m: OpenedMnemo, project: string | undefined): string[] | undefined {
+  return project === undefined ? undefined : m.engine.resolveProjects(project).map((p) => p.id)
+}
+
+/**
+ * `remember` in team mode: `POST /v1/memories` on the server, for the project
+ * given or the project of the working directory (its git top-level folder).
+ * Nothing is stored locally; an unreachable server is an error (exit 1), not
+ * spooled: the user is there to see it.
+ */
+/**
+ * Team mode (`MNEMO_SERVER_URL` set): the server this CLI reads from and
+ * writes to, and the project a command means — `--project`, else the
+ * working directory's project root, sent as an absolute path as hooks do.
+ */
+export async function teamTarget(io: CliIo, o: GlobalOptions & { project?: string }): Promise<{ remote: RemoteServer; project: string; remoteJson: typeof import('../../runtime/remote-server.js').remoteJson } | undefined> {
+  if (!io.env['MNEMO_SERVER_URL']) return undefined
+  if (o.allUsers) throw invalidInput('all-users', '--all-users is not available in team mode: the server reads for the user of your token (MNEMO_SERVER_TOKEN)')
+  const { resolveConfig } = await import('../../config/config.js')
+  const { remoteServer, remoteJson } = await import('../../runtime/remote-server.js')
+  const { resolveProjectRoot } = await import('../../capture/project.js')
+  const config = resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env)
+  const remote = remoteServer(io.env, config.home)!
+  return { remote, project: o.project ?? resolveProjectRoot(io.cwd).root, remoteJson }
+}
+
+/** Parses an ISO-8601 time option into epoch ms. */
+export function parseTimeOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  const ms = Date.parse(value)
+  const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(value)
+  // Date.parse rolls an impossible day over (2026-02-30 → 2026-03-02): the calendar date must exist as written.
+  const exists = date !== null && new Date(Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3]))).getUTCDate() === Number(date[3])
+  if (!date || !exists || Number.isNaN(ms)) throw invalidInput(name, `--${name} must be an ISO-8601 time like 2026-05-01 or 2026-05-01T12:00:00Z (got ${JSON.stringify(value)})`)
+  return ms
+}

@@ -1,0 +1,227 @@
+import { toIso } from '../../core/clock.js'
+import { invalidInput } from '../../core/errors.js'
+import type { MemoryKind, ProjectRef } from '../../core/types.js'
+import type { z } from 'zod'
+import { fromHitJson, toMemoryJson, toObservationJson, toSessionJson, type hitJson, type sessionJson } from '../shared/views.js'
+import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
+import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
+import type { CliIo, GlobalOptions } from './program.js'
+import { formatHits, hitToJson, printJson, type Out } from './output.js'
+import { parseChannels, parseIntOption, parseTimeOption, projectIds, teamTarget, withMnemo } from './cli-kit.js'
+
+// CLI commands that read and change memory: recall, remember, forget, pin/archive, history, sessions, show, context.
+
+export async function recall(
+  io: CliIo,
+  out: Out,
+  query: string,
+  o: GlobalOptions & { project?: string; session?: string; limit?: string; channels?: string; explain?: boolean; asOf?: string; includeArchived?: boolean },
+): Promise<void> {
+  const limit = parseIntOption('limit', o.limit, 1, 100) ?? 10
+  const channels = parseChannels(o.channels)
+  const asOf = parseTimeOption('as-of', o.asOf)
+  const team = await teamTarget(io, o)
+  if (team) {
+    // The team's memory is on the server: recall there, as agents do.
+    if (asOf !== undefined || o.includeArchived) throw invalidInput(asOf !== undefined ? 'as-of' : 'include-archived', `--${asOf !== undefined ? 'as-of' : 'include-archived'} is not available in team mode (the server's recall route has no such option)`)
+    const r = (await team.remoteJson(team.remote, 'POST', '/v1/recall', {
+      query,
+      project: team.project,
+      limit,
+      explain: true,
+      ...(o.session ? { session: o.session } : {}),
+      ...(channels ? { channels } : {}),
+    })) as { query: string; hits: z.output<typeof hitJson>[]; warnings: string[] }
+    const hits = r.hits.map(fromHitJson)
+    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)), warnings: r.warnings })
+    else out.stdout(formatHits(hits, o.explain === true))
+    for (const w of r.warnings) out.stderr(`warning: ${w}\n`)
+    return
+  }
+  await withMnemo(io, o, async (m) => {
+    const ids = projectIds(m, o.project)
+    // A session that does not exist is an error, not an empty result.
+    if (o.session !== undefined && m.engine.show(o.session).type !== 'session') throw invalidInput('session', `--session needs a session id (ses_…) (got ${JSON.stringify(o.session)})`)
+    const hits = await m.engine.recall(query, {
+      limit,
+      ...(ids ? { projectIds: ids as never } : {}),
+      ...(o.session ? { sessionId: o.session as never } : {}),
+      ...(channels ? { channels } : {}),
+      ...(asOf !== undefined ? { asOf } : {}),
+      ...(o.includeArchived ? { includeArchived: true } : {}),
+    })
+    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)), warnings: m.engine.warnings })
+    else out.stdout(formatHits(hits, o.explain === true))
+    for (const w of m.engine.warnings) out.stderr(`warning: ${w}\n`)
+  })
+}
+
+export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
+  if (io.env['MNEMO_SERVER_URL']) {
+    await rememberRemote(io, out, text, o)
+    return
+  }
+  await withMnemo(io, o, (m) => {
+    const project: ProjectRef | undefined = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
+    const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}), ...(o.supersedes ? { supersedes: o.supersedes } : {}) })
+    if (out.json) printJson(out, { created, memory: toMemoryJson(memory, m.engine.listProjects().find((p) => p.id === memory.projectId)) })
+    else out.stdout(`${created ? 'remembered' : 'already remembered'} ${memory.id} [${memory.kind}]${memory.supersedes ? `, superseding ${memory.supersedes}` : ''}${memory.seenCount > 1 ? ` (seen ${memory.seenCount}×)` : ''}\n`)
+  })
+}
+
+async function rememberRemote(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
+  if (o.supersedes) throw invalidInput('supersedes', '--supersedes is not available in team mode (the server API has no supersedes); the server supersedes by subject on its own')
+  const { remote, project, remoteJson } = (await teamTarget(io, o))!
+  const r = (await remoteJson(remote, 'POST', '/v1/memories', { text, kind: o.kind ?? 'fact', project })) as { created: boolean; memory: { id: string; kind: string; project: string | null; supersedes: string | null; seenCount: number } }
+  if (out.json) printJson(out, r)
+  else out.stdout(`${r.created ? 'remembered' : 'already remembered'} ${r.memory.id} [${r.memory.kind}] on ${remote.url} (project ${r.memory.project ?? project})${r.memory.supersedes ? `, superseding ${r.memory.supersedes}` : ''}${r.memory.seenCount > 1 ? ` (seen ${r.memory.seenCount}×)` : ''}\n`)
+}
+
+export async function forget(io: CliIo, out: Out, id: string | undefined, o: GlobalOptions & { project?: string; session?: string; before?: string; yes?: boolean }): Promise<void> {
+  const before = parseTimeOption('before', o.before)
+  if (id !== undefined && (o.project !== undefined || o.session !== undefined || before !== undefined)) {
+    throw invalidInput('id', 'give either an id or a scope (--project with --session/--before), not both')
+  }
+  if (id === undefined && o.project === undefined) throw invalidInput('project', 'forget needs an id (obs_…/mem_…) or --project')
+  await withMnemo(io, o, (m) => {
+    if (id !== undefined) {
+      const r = m.engine.forget(id, 'cli')
+      if (out.json) printJson(out, { forgotten: r })
+      else out.stdout(`forgot ${r.type} ${r.id}\n`)
+      return
+    }
+    const projects = m.engine.resolveProjects(o.project!)
+    if (projects.length !== 1) throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
+    const project = projects[0]!
+    if (o.session !== undefined) {
+      const shown = m.engine.show(o.session)
+      if (shown.type !== 'session' || shown.detail.session.projectId !== project.id) throw invalidInput('session', `${o.session} is not a session of ${project.name}`)
+    }
+    if (!o.yes) throw invalidInput('yes', `this deletes ${o.session !== undefined ? 'a session' : before !== undefined ? 'everything before that time' : 'everything'} in ${project.name} for good; add --yes to confirm`)
+    const r = m.engine.deleteScope({ project, ...(o.session !== undefined ? { session: o.session } : {}), ...(before !== undefined ? { before } : {}) }, 'cli')
+    if (out.json) printJson(out, { deleted: { project: project.name, ...r } })
+    else out.stdout(`deleted ${r.events} event(s) from ${project.name} (audit record written)\n`)
+  })
+}
+
+export async function memoryState(io: CliIo, out: Out, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore', o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const memory = m.engine.setMemoryState(id, op)
+    if (out.json) printJson(out, { memory: toMemoryJson(memory, m.engine.listProjects().find((p) => p.id === memory.projectId)) })
+    else out.stdout(`${op}: ${memory.id}${memory.pinned ? ' (pinned)' : ''}${memory.archivedAt ? ' (archived)' : ''}\n`)
+  })
+}
+
+export async function history(io: CliIo, out: Out, id: string, o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const chain = m.engine.history(id)
+    if (out.json) {
+      const projects = m.engine.listProjects()
+      printJson(out, { versions: chain.map((v) => toMemoryJson(v, projects.find((p) => p.id === v.projectId))) })
+      return
+    }
+    for (const v of chain) out.stdout(`${v.id}  ${toIso(v.validFrom)} → ${v.validTo === undefined ? 'current' : toIso(v.validTo)}  [${v.kind}]  ${v.text}\n`)
+  })
+}
+
+export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project?: string; limit?: string }): Promise<void> {
+  const limit = parseIntOption('limit', o.limit, 1, 1000) ?? 50
+  const team = await teamTarget(io, o)
+  if (team) {
+    if (limit > 200) throw invalidInput('limit', `--limit is at most 200 in team mode (got ${limit})`)
+    const query = new URLSearchParams({ project: team.project, limit: String(limit) })
+    const r = (await team.remoteJson(team.remote, 'GET', `/v1/sessions?${query}`)) as { sessions: z.output<typeof sessionJson>[] }
+    if (out.json) printJson(out, r)
+    else {
+      if (r.sessions.length === 0) out.stdout('no sessions\n')
+      for (const s of r.sessions) {
+        out.stdout(`${s.id}  ${s.startedAt}  ${s.project ?? s.projectId}  ${s.agent}${s.user ? `  user ${s.user}` : ''}  ${s.observations} obs${s.endedAt ? '  ended' : ''}\n`)
+        if (s.title) out.stdout(`    ${s.title}\n`)
+      }
+    }
+    return
+  }
+  await withMnemo(io, o, (m) => {
+    const ids = projectIds(m, o.project)
+    const list = m.engine.sessions({ limit, ...(ids ? { projectIds: ids as never } : {}) })
+    const names = new Map(m.engine.listProjects().map((p) => [p.id as string, p.name]))
+    if (out.json) {
+      const projects = m.engine.listProjects()
+      printJson(out, { sessions: list.map((s) => toSessionJson(s, projects.find((p) => p.id === s.projectId))) })
+      return
+    }
+    if (list.length === 0) out.stdout('no sessions\n')
+    for (const s of list) {
+      out.stdout(`${s.id}  ${toIso(s.startedAt)}  ${names.get(s.projectId) ?? s.projectId}  ${s.agent}${s.user !== undefined ? `  user ${s.user}` : ''}  ${s.observationCount} obs${s.endedAt ? '  ended' : ''}\n`)
+      if (s.title) out.stdout(`    ${s.title}\n`)
+    }
+  })
+}
+
+export async function show(io: CliIo, out: Out, id: string, o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const r = m.engine.show(id)
+    if (r.type === 'observation') {
+      if (out.json) printJson(out, { type: r.type, project: r.project?.name ?? null, observation: toObservationJson(r.observation, r.project) })
+      else {
+        const ob = r.observation
+        out.stdout(`${ob.id}  ${ob.kind}  ${ob.role}${ob.tool ? `  ${ob.tool}` : ''}  ${toIso(ob.ts)}\nproject ${r.project?.name ?? ob.projectId} · session ${ob.sessionId}${ob.sourceRef ? ` · ref ${ob.sourceRef}` : ''}\n`)
+        if (ob.files.length > 0) out.stdout(`files: ${ob.files.join(', ')}\n`)
+        out.stdout(`\n${ob.text}\n`)
+      }
+    } else if (r.type === 'memory') {
+      if (out.json) printJson(out, { type: r.type, project: r.project?.name ?? null, memory: toMemoryJson(r.memory, r.project) })
+      else {
+        const m = r.memory
+        const facts = [
+          m.confidence !== undefined ? `confidence ${m.confidence}` : m.kind === 'summary' || m.kind === 'procedure' ? '' : 'stated',
+          m.pinned ? 'pinned' : '',
+          m.archivedAt !== undefined ? `archived ${toIso(m.archivedAt)}` : '',
+          m.validTo !== undefined ? `superseded ${toIso(m.validTo)} by ${m.supersededBy ?? '?'}` : '',
+          m.sources.length > 0 ? `${m.sources.length} source(s)` : '',
+        ].filter((f) => f !== '')
+        out.stdout(`${m.id}  [${m.kind}]  ${toIso(m.createdAt)}  project ${r.project?.name ?? m.projectId}${facts.length > 0 ? `  (${facts.join(', ')})` : ''}\n\n${m.text}\n`)
+      }
+    } else {
+      const d = r.detail
+      if (out.json) {
+        printJson(out, { type: r.type, session: toSessionJson(d.session, d.project), observations: d.observations.map((o) => toObservationJson(o, d.project)) })
+        return
+      }
+      out.stdout(`${d.session.id}  ${d.session.agent}  project ${d.project?.name ?? d.session.projectId}  ${toIso(d.session.startedAt)} → ${toIso(d.session.lastEventAt)}\n`)
+      for (const ob of d.observations) {
+        const line = ob.text.replace(/\s+/g, ' ').slice(0, 160)
+        out.stdout(`  ${toIso(ob.ts)}  ${ob.id}  ${ob.kind.padEnd(11)} ${line}\n`)
+      }
+    }
+  })
+}
+
+/** A read names a known project (NOT_FOUND otherwise) or a folder, which may have nothing captured yet. */
+function contextProject(m: OpenedMnemo, arg: string): ProjectRef {
+  if (/[\\/]/.test(arg) || arg === '.' || arg === '..') return m.engine.projectForWrite(arg)
+  const [found] = m.engine.resolveProjects(arg)
+  return { root: found!.root, name: found!.name }
+}
+
+export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?: string; budget?: string }): Promise<void> {
+  const budget = parseIntOption('budget', o.budget, MIN_CONTEXT_BUDGET, 100_000)
+  const team = await teamTarget(io, o)
+  if (team) {
+    const query = new URLSearchParams({ project: team.project, ...(budget !== undefined ? { budget: String(budget) } : {}) })
+    const block = (await team.remoteJson(team.remote, 'GET', `/v1/context?${query}`)) as { text: string; tokens: number; budgetTokens: number; memoryIds: string[]; sessionIds: string[]; omitted: number }
+    if (out.json) printJson(out, block)
+    else {
+      out.stdout(`${block.text}\n`)
+      out.stderr(`(${block.tokens} of ${block.budgetTokens} tokens; ${block.memoryIds.length} memories, ${block.sessionIds.length} sessions, ${block.omitted} omitted; from ${team.remote.url})\n`)
+    }
+    return
+  }
+  await withMnemo(io, o, (m) => {
+    const project = o.project === undefined ? undefined : contextProject(m, o.project)
+    const block = m.engine.context({ ...(project ? { project } : {}), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
+    if (out.json) printJson(out, block)
+    else out.stdout(`${block.text}\n`)
+    if (!out.json) out.stderr(`(${block.tokens} of ${block.budgetTokens} tokens; ${block.memoryIds.length} memories, ${block.sessionIds.length} sessions, ${block.omitted} omitted)\n`)
+  })
+}
