@@ -101,6 +101,24 @@ export interface RecallConfig {
  *   fused top 40 (token Jaccard, λ 0.1/0.25) and a coordination factor on
  *   query-term coverage: flat or worse. Before either prior, a per-session
  *   cap of 1–3 lowered R@10 on both halves (cap 3: .760, .712).
+ * - Measured and not adopted: index-time context expansion (each turn's
+ *   document also holds the text of its session neighbours, so BM25 rewards a
+ *   window that covers the query's terms; prototype FTS5 index with a fourth
+ *   column for the neighbours, column weight w, spreading kept). ±2 turns,
+ *   w 0.1 → .455/.750/.808, .451/.704/.757 (all six conversations: R@5
+ *   .701 → .729, R@10 .777 → .784); ±1, w 0.1 → .460/.732/.806,
+ *   .438/.698/.755; previous turn only → .459/.730/.808, .439/.703/.752;
+ *   next turn only → .440/.726/.794, .433/.679/.757; ±3, w 0.1 →
+ *   .457/.741/.802, .448/.696/.764. Over 50 settings (span, w 0.05–0.5,
+ *   neighbours' words deduplicated or not) held-out R@10 ranged .741–.768 and
+ *   the settings best on the tuning half (R@10 .810) gave .749–.756: R@5
+ *   gains (+.02–.035 tuning, +.01–.025 held out), R@10 stays within noise.
+ *   Costs ingest ×1.5–2 and an index of the neighbours' text 1.5× (±1) to
+ *   4.4× (±3) the size of the text index. Also measured: the window as a
+ *   second keyword list fused by RRF (spread and priors, weight 0.5) →
+ *   .455/.733/.811, .459/.702/.756 at p50 ≈ 5 ms; the neighbours' score
+ *   added before spreading → R@1 −.01 to −.04 and R@10 lower; the window
+ *   instead of spreading (±2, w 0.5) → .440/.726/.801, .408/.694/.758.
  */
 export const DEFAULT_RECALL_CONFIG: RecallConfig = {
   weights: { bm25: 1, vector: 0, embedding: 1, graph: 0.1, time: 0.5 },
