@@ -1,0 +1,54 @@
+import type Database from 'better-sqlite3'
+import { MnemoError } from '../../core/errors.js'
+
+/**
+ * One open SQLite connection with what every store module shares: prepared
+ * statements cached by their SQL, the error wrapping of `guard`, the clock,
+ * and a count of this connection's writes (PRAGMA data_version counts only
+ * other connections' commits, so caches key on both).
+ */
+export class SqliteDb {
+  private readonly stmts = new Map<string, Database.Statement>()
+  /** Entity names per scope, keyed by the data version they were read at (see `entityNames`). */
+  readonly namesCache = new Map<string, { version: string; names: string[] }>()
+  /** Writes on this connection. */
+  writes = 0
+
+  constructor(
+    readonly db: Database.Database,
+    readonly path: string,
+    readonly now: () => number,
+  ) {}
+
+  /** The prepared statement for `sql`, prepared once per connection. */
+  stmt(sql: string): Database.Statement {
+    if (!/^\s*SELECT/i.test(sql)) this.writes++
+    let s = this.stmts.get(sql)
+    if (!s) {
+      s = this.db.prepare(sql)
+      this.stmts.set(sql, s)
+    }
+    return s
+  }
+
+  /** Runs `fn`; a driver error becomes `STORE_UNAVAILABLE` naming `operation` (see `wrap`). */
+  guard<T>(operation: string, fn: () => T): T {
+    try {
+      return fn()
+    } catch (cause) {
+      throw wrap(cause, operation, this.path)
+    }
+  }
+}
+
+/** A driver error as `STORE_UNAVAILABLE` (a MnemoError passes through), with a hint when another process holds the lock. */
+export function wrap(cause: unknown, operation: string, path?: string): MnemoError {
+  if (MnemoError.is(cause)) return cause
+  const message = cause instanceof Error ? cause.message : String(cause)
+  const init = { details: { dialect: 'sqlite' as const, operation }, cause }
+  return new MnemoError(
+    'STORE_UNAVAILABLE',
+    `sqlite ${operation} failed${path && path !== ':memory:' ? ` (${path})` : ''}: ${message}`,
+    /locked|busy/i.test(message) ? { ...init, hint: 'another mnemo process holds the database; retry, or raise busyTimeoutMs' } : init,
+  )
+}

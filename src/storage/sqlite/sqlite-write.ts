@@ -1,0 +1,302 @@
+import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
+import type { DerivedObservation, EventInput } from '../../core/types.js'
+import type { EntityRef } from '../../retrieval/entities.js'
+import { CROSS_PATH_WINDOW_MS, type AppendResult, type Derivation, type StoredEvent } from '../store.js'
+import { storedSessionKey, toStoredEvent, valueAfterSubject, type EventRow, type OldRow } from './sqlite-rows.js'
+import type { SqliteDb } from './sqlite-db.js'
+
+// Appending events and applying their derivations: observations, the full-text index, entities, memories and the write guard, sessions; and rebuild.
+
+export function append(s: SqliteDb, batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number }[]): AppendResult {
+  return s.guard('append', () => {
+    const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [] }
+    s.db
+      .transaction(() => {
+        const now = s.now()
+        for (const { event, derive, receivedAt: given } of batch) {
+          const receivedAt = given ?? now
+          if (s.stmt('SELECT 1 FROM tombstones WHERE idem_key = ?').get(event.idemKey)) {
+            result.duplicates++
+            result.seqs.push(undefined)
+            continue
+          }
+          const info = s.stmt(
+            `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload, user_id)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING`,
+          ).run(
+            event.idemKey,
+            event.agent,
+            event.format,
+            event.type,
+            event.sessionKey,
+            event.project.root,
+            event.project.name,
+            event.ts,
+            event.sessionStartedAt ?? null,
+            receivedAt,
+            JSON.stringify(event.payload ?? null),
+            event.user ?? null,
+          )
+          if (info.changes === 0) {
+            result.duplicates++
+            result.seqs.push(undefined)
+            continue
+          }
+          const seq = Number(info.lastInsertRowid)
+          result.inserted++
+          result.seqs.push(seq)
+          const applied = apply(s, event, seq, derive())
+          result.observations += applied.added
+          result.covered += applied.covered
+        }
+      })
+      .immediate()
+    return result
+  })
+}
+
+/** Applies one event's derivation; returns how many observations it added and how many another capture path had stored. */
+function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { added: number; covered: number } {
+  const projectId = ensureProject(s, event)
+  const sessionId = ensureSession(s, event, projectId, d)
+  const user = event.user ?? null
+  let added = 0
+  let covered = 0
+  d.observations.forEach((o, i) => {
+    const ts = o.ts ?? event.ts
+    if (d.origin !== undefined && storedByOtherPath(s, sessionId, d.origin, o, ts)) {
+      covered++
+      return
+    }
+    // The index in the id is the derivation's, so ids stay the same whatever was covered.
+    const id = makeId('obs', ts, `${event.idemKey}#${i}`)
+    const info = s.stmt(
+      `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      id,
+      seq,
+      sessionId,
+      projectId,
+      o.kind,
+      o.role,
+      o.tool ?? null,
+      o.files && o.files.length > 0 ? JSON.stringify(o.files) : null,
+      o.sourceRef ?? null,
+      ts,
+      o.text,
+      o.flags && o.flags.length > 0 ? o.flags.join(',') : null,
+      user,
+      event.agent,
+      d.origin ?? null,
+    )
+    s.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts, o.index.meta)
+    mention(s, projectId, Number(info.lastInsertRowid), o.entities)
+    added++
+    if (o.kind === 'prompt') {
+      s.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(o.text.replace(/\s+/g, ' ').trim().slice(0, 160), sessionId)
+    }
+  })
+  if (d.memory) applyMemory(s, event, seq, projectId, d.memory)
+  for (const op of d.memoryOps ?? []) applyMemoryOp(s, op, event.ts, event.user ?? null)
+  return { added, covered }
+}
+
+/**
+ * Whether a capture path other than `origin` already stored this observation in the session: an
+ * observation with the same `sourceRef` (a tool call id: the hook's PostToolUse and the
+ * transcript's tool_use and tool_result are one step), or, for a prompt or an assistant message
+ * (they carry no id), the same kind and text within `CROSS_PATH_WINDOW_MS` of `ts`. Another
+ * path only: a path's own repeats (the same prompt sent twice) are kept.
+ */
+function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o: DerivedObservation, ts: number): boolean {
+  if (o.sourceRef !== undefined) {
+    return s.stmt('SELECT 1 FROM observations WHERE session_id = ? AND source_ref = ? AND origin IS NOT ? LIMIT 1').get(sessionId, o.sourceRef, origin) !== undefined
+  }
+  if (o.kind !== 'prompt' && o.kind !== 'message') return false
+  return (
+    s.stmt('SELECT 1 FROM observations WHERE session_id = ? AND ts BETWEEN ? AND ? AND kind = ? AND text = ? AND origin IS NOT ? LIMIT 1').get(
+      sessionId,
+      ts - CROSS_PATH_WINDOW_MS,
+      ts + CROSS_PATH_WINDOW_MS,
+      o.kind,
+      o.text,
+      origin,
+    ) !== undefined
+  )
+}
+
+function mention(s: SqliteDb, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
+  for (const e of entities) {
+    s.stmt('INSERT INTO entities (project_id, type, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(projectId, e.type, e.name)
+    const row = s.stmt('SELECT id FROM entities WHERE project_id = ? AND type = ? AND name = ?').get(projectId, e.type, e.name) as { id: number }
+    s.stmt('INSERT INTO entity_mentions (entity_id, doc_key) VALUES (?, ?) ON CONFLICT DO NOTHING').run(row.id, docKey)
+  }
+}
+
+/**
+ * The write guard. Same content as a current memory of the project: its
+ * seen count goes up, nothing new is stored. Otherwise a new memory; if it
+ * names one to supersede, or a current memory of the same kind has the same
+ * subject, that one gets `valid_to` = now and `superseded_by`, and current
+ * memories quoting the old value are marked for review.
+ */
+function applyMemory(s: SqliteDb, event: EventInput, seq: number, projectId: ProjectId, m: NonNullable<Derivation['memory']>): void {
+  // Each user has their own memories: the guard matches, supersedes and flags within the event's user only.
+  const user = event.user ?? null
+  const agent = m.agent ?? (event.agent === 'mnemo' ? null : event.agent)
+  // Under agent isolation also within the memory's agent; `mine` is the condition and its parameters.
+  const mine = m.guardByAgent ? { sql: 'user_id IS ? AND agent IS ?', params: [user, agent] } : { sql: 'user_id IS ?', params: [user] }
+  const same = (m.sameAs ? s.stmt(`SELECT rowid, id FROM memories WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`).get(m.sameAs, projectId, ...mine.params) : undefined) as
+    | { rowid: number; id: string }
+    | undefined ??
+    (s.stmt(`SELECT rowid, id FROM memories WHERE project_id = ? AND ${mine.sql} AND content_key = ? AND valid_to IS NULL`).get(projectId, ...mine.params, m.contentKey) as
+      | { rowid: number; id: string }
+      | undefined)
+  if (same) {
+    // Seen again: a stated memory stays stated (NULL); a derived one keeps the surest extraction.
+    s.stmt(
+      'UPDATE memories SET seen_count = seen_count + 1, last_seen_at = MAX(last_seen_at, ?), archived_at = NULL, confidence = CASE WHEN confidence IS NULL OR ? IS NULL THEN NULL ELSE MAX(confidence, ?) END WHERE rowid = ?',
+    ).run(event.ts, m.confidence ?? null, m.confidence ?? null, same.rowid)
+    return
+  }
+  const id = makeId('mem', event.ts, event.idemKey)
+  const info = s.stmt(
+    `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence, user_id, agent)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    id,
+    seq,
+    projectId,
+    m.kind,
+    m.text,
+    event.ts,
+    m.flags && m.flags.length > 0 ? m.flags.join(',') : null,
+    m.contentKey,
+    m.subjectKey ?? null,
+    event.ts,
+    event.ts,
+    m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null,
+    m.confidence ?? null,
+    user,
+    agent,
+  )
+  const rowid = Number(info.lastInsertRowid)
+  s.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-rowid, m.index.body, m.index.parts, m.index.meta)
+  mention(s, projectId, -rowid, m.entities)
+  const old = m.supersedes
+    ? (s.stmt(`SELECT rowid, id, text, subject_key FROM memories WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`).all(m.supersedes, projectId, ...mine.params) as OldRow[])
+    : m.subjectKey
+      ? (s.stmt(`SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ? AND ${mine.sql} AND kind = ? AND subject_key = ? AND valid_to IS NULL AND rowid <> ?`).all(
+          projectId,
+          ...mine.params,
+          m.kind,
+          m.subjectKey,
+          rowid,
+        ) as OldRow[])
+      : []
+  for (const o of old) {
+    s.stmt('UPDATE memories SET valid_to = ?, superseded_by = ? WHERE rowid = ?').run(event.ts, id, o.rowid)
+    s.stmt('UPDATE memories SET supersedes = ? WHERE rowid = ?').run(o.id, rowid)
+    // A current memory that quotes the replaced memory's value may rest on it.
+    const value = valueAfterSubject(o.text, o.subject_key)
+    if (value && value.length >= 4) {
+      s.stmt(
+        `UPDATE memories SET review = ? WHERE project_id = ? AND ${mine.sql} AND valid_to IS NULL AND rowid <> ? AND instr(lower(text), ?) > 0`,
+      ).run(`depends-on-superseded:${o.id}`, projectId, ...mine.params, rowid, value.toLowerCase())
+    }
+  }
+}
+
+/** A pin, unpin, archive or restore: applied only to a memory of the event's user (none: a shared memory), so no event changes another user's memory. */
+function applyMemoryOp(s: SqliteDb, op: NonNullable<Derivation['memoryOps']>[number], ts: number, user: string | null): void {
+  if (op.op === 'pin' || op.op === 'unpin') s.stmt('UPDATE memories SET pinned = ? WHERE id = ? AND user_id IS ?').run(op.op === 'pin' ? 1 : 0, op.id, user)
+  else if (op.op === 'archive') s.stmt('UPDATE memories SET archived_at = ? WHERE id = ? AND user_id IS ? AND pinned = 0').run(ts, op.id, user)
+  else s.stmt('UPDATE memories SET archived_at = NULL WHERE id = ? AND user_id IS ?').run(op.id, user)
+}
+
+export function removeDerived(s: SqliteDb, id: string): void {
+  const obs = s.stmt('SELECT rowid FROM observations WHERE id = ?').get(id) as { rowid: number } | undefined
+  if (obs) {
+    s.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(obs.rowid)
+    s.stmt('DELETE FROM doc_vectors WHERE doc_key = ?').run(obs.rowid)
+    s.stmt('DELETE FROM search_fts WHERE rowid = ?').run(obs.rowid)
+    s.stmt('DELETE FROM observations WHERE rowid = ?').run(obs.rowid)
+    return
+  }
+  const mem = s.stmt('SELECT rowid FROM memories WHERE id = ?').get(id) as { rowid: number } | undefined
+  if (mem) {
+    s.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(-mem.rowid)
+    s.stmt('DELETE FROM memory_usage WHERE memory_id = ?').run(id)
+    s.stmt('DELETE FROM doc_vectors WHERE doc_key = ?').run(-mem.rowid)
+    s.stmt('DELETE FROM search_fts WHERE rowid = ?').run(-mem.rowid)
+    s.stmt('DELETE FROM memories WHERE rowid = ?').run(mem.rowid)
+  }
+}
+
+function ensureProject(s: SqliteDb, event: EventInput): ProjectId {
+  const found = s.stmt('SELECT id FROM projects WHERE root = ?').get(event.project.root) as { id: ProjectId } | undefined
+  if (found) return found.id
+  const id = makeId('prj', event.ts, event.project.root)
+  s.stmt('INSERT INTO projects (id, root, name) VALUES (?, ?, ?)').run(id, event.project.root, event.project.name)
+  return id
+}
+
+/**
+ * The session of an event, created on its first event. A session is one
+ * user's: a user's sessions are keyed by `user:<name>:<agent's session id>`
+ * (`sessionKeyOf`), so another user's event naming the same id starts a
+ * session of their own, never one beside the owner's text, and learns
+ * nothing about it.
+ */
+function ensureSession(s: SqliteDb, event: EventInput, projectId: ProjectId, d: Derivation): SessionId {
+  const user = event.agent === 'mnemo' ? null : (event.user ?? null)
+  const key = storedSessionKey(event.sessionKey, user)
+  const found = s.stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ? AND user_id IS ?').get(event.agent, key, projectId, user) as
+    | { id: SessionId }
+    | undefined
+  const startedAt = event.sessionStartedAt ?? event.ts
+  let id: SessionId
+  if (found) {
+    id = found.id
+    s.stmt(
+      'UPDATE sessions SET last_event_at = MAX(last_event_at, ?), started_at = MIN(started_at, ?) WHERE id = ?',
+    ).run(event.ts, startedAt, id)
+  } else {
+    // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
+    const first = s.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, key) === undefined
+    // NUL cannot occur in a stored key (capture repairs it to U+FFFD), so no key can make another session's seed.
+    id = makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}\u0000${event.project.root}`)
+    s.stmt(
+      `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(id, projectId, event.agent, key, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts), user)
+  }
+  if (d.session?.ended) s.stmt('UPDATE sessions SET ended_at = MAX(COALESCE(ended_at, 0), ?) WHERE id = ?').run(event.ts, id)
+  if (d.session?.title) s.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(d.session.title, id)
+  return id
+}
+
+export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation): { events: number; observations: number } {
+  return s.guard('rebuild', () => {
+    let events = 0
+    let observations = 0
+    s.db
+      .transaction(() => {
+        s.db.exec('DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
+        // Read the log into memory in pages: iterate() cannot run while this connection writes.
+        let after = 0
+        for (;;) {
+          const rows = s.stmt('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as EventRow[]
+          if (rows.length === 0) break
+          for (const row of rows) {
+            const event = toStoredEvent(row)
+            observations += apply(s, event, row.seq, derive(event)).added
+            events++
+            after = row.seq
+          }
+        }
+      })
+      .immediate()
+    return { events, observations }
+  })
+}
