@@ -46,7 +46,7 @@ export async function recall(
   const scope: Scope = { projectIds: options.projectIds ?? [], ...ctx.access.who() }
   const extraLists: ChannelList[] = []
   const warnings: string[] = []
-      // Channels asked for by name that cannot answer: say so rather than return nothing silently.
+  // Channels asked for by name that cannot answer: say so rather than return nothing silently.
   for (const c of options.channels ?? []) {
     if (ctx.recallConfig.weights[c] <= 0) warnings.push(`channel ${c} is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)`)
     else if (c === 'embedding' && !vectors.embedder) warnings.push('channel embedding has no embedder (set MNEMO_EMBEDDER)')
