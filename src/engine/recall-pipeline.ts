@@ -9,6 +9,7 @@ import { makeSnippet } from '../retrieval/snippet.js'
 import { queryEntities } from '../retrieval/entities.js'
 import { rankByEntities } from '../retrieval/graph-rank.js'
 import type { TimeRange } from '../retrieval/time-expressions.js'
+import { rerankFeatures, rerankOrder, type RerankCandidate, type RerankWeights } from '../retrieval/rerank.js'
 import type { Scope, SearchDoc, Store } from '../storage/store.js'
 
 /** Tunables of recall; every field has a measured default (see DEFAULT_RECALL_CONFIG). */
@@ -48,6 +49,17 @@ export interface RecallConfig {
   graphHops: number
   /** Entities mentioned in more than this share of the scope's documents are not used as graph seeds or hops. */
   graphMaxDocShare: number
+  /** Linear feature-based re-ranking of the first `depth` fused candidates (`rerankOrder`); absent = fused order. */
+  rerank?: RerankConfig
+}
+
+/** The re-ranker's settings (see src/retrieval/rerank.ts). */
+export interface RerankConfig {
+  /** How many of the first fused candidates are reordered. */
+  depth: number
+  weights: RerankWeights
+  /** Called with each query's head and feature vectors (for fitting the weights offline). */
+  trace?: (head: { doc: SearchDoc; features: number[] }[], query: string) => void
 }
 
 /**
@@ -172,6 +184,8 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     ...(q.agent !== undefined ? { agent: q.agent } : {}),
   }
   const lists: ChannelList[] = []
+  let rawScores = new Map<number, number>()
+  let spreadScores = new Map<number, number>()
   const spreadOnly = new Set<number>()
   const docs = new Map<number, SearchDoc>()
   const hydrate = (keys: Iterable<number>): void => {
@@ -196,6 +210,8 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     hydrate(spreadKeys)
     const spreaders = spreadKeys.map((k) => docs.get(k)).filter((d): d is SearchDoc => d !== undefined)
     const spread = spreadToNeighbors(scores, store.neighbors(spreaders, 2), config.spread, (key) => docs.get(key)?.text.includes('?') ?? false)
+    rawScores = scores
+    spreadScores = new Map(spread)
     for (const key of spread.keys()) if (!scores.has(key)) spreadOnly.add(key)
     // The speaker prior goes on the spread scores: a turn by the named speaker that entered as the reply to the other's question is boosted too.
     const roles = new Map(matches.map((m) => [m.docKey, m.role]))
@@ -257,7 +273,35 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     })
   }
 
-  const fused = reciprocalRankFusion(lists, config.rrfK)
+  let fused = reciprocalRankFusion(lists, config.rrfK)
+  if (config.rerank && config.rerank.depth > 1 && fused.length > 1) {
+    const head = fused.slice(0, config.rerank.depth)
+    hydrate(head.map((c) => c.key))
+    const known = head.filter((c) => docs.has(c.key))
+    const vectorScores = new Map((lists.find((l) => l.channel === 'vector')?.hits ?? []).map((h) => [h.key, h.score]))
+    const candidates: RerankCandidate[] = known.map((c) => {
+      const doc = docs.get(c.key)!
+      const vector = vectorScores.get(c.key)
+      return {
+        fused: c.score,
+        bm25: rawScores.get(c.key) ?? 0,
+        spread: spreadScores.get(c.key) ?? 0,
+        spreadOnly: spreadOnly.has(c.key),
+        ...(c.channels.graph ? { graphRank: c.channels.graph.rank } : {}),
+        inTime: c.channels.time !== undefined,
+        ...(vector !== undefined ? { vector } : {}),
+        text: doc.text,
+        role: doc.role,
+        session: doc.sessionId ?? doc.id,
+      }
+    })
+    const features = rerankFeatures(candidates, { words: queryWords, terms: terms.map((t) => t.source.toLowerCase()), ...(answerTypeOf(query) ? { asked: answerTypeOf(query)! } : {}) })
+    config.rerank.trace?.(known.map((c, i) => ({ doc: docs.get(c.key)!, features: features[i]! })), query)
+    // The head keeps its fused scores, position by position, so that scores still fall down the list.
+    const order = rerankOrder(features, config.rerank.weights)
+    const reordered = order.map((i, pos) => ({ ...known[i]!, score: known[pos]!.score }))
+    fused = [...reordered, ...fused.slice(config.rerank.depth)]
+  }
   const cap = q.sessionId === undefined && config.maxPerSession > 0 ? config.maxPerSession : Infinity
   const out: RankedDoc[] = []
   const perSession = new Map<string, number>()

@@ -1,0 +1,165 @@
+import { hasAnswerType, endsWithQuestion, type AnswerType } from './answer-type.js'
+
+/**
+ * A linear feature-based re-ranker over the head of the fused list
+ * (Metzler & Croft, "Linear feature-based models for information
+ * retrieval", Information Retrieval 10(3), 2007): each of the first `depth`
+ * fused candidates gets score Σ wᵢ·fᵢ over the features below, and the head
+ * is reordered by it; the rest of the list keeps its fused order.
+ */
+
+/** One fused candidate as the re-ranker sees it. */
+export interface RerankCandidate {
+  /** RRF score of the fused list (> 0). */
+  fused: number
+  /** Raw keyword (FTS5 BM25) score before spreading; 0 when the keyword search did not match it. */
+  bm25: number
+  /** Keyword score after neighbour spreading, before the text priors; 0 when absent. */
+  spread: number
+  /** Entered the keyword list only as a neighbour of a hit. */
+  spreadOnly: boolean
+  /** 1-based rank in the graph channel, when it found it. */
+  graphRank?: number
+  /** Found by the time channel (inside a time range the query names). */
+  inTime: boolean
+  /** Cosine to the query in the builtin vector space, when known. */
+  vector?: number
+  text: string
+  /** Speaker or role. */
+  role: string
+  /** Session id (or the document id for a document without one). */
+  session: string
+}
+
+/** What the re-ranker knows about the query. */
+export interface RerankQuery {
+  /** The query's lowercased words. */
+  words: ReadonlySet<string>
+  /** The query's search terms (lowercased sources, stop words dropped). */
+  terms: readonly string[]
+  /** What the question asks for, if its form says. */
+  asked?: AnswerType
+}
+
+/** Feature names, in the order of `rerankFeatures`' vectors and of the weights. */
+export const RERANK_FEATURES = [
+  'fused', // RRF score / max RRF score of the head, 0–1
+  'logRank', // 1 − ln(rank) / ln(depth), 0–1 (1 = first)
+  'bm25', // raw BM25 / max raw BM25 of the head, 0–1
+  'spread', // spread keyword score / max of the head, 0–1
+  'spreadOnly', // 0/1
+  'graph', // 1 / (1 + ln(graph rank)), 0 when absent
+  'time', // 0/1
+  'speaker', // 0/1: the speaker is named in the query
+  'answerType', // 0/1: the question asks for a type and the text holds one
+  'question', // 0/1: ends with a question
+  'coverage', // share of query terms in the text, weighted by rarity in the head, 0–1
+  'sessionBest', // best fused score in its session / max fused, 0–1
+  'sessionShare', // candidates of the head in its session / depth, 0–1
+  'sessionOther', // best raw BM25 of another candidate of its session / max raw BM25, 0–1
+  'sessionTop3', // among sessions ordered by their best candidate, 1 for the first three, else 0
+  'length', // ln(1 + words) / ln(100), ~0–1.2
+  'vector', // cosine to the query, 0 when unknown
+] as const
+
+export type RerankFeature = (typeof RERANK_FEATURES)[number]
+
+/** Crude suffix stripping so that "adopted" meets "adopt" and "paintings" "painting". */
+function stem(word: string): string {
+  const w = word.toLowerCase()
+  if (w.length <= 4) return w
+  return w.replace(/(?:ing|ed|es|s|ly|er)$/u, '')
+}
+
+const WORD_CHAR = /[\p{L}\p{N}]/u
+
+/** Whether a word of `text` starts with `stem` (4+ characters) or is `stem` (shorter ones). No regex built per query: compiling one costs more than the scan. */
+function hasWord(text: string, stem: string): boolean {
+  for (let i = text.indexOf(stem); i >= 0; i = text.indexOf(stem, i + 1)) {
+    if (i > 0 && WORD_CHAR.test(text[i - 1]!)) continue
+    const after = text[i + stem.length]
+    if (stem.length < 4 && after !== undefined && WORD_CHAR.test(after)) continue
+    return true
+  }
+  return false
+}
+
+/**
+ * The feature vectors of the candidates (in `RERANK_FEATURES` order), all
+ * normalised per query so that one set of weights fits every query. Pure.
+ *
+ * @param head - The first fused candidates, best first.
+ */
+export function rerankFeatures(head: readonly RerankCandidate[], query: RerankQuery): number[][] {
+  const n = head.length
+  if (n === 0) return []
+  const maxFused = Math.max(...head.map((c) => c.fused)) || 1
+  const maxBm25 = Math.max(...head.map((c) => c.bm25)) || 1
+  const maxSpread = Math.max(...head.map((c) => c.spread)) || 1
+  const lnDepth = Math.log(Math.max(2, n))
+  const roles = new Set(head.map((c) => c.role.toLowerCase()).filter((r) => r.length >= 3))
+
+  // Term rarity inside the head: a term most candidates share says little about which one answers.
+  const texts = head.map((c) => c.text.toLowerCase())
+  const stems = [...new Set(query.terms.map(stem).filter((t) => t.length > 0 && !roles.has(t)))]
+  const has = texts.map((text) => stems.map((t) => hasWord(text, t)))
+  const termWeight = stems.map((_, j) => Math.log(1 + n / (1 + has.filter((row) => row[j]).length)))
+  const totalWeight = termWeight.reduce((a, b) => a + b, 0) || 1
+
+  // Per session: best fused score, candidate count, the two best raw BM25 scores, order of first appearance.
+  const sessions = new Map<string, { best: number; count: number; bm25: [number, number]; order: number }>()
+  for (const c of head) {
+    let s = sessions.get(c.session)
+    if (!s) {
+      s = { best: 0, count: 0, bm25: [0, 0], order: sessions.size }
+      sessions.set(c.session, s)
+    }
+    s.best = Math.max(s.best, c.fused)
+    s.count++
+    if (c.bm25 > s.bm25[0]) s.bm25 = [c.bm25, s.bm25[0]]
+    else if (c.bm25 > s.bm25[1]) s.bm25[1] = c.bm25
+  }
+  const sessionOrder = [...sessions.entries()].sort((a, b) => b[1].best - a[1].best || a[1].order - b[1].order).map(([id]) => id)
+  const topSessions = new Set(sessionOrder.slice(0, 3))
+
+  return head.map((c, i) => {
+    const s = sessions.get(c.session)!
+    // The best raw BM25 among the other candidates of the session: the second best when this one is the best.
+    const other = c.bm25 >= s.bm25[0] ? s.bm25[1] : s.bm25[0]
+    const covered = has[i]!.reduce((sum, h, j) => sum + (h ? termWeight[j]! : 0), 0) / totalWeight
+    const speaker = c.role.length >= 3 && query.words.has(c.role.toLowerCase())
+    const words = texts[i]!.split(/\s+/).filter((w) => w.length > 0).length
+    return [
+      c.fused / maxFused,
+      1 - Math.log(i + 1) / lnDepth,
+      c.bm25 / maxBm25,
+      c.spread / maxSpread,
+      c.spreadOnly ? 1 : 0,
+      c.graphRank !== undefined ? 1 / (1 + Math.log(c.graphRank)) : 0,
+      c.inTime ? 1 : 0,
+      speaker ? 1 : 0,
+      query.asked !== undefined && hasAnswerType(c.text, query.asked) ? 1 : 0,
+      endsWithQuestion(c.text) ? 1 : 0,
+      stems.length > 0 ? covered : 0,
+      s.best / maxFused,
+      s.count / n,
+      other / maxBm25,
+      topSessions.has(c.session) ? 1 : 0,
+      Math.log(1 + words) / Math.log(100),
+      c.vector ?? 0,
+    ]
+  })
+}
+
+/** Weights of the features, by name; a missing one is 0. */
+export type RerankWeights = Partial<Record<RerankFeature, number>>
+
+/**
+ * The order of the head by Σ wᵢ·fᵢ, best first, as indices into `features`
+ * (ties keep the fused order). Pure.
+ */
+export function rerankOrder(features: readonly (readonly number[])[], weights: RerankWeights): number[] {
+  const w = RERANK_FEATURES.map((name) => weights[name] ?? 0)
+  const scores = features.map((f) => f.reduce((sum, x, j) => sum + x * w[j]!, 0))
+  return scores.map((_, i) => i).sort((a, b) => scores[b]! - scores[a]! || a - b)
+}
