@@ -278,10 +278,8 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     const head = fused.slice(0, config.rerank.depth)
     hydrate(head.map((c) => c.key))
     const known = head.filter((c) => docs.has(c.key))
-    const vectorScores = new Map((lists.find((l) => l.channel === 'vector')?.hits ?? []).map((h) => [h.key, h.score]))
     const candidates: RerankCandidate[] = known.map((c) => {
       const doc = docs.get(c.key)!
-      const vector = vectorScores.get(c.key)
       return {
         fused: c.score,
         bm25: rawScores.get(c.key) ?? 0,
@@ -289,7 +287,6 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
         spreadOnly: spreadOnly.has(c.key),
         ...(c.channels.graph ? { graphRank: c.channels.graph.rank } : {}),
         inTime: c.channels.time !== undefined,
-        ...(vector !== undefined ? { vector } : {}),
         text: doc.text,
         role: doc.role,
         session: doc.sessionId ?? doc.id,

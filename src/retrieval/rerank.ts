@@ -22,8 +22,6 @@ export interface RerankCandidate {
   graphRank?: number
   /** Found by the time channel (inside a time range the query names). */
   inTime: boolean
-  /** Cosine to the query in the builtin vector space, when known. */
-  vector?: number
   text: string
   /** Speaker or role. */
   role: string
@@ -59,7 +57,6 @@ export const RERANK_FEATURES = [
   'sessionOther', // best raw BM25 of another candidate of its session / max raw BM25, 0–1
   'sessionTop3', // among sessions ordered by their best candidate, 1 for the first three, else 0
   'length', // ln(1 + words) / ln(100), ~0–1.2
-  'vector', // cosine to the query, 0 when unknown
 ] as const
 
 export type RerankFeature = (typeof RERANK_FEATURES)[number]
@@ -146,7 +143,6 @@ export function rerankFeatures(head: readonly RerankCandidate[], query: RerankQu
       other / maxBm25,
       topSessions.has(c.session) ? 1 : 0,
       Math.log(1 + words) / Math.log(100),
-      c.vector ?? 0,
     ]
   })
 }
