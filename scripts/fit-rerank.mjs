@@ -2,7 +2,7 @@
 // Fits the weights of the linear re-ranker (src/retrieval/rerank.ts) on the tuning half of the
 // LoCoMo dev split and reports both halves. Built code in dist/ (run `npm run build` first).
 //
-// 1. Runs the LoCoMo bench per conversation with the re-ranker in identity mode (weights {fused: 1})
+// 1. Runs the LoCoMo bench per conversation with the re-ranker in identity mode (weights {fused: 1}: the fused order)
 //    and its trace hook on, caching every question's head (depth candidates: turn id, features) to
 //    /tmp/mnemo-rerank-features-<depth>.json (never into the repository: the data is CC BY-NC).
 // 2. Fits w by pairwise logistic regression (a linear RankNet: Burges et al., ICML 2005) on the
@@ -47,6 +47,7 @@ if (refresh || !existsSync(cache)) {
   const data = JSON.parse(readFileSync(file, 'utf8'))
   const out = []
   let pending = []
+  const saved = DEFAULT_RECALL_CONFIG.rerank
   DEFAULT_RECALL_CONFIG.rerank = {
     depth,
     weights: { fused: 1 },
@@ -67,7 +68,7 @@ if (refresh || !existsSync(cache)) {
     await runLocomoBench(file, { conversations: [conv] })
   }
   writeFileSync(cache, JSON.stringify({ features: RERANK_FEATURES, questions: out }))
-  delete DEFAULT_RECALL_CONFIG.rerank
+  DEFAULT_RECALL_CONFIG.rerank = saved
 }
 
 const dumped = JSON.parse(readFileSync(cache, 'utf8'))
