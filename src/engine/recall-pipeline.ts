@@ -103,7 +103,9 @@ export interface RerankConfig {
  *   (scripts/fit-rerank.mjs). Tuning / held-out half R@1/R@5/R@10, cat1 R@10,
  *   S@3: without → .454/.715/.796, .518, .906 and .444/.684/.754, .404, .866;
  *   with → .458/.736/.808, .509, .908 and .453/.696/.766, .426, .876; about
- *   +0.4 ms per query. Coordinate ascent on R@10 (Metzler & Croft 2007) over
+ *   +0.4 ms per query. Whole split (`mnemo bench locomo`): R@1/R@5/R@10
+ *   .456/.717/.789, cat1 R@10 .471, S@3 .894, p50 4.3 ms on a loaded
+ *   machine (before: .449/.701/.777, .466, .888, 3.6 ms). Coordinate ascent on R@10 (Metzler & Croft 2007) over
  *   the same features overfitted: .809–.813 tuning, .750–.757 held out. The
  *   builtin LSA cosine as a further feature (vector channel on at weight
  *   1e-6) gave .813 / .765 R@10 but costs ~2 ms per query (the LSA model is

@@ -167,10 +167,13 @@ export type RerankWeights = Partial<Record<RerankFeature, number>>
  * gradient steps of rate 3 from w = 0. L2 0.001 over 0.0001–0.003 and
  * head 100 over 30/50 were chosen by leave-one-conversation-out inside the
  * tuning half (R@10 .796 → .807 out of fold; all settings .800–.812).
- * Metzler & Croft's coordinate ascent on R@10 (or R@10 + ½·NDCG@10, or
- * R@10 + 0.3·R@5 + 0.3·R@1) reached R@10 .809–.813 on the tuning half but
- * .750–.757 on the held-out one (fused order .754), and lowered R@10 out of
- * fold when started from these weights: it overfits the 580 questions.
+ * Metzler & Croft's coordinate ascent (from the fused order, one weight at a
+ * time over a grid of ±0.01–3, on R@10, R@10 + ½·NDCG@10, R@10 + 0.3·R@5 +
+ * 0.3·R@1 or R@10 + ½·R@1 + 0.2·S@3; on a first version of these features
+ * with two more, since dropped) reached R@10 .809–.813 on the tuning half
+ * but .750–.757 on the held-out one (fused order .754); started from the
+ * pairwise weights it lowered R@10 out of fold (.808 → .799–.805): with 16
+ * weights it overfits the 580 questions.
  *
  * Figures (cat1-4, tuning / held-out half, fused order → re-ranked):
  * R@1 .454 → .458 / .444 → .453, R@5 .715 → .736 / .684 → .696,
