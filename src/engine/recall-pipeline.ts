@@ -163,7 +163,11 @@ export interface RecallQuery extends Scope {
 /** A recall result before it is shaped for a surface. */
 export interface RankedDoc {
   doc: SearchDoc
-  /** Fused score (higher is better). */
+  /**
+   * Fused score (higher is better). In the re-ranked head (`RecallConfig.rerank`) the i-th result
+   * carries the i-th best fused score, so that scores fall down the list; the re-ranker's own score
+   * is not exposed.
+   */
   score: number
   /** Which channels found it and at which rank; `spread` when it entered as a neighbour of a hit. */
   channels: ChannelEvidence
