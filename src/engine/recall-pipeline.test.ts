@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../core/types.js'
 import { createOpenAiEmbedder } from '../providers/openai-embedder.js'
 import { createTestEngine, recallWith } from '../testing/test-mnemo.js'
-import { boostNamedRoles, textPrior } from './recall-pipeline.js'
+import { RERANK_FEATURES } from '../retrieval/rerank.js'
+import { boostNamedRoles, DEFAULT_RECALL_CONFIG, textPrior } from './recall-pipeline.js'
 
 /** A dialogue session as LoCoMo-style turns: each [speaker, text], one second apart from `startIso`. */
 function dialogue(sessionKey: string, startIso: string, turns: [string, string][]): EventInput[] {
@@ -218,5 +219,34 @@ describe('boostNamedRoles', () => {
     boostNamedRoles(scores, new Map([[1, 'Melanie'], [2, 'Caroline'], [3, 'al']]), new Set(['what', 'did', 'melanie', 'al', 'paint']), 3)
     // 'al' is shorter than 3 characters: too ambiguous to count as a name.
     expect([...scores]).toEqual([[1, 3], [2, 2], [3, 1]])
+  })
+})
+
+describe('re-ranker', () => {
+  const turns: [string, string][] = [
+    ['Ann', 'Did you ever adopt a pet?'],
+    ['Ben', 'Yes, I adopted a cat from the shelter last May, she is called Miso and sleeps all day.'],
+    ['Ann', 'A cat! Lovely.'],
+    ['Ben', 'Cats are easy.'],
+  ]
+
+  it('reorders the head by its features and keeps the scores falling down the list', async () => {
+    const { engine } = createTestEngine()
+    engine.append(dialogue('s1', '2023-05-08T13:56:00Z', turns))
+    const hits = await engine.recall('When did Ben adopt the cat?', { limit: 4 })
+    expect(hits[0]?.sourceRef).toBe('s1:1')
+    for (let i = 1; i < hits.length; i++) expect(hits[i]!.score).toBeLessThanOrEqual(hits[i - 1]!.score)
+  })
+
+  it('returns the same documents with and without it, and hands each head to the trace hook', async () => {
+    const traced: number[][] = []
+    const on = createTestEngine({ recall: recallWith({}, { rerank: { ...DEFAULT_RECALL_CONFIG.rerank!, trace: (head) => traced.push(...head.map((h) => h.features)) } }) })
+    const off = createTestEngine({ recall: recallWith({}, { rerank: undefined }) })
+    for (const { engine } of [on, off]) engine.append(dialogue('s1', '2023-05-08T13:56:00Z', turns))
+    const a = await on.engine.recall('adopt cat', { limit: 10 })
+    const b = await off.engine.recall('adopt cat', { limit: 10 })
+    expect(a.map((h) => h.id).sort()).toEqual(b.map((h) => h.id).sort())
+    expect(traced.length).toBe(a.length)
+    for (const f of traced) expect(f).toHaveLength(RERANK_FEATURES.length)
   })
 })
