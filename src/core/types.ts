@@ -228,6 +228,8 @@ export interface RecallHit {
   channels?: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', { rank: number; score: number }>>
   /** True when it entered only as the neighbour of a matching turn in its session. */
   viaNeighbor?: boolean
+  /** Its 1-based rank in the fused list before the re-ranker reordered the head (`--explain`); absent when the re-ranker is off. */
+  fusedRank?: number
   /** Reasons the text is suspect (`injection:…`); shown, never hidden from recall. */
   flags?: string[]
 }

@@ -248,5 +248,8 @@ describe('re-ranker', () => {
     expect(a.map((h) => h.id).sort()).toEqual(b.map((h) => h.id).sort())
     expect(traced.length).toBe(a.length)
     for (const f of traced) expect(f).toHaveLength(RERANK_FEATURES.length)
+    // Explain says where each hit stood before the re-ranker moved it; without the re-ranker there is nothing to say.
+    expect(a.map((h) => h.fusedRank).sort((x, y) => x! - y!)).toEqual(a.map((_, i) => i + 1))
+    expect(b.every((h) => h.fusedRank === undefined)).toBe(true)
   })
 })

@@ -191,6 +191,8 @@ export interface RankedDoc {
   channels: ChannelEvidence
   viaNeighbor: boolean
   snippet: string
+  /** 1-based rank in the fused list before the re-ranker reordered its head; absent when it did not run. */
+  fusedRank?: number
 }
 
 /**
@@ -311,6 +313,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   }
 
   let fused = reciprocalRankFusion(lists, config.rrfK)
+  let fusedRanks: Map<number, number> | undefined
   if (config.rerank && config.rerank.depth > 1 && fused.length > 1) {
     const head = fused.slice(0, config.rerank.depth)
     hydrate(head.map((c) => c.key))
@@ -333,6 +336,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     const features = rerankFeatures(candidates, { words: queryWords, terms: terms.map((t) => t.source.toLowerCase()), ...(asked ? { asked } : {}) })
     config.rerank.trace?.(known.map((c, i) => ({ doc: docs.get(c.key)!, features: features[i]! })), query)
     // The head keeps its fused scores, position by position, so that scores still fall down the list.
+    fusedRanks = new Map(known.map((c, i) => [c.key, i + 1]))
     const order = rerankOrder(features, config.rerank.weights)
     const reordered = order.map((i, pos) => ({ ...known[i]!, score: known[pos]!.score }))
     fused = [...reordered, ...fused.slice(config.rerank.depth)]
@@ -344,7 +348,8 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   const take = (c: (typeof fused)[number]): void => {
     const doc = docs.get(c.key)
     if (!doc) return
-    out.push({ doc, score: c.score, channels: c.channels, viaNeighbor: spreadOnly.has(c.key), snippet: makeSnippet(doc.text, terms.map((t) => t.source)) })
+    const fusedRank = fusedRanks?.get(c.key)
+    out.push({ doc, score: c.score, channels: c.channels, viaNeighbor: spreadOnly.has(c.key), snippet: makeSnippet(doc.text, terms.map((t) => t.source)), ...(fusedRank !== undefined ? { fusedRank } : {}) })
   }
   // With a per-session cap some of the best may be deferred: look further down the list then.
   const head = fused.slice(0, Number.isFinite(cap) ? Math.max(q.limit * 3, q.limit + 20) : q.limit + 5)

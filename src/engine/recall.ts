@@ -93,6 +93,7 @@ export async function recall(
     sourceRef: r.doc.sourceRef,
     channels: r.channels,
     viaNeighbor: r.viaNeighbor,
+    ...(r.fusedRank !== undefined ? { fusedRank: r.fusedRank } : {}),
     ...(r.doc.flags.length > 0 ? { flags: r.doc.flags } : {}),
   }))
   return { hits, warnings }

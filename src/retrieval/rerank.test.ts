@@ -36,6 +36,14 @@ describe('rerankFeatures', () => {
     expect(at(rows[0], 'question')).toBe(0)
   })
 
+  it('caps the length feature at 99 words: a long tool output does not rise on its length alone', () => {
+    const words = (n: number): string => Array.from({ length: n }, (_, i) => `w${i}`).join(' ')
+    const rows = rerankFeatures([candidate({ text: words(9) }), candidate({ text: words(99) }), candidate({ text: words(2000) })], query)
+    expect(at(rows[0], 'length')).toBeCloseTo(Math.log(10) / Math.log(100))
+    expect(at(rows[1], 'length')).toBe(1)
+    expect(at(rows[2], 'length')).toBe(1)
+  })
+
   it('weights covered terms by how few candidates hold them; short terms must match whole words', () => {
     const head = [
       candidate({ text: 'adopted a cat' }),

@@ -61,7 +61,7 @@ export const RERANK_FEATURES = [
   'sessionShare', // candidates of the head in its session / depth, 0–1
   'sessionOther', // best raw BM25 of another candidate of its session / max raw BM25, 0–1
   'sessionTop3', // among sessions ordered by their best candidate, 1 for the first three, else 0
-  'length', // ln(1 + words) / ln(100), ~0–1.2
+  'length', // ln(1 + words) / ln(100), capped at 1 (99 words and more), 0–1
 ] as const
 
 export type RerankFeature = (typeof RERANK_FEATURES)[number]
@@ -147,7 +147,8 @@ export function rerankFeatures(head: readonly RerankCandidate[], query: RerankQu
       s.count / n,
       other / maxBm25,
       topSessions.has(c.session) ? 1 : 0,
-      Math.log(1 + words) / Math.log(100),
+      // Capped: the weights were fitted on chat turns; a long tool output must not ride on its length alone.
+      Math.min(1, Math.log(1 + words) / Math.log(100)),
     ]
   })
 }

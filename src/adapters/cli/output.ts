@@ -15,10 +15,11 @@ export function printJson(out: Out, value: unknown): void {
   out.stdout(`${JSON.stringify(value, null, 2)}\n`)
 }
 
-/** How a hit was found: `bm25#3 vector#12` (channel and rank), `+neighbor` when it came in beside a match. */
-export function explainHit(h: RecallHit): string {
+/** How a hit was found: `bm25#3 vector#12` (channel and rank), whether it came in beside a match, and its fused rank when the re-ranker moved it. */
+export function explainHit(h: RecallHit, position?: number): string {
   const parts = Object.entries(h.channels ?? {}).map(([c, e]) => `${c}#${e.rank}`)
-  return `${parts.join(' ')}${h.viaNeighbor ? ' (neighbor of a match)' : ''}`
+  const moved = h.fusedRank !== undefined && h.fusedRank !== position ? ` (re-ranked from fused #${h.fusedRank})` : ''
+  return `${parts.join(' ')}${h.viaNeighbor ? ' (neighbor of a match)' : ''}${moved}`
 }
 
 /** A hit as JSON: the shared view every surface returns. */
@@ -30,7 +31,7 @@ export function formatHits(hits: readonly RecallHit[], explain = false): string 
     .map((h, i) => {
       const where = `${h.project}${h.sessionId ? ` · ${h.sessionId}` : ''}`
       const ref = h.sourceRef ? ` · ${h.sourceRef}` : ''
-      const why = `${explain ? `\n    found by: ${explainHit(h)}` : ''}${h.flags && h.flags.length > 0 ? `\n    ⚠ flagged: ${h.flags.join(', ')}` : ''}`
+      const why = `${explain ? `\n    found by: ${explainHit(h, i + 1)}` : ''}${h.flags && h.flags.length > 0 ? `\n    ⚠ flagged: ${h.flags.join(', ')}` : ''}`
       return `${String(i + 1).padStart(2)}. ${h.id}  ${h.kind}  ${toIso(h.ts)}  score ${h.score.toFixed(4)}\n    ${where}${ref}${why}\n    ${h.snippet}`
     })
     .join('\n')

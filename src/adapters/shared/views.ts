@@ -32,11 +32,12 @@ export const hitJson = z.object({
     .optional()
     .describe('With explain: the channels that found it, with its 1-based rank and raw score in each.'),
   viaNeighbor: z.boolean().optional().describe('With explain: it came in as the neighbour of a matching turn.'),
+  fusedRank: count.optional().describe('With explain: its 1-based rank in the fused list before the re-ranker reordered the first 100.'),
 })
 
 export function toHitJson(h: RecallHit, explain = false): z.output<typeof hitJson> {
   return {
-    ...(explain ? { channels: h.channels ?? {}, viaNeighbor: h.viaNeighbor ?? false } : {}),
+    ...(explain ? { channels: h.channels ?? {}, viaNeighbor: h.viaNeighbor ?? false, ...(h.fusedRank !== undefined ? { fusedRank: h.fusedRank } : {}) } : {}),
     id: h.id,
     type: h.type,
     kind: h.kind,
@@ -66,6 +67,7 @@ export function fromHitJson(h: z.output<typeof hitJson>): RecallHit {
     sourceRef: h.sourceRef ?? undefined,
     ...(h.channels ? { channels: h.channels as NonNullable<RecallHit['channels']> } : {}),
     ...(h.viaNeighbor !== undefined ? { viaNeighbor: h.viaNeighbor } : {}),
+    ...(h.fusedRank !== undefined ? { fusedRank: h.fusedRank } : {}),
     ...(h.flags.length > 0 ? { flags: h.flags } : {}),
   }
 }
