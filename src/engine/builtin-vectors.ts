@@ -27,6 +27,8 @@ interface Prepared {
  */
 export class BuiltinVectors {
   private readonly cache = new Map<string, Prepared>()
+  /** Decoded models by space (a space names one fit of one project), so a search decodes a model once, not every time. */
+  private readonly models = new Map<string, LsaModel>()
 
   constructor(
     private readonly store: Store,
@@ -41,8 +43,8 @@ export class BuiltinVectors {
    */
   prepare(projectId: ProjectId, force = false, onProgress?: (done: number, total: number) => void, scope: Omit<Scope, 'projectIds'> = {}): Prepared | undefined {
     const count = this.store.countDocs({ projectIds: [projectId] })
-    let stored = this.store.getLsaModel(projectId)
-    let model = stored ? deserializeLsa(stored.model) : undefined
+    let stored = this.store.lsaModelInfo(projectId)
+    let model = stored ? this.decoded(projectId, stored.space) : undefined
     if (force || !stored || !model || count > Math.max(stored.docCount * LSA_REFIT_GROWTH, stored.docCount + 20)) {
       const fitted = fitLsa(this.store.projectTexts(projectId, LSA_MAX_TRAIN_DOCS), LSA_DIM)
       if (!fitted) return undefined
@@ -51,10 +53,12 @@ export class BuiltinVectors {
       if (stored) {
         this.store.dropSpace(stored.space)
         for (const key of this.cache.keys()) if (key.startsWith(`${stored.space}|`)) this.cache.delete(key)
+        this.models.delete(stored.space)
       }
       this.store.putLsaModel(projectId, { space, docCount: count, builtAt, model: serializeLsa(fitted) })
-      stored = { space, docCount: count, builtAt, model: new Uint8Array() }
+      stored = { space, docCount: count, builtAt }
       model = fitted
+      this.models.set(space, fitted)
     }
     const space = stored.space
     let added = 0
@@ -73,6 +77,20 @@ export class BuiltinVectors {
     const prepared = { space, model, matrix: new VectorMatrix(this.store.vectors(space, { ...scope, projectIds: [projectId] }), model.dim) }
     this.cache.set(cacheKey, prepared)
     return prepared
+  }
+
+  /** The decoded model of `space`, read and decoded only the first time (another process may have refitted: a new space). */
+  private decoded(projectId: ProjectId, space: string): LsaModel | undefined {
+    const known = this.models.get(space)
+    if (known) return known
+    const stored = this.store.getLsaModel(projectId)
+    const model = stored && stored.space === space ? deserializeLsa(stored.model) : undefined
+    if (model) {
+      // A fit made elsewhere replaced this project's model: the older ones are not searched again.
+      for (const key of this.models.keys()) if (key.startsWith(`lsa:${projectId}:`)) this.models.delete(key)
+      this.models.set(space, model)
+    }
+    return model
   }
 
   /** Top `k` documents of the scope's projects (every project when it names none) by cosine similarity to `query` (per-project models; scores merged). */

@@ -267,6 +267,8 @@ export interface Store {
   projectTexts(projectId: ProjectId, limit: number): string[]
   /** The stored builtin model of a project. */
   getLsaModel(projectId: ProjectId): { space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined
+  /** The stored LSA model's space, document count and fit time, without its bytes (what a cache checks on every search). */
+  lsaModelInfo(projectId: ProjectId): { space: string; docCount: number; builtAt: number } | undefined
   putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): void
   /** Documents by key, in the order asked; unknown keys are left out. */
   docs(docKeys: readonly number[]): SearchDoc[]

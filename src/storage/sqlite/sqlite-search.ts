@@ -87,6 +87,12 @@ export function getLsaModel(s: SqliteDb, projectId: ProjectId): { space: string;
   return row && { ...row, model: new Uint8Array(row.model) }
 }
 
+export function lsaModelInfo(s: SqliteDb, projectId: ProjectId): { space: string; docCount: number; builtAt: number } | undefined {
+  return s.stmt('SELECT space, doc_count AS docCount, built_at AS builtAt FROM lsa_models WHERE project_id = ?').get(projectId) as
+    | { space: string; docCount: number; builtAt: number }
+    | undefined
+}
+
 export function putLsaModel(s: SqliteDb, projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): void {
   s.guard('put model', () =>
     s.stmt('INSERT OR REPLACE INTO lsa_models (project_id, space, doc_count, built_at, model) VALUES (?, ?, ?, ?, ?)').run(projectId, row.space, row.docCount, row.builtAt, Buffer.from(row.model)),

@@ -8,7 +8,7 @@ import { SqliteDb, wrap } from './sqlite-db.js'
 import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities } from './sqlite-graph.js'
 import { audit, auditLog, deleteEvents, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum } from './sqlite-log.js'
 import { allMemories, browseMemories, browseObservations, currentMemoryByContent, getMemory, getObservation, getProject, getSession, lastEventSeq, listMemories, listProjects, listSessions, memoriesFromObservations, memoryByIdemKey, memoryHistory, observationPosition, readEvents, readScopedEvents, recordUsage, scopeCounts, sessionObservations, sessionObservationsPage, stats, usageCounts } from './sqlite-read.js'
-import { coMentioned, countDocs, docs, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
+import { coMentioned, countDocs, docs, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, lsaModelInfo, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
 import { append, rebuild } from './sqlite-write.js'
 
 export interface SqliteStoreOptions {
@@ -105,6 +105,10 @@ class SqliteStore implements Store {
 
   getLsaModel(projectId: ProjectId): { space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined {
     return getLsaModel(this.s, projectId)
+  }
+
+  lsaModelInfo(projectId: ProjectId): { space: string; docCount: number; builtAt: number } | undefined {
+    return lsaModelInfo(this.s, projectId)
   }
 
   putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): void {
