@@ -33,7 +33,9 @@ describe('resolveConfig', () => {
   })
   it('reads the user and agent scope, and refuses malformed ones', () => {
     expect(resolveConfig({ HOME: '/h' })).toMatchObject({ user: undefined, agentScope: 'shared' })
-    expect(resolveConfig({ HOME: '/h', MNEMO_USER: 'alice@example.com', MNEMO_AGENT_SCOPE: 'own' })).toMatchObject({ user: 'alice@example.com', agentScope: 'own' })
+    expect(resolveConfig({ HOME: '/h', MNEMO_USER: 'alice@example.com', MNEMO_AGENT_SCOPE: 'own' })).toMatchObject({ user: 'alice@example.com', agentScope: 'own', rerank: true })
+    expect(resolveConfig({ HOME: '/h', MNEMO_RERANK: 'off' })).toMatchObject({ rerank: false })
+    expect(() => resolveConfig({ HOME: '/h', MNEMO_RERANK: 'no' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_RERANK'] } }))
     expect(resolveConfig({ HOME: '/h', MNEMO_USER: '' }).user).toBeUndefined()
     expect(() => resolveConfig({ HOME: '/h', MNEMO_USER: 'a/b', MNEMO_AGENT_SCOPE: 'private' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_USER', 'MNEMO_AGENT_SCOPE'] } }))
   })

@@ -36,6 +36,8 @@ export interface ResolvedConfig {
    * each agent only its own captures and memories, plus what a person stated.
    */
   agentScope: 'shared' | 'own'
+  /** `MNEMO_RERANK`: `on` (default) — recall re-ranks the head of the fused list (src/retrieval/rerank.ts); `off` — the fused order. */
+  rerank: boolean
 }
 
 /** A configured neural embedder: `MNEMO_EMBEDDER`, `MNEMO_EMBED_MODEL`, `MNEMO_EMBED_URL`, `MNEMO_EMBED_API_KEY`, `MNEMO_EMBED_DIM`. */
@@ -73,7 +75,7 @@ export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vecto
   return out
 }
 
-/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `MNEMO_TZ`, `MNEMO_USER`, `MNEMO_AGENT_SCOPE`, `MNEMO_SERVER_URL` (validated here, used by hooks), `HOME`. */
+/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `MNEMO_TZ`, `MNEMO_USER`, `MNEMO_AGENT_SCOPE`, `MNEMO_RERANK`, `MNEMO_SERVER_URL` (validated here, used by hooks), `HOME`. */
 export type MnemoEnv = Readonly<Record<string, string | undefined>>
 
 /** Default token budget of the injected context block. */
@@ -122,6 +124,8 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   if (user !== undefined && !USER_NAME_PATTERN.test(user)) bad.push('MNEMO_USER')
   const agentScope = env['MNEMO_AGENT_SCOPE'] || 'shared'
   if (agentScope !== 'shared' && agentScope !== 'own') bad.push('MNEMO_AGENT_SCOPE')
+  const rerank = env['MNEMO_RERANK'] || 'on'
+  if (rerank !== 'on' && rerank !== 'off') bad.push('MNEMO_RERANK')
   const serverUrl = env['MNEMO_SERVER_URL']
   if (serverUrl !== undefined && serverUrl !== '' && !isHttpUrl(serverUrl)) bad.push('MNEMO_SERVER_URL')
   let llm: LlmConfig | undefined
@@ -162,7 +166,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   if (bad.length > 0) {
     throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
       details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY); MNEMO_SERVER_URL an http(s) URL like http://10.0.0.5:7077; MNEMO_USER 1–64 ASCII letters, digits or . _ @ + -; MNEMO_AGENT_SCOPE shared or own',
+      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY); MNEMO_SERVER_URL an http(s) URL like http://10.0.0.5:7077; MNEMO_USER 1–64 ASCII letters, digits or . _ @ + -; MNEMO_AGENT_SCOPE shared or own; MNEMO_RERANK on or off',
     })
   }
   return {
@@ -177,6 +181,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     llm,
     user,
     agentScope: agentScope === 'own' ? 'own' : 'shared',
+    rerank: rerank !== 'off',
   }
 }
 

@@ -143,7 +143,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     contextBudgetTokens: config.contextBudgetTokens,
     ...(options.redact ? { redact: options.redact } : {}),
     timeZone: options.timeZone ?? config.timeZone,
-    recall: { ...DEFAULT_RECALL_CONFIG, weights: { ...DEFAULT_RECALL_CONFIG.weights, ...config.recallWeights } },
+    recall: { ...DEFAULT_RECALL_CONFIG, weights: { ...DEFAULT_RECALL_CONFIG.weights, ...config.recallWeights }, rerank: config.rerank ? DEFAULT_RECALL_CONFIG.rerank : undefined },
     ...(options.embedder ? { embedder: options.embedder } : config.embedder ? { embedder: createEmbedder(config.embedder) } : {}),
     ...(config.llm ? { consolidator: createConsolidator(config.llm, path.join(config.home, 'llm-budget.json'), clock) } : {}),
     ...(config.user !== undefined ? { user: config.user } : {}),
