@@ -1,4 +1,4 @@
-import type { DerivedObservation, EventFormat, EventInput, MemoryKind, SessionEffect } from '../core/types.js'
+import type { DerivedObservation, EventFormat, EventInput, MemoryKind, SessionEffect, StepPart } from '../core/types.js'
 
 /**
  * What capture derives from one logged event, before indexing. Each source
@@ -31,3 +31,16 @@ export interface ParseResult {
 }
 
 export const EMPTY_DERIVATION: CaptureDerivation = { observations: [] }
+
+/**
+ * The part of a tool call an observation with a `sourceRef` holds: a hook's PostToolUse or
+ * PostToolUseFailure observation holds the call and its result (`whole`); a transcript gives the
+ * call (`tool`) and its result (`tool_result`, `error`) apart. Undefined without a `sourceRef`.
+ */
+export function stepPart(origin: EventFormat, o: Pick<DerivedObservation, 'kind' | 'sourceRef'>): StepPart | undefined {
+  if (o.sourceRef === undefined) return undefined
+  if (origin === 'claude-hook') return 'whole'
+  if (o.kind === 'tool') return 'call'
+  if (o.kind === 'tool_result' || o.kind === 'error') return 'result'
+  return 'whole'
+}

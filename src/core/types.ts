@@ -99,6 +99,13 @@ export interface DerivedObservation {
   flags?: string[]
 }
 
+/**
+ * Which part of a tool call an observation holds: its input (`call`), its output or error
+ * (`result`), or both (`whole`, as a hook's PostToolUse gives them). Two capture paths of one
+ * session split a call differently; see `Derivation.origin`.
+ */
+export type StepPart = 'call' | 'result' | 'whole'
+
 /** What an event does to its session besides observations. */
 export interface SessionEffect {
   ended?: boolean

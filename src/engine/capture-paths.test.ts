@@ -106,6 +106,50 @@ describe('a session captured by hooks and by its imported transcript', () => {
     expect(rows().filter((r) => r.text === 'continue')).toHaveLength(3)
   })
 
+  it('matches one copy per stored prompt: two "continue" in the transcript against one from the hooks keeps two', async () => {
+    const again = [
+      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-3', timestamp: '2026-03-01T10:02:00.000Z', message: { role: 'user', content: 'continue' } },
+      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-4', timestamp: '2026-03-01T10:05:00.000Z', message: { role: 'user', content: 'continue' } },
+    ]
+    const { engine, file, rows } = setup(transcript(again))
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue' }, SESSION, CWD), 'claude-code', at('10:05:01'))
+    const report = await engine.importPath(file, { format: 'claude-code' })
+    expect(report.covered).toBe(1)
+    expect(rows().filter((r) => r.text === 'continue')).toHaveLength(2)
+  })
+
+  it('a tool call the transcript caught still running keeps the result the hook brings afterwards', async () => {
+    const running = [
+      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-1', timestamp: '2026-03-01T10:00:00.000Z', message: { role: 'user', content: 'migrate the orders table' } },
+      { sessionId: SESSION, cwd: CWD, type: 'assistant', uuid: 'a-1', timestamp: '2026-03-01T10:00:05.000Z', message: { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_mig', name: 'Bash', input: { command: 'npm run migrate' } }] } },
+    ]
+    const { engine, file } = setup(running.map((r) => JSON.stringify(r)).join('\n'))
+    await engine.importPath(file, { format: 'claude-code' })
+    const failure = hookPayload('PostToolUseFailure', { tool_name: 'Bash', tool_use_id: 'toolu_mig', tool_input: { command: 'npm run migrate' }, error: 'ERROR: relation orders_v2 already exists' }, SESSION, CWD)
+    expect(engine.captureHook('PostToolUseFailure', failure, 'claude-code', at('10:00:30')).stored).toBe(true)
+    const hits = await engine.recall('orders_v2 already exists', { limit: 5 })
+    expect(hits.some((h) => h.snippet.includes('already exists'))).toBe(true)
+  })
+
+  it('forgetting a step forgets the other path’s record of it: rebuild, redaction rescan and export → import do not bring it back', async () => {
+    const { engine, file, rows } = setup()
+    runHooks(engine)
+    await engine.importPath(file, { format: 'claude-code' })
+    const failure = rows().find((r) => r.kind === 'error')!
+    engine.forget(failure.id)
+    const left = rows()
+    expect(left.some((r) => r.text.includes('1 failed'))).toBe(false)
+    expect(engine.rebuild().observations).toBe(left.length)
+    expect(rows()).toEqual(left)
+    expect(engine.rescanSecrets('test').observations).toBe(left.length)
+    const lines: string[] = []
+    engine.exportJsonl((line) => lines.push(line))
+    const fresh = createTestEngine({ cwd: CWD }).engine
+    const restored = await fresh.importExport(lines.join('\n'), 'export.jsonl')
+    expect(restored.observations).toBe(left.length)
+    expect((await fresh.recall('login throws', { limit: 10 })).some((h) => h.snippet.includes('1 failed'))).toBe(false)
+  })
+
   it('rebuild, and compaction followed by rebuild, derive exactly the rows capture stored', async () => {
     const { engine, file, rows } = setup()
     runHooks(engine)

@@ -57,7 +57,7 @@ export function writeExport(store: Store, clock: Clock, write: (line: string) =>
  *
  * @param owner - The user everything imported becomes (undefined: shared), its events' and tombstones' keys
  *   namespaced to match (see `ownEvent`); omitted: the users the file names (restoring a whole store).
- * @returns Events stored, duplicates skipped, observations derived, tombstones and audit records read, and the manifest.
+ * @returns Events stored, duplicates skipped, observations derived and those another capture path had stored (`covered`), tombstones and audit records read, and the manifest.
  * @throws {MnemoError} `IMPORT_FAILED` — a malformed file (nothing stored), or counts that do not match after import.
  * @throws {MnemoError} `INVALID_INPUT` — an event the store refuses (another user's session): nothing stored.
  */
@@ -68,7 +68,7 @@ export async function readExport(
   text: string,
   file: string,
   owner?: { user: string | undefined },
-): Promise<{ events: number; duplicates: number; observations: number; tombstones: number; audit: number; manifest: ExportManifest }> {
+): Promise<{ events: number; duplicates: number; observations: number; covered: number; tombstones: number; audit: number; manifest: ExportManifest }> {
   const { parseExport } = await import('./export-parse.js')
   const parsed = parseExport(text, file)
   const wasEmpty = store.stats().events === 0
@@ -96,5 +96,5 @@ export async function readExport(
     }
   }
   store.audit({ at: clock.now(), actor: 'cli', action: 'import-export', target: parsed.manifest.project ?? '*', count: events })
-  return { events, duplicates, observations: r.observations, tombstones: parsed.tombstones.length, audit: parsed.audit.length, manifest: parsed.manifest }
+  return { events, duplicates, observations: r.observations, covered: r.covered, tombstones: parsed.tombstones.length, audit: parsed.audit.length, manifest: parsed.manifest }
 }

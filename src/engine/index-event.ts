@@ -2,6 +2,7 @@ import { invalidInput, MnemoError } from '../core/errors.js'
 import { truncateGraphemes } from '../core/text.js'
 import type { EventInput } from '../core/types.js'
 import { deriveEvent } from '../capture/derive.js'
+import { stepPart } from '../capture/derivation.js'
 import { detectInjection } from '../capture/injection.js'
 import { contentKey, subjectKey } from '../lifecycle/write-guard.js'
 import { extractEntities } from '../retrieval/entities.js'
@@ -31,13 +32,19 @@ export function indexEvent(event: EventInput, timeZone: string): Derivation {
 function indexUnchecked(event: EventInput, timeZone: string): Derivation {
   const d = deriveEvent(event)
   const meta = (role: string, kind: string, ts: number, text: string): string => metaWords(role, kind, ts, text, timeZone)
+  // mnemo's own operations derive no observations; every capture format is a path a step can come through.
+  const origin = event.format !== 'mnemo' ? (d.origin ?? event.format) : undefined
   const out: Derivation = {
-    observations: d.observations.map((o) => ({
+    observations: d.observations.map((o) => {
+      const part = origin !== undefined ? stepPart(origin, o) : undefined
+      return {
       ...o,
+      ...(part !== undefined ? { part } : {}),
       ...(o.kind !== 'prompt' ? injectionFlags(o.text) : {}),
       index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], meta(o.role, o.kind, o.ts ?? event.ts, o.text)),
       entities: extractEntities(o.text, { ...(o.files ? { files: o.files } : {}), ...(o.tool ? { tool: o.tool } : {}), speaker: o.role }),
-    })),
+      }
+    }),
   }
   if (d.memory) {
     const subject = d.memory.subject ?? subjectKey(d.memory.text)
@@ -53,8 +60,7 @@ function indexUnchecked(event: EventInput, timeZone: string): Derivation {
   }
   if (d.memoryOps) out.memoryOps = d.memoryOps
   if (d.session) out.session = d.session
-  // mnemo's own operations derive no observations; every capture format is a path a step can come through.
-  if (event.format !== 'mnemo') out.origin = d.origin ?? event.format
+  if (origin !== undefined) out.origin = origin
   return out
 }
 

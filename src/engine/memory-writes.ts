@@ -80,7 +80,8 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
     const observation = ctx.store.getObservation(id)!
     // Only the owner's: another user's statement citing this observation is theirs to keep.
     const derived = derivedMemoryIds(ctx.store, observation.projectId, [id]).filter((m) => ctx.store.getMemory(m)?.user === observation.user)
-    events = ctx.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(ctx.store, derived)
+    // The same step as another capture path recorded it (the transcript's record of a hook's tool call) goes too, or a rebuild would bring it back.
+    events = ctx.store.deleteEvents({ seqs: [seq, ...ctx.store.copiesOf(id)] }) + forgetMemoryEvents(ctx.store, derived)
   }
   ctx.store.audit({ at: ctx.clock.now(), actor, action: 'forget', target: id, count: events })
   return { id, type: kind, events }

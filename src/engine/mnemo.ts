@@ -236,12 +236,12 @@ export class MnemoEngine {
         const r = await this.importExport(text, files[0]!)
         const observations = r.observations
         return {
-          files: [{ file: files[0]!, format: 'mnemo', read: r.manifest.counts.events, imported: r.events, duplicates: r.duplicates, observations, covered: 0, skipped: [], unknownTypes: {} }],
+          files: [{ file: files[0]!, format: 'mnemo', read: r.manifest.counts.events, imported: r.events, duplicates: r.duplicates, observations, covered: r.covered, skipped: [], unknownTypes: {} }],
           read: r.manifest.counts.events,
           imported: r.events,
           duplicates: r.duplicates,
           observations,
-          covered: 0,
+          covered: r.covered,
           skipped: 0,
           unknown: 0,
         }
@@ -310,7 +310,9 @@ export class MnemoEngine {
    * re-import never brings it back, and an audit record is written. For a
    * memory, every remember of the same memory and its pin/archive history go
    * too; a version it superseded becomes current again. An observation goes
-   * with the other observations of the same source record, and with the
+   * with the other observations of the same source record, with the records
+   * another capture path holds of the same step (the transcript's record of a
+   * tool call the hook captured, and the other way round), and with the
    * memories derived from it (a session summary or lesson citing it, a
    * procedure it attests); consolidation writes them again from what remains.
    *
@@ -556,7 +558,7 @@ export class MnemoEngine {
    *
    * @throws {MnemoError} `IMPORT_FAILED` — a malformed file, or an event another user's session refuses (nothing stored); counts that do not match after import.
    */
-  async importExport(text: string, file: string): Promise<{ events: number; duplicates: number; observations: number; tombstones: number; audit: number; manifest: ExportManifest }> {
+  async importExport(text: string, file: string): Promise<{ events: number; duplicates: number; observations: number; covered: number; tombstones: number; audit: number; manifest: ExportManifest }> {
     return readExport(this.store, this.clock, (event) => this.derive(event), text, file, this.access.allUsers ? undefined : { user: this.user })
   }
 
@@ -635,13 +637,15 @@ export class MnemoEngine {
 
   /**
    * Counts of what this reader sees: the whole store for a reader with no user or with
-   * `allUsers`; for a named user, their own rows and shared ones, their projects (see
-   * `listProjects`) and their latest capture. `bytes` is the database file's size either way.
+   * `allUsers`; for a named user, their own rows and shared ones, and for an agent under
+   * isolation its own rows and agent-less ones, with their projects (see `listProjects`) and
+   * latest capture. `bytes` is the database file's size either way.
    */
   stats(): StoreStats {
     const all = this.store.stats()
-    if (this.user === undefined || this.access.allUsers) return all
-    const counts = this.store.scopeCounts(undefined, this.user)
+    const who = this.access.who()
+    if ((this.user === undefined || this.access.allUsers) && who.agent === undefined) return all
+    const counts = this.store.scopeCounts(undefined, who.user, who.agent)
     const latest = this.sessions({ limit: 1 })[0]
     return { ...counts, projects: this.listProjects().length, lastEventAt: latest?.lastEventAt, bytes: all.bytes }
   }

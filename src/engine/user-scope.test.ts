@@ -375,6 +375,8 @@ describe('writes and deletes stay inside the user', () => {
     expect(engine.scoped({ user: 'bob', allUsers: true }).stats().sessions).toBe(2)
     // Under isolation an agent is named the projects with its own sessions or agent-less memories.
     expect(names(alice.scoped({ agent: 'codex' }))).toEqual(['shop'])
+    // And counts only its own rows and agent-less ones: none of Claude Code's in the merger project.
+    expect(alice.scoped({ agent: 'codex' }).stats()).toMatchObject({ projects: 1, sessions: 0, observations: 0, memories: 1 })
     expect(names(alice.scoped({ agent: 'claude-code' }))).toEqual(['merger', 'shop'])
   })
 

@@ -11,6 +11,7 @@ import type {
   Project,
   Session,
   SessionEffect,
+  StepPart,
 } from '../core/types.js'
 import type { IndexedText } from '../retrieval/search-text.js'
 import type { EntityRef } from '../retrieval/entities.js'
@@ -25,7 +26,8 @@ export const CROSS_PATH_WINDOW_MS = 10 * 60_000
 
 /** What one event turns into, computed by capture (observations) and retrieval (index text, entities). */
 export interface Derivation {
-  observations: (DerivedObservation & { index: IndexedText; entities: EntityRef[] })[]
+  /** `part`: which part of a tool call it holds (see `stepPart`), for matching it against another capture path's copy. */
+  observations: (DerivedObservation & { index: IndexedText; entities: EntityRef[]; part?: StepPart })[]
   memory?: {
     kind: MemoryKind
     text: string
@@ -57,10 +59,12 @@ export interface Derivation {
   /**
    * The capture path the observations came from: the event's format ('claude-hook',
    * 'claude-transcript', …), or for a folded event the format it was folded from. An observation
-   * that another capture path of the same session already stored is not stored again (the same
-   * tool call by its `sourceRef`; a prompt or message by its kind and text within
-   * `CROSS_PATH_WINDOW_MS`), so hooks and an import of the same session's transcript keep one copy
-   * of each step. Default: no such check.
+   * that another capture path of the same session already stored is not stored again: a tool call
+   * by its `sourceRef` when the stored parts hold what it holds (a transcript's input-only call does
+   * not stand for a hook's call with its result), a prompt or message by its kind and text within
+   * `CROSS_PATH_WINDOW_MS`, one copy per stored one. The copy is recorded (`copiesOf`), so
+   * forgetting the stored one forgets it too. Hooks and an import of the same session's transcript
+   * thus keep one copy of each step. Default: no such check.
    */
   origin?: EventFormat
 }
@@ -307,6 +311,8 @@ export interface Store {
   deleteEvents(filter: EventFilter): number
   /** Ids of the observations derived from the events a `deleteEvents` filter would delete. */
   observationIdsOfEvents(filter: EventFilter & { projectRoot: string }): string[]
+  /** Sequence numbers of the events whose copy of this observation was not stored because another capture path had stored it (see `Derivation.origin`). */
+  copiesOf(observationId: string): number[]
   /** The log sequence number of the event an observation or memory was derived from. */
   sourceEventOf(id: string): number | undefined
 
@@ -382,8 +388,8 @@ export interface Store {
   audit(entry: AuditEntry): void
   /** The last `limit` audit entries, newest first. */
   auditLog(limit: number): AuditEntry[]
-  /** Row counts of one project (or the whole store) and user scope: events, sessions, observations, memories (all versions). */
-  scopeCounts(projectRoot?: string, user?: string | null): { events: number; sessions: number; observations: number; memories: number }
+  /** Row counts of one project (or the whole store), user scope and agent (an agent's rows and agent-less ones): events, sessions, observations, memories (all versions). */
+  scopeCounts(projectRoot?: string, user?: string | null, agent?: AgentName): { events: number; sessions: number; observations: number; memories: number }
   stats(): StoreStats
   /** Runs SQLite's integrity check; returns 'ok' or the problems found. */
   integrityCheck(): string

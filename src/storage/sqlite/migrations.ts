@@ -203,11 +203,28 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     sql: `
       -- The format of the event an observation was derived from (a folded event's original format): 'claude-hook', 'claude-transcript', …
       ALTER TABLE observations ADD COLUMN origin TEXT;
+      -- For a tool call's observations (with a source_ref): 'call' (its input), 'result' (its output or error), or 'whole' (both, as a hook's PostToolUse gives them).
+      ALTER TABLE observations ADD COLUMN part TEXT;
       UPDATE observations SET origin = (
         SELECT CASE WHEN e.format = 'folded' THEN coalesce(json_extract(e.payload, '$.from'), 'folded') ELSE e.format END
         FROM events e WHERE e.seq = observations.event_seq
       );
+      UPDATE observations SET part = CASE
+        WHEN source_ref IS NULL THEN NULL
+        WHEN origin = 'claude-hook' THEN 'whole'
+        WHEN kind = 'tool' THEN 'call'
+        WHEN kind IN ('tool_result', 'error') THEN 'result'
+        ELSE 'whole' END;
       CREATE INDEX observations_session_ref ON observations(session_id, source_ref) WHERE source_ref IS NOT NULL;
+      -- A copy of a stored observation that another capture path carried (event_seq, of that origin) and that was not stored again:
+      -- forgetting the observation forgets those events too, and a copy is matched to one stored observation only.
+      CREATE TABLE observation_copies (
+        observation_rowid INTEGER NOT NULL,
+        event_seq INTEGER NOT NULL,
+        origin TEXT NOT NULL
+      );
+      CREATE INDEX observation_copies_observation ON observation_copies(observation_rowid, origin);
+      CREATE INDEX observation_copies_event ON observation_copies(event_seq);
     `,
   },
 ]

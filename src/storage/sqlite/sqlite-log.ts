@@ -13,6 +13,10 @@ export function observationIdsOfEvents(s: SqliteDb, filter: EventFilter & { proj
   return s.stmt(`SELECT o.id FROM observations o JOIN events e ON e.seq = o.event_seq WHERE ${where.sql.join(' AND ')}`).pluck().all(...where.params) as string[]
 }
 
+export function copiesOf(s: SqliteDb, observationId: string): number[] {
+  return s.stmt('SELECT DISTINCT c.event_seq FROM observation_copies c JOIN observations o ON o.rowid = c.observation_rowid WHERE o.id = ? ORDER BY c.event_seq').pluck().all(observationId) as number[]
+}
+
 export function sourceEventOf(s: SqliteDb, id: string): number | undefined {
   const o = s.stmt('SELECT event_seq FROM observations WHERE id = ?').pluck().get(id) as number | undefined
   if (o !== undefined) return o
@@ -44,6 +48,7 @@ export function deleteEvents(s: SqliteDb, filter: EventFilter): number {
               s.stmt('UPDATE memories SET valid_to = NULL, superseded_by = NULL WHERE superseded_by = ?').run(m.id)
             }
           }
+          s.stmt('DELETE FROM observation_copies WHERE event_seq = ?').run(r.seq)
           s.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(r.idem_key, s.now(), r.project_root)
           s.stmt('DELETE FROM events WHERE seq = ?').run(r.seq)
         }

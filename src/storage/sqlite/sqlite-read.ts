@@ -216,8 +216,8 @@ export function memoriesFromObservations(s: SqliteDb, projectId: ProjectId, obse
   return out
 }
 
-export function scopeCounts(s: SqliteDb, projectRoot?: string, user?: string | null): { events: number; sessions: number; observations: number; memories: number } {
-  const byUser = scopeWhere(user === undefined ? {} : { user }, (column) => column)
+export function scopeCounts(s: SqliteDb, projectRoot?: string, user?: string | null, agent?: AgentName): { events: number; sessions: number; observations: number; memories: number } {
+  const byUser = scopeWhere({ ...(user === undefined ? {} : { user }), ...(agent === undefined ? {} : { agent }) }, (column) => column)
   const n = (table: string, where: string, project: string): number =>
     s.stmt(`SELECT COUNT(*) FROM ${table} WHERE ${where}${projectRoot !== undefined ? ` AND ${project}` : ''}${byUser.sql}`)
       .pluck()

@@ -15,6 +15,8 @@ afterEach(() => {
 function event(idemKey: string, ts = 1_000): EventInput {
   return { agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's1', project: { root: '/p/a', name: 'a' }, ts, idemKey, payload: { prompt: idemKey } }
 }
+/** Rolls a file back from version 5 to what version 4 wrote. */
+const UNDO_V5 = 'DROP TABLE observation_copies; DROP INDEX observations_session_ref; ALTER TABLE observations DROP COLUMN part; ALTER TABLE observations DROP COLUMN origin'
 const derive = (text: string) => (): Derivation => ({ observations: [{ kind: 'prompt', role: 'user', text, index: { body: text, parts: '', meta: '' }, entities: [] }] })
 
 describe('sqlite store', () => {
@@ -27,7 +29,7 @@ describe('sqlite store', () => {
     old.close()
     // Roll the file back to what version 3 wrote: no user or agent columns.
     const db = new Database(file)
-    db.exec('DROP INDEX events_user; DROP INDEX observations_session_ref; ALTER TABLE observations DROP COLUMN origin')
+    db.exec(`DROP INDEX events_user; ${UNDO_V5}`)
     for (const [table, column] of [['events', 'user_id'], ['sessions', 'user_id'], ['observations', 'user_id'], ['observations', 'agent'], ['memories', 'user_id'], ['memories', 'agent']]) db.exec(`ALTER TABLE ${table} DROP COLUMN ${column}`)
     db.pragma('user_version = 3')
     db.close()
@@ -53,7 +55,7 @@ describe('sqlite store', () => {
     ])
     old.close()
     const db = new Database(file)
-    db.exec('DROP INDEX observations_session_ref; ALTER TABLE observations DROP COLUMN origin')
+    db.exec(UNDO_V5)
     db.pragma('user_version = 4')
     db.close()
     openSqliteStore({ path: file }).close()
@@ -65,6 +67,19 @@ describe('sqlite store', () => {
     ])
     expect(after.pragma('user_version', { simple: true })).toBe(5)
     expect(MIGRATIONS.at(-1)!.version).toBe(5)
+  })
+
+  it('refuses a file a newer mnemo wrote (a schema version it does not know), writing nothing', () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'newer.db')
+    openSqliteStore({ path: file }).close()
+    const db = new Database(file)
+    db.pragma(`user_version = ${MIGRATIONS.at(-1)!.version + 1}`)
+    db.close()
+    for (const readonly of [false, true]) {
+      expect(() => openSqliteStore({ path: file, readonly })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringMatching(/written by a newer mnemo \(schema version 6; this mnemo knows up to 5\)/) }))
+    }
   })
 
   it('persists across reopen, migrates once, and passes the integrity check', () => {

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3'
+import { MnemoError } from '../../core/errors.js'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
@@ -6,7 +7,7 @@ import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservation
 import { MIGRATIONS } from './migrations.js'
 import { SqliteDb, wrap } from './sqlite-db.js'
 import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities } from './sqlite-graph.js'
-import { audit, auditLog, deleteEvents, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum } from './sqlite-log.js'
+import { audit, auditLog, copiesOf, deleteEvents, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum } from './sqlite-log.js'
 import { allMemories, browseMemories, browseObservations, currentMemoryByContent, getMemory, getObservation, getProject, getSession, lastEventSeq, listMemories, listProjects, listSessions, memoriesFromObservations, memoryByIdemKey, memoryHistory, observationPosition, readEvents, readScopedEvents, recordUsage, scopeCounts, sessionObservations, sessionObservationsPage, stats, usageCounts } from './sqlite-read.js'
 import { coMentioned, countDocs, docs, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, lsaModelInfo, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
 import { append, rebuild } from './sqlite-write.js'
@@ -38,11 +39,26 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
       db.pragma('synchronous = FULL')
     }
     db.pragma('foreign_keys = ON')
+    refuseNewerSchema(db, options.path)
     if (!options.readonly) migrate(db)
   } catch (cause) {
     throw wrap(cause, 'open', options.path)
   }
   return new SqliteStore(db, options.path, now)
+}
+
+/**
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the file was written by a newer mnemo (a schema version this one does not know):
+ *   writing to it could store rows the newer version reads wrongly.
+ */
+function refuseNewerSchema(db: Database.Database, path: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number
+  const known = MIGRATIONS.at(-1)?.version ?? 0
+  if (version <= known) return
+  throw new MnemoError('STORE_UNAVAILABLE', `the database ${path} was written by a newer mnemo (schema version ${version}; this mnemo knows up to ${known})`, {
+    details: { dialect: 'sqlite', operation: 'open' },
+    hint: 'upgrade mnemo (npm install mnemo@latest), or point MNEMO_HOME at another data directory',
+  })
 }
 
 function migrate(db: Database.Database): void {
@@ -183,6 +199,10 @@ class SqliteStore implements Store {
     return observationIdsOfEvents(this.s, filter)
   }
 
+  copiesOf(observationId: string): number[] {
+    return copiesOf(this.s, observationId)
+  }
+
   sourceEventOf(id: string): number | undefined {
     return sourceEventOf(this.s, id)
   }
@@ -259,8 +279,8 @@ class SqliteStore implements Store {
     return entityEdges(this.s, ids, docKeys)
   }
 
-  scopeCounts(projectRoot?: string, user?: string | null): { events: number; sessions: number; observations: number; memories: number } {
-    return scopeCounts(this.s, projectRoot, user)
+  scopeCounts(projectRoot?: string, user?: string | null, agent?: AgentName): { events: number; sessions: number; observations: number; memories: number } {
+    return scopeCounts(this.s, projectRoot, user, agent)
   }
 
   readScopedEvents(afterSeq: number, limit: number, scope: { projectRoot?: string; user?: string | null }): StoredEvent[] {

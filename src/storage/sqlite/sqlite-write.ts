@@ -1,5 +1,5 @@
 import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
-import type { DerivedObservation, EventInput } from '../../core/types.js'
+import type { EventInput, StepPart } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
 import { CROSS_PATH_WINDOW_MS, type AppendResult, type Derivation, type StoredEvent } from '../store.js'
 import { storedSessionKey, toStoredEvent, valueAfterSubject, type EventRow, type OldRow } from './sqlite-rows.js'
@@ -64,15 +64,17 @@ function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { ad
   let covered = 0
   d.observations.forEach((o, i) => {
     const ts = o.ts ?? event.ts
-    if (d.origin !== undefined && storedByOtherPath(s, sessionId, d.origin, o, ts)) {
+    const stored = d.origin !== undefined ? storedByOtherPath(s, sessionId, d.origin, o, ts) : []
+    if (stored.length > 0) {
+      for (const rowid of stored) s.stmt('INSERT INTO observation_copies (observation_rowid, event_seq, origin) VALUES (?, ?, ?)').run(rowid, seq, d.origin)
       covered++
       return
     }
     // The index in the id is the derivation's, so ids stay the same whatever was covered.
     const id = makeId('obs', ts, `${event.idemKey}#${i}`)
     const info = s.stmt(
-      `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin, part)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       id,
       seq,
@@ -89,6 +91,7 @@ function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { ad
       user,
       event.agent,
       d.origin ?? null,
+      o.part ?? null,
     )
     s.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts, o.index.meta)
     mention(s, projectId, Number(info.lastInsertRowid), o.entities)
@@ -103,27 +106,34 @@ function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { ad
 }
 
 /**
- * Whether a capture path other than `origin` already stored this observation in the session: an
- * observation with the same `sourceRef` (a tool call id: the hook's PostToolUse and the
- * transcript's tool_use and tool_result are one step), or, for a prompt or an assistant message
- * (they carry no id), the same kind and text within `CROSS_PATH_WINDOW_MS` of `ts`. Another
- * path only: a path's own repeats (the same prompt sent twice) are kept.
+ * The observations of the session through which a capture path other than `origin` already
+ * stored this one (empty: it is new). A tool call's observation (`sourceRef`) is matched by that
+ * id when the other path's observations of the call hold what it holds (`part`: its whole, or its
+ * call and its result; a transcript's input-only call stands for the call, not for a hook's call
+ * with its output). A prompt or an assistant message (no id) is matched by kind and text within
+ * `CROSS_PATH_WINDOW_MS` of `ts`, nearest first, one copy per stored observation and path, so a
+ * path's own repeats ("continue" sent twice) are kept whenever the other path saw fewer of them.
+ * Rows of an unknown path (`origin` NULL: written by an older mnemo) never match.
  */
-function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o: DerivedObservation, ts: number): boolean {
+function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o: Derivation['observations'][number], ts: number): number[] {
   if (o.sourceRef !== undefined) {
-    return s.stmt('SELECT 1 FROM observations WHERE session_id = ? AND source_ref = ? AND origin IS NOT ? LIMIT 1').get(sessionId, o.sourceRef, origin) !== undefined
+    const rows = s.stmt('SELECT rowid, part FROM observations WHERE session_id = ? AND source_ref = ? AND origin <> ?').all(sessionId, o.sourceRef, origin) as { rowid: number; part: StepPart | null }[]
+    const parts = new Set(rows.map((r) => r.part ?? 'whole'))
+    const need = o.part ?? 'whole'
+    const held = parts.has('whole') || (need === 'whole' ? parts.has('call') && parts.has('result') : parts.has(need))
+    return held ? rows.map((r) => r.rowid) : []
   }
-  if (o.kind !== 'prompt' && o.kind !== 'message') return false
-  return (
-    s.stmt('SELECT 1 FROM observations WHERE session_id = ? AND ts BETWEEN ? AND ? AND kind = ? AND text = ? AND origin IS NOT ? LIMIT 1').get(
-      sessionId,
-      ts - CROSS_PATH_WINDOW_MS,
-      ts + CROSS_PATH_WINDOW_MS,
-      o.kind,
-      o.text,
-      origin,
-    ) !== undefined
-  )
+  if (o.kind !== 'prompt' && o.kind !== 'message') return []
+  const row = s
+    .stmt(
+      `SELECT o.rowid FROM observations o
+       WHERE o.session_id = ? AND o.ts BETWEEN ? AND ? AND o.kind = ? AND o.text = ? AND o.origin <> ?
+         AND NOT EXISTS (SELECT 1 FROM observation_copies c WHERE c.observation_rowid = o.rowid AND c.origin = ?)
+       ORDER BY abs(o.ts - ?), o.rowid LIMIT 1`,
+    )
+    .pluck()
+    .get(sessionId, ts - CROSS_PATH_WINDOW_MS, ts + CROSS_PATH_WINDOW_MS, o.kind, o.text, origin, origin, ts) as number | undefined
+  return row === undefined ? [] : [row]
 }
 
 function mention(s: SqliteDb, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
@@ -221,6 +231,7 @@ export function removeDerived(s: SqliteDb, id: string): void {
     s.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(obs.rowid)
     s.stmt('DELETE FROM doc_vectors WHERE doc_key = ?').run(obs.rowid)
     s.stmt('DELETE FROM search_fts WHERE rowid = ?').run(obs.rowid)
+    s.stmt('DELETE FROM observation_copies WHERE observation_rowid = ?').run(obs.rowid)
     s.stmt('DELETE FROM observations WHERE rowid = ?').run(obs.rowid)
     return
   }
@@ -282,7 +293,7 @@ export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation)
     let observations = 0
     s.db
       .transaction(() => {
-        s.db.exec('DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
+        s.db.exec('DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observation_copies; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
         // Read the log into memory in pages: iterate() cannot run while this connection writes.
         let after = 0
         for (;;) {
