@@ -216,6 +216,8 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         WHEN kind IN ('tool_result', 'error') THEN 'result'
         ELSE 'whole' END;
       CREATE INDEX observations_session_ref ON observations(session_id, source_ref) WHERE source_ref IS NOT NULL;
+      -- Whether a session has rows of another capture path at all: most have one path, and then nothing needs matching.
+      CREATE INDEX observations_session_origin ON observations(session_id, origin);
       -- A copy of a stored observation that another capture path carried (event_seq, of that origin) and that was not stored again:
       -- forgetting the observation forgets those events too, and a copy is matched to one stored observation only.
       CREATE TABLE observation_copies (

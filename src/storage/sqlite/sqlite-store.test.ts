@@ -16,7 +16,7 @@ function event(idemKey: string, ts = 1_000): EventInput {
   return { agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's1', project: { root: '/p/a', name: 'a' }, ts, idemKey, payload: { prompt: idemKey } }
 }
 /** Rolls a file back from version 5 to what version 4 wrote. */
-const UNDO_V5 = 'DROP TABLE observation_copies; DROP INDEX observations_session_ref; ALTER TABLE observations DROP COLUMN part; ALTER TABLE observations DROP COLUMN origin'
+const UNDO_V5 = 'DROP TABLE observation_copies; DROP INDEX observations_session_ref; DROP INDEX observations_session_origin; ALTER TABLE observations DROP COLUMN part; ALTER TABLE observations DROP COLUMN origin'
 const derive = (text: string) => (): Derivation => ({ observations: [{ kind: 'prompt', role: 'user', text, index: { body: text, parts: '', meta: '' }, entities: [] }] })
 
 describe('sqlite store', () => {

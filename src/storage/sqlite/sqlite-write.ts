@@ -116,6 +116,11 @@ function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { ad
  * Rows of an unknown path (`origin` NULL: written by an older mnemo) never match.
  */
 function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o: Derivation['observations'][number], ts: number): number[] {
+  if (o.sourceRef === undefined && o.kind !== 'prompt' && o.kind !== 'message') return []
+  // One index probe settles the common case: a session captured through one path only.
+  // (Two range probes: `origin <> ?` would walk every row of the session's own path in the index.)
+  const other = (op: '<' | '>'): boolean => s.stmt(`SELECT 1 FROM observations WHERE session_id = ? AND origin ${op} ? LIMIT 1`).get(sessionId, origin) !== undefined
+  if (!other('<') && !other('>')) return []
   if (o.sourceRef !== undefined) {
     const rows = s.stmt('SELECT rowid, part FROM observations WHERE session_id = ? AND source_ref = ? AND origin <> ?').all(sessionId, o.sourceRef, origin) as { rowid: number; part: StepPart | null }[]
     const parts = new Set(rows.map((r) => r.part ?? 'whole'))
@@ -123,7 +128,6 @@ function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o:
     const held = parts.has('whole') || (need === 'whole' ? parts.has('call') && parts.has('result') : parts.has(need))
     return held ? rows.map((r) => r.rowid) : []
   }
-  if (o.kind !== 'prompt' && o.kind !== 'message') return []
   const row = s
     .stmt(
       `SELECT o.rowid FROM observations o
