@@ -15,8 +15,8 @@ import type { Embedder } from '../providers/embedder.js'
 import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Store, StoreStats } from '../storage/store.js'
 import { Access } from './access.js'
 import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
-import { BuiltinVectors } from './builtin-vectors.js'
-import { runConsolidation, type ConsolidationOptions, type ConsolidationReport } from './consolidation.js'
+import type { BuiltinVectors } from './builtin-vectors.js'
+import type { ConsolidationOptions, ConsolidationReport } from './consolidation.js'
 import { isMnemoExport, memoriesMarkdown, type ExportManifest } from './export.js'
 import { readExport, writeExport } from './export-io.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
@@ -26,7 +26,7 @@ import { buildContext, show, type ShowResult } from './reads.js'
 import type { EngineContext } from './engine-context.js'
 import { deleteScope, editMemory, forget, observationAgent, remember, setMemoryState } from './memory-writes.js'
 import { DEFAULT_RECALL_CONFIG, type RecallConfig } from './recall-pipeline.js'
-import { recall, type RecallOptions } from './recall.js'
+import type { RecallOptions } from './recall.js'
 
 export type { RecallOptions } from './recall.js'
 export type { ImportFileReport, ImportReport } from './import-files.js'
@@ -80,7 +80,8 @@ export class MnemoEngine {
   readonly contextBudgetTokens: number
   readonly timeZone: string
   private readonly recallConfig: RecallConfig
-  private readonly builtin: BuiltinVectors
+  /** The builtin LSA vectors, shared by the engines `scoped` makes; created on first use (a hook never needs them). */
+  private readonly shared: { builtin?: BuiltinVectors }
   private readonly embedder: Embedder | undefined
   private readonly consolidator: LlmConsolidator | undefined
   private readonly deps: EngineDeps
@@ -91,14 +92,14 @@ export class MnemoEngine {
   /** Problems the last recall worked around (a provider outage, missing vectors); for surfaces to show. */
   warnings: string[] = []
 
-  constructor(deps: EngineDeps, shared?: { builtin: BuiltinVectors }) {
+  constructor(deps: EngineDeps, shared?: { builtin?: BuiltinVectors }) {
     this.deps = deps
     this.access = new Access(deps.user, deps.agent, deps.agentScope ?? 'shared', deps.allUsers ?? false)
     this.embedder = deps.embedder
     this.consolidator = deps.consolidator
     this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
     this.recallConfig = deps.recall ?? DEFAULT_RECALL_CONFIG
-    this.builtin = shared?.builtin ?? new BuiltinVectors(deps.store, deps.clock)
+    this.shared = shared ?? {}
     this.store = deps.store
     this.clock = deps.clock
     this.redact = deps.redact
@@ -148,13 +149,22 @@ export class MnemoEngine {
     const next = { user: 'user' in scope ? scope.user : user, agent: 'agent' in scope ? scope.agent : agent, allUsers: scope.allUsers ?? allUsers }
     return new MnemoEngine(
       { ...rest, ...(next.user !== undefined ? { user: next.user } : {}), ...(next.agent !== undefined ? { agent: next.agent } : {}), ...(next.allUsers ? { allUsers: true } : {}) },
-      { builtin: this.builtin },
+      this.shared,
     )
   }
 
   /** Appends events (idempotently) and derives their observations in one transaction. */
   append(events: readonly EventInput[]): AppendResult {
     return this.store.append(events.map((event) => ({ event, derive: () => this.derive(event) })))
+  }
+
+  /** The builtin vectors, loaded and created on first use. */
+  private async builtin(): Promise<BuiltinVectors> {
+    if (!this.shared.builtin) {
+      const { BuiltinVectors } = await import('./builtin-vectors.js')
+      this.shared.builtin ??= new BuiltinVectors(this.store, this.clock)
+    }
+    return this.shared.builtin
   }
 
   /** What the store stores for an event; see `indexEvent`. */
@@ -272,7 +282,8 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — blank query, or `limit` outside 1–100.
    */
   async recall(query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
-    const { hits, warnings } = await recall(this.ctx, { builtin: this.builtin, embedder: this.embedder }, query, options)
+    const { recall } = await import('./recall.js')
+    const { hits, warnings } = await recall(this.ctx, { builtin: await this.builtin(), embedder: this.embedder }, query, options)
     this.warnings = warnings
     return hits
   }
@@ -511,7 +522,7 @@ export class MnemoEngine {
     const projects = options.projectIds && options.projectIds.length > 0 ? [...options.projectIds] : this.store.listProjects().map((p) => p.id)
     let builtinProjects = 0
     for (const p of projects) {
-      if (this.builtin.prepare(p, true, (done, total) => options.onProgress?.(`builtin ${p}`, done, total))) builtinProjects++
+      if ((await this.builtin()).prepare(p, true, (done, total) => options.onProgress?.(`builtin ${p}`, done, total))) builtinProjects++
     }
     let embedded = 0
     if (this.embedder) {
@@ -589,6 +600,8 @@ export class MnemoEngine {
    * `runConsolidation` in consolidation.ts.
    */
   async consolidate(options: ConsolidationOptions = {}): Promise<ConsolidationReport> {
+    // Loaded when used: the hook path, which never consolidates, starts faster without it.
+    const { runConsolidation } = await import('./consolidation.js')
     return runConsolidation({ store: this.store, clock: this.clock, redact: this.redact, consolidator: this.consolidator, agentScope: this.agentScope, append: (events) => this.append(events) }, options)
   }
 
