@@ -47,6 +47,15 @@ function runHooks(engine: ReturnType<typeof createTestEngine>['engine']): void {
   engine.captureHook('Stop', hookPayload('Stop', { last_assistant_message: 'Fixed: login no longer throws.' }, SESSION, CWD), 'claude-code', at('10:01:02'))
 }
 
+/** Transcript records of the user typing "continue" at each time (hh:mm:ss). */
+const continued = (...times: string[]): object[] =>
+  times.map((t, i) => ({ sessionId: SESSION, cwd: CWD, type: 'user', uuid: `u-continue-${i}`, timestamp: `2026-03-01T${t}.000Z`, message: { role: 'user', content: 'continue' } }))
+
+/** The hook of the user typing "continue" at `time` (hh:mm:ss). */
+function hookContinue(engine: ReturnType<typeof createTestEngine>['engine'], time: string): void {
+  engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue' }, SESSION, CWD), 'claude-code', at(time))
+}
+
 const cleanups: (() => void)[] = []
 afterEach(() => {
   while (cleanups.length > 0) cleanups.pop()!()
@@ -95,24 +104,16 @@ describe('a session captured by hooks and by its imported transcript', () => {
   })
 
   it('keeps a path’s own repeats, and the same text from the other path when it is far apart in time', async () => {
-    const again = [
-      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-3', timestamp: '2026-03-01T10:02:00.000Z', message: { role: 'user', content: 'continue' } },
-      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-4', timestamp: '2026-03-01T10:03:00.000Z', message: { role: 'user', content: 'continue' } },
-    ]
-    const { engine, file, rows } = setup(transcript(again))
+    const { engine, file, rows } = setup(transcript(continued('10:02:00', '10:03:00')))
     // A prompt with the same words, typed through the hook half an hour later: another step.
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue' }, SESSION, CWD), 'claude-code', at('10:40:00'))
+    hookContinue(engine, '10:40:00')
     await engine.importPath(file, { format: 'claude-code' })
     expect(rows().filter((r) => r.text === 'continue')).toHaveLength(3)
   })
 
   it('matches one copy per stored prompt: two "continue" in the transcript against one from the hooks keeps two', async () => {
-    const again = [
-      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-3', timestamp: '2026-03-01T10:02:00.000Z', message: { role: 'user', content: 'continue' } },
-      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-4', timestamp: '2026-03-01T10:05:00.000Z', message: { role: 'user', content: 'continue' } },
-    ]
-    const { engine, file, rows } = setup(transcript(again))
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue' }, SESSION, CWD), 'claude-code', at('10:05:01'))
+    const { engine, file, rows } = setup(transcript(continued('10:02:00', '10:05:00')))
+    hookContinue(engine, '10:05:01')
     const report = await engine.importPath(file, { format: 'claude-code' })
     expect(report.covered).toBe(1)
     expect(rows().filter((r) => r.text === 'continue')).toHaveLength(2)
