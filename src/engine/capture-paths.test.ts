@@ -132,14 +132,23 @@ describe('a session captured by hooks and by its imported transcript', () => {
     expect(hits.some((h) => h.snippet.includes('already exists'))).toBe(true)
   })
 
-  it('forgetting a step forgets the other path’s record of it: rebuild, redaction rescan and export → import do not bring it back', async () => {
+  it('forgetting one record of a step lets the other path’s record in, as a rebuild would, and names it; forgetting both removes the step for good', async () => {
     const { engine, file, rows } = setup()
     runHooks(engine)
     await engine.importPath(file, { format: 'claude-code' })
     const failure = rows().find((r) => r.kind === 'error')!
-    engine.forget(failure.id)
+    const first = engine.forget(failure.id)
+    // The transcript's record of the call (its input, in the record that also holds "Let me run the tests.") and of its result.
+    const others = rows().filter((r) => first.alsoRecorded.includes(r.id))
+    expect(others.map((r) => r.kind).sort()).toEqual(['error', 'tool'])
+    expect(rows().some((r) => r.text === 'Let me run the tests.')).toBe(true)
+    const live = rows()
+    engine.rebuild()
+    expect(rows()).toEqual(live)
+    // Forgetting those too: the step is gone, the other steps of their records with them (a record is forgotten whole), and nothing brings it back.
+    for (const id of first.alsoRecorded) if (rows().some((r) => r.id === id)) engine.forget(id)
     const left = rows()
-    expect(left.some((r) => r.text.includes('1 failed'))).toBe(false)
+    expect(left.some((r) => r.text.includes('1 failed') || r.text.includes('npm test'))).toBe(false)
     expect(engine.rebuild().observations).toBe(left.length)
     expect(rows()).toEqual(left)
     expect(engine.rescanSecrets('test').observations).toBe(left.length)
@@ -149,6 +158,18 @@ describe('a session captured by hooks and by its imported transcript', () => {
     const restored = await fresh.importExport(lines.join('\n'), 'export.jsonl')
     expect(restored.observations).toBe(left.length)
     expect((await fresh.recall('login throws', { limit: 10 })).some((h) => h.snippet.includes('1 failed'))).toBe(false)
+  })
+
+  it('forgetting a transcript record that stood for a hook’s step brings the hook’s record in: live rows stay what a rebuild derives', async () => {
+    const { engine, file, rows } = setup()
+    await engine.importPath(file, { format: 'claude-code' })
+    runHooks(engine)
+    // The record holding "Let me run the tests." also holds the tool call the hook's failure was matched against.
+    engine.forget(rows().find((r) => r.text === 'Let me run the tests.')!.id)
+    const live = rows()
+    expect(live.some((r) => r.kind === 'error' && r.text.includes('npm test'))).toBe(true)
+    engine.rebuild()
+    expect(rows()).toEqual(live)
   })
 
   it('rebuild, and compaction followed by rebuild, derive exactly the rows capture stored', async () => {

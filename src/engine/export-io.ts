@@ -91,7 +91,7 @@ export async function readExport(
     if (off.length > 0) {
       throw new MnemoError('IMPORT_FAILED', `${file}: imported, but ${off.map((k) => `${k} ${got[k]} ≠ ${want[k]}`).join(', ')} (the manifest's counts)`, {
         details: { file, read: parsed.events.length, skipped: 0 },
-        hint: 'the data was imported; the export may come from a newer mnemo that derives differently',
+        hint: 'the data was imported; the export may come from a mnemo that derives differently (a newer one, or a store that still held copies of steps captured twice before one copy per step was kept: run mnemo rebuild there before exporting)',
       })
     }
   }

@@ -65,7 +65,7 @@ function nearDuplicate(ctx: EngineContext, text: string, kind: MemoryKind, proje
 }
 
 /** `MnemoEngine.forget`. */
-export function forget(ctx: EngineContext, id: string, actor: string): { id: string; type: 'observation' | 'memory'; events: number } {
+export function forget(ctx: EngineContext, id: string, actor: string): { id: string; type: 'observation' | 'memory'; events: number; alsoRecorded: string[] } {
   const prefix = idPrefix(id)
   if (prefix !== 'obs' && prefix !== 'mem') throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
   const kind = prefix === 'obs' ? 'observation' : 'memory'
@@ -74,17 +74,28 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
   if (seq === undefined || !row || !ctx.access.sees(row, 'sessionId' in row ? observationAgent(ctx, row) : undefined)) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
   ctx.access.assertOwn(row)
   let events: number
+  let alsoRecorded: string[] = []
   if (prefix === 'mem') events = forgetMemoryEvents(ctx.store, [id])
   else {
     // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
     const observation = ctx.store.getObservation(id)!
     // Only the owner's: another user's statement citing this observation is theirs to keep.
     const derived = derivedMemoryIds(ctx.store, observation.projectId, [id]).filter((m) => ctx.store.getMemory(m)?.user === observation.user)
-    // The same step as another capture path recorded it (the transcript's record of a hook's tool call) goes too, or a rebuild would bring it back.
-    events = ctx.store.deleteEvents({ seqs: [seq, ...ctx.store.copiesOf(id)] }) + forgetMemoryEvents(ctx.store, derived)
+    const origin = ctx.store.originOf(id)
+    // Another capture path's copy of a step this record stood for comes in again once the record is gone, exactly as a
+    // rebuild would derive it: re-derive (the other record may hold other steps, so it is not deleted with this one).
+    const uncovers = ctx.store.eventsHaveCopies([seq])
+    events = ctx.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(ctx.store, derived)
+    if (uncovers) ctx.rebuild()
+    // Say where else the step is recorded, so a person removing it everywhere can forget those too.
+    if (origin !== undefined) {
+      alsoRecorded = ctx.store
+        .stepRecords(observation.sessionId, origin, { ...(observation.sourceRef !== undefined ? { sourceRef: observation.sourceRef } : {}), kind: observation.kind, text: observation.text, ts: observation.ts })
+        .filter((other) => other !== id)
+    }
   }
   ctx.store.audit({ at: ctx.clock.now(), actor, action: 'forget', target: id, count: events })
-  return { id, type: kind, events }
+  return { id, type: kind, events, alsoRecorded }
 }
 
 /** `MnemoEngine.deleteScope`. */

@@ -321,17 +321,21 @@ export class MnemoEngine {
    * re-import never brings it back, and an audit record is written. For a
    * memory, every remember of the same memory and its pin/archive history go
    * too; a version it superseded becomes current again. An observation goes
-   * with the other observations of the same source record, with the records
-   * another capture path holds of the same step (the transcript's record of a
-   * tool call the hook captured, and the other way round), and with the
+   * with the other observations of the same source record, and with the
    * memories derived from it (a session summary or lesson citing it, a
    * procedure it attests); consolidation writes them again from what remains.
+   *
+   * Another capture path's record of the same step (the transcript's record of a
+   * tool call the hook captured, or the other way round) is a record of its own: it
+   * is not deleted with this one (it may hold other steps), it is stored again if
+   * this record stood for it, and its ids are returned in `alsoRecorded` so it can
+   * be forgotten too.
    *
    * @param actor - Who asked (`cli`, `mcp`, …), for the audit log.
    * @throws {MnemoError} `INVALID_INPUT` — not an observation or memory id.
    * @throws {MnemoError} `NOT_FOUND` — no such item.
    */
-  forget(id: string, actor = 'cli'): { id: string; type: 'observation' | 'memory'; events: number } {
+  forget(id: string, actor = 'cli'): { id: string; type: 'observation' | 'memory'; events: number; alsoRecorded: string[] } {
     return forget(this.ctx, id, actor)
   }
 

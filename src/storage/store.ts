@@ -62,9 +62,9 @@ export interface Derivation {
    * that another capture path of the same session already stored is not stored again: a tool call
    * by its `sourceRef` when the stored parts hold what it holds (a transcript's input-only call does
    * not stand for a hook's call with its result), a prompt or message by its kind and text within
-   * `CROSS_PATH_WINDOW_MS`, one copy per stored one. The copy is recorded (`copiesOf`), so
-   * forgetting the stored one forgets it too. Hooks and an import of the same session's transcript
-   * thus keep one copy of each step. Default: no such check.
+   * `CROSS_PATH_WINDOW_MS`, one copy per stored one. The copy is recorded (`eventsHaveCopies`):
+   * deleting the stored one's event lets the copy in again, as a rebuild would. Hooks and an import
+   * of the same session's transcript thus keep one copy of each step. Default: no such check.
    */
   origin?: EventFormat
 }
@@ -311,8 +311,16 @@ export interface Store {
   deleteEvents(filter: EventFilter): number
   /** Ids of the observations derived from the events a `deleteEvents` filter would delete. */
   observationIdsOfEvents(filter: EventFilter & { projectRoot: string }): string[]
-  /** Sequence numbers of the events whose copy of this observation was not stored because another capture path had stored it (see `Derivation.origin`). */
-  copiesOf(observationId: string): number[]
+  /** Whether an observation of these events stands for a copy another capture path carried and that was not stored (see `Derivation.origin`). */
+  eventsHaveCopies(seqs: readonly number[]): boolean
+  /**
+   * Ids of the observations of a session through which a capture path other than `origin` recorded
+   * the same step: the same `sourceRef`, or (without one) the same kind and text within
+   * `CROSS_PATH_WINDOW_MS` of `ts`.
+   */
+  stepRecords(sessionId: SessionId, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[]
+  /** The capture path an observation came from (see `Derivation.origin`); undefined for an unknown id or an older mnemo's row. */
+  originOf(observationId: string): string | undefined
   /** The log sequence number of the event an observation or memory was derived from. */
   sourceEventOf(id: string): number | undefined
 

@@ -87,7 +87,10 @@ export async function forget(io: CliIo, out: Out, id: string | undefined, o: Glo
     if (id !== undefined) {
       const r = m.engine.forget(id, 'cli')
       if (out.json) printJson(out, { forgotten: r })
-      else out.stdout(`forgot ${r.type} ${r.id}\n`)
+      else {
+        out.stdout(`forgot ${r.type} ${r.id}\n`)
+        if (r.alsoRecorded.length > 0) out.stdout(`the same step is also recorded by another capture path: ${r.alsoRecorded.join(', ')} (forget ${r.alsoRecorded.length === 1 ? 'it' : 'them'} too to remove it everywhere)\n`)
+      }
       return
     }
     const projects = m.engine.resolveProjects(o.project!)

@@ -248,7 +248,7 @@ describe('--json prints exactly one JSON document', () => {
     expect(docs[3]).toMatchObject({ type: 'session', session: { id: sesId } })
     expect(docs[4]).toMatchObject({ type: 'observation', observation: { id: obsId } })
     expect(docs[7]).toMatchObject({ counts: { memories: 1 } })
-    expect(docs[10]).toEqual({ forgotten: { id: obsId, type: 'observation', events: 1 } })
+    expect(docs[10]).toEqual({ forgotten: { id: obsId, type: 'observation', events: 1, alsoRecorded: [] } })
     expect(Object.keys(docs[14].by_conversation)).toEqual(['mini-2'])
   })
 
@@ -343,7 +343,7 @@ describe('forget and rebuild', () => {
     const forgottenObs = before.find((id) => id.startsWith('obs_'))!
     expect(forgottenObs).toBeDefined()
 
-    expect(await ok(['forget', forgottenMem])).toEqual({ forgotten: { id: forgottenMem, type: 'memory', events: 1 } })
+    expect(await ok(['forget', forgottenMem])).toEqual({ forgotten: { id: forgottenMem, type: 'memory', events: 1, alsoRecorded: [] } })
     const plain = await cli(['forget', forgottenObs])
     expect(plain).toEqual({ code: 0, stdout: `forgot observation ${forgottenObs}\n`, stderr: '' })
 

@@ -251,7 +251,7 @@ describe('REST routes', () => {
     expect(hits.map((h) => h.id)).toEqual([id])
 
     const forgotten = await api('DELETE', `/v1/memories/${id}`)
-    expect(conforms('DELETE', '/v1/memories/:id', forgotten)).toEqual({ forgotten: { id, type: 'memory', events: 2 } })
+    expect(conforms('DELETE', '/v1/memories/:id', forgotten)).toEqual({ forgotten: { id, type: 'memory', events: 2, alsoRecorded: [] } })
     expect((await api('POST', '/v1/recall', { query: 'PostgreSQL', project: 'acme-api' })).body.hits).toEqual([])
     expect(await api('GET', `/v1/memories/${id}`)).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: `no memory with id ${id}`, hint: null } } })
     expect((await api('DELETE', `/v1/memories/${id}`)).status).toBe(404)
@@ -280,7 +280,7 @@ describe('REST routes', () => {
     expect(obs).toMatchObject({ id: expect.stringMatching(/^obs_/), sessionId: first.id, project: 'acme-api' })
 
     expect(conforms('GET', '/v1/observations/:id', await api('GET', `/v1/observations/${obs.id}`))).toEqual(obs)
-    expect(conforms('DELETE', '/v1/observations/:id', await api('DELETE', `/v1/observations/${obs.id}`))).toEqual({ forgotten: { id: obs.id, type: 'observation', events: 1 } })
+    expect(conforms('DELETE', '/v1/observations/:id', await api('DELETE', `/v1/observations/${obs.id}`))).toEqual({ forgotten: { id: obs.id, type: 'observation', events: 1, alsoRecorded: [] } })
     expect((await api('GET', `/v1/observations/${obs.id}`)).status).toBe(404)
     expect(await api('GET', '/v1/sessions?project=acme-api&limit=500')).toEqual({
       status: 400,

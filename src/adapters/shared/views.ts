@@ -201,7 +201,14 @@ export const contextJson = z.object({
   omitted: count.describe('Items left out because the budget ran out.'),
 })
 
-export const forgottenJson = z.object({ forgotten: z.object({ id: z.string(), type: z.enum(['observation', 'memory']), events: count.describe('Events deleted from the log.') }) })
+export const forgottenJson = z.object({
+  forgotten: z.object({
+    id: z.string(),
+    type: z.enum(['observation', 'memory']),
+    events: count.describe('Events deleted from the log.'),
+    alsoRecorded: z.array(z.string()).describe('Observations through which another capture path (hooks, an imported transcript) recorded the same step: forget them too to remove it everywhere.'),
+  }),
+})
 
 export const eventAcceptedJson = z.object({ stored: z.boolean().describe('False for a duplicate delivery or an event mnemo deliberately skips (its own tool calls).') })
 

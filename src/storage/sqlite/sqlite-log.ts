@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs'
 import { MnemoError } from '../../core/errors.js'
+import type { SessionId } from '../../core/ids.js'
 import type { EventFormat } from '../../core/types.js'
-import type { AuditEntry, EventFilter, StoredEvent } from '../store.js'
+import { CROSS_PATH_WINDOW_MS, type AuditEntry, type EventFilter, type StoredEvent } from '../store.js'
 import { eventConditions, toStoredEvent, type EventRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { removeDerived } from './sqlite-write.js'
@@ -13,8 +14,25 @@ export function observationIdsOfEvents(s: SqliteDb, filter: EventFilter & { proj
   return s.stmt(`SELECT o.id FROM observations o JOIN events e ON e.seq = o.event_seq WHERE ${where.sql.join(' AND ')}`).pluck().all(...where.params) as string[]
 }
 
-export function copiesOf(s: SqliteDb, observationId: string): number[] {
-  return s.stmt('SELECT DISTINCT c.event_seq FROM observation_copies c JOIN observations o ON o.rowid = c.observation_rowid WHERE o.id = ? ORDER BY c.event_seq').pluck().all(observationId) as number[]
+export function eventsHaveCopies(s: SqliteDb, seqs: readonly number[]): boolean {
+  if (seqs.length === 0) return false
+  return (
+    s.stmt(`SELECT 1 FROM observation_copies c JOIN observations o ON o.rowid = c.observation_rowid WHERE o.event_seq IN (${seqs.map(() => '?').join(',')}) LIMIT 1`).get(...seqs) !== undefined
+  )
+}
+
+export function stepRecords(s: SqliteDb, sessionId: SessionId, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[] {
+  if (step.sourceRef !== undefined) {
+    return s.stmt('SELECT id FROM observations WHERE session_id = ? AND source_ref = ? AND origin <> ? ORDER BY ts, id').pluck().all(sessionId, step.sourceRef, origin) as string[]
+  }
+  return s
+    .stmt('SELECT id FROM observations WHERE session_id = ? AND ts BETWEEN ? AND ? AND kind = ? AND text = ? AND origin <> ? ORDER BY ts, id')
+    .pluck()
+    .all(sessionId, step.ts - CROSS_PATH_WINDOW_MS, step.ts + CROSS_PATH_WINDOW_MS, step.kind, step.text, origin) as string[]
+}
+
+export function originOf(s: SqliteDb, observationId: string): string | undefined {
+  return (s.stmt('SELECT origin FROM observations WHERE id = ?').pluck().get(observationId) as string | null | undefined) ?? undefined
 }
 
 export function sourceEventOf(s: SqliteDb, id: string): number | undefined {

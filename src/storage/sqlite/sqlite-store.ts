@@ -7,7 +7,7 @@ import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservation
 import { MIGRATIONS } from './migrations.js'
 import { SqliteDb, wrap } from './sqlite-db.js'
 import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities } from './sqlite-graph.js'
-import { audit, auditLog, copiesOf, deleteEvents, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum } from './sqlite-log.js'
+import { audit, auditLog, deleteEvents, eventsHaveCopies, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum, originOf, stepRecords } from './sqlite-log.js'
 import { allMemories, browseMemories, browseObservations, currentMemoryByContent, getMemory, getObservation, getProject, getSession, lastEventSeq, listMemories, listProjects, listSessions, memoriesFromObservations, memoryByIdemKey, memoryHistory, observationPosition, readEvents, readScopedEvents, recordUsage, scopeCounts, sessionObservations, sessionObservationsPage, stats, usageCounts } from './sqlite-read.js'
 import { coMentioned, countDocs, docs, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, lsaModelInfo, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
 import { append, rebuild } from './sqlite-write.js'
@@ -199,8 +199,16 @@ class SqliteStore implements Store {
     return observationIdsOfEvents(this.s, filter)
   }
 
-  copiesOf(observationId: string): number[] {
-    return copiesOf(this.s, observationId)
+  eventsHaveCopies(seqs: readonly number[]): boolean {
+    return eventsHaveCopies(this.s, seqs)
+  }
+
+  stepRecords(sessionId: SessionId, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[] {
+    return stepRecords(this.s, sessionId, origin, step)
+  }
+
+  originOf(observationId: string): string | undefined {
+    return originOf(this.s, observationId)
   }
 
   sourceEventOf(id: string): number | undefined {
