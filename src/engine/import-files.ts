@@ -256,7 +256,7 @@ export interface ImportFileReport {
   /** Valid records already in the log (a re-import). */
   duplicates: number
   observations: number
-  /** Steps not stored again because hooks (another capture path) had already captured them in the same session. */
+  /** Steps not stored again because another capture path (hooks, another import) had already stored them in the same session. */
   covered: number
   skipped: { line: number | string; reason: string }[]
   unknownTypes: Record<string, number>

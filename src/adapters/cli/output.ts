@@ -45,14 +45,14 @@ export function formatImport(r: ImportReport): string {
       .map(([t, n]) => `${t}×${n}`)
       .join(', ')
     lines.push(
-      `${f.file}  [${f.format ?? 'unknown format'}]  read ${f.read} · imported ${f.imported} · already present ${f.duplicates} · observations ${f.observations}${f.covered > 0 ? ` (${f.covered} already captured by hooks)` : ''} · skipped ${f.skipped.length}${unknown ? ` · unknown types: ${unknown}` : ''}`,
+      `${f.file}  [${f.format ?? 'unknown format'}]  read ${f.read} · imported ${f.imported} · already present ${f.duplicates} · observations ${f.observations}${f.covered > 0 ? ` (${f.covered} already captured through another path)` : ''} · skipped ${f.skipped.length}${unknown ? ` · unknown types: ${unknown}` : ''}`,
     )
     if (f.error) lines.push(`  ! ${f.error}`)
     for (const s of f.skipped.slice(0, 20)) lines.push(`  skipped ${typeof s.line === 'number' ? `line ${s.line}` : s.line}: ${s.reason}`)
     if (f.skipped.length > 20) lines.push(`  … ${f.skipped.length - 20} more skipped`)
   }
   lines.push(
-    `total: ${r.files.length} file(s), read ${r.read}, imported ${r.imported}, already present ${r.duplicates}, observations ${r.observations}${r.covered > 0 ? ` (${r.covered} already captured by hooks)` : ''}, skipped ${r.skipped}, unknown ${r.unknown}`,
+    `total: ${r.files.length} file(s), read ${r.read}, imported ${r.imported}, already present ${r.duplicates}, observations ${r.observations}${r.covered > 0 ? ` (${r.covered} already captured through another path)` : ''}, skipped ${r.skipped}, unknown ${r.unknown}`,
   )
   return `${lines.join('\n')}\n`
 }

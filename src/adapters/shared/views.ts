@@ -247,7 +247,7 @@ export const importJson = z.object({
       imported: count,
       duplicates: count,
       observations: count,
-      covered: count.describe('Steps not stored again: hooks had already captured them in the same session.'),
+      covered: count.describe('Steps not stored again: another capture path (hooks, another import) had already stored them in the same session.'),
       skipped: z.array(z.object({ line: z.union([z.number(), z.string()]), reason: z.string() })),
       unknownTypes: z.record(z.string(), z.number()),
       error: z.string().nullable(),
@@ -257,7 +257,7 @@ export const importJson = z.object({
   imported: count,
   duplicates: count,
   observations: count,
-  covered: count.describe('Steps not stored again: hooks had already captured them in the same session.'),
+  covered: count.describe('Steps not stored again: another capture path (hooks, another import) had already stored them in the same session.'),
   skipped: count,
   unknown: count,
 })
