@@ -201,7 +201,7 @@ describe('mnemo mcp over stdio', () => {
   it('memory_forget removes a memory from recall', async () => {
     const { id } = okDoc(await call('memory_remember', { text: 'temporary walrus workaround for the cart' }))
     expect(await recallIds('walrus')).toEqual([id])
-    expect(okDoc(await call('memory_forget', { id }))).toEqual({ forgotten: { id, type: 'memory', events: 1 } })
+    expect(okDoc(await call('memory_forget', { id }))).toEqual({ forgotten: { id, type: 'memory', events: 1, alsoRecorded: [] } })
     expect(await recallIds('walrus')).toEqual([])
     const shown = await call('memory_show', { id })
     expect(shown.isError).toBe(true)
