@@ -20,7 +20,7 @@ import {
 } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { errorResult, okResult } from './tool-result.js'
-import { toMemoryJson, toObservationJson, toSessionJson } from './views.js'
+import { forgottenJson, toMemoryJson, toObservationJson, toSessionJson } from './views.js'
 import { escapeForBlock } from '../../context/context-block.js'
 
 /** Options of `createMcpServer`. */
@@ -145,7 +145,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       title: 'Forget',
       description: 'Forget one observation or memory by id (obs_… or mem_…), from every index.',
       inputSchema: forgetInput.shape,
-      outputSchema: { forgotten: z.object({ id: z.string(), type: z.enum(['observation', 'memory']), events: z.number() }) },
+      outputSchema: forgottenJson.shape,
     },
     handler(forgetInput, ({ id }) => ({ forgotten: engine.forget(id, 'mcp') })),
   )
