@@ -115,9 +115,12 @@ export type HookCapture = { event: EventInput } | { skip: string }
  * Turns the stdin of `mnemo hook <eventName>` into an event for the log.
  *
  * The idempotency key is `claude-code:<session>:<event>:<tool_use_id>` for
- * tool events and a content hash of the payload otherwise (hooks carry no
- * event id), so a payload delivered twice is stored once. mnemo's own MCP
- * tool calls are skipped.
+ * tool events, and otherwise a content hash of the payload with the second
+ * it fired (hooks carry no event id; recent Claude Code adds a `prompt_id`,
+ * which is part of the hash): a payload delivered twice, or retried from the
+ * spool with its time, is stored once, and the same prompt or final message
+ * again in a later second is an event of its own. mnemo's own MCP tool calls
+ * are skipped.
  *
  * @param givenEvent - The event named on the command line (an agent's own name is mapped, see toMnemoEvent); wins over `hook_event_name`.
  * @param stdin - The raw JSON text Claude Code wrote.
@@ -154,7 +157,7 @@ export function captureClaudeHook(
   const cwd = payload.cwd || options.defaultCwd || process.cwd()
   const project = (options.resolveProject ?? resolveProjectRoot)(cwd)
   const clean = sanitizePayload(payload, options.redact) as ClaudeHookPayload
-  const idSuffix = payload.tool_use_id ?? `h:${fnv1a64(stableStringify(clean))}`
+  const idSuffix = payload.tool_use_id ?? `h:${fnv1a64(stableStringify(clean))}:${Math.floor(nowMs / 1000)}`
   return {
     event: {
       agent,

@@ -28,6 +28,23 @@ describe('capture from Claude Code hooks', () => {
     expect(engine.stats()).toMatchObject({ events: 1, observations: 1 })
   })
 
+  it('keys a payload without an id by its content and the second it fired: a retry is one event, the same prompt later is another, even after a forget', async () => {
+    const { engine, clock } = createTestEngine()
+    const prompt = hookPayload('UserPromptSubmit', { prompt: 'continue' })
+    expect(engine.captureHook('UserPromptSubmit', prompt).stored).toBe(true)
+    // A retry of the same delivery (the spool keeps the time it fired), or a second hook entry firing in the same second.
+    expect(engine.captureHook('UserPromptSubmit', prompt, 'claude-code', clock.now()).stored).toBe(false)
+    expect(engine.captureHook('UserPromptSubmit', prompt, 'claude-code', clock.now() + 300).stored).toBe(false)
+    clock.advance(5000)
+    expect(engine.captureHook('UserPromptSubmit', prompt).stored).toBe(true)
+    const [first] = engine.browseObservations({ projectIds: engine.listProjects().map((p) => p.id), order: 'asc', limit: 10 })
+    engine.forget(first!.id)
+    clock.advance(60_000)
+    // A forgotten prompt's key is a tombstone; typing the same words again is a new event all the same.
+    expect(engine.captureHook('UserPromptSubmit', prompt).stored).toBe(true)
+    expect(engine.stats()).toMatchObject({ events: 2 })
+  })
+
   it('does not capture mnemo’s own MCP tool calls', async () => {
     const { engine } = createTestEngine()
     const r = engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'mcp__mnemo__memory_recall', tool_use_id: 't', tool_input: { query: 'x' }, tool_response: 'secret recall output' }))

@@ -10,7 +10,7 @@ export interface SpooledEvent {
   stdin: string
   /** The hook's working directory, for payloads without `cwd`. */
   cwd: string
-  /** Epoch ms it was spooled. */
+  /** Epoch ms the hook fired: the event's time, kept by every retry (it is part of the key of a payload without an id). */
   spooledAt: number
   /** The agent that sent it (`--agent`); Claude Code when absent. */
   agent?: string

@@ -83,6 +83,25 @@ describe('mnemo hook', () => {
     expect(counts(h)).toMatchObject({ events: 2, observations: 2 })
   })
 
+  it('a spooled event keeps the time its hook fired, so its retry is stored at that time under the same key', async () => {
+    const h = home()
+    mkdirSync(path.join(h, 'mnemo.db'), { recursive: true })
+    // The clock moves on while the hook waits for the store: the event is still the moment it fired.
+    let t = Date.parse('2026-03-01T10:00:00.000Z')
+    const input = new PassThrough()
+    const run = runHook('UserPromptSubmit', { stdin: input, stdout: { write: () => true }, env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app', exit: () => {}, now: () => (t += 4000) - 4000 })
+    input.end(hookPayload('UserPromptSubmit', { prompt: 'fired at ten' }))
+    await run
+    const spooled = JSON.parse(readFileSync(path.join(h, 'spool', readdirSync(path.join(h, 'spool')).find((f) => f.endsWith('.json'))!), 'utf8')) as { spooledAt: number }
+    expect(spooled.spooledAt).toBe(Date.parse('2026-03-01T10:00:00.000Z'))
+    rmSync(path.join(h, 'mnemo.db'), { recursive: true })
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'second prompt' }))
+    const m = openMnemo({ env: { MNEMO_HOME: h } })
+    const rows = m.engine.browseObservations({ projectIds: m.engine.listProjects().map((p) => p.id), order: 'asc', limit: 10 })
+    expect(rows.find((r) => r.text === 'fired at ten')?.ts).toBe(Date.parse('2026-03-01T10:00:00.000Z'))
+    m.close()
+  })
+
   it('a spooled event stays its user’s: drained by another user’s hook, it is stored as the first user’s', async () => {
     const h = home()
     mkdirSync(path.join(h, 'mnemo.db'), { recursive: true })

@@ -53,6 +53,9 @@ export interface HookIo {
  */
 export async function runHook(givenEventName: string, io: HookIo, givenAgentName: HookAgent | (string & {}) = 'claude-code'): Promise<void> {
   const now = io.now ?? Date.now
+  // When the hook fired: the event's time wherever it ends up (stored now, spooled, sent to a server, retried), so a
+  // retry keeps the idempotency key of a payload without an id (it names the second it fired).
+  const firedAt = now()
   // Command-line words are logged and spooled: a secret pasted into one is redacted like any payload (and the
   // redacted name is then no identifier, so the event is refused rather than stored under it).
   const eventName = redactSecrets(givenEventName)
@@ -100,11 +103,11 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     try {
       if (code === 'INVALID_INPUT') {
         // Input that can never be stored is kept aside for inspection, not retried.
-        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent, ...owner })
+        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (input kept as spool/bad/${name})` })
       } else {
         // Secrets never rest on disk, not even in the spool (redaction keeps JSON parseable).
-        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: now(), agent, ...owner })
+        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
       }
     } catch {
@@ -133,7 +136,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     if (remote) {
       // Team mode: the server stores the event; anything spooled while it was unreachable goes first.
       await drainToRemote(spool, remote, errors, now, owner)
-      await postEvent(remote, eventName, stdin, agent, io.cwd, undefined)
+      await postEvent(remote, eventName, stdin, agent, io.cwd, firedAt)
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd, agent)
         if (block !== undefined) io.stdout.write(eventName === 'SessionStart' ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n` : `${block}\n`)
@@ -144,7 +147,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     const engine = opened.engine
     const drained = opened.drainSpool()
     if (drained.failed !== undefined) throw drained.failed
-    const result = engine.captureHook(eventName, stdin, agent)
+    const result = engine.captureHook(eventName, stdin, agent, firedAt)
     if (CONTEXT_EVENTS.has(eventName) && !finished) {
       const sessionKey = sessionIdOf(stdin)
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
