@@ -160,6 +160,19 @@ describe('a session captured by hooks and by its imported transcript', () => {
     expect((await fresh.recall('login throws', { limit: 10 })).some((h) => h.snippet.includes('1 failed'))).toBe(false)
   })
 
+  it('names the other record of a forgotten first prompt, though re-deriving gave the session a new id', async () => {
+    const { engine, file, rows } = setup()
+    runHooks(engine)
+    await engine.importPath(file, { format: 'claude-code' })
+    const hookPrompt = rows().find((r) => r.kind === 'prompt')!
+    const before = hookPrompt.sessionId
+    const r = engine.forget(hookPrompt.id)
+    const prompts = rows().filter((x) => x.kind === 'prompt')
+    expect(prompts).toHaveLength(1)
+    expect(r.alsoRecorded).toEqual([prompts[0]!.id])
+    expect(prompts[0]!.sessionId).not.toBe(before)
+  })
+
   it('forgetting a transcript record that stood for a hook’s step brings the hook’s record in: live rows stay what a rebuild derives', async () => {
     const { engine, file, rows } = setup()
     await engine.importPath(file, { format: 'claude-code' })

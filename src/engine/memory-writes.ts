@@ -81,16 +81,17 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
     const observation = ctx.store.getObservation(id)!
     // Only the owner's: another user's statement citing this observation is theirs to keep.
     const derived = derivedMemoryIds(ctx.store, observation.projectId, [id]).filter((m) => ctx.store.getMemory(m)?.user === observation.user)
-    const origin = ctx.store.originOf(id)
+    // Found again by its session's identity: re-deriving can give the session a new id (ids come from its first event).
+    const step = ctx.store.stepOf(id)
     // Another capture path's copy of a step this record stood for comes in again once the record is gone, exactly as a
     // rebuild would derive it: re-derive (the other record may hold other steps, so it is not deleted with this one).
     const uncovers = ctx.store.eventsHaveCopies([seq])
     events = ctx.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(ctx.store, derived)
     if (uncovers) ctx.rebuild()
     // Say where else the step is recorded, so a person removing it everywhere can forget those too.
-    if (origin !== undefined) {
+    if (step !== undefined) {
       alsoRecorded = ctx.store
-        .stepRecords(observation.sessionId, origin, { ...(observation.sourceRef !== undefined ? { sourceRef: observation.sourceRef } : {}), kind: observation.kind, text: observation.text, ts: observation.ts })
+        .stepRecords(step.session, step.origin, { ...(observation.sourceRef !== undefined ? { sourceRef: observation.sourceRef } : {}), kind: observation.kind, text: observation.text, ts: observation.ts })
         .filter((other) => other !== id)
     }
   }

@@ -92,6 +92,14 @@ export interface EventFilter {
   user?: string | null
 }
 
+/** What identifies a session across re-derivations: its project's root, its agent and its stored key (ids come from its first event). */
+export interface StepSession {
+  projectRoot: string
+  agent: string
+  /** The key as stored (namespaced by user). */
+  key: string
+}
+
 /** Outcome of appending a batch of events. */
 export interface AppendResult {
   /** Events newly written to the log. */
@@ -316,11 +324,12 @@ export interface Store {
   /**
    * Ids of the observations of a session through which a capture path other than `origin` recorded
    * the same step: the same `sourceRef`, or (without one) the same kind and text within
-   * `CROSS_PATH_WINDOW_MS` of `ts`.
+   * `CROSS_PATH_WINDOW_MS` of `ts`. The session is named by what identifies it (see `StepSession`),
+   * not its id, which a re-derivation can change.
    */
-  stepRecords(sessionId: SessionId, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[]
-  /** The capture path an observation came from (see `Derivation.origin`); undefined for an unknown id or an older mnemo's row. */
-  originOf(observationId: string): string | undefined
+  stepRecords(session: StepSession, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[]
+  /** An observation's capture path and session identity (for `stepRecords`); undefined for an unknown id or an older mnemo's row. */
+  stepOf(observationId: string): { origin: string; session: StepSession } | undefined
   /** The log sequence number of the event an observation or memory was derived from. */
   sourceEventOf(id: string): number | undefined
 

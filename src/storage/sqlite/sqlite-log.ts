@@ -1,8 +1,7 @@
 import { statSync } from 'node:fs'
 import { MnemoError } from '../../core/errors.js'
-import type { SessionId } from '../../core/ids.js'
 import type { EventFormat } from '../../core/types.js'
-import { CROSS_PATH_WINDOW_MS, type AuditEntry, type EventFilter, type StoredEvent } from '../store.js'
+import { CROSS_PATH_WINDOW_MS, type AuditEntry, type EventFilter, type StepSession, type StoredEvent } from '../store.js'
 import { eventConditions, toStoredEvent, type EventRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { removeDerived } from './sqlite-write.js'
@@ -21,7 +20,11 @@ export function eventsHaveCopies(s: SqliteDb, seqs: readonly number[]): boolean 
   )
 }
 
-export function stepRecords(s: SqliteDb, sessionId: SessionId, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[] {
+export function stepRecords(s: SqliteDb, session: StepSession, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[] {
+  const sessionId = s.stmt('SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = ? AND s.agent = ? AND s.session_key = ?').pluck().get(session.projectRoot, session.agent, session.key) as
+    | string
+    | undefined
+  if (sessionId === undefined) return []
   if (step.sourceRef !== undefined) {
     return s.stmt('SELECT id FROM observations WHERE session_id = ? AND source_ref = ? AND origin <> ? ORDER BY ts, id').pluck().all(sessionId, step.sourceRef, origin) as string[]
   }
@@ -31,8 +34,11 @@ export function stepRecords(s: SqliteDb, sessionId: SessionId, origin: string, s
     .all(sessionId, step.ts - CROSS_PATH_WINDOW_MS, step.ts + CROSS_PATH_WINDOW_MS, step.kind, step.text, origin) as string[]
 }
 
-export function originOf(s: SqliteDb, observationId: string): string | undefined {
-  return (s.stmt('SELECT origin FROM observations WHERE id = ?').pluck().get(observationId) as string | null | undefined) ?? undefined
+export function stepOf(s: SqliteDb, observationId: string): { origin: string; session: StepSession } | undefined {
+  const row = s
+    .stmt('SELECT o.origin, p.root AS projectRoot, se.agent, se.session_key AS key FROM observations o JOIN sessions se ON se.id = o.session_id JOIN projects p ON p.id = se.project_id WHERE o.id = ?')
+    .get(observationId) as { origin: string | null; projectRoot: string; agent: string; key: string } | undefined
+  return row && row.origin !== null ? { origin: row.origin, session: { projectRoot: row.projectRoot, agent: row.agent, key: row.key } } : undefined
 }
 
 export function sourceEventOf(s: SqliteDb, id: string): number | undefined {

@@ -3,11 +3,11 @@ import { MnemoError } from '../../core/errors.js'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
-import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, EventFilter, Scope, SearchDoc, SearchTextOptions, Store, StoreStats, StoredEvent, TextMatch } from '../store.js'
+import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, EventFilter, Scope, SearchDoc, SearchTextOptions, Store, StepSession, StoreStats, StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 import { SqliteDb, wrap } from './sqlite-db.js'
 import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities } from './sqlite-graph.js'
-import { audit, auditLog, deleteEvents, eventsHaveCopies, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum, originOf, stepRecords } from './sqlite-log.js'
+import { audit, auditLog, deleteEvents, eventsHaveCopies, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum, stepOf, stepRecords } from './sqlite-log.js'
 import { allMemories, browseMemories, browseObservations, currentMemoryByContent, getMemory, getObservation, getProject, getSession, lastEventSeq, listMemories, listProjects, listSessions, memoriesFromObservations, memoryByIdemKey, memoryHistory, observationPosition, readEvents, readScopedEvents, recordUsage, scopeCounts, sessionObservations, sessionObservationsPage, stats, usageCounts } from './sqlite-read.js'
 import { coMentioned, countDocs, docs, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, lsaModelInfo, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
 import { append, rebuild } from './sqlite-write.js'
@@ -203,12 +203,12 @@ class SqliteStore implements Store {
     return eventsHaveCopies(this.s, seqs)
   }
 
-  stepRecords(sessionId: SessionId, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[] {
-    return stepRecords(this.s, sessionId, origin, step)
+  stepRecords(session: StepSession, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[] {
+    return stepRecords(this.s, session, origin, step)
   }
 
-  originOf(observationId: string): string | undefined {
-    return originOf(this.s, observationId)
+  stepOf(observationId: string): { origin: string; session: StepSession } | undefined {
+    return stepOf(this.s, observationId)
   }
 
   sourceEventOf(id: string): number | undefined {
