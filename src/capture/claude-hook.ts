@@ -109,7 +109,7 @@ export function normalizeHookPayload(agent: string, raw: unknown): unknown {
 }
 
 /** Parsed hook input: either an event to append, or a reason it is deliberately not captured. */
-export type HookCapture = { event: EventInput } | { skip: string }
+export type HookCapture = { event: EventInput; sameAs?: string[] } | { skip: string }
 
 /**
  * Turns the stdin of `mnemo hook <eventName>` into an event for the log.
@@ -119,8 +119,9 @@ export type HookCapture = { event: EventInput } | { skip: string }
  * it fired (hooks carry no event id; recent Claude Code adds a `prompt_id`,
  * which is part of the hash): a payload delivered twice, or retried from the
  * spool with its time, is stored once, and the same prompt or final message
- * again in a later second is an event of its own. mnemo's own MCP tool calls
- * are skipped.
+ * again in a later second is an event of its own (`sameAs` names the keys of
+ * the neighbouring seconds, so copies either side of a second boundary are one
+ * event too). mnemo's own MCP tool calls are skipped.
  *
  * @param givenEvent - The event named on the command line (an agent's own name is mapped, see toMnemoEvent); wins over `hook_event_name`.
  * @param stdin - The raw JSON text Claude Code wrote.
@@ -157,8 +158,11 @@ export function captureClaudeHook(
   const cwd = payload.cwd || options.defaultCwd || process.cwd()
   const project = (options.resolveProject ?? resolveProjectRoot)(cwd)
   const clean = sanitizePayload(payload, options.redact) as ClaudeHookPayload
-  const idSuffix = payload.tool_use_id ?? `h:${fnv1a64(stableStringify(clean))}:${Math.floor(nowMs / 1000)}`
+  const hash = `${agent}:${payload.session_id}:${eventName}:h:${fnv1a64(stableStringify(clean))}`
+  const second = Math.floor(nowMs / 1000)
   return {
+    // Copies of one delivery that fired either side of a second boundary (parallel hook entries) are one event.
+    ...(payload.tool_use_id === undefined ? { sameAs: [`${hash}:${second - 1}`, `${hash}:${second + 1}`] } : {}),
     event: {
       agent,
       format: 'claude-hook',
@@ -166,7 +170,7 @@ export function captureClaudeHook(
       sessionKey: payload.session_id,
       project,
       ts: nowMs,
-      idemKey: `${agent}:${payload.session_id}:${eventName}:${idSuffix}`,
+      idemKey: payload.tool_use_id !== undefined ? `${agent}:${payload.session_id}:${eventName}:${payload.tool_use_id}` : `${hash}:${second}`,
       payload: clean,
     },
   }

@@ -35,6 +35,8 @@ describe('capture from Claude Code hooks', () => {
     // A retry of the same delivery (the spool keeps the time it fired), or a second hook entry firing in the same second.
     expect(engine.captureHook('UserPromptSubmit', prompt, 'claude-code', clock.now()).stored).toBe(false)
     expect(engine.captureHook('UserPromptSubmit', prompt, 'claude-code', clock.now() + 300).stored).toBe(false)
+    // Copies either side of a second boundary (two hook entries firing 2 ms apart) are one delivery too.
+    expect(engine.captureHook('UserPromptSubmit', prompt, 'claude-code', clock.now() + 1001).stored).toBe(false)
     clock.advance(5000)
     expect(engine.captureHook('UserPromptSubmit', prompt).stored).toBe(true)
     const [first] = engine.browseObservations({ projectIds: engine.listProjects().map((p) => p.id), order: 'asc', limit: 10 })

@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import type { ProjectId, SessionId } from '../core/ids.js'
 import type { AgentName, EventInput, HookAgent, Memory, MemoryKind, Observation, Project, ProjectRef, RecallHit, Session } from '../core/types.js'
-import { checkUserName } from '../core/user.js'
+import { checkUserName, ownKey } from '../core/user.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
 import { foldPayload } from '../capture/folded.js'
@@ -219,7 +219,9 @@ export class MnemoEngine {
       defaultCwd: this.cwd,
     })
     if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd), skipped: captured.skip }
-    const result = this.append(this.access.own([captured.event]))
+    const [event] = this.access.own([captured.event])
+    const sameAs = captured.sameAs?.map((key) => ownKey(key, this.user))
+    const result = this.store.append([{ event: event!, derive: () => this.derive(event!), ...(sameAs ? { sameAs } : {}) }])
     return { stored: result.inserted === 1, project: captured.event.project }
   }
 

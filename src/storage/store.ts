@@ -245,10 +245,11 @@ export interface StoreStats {
 export interface Store {
   /**
    * Appends events to the log and applies their derivations, all in one
-   * transaction. An event whose `idemKey` is already stored is skipped
-   * (counted in `duplicates`) and its derivation not applied.
+   * transaction. An event whose `idemKey` is already stored, or one of whose
+   * `sameAs` keys is (the same delivery keyed in a neighbouring second), is
+   * skipped (counted in `duplicates`) and its derivation not applied.
    */
-  append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number }[]): AppendResult
+  append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]): AppendResult
   /** Logged events with `seq > afterSeq`, in order, at most `limit`. */
   readEvents(afterSeq: number, limit: number): StoredEvent[]
   /** Deletes every derived row and re-applies `derive` to each logged event in order. */

@@ -83,7 +83,7 @@ class SqliteStore implements Store {
     this.s = new SqliteDb(db, path, now)
   }
 
-  append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number }[]): AppendResult {
+  append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]): AppendResult {
     return append(this.s, batch)
   }
 

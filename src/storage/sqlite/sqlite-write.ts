@@ -7,15 +7,16 @@ import type { SqliteDb } from './sqlite-db.js'
 
 // Appending events and applying their derivations: observations, the full-text index, entities, memories and the write guard, sessions; and rebuild.
 
-export function append(s: SqliteDb, batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number }[]): AppendResult {
+export function append(s: SqliteDb, batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]): AppendResult {
   return s.guard('append', () => {
     const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [] }
     s.db
       .transaction(() => {
         const now = s.now()
-        for (const { event, derive, receivedAt: given } of batch) {
+        for (const { event, derive, receivedAt: given, sameAs } of batch) {
           const receivedAt = given ?? now
-          if (s.stmt('SELECT 1 FROM tombstones WHERE idem_key = ?').get(event.idemKey)) {
+          const stored = (key: string): boolean => s.stmt('SELECT 1 FROM events WHERE idem_key = ?').get(key) !== undefined
+          if (s.stmt('SELECT 1 FROM tombstones WHERE idem_key = ?').get(event.idemKey) || sameAs?.some(stored)) {
             result.duplicates++
             result.seqs.push(undefined)
             continue
