@@ -1,7 +1,7 @@
 import type { Clock } from '../core/clock.js'
 import type { EventInput, Observation } from '../core/types.js'
 import type { Redactor } from '../capture/sanitize.js'
-import type { AppendResult, Store } from '../storage/store.js'
+import type { AppendResult, StepSession, Store } from '../storage/store.js'
 import type { Access } from './access.js'
 import type { RecallConfig } from './recall-pipeline.js'
 
@@ -24,6 +24,8 @@ export interface EngineContext {
   /** Appends events as they are (the caller has made them the user's). */
   append(events: readonly EventInput[]): AppendResult
   rebuild(): { events: number; observations: number }
+  /** Re-derives one session (see `Store.rederiveSession`) with the engine's derivation. */
+  rederiveSession(session: StepSession): number
   /** The read-side redaction of text that leaves the store. */
   readRedact(text: string): string
   /** An observation with its text through `readRedact`. */

@@ -84,10 +84,11 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
     // Found again by its session's identity: re-deriving can give the session a new id (ids come from its first event).
     const step = ctx.store.stepOf(id)
     // Another capture path's copy of a step this record stood for comes in again once the record is gone, exactly as a
-    // rebuild would derive it: re-derive (the other record may hold other steps, so it is not deleted with this one).
+    // rebuild would derive it: re-derive its session (the other record may hold other steps, so it is not deleted with
+    // this one; matching never crosses sessions, so the rest of the store stays as it is).
     const uncovers = ctx.store.eventsHaveCopies([seq])
     events = ctx.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(ctx.store, derived)
-    if (uncovers) ctx.rebuild()
+    if (uncovers && step !== undefined) ctx.rederiveSession(step.session)
     // Say where else the step is recorded, so a person removing it everywhere can forget those too.
     if (step !== undefined) {
       alsoRecorded = ctx.store

@@ -116,6 +116,7 @@ export class MnemoEngine {
       contextBudgetTokens: this.contextBudgetTokens,
       append: (events) => this.append(events),
       rebuild: () => this.rebuild(),
+      rederiveSession: (session) => this.store.rederiveSession(session, (event) => this.derive(event)),
       readRedact: (text) => this.readRedact(text),
       redactObservation: (o) => this.redactObservation(o),
     }

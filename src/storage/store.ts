@@ -254,6 +254,12 @@ export interface Store {
   readEvents(afterSeq: number, limit: number): StoredEvent[]
   /** Deletes every derived row and re-applies `derive` to each logged event in order. */
   rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number }
+  /**
+   * Re-derives one session from its events, as `rebuild` would derive it (its rows, full-text
+   * entries, entities and the one-copy matching, which never crosses sessions), leaving the rest
+   * of the store alone. Returns the observations it derived.
+   */
+  rederiveSession(session: StepSession, derive: (event: StoredEvent) => Derivation): number
   /** Full-text search, scope-filtered inside the query. */
   searchText(options: SearchTextOptions): TextMatch[]
   /** Keys of documents whose time is in [from, to), oldest first, scope-filtered inside the query. */

@@ -215,6 +215,13 @@ export function storedSessionKey(sessionKey: string, user: string | null): strin
   return /^(user|shared):/.test(sessionKey) ? `shared:${sessionKey}` : sessionKey
 }
 
+/** The agent's session key and the user of a stored key (see `storedSessionKey`; user names hold no colon). */
+export function splitStoredKey(stored: string): { key: string; user: string | null } {
+  const named = /^user:([^:]+):(.*)$/s.exec(stored)
+  if (named) return { key: named[2]!, user: named[1]! }
+  return { key: stored.startsWith('shared:') ? stored.slice('shared:'.length) : stored, user: null }
+}
+
 /** The agent's own session id from a stored key (see `storedSessionKey`). */
 function agentSessionKey(stored: string, user: string | null): string {
   if (user !== null) return stored.slice(`user:${user}:`.length)

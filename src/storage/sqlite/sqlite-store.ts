@@ -10,7 +10,7 @@ import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities }
 import { audit, auditLog, deleteEvents, eventsHaveCopies, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum, stepOf, stepRecords } from './sqlite-log.js'
 import { allMemories, browseMemories, browseObservations, currentMemoryByContent, getMemory, getObservation, getProject, getSession, lastEventSeq, listMemories, listProjects, listSessions, memoriesFromObservations, memoryByIdemKey, memoryHistory, observationPosition, readEvents, readScopedEvents, recordUsage, scopeCounts, sessionObservations, sessionObservationsPage, stats, usageCounts } from './sqlite-read.js'
 import { coMentioned, countDocs, docs, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, lsaModelInfo, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
-import { append, rebuild } from './sqlite-write.js'
+import { append, rebuild, rederiveSession } from './sqlite-write.js'
 
 export interface SqliteStoreOptions {
   /** Database file path, or `:memory:`. */
@@ -93,6 +93,10 @@ class SqliteStore implements Store {
 
   rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number } {
     return rebuild(this.s, derive)
+  }
+
+  rederiveSession(session: StepSession, derive: (event: StoredEvent) => Derivation): number {
+    return rederiveSession(this.s, session, derive)
   }
 
   searchText(options: SearchTextOptions): TextMatch[] {

@@ -1,8 +1,8 @@
 import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
 import type { EventInput, StepPart } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
-import { CROSS_PATH_WINDOW_MS, type AppendResult, type Derivation, type StoredEvent } from '../store.js'
-import { storedSessionKey, toStoredEvent, valueAfterSubject, type EventRow, type OldRow } from './sqlite-rows.js'
+import { CROSS_PATH_WINDOW_MS, type AppendResult, type Derivation, type StepSession, type StoredEvent } from '../store.js'
+import { splitStoredKey, storedSessionKey, toStoredEvent, valueAfterSubject, type EventRow, type OldRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
 
 // Appending events and applying their derivations: observations, the full-text index, entities, memories and the write guard, sessions; and rebuild.
@@ -290,6 +290,30 @@ function ensureSession(s: SqliteDb, event: EventInput, projectId: ProjectId, d: 
   if (d.session?.ended) s.stmt('UPDATE sessions SET ended_at = MAX(COALESCE(ended_at, 0), ?) WHERE id = ?').run(event.ts, id)
   if (d.session?.title) s.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(d.session.title, id)
   return id
+}
+
+export function rederiveSession(s: SqliteDb, session: StepSession, derive: (event: StoredEvent) => Derivation): number {
+  return s.guard('re-derive session', () => {
+    let observations = 0
+    s.db
+      .transaction(() => {
+        const id = s.stmt('SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = ? AND s.agent = ? AND s.session_key = ?').pluck().get(session.projectRoot, session.agent, session.key) as
+          | string
+          | undefined
+        if (id !== undefined) {
+          for (const o of s.stmt('SELECT id FROM observations WHERE session_id = ?').pluck().all(id) as string[]) removeDerived(s, o)
+          s.stmt('DELETE FROM sessions WHERE id = ?').run(id)
+        }
+        const { key, user } = splitStoredKey(session.key)
+        const rows = s.stmt('SELECT * FROM events WHERE project_root = ? AND agent = ? AND session_key = ? AND user_id IS ? ORDER BY seq').all(session.projectRoot, session.agent, key, user) as EventRow[]
+        for (const row of rows) {
+          const event = toStoredEvent(row)
+          observations += apply(s, event, row.seq, derive(event)).added
+        }
+      })
+      .immediate()
+    return observations
+  })
 }
 
 export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation): { events: number; observations: number } {
