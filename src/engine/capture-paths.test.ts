@@ -173,6 +173,20 @@ describe('a session captured by hooks and by its imported transcript', () => {
     expect(prompts[0]!.sessionId).not.toBe(before)
   })
 
+  it('does the same for a named user’s session (its stored key is namespaced by the user)', async () => {
+    const { engine: base, file } = setup()
+    const alice = base.scoped({ user: 'alice' })
+    runHooks(alice)
+    await alice.importPath(file, { format: 'claude-code' })
+    const mine = () => alice.browseObservations({ projectIds: alice.listProjects().map((p) => p.id), order: 'asc', limit: 100 }).map((o) => ({ id: o.id, kind: o.kind, text: o.text }))
+    const failure = mine().find((r) => r.kind === 'error')!
+    const r = alice.forget(failure.id)
+    expect(r.alsoRecorded).toHaveLength(2)
+    const live = mine()
+    alice.rebuild()
+    expect(mine()).toEqual(live)
+  })
+
   it('forgetting a transcript record that stood for a hook’s step brings the hook’s record in: live rows stay what a rebuild derives', async () => {
     const { engine, file, rows } = setup()
     await engine.importPath(file, { format: 'claude-code' })
