@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs'
 import { MnemoError } from '../../core/errors.js'
 import type { EventFormat } from '../../core/types.js'
-import { CROSS_PATH_WINDOW_MS, type AuditEntry, type EventFilter, type StepSession, type StoredEvent } from '../store.js'
+import type { AuditEntry, EventFilter, StepSession, StoredEvent } from '../store.js'
 import { eventConditions, toStoredEvent, type EventRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
-import { removeDerived } from './sqlite-write.js'
+import { otherPathRecords, removeDerived, sessionIdOf } from './sqlite-write.js'
 
 // Governance of the event log: deletes with tombstones, payload rewrites and folding, vacuum, the audit log, the integrity check.
 
@@ -21,17 +21,11 @@ export function eventsHaveCopies(s: SqliteDb, seqs: readonly number[]): boolean 
 }
 
 export function stepRecords(s: SqliteDb, session: StepSession, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[] {
-  const sessionId = s.stmt('SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = ? AND s.agent = ? AND s.session_key = ?').pluck().get(session.projectRoot, session.agent, session.key) as
-    | string
-    | undefined
+  const sessionId = sessionIdOf(s, session)
   if (sessionId === undefined) return []
-  if (step.sourceRef !== undefined) {
-    return s.stmt('SELECT id FROM observations WHERE session_id = ? AND source_ref = ? AND origin <> ? ORDER BY ts, id').pluck().all(sessionId, step.sourceRef, origin) as string[]
-  }
-  return s
-    .stmt('SELECT id FROM observations WHERE session_id = ? AND ts BETWEEN ? AND ? AND kind = ? AND text = ? AND origin <> ? ORDER BY ts, id')
-    .pluck()
-    .all(sessionId, step.ts - CROSS_PATH_WINDOW_MS, step.ts + CROSS_PATH_WINDOW_MS, step.kind, step.text, origin) as string[]
+  return otherPathRecords(s, sessionId, origin, step)
+    .sort((a, b) => a.ts - b.ts || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .map((r) => r.id)
 }
 
 export function stepOf(s: SqliteDb, observationId: string): { origin: string; session: StepSession } | undefined {

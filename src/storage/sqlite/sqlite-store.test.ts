@@ -17,22 +17,29 @@ function event(idemKey: string, ts = 1_000): EventInput {
 }
 /** Rolls a file back from version 5 to what version 4 wrote. */
 const UNDO_V5 = 'DROP TABLE observation_copies; DROP INDEX observations_session_ref; DROP INDEX observations_session_origin; ALTER TABLE observations DROP COLUMN part; ALTER TABLE observations DROP COLUMN origin'
+/** A store file holding `batch`, then changed by `sql` and marked as schema `version`: what an older (or newer) mnemo left. */
+function fileAtVersion(name: string, version: number, sql: string, batch: Parameters<ReturnType<typeof openSqliteStore>['append']>[0] = []): string {
+  const t = tempDir()
+  cleanups.push(t.cleanup)
+  const file = path.join(t.dir, name)
+  const store = openSqliteStore({ path: file })
+  if (batch.length > 0) store.append(batch)
+  store.close()
+  const db = new Database(file)
+  if (sql) db.exec(sql)
+  db.pragma(`user_version = ${version}`)
+  db.close()
+  return file
+}
 const derive = (text: string) => (): Derivation => ({ observations: [{ kind: 'prompt', role: 'user', text, index: { body: text, parts: '', meta: '' }, entities: [] }] })
 
 describe('sqlite store', () => {
   it('migrating a version-3 file gives its rows no user (shared) and its observations their session’s agent', () => {
-    const t = tempDir()
-    cleanups.push(t.cleanup)
-    const file = path.join(t.dir, 'v3.db')
-    const old = openSqliteStore({ path: file })
-    old.append([{ event: event('k1'), derive: derive('written before users existed') }])
-    old.close()
-    // Roll the file back to what version 3 wrote: no user or agent columns.
-    const db = new Database(file)
-    db.exec(`DROP INDEX events_user; ${UNDO_V5}`)
-    for (const [table, column] of [['events', 'user_id'], ['sessions', 'user_id'], ['observations', 'user_id'], ['observations', 'agent'], ['memories', 'user_id'], ['memories', 'agent']]) db.exec(`ALTER TABLE ${table} DROP COLUMN ${column}`)
-    db.pragma('user_version = 3')
-    db.close()
+    // Rolled back to what version 3 wrote: no user or agent columns.
+    const undoV4 = [['events', 'user_id'], ['sessions', 'user_id'], ['observations', 'user_id'], ['observations', 'agent'], ['memories', 'user_id'], ['memories', 'agent']]
+      .map(([table, column]) => `ALTER TABLE ${table} DROP COLUMN ${column};`)
+      .join(' ')
+    const file = fileAtVersion('v3.db', 3, `DROP INDEX events_user; ${UNDO_V5}; ${undoV4}`, [{ event: event('k1'), derive: derive('written before users existed') }])
     const store = openSqliteStore({ path: file })
     cleanups.push(() => store.close())
     const project = store.listProjects()[0]!
@@ -44,20 +51,11 @@ describe('sqlite store', () => {
   })
 
   it('migrating a version-4 file gives every observation the capture path of its event (a folded one, the path it was folded from)', () => {
-    const t = tempDir()
-    cleanups.push(t.cleanup)
-    const file = path.join(t.dir, 'v4.db')
-    const old = openSqliteStore({ path: file })
     const folded: EventInput = { ...event('k2', 2_000), format: 'folded', payload: { v: 1, from: 'claude-transcript', observations: [{ kind: 'prompt', role: 'user', text: 'folded' }] } }
-    old.append([
+    const file = fileAtVersion('v4.db', 4, UNDO_V5, [
       { event: event('k1'), derive: derive('from a hook') },
       { event: folded, derive: derive('folded') },
     ])
-    old.close()
-    const db = new Database(file)
-    db.exec(UNDO_V5)
-    db.pragma('user_version = 4')
-    db.close()
     openSqliteStore({ path: file }).close()
     const after = new Database(file, { readonly: true })
     cleanups.push(() => after.close())
@@ -70,13 +68,7 @@ describe('sqlite store', () => {
   })
 
   it('refuses a file a newer mnemo wrote (a schema version it does not know), writing nothing', () => {
-    const t = tempDir()
-    cleanups.push(t.cleanup)
-    const file = path.join(t.dir, 'newer.db')
-    openSqliteStore({ path: file }).close()
-    const db = new Database(file)
-    db.pragma(`user_version = ${MIGRATIONS.at(-1)!.version + 1}`)
-    db.close()
+    const file = fileAtVersion('newer.db', MIGRATIONS.at(-1)!.version + 1, '')
     for (const readonly of [false, true]) {
       expect(() => openSqliteStore({ path: file, readonly })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringMatching(/written by a newer mnemo \(schema version 6; this mnemo knows up to 5\)/) }))
     }

@@ -13,9 +13,9 @@ export function append(s: SqliteDb, batch: readonly { event: EventInput; derive:
     s.db
       .transaction(() => {
         const now = s.now()
+        const stored = (key: string): boolean => s.stmt('SELECT 1 FROM events WHERE idem_key = ?').get(key) !== undefined
         for (const { event, derive, receivedAt: given, sameAs } of batch) {
           const receivedAt = given ?? now
-          const stored = (key: string): boolean => s.stmt('SELECT 1 FROM events WHERE idem_key = ?').get(key) !== undefined
           if (s.stmt('SELECT 1 FROM tombstones WHERE idem_key = ?').get(event.idemKey) || sameAs?.some(stored)) {
             result.duplicates++
             result.seqs.push(undefined)
@@ -122,23 +122,48 @@ function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o:
   // (Two range probes: `origin <> ?` would walk every row of the session's own path in the index.)
   const other = (op: '<' | '>'): boolean => s.stmt(`SELECT 1 FROM observations WHERE session_id = ? AND origin ${op} ? LIMIT 1`).get(sessionId, origin) !== undefined
   if (!other('<') && !other('>')) return []
+  const rows = otherPathRecords(s, sessionId, origin, { ...o, ts })
   if (o.sourceRef !== undefined) {
-    const rows = s.stmt('SELECT rowid, part FROM observations WHERE session_id = ? AND source_ref = ? AND origin <> ?').all(sessionId, o.sourceRef, origin) as { rowid: number; part: StepPart | null }[]
     const parts = new Set(rows.map((r) => r.part ?? 'whole'))
     const need = o.part ?? 'whole'
     const held = parts.has('whole') || (need === 'whole' ? parts.has('call') && parts.has('result') : parts.has(need))
     return held ? rows.map((r) => r.rowid) : []
   }
-  const row = s
-    .stmt(
-      `SELECT o.rowid FROM observations o
-       WHERE o.session_id = ? AND o.ts BETWEEN ? AND ? AND o.kind = ? AND o.text = ? AND o.origin <> ?
-         AND NOT EXISTS (SELECT 1 FROM observation_copies c WHERE c.observation_rowid = o.rowid AND c.origin = ?)
-       ORDER BY abs(o.ts - ?), o.rowid LIMIT 1`,
-    )
-    .pluck()
-    .get(sessionId, ts - CROSS_PATH_WINDOW_MS, ts + CROSS_PATH_WINDOW_MS, o.kind, o.text, origin, origin, ts) as number | undefined
-  return row === undefined ? [] : [row]
+  // The nearest one not yet standing for a copy from this path.
+  const free = rows.find((r) => s.stmt('SELECT 1 FROM observation_copies WHERE observation_rowid = ? AND origin = ?').get(r.rowid, origin) === undefined)
+  return free === undefined ? [] : [free.rowid]
+}
+
+/**
+ * The observations of a session through which a capture path other than `origin` recorded the
+ * same step: the same `sourceRef` (in time order), or without one the same kind and text within
+ * `CROSS_PATH_WINDOW_MS` of `ts` (nearest first). Rows of an unknown path (`origin` NULL) never
+ * match. What the one-copy rule matches against, and what `forget` names as the step's other records.
+ */
+export function otherPathRecords(
+  s: SqliteDb,
+  sessionId: SessionId,
+  origin: string,
+  step: { sourceRef?: string | undefined; kind: string; text: string; ts: number },
+): { rowid: number; id: string; ts: number; part: StepPart | null }[] {
+  if (step.sourceRef !== undefined) {
+    return s.stmt('SELECT rowid, id, ts, part FROM observations WHERE session_id = ? AND source_ref = ? AND origin <> ? ORDER BY ts, id').all(sessionId, step.sourceRef, origin) as {
+      rowid: number
+      id: string
+      ts: number
+      part: StepPart | null
+    }[]
+  }
+  return s
+    .stmt('SELECT rowid, id, ts, part FROM observations WHERE session_id = ? AND ts BETWEEN ? AND ? AND kind = ? AND text = ? AND origin <> ? ORDER BY abs(ts - ?), rowid')
+    .all(sessionId, step.ts - CROSS_PATH_WINDOW_MS, step.ts + CROSS_PATH_WINDOW_MS, step.kind, step.text, origin, step.ts) as { rowid: number; id: string; ts: number; part: StepPart | null }[]
+}
+
+/** The id a session has now, found by what identifies it (see `StepSession`); undefined when it has no row. */
+export function sessionIdOf(s: SqliteDb, session: StepSession): SessionId | undefined {
+  return s.stmt('SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = ? AND s.agent = ? AND s.session_key = ?').pluck().get(session.projectRoot, session.agent, session.key) as
+    | SessionId
+    | undefined
 }
 
 function mention(s: SqliteDb, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
@@ -292,24 +317,25 @@ function ensureSession(s: SqliteDb, event: EventInput, projectId: ProjectId, d: 
   return id
 }
 
+/** Applies a logged event's derivation again (rebuild, session re-derivation); returns the observations it added. */
+function replay(s: SqliteDb, row: EventRow, derive: (event: StoredEvent) => Derivation): number {
+  const event = toStoredEvent(row)
+  return apply(s, event, row.seq, derive(event)).added
+}
+
 export function rederiveSession(s: SqliteDb, session: StepSession, derive: (event: StoredEvent) => Derivation): number {
   return s.guard('re-derive session', () => {
     let observations = 0
     s.db
       .transaction(() => {
-        const id = s.stmt('SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = ? AND s.agent = ? AND s.session_key = ?').pluck().get(session.projectRoot, session.agent, session.key) as
-          | string
-          | undefined
+        const id = sessionIdOf(s, session)
         if (id !== undefined) {
           for (const o of s.stmt('SELECT id FROM observations WHERE session_id = ?').pluck().all(id) as string[]) removeDerived(s, o)
           s.stmt('DELETE FROM sessions WHERE id = ?').run(id)
         }
         const { key, user } = splitStoredKey(session.key)
         const rows = s.stmt('SELECT * FROM events WHERE project_root = ? AND agent = ? AND session_key = ? AND user_id IS ? ORDER BY seq').all(session.projectRoot, session.agent, key, user) as EventRow[]
-        for (const row of rows) {
-          const event = toStoredEvent(row)
-          observations += apply(s, event, row.seq, derive(event)).added
-        }
+        for (const row of rows) observations += replay(s, row, derive)
       })
       .immediate()
     return observations
@@ -329,8 +355,7 @@ export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation)
           const rows = s.stmt('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as EventRow[]
           if (rows.length === 0) break
           for (const row of rows) {
-            const event = toStoredEvent(row)
-            observations += apply(s, event, row.seq, derive(event)).added
+            observations += replay(s, row, derive)
             events++
             after = row.seq
           }
