@@ -1,7 +1,7 @@
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { idPrefix, type SessionId } from '../core/ids.js'
 import { repairUnicode, truncateGraphemes } from '../core/text.js'
-import { MEMORY_KINDS, type AgentName, type Memory, type MemoryKind, type Project, type ProjectRef, type Session } from '../core/types.js'
+import { MEMORY_KINDS, type AgentName, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type Session } from '../core/types.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { resolveProjectRoot } from '../capture/project.js'
 import { contentKey, isNearDuplicate } from '../lifecycle/write-guard.js'
@@ -78,7 +78,7 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
   if (prefix === 'mem') events = forgetMemoryEvents(ctx.store, [id])
   else {
     // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
-    const observation = ctx.store.getObservation(id)!
+    const observation = row as Observation
     // Only the owner's: another user's statement citing this observation is theirs to keep.
     const derived = derivedMemoryIds(ctx.store, observation.projectId, [id]).filter((m) => ctx.store.getMemory(m)?.user === observation.user)
     // Found again by its session's identity: re-deriving can give the session a new id (ids come from its first event).
