@@ -160,7 +160,7 @@ describe('a session captured by hooks and by its imported transcript', () => {
     expect((await fresh.recall('login throws', { limit: 10 })).some((h) => h.snippet.includes('1 failed'))).toBe(false)
   })
 
-  it('names the other record of a forgotten first prompt, though re-deriving gave the session a new id', async () => {
+  it('names the other record of a forgotten first prompt, and the re-derived session keeps its id', async () => {
     const { engine, file, rows } = setup()
     runHooks(engine)
     await engine.importPath(file, { format: 'claude-code' })
@@ -170,7 +170,7 @@ describe('a session captured by hooks and by its imported transcript', () => {
     const prompts = rows().filter((x) => x.kind === 'prompt')
     expect(prompts).toHaveLength(1)
     expect(r.alsoRecorded).toEqual([prompts[0]!.id])
-    expect(prompts[0]!.sessionId).not.toBe(before)
+    expect(prompts[0]!.sessionId).toBe(before)
   })
 
   it('does the same for a named user’s session (its stored key is namespaced by the user)', async () => {

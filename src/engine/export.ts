@@ -17,7 +17,10 @@ export const EXPORT_VERSION = 1
  *   every logged event, in log order: everything else (sessions,
  *   observations, memories with their versions, validity intervals,
  *   archive and pin state, graph mentions, vectors) derives from these, with
- *   the same ids, because ids are a function of event time and key.
+ *   the same ids, because ids are a function of event time and key. (One
+ *   exception: a session or project whose first events were deleted keeps
+ *   its id in its own store, `kept_ids`, but an import names it from its
+ *   first remaining event.)
  *   `format` is the source's (`claude-hook`, `claude-transcript`,
  *   `codex-rollout`, `gemini-session`, `opencode-storage`, `cursor-state`,
  *   `locomo-turn`), `mnemo` for mnemo's

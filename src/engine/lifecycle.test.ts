@@ -132,6 +132,19 @@ describe('deletion really deletes', () => {
     expect(await engine.recall('launch code')).toEqual([])
   })
 
+  it('a session and its project keep their ids when a delete takes their first events', () => {
+    const { engine, clock } = createTestEngine()
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'the first prompt goes' }, 's1', '/p/alpha'))
+    clock.advance(10_000)
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'the second one stays' }, 's1', '/p/alpha'))
+    const [project] = engine.resolveProjects('alpha')
+    const [session] = engine.sessions({ limit: 5 })
+    expect(engine.deleteScope({ project: project!, before: T0 + 5000 })).toEqual({ events: 1 })
+    expect(engine.resolveProjects('alpha').map((p) => p.id)).toEqual([project!.id])
+    expect(engine.sessions({ limit: 5 }).map((x) => [x.id, x.startedAt])).toEqual([[session!.id, T0 + 10_000]])
+    expect(engine.show(session!.id).type).toBe('session')
+  })
+
   it('a scoped delete removes a project (or one session, or what is older than a time) and never touches another project', async () => {
     const { engine, clock } = createTestEngine()
     engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the signing keys' }, 's-old', '/p/alpha'))

@@ -81,7 +81,7 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
     const observation = row as Observation
     // Only the owner's: another user's statement citing this observation is theirs to keep.
     const derived = derivedMemoryIds(ctx.store, observation.projectId, [id]).filter((m) => ctx.store.getMemory(m)?.user === observation.user)
-    // Found again by its session's identity: re-deriving can give the session a new id (ids come from its first event).
+    // The step's session by its identity (project root, agent, key), which re-deriving keeps.
     const step = ctx.store.stepOf(id)
     // Another capture path's copy of a step this record stood for comes in again once the record is gone, exactly as a
     // rebuild would derive it: re-derive its session (the other record may hold other steps, so it is not deleted with

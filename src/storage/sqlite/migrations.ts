@@ -229,4 +229,20 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX observation_copies_event ON observation_copies(event_seq);
     `,
   },
+  {
+    version: 6,
+    name: 'a session or project keeps the id it was first given when its first events are deleted and it is re-derived',
+    sql: `
+      -- The id given to a project or session, by its identity (see keptIdentity in sqlite-write.ts): a project 'project' NUL root;
+      -- a session 'session' NUL agent NUL stored session key NUL project root. Not derived from the log, so a rebuild keeps it;
+      -- pruned when its project or session is gone after a rebuild or re-derivation.
+      CREATE TABLE kept_ids (
+        identity TEXT PRIMARY KEY,
+        id TEXT NOT NULL
+      ) WITHOUT ROWID;
+      INSERT INTO kept_ids (identity, id) SELECT 'project' || char(0) || root, id FROM projects;
+      INSERT INTO kept_ids (identity, id)
+        SELECT 'session' || char(0) || s.agent || char(0) || s.session_key || char(0) || p.root, s.id FROM sessions s JOIN projects p ON p.id = s.project_id;
+    `,
+  },
 ]

@@ -15,8 +15,10 @@ afterEach(() => {
 function event(idemKey: string, ts = 1_000): EventInput {
   return { agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's1', project: { root: '/p/a', name: 'a' }, ts, idemKey, payload: { prompt: idemKey } }
 }
-/** Rolls a file back from version 5 to what version 4 wrote. */
-const UNDO_V5 = 'DROP TABLE observation_copies; DROP INDEX observations_session_ref; DROP INDEX observations_session_origin; ALTER TABLE observations DROP COLUMN part; ALTER TABLE observations DROP COLUMN origin'
+/** Rolls a file back from version 6 to what version 5 wrote. */
+const UNDO_V6 = 'DROP TABLE kept_ids'
+/** Rolls a file back from version 6 to what version 4 wrote. */
+const UNDO_V5 = `${UNDO_V6}; DROP TABLE observation_copies; DROP INDEX observations_session_ref; DROP INDEX observations_session_origin; ALTER TABLE observations DROP COLUMN part; ALTER TABLE observations DROP COLUMN origin`
 /** A store file holding `batch`, then changed by `sql` and marked as schema `version`: what an older (or newer) mnemo left. */
 function fileAtVersion(name: string, version: number, sql: string, batch: Parameters<ReturnType<typeof openSqliteStore>['append']>[0] = []): string {
   const t = tempDir()
@@ -63,14 +65,45 @@ describe('sqlite store', () => {
       { text: 'from a hook', origin: 'claude-hook' },
       { text: 'folded', origin: 'claude-transcript' },
     ])
-    expect(after.pragma('user_version', { simple: true })).toBe(5)
-    expect(MIGRATIONS.at(-1)!.version).toBe(5)
+    expect(after.pragma('user_version', { simple: true })).toBe(MIGRATIONS.at(-1)!.version)
+  })
+
+  it('migrating a version-5 file keeps the ids its sessions and projects had, through a rebuild after their first events are deleted', () => {
+    const file = fileAtVersion('v5.db', 5, UNDO_V6, [
+      { event: event('k1', 1_000), derive: derive('first prompt') },
+      { event: event('k2', 90_000_000), derive: derive('second prompt') },
+    ])
+    const store = openSqliteStore({ path: file })
+    cleanups.push(() => store.close())
+    const [project] = store.listProjects()
+    const [session] = store.listSessions({ projectIds: [project!.id], limit: 5 })
+    store.deleteEvents({ seqs: [1] })
+    store.rebuild(derive('re-derived'))
+    expect(store.listProjects().map((p) => p.id)).toEqual([project!.id])
+    expect(store.listSessions({ projectIds: [project!.id], limit: 5 }).map((x) => [x.id, x.startedAt])).toEqual([[session!.id, 90_000_000]])
+  })
+
+  it('keeps nothing about a session or project whose events are all deleted, once re-derived', () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'k.db')
+    const store = openSqliteStore({ path: file })
+    store.append([
+      { event: event('k1'), derive: derive('kept') },
+      { event: { ...event('k2'), sessionKey: 's2', project: { root: '/p/b', name: 'b' } }, derive: derive('deleted') },
+    ])
+    const kept = () => new Database(file, { readonly: true }).prepare('SELECT identity FROM kept_ids ORDER BY identity').pluck().all()
+    expect(kept()).toHaveLength(4)
+    store.deleteEvents({ projectRoot: '/p/b' })
+    store.rebuild(derive('re-derived'))
+    store.close()
+    expect(kept()).toEqual(['project\u0000/p/a', 'session\u0000claude-code\u0000s1\u0000/p/a'])
   })
 
   it('refuses a file a newer mnemo wrote (a schema version it does not know), writing nothing', () => {
     const file = fileAtVersion('newer.db', MIGRATIONS.at(-1)!.version + 1, '')
     for (const readonly of [false, true]) {
-      expect(() => openSqliteStore({ path: file, readonly })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringMatching(/written by a newer mnemo \(schema version 6; this mnemo knows up to 5\)/) }))
+      expect(() => openSqliteStore({ path: file, readonly })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining(`written by a newer mnemo (schema version ${MIGRATIONS.at(-1)!.version + 1}; this mnemo knows up to ${MIGRATIONS.at(-1)!.version})`) }))
     }
   })
 

@@ -275,10 +275,37 @@ export function removeDerived(s: SqliteDb, id: string): void {
   }
 }
 
+/**
+ * The identity under which a project's or session's id is kept (`kept_ids`, migration 6). NUL
+ * occurs in no root and no stored key, so no identity can be another's.
+ */
+function keptIdentity(thing: { projectRoot: string } | { projectRoot: string; agent: string; key: string }): string {
+  return 'key' in thing ? `session\u0000${thing.agent}\u0000${thing.key}\u0000${thing.projectRoot}` : `project\u0000${thing.projectRoot}`
+}
+
+/**
+ * The id a project or session was first given, else `fresh()` (then kept). An id is derived from
+ * the time of the thing's first event (`makeId`), so without this a rebuild after its first events
+ * were deleted (`forget --before`, a forget, a session's re-derivation) would name it anew, and
+ * links, bookmarks and an agent's notes holding the old id would stop resolving.
+ */
+function keptId<T extends string>(s: SqliteDb, identity: string, fresh: () => T): T {
+  const kept = s.stmt('SELECT id FROM kept_ids WHERE identity = ?').pluck().get(identity) as T | undefined
+  if (kept !== undefined) return kept
+  const id = fresh()
+  s.stmt('INSERT INTO kept_ids (identity, id) VALUES (?, ?)').run(identity, id)
+  return id
+}
+
+/** Forgets the kept ids of projects and sessions that no longer exist (their events are all gone): nothing is kept about deleted work. */
+function pruneKeptIds(s: SqliteDb): void {
+  s.db.exec('DELETE FROM kept_ids WHERE id NOT IN (SELECT id FROM sessions) AND id NOT IN (SELECT id FROM projects)')
+}
+
 function ensureProject(s: SqliteDb, event: EventInput): ProjectId {
   const found = s.stmt('SELECT id FROM projects WHERE root = ?').get(event.project.root) as { id: ProjectId } | undefined
   if (found) return found.id
-  const id = makeId('prj', event.ts, event.project.root)
+  const id = keptId(s, keptIdentity({ projectRoot: event.project.root }), () => makeId('prj', event.ts, event.project.root))
   s.stmt('INSERT INTO projects (id, root, name) VALUES (?, ?, ?)').run(id, event.project.root, event.project.name)
   return id
 }
@@ -307,7 +334,9 @@ function ensureSession(s: SqliteDb, event: EventInput, projectId: ProjectId, d: 
     // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
     const first = s.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, key) === undefined
     // NUL cannot occur in a stored key (capture repairs it to U+FFFD), so no key can make another session's seed.
-    id = makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}\u0000${event.project.root}`)
+    id = keptId(s, keptIdentity({ projectRoot: event.project.root, agent: event.agent, key }), () =>
+      makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}\u0000${event.project.root}`),
+    )
     s.stmt(
       `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ).run(id, projectId, event.agent, key, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts), user)
@@ -336,6 +365,7 @@ export function rederiveSession(s: SqliteDb, session: StepSession, derive: (even
         const { key, user } = splitStoredKey(session.key)
         const rows = s.stmt('SELECT * FROM events WHERE project_root = ? AND agent = ? AND session_key = ? AND user_id IS ? ORDER BY seq').all(session.projectRoot, session.agent, key, user) as EventRow[]
         for (const row of rows) observations += replay(s, row, derive)
+        pruneKeptIds(s)
       })
       .immediate()
     return observations
@@ -360,6 +390,7 @@ export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation)
             after = row.seq
           }
         }
+        pruneKeptIds(s)
       })
       .immediate()
     return { events, observations }
