@@ -144,6 +144,18 @@ export interface RerankConfig {
  *   .455/.733/.811, .459/.702/.756 at p50 ≈ 5 ms; the neighbours' score
  *   added before spreading → R@1 −.01 to −.04 and R@10 lower; the window
  *   instead of spreading (±2, w 0.5) → .440/.726/.801, .408/.694/.758.
+ * - Measured and not adopted: session-level scoring (tuning / held-out half,
+ *   S@3 of the session order; current .908 / .876). Each session as one BM25
+ *   document (FTS5, or BM25 with k1 0.5–2, b 0–1) ranks sessions worse on its
+ *   own (S@3 .850–.858 / .821–.854), as do sums of the best 1–5 turn scores
+ *   (.815–.850 / .797–.841) and the IDF-weighted query-term coverage of a
+ *   session's candidates (.871–.902 / .864–.873); RRF of any of them with the
+ *   current order gives .892–.910 / .866–.891. A perfect pick between the two
+ *   orders would reach only .933 / .916. As re-ranker features (session-document
+ *   rank or score, coverage) they gain on the half they are fitted on (R@10
+ *   up to .818) and not out of it (−.006 to +.002 R@10, −.008 to +.002 S@3,
+ *   halves swapped alike); moving the best turn of the top 1–3 sessions of the
+ *   fused session order to the front: S@3 −.012 to +.015, R@10 −.004 to +.003.
  */
 export const DEFAULT_RECALL_CONFIG: RecallConfig = {
   weights: { bm25: 1, vector: 0, embedding: 1, graph: 0.1, time: 0.5 },
