@@ -1,7 +1,7 @@
 import { estimateTokens, truncateGraphemes } from '../core/text.js'
 import type { Memory } from '../core/types.js'
 import { procedureHeadline } from '../lifecycle/procedure-text.js'
-import type { SessionDigest } from './session-summary.js'
+import { digestParts, type SessionDigest } from './session-summary.js'
 
 /** The block injected into a new session, with what went into it. */
 export interface ContextBlock {
@@ -50,11 +50,12 @@ function isoMinute(ms: number): string {
 function digestLines(d: SessionDigest): string[] {
   const head = `### ${isoMinute(d.startedAt)} UTC · ${d.agent}${d.title ? ` · ${JSON.stringify(truncateGraphemes(d.title, 100))}` : ''} (${d.observationCount} observations)`
   const lines = [head]
-  if (d.asked.length > 0) lines.push(`- Asked: ${d.asked.join(' | ')}`)
-  if (d.said.length > 0) lines.push(`- Said: ${d.said.join(' | ')}`)
-  if (d.files.length > 0) lines.push(`- Files: ${d.files.join(', ')}`)
-  if (d.commands.length > 0) lines.push(`- Commands: ${d.commands.map((c) => `\`${c.replaceAll('`', "'")}\``).join(', ')}`)
-  if (d.errors.length > 0) lines.push(`- Errors: ${d.errors.join(' | ')}`)
+  const parts = digestParts(d, (c) => `\`${c.replaceAll('`', "'")}\``)
+  if (parts.asked) lines.push(`- Asked: ${parts.asked}`)
+  if (parts.said) lines.push(`- Said: ${parts.said}`)
+  if (parts.files) lines.push(`- Files: ${parts.files}`)
+  if (parts.commands) lines.push(`- Commands: ${parts.commands}`)
+  if (parts.errors) lines.push(`- Errors: ${parts.errors}`)
   if (d.outcome) lines.push(`- Last: ${d.outcome}`)
   return lines.map(escapeForBlock)
 }

@@ -199,6 +199,26 @@ describe('context', () => {
     expect(block.sessionIds).toHaveLength(1)
   })
 
+  it('digests a long session from its start and its end: the goal, the latest requests and the last word, with its full count', () => {
+    const { engine, clock } = createTestEngine()
+    for (let i = 1; i <= 300; i++) {
+      engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `Step ${i}: update billing module ${i}` }, 'long-1'))
+      clock.advance(1000)
+      engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'Edit', tool_use_id: `e${i}`, tool_input: { file_path: `/work/demo-app/src/mod${i}.ts`, old_string: 'a', new_string: 'b' }, tool_response: {} }, 'long-1'))
+      clock.advance(1000)
+    }
+    engine.captureHook('Stop', hookPayload('Stop', { last_assistant_message: 'Modules 1 to 300 are updated.' }, 'long-1'))
+    const [session] = engine.sessions({ limit: 1 })
+    const block = engine.context({ excludeSessionKey: 'other' })
+    expect(block.text).toContain(`(${session!.observationCount} observations)`)
+    expect(session!.observationCount).toBe(601)
+    // The digest read the first 50 and last 350 observations: what it counts left out is a lower bound.
+    expect(block.text).toContain('- Asked: Step 1: update billing module 1 | (196+ more) | Step 299: update billing module 299 | Step 300: update billing module 300')
+    expect(block.text).toContain('- Files: src/mod300.ts, src/mod299.ts')
+    expect(block.text).toContain(', +192+ more')
+    expect(block.text).toContain('- Last: Modules 1 to 300 are updated.')
+  })
+
   it('never exceeds a small budget and never splits a character when cutting', async () => {
     const { engine } = createTestEngine()
     for (let i = 0; i < 30; i++) engine.remember(`记忆 ${i}: 我们使用数据库迁移工具 🎉 ${'word '.repeat(30)}`)

@@ -44,6 +44,10 @@ export function show(ctx: EngineContext, id: string): ShowResult {
   throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
 }
 
+/** How many of a session's first and last observations its context digest reads (the rest of a long session is skipped). */
+const DIGEST_HEAD = 50
+const DIGEST_TAIL = 350
+
 /** `MnemoEngine.context`. */
 export function buildContext(ctx: EngineContext, options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string }): ContextBlock & { project: string } {
   const ref = options.project ?? projectForPath(ctx.store, ctx.cwd)
@@ -68,8 +72,12 @@ export function buildContext(ctx: EngineContext, options: { project?: ProjectRef
       .filter((s) => s.agent !== 'mnemo' && s.observationCount > 0)
       .slice(0, 5)
     for (const s of sessions) {
-      const observations = ctx.store
-        .sessionObservations(s.id, 400)
+      // A long session's digest is drawn from its first and last observations: its goal and where it stopped.
+      const observations = (
+        s.observationCount <= DIGEST_HEAD + DIGEST_TAIL
+          ? ctx.store.sessionObservations(s.id, DIGEST_HEAD + DIGEST_TAIL)
+          : [...ctx.store.sessionObservationsPage(s.id, 0, DIGEST_HEAD), ...ctx.store.sessionObservationsPage(s.id, s.observationCount - DIGEST_TAIL, DIGEST_TAIL)]
+      )
         .filter((o) => o.flags.length === 0)
         .map((o) => ctx.redactObservation(o))
       digests.push(digestSession({ ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) }, observations, project.root))

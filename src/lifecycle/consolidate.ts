@@ -1,6 +1,6 @@
 import type { Memory, MemoryKind, Observation } from '../core/types.js'
 import { squash } from '../core/text.js'
-import type { SessionDigest } from '../context/session-summary.js'
+import { digestParts, type SessionDigest } from '../context/session-summary.js'
 
 /**
  * Deterministic consolidation: no model. Session digests become episodic
@@ -12,11 +12,12 @@ import type { SessionDigest } from '../context/session-summary.js'
 export function summaryText(d: SessionDigest): string {
   const day = new Date(d.startedAt).toISOString().slice(0, 10)
   const parts = [`Session ${day} (${d.agent}, ${d.observationCount} observations).`]
-  if (d.asked.length > 0) parts.push(`Asked: ${d.asked.join(' | ')}.`)
-  if (d.said.length > 0) parts.push(`Said: ${d.said.join(' | ')}.`)
-  if (d.files.length > 0) parts.push(`Files: ${d.files.join(', ')}.`)
-  if (d.commands.length > 0) parts.push(`Commands: ${d.commands.join(', ')}.`)
-  if (d.errors.length > 0) parts.push(`Errors: ${d.errors.join(' | ')}.`)
+  const lists = digestParts(d)
+  if (lists.asked) parts.push(`Asked: ${lists.asked}.`)
+  if (lists.said) parts.push(`Said: ${lists.said}.`)
+  if (lists.files) parts.push(`Files: ${lists.files}.`)
+  if (lists.commands) parts.push(`Commands: ${lists.commands}.`)
+  if (lists.errors) parts.push(`Errors: ${lists.errors}.`)
   if (d.outcome) parts.push(`Outcome: ${d.outcome}`)
   return parts.join(' ')
 }
