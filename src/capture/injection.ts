@@ -14,6 +14,9 @@
  * - `System:` at a line start counts only when the line speaks to someone
  *   (you, must, never, ignore, instructions…): `System: Ubuntu 22.04` is tool
  *   output. `Assistant:` and `Human:` at a line start always count.
+ * - mnemo's own block tag (`</mnemo-context>`, `<mnemo-context`) anywhere counts:
+ *   stored text has no business closing the block it is injected in (the block
+ *   escapes it as well; the flag keeps the text out of the block altogether).
  * - "you are now …" counts only before a role (`a`/`an`/`the`/`my` + noun,
  *   "no longer", "in … mode", DAN): "you are now able to push" and "you are
  *   now logged in" do not; "you are now the owner of" (a hosting notice) does not.
@@ -75,6 +78,8 @@ const INST_MARKERS = /\[\/?INST\]|<<\/?SYS>>/
 /** `<system>`/`</system>` tags, but not a short XML element such as Maven's `<system>GitHub</system>`. */
 const SYSTEM_TAG =
   /<\/?(?:system[_-]prompt|im_system)\s*>|<system\s*>(?![^<\n]{0,60}<\/system\s*>)|(?<!<system\s*>[^<\n]{0,60})<\/system\s*>/i
+/** mnemo's own context-block tag (context-block.ts): text holding it poses as the end (or start) of the recalled data around it. */
+const CONTEXT_TAG = /<\s*\/?\s*mnemo-context\b/i
 const ROLE_LABEL = /^[ \t]*(?:#{1,3}[ \t]*)?(?:Assistant|ASSISTANT|Human|HUMAN)[ \t]*:/m
 const SYSTEM_LABEL = /^[ \t]*(?:#{1,3}[ \t]*)?(?:System|SYSTEM)[ \t]*:(?=[^\r\n]*\b(?:you|your|must|always|never|ignore|instructions?|assistant|do\s+not|don't|respond|reply|override)\b)/im
 
@@ -149,6 +154,7 @@ const RULES: readonly Rule[] = [
   { reason: 'fake-role-marker', test: re(SYSTEM_TAG) },
   { reason: 'fake-role-marker', test: re(ROLE_LABEL) },
   { reason: 'fake-role-marker', test: re(SYSTEM_LABEL) },
+  { reason: 'fake-role-marker', test: re(CONTEXT_TAG) },
   { reason: 'exfiltration', test: sendsSecrets },
   { reason: 'exfiltration', test: networkReadsSecret },
   { reason: 'conceal-from-user', test: re(CONCEAL_TELL) },

@@ -83,8 +83,9 @@ export const DIGEST_LIMITS = { asked: 3, commands: 5, errors: 3, files: 8 } as c
  * @param session - Its `observationCount` is reported when `observations` holds only part of the session.
  * @param observations - The session's observations in time order (all, or its first and last ones).
  * @param projectRoot - File paths under it are shown relative to it.
+ * @param unread - Observations of the session not passed (a long session's middle); default: its stored count less those passed.
  */
-export function digestSession(session: Session, observations: readonly Observation[], projectRoot?: string): SessionDigest {
+export function digestSession(session: Session, observations: readonly Observation[], projectRoot?: string, unread?: number): SessionDigest {
   const prompts: Observation[] = []
   const files = new Map<string, { n: number; last: number }>()
   const commands = new Map<string, Observation>()
@@ -147,7 +148,7 @@ export function digestSession(session: Session, observations: readonly Observati
     outcome: outcome === undefined ? undefined : short(outcome.text, 240),
     said: shownSaid.map((o) => short(o.text, 160)),
     observationCount: Math.max(session.observationCount, observations.length),
-    unread: Math.max(0, session.observationCount - observations.length),
+    unread: unread ?? Math.max(0, session.observationCount - observations.length),
     sourceIds: observations.filter((o) => sources.has(o.id)).map((o) => o.id),
   }
 }

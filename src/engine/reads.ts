@@ -73,14 +73,12 @@ export function buildContext(ctx: EngineContext, options: { project?: ProjectRef
       .slice(0, 5)
     for (const s of sessions) {
       // A long session's digest is drawn from its first and last observations: its goal and where it stopped.
-      const observations = (
+      const read =
         s.observationCount <= DIGEST_HEAD + DIGEST_TAIL
           ? ctx.store.sessionObservations(s.id, DIGEST_HEAD + DIGEST_TAIL)
           : [...ctx.store.sessionObservationsPage(s.id, 0, DIGEST_HEAD), ...ctx.store.sessionObservationsPage(s.id, s.observationCount - DIGEST_TAIL, DIGEST_TAIL)]
-      )
-        .filter((o) => o.flags.length === 0)
-        .map((o) => ctx.redactObservation(o))
-      digests.push(digestSession({ ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) }, observations, project.root))
+      const observations = read.filter((o) => o.flags.length === 0).map((o) => ctx.redactObservation(o))
+      digests.push(digestSession({ ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) }, observations, project.root, Math.max(0, s.observationCount - read.length)))
     }
   }
   const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: ctx.clock.now() })
