@@ -219,16 +219,16 @@ export class MnemoEngine {
       resolveProject: (cwd) => (projectRoot !== undefined ? clientProject(projectRoot, cwd) : resolveProjectRoot(cwd)),
       defaultCwd: this.cwd,
     })
-    if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd), skipped: captured.skip }
+    if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd, { workingDir: true }), skipped: captured.skip }
     const [event] = this.access.own([captured.event])
     const sameAs = captured.sameAs?.map((key) => ownKey(key, this.user))
     const result = this.store.append([{ event: event!, derive: () => this.derive(event!), ...(sameAs ? { sameAs } : {}) }])
     return { stored: result.inserted === 1, project: captured.event.project }
   }
 
-  /** The project a path names, for reads; see `projectForPath` in projects.ts. */
-  projectForPath(p: string): ProjectRef {
-    return projectForPath(this.store, p)
+  /** The project a path names, for reads; see `projectForPath` in projects.ts (`workingDir`: `p` is where a command or agent runs). */
+  projectForPath(p: string, options: { workingDir?: boolean } = {}): ProjectRef {
+    return projectForPath(this.store, p, options)
   }
 
   /**

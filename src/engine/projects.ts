@@ -13,12 +13,17 @@ import type { EngineContext } from './engine-context.js'
  * exists on this machine; otherwise the known project whose root contains
  * it (a folder of a project captured elsewhere); otherwise the path itself.
  * Writes use the identity alone (`resolveProjectRoot`).
+ *
+ * @param options.workingDir - `p` is where a command or an agent runs (not a path the user named): a folder
+ *   on this machine outside any git repository is then its own project, as a hook run there files it, so a
+ *   fresh folder never reads the memories of a project that happens to contain it (a home folder, /tmp).
  */
-export function projectForPath(store: Store, p: string): ProjectRef {
+export function projectForPath(store: Store, p: string, options: { workingDir?: boolean } = {}): ProjectRef {
   const ref = resolveProjectRoot(p)
   if (ref.root !== normalizeRoot(p)) return ref
   const known = store.listProjects().find((pr) => pr.root === ref.root)
   if (known) return { root: known.root, name: known.name }
+  if (options.workingDir && existsSync(ref.root)) return ref
   const container = store
     .listProjects()
     .filter((pr) => ref.root.startsWith(`${pr.root}/`))

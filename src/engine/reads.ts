@@ -50,7 +50,7 @@ const DIGEST_TAIL = 350
 
 /** `MnemoEngine.context`. */
 export function buildContext(ctx: EngineContext, options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string }): ContextBlock & { project: string } {
-  const ref = options.project ?? projectForPath(ctx.store, ctx.cwd)
+  const ref = options.project ?? projectForPath(ctx.store, ctx.cwd, { workingDir: true })
   const budget = options.budgetTokens ?? ctx.contextBudgetTokens
   if (!Number.isInteger(budget) || budget < MIN_CONTEXT_BUDGET || budget > 100_000) {
     throw invalidInput('budget', `budget must be an integer ${MIN_CONTEXT_BUDGET}–100000 tokens (got ${budget})`)

@@ -61,14 +61,15 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
   const readScope = (project: string | undefined): ProjectId[] => {
     const scope = scopeOf(project)
     if ('project' in scope) return engine.resolveProjects(scope.project).map((p) => p.id)
-    const ref = engine.projectForPath(scope.cwd)
+    // The agent's working directory: outside git, the folder itself (as its hooks file it), never a project containing it.
+    const ref = engine.projectForPath(scope.cwd, { workingDir: true })
     const found = engine.listProjects().find((p) => p.root === ref.root)
     // A project with nothing captured yet: search nothing rather than everything.
     return found ? [found.id] : ['prj_none' as ProjectId]
   }
   const writeRef = (project: string | undefined): ProjectRef => {
     const scope = scopeOf(project)
-    return 'project' in scope ? engine.projectForWrite(scope.project) : engine.projectForPath(scope.cwd)
+    return 'project' in scope ? engine.projectForWrite(scope.project) : engine.projectForPath(scope.cwd, { workingDir: true })
   }
   /** A tool handler: parses the arguments with `schema` (limits included), runs `fn`, maps errors to an `isError` result. */
   const handler =
