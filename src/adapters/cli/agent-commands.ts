@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { resolveProjectRoot } from '../../capture/project.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { SURFACE_AGENTS, type AgentName } from '../../core/types.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
@@ -40,7 +41,8 @@ type AnyPlan = { kind: 'claude'; plan: ConnectPlan } | { kind: 'agent'; plan: Ag
 
 function connectPlan(agent: string, scope: string | undefined, io: CliIo, disconnecting: boolean): AnyPlan {
   if (!CONNECT_AGENTS.includes(agent)) throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: ${CONNECT_AGENTS.join(', ')}`)
-  const location = { scope: (scope ?? 'user') as 'user' | 'project', projectDir: io.cwd, env: io.env, ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}) }
+  // --scope project means the repository, wherever in it the command runs (as captures file it): its git top-level.
+  const location = { scope: (scope ?? 'user') as 'user' | 'project', projectDir: resolveProjectRoot(io.cwd).root, env: io.env, ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}) }
   const command = { cliPath: CLI_PATH, nodePath: process.execPath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) }
   if (agent === 'claude-code') {
     return { kind: 'claude', plan: disconnecting ? disconnectClaudeCode({ ...location, cliPath: CLI_PATH }) : planClaudeCodeConnect({ ...location, ...command }) }
@@ -84,7 +86,7 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
   const agents = checkAgents({
     cliPath: CLI_PATH,
     nodePath: process.execPath,
-    projectDir: io.cwd,
+    projectDir: resolveProjectRoot(io.cwd).root,
     env: io.env,
     ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}),
     ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}),

@@ -52,6 +52,23 @@ describe('connect --all and doctor', () => {
     ])
   })
 
+  it('--scope project writes to the repository’s top level when run from a subfolder, and doctor checks it there', async () => {
+    const s = sandbox()
+    mkdirSync(path.join(s.io.cwd, '.git'))
+    const sub = path.join(s.io.cwd, 'src', 'billing')
+    mkdirSync(sub, { recursive: true })
+    const io = { ...s.io, cwd: sub }
+    expect(await runCli(['connect', 'claude-code', '--scope', 'project'], io)).toBe(0)
+    expect(await runCli(['connect', 'cursor', '--scope', 'project'], io)).toBe(0)
+    expect(readFileSync(path.join(s.io.cwd, '.claude/settings.json'), 'utf8')).toContain('hook SessionStart')
+    expect(existsSync(path.join(s.io.cwd, '.cursor/mcp.json'))).toBe(true)
+    expect(existsSync(path.join(sub, '.claude'))).toBe(false)
+    const before = s.out().stdout.length
+    await runCli(['doctor', '--json'], io)
+    const report = JSON.parse(s.out().stdout.slice(before)) as { agents: { agent: string; scope: string; status: string }[] }
+    expect(report.agents.filter((a) => a.scope === 'project' && ['claude-code', 'cursor'].includes(a.agent)).map((a) => a.status)).toEqual(['ok', 'ok'])
+  })
+
   it('doctor names what is missing and how to fix it, as one JSON document', async () => {
     const s = sandbox()
     expect(await runCli(['doctor', '--json'], s.io)).toBe(0)
