@@ -3,7 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { toIso } from '../../core/clock.js'
 import { MnemoError } from '../../core/errors.js'
-import type { ProjectId } from '../../core/ids.js'
+import { idPrefix, type ProjectId } from '../../core/ids.js'
 import type { ProjectRef } from '../../core/types.js'
 import {
   contextInput,
@@ -66,6 +66,23 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     const found = engine.listProjects().find((p) => p.root === ref.root)
     // A project with nothing captured yet: search nothing rather than everything.
     return found ? [found.id] : ['prj_none' as ProjectId]
+  }
+  /**
+   * What `id` names, when it is in the call's project scope (the `project` argument, else the working
+   * directory's): an item of another project is reached by naming that project, as recall reaches it.
+   * @throws {MnemoError} `NOT_FOUND` — no such item, or one of another project (the hint names it).
+   */
+  const assertInScope = (id: string, project: string | undefined): ReturnType<MnemoEngine['show']> => {
+    const r = engine.show(id)
+    const projectId = r.type === 'observation' ? r.observation.projectId : r.type === 'memory' ? r.memory.projectId : r.detail.session.projectId
+    if (!readScope(project).includes(projectId)) {
+      const owner = r.type === 'session' ? r.detail.project : r.project
+      throw new MnemoError('NOT_FOUND', `no ${r.type} ${id} in this project`, {
+        details: { kind: r.type, id },
+        ...(owner ? { hint: `it belongs to project ${JSON.stringify(owner.name)}: pass project: ${JSON.stringify(owner.name)} to reach it` } : {}),
+      })
+    }
+    return r
   }
   const writeRef = (project: string | undefined): ProjectRef => {
     const scope = scopeOf(project)
@@ -145,10 +162,14 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     {
       title: 'Forget',
       description: 'Forget one observation or memory by id (obs_… or mem_…), from every index.',
-      inputSchema: forgetInput.shape,
+      inputSchema: { ...forgetInput.shape, project: projectArg },
       outputSchema: forgottenJson.shape,
     },
-    handler(forgetInput, ({ id }) => ({ forgotten: engine.forget(id, 'mcp') })),
+    handler(forgetInput.safeExtend({ project: projectField.optional() }), ({ id, project }) => {
+      // A malformed id or a session id gets forget's own message.
+      if (idPrefix(id) === 'obs' || idPrefix(id) === 'mem') assertInScope(id, project)
+      return { forgotten: engine.forget(id, 'mcp') }
+    }),
   )
 
   server.registerTool(
@@ -193,11 +214,11 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     {
       title: 'Show by id',
       description: 'Expand an observation (obs_…), memory (mem_…) or session (ses_…) returned by memory_recall or memory_sessions.',
-      inputSchema: showInput.shape,
+      inputSchema: { ...showInput.shape, project: projectArg },
     },
-    handler(showInput, ({ id }) => {
+    handler(showInput.safeExtend({ project: projectField.optional() }), ({ id, project }) => {
       // The same views as every other surface: no internal fields (event sequence numbers, raw epoch times).
-      const r = engine.show(id)
+      const r = assertInScope(id, project)
       if (r.type === 'observation') return { type: r.type, observation: toObservationJson(r.observation, r.project) }
       if (r.type === 'memory') return { type: r.type, memory: toMemoryJson(r.memory, r.project) }
       return {
@@ -213,21 +234,16 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     {
       title: 'Session timeline',
       description: "A session's observations in time order (prompts, tool calls, errors, messages), a page at a time; ids expand with memory_show.",
-      inputSchema: timelineInput.shape,
+      inputSchema: { ...timelineInput.shape, project: projectArg },
       outputSchema: {
         session: z.string(),
         total: z.number(),
         observations: z.array(z.object({ id: z.string(), kind: z.string(), role: z.string(), time: z.string(), tool: z.string().nullable(), text: z.string(), flags: z.array(z.string()) })),
       },
     },
-    handler(timelineInput, ({ session, offset, limit }) => {
-      const r = engine.show(session)
+    handler(timelineInput.safeExtend({ project: projectField.optional() }), ({ session, offset, limit, project }) => {
+      const r = assertInScope(session, project)
       if (r.type !== 'session') throw new MnemoError('INVALID_INPUT', `memory_timeline needs a session id (ses_…) (got ${JSON.stringify(session)})`, { details: { path: 'session' } })
-      // Project scope: a session of another project is shown only when the caller names that project.
-      const scopeIds = readScope(undefined)
-      if (!scopeIds.includes(r.detail.session.projectId) && cwd !== undefined) {
-        throw new MnemoError('NOT_FOUND', `no session ${session} in this project`, { details: { kind: 'session', id: session } })
-      }
       const start = offset ?? 0
       const page = r.detail.observations.slice(start, start + (limit ?? 50))
       return {
