@@ -286,4 +286,28 @@ describe('mnemo mcp lifecycle', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it('answers a line that is not JSON with -32700 and one that is not JSON-RPC with -32600, then goes on', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'mnemo-mcp-bad-'))
+    try {
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }
+      const r = spawnSync(process.execPath, [CLI, 'mcp'], {
+        cwd: dir,
+        env: { ...process.env, MNEMO_HOME: path.join(dir, 'home') },
+        input: `{not json\n{"hello":1}\n${JSON.stringify(init)}\n`,
+        encoding: 'utf8',
+        timeout: 10_000,
+      })
+      expect([r.status, r.stderr]).toEqual([0, ''])
+      const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number | null; error?: { code: number; message: string }; result?: unknown })
+      expect(replies.map((m) => [m.id, m.error?.code])).toEqual([
+        [null, -32700],
+        [null, -32600],
+        [1, undefined],
+      ])
+      expect(replies[0]!.error!.message).toMatch(/^Parse error: /)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

@@ -28,7 +28,28 @@ export async function serveMcpStdio(options: { env: MnemoEnv; cwd: string; home?
     // report that). Let the requests already read finish (the engine is synchronous,
     // so they are done once pending promise jobs have run), then stop.
     process.stdin.once('end', () => setImmediate(resolve))
-    server.connect(transport).catch(reject)
+    server
+      .connect(transport)
+      .then(() => answerUnreadableLines(transport))
+      .catch(reject)
   })
   opened.close()
+}
+
+/**
+ * Answers a line the transport could not read as JSON-RPC, which the SDK's stdio transport only reports to
+ * `onerror`: JSON-RPC 2.0 §5.1 wants a response with a null id, -32700 (parse error) for a line that is not
+ * JSON, -32600 (invalid request) for JSON that is not a JSON-RPC message. A client waiting on it stops waiting;
+ * later lines are read as before.
+ */
+function answerUnreadableLines(transport: StdioServerTransport): void {
+  const reported = transport.onerror
+  transport.onerror = (error: Error) => {
+    reported?.(error)
+    const code = error instanceof SyntaxError ? -32700 : error.name === 'ZodError' ? -32600 : undefined
+    if (code === undefined) return
+    const message = code === -32700 ? `Parse error: ${error.message}` : 'Invalid Request: not a JSON-RPC 2.0 message'
+    // The SDK's message type has no null id; the specification requires one here.
+    void transport.send({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as Parameters<StdioServerTransport['send']>[0]).catch(() => {})
+  }
 }
