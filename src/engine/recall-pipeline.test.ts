@@ -136,6 +136,21 @@ describe('graph channel', () => {
   })
 })
 
+describe('compatibility forms (NFKC)', () => {
+  it('a full-width query finds ASCII text and an ASCII query finds full-width text, also after rebuild', async () => {
+    const { engine } = createTestEngine()
+    const project = { root: '/p/a', name: 'a' }
+    engine.remember('the checkout flow retries the payment twice', { project })
+    engine.remember('ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds', { project })
+    for (let i = 0; i < 20; i++) engine.remember(`unrelated note number ${i} about the billing service`, { project })
+    const found = async (query: string): Promise<string[]> => (await engine.recall(query, { limit: 3 })).map((h) => h.snippet)
+    expect(await found('ｃｈｅｃｋｏｕｔ')).toEqual(['the checkout flow retries the payment twice'])
+    expect(await found('gateway')).toEqual(['ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds'])
+    engine.rebuild()
+    expect(await found('gateway')).toEqual(['ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds'])
+  })
+})
+
 describe('per-session cap', () => {
   it('keeps at most N hits of one session among the top results, then fills with the rest', async () => {
     const turns = Array.from({ length: 6 }, (_, i) => ['Ann', `deploy step ${i} of the release`] as [string, string])

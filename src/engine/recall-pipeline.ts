@@ -3,6 +3,7 @@ import type { SessionId } from '../core/ids.js'
 import { repairUnicode, truncateGraphemes } from '../core/text.js'
 import { DEFAULT_SPREAD, spreadToNeighbors, type SpreadWeights } from '../retrieval/context-spread.js'
 import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
+import { searchForm } from '../retrieval/search-text.js'
 import { CHANNEL_NAMES, reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList, type ChannelName } from '../retrieval/fusion.js'
 import { answerTypeOf, endsWithQuestion, hasAnswerType, type AnswerType } from '../retrieval/answer-type.js'
 import { makeSnippet } from '../retrieval/snippet.js'
@@ -221,7 +222,8 @@ export interface RankedDoc {
  */
 export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = DEFAULT_RECALL_CONFIG): RankedDoc[] {
   if (q.query.length > 16_000) throw invalidInput('query', `query is longer than 16000 characters (got ${q.query.length})`)
-  const query = repairUnicode(q.query)
+  // NFKC, as the index is (searchForm): a full-width `ｃｈｅｃｋｏｕｔ` is `checkout` to every channel.
+  const query = searchForm(repairUnicode(q.query))
   const match = toMatchExpression(query)
   if (match === undefined) throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(q.query, 40))})`)
   const enabled = new Set<ChannelName>((q.channels ?? CHANNEL_NAMES).filter((c) => config.weights[c] > 0))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { toMatchExpression, toQueryTerms } from './fts-query.js'
-import { cjkBigrams, splitIdentifier, toIndexedText } from './search-text.js'
+import { cjkBigrams, searchForm, splitIdentifier, toIndexedText } from './search-text.js'
 
 describe('index side', () => {
   it('rewrites CJK runs as overlapping bigrams and leaves other text alone', () => {
@@ -17,6 +17,13 @@ describe('index side', () => {
     expect(ix.body).toBe('call validateToken now')
     expect(ix.parts).toBe('validate token src/middleware/auth.ts Edit')
   })
+  it('indexes the NFKC form: full-width letters, half-width katakana and ligatures as their plain forms', () => {
+    const ix = toIndexedText('ｃｈｅｃｋｏｕｔ calls ａｐｐｌｙＤｉｓｃｏｕｎｔ ﬁrst; ｶﾀｶﾅ', ['ｓｒｃ／ｃａｒｔ．ｔｓ'])
+    expect(ix.body).toBe('checkout calls applyDiscount first;  カタ タカ カナ ')
+    expect(ix.parts).toBe('apply discount src/cart.ts')
+    expect(searchForm('plain ascii')).toBe('plain ascii')
+    expect(searchForm(searchForm('①ｃ'))).toBe('1c')
+  })
 })
 
 describe('query side', () => {
@@ -30,6 +37,10 @@ describe('query side', () => {
     expect(toMatchExpression('数据库')).toBe('"数据 据库" OR "数据" OR "库"*')
     expect(toMatchExpression('数据')).toBe('"数据"')
     expect(toMatchExpression('库')).toBe('"库"*')
+  })
+  it('reads the query in NFKC form, as the index is: full-width checkout searches for checkout', () => {
+    expect(toMatchExpression('ｃｈｅｃｋｏｕｔ')).toBe('"checkout"')
+    expect(toMatchExpression('ｓｒｃ／ｃａｒｔ．ｔｓ')).toBe('"src/cart.ts"')
   })
   it('falls back to stop words when nothing else is left', () => {
     expect(toMatchExpression('what is it')).toBe('"what" OR "is" OR "it"')

@@ -1,4 +1,4 @@
-import { cjkBigrams, hasCjk } from './search-text.js'
+import { cjkBigrams, hasCjk, searchForm } from './search-text.js'
 
 /**
  * English stop words dropped from queries: function words that carry no
@@ -37,6 +37,8 @@ function quote(text: string): string {
 /**
  * Splits a free-text query into FTS5 terms.
  *
+ * - The query is read in `searchForm` (NFKC), as the index is: `ｃｈｅｃｋｏｕｔ`
+ *   searches for `checkout`.
  * - Words are lowercased by the tokenizer; English stop words are dropped
  *   unless nothing else is left; a trailing possessive `'s` is removed.
  * - Paths and dotted or namespaced identifiers (`src/middleware/auth.ts`,
@@ -56,7 +58,7 @@ export function toQueryTerms(query: string): QueryTerm[] {
     seen.add(expr)
     ;(isStop ? stopped : terms).push({ expr, source })
   }
-  for (const chunk of query.split(/\s+/)) {
+  for (const chunk of searchForm(query).split(/\s+/)) {
     if (chunk.length === 0) continue
     if (hasCjk(chunk)) {
       // The whole run as one phrase first (exact matches rank higher), then its words.
