@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../core/types.js'
 import { createOpenAiEmbedder } from '../providers/openai-embedder.js'
-import { createTestEngine, recallWith } from '../testing/test-mnemo.js'
+import { createTestEngine, hookPayload, recallWith } from '../testing/test-mnemo.js'
 import { RERANK_FEATURES } from '../retrieval/rerank.js'
 import { boostNamedRoles, DEFAULT_RECALL_CONFIG, textPrior } from './recall-pipeline.js'
 
@@ -148,6 +148,35 @@ describe('compatibility forms (NFKC)', () => {
     expect(await found('gateway')).toEqual(['ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds'])
     engine.rebuild()
     expect(await found('gateway')).toEqual(['ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds'])
+  })
+})
+
+describe('file entities', () => {
+  const ROOT = '/tmp/tmp.wc3XzOVkQr'
+  function capture(engine: ReturnType<typeof createTestEngine>['engine'], clock: ReturnType<typeof createTestEngine>['clock']): void {
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fix the discount in src/Cart.ts: pct/100 is applied twice' }, 's1', ROOT))
+    clock.advance(1000)
+    engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'Edit', tool_use_id: 'e1', tool_input: { file_path: `${ROOT}/src/Cart.ts`, old_string: 'x', new_string: 'y' }, tool_response: {} }, 's1', ROOT))
+    clock.advance(1000)
+    for (let i = 0; i < 40; i++) engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: ROOT, name: 'app' } })
+  }
+
+  it('are one entity per file, named relative to the project root with their case kept, and arithmetic is no file', () => {
+    const { engine, clock } = createTestEngine({ cwd: ROOT })
+    capture(engine, clock)
+    const files = () => engine.entityGraph(engine.listProjects().map((p) => p.id), undefined, 50).nodes.filter((n) => n.type === 'file').map((n) => n.name)
+    expect(files()).toEqual(['src/Cart.ts'])
+    engine.rebuild()
+    expect(files()).toEqual(['src/Cart.ts'])
+  })
+
+  it('lead the graph channel from a path the query writes absolute or relative to the documents that touched the file', async () => {
+    const { engine, clock } = createTestEngine({ cwd: ROOT, recall: recallWith({ bm25: 0, graph: 1 }) })
+    capture(engine, clock)
+    for (const query of [`what changed in ${ROOT}/src/Cart.ts`, 'what changed in src/Cart.ts']) {
+      const hits = await engine.recall(query, { channels: ['graph'] })
+      expect(hits.map((h) => h.kind).sort(), query).toEqual(['prompt', 'tool'])
+    }
   })
 })
 

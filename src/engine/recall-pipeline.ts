@@ -284,7 +284,9 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     const projects = q.projectIds ?? []
     const total = store.countDocs(scope)
     // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
-    const seeds = store.findEntities(scope, queryEntities(query, store.entityNames(projects))).filter((e) => e.docs <= Math.max(3, total * config.graphMaxDocShare))
+    // Paths inside a project searched are named relative to its root, as capture names them (fileEntityName).
+    const roots = (projects.length > 0 ? projects.map((id) => store.getProject(id)) : store.listProjects()).flatMap((p) => (p ? [p.root] : []))
+    const seeds = store.findEntities(scope, queryEntities(query, store.entityNames(projects), roots)).filter((e) => e.docs <= Math.max(3, total * config.graphMaxDocShare))
     if (seeds.length > 0) {
       const seedIds = seeds.map((s) => s.id)
       const hops = store.coMentioned(seedIds, scope, config.graphHops)
