@@ -180,6 +180,21 @@ describe('file entities', () => {
   })
 })
 
+describe('identifiers', () => {
+  it('a hit holding applyDiscount outranks hits holding only apply (apply_patch calls) or only discount for "apply discount"', async () => {
+    const { engine, clock } = createTestEngine()
+    for (let i = 0; i < 10; i++) {
+      engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'apply_patch', tool_use_id: `t${i}`, tool_input: { patch: `*** Update File: src/file${i}.ts\n+const x${i} = ${i}` }, tool_response: { output: 'Done' } }))
+      clock.advance(1000)
+    }
+    for (let i = 0; i < 30; i++) engine.remember(`note ${i}: the orders service logs each request with its latency`)
+    const both = engine.remember('The cart total is computed in src/cart.ts; applyDiscount takes the coupon code, looks it up in the promotions table, checks the expiry date and the minimum basket value, and returns the reduced total rounded to cents.').memory
+    engine.remember('a discount of 10% is given to returning customers')
+    const hits = await engine.recall('apply discount', { limit: 5 })
+    expect(hits[0]?.id).toBe(both.id)
+  })
+})
+
 describe('per-session cap', () => {
   it('keeps at most N hits of one session among the top results, then fills with the rest', async () => {
     const turns = Array.from({ length: 6 }, (_, i) => ['Ann', `deploy step ${i} of the release`] as [string, string])

@@ -42,11 +42,20 @@ describe('query side', () => {
     expect(toMatchExpression('ｃｈｅｃｋｏｕｔ')).toBe('"checkout"')
     expect(toMatchExpression('ｓｒｃ／ｃａｒｔ．ｔｓ')).toBe('"src/cart.ts"')
   })
+  it('also searches adjacent words joined, the one token FTS5 makes of a camelCase identifier', () => {
+    expect(toMatchExpression('apply discount')).toBe('"apply" OR "discount" OR "applydiscount"')
+    expect(toMatchExpression('apply bulk discount')).toBe('"apply" OR "bulk" OR "discount" OR "applybulk" OR "applybulkdiscount" OR "bulkdiscount"')
+    // A stop word, punctuation inside a word or CJK breaks a run; one word has nothing to join.
+    expect(toMatchExpression('apply the discount')).toBe('"apply" OR "discount"')
+    expect(toMatchExpression('src/cart.ts discount')).toBe('"src/cart.ts" OR "discount"')
+    expect(toMatchExpression('数据 discount')).toBe('"数据" OR "discount"')
+    expect(toMatchExpression('checkout')).toBe('"checkout"')
+  })
   it('falls back to stop words when nothing else is left', () => {
     expect(toMatchExpression('what is it')).toBe('"what" OR "is" OR "it"')
   })
   it('escapes double quotes and returns undefined for punctuation only', () => {
-    expect(toMatchExpression('say "hi"')).toBe('"say" OR "hi"')
+    expect(toMatchExpression('say "hi"')).toBe('"say" OR "hi" OR "sayhi"')
     expect(toMatchExpression('a"b')).toBe('"a""b"')
     expect(toMatchExpression('?!  ...')).toBeUndefined()
   })
