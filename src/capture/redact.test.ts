@@ -370,6 +370,57 @@ describe('redactSecrets', () => {
   })
 })
 
+describe('overlapping detectors', () => {
+  /** Every placeholder whole: `[REDACTED:` is always followed by a type and `]`, never by another placeholder. */
+  const wellFormed = (out: string): boolean => !/\[REDACTED(?!:[\w-]+\])/.test(out) && !out.includes('[REDACTED:[')
+
+  it('never rewrites one detector\'s placeholder with another (curl -u key: keeps its stripe-key type)', () => {
+    const cases: [string, string][] = [
+      [`curl https://api.stripe.com/v1/charges -u ${STRIPE_LIVE}:`, 'curl https://api.stripe.com/v1/charges -u [REDACTED:stripe-key]:'],
+      [`curl https://api.stripe.com/v1/charges -u ${STRIPE_LIVE}: -d amount=100`, 'curl https://api.stripe.com/v1/charges -u [REDACTED:stripe-key]: -d amount=100'],
+      [`curl --user ${GHP}: https://api.github.com`, 'curl --user [REDACTED:github-token]: https://api.github.com'],
+      [`curl -u "${STRIPE_LIVE}:" https://api.stripe.com`, 'curl -u "[REDACTED:stripe-key]:" https://api.stripe.com'],
+      [`curl -u ${STRIPE_LIVE}:${GHP} https://x.test`, 'curl -u [REDACTED:stripe-key]:[REDACTED:github-token] https://x.test'],
+    ]
+    for (const [input, output] of cases) {
+      expect(redactSecrets(input)).toBe(output)
+      expect(redactSecrets(output)).toBe(output)
+    }
+  })
+
+  it('keeps a vendor key inside URL userinfo, a JWT in a bearer header and a key before : or @ as one typed placeholder', () => {
+    const cases: [string, string][] = [
+      [`https://user:${STRIPE_LIVE}@api.stripe.com/v1`, 'https://user:[REDACTED:stripe-key]@api.stripe.com/v1'],
+      [`https://${STRIPE_LIVE}:@api.stripe.com/v1`, 'https://[REDACTED:stripe-key]:@api.stripe.com/v1'],
+      [`git clone https://x-access-token:${GHP}@github.com/o/r.git`, 'git clone https://x-access-token:[REDACTED:github-token]@github.com/o/r.git'],
+      [`postgres://app:${JWT}@db.internal/app`, 'postgres://app:[REDACTED:jwt]@db.internal/app'],
+      [`curl -H "Authorization: Bearer ${JWT}" https://x.test`, 'curl -H "Authorization: Bearer [REDACTED:jwt]" https://x.test'],
+      [`Bearer ${JWT}:`, 'Bearer [REDACTED:jwt]:'],
+      [`curl -u admin:${STRIPE_LIVE}@ https://x.test`, 'curl -u admin:[REDACTED:stripe-key]@ https://x.test'],
+      [`password: ${STRIPE_LIVE}@`, 'password: [REDACTED:stripe-key]@'],
+      [`TOKEN=${GHP}:`, 'TOKEN=[REDACTED:github-token]:'],
+      [`curl --user ${AWS_ID}:${AWS_ID}@ x`, 'curl --user [REDACTED:aws-access-key]:[REDACTED:aws-access-key]@ x'],
+    ]
+    for (const [input, output] of cases) {
+      expect(redactSecrets(input)).toBe(output)
+      expect(wellFormed(redactSecrets(input))).toBe(true)
+    }
+  })
+
+  it('leaves every placeholder whole when the table\'s hits are glued to : and @', () => {
+    const inputs = Object.values(CASES).flatMap((c) => c.hits.map((h) => h.input))
+    for (const input of inputs) {
+      for (const glued of [`curl -u ${input}:`, `curl -u ${input}: x`, `https://u:${input}@h.test`, `${input}:`, `-u ${input}@`]) {
+        expect(wellFormed(redactSecrets(glued)), glued).toBe(true)
+      }
+    }
+  })
+
+  it('finds nothing to replace in text that holds only placeholders', () => {
+    expect(findSecrets('curl -u [REDACTED:stripe-key]: and [PRIVATE]:x')).toEqual([])
+  })
+})
+
 describe('findSecrets', () => {
   it('reports the spans it would replace, sorted, without overlaps', () => {
     const text = `a=1 password="pw" ${GHP} <private>z</private>`

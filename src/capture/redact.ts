@@ -13,8 +13,10 @@
  *   detector library is used: secretlint (the maintained option on npm) loads
  *   in ~30 ms, is async, and misses the key/value, URL and header cases.
  *
- * Redaction is idempotent for delimited secrets: placeholders are never
- * matched again, and a value already holding a placeholder is left as it is.
+ * Redaction is idempotent for delimited secrets: placeholders already in the
+ * text are taken before any detector runs, so no detector ever rewrites
+ * another's placeholder or any part of it (spans never overlap one), and a
+ * value already holding a placeholder is left as it is.
  *
  * Cost stays linear in the text (a 200 KB adversarial string takes tens of
  * ms): regexes are precompiled; no nested quantifiers over overlapping
@@ -518,6 +520,10 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
 // Matching
 
 const PRIVATE_SPAN = /<private\s*>[\s\S]*?(?:<\/private\s*>|$)/gi
+/** A placeholder already in the text (a second pass, or text redacted before). */
+const PLACEHOLDER_SPAN = /\[(?:REDACTED(?::[\w-]+)?|PRIVATE)\]/g
+/** Span type of a placeholder already in the text: it is taken (nothing may overlap it) but never replaced. */
+const KEEP = '\0keep'
 
 function secretRange(m: RegExpExecArray): [number, number] {
   const groups = m.indices?.groups
@@ -532,12 +538,13 @@ function secretRange(m: RegExpExecArray): [number, number] {
  * hold a secret's worth of characters (`MIN_LEFTOVER`, so `Bearer ` or
  * punctuation around a vendor token is left alone). Linear in both lists.
  */
-function mergeCandidates(taken: SecretSpan[], candidates: SecretSpan[], text: string): SecretSpan[] {
+function mergeCandidates(taken: SecretSpan[], candidates: SecretSpan[], text: string, dropOverlapping = false): SecretSpan[] {
   if (candidates.length === 0) return taken
   const added: SecretSpan[] = []
   let first = 0
   for (const c of candidates) {
     while ((taken[first]?.end ?? Infinity) <= c.start) first++
+    if (dropOverlapping && (taken[first]?.start ?? Infinity) < c.end) continue
     const pieces: SecretSpan[] = []
     let cursor = c.start
     let overlapped = false
@@ -594,6 +601,9 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
       if (m[0].length === 0) PRIVATE_SPAN.lastIndex++
     }
   }
+  // Placeholders already in the text are taken first: no pattern may rewrite one or any part of one (curl-user
+  // reading `-u [REDACTED:stripe-key]:` as user `[REDACTED` and password `stripe-key]:` nested a placeholder).
+  if (text.includes('[')) taken = mergeCandidates(taken, placeholderSpans(text), text, true)
   for (const pattern of patterns) {
     const re = pattern.regex
     if (!re.global || !re.hasIndices) {
@@ -633,7 +643,14 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
     }
     taken = mergeCandidates(taken, candidates, text)
   }
-  return taken
+  return taken.filter((t) => t.type !== KEEP)
+}
+
+function placeholderSpans(text: string): SecretSpan[] {
+  const out: SecretSpan[] = []
+  PLACEHOLDER_SPAN.lastIndex = 0
+  for (let m = PLACEHOLDER_SPAN.exec(text); m; m = PLACEHOLDER_SPAN.exec(text)) out.push({ type: KEEP, start: m.index, end: m.index + m[0].length })
+  return out
 }
 
 /** Replaces spans with `[REDACTED:<type>]` (or `[PRIVATE]`). */
@@ -658,6 +675,7 @@ export function redactSecrets(text: string): string {
   let out = applySpans(text, findSecrets(text))
   // A placeholder can expose a neighbour the replaced text hid (`-----END PRIVATE KEY-----AKIA…`: the key no
   // longer follows a word character), so repeat while a pass still changes something: idempotent by construction.
+  // A later pass never touches a placeholder (findSecrets takes them first), so types and brackets stay whole.
   for (let pass = 0; pass < 8 && out !== prev; pass++) {
     prev = out
     out = applySpans(out, findSecrets(out))

@@ -8,6 +8,15 @@ describe('repairUnicode', () => {
     expect(repairUnicode('x\uDC00')).toBe('x\uFFFD')
     expect(repairUnicode('🎉 ok')).toBe('🎉 ok')
   })
+
+  it('replaces bidi embedding, override and isolate controls with U+FFFD and keeps direction marks and RTL text', () => {
+    const controls = ['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069']
+    for (const c of controls) expect(repairUnicode(`a${c}b`)).toBe('a\uFFFDb')
+    expect(repairUnicode('\u202Etxt.exe fix the login bug')).toBe('\uFFFDtxt.exe fix the login bug')
+    expect(repairUnicode('if (isAdmin) \u2067} \u2066// check\u2069\u2066 {\u2069')).toBe('if (isAdmin) \uFFFD} \uFFFD// check\uFFFD\uFFFD {\uFFFD')
+    expect(repairUnicode('שלום\u200E abc \u200F مرحبا\u061C')).toBe('שלום\u200E abc \u200F مرحبا\u061C')
+    expect(repairUnicode('a\u202Eb\u0000c')).toBe(repairUnicode(repairUnicode('a\u202Eb\u0000c')))
+  })
 })
 
 describe('capText', () => {

@@ -4,10 +4,29 @@
  * truncation and token estimates. Pure functions.
  */
 
-/** Replaces NUL bytes and lone UTF-16 surrogates with U+FFFD, so stored text is well-formed. */
+/**
+ * Bidi embedding, override and isolate controls (U+202A–U+202E, U+2066–U+2069): they
+ * reorder how the text around them is displayed (Trojan Source, CVE-2021-42574).
+ */
+const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g
+
+/**
+ * Replaces NUL bytes, lone UTF-16 surrogates and bidi embedding/override/isolate
+ * controls (U+202A–U+202E, U+2066–U+2069) with U+FFFD, so stored text is
+ * well-formed and displays in the order it is read: a prompt starting with a
+ * right-to-left override cannot reverse what `sessions` or the context block
+ * shows. The marks that only set direction (U+200E, U+200F, U+061C) stay.
+ * Capture applies it before the event log, so `rebuild` derives the same text.
+ */
 export function repairUnicode(text: string): string {
-  const wellFormed = text.isWellFormed() ? text : text.toWellFormed()
-  return wellFormed.includes('\u0000') ? wellFormed.replaceAll('\u0000', '\uFFFD') : wellFormed
+  let out = text.isWellFormed() ? text : text.toWellFormed()
+  if (out.includes('\u0000')) out = out.replaceAll('\u0000', '\uFFFD')
+  return hasBidiControl(out) ? out.replace(BIDI_CONTROLS, '\uFFFD') : out
+}
+
+function hasBidiControl(text: string): boolean {
+  BIDI_CONTROLS.lastIndex = 0
+  return BIDI_CONTROLS.test(text)
 }
 
 const DATA_URI = /data:([\w.+-]+\/[\w.+-]+);base64,[A-Za-z0-9+/=]{16,}/g

@@ -42,7 +42,7 @@ function indexUnchecked(event: EventInput, timeZone: string): Derivation {
       ...(part !== undefined ? { part } : {}),
       ...(o.kind !== 'prompt' ? injectionFlags(o.text) : {}),
       index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], meta(o.role, o.kind, o.ts ?? event.ts, o.text)),
-      entities: extractEntities(o.text, { ...(o.files ? { files: o.files } : {}), ...(o.tool ? { tool: o.tool } : {}), speaker: o.role }),
+      entities: extractEntities(o.text, { ...(o.files ? { files: o.files } : {}), ...(o.tool ? { tool: o.tool } : {}), speaker: o.role, projectRoot: event.project.root }),
       }
     }),
   }
@@ -55,7 +55,7 @@ function indexUnchecked(event: EventInput, timeZone: string): Derivation {
       ...(subject ? { subjectKey: subject } : {}),
       ...injectionFlags(d.memory.text),
       index: toIndexedText(d.memory.text, [], meta(d.memory.kind, 'memory', event.ts, d.memory.text)),
-      entities: extractEntities(d.memory.text),
+      entities: extractEntities(d.memory.text, { projectRoot: event.project.root }),
     }
   }
   if (d.memoryOps) out.memoryOps = d.memoryOps

@@ -179,6 +179,27 @@ describe('remember, forget, rebuild', () => {
   })
 })
 
+describe('bidi controls at capture', () => {
+  it('neither sessions, recall nor the context block shows a right-to-left override a prompt or memory held, and rebuild derives the same', async () => {
+    const { engine } = createTestEngine()
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: '\u202Etxt.exe fix the login bug' }))
+    engine.remember('deploy key lives in \u2067vault\u2069 now')
+    const bidi = /[\u202A-\u202E\u2066-\u2069]/
+    const seen = async (): Promise<string[]> => [
+      ...engine.sessions().map((s) => s.title ?? ''),
+      engine.context().text,
+      ...(await engine.recall('login')).map((h) => h.snippet),
+      ...(await engine.recall('vault')).map((h) => h.snippet),
+    ]
+    const before = await seen()
+    expect(before.join('\n')).not.toMatch(bidi)
+    expect(engine.sessions()[0]?.title).toBe('\uFFFDtxt.exe fix the login bug')
+    expect(before.join('\n')).toContain('deploy key lives in \uFFFDvault\uFFFD now')
+    engine.rebuild()
+    expect(await seen()).toEqual(before)
+  })
+})
+
 describe('context', () => {
   it('digests recent sessions and memories under the budget, delimited as data', async () => {
     const { engine, clock } = createTestEngine()

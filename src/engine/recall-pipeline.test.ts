@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../core/types.js'
 import { createOpenAiEmbedder } from '../providers/openai-embedder.js'
-import { createTestEngine, recallWith } from '../testing/test-mnemo.js'
+import { createTestEngine, hookPayload, recallWith } from '../testing/test-mnemo.js'
 import { RERANK_FEATURES } from '../retrieval/rerank.js'
 import { boostNamedRoles, DEFAULT_RECALL_CONFIG, textPrior } from './recall-pipeline.js'
 
@@ -133,6 +133,65 @@ describe('graph channel', () => {
     const hits = await engine.recall('where is validateToken', { limit: 5 })
     const viaGraph = hits.filter((h) => h.channels?.graph)
     expect(viaGraph.map((h) => h.snippet)).toEqual(['validateToken is defined in src/middleware/auth.ts', 'src/middleware/auth.ts reads JWKS_URL at start-up'])
+  })
+})
+
+describe('compatibility forms (NFKC)', () => {
+  it('a full-width query finds ASCII text and an ASCII query finds full-width text, also after rebuild', async () => {
+    const { engine } = createTestEngine()
+    const project = { root: '/p/a', name: 'a' }
+    engine.remember('the checkout flow retries the payment twice', { project })
+    engine.remember('ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds', { project })
+    for (let i = 0; i < 20; i++) engine.remember(`unrelated note number ${i} about the billing service`, { project })
+    const found = async (query: string): Promise<string[]> => (await engine.recall(query, { limit: 3 })).map((h) => h.snippet)
+    expect(await found('ｃｈｅｃｋｏｕｔ')).toEqual(['the checkout flow retries the payment twice'])
+    expect(await found('gateway')).toEqual(['ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds'])
+    engine.rebuild()
+    expect(await found('gateway')).toEqual(['ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds'])
+  })
+})
+
+describe('file entities', () => {
+  const ROOT = '/tmp/tmp.wc3XzOVkQr'
+  function capture(engine: ReturnType<typeof createTestEngine>['engine'], clock: ReturnType<typeof createTestEngine>['clock']): void {
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fix the discount in src/Cart.ts: pct/100 is applied twice' }, 's1', ROOT))
+    clock.advance(1000)
+    engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'Edit', tool_use_id: 'e1', tool_input: { file_path: `${ROOT}/src/Cart.ts`, old_string: 'x', new_string: 'y' }, tool_response: {} }, 's1', ROOT))
+    clock.advance(1000)
+    for (let i = 0; i < 40; i++) engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: ROOT, name: 'app' } })
+  }
+
+  it('are one entity per file, named relative to the project root with their case kept, and arithmetic is no file', () => {
+    const { engine, clock } = createTestEngine({ cwd: ROOT })
+    capture(engine, clock)
+    const files = () => engine.entityGraph(engine.listProjects().map((p) => p.id), undefined, 50).nodes.filter((n) => n.type === 'file').map((n) => n.name)
+    expect(files()).toEqual(['src/Cart.ts'])
+    engine.rebuild()
+    expect(files()).toEqual(['src/Cart.ts'])
+  })
+
+  it('lead the graph channel from a path the query writes absolute or relative to the documents that touched the file', async () => {
+    const { engine, clock } = createTestEngine({ cwd: ROOT, recall: recallWith({ bm25: 0, graph: 1 }) })
+    capture(engine, clock)
+    for (const query of [`what changed in ${ROOT}/src/Cart.ts`, 'what changed in src/Cart.ts']) {
+      const hits = await engine.recall(query, { channels: ['graph'] })
+      expect(hits.map((h) => h.kind).sort(), query).toEqual(['prompt', 'tool'])
+    }
+  })
+})
+
+describe('identifiers', () => {
+  it('a hit holding applyDiscount outranks hits holding only apply (apply_patch calls) or only discount for "apply discount"', async () => {
+    const { engine, clock } = createTestEngine()
+    for (let i = 0; i < 10; i++) {
+      engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'apply_patch', tool_use_id: `t${i}`, tool_input: { patch: `*** Update File: src/file${i}.ts\n+const x${i} = ${i}` }, tool_response: { output: 'Done' } }))
+      clock.advance(1000)
+    }
+    for (let i = 0; i < 30; i++) engine.remember(`note ${i}: the orders service logs each request with its latency`)
+    const both = engine.remember('The cart total is computed in src/cart.ts; applyDiscount takes the coupon code, looks it up in the promotions table, checks the expiry date and the minimum basket value, and returns the reduced total rounded to cents.').memory
+    engine.remember('a discount of 10% is given to returning customers')
+    const hits = await engine.recall('apply discount', { limit: 5 })
+    expect(hits[0]?.id).toBe(both.id)
   })
 })
 

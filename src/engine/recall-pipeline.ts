@@ -3,6 +3,7 @@ import type { SessionId } from '../core/ids.js'
 import { repairUnicode, truncateGraphemes } from '../core/text.js'
 import { DEFAULT_SPREAD, spreadToNeighbors, type SpreadWeights } from '../retrieval/context-spread.js'
 import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
+import { searchForm } from '../retrieval/search-text.js'
 import { CHANNEL_NAMES, reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList, type ChannelName } from '../retrieval/fusion.js'
 import { answerTypeOf, endsWithQuestion, hasAnswerType, type AnswerType } from '../retrieval/answer-type.js'
 import { makeSnippet } from '../retrieval/snippet.js'
@@ -246,7 +247,8 @@ export interface RankedDoc {
  */
 export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = DEFAULT_RECALL_CONFIG): RankedDoc[] {
   if (q.query.length > 16_000) throw invalidInput('query', `query is longer than 16000 characters (got ${q.query.length})`)
-  const query = repairUnicode(q.query)
+  // NFKC, as the index is (searchForm): a full-width `ｃｈｅｃｋｏｕｔ` is `checkout` to every channel.
+  const query = searchForm(repairUnicode(q.query))
   const match = toMatchExpression(query)
   if (match === undefined) throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(q.query, 40))})`)
   const enabled = new Set<ChannelName>((q.channels ?? CHANNEL_NAMES).filter((c) => config.weights[c] > 0))
@@ -307,7 +309,9 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     const projects = q.projectIds ?? []
     const total = store.countDocs(scope)
     // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
-    const seeds = store.findEntities(scope, queryEntities(query, store.entityNames(projects))).filter((e) => e.docs <= Math.max(3, total * config.graphMaxDocShare))
+    // Paths inside a project searched are named relative to its root, as capture names them (fileEntityName).
+    const roots = (projects.length > 0 ? projects.map((id) => store.getProject(id)) : store.listProjects()).flatMap((p) => (p ? [p.root] : []))
+    const seeds = store.findEntities(scope, queryEntities(query, store.entityNames(projects), roots)).filter((e) => e.docs <= Math.max(3, total * config.graphMaxDocShare))
     if (seeds.length > 0) {
       const seedIds = seeds.map((s) => s.id)
       const hops = store.coMentioned(seedIds, scope, config.graphHops)

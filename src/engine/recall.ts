@@ -4,6 +4,7 @@ import type { RecallHit } from '../core/types.js'
 import type { Embedder } from '../providers/embedder.js'
 import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
 import { parseQueryTimes } from '../retrieval/query-time.js'
+import { searchForm } from '../retrieval/search-text.js'
 import { VectorMatrix } from '../retrieval/vector-index.js'
 import type { Scope } from '../storage/store.js'
 import type { BuiltinVectors } from './builtin-vectors.js'
@@ -42,7 +43,8 @@ export async function recall(
   const limit = options.limit ?? 10
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
   const uses = (c: ChannelName): boolean => (options.channels ? options.channels.includes(c) : true) && ctx.recallConfig.weights[c] > 0
-  const timeRanges = uses('time') ? await parseQueryTimes(query, ctx.clock.now(), ctx.timeZone) : []
+  // Times are read in the query's search form (NFKC: full-width `２０２３` is 2023); runRecall applies it to the rest.
+  const timeRanges = uses('time') ? await parseQueryTimes(searchForm(query), ctx.clock.now(), ctx.timeZone) : []
   const scope: Scope = { projectIds: options.projectIds ?? [], ...ctx.access.who() }
   const extraLists: ChannelList[] = []
   const warnings: string[] = []

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { extractEntities, queryEntities } from './entities.js'
+import { extractEntities, fileEntityName, queryEntities } from './entities.js'
 
 const names = (text: string, extra = {}) => extractEntities(text, extra).map((e) => `${e.type}:${e.name}`)
 
@@ -18,8 +18,45 @@ describe('extractEntities', () => {
     expect(names('Tests are in test/orders.test.ts. Put it in src/middleware/. Then run ./scripts/build.sh.')).toEqual([
       'file:test/orders.test.ts',
       'file:src/middleware',
-      'file:./scripts/build.sh',
+      'file:scripts/build.sh',
     ])
+  })
+
+  it('keeps the case of paths, and of a URL past its host', () => {
+    expect(names('Fix src/Cart.ts and docs/API.md; see https://Example.COM/Docs/API', { files: ['/tmp/tmp.wc3XzOVkQr/src/Cart.ts'] })).toEqual([
+      'file:/tmp/tmp.wc3XzOVkQr/src/Cart.ts',
+      'url:https://example.com/Docs/API',
+      'file:src/Cart.ts',
+      'file:docs/API.md',
+    ])
+  })
+
+  it('names a file inside the project root relative to it, so the absolute, ./ and relative forms are one entity', () => {
+    const root = '/tmp/tmp.wc3XzOVkQr'
+    expect(names(`Read ${root}/src/Cart.ts, then ./src/Cart.ts and src/Cart.ts; also /etc/hosts`, { files: [`${root}/src/Cart.ts`], projectRoot: root })).toEqual([
+      'file:src/Cart.ts',
+      'file:/etc/hosts',
+    ])
+    expect(fileEntityName(`${root}/`, root)).toBe(root)
+    expect(fileEntityName(`${root}2/a.ts`, root)).toBe(`${root}2/a.ts`)
+    expect(fileEntityName('src/a.ts', 'locomo:conv-26')).toBe('src/a.ts')
+  })
+
+  it('does not take arithmetic, word pairs or dates with a slash for files, but keeps path shapes', () => {
+    expect(names('set ratio = pct/100 and a/b, and/or km/h on 12/05/2023 (1/2 done); TCP/IP').filter((n) => n.startsWith('file:'))).toEqual([])
+    expect(names('see src/lib/utils, docker/Dockerfile, config/.env, ~/notes/todo.txt, /usr/local/bin, src/components/ and lib/v2/x.proto')).toEqual([
+      'file:src/lib/utils',
+      'file:docker/Dockerfile',
+      'file:config/.env',
+      'file:~/notes/todo.txt',
+      'file:/usr/local/bin',
+      'file:src/components',
+      'file:lib/v2/x.proto',
+    ])
+  })
+
+  it('takes no names from the capitalised words of a path', () => {
+    expect(names('fix the total in src/Cart.ts and README.md with Sara')).toEqual(['file:src/Cart.ts', 'file:README.md', 'name:sara'])
   })
 
   it('does not take contractions with a straight apostrophe, or the redaction placeholder, for names', () => {
@@ -42,5 +79,11 @@ describe('extractEntities', () => {
 describe('queryEntities', () => {
   it('matches known names in any case', () => {
     expect(queryEntities('what did caroline say about sweden?', ['caroline', 'sweden', 'melanie']).map((e) => e.name)).toEqual(['caroline', 'sweden'])
+  })
+  it('names a path inside a searched project relative to its root, as capture does', () => {
+    expect(queryEntities('who changed /home/me/app/src/Cart.ts', [], ['/home/me/app', '/home/me/other']).map((e) => `${e.type}:${e.name}`)).toEqual([
+      'file:/home/me/app/src/Cart.ts',
+      'file:src/Cart.ts',
+    ])
   })
 })

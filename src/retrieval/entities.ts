@@ -3,7 +3,11 @@ import { splitIdentifier } from './search-text.js'
 /** Kinds of entity mnemo extracts deterministically (no model). */
 export type EntityType = 'file' | 'symbol' | 'url' | 'tool' | 'name'
 
-/** An entity as stored: its type and normalised name (lowercase, trimmed). */
+/**
+ * An entity as stored: its type and normalised name. Files keep their case
+ * (`fileEntityName`), URLs keep the case of their path (scheme and host are
+ * lowercased); symbols, tools and names are lowercase. Trimmed.
+ */
 export interface EntityRef {
   type: EntityType
   name: string
@@ -13,8 +17,52 @@ export interface EntityRef {
 export const MAX_ENTITIES_PER_DOC = 24
 
 const URL_RE = /\bhttps?:\/\/[^\s<>"'`)\]]+/g
-// A path: at least one slash or a dotted file name with a known-looking extension.
-const PATH_RE = /(?:^|[\s(`'"])((?:\.{0,2}\/)?(?:[\w.@-]+\/)+[\w.@-]+|[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|php|swift|md|json|ya?ml|toml|sql|sh|css|scss|html|vue|svelte|lock|env|ini|cfg|txt))(?=$|[\s)`'",:;.!?])/g
+// A path candidate: at least one slash or a dotted file name with a known-looking extension. `looksLikePath` then
+// keeps only path shapes: `pct/100`, `a/b`, `and/or`, `km/h`, `12/05/2023` have a slash and are not files.
+const PATH_RE = /(?:^|[\s(`'"])((?:~?\/|\.{1,2}\/)?(?:[\w.@-]+\/)+[\w.@-]*|[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|php|swift|md|json|ya?ml|toml|sql|sh|css|scss|html|vue|svelte|lock|env|ini|cfg|txt))(?=$|[\s)`'",:;.!?])/g
+/** The last segment has an extension: a stem of two or more characters, a dot, then 1–8 letters or digits starting with a letter. */
+const EXTENSION = /(?:^|\/)[^/]*[^/.][^/]*\.[A-Za-z][A-Za-z0-9]{0,7}$/
+/** Files without an extension that projects commonly hold. */
+const EXTENSIONLESS_FILES = /(?:^|\/)(?:Makefile|Dockerfile|Containerfile|Gemfile|Rakefile|Procfile|Jenkinsfile|Vagrantfile|Brewfile|LICENSE|README|CODEOWNERS|\.\w[\w.-]*)$/
+
+/**
+ * Whether a slash-holding candidate from text is a path: rooted (`/`, `~/`,
+ * `./`, `../`), ending in an extension or a known extensionless file name
+ * (`docker/Dockerfile`, `config/.env`), naming a folder (`src/middleware/`),
+ * or three segments or more that all hold a letter (`src/lib/utils`).
+ * Arithmetic and word pairs (`pct/100`, `a/b`, `and/or`, dates) are not.
+ */
+function looksLikePath(candidate: string): boolean {
+  if (!candidate.includes('/')) return true // a dotted file name with a known extension (PATH_RE's second form)
+  if (/^(?:~?\/|\.{1,2}\/)/.test(candidate)) return /[A-Za-z]/.test(candidate)
+  if (candidate.endsWith('/')) return candidate.slice(0, -1).split('/').every((seg) => /[A-Za-z]{2}/.test(seg))
+  if (EXTENSION.test(candidate) || EXTENSIONLESS_FILES.test(candidate)) return true
+  const segments = candidate.split('/')
+  return segments.length >= 3 && segments.every((seg) => /[A-Za-z]/.test(seg))
+}
+
+/**
+ * The name a file entity is stored and looked up under: case kept (paths are
+ * case-sensitive), trailing `/` or `.` and leading `./` dropped, and a path
+ * inside `projectRoot` made relative to it, so `/home/me/app/src/Cart.ts`,
+ * `./src/Cart.ts` and `src/Cart.ts` are one entity of the project at
+ * `/home/me/app`. Capture (the event's project root) and recall (the roots of
+ * the projects searched) both name files through it.
+ *
+ * @param projectRoot - Absolute root of the project; other roots (`locomo:…`) leave paths as they are.
+ */
+export function fileEntityName(path: string, projectRoot?: string): string {
+  let name = path.trim().replace(/(?<=.)[./]+$/, '')
+  while (name.startsWith('./')) name = name.slice(2)
+  const root = projectRoot?.replace(/\/+$/, '')
+  if (root !== undefined && root.startsWith('/') && name.length > root.length + 1 && name.startsWith(`${root}/`)) name = name.slice(root.length + 1)
+  return name
+}
+
+/** A URL with its scheme and host lowercased (they are case-insensitive) and the rest as written. */
+function urlEntityName(url: string): string {
+  return url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, (origin) => origin.toLowerCase())
+}
 // camelCase / PascalCase with an inner capital, snake_case with an underscore, or a call `name(`.
 const SYMBOL_RE = /\b([a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+)\b/g
 // Capitalised word runs ("Sara Bareilles", "Becoming Nicole", "LGBTQ", "Sweden").
@@ -60,10 +108,11 @@ function addName(out: Map<string, EntityRef>, raw: string): void {
  *
  * @returns Unique entities, at most `MAX_ENTITIES_PER_DOC`, paths and URLs first.
  */
-export function extractEntities(text: string, extra: { files?: readonly string[]; tool?: string; speaker?: string } = {}): EntityRef[] {
+export function extractEntities(text: string, extra: { files?: readonly string[]; tool?: string; speaker?: string; projectRoot?: string } = {}): EntityRef[] {
   const out = new Map<string, EntityRef>()
   const add = (type: EntityType, name: string): void => {
-    const n = name.trim().toLowerCase()
+    const trimmed = name.trim()
+    const n = type === 'file' ? fileEntityName(trimmed, extra.projectRoot) : type === 'url' ? urlEntityName(trimmed) : trimmed.toLowerCase()
     if (n.length >= 2 && n.length <= 300) out.set(`${type}:${n}`, { type, name: n })
   }
   for (const f of extra.files ?? []) add('file', f)
@@ -71,11 +120,22 @@ export function extractEntities(text: string, extra: { files?: readonly string[]
   for (const m of sample.matchAll(URL_RE)) add('url', m[0].replace(/[.,;:!?]+$/, ''))
   const withoutUrls = sample.replace(URL_RE, ' ')
   // A path that ends a sentence ("see src/app.ts.") or names a folder ("src/middleware/.") keeps neither the dot nor the slash.
-  for (const m of withoutUrls.matchAll(PATH_RE)) add('file', m[1]!.replace(/[./]+$/, ''))
+  let withoutPaths = ''
+  let from = 0
+  for (const m of withoutUrls.matchAll(PATH_RE)) {
+    const candidate = m[1]!.replace(/\.+$/, '')
+    if (!looksLikePath(candidate)) continue
+    add('file', candidate)
+    const start = m.index + m[0].length - m[1]!.length
+    withoutPaths += `${withoutUrls.slice(from, start)} `
+    from = start + candidate.length
+  }
+  withoutPaths += withoutUrls.slice(from)
   if (extra.tool) add('tool', extra.tool)
   for (const m of withoutUrls.matchAll(SYMBOL_RE)) if (m[1]!.includes('_') || splitIdentifier(m[1]!).length >= 2) add('symbol', m[1]!)
-  // Names: skip the speaker prefix of a dialogue turn ("Caroline: …") — the speaker is its own field.
-  const prose = extra.speaker && withoutUrls.startsWith(`${extra.speaker}:`) ? withoutUrls.slice(extra.speaker.length + 1) : withoutUrls
+  // Names: skip the speaker prefix of a dialogue turn ("Caroline: …") — the speaker is its own field. A capitalised
+  // word inside a path (`src/Cart.ts`, `README.md`) is not a name.
+  const prose = extra.speaker && withoutPaths.startsWith(`${extra.speaker}:`) ? withoutPaths.slice(extra.speaker.length + 1) : withoutPaths
   // A dialogue turn is about its speaker: the speaker is an entity of the turn (agents' own roles are not names).
   if (extra.speaker && !AGENT_ROLES.has(extra.speaker.toLowerCase())) add('name', extra.speaker)
   for (const m of prose.matchAll(NAME_RE)) {
@@ -93,12 +153,23 @@ export function extractEntities(text: string, extra: { files?: readonly string[]
 /**
  * Entities a query names. The same extraction as for documents, plus every
  * known entity name of the project that the query contains as a phrase in
- * any case ("what did caroline say" names `caroline`).
+ * any case ("what did caroline say" names `caroline`). A file path inside
+ * one of `projectRoots` is named as capture names it there: relative to the
+ * root (`fileEntityName`).
  *
  * @param knownNames - Lowercase names of the project's `name` entities.
+ * @param projectRoots - Roots of the projects searched; default none (paths as written).
  */
-export function queryEntities(query: string, knownNames: Iterable<string>): EntityRef[] {
-  const found = new Map(extractEntities(query).map((e) => [`${e.type}:${e.name}`, e]))
+export function queryEntities(query: string, knownNames: Iterable<string>, projectRoots: readonly string[] = []): EntityRef[] {
+  const found = new Map<string, EntityRef>()
+  for (const e of extractEntities(query)) {
+    found.set(`${e.type}:${e.name}`, e)
+    if (e.type !== 'file') continue
+    for (const root of projectRoots) {
+      const name = fileEntityName(e.name, root)
+      if (name !== e.name) found.set(`file:${name}`, { type: 'file', name })
+    }
+  }
   const lower = ` ${query.toLowerCase().replace(/[^\p{L}\p{N}\s'’-]/gu, ' ').replace(/\s+/g, ' ')} `
   for (const name of knownNames) if (name.length >= 3 && lower.includes(` ${name} `)) found.set(`name:${name}`, { type: 'name', name })
   return [...found.values()]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { toMatchExpression, toQueryTerms } from './fts-query.js'
-import { cjkBigrams, splitIdentifier, toIndexedText } from './search-text.js'
+import { cjkBigrams, searchForm, splitIdentifier, toIndexedText } from './search-text.js'
 
 describe('index side', () => {
   it('rewrites CJK runs as overlapping bigrams and leaves other text alone', () => {
@@ -17,6 +17,13 @@ describe('index side', () => {
     expect(ix.body).toBe('call validateToken now')
     expect(ix.parts).toBe('validate token src/middleware/auth.ts Edit')
   })
+  it('indexes the NFKC form: full-width letters, half-width katakana and ligatures as their plain forms', () => {
+    const ix = toIndexedText('ｃｈｅｃｋｏｕｔ calls ａｐｐｌｙＤｉｓｃｏｕｎｔ ﬁrst; ｶﾀｶﾅ', ['ｓｒｃ／ｃａｒｔ．ｔｓ'])
+    expect(ix.body).toBe('checkout calls applyDiscount first;  カタ タカ カナ ')
+    expect(ix.parts).toBe('apply discount src/cart.ts')
+    expect(searchForm('plain ascii')).toBe('plain ascii')
+    expect(searchForm(searchForm('①ｃ'))).toBe('1c')
+  })
 })
 
 describe('query side', () => {
@@ -31,11 +38,24 @@ describe('query side', () => {
     expect(toMatchExpression('数据')).toBe('"数据"')
     expect(toMatchExpression('库')).toBe('"库"*')
   })
+  it('reads the query in NFKC form, as the index is: full-width checkout searches for checkout', () => {
+    expect(toMatchExpression('ｃｈｅｃｋｏｕｔ')).toBe('"checkout"')
+    expect(toMatchExpression('ｓｒｃ／ｃａｒｔ．ｔｓ')).toBe('"src/cart.ts"')
+  })
+  it('also searches adjacent words joined, the one token FTS5 makes of a camelCase identifier', () => {
+    expect(toMatchExpression('apply discount')).toBe('"apply" OR "discount" OR "applydiscount"')
+    expect(toMatchExpression('apply bulk discount')).toBe('"apply" OR "bulk" OR "discount" OR "applybulk" OR "applybulkdiscount" OR "bulkdiscount"')
+    // A stop word, punctuation inside a word or CJK breaks a run; one word has nothing to join.
+    expect(toMatchExpression('apply the discount')).toBe('"apply" OR "discount"')
+    expect(toMatchExpression('src/cart.ts discount')).toBe('"src/cart.ts" OR "discount"')
+    expect(toMatchExpression('数据 discount')).toBe('"数据" OR "discount"')
+    expect(toMatchExpression('checkout')).toBe('"checkout"')
+  })
   it('falls back to stop words when nothing else is left', () => {
     expect(toMatchExpression('what is it')).toBe('"what" OR "is" OR "it"')
   })
   it('escapes double quotes and returns undefined for punctuation only', () => {
-    expect(toMatchExpression('say "hi"')).toBe('"say" OR "hi"')
+    expect(toMatchExpression('say "hi"')).toBe('"say" OR "hi" OR "sayhi"')
     expect(toMatchExpression('a"b')).toBe('"a""b"')
     expect(toMatchExpression('?!  ...')).toBeUndefined()
   })

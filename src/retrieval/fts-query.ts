@@ -1,4 +1,4 @@
-import { cjkBigrams, hasCjk } from './search-text.js'
+import { cjkBigrams, hasCjk, searchForm } from './search-text.js'
 
 /**
  * English stop words dropped from queries: function words that carry no
@@ -37,6 +37,8 @@ function quote(text: string): string {
 /**
  * Splits a free-text query into FTS5 terms.
  *
+ * - The query is read in `searchForm` (NFKC), as the index is: `ｃｈｅｃｋｏｕｔ`
+ *   searches for `checkout`.
  * - Words are lowercased by the tokenizer; English stop words are dropped
  *   unless nothing else is left; a trailing possessive `'s` is removed.
  * - Paths and dotted or namespaced identifiers (`src/middleware/auth.ts`,
@@ -56,7 +58,7 @@ export function toQueryTerms(query: string): QueryTerm[] {
     seen.add(expr)
     ;(isStop ? stopped : terms).push({ expr, source })
   }
-  for (const chunk of query.split(/\s+/)) {
+  for (const chunk of searchForm(query).split(/\s+/)) {
     if (chunk.length === 0) continue
     if (hasCjk(chunk)) {
       // The whole run as one phrase first (exact matches rank higher), then its words.
@@ -103,5 +105,33 @@ function addChunk(raw: string, add: (expr: string, source: string, isStop: boole
 export function toMatchExpression(query: string): string | undefined {
   const terms = toQueryTerms(query)
   if (terms.length === 0) return undefined
-  return terms.map((t) => t.expr).join(' OR ')
+  const joined = joinedIdentifiers(query).filter((j) => !terms.some((t) => t.expr === j))
+  return [...terms.map((t) => t.expr), ...joined].join(' OR ')
+}
+
+/** Most words of a query joined into one identifier term (`apply bulk discount` → `applybulkdiscount`). */
+const MAX_JOINED_WORDS = 3
+
+/**
+ * Runs of 2–3 adjacent query words joined, as quoted terms: `apply discount`
+ * also searches for `applydiscount`, the one token FTS5 makes of
+ * `applyDiscount` (its parts are only in the half-weighted parts column).
+ * Without it a hit holding `applyDiscount` ranked below hits holding only
+ * `apply` (`apply_patch` tool calls, whose words are body tokens). Only
+ * plain letter/digit words, no stop words and no CJK take part; a joined
+ * term that matches nothing changes no score.
+ */
+function joinedIdentifiers(query: string): string[] {
+  const words = searchForm(query)
+    .split(/\s+/)
+    .map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
+  const out: string[] = []
+  for (let i = 0; i < words.length; i++) {
+    for (let n = 2; n <= MAX_JOINED_WORDS && i + n <= words.length; n++) {
+      const run = words.slice(i, i + n)
+      if (!run.every((w) => /^[A-Za-z][A-Za-z0-9]*$/.test(w) && !STOP_WORDS.has(w.toLowerCase()))) break
+      out.push(quote(run.join('')))
+    }
+  }
+  return [...new Set(out)]
 }

@@ -23,6 +23,12 @@ describe('lsaTerms', () => {
   })
 })
 
+describe('lsaTerms in NFKC form', () => {
+  it('reads full-width and ligature text as its plain letters, so both sides of the vector channel agree', () => {
+    expect(lsaTerms('ｐａｉｎｔｉｎｇ ａｐｐｌｙＤｉｓｃｏｕｎｔ ﬁles')).toEqual(lsaTerms('painting applyDiscount files'))
+  })
+})
+
 describe('fitLsa / embedLsa', () => {
   it('is deterministic and gives unit vectors', () => {
     const a = fitLsa(corpus, 8)!

@@ -1,6 +1,6 @@
 import { stemmer } from 'stemmer'
 import { STOP_WORDS } from './fts-query.js'
-import { cjkBigrams, hasCjk, splitIdentifier } from './search-text.js'
+import { cjkBigrams, hasCjk, searchForm, splitIdentifier } from './search-text.js'
 
 /**
  * mnemo's builtin embedder: Latent Semantic Analysis (Deerwester et al.,
@@ -24,8 +24,9 @@ export interface LsaModel {
   docCount: number
 }
 
-/** Stemmed content terms of `text`: lowercase words, identifier parts, CJK bigrams; stop words out. */
-export function lsaTerms(text: string): string[] {
+/** Stemmed content terms of `text` in `searchForm` (NFKC): lowercase words, identifier parts, CJK bigrams; stop words out. */
+export function lsaTerms(raw: string): string[] {
+  const text = searchForm(raw)
   const source = hasCjk(text) ? cjkBigrams(text) : text
   const out: string[] = []
   for (const raw of source.match(/[\p{L}\p{N}_]+/gu) ?? []) {

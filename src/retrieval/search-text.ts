@@ -15,6 +15,19 @@ export interface IndexedText {
 }
 
 /**
+ * The form text is searched in: Unicode NFKC, so compatibility variants
+ * match their plain letters (full-width `ｃｈｅｃｋｏｕｔ` → `checkout`,
+ * half-width katakana → full-width, ligatures `ﬁ` → `fi`, `①` → `1`).
+ * Applied to indexed text at derivation (`toIndexedText`, `lsaTerms`) and to
+ * every query (`toQueryTerms`, recall), so either side may be written either
+ * way. The stored text itself is kept as written. Idempotent.
+ */
+export function searchForm(text: string): string {
+  // ASCII is already NFKC: skip the ICU call for the common case.
+  return /^[\x00-\x7F]*$/.test(text) ? text : text.normalize('NFKC')
+}
+
+/**
  * Rewrites runs of CJK characters as space-separated overlapping bigrams
  * (`数据库迁移` → `数据 据库 库迁 迁移`), the standard way to index text
  * written without spaces (Lucene's CJKBigramFilter does the same). A run of
@@ -83,13 +96,16 @@ export function dateWords(ms: number, timeZone = 'UTC'): string {
 }
 
 /**
- * Builds the indexed form of `text` (and optional file paths and tags).
+ * Builds the indexed form of `text` (and optional file paths and tags), in
+ * `searchForm` (NFKC).
  *
  * @param text - The observation or memory text.
  * @param extra - More strings to index as parts (file paths, tool name).
  * @param meta - Who/what/when words for the meta column (see `IndexedText.meta`).
  */
-export function toIndexedText(text: string, extra: readonly string[] = [], meta = ''): IndexedText {
+export function toIndexedText(rawText: string, rawExtra: readonly string[] = [], meta = ''): IndexedText {
+  const text = searchForm(rawText)
+  const extra = rawExtra.map(searchForm)
   const parts = new Set<string>()
   for (const source of [text, ...extra]) {
     for (const m of source.matchAll(IDENTIFIER)) for (const w of splitIdentifier(m[0])) parts.add(w)

@@ -102,10 +102,20 @@ async function readJson(c: Context, maxBodyBytes: number): Promise<unknown> {
   }
 }
 
-/** The query string as an object for `schema`: one value per key; number fields converted from text. */
+/**
+ * The query string as an object for `schema`: one value per key; number fields converted from text.
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — a key given twice, or one the route does not take (`?cursor=…` on a
+ *   route paged by `before` was ignored and answered the first page, which reads as success).
+ */
 function queryObject(c: Context, schema: z.ZodObject): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [key, values] of Object.entries(c.req.queries())) {
+    if (!Object.hasOwn(schema.shape, key)) {
+      const known = Object.keys(schema.shape)
+      const paging = 'before' in schema.shape ? "; pages are cut by before: pass the previous page's nextBefore" : 'offset' in schema.shape ? '; pages are cut by offset and limit' : ''
+      throw invalidInput(key, `${key.length > 64 ? describeValue(key) : key} is not a query parameter of this route (got ${describeValue(values.length === 1 ? values[0] : values)})`, `${known.length > 0 ? `it takes ${known.join(', ')}` : 'it takes no query parameters'}${paging}`)
+    }
     if (values.length > 1) throw invalidInput(key, `${key} is given more than once (got ${describeValue(values)})`)
     const value = values[0]
     const field = schema.shape[key]

@@ -95,6 +95,19 @@ describe('GET /v1/observations', () => {
     expect(none.status).toBe(400)
     expect(none.body.error.message).toBe('project is required (got nothing)')
   })
+
+  it('refuses a query parameter the route does not take (cursor=garbage no longer answers the first page), naming it and the paging parameter', async () => {
+    const cursor = await api('GET', `/v1/observations?project=${P}&cursor=garbage`)
+    expect(cursor.status).toBe(400)
+    expect(cursor.body.error).toMatchObject({ code: 'INVALID_INPUT', message: 'cursor is not a query parameter of this route (got "garbage")' })
+    expect(cursor.body.error.hint).toBe("it takes project, session, kind, agent, before, limit; pages are cut by before: pass the previous page's nextBefore")
+    const typo = await api('GET', `/v1/memories?project=${P}&limt=5`)
+    expect(typo.status).toBe(400)
+    expect(typo.body.error.message).toBe('limt is not a query parameter of this route (got "5")')
+    const badBefore = await api('GET', `/v1/observations?project=${P}&before=garbage`)
+    expect(badBefore.status).toBe(400)
+    expect(badBefore.body.error.message).toMatch(/^before /)
+  })
 })
 
 describe('sessions for replay', () => {
