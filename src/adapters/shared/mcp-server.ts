@@ -69,7 +69,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
   }
   /**
    * What `id` names, when it is in the call's project scope (the `project` argument, else the working
-   * directory's): an item of another project is reached by naming that project, as recall reaches it.
+   * directory's): forget and timeline reach an item of another project only when the call names that project.
    * @throws {MnemoError} `NOT_FOUND` — no such item, or one of another project (the hint names it).
    */
   const assertInScope = (id: string, project: string | undefined): ReturnType<MnemoEngine['show']> => {
@@ -214,11 +214,12 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     {
       title: 'Show by id',
       description: 'Expand an observation (obs_…), memory (mem_…) or session (ses_…) returned by memory_recall or memory_sessions.',
-      inputSchema: { ...showInput.shape, project: projectArg },
+      inputSchema: showInput.shape,
     },
-    handler(showInput.safeExtend({ project: projectField.optional() }), ({ id, project }) => {
+    handler(showInput, ({ id }) => {
+      // An id names one item wherever it is (a recall that named another project returned it); reading it changes nothing.
       // The same views as every other surface: no internal fields (event sequence numbers, raw epoch times).
-      const r = assertInScope(id, project)
+      const r = engine.show(id)
       if (r.type === 'observation') return { type: r.type, observation: toObservationJson(r.observation, r.project) }
       if (r.type === 'memory') return { type: r.type, memory: toMemoryJson(r.memory, r.project) }
       return {
