@@ -11,6 +11,17 @@ import { rangeWords, resolveRelativeTimes } from '../retrieval/time-expressions.
 import type { Derivation } from '../storage/store.js'
 
 /**
+ * The version of what `indexEvent` derives from a logged event, recorded with a store's rows
+ * (`Store.derivedWith`) so `mnemo status` and `mnemo doctor` can say when `mnemo rebuild` would
+ * change them. Bump it whenever the same event starts deriving other rows, and say why here:
+ * - 1: every store derived before versions were kept.
+ * - 2 (2026-11-30): one copy per step across capture paths (schema 5); search reads text in Unicode
+ *   NFKC; file entities keep their case, one per file, no arithmetic; text holding mnemo's
+ *   own context tag is flagged.
+ */
+export const DERIVATION_VERSION = 2
+
+/**
  * What the store keeps for one logged event: its derivation by format
  * (`deriveEvent`) with each observation's and memory's full-text columns and
  * entities, injection flags, the memory's content and subject keys, and the

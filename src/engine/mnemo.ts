@@ -20,7 +20,7 @@ import type { ConsolidationOptions, ConsolidationReport } from './consolidation.
 import { isMnemoExport, memoriesMarkdown, type ExportManifest } from './export.js'
 import { readExport, writeExport } from './export-io.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
-import { indexEvent } from './index-event.js'
+import { DERIVATION_VERSION, indexEvent } from './index-event.js'
 import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects } from './projects.js'
 import { buildContext, show, type ShowResult } from './reads.js'
 import type { EngineContext } from './engine-context.js'
@@ -650,9 +650,18 @@ export class MnemoEngine {
     return { events: folded.events, payloadBytesBefore: folded.bytesBefore, payloadBytesAfter: folded.bytesAfter, fileBytesBefore: file.bytesBefore, fileBytesAfter: file.bytesAfter }
   }
 
-  /** Re-derives every observation, memory, session and index from the event log. */
+  /** Re-derives every observation, memory, session and index from the event log, and records the derivation version. */
   rebuild(): { events: number; observations: number } {
-    return this.store.rebuild((event) => this.derive(event))
+    return this.store.rebuild((event) => this.derive(event), DERIVATION_VERSION)
+  }
+
+  /**
+   * Which derivation the store's rows were made with, against the one this code makes: `stale` when
+   * `mnemo rebuild` would re-derive them differently (an upgrade changed what capture derives).
+   */
+  derivation(): { derivedWith: number | undefined; current: number; stale: boolean } {
+    const derivedWith = this.store.derivedWith()
+    return { derivedWith, current: DERIVATION_VERSION, stale: derivedWith !== undefined && derivedWith < DERIVATION_VERSION }
   }
 
   /**

@@ -8,6 +8,7 @@ import { resolveConfig, type EmbedderConfig, type LlmConfig, type MnemoEnv, type
 import type { Embedder } from '../providers/embedder.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { MnemoEngine } from '../engine/mnemo.js'
+import { DERIVATION_VERSION } from '../engine/index-event.js'
 import { DEFAULT_RECALL_CONFIG } from '../engine/recall-pipeline.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 import { ErrorLog } from './error-log.js'
@@ -135,7 +136,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   const clock = options.clock ?? systemClock
   const dbPath = options.dbPath ?? config.dbPath
   if (dbPath !== ':memory:') mkdirSync(config.home, { recursive: true, mode: 0o700 })
-  const store = openSqliteStore({ path: dbPath, busyTimeoutMs: options.busyTimeoutMs ?? 5000 }, () => clock.now())
+  const store = openSqliteStore({ path: dbPath, busyTimeoutMs: options.busyTimeoutMs ?? 5000, derivationVersion: DERIVATION_VERSION }, () => clock.now())
   const engine = new MnemoEngine({
     store,
     clock,

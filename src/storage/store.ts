@@ -252,8 +252,13 @@ export interface Store {
   append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]): AppendResult
   /** Logged events with `seq > afterSeq`, in order, at most `limit`. */
   readEvents(afterSeq: number, limit: number): StoredEvent[]
-  /** Deletes every derived row and re-applies `derive` to each logged event in order. */
-  rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number }
+  /**
+   * Deletes every derived row and re-applies `derive` to each logged event in order.
+   * @param derivedWith - The derivation version `derive` makes, recorded with the rows (see `derivedWith`).
+   */
+  rebuild(derive: (event: StoredEvent) => Derivation, derivedWith?: number): { events: number; observations: number }
+  /** The derivation version the store's rows were made with (1: before versions were kept); undefined when not recorded. */
+  derivedWith(): number | undefined
   /**
    * Re-derives one session from its events, as `rebuild` would derive it (its rows, full-text
    * entries, entities and the one-copy matching, which never crosses sessions), leaving the rest

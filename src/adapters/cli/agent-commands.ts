@@ -98,6 +98,7 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
       const integrity = m.engine.integrityCheck()
       const spool = { pending: m.spool.count(), bad: m.spool.badCount() }
       const errors = m.errors.tail(5)
+      const derivation = m.engine.derivation()
       const { remoteServer, checkRemote } = await import('../../runtime/remote-server.js')
       const remote = remoteServer(io.env, m.config.home)
       const server = remote ? await checkRemote(remote) : undefined
@@ -108,6 +109,9 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
           : []),
         { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
         { check: 'database', status: integrity === 'ok' ? 'ok' : 'broken', detail: integrity === 'ok' ? m.config.dbPath : integrity, fix: integrity === 'ok' ? '' : 'restore from an export (mnemo import), or move the file aside' },
+        derivation.stale
+          ? { check: 'derived rows', status: 'stale', detail: `made by an older mnemo (derivation ${derivation.derivedWith}; this one makes ${derivation.current})`, fix: 'run mnemo rebuild (re-derives every row from the event log)' }
+          : { check: 'derived rows', status: 'ok', detail: `derivation ${derivation.current}`, fix: '' },
         { check: 'spool', status: spool.pending > 0 ? 'stale' : 'ok', detail: `${spool.pending} pending, ${spool.bad} unreadable`, fix: spool.pending > 0 ? (team ? 'the next hook sends it to the team server once that is reachable' : 'run any mnemo command to drain it; if it stays, see mnemo status errors') : '' },
         { check: 'recent errors', status: errors.length > 0 ? 'stale' : 'ok', detail: errors.length > 0 ? `${errors.length} (last: ${errors.at(-1)!.message})` : 'none', fix: errors.length > 0 ? `see ${m.config.errorLogPath}` : '' },
       ]

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestEngine, tempDir } from '../../testing/test-mnemo.js'
 import { runCli } from './program.js'
@@ -69,6 +70,29 @@ describe('connect --all and doctor', () => {
     expect(report.agents.filter((a) => a.scope === 'project' && ['claude-code', 'cursor'].includes(a.agent)).map((a) => a.status)).toEqual(['ok', 'ok'])
   })
 
+  it('status and doctor say when the stored rows were derived by an older mnemo, until a rebuild', async () => {
+    const s = sandbox()
+    expect(await runCli(['remember', 'rows derived before an upgrade'], s.io)).toBe(0)
+    const json = async (argv: string[]): Promise<any> => {
+      const before = s.out().stdout.length
+      await runCli([...argv, '--json'], s.io)
+      return JSON.parse(s.out().stdout.slice(before))
+    }
+    expect((await json(['status'])).derivation.stale).toBe(false)
+    // What an upgrade finds: rows made by derivation 1.
+    const db = new Database(path.join(s.io.env.MNEMO_HOME, 'mnemo.db'))
+    db.prepare("UPDATE store_meta SET value = '1' WHERE key = 'derived_with'").run()
+    db.close()
+    expect((await json(['status'])).derivation).toMatchObject({ derivedWith: 1, stale: true })
+    const before = s.out().stdout.length
+    await runCli(['status'], s.io)
+    expect(s.out().stdout.slice(before)).toMatch(/derived rows {4}made by an older mnemo \(derivation 1; this one makes \d+\): run mnemo rebuild/)
+    expect((await json(['doctor'])).store.find((c: { check: string }) => c.check === 'derived rows')).toMatchObject({ status: 'stale', fix: expect.stringContaining('mnemo rebuild') })
+    expect(await runCli(['rebuild'], s.io)).toBe(0)
+    expect((await json(['status'])).derivation.stale).toBe(false)
+    expect((await json(['doctor'])).store.find((c: { check: string }) => c.check === 'derived rows').status).toBe('ok')
+  })
+
   it('doctor names what is missing and how to fix it, as one JSON document', async () => {
     const s = sandbox()
     expect(await runCli(['doctor', '--json'], s.io)).toBe(0)
@@ -78,6 +102,7 @@ describe('connect --all and doctor', () => {
     expect(doc.store.map((x) => [x.check, x.status])).toEqual([
       ['data directory', 'ok'],
       ['database', 'ok'],
+      ['derived rows', 'ok'],
       ['spool', 'ok'],
       ['recent errors', 'ok'],
     ])

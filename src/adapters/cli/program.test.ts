@@ -641,9 +641,9 @@ describe('status', () => {
     }
   })
 
-  it('--json reports home, database, counts, bytes, last capture, spool and errors', async () => {
+  it('--json reports home, database, counts, bytes, last capture, spool, derivation and errors', async () => {
     const empty = await ok(['status'])
-    expect(Object.keys(empty)).toEqual(['home', 'database', 'counts', 'bytes', 'lastCaptureAt', 'spool', 'server', 'errors'])
+    expect(Object.keys(empty)).toEqual(['home', 'database', 'counts', 'bytes', 'lastCaptureAt', 'spool', 'server', 'derivation', 'errors'])
     expect(empty).toEqual({
       home,
       database: path.join(home, 'mnemo.db'),
@@ -652,6 +652,7 @@ describe('status', () => {
       lastCaptureAt: null,
       spool: { pending: 0, bad: 0, dir: path.join(home, 'spool') },
       server: null,
+      derivation: { derivedWith: expect.any(Number), current: expect.any(Number), stale: false },
       errors: [],
     })
     expect(empty.bytes).toBeGreaterThan(0)

@@ -28,6 +28,7 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
     const server = remote ? await checkRemote(remote) : null
     const stats = m.engine.stats()
     const errors = m.errors.tail(5)
+    const derivation = m.engine.derivation()
     const doc = {
       home: m.config.home,
       database: m.config.dbPath,
@@ -37,6 +38,8 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
       spool: { pending: m.spool.count(), bad: m.spool.badCount(), dir: m.config.spoolDir },
       /** Team mode: where hooks send events, and whether they can now. */
       server,
+      /** Which derivation the stored rows were made with; `stale`: `mnemo rebuild` would re-derive them with this version's. */
+      derivation,
       errors,
     }
     if (out.json) {
@@ -52,6 +55,7 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
         `last capture    ${doc.lastCaptureAt ?? 'never'}`,
         `spool           ${doc.spool.pending} pending · ${doc.spool.bad} unreadable (${doc.spool.dir})`,
         ...(server ? [`team server     ${server.url}: ${server.detail}${server.ok ? '' : ' (hooks spool until this is fixed)'}`] : []),
+        ...(derivation.stale ? [`derived rows    made by an older mnemo (derivation ${derivation.derivedWith}; this one makes ${derivation.current}): run mnemo rebuild`] : []),
         `recent errors   ${errors.length === 0 ? 'none' : ''}`,
         ...errors.map((e) => `  ${e.at}  ${e.where}  ${e.code}: ${e.message}`),
       ].join('\n') + '\n',

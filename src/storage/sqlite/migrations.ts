@@ -245,4 +245,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         SELECT 'session' || char(0) || s.agent || char(0) || s.session_key || char(0) || p.root, s.id FROM sessions s JOIN projects p ON p.id = s.project_id;
     `,
   },
+  {
+    version: 7,
+    name: 'the store records which derivation its rows were made with, so status can say when a rebuild would change them',
+    sql: `
+      -- Facts about the store as a whole. 'derived_with': the DERIVATION_VERSION (engine/index-event.ts) the derived rows were
+      -- made with; a store holding events when this table was made was derived before versions were kept: 1.
+      CREATE TABLE store_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) WITHOUT ROWID;
+      INSERT INTO store_meta (key, value) SELECT 'derived_with', '1' WHERE EXISTS (SELECT 1 FROM events);
+    `,
+  },
 ]

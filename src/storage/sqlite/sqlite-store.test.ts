@@ -15,8 +15,10 @@ afterEach(() => {
 function event(idemKey: string, ts = 1_000): EventInput {
   return { agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's1', project: { root: '/p/a', name: 'a' }, ts, idemKey, payload: { prompt: idemKey } }
 }
-/** Rolls a file back from version 6 to what version 5 wrote. */
-const UNDO_V6 = 'DROP TABLE kept_ids'
+/** Rolls a file back from version 7 to what version 6 wrote. */
+const UNDO_V7 = 'DROP TABLE store_meta'
+/** Rolls a file back from version 7 to what version 5 wrote. */
+const UNDO_V6 = `${UNDO_V7}; DROP TABLE kept_ids`
 /** Rolls a file back from version 6 to what version 4 wrote. */
 const UNDO_V5 = `${UNDO_V6}; DROP TABLE observation_copies; DROP INDEX observations_session_ref; DROP INDEX observations_session_origin; ALTER TABLE observations DROP COLUMN part; ALTER TABLE observations DROP COLUMN origin`
 /** A store file holding `batch`, then changed by `sql` and marked as schema `version`: what an older (or newer) mnemo left. */
@@ -81,6 +83,26 @@ describe('sqlite store', () => {
     store.rebuild(derive('re-derived'))
     expect(store.listProjects().map((p) => p.id)).toEqual([project!.id])
     expect(store.listSessions({ projectIds: [project!.id], limit: 5 }).map((x) => [x.id, x.startedAt])).toEqual([[session!.id, 90_000_000]])
+  })
+
+  it('records the derivation a store’s rows were made with: 1 for a migrated store holding events, the given version for a new one, and what a rebuild says', () => {
+    const old = fileAtVersion('v6.db', 6, UNDO_V7, [{ event: event('k1'), derive: derive('derived by an older mnemo') }])
+    const migrated = openSqliteStore({ path: old, derivationVersion: 2 })
+    cleanups.push(() => migrated.close())
+    expect(migrated.derivedWith()).toBe(1)
+    migrated.rebuild(derive('re-derived'), 2)
+    expect(migrated.derivedWith()).toBe(2)
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const fresh = openSqliteStore({ path: path.join(t.dir, 'new.db'), derivationVersion: 2 })
+    cleanups.push(() => fresh.close())
+    expect(fresh.derivedWith()).toBe(2)
+    fresh.append([{ event: event('k1'), derive: derive('new') }])
+    // Reopening with a newer version does not pretend the rows were made by it.
+    fresh.close()
+    const reopened = openSqliteStore({ path: path.join(t.dir, 'new.db'), derivationVersion: 3 })
+    cleanups.push(() => reopened.close())
+    expect(reopened.derivedWith()).toBe(2)
   })
 
   it('keeps nothing about a session or project whose events are all deleted, once re-derived', () => {

@@ -19,6 +19,11 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number
   /** Open without write access (no migrations). Default false. */
   readonly?: boolean
+  /**
+   * The derivation the running code makes (`DERIVATION_VERSION`): recorded as a new store's `derivedWith`. A store
+   * without a record that already holds events was derived by code before versions were kept (1).
+   */
+  derivationVersion?: number
 }
 
 /**
@@ -40,7 +45,12 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
     }
     db.pragma('foreign_keys = ON')
     refuseNewerSchema(db, options.path)
-    if (!options.readonly) migrate(db)
+    if (!options.readonly) {
+      migrate(db)
+      if (options.derivationVersion !== undefined) {
+        db.prepare("INSERT INTO store_meta (key, value) SELECT 'derived_with', CASE WHEN EXISTS (SELECT 1 FROM events) THEN '1' ELSE ? END ON CONFLICT DO NOTHING").run(String(options.derivationVersion))
+      }
+    }
   } catch (cause) {
     throw wrap(cause, 'open', options.path)
   }
@@ -91,8 +101,13 @@ class SqliteStore implements Store {
     return readEvents(this.s, afterSeq, limit)
   }
 
-  rebuild(derive: (event: StoredEvent) => Derivation): { events: number; observations: number } {
-    return rebuild(this.s, derive)
+  rebuild(derive: (event: StoredEvent) => Derivation, derivedWith?: number): { events: number; observations: number } {
+    return rebuild(this.s, derive, derivedWith)
+  }
+
+  derivedWith(): number | undefined {
+    const value = this.s.stmt("SELECT value FROM store_meta WHERE key = 'derived_with'").pluck().get() as string | undefined
+    return value === undefined ? undefined : Number(value)
   }
 
   rederiveSession(session: StepSession, derive: (event: StoredEvent) => Derivation): number {

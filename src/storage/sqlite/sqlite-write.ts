@@ -372,7 +372,7 @@ export function rederiveSession(s: SqliteDb, session: StepSession, derive: (even
   })
 }
 
-export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation): { events: number; observations: number } {
+export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation, derivedWith?: number): { events: number; observations: number } {
   return s.guard('rebuild', () => {
     let events = 0
     let observations = 0
@@ -391,6 +391,9 @@ export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation)
           }
         }
         pruneKeptIds(s)
+        if (derivedWith !== undefined) {
+          s.stmt("INSERT INTO store_meta (key, value) VALUES ('derived_with', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(derivedWith))
+        }
       })
       .immediate()
     return { events, observations }
