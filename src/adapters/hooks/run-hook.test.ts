@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { hookPayload, tempDir } from '../../testing/test-mnemo.js'
 import { checkRemote } from '../../runtime/remote-server.js'
-import { HOOK_DEADLINE_MS, runHook } from './run-hook.js'
+import { HOOK_DEADLINE_MS, runHook, type HookIo } from './run-hook.js'
 
 const cleanups: (() => void)[] = []
 afterEach(() => {
@@ -21,7 +21,7 @@ function home(): string {
 }
 
 /** Runs the hook in-process with `stdin` and returns what it printed and its exit code. */
-async function hook(mnemoHome: string, event: string, stdin: string | undefined, env: Record<string, string> = {}): Promise<{ stdout: string; code: number | undefined }> {
+async function hook(mnemoHome: string, event: string, stdin: string | undefined, env: Record<string, string> = {}, io: Pick<HookIo, 'maxStdinBytes'> = {}): Promise<{ stdout: string; code: number | undefined }> {
   const input = new PassThrough()
   let stdout = ''
   let code: number | undefined
@@ -33,6 +33,7 @@ async function hook(mnemoHome: string, event: string, stdin: string | undefined,
     exit: (c) => {
       code = c
     },
+    ...io,
   })
   if (stdin !== undefined) input.end(stdin)
   await run
@@ -187,6 +188,38 @@ describe('mnemo hook', () => {
     for (const f of files) expect(readFileSync(f, 'utf8'), f).not.toContain('ghp_aB3d')
     expect(files.length).toBe(3)
     expect(counts(h).events).toBe(0)
+  })
+
+  it('stores a payload over the stdin cap with its longest strings cut as the store cuts them, and logs its size and the cap', async () => {
+    const h = home()
+    const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make oversized-output' }, tool_response: { stdout: `${'B'.repeat(1_500_000)} tail-of-output` } })
+    expect((await hook(h, 'PostToolUse', stdin, {}, { maxStdinBytes: 1 << 20 })).code).toBe(0)
+    const m = openMnemo({ env: { MNEMO_HOME: h } })
+    try {
+      expect(m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
+      const [hit] = await m.engine.recall('oversized-output', { limit: 1 })
+      expect(hit?.snippet).toContain('oversized-output')
+      expect(m.errors.tail(5)).toEqual([
+        expect.objectContaining({ where: 'hook PostToolUse', message: `hook stdin is ${Buffer.byteLength(stdin)} bytes, over the 1048576-byte cap: 1 string(s) cut to 1000000 characters (head and tail kept) before storing` }),
+      ])
+    } finally {
+      m.close()
+    }
+    expect(readdirSync(h)).not.toContain('spool')
+  })
+
+  it('keeps an event whose input is too large to redact in one piece (a 20 MB string) in the spool instead of losing it', async () => {
+    const h = home()
+    mkdirSync(path.join(h, 'mnemo.db'), { recursive: true })
+    const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make twenty-megabytes' }, tool_response: { stdout: 'B'.repeat(20_000_000) } })
+    expect((await hook(h, 'PostToolUse', stdin)).code).toBe(0)
+    const spooled = readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))
+    expect(spooled).toHaveLength(1)
+    const kept = JSON.parse(readFileSync(path.join(h, 'spool', spooled[0]!), 'utf8')) as { stdin: string }
+    expect(JSON.parse(kept.stdin)).toMatchObject({ session_id: 'sess-1', tool_input: { command: 'make twenty-megabytes' } })
+    rmSync(path.join(h, 'mnemo.db'), { recursive: true })
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'next prompt' }))
+    expect(counts(h)).toMatchObject({ events: 2, observations: 2 })
   })
 
   it('gives up within the deadline when stdin never closes, exiting 0', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { MnemoError } from '../../core/errors.js'
-import { jsonSyntaxError } from '../../core/text.js'
+import { capText, jsonSyntaxError } from '../../core/text.js'
 import { redactSecrets } from '../../capture/redact.js'
 import { HOOK_AGENTS, toHookAgent, type HookAgent } from '../../core/types.js'
 
@@ -10,7 +10,8 @@ import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool } from '../../runtime/spool.js'
 import { resolveConfig, type MnemoEnv } from '../../config/config.js'
 import { remoteFetch, remoteServer, settingProblem, type RemoteServer } from '../../runtime/remote-server.js'
-import { sanitizePayload } from '../../capture/sanitize.js'
+import { PRE_REDACTION_CHARS, sanitizePayload } from '../../capture/sanitize.js'
+import { readStdin } from './read-stdin.js'
 import { resolveProjectRoot } from '../../capture/project.js'
 import path from 'node:path'
 
@@ -20,7 +21,11 @@ export const HOOK_DEADLINE_MS = 2000
 export const STDIN_TIMEOUT_MS = 1000
 /** Lock wait for the hook's write, ms; leaves room under the deadline to spool. */
 export const HOOK_BUSY_TIMEOUT_MS = 1000
-/** Largest hook payload read, bytes (64 MiB); past it, what was read is kept in spool/bad/ (not stored) and the failure logged. Fields are capped far below this. */
+/**
+ * Largest hook payload kept as it is, bytes (64 MiB). A larger one is still read: its strings longer than
+ * `PRE_REDACTION_CHARS` are cut (head and tail kept, as the store cuts them) and the event stored, the cut logged;
+ * only when that still leaves more than this is what was read kept in spool/bad/ and the failure logged.
+ */
 export const MAX_HOOK_STDIN_BYTES = 64 * 1024 * 1024
 
 /** Time kept back from the deadline to write the spool file, ms. */
@@ -37,6 +42,8 @@ export interface HookIo {
   /** Ends the process; the runner calls it exactly once, always with 0. */
   exit: (code: 0) => void
   now?: () => number
+  /** Largest payload kept as it is, bytes. Default: `MAX_HOOK_STDIN_BYTES` (tests set less). */
+  maxStdinBytes?: number
 }
 
 /**
@@ -103,15 +110,17 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     try {
       if (code === 'INVALID_INPUT') {
         // Input that can never be stored is kept aside for inspection, not retried.
-        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
+        const name = spool.putBad({ event: eventName, stdin: spoolText(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (input kept as spool/bad/${name})` })
       } else {
         // Secrets never rest on disk, not even in the spool (redaction keeps JSON parseable).
-        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
+        spool.put({ event: eventName, stdin: spoolText(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
       }
-    } catch {
-      // the spool itself is unwritable: nothing more a hook may do without blocking the agent
+    } catch (spoolError) {
+      // The spool itself is unwritable: a hook may not block the agent, but the loss is logged where it can be.
+      const why = spoolError instanceof Error ? spoolError.message : String(spoolError)
+      errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message}; the event was lost: it could not be spooled (${why})` })
     }
   }
 
@@ -125,10 +134,16 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
 
   let opened: OpenedMnemo | undefined
   try {
-    stdin = await readStdin(io.stdin, STDIN_TIMEOUT_MS, (partial) => {
+    const maxBytes = io.maxStdinBytes ?? MAX_HOOK_STDIN_BYTES
+    const read = await readStdin(io.stdin, { timeoutMs: STDIN_TIMEOUT_MS, maxBytes }, (partial) => {
       stdin = partial
     })
+    stdin = read.text
     if (finished) return
+    if (read.cutStrings > 0) {
+      // Stored all the same: only the middles of the longest strings are gone (the store would cut them anyway).
+      errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: `hook stdin is ${read.bytes} bytes, over the ${maxBytes}-byte cap: ${read.cutStrings} string(s) cut to ${PRE_REDACTION_CHARS} characters (head and tail kept) before storing` })
+    }
     if (eventName.trim().length === 0) throw new MnemoError('INVALID_INPUT', 'mnemo hook needs an event name (mnemo hook <Event>)', { details: { path: 'event' } })
     if (unknownUnderIsolation) {
       throw new MnemoError('INVALID_INPUT', `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}): MNEMO_AGENT_SCOPE=own files every event under its agent`, { details: { path: 'agent' } })
@@ -255,6 +270,25 @@ async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: st
   }
 }
 
+/**
+ * The input as the spool keeps it, secrets redacted. Redacting one string of
+ * many megabytes can exhaust the stack: such a payload is kept as the store
+ * would keep it (strings cut to `PRE_REDACTION_CHARS`, then redacted), and
+ * input that is not JSON is cut to that length whole before redaction.
+ */
+function spoolText(stdin: string): string {
+  try {
+    return redactSecrets(stdin)
+  } catch {
+    // too large to redact whole
+  }
+  try {
+    return JSON.stringify(sanitizePayload(JSON.parse(stdin)))
+  } catch {
+    return redactSecrets(capText(stdin, PRE_REDACTION_CHARS))
+  }
+}
+
 function sessionIdOf(stdin: string): string | undefined {
   try {
     const v = (JSON.parse(stdin) as { session_id?: unknown }).session_id
@@ -262,57 +296,4 @@ function sessionIdOf(stdin: string): string | undefined {
   } catch {
     return undefined
   }
-}
-
-/**
- * Reads a stream to its end as UTF-8. Gives up after `timeoutMs` or
- * `MAX_HOOK_STDIN_BYTES` with `INVALID_INPUT`, handing what arrived to
- * `onPartial` so the caller can keep it.
- */
-function readStdin(stream: NodeJS.ReadableStream, timeoutMs: number, onPartial: (partial: string) => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    let settled = false
-    const done = (error?: Error): void => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      stream.removeAllListeners('data')
-      stream.removeAllListeners('end')
-      stream.removeAllListeners('error')
-      if (error) reject(error)
-      else resolve(Buffer.concat(chunks).toString('utf8'))
-    }
-    const timer = setTimeout(() => {
-      // On a loaded machine this timer can fire before the poll phase has read a payload
-      // that is already in the pipe: let one poll phase run (setImmediate comes after it),
-      // then accept a complete JSON document even if the end of the stream is still unread.
-      setImmediate(() => {
-        if (settled) return
-        const text = Buffer.concat(chunks).toString('utf8')
-        try {
-          JSON.parse(text)
-          done()
-          return
-        } catch {
-          // not complete
-        }
-        onPartial(text)
-        done(new MnemoError('INVALID_INPUT', `stdin was not closed within ${timeoutMs} ms`, { details: { path: 'stdin' } }))
-      })
-    }, timeoutMs)
-    stream.on('data', (chunk: Buffer | string) => {
-      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
-      size += buf.length
-      if (size > MAX_HOOK_STDIN_BYTES) {
-        onPartial(Buffer.concat(chunks).toString('utf8'))
-        done(new MnemoError('INVALID_INPUT', `hook stdin is larger than ${MAX_HOOK_STDIN_BYTES} bytes`, { details: { path: 'stdin' } }))
-        return
-      }
-      chunks.push(buf)
-    })
-    stream.on('end', () => done())
-    stream.on('error', (e: Error) => done(e))
-  })
 }
