@@ -164,7 +164,8 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
           if (item.tokenId !== undefined) return 'skip'
           // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
           const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
-          owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
+          const { note } = owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
+          if (note !== undefined) errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: 'INVALID_INPUT', message: note })
           return 'stored'
         } catch (error) {
           if (MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error

@@ -222,6 +222,19 @@ describe('mnemo hook', () => {
     expect(counts(h)).toMatchObject({ events: 2, observations: 2 })
   })
 
+  it('stores a misspelled event under the payload’s hook_event_name, so it is derived, and logs the misspelling', async () => {
+    const h = home()
+    const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make deploy-typo' }, tool_response: { stdout: 'ok' } })
+    expect((await hook(h, 'PostTooluse', stdin)).code).toBe(0)
+    const m = openMnemo({ env: { MNEMO_HOME: h } })
+    try {
+      expect((await m.engine.recall('deploy-typo', { limit: 1 })).map((x) => x.snippet)).toEqual([expect.stringContaining('make deploy-typo')])
+      expect(m.errors.tail(5)).toEqual([expect.objectContaining({ where: 'hook PostTooluse', code: 'INVALID_INPUT', message: expect.stringContaining('unknown hook event "PostTooluse" for claude-code: stored as PostToolUse') })])
+    } finally {
+      m.close()
+    }
+  })
+
   it('gives up within the deadline when stdin never closes, exiting 0', async () => {
     vi.useFakeTimers()
     const h = home()
@@ -278,6 +291,23 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     return { stdout, code }
   }
   const spooled = (client: string) => readdirSync(path.join(client, 'spool')).filter((f) => f.endsWith('.json'))
+
+  it('a misspelled event posted to the server is stored under the payload’s hook_event_name and logged by the server', async () => {
+    const { startServer } = await import('../http/server.js')
+    const serverHome = home()
+    const server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {}, consolidateEveryMinutes: 0 })
+    try {
+      const payload = { session_id: 't', cwd: '/nonexistent/typo', hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'make deploy-typo' }, tool_response: { stdout: 'ok' } }
+      const res = await fetch(`${server.url}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ event: 'PostTooluse', payload }) })
+      expect(res.status).toBe(202)
+      expect((await server.engine.recall('deploy-typo', { limit: 1 })).map((x) => x.snippet)).toEqual([expect.stringContaining('make deploy-typo')])
+      const log = openMnemo({ env: { MNEMO_HOME: serverHome }, dbPath: ':memory:' })
+      expect(log.errors.tail(5)).toEqual([expect.objectContaining({ where: 'http POST /v1/events', message: expect.stringContaining('stored as PostToolUse') })])
+      log.close()
+    } finally {
+      await server.close()
+    }
+  })
 
   it('files an event from a subfolder under the repository the client resolved, which the server cannot see', async () => {
     const { startServer } = await import('../http/server.js')

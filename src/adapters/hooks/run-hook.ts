@@ -163,6 +163,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     const drained = opened.drainSpool()
     if (drained.failed !== undefined) throw drained.failed
     const result = engine.captureHook(eventName, stdin, agent, firedAt)
+    if (result.note !== undefined) errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: result.note })
     if (CONTEXT_EVENTS.has(eventName) && !finished) {
       const sessionKey = sessionIdOf(stdin)
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
