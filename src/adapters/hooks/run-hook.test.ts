@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Spool } from '../../runtime/spool.js'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { hookPayload, tempDir } from '../../testing/test-mnemo.js'
 import { checkRemote } from '../../runtime/remote-server.js'
+import { CAN_MAKE_UNWRITABLE, makeUnwritable } from '../../testing/unwritable.js'
 import { HOOK_DEADLINE_MS, runHook, type HookIo } from './run-hook.js'
 
 const cleanups: (() => void)[] = []
@@ -21,7 +22,7 @@ function home(): string {
 }
 
 /** Runs the hook in-process with `stdin` and returns what it printed and its exit code. */
-async function hook(mnemoHome: string, event: string, stdin: string | undefined, env: Record<string, string> = {}, io: Pick<HookIo, 'maxStdinBytes'> = {}): Promise<{ stdout: string; code: number | undefined }> {
+async function hook(mnemoHome: string, event: string, stdin: string | undefined, env: Record<string, string> = {}, io: Pick<HookIo, 'maxStdinBytes' | 'stderr'> = {}): Promise<{ stdout: string; code: number | undefined }> {
   const input = new PassThrough()
   let stdout = ''
   let code: number | undefined
@@ -233,6 +234,55 @@ describe('mnemo hook', () => {
     } finally {
       m.close()
     }
+  })
+
+  describe('when the data directory cannot take the event', () => {
+    /** Runs the hook with MNEMO_HOME `mnemoHome` and HOME `userHome`; returns its exit code and what it wrote on stderr. */
+    async function hookWithStderr(mnemoHome: string, userHome: string): Promise<{ code: number | undefined; stderr: string }> {
+      let stderr = ''
+      const r = await hook(mnemoHome, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'kept somewhere' }), { HOME: userHome }, { stderr: { write: (t: string) => (stderr += t) } })
+      return { code: r.code, stderr }
+    }
+    const badFiles = (userHome: string) => readdirSync(path.join(userHome, '.mnemo', 'spool', 'bad'))
+
+    it('keeps it in spool/bad of the default data directory when MNEMO_HOME is a file, and says so in one line on stderr', async () => {
+      const file = path.join(home(), 'home-file')
+      writeFileSync(file, '')
+      const user = home()
+      const r = await hookWithStderr(file, user)
+      expect(r.code).toBe(0)
+      const [kept] = badFiles(user)
+      const keptPath = path.join(user, '.mnemo', 'spool', 'bad', kept!)
+      expect(r.stderr).toBe(`mnemo hook UserPromptSubmit: MNEMO_HOME ${file} is not a directory (it is a file); event kept as ${keptPath} (move it into ${path.join(file, 'spool')}/ once that is fixed)\n`)
+      expect(JSON.parse(readFileSync(keptPath, 'utf8'))).toMatchObject({ event: 'UserPromptSubmit', stdin: expect.stringContaining('kept somewhere') })
+      const log = openMnemo({ env: { MNEMO_HOME: path.join(user, '.mnemo') }, dbPath: ':memory:' })
+      expect(log.errors.tail(5)).toEqual([expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining(`event kept as ${keptPath}`) })])
+      log.close()
+    })
+
+    it.runIf(CAN_MAKE_UNWRITABLE)('does the same when MNEMO_HOME is not writable, naming that', async () => {
+      const mnemoHome = home()
+      await hook(mnemoHome, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'first' }))
+      const restore = makeUnwritable(mnemoHome)!
+      try {
+        const user = home()
+        const r = await hookWithStderr(mnemoHome, user)
+        expect(r.code).toBe(0)
+        expect(r.stderr).toMatch(new RegExp(`^mnemo hook UserPromptSubmit: MNEMO_HOME ${mnemoHome} is not writable \\(permission denied\\); event kept as ${user}/\\.mnemo/spool/bad/[^ ]+\\.json \\(move it into ${mnemoHome}/spool/ once that is fixed\\)\\n$`))
+        expect(badFiles(user)).toHaveLength(1)
+      } finally {
+        restore()
+      }
+    })
+
+    it('says the event was lost when the default data directory cannot keep it either', async () => {
+      const file = path.join(home(), 'home-file')
+      writeFileSync(file, '')
+      // HOME is a file too: ~/.mnemo cannot exist.
+      const r = await hookWithStderr(path.join(file, '.mnemo'), file)
+      expect(r.code).toBe(0)
+      expect(r.stderr).toBe(`mnemo hook UserPromptSubmit: MNEMO_HOME ${path.join(file, '.mnemo')} is not a directory (${file} is a file); the event was lost (no data directory could keep it)\n`)
+    })
   })
 
   it('gives up within the deadline when stdin never closes, exiting 0', async () => {

@@ -8,6 +8,7 @@ export { toHookAgent }
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool } from '../../runtime/spool.js'
+import { dataDirError } from '../../runtime/data-dir.js'
 import { resolveConfig, type MnemoEnv } from '../../config/config.js'
 import { remoteFetch, remoteServer, settingProblem, type RemoteServer } from '../../runtime/remote-server.js'
 import { PRE_REDACTION_CHARS, sanitizePayload } from '../../capture/sanitize.js'
@@ -44,6 +45,8 @@ export interface HookIo {
   now?: () => number
   /** Largest payload kept as it is, bytes. Default: `MAX_HOOK_STDIN_BYTES` (tests set less). */
   maxStdinBytes?: number
+  /** Gets one line when the event could not be kept in the data directory (kept elsewhere, or lost). Default: `process.stderr`. */
+  stderr?: { write(text: string): unknown }
 }
 
 /**
@@ -118,10 +121,34 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
       }
     } catch (spoolError) {
-      // The spool itself is unwritable: a hook may not block the agent, but the loss is logged where it can be.
-      const why = spoolError instanceof Error ? spoolError.message : String(spoolError)
-      errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message}; the event was lost: it could not be spooled (${why})` })
+      keepElsewhere(code, message, spoolError)
     }
+  }
+  /**
+   * The data directory cannot take the event (not a directory, not writable): it goes to spool/bad/ of the default
+   * data directory when that is another one (bad/: it is not drained into a store the user did not choose), and one
+   * line on stderr says where; else the event is lost, and the line says that. Exit status stays 0.
+   */
+  const keepElsewhere = (code: string, message: string, spoolError: unknown): void => {
+    const at = new Date(now()).toISOString()
+    const where = `hook ${eventName}`
+    const problem = dataDirError(config.home, spoolError)?.message ?? `the spool ${config.spoolDir} cannot be written (${spoolError instanceof Error ? spoolError.message : String(spoolError)})`
+    const failure = message === problem ? problem : `${message}; ${problem}`
+    const stderr = io.stderr ?? process.stderr
+    const fallback = resolveConfig({ HOME: io.env['HOME'] })
+    if (fallback.home !== config.home) {
+      try {
+        const name = new Spool(fallback.spoolDir).putBad({ event: eventName, stdin: spoolText(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
+        const file = path.join(fallback.spoolDir, 'bad', name)
+        new ErrorLog(fallback.errorLogPath).append({ at, where, code, message: `${failure} (event kept as ${file}; move it into ${config.spoolDir}/ once that is fixed)` })
+        stderr.write(`mnemo ${where}: ${failure}; event kept as ${file} (move it into ${config.spoolDir}/ once that is fixed)\n`)
+        return
+      } catch {
+        // the default data directory cannot take it either
+      }
+    }
+    errors.append({ at, where, code, message: `${failure}; the event was lost` })
+    stderr.write(`mnemo ${where}: ${failure}; the event was lost (no data directory could keep it)\n`)
   }
 
   const timer = setTimeout(() => {

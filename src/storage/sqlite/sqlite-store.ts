@@ -19,6 +19,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number
   /** Open without write access (no migrations). Default false. */
   readonly?: boolean
+  /** The path errors name, when `path` is a stand-in (a read-only snapshot copy of it). Default: `path`. */
+  label?: string
 }
 
 /**
@@ -39,12 +41,12 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
       db.pragma('synchronous = FULL')
     }
     db.pragma('foreign_keys = ON')
-    refuseNewerSchema(db, options.path)
+    refuseNewerSchema(db, options.label ?? options.path)
     if (!options.readonly) migrate(db)
   } catch (cause) {
-    throw wrap(cause, 'open', options.path)
+    throw wrap(cause, 'open', options.label ?? options.path)
   }
-  return new SqliteStore(db, options.path, now)
+  return new SqliteStore(db, options.label ?? options.path, now)
 }
 
 /**
@@ -184,6 +186,8 @@ class SqliteStore implements Store {
   }
 
   recordUsage(memoryIds: readonly string[], day: string): void {
+    // Reinforcement is a side effect of reading: a store opened read-only is read without it.
+    if (this.s.db.readonly) return
     return recordUsage(this.s, memoryIds, day)
   }
 
