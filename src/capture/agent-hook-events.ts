@@ -52,3 +52,8 @@ const BY_AGENT: Readonly<Record<HookAgent, readonly HookEventMapping[]>> = {
 export function toMnemoEvent(agent: HookAgent, eventName: string): string {
   return BY_AGENT[agent].find((m) => m.agentEvent === eventName)?.mnemoEvent ?? eventName
 }
+
+/** The agent's own hook event names mnemo maps (empty for Claude Code, whose names are mnemo's). */
+export function agentHookEventNames(agent: HookAgent): string[] {
+  return BY_AGENT[agent].map((m) => m.agentEvent)
+}

@@ -7,7 +7,7 @@ import { sanitizePayload, type Redactor } from './sanitize.js'
 import { filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, toolObservationText } from './tool-text.js'
 import { capText, jsonSyntaxError } from '../core/text.js'
 import { redactSecrets } from './redact.js'
-import { toMnemoEvent } from './agent-hook-events.js'
+import { agentHookEventNames, toMnemoEvent } from './agent-hook-events.js'
 
 /** Claude Code hook events mnemo registers for and understands. */
 export const CLAUDE_HOOK_EVENTS = [
@@ -108,8 +108,61 @@ export function normalizeHookPayload(agent: string, raw: unknown): unknown {
   return rec
 }
 
-/** Parsed hook input: either an event to append, or a reason it is deliberately not captured. */
-export type HookCapture = { event: EventInput; sameAs?: string[] } | { skip: string }
+/**
+ * Parsed hook input: either an event to append, or a reason it is deliberately not captured; `note` says, for the
+ * caller's error log, that the event name given was not one mnemo knows (see `chooseHookEvent`).
+ */
+export type HookCapture = ({ event: EventInput; sameAs?: string[] } | { skip: string }) & { note?: string }
+
+/** Whether mnemo knows `name` as an event of `agent`: a Claude Code event, or the agent's own name for one. */
+function isKnownEvent(agent: HookAgent, name: string): boolean {
+  return (CLAUDE_HOOK_EVENTS as readonly string[]).includes(toMnemoEvent(agent, name))
+}
+
+/**
+ * The event a hook delivery is stored as. The name given on the command line
+ * wins when mnemo knows it. When it does not (a typo such as `PostTooluse` is
+ * stored but never derived), the payload's own `hook_event_name` is used if
+ * mnemo knows that, and a note says so. A name mnemo does not know that the
+ * payload confirms is an event of the agent's that mnemo keeps raw (agents add
+ * events over time): stored as is, no note. Otherwise the name is stored as is
+ * and the note names it, with the known name it is closest to.
+ *
+ * @param given - The command-line name, already mapped by `toMnemoEvent`.
+ */
+export function chooseHookEvent(agent: HookAgent, given: string, payloadEvent: unknown): { event: string; note?: string } {
+  if (isKnownEvent(agent, given)) return { event: given }
+  const fromPayload = typeof payloadEvent === 'string' ? payloadEvent : undefined
+  if (fromPayload !== undefined && isKnownEvent(agent, fromPayload)) {
+    const event = toMnemoEvent(agent, fromPayload)
+    return { event, note: `unknown hook event ${JSON.stringify(given)} for ${agent}: stored as ${event}, the payload's hook_event_name ${JSON.stringify(fromPayload)} (fix the event name in the hook command)` }
+  }
+  if (fromPayload === given) return { event: given }
+  const near = nearestKnownEvent(agent, given)
+  return { event: given, note: `unknown hook event ${JSON.stringify(given)} for ${agent}: stored as is, not derived into observations${near ? ` (did you mean ${near}?)` : ''}` }
+}
+
+/** The known event name (Claude Code's, or the agent's own) within two edits of `name`, case aside; undefined when none is. */
+function nearestKnownEvent(agent: HookAgent, name: string): string | undefined {
+  const lower = name.toLowerCase()
+  let best: { name: string; distance: number } | undefined
+  for (const known of [...CLAUDE_HOOK_EVENTS, ...agentHookEventNames(agent)]) {
+    const distance = editDistance(lower, known.toLowerCase())
+    if (distance <= 2 && (best === undefined || distance < best.distance)) best = { name: known, distance }
+  }
+  return best?.name
+}
+
+/** Levenshtein distance (short names only). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+    prev = row
+  }
+  return prev[b.length]!
+}
 
 /**
  * Turns the stdin of `mnemo hook <eventName>` into an event for the log.
@@ -123,7 +176,8 @@ export type HookCapture = { event: EventInput; sameAs?: string[] } | { skip: str
  * the neighbouring seconds, so copies either side of a second boundary are one
  * event too). mnemo's own MCP tool calls are skipped.
  *
- * @param givenEvent - The event named on the command line (an agent's own name is mapped, see toMnemoEvent); wins over `hook_event_name`.
+ * @param givenEvent - The event named on the command line (an agent's own name is mapped, see toMnemoEvent); wins over
+ *   `hook_event_name` unless mnemo does not know it and does know the payload's (see chooseHookEvent; `note` then says so).
  * @param stdin - The raw JSON text Claude Code wrote.
  * @param nowMs - Receipt time, used as the event time (hook payloads have no timestamp).
  * @param resolveProject - Maps `cwd` to a project. Default: git top-level lookup.
@@ -146,15 +200,18 @@ export function captureClaudeHook(
     throw invalidInput('event', `hook event name must be letters, digits, _ or -, starting with a letter, at most 64 characters (got ${got})`)
   }
   // `mnemo hook beforeSubmitPrompt --agent cursor` means what connect writes as `mnemo hook UserPromptSubmit --agent cursor`.
-  const eventName = toMnemoEvent(agent, givenEvent)
+  const namedEvent = toMnemoEvent(agent, givenEvent)
   let raw: unknown
   try {
     raw = JSON.parse(stdin)
   } catch (cause) {
-    throw invalidInput('stdin', `hook ${eventName}: stdin is not valid JSON (${jsonSyntaxError(cause)})`)
+    throw invalidInput('stdin', `hook ${namedEvent}: stdin is not valid JSON (${jsonSyntaxError(cause)})`)
   }
-  const payload = validateHookPayload(eventName, normalizeHookPayload(agent, raw))
-  if (payload.tool_name !== undefined && isOwnTool(payload.tool_name)) return { skip: `own tool ${payload.tool_name}` }
+  const payload = validateHookPayload(namedEvent, normalizeHookPayload(agent, raw))
+  // A name mnemo does not know (a typo) is replaced by the payload's own, when mnemo knows that one.
+  const { event: eventName, note } = chooseHookEvent(agent, namedEvent, payload.hook_event_name)
+  const noted = note !== undefined ? { note } : {}
+  if (payload.tool_name !== undefined && isOwnTool(payload.tool_name)) return { skip: `own tool ${payload.tool_name}`, ...noted }
   const cwd = payload.cwd || options.defaultCwd || process.cwd()
   const project = (options.resolveProject ?? resolveProjectRoot)(cwd)
   const clean = sanitizePayload(payload, options.redact) as ClaudeHookPayload
@@ -173,6 +230,7 @@ export function captureClaudeHook(
       idemKey: payload.tool_use_id !== undefined ? `${agent}:${payload.session_id}:${eventName}:${payload.tool_use_id}` : `${hash}:${second}`,
       payload: clean,
     },
+    ...noted,
   }
 }
 

@@ -205,12 +205,13 @@ export class MnemoEngine {
   /**
    * Captures one Claude Code hook payload (the stdin of `mnemo hook <event>`).
    * Returns whether a new event was stored (false for a duplicate delivery or
-   * a skipped own-tool call) and the event's project.
+   * a skipped own-tool call) and the event's project; `note`, for the caller's
+   * error log, when the event name was not one mnemo knows (see chooseHookEvent).
    *
    * @param at - When the hook fired, epoch ms (a spooled event's `spooledAt`); default now.
    * @throws {MnemoError} `INVALID_INPUT` — stdin is not a hook payload.
    */
-  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code', at?: number, projectRoot?: string): { stored: boolean; project: ProjectRef; skipped?: string } {
+  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code', at?: number, projectRoot?: string): { stored: boolean; project: ProjectRef; skipped?: string; note?: string } {
     const captured = captureClaudeHook(eventName, stdin, at ?? this.clock.now(), {
       agent,
       ...(this.redact ? { redact: this.redact } : {}),
@@ -219,11 +220,12 @@ export class MnemoEngine {
       resolveProject: (cwd) => (projectRoot !== undefined ? clientProject(projectRoot, cwd) : resolveProjectRoot(cwd)),
       defaultCwd: this.cwd,
     })
-    if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd, { workingDir: true }), skipped: captured.skip }
+    const noted = captured.note !== undefined ? { note: captured.note } : {}
+    if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd, { workingDir: true }), skipped: captured.skip, ...noted }
     const [event] = this.access.own([captured.event])
     const sameAs = captured.sameAs?.map((key) => ownKey(key, this.user))
     const result = this.store.append([{ event: event!, derive: () => this.derive(event!), ...(sameAs ? { sameAs } : {}) }])
-    return { stored: result.inserted === 1, project: captured.event.project }
+    return { stored: result.inserted === 1, project: captured.event.project, ...noted }
   }
 
   /** The project a path names, for reads; see `projectForPath` in projects.ts (`workingDir`: `p` is where a command or agent runs). */

@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import { MnemoError } from '../core/errors.js'
 import { toHookAgent } from '../core/types.js'
 import path from 'node:path'
@@ -13,6 +14,8 @@ import { DEFAULT_RECALL_CONFIG } from '../engine/recall-pipeline.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 import { ErrorLog } from './error-log.js'
 import { Spool } from './spool.js'
+import { dataDirError, ensureDataDir } from './data-dir.js'
+import type { Store } from '../storage/store.js'
 
 /** Options of `openMnemo`. All optional. */
 export interface OpenMnemoOptions {
@@ -34,6 +37,13 @@ export interface OpenMnemoOptions {
   embedder?: Embedder
   /** Read every user's data, not only `MNEMO_USER`'s and shared data (a person's `--all-users`). Default false. */
   allUsers?: boolean
+  /**
+   * When the data directory or database cannot be written, open the database
+   * read-only instead of failing (for commands that read: their writes then
+   * fail, naming the cause). Default false: a hook or a server must not run
+   * on a store it cannot write.
+   */
+  readOnlyFallback?: boolean
 }
 
 /**
@@ -111,6 +121,8 @@ export function createEmbedder(c: EmbedderConfig): Embedder {
 export interface OpenedMnemo {
   engine: MnemoEngine
   config: ResolvedConfig
+  /** True when the store was opened read-only because the data directory could not be written (see `readOnlyFallback`). */
+  readOnly: boolean
   spool: Spool
   errors: ErrorLog
   /**
@@ -124,19 +136,97 @@ export interface OpenedMnemo {
 }
 
 /**
+ * Opens the SQLite store at `dbPath` in the data directory `home`, creating
+ * the directory first. A failure that comes from the directory (not a
+ * directory, not writable) is reported as such, not as SQLite's "unable to
+ * open database file". With `readOnlyFallback`, a store that cannot be
+ * written is opened read-only: in place when SQLite can (its WAL files are
+ * there), else, when no WAL file exists (so no process is writing and none
+ * can start in a directory it cannot write), as a private snapshot copy,
+ * deleted on close.
+ */
+function openStore(home: string, dbPath: string, options: OpenMnemoOptions, now: () => number): { store: Store; readOnly: boolean; cleanup?: () => void } {
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000
+  if (dbPath === ':memory:') return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, derivationVersion: DERIVATION_VERSION }, now), readOnly: false }
+  let problem: MnemoError<'STORE_UNAVAILABLE'> | undefined
+  try {
+    ensureDataDir(home)
+    return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, derivationVersion: DERIVATION_VERSION }, now), readOnly: false }
+  } catch (error) {
+    problem = dataDirError(home, error, dbPath)
+    if (problem === undefined) throw error
+  }
+  // Only a store that exists and cannot be written is read instead; "not a directory" has nothing to read.
+  if (!options.readOnlyFallback || !isFile(dbPath) || problem.details.operation !== 'open data directory (not writable)') throw problem
+  try {
+    return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, readonly: true }, now), readOnly: true }
+  } catch {
+    // SQLite reads a WAL database in place only beside its -shm file, which it cannot create here.
+  }
+  const snapshot = snapshotOf(dbPath)
+  if (snapshot === undefined) {
+    throw new MnemoError('STORE_UNAVAILABLE', `${problem.message}, and its database cannot be read without it while ${path.basename(dbPath)}-wal exists`, {
+      details: { dialect: 'sqlite', operation: 'open' },
+      hint: problem.hint ?? 'let this user write it, or point MNEMO_HOME at another directory',
+      cause: problem.cause,
+    })
+  }
+  try {
+    return { store: openSqliteStore({ path: snapshot.path, label: dbPath, busyTimeoutMs, readonly: true }, now), readOnly: true, cleanup: snapshot.remove }
+  } catch (error) {
+    snapshot.remove()
+    throw error
+  }
+}
+
+function isFile(p: string): boolean {
+  try {
+    return statSync(p).isFile()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A private copy of the database file `dbPath` in a temporary directory, or
+ * undefined when it cannot be taken safely: a `-wal` file beside it (a
+ * writer may be mid-transaction, and the copy would miss what the WAL holds)
+ * or a file that changed while it was copied.
+ */
+function snapshotOf(dbPath: string): { path: string; remove: () => void } | undefined {
+  if (existsSync(`${dbPath}-wal`)) return undefined
+  const before = statSync(dbPath)
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'mnemo-readonly-'))
+  const remove = (): void => rmSync(dir, { recursive: true, force: true })
+  const copy = path.join(dir, path.basename(dbPath))
+  try {
+    copyFileSync(dbPath, copy)
+    const after = statSync(dbPath)
+    if (existsSync(`${dbPath}-wal`) || after.mtimeMs !== before.mtimeMs || after.size !== before.size) {
+      remove()
+      return undefined
+    }
+  } catch (error) {
+    remove()
+    throw error
+  }
+  return { path: copy, remove }
+}
+
+/**
  * Opens mnemo on the embedded SQLite store: resolves the configuration,
  * creates the data directory (mode 0700) on first use, opens and migrates
  * the database. The composition root: the one place that picks the store.
  *
  * @throws {MnemoError} `CONFIG_INVALID` — bad environment settings.
- * @throws {MnemoError} `STORE_UNAVAILABLE` — the database cannot be opened.
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the database cannot be opened; when the data directory is the cause
+ *   (not a directory, not writable) the message names it.
  */
 export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   const config = resolveConfig(options.env ?? process.env, options.home ? { home: options.home } : {})
   const clock = options.clock ?? systemClock
   const dbPath = options.dbPath ?? config.dbPath
-  if (dbPath !== ':memory:') mkdirSync(config.home, { recursive: true, mode: 0o700 })
-  const store = openSqliteStore({ path: dbPath, busyTimeoutMs: options.busyTimeoutMs ?? 5000, derivationVersion: DERIVATION_VERSION }, () => clock.now())
+  const { store, readOnly, cleanup } = openStore(config.home, dbPath, options, () => clock.now())
   const engine = new MnemoEngine({
     store,
     clock,
@@ -156,6 +246,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   return {
     engine,
     config,
+    readOnly,
     spool,
     errors,
     drainSpool: () =>
@@ -165,7 +256,8 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
           if (item.tokenId !== undefined) return 'skip'
           // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
           const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
-          owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
+          const { note } = owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
+          if (note !== undefined) errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: 'INVALID_INPUT', message: note })
           return 'stored'
         } catch (error) {
           if (MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
@@ -174,6 +266,12 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
           return 'bad'
         }
       }),
-    close: () => engine.close(),
+    close: () => {
+      try {
+        engine.close()
+      } finally {
+        cleanup?.()
+      }
+    },
   }
 }

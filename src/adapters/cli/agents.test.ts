@@ -158,7 +158,7 @@ describe('connect --all and doctor', () => {
     const doc = JSON.parse(s.out().stdout) as { ok: boolean; agents: unknown[]; store: { status: string; detail: string; fix: string }[] }
     expect(doc.ok).toBe(false)
     expect(doc.agents.length).toBeGreaterThan(0)
-    expect(doc.store).toEqual([{ check: 'data directory / database', status: 'broken', detail: expect.stringContaining('EEXIST'), fix: expect.stringContaining('MNEMO_HOME') }])
+    expect(doc.store).toEqual([{ check: 'data directory / database', status: 'broken', detail: `MNEMO_HOME ${s.io.env.MNEMO_HOME} is not a directory (it is a file)`, fix: expect.stringContaining('MNEMO_HOME') }])
   })
 
   it('refuses an unknown agent and a missing agent name as usage errors', async () => {

@@ -18,7 +18,8 @@ export const DEMO_SESSION = fileURLToPath(new URL('../../../fixtures/demo/claude
  * only the next hook sends them there: never drained into the local store.
  */
 export async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMnemo) => T | Promise<T>): Promise<T> {
-  const m = openMnemo({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}), ...(o.allUsers ? { allUsers: true } : {}) })
+  // A store this user cannot write is still read (status, recall, …); a command that writes then fails naming why.
+  const m = openMnemo({ env: io.env, cwd: io.cwd, readOnlyFallback: true, ...(o.home ? { home: o.home } : {}), ...(o.allUsers ? { allUsers: true } : {}) })
   try {
     if (!io.env['MNEMO_SERVER_URL']) m.drainSpool()
     return await fn(m)

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Spool } from '../../runtime/spool.js'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { hookPayload, tempDir } from '../../testing/test-mnemo.js'
 import { checkRemote } from '../../runtime/remote-server.js'
-import { HOOK_DEADLINE_MS, runHook } from './run-hook.js'
+import { CAN_MAKE_UNWRITABLE, makeUnwritable } from '../../testing/unwritable.js'
+import { HOOK_DEADLINE_MS, runHook, type HookIo } from './run-hook.js'
 
 const cleanups: (() => void)[] = []
 afterEach(() => {
@@ -21,7 +22,7 @@ function home(): string {
 }
 
 /** Runs the hook in-process with `stdin` and returns what it printed and its exit code. */
-async function hook(mnemoHome: string, event: string, stdin: string | undefined, env: Record<string, string> = {}): Promise<{ stdout: string; code: number | undefined }> {
+async function hook(mnemoHome: string, event: string, stdin: string | undefined, env: Record<string, string> = {}, io: Pick<HookIo, 'maxStdinBytes' | 'stderr'> = {}): Promise<{ stdout: string; code: number | undefined }> {
   const input = new PassThrough()
   let stdout = ''
   let code: number | undefined
@@ -33,6 +34,7 @@ async function hook(mnemoHome: string, event: string, stdin: string | undefined,
     exit: (c) => {
       code = c
     },
+    ...io,
   })
   if (stdin !== undefined) input.end(stdin)
   await run
@@ -189,6 +191,100 @@ describe('mnemo hook', () => {
     expect(counts(h).events).toBe(0)
   })
 
+  it('stores a payload over the stdin cap with its longest strings cut as the store cuts them, and logs its size and the cap', async () => {
+    const h = home()
+    const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make oversized-output' }, tool_response: { stdout: `${'B'.repeat(1_500_000)} tail-of-output` } })
+    expect((await hook(h, 'PostToolUse', stdin, {}, { maxStdinBytes: 1 << 20 })).code).toBe(0)
+    const m = openMnemo({ env: { MNEMO_HOME: h } })
+    try {
+      expect(m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
+      const [hit] = await m.engine.recall('oversized-output', { limit: 1 })
+      expect(hit?.snippet).toContain('oversized-output')
+      expect(m.errors.tail(5)).toEqual([
+        expect.objectContaining({ where: 'hook PostToolUse', message: `hook stdin is ${Buffer.byteLength(stdin)} bytes, over the 1048576-byte cap: 1 string(s) cut to 1000000 characters (head and tail kept) before storing` }),
+      ])
+    } finally {
+      m.close()
+    }
+    expect(readdirSync(h)).not.toContain('spool')
+  })
+
+  it('keeps an event whose input is too large to redact in one piece (a 20 MB string) in the spool instead of losing it', async () => {
+    const h = home()
+    mkdirSync(path.join(h, 'mnemo.db'), { recursive: true })
+    const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make twenty-megabytes' }, tool_response: { stdout: 'B'.repeat(20_000_000) } })
+    expect((await hook(h, 'PostToolUse', stdin)).code).toBe(0)
+    const spooled = readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))
+    expect(spooled).toHaveLength(1)
+    const kept = JSON.parse(readFileSync(path.join(h, 'spool', spooled[0]!), 'utf8')) as { stdin: string }
+    expect(JSON.parse(kept.stdin)).toMatchObject({ session_id: 'sess-1', tool_input: { command: 'make twenty-megabytes' } })
+    rmSync(path.join(h, 'mnemo.db'), { recursive: true })
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'next prompt' }))
+    expect(counts(h)).toMatchObject({ events: 2, observations: 2 })
+  })
+
+  it('stores a misspelled event under the payload’s hook_event_name, so it is derived, and logs the misspelling', async () => {
+    const h = home()
+    const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make deploy-typo' }, tool_response: { stdout: 'ok' } })
+    expect((await hook(h, 'PostTooluse', stdin)).code).toBe(0)
+    const m = openMnemo({ env: { MNEMO_HOME: h } })
+    try {
+      expect((await m.engine.recall('deploy-typo', { limit: 1 })).map((x) => x.snippet)).toEqual([expect.stringContaining('make deploy-typo')])
+      expect(m.errors.tail(5)).toEqual([expect.objectContaining({ where: 'hook PostTooluse', code: 'INVALID_INPUT', message: expect.stringContaining('unknown hook event "PostTooluse" for claude-code: stored as PostToolUse') })])
+    } finally {
+      m.close()
+    }
+  })
+
+  describe('when the data directory cannot take the event', () => {
+    /** Runs the hook with MNEMO_HOME `mnemoHome` and HOME `userHome`; returns its exit code and what it wrote on stderr. */
+    async function hookWithStderr(mnemoHome: string, userHome: string): Promise<{ code: number | undefined; stderr: string }> {
+      let stderr = ''
+      const r = await hook(mnemoHome, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'kept somewhere' }), { HOME: userHome }, { stderr: { write: (t: string) => (stderr += t) } })
+      return { code: r.code, stderr }
+    }
+    const badFiles = (userHome: string) => readdirSync(path.join(userHome, '.mnemo', 'spool', 'bad'))
+
+    it('keeps it in spool/bad of the default data directory when MNEMO_HOME is a file, and says so in one line on stderr', async () => {
+      const file = path.join(home(), 'home-file')
+      writeFileSync(file, '')
+      const user = home()
+      const r = await hookWithStderr(file, user)
+      expect(r.code).toBe(0)
+      const [kept] = badFiles(user)
+      const keptPath = path.join(user, '.mnemo', 'spool', 'bad', kept!)
+      expect(r.stderr).toBe(`mnemo hook UserPromptSubmit: MNEMO_HOME ${file} is not a directory (it is a file); event kept as ${keptPath} (move it into ${path.join(file, 'spool')}/ once that is fixed)\n`)
+      expect(JSON.parse(readFileSync(keptPath, 'utf8'))).toMatchObject({ event: 'UserPromptSubmit', stdin: expect.stringContaining('kept somewhere') })
+      const log = openMnemo({ env: { MNEMO_HOME: path.join(user, '.mnemo') }, dbPath: ':memory:' })
+      expect(log.errors.tail(5)).toEqual([expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining(`event kept as ${keptPath}`) })])
+      log.close()
+    })
+
+    it.runIf(CAN_MAKE_UNWRITABLE)('does the same when MNEMO_HOME is not writable, naming that', async () => {
+      const mnemoHome = home()
+      await hook(mnemoHome, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'first' }))
+      const restore = makeUnwritable(mnemoHome)!
+      try {
+        const user = home()
+        const r = await hookWithStderr(mnemoHome, user)
+        expect(r.code).toBe(0)
+        expect(r.stderr).toMatch(new RegExp(`^mnemo hook UserPromptSubmit: MNEMO_HOME ${mnemoHome} is not writable \\(permission denied\\); event kept as ${user}/\\.mnemo/spool/bad/[^ ]+\\.json \\(move it into ${mnemoHome}/spool/ once that is fixed\\)\\n$`))
+        expect(badFiles(user)).toHaveLength(1)
+      } finally {
+        restore()
+      }
+    })
+
+    it('says the event was lost when the default data directory cannot keep it either', async () => {
+      const file = path.join(home(), 'home-file')
+      writeFileSync(file, '')
+      // HOME is a file too: ~/.mnemo cannot exist.
+      const r = await hookWithStderr(path.join(file, '.mnemo'), file)
+      expect(r.code).toBe(0)
+      expect(r.stderr).toBe(`mnemo hook UserPromptSubmit: MNEMO_HOME ${path.join(file, '.mnemo')} is not a directory (${file} is a file); the event was lost (no data directory could keep it)\n`)
+    })
+  })
+
   it('gives up within the deadline when stdin never closes, exiting 0', async () => {
     vi.useFakeTimers()
     const h = home()
@@ -245,6 +341,23 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     return { stdout, code }
   }
   const spooled = (client: string) => readdirSync(path.join(client, 'spool')).filter((f) => f.endsWith('.json'))
+
+  it('a misspelled event posted to the server is stored under the payload’s hook_event_name and logged by the server', async () => {
+    const { startServer } = await import('../http/server.js')
+    const serverHome = home()
+    const server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {}, consolidateEveryMinutes: 0 })
+    try {
+      const payload = { session_id: 't', cwd: '/nonexistent/typo', hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'make deploy-typo' }, tool_response: { stdout: 'ok' } }
+      const res = await fetch(`${server.url}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ event: 'PostTooluse', payload }) })
+      expect(res.status).toBe(202)
+      expect((await server.engine.recall('deploy-typo', { limit: 1 })).map((x) => x.snippet)).toEqual([expect.stringContaining('make deploy-typo')])
+      const log = openMnemo({ env: { MNEMO_HOME: serverHome }, dbPath: ':memory:' })
+      expect(log.errors.tail(5)).toEqual([expect.objectContaining({ where: 'http POST /v1/events', message: expect.stringContaining('stored as PostToolUse') })])
+      log.close()
+    } finally {
+      await server.close()
+    }
+  })
 
   it('files an event from a subfolder under the repository the client resolved, which the server cannot see', async () => {
     const { startServer } = await import('../http/server.js')

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { MnemoError } from '../../core/errors.js'
-import { jsonSyntaxError } from '../../core/text.js'
+import { capText, jsonSyntaxError } from '../../core/text.js'
 import { redactSecrets } from '../../capture/redact.js'
 import { HOOK_AGENTS, toHookAgent, type HookAgent } from '../../core/types.js'
 
@@ -8,9 +8,11 @@ export { toHookAgent }
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool } from '../../runtime/spool.js'
+import { dataDirError } from '../../runtime/data-dir.js'
 import { resolveConfig, type MnemoEnv } from '../../config/config.js'
 import { remoteFetch, remoteServer, settingProblem, type RemoteServer } from '../../runtime/remote-server.js'
-import { sanitizePayload } from '../../capture/sanitize.js'
+import { PRE_REDACTION_CHARS, sanitizePayload } from '../../capture/sanitize.js'
+import { readStdin } from './read-stdin.js'
 import { resolveProjectRoot } from '../../capture/project.js'
 import path from 'node:path'
 
@@ -20,7 +22,11 @@ export const HOOK_DEADLINE_MS = 2000
 export const STDIN_TIMEOUT_MS = 1000
 /** Lock wait for the hook's write, ms; leaves room under the deadline to spool. */
 export const HOOK_BUSY_TIMEOUT_MS = 1000
-/** Largest hook payload read, bytes (64 MiB); past it, what was read is kept in spool/bad/ (not stored) and the failure logged. Fields are capped far below this. */
+/**
+ * Largest hook payload kept as it is, bytes (64 MiB). A larger one is still read: its strings longer than
+ * `PRE_REDACTION_CHARS` are cut (head and tail kept, as the store cuts them) and the event stored, the cut logged;
+ * only when that still leaves more than this is what was read kept in spool/bad/ and the failure logged.
+ */
 export const MAX_HOOK_STDIN_BYTES = 64 * 1024 * 1024
 
 /** Time kept back from the deadline to write the spool file, ms. */
@@ -37,6 +43,10 @@ export interface HookIo {
   /** Ends the process; the runner calls it exactly once, always with 0. */
   exit: (code: 0) => void
   now?: () => number
+  /** Largest payload kept as it is, bytes. Default: `MAX_HOOK_STDIN_BYTES` (tests set less). */
+  maxStdinBytes?: number
+  /** Gets one line when the event could not be kept in the data directory (kept elsewhere, or lost). Default: `process.stderr`. */
+  stderr?: { write(text: string): unknown }
 }
 
 /**
@@ -103,16 +113,42 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     try {
       if (code === 'INVALID_INPUT') {
         // Input that can never be stored is kept aside for inspection, not retried.
-        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
+        const name = spool.putBad({ event: eventName, stdin: spoolText(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (input kept as spool/bad/${name})` })
       } else {
         // Secrets never rest on disk, not even in the spool (redaction keeps JSON parseable).
-        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
+        spool.put({ event: eventName, stdin: spoolText(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
       }
-    } catch {
-      // the spool itself is unwritable: nothing more a hook may do without blocking the agent
+    } catch (spoolError) {
+      keepElsewhere(code, message, spoolError)
     }
+  }
+  /**
+   * The data directory cannot take the event (not a directory, not writable): it goes to spool/bad/ of the default
+   * data directory when that is another one (bad/: it is not drained into a store the user did not choose), and one
+   * line on stderr says where; else the event is lost, and the line says that. Exit status stays 0.
+   */
+  const keepElsewhere = (code: string, message: string, spoolError: unknown): void => {
+    const at = new Date(now()).toISOString()
+    const where = `hook ${eventName}`
+    const problem = dataDirError(config.home, spoolError)?.message ?? `the spool ${config.spoolDir} cannot be written (${spoolError instanceof Error ? spoolError.message : String(spoolError)})`
+    const failure = message === problem ? problem : `${message}; ${problem}`
+    const stderr = io.stderr ?? process.stderr
+    const fallback = resolveConfig({ HOME: io.env['HOME'] })
+    if (fallback.home !== config.home) {
+      try {
+        const name = new Spool(fallback.spoolDir).putBad({ event: eventName, stdin: spoolText(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
+        const file = path.join(fallback.spoolDir, 'bad', name)
+        new ErrorLog(fallback.errorLogPath).append({ at, where, code, message: `${failure} (event kept as ${file}; move it into ${config.spoolDir}/ once that is fixed)` })
+        stderr.write(`mnemo ${where}: ${failure}; event kept as ${file} (move it into ${config.spoolDir}/ once that is fixed)\n`)
+        return
+      } catch {
+        // the default data directory cannot take it either
+      }
+    }
+    errors.append({ at, where, code, message: `${failure}; the event was lost` })
+    stderr.write(`mnemo ${where}: ${failure}; the event was lost (no data directory could keep it)\n`)
   }
 
   const timer = setTimeout(() => {
@@ -125,10 +161,16 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
 
   let opened: OpenedMnemo | undefined
   try {
-    stdin = await readStdin(io.stdin, STDIN_TIMEOUT_MS, (partial) => {
+    const maxBytes = io.maxStdinBytes ?? MAX_HOOK_STDIN_BYTES
+    const read = await readStdin(io.stdin, { timeoutMs: STDIN_TIMEOUT_MS, maxBytes }, (partial) => {
       stdin = partial
     })
+    stdin = read.text
     if (finished) return
+    if (read.cutStrings > 0) {
+      // Stored all the same: only the middles of the longest strings are gone (the store would cut them anyway).
+      errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: `hook stdin is ${read.bytes} bytes, over the ${maxBytes}-byte cap: ${read.cutStrings} string(s) cut to ${PRE_REDACTION_CHARS} characters (head and tail kept) before storing` })
+    }
     if (eventName.trim().length === 0) throw new MnemoError('INVALID_INPUT', 'mnemo hook needs an event name (mnemo hook <Event>)', { details: { path: 'event' } })
     if (unknownUnderIsolation) {
       throw new MnemoError('INVALID_INPUT', `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}): MNEMO_AGENT_SCOPE=own files every event under its agent`, { details: { path: 'agent' } })
@@ -148,6 +190,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     const drained = opened.drainSpool()
     if (drained.failed !== undefined) throw drained.failed
     const result = engine.captureHook(eventName, stdin, agent, firedAt)
+    if (result.note !== undefined) errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: result.note })
     if (CONTEXT_EVENTS.has(eventName) && !finished) {
       const sessionKey = sessionIdOf(stdin)
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
@@ -255,6 +298,25 @@ async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: st
   }
 }
 
+/**
+ * The input as the spool keeps it, secrets redacted. Redacting one string of
+ * many megabytes can exhaust the stack: such a payload is kept as the store
+ * would keep it (strings cut to `PRE_REDACTION_CHARS`, then redacted), and
+ * input that is not JSON is cut to that length whole before redaction.
+ */
+function spoolText(stdin: string): string {
+  try {
+    return redactSecrets(stdin)
+  } catch {
+    // too large to redact whole
+  }
+  try {
+    return JSON.stringify(sanitizePayload(JSON.parse(stdin)))
+  } catch {
+    return redactSecrets(capText(stdin, PRE_REDACTION_CHARS))
+  }
+}
+
 function sessionIdOf(stdin: string): string | undefined {
   try {
     const v = (JSON.parse(stdin) as { session_id?: unknown }).session_id
@@ -262,57 +324,4 @@ function sessionIdOf(stdin: string): string | undefined {
   } catch {
     return undefined
   }
-}
-
-/**
- * Reads a stream to its end as UTF-8. Gives up after `timeoutMs` or
- * `MAX_HOOK_STDIN_BYTES` with `INVALID_INPUT`, handing what arrived to
- * `onPartial` so the caller can keep it.
- */
-function readStdin(stream: NodeJS.ReadableStream, timeoutMs: number, onPartial: (partial: string) => void): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    let settled = false
-    const done = (error?: Error): void => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      stream.removeAllListeners('data')
-      stream.removeAllListeners('end')
-      stream.removeAllListeners('error')
-      if (error) reject(error)
-      else resolve(Buffer.concat(chunks).toString('utf8'))
-    }
-    const timer = setTimeout(() => {
-      // On a loaded machine this timer can fire before the poll phase has read a payload
-      // that is already in the pipe: let one poll phase run (setImmediate comes after it),
-      // then accept a complete JSON document even if the end of the stream is still unread.
-      setImmediate(() => {
-        if (settled) return
-        const text = Buffer.concat(chunks).toString('utf8')
-        try {
-          JSON.parse(text)
-          done()
-          return
-        } catch {
-          // not complete
-        }
-        onPartial(text)
-        done(new MnemoError('INVALID_INPUT', `stdin was not closed within ${timeoutMs} ms`, { details: { path: 'stdin' } }))
-      })
-    }, timeoutMs)
-    stream.on('data', (chunk: Buffer | string) => {
-      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk
-      size += buf.length
-      if (size > MAX_HOOK_STDIN_BYTES) {
-        onPartial(Buffer.concat(chunks).toString('utf8'))
-        done(new MnemoError('INVALID_INPUT', `hook stdin is larger than ${MAX_HOOK_STDIN_BYTES} bytes`, { details: { path: 'stdin' } }))
-        return
-      }
-      chunks.push(buf)
-    })
-    stream.on('end', () => done())
-    stream.on('error', (e: Error) => done(e))
-  })
 }

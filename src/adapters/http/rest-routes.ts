@@ -103,12 +103,14 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     body: hookEventInput,
     responses: { 202: { description: 'Accepted; `stored` says whether it was new.', schema: eventAcceptedJson } },
     errors: [400, 413],
-    handle: ({ body }, { engine }) => {
+    handle: ({ body }, { engine, mnemo }) => {
       const cwd = body.payload['cwd']
       if (typeof cwd !== 'string' || !path.isAbsolute(cwd)) {
         throw invalidInput('payload.cwd', `payload.cwd must be an absolute path (got ${describeValue(cwd)})`, "the server has no working directory: the hook payload's cwd says which project the event belongs to")
       }
       const result = engine.captureHook(body.event, JSON.stringify(body.payload), body.agent ?? 'claude-code', body.at === undefined ? undefined : Date.parse(body.at), body.projectRoot)
+      // A misnamed event (stored under the payload's own name, or kept raw) is logged where `mnemo status` shows it.
+      if (result.note !== undefined) mnemo.errors.append({ at: new Date().toISOString(), where: 'http POST /v1/events', code: 'INVALID_INPUT', message: result.note })
       return ok({ stored: result.stored }, 202)
     },
   }),

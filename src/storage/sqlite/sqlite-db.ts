@@ -41,7 +41,7 @@ export class SqliteDb {
   }
 }
 
-/** A driver error as `STORE_UNAVAILABLE` (a MnemoError passes through), with a hint when another process holds the lock. */
+/** A driver error as `STORE_UNAVAILABLE` (a MnemoError passes through), with a hint when another process holds the lock or the store is read-only. */
 export function wrap(cause: unknown, operation: string, path?: string): MnemoError {
   if (MnemoError.is(cause)) return cause
   const message = cause instanceof Error ? cause.message : String(cause)
@@ -49,6 +49,10 @@ export function wrap(cause: unknown, operation: string, path?: string): MnemoErr
   return new MnemoError(
     'STORE_UNAVAILABLE',
     `sqlite ${operation} failed${path && path !== ':memory:' ? ` (${path})` : ''}: ${message}`,
-    /locked|busy/i.test(message) ? { ...init, hint: 'another mnemo process holds the database; retry, or raise busyTimeoutMs' } : init,
+    /locked|busy/i.test(message)
+      ? { ...init, hint: 'another mnemo process holds the database; retry, or raise busyTimeoutMs' }
+      : /readonly database/i.test(message)
+        ? { ...init, hint: 'the data directory (MNEMO_HOME) or its database is not writable by this user: commands that only read still work' }
+        : init,
   )
 }

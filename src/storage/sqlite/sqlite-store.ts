@@ -24,6 +24,8 @@ export interface SqliteStoreOptions {
    * without a record that already holds events was derived by code before versions were kept (1).
    */
   derivationVersion?: number
+  /** The path errors name, when `path` is a stand-in (a read-only snapshot copy of it). Default: `path`. */
+  label?: string
 }
 
 /**
@@ -44,7 +46,7 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
       db.pragma('synchronous = FULL')
     }
     db.pragma('foreign_keys = ON')
-    refuseNewerSchema(db, options.path)
+    refuseNewerSchema(db, options.label ?? options.path)
     if (!options.readonly) {
       migrate(db)
       if (options.derivationVersion !== undefined) {
@@ -52,9 +54,9 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
       }
     }
   } catch (cause) {
-    throw wrap(cause, 'open', options.path)
+    throw wrap(cause, 'open', options.label ?? options.path)
   }
-  return new SqliteStore(db, options.path, now)
+  return new SqliteStore(db, options.label ?? options.path, now)
 }
 
 /**
@@ -106,6 +108,9 @@ class SqliteStore implements Store {
   }
 
   derivedWith(): number | undefined {
+    // A store opened read-only is not migrated: before schema 7 it has no store_meta, and its rows are of derivation 1.
+    const hasMeta = this.s.stmt("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'").get() !== undefined
+    if (!hasMeta) return this.s.stmt('SELECT 1 FROM events LIMIT 1').get() !== undefined ? 1 : undefined
     const value = this.s.stmt("SELECT value FROM store_meta WHERE key = 'derived_with'").pluck().get() as string | undefined
     return value === undefined ? undefined : Number(value)
   }
@@ -199,6 +204,8 @@ class SqliteStore implements Store {
   }
 
   recordUsage(memoryIds: readonly string[], day: string): void {
+    // Reinforcement is a side effect of reading: a store opened read-only is read without it.
+    if (this.s.db.readonly) return
     return recordUsage(this.s, memoryIds, day)
   }
 

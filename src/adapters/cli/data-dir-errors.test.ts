@@ -1,0 +1,49 @@
+import { writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { hookPayload, tempDir } from '../../testing/test-mnemo.js'
+import { CAN_MAKE_UNWRITABLE, makeUnwritable } from '../../testing/unwritable.js'
+import { openMnemo } from '../../runtime/open-mnemo.js'
+import { runCli } from './program.js'
+
+const cleanups: (() => void)[] = []
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()!()
+})
+function scratch(): string {
+  const t = tempDir()
+  cleanups.push(t.cleanup)
+  return t.dir
+}
+
+async function cli(argv: string[], mnemoHome: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { MNEMO_HOME: mnemoHome, HOME: scratch() }, cwd: '/work/demo-app' })
+  return { code, stdout, stderr }
+}
+
+describe('the CLI on a data directory it cannot use', () => {
+  it('names a MNEMO_HOME that is a file, with a hint, instead of "unexpected failure: EEXIST"', async () => {
+    const file = path.join(scratch(), 'home-file')
+    writeFileSync(file, '')
+    expect(await cli(['status'], file)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `mnemo: MNEMO_HOME ${file} is not a directory (it is a file)\nhint: point MNEMO_HOME (or --home) at a directory, or move that file away\n`,
+    })
+  })
+
+  it.runIf(CAN_MAKE_UNWRITABLE)('reads a store it cannot write (status, recall), and a command that writes fails saying why', async () => {
+    const home = scratch()
+    const m = openMnemo({ env: { MNEMO_HOME: home } })
+    m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'cache the orders endpoint' }))
+    m.close()
+    cleanups.push(makeUnwritable(home)!)
+    expect(await cli(['status'], home)).toMatchObject({ code: 0, stdout: expect.stringContaining('1 events'), stderr: '' })
+    expect(await cli(['recall', 'orders endpoint'], home)).toMatchObject({ code: 0, stdout: expect.stringContaining('cache the orders endpoint') })
+    const write = await cli(['remember', 'a new fact'], home)
+    expect(write.code).toBe(1)
+    expect(write.stderr).toContain(`(${path.join(home, 'mnemo.db')}): attempt to write a readonly database\nhint: the data directory (MNEMO_HOME) or its database is not writable by this user: commands that only read still work\n`)
+  })
+})
