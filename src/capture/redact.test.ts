@@ -611,4 +611,14 @@ describe('adversarial input', () => {
     ]
     for (const s of more) expect(typeof redactSecrets(s)).toBe('string')
   })
+
+  it('redacts text holding a match millions of characters long, which overflows the regex stack in one piece', () => {
+    // 20 million token characters: V8 throws "Maximum call stack size exceeded" on such a match; the text is then
+    // scanned in windows. A huge quoted value under a harmless key is left as it is.
+    const token = 'B1'.repeat(10_000_000)
+    expect(redactSecrets(`Authorization: Bearer ${token}\nnext line`)).toBe('Authorization: Bearer [REDACTED:bearer-token]\nnext line')
+    const quoted = JSON.stringify({ note: 'B'.repeat(20_000_000), password: 'hunter2-but-longer' })
+    expect(redactSecrets(quoted)).toBe(JSON.stringify({ note: 'B'.repeat(20_000_000), password: '[REDACTED:password]' }))
+  })
 })
+

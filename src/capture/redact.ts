@@ -228,8 +228,11 @@ const KEY = String.raw`(?<key>[A-Za-z_](?<!(?<!\\)[\w.$-].)[\w.-]{0,80})`
  * A quoted literal: `"…"` (escapes inside stay whole), or `'…'` / JSON-escaped
  * `\"…\"` (no backslash inside). No raw `"` is ever inside the value, so a
  * span never crosses the structure of a JSON document the text may be.
+ * The double-quoted body is the unrolled loop `[^\\"]*(?:\\.[^\\"]*)*` (Friedl, Mastering Regular
+ * Expressions, ch. 6) rather than `(?:[^\\"]|\\.)*`: the same strings, but V8 recurses per
+ * alternation, and a quoted value of ~10 million characters overflowed its stack.
  */
-const QUOTED = String.raw`(?:"(?<secret>(?:[^\\"\r\n]|\\.)*)"|(?<q>\\*'|\\+")(?<secret2>[^\\"\r\n]*?)\k<q>)`
+const QUOTED = String.raw`(?:"(?<secret>[^\\"\r\n]*(?:\\.[^\\"\r\n]*)*)"|(?<q>\\*'|\\+")(?<secret2>[^\\"\r\n]*?)\k<q>)`
 /** An unquoted shell/env value: stops at whitespace, quotes, backslashes, shell operators and brackets. */
 const BARE = String.raw`[^\s"'\x60\\;&|<>(){}\[\],]+`
 const BARE_END = String.raw`(?=[\s;&|"'\x60\\<>]|$)`
@@ -609,41 +612,76 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
     if (!re.global || !re.hasIndices) {
       throw invalidInput('patterns', `secret pattern ${pattern.id} needs a regex with the g and d flags`, `write /…/dg, not /${re.source}/${re.flags}`)
     }
-    re.lastIndex = 0
-    let rescanBudget = text.length
-    const candidates: SecretSpan[] = []
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      if (m[0].length === 0) {
-        re.lastIndex++
-        continue
-      }
-      let [start, end] = secretRange(m)
-      if (pattern.extend) {
-        end = pattern.extend(text, m.index + m[0].length)
-        if (end < 0) continue
-        re.lastIndex = Math.max(re.lastIndex, end)
-      }
-      // Never end inside an escape sequence: a span ending in an odd run of backslashes gives the last one back.
-      let slashes = 0
-      while (end - slashes > start && text.charCodeAt(end - slashes - 1) === 92) slashes++
-      if (slashes % 2 === 1) end--
-      if (end <= start) continue
-      const secret = text.slice(start, end)
-      if (pattern.accept && !pattern.accept(secret, m, text)) {
-        // A rejected match may hide others inside it (a quoted value holding `API_TOKEN=\"…\"`): resume at its
-        // value, within a budget of one text length per pattern so nested rejections stay linear (`a=a=a=…`).
-        const resume = Math.max(m.index + 1, start)
-        if (re.lastIndex - resume <= rescanBudget) {
-          rescanBudget -= re.lastIndex - resume
-          re.lastIndex = resume
-        }
-        continue
-      }
-      candidates.push({ type: pattern.label ? pattern.label(m) : pattern.type, start, end })
+    let candidates: SecretSpan[]
+    try {
+      candidates = patternCandidates(pattern, text)
+    } catch (error) {
+      // V8's regex engine backtracks through a stack: a match millions of characters long (a 20 MB token-shaped
+      // run) overflows it. Such text is scanned in overlapping windows instead, so it is redacted, not refused.
+      if (!(error instanceof RangeError)) throw error
+      candidates = windowedCandidates(pattern, text)
     }
     taken = mergeCandidates(taken, candidates, text)
   }
   return taken.filter((t) => t.type !== KEEP)
+}
+
+/** Where one pattern matches `text` and its `accept` agrees, in order. */
+function patternCandidates(pattern: SecretPattern, text: string): SecretSpan[] {
+  const re = pattern.regex
+  re.lastIndex = 0
+  let rescanBudget = text.length
+  const candidates: SecretSpan[] = []
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m[0].length === 0) {
+      re.lastIndex++
+      continue
+    }
+    let [start, end] = secretRange(m)
+    if (pattern.extend) {
+      end = pattern.extend(text, m.index + m[0].length)
+      if (end < 0) continue
+      re.lastIndex = Math.max(re.lastIndex, end)
+    }
+    // Never end inside an escape sequence: a span ending in an odd run of backslashes gives the last one back.
+    let slashes = 0
+    while (end - slashes > start && text.charCodeAt(end - slashes - 1) === 92) slashes++
+    if (slashes % 2 === 1) end--
+    if (end <= start) continue
+    const secret = text.slice(start, end)
+    if (pattern.accept && !pattern.accept(secret, m, text)) {
+      // A rejected match may hide others inside it (a quoted value holding `API_TOKEN=\"…\"`): resume at its
+      // value, within a budget of one text length per pattern so nested rejections stay linear (`a=a=a=…`).
+      const resume = Math.max(m.index + 1, start)
+      if (re.lastIndex - resume <= rescanBudget) {
+        rescanBudget -= re.lastIndex - resume
+        re.lastIndex = resume
+      }
+      continue
+    }
+    candidates.push({ type: pattern.label ? pattern.label(m) : pattern.type, start, end })
+  }
+  return candidates
+}
+
+/** Scan windows: large enough for any secret, small enough for V8's regex backtracking stack. */
+const SCAN_WINDOW = 1 << 20
+const SCAN_OVERLAP = 1 << 16
+
+/**
+ * `patternCandidates` over windows of `SCAN_WINDOW` characters, each read with `SCAN_OVERLAP` more so a secret
+ * starting near its end is found whole; a span starting inside the last kept one is trimmed to follow it.
+ */
+function windowedCandidates(pattern: SecretPattern, text: string): SecretSpan[] {
+  const out: SecretSpan[] = []
+  for (let at = 0; at < text.length; at += SCAN_WINDOW) {
+    for (const c of patternCandidates(pattern, text.slice(at, at + SCAN_WINDOW + SCAN_OVERLAP))) {
+      if (c.start >= SCAN_WINDOW) break
+      const span = { type: c.type, start: Math.max(c.start + at, out.at(-1)?.end ?? 0), end: c.end + at }
+      if (span.end > span.start) out.push(span)
+    }
+  }
+  return out
 }
 
 function placeholderSpans(text: string): SecretSpan[] {
