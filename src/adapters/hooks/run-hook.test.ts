@@ -236,6 +236,16 @@ describe('mnemo hook', () => {
     }
   })
 
+  it('answers a misspelled SessionStart stored under the payload’s name as a SessionStart: the context block is printed', async () => {
+    const h = home()
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'migrate the ledger tables' }, 'earlier'))
+    const r = await hook(h, 'SessionStrat', hookPayload('SessionStart', { source: 'startup' }, 'now'))
+    expect(r.code).toBe(0)
+    const out = JSON.parse(r.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
+    expect(out.hookSpecificOutput.hookEventName).toBe('SessionStart')
+    expect(out.hookSpecificOutput.additionalContext).toContain('migrate the ledger tables')
+  })
+
   describe('when the data directory cannot take the event', () => {
     /** Runs the hook with MNEMO_HOME `mnemoHome` and HOME `userHome`; returns its exit code and what it wrote on stderr. */
     async function hookWithStderr(mnemoHome: string, userHome: string): Promise<{ code: number | undefined; stderr: string }> {

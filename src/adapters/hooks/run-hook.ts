@@ -191,12 +191,14 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     if (drained.failed !== undefined) throw drained.failed
     const result = engine.captureHook(eventName, stdin, agent, firedAt)
     if (result.note !== undefined) errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: result.note })
-    if (CONTEXT_EVENTS.has(eventName) && !finished) {
+    // A misspelled event stored under the payload's name is answered as that event (a SessionStart still gets its context).
+    const answered = result.event ?? eventName
+    if (CONTEXT_EVENTS.has(answered) && !finished) {
       const sessionKey = sessionIdOf(stdin)
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
       const block = engine.scoped({ agent }).context({ project: result.project, ...(sessionKey ? { excludeSessionKey: sessionKey } : {}) })
       io.stdout.write(
-        eventName === 'SessionStart'
+        answered === 'SessionStart'
           ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
           : `${block.text}\n`,
       )
