@@ -643,10 +643,11 @@ describe('status', () => {
 
   it('--json reports home, database, counts, bytes, last capture, spool, derivation and errors', async () => {
     const empty = await ok(['status'])
-    expect(Object.keys(empty)).toEqual(['home', 'database', 'counts', 'bytes', 'lastCaptureAt', 'spool', 'server', 'derivation', 'errors'])
+    expect(Object.keys(empty)).toEqual(['home', 'database', 'readOnly', 'counts', 'bytes', 'lastCaptureAt', 'spool', 'server', 'derivation', 'errors'])
     expect(empty).toEqual({
       home,
       database: path.join(home, 'mnemo.db'),
+      readOnly: false,
       counts: { events: 0, projects: 0, sessions: 0, observations: 0, memories: 0 },
       bytes: expect.any(Number),
       lastCaptureAt: null,

@@ -32,6 +32,8 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
     const doc = {
       home: m.config.home,
       database: m.config.dbPath,
+      /** Opened read-only: the data directory or database cannot be written by this user (reads work, writes fail). */
+      readOnly: m.readOnly,
       counts: { events: stats.events, projects: stats.projects, sessions: stats.sessions, observations: stats.observations, memories: stats.memories },
       bytes: stats.bytes,
       lastCaptureAt: stats.lastEventAt === undefined ? null : toIso(stats.lastEventAt),
@@ -50,7 +52,7 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
     out.stdout(
       [
         `data directory  ${doc.home}`,
-        `database        ${doc.database} (${(doc.bytes / 1024).toFixed(0)} KiB)`,
+        `database        ${doc.database} (${(doc.bytes / 1024).toFixed(0)} KiB)${doc.readOnly ? ', opened read-only: this user cannot write it, so captures and changes fail' : ''}`,
         `counts          ${c.events} events · ${c.projects} projects · ${c.sessions} sessions · ${c.observations} observations · ${c.memories} memories`,
         `last capture    ${doc.lastCaptureAt ?? 'never'}`,
         `spool           ${doc.spool.pending} pending · ${doc.spool.bad} unreadable (${doc.spool.dir})`,
