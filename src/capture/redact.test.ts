@@ -421,6 +421,18 @@ describe('overlapping detectors', () => {
   })
 })
 
+describe('placeholders', () => {
+  it('keeps only placeholders redaction writes: a key typed inside [REDACTED:…] by hand is still a key', () => {
+    const text = 'deploy key [REDACTED:sk_live_abcdefghijklmnopqrstuvwx] and [REDACTED:AKIAIOSFODNN7EXAMPLE], [REDACTED:ghp_abcdefghijklmnopqrstuvwxyz0123456789]'
+    const out = redactSecrets(text)
+    expect(out).not.toMatch(/sk_live_|AKIA|ghp_/)
+    // What redaction writes stays whole, so a second pass changes nothing.
+    expect(redactSecrets(out)).toBe(out)
+    expect(redactSecrets('-u [REDACTED:stripe-key]: and [REDACTED] and [PRIVATE] and [REDACTED:api-key]')).toBe('-u [REDACTED:stripe-key]: and [REDACTED] and [PRIVATE] and [REDACTED:api-key]')
+    expect(redactValue({ password: '[REDACTED:sk_live_abcdefghijklmnopqrstuvwx]' })).toEqual({ password: '[REDACTED:password]' })
+  })
+})
+
 describe('findSecrets', () => {
   it('reports the spans it would replace, sorted, without overlaps', () => {
     const text = `a=1 password="pw" ${GHP} <private>z</private>`

@@ -144,7 +144,7 @@ const PLACEHOLDER_WORDS = new Set([
   'string', 'str', 'number', 'int', 'integer', 'bool', 'boolean', 'any', 'unknown', 'object', 'bytes', 'secretstr',
   'placeholder', 'example', 'sample', 'dummy', 'xxx', 'todo', 'tbd', 'hidden', 'masked', 'empty', 'env', 'prompt',
 ])
-const PLACEHOLDER = /\[(?:REDACTED(?::[\w-]+)?|PRIVATE)\]/
+const PLACEHOLDER = /\[(?:REDACTED(?::(?<type>[\w-]+))?|PRIVATE)\]/g
 const SCHEME_WORDS = /\b(?:bearer|basic|token|bot)\b/gi
 /** A leftover of a partly redacted value keeps at least this many letters/digits besides auth scheme words. */
 const MIN_LEFTOVER = 4
@@ -167,7 +167,7 @@ export function isPlaceholderValue(value: string): boolean {
   const t = value.trim()
   if (t === '') return true
   // Already (partly) redacted: what redaction left around a placeholder stays, so a second pass changes nothing.
-  if (PLACEHOLDER.test(t)) return true
+  if (holdsPlaceholder(t)) return true
   if (MASK.test(t) || TEMPLATE.test(t)) return true
   if (t.length > 2 && (t.startsWith('*') || t.startsWith('&')) && /^[*&][\w-]+$/.test(t)) return true // YAML alias/anchor
   const bare = t.toLowerCase().replace(/[^a-z0-9]/g, '')
@@ -524,7 +524,6 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
 
 const PRIVATE_SPAN = /<private\s*>[\s\S]*?(?:<\/private\s*>|$)/gi
 /** A placeholder already in the text (a second pass, or text redacted before). */
-const PLACEHOLDER_SPAN = /\[(?:REDACTED(?::[\w-]+)?|PRIVATE)\]/g
 /** Span type of a placeholder already in the text: it is taken (nothing may overlap it) but never replaced. */
 const KEEP = '\0keep'
 
@@ -684,11 +683,31 @@ function windowedCandidates(pattern: SecretPattern, text: string): SecretSpan[] 
   return out
 }
 
+/**
+ * The placeholders redaction writes: `[PRIVATE]`, `[REDACTED]`, and `[REDACTED:<type>]` with a type it
+ * writes (a pattern's, a key's, `basic-auth`). Anything else in that shape is text to scan: a key typed
+ * inside it by hand (`[REDACTED:sk_live_…]`) is still a key.
+ */
 function placeholderSpans(text: string): SecretSpan[] {
   const out: SecretSpan[] = []
-  PLACEHOLDER_SPAN.lastIndex = 0
-  for (let m = PLACEHOLDER_SPAN.exec(text); m; m = PLACEHOLDER_SPAN.exec(text)) out.push({ type: KEEP, start: m.index, end: m.index + m[0].length })
+  PLACEHOLDER.lastIndex = 0
+  for (let m = PLACEHOLDER.exec(text); m; m = PLACEHOLDER.exec(text)) {
+    const type = m.groups?.['type']
+    if (type === undefined || placeholderTypes().has(type)) out.push({ type: KEEP, start: m.index, end: m.index + m[0].length })
+  }
   return out
+}
+
+/** Whether `text` holds a placeholder redaction writes (see `placeholderSpans`). */
+function holdsPlaceholder(text: string): boolean {
+  return text.includes('[') && placeholderSpans(text).length > 0
+}
+
+let knownTypes: ReadonlySet<string> | undefined
+/** Every type a placeholder can carry: the table's, the labels of secret-like keys, and the fixed ones. */
+function placeholderTypes(): ReadonlySet<string> {
+  knownTypes ??= new Set([...SECRET_PATTERNS.map((p) => p.type), ...SINGLE_KEYS.values(), ...PAIR_KEYS.values(), 'password', 'token', 'secret', 'basic-auth', 'bearer-token'])
+  return knownTypes
 }
 
 /** Replaces spans with `[REDACTED:<type>]` (or `[PRIVATE]`). */
@@ -730,7 +749,11 @@ const AUTH_SCHEME_VALUE = /^(Bearer|Basic|Token|Bot)([ \t]+)(\S+)$/i
 
 /** The replacement for a string stored under a secret-like key. */
 function redactKeyedString(keyType: string, value: string): string {
-  if (isPlaceholderValue(value)) return redactSecrets(value)
+  if (isPlaceholderValue(value)) {
+    // A placeholder-looking value with a secret inside (`[REDACTED:sk_live_…]` typed by hand) is the key's secret.
+    const scanned = redactSecrets(value)
+    if (scanned === value || holdsPlaceholder(value)) return scanned
+  }
   if (keyType === 'auth') {
     const m = AUTH_SCHEME_VALUE.exec(value)
     if (m) {
