@@ -132,6 +132,25 @@ describe('deletion really deletes', () => {
     expect(await engine.recall('launch code')).toEqual([])
   })
 
+  it('forgetting the prompt that titled a session leaves no trace of it in the session list or the context', () => {
+    const { engine, clock } = createTestEngine()
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'my home address is 12 Secret Lane' }, 's1'))
+    clock.advance(10_000)
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'second harmless prompt' }, 's1'))
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'a lone prompt in its own session' }, 's2'))
+    const [s2, s1] = engine.sessions({ limit: 5 })
+    const first = engine.browseObservations({ projectIds: [s1!.projectId], order: 'asc', limit: 1 })[0]!
+    engine.forget(first.id)
+    const after = engine.sessions({ limit: 5 }).find((s) => s.id === s1!.id)!
+    expect([after.title, after.startedAt]).toEqual(['second harmless prompt', T0 + 10_000])
+    expect(engine.context({ excludeSessionKey: 'other' }).text).not.toContain('Secret Lane')
+    // A session whose only observation is forgotten is gone from the list.
+    const lone = engine.browseObservations({ projectIds: [s2!.projectId], order: 'desc', limit: 1 })[0]!
+    expect(lone.text).toBe('a lone prompt in its own session')
+    engine.forget(lone.id)
+    expect(engine.sessions({ limit: 5 }).map((s) => s.id)).toEqual([s1!.id])
+  })
+
   it('a session and its project keep their ids when a delete takes their first events', () => {
     const { engine, clock } = createTestEngine()
     engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'the first prompt goes' }, 's1', '/p/alpha'))

@@ -1,6 +1,6 @@
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { idPrefix, type SessionId } from '../core/ids.js'
-import { repairUnicode, truncateGraphemes } from '../core/text.js'
+import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
 import { MEMORY_KINDS, type AgentName, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type Session } from '../core/types.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { resolveProjectRoot } from '../capture/project.js'
@@ -87,10 +87,14 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
     // rebuild would derive it: re-derive its session (the other record may hold other steps, so it is not deleted with
     // this one; matching never crosses sessions, so the rest of the store stays as it is).
     const uncovers = ctx.store.eventsHaveCopies([seq])
+    // The session's title and start come from its first events: forgetting the prompt that titled it (or its first
+    // event) re-derives it, so no trace of the forgotten text stays in session lists and context headers.
+    const session = ctx.store.getSession(observation.sessionId)
+    const shapedSession = session !== undefined && (observation.ts <= session.startedAt || (observation.kind === 'prompt' && session.title !== undefined && titleFrom(observation.text, session.title)))
     events = ctx.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(ctx.store, derived)
-    if (uncovers && step !== undefined) ctx.rederiveSession(step.session)
+    if ((uncovers || shapedSession) && step !== undefined) ctx.rederiveSession(step.session)
     // Say where else the step is recorded, so a person removing it everywhere can forget those too.
-    if (step !== undefined) {
+    if (step?.origin !== undefined) {
       alsoRecorded = ctx.store
         .stepRecords(step.session, step.origin, { ...(observation.sourceRef !== undefined ? { sourceRef: observation.sourceRef } : {}), kind: observation.kind, text: observation.text, ts: observation.ts })
         .filter((other) => other !== id)
@@ -184,4 +188,10 @@ function assertCurrent(ctx: Pick<EngineContext, 'store'>, memory: Memory): void 
   throw new MnemoError('CONFLICT', `memory ${memory.id} was superseded${current ? ` by ${current.id}` : ''}: change the current version`, {
     details: { kind: 'memory', id: current?.id ?? memory.id },
   })
+}
+
+/** Whether a session title was made from this prompt text (capture makes it from the prompt's first 160 characters, on one line). */
+function titleFrom(text: string, title: string): boolean {
+  const head = title.endsWith('…') ? title.slice(0, -1) : title
+  return squash(text).startsWith(squash(head))
 }

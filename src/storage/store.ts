@@ -337,11 +337,11 @@ export interface Store {
    * Ids of the observations of a session through which a capture path other than `origin` recorded
    * the same step: the same `sourceRef`, or (without one) the same kind and text within
    * `CROSS_PATH_WINDOW_MS` of `ts`. The session is named by what identifies it (see `StepSession`),
-   * not its id, which a re-derivation can change.
+   * not its id.
    */
   stepRecords(session: StepSession, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[]
-  /** An observation's capture path and session identity (for `stepRecords`); undefined for an unknown id or an older mnemo's row. */
-  stepOf(observationId: string): { origin: string; session: StepSession } | undefined
+  /** An observation's capture path (undefined for an older mnemo's row) and session identity; undefined for an unknown id. */
+  stepOf(observationId: string): { origin: string | undefined; session: StepSession } | undefined
   /** The log sequence number of the event an observation or memory was derived from. */
   sourceEventOf(id: string): number | undefined
 

@@ -28,11 +28,11 @@ export function stepRecords(s: SqliteDb, session: StepSession, origin: string, s
     .map((r) => r.id)
 }
 
-export function stepOf(s: SqliteDb, observationId: string): { origin: string; session: StepSession } | undefined {
+export function stepOf(s: SqliteDb, observationId: string): { origin: string | undefined; session: StepSession } | undefined {
   const row = s
     .stmt('SELECT o.origin, p.root AS projectRoot, se.agent, se.session_key AS key FROM observations o JOIN sessions se ON se.id = o.session_id JOIN projects p ON p.id = se.project_id WHERE o.id = ?')
     .get(observationId) as { origin: string | null; projectRoot: string; agent: string; key: string } | undefined
-  return row && row.origin !== null ? { origin: row.origin, session: { projectRoot: row.projectRoot, agent: row.agent, key: row.key } } : undefined
+  return row ? { origin: row.origin ?? undefined, session: { projectRoot: row.projectRoot, agent: row.agent, key: row.key } } : undefined
 }
 
 export function sourceEventOf(s: SqliteDb, id: string): number | undefined {

@@ -233,7 +233,7 @@ class SqliteStore implements Store {
     return stepRecords(this.s, session, origin, step)
   }
 
-  stepOf(observationId: string): { origin: string; session: StepSession } | undefined {
+  stepOf(observationId: string): { origin: string | undefined; session: StepSession } | undefined {
     return stepOf(this.s, observationId)
   }
 
