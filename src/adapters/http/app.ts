@@ -125,12 +125,15 @@ function queryObject(c: Context, schema: z.ZodObject): Record<string, unknown> {
   return out
 }
 
+const NO_QUERY = z.object({})
+
 /** What the auth check learnt about a request: the user of a per-user token (undefined for the server token). */
 type AuthVariables = { Variables: { user: string | undefined } }
 
 async function runRoute(route: AnyRestRoute, c: Context<AuthVariables>, ctx: Omit<RouteContext, 'engine' | 'user'>, maxBodyBytes: number): Promise<Response> {
   const body = route.body ? parseInput(route.body as z.ZodType, await readJson(c, maxBodyBytes), 'body') : undefined
-  const query = route.query ? parseInput(route.query as z.ZodType, queryObject(c, route.query as z.ZodObject), 'query string') : undefined
+  // A route without query parameters refuses any: `DELETE /v1/observations/{id}?project=…` must not read as scoped.
+  const query = route.query ? parseInput(route.query as z.ZodType, queryObject(c, route.query as z.ZodObject), 'query string') : (queryObject(c, NO_QUERY), undefined)
   const reply = await route.handle({ body, query, params: c.req.param() }, { ...ctx, engine: engineFor(ctx.mnemo, c), user: c.get('user') })
   return c.json(reply.body, reply.status)
 }

@@ -107,6 +107,12 @@ describe('GET /v1/observations', () => {
     const badBefore = await api('GET', `/v1/observations?project=${P}&before=garbage`)
     expect(badBefore.status).toBe(400)
     expect(badBefore.body.error.message).toMatch(/^before /)
+    // A route that takes no query parameters refuses them too: a DELETE must not read as scoped by one it ignores.
+    const [obs] = (await api('GET', `/v1/observations?project=${P}&limit=1`)).body.observations
+    const scoped = await api('DELETE', `/v1/observations/${obs.id}?project=elsewhere`)
+    expect([scoped.status, scoped.body.error.message, scoped.body.error.hint]).toEqual([400, 'project is not a query parameter of this route (got "elsewhere")', 'it takes no query parameters'])
+    expect((await api('GET', `/v1/observations/${obs.id}`)).status).toBe(200)
+    for (const url of ['/v1/health?foo=1', '/v1/status?zz=1', `/v1/sessions/${obs.session}?zz=1`]) expect((await api('GET', url)).status, url).toBe(400)
   })
 })
 
