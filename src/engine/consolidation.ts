@@ -6,6 +6,11 @@ import { DEFAULT_RETENTION, retention, type RetentionConfig } from '../lifecycle
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { ProcedureConfig } from '../lifecycle/procedures.js'
 import type { AppendResult, Store } from '../storage/store.js'
+import { sessionSample } from './reads.js'
+
+/** A session's first and last observations a consolidation reads (a longer session's middle is skipped): 5000 in all. */
+const CONSOLIDATION_HEAD = 1000
+const CONSOLIDATION_TAIL = 4000
 
 /** What a consolidation run needs from the engine: the store, and how it appends events (derived like any capture). */
 export interface ConsolidationContext {
@@ -106,7 +111,7 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
       const group = groups.get(key) ?? []
       if (group.length < config.windowSessions) groups.set(key, [...group, s])
       // Flagged text (reads like instructions) never reaches a model or a summary.
-      const observations = ctx.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
+      const observations = sessionSample(ctx.store, s, CONSOLIDATION_HEAD, CONSOLIDATION_TAIL).filter((o) => o.flags.length === 0)
       if (observations.length === 0) continue
       const existing = summaryOf.get(`${s.user ?? ''}\u0000${observations[0]!.id}`)
       if (existing && existing.createdAt >= s.lastEventAt) continue
@@ -136,7 +141,7 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
         const sessionOf = new Map<string, string>()
         const steps = group.slice(0, config.windowSessions).map((s) => {
           // Flagged text never reaches a model or a memory (as for summaries).
-          const observations = ctx.store.sessionObservations(s.id, 5000).filter((o) => o.flags.length === 0)
+          const observations = sessionSample(ctx.store, s, CONSOLIDATION_HEAD, CONSOLIDATION_TAIL).filter((o) => o.flags.length === 0)
           for (const o of observations) sessionOf.set(o.id, s.id)
           return readSessionSteps(s.id, s.startedAt, observations, p.root)
         })

@@ -3,6 +3,7 @@ import { idPrefix, type SessionId } from '../core/ids.js'
 import type { Memory, Observation, Project, ProjectRef, Session } from '../core/types.js'
 import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
+import type { Store } from '../storage/store.js'
 import type { EngineContext } from './engine-context.js'
 import { observationAgent } from './memory-writes.js'
 import { projectForPath } from './projects.js'
@@ -48,6 +49,16 @@ export function show(ctx: EngineContext, id: string): ShowResult {
 const DIGEST_HEAD = 50
 const DIGEST_TAIL = 350
 
+/**
+ * A session's first `head` and last `tail` observations, in time order (all of them when it has no more): its goal
+ * and where it stopped, for a digest or a consolidation that cannot read a long session whole.
+ */
+export function sessionSample(store: Store, session: Session, head: number, tail: number): Observation[] {
+  return session.observationCount <= head + tail
+    ? store.sessionObservations(session.id, head + tail)
+    : [...store.sessionObservationsPage(session.id, 0, head), ...store.sessionObservationsPage(session.id, session.observationCount - tail, tail)]
+}
+
 /** `MnemoEngine.context`. */
 export function buildContext(ctx: EngineContext, options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string }): ContextBlock & { project: string } {
   const ref = options.project ?? projectForPath(ctx.store, ctx.cwd, { workingDir: true })
@@ -73,10 +84,7 @@ export function buildContext(ctx: EngineContext, options: { project?: ProjectRef
       .slice(0, 5)
     for (const s of sessions) {
       // A long session's digest is drawn from its first and last observations: its goal and where it stopped.
-      const read =
-        s.observationCount <= DIGEST_HEAD + DIGEST_TAIL
-          ? ctx.store.sessionObservations(s.id, DIGEST_HEAD + DIGEST_TAIL)
-          : [...ctx.store.sessionObservationsPage(s.id, 0, DIGEST_HEAD), ...ctx.store.sessionObservationsPage(s.id, s.observationCount - DIGEST_TAIL, DIGEST_TAIL)]
+      const read = sessionSample(ctx.store, s, DIGEST_HEAD, DIGEST_TAIL)
       const observations = read.filter((o) => o.flags.length === 0).map((o) => ctx.redactObservation(o))
       digests.push(digestSession({ ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) }, observations, project.root, Math.max(0, s.observationCount - read.length)))
     }

@@ -42,6 +42,21 @@ describe('consolidation (deterministic)', () => {
     expect(lessonShown.memory.sources).toHaveLength(4)
   })
 
+  it('summarises a session longer than it reads from its start and its end: the latest requests are in the summary', async () => {
+    const { engine, clock } = createTestEngine()
+    const hook = (event: string, fields: Record<string, unknown>) =>
+      engine.captureHook(event, JSON.stringify({ session_id: 'long', cwd: '/work/demo-app', hook_event_name: event, ...fields }))
+    for (let i = 1; i <= 2600; i++) {
+      hook('UserPromptSubmit', { prompt: `Step ${i}: tune module ${i}` })
+      hook('PostToolUse', { tool_name: 'Edit', tool_use_id: `e${i}`, tool_input: { file_path: `/work/demo-app/src/m${i}.ts`, old_string: 'a', new_string: 'b' }, tool_response: {} })
+      clock.advance(1000)
+    }
+    clock.advance(DAY)
+    await engine.consolidate()
+    const [summary] = engine.browseMemories({ projectIds: engine.listProjects().map((p) => p.id), state: 'all', offset: 0, limit: 10 }).memories.filter((m) => m.kind === 'summary')
+    expect(summary!.text).toMatch(/^Session 2025-06-14 \(claude-code, 5200 observations\)\. Asked: Step 1: tune module 1 \| \(\d+\+ more\) \| Step 2599: tune module 2599 \| Step 2600: tune module 2600\./)
+  })
+
   it('stores the confidence of what it derived, keeps it through rebuild, and a stated memory has none', async () => {
     const { engine, clock } = playDemo()
     await engine.consolidate()
