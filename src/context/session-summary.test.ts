@@ -58,13 +58,14 @@ describe('digestSession', () => {
     n = 0
     const observations = [
       obs('prompt', 'user', 'Fix the login bug'),
+      obs('tool', 'assistant', 'Read: src/login.ts', { tool: 'Read', files: [`${ROOT}/src/login.ts`, './src/login.ts', `${ROOT}/src//login.ts`] }),
       obs('tool', 'assistant', 'Bash: npm test', { tool: 'Bash' }),
       obs('prompt', 'user', 'Now add a test'),
       obs('message', 'assistant', 'Done.'),
     ]
-    const d = digestSession(session(4), observations, ROOT)
+    const d = digestSession(session(5), observations, ROOT)
     expect([d.asked, d.askedMore, d.commands, d.commandsMore, d.errorsMore, d.filesMore]).toEqual([['Fix the login bug', 'Now add a test'], 0, ['npm test'], 0, 0, 0])
-    expect(digestParts(d)).toEqual({ asked: 'Fix the login bug | Now add a test', commands: 'npm test' })
+    expect(digestParts(d)).toEqual({ asked: 'Fix the login bug | Now add a test', files: 'src/login.ts', commands: 'npm test' })
   })
 
   it('reports the session’s stored count when given only part of its observations', () => {

@@ -1,5 +1,6 @@
 import { squash } from '../core/text.js'
 import type { Observation, Session } from '../core/types.js'
+import { fileEntityName } from '../retrieval/entities.js'
 
 /** A deterministic, extractive digest of one session: no model involved. */
 export interface SessionDigest {
@@ -119,7 +120,8 @@ export function digestSession(session: Session, observations: readonly Observati
         break
     }
     for (const file of o.files) {
-      const f = projectRoot && file.startsWith(`${projectRoot}/`) ? file.slice(projectRoot.length + 1) : file
+      // Named as the graph names files: relative to the project, `./`, `//` and `..` resolved (one entry per file).
+      const f = fileEntityName(file, projectRoot)
       files.set(f, { n: (files.get(f)?.n ?? 0) + 1, last: i })
     }
   })

@@ -40,6 +40,12 @@ describe('extractEntities', () => {
     expect(fileEntityName(`${root}/`, root)).toBe(root)
     expect(fileEntityName(`${root}2/a.ts`, root)).toBe(`${root}2/a.ts`)
     expect(fileEntityName('src/a.ts', 'locomo:conv-26')).toBe('src/a.ts')
+    // Doubled slashes and . / .. segments name the same file.
+    for (const p of [`${root}/src//Cart.ts`, `${root}/src/../src/Cart.ts`, `${root}/./src/Cart.ts`, './src//Cart.ts', 'src/lib/../Cart.ts']) {
+      expect(fileEntityName(p, root), p).toBe('src/Cart.ts')
+    }
+    expect(fileEntityName('../shared/a.ts', root)).toBe('../shared/a.ts')
+    expect(fileEntityName('/../etc/hosts', root)).toBe('/etc/hosts')
   })
 
   it('does not take arithmetic, word pairs or dates with a slash for files, but keeps path shapes', () => {

@@ -52,11 +52,28 @@ function looksLikePath(candidate: string): boolean {
  * @param projectRoot - Absolute root of the project; other roots (`locomo:…`) leave paths as they are.
  */
 export function fileEntityName(path: string, projectRoot?: string): string {
-  let name = path.trim().replace(/(?<=.)[./]+$/, '')
+  let name = normalizeSegments(path.trim()).replace(/(?<=.)[./]+$/, '')
   while (name.startsWith('./')) name = name.slice(2)
   const root = projectRoot?.replace(/\/+$/, '')
   if (root !== undefined && root.startsWith('/') && name.length > root.length + 1 && name.startsWith(`${root}/`)) name = name.slice(root.length + 1)
   return name
+}
+
+/**
+ * `//` collapsed and `.` / `..` segments resolved, as POSIX `path.normalize` does (`src//a/../Cart.ts` →
+ * `src/Cart.ts`); a `..` above the start of a relative path is kept, one above `/` is dropped.
+ */
+function normalizeSegments(p: string): string {
+  if (!p.includes('/')) return p
+  const absolute = p.startsWith('/')
+  const out: string[] = []
+  for (const seg of p.split('/')) {
+    if (seg === '' || seg === '.') continue
+    if (seg === '..' && out.length > 0 && out.at(-1) !== '..') out.pop()
+    else if (seg !== '..' || !absolute) out.push(seg)
+  }
+  const joined = out.join('/')
+  return absolute ? `/${joined}` : p.startsWith('./') ? `./${joined}` : joined
 }
 
 /** A URL with its scheme and host lowercased (they are case-insensitive) and the rest as written. */
