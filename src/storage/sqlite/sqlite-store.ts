@@ -49,7 +49,8 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
     refuseNewerSchema(db, options.label ?? options.path)
     if (!options.readonly) {
       migrate(db)
-      if (options.derivationVersion !== undefined) {
+      // Read first: a write, even one that changes nothing, costs a hook about 5 ms on every open.
+      if (options.derivationVersion !== undefined && db.prepare("SELECT 1 FROM store_meta WHERE key = 'derived_with'").get() === undefined) {
         db.prepare("INSERT INTO store_meta (key, value) SELECT 'derived_with', CASE WHEN EXISTS (SELECT 1 FROM events) THEN '1' ELSE ? END ON CONFLICT DO NOTHING").run(String(options.derivationVersion))
       }
     }
