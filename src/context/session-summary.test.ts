@@ -68,6 +68,15 @@ describe('digestSession', () => {
     expect(digestParts(d)).toEqual({ asked: 'Fix the login bug | Now add a test', files: 'src/login.ts', commands: 'npm test' })
   })
 
+  it('lists a repeated prompt once and counts the repeats', () => {
+    n = 0
+    const same = Array.from({ length: 40 }, () => obs('prompt', 'user', 'please fix the thing'))
+    expect(digestParts(digestSession(session(40), same, ROOT)).asked).toBe('please fix the thing | (39 more)')
+    n = 0
+    const observations = [obs('prompt', 'user', 'build the parser'), obs('prompt', 'user', 'continue'), obs('prompt', 'user', 'continue')]
+    expect(digestParts(digestSession(session(3), observations, ROOT)).asked).toBe('build the parser | (1 more) | continue')
+  })
+
   it('reports the session’s stored count when given only part of its observations', () => {
     const observations = longSession()
     const d = digestSession(session(5000), observations.slice(-10), ROOT)

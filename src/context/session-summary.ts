@@ -125,7 +125,10 @@ export function digestSession(session: Session, observations: readonly Observati
       files.set(f, { n: (files.get(f)?.n ?? 0) + 1, last: i })
     }
   })
-  const asked = prompts.length <= DIGEST_LIMITS.asked ? prompts : [prompts[0]!, ...prompts.slice(1 - DIGEST_LIMITS.asked)]
+  // A prompt repeating the one listed before it ("continue", "try again") is counted, not listed twice.
+  const asked = (prompts.length <= DIGEST_LIMITS.asked ? prompts : [prompts[0]!, ...prompts.slice(1 - DIGEST_LIMITS.asked)]).filter(
+    (o, i, list) => i === 0 || squash(o.text) !== squash(list[i - 1]!.text),
+  )
   const lastCommands = [...commands.entries()].slice(-DIGEST_LIMITS.commands)
   const lastErrors = errors.slice(-DIGEST_LIMITS.errors)
   const shownSaid = prompts.length === 0 ? said : []
