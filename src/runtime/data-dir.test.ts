@@ -1,19 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { tempDir } from '../testing/test-mnemo.js'
+import { describe, expect, it } from 'vitest'
 import { CAN_MAKE_UNWRITABLE, makeUnwritable } from '../testing/unwritable.js'
+import { useScratch } from '../testing/scratch.js'
 import { dataDirError, ensureDataDir } from './data-dir.js'
 
-const cleanups: (() => void)[] = []
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!()
-})
-function scratch(): string {
-  const t = tempDir()
-  cleanups.push(t.cleanup)
-  return t.dir
-}
+const { scratch, cleanups } = useScratch()
 
 describe('ensureDataDir', () => {
   it('creates a missing data directory and its parents', () => {

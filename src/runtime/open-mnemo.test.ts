@@ -1,20 +1,13 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { hookPayload, tempDir } from '../testing/test-mnemo.js'
+import { describe, expect, it } from 'vitest'
+import { hookPayload } from '../testing/test-mnemo.js'
 import { CAN_MAKE_UNWRITABLE, makeUnwritable } from '../testing/unwritable.js'
+import { useScratch } from '../testing/scratch.js'
 import { openMnemo } from './open-mnemo.js'
 
-const cleanups: (() => void)[] = []
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!()
-})
-function scratch(): string {
-  const t = tempDir()
-  cleanups.push(t.cleanup)
-  return t.dir
-}
+const { scratch, cleanups } = useScratch()
 
 /** A data directory with one prompt stored, closed (so no WAL file is left), then made unwritable. */
 function readOnlyStore(): string {

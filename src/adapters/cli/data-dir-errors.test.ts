@@ -1,20 +1,13 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { hookPayload, tempDir } from '../../testing/test-mnemo.js'
+import { describe, expect, it } from 'vitest'
+import { hookPayload } from '../../testing/test-mnemo.js'
 import { CAN_MAKE_UNWRITABLE, makeUnwritable } from '../../testing/unwritable.js'
+import { useScratch } from '../../testing/scratch.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { runCli } from './program.js'
 
-const cleanups: (() => void)[] = []
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!()
-})
-function scratch(): string {
-  const t = tempDir()
-  cleanups.push(t.cleanup)
-  return t.dir
-}
+const { scratch, cleanups } = useScratch()
 
 async function cli(argv: string[], mnemoHome: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = ''
