@@ -165,6 +165,13 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
     hits: [{ input: 'use Bearer Zm9vYmFyMTIzNDU2Nzg5MGFiY2Rl for it', output: 'use Bearer [REDACTED:bearer-token] for it' }],
     misses: ['Bearer tokens expire after an hour', 'Bearer authentication_is_described_in_rfc'],
   },
+  'hand-made-placeholder': {
+    hits: [
+      { input: 'deploy key [REDACTED:sk_live_abcdefghijklmnopqrstuvwx] here', output: 'deploy key [REDACTED:secret] here' },
+      { input: 'DB_PASSWORD=[REDACTED:hunter2]', output: 'DB_PASSWORD=[REDACTED:secret]' },
+    ],
+    misses: ['[REDACTED:api-key]', '[REDACTED:password] and [REDACTED]', '[PRIVATE]', '[REDACTED: spaced out]'],
+  },
   'url-password': {
     hits: [
       { input: 'DATABASE_URL=postgres://app:hunter2@db.internal:5432/app', output: 'DATABASE_URL=postgres://app:[REDACTED:url-password]@db.internal:5432/app' },
@@ -431,6 +438,24 @@ describe('placeholders', () => {
     expect(redactSecrets('-u [REDACTED:stripe-key]: and [REDACTED] and [PRIVATE] and [REDACTED:api-key]')).toBe('-u [REDACTED:stripe-key]: and [REDACTED] and [PRIVATE] and [REDACTED:api-key]')
     expect(redactValue({ password: '[REDACTED:sk_live_abcdefghijklmnopqrstuvwx]' })).toEqual({ password: '[REDACTED:password]' })
   })
+
+  it('reads a placeholder-shaped value with a type it never writes as a value: keyed secrets inside are found, the rest is a secret', () => {
+    const cases: [string, string][] = [
+      ['[REDACTED:DB_PASSWORD=Hunter2xyz ]', '[REDACTED:DB_PASSWORD=[REDACTED:password] ]'],
+      ['"password": "[REDACTED:Tr0ub4dor]"', '"password": "[REDACTED:secret]"'],
+      ['DB_PASSWORD=[REDACTED:hunter2]', 'DB_PASSWORD=[REDACTED:secret]'],
+      ['postgres://u:[REDACTED:hunter2]@host/db', 'postgres://u:[REDACTED:secret]@host/db'],
+      ['--password [REDACTED:Hunter2Secret]', '--password [REDACTED:secret]'],
+      ['Authorization: Bearer [REDACTED:abcdef1234567890abcdef]', 'Authorization: Bearer [REDACTED:secret]'],
+      ['"password": "[REDACTED:sk_live_abcdefghijklmnop1234]"', '"password": "[REDACTED:secret]"'],
+      ['"password": "[REDACTED:password]"', '"password": "[REDACTED:password]"'],
+    ]
+    for (const [text, want] of cases) {
+      expect(redactSecrets(text), text).toBe(want)
+      expect(redactSecrets(want), want).toBe(want)
+    }
+    expect(redactValue({ password: '[REDACTED:hunter2]' })).toEqual({ password: '[REDACTED:password]' })
+  })
 })
 
 describe('findSecrets', () => {
@@ -629,6 +654,8 @@ describe('adversarial input', () => {
     // scanned in windows. A huge quoted value under a harmless key is left as it is.
     const token = 'B1'.repeat(10_000_000)
     expect(redactSecrets(`Authorization: Bearer ${token}\nnext line`)).toBe('Authorization: Bearer [REDACTED:bearer-token]\nnext line')
+    // Whole, not just its first scan window.
+    expect(redactSecrets(`x sk_live_${'a'.repeat(10_000_000)} tail`)).toBe('x [REDACTED:stripe-key] tail')
     const quoted = JSON.stringify({ note: 'B'.repeat(20_000_000), password: 'hunter2-but-longer' })
     expect(redactSecrets(quoted)).toBe(JSON.stringify({ note: 'B'.repeat(20_000_000), password: '[REDACTED:password]' }))
   })

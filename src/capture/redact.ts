@@ -168,6 +168,8 @@ export function isPlaceholderValue(value: string): boolean {
   if (t === '') return true
   // Already (partly) redacted: what redaction left around a placeholder stays, so a second pass changes nothing.
   if (holdsPlaceholder(t)) return true
+  // `[REDACTED:hunter2]` is no placeholder redaction writes (see placeholderSpans): a value, not a template.
+  if (/^\[REDACTED:/.test(t)) return false
   if (MASK.test(t) || TEMPLATE.test(t)) return true
   if (t.length > 2 && (t.startsWith('*') || t.startsWith('&')) && /^[*&][\w-]+$/.test(t)) return true // YAML alias/anchor
   const bare = t.toLowerCase().replace(/[^a-z0-9]/g, '')
@@ -204,9 +206,11 @@ function hasDigitAndLetter(value: string): boolean {
 const keyLabel = (m: RegExpExecArray): string => secretKeyType(m.groups?.key ?? '') ?? 'secret'
 /** `[REDACTED:github-token]` holds a key-like word; text inside a placeholder is never a key. */
 function insidePlaceholder(text: string, at: number): boolean {
-  const before = text.slice(Math.max(0, at - 40), at)
-  const open = before.lastIndexOf('[')
-  return open >= 0 && /^\[(?:REDACTED:[\w-]*|PRIVATE)$/.test(before.slice(open))
+  const open = text.lastIndexOf('[', at)
+  if (open < 0 || at - open > 40) return false
+  // Only inside a whole placeholder redaction writes: `[REDACTED:DB_PASSWORD=…]` typed by hand is text to scan.
+  const m = /^\[(?:REDACTED(?::([\w-]+))?|PRIVATE)\]/.exec(text.slice(open, open + 80))
+  return m !== null && open + m[0].length > at && (m[1] === undefined || placeholderTypes().has(m[1]))
 }
 
 /** The gap between two JSON strings (`"a=", "b"` read as a quoted value `, `): structure, not a value. */
@@ -297,6 +301,15 @@ function pemEnd(text: string, from: number): number {
  * `token`), and a later match keeps only what the winner left uncovered.
  */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
+  {
+    id: 'hand-made-placeholder',
+    type: 'secret',
+    regex: /\[REDACTED:[\w-]+\]/dg,
+    description:
+      'Text in the shape of a placeholder but with a type redaction never writes (`[REDACTED:hunter2]`, `[REDACTED:sk_live_…]`): a value typed by hand inside the brackets, which may be the secret itself. Whole placeholders redaction writes are left alone.',
+    reference: "mnemo's own placeholder format: this table's types and the labels of secret-like keys.",
+    accept: (s) => !placeholderTypes().has(s.slice('[REDACTED:'.length, -1)),
+  },
   {
     id: 'gcp-service-account-key',
     type: 'gcp-service-account-key',
@@ -674,14 +687,21 @@ const SCAN_OVERLAP = 1 << 16
 function windowedCandidates(pattern: SecretPattern, text: string): SecretSpan[] {
   const out: SecretSpan[] = []
   for (let at = 0; at < text.length; at += SCAN_WINDOW) {
-    for (const c of patternCandidates(pattern, text.slice(at, at + SCAN_WINDOW + SCAN_OVERLAP))) {
+    const window = text.slice(at, at + SCAN_WINDOW + SCAN_OVERLAP)
+    for (const c of patternCandidates(pattern, window)) {
       if (c.start >= SCAN_WINDOW) break
-      const span = { type: c.type, start: Math.max(c.start + at, out.at(-1)?.end ?? 0), end: c.end + at }
+      let end = c.end + at
+      // A token cut by the window's end goes on in the text: the whole run is the secret, not its first window.
+      if (c.end === window.length) while (end < text.length && TOKEN_CHAR.test(text[end]!)) end++
+      const span = { type: c.type, start: Math.max(c.start + at, out.at(-1)?.end ?? 0), end }
       if (span.end > span.start) out.push(span)
     }
   }
   return out
 }
+
+/** A character a token can continue with (base64, base64url, URL-safe and key alphabets). */
+const TOKEN_CHAR = /[\w\-+/=.~%]/
 
 /**
  * The placeholders redaction writes: `[PRIVATE]`, `[REDACTED]`, and `[REDACTED:<type>]` with a type it
