@@ -108,10 +108,14 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
           ? [{ check: 'team server', status: server.ok ? 'ok' : 'broken', detail: `${server.url}: ${server.detail}`, fix: server.ok ? '' : 'start mnemo serve there, or fix MNEMO_SERVER_URL / MNEMO_SERVER_TOKEN; hooks spool until then' }]
           : []),
         { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
-        { check: 'database', status: integrity === 'ok' ? 'ok' : 'broken', detail: integrity === 'ok' ? m.config.dbPath : integrity, fix: integrity === 'ok' ? '' : 'restore from an export (mnemo import), or move the file aside' },
+        integrity !== 'ok'
+          ? { check: 'database', status: 'broken', detail: integrity, fix: 'restore from an export (mnemo import), or move the file aside' }
+          : m.readOnly
+            ? { check: 'database', status: 'broken', detail: `${m.config.dbPath} opened read-only: this user cannot write it, so hooks cannot capture`, fix: 'let this user write the data directory and its database (chmod u+w; chattr -i if immutable), or point MNEMO_HOME at another directory' }
+            : { check: 'database', status: 'ok', detail: m.config.dbPath, fix: '' },
         derivation.stale
           ? { check: 'derived rows', status: 'stale', detail: `made by an older mnemo (derivation ${derivation.derivedWith}; this one makes ${derivation.current})`, fix: 'run mnemo rebuild (re-derives every row from the event log)' }
-          : { check: 'derived rows', status: 'ok', detail: `derivation ${derivation.current}`, fix: '' },
+          : { check: 'derived rows', status: 'ok', detail: `derivation ${derivation.derivedWith ?? derivation.current}${derivation.derivedWith !== undefined && derivation.derivedWith > derivation.current ? ` (made by a newer mnemo; this one makes ${derivation.current})` : ''}`, fix: '' },
         { check: 'spool', status: spool.pending > 0 ? 'stale' : 'ok', detail: `${spool.pending} pending, ${spool.bad} unreadable`, fix: spool.pending > 0 ? (team ? 'the next hook sends it to the team server once that is reachable' : 'run any mnemo command to drain it; if it stays, see mnemo status errors') : '' },
         { check: 'recent errors', status: errors.length > 0 ? 'stale' : 'ok', detail: errors.length > 0 ? `${errors.length} (last: ${errors.at(-1)!.message})` : 'none', fix: errors.length > 0 ? `see ${m.config.errorLogPath}` : '' },
       ]

@@ -91,6 +91,16 @@ describe('connect --all and doctor', () => {
     expect(await runCli(['rebuild'], s.io)).toBe(0)
     expect((await json(['status'])).derivation.stale).toBe(false)
     expect((await json(['doctor'])).store.find((c: { check: string }) => c.check === 'derived rows').status).toBe('ok')
+    // A value that is no version is read as the oldest (a rebuild is offered); a newer one is named as such.
+    const set = (value: string) => {
+      const db = new Database(path.join(s.io.env.MNEMO_HOME, 'mnemo.db'))
+      db.prepare("UPDATE store_meta SET value = ? WHERE key = 'derived_with'").run(value)
+      db.close()
+    }
+    set('abc')
+    expect((await json(['status'])).derivation).toMatchObject({ derivedWith: 1, stale: true })
+    set('99')
+    expect((await json(['doctor'])).store.find((c: { check: string }) => c.check === 'derived rows')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^derivation 99 \(made by a newer mnemo; this one makes \d+\)$/) })
   })
 
   it('doctor names what is missing and how to fix it, as one JSON document', async () => {

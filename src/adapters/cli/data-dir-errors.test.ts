@@ -35,6 +35,9 @@ describe('the CLI on a data directory it cannot use', () => {
     cleanups.push(makeUnwritable(home)!)
     expect(await cli(['status'], home)).toMatchObject({ code: 0, stdout: expect.stringMatching(/opened read-only: this user cannot write it[\s\S]*1 events/), stderr: '' })
     expect(await cli(['recall', 'orders endpoint'], home)).toMatchObject({ code: 0, stdout: expect.stringContaining('cache the orders endpoint') })
+    const doctor = JSON.parse((await cli(['doctor', '--json'], home)).stdout) as { ok: boolean; store: { check: string; status: string; detail: string }[] }
+    expect(doctor.ok).toBe(false)
+    expect(doctor.store.find((c) => c.check === 'database')).toMatchObject({ status: 'broken', detail: expect.stringContaining('opened read-only') })
     const write = await cli(['remember', 'a new fact'], home)
     expect(write.code).toBe(1)
     expect(write.stderr).toContain(`(${path.join(home, 'mnemo.db')}): attempt to write a readonly database\nhint: the data directory (MNEMO_HOME) or its database is not writable by this user: commands that only read still work\n`)

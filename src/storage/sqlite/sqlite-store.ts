@@ -113,7 +113,10 @@ class SqliteStore implements Store {
     const hasMeta = this.s.stmt("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'").get() !== undefined
     if (!hasMeta) return this.s.stmt('SELECT 1 FROM events LIMIT 1').get() !== undefined ? 1 : undefined
     const value = this.s.stmt("SELECT value FROM store_meta WHERE key = 'derived_with'").pluck().get() as string | undefined
-    return value === undefined ? undefined : Number(value)
+    if (value === undefined) return undefined
+    // A value that is no version (edited by hand, damaged) says nothing about the rows: assume the oldest, so a rebuild is offered.
+    const version = Number(value)
+    return Number.isInteger(version) && version >= 1 ? version : 1
   }
 
   rederiveSession(session: StepSession, derive: (event: StoredEvent) => Derivation): number {
