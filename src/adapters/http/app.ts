@@ -110,11 +110,15 @@ async function readJson(c: Context, maxBodyBytes: number): Promise<unknown> {
  */
 function queryObject(c: Context, schema: z.ZodObject): Record<string, unknown> {
   const out: Record<string, unknown> = {}
+  // Hono's queries() leaves out a parameter with no name (`?=1`); the URL keeps it.
+  if (new URL(c.req.url).searchParams.has('')) throw invalidInput('query', 'a parameter with no name is not a query parameter of this route', 'write name=value pairs')
   for (const [key, values] of Object.entries(c.req.queries())) {
     if (!Object.hasOwn(schema.shape, key)) {
       const known = Object.keys(schema.shape)
       const paging = 'before' in schema.shape ? "; pages are cut by before: pass the previous page's nextBefore" : 'offset' in schema.shape ? '; pages are cut by offset and limit' : ''
-      throw invalidInput(key, `${key.length > 64 ? describeValue(key) : key} is not a query parameter of this route (got ${describeValue(values.length === 1 ? values[0] : values)})`, `${known.length > 0 ? `it takes ${known.join(', ')}` : 'it takes no query parameters'}${paging}`)
+      // The value is not repeated: an unknown parameter may carry what should not be echoed (a token pasted in the wrong place).
+      const name = key === '' ? 'a parameter with no name' : key.length > 64 ? describeValue(key) : key
+      throw invalidInput(key, `${name} is not a query parameter of this route`, `${known.length > 0 ? `it takes ${known.join(', ')}` : 'it takes no query parameters'}${paging}`)
     }
     if (values.length > 1) throw invalidInput(key, `${key} is given more than once (got ${describeValue(values)})`)
     const value = values[0]
