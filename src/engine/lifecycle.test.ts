@@ -151,6 +151,19 @@ describe('deletion really deletes', () => {
     expect(engine.sessions({ limit: 5 }).map((s) => s.id)).toEqual([s1!.id])
   })
 
+  it('forgetting a project’s last observation leaves no project behind, as a rebuild would', () => {
+    const { engine } = createTestEngine()
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'the only thing said in beta' }, 's1', '/p/beta'))
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'alpha stays' }, 's2', '/p/alpha'))
+    const beta = engine.resolveProjects('beta')[0]!
+    const [only] = engine.browseObservations({ projectIds: [beta.id], order: 'asc', limit: 5 })
+    engine.forget(only!.id)
+    const live = { projects: engine.listProjects().map((p) => p.name), stats: engine.stats().projects }
+    expect(live).toEqual({ projects: ['alpha'], stats: 1 })
+    engine.rebuild()
+    expect({ projects: engine.listProjects().map((p) => p.name), stats: engine.stats().projects }).toEqual(live)
+  })
+
   it('a session and its project keep their ids when a delete takes their first events', () => {
     const { engine, clock } = createTestEngine()
     engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'the first prompt goes' }, 's1', '/p/alpha'))

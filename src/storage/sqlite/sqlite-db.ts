@@ -27,6 +27,9 @@ export class SqliteDb {
     if (!s) {
       s = this.db.prepare(sql)
       this.stmts.set(sql, s)
+    } else if (s.reader) {
+      // One cached statement per text: a caller's .pluck() must not turn another caller's rows into bare values.
+      s.pluck(false)
     }
     return s
   }

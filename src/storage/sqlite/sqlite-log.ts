@@ -70,11 +70,31 @@ export function deleteEvents(s: SqliteDb, filter: EventFilter): number {
           s.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(r.idem_key, s.now(), r.project_root)
           s.stmt('DELETE FROM events WHERE seq = ?').run(r.seq)
         }
+        for (const root of new Set(rows.map((r) => r.project_root))) dropProjectIfEmpty(s, root)
         deleted = rows.length
       })
       .immediate()
     return deleted
   })
+}
+
+/**
+ * A project none of whose events is left goes with what hangs on it (its sessions, entities, LSA model, kept ids),
+ * as a rebuild would leave it: a project exists while one of its events does.
+ */
+function dropProjectIfEmpty(s: SqliteDb, root: string): void {
+  if (s.stmt('SELECT 1 FROM events WHERE project_root = ? LIMIT 1').get(root) !== undefined) return
+  // Not .pluck(): statements are cached by their text, and ensureProject reads this one as a row.
+  const id = (s.stmt('SELECT id FROM projects WHERE root = ?').get(root) as { id: string } | undefined)?.id
+  if (id === undefined) return
+  const sessions = s.stmt('SELECT id FROM sessions WHERE project_id = ?').pluck().all(id) as string[]
+  for (const session of sessions) for (const o of s.stmt('SELECT id FROM observations WHERE session_id = ?').pluck().all(session) as string[]) removeDerived(s, o)
+  s.stmt('DELETE FROM sessions WHERE project_id = ?').run(id)
+  s.stmt('DELETE FROM entity_mentions WHERE entity_id IN (SELECT id FROM entities WHERE project_id = ?)').run(id)
+  s.stmt('DELETE FROM entities WHERE project_id = ?').run(id)
+  s.stmt('DELETE FROM lsa_models WHERE project_id = ?').run(id)
+  for (const kept of [id, ...sessions]) s.stmt('DELETE FROM kept_ids WHERE id = ?').run(kept)
+  s.stmt('DELETE FROM projects WHERE id = ?').run(id)
 }
 
 export function rewritePayloads(s: SqliteDb, fn: (payload: unknown) => unknown): number {
