@@ -449,6 +449,11 @@ describe('placeholders', () => {
       ['Authorization: Bearer [REDACTED:abcdef1234567890abcdef]', 'Authorization: Bearer [REDACTED:secret]'],
       ['"password": "[REDACTED:sk_live_abcdefghijklmnop1234]"', '"password": "[REDACTED:secret]"'],
       ['"password": "[REDACTED:password]"', '"password": "[REDACTED:password]"'],
+      ['DB_PASSWORD=[REDACTED:hunter2.x]', 'DB_PASSWORD=[REDACTED:secret]'],
+      ['password=[REDACTED:p@ss!word] ok', 'password=[REDACTED:secret] ok'],
+      ['export API_TOKEN=[REDACTED:Zm9vYmFy/MTIz+NDU2]', 'export API_TOKEN=[REDACTED:secret]'],
+      ['https://user:[REDACTED:hunter2.x]@host', 'https://user:[REDACTED:secret]@host'],
+      ['[REDACTED:sk_live_abcdefghijklmnopqrstuvwx.more]', '[REDACTED:secret]'],
     ]
     for (const [text, want] of cases) {
       expect(redactSecrets(text), text).toBe(want)

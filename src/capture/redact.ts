@@ -304,7 +304,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'hand-made-placeholder',
     type: 'secret',
-    regex: /\[REDACTED:[\w-]+\]/dg,
+    regex: /\[REDACTED:[^\s[\]]{1,512}\]/dg,
     description:
       'Text in the shape of a placeholder but with a type redaction never writes (`[REDACTED:hunter2]`, `[REDACTED:sk_live_…]`): a value typed by hand inside the brackets, which may be the secret itself. Whole placeholders redaction writes are left alone.',
     reference: "mnemo's own placeholder format: this table's types and the labels of secret-like keys.",

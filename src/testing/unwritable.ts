@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 
 /**
- * Makes `dir` and everything in it unwritable for this process, as a user
+ * Makes `dir` and everything in it (or a single file) unwritable for this process, as a user
  * would find a data directory they lack rights to: `chmod -R a-w` for an
  * ordinary user; for root, whom modes do not stop, `chattr -R +i` (immutable).
  *
@@ -14,7 +14,7 @@ import path from 'node:path'
  */
 export function makeUnwritable(dir: string): (() => void) | undefined {
   if (process.getuid?.() !== 0) {
-    const all = [dir, ...readdirSync(dir, { recursive: true }).map((f) => path.join(dir, String(f)))]
+    const all = statSync(dir).isFile() ? [dir] : [dir, ...readdirSync(dir, { recursive: true }).map((f) => path.join(dir, String(f)))]
     for (const f of all) chmodSync(f, statSync(f).mode & ~0o222)
     return () => {
       for (const f of all) chmodSync(f, statSync(f).mode | 0o200)

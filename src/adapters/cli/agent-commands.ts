@@ -5,6 +5,7 @@ import path from 'node:path'
 import { resolveProjectRoot } from '../../capture/project.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { SURFACE_AGENTS, type AgentName } from '../../core/types.js'
+import { dataDirError } from '../../runtime/data-dir.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { applyConnectPlan, disconnectClaudeCode, planClaudeCodeConnect, renderPlanDiff, type ConnectPlan } from '../connect/claude-code.js'
 import { planCodexConnect, planCodexDisconnect } from '../connect/codex.js'
@@ -99,6 +100,8 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
       const spool = { pending: m.spool.count(), bad: m.spool.badCount() }
       const errors = m.errors.tail(5)
       const derivation = m.engine.derivation()
+      // SQLite opens a database file this user may not write read-only without a word: ask the file system.
+      const unwritable = m.config.dbPath === ':memory:' ? undefined : dataDirError(m.config.home, undefined, m.config.dbPath)
       const { remoteServer, checkRemote } = await import('../../runtime/remote-server.js')
       const remote = remoteServer(io.env, m.config.home)
       const server = remote ? await checkRemote(remote) : undefined
@@ -110,8 +113,8 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
         { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
         integrity !== 'ok'
           ? { check: 'database', status: 'broken', detail: integrity, fix: 'restore from an export (mnemo import), or move the file aside' }
-          : m.readOnly
-            ? { check: 'database', status: 'broken', detail: `${m.config.dbPath} opened read-only: this user cannot write it, so hooks cannot capture`, fix: 'let this user write the data directory and its database (chmod u+w; chattr -i if immutable), or point MNEMO_HOME at another directory' }
+          : m.readOnly || unwritable !== undefined
+            ? { check: 'database', status: 'broken', detail: `${unwritable?.message ?? `${m.config.dbPath} opened read-only: this user cannot write it`}, so hooks cannot capture`, fix: 'let this user write the data directory and its database (chmod u+w; chattr -i if immutable), or point MNEMO_HOME at another directory' }
             : { check: 'database', status: 'ok', detail: m.config.dbPath, fix: '' },
         derivation.stale
           ? { check: 'derived rows', status: 'stale', detail: `made by an older mnemo (derivation ${derivation.derivedWith}; this one makes ${derivation.current})`, fix: 'run mnemo rebuild (re-derives every row from the event log)' }

@@ -37,9 +37,21 @@ describe('the CLI on a data directory it cannot use', () => {
     expect(await cli(['recall', 'orders endpoint'], home)).toMatchObject({ code: 0, stdout: expect.stringContaining('cache the orders endpoint') })
     const doctor = JSON.parse((await cli(['doctor', '--json'], home)).stdout) as { ok: boolean; store: { check: string; status: string; detail: string }[] }
     expect(doctor.ok).toBe(false)
-    expect(doctor.store.find((c) => c.check === 'database')).toMatchObject({ status: 'broken', detail: expect.stringContaining('opened read-only') })
+    expect(doctor.store.find((c) => c.check === 'database')).toMatchObject({ status: 'broken', detail: expect.stringMatching(/is not writable \(permission denied\), so hooks cannot capture$/) })
     const write = await cli(['remember', 'a new fact'], home)
     expect(write.code).toBe(1)
     expect(write.stderr).toContain(`(${path.join(home, 'mnemo.db')}): attempt to write a readonly database\nhint: the data directory (MNEMO_HOME) or its database is not writable by this user: commands that only read still work\n`)
+  })
+
+  it.runIf(CAN_MAKE_UNWRITABLE)('doctor reports a database file this user cannot write as broken, though its folder is writable', async () => {
+    const home = scratch()
+    const m = openMnemo({ env: { MNEMO_HOME: home } })
+    m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'cache the orders endpoint' }))
+    m.close()
+    cleanups.push(makeUnwritable(path.join(home, 'mnemo.db'))!)
+    const r = await cli(['doctor', '--json'], home)
+    const doctor = JSON.parse(r.stdout) as { ok: boolean; store: { check: string; status: string; detail: string }[] }
+    expect([r.code, doctor.ok]).toEqual([1, false])
+    expect(doctor.store.find((c) => c.check === 'database')).toMatchObject({ status: 'broken', detail: expect.stringContaining('is not writable') })
   })
 })

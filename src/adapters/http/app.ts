@@ -1,8 +1,9 @@
 import { Hono, type Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { z } from 'zod'
+import { redactSecrets } from '../../capture/redact.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
-import { describeValue, parseInput } from '../../core/schemas.js'
+import { parseInput } from '../../core/schemas.js'
 import { jsonSyntaxError } from '../../core/text.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
@@ -117,10 +118,11 @@ function queryObject(c: Context, schema: z.ZodObject): Record<string, unknown> {
       const known = Object.keys(schema.shape)
       const paging = 'before' in schema.shape ? "; pages are cut by before: pass the previous page's nextBefore" : 'offset' in schema.shape ? '; pages are cut by offset and limit' : ''
       // The value is not repeated: an unknown parameter may carry what should not be echoed (a token pasted in the wrong place).
-      const name = key === '' ? 'a parameter with no name' : key.length > 64 ? describeValue(key) : key
+      // Nor is a name that is no parameter name (a token pasted as `?ghp_…`).
+      const name = /^[A-Za-z][\w-]{0,31}$/.test(key) && redactSecrets(key) === key ? key : 'a parameter whose name is not shown'
       throw invalidInput(key, `${name} is not a query parameter of this route`, `${known.length > 0 ? `it takes ${known.join(', ')}` : 'it takes no query parameters'}${paging}`)
     }
-    if (values.length > 1) throw invalidInput(key, `${key} is given more than once (got ${describeValue(values)})`)
+    if (values.length > 1) throw invalidInput(key, `${key} is given more than once (${values.length} times)`)
     const value = values[0]
     const field = schema.shape[key]
     const inner = field instanceof z.ZodOptional ? field.unwrap() : field

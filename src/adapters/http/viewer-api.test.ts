@@ -115,6 +115,11 @@ describe('GET /v1/observations', () => {
     const pasted = await api('GET', `/v1/status?token=s3cr3t-server-token`)
     expect([pasted.status, JSON.stringify(pasted.body).includes('s3cr3t')]).toEqual([400, false])
     expect((await api('GET', '/v1/status?=1')).status).toBe(400)
+    // Nor a token pasted as the parameter's name, nor the values of a parameter given twice.
+    const named = await api('GET', '/v1/status?ghp_abcdefghijklmnopqrstuvwxyz0123456789')
+    expect([named.status, named.body.error.message]).toEqual([400, 'a parameter whose name is not shown is not a query parameter of this route'])
+    const twice = await api('GET', `/v1/observations?project=${P}&limit=1&limit=SUPERSECRET2`)
+    expect([twice.status, JSON.stringify(twice.body).includes('SUPERSECRET2')]).toEqual([400, false])
     expect((await api('GET', `/v1/observations/${obs.id}`)).status).toBe(200)
     for (const url of ['/v1/health?foo=1', '/v1/status?zz=1', `/v1/sessions/${obs.session}?zz=1`]) expect((await api('GET', url)).status, url).toBe(400)
   })

@@ -115,8 +115,7 @@ class SqliteStore implements Store {
     const value = this.s.stmt("SELECT value FROM store_meta WHERE key = 'derived_with'").pluck().get() as string | undefined
     if (value === undefined) return undefined
     // A value that is no version (edited by hand, damaged) says nothing about the rows: assume the oldest, so a rebuild is offered.
-    const version = Number(value)
-    return Number.isInteger(version) && version >= 1 ? version : 1
+    return /^[1-9]\d{0,5}$/.test(value) ? Number(value) : 1
   }
 
   rederiveSession(session: StepSession, derive: (event: StoredEvent) => Derivation): number {
