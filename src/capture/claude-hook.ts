@@ -252,6 +252,7 @@ export const deriveClaudeHook: Deriver = (event) => {
   const out: CaptureDerivation = { observations }
   const tool = str(p['tool_name'])
   const toolUseId = str(p['tool_use_id'])
+  const cwd = str(p['cwd'])
   switch (event.type) {
     case 'UserPromptSubmit': {
       const prompt = str(p['prompt'])
@@ -262,12 +263,12 @@ export const deriveClaudeHook: Deriver = (event) => {
       break
     }
     case 'PostToolUse':
-      if (tool) observations.push(withRef({ kind: 'tool', role: 'assistant', tool, text: toolObservationText(tool, p['tool_input'], p['tool_response']), files: filesOfToolInput(p['tool_input']) }, toolUseId))
+      if (tool) observations.push(withRef({ kind: 'tool', role: 'assistant', tool, text: toolObservationText(tool, p['tool_input'], p['tool_response']), files: filesOfToolInput(p['tool_input'], cwd) }, toolUseId))
       break
     case 'PostToolUseFailure':
       if (tool) {
         const error = p['error'] ?? p['tool_response'] ?? 'failed'
-        observations.push(withRef({ kind: 'error', role: 'assistant', tool, text: toolObservationText(tool, p['tool_input'], error), files: filesOfToolInput(p['tool_input']) }, toolUseId))
+        observations.push(withRef({ kind: 'error', role: 'assistant', tool, text: toolObservationText(tool, p['tool_input'], error), files: filesOfToolInput(p['tool_input'], cwd) }, toolUseId))
       }
       break
     case 'Stop':

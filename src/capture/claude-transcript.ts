@@ -175,7 +175,7 @@ export const deriveClaudeTranscript: Deriver = (event) => {
   const content = asRecord(record['message'])?.['content']
   const blocks: unknown[] = typeof content === 'string' ? [content] : Array.isArray(content) ? content : []
   if (type === 'user') out.observations = deriveUser(blocks, record['isMeta'] === true)
-  else if (type === 'assistant') out.observations = deriveAssistant(blocks)
+  else if (type === 'assistant') out.observations = deriveAssistant(blocks, str(record['cwd']))
   return out
 }
 
@@ -217,7 +217,7 @@ function toolResultObservation(block: JsonRecord): DerivedObservation {
   }
 }
 
-function deriveAssistant(blocks: unknown[]): DerivedObservation[] {
+function deriveAssistant(blocks: unknown[], cwd: string | undefined): DerivedObservation[] {
   const obs: DerivedObservation[] = []
   let images = 0
   for (const block of blocks) {
@@ -237,7 +237,7 @@ function deriveAssistant(blocks: unknown[]): DerivedObservation[] {
       role: 'assistant',
       tool: name,
       text: toolObservationText(name, b['input']),
-      files: filesOfToolInput(b['input']),
+      files: filesOfToolInput(b['input'], cwd),
       ...(ref ? { sourceRef: ref } : {}),
     })
   }

@@ -92,8 +92,18 @@ function parseMaybeJson(value: unknown): unknown {
  * File paths a tool call touches, from its input: `file_path`, `path`,
  * `notebook_path`, `paths`, and the file headers of an `apply_patch` body
  * (`*** Add File: x`, `*** Update File: x`, `*** Delete File: x`).
+ *
+ * @param cwd - The agent's working directory when the call was made (absolute): a relative path is taken
+ *   relative to it, so `a.ts` read from `src/` is `<cwd>/a.ts`, not a file at the project root.
  */
-export function filesOfToolInput(input: unknown): string[] {
+export function filesOfToolInput(input: unknown, cwd?: string): string[] {
+  const files = filesNamed(input)
+  if (cwd === undefined || !cwd.startsWith('/')) return files
+  const base = cwd.replace(/\/+$/, '')
+  return [...new Set(files.map((f) => (f.startsWith('/') || f.startsWith('~') || /^[A-Za-z]:[\\/]/.test(f) ? f : `${base}/${f}`)))]
+}
+
+function filesNamed(input: unknown): string[] {
   const value = parseMaybeJson(input)
   const files = new Set<string>()
   const addPatchFiles = (text: string): void => {

@@ -17,7 +17,7 @@ import type { Derivation } from '../storage/store.js'
  * - 1: every store derived before versions were kept.
  * - 2 (2026-11-30): one copy per step across capture paths (schema 5); search reads text in Unicode
  *   NFKC; file entities keep their case, one per file (relative to the project, `//`, `.` and `..`
- *   resolved), no arithmetic; text holding mnemo's
+ *   resolved, a tool's relative path taken from the agent's working directory), no arithmetic; text holding mnemo's
  *   own context tag is flagged.
  */
 export const DERIVATION_VERSION = 2

@@ -240,6 +240,21 @@ describe('context', () => {
     expect(block.text).toContain('- Last: Modules 1 to 300 are updated.')
   })
 
+  it('names a file a tool read by a path relative to the agent’s working directory from that directory, in the digest and the graph', () => {
+    const repo = tempDir()
+    mkdirSync(path.join(repo.dir, '.git'))
+    mkdirSync(path.join(repo.dir, 'src'))
+    const { engine } = createTestEngine({ cwd: repo.dir })
+    const sub = { session_id: 'sub', cwd: path.join(repo.dir, 'src'), hook_event_name: 'PostToolUse' }
+    for (const [i, file] of ['a.ts', './a.ts', '../src/a.ts', path.join(repo.dir, 'src/a.ts')].entries()) {
+      engine.captureHook('PostToolUse', JSON.stringify({ ...sub, tool_name: 'Read', tool_use_id: `r${i}`, tool_input: { file_path: file }, tool_response: {} }))
+    }
+    expect(engine.context({ excludeSessionKey: 'other' }).text).toContain('- Files: src/a.ts\n')
+    const [project] = engine.listProjects()
+    expect(engine.entityGraph([project!.id], undefined, 50).nodes.filter((n) => n.type === 'file').map((n) => n.name)).toEqual(['src/a.ts'])
+    repo.cleanup()
+  })
+
   it('never exceeds a small budget and never splits a character when cutting', async () => {
     const { engine } = createTestEngine()
     for (let i = 0; i < 30; i++) engine.remember(`记忆 ${i}: 我们使用数据库迁移工具 🎉 ${'word '.repeat(30)}`)

@@ -26,9 +26,14 @@ describe('extractEntities', () => {
     expect(names('Fix src/Cart.ts and docs/API.md; see https://Example.COM/Docs/API', { files: ['/tmp/tmp.wc3XzOVkQr/src/Cart.ts'] })).toEqual([
       'file:/tmp/tmp.wc3XzOVkQr/src/Cart.ts',
       'url:https://example.com/Docs/API',
-      'file:src/Cart.ts',
+      // src/Cart.ts in the text is the document's own file (see below).
       'file:docs/API.md',
     ])
+  })
+
+  it('reads a relative path in the text that names one of the document’s own files as that file', () => {
+    const root = '/repo'
+    expect(names('Read: a.ts and ../src/a.ts and ./a.ts; also lib/b.ts', { files: ['/repo/src/a.ts'], projectRoot: root })).toEqual(['file:src/a.ts', 'file:lib/b.ts'])
   })
 
   it('names a file inside the project root relative to it, so the absolute, ./ and relative forms are one entity', () => {

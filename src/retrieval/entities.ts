@@ -133,6 +133,14 @@ export function extractEntities(text: string, extra: { files?: readonly string[]
     if (n.length >= 2 && n.length <= 300) out.set(`${type}:${n}`, { type, name: n })
   }
   for (const f of extra.files ?? []) add('file', f)
+  // A relative path in the text that names one of the document's own files (`a.ts`, `../src/a.ts` for
+  // `/repo/src/a.ts`, written from the agent's working directory) is that file, not a file at the project root.
+  const own = (extra.files ?? []).map((f) => fileEntityName(f, extra.projectRoot))
+  const asOwn = (candidate: string): string => {
+    if (candidate.startsWith('/') || own.length === 0) return candidate
+    const tail = candidate.replace(/^(?:\.{1,2}\/)+/, '')
+    return own.find((f) => f === tail || f.endsWith(`/${tail}`)) ?? candidate
+  }
   const sample = text.length > 20_000 ? text.slice(0, 20_000) : text
   for (const m of sample.matchAll(URL_RE)) add('url', m[0].replace(/[.,;:!?]+$/, ''))
   const withoutUrls = sample.replace(URL_RE, ' ')
@@ -142,7 +150,7 @@ export function extractEntities(text: string, extra: { files?: readonly string[]
   for (const m of withoutUrls.matchAll(PATH_RE)) {
     const candidate = m[1]!.replace(/\.+$/, '')
     if (!looksLikePath(candidate)) continue
-    add('file', candidate)
+    add('file', asOwn(candidate))
     const start = m.index + m[0].length - m[1]!.length
     withoutPaths += `${withoutUrls.slice(from, start)} `
     from = start + candidate.length
