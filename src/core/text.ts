@@ -115,12 +115,19 @@ function looksBinary(text: string): boolean {
  */
 export function capText(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text
+  const { headLen, tailLen } = capSplit(maxChars)
+  return joinCut(safeSlice(text, 0, headLen), safeSlice(text, text.length - tailLen, text.length), text.length)
+}
+
+/** How `capText` shares `maxChars` out: the first 75% (`headLen`) and the last 25% (`tailLen`). */
+export function capSplit(maxChars: number): { headLen: number; tailLen: number } {
   const headLen = Math.floor(maxChars * 0.75)
-  const tailLen = maxChars - headLen
-  const head = safeSlice(text, 0, headLen)
-  const tail = safeSlice(text, text.length - tailLen, text.length)
-  const cut = text.length - head.length - tail.length
-  return `${head}\n…[mnemo: ${cut} chars cut, ${text.length} total]…\n${tail}`
+  return { headLen, tailLen: maxChars - headLen }
+}
+
+/** A cut text as `capText` writes it: head, the marker with the original length, tail. */
+export function joinCut(head: string, tail: string, total: number): string {
+  return `${head}\n…[mnemo: ${total - head.length - tail.length} chars cut, ${total} total]…\n${tail}`
 }
 
 /** `text.slice(start, end)` moved inward so no surrogate pair is split. */
@@ -132,7 +139,8 @@ function safeSlice(text: string, start: number, end: number): string {
   return text.slice(s, e)
 }
 
-function isLowSurrogate(c: number): boolean {
+/** Whether a UTF-16 code unit is the second half of a surrogate pair. */
+export function isLowSurrogate(c: number): boolean {
   return c >= 0xdc00 && c <= 0xdfff
 }
 

@@ -1,4 +1,5 @@
 import { MnemoError } from '../../core/errors.js'
+import { capSplit, isLowSurrogate, joinCut } from '../../core/text.js'
 import { PRE_REDACTION_CHARS } from '../../capture/sanitize.js'
 
 /** What `readStdin` read. */
@@ -213,7 +214,7 @@ export class JsonStringCapper {
     if (long.head.length < this.fieldChars) long.head += decoded.slice(0, this.fieldChars - long.head.length)
     long.tail.push(decoded)
     long.tailChars += decoded.length
-    const tailLen = this.fieldChars - Math.floor(this.fieldChars * 0.75)
+    const { tailLen } = capSplit(this.fieldChars)
     while (long.tail.length > 1 && long.tailChars - long.tail[0]!.length >= tailLen) long.tailChars -= long.tail.shift()!.length
   }
 
@@ -240,16 +241,14 @@ export class JsonStringCapper {
   private cut(): string {
     const long = this.long!
     if (long.total <= this.fieldChars) return long.head
-    const headLen = Math.floor(this.fieldChars * 0.75)
-    const tailLen = this.fieldChars - headLen
+    const { headLen, tailLen } = capSplit(this.fieldChars)
     // As capText's safeSlice: never split a surrogate pair at either cut.
     const head = long.head.slice(0, isLowSurrogate(long.head.charCodeAt(headLen)) ? headLen - 1 : headLen)
     const joined = long.tail.join('')
     let tail = joined.slice(joined.length - tailLen)
     if (isLowSurrogate(tail.charCodeAt(0))) tail = tail.slice(1)
-    const cut = long.total - head.length - tail.length
-    // The marker is capText's (core/text.ts), so the store reads the field as one it cut itself.
-    return `${head}\n…[mnemo: ${cut} chars cut, ${long.total} total]…\n${tail}`
+    // capText's marker, so the store reads the field as one it cut itself.
+    return joinCut(head, tail, long.total)
   }
 }
 
@@ -281,6 +280,3 @@ function safeEnd(data: Buffer): number {
   return end
 }
 
-function isLowSurrogate(c: number): boolean {
-  return c >= 0xdc00 && c <= 0xdfff
-}
