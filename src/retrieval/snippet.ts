@@ -1,4 +1,4 @@
-import { squash, truncateGraphemes } from '../core/text.js'
+import { isLowSurrogate, squash, truncateGraphemes } from '../core/text.js'
 
 /**
  * A short excerpt of `text` around the first occurrence of any of `terms`
@@ -19,6 +19,6 @@ export function makeSnippet(text: string, terms: readonly string[], maxChars = 2
   if (at < 0 || at < maxChars / 3) return truncateGraphemes(flat, maxChars)
   let start = Math.max(0, at - Math.floor(maxChars / 3))
   const c = flat.charCodeAt(start)
-  if (c >= 0xdc00 && c <= 0xdfff) start++
+  if (isLowSurrogate(c)) start++
   return `…${truncateGraphemes(flat.slice(start), maxChars - 1)}`
 }
