@@ -209,7 +209,7 @@ describe('mnemo hook', () => {
     expect(readdirSync(h)).not.toContain('spool')
   })
 
-  it('keeps an event whose input is too large to redact in one piece (a 20 MB string) in the spool instead of losing it', async () => {
+  it('spools an event holding a 20 MB string (redacting it once overflowed the regex stack) instead of losing it', async () => {
     const h = home()
     mkdirSync(path.join(h, 'mnemo.db'), { recursive: true })
     const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make twenty-megabytes' }, tool_response: { stdout: 'B'.repeat(20_000_000) } })

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { MnemoError } from '../../core/errors.js'
-import { capText, jsonSyntaxError } from '../../core/text.js'
+import { jsonSyntaxError } from '../../core/text.js'
 import { redactSecrets } from '../../capture/redact.js'
 import { HOOK_AGENTS, toHookAgent, type HookAgent } from '../../core/types.js'
 
@@ -113,11 +113,11 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     try {
       if (code === 'INVALID_INPUT') {
         // Input that can never be stored is kept aside for inspection, not retried.
-        const name = spool.putBad({ event: eventName, stdin: spoolText(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
+        const name = spool.putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (input kept as spool/bad/${name})` })
       } else {
         // Secrets never rest on disk, not even in the spool (redaction keeps JSON parseable).
-        spool.put({ event: eventName, stdin: spoolText(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
+        spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
         errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
       }
     } catch (spoolError) {
@@ -138,7 +138,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     const fallback = resolveConfig({ HOME: io.env['HOME'] })
     if (fallback.home !== config.home) {
       try {
-        const name = new Spool(fallback.spoolDir).putBad({ event: eventName, stdin: spoolText(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
+        const name = new Spool(fallback.spoolDir).putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
         const file = path.join(fallback.spoolDir, 'bad', name)
         new ErrorLog(fallback.errorLogPath).append({ at, where, code, message: `${failure} (event kept as ${file}; move it into ${config.spoolDir}/ once that is fixed)` })
         stderr.write(`mnemo ${where}: ${failure}; event kept as ${file} (move it into ${config.spoolDir}/ once that is fixed)\n`)
@@ -300,24 +300,6 @@ async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: st
   }
 }
 
-/**
- * The input as the spool keeps it, secrets redacted. Redacting one string of
- * many megabytes can exhaust the stack: such a payload is kept as the store
- * would keep it (strings cut to `PRE_REDACTION_CHARS`, then redacted), and
- * input that is not JSON is cut to that length whole before redaction.
- */
-function spoolText(stdin: string): string {
-  try {
-    return redactSecrets(stdin)
-  } catch {
-    // too large to redact whole
-  }
-  try {
-    return JSON.stringify(sanitizePayload(JSON.parse(stdin)))
-  } catch {
-    return redactSecrets(capText(stdin, PRE_REDACTION_CHARS))
-  }
-}
 
 function sessionIdOf(stdin: string): string | undefined {
   try {
