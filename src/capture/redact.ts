@@ -209,8 +209,8 @@ function insidePlaceholder(text: string, at: number): boolean {
   const open = text.lastIndexOf('[', at)
   if (open < 0 || at - open > 40) return false
   // Only inside a whole placeholder redaction writes: `[REDACTED:DB_PASSWORD=…]` typed by hand is text to scan.
-  const m = /^\[(?:REDACTED(?::([\w-]+))?|PRIVATE)\]/.exec(text.slice(open, open + 80))
-  return m !== null && open + m[0].length > at && (m[1] === undefined || placeholderTypes().has(m[1]))
+  const first = placeholderSpans(text.slice(open, open + 80))[0]
+  return first !== undefined && first.start === 0 && first.end > at - open
 }
 
 /** The gap between two JSON strings (`"a=", "b"` read as a quoted value `, `): structure, not a value. */
