@@ -4,7 +4,7 @@ import type { DerivedObservation, EventInput, HookAgent, ProjectRef } from '../c
 import type { CaptureDerivation, Deriver } from './derivation.js'
 import { resolveProjectRoot } from './project.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
-import { filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, toolObservationText } from './tool-text.js'
+import { filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, SESSION_TITLE_CHARS, toolObservationText } from './tool-text.js'
 import { capText, jsonSyntaxError } from '../core/text.js'
 import { redactSecrets } from './redact.js'
 import { agentHookEventNames, toMnemoEvent } from './agent-hook-events.js'
@@ -258,7 +258,7 @@ export const deriveClaudeHook: Deriver = (event) => {
       const prompt = str(p['prompt'])
       if (prompt) {
         observations.push({ kind: 'prompt', role: 'user', text: capText(prompt, OBSERVATION_CHARS) })
-        out.session = { title: oneLine(prompt, 160) }
+        out.session = { title: oneLine(prompt, SESSION_TITLE_CHARS) }
       }
       break
     }

@@ -5,7 +5,7 @@ import type { DerivedObservation, EventInput, ProjectRef } from '../core/types.j
 import type { CaptureDerivation, Deriver, ParseResult } from './derivation.js'
 import { namedProject, resolveProjectRoot } from './project.js'
 import { sanitizePayload } from './sanitize.js'
-import { describeToolResult, filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, toolObservationText } from './tool-text.js'
+import { describeToolResult, filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, SESSION_TITLE_CHARS, toolObservationText } from './tool-text.js'
 import { asRecord, str, timeline, timestampOf, type JsonRecord, type TranscriptParseOptions } from './transcript-format.js'
 
 /**
@@ -427,7 +427,7 @@ export const deriveCursorState: Deriver = (event) => {
   if (!r) return out
   if (event.type === 'composer' || event.type === 'tab') {
     const title = (str(r['name']) ?? str(r['chatTitle']))?.trim()
-    if (title) out.session = { title: oneLine(title, 160) }
+    if (title) out.session = { title: oneLine(title, SESSION_TITLE_CHARS) }
     return out
   }
   if (event.type !== 'bubble') return out

@@ -5,7 +5,7 @@ import type { DerivedObservation, EventInput, ProjectRef } from '../core/types.j
 import type { CaptureDerivation, Deriver, ParseResult } from './derivation.js'
 import { namedProject, resolveProjectRoot } from './project.js'
 import { sanitizePayload } from './sanitize.js'
-import { filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, toolObservationText } from './tool-text.js'
+import { filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, SESSION_TITLE_CHARS, toolObservationText } from './tool-text.js'
 import { asRecord, str, timestampOf, type JsonRecord, type TranscriptParseOptions } from './transcript-format.js'
 
 /**
@@ -356,7 +356,7 @@ export const deriveOpenCodeStorage: Deriver = (event) => {
   if (!r) return out
   if (event.type === 'session') {
     const title = str(r['title'])?.trim()
-    if (title && !DEFAULT_TITLE.test(title)) out.session = { title: oneLine(title, 160) }
+    if (title && !DEFAULT_TITLE.test(title)) out.session = { title: oneLine(title, SESSION_TITLE_CHARS) }
     return out
   }
   if (event.type === 'message') {

@@ -130,6 +130,9 @@ export function toolObservationText(tool: string, input: unknown, result?: unkno
   return capText(res.length > 0 ? `${head}\n→ ${res}` : head, OBSERVATION_CHARS)
 }
 
+/** Longest session title, in UTF-16 units (capture makes titles with `oneLine(text, SESSION_TITLE_CHARS)`). */
+export const SESSION_TITLE_CHARS = 160
+
 /** A one-line form of `text` for titles and summaries. */
 export function oneLine(text: string, maxChars: number): string {
   const s = squash(text)

@@ -1,9 +1,10 @@
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { idPrefix, type SessionId } from '../core/ids.js'
-import { repairUnicode, squash, truncateGraphemes } from '../core/text.js'
+import { repairUnicode, truncateGraphemes } from '../core/text.js'
 import { MEMORY_KINDS, type AgentName, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type Session } from '../core/types.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { resolveProjectRoot } from '../capture/project.js'
+import { oneLine, SESSION_TITLE_CHARS } from '../capture/tool-text.js'
 import { contentKey, isNearDuplicate } from '../lifecycle/write-guard.js'
 import { toMatchExpression } from '../retrieval/fts-query.js'
 import type { EngineContext } from './engine-context.js'
@@ -90,7 +91,7 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
     // The session's title and start come from its first events: forgetting the prompt that titled it (or its first
     // event) re-derives it, so no trace of the forgotten text stays in session lists and context headers.
     const session = ctx.store.getSession(observation.sessionId)
-    const shapedSession = session !== undefined && (observation.ts <= session.startedAt || (observation.kind === 'prompt' && session.title !== undefined && titleFrom(observation.text, session.title)))
+    const shapedSession = session !== undefined && (observation.ts <= session.startedAt || (observation.kind === 'prompt' && oneLine(observation.text, SESSION_TITLE_CHARS) === session.title))
     events = ctx.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(ctx.store, derived)
     if ((uncovers || shapedSession) && step !== undefined) ctx.rederiveSession(step.session)
     // Say where else the step is recorded, so a person removing it everywhere can forget those too.
@@ -188,10 +189,4 @@ function assertCurrent(ctx: Pick<EngineContext, 'store'>, memory: Memory): void 
   throw new MnemoError('CONFLICT', `memory ${memory.id} was superseded${current ? ` by ${current.id}` : ''}: change the current version`, {
     details: { kind: 'memory', id: current?.id ?? memory.id },
   })
-}
-
-/** Whether a session title was made from this prompt text (capture makes it from the prompt's first 160 characters, on one line). */
-function titleFrom(text: string, title: string): boolean {
-  const head = title.endsWith('…') ? title.slice(0, -1) : title
-  return squash(text).startsWith(squash(head))
 }
