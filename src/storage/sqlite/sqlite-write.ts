@@ -331,12 +331,12 @@ function ensureSession(s: SqliteDb, event: EventInput, projectId: ProjectId, d: 
       'UPDATE sessions SET last_event_at = MAX(last_event_at, ?), started_at = MIN(started_at, ?) WHERE id = ?',
     ).run(event.ts, startedAt, id)
   } else {
-    // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
-    const first = s.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, key) === undefined
-    // NUL cannot occur in a stored key (capture repairs it to U+FFFD), so no key can make another session's seed.
-    id = keptId(s, keptIdentity({ projectRoot: event.project.root, agent: event.agent, key }), () =>
-      makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}\u0000${event.project.root}`),
-    )
+    id = keptId(s, keptIdentity({ projectRoot: event.project.root, agent: event.agent, key }), () => {
+      // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
+      const first = s.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, key) === undefined
+      // NUL cannot occur in a stored key (capture repairs it to U+FFFD), so no key can make another session's seed.
+      return makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}\u0000${event.project.root}`)
+    })
     s.stmt(
       `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ).run(id, projectId, event.agent, key, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts), user)
