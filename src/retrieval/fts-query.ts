@@ -74,9 +74,14 @@ export function toQueryTerms(query: string): QueryTerm[] {
   return terms.length > 0 ? terms : stopped
 }
 
+/** A word without the punctuation at its edges (`"auth.ts?"` → `auth.ts`); what is inside stays. */
+function trimEdges(word: string): string {
+  return word.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')
+}
+
 function addChunk(raw: string, add: (expr: string, source: string, isStop: boolean) => void): void {
   // Trim punctuation at the edges ("auth.ts?" → "auth.ts"), keep it inside.
-  const chunk = raw.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '').replace(/['’]s$/i, '')
+  const chunk = trimEdges(raw).replace(/['’]s$/i, '')
   if (chunk.length === 0) return
   if (hasCjk(chunk)) {
     // Mixed runs: split CJK from the rest.
@@ -124,7 +129,7 @@ const MAX_JOINED_WORDS = 3
 function joinedIdentifiers(query: string): string[] {
   const words = searchForm(query)
     .split(/\s+/)
-    .map((w) => w.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
+    .map(trimEdges)
   const out: string[] = []
   for (let i = 0; i < words.length; i++) {
     for (let n = 2; n <= MAX_JOINED_WORDS && i + n <= words.length; n++) {
