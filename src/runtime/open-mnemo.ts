@@ -147,13 +147,13 @@ export interface OpenedMnemo {
  */
 function openStore(home: string, dbPath: string, options: OpenMnemoOptions, now: () => number): { store: Store; readOnly: boolean; cleanup?: () => void } {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
-  if (dbPath === ':memory:') return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, derivationVersion: DERIVATION_VERSION }, now), readOnly: false }
+  const inMemory = dbPath === ':memory:'
   let problem: MnemoError<'STORE_UNAVAILABLE'> | undefined
   try {
-    ensureDataDir(home)
+    if (!inMemory) ensureDataDir(home)
     return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, derivationVersion: DERIVATION_VERSION }, now), readOnly: false }
   } catch (error) {
-    problem = dataDirError(home, error, dbPath)
+    problem = inMemory ? undefined : dataDirError(home, error, dbPath)
     if (problem === undefined) throw error
   }
   // Only a store that exists and cannot be written is read instead; "not a directory" has nothing to read.
