@@ -4,7 +4,7 @@ import type { EventFormat } from '../../core/types.js'
 import type { AuditEntry, EventFilter, StepSession, StoredEvent } from '../store.js'
 import { eventConditions, toStoredEvent, type EventRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
-import { otherPathRecords, removeDerived, sessionIdOf } from './sqlite-write.js'
+import { otherPathRecords, pruneKeptIds, removeDerived, sessionIdOf } from './sqlite-write.js'
 
 // Governance of the event log: deletes with tombstones, payload rewrites and folding, vacuum, the audit log, the integrity check.
 
@@ -93,8 +93,8 @@ function dropProjectIfEmpty(s: SqliteDb, root: string): void {
   s.stmt('DELETE FROM entity_mentions WHERE entity_id IN (SELECT id FROM entities WHERE project_id = ?)').run(id)
   s.stmt('DELETE FROM entities WHERE project_id = ?').run(id)
   s.stmt('DELETE FROM lsa_models WHERE project_id = ?').run(id)
-  for (const kept of [id, ...sessions]) s.stmt('DELETE FROM kept_ids WHERE id = ?').run(kept)
   s.stmt('DELETE FROM projects WHERE id = ?').run(id)
+  pruneKeptIds(s)
 }
 
 export function rewritePayloads(s: SqliteDb, fn: (payload: unknown) => unknown): number {

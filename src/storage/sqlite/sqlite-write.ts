@@ -298,7 +298,7 @@ function keptId<T extends string>(s: SqliteDb, identity: string, fresh: () => T)
 }
 
 /** Forgets the kept ids of projects and sessions that no longer exist (their events are all gone): nothing is kept about deleted work. */
-function pruneKeptIds(s: SqliteDb): void {
+export function pruneKeptIds(s: SqliteDb): void {
   s.db.exec('DELETE FROM kept_ids WHERE id NOT IN (SELECT id FROM sessions) AND id NOT IN (SELECT id FROM projects)')
 }
 
