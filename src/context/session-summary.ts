@@ -1,4 +1,4 @@
-import { squash } from '../core/text.js'
+import { squash, truncateGraphemes } from '../core/text.js'
 import type { Observation, Session } from '../core/types.js'
 import { fileEntityName } from '../retrieval/entities.js'
 
@@ -38,9 +38,9 @@ export interface SessionDigest {
   sourceIds: string[]
 }
 
+/** `text` squashed and cut to `max` UTF-16 units on a grapheme boundary (never half a surrogate pair). */
 function short(text: string, max: number): string {
-  const s = squash(text)
-  return s.length <= max ? s : `${s.slice(0, max - 1)}…`
+  return truncateGraphemes(squash(text), max)
 }
 
 /** Tool names (lowercased) whose input is a shell command line, across agents. */

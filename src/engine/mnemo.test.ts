@@ -280,10 +280,10 @@ describe('context', () => {
     expect(block.memoryIds).not.toContain(note.memory.id)
   })
 
-  it('is empty but well-formed for a project with nothing captured', async () => {
+  it('is empty for a project with nothing captured: nothing is injected', async () => {
     const { engine } = createTestEngine()
     const block = engine.context({ project: { root: '/p/none', name: 'none' } })
-    expect(block.text).toContain('(nothing recorded yet for this project)')
+    expect(block).toMatchObject({ text: '', tokens: 0, memoryIds: [], sessionIds: [], omitted: 0 })
   })
 })
 

@@ -89,7 +89,7 @@ export function buildContext(ctx: EngineContext, options: { project?: ProjectRef
       digests.push(digestSession({ ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) }, observations, project.root, Math.max(0, s.observationCount - read.length)))
     }
   }
-  const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: ctx.clock.now() })
+  const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: ctx.clock.now(), timeZone: ctx.timeZone })
   // Injected memories are used memories: they are reinforced (once a day each).
   ctx.store.recordUsage(block.memoryIds, new Date(ctx.clock.now()).toISOString().slice(0, 10))
   return { ...block, project: ref.name }

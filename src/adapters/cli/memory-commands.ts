@@ -224,7 +224,8 @@ export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?
     const project = o.project === undefined ? undefined : contextProject(m, o.project)
     const block = m.engine.context({ ...(project ? { project } : {}), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
     if (out.json) printJson(out, block)
+    else if (block.text === '') out.stderr(`(nothing recorded yet for project ${block.project}: no context block is injected)\n`)
     else out.stdout(`${block.text}\n`)
-    if (!out.json) out.stderr(`(${block.tokens} of ${block.budgetTokens} tokens; ${block.memoryIds.length} memories, ${block.sessionIds.length} sessions, ${block.omitted} omitted)\n`)
+    if (!out.json && block.text !== '') out.stderr(`(${block.tokens} of ${block.budgetTokens} tokens; ${block.memoryIds.length} memories, ${block.sessionIds.length} sessions, ${block.omitted} omitted)\n`)
   })
 }

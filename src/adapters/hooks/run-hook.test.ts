@@ -69,6 +69,11 @@ describe('mnemo hook', () => {
     expect(compact.stdout.startsWith('<mnemo-context')).toBe(true)
   })
 
+  it('injects nothing at SessionStart of a project with nothing recorded yet', async () => {
+    const h = home()
+    expect(await hook(h, 'SessionStart', hookPayload('SessionStart', { source: 'startup' }, 'first'))).toEqual({ stdout: '', code: 0 })
+  })
+
   it('spools the event when the store cannot be opened, logs why, and the next run drains it', async () => {
     const h = home()
     // A directory where the database file should be makes every open fail.

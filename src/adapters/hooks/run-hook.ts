@@ -181,7 +181,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       await postEvent(remote, eventName, stdin, agent, io.cwd, firedAt)
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd, agent)
-        if (block !== undefined) io.stdout.write(eventName === 'SessionStart' ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n` : `${block}\n`)
+        if (block !== undefined && block !== '') io.stdout.write(eventName === 'SessionStart' ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n` : `${block}\n`)
       }
       return
     }
@@ -197,7 +197,8 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       const sessionKey = sessionIdOf(stdin)
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
       const block = engine.scoped({ agent }).context({ project: result.project, ...(sessionKey ? { excludeSessionKey: sessionKey } : {}) })
-      io.stdout.write(
+      // Nothing recorded yet (a new project): nothing is injected.
+      if (block.text !== '') io.stdout.write(
         answered === 'SessionStart'
           ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
           : `${block.text}\n`,

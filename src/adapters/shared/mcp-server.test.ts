@@ -26,3 +26,24 @@ describe('memory_timeline', () => {
     await client.close()
   })
 })
+
+describe('memory_context', () => {
+  it('caps one long memory to its share of the block and stays well-formed with astral text', async () => {
+    const { engine, clock } = createTestEngine({ cwd: '/work/demo-app' })
+    const long = engine.remember(`Build log 🔴: ${'👨‍👩‍👧 step ok; '.repeat(600)}`, { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
+    clock.advance(1000)
+    const short = engine.remember('we deploy with the release script', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
+    const server = createMcpServer(engine, '/work/demo-app')
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await server.connect(a)
+    const client = new Client({ name: 't', version: '0' })
+    await client.connect(b)
+    const block = (await client.callTool({ name: 'memory_context', arguments: { budget: 400 } })).structuredContent as { tokens: number; text: string }
+    expect(block.tokens).toBeLessThanOrEqual(400)
+    expect(block.text.isWellFormed()).toBe(true)
+    expect(block.text).toContain(`(cut; memory_show ${long.id})`)
+    expect(block.text).toContain('we deploy with the release script')
+    expect(short.id).toMatch(/^mem_/)
+    await client.close()
+  })
+})
