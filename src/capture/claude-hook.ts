@@ -4,10 +4,11 @@ import type { DerivedObservation, EventInput, HookAgent, ProjectRef } from '../c
 import type { CaptureDerivation, Deriver } from './derivation.js'
 import { resolveProjectRoot } from './project.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
-import { filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, SESSION_TITLE_CHARS, toolObservationText } from './tool-text.js'
+import { filesOfToolInput, isOwnServer, isOwnTool, OBSERVATION_CHARS, oneLine, SESSION_TITLE_CHARS, toolObservationText } from './tool-text.js'
 import { capText, jsonSyntaxError } from '../core/text.js'
 import { redactSecrets } from './redact.js'
 import { agentHookEventNames, toMnemoEvent } from './agent-hook-events.js'
+import { userWords } from './agent-wrappers.js'
 
 /** Claude Code hook events mnemo registers for and understands. */
 export const CLAUDE_HOOK_EVENTS = [
@@ -81,6 +82,12 @@ export function validateHookPayload(eventName: string, raw: unknown): ClaudeHook
  * `workspace_roots`). The first present alias wins; the original fields
  * are kept too.
  */
+/**
+ * Where agents put the final answer of a turn in their Stop-like hook: Claude Code and Codex
+ * `last_assistant_message`, Gemini CLI's AfterAgent `prompt_response`, Cursor's afterAgentResponse `text`.
+ */
+const ANSWER_FIELDS = ['last_assistant_message', 'prompt_response', 'response', 'text'] as const
+
 const FIELD_ALIASES: Readonly<Record<string, readonly string[]>> = {
   session_id: ['session_id', 'sessionId', 'conversation_id', 'conversationId', 'thread_id'],
   cwd: ['cwd', 'workspace_root', 'workspaceRoot'],
@@ -89,7 +96,7 @@ const FIELD_ALIASES: Readonly<Record<string, readonly string[]>> = {
   tool_input: ['tool_input', 'toolInput', 'tool_args', 'args'],
   tool_response: ['tool_response', 'tool_output', 'toolResponse', 'toolOutput', 'output', 'result'],
   tool_use_id: ['tool_use_id', 'tool_call_id', 'toolCallId', 'call_id'],
-  last_assistant_message: ['last_assistant_message', 'response', 'text'],
+  last_assistant_message: ANSWER_FIELDS,
 }
 
 /** Maps another agent's hook payload onto Claude Code's field names (see FIELD_ALIASES). */
@@ -211,7 +218,7 @@ export function captureClaudeHook(
   // A name mnemo does not know (a typo) is replaced by the payload's own, when mnemo knows that one.
   const { event: eventName, note } = chooseHookEvent(agent, namedEvent, payload.hook_event_name)
   const noted = note !== undefined ? { note } : {}
-  if (payload.tool_name !== undefined && isOwnTool(payload.tool_name)) return { skip: `own tool ${payload.tool_name}`, ...noted }
+  if (payload.tool_name !== undefined && isOwnHookTool(payload)) return { skip: `own tool ${payload.tool_name}`, ...noted }
   const cwd = payload.cwd || options.defaultCwd || process.cwd()
   const project = (options.resolveProject ?? resolveProjectRoot)(cwd)
   const clean = sanitizePayload(payload, options.redact) as ClaudeHookPayload
@@ -234,15 +241,22 @@ export function captureClaudeHook(
   }
 }
 
+/** A call of mnemo's own MCP tools: by its name, or by the server the agent says it went to (Gemini's `mcp_context`). */
+function isOwnHookTool(payload: ClaudeHookPayload): boolean {
+  const mcp = payload['mcp_context']
+  const server = mcp && typeof mcp === 'object' ? (mcp as Record<string, unknown>)['server_name'] : undefined
+  return isOwnTool(payload.tool_name ?? '', typeof payload['tool_namespace'] === 'string' ? payload['tool_namespace'] : undefined) || isOwnServer(server)
+}
+
 function str(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim().length > 0 ? value : undefined
 }
 
 /**
  * Derives observations from a stored Claude Code hook event:
- * UserPromptSubmit → prompt; PostToolUse → tool (input and result);
- * PostToolUseFailure → error; Stop/SubagentStop with `last_assistant_message`
- * → message; SessionEnd ends the session. PreToolUse, SessionStart,
+ * UserPromptSubmit → prompt (the user's words only: see `userWords`); PostToolUse → tool (input and result);
+ * PostToolUseFailure → error; Stop/SubagentStop with the answer (`last_assistant_message`,
+ * Gemini's `prompt_response`, … see ANSWER_FIELDS) → message; SessionEnd ends the session. PreToolUse, SessionStart,
  * PreCompact, Notification and SubagentStart are kept in the log only (the
  * PostToolUse of the same call carries everything PreToolUse has).
  */
@@ -255,7 +269,9 @@ export const deriveClaudeHook: Deriver = (event) => {
   const cwd = str(p['cwd'])
   switch (event.type) {
     case 'UserPromptSubmit': {
-      const prompt = str(p['prompt'])
+      // What an agent put around the prompt (mnemo's own block, hook output) is not the user's words.
+      const given = str(p['prompt'])
+      const prompt = given === undefined ? undefined : str(userWords(given))
       if (prompt) {
         observations.push({ kind: 'prompt', role: 'user', text: capText(prompt, OBSERVATION_CHARS) })
         out.session = { title: oneLine(prompt, SESSION_TITLE_CHARS) }
@@ -273,7 +289,7 @@ export const deriveClaudeHook: Deriver = (event) => {
       break
     case 'Stop':
     case 'SubagentStop': {
-      const last = str(p['last_assistant_message'])
+      const last = firstStr(p, ANSWER_FIELDS)
       const role = event.type === 'Stop' ? 'assistant' : (str(p['agent_type']) ?? 'subagent')
       if (last) observations.push({ kind: 'message', role, text: capText(last, OBSERVATION_CHARS) })
       break
@@ -285,6 +301,14 @@ export const deriveClaudeHook: Deriver = (event) => {
       break
   }
   return out
+}
+
+function firstStr(p: Record<string, unknown>, fields: readonly string[]): string | undefined {
+  for (const f of fields) {
+    const v = str(p[f])
+    if (v !== undefined) return v
+  }
+  return undefined
 }
 
 function withRef(o: DerivedObservation, ref: string | undefined): DerivedObservation {

@@ -87,7 +87,7 @@ describe('parseCodexRollout on the hand-written fixture', () => {
       ['tool', 'assistant', 'local_shell_call', 'call_local_1', 'local_shell_call: ls -la'],
       ['message', 'assistant', undefined, undefined, 'Now in the other folder.'],
       ['tool', 'assistant', 'shell', 'call_shell_2', 'shell: false'],
-      ['error', 'tool', 'shell', 'call_shell_2', 'Exit code: 1\nWall time: 0.1 seconds\nOutput:'],
+      ['error', 'tool', 'shell', 'call_shell_2', 'Exit code: 1'], // Codex's exec header taken off, the exit status kept
       ['summary', 'assistant', undefined, undefined, 'Translated README to Chinese.'],
     ])
     const patch = parseFixture().events.find((e) => e.idemKey.endsWith(':call:call_patch_1'))!
@@ -143,5 +143,47 @@ describe.skipIf(!existsSync(realDir))('parseCodexRollout on the real files (read
     expect(kinds).toEqual(['prompt:', 'reasoning:', 'tool:exec_command', 'tool_result:exec_command', 'tool:apply_patch', 'tool_result:apply_patch',
       'tool:mcp__synthetic__lookup', 'tool_result:mcp__synthetic__lookup', 'message:'])
     expect(JSON.stringify(observe(r.events))).not.toContain('SYNTHETIC_ENCRYPTED_CONTENT')
+  })
+})
+
+describe('parseCodexRollout on 0.171 forms (messages in three records, namespaced MCP calls)', () => {
+  const parse = (lines: unknown[]): ReturnType<typeof parseCodexRollout> => parseCodexRollout(lines.map((l) => JSON.stringify(l)).join('\n'), { file: '/nonexistent/r/rollout-y.jsonl' })
+  const user = (text: string): unknown[] => [
+    { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } },
+    { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'UserMessage', id: 'u', content: [{ type: 'text', text }] } } },
+  ]
+
+  it('stores each message once whichever records carry it, and a repeated prompt twice', () => {
+    const r = parse([
+      { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>\n  <cwd>/x</cwd>\n</environment_context>' }] } },
+      ...user('yes'),
+      ...user('yes'),
+      { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'AgentMessage', id: 'a', content: [{ type: 'Text', text: 'done' }] } } },
+      { type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'done' }] } },
+      // The older form beside its response_item copy: the event_msg carries it.
+      { type: 'event_msg', payload: { type: 'user_message', message: 'older' } },
+      { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'older' }] } },
+    ])
+    expect(observe(r.events).map((o) => [o[0], o[4]])).toEqual([['prompt', 'yes'], ['prompt', 'yes'], ['message', 'done'], ['prompt', 'older']])
+  })
+
+  it('a rollout with only response_item messages still gives its prompts, not Codex’s own context', () => {
+    const r = parse([
+      { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '# AGENTS.md instructions for /x\n<INSTRUCTIONS>be brief</INSTRUCTIONS>' }] } },
+      { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'add a test' }] } },
+      { type: 'response_item', payload: { type: 'message', role: 'developer', content: [{ type: 'input_text', text: '<mnemo-context project="x">…</mnemo-context>' }] } },
+    ])
+    expect(observe(r.events).map((o) => [o[0], o[4]])).toEqual([['prompt', 'add a test']])
+  })
+
+  it('drops mnemo’s calls named by namespace, their outputs and their McpToolCall items', () => {
+    const r = parse([
+      { type: 'response_item', payload: { type: 'function_call', namespace: 'mcp__mnemo', name: 'memory_recall', arguments: '{"query":"x"}', call_id: 'c9' } },
+      { type: 'response_item', payload: { type: 'function_call_output', call_id: 'c9', output: 'RECALLED SECRET' } },
+      { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'McpToolCall', id: 'c9', server: 'mnemo', tool: 'memory_recall', result: 'RECALLED SECRET' } } },
+      { type: 'response_item', payload: { type: 'function_call', namespace: 'mcp__docs', name: 'lookup', arguments: '{"query":"y"}', call_id: 'c10' } },
+    ])
+    expect(JSON.stringify(r.events)).not.toContain('RECALLED SECRET')
+    expect(observe(r.events).map((o) => [o[0], o[2]])).toEqual([['tool', 'mcp__docs__lookup']])
   })
 })

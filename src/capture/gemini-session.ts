@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
+import path from 'node:path'
 import { fnv1a64, stableStringify } from '../core/hash.js'
 import { capText } from '../core/text.js'
 import type { DerivedObservation, ProjectRef } from '../core/types.js'
@@ -23,6 +24,106 @@ const MESSAGE_TYPES = new Set(['user', 'gemini', 'info', 'error', 'warning'])
 export function isGeminiSession(json: unknown): boolean {
   const r = asRecord(json)
   return r !== undefined && typeof r['sessionId'] === 'string' && Array.isArray(r['messages'])
+}
+
+/**
+ * Whether `text` looks like a Gemini CLI JSONL session (0.61 and later,
+ * `~/.gemini/tmp/<project>/chats/session-<time>-<id>.jsonl`): its first JSON line is the session header
+ * (`sessionId` and `projectHash` strings), or a line is a `{"$set": …}` / `{"$rewindTo": …}` record.
+ * Claude Code and Codex lines never have these.
+ */
+export function isGeminiJsonl(text: string): boolean {
+  let start = 0
+  for (let seen = 0; seen < 5 && start < text.length; ) {
+    let end = text.indexOf('\n', start)
+    if (end < 0) end = text.length
+    const line = text.slice(start, end).trim().replace(/^\uFEFF/, '')
+    start = end + 1
+    if (!line.startsWith('{')) continue
+    seen++
+    if (line.startsWith('{"$set"') || line.startsWith('{"$rewindTo"')) return true
+    try {
+      const r = asRecord(JSON.parse(line))
+      if (r && typeof r['sessionId'] === 'string' && typeof r['projectHash'] === 'string' && r['type'] === undefined) return true
+    } catch {
+      // a bad line: look at the next
+    }
+    if (seen === 1) return false
+  }
+  return false
+}
+
+/**
+ * Folds a Gemini CLI JSONL session into the JSON session shape {@link parseGeminiSession} reads, the
+ * way gemini-cli reads it back (chatRecordingService `loadConversationRecord`): a header line
+ * `{sessionId, projectHash, startTime, lastUpdated, kind}` (its `messages`, if any, are messages); a
+ * line with an `id` is a message, a later line with the same id replaces it in place (Gemini adds
+ * tool calls to its last message this way); `{"$set": {…}}` merges session fields, and a `$set` of
+ * `messages` replaces the whole list; `{"$rewindTo": id}` drops that message and all after it (all of
+ * them when the id is unknown). Bad lines come back in `skipped` with their 1-based line number.
+ */
+export function foldGeminiJsonl(text: string): { session: JsonRecord; read: number; skipped: { line: number; reason: string }[] } {
+  const lines = text.split('\n')
+  let last = lines.length - 1
+  while (last >= 0 && lines[last]!.trim().length === 0) last--
+  const meta: JsonRecord = {}
+  const messages = new Map<string, JsonRecord>()
+  const skipped: { line: number; reason: string }[] = []
+  let read = 0
+  const setMessages = (list: unknown): void => {
+    if (!Array.isArray(list)) return
+    messages.clear()
+    for (const m of list) {
+      const r = asRecord(m)
+      if (r && typeof r['id'] === 'string') messages.set(r['id'], r)
+    }
+  }
+  for (let i = 0; i <= last; i++) {
+    const source = i === 0 ? lines[i]!.replace(/^\uFEFF/, '') : lines[i]!
+    if (source.trim().length === 0) continue
+    read++
+    let record: JsonRecord | undefined
+    try {
+      record = asRecord(JSON.parse(source))
+    } catch {
+      skipped.push({ line: i + 1, reason: i === last && !text.endsWith('\n') ? 'invalid JSON (truncated last line)' : 'invalid JSON' })
+      continue
+    }
+    if (!record) {
+      skipped.push({ line: i + 1, reason: 'not a JSON object' })
+      continue
+    }
+    if (typeof record['$rewindTo'] === 'string') {
+      const ids = [...messages.keys()]
+      const at = ids.indexOf(record['$rewindTo'])
+      for (const id of at < 0 ? ids : ids.slice(at)) messages.delete(id)
+    } else if (typeof record['id'] === 'string') {
+      messages.set(record['id'], record)
+    } else if (asRecord(record['$set'])) {
+      const set = asRecord(record['$set'])!
+      if (Array.isArray(set['messages'])) setMessages(set['messages'])
+      const { messages: _m, ...rest } = set
+      Object.assign(meta, rest)
+    } else if (typeof record['sessionId'] === 'string') {
+      const { messages: list, ...rest } = record
+      Object.assign(meta, rest)
+      if (Array.isArray(list)) for (const m of list) {
+        const r = asRecord(m)
+        if (r && typeof r['id'] === 'string') messages.set(r['id'], r)
+      }
+    } else skipped.push({ line: i + 1, reason: 'not a Gemini CLI session record (no id, $set, $rewindTo or sessionId)' })
+  }
+  return { session: { ...meta, messages: [...messages.values()] }, read, skipped }
+}
+
+/** {@link parseGeminiSession} for a JSONL session file (see {@link foldGeminiJsonl}); `read` counts lines. */
+export function parseGeminiJsonl(text: string, options: GeminiParseOptions): ParseResult {
+  const folded = foldGeminiJsonl(text)
+  if (typeof folded.session['sessionId'] !== 'string') {
+    return { events: [], read: folded.read, skipped: [...folded.skipped, { line: 1, reason: 'no Gemini CLI session header (sessionId)' }], unknownTypes: {} }
+  }
+  const r = parseGeminiSession(folded.session, options)
+  return { ...r, read: folded.read, skipped: [...folded.skipped, ...r.skipped] }
 }
 
 /** Options of {@link parseGeminiSession}: the transcript options plus folders the project might be. */
@@ -66,7 +167,7 @@ export function parseGeminiSession(json: unknown, options: GeminiParseOptions): 
   const sid = str(root['sessionId']) ?? fileStem(options.file)
   // A session without any time: its lastUpdated, else the file's modification time (never 1970).
   const startedAt = timestampOf(root['startTime']) ?? timestampOf(root['lastUpdated']) ?? fileTime(options.file)
-  const project = options.project ?? projectOfHash(str(root['projectHash']), options.candidateRoots ?? [process.cwd()])
+  const project = options.project ?? projectOfHash(str(root['projectHash']), [...projectRootMarker(options.file), ...(options.candidateRoots ?? [process.cwd()])], options.file)
   const valid: { index: number; message: JsonRecord }[] = []
   messages.forEach((m, index) => {
     const message = asRecord(m)
@@ -124,7 +225,22 @@ function fileTime(file: string): number | undefined {
   }
 }
 
-function projectOfHash(hash: string | undefined, candidates: readonly string[]): ProjectRef {
+/**
+ * The project folder Gemini CLI 0.61 names for a session file: `~/.gemini/tmp/<project-name>/.project_root`
+ * holds it (gemini-cli ProjectRegistry), two folders above `chats/session-….jsonl`. Empty when absent.
+ */
+function projectRootMarker(file: string): string[] {
+  const dir = path.dirname(file)
+  if (path.basename(dir) !== 'chats') return []
+  try {
+    const owner = readFileSync(path.join(path.dirname(dir), '.project_root'), 'utf8').trim()
+    return owner.startsWith('/') || /^[A-Za-z]:[\\/]/.test(owner) ? [owner] : []
+  } catch {
+    return []
+  }
+}
+
+function projectOfHash(hash: string | undefined, candidates: readonly string[], file: string): ProjectRef {
   if (!hash) return namedProject('gemini', 'unknown-project')
   for (const candidate of candidates) {
     const git = resolveProjectRoot(candidate)
@@ -132,7 +248,10 @@ function projectOfHash(hash: string | undefined, candidates: readonly string[]):
       if (createHash('sha256').update(root).digest('hex') === hash) return resolveProjectRoot(root)
     }
   }
-  return namedProject('gemini', hash.slice(0, 12))
+  // 0.61 names the folder after the project (`tmp/<project-name>/chats/`); older versions after the hash.
+  const dir = path.dirname(file)
+  const slug = path.basename(dir) === 'chats' ? path.basename(path.dirname(dir)) : ''
+  return namedProject('gemini', slug && slug !== hash && /^[\w.-]{1,64}$/.test(slug) ? slug : hash.slice(0, 12))
 }
 
 function isOwnGeminiTool(name: string): boolean {
@@ -178,7 +297,8 @@ function callOutput(call: JsonRecord): string {
 
 /**
  * Derives observations from one stored Gemini CLI message:
- * - `user` → `prompt`/`user` from its text;
+ * - `user` → `prompt`/`user` from its text (not Gemini's own `<session_context>` message; hook output and
+ *   mnemo's block in it are taken off by `deriveEvent`);
  * - `gemini` → `reasoning`/`assistant` from its `thoughts` (`subject: description`), then
  *   per tool call a `tool` observation (name, args, files; `sourceRef` = call id) and its
  *   result (`tool_result`, or `error` when `status` is `error`/`cancelled`; role `tool`),
@@ -199,7 +319,8 @@ export const deriveGeminiSession: Deriver = (event) => {
   if (type === 'tool_call') {
     for (const o of callObservations(m)) push(o)
   } else if (type === 'user') {
-    if (text) push({ kind: 'prompt', role: 'user', text: capped(text) })
+    // `<session_context>` is Gemini CLI's own opening message (date, OS, folder tree), not the user's words.
+    if (text && !text.startsWith('<session_context>')) push({ kind: 'prompt', role: 'user', text: capped(text) })
   } else if (type === 'gemini') {
     const thoughts = Array.isArray(m['thoughts']) ? m['thoughts'] : []
     const reasoning = thoughts

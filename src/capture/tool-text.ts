@@ -1,4 +1,5 @@
 import { capText, squash } from '../core/text.js'
+import { unwrapToolOutput } from './agent-wrappers.js'
 
 /** Largest observation text kept for a tool call's input part, in chars. */
 export const TOOL_INPUT_CHARS = 2_000
@@ -7,9 +8,28 @@ export const TOOL_RESULT_CHARS = 4_000
 /** Largest text of any one observation, in chars. */
 export const OBSERVATION_CHARS = 8_000
 
-/** mnemo's own MCP tools (`mcp__mnemo__memory_recall`, …) are never captured: recalling must not create memories. */
-export function isOwnTool(toolName: string): boolean {
-  return /^mcp__mnemo__/i.test(toolName) || /^mnemo[._]memory_/i.test(toolName)
+/**
+ * mnemo's own MCP tools are never captured: recalling must not create memories. Each agent names
+ * a server's tool its own way: `mcp__mnemo__memory_recall` (Claude Code, Codex), `mcp_mnemo_memory_recall`
+ * (Gemini CLI, Cursor), `mnemo_memory_recall` (OpenCode), `mnemo__memory_recall` (older Codex),
+ * `mnemo.memory_recall` / `mnemo:memory_recall`; Codex 0.171 also gives `{namespace: "mcp__mnemo",
+ * name: "memory_recall"}`, which callers pass as `namespace`. The rule: an optional `mcp` prefix, the
+ * server name `mnemo`, a separator (`__`, `_`, `.`, `:`, `/`, `-`) and a tool name.
+ *
+ * @param namespace - The tool's namespace when the agent gives it apart from the name.
+ */
+export function isOwnTool(toolName: string, namespace?: string): boolean {
+  if (namespace !== undefined && namespace !== '' && OWN_SERVER.test(namespace)) return true
+  return OWN_TOOL.test(toolName)
+}
+
+const OWN_TOOL = /^(?:mcp(?:__|[_.:/-]))?mnemo(?:__|[_.:/-])\w/i
+/** A namespace naming mnemo's server: `mnemo`, `mcp__mnemo`, `mcp_mnemo`, `mcp.mnemo`. */
+const OWN_SERVER = /^(?:mcp(?:__|[_.:/-]))?mnemo(?:__|[_.:/-])?$/i
+
+/** Whether an agent's description of an MCP call names mnemo's server (Gemini CLI's `mcp_context.server_name`, Codex's `invocation.server`). */
+export function isOwnServer(server: unknown): boolean {
+  return typeof server === 'string' && OWN_SERVER.test(server)
 }
 
 const INPUT_KEYS = ['command', 'cmd', 'file_path', 'path', 'notebook_path', 'pattern', 'query', 'url', 'description', 'prompt', 'skill']
@@ -58,7 +78,8 @@ export function describeToolResult(result: unknown, maxChars = TOOL_RESULT_CHARS
 function collectStrings(value: unknown, out: string[], depth: number): void {
   if (depth > 6 || value === null || value === undefined) return
   if (typeof value === 'string') {
-    if (value.trim().length > 0) out.push(value)
+    const text = unwrapToolOutput(value)
+    if (text.trim().length > 0) out.push(text)
     return
   }
   if (typeof value === 'number' || typeof value === 'boolean') return
@@ -71,7 +92,10 @@ function collectStrings(value: unknown, out: string[], depth: number): void {
     out.push('[image]')
     return
   }
+  // Gemini CLI's tool result: `llmContent` is what the model saw, `returnDisplay` a copy for the screen.
+  const display = 'llmContent' in record && record['llmContent'] !== undefined && record['llmContent'] !== null && record['llmContent'] !== ''
   for (const [key, v] of Object.entries(record)) {
+    if (display && key === 'returnDisplay') continue
     if (key === 'type' || key === 'tool_use_id' || key === 'interrupted' || key === 'isImage' || key === 'signature') continue
     collectStrings(v, out, depth + 1)
   }

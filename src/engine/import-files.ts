@@ -7,7 +7,7 @@ import { parseClaudeTranscript } from '../capture/claude-transcript.js'
 import { parseCodexRollout } from '../capture/codex-rollout.js'
 import { parseCursorDatabase, sqliteTables } from '../capture/cursor-db.js'
 import type { ParseResult } from '../capture/derivation.js'
-import { isGeminiSession, parseGeminiSession } from '../capture/gemini-session.js'
+import { isGeminiJsonl, isGeminiSession, parseGeminiJsonl, parseGeminiSession } from '../capture/gemini-session.js'
 import { isLocomo, parseLocomo } from '../capture/locomo.js'
 import { isOpenCodeDatabaseName, isOpenCodeStorage, openCodeDatabaseNear, openCodeRecordOf, openCodeSqliteMessage, parseOpenCodeStorage } from '../capture/opencode-storage.js'
 import type { Redactor } from '../capture/sanitize.js'
@@ -160,7 +160,8 @@ function parseCursorImport(file: string, options: { redact?: Redactor; project?:
  * or a file under an OpenCode storage folder is OpenCode, a `.vscdb` or other
  * SQLite file Cursor (an OpenCode database is named as not read), a JSON
  * array of conversations is LoCoMo, a JSON object with `sessionId` and
- * `messages` a Gemini CLI session; JSONL is told apart by its record types).
+ * `messages` a Gemini CLI session, JSONL whose first line is a session header (or with
+ * `$set`/`$rewindTo` lines) a Gemini CLI 0.61+ session; other JSONL is told apart by its record types).
  * Never throws for content problems: they come back in `error` or as skipped
  * lines. `candidateRoots` are the folders a Gemini session's `projectHash`
  * is matched against (default: the process cwd).
@@ -194,6 +195,10 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
         if (resolved === 'locomo') return { file, format: 'locomo', parse: empty, error: `invalid JSON: ${(cause as Error).message}` }
       }
     } else if (resolved === 'locomo') return { file, format: 'locomo', parse: empty, error: 'LoCoMo data must be a JSON array' }
+  }
+  if ((resolved === undefined || resolved === 'gemini') && isGeminiJsonl(text)) {
+    const opts = { file, ...(options.redact ? { redact: options.redact } : {}), ...(options.project ? { project: options.project } : {}), ...(options.candidateRoots ? { candidateRoots: options.candidateRoots } : {}) }
+    return { file, format: 'gemini', parse: parseGeminiJsonl(text, opts) }
   }
   if (resolved === undefined || resolved === 'gemini') {
     if (text.trimStart().startsWith('{')) {

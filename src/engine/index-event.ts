@@ -19,8 +19,11 @@ import type { Derivation } from '../storage/store.js'
  *   NFKC; file entities keep their case, one per file (relative to the project, `//`, `.` and `..`
  *   resolved, a tool's relative path taken from the agent's working directory), no arithmetic; text holding mnemo's
  *   own context tag is flagged.
+ * - 3 (2026-12-01): mnemo's own injected blocks and agents' hook-output wrappers are no one's words (a prompt keeps
+ *   the user's words only); agents' wrappers around tool output are taken off; Gemini's `prompt_response` is the
+ *   answer; Codex 0.171 messages (`item_completed`, `response_item` `message`) derive, each once.
  */
-export const DERIVATION_VERSION = 2
+export const DERIVATION_VERSION = 3
 
 /**
  * What the store keeps for one logged event: its derivation by format
