@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, readlinkSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { MnemoError } from '../core/errors.js'
 
@@ -6,14 +6,95 @@ import { MnemoError } from '../core/errors.js'
  * Creates the data directory `home` (mode 0700) when it is missing.
  *
  * @throws {MnemoError} `STORE_UNAVAILABLE` — `home` (or a folder above it) is
- *   not a directory, or it cannot be created; the message names which and why.
+ *   not a directory, is a symbolic link to nothing, looks like a Windows path
+ *   on a system that does not read one, or cannot be created (a file system
+ *   such as /proc that refuses new folders); the message names the value and why.
  */
 export function ensureDataDir(home: string): void {
-  try {
-    mkdirSync(home, { recursive: true, mode: 0o700 })
-  } catch (cause) {
-    throw dataDirError(home, cause) ?? cause
+  const foreign = windowsPathIn(home)
+  if (foreign !== undefined) {
+    throw new MnemoError('STORE_UNAVAILABLE', `MNEMO_HOME ${home} holds a Windows path (${foreign}), which this system would create as one literal folder`, {
+      details: { dialect: 'sqlite', operation: 'open data directory (not a directory)' },
+      hint: `set MNEMO_HOME to a path of this system (like ${path.join('/home', 'me', '.mnemo')}), or run mnemo on Windows for a Windows path`,
+    })
   }
+  try {
+    makeDirectory(home, 0o700)
+  } catch (cause) {
+    throw dataDirError(home, cause) ?? wrapMakeError(home, cause)
+  }
+}
+
+/**
+ * Creates the folder `dir` and any missing folders above it, like
+ * `mkdir -p`, but in a bounded walk: Node's own `mkdirSync(…, { recursive:
+ * true })` loops forever where a parent exists and refuses new entries with
+ * ENOENT (seen on Node 20 with `/proc/nope`: 100% CPU, never returns). Each missing
+ * level is created once; one that cannot be made throws.
+ *
+ * @param mode - File mode of the folders created (default 0o777 before umask).
+ * @throws The `fs` error of the level that failed (`ENOENT` also for a
+ *   dangling symbolic link, whose message then names the link and its target).
+ */
+export function makeDirectory(dir: string, mode?: number): void {
+  const missing: string[] = []
+  for (let p = path.resolve(dir); ; p = path.dirname(p)) {
+    let isDir: boolean | undefined
+    try {
+      isDir = statSync(p).isDirectory()
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code !== 'ENOENT') throw error
+      const target = danglingLinkTarget(p)
+      if (target !== undefined) throw Object.assign(new Error(`${p} is a symbolic link to ${target}, which does not exist`), { code: 'ENOENT', path: p })
+    }
+    if (isDir === true) break
+    if (isDir === false) throw Object.assign(new Error(`${p} is not a directory`), { code: 'ENOTDIR', path: p })
+    missing.push(p)
+    if (path.dirname(p) === p) break
+  }
+  for (const p of missing.reverse()) {
+    try {
+      mkdirSync(p, mode === undefined ? undefined : { mode })
+    } catch (error) {
+      // Another process made it between the walk and here.
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(p).isDirectory()) continue
+      throw error
+    }
+  }
+}
+
+/** The target of `p` when `p` is a symbolic link whose target does not exist; else undefined. */
+function danglingLinkTarget(p: string): string | undefined {
+  try {
+    return lstatSync(p).isSymbolicLink() ? readlinkSync(p) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The first part of `home` written as a Windows path (`\\?\C:\…`, `C:\…`,
+ * `\\server\share`), when mnemo runs where the backslash is no separator;
+ * undefined on Windows or when there is none.
+ */
+export function windowsPathIn(home: string, platform: NodeJS.Platform = process.platform): string | undefined {
+  if (platform === 'win32') return undefined
+  const i = home.search(/\\\\[?.]\\|\\\\[^\\/]+\\|(?:^|\/)[A-Za-z]:[\\/]/)
+  if (i < 0) return undefined
+  return home.slice(home[i] === '/' ? i + 1 : i)
+}
+
+/** An error from `makeDirectory` that `dataDirError` did not explain, as `STORE_UNAVAILABLE` naming `home` and the cause. */
+function wrapMakeError(home: string, cause: unknown): MnemoError<'STORE_UNAVAILABLE'> {
+  const e = cause as NodeJS.ErrnoException
+  const at = e.path ?? home
+  const why = /symbolic link/.test(e.message) ? e.message : e.code === 'ENOENT' ? `mkdir ${at} failed with ENOENT though ${path.dirname(at)} exists (a file system that takes no new folders, like /proc)` : `mkdir ${at} failed (${e.code ?? e.message})`
+  return new MnemoError('STORE_UNAVAILABLE', `MNEMO_HOME ${home} cannot be created: ${why}`, {
+    details: { dialect: 'sqlite', operation: 'open data directory (not a directory)' },
+    hint: 'point MNEMO_HOME (or --home) at a folder on a writable disk, or create the folder (or the symbolic link\'s target) first',
+    cause,
+  })
 }
 
 /**

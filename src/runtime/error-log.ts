@@ -1,4 +1,5 @@
-import { appendFileSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs'
+import { appendFileSync, readFileSync, renameSync, statSync } from 'node:fs'
+import { makeDirectory } from './data-dir.js'
 import path from 'node:path'
 
 /** One failure recorded by a hook or a background task. */
@@ -24,7 +25,7 @@ export class ErrorLog {
 
   append(record: ErrorRecord): void {
     try {
-      mkdirSync(path.dirname(this.file), { recursive: true })
+      makeDirectory(path.dirname(this.file))
       try {
         if (statSync(this.file).size > ERROR_LOG_MAX_BYTES) renameSync(this.file, `${this.file}.1`)
       } catch {

@@ -1,4 +1,5 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { makeDirectory } from './data-dir.js'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 
@@ -48,7 +49,7 @@ export class Spool {
   }
 
   private write(dir: string, item: SpooledEvent): string {
-    mkdirSync(dir, { recursive: true })
+    makeDirectory(dir)
     const name = `${String(item.spooledAt).padStart(15, '0')}-${process.pid}-${randomBytes(4).toString('hex')}.json`
     const tmp = path.join(dir, `.${name}.tmp`)
     writeFileSync(tmp, JSON.stringify(item), { mode: 0o600 })
@@ -150,7 +151,7 @@ export class Spool {
   /** Moves a spooled event that can never be stored to `dir/bad/`. */
   moveAside(file: string): void {
     try {
-      mkdirSync(path.join(this.dir, 'bad'), { recursive: true })
+      makeDirectory(path.join(this.dir, 'bad'))
       renameSync(path.join(this.dir, file), path.join(this.dir, 'bad', file))
     } catch {
       // another process drained it first

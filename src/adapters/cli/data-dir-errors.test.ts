@@ -27,6 +27,16 @@ describe('the CLI on a data directory it cannot use', () => {
     })
   })
 
+  it('refuses a Windows MNEMO_HOME in status and doctor instead of making a literal folder and saying ok', async () => {
+    const given = '\\\\?\\C:\\Users\\Jane Doe\\.mnemo'
+    const status = await cli(['status'], given)
+    expect(status).toMatchObject({ code: 1, stderr: expect.stringContaining(`holds a Windows path (${given}), which this system would create as one literal folder`) })
+    const r = await cli(['doctor', '--json'], given)
+    const doctor = JSON.parse(r.stdout) as { ok: boolean; store: { status: string; detail: string }[] }
+    expect([r.code, doctor.ok, doctor.store[0]?.status]).toEqual([1, false, 'broken'])
+    expect(doctor.store[0]?.detail).toContain('holds a Windows path')
+  })
+
   it.runIf(CAN_MAKE_UNWRITABLE)('reads a store it cannot write (status, recall), and a command that writes fails saying why', async () => {
     const home = scratch()
     const m = openMnemo({ env: { MNEMO_HOME: home } })

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { Spool } from '../../runtime/spool.js'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -288,6 +288,14 @@ describe('mnemo hook', () => {
       } finally {
         restore()
       }
+    })
+
+    it.runIf(existsSync('/proc/self'))('returns (exit 0) when MNEMO_HOME is below /proc, naming it, with the event kept in the default spool/bad', async () => {
+      const user = home()
+      const r = await hookWithStderr('/proc/nope', user)
+      expect(r.code).toBe(0)
+      expect(r.stderr).toMatch(/^mnemo hook UserPromptSubmit: MNEMO_HOME \/proc\/nope cannot be created: mkdir \/proc\/nope failed with ENOENT though \/proc exists/)
+      expect(badFiles(user)).toHaveLength(1)
     })
 
     it('says the event was lost when the default data directory cannot keep it either', async () => {

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { MnemoError } from '../../core/errors.js'
+import { makeDirectory } from '../../runtime/data-dir.js'
 
 /** Name of the bearer token file inside the data directory. */
 export const SERVER_TOKEN_FILE = 'server-token'
@@ -45,7 +46,7 @@ export function readServerToken(home: string): string | undefined {
  */
 export function ensureServerToken(home: string): string {
   const file = serverTokenPath(home)
-  mkdirSync(home, { recursive: true, mode: 0o700 })
+  makeDirectory(home, 0o700)
   const existing = readServerToken(home)
   if (existing !== undefined) {
     chmodSync(file, 0o600)

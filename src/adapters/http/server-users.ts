@@ -1,8 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
 import { MnemoError } from '../../core/errors.js'
+import { makeDirectory } from '../../runtime/data-dir.js'
 import { checkUserName, USER_NAME_PATTERN } from '../../core/user.js'
 
 /**
@@ -64,7 +65,7 @@ function readUsers(home: string): UsersFile {
 
 /** Writes the users file atomically (a complete temporary file renamed into place), mode 0600. */
 function writeUsers(home: string, users: UsersFile): void {
-  mkdirSync(home, { recursive: true, mode: 0o700 })
+  makeDirectory(home, 0o700)
   const file = serverUsersPath(home)
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
   writeFileSync(tmp, `${JSON.stringify(users, null, 2)}\n`, { mode: 0o600 })
@@ -85,7 +86,7 @@ const LOCK_STALE_MS = 30_000
  * @throws {MnemoError} `STORE_UNAVAILABLE` — another change held the lock for 5 s.
  */
 function withUsersLock<T>(home: string, fn: () => T): T {
-  mkdirSync(home, { recursive: true, mode: 0o700 })
+  makeDirectory(home, 0o700)
   const lock = `${serverUsersPath(home)}.lock`
   const deadline = Date.now() + LOCK_WAIT_MS
   for (;;) {
