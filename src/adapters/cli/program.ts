@@ -134,6 +134,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--project <project>', 'only this project (name or path)')
     .addOption(new Option('--format <format>', 'jsonl (lossless, re-importable) or markdown (for people)').choices(['jsonl', 'markdown']).default('jsonl'))
     .option('--out <path>', 'write to this file (jsonl) or folder (markdown) instead of stdout')
+    .option('--force', 'replace files that already exist (never the store\'s own files)')
     .action((o) => run(() => commands.exportCmd(io, out(o), o)))
 
   common(program.command('redact').description('re-run secret redaction over everything stored (new patterns), with an audit record'))

@@ -3,6 +3,7 @@ import path from 'node:path'
 import { toIso } from '../../core/clock.js'
 import { invalidInput } from '../../core/errors.js'
 import type { Project } from '../../core/types.js'
+import { exportTargetError } from '../../engine/export-target.js'
 import { toImportFormat } from '../../engine/import-files.js'
 import type { CliIo, GlobalOptions } from './program.js'
 import { formatImport, printJson, type Out } from './output.js'
@@ -116,7 +117,7 @@ export async function consolidate(io: CliIo, out: Out, o: GlobalOptions & { idle
   })
 }
 
-export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { project?: string; format?: string; out?: string }): Promise<void> {
+export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { project?: string; format?: string; out?: string; force?: boolean }): Promise<void> {
   if (o.format === 'markdown' && o.out === undefined) throw invalidInput('out', 'a Markdown export needs --out <folder>')
   await withMnemo(io, o, (m) => {
     const projects = o.project === undefined ? undefined : m.engine.resolveProjects(o.project)
@@ -125,8 +126,11 @@ export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { projec
     if (o.format === 'markdown') {
       const dir = path.resolve(io.cwd, o.out!)
       if (existsSync(dir) && !statSync(dir).isDirectory()) throw invalidInput('out', `--out ${JSON.stringify(o.out)} is a file; a Markdown export needs a folder`)
-      mkdirSync(dir, { recursive: true })
       const files = m.engine.exportMarkdown(project ? { project } : {})
+      // Every file is checked before any is written: a refusal leaves the folder as it was.
+      const refused = exportTargetError(dir, m.config, true) ?? [...files.keys()].map((name) => exportTargetError(path.join(dir, name), m.config, o.force === true)).find((e) => e !== undefined)
+      if (refused) throw refused
+      mkdirSync(dir, { recursive: true })
       for (const [name, text] of files) writeFileSync(path.join(dir, name), text)
       if (out.json) printJson(out, { folder: dir, files: [...files.keys()] })
       else out.stdout(`wrote ${files.size} Markdown file(s) to ${dir}\n`)
@@ -138,8 +142,10 @@ export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { projec
       return
     }
     const file = path.resolve(io.cwd, o.out)
-    mkdirSync(path.dirname(file), { recursive: true })
     if (existsSync(file) && !statSync(file).isFile()) throw invalidInput('out', `--out ${JSON.stringify(o.out)} is a folder; give a file name`)
+    const refused = exportTargetError(file, m.config, o.force === true)
+    if (refused) throw refused
+    mkdirSync(path.dirname(file), { recursive: true })
     const tmp = `${file}.tmp-${process.pid}`
     const fd = openSync(tmp, 'w', 0o600)
     let manifest
