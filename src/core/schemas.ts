@@ -92,7 +92,10 @@ export const rememberInput = inputObject({
 export type RememberInput = z.output<typeof rememberInput>
 
 /** Inputs of forget. */
-export const forgetInput = inputObject({ id: idField.describe('The observation (obs_…) or memory (mem_…) to forget.') })
+export const forgetInput = inputObject({
+  id: idField.describe('The observation (obs_…) or memory (mem_…) to forget.'),
+  chain: z.boolean().optional().describe('For a memory: forget every version of its chain, not only this one (forgetting only the newest makes the previous version current again). Default false.'),
+})
 
 /** Inputs of show. */
 export const showInput = inputObject({ id: idField })

@@ -66,7 +66,19 @@ function nearDuplicate(ctx: EngineContext, text: string, kind: MemoryKind, proje
 }
 
 /** `MnemoEngine.forget`. */
-export function forget(ctx: EngineContext, id: string, actor: string): { id: string; type: 'observation' | 'memory'; events: number; alsoRecorded: string[] } {
+/** What `forget` did: the item, the events deleted, other records of the same step, and for a memory the version it brought back or the versions it took. */
+export interface ForgetResult {
+  id: string
+  type: 'observation' | 'memory'
+  events: number
+  alsoRecorded: string[]
+  /** The older version that is current again because the newest one was forgotten (without `chain`); absent when none. */
+  restored?: { id: string; text: string }
+  /** With `chain`: the ids of every version forgotten, oldest first. */
+  versions?: string[]
+}
+
+export function forget(ctx: EngineContext, id: string, actor: string, options: { chain?: boolean } = {}): ForgetResult {
   const prefix = idPrefix(id)
   if (prefix !== 'obs' && prefix !== 'mem') throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
   const kind = prefix === 'obs' ? 'observation' : 'memory'
@@ -76,8 +88,23 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
   ctx.access.assertOwn(row)
   let events: number
   let alsoRecorded: string[] = []
-  if (prefix === 'mem') events = forgetMemoryEvents(ctx.store, [id])
-  else {
+  let restored: ForgetResult['restored']
+  let versions: string[] | undefined
+  if (prefix === 'mem') {
+    const memory = row as Memory
+    if (options.chain) {
+      // Every version of its chain this engine sees, each one this engine's own to delete.
+      const chain = ctx.store.memoryHistory(id).filter((m) => ctx.access.sees(m))
+      for (const m of chain) ctx.access.assertOwn(m)
+      versions = chain.map((m) => m.id)
+    }
+    events = forgetMemoryEvents(ctx.store, versions ?? [id])
+    // The newest version gone, the one it superseded is current again: say so, rather than let it come back unseen.
+    if (versions === undefined && memory.supersededBy === undefined && memory.supersedes !== undefined) {
+      const previous = ctx.store.getMemory(memory.supersedes)
+      if (previous !== undefined && previous.supersededBy === undefined && ctx.access.sees(previous)) restored = { id: previous.id, text: ctx.readRedact(previous.text) }
+    }
+  } else {
     // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
     const observation = row as Observation
     // Only the owner's: another user's statement citing this observation is theirs to keep.
@@ -102,7 +129,7 @@ export function forget(ctx: EngineContext, id: string, actor: string): { id: str
     }
   }
   ctx.store.audit({ at: ctx.clock.now(), actor, action: 'forget', target: id, count: events })
-  return { id, type: kind, events, alsoRecorded }
+  return { id, type: kind, events, alsoRecorded, ...(restored ? { restored } : {}), ...(versions ? { versions } : {}) }
 }
 
 /** `MnemoEngine.deleteScope`. */

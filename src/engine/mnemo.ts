@@ -24,7 +24,7 @@ import { DERIVATION_VERSION, indexEvent } from './index-event.js'
 import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects } from './projects.js'
 import { buildContext, show, type ShowResult } from './reads.js'
 import type { EngineContext } from './engine-context.js'
-import { deleteScope, editMemory, forget, observationAgent, remember, setMemoryState } from './memory-writes.js'
+import { deleteScope, editMemory, forget, observationAgent, remember, setMemoryState, type ForgetResult } from './memory-writes.js'
 import { DEFAULT_RECALL_CONFIG, type RecallConfig } from './recall-pipeline.js'
 import type { RecallOptions } from './recall.js'
 
@@ -327,7 +327,9 @@ export class MnemoEngine {
    * vectors, graph mentions), its idempotency key is kept as a tombstone so a
    * re-import never brings it back, and an audit record is written. For a
    * memory, every remember of the same memory and its pin/archive history go
-   * too; a version it superseded becomes current again. An observation goes
+   * too; a version it superseded becomes current again, returned as
+   * `restored` (with `chain`, every version of its chain goes instead, listed
+   * in `versions`). An observation goes
    * with the other observations of the same source record, and with the
    * memories derived from it (a session summary or lesson citing it, a
    * procedure it attests); consolidation writes them again from what remains.
@@ -339,11 +341,13 @@ export class MnemoEngine {
    * be forgotten too.
    *
    * @param actor - Who asked (`cli`, `mcp`, …), for the audit log.
+   * @param options.chain - For a memory: forget every version of its chain (`history`), not only this one. Default false.
    * @throws {MnemoError} `INVALID_INPUT` — not an observation or memory id.
    * @throws {MnemoError} `NOT_FOUND` — no such item.
+   * @throws {MnemoError} `CONFLICT` — with `chain`, a version that is another user's or shared (for an engine with a user).
    */
-  forget(id: string, actor = 'cli'): { id: string; type: 'observation' | 'memory'; events: number; alsoRecorded: string[] } {
-    return forget(this.ctx, id, actor)
+  forget(id: string, actor = 'cli', options: { chain?: boolean } = {}): ForgetResult {
+    return forget(this.ctx, id, actor, options)
   }
 
   /**

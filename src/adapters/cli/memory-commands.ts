@@ -1,4 +1,5 @@
 import { toIso } from '../../core/clock.js'
+import { truncateGraphemes } from '../../core/text.js'
 import { invalidInput } from '../../core/errors.js'
 import type { MemoryKind, ProjectRef } from '../../core/types.js'
 import type { z } from 'zod'
@@ -77,7 +78,7 @@ async function rememberRemote(io: CliIo, out: Out, text: string, o: GlobalOption
   else out.stdout(`${r.created ? 'remembered' : 'already remembered'} ${r.memory.id} [${r.memory.kind}] on ${remote.url} (project ${r.memory.project ?? project})${r.memory.supersedes ? `, superseding ${r.memory.supersedes}` : ''}${r.memory.seenCount > 1 ? ` (seen ${r.memory.seenCount}×)` : ''}\n`)
 }
 
-export async function forget(io: CliIo, out: Out, id: string | undefined, o: GlobalOptions & { project?: string; session?: string; before?: string; yes?: boolean }): Promise<void> {
+export async function forget(io: CliIo, out: Out, id: string | undefined, o: GlobalOptions & { project?: string; session?: string; before?: string; yes?: boolean; chain?: boolean }): Promise<void> {
   const before = parseTimeOption('before', o.before)
   if (id !== undefined && (o.project !== undefined || o.session !== undefined || before !== undefined)) {
     throw invalidInput('id', 'give either an id or a scope (--project with --session/--before), not both')
@@ -85,10 +86,11 @@ export async function forget(io: CliIo, out: Out, id: string | undefined, o: Glo
   if (id === undefined && o.project === undefined) throw invalidInput('project', 'forget needs an id (obs_…/mem_…) or --project')
   await withMnemo(io, o, (m) => {
     if (id !== undefined) {
-      const r = m.engine.forget(id, 'cli')
+      const r = m.engine.forget(id, 'cli', { chain: o.chain === true })
       if (out.json) printJson(out, { forgotten: r })
       else {
-        out.stdout(`forgot ${r.type} ${r.id}\n`)
+        out.stdout(r.versions && r.versions.length > 1 ? `forgot memory ${r.id} and every version of it: ${r.versions.join(', ')}\n` : `forgot ${r.type} ${r.id}\n`)
+        if (r.restored) out.stdout(`the previous version ${r.restored.id} is current again: ${JSON.stringify(truncateGraphemes(r.restored.text, 120))}\n(forget ${r.restored.id} too, or run mnemo forget ${r.id} --chain next time, to remove every version)\n`)
         if (r.alsoRecorded.length > 0) out.stdout(`the same step is also recorded by another capture path: ${r.alsoRecorded.join(', ')} (forget ${r.alsoRecorded.length === 1 ? 'it' : 'them'} too to remove it everywhere)\n`)
       }
       return

@@ -87,6 +87,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--session <id>', 'with --project: only this session (ses_… id)')
     .option('--before <time>', 'with --project: only what happened before this ISO-8601 time')
     .option('--yes', 'confirm a scoped delete')
+    .option('--chain', 'with a memory id: forget every version of it, not only this one')
     .action((id: string | undefined, o) => run(() => commands.forget(io, out(o), id, o)))
 
   for (const [name, what] of [

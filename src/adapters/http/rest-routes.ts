@@ -170,11 +170,12 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     method: 'DELETE',
     path: `/v1/memories/:${idParam}`,
     operationId: 'forgetMemory',
-    summary: 'Forget a memory, from every index',
+    summary: 'Forget a memory, from every index (?chain=true: every version of it)',
+    query: z.object({ chain: z.enum(['true', 'false']).optional().describe('true: forget every version of its chain; else only this one, and the previous version (returned as `restored`) is current again.') }),
     responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
     errors: [400, 404],
-    handle: ({ params }, { engine }) => {
-      const r = engine.forget(idOfKind(params, 'mem'), 'http')
+    handle: ({ params, query }, { engine }) => {
+      const r = engine.forget(idOfKind(params, 'mem'), 'http', { chain: query.chain === 'true' })
       return ok({ forgotten: r })
     },
   }),

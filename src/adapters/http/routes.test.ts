@@ -257,6 +257,15 @@ describe('REST routes', () => {
     expect((await api('DELETE', `/v1/memories/${id}`)).status).toBe(404)
   })
 
+  it('DELETE of the newest version names the version current again; ?chain=true deletes every version', async () => {
+    const v18 = (await api('POST', '/v1/memories', { text: 'Node version is 18', kind: 'fact', project: 'acme-api' })).body.memory.id as string
+    const v20 = (await api('POST', '/v1/memories', { text: 'Node version is 20', kind: 'fact', project: 'acme-api' })).body.memory.id as string
+    expect(conforms('DELETE', '/v1/memories/:id', await api('DELETE', `/v1/memories/${v20}`))).toMatchObject({ forgotten: { id: v20, restored: { id: v18, text: 'Node version is 18' } } })
+    const v22 = (await api('POST', '/v1/memories', { text: 'Node version is 22', kind: 'fact', project: 'acme-api' })).body.memory.id as string
+    expect((await api('DELETE', `/v1/memories/${v22}?chain=true`)).body).toMatchObject({ forgotten: { id: v22, versions: [v18, v22] } })
+    expect((await api('GET', `/v1/memories/${v18}`)).status).toBe(404)
+  })
+
   it('an id of the wrong kind for the route is 400', async () => {
     expect(await api('GET', '/v1/memories/obs_0000000000000000000000')).toEqual({
       status: 400,

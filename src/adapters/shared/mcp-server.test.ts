@@ -47,3 +47,25 @@ describe('memory_context', () => {
     await client.close()
   })
 })
+
+describe('memory_forget', () => {
+  it('returns the version that is current again after the newest is forgotten, and chain: true forgets every version', async () => {
+    const { engine } = createTestEngine({ cwd: '/work/demo-app' })
+    const v18 = engine.remember('Node version is 18', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
+    const v20 = engine.remember('Node version is 20', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
+    const server = createMcpServer(engine, '/work/demo-app')
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await server.connect(a)
+    const client = new Client({ name: 't', version: '0' })
+    await client.connect(b)
+    const one = (await client.callTool({ name: 'memory_forget', arguments: { id: v20.id } })).structuredContent as { forgotten: { restored?: { id: string; text: string } } }
+    expect(one.forgotten.restored).toEqual({ id: v18.id, text: 'Node version is 18' })
+    const v22 = engine.remember('Node version is 22', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
+    expect(v22.supersedes).toBe(v18.id)
+    const all = (await client.callTool({ name: 'memory_forget', arguments: { id: v22.id, chain: true } })).structuredContent as { forgotten: { versions?: string[]; restored?: unknown } }
+    expect(all.forgotten).toMatchObject({ versions: [v18.id, v22.id] })
+    expect(all.forgotten.restored).toBeUndefined()
+    expect(engine.currentMemories(v18.projectId)).toEqual([])
+    await client.close()
+  })
+})

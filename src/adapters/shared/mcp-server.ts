@@ -161,14 +161,14 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     'memory_forget',
     {
       title: 'Forget',
-      description: 'Forget one observation or memory by id (obs_… or mem_…), from every index.',
+      description: 'Forget one observation or memory by id (obs_… or mem_…), from every index. Forgetting the newest version of a memory makes the previous one current again (returned as `restored`); pass chain: true to forget every version.',
       inputSchema: { ...forgetInput.shape, project: projectArg },
       outputSchema: forgottenJson.shape,
     },
-    handler(forgetInput.safeExtend({ project: projectField.optional() }), ({ id, project }) => {
+    handler(forgetInput.safeExtend({ project: projectField.optional() }), ({ id, project, chain }) => {
       // A malformed id or a session id gets forget's own message.
       if (idPrefix(id) === 'obs' || idPrefix(id) === 'mem') assertInScope(id, project)
-      return { forgotten: engine.forget(id, 'mcp') }
+      return { forgotten: engine.forget(id, 'mcp', { chain: chain ?? false }) }
     }),
   )
 

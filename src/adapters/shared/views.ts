@@ -207,6 +207,8 @@ export const forgottenJson = z.object({
     type: z.enum(['observation', 'memory']),
     events: count.describe('Events deleted from the log.'),
     alsoRecorded: z.array(z.string()).describe('Observations through which another capture path (hooks, an imported transcript) recorded the same step: forget them too to remove it everywhere.'),
+    restored: z.object({ id: z.string(), text: z.string() }).optional().describe('The older version of the memory that is current again because its newest version was forgotten; forget it too, or forget with chain, to remove every version.'),
+    versions: z.array(z.string()).optional().describe('With chain: every version of the memory forgotten, oldest first.'),
   }),
 })
 
