@@ -47,5 +47,6 @@ if (argv[0] === 'hook' && (hookEvent === undefined || argv.includes('--help') ||
     stderr: (t) => process.stderr.write(t),
     env: process.env,
     cwd: process.cwd(),
+    stdoutIsTTY: process.stdout.isTTY === true,
   })
 }

@@ -12,6 +12,8 @@ export interface CliIo {
   stderr: (text: string) => void
   env: MnemoEnv
   cwd: string
+  /** Whether stdout is a terminal (a person reads it), not a pipe or file; default false. */
+  stdoutIsTTY?: boolean
 }
 
 /** Options every command accepts. */
@@ -149,6 +151,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   common(program.command('serve').description('run the HTTP server: REST API under /v1 and MCP (streamable HTTP) at /mcp, with a bearer token'))
     .option('--port <n>', 'port to listen on, 0 for any free port (default: $MNEMO_PORT or 7077)')
     .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--allowed-hosts <names>', 'comma-separated host names clients may reach it by besides its own addresses (other Host/Origin headers get 403)')
     .action((o) => run(() => commands.serve(io, out(o), o)))
 
   common(program.command('viewer').description("print the web viewer's address (with the token) for the server on this machine"))

@@ -1,4 +1,4 @@
-import { MnemoError } from '../../core/errors.js'
+import { invalidInput, MnemoError } from '../../core/errors.js'
 import type { CliIo, GlobalOptions } from './program.js'
 import { printJson, type Out } from './output.js'
 import { parseIntOption } from './cli-kit.js'
@@ -102,20 +102,25 @@ export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: st
  * @throws {MnemoError} `INVALID_INPUT` — a bad `--port`. `CONFIG_INVALID` — a bad `MNEMO_PORT`.
  * @throws {MnemoError} `CONFLICT` — the port is in use: `port 7077 is already in use (--port or MNEMO_PORT to choose another)`.
  */
-export async function serve(io: CliIo, out: Out, o: GlobalOptions & { port?: string; host?: string }): Promise<void> {
+export async function serve(io: CliIo, out: Out, o: GlobalOptions & { port?: string; host?: string; allowedHosts?: string }): Promise<void> {
   const { startServer } = await import('../http/server.js')
   const host = o.host ?? '127.0.0.1'
+  const allowedHosts = o.allowedHosts?.split(',').map((h) => h.trim()).filter((h) => h.length > 0)
+  if (allowedHosts?.some((h) => !/^[\w.-]+$|^\[?[0-9a-fA-F:.]+\]?$/.test(h))) throw invalidInput('allowed-hosts', `--allowed-hosts must list host names without scheme or port (got ${JSON.stringify(o.allowedHosts)})`, 'like --allowed-hosts mnemo.internal,10.0.0.5')
   const server = await startServer({
     env: io.env,
     host,
     port: await servePort(io, o.port),
     log: (line) => io.stderr(`${line}\n`),
     ...(o.home ? { home: o.home } : {}),
+    ...(allowedHosts ? { allowedHosts } : {}),
   })
-  if (out.json) printJson(out, { url: server.url, viewerUrl: server.viewerUrl, home: server.home, tokenPath: server.tokenPath, pid: process.pid })
+  // The token goes on stdout only to a person at a terminal: a pipe or a log file (systemd, nohup, CI) would keep it.
+  const viewerUrl = io.stdoutIsTTY === true ? server.viewerUrl : `${server.url}/`
+  if (out.json) printJson(out, { url: server.url, viewerUrl, home: server.home, tokenPath: server.tokenPath, pid: process.pid })
   else {
     out.stdout(`mnemo serve: listening on ${server.url} (REST ${server.url}/v1, MCP ${server.url}/mcp); data ${server.home}; bearer token in ${server.tokenPath}\n`)
-    out.stdout(`viewer: ${server.viewerUrl}\n`)
+    out.stdout(io.stdoutIsTTY === true ? `viewer: ${viewerUrl}\n` : `viewer: ${viewerUrl} (mnemo viewer prints the address with the token; it is not written here because this output is not a terminal)\n`)
   }
   if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
     io.stderr(`warning: bound to ${host}: anyone who can reach this address and holds the token can read and change these memories\n`)

@@ -9,7 +9,8 @@ import type { MnemoEngine } from '../../engine/mnemo.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { errorJson, errorResponse } from './error-response.js'
 import { handleMcpPost, mcpMethodNotAllowed } from './mcp-endpoint.js'
-import { buildOpenApiDocument } from './openapi.js'
+import { allowedHostNames, refusedHostOrOrigin } from './host-check.js'
+import { buildOpenApiDocument, DEFAULT_HOST } from './openapi.js'
 import { REST_ROUTES, streamQuery, type AnyRestRoute, type RouteContext } from './rest-routes.js'
 import type { jobJson } from '../shared/views.js'
 import { streamObservations } from './event-stream.js'
@@ -41,6 +42,8 @@ export interface HttpAppOptions {
   streamPollMs?: number
   /** The built viewer's folder. Default `dist/viewer` of this package. */
   viewerDir?: string
+  /** Host names the `Host` and `Origin` headers may name (see `allowedHostNames`). Default: the loopback names. */
+  allowedHosts?: ReadonlySet<string>
 }
 
 /** The 413 answer, thrown as an HTTPException so that it ends the request from anywhere. */
@@ -168,6 +171,13 @@ export function createHttpApp(options: HttpAppOptions): Hono<AuthVariables> {
   app.use('*', async (c, next) => {
     options.onRequest?.(c.req.method, c.req.path)
     await next()
+  })
+  // Before the token: a page of another site that rebinds its name to this address must get nothing, not even a 401.
+  const allowedHosts = options.allowedHosts ?? allowedHostNames(DEFAULT_HOST)
+  app.use('*', async (c, next) => {
+    const refused = refusedHostOrOrigin({ host: c.req.header('host'), origin: c.req.header('origin') }, allowedHosts)
+    if (refused === undefined) return next()
+    return errorJson(403, 'FORBIDDEN', refused, `open the server by one of its names (${[...allowedHosts].slice(0, 4).join(', ')}${allowedHosts.size > 4 ? ', …' : ''}); a server reached by another DNS name needs it in mnemo serve --allowed-hosts`)
   })
   app.use('*', async (c, next) => {
     if (publicRoutes.has(`${c.req.method} ${c.req.path}`) || isViewerAsset(c.req.method, c.req.path)) return next()

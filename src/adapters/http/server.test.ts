@@ -45,6 +45,48 @@ afterAll(() => {
   if (tmp) rmSync(tmp, { recursive: true, force: true })
 })
 
+/** One request over a raw socket (fetch does not let a caller set Host), with exactly these headers. */
+function rawRequest(server: RunningServer, method: string, route: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: server.port, method, path: route, headers, setHost: false }, (res) => {
+      let text = ''
+      res.on('data', (c: Buffer) => (text += c.toString('utf8')))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text.startsWith('{') ? JSON.parse(text) : text }))
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
+}
+
+describe('Host and Origin checks (DNS rebinding)', () => {
+  const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '0' } } })
+  const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+
+  it('refuses REST, the viewer and /mcp with 403 when Host or Origin names another site, even with the token', async () => {
+    const server = await start('rebinding')
+    const auth = { authorization: `Bearer ${server.token}` }
+    const own = `127.0.0.1:${server.port}`
+    expect(await rawRequest(server, 'GET', '/v1/status', { ...auth, host: 'evil.example' })).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN', message: 'Host "evil.example" is not a name of this server' } } })
+    expect(await rawRequest(server, 'GET', '/v1/status', { ...auth, host: `evil.example:${server.port}` })).toMatchObject({ status: 403 })
+    expect(await rawRequest(server, 'GET', '/', { host: 'evil.example' })).toMatchObject({ status: 403 })
+    expect(await rawRequest(server, 'GET', '/v1/health', { host: 'evil.example' })).toMatchObject({ status: 403 })
+    const mcp = await rawRequest(server, 'POST', '/mcp', { ...auth, ...mcpHeaders, host: own, origin: 'https://evil.example' }, initialize)
+    expect(mcp).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN', message: 'Origin "https://evil.example" is not this server\'s' } } })
+    expect(await rawRequest(server, 'GET', '/v1/status', { ...auth, host: own, origin: 'null' })).toMatchObject({ status: 403 })
+  })
+
+  it('answers its own names: 127.0.0.1, localhost and [::1] with any port, a same-origin Origin, and --allowed-hosts names', async () => {
+    const server = await start('own-names', { allowedHosts: ['mnemo.internal'] })
+    const auth = { authorization: `Bearer ${server.token}` }
+    for (const host of [`127.0.0.1:${server.port}`, `localhost:${server.port}`, 'LOCALHOST', `[::1]:${server.port}`, 'mnemo.internal:7077']) {
+      expect((await rawRequest(server, 'GET', '/v1/status', { ...auth, host })).status).toBe(200)
+    }
+    const mcp = await rawRequest(server, 'POST', '/mcp', { ...auth, ...mcpHeaders, host: `localhost:${server.port}`, origin: `http://localhost:${server.port}` }, initialize)
+    expect(mcp.status).toBe(200)
+    expect((await rawRequest(server, 'GET', '/v1/status', { ...auth, host: 'mnemo.internal.evil.example' })).status).toBe(403)
+  })
+})
+
 describe('auth', () => {
   it('refuses a request without a token and with a wrong one, and accepts the right one', async () => {
     const server = await start('auth')
@@ -252,7 +294,8 @@ describe('graceful shutdown', () => {
     const token = readServerToken(home)
     expect(listening).toEqual({
       url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
-      viewerUrl: `${listening.url}/#token=${token}`,
+      // stdout is a pipe here: the token is not printed, only where to find it.
+      viewerUrl: `${listening.url}/`,
       home,
       tokenPath: path.join(home, 'server-token'),
       pid: child.pid,

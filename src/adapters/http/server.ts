@@ -9,6 +9,7 @@ import type { z } from 'zod'
 import type { jobJson } from '../shared/views.js'
 import { createHttpApp, DEFAULT_MAX_BODY_BYTES } from './app.js'
 import { DEFAULT_HOST, DEFAULT_PORT } from './openapi.js'
+import { allowedHostNames } from './host-check.js'
 import { ensureServerToken, serverTokenPath } from './server-token.js'
 
 export { DEFAULT_HOST, DEFAULT_PORT } from './openapi.js'
@@ -42,6 +43,11 @@ export interface StartServerOptions {
   streamPollMs?: number
   /** The built viewer's folder. Default `dist/viewer` of this package. */
   viewerDir?: string
+  /**
+   * More host names the server answers to besides its loopback names and the bound address (a DNS name a team uses);
+   * requests whose `Host` or `Origin` names any other get 403 (DNS rebinding). Default none.
+   */
+  allowedHosts?: readonly string[]
 }
 
 /** A listening server. Call `close()` when done. */
@@ -127,6 +133,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       jobs: () => [job.status()],
       ...(options.streamPollMs !== undefined ? { streamPollMs: options.streamPollMs } : {}),
       ...(options.viewerDir !== undefined ? { viewerDir: options.viewerDir } : {}),
+      allowedHosts: allowedHostNames(host, options.allowedHosts),
       closing: closing.signal,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       startedAt: Date.now(),
