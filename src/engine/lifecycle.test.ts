@@ -115,7 +115,7 @@ describe('deletion really deletes', () => {
     clock.advance(1000)
     engine.remember('orders DB migrated to MySQL 8', { project: A })
     const r = engine.forget(v2.id)
-    expect(r).toEqual({ id: v2.id, type: 'memory', events: 2, alsoRecorded: [] })
+    expect(r).toEqual({ id: v2.id, type: 'memory', events: 2, alsoRecorded: [], restored: { id: v1.id, text: 'orders DB is PostgreSQL 14' } })
     expect((await engine.recall('orders DB')).map((h) => h.id)).toEqual([v1.id])
     engine.rebuild()
     expect((await engine.recall('orders DB')).map((h) => h.id)).toEqual([v1.id])

@@ -5,7 +5,7 @@ import { MEMORY_KINDS, type AgentName, type Memory, type MemoryKind, type Observ
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { resolveProjectRoot } from '../capture/project.js'
 import { oneLine, SESSION_TITLE_CHARS } from '../capture/tool-text.js'
-import { contentKey, isNearDuplicate } from '../lifecycle/write-guard.js'
+import { contentKey, findContradicted, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
 import { toMatchExpression } from '../retrieval/fts-query.js'
 import type { EngineContext } from './engine-context.js'
 import { derivedMemoryIds, forgetMemoryEvents } from './forgetting.js'
@@ -37,10 +37,13 @@ export function remember(ctx: EngineContext, text: string, options: { kind?: Mem
   // A new version of an agent's memory is that agent's (so the write guard, per agent under isolation, replaces it).
   const agent = options.agent ?? old?.agent
   const sameAs = options.supersedes === undefined ? nearDuplicate(ctx, clean, kind, project, agent) : undefined
+  // A statement that retires an older one in natural words ("migrated from X to Y", "never X", "… now") supersedes it;
+  // the choice is written into the event, so a rebuild derives the same.
+  const supersedes = options.supersedes ?? (sameAs === undefined ? contradicted(ctx, clean, kind, project, agent) : undefined)
   const now = ctx.clock.now()
   const event = rememberEvent(project, kind, clean, now, {
     ...(ctx.redact ? { redact: ctx.redact } : {}),
-    ...(options.supersedes ? { supersedes: options.supersedes } : {}),
+    ...(supersedes ? { supersedes } : {}),
     ...(sameAs ? { sameAs } : {}),
     ...(ctx.access.user !== undefined ? { user: ctx.access.user } : {}),
     ...(agent !== undefined ? { agent } : {}),
@@ -63,6 +66,32 @@ function nearDuplicate(ctx: EngineContext, text: string, kind: MemoryKind, proje
   const mine = (m: Memory | undefined): boolean => m !== undefined && m.user === ctx.access.user && (ctx.access.agentScope !== 'own' || m.agent === agent)
   const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && mine(ctx.store.getMemory(h.doc.id)))
   return match?.doc.id
+}
+
+/**
+ * The current memory `text` contradicts (see `findContradicted`), among this user's stated memories of the project
+ * that share words with it, best BM25 match first; undefined when there is none, or when `text` is already stored.
+ */
+function contradicted(ctx: EngineContext, text: string, kind: MemoryKind, project: ProjectRef, agent: AgentName | undefined): string | undefined {
+  const known = ctx.store.listProjects().find((p) => p.root === project.root)
+  if (!known || toMatchExpression(text) === undefined) return undefined
+  const key = contentKey(kind, text)
+  const subject = subjectKey(text)
+  const hits = runRecall(ctx.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...ctx.access.who() }, ctx.recallConfig)
+  const candidates: { id: string; text: string }[] = []
+  for (const h of hits) {
+    if (h.doc.type !== 'memory') continue
+    const m = ctx.store.getMemory(h.doc.id)
+    // Stated kinds only (a summary or procedure is not a claim to retire), current, this user's (and agent's, under isolation).
+    if (!m || !MEMORY_KINDS.includes(m.kind) || m.validTo !== undefined || m.user !== ctx.access.user || (ctx.access.agentScope === 'own' && m.agent !== agent)) continue
+    // The store supersedes a memory of the same kind and subject key itself, at derivation, so that a forgotten middle
+    // version relinks the chain as a rebuild would: an id written into the event would pin the link to that version.
+    if (subject !== undefined && m.kind === kind && subjectKey(m.text) === subject) return undefined
+    // The same text again is a duplicate, not a new version.
+    if (contentKey(m.kind, m.text) === key) continue
+    candidates.push({ id: m.id, text: m.text })
+  }
+  return findContradicted(text, candidates)?.id
 }
 
 /** `MnemoEngine.forget`. */

@@ -198,6 +198,11 @@ function applyMemory(s: SqliteDb, event: EventInput, seq: number, projectId: Pro
     s.stmt(
       'UPDATE memories SET seen_count = seen_count + 1, last_seen_at = MAX(last_seen_at, ?), archived_at = NULL, confidence = CASE WHEN confidence IS NULL OR ? IS NULL THEN NULL ELSE MAX(confidence, ?) END WHERE rowid = ?',
     ).run(event.ts, m.confidence ?? null, m.confidence ?? null, same.rowid)
+    // Stated again as the replacement of another memory (`--supersedes`): that one ends here, superseded by this one.
+    if (m.supersedes !== undefined && m.supersedes !== same.id) {
+      const closed = s.stmt(`UPDATE memories SET valid_to = ?, superseded_by = ? WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`).run(event.ts, same.id, m.supersedes, projectId, ...mine.params)
+      if (closed.changes > 0) s.stmt('UPDATE memories SET supersedes = ? WHERE rowid = ? AND supersedes IS NULL').run(m.supersedes, same.rowid)
+    }
     return
   }
   const id = makeId('mem', event.ts, event.idemKey)
