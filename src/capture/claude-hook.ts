@@ -174,19 +174,24 @@ function editDistance(a: string, b: string): number {
 /**
  * Turns the stdin of `mnemo hook <eventName>` into an event for the log.
  *
- * The idempotency key is `claude-code:<session>:<event>:<tool_use_id>` for
- * tool events, and otherwise a content hash of the payload with the second
- * it fired (hooks carry no event id; recent Claude Code adds a `prompt_id`,
- * which is part of the hash): a payload delivered twice, or retried from the
- * spool with its time, is stored once, and the same prompt or final message
- * again in a later second is an event of its own (`sameAs` names the keys of
- * the neighbouring seconds, so copies either side of a second boundary are one
- * event too). mnemo's own MCP tool calls are skipped.
+ * The idempotency key says which event of the agent's session this is, never when it arrived, so a
+ * payload delivered twice, retried from the spool, or replayed later (an import of the same session's
+ * hooks, a re-run hook script) is stored once:
+ * - a tool event: `<agent>:<session>:<event>:<tool_use_id>`;
+ * - any other: `<agent>:<session>:<event>:h:<fnv1a64 of the sanitised payload>`. The payload holds
+ *   whatever the agent gives to tell a turn from another, and that keeps genuinely repeated words
+ *   apart: Claude Code's `prompt_id`, Codex's `turn_id`, Gemini CLI's `timestamp`, Cursor's
+ *   `generation_id`. A payload with none of these (older Claude Code) saying the same words in the
+ *   same session as an earlier one is the same event: without a position from the agent, a repeat
+ *   cannot be told from a replay, and a replay storing a session's prompts again is the worse error.
+ * `sameAs` names the keys an older mnemo gave the same delivery (the hash with the second it fired,
+ * and the seconds either side), so an upgrade does not store a delivery in flight twice.
+ * mnemo's own MCP tool calls are skipped.
  *
  * @param givenEvent - The event named on the command line (an agent's own name is mapped, see toMnemoEvent); wins over
  *   `hook_event_name` unless mnemo does not know it and does know the payload's (see chooseHookEvent; `note` then says so).
  * @param stdin - The raw JSON text Claude Code wrote.
- * @param nowMs - Receipt time, used as the event time (hook payloads have no timestamp).
+ * @param nowMs - Receipt time, used as the event time (hook payloads have no timestamp); not part of the key.
  * @param resolveProject - Maps `cwd` to a project. Default: git top-level lookup.
  * @throws {MnemoError} `INVALID_INPUT` — stdin is not a JSON object with a `session_id`.
  */
@@ -225,8 +230,8 @@ export function captureClaudeHook(
   const hash = `${agent}:${payload.session_id}:${eventName}:h:${fnv1a64(stableStringify(clean))}`
   const second = Math.floor(nowMs / 1000)
   return {
-    // Copies of one delivery that fired either side of a second boundary (parallel hook entries) are one event.
-    ...(payload.tool_use_id === undefined ? { sameAs: [`${hash}:${second - 1}`, `${hash}:${second + 1}`] } : {}),
+    // The keys mnemo gave this delivery before keys stopped naming the second it fired.
+    ...(payload.tool_use_id === undefined ? { sameAs: [`${hash}:${second - 1}`, `${hash}:${second}`, `${hash}:${second + 1}`] } : {}),
     event: {
       agent,
       format: 'claude-hook',
@@ -234,7 +239,7 @@ export function captureClaudeHook(
       sessionKey: payload.session_id,
       project,
       ts: nowMs,
-      idemKey: payload.tool_use_id !== undefined ? `${agent}:${payload.session_id}:${eventName}:${payload.tool_use_id}` : `${hash}:${second}`,
+      idemKey: payload.tool_use_id !== undefined ? `${agent}:${payload.session_id}:${eventName}:${payload.tool_use_id}` : hash,
       payload: clean,
     },
     ...noted,

@@ -28,23 +28,51 @@ describe('capture from Claude Code hooks', () => {
     expect(engine.stats()).toMatchObject({ events: 1, observations: 1 })
   })
 
-  it('keys a payload without an id by its content and the second it fired: a retry is one event, the same prompt later is another, even after a forget', async () => {
+  it('keys a payload without an id by session, event and content, never by when it arrived: a retry or a replay is one event', async () => {
     const { engine, clock } = createTestEngine()
     const prompt = hookPayload('UserPromptSubmit', { prompt: 'continue' })
     expect(engine.captureHook('UserPromptSubmit', prompt).stored).toBe(true)
-    // A retry of the same delivery (the spool keeps the time it fired), or a second hook entry firing in the same second.
-    expect(engine.captureHook('UserPromptSubmit', prompt, 'claude-code', clock.now()).stored).toBe(false)
-    expect(engine.captureHook('UserPromptSubmit', prompt, 'claude-code', clock.now() + 300).stored).toBe(false)
-    // Copies either side of a second boundary (two hook entries firing 2 ms apart) are one delivery too.
+    // A retry of the same delivery, a second hook entry firing 2 ms later across a second boundary, a replay an hour later.
     expect(engine.captureHook('UserPromptSubmit', prompt, 'claude-code', clock.now() + 1001).stored).toBe(false)
-    clock.advance(5000)
-    expect(engine.captureHook('UserPromptSubmit', prompt).stored).toBe(true)
+    clock.advance(3_600_000)
+    expect(engine.captureHook('UserPromptSubmit', prompt).stored).toBe(false)
+    // The same words in another session are another event.
+    expect(engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue' }, 'sess-2')).stored).toBe(true)
+    expect(engine.stats()).toMatchObject({ events: 2, observations: 2 })
+  })
+
+  it('replaying a whole session’s hook payloads in another second stores nothing again (issue 17 item 10)', async () => {
+    const { engine, clock } = createTestEngine()
+    const session = [
+      ['SessionStart', hookPayload('SessionStart', { source: 'startup' })],
+      ['UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'add caching to the cart' })],
+      ['PostToolUse', hookPayload('PostToolUse', { tool_name: 'Bash', tool_use_id: 'toolu_9', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok' } })],
+      ['Stop', hookPayload('Stop', { last_assistant_message: 'Caching added.' })],
+      ['SessionEnd', hookPayload('SessionEnd', { reason: 'exit' })],
+    ] as const
+    for (const [event, payload] of session) engine.captureHook(event, payload)
+    const before = engine.stats()
+    clock.advance(2_500)
+    for (const [event, payload] of session) expect(engine.captureHook(event, payload).stored).toBe(false)
+    expect(engine.stats()).toEqual(before)
+    expect(before).toMatchObject({ events: 5, observations: 3 })
+  })
+
+  it('keeps genuinely repeated prompts apart by what the agent gives to tell turns apart (prompt_id, turn_id, timestamp), even after a forget', async () => {
+    const { engine, clock } = createTestEngine()
+    expect(engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue', prompt_id: 'p1' })).stored).toBe(true)
+    expect(engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue', prompt_id: 'p2' })).stored).toBe(true)
+    expect(engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue', turn_id: 't1' }), 'codex').stored).toBe(true)
+    expect(engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue', turn_id: 't2' }), 'codex').stored).toBe(true)
+    expect(engine.captureHook('BeforeAgent', hookPayload('BeforeAgent', { prompt: 'continue', timestamp: '2026-12-01T20:38:45.396Z' }), 'gemini').stored).toBe(true)
+    expect(engine.captureHook('BeforeAgent', hookPayload('BeforeAgent', { prompt: 'continue', timestamp: '2026-12-01T20:39:07.365Z' }), 'gemini').stored).toBe(true)
     const [first] = engine.browseObservations({ projectIds: engine.listProjects().map((p) => p.id), order: 'asc', limit: 10 })
     engine.forget(first!.id)
     clock.advance(60_000)
-    // A forgotten prompt's key is a tombstone; typing the same words again is a new event all the same.
-    expect(engine.captureHook('UserPromptSubmit', prompt).stored).toBe(true)
-    expect(engine.stats()).toMatchObject({ events: 2 })
+    // A forgotten prompt's key is a tombstone: its replay stays forgotten; the same words in a new turn are a new event.
+    expect(engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue', prompt_id: 'p1' })).stored).toBe(false)
+    expect(engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue', prompt_id: 'p3' })).stored).toBe(true)
+    expect(engine.stats()).toMatchObject({ events: 6 })
   })
 
   it('does not capture mnemo’s own MCP tool calls', async () => {
