@@ -293,6 +293,51 @@ function pemEnd(text: string, from: number): number {
 }
 
 // ---------------------------------------------------------------------------
+// Secrets stated in prose
+
+/** The credential words a sentence names a secret by. */
+const PROSE_KEY = String.raw`(?<![\w-])(?<key>pass(?:word|phrase|code)s?|passwd|pins?(?:[ -]?codes?)?|secrets?(?:[ _-]keys?)?|(?:(?:access|auth|api|bearer|refresh|session|bot|personal[ -]access)[ _-])?tokens?|(?:api|access|private)[ _-]?keys?)`
+/** "for prod", "of the staging db", "on github": at most two words between the key word and the verb. */
+const PROSE_LINK = String.raw`(?:[ \t]+(?:for|of|on|to|in)[ \t]+(?:(?:the|my|our|your|this|that)[ \t]+)?[\w.@/-]{1,40}(?:[ \t]+[\w.@/-]{1,40})?)?`
+/** What says "is": a verb or `:` (`=` and `key: value` alone are keyed-env's and keyed-colon's). */
+const PROSE_VERB = String.raw`(?:[ \t]*:(?=[ \t])|[ \t]+(?:is|was|are|were|will[ \t]+be|has[ \t]+been|is[ \t]+now|(?:was[ \t]+|is[ \t]+|has[ \t]+been[ \t]+)?(?:changed|set|reset|updated|rotated)[ \t]+to)\b[ \t]*:?)`
+
+/** Words that follow "the password is" in prose and are no password. */
+const PROSE_WORDS = new Set(['required', 'incorrect', 'correct', 'invalid', 'valid', 'wrong', 'expired', 'missing', 'needed', 'mandatory', 'stored', 'saved', 'hashed', 'encrypted', 'rotated', 'revoked', 'blank', 'unset', 'weak', 'strong', 'changed', 'reset', 'set', 'used', 'sent', 'shown', 'visible'])
+
+/** Every type `proseLabel` gives. */
+const PROSE_LABELS = ['password', 'pin', 'api-key', 'access-key', 'private-key', 'secret', 'token']
+
+function proseLabel(key: string): string {
+  const k = key.toLowerCase()
+  if (k.startsWith('pass')) return 'password'
+  if (k.startsWith('pin')) return 'pin'
+  if (/key/.test(k)) return k.startsWith('api') ? 'api-key' : k.startsWith('access') ? 'access-key' : k.startsWith('private') ? 'private-key' : 'secret'
+  if (/token/.test(k)) return 'token'
+  return 'secret'
+}
+
+/** `max tokens is 4096`, `input token is …`: the word before names a count or cursor (NOT_SECRET_BEFORE_TOKEN), not a credential. */
+function countBefore(text: string, at: number): boolean {
+  const before = /([A-Za-z]+)[ \t_-]*$/.exec(text.slice(Math.max(0, at - 30), at))
+  return before !== null && NOT_SECRET_BEFORE_TOKEN.has(before[1]!.toLowerCase())
+}
+
+/**
+ * A value a sentence states: not a placeholder, path or code; 4+ characters; a plain lowercase word only when 12+
+ * letters long (6+ quoted); all digits only for a password or PIN (`the token is 4096` is a count).
+ */
+function proseValueOk(value: string, quoted: boolean, label: string): boolean {
+  if (value.length < 4 || !keyedValueOk(value)) return false
+  if (/^\d+$/.test(value) && label !== 'password' && label !== 'pin') return false
+  const lower = value.toLowerCase()
+  if (PROSE_WORDS.has(lower) || PLACEHOLDER_WORDS.has(lower)) return false
+  if (/^(?:the|a|an|not|now|still|also|in|on|at|to|stored|kept|being)$/i.test(value)) return false
+  const plainWord = /^[A-Za-z]+$/.test(value) && !/[A-Z]/.test(value.slice(1))
+  return !plainWord || value.length >= 12 || (quoted && value.length >= 6)
+}
+
+// ---------------------------------------------------------------------------
 // The table
 
 /**
@@ -530,6 +575,16 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
       return !spacedWord || /[^a-z]/.test(s) || s.length >= 16
     },
   },
+  {
+    id: 'prose-secret',
+    type: 'prose-secret',
+    regex: new RegExp(String.raw`${PROSE_KEY}${PROSE_LINK}${PROSE_VERB}[ \t]*(?:${QUOTED}|\x60?(?<bare>[^\s"'\x60,;()<>\[\]{}]*[^\s"'\x60,;()<>\[\]{}.!?:])\x60?(?=[.!?:,;)]*(?:\s|$|["'\x60])))`, 'dgi'),
+    description:
+      'A value a sentence says a credential is: "the staging password is Hunter2-xyz", "my GitHub token was ghx_…", "the API key for prod: k3y…", "the PIN is 4821", "password changed to S3cret!". The key word comes right before the verb (`is`, `was`, `are`, `=`, `:`, `set/changed to`; "for/of/on <one or two words>" may sit between), so "the password field is required", "token count is 5" and "reset your password" are not values. A bare all-letter word under 12 characters with no capital inside is prose ("the password is incorrect", "the token is expired") and is kept; so are placeholders, paths and code references.',
+    reference: 'Public reports agentmemory#911 and mem0#6817 (passwords stated in prose were stored and served); issue 17 item 1.',
+    label: (m) => proseLabel(m.groups?.key ?? ''),
+    accept: (s, m, text) => proseValueOk(s, m.groups?.bare === undefined, proseLabel(m.groups?.key ?? '')) && !countBefore(text, m.index) && !insidePlaceholder(text, m.index),
+  },
 ]
 
 // ---------------------------------------------------------------------------
@@ -726,7 +781,7 @@ function holdsPlaceholder(text: string): boolean {
 let knownTypes: ReadonlySet<string> | undefined
 /** Every type a placeholder can carry: the table's, the labels of secret-like keys, and the fixed ones. */
 function placeholderTypes(): ReadonlySet<string> {
-  knownTypes ??= new Set([...SECRET_PATTERNS.map((p) => p.type), ...SINGLE_KEYS.values(), ...PAIR_KEYS.values(), 'password', 'token', 'secret', 'basic-auth', 'bearer-token'])
+  knownTypes ??= new Set([...SECRET_PATTERNS.map((p) => p.type), ...SINGLE_KEYS.values(), ...PAIR_KEYS.values(), ...PROSE_LABELS, 'password', 'token', 'secret', 'basic-auth', 'bearer-token'])
   return knownTypes
 }
 
