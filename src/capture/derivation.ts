@@ -1,3 +1,4 @@
+import type { FactOp } from '../core/facts/fact-types.js'
 import type { DerivedObservation, EventFormat, EventInput, MemoryKind, SessionEffect, StepPart } from '../core/types.js'
 
 /**
@@ -13,6 +14,8 @@ export interface CaptureDerivation {
   session?: SessionEffect
   /** The capture path, when it is not the event's own format (a folded event's original format). */
   origin?: EventFormat
+  /** Fact ledger operations the event carries (docs/FACTS.md). */
+  facts?: FactOp[]
 }
 
 /** Derives observations from one stored event of a given format. */

@@ -5,6 +5,7 @@ import { deriveCodexRollout } from './codex-rollout.js'
 import { deriveCursorState } from './cursor-state.js'
 import { stripOwnBlocks, userWords } from './agent-wrappers.js'
 import type { CaptureDerivation, Deriver } from './derivation.js'
+import { deriveFactEvent, FACT_EVENT_TYPE } from './fact-events.js'
 import { deriveFolded } from './folded.js'
 import { deriveGeminiSession } from './gemini-session.js'
 import { deriveLocomoTurn } from './locomo-turn.js'
@@ -19,7 +20,8 @@ const DERIVERS: Record<EventFormat, Deriver> = {
   'opencode-storage': deriveOpenCodeStorage,
   'cursor-state': deriveCursorState,
   'locomo-turn': deriveLocomoTurn,
-  mnemo: deriveMnemoOp,
+  // A fact ledger operation (docs/FACTS.md) is a mnemo event of its own type.
+  mnemo: (event) => (event.type === FACT_EVENT_TYPE ? deriveFactEvent(event) : deriveMnemoOp(event)),
   folded: deriveFolded,
 }
 

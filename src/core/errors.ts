@@ -16,8 +16,8 @@ export type ErrorCode =
 /** Extra facts each code carries, so handlers never parse messages. */
 export interface ErrorDetails {
   INVALID_INPUT: { path: string }
-  NOT_FOUND: { kind: 'memory' | 'observation' | 'session' | 'project' | 'file' | 'user'; id: string }
-  CONFLICT: { kind: 'memory' | 'observation' | 'session' | 'project' | 'user'; id: string }
+  NOT_FOUND: { kind: 'memory' | 'observation' | 'session' | 'project' | 'file' | 'user' | 'collection' | 'record'; id: string }
+  CONFLICT: { kind: 'memory' | 'observation' | 'session' | 'project' | 'user' | 'collection' | 'record'; id: string }
   STORE_UNAVAILABLE: { dialect: 'sqlite'; operation: string }
   PROVIDER_FAILED: { provider: string; status?: number }
   CONFIG_INVALID: { keys: string[] }

@@ -7,8 +7,10 @@ export type ObservationId = Branded<'obs'>
 export type MemoryId = Branded<'mem'>
 export type SessionId = Branded<'ses'>
 export type ProjectId = Branded<'prj'>
+/** A typed fact record (see core/facts). */
+export type FactRecordId = Branded<'fct'>
 
-export type IdPrefix = 'obs' | 'mem' | 'ses' | 'prj'
+export type IdPrefix = 'obs' | 'mem' | 'ses' | 'prj' | 'fct'
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz'
 
@@ -36,7 +38,7 @@ export function makeId<P extends IdPrefix>(prefix: P, timeMs: number, seed: stri
   return `${prefix}_${encodeTime(timeMs)}${fnv1a64(seed).slice(0, 12)}` as Branded<P>
 }
 
-const ID_PATTERN = /^(obs|mem|ses|prj)_[0-9a-z]{10}[0-9a-f]{12}$/
+const ID_PATTERN = /^(obs|mem|ses|prj|fct)_[0-9a-z]{10}[0-9a-f]{12}$/
 
 /** The prefix of a well-formed mnemo id, or `undefined` for anything else. */
 export function idPrefix(value: string): IdPrefix | undefined {

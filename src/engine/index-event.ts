@@ -75,6 +75,7 @@ function indexUnchecked(event: EventInput, timeZone: string): Derivation {
   }
   if (d.memoryOps) out.memoryOps = d.memoryOps
   if (d.session) out.session = d.session
+  if (d.facts) out.facts = d.facts
   if (origin !== undefined) out.origin = origin
   return out
 }

@@ -21,6 +21,7 @@ import { isMnemoExport, memoriesMarkdown, type ExportManifest } from './export.j
 import { readExport, writeExport } from './export-io.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
 import { DERIVATION_VERSION, indexEvent } from './index-event.js'
+import { EngineFacts } from './facts.js'
 import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects } from './projects.js'
 import { buildContext, show, type ShowResult } from './reads.js'
 import type { EngineContext } from './engine-context.js'
@@ -89,6 +90,8 @@ export class MnemoEngine {
   private readonly access: Access
   /** What the modules holding its method bodies use of it. */
   private readonly ctx: EngineContext
+  /** The typed fact ledger: collections, records, exact queries (engine/facts.ts). */
+  readonly facts: EngineFacts
   /** Problems the last recall worked around (a provider outage, missing vectors); for surfaces to show. */
   warnings: string[] = []
 
@@ -120,6 +123,7 @@ export class MnemoEngine {
       readRedact: (text) => this.readRedact(text),
       redactObservation: (o) => this.redactObservation(o),
     }
+    this.facts = new EngineFacts(this.ctx)
   }
 
   /** The user it writes and reads for; see EngineDeps.user. */

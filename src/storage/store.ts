@@ -15,6 +15,8 @@ import type {
 } from '../core/types.js'
 import type { IndexedText } from '../retrieval/search-text.js'
 import type { EntityRef } from '../retrieval/entities.js'
+import type { FactOp } from '../core/facts/fact-types.js'
+import type { FactStore } from './fact-store.js'
 
 /**
  * How close in time (ms) a prompt or assistant message from one capture path must be to the same
@@ -67,6 +69,8 @@ export interface Derivation {
    * of the same session's transcript thus keep one copy of each step. Default: no such check.
    */
   origin?: EventFormat
+  /** Fact ledger operations (docs/FACTS.md): declarations, record versions, retractions, deletes. */
+  facts?: FactOp[]
 }
 
 /** An event as stored in the log. */
@@ -243,6 +247,8 @@ export interface StoreStats {
  * a thrown error leaves the store unchanged.
  */
 export interface Store {
+  /** The typed fact ledger: views derived from fact events (see `Derivation.facts`), and their queries. */
+  readonly facts: FactStore
   /**
    * Appends events to the log and applies their derivations, all in one
    * transaction. An event whose `idemKey` is already stored, or one of whose

@@ -258,4 +258,72 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       INSERT INTO store_meta (key, value) SELECT 'derived_with', '1' WHERE EXISTS (SELECT 1 FROM events);
     `,
   },
+  {
+    version: 8,
+    name: 'typed fact collections and records, derived from fact events of the log (docs/FACTS.md)',
+    sql: `
+      -- Each logged declaration of a collection (its spec as JSON: fields, identity, time field); the current spec is
+      -- their union in log order. Scoped by project root and user (NULL: no user), never read across users.
+      CREATE TABLE fact_schema (
+        project_root TEXT NOT NULL,
+        user_id TEXT,
+        collection TEXT NOT NULL,
+        event_seq INTEGER NOT NULL,
+        spec TEXT NOT NULL
+      );
+      CREATE INDEX fact_schema_scope ON fact_schema(project_root, collection, event_seq);
+      CREATE INDEX fact_schema_event ON fact_schema(event_seq);
+      -- Every version of every record (bitemporal: valid_from/valid_to are world time, recorded_at record time, all epoch ms;
+      -- superseded_at: record time a newer version replaced it). action: 'assert' or 'retract'.
+      CREATE TABLE fact_versions (
+        record_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        project_root TEXT NOT NULL,
+        user_id TEXT,
+        collection TEXT NOT NULL,
+        action TEXT NOT NULL,
+        data TEXT NOT NULL,
+        status TEXT NOT NULL,
+        valid_from INTEGER,
+        valid_to INTEGER,
+        recorded_at INTEGER NOT NULL,
+        superseded_at INTEGER,
+        provenance TEXT NOT NULL,
+        event_seq INTEGER NOT NULL,
+        PRIMARY KEY (record_id, version)
+      ) WITHOUT ROWID;
+      CREATE INDEX fact_versions_event ON fact_versions(event_seq);
+      CREATE INDEX fact_versions_scope ON fact_versions(project_root, collection, recorded_at);
+      -- The current version of each live record: what queries read. identity: its identity key's values (JSON), if any.
+      CREATE TABLE fact_records (
+        id TEXT PRIMARY KEY,
+        project_root TEXT NOT NULL,
+        user_id TEXT,
+        collection TEXT NOT NULL,
+        identity TEXT,
+        data TEXT NOT NULL,
+        status TEXT NOT NULL,
+        valid_from INTEGER,
+        valid_to INTEGER,
+        retracted_at INTEGER,
+        recorded_at INTEGER NOT NULL,
+        version INTEGER NOT NULL,
+        provenance TEXT NOT NULL,
+        event_seq INTEGER NOT NULL
+      );
+      CREATE INDEX fact_records_scope ON fact_records(project_root, collection, user_id);
+      CREATE INDEX fact_records_identity ON fact_records(project_root, collection, identity) WHERE identity IS NOT NULL;
+      -- What is left of a deleted record: its id, collection and when (no values), from the delete event.
+      CREATE TABLE fact_tombstones (
+        record_id TEXT NOT NULL,
+        project_root TEXT NOT NULL,
+        user_id TEXT,
+        collection TEXT NOT NULL,
+        deleted_at INTEGER NOT NULL,
+        event_seq INTEGER NOT NULL
+      );
+      CREATE INDEX fact_tombstones_record ON fact_tombstones(record_id);
+      CREATE INDEX fact_tombstones_event ON fact_tombstones(event_seq);
+    `,
+  },
 ]

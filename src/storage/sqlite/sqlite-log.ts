@@ -5,6 +5,7 @@ import type { AuditEntry, EventFilter, StepSession, StoredEvent } from '../store
 import { eventConditions, toStoredEvent, type EventRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { otherPathRecords, pruneKeptIds, removeDerived, sessionIdOf } from './sqlite-write.js'
+import { removeFactsOfEvent } from './sqlite-facts.js'
 
 // Governance of the event log: deletes with tombstones, payload rewrites and folding, vacuum, the audit log, the integrity check.
 
@@ -67,6 +68,7 @@ export function deleteEvents(s: SqliteDb, filter: EventFilter): number {
             }
           }
           s.stmt('DELETE FROM observation_copies WHERE event_seq = ?').run(r.seq)
+          removeFactsOfEvent(s, r.seq)
           s.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(r.idem_key, s.now(), r.project_root)
           s.stmt('DELETE FROM events WHERE seq = ?').run(r.seq)
         }

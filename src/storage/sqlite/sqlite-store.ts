@@ -11,6 +11,8 @@ import { audit, auditLog, deleteEvents, eventsHaveCopies, foldEvents, integrityC
 import { allMemories, browseMemories, browseObservations, currentMemoryByContent, getMemory, getObservation, getProject, getSession, lastEventSeq, listMemories, listProjects, listSessions, memoriesFromObservations, memoryByIdemKey, memoryHistory, observationPosition, readEvents, readScopedEvents, recordUsage, scopeCounts, sessionObservations, sessionObservationsPage, stats, usageCounts } from './sqlite-read.js'
 import { coMentioned, countDocs, docs, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, lsaModelInfo, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
 import { append, rebuild, rederiveSession } from './sqlite-write.js'
+import { createSqliteFacts } from './sqlite-facts.js'
+import type { FactStore } from '../fact-store.js'
 
 export interface SqliteStoreOptions {
   /** Database file path, or `:memory:`. */
@@ -91,9 +93,11 @@ function migrate(db: Database.Database): void {
 /** The SQLite implementation of the Store port; each method's body lives in the module of its concern (sqlite-write, -search, -read, -graph, -log). */
 class SqliteStore implements Store {
   private readonly s: SqliteDb
+  readonly facts: FactStore
 
   constructor(db: Database.Database, path: string, now: () => number) {
     this.s = new SqliteDb(db, path, now)
+    this.facts = createSqliteFacts(this.s)
   }
 
   append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]): AppendResult {

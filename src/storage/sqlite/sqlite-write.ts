@@ -4,6 +4,7 @@ import type { EntityRef } from '../../retrieval/entities.js'
 import { CROSS_PATH_WINDOW_MS, type AppendResult, type Derivation, type StepSession, type StoredEvent } from '../store.js'
 import { splitStoredKey, storedSessionKey, toStoredEvent, valueAfterSubject, type EventRow, type OldRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
+import { applyFacts, FACT_TABLES_SQL } from './sqlite-facts.js'
 
 // Appending events and applying their derivations: observations, the full-text index, entities, memories and the write guard, sessions; and rebuild.
 
@@ -103,6 +104,7 @@ function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { ad
   })
   if (d.memory) applyMemory(s, event, seq, projectId, d.memory)
   for (const op of d.memoryOps ?? []) applyMemoryOp(s, op, event.ts, event.user ?? null)
+  if (d.facts) applyFacts(s, event, seq, d.facts)
   return { added, covered }
 }
 
@@ -384,6 +386,7 @@ export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation,
     s.db
       .transaction(() => {
         s.db.exec('DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observation_copies; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
+        s.db.exec(FACT_TABLES_SQL)
         // Read the log into memory in pages: iterate() cannot run while this connection writes.
         let after = 0
         for (;;) {

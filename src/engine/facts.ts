@@ -1,0 +1,347 @@
+import { readFileSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { invalidInput, MnemoError } from '../core/errors.js'
+import { stableStringify } from '../core/hash.js'
+import { makeId } from '../core/ids.js'
+import type { ProjectRef } from '../core/types.js'
+import { parseCsv } from '../core/facts/csv.js'
+import { toFactAnswer, type FactAnswer } from '../core/facts/fact-answer.js'
+import { parseFactQuery, type FactQuery } from '../core/facts/fact-query.js'
+import { resolveQuery } from '../core/facts/fact-resolve.js'
+import { FACT_STATUSES, type CollectionInfo, type CollectionSpec, type FactOp, type FactProvenance, type FactRecord, type FactStatus, type FactValues, type FactVersion } from '../core/facts/fact-types.js'
+import { checkName, checkSpec, checkValues, identityOf, inferFields, inferSpec, mergeSpecs, renameExternalId } from '../core/facts/fact-values.js'
+import { factEvent } from '../capture/fact-events.js'
+import { resolveProjectRoot } from '../capture/project.js'
+import { sanitizePayload } from '../capture/sanitize.js'
+import type { FactQueryLimits, FactScope } from '../storage/fact-store.js'
+import type { EngineContext } from './engine-context.js'
+
+/** Default bounds of a query: collections above 200,000 records are refused; a query running past 2 s is stopped. */
+export const DEFAULT_FACT_LIMITS: FactQueryLimits = { maxRows: 200_000, timeoutMs: 2000 }
+/** Most records one add or import writes. */
+export const MAX_FACT_BATCH = 50_000
+/** Largest file `importFacts` reads, bytes (64 MiB). */
+export const MAX_FACT_FILE_BYTES = 64 * 1024 * 1024
+
+/** Options of writes: where, with what status and provenance. */
+export interface FactWriteOptions {
+  /** The project it belongs to. Default: the engine's working directory's project. */
+  project?: ProjectRef
+  /** Default `done`. */
+  status?: FactStatus
+  /** World time the fact holds from / until, epoch ms. */
+  validFrom?: number
+  validTo?: number
+  /** Default `{ source: 'user' }`. */
+  provenance?: FactProvenance
+}
+
+/** What one add or import did, per record in input order. */
+export interface FactWriteResult {
+  collection: CollectionSpec
+  /** True when the collection was declared or gained fields by this write. */
+  schemaChanged: boolean
+  records: { id: string; outcome: 'created' | 'updated' | 'unchanged' }[]
+}
+
+/** A record with its history, or what is left of a deleted one. */
+export type FactShowResult = { record: FactRecord & { retractedAt?: number }; history: FactVersion[] } | { deleted: { id: string; collection: string; deletedAt: number; text: string } }
+
+/**
+ * The fact ledger's use cases (docs/FACTS.md): declaring collections, recording, updating, retracting and deleting
+ * records, imports, the schema listing and queries. Every write is a logged event (`factEvent`), checked first, so a
+ * refused write stores nothing, and `rebuild` and export/import carry facts with the rest of the log. Scoped to one
+ * project and the engine's user; never across users.
+ */
+export class EngineFacts {
+  constructor(private readonly ctx: EngineContext) {}
+
+  private scope(project?: ProjectRef): { scope: FactScope; project: ProjectRef } {
+    const p = project ?? resolveProjectRoot(this.ctx.cwd)
+    return { scope: { projectRoot: p.root, user: this.ctx.access.user ?? null }, project: p }
+  }
+
+  private spec(scope: FactScope, name: string): CollectionSpec | undefined {
+    return this.ctx.store.facts.collections(scope).find((c) => c.name === name)
+  }
+
+  private specOrThrow(scope: FactScope, name: string): CollectionSpec {
+    const spec = this.spec(scope, name)
+    if (spec) return spec
+    const known = this.ctx.store.facts.collections(scope).map((c) => c.name)
+    throw new MnemoError('NOT_FOUND', `no collection ${name} in this project${known.length > 0 ? ` (collections: ${known.join(', ')})` : ' (it has none yet)'}`, {
+      details: { kind: 'collection', id: name },
+      hint: 'mnemo facts schema lists them; mnemo facts add <collection> <json> creates one',
+    })
+  }
+
+  /**
+   * Declares a collection, or extends a declared one (new fields, enum values, synonyms; an identity or time field
+   * where it had none).
+   * @throws {MnemoError} `INVALID_INPUT` — a bad spec, naming its key path. `CONFLICT` — a field's type would change.
+   */
+  declare(raw: unknown, options: { project?: ProjectRef } = {}): CollectionSpec {
+    const spec = checkSpec(raw)
+    const { scope, project } = this.scope(options.project)
+    const had = this.spec(scope, spec.name)
+    const merged = had ? mergeSpecs(had, spec) : spec
+    if (had && stableStringify(had) === stableStringify(merged)) return had
+    this.ctx.append([factEvent(project, { op: 'fact', action: 'declare', collection: spec }, this.ctx.clock.now(), this.ctx.access.user)])
+    return merged
+  }
+
+  /**
+   * Records one or more records in a collection, in one transaction. An undeclared collection is inferred from the
+   * records (`inferSpec`), and fields a declared one lacks are inferred and added; a record whose identity key matches
+   * a stored record updates it (unchanged when equal).
+   *
+   * @param input - A record (field → value) or an array of them; a record's own `id` key is kept as `external_id`.
+   * @param options.coerce - Values are text (CSV cells): read "12" as an integer where the field says so.
+   * @param options.labels - How errors name each record (default `<collection> record <n>`).
+   * @throws {MnemoError} `INVALID_INPUT` — a value of the wrong type or a bad field name, naming record and field.
+   *   `CONFLICT` — two records of the input with the same identity and different values (identity clash).
+   *   Nothing is stored when it throws.
+   */
+  add(collection: string, input: unknown, options: FactWriteOptions & { coerce?: boolean; labels?: string[]; provenances?: FactProvenance[] } = {}): FactWriteResult {
+    checkName(collection, 'collection')
+    const list = Array.isArray(input) ? input : [input]
+    if (list.length === 0) throw invalidInput('records', 'no records to add')
+    if (list.length > MAX_FACT_BATCH) throw invalidInput('records', `at most ${MAX_FACT_BATCH} records per write (got ${list.length})`)
+    const status = options.status ?? 'done'
+    if (!(FACT_STATUSES as readonly string[]).includes(status)) throw invalidInput('status', `status must be one of ${FACT_STATUSES.join(', ')} (got ${JSON.stringify(status)})`)
+    const label = (i: number): string => options.labels?.[i] ?? `${collection} record ${i + 1}`
+    const raws = list.map((r, i) => {
+      if (r === null || typeof r !== 'object' || Array.isArray(r)) throw invalidInput(label(i), `${label(i)} must be a JSON object of field values (got ${JSON.stringify(r)?.slice(0, 60)})`)
+      const clean = sanitizePayload(renameExternalId(r as Record<string, unknown>), this.ctx.redact) as Record<string, unknown>
+      for (const k of Object.keys(clean)) checkName(k, `${label(i)}.${k}`)
+      return clean
+    })
+    const { scope, project } = this.scope(options.project)
+    const had = this.spec(scope, collection)
+    let spec = had ?? inferSpec(collection, raws, options.coerce ?? false)
+    let declared: CollectionSpec | undefined = had ? undefined : spec
+    if (had) {
+      const missing = raws.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !had.fields.some((f) => f.name === k))))
+      if (missing.some((m) => Object.keys(m).length > 0)) {
+        declared = { name: collection, fields: inferFields(missing, options.coerce ?? false), identity: [] }
+        spec = mergeSpecs(had, declared)
+      }
+    }
+    if (declared) checkSpec(declared)
+    const now = this.ctx.clock.now()
+    const ops: FactOp[] = []
+    const records: FactWriteResult['records'] = []
+    const seen = new Map<string, { i: number; values: string; id: string }>()
+    raws.forEach((raw, i) => {
+      const values = checkValues(spec, raw, label(i), options.coerce ?? false)
+      const identity = identityOf(spec, values)
+      const shown = stableStringify(values)
+      if (identity !== undefined) {
+        const before = seen.get(identity)
+        if (before) {
+          if (before.values !== shown) {
+            throw new MnemoError('CONFLICT', `${label(i)} has the identity (${spec.identity.join(', ')}) = ${identity} of ${label(before.i)}, with other values`, {
+              details: { kind: 'record', id: before.id },
+              hint: 'merge the two records, or declare an identity key that tells them apart',
+            })
+          }
+          records.push({ id: before.id, outcome: 'unchanged' })
+          return
+        }
+      }
+      const stored = identity !== undefined ? this.ctx.store.facts.byIdentity(scope, collection, identity) : undefined
+      const provenance = options.provenances?.[i] ?? options.provenance ?? { source: 'user' }
+      if (stored && stableStringify(fill(spec, stored.values)) === shown && stored.status === status) {
+        records.push({ id: stored.id, outcome: 'unchanged' })
+        if (identity !== undefined) seen.set(identity, { i, values: shown, id: stored.id })
+        return
+      }
+      const id = stored?.id ?? makeId('fct', now, `${scope.projectRoot}\u0000${scope.user ?? ''}\u0000${collection}\u0000${identity ?? `${now}\u0000${i}\u0000${shown}`}`)
+      if (identity !== undefined) seen.set(identity, { i, values: shown, id })
+      ops.push({
+        op: 'fact',
+        action: 'assert',
+        collection,
+        id,
+        values,
+        ...(identity !== undefined ? { identity } : {}),
+        status,
+        ...(options.validFrom !== undefined ? { validFrom: options.validFrom } : {}),
+        ...(options.validTo !== undefined ? { validTo: options.validTo } : {}),
+        provenance,
+      })
+      records.push({ id, outcome: stored ? 'updated' : 'created' })
+    })
+    const events = [...(declared ? [{ op: 'fact', action: 'declare', collection: declared } as const] : []), ...ops].map((op) => factEvent(project, op, now, this.ctx.access.user))
+    if (events.length > 0) this.ctx.append(events)
+    return { collection: spec, schemaChanged: declared !== undefined, records }
+  }
+
+  /**
+   * Changes fields of a record (a new version; the old one stays in its history).
+   * @throws {MnemoError} `NOT_FOUND` — no such record in scope. `INVALID_INPUT` — a bad value. `CONFLICT` — the change
+   *   gives it the identity of another record (identity clash).
+   */
+  update(id: string, patch: unknown, options: FactWriteOptions = {}): FactRecord {
+    const { scope, project } = this.scope(options.project)
+    const record = this.recordOrThrow(scope, id)
+    if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw invalidInput('values', `the change to ${id} must be a JSON object of field values`)
+    const spec = this.specOrThrow(scope, record.collection)
+    const clean = sanitizePayload(renameExternalId(patch as Record<string, unknown>), this.ctx.redact) as Record<string, unknown>
+    const values = checkValues(spec, { ...record.values, ...clean }, `${record.collection} record ${id}`)
+    const identity = identityOf(spec, values)
+    const other = identity !== undefined ? this.ctx.store.facts.byIdentity(scope, record.collection, identity) : undefined
+    if (other && other.id !== id) {
+      throw new MnemoError('CONFLICT', `${record.collection} record ${id}: the change gives it the identity (${spec.identity.join(', ')}) = ${identity} of record ${other.id}`, { details: { kind: 'record', id: other.id } })
+    }
+    const status = options.status ?? record.status
+    const op: FactOp = {
+      op: 'fact',
+      action: 'assert',
+      collection: record.collection,
+      id,
+      values,
+      ...(identity !== undefined ? { identity } : {}),
+      status,
+      ...((options.validFrom ?? record.validFrom) !== undefined ? { validFrom: (options.validFrom ?? record.validFrom)! } : {}),
+      ...((options.validTo ?? record.validTo) !== undefined ? { validTo: (options.validTo ?? record.validTo)! } : {}),
+      provenance: options.provenance ?? { source: 'user' },
+    }
+    this.ctx.append([factEvent(project, op, this.ctx.clock.now(), this.ctx.access.user)])
+    return this.recordOrThrow(scope, id)
+  }
+
+  /** Marks a record as no longer holding from `at` (world time, epoch ms; default now): it leaves queries, its history stays. */
+  retract(id: string, options: { project?: ProjectRef; at?: number } = {}): FactRecord {
+    const { scope, project } = this.scope(options.project)
+    const record = this.recordOrThrow(scope, id)
+    const now = this.ctx.clock.now()
+    this.ctx.append([factEvent(project, { op: 'fact', action: 'retract', collection: record.collection, id, at: options.at ?? now }, now, this.ctx.access.user)])
+    return this.recordOrThrow(scope, id)
+  }
+
+  /**
+   * Deletes a record for real: every event that wrote its values leaves the log (their keys become tombstones, so a
+   * re-import does not bring them back), with every view and index row; a delete event keeps its id, collection and
+   * the time, so `show` can say it was removed on request. Audited.
+   * @throws {MnemoError} `NOT_FOUND` — no such record in scope.
+   */
+  delete(id: string, options: { project?: ProjectRef; actor?: string } = {}): { id: string; collection: string; events: number } {
+    const { scope, project } = this.scope(options.project)
+    const record = this.ctx.store.facts.get(scope, id)
+    if (!record) throw this.notFound(scope, id)
+    const seqs = this.ctx.store.facts.eventSeqs(scope, id)
+    const now = this.ctx.clock.now()
+    this.ctx.append([factEvent(project, { op: 'fact', action: 'delete', collection: record.collection, id }, now, this.ctx.access.user)])
+    const events = this.ctx.store.deleteEvents({ seqs })
+    this.ctx.store.audit({ at: now, actor: options.actor ?? 'cli', action: 'fact-delete', target: id, count: events, details: { collection: record.collection } })
+    return { id, collection: record.collection, events }
+  }
+
+  private notFound(scope: FactScope, id: string): MnemoError {
+    const gone = this.ctx.store.facts.tombstone(scope, id)
+    return new MnemoError('NOT_FOUND', gone ? `record ${id} was deleted at your request on ${new Date(gone.deletedAt).toISOString()}` : `no record ${id} in this project`, { details: { kind: 'record', id } })
+  }
+
+  private recordOrThrow(scope: FactScope, id: string): FactRecord & { retractedAt?: number } {
+    const record = this.ctx.store.facts.get(scope, id)
+    if (!record) throw this.notFound(scope, id)
+    return record
+  }
+
+  /** A record with its history (oldest first), or, for a deleted one, when it was deleted. @throws {MnemoError} `NOT_FOUND` — never recorded here. */
+  show(id: string, options: { project?: ProjectRef } = {}): FactShowResult {
+    const { scope } = this.scope(options.project)
+    const record = this.ctx.store.facts.get(scope, id)
+    if (record) return { record, history: this.ctx.store.facts.history(scope, id) }
+    const gone = this.ctx.store.facts.tombstone(scope, id)
+    if (gone) return { deleted: { id, collection: gone.collection, deletedAt: gone.deletedAt, text: `you asked me to forget that on ${new Date(gone.deletedAt).toISOString().slice(0, 10)}` } }
+    throw this.notFound(scope, id)
+  }
+
+  /** A page of a collection's live records, oldest recorded first (limit 1–1000, default 50). @throws {MnemoError} `NOT_FOUND` — unknown collection. */
+  list(collection: string, options: { project?: ProjectRef; offset?: number; limit?: number } = {}): { records: FactRecord[]; total: number } {
+    const { scope } = this.scope(options.project)
+    this.specOrThrow(scope, collection)
+    const limit = options.limit ?? 50
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be 1–1000 (got ${limit})`)
+    return this.ctx.store.facts.list(scope, collection, Math.max(0, options.offset ?? 0), limit)
+  }
+
+  /** The scope's collections with fields, types, identity, time field, record counts, time range and up to 3 example values per field. */
+  schema(options: { project?: ProjectRef; examples?: number } = {}): CollectionInfo[] {
+    const { scope } = this.scope(options.project)
+    const stats = this.ctx.store.facts.collectionStats(scope, options.examples ?? 3)
+    return this.ctx.store.facts.collections(scope).map((spec) => {
+      const s = stats.get(spec.name)
+      return { ...spec, records: s?.records ?? 0, examples: s?.examples ?? {}, ...(s?.from !== undefined ? { from: s.from } : {}), ...(s?.to !== undefined ? { to: s.to } : {}) }
+    })
+  }
+
+  /**
+   * Answers a query (text in the fact query language, or its parsed form) exactly, from the scope's records.
+   * @param options.explain - Include the SQL statements run and their parameters.
+   * @param options.limits - Query bounds. Default `DEFAULT_FACT_LIMITS`.
+   * @throws {MnemoError} `INVALID_INPUT` — a query that does not parse, names a field the collection lacks, compares a
+   *   field with a value of another type, or would run too long. `NOT_FOUND` — an unknown collection.
+   */
+  query(query: string | FactQuery, options: { project?: ProjectRef; explain?: boolean; limits?: Partial<FactQueryLimits> } = {}): FactAnswer {
+    const parsed = typeof query === 'string' ? parseFactQuery(query) : query
+    const { scope } = this.scope(options.project)
+    const spec = this.specOrThrow(scope, parsed.collection)
+    const resolved = resolveQuery(parsed, spec)
+    const result = this.ctx.store.facts.query(scope, spec, resolved, { ...DEFAULT_FACT_LIMITS, ...options.limits })
+    return toFactAnswer(resolved, result, options.explain ?? false)
+  }
+
+  /**
+   * Imports records from a JSONL file (one JSON object a line) or a CSV file (a header row; cells read by the
+   * collection's types) into `collection`, in one transaction, provenance `import` with file and line.
+   * @throws {MnemoError} `INVALID_INPUT` — an unreadable line or a bad value, naming the file, line and field; nothing is stored.
+   *   `NOT_FOUND` — no such file.
+   */
+  importFile(file: string, collection: string, options: FactWriteOptions & { format?: 'jsonl' | 'csv' } = {}): FactWriteResult & { file: string } {
+    const abs = path.resolve(this.ctx.cwd, file)
+    let text: string
+    try {
+      const size = statSync(abs).size
+      if (size > MAX_FACT_FILE_BYTES) throw invalidInput('file', `${file} is ${size} bytes, above the import limit of ${MAX_FACT_FILE_BYTES}`)
+      text = readFileSync(abs, 'utf8')
+    } catch (cause) {
+      if (MnemoError.is(cause)) throw cause
+      throw new MnemoError('NOT_FOUND', `cannot read ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, { details: { kind: 'file', id: file }, cause })
+    }
+    const format = options.format ?? (/\.csv$/i.test(file) ? 'csv' : 'jsonl')
+    const name = path.basename(file)
+    let rows: { line: number; record: unknown }[]
+    if (format === 'csv') rows = parseCsv(text, name)
+    else {
+      rows = []
+      text.split(/\r?\n/).forEach((line, i) => {
+        if (line.trim().length === 0) return
+        try {
+          rows.push({ line: i + 1, record: JSON.parse(line) })
+        } catch {
+          throw invalidInput(`${name}:${i + 1}`, `${name} line ${i + 1} is not JSON: ${JSON.stringify(line.slice(0, 60))}`)
+        }
+      })
+    }
+    if (rows.length === 0) throw invalidInput('file', `${file} holds no records`)
+    const result = this.add(
+      collection,
+      rows.map((r) => r.record),
+      {
+        ...options,
+        coerce: format === 'csv',
+        labels: rows.map((r) => `${name} line ${r.line}`),
+        provenances: rows.map((r) => ({ source: 'import', file: name, line: r.line })),
+      },
+    )
+    return { ...result, file: abs }
+  }
+}
+
+/** A record's values with every field of the spec present (null where absent), as `checkValues` gives them. */
+function fill(spec: CollectionSpec, values: FactValues): FactValues {
+  return Object.fromEntries(spec.fields.map((f) => [f.name, values[f.name] ?? null]))
+}

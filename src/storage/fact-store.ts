@@ -1,0 +1,46 @@
+import type { CollectionSpec, FactRecord, FactValue, FactVersion } from '../core/facts/fact-types.js'
+import type { FactQuery } from '../core/facts/fact-query.js'
+import type { FactQueryResult } from '../core/facts/fact-answer.js'
+
+export type { FactGroup, FactPeriodValue, FactQueryResult } from '../core/facts/fact-answer.js'
+
+/**
+ * Whose facts a call reads or writes: one project (by root) and one user (null: no user). Facts are never read
+ * across users: a user's reads see that user's records only, not shared ones (docs/FACTS.md).
+ */
+export interface FactScope {
+  projectRoot: string
+  user: string | null
+}
+
+/** Bounds of one query: it is refused when its collection holds more than `maxRows` records, and stopped past `timeoutMs`. */
+export interface FactQueryLimits {
+  maxRows: number
+  timeoutMs: number
+}
+
+/** The fact ledger's storage: the materialised views of fact events (applied through `Derivation.facts`) and their queries. */
+export interface FactStore {
+  /** The current spec of each collection of the scope (the union of its declarations), by name. */
+  collections(scope: FactScope): CollectionSpec[]
+  /** Record counts, time ranges and up to `examples` distinct example values per field of each collection. */
+  collectionStats(scope: FactScope, examples: number): Map<string, { records: number; from?: string; to?: string; examples: Record<string, FactValue[]> }>
+  /** The live record with this identity (see `identityOf`) in a collection, if any. */
+  byIdentity(scope: FactScope, collection: string, identity: string): FactRecord | undefined
+  /** A live record by id (retracted ones included, with `validTo`), if in scope. */
+  get(scope: FactScope, id: string): (FactRecord & { retractedAt?: number }) | undefined
+  /** A page of a collection's live records, oldest recorded first, and how many it holds. */
+  list(scope: FactScope, collection: string, offset: number, limit: number): { records: FactRecord[]; total: number }
+  /** Every version of a record, oldest first; empty when unknown or out of scope. */
+  history(scope: FactScope, id: string): FactVersion[]
+  /** When a record of the scope was deleted at a person's request, if it was. */
+  tombstone(scope: FactScope, id: string): { collection: string; deletedAt: number } | undefined
+  /** Sequence numbers of the events that wrote a record's versions (what a real delete removes from the log). */
+  eventSeqs(scope: FactScope, id: string): number[]
+  /**
+   * Runs a query resolved against `spec` (see `resolveQuery`) as parameterised SQL inside the scope.
+   * @param now - Epoch ms, for the time limit's clock.
+   * @throws {MnemoError} `INVALID_INPUT` (path `query`) — the collection holds more than `limits.maxRows` records, or the query ran past `limits.timeoutMs`.
+   */
+  query(scope: FactScope, spec: CollectionSpec, query: FactQuery, limits: FactQueryLimits): FactQueryResult
+}
