@@ -182,7 +182,9 @@ describe('fact queries', () => {
   it('refuses a query over more records than its row limit, and stops one past its time limit', () => {
     const t = withTrips()
     expect(thrown(() => t.engine.facts.query('from trips count', { limits: { maxRows: 5 } })).message).toBe('query: trips holds 10 records, above the query limit of 5')
-    // Every read of the clock moves it 1 s on: the query passes its 100 ms limit on its first rows.
+    // The limit is checked every 64th row: enough rows that it is checked.
+    t.engine.facts.add('trips', Array.from({ length: 130 }, (_, i) => ({ id: 100 + i, date: '2025-05-01', destination: 'Nowhere' })))
+    // Every read of the clock moves it 1 s on: the query passes its 100 ms limit at its first check.
     const now = t.clock.now
     t.clock.now = () => {
       t.clock.advance(1000)

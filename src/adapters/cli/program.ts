@@ -4,6 +4,7 @@ import type { MnemoEnv } from '../../config/config.js'
 import { IMPORT_FORMATS } from '../../engine/import-files.js'
 import { EXIT_CODE_BY_ERROR } from './exit-codes.js'
 import * as commands from './commands.js'
+import { registerFactsCommands } from './facts-commands.js'
 import type { Out } from './output.js'
 
 /** What the CLI reads and writes; the real process, or fakes in tests. */
@@ -169,6 +170,8 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   common(program.command('mcp').description('run the MCP server over stdio'))
     .option('--agent <name>', 'the agent launching it (mnemo connect writes it): claude-code, codex, gemini, cursor, opencode')
     .action((o) => run(() => commands.mcp(io, o)))
+
+  registerFactsCommands(program, io, run)
 
   const bench = program.command('bench').description('retrieval benchmarks')
   common(bench.command('locomo <file>').description('LoCoMo turn-level evidence recall (protocol in docs/BENCHMARKS.md)'))

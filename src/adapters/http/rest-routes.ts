@@ -26,6 +26,7 @@ import {
 } from '../shared/views.js'
 import { defineRoute, idOfKind, idParam, needProject, ok, type AnyRestRoute } from './route-kit.js'
 import { VIEWER_ROUTES } from './viewer-routes.js'
+import { FACT_ROUTES } from './facts-routes.js'
 
 export type { AnyRestRoute, Reply, RestRoute, RouteContext, RouteInput } from './route-kit.js'
 export { streamQuery } from './viewer-routes.js'
@@ -292,4 +293,4 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
 ]
 
 /** Every REST route of `mnemo serve`, in the order the OpenAPI document lists them. */
-export const REST_ROUTES: readonly AnyRestRoute[] = [...CORE_ROUTES, ...VIEWER_ROUTES]
+export const REST_ROUTES: readonly AnyRestRoute[] = [...CORE_ROUTES, ...VIEWER_ROUTES, ...FACT_ROUTES]

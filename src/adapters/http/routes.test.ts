@@ -103,9 +103,9 @@ describe('a Claude Code hook sequence posted to /v1/events', () => {
     }
   })
 
-  it('lists the same nine tools over HTTP as over stdio', async () => {
+  it('lists the same tools over HTTP as over stdio', async () => {
     const { tools } = await client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(['memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status', 'memory_timeline'])
+    expect(tools.map((t) => t.name).sort()).toEqual(['facts_declare', 'facts_delete', 'facts_query', 'facts_record', 'facts_schema', 'facts_update', 'memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status', 'memory_timeline'])
     const recall = tools.find((t) => t.name === 'memory_recall')!
     expect(recall.inputSchema.required).toEqual(['query'])
     expect(recall.inputSchema.properties?.['limit']).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 })
@@ -210,6 +210,13 @@ describe('a missing project never means every project', () => {
       'GET /v1/observations',
       'GET /v1/memories',
       'GET /v1/graph',
+      'GET /v1/facts/schema',
+      'POST /v1/facts/query',
+      'POST /v1/facts/records',
+      'GET /v1/facts/records/:id',
+      'PATCH /v1/facts/records/:id',
+      'DELETE /v1/facts/records/:id',
+      'POST /v1/facts/collections',
     ])
   })
 })

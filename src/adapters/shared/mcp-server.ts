@@ -22,6 +22,7 @@ import type { MnemoEngine } from '../../engine/mnemo.js'
 import { errorResult, okResult } from './tool-result.js'
 import { forgottenJson, toMemoryJson, toObservationJson, toSessionJson } from './views.js'
 import { escapeForBlock } from '../../context/context-block.js'
+import { registerFactTools } from './mcp-facts.js'
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
@@ -284,6 +285,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     },
     handler(z.object({}), () => ({ ...engine.stats() })),
   )
+  registerFactTools(server, engine, { writeRef, projectArg })
   registerResourcesAndPrompts(server, engine, { readScope, writeRef })
   stripSchemaDialect(server)
   return server

@@ -9,6 +9,10 @@ import { runFactQuery } from './sqlite-fact-query.js'
 // The fact ledger's tables (migration 8): applying fact operations as events are appended or replayed, removing what
 // a deleted event wrote, and the reads of the FactStore port.
 
+/** Record columns as read back: data and provenance (stored as JSONB, which json_extract reads without parsing text) as JSON text. */
+const RECORD_COLUMNS = 'id, collection, json(data) AS data, status, valid_from, valid_to, retracted_at, recorded_at, version, json(provenance) AS provenance, user_id'
+const VERSION_COLUMNS = 'record_id, project_root, collection, action, json(data) AS data, status, valid_from, valid_to, recorded_at, superseded_at, json(provenance) AS provenance, event_seq, user_id, version'
+
 /** The fact tables a rebuild empties before replaying the log. */
 export const FACT_TABLES_SQL = 'DELETE FROM fact_schema; DELETE FROM fact_versions; DELETE FROM fact_records; DELETE FROM fact_tombstones;'
 
@@ -77,11 +81,11 @@ export function applyFacts(s: SqliteDb, event: EventInput, seq: number, ops: rea
       const provenance = JSON.stringify(op.provenance)
       s.stmt(
         `INSERT INTO fact_versions (record_id, version, project_root, user_id, collection, action, data, status, valid_from, valid_to, recorded_at, provenance, event_seq)
-         VALUES (?, ?, ?, ?, ?, 'assert', ?, ?, ?, ?, ?, ?, ?)`,
+         VALUES (?, ?, ?, ?, ?, 'assert', jsonb(?), ?, ?, ?, ?, jsonb(?), ?)`,
       ).run(op.id, version, root, user, op.collection, data, op.status, op.validFrom ?? null, op.validTo ?? null, event.ts, provenance, seq)
       s.stmt(
         `INSERT INTO fact_records (id, project_root, user_id, collection, identity, data, status, valid_from, valid_to, retracted_at, recorded_at, version, provenance, event_seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)
+         VALUES (?, ?, ?, ?, ?, jsonb(?), ?, ?, ?, NULL, ?, ?, jsonb(?), ?)
          ON CONFLICT (id) DO UPDATE SET identity = excluded.identity, data = excluded.data, status = excluded.status, valid_from = excluded.valid_from,
            valid_to = excluded.valid_to, retracted_at = NULL, recorded_at = excluded.recorded_at, version = excluded.version, provenance = excluded.provenance,
            event_seq = excluded.event_seq`,
@@ -199,25 +203,25 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
       }),
     byIdentity: (scope, collection, identity) =>
       s.guard('facts read', () => {
-        const row = s.stmt('SELECT * FROM fact_records WHERE project_root = ? AND collection = ? AND identity = ? AND user_id IS ? AND retracted_at IS NULL').get(scope.projectRoot, collection, identity, scope.user) as RecordRow | undefined
+        const row = s.stmt(`SELECT ${RECORD_COLUMNS} FROM fact_records WHERE project_root = ? AND collection = ? AND identity = ? AND user_id IS ? AND retracted_at IS NULL`).get(scope.projectRoot, collection, identity, scope.user) as RecordRow | undefined
         return row ? toRecord(row) : undefined
       }),
     get: (scope, id) =>
       s.guard('facts read', () => {
-        const row = s.stmt('SELECT * FROM fact_records WHERE id = ? AND project_root = ? AND user_id IS ?').get(id, scope.projectRoot, scope.user) as RecordRow | undefined
+        const row = s.stmt(`SELECT ${RECORD_COLUMNS} FROM fact_records WHERE id = ? AND project_root = ? AND user_id IS ?`).get(id, scope.projectRoot, scope.user) as RecordRow | undefined
         return row ? toRecord(row) : undefined
       }),
     list: (scope, collection, offset, limit) =>
       s.guard('facts read', () => {
         const rows = s
-          .stmt('SELECT * FROM fact_records WHERE project_root = ? AND user_id IS ? AND collection = ? AND retracted_at IS NULL ORDER BY recorded_at, id LIMIT ? OFFSET ?')
+          .stmt(`SELECT ${RECORD_COLUMNS} FROM fact_records WHERE project_root = ? AND user_id IS ? AND collection = ? AND retracted_at IS NULL ORDER BY recorded_at, id LIMIT ? OFFSET ?`)
           .all(scope.projectRoot, scope.user, collection, limit, offset) as RecordRow[]
         const total = s.stmt('SELECT count(*) FROM fact_records WHERE project_root = ? AND user_id IS ? AND collection = ? AND retracted_at IS NULL').pluck().get(scope.projectRoot, scope.user, collection) as number
         return { records: rows.map(toRecord), total }
       }),
     history: (scope, id) =>
       s.guard('facts read', () => {
-        const rows = s.stmt('SELECT * FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY version').all(id, scope.projectRoot, scope.user) as VersionRow[]
+        const rows = s.stmt(`SELECT ${VERSION_COLUMNS} FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY version`).all(id, scope.projectRoot, scope.user) as VersionRow[]
         return rows.map(
           (v): FactVersion => ({
             ...toRecord({ ...v, id: v.record_id, retracted_at: null }),

@@ -1,0 +1,202 @@
+import { Option, type Command } from 'commander'
+import { invalidInput } from '../../core/errors.js'
+import { FACT_STATUSES, type FactStatus } from '../../core/facts/fact-types.js'
+import { describeType } from '../../core/facts/fact-values.js'
+import type { ProjectRef } from '../../core/types.js'
+import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
+import { parseIntOption, parseTimeOption, withMnemo } from './cli-kit.js'
+import { printJson, type Out } from './output.js'
+import type { CliIo, GlobalOptions } from './program.js'
+
+// `mnemo facts …`: the typed fact ledger (docs/FACTS.md) from the command line. Thin: parse flags, call engine.facts, print.
+
+type Run = (fn: () => Promise<void | number> | void | number) => Promise<void>
+type FactsOptions = GlobalOptions & { project?: string }
+
+const GRAMMAR = `
+Query language (one statement):
+  from <collection> [where <cond>] [as of <date>] [status <status>|any] <verb>
+  verbs: count | sum|avg|min|max|distinct <field> | list [fields] [order by f [desc]] [limit n]
+         argmax|argmin <field> [return <field>] [ties all|first|earliest <f>|latest <f>]
+         group by <field>|<unit>(<field>) [count|sum <f>|…] (top <n> [ties …] | share >= <pct>% | all)
+         compare <count|sum f|…> over <date field> <period> vs <period>
+  cond: f = != < <= > >= <value> | f between a and b | f in (a, b) | f in <period> | f has <value>
+        | f contains "text" | f is [not] null, with and / or / not / ( )
+  values: "text" 12 3.5 2024-06-01 2024-06-01T10:00Z 07:30 true false
+  periods: 2024 2024-Q4 2024-H1 2024-03 2024-03-05 2024-01-01..2024-02-15 first year / last month
+  units: day week month quarter half year
+Example: mnemo facts query 'from trips where purpose = "business" and date in 2024 avg duration_days'
+`
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    throw invalidInput(what, `${what} must be JSON (got ${JSON.stringify(text.slice(0, 60))})`, `quote it for the shell: '{"destination":"Tokyo"}'`)
+  }
+}
+
+function projectOf(m: OpenedMnemo, o: FactsOptions): { project?: ProjectRef } {
+  return o.project === undefined ? {} : { project: m.engine.projectForWrite(o.project) }
+}
+
+function statusOf(value: string | undefined): { status?: FactStatus } {
+  if (value === undefined) return {}
+  if (!(FACT_STATUSES as readonly string[]).includes(value)) throw invalidInput('status', `--status must be one of ${FACT_STATUSES.join(', ')} (got ${JSON.stringify(value)})`)
+  return { status: value as FactStatus }
+}
+
+function timeOf(name: string, value: string | undefined): number | undefined {
+  return parseTimeOption(name, value)
+}
+
+/** Registers `mnemo facts` and its subcommands on the program. */
+export function registerFactsCommands(program: Command, io: CliIo, run: Run): void {
+  const out = (o: GlobalOptions): Out => ({ json: o.json === true, stdout: io.stdout, stderr: io.stderr })
+  const facts = program.command('facts').description('typed facts you can compute with: collections, records, exact queries (docs/FACTS.md)')
+  const sub = (spec: string, description: string): Command =>
+    facts
+      .command(spec)
+      .description(description)
+      .option('--json', 'print one JSON document on stdout')
+      .option('--home <dir>', 'data directory (default: $MNEMO_HOME or ~/.mnemo)')
+      .option('--debug', 'print stack traces on failure')
+      .option('--project <project>', "project name or path (default: this folder's project)")
+
+  sub('add <collection> <json>', 'record one record (a JSON object) or several (an array); an unknown collection is inferred from them')
+    .option('--status <status>', `${FACT_STATUSES.join(', ')} (default done)`)
+    .option('--valid-from <time>', 'world time the fact holds from (ISO-8601)')
+    .option('--valid-to <time>', 'world time the fact holds until (ISO-8601)')
+    .action((collection: string, json: string, o: FactsOptions & { status?: string; validFrom?: string; validTo?: string }) =>
+      run(() =>
+        withMnemo(io, o, (m) => {
+          const validFrom = timeOf('valid-from', o.validFrom)
+          const validTo = timeOf('valid-to', o.validTo)
+          const r = m.engine.facts.add(collection, parseJson(json, 'record'), {
+            ...projectOf(m, o),
+            ...statusOf(o.status),
+            ...(validFrom !== undefined ? { validFrom } : {}),
+            ...(validTo !== undefined ? { validTo } : {}),
+            provenance: { source: 'user' },
+          })
+          if (out(o).json) printJson(out(o), r)
+          else io.stdout(`${r.records.map((x) => `${x.outcome} ${x.id}`).join('\n')}\n${r.schemaChanged ? `collection ${collection}: ${r.collection.fields.length} fields\n` : ''}`)
+        }),
+      ),
+    )
+
+  sub('import <file>', 'import records from a JSONL (one object a line) or CSV (header row) file into a collection, all or nothing')
+    .requiredOption('--collection <name>', 'the collection to import into')
+    .addOption(new Option('--format <format>', 'file format (default: by extension)').choices(['jsonl', 'csv']))
+    .option('--status <status>', `${FACT_STATUSES.join(', ')} (default done)`)
+    .action((file: string, o: FactsOptions & { collection: string; format?: 'jsonl' | 'csv'; status?: string }) =>
+      run(() =>
+        withMnemo(io, o, (m) => {
+          const r = m.engine.facts.importFile(file, o.collection, { ...projectOf(m, o), ...statusOf(o.status), ...(o.format ? { format: o.format } : {}) })
+          const count = (k: string): number => r.records.filter((x) => x.outcome === k).length
+          if (out(o).json) printJson(out(o), { file: r.file, collection: o.collection, created: count('created'), updated: count('updated'), unchanged: count('unchanged'), schemaChanged: r.schemaChanged })
+          else io.stdout(`imported ${r.records.length} records into ${o.collection}: ${count('created')} new, ${count('updated')} updated, ${count('unchanged')} unchanged\n`)
+        }),
+      ),
+    )
+
+  sub('query <query>', 'answer a query exactly from the records (grammar: mnemo facts query --help)')
+    .option('--explain', 'show the SQL run and its parameters')
+    .addHelpText('after', GRAMMAR)
+    .action((query: string, o: FactsOptions & { explain?: boolean }) =>
+      run(() =>
+        withMnemo(io, o, (m) => {
+          const a = m.engine.facts.query(query, { ...projectOf(m, o), explain: o.explain === true })
+          if (out(o).json) {
+            printJson(out(o), a)
+            return
+          }
+          io.stdout(`${a.text}\n`)
+          if (a.kind === 'rows') for (const row of a.value as Record<string, unknown>[]) io.stdout(`  ${JSON.stringify(row)}\n`)
+          if (o.explain) {
+            io.stdout(`records: ${a.records.slice(0, 20).join(' ')}${a.records.length > 20 ? ` … (${a.records.length})` : ''}\n`)
+            for (const s of a.sql ?? []) io.stdout(`sql: ${s.sql}\n  params: ${JSON.stringify(s.params)}\n`)
+          }
+        }),
+      ),
+    )
+
+  sub('schema', "this project's collections: fields, types, identity, time field, counts and example values").action((o: FactsOptions) =>
+    run(() =>
+      withMnemo(io, o, (m) => {
+        const schema = m.engine.facts.schema(projectOf(m, o))
+        if (out(o).json) {
+          printJson(out(o), { collections: schema })
+          return
+        }
+        if (schema.length === 0) io.stdout('no collections yet (mnemo facts add <collection> <json> creates one)\n')
+        for (const c of schema) {
+          io.stdout(`${c.name}: ${c.records} records${c.from !== undefined ? ` from ${c.from} to ${c.to}` : ''}${c.identity.length > 0 ? `; identity (${c.identity.join(', ')})` : ''}${c.timeField ? `; time ${c.timeField}` : ''}\n`)
+          for (const f of c.fields) io.stdout(`  ${f.name}: ${describeType(f)}${(c.examples[f.name] ?? []).length > 0 ? `  e.g. ${(c.examples[f.name] ?? []).map((v) => JSON.stringify(v)).join(', ')}` : ''}\n`)
+        }
+      }),
+    ),
+  )
+
+  sub('declare <json>', 'declare a collection or extend one: {"name","fields":[{"name","type"}],"identity":[…],"timeField"}').action((json: string, o: FactsOptions) =>
+    run(() =>
+      withMnemo(io, o, (m) => {
+        const spec = m.engine.facts.declare(parseJson(json, 'collection'), projectOf(m, o))
+        if (out(o).json) printJson(out(o), spec)
+        else io.stdout(`collection ${spec.name}: ${spec.fields.map((f) => `${f.name} ${describeType(f)}`).join(', ')}\n`)
+      }),
+    ),
+  )
+
+  sub('list <collection>', "a collection's records, oldest recorded first")
+    .option('--limit <n>', 'most records, 1–1000', '50')
+    .option('--offset <n>', 'skip this many', '0')
+    .action((collection: string, o: FactsOptions & { limit?: string; offset?: string }) =>
+      run(() =>
+        withMnemo(io, o, (m) => {
+          const r = m.engine.facts.list(collection, { ...projectOf(m, o), limit: parseIntOption('limit', o.limit, 1, 1000) ?? 50, offset: parseIntOption('offset', o.offset, 0, 1_000_000_000) ?? 0 })
+          if (out(o).json) printJson(out(o), r)
+          else {
+            for (const rec of r.records) io.stdout(`${rec.id} [${rec.status}] ${JSON.stringify(rec.values)}\n`)
+            io.stdout(`${r.records.length} of ${r.total} records\n`)
+          }
+        }),
+      ),
+    )
+
+  sub('show <id>', 'a record with its history (or when it was deleted)').action((id: string, o: FactsOptions) =>
+    run(() =>
+      withMnemo(io, o, (m) => {
+        const r = m.engine.facts.show(id, projectOf(m, o))
+        if (out(o).json) printJson(out(o), r)
+        else if ('deleted' in r) io.stdout(`${id}: ${r.deleted.text}\n`)
+        else {
+          io.stdout(`${r.record.id} in ${r.record.collection} [${r.record.status}] version ${r.record.version}${r.record.retractedAt !== undefined ? ', retracted' : ''}\n${JSON.stringify(r.record.values, null, 2)}\n`)
+          for (const v of r.history) io.stdout(`  v${v.version} ${v.action} recorded ${new Date(v.recordedAt).toISOString()} (${v.provenance.source}): ${JSON.stringify(v.values)}\n`)
+        }
+      }),
+    ),
+  )
+
+  sub('update <id> <json>', 'change fields of a record (a new version)')
+    .option('--status <status>', `${FACT_STATUSES.join(', ')}`)
+    .action((id: string, json: string, o: FactsOptions & { status?: string }) =>
+      run(() =>
+        withMnemo(io, o, (m) => {
+          const r = m.engine.facts.update(id, parseJson(json, 'values'), { ...projectOf(m, o), ...statusOf(o.status) })
+          if (out(o).json) printJson(out(o), r)
+          else io.stdout(`updated ${r.id} (version ${r.version})\n`)
+        }),
+      ),
+    )
+
+  sub('delete <id>', 'delete a record for good: its values leave every view, index and export').action((id: string, o: FactsOptions) =>
+    run(() =>
+      withMnemo(io, o, (m) => {
+        const r = m.engine.facts.delete(id, { ...projectOf(m, o), actor: 'cli' })
+        if (out(o).json) printJson(out(o), r)
+        else io.stdout(`deleted ${r.id} from ${r.collection} (${r.events} events removed from the log)\n`)
+      }),
+    ),
+  )
+}

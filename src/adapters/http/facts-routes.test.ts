@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { callRest, conforms } from '../../testing/rest-client.js'
+import { startServer, type RunningServer } from './server.js'
+
+// The fact routes against a real server on 127.0.0.1, port 0.
+let tmp: string
+let server: RunningServer
+const P = '/work/trips-app'
+
+async function api(method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const { status, body: json } = await callRest(server, method, route, body)
+  return { status, body: json }
+}
+
+beforeAll(async () => {
+  tmp = mkdtempSync(path.join(tmpdir(), 'mnemo-facts-http-'))
+  server = await startServer({ home: path.join(tmp, 'home'), host: '127.0.0.1', port: 0, env: {} })
+})
+
+afterAll(async () => {
+  await server?.close()
+  if (tmp) rmSync(tmp, { recursive: true, force: true })
+})
+
+describe('/v1/facts', () => {
+  it('records, describes, answers, shows, updates and deletes, each reply as documented', async () => {
+    const rec = conforms('POST', '/v1/facts/records', await api('POST', '/v1/facts/records', { project: P, collection: 'trips', records: [{ id: 1, date: '2024-02-01', destination: 'Tokyo', nights: 4 }, { id: 2, date: '2024-09-01', destination: 'Lima', nights: 9 }] }))
+    expect(rec.records.map((r: { outcome: string }) => r.outcome)).toEqual(['created', 'created'])
+    const schema = conforms('GET', '/v1/facts/schema', await api('GET', `/v1/facts/schema?project=${encodeURIComponent(P)}`))
+    expect(schema.collections[0]).toMatchObject({ name: 'trips', records: 2, timeField: 'date' })
+    const answer = conforms('POST', '/v1/facts/query', await api('POST', '/v1/facts/query', { project: P, query: 'from trips where date in 2024-H2 sum nights', explain: true }))
+    expect(answer).toMatchObject({ value: 9, empty: false, coverage: { matched: 1 } })
+    const id = answer.records[0]
+    const updated = conforms('PATCH', '/v1/facts/records/:id', await api('PATCH', `/v1/facts/records/${id}`, { project: P, values: { nights: 10 } }))
+    expect(updated).toMatchObject({ version: 2, values: { nights: 10 } })
+    const shown = conforms('GET', '/v1/facts/records/:id', await api('GET', `/v1/facts/records/${id}?project=${encodeURIComponent(P)}`))
+    expect(shown.history).toHaveLength(2)
+    conforms('DELETE', '/v1/facts/records/:id', await api('DELETE', `/v1/facts/records/${id}?project=${encodeURIComponent(P)}`))
+    const gone = conforms('GET', '/v1/facts/records/:id', await api('GET', `/v1/facts/records/${id}?project=${encodeURIComponent(P)}`))
+    expect(gone.deleted.text).toMatch(/^you asked me to forget that on \d{4}-\d{2}-\d{2}$/)
+  })
+
+  it('answers 400 naming the field of a bad query, and 404 for an unknown collection', async () => {
+    await api('POST', '/v1/facts/records', { project: P, collection: 'trips', records: { date: '2024-02-01', destination: 'Oslo' } })
+    const bad = await api('POST', '/v1/facts/query', { project: P, query: 'from trips where price > 1 count' })
+    expect(bad.status).toBe(400)
+    expect(bad.body.error.message).toMatch(/^query: trips has no field price/)
+    expect((await api('POST', '/v1/facts/query', { project: P, query: 'from flights count' })).status).toBe(404)
+  })
+})

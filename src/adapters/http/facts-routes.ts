@@ -1,0 +1,132 @@
+import { z } from 'zod'
+import { inputObject, projectField } from '../../core/schemas.js'
+import { factDeclareInput, factQueryInput, factRecordInput, factUpdateInput } from '../../core/facts/fact-inputs.js'
+import type { ProjectRef } from '../../core/types.js'
+import type { MnemoEngine } from '../../engine/mnemo.js'
+import { defineRoute, needProject, ok, type AnyRestRoute } from './route-kit.js'
+
+// REST routes of the fact ledger (docs/FACTS.md), under /v1/facts: schema, query, record, update, show, delete, declare.
+
+const project = { project: projectField.optional().describe('Project name or absolute path inside it (required).') }
+const projectQuery = inputObject(project)
+
+const answerJson = z.object({
+  collection: z.string(),
+  kind: z.enum(['count', 'number', 'value', 'values', 'groups', 'rows', 'comparison']),
+  value: z.unknown().describe('A number, a text, a list of values or groups, rows, or increase / decrease / same / unknown; null when nothing matched an average or extreme.'),
+  groups: z.array(z.object({ key: z.union([z.string(), z.number()]), value: z.union([z.number(), z.string(), z.null()]), count: z.number(), share: z.number().optional() })).optional(),
+  comparison: z.record(z.string(), z.unknown()).optional(),
+  records: z.array(z.string()).describe('Ids of the records the answer rests on (at most 1000).'),
+  coverage: z.object({
+    matched: z.number(),
+    from: z.string().optional(),
+    to: z.string().optional(),
+    sources: z.array(z.string()),
+    statuses: z.string(),
+    collection: z.object({ records: z.number(), from: z.string().optional(), to: z.string().optional() }),
+  }),
+  empty: z.boolean(),
+  text: z.string(),
+  sql: z.array(z.object({ sql: z.string(), params: z.array(z.unknown()) })).optional(),
+  query: z.unknown(),
+})
+const recordJson = z.object({
+  id: z.string(),
+  collection: z.string(),
+  values: z.record(z.string(), z.unknown()),
+  status: z.string(),
+  validFrom: z.number().optional(),
+  validTo: z.number().optional(),
+  retractedAt: z.number().optional(),
+  recordedAt: z.number(),
+  version: z.number(),
+  provenance: z.record(z.string(), z.unknown()),
+  user: z.string().optional(),
+})
+const specJson = z.object({ name: z.string(), description: z.string().optional(), fields: z.array(z.record(z.string(), z.unknown())), identity: z.array(z.string()), timeField: z.string().optional() })
+
+function refOf(engine: MnemoEngine, arg: string | undefined, where: 'body' | 'query'): ProjectRef {
+  return engine.projectForWrite(needProject(engine, arg, where))
+}
+
+/** The fact routes, mounted beside the core routes. */
+export const FACT_ROUTES: readonly AnyRestRoute[] = [
+  defineRoute({
+    method: 'GET',
+    path: '/v1/facts/schema',
+    operationId: 'factsSchema',
+    summary: "A project's fact collections: fields, types, identity, time field, counts, example values",
+    query: projectQuery,
+    projectRequired: true,
+    responses: { 200: { description: 'The collections, by name.', schema: z.object({ collections: z.array(specJson.extend({ records: z.number(), from: z.string().optional(), to: z.string().optional(), examples: z.record(z.string(), z.array(z.unknown())) })) }) } },
+    errors: [400, 404],
+    handle: ({ query }, { engine }) => ok({ collections: engine.facts.schema({ project: refOf(engine, query.project, 'query') }) }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/facts/query',
+    operationId: 'factsQuery',
+    summary: 'Answer a query in the fact query language exactly: value, contributing records, coverage',
+    body: inputObject({ ...factQueryInput.shape, ...project }),
+    projectRequired: true,
+    responses: { 200: { description: 'The answer; `empty` when no record matched.', schema: answerJson } },
+    errors: [400, 404, 413],
+    handle: ({ body }, { engine }) => ok(engine.facts.query(body.query, { project: refOf(engine, body.project, 'body'), explain: body.explain === true })),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/facts/records',
+    operationId: 'factsRecord',
+    summary: 'Record one or more typed records (an unknown collection is inferred from them)',
+    body: inputObject({ ...factRecordInput.shape, ...project }),
+    projectRequired: true,
+    responses: { 201: { description: 'What happened to each record, in order.', schema: z.object({ collection: specJson, schemaChanged: z.boolean(), records: z.array(z.object({ id: z.string(), outcome: z.enum(['created', 'updated', 'unchanged']) })) }) } },
+    errors: [400, 404, 413],
+    handle: ({ body }, { engine, user }) =>
+      ok(engine.facts.add(body.collection, body.records, { project: refOf(engine, body.project, 'body'), ...(body.status ? { status: body.status } : {}), provenance: { source: user === undefined ? 'agent' : 'user' } }), 201),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/facts/records/:id',
+    operationId: 'factsShow',
+    summary: 'A record with its history, or when it was deleted',
+    query: projectQuery,
+    projectRequired: true,
+    responses: { 200: { description: 'The record and its versions, oldest first; or `deleted`.', schema: z.union([z.object({ record: recordJson, history: z.array(recordJson.extend({ action: z.string(), supersededAt: z.number().optional() })) }), z.object({ deleted: z.object({ id: z.string(), collection: z.string(), deletedAt: z.number(), text: z.string() }) })]) } },
+    errors: [400, 404],
+    handle: ({ query, params }, { engine }) => ok(engine.facts.show(params['id'] ?? '', { project: refOf(engine, query.project, 'query') })),
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/v1/facts/records/:id',
+    operationId: 'factsUpdate',
+    summary: 'Change fields or the status of a record (a new version)',
+    body: inputObject({ values: factUpdateInput.shape.values, status: factUpdateInput.shape.status, ...project }),
+    projectRequired: true,
+    responses: { 200: { description: 'The record as it is now.', schema: recordJson } },
+    errors: [400, 404, 413],
+    handle: ({ body, params }, { engine }) => ok(engine.facts.update(params['id'] ?? '', body.values, { project: refOf(engine, body.project, 'body'), ...(body.status ? { status: body.status } : {}) })),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/v1/facts/records/:id',
+    operationId: 'factsDelete',
+    summary: 'Delete a record for good: its values leave every view, index and export',
+    query: projectQuery,
+    projectRequired: true,
+    responses: { 200: { description: 'What was deleted.', schema: z.object({ id: z.string(), collection: z.string(), events: z.number() }) } },
+    errors: [400, 404],
+    handle: ({ query, params }, { engine, user }) => ok(engine.facts.delete(params['id'] ?? '', { project: refOf(engine, query.project, 'query'), actor: user ?? 'rest' })),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/facts/collections',
+    operationId: 'factsDeclare',
+    summary: 'Declare a typed collection, or add fields to one',
+    body: inputObject({ ...factDeclareInput.shape, ...project }),
+    projectRequired: true,
+    responses: { 200: { description: 'The collection as it is now.', schema: specJson } },
+    errors: [400, 404, 413],
+    handle: ({ body }, { engine }) => ok(engine.facts.declare(body.collection, { project: refOf(engine, body.project, 'body') })),
+  }),
+]

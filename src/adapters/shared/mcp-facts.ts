@@ -1,0 +1,106 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { z } from 'zod'
+import { parseInput } from '../../core/schemas.js'
+import { FACT_QUERY_GRAMMAR, factDeclareInput, factDeleteInput, factQueryInput, factRecordInput, factUpdateInput } from '../../core/facts/fact-inputs.js'
+import { describeType } from '../../core/facts/fact-values.js'
+import type { ProjectRef } from '../../core/types.js'
+import type { MnemoEngine } from '../../engine/mnemo.js'
+import { errorResult, okResult } from './tool-result.js'
+
+/**
+ * Registers the fact ledger's MCP tools (docs/FACTS.md): `facts_schema`, `facts_record`, `facts_update`,
+ * `facts_delete`, `facts_declare`, `facts_query`. Scoped like the memory tools (the `project` argument, else the
+ * agent's working directory's project) and to the server's user.
+ */
+export function registerFactTools(server: McpServer, engine: MnemoEngine, scope: { writeRef: (project: string | undefined) => ProjectRef; projectArg: z.ZodType }): void {
+  const handler =
+    <S extends z.ZodObject>(schema: S, fn: (input: z.output<S>, project: ProjectRef) => Record<string, unknown>) =>
+    async (args: unknown): Promise<CallToolResult> => {
+      try {
+        const input = parseInput(schema, args)
+        return okResult(fn(input, scope.writeRef((args as { project?: string } | undefined)?.project)))
+      } catch (error) {
+        return errorResult(error)
+      }
+    }
+  const project = { project: scope.projectArg }
+
+  server.registerTool(
+    'facts_schema',
+    {
+      title: 'Fact collections',
+      description:
+        "The project's typed collections (trips, test runs, …): each with its fields and their types, identity key, time field, record count, time range and example values. Read it before writing a facts_query.",
+      inputSchema: project,
+    },
+    handler(z.object({}), (_input, p) => ({
+      collections: engine.facts.schema({ project: p }).map((c) => ({
+        name: c.name,
+        records: c.records,
+        ...(c.from !== undefined ? { from: c.from, to: c.to } : {}),
+        identity: c.identity,
+        ...(c.timeField !== undefined ? { timeField: c.timeField } : {}),
+        fields: c.fields.map((f) => ({ name: f.name, type: describeType(f), examples: c.examples[f.name] ?? [], ...(f.synonyms ? { synonyms: f.synonyms } : {}) })),
+      })),
+      grammar: FACT_QUERY_GRAMMAR,
+    })),
+  )
+
+  server.registerTool(
+    'facts_query',
+    {
+      title: 'Query facts',
+      description: `Answer an exact question (how many, how much, which most, trend) from typed records, never a guess. Returns value, the record ids it rests on and its coverage; an answer over no records says so.\n${FACT_QUERY_GRAMMAR}`,
+      inputSchema: { ...factQueryInput.shape, ...project },
+    },
+    handler(factQueryInput, (input, p) => {
+      const a = engine.facts.query(input.query, { project: p, explain: input.explain === true })
+      return { ...a, query: input.query }
+    }),
+  )
+
+  server.registerTool(
+    'facts_record',
+    {
+      title: 'Record facts',
+      description:
+        'Record one or more typed records in a collection (a trip, a measurement, a decision with fields). An unknown collection is created with types inferred from the records; a record with the identity of a stored one updates it. A value of the wrong type is refused, naming the record and field.',
+      inputSchema: { ...factRecordInput.shape, ...project },
+    },
+    handler(factRecordInput, (input, p) => {
+      const r = engine.facts.add(input.collection, input.records, { project: p, ...(input.status ? { status: input.status } : {}), provenance: { source: 'agent' } })
+      return { collection: r.collection.name, schemaChanged: r.schemaChanged, records: r.records }
+    }),
+  )
+
+  server.registerTool(
+    'facts_update',
+    {
+      title: 'Update a fact record',
+      description: 'Change fields (or the status) of a record by id; the earlier version stays in its history.',
+      inputSchema: { ...factUpdateInput.shape, ...project },
+    },
+    handler(factUpdateInput, (input, p) => ({ record: engine.facts.update(input.id, input.values, { project: p, ...(input.status ? { status: input.status } : {}), provenance: { source: 'agent' } }) })),
+  )
+
+  server.registerTool(
+    'facts_delete',
+    {
+      title: 'Delete a fact record',
+      description: 'Delete a record for good: its values leave every view, index and export (only the fact that it was deleted, and when, is kept).',
+      inputSchema: { ...factDeleteInput.shape, ...project },
+    },
+    handler(factDeleteInput, (input, p) => ({ ...engine.facts.delete(input.id, { project: p, actor: 'mcp' }) })),
+  )
+
+  server.registerTool(
+    'facts_declare',
+    {
+      title: 'Declare a fact collection',
+      description: 'Declare a typed collection (or add fields to one): field types, identity key (fields whose values make a record the same one), time field.',
+      inputSchema: { ...factDeclareInput.shape, ...project },
+    },
+    handler(factDeclareInput, (input, p) => ({ collection: engine.facts.declare(input.collection, { project: p }) })),
+  )
+}
