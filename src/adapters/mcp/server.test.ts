@@ -12,7 +12,7 @@ import { estimateTokens } from '../../core/text.js'
 // `mnemo mcp`, started the way an agent starts it (in the project folder).
 const ROOT = path.resolve(import.meta.dirname, '../../..')
 const CLI = path.join(ROOT, 'dist/adapters/cli/main.js')
-const TOOLS = ['memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status', 'memory_timeline']
+const TOOLS = ['facts_declare', 'facts_delete', 'facts_query', 'facts_record', 'facts_schema', 'facts_update', 'memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status', 'memory_timeline']
 
 let tmp: string
 let home: string
