@@ -73,7 +73,7 @@ describe('parseClaudeTranscript on the hand-written fixture', () => {
   it('stores inline base64 images as a placeholder', () => {
     const u5 = parseFixture().events.find((e) => e.idemKey === 'claude-code:sess-a:u-5')!
     const block = (u5.payload as { message: { content: { source: { data: string } }[] } }).message.content[0]!
-    expect(block.source.data).toBe('[binary ~600 bytes]')
+    expect(block.source.data).toBe('[image: image/png, 600 B]')
     expect(JSON.stringify(u5.payload).length).toBeLessThan(400)
   })
 
@@ -87,7 +87,7 @@ describe('parseClaudeTranscript on the hand-written fixture', () => {
       ['tool', 'assistant', 'Bash', 'toolu_bash', 'Bash: npm test\nRun the tests'],
       ['error', 'tool', 'Bash', 'toolu_bash', '1 test failed: login throws'],
       ['message', 'assistant', undefined, undefined, 'I checked memory, now fixing.'],
-      ['prompt', 'user', undefined, undefined, '[image]'],
+      ['prompt', 'user', undefined, undefined, '[image: image/png, 600 B]'],
       ['message', 'assistant', undefined, undefined, 'Stray line without session or timestamp.'],
       ['message', 'system', undefined, undefined, '<local-command-stdout>done</local-command-stdout>'],
       ['prompt', 'user', undefined, undefined, 'plain string text'],

@@ -5,7 +5,7 @@ import type { DerivedObservation, EventInput, ProjectRef } from '../core/types.j
 import type { CaptureDerivation, Deriver, ParseResult } from './derivation.js'
 import { normalizeRoot, refOf, resolveProjectRoot } from './project.js'
 import { sanitizePayload } from './sanitize.js'
-import { describeToolResult, filesOfToolInput, isOwnTool, OBSERVATION_CHARS, toolObservationText } from './tool-text.js'
+import { describeToolResult, imageText, filesOfToolInput, isOwnTool, OBSERVATION_CHARS, toolObservationText } from './tool-text.js'
 import { asRecord, fileStem, readJsonLines, str, timeline, timestampOf, TOOL_NAME_FIELD, type JsonRecord, type TranscriptParseOptions } from './transcript-format.js'
 
 /** Claude Code record types mnemo derives from; any other `type` is counted in `unknownTypes` and skipped. */
@@ -159,7 +159,7 @@ const capped = (text: string): string => capText(text, OBSERVATION_CHARS)
  * - `assistant`: text → `message`/`assistant`; `tool_use` → `tool` with input text, files and
  *   `sourceRef` = block id; thinking blocks → nothing.
  * - `summary`: → `summary`/`assistant` (the session title is left alone).
- * Image blocks give `[image]` when the record says nothing else. Texts are capped at
+ * Image blocks give their stored placeholder (`[image: image/png, 12,000 B]`, else `[image]`) when the record says nothing else. Texts are capped at
  * `OBSERVATION_CHARS`. Never throws: shapes it does not know derive nothing.
  */
 export const deriveClaudeTranscript: Deriver = (event) => {
@@ -187,7 +187,7 @@ function textOf(block: unknown): string | undefined {
 
 function deriveUser(blocks: unknown[], isMeta: boolean): DerivedObservation[] {
   const obs: DerivedObservation[] = []
-  let images = 0
+  const images: JsonRecord[] = []
   for (const block of blocks) {
     const text = textOf(block)
     if (text !== undefined) {
@@ -197,10 +197,10 @@ function deriveUser(blocks: unknown[], isMeta: boolean): DerivedObservation[] {
       continue
     }
     const b = asRecord(block)
-    if (b?.['type'] === 'image') images++
+    if (b?.['type'] === 'image') images.push(b)
     else if (b?.['type'] === 'tool_result') obs.push(toolResultObservation(b))
   }
-  if (obs.length === 0 && images > 0) obs.push({ kind: 'prompt', role: 'user', text: '[image]' })
+  if (obs.length === 0 && images.length > 0) obs.push({ kind: 'prompt', role: 'user', text: images.map(imageText).join(' ') })
   return obs
 }
 
@@ -219,7 +219,7 @@ function toolResultObservation(block: JsonRecord): DerivedObservation {
 
 function deriveAssistant(blocks: unknown[], cwd: string | undefined): DerivedObservation[] {
   const obs: DerivedObservation[] = []
-  let images = 0
+  const images: JsonRecord[] = []
   for (const block of blocks) {
     const text = textOf(block)
     if (text !== undefined) {
@@ -227,7 +227,7 @@ function deriveAssistant(blocks: unknown[], cwd: string | undefined): DerivedObs
       continue
     }
     const b = asRecord(block)
-    if (b?.['type'] === 'image') images++
+    if (b?.['type'] === 'image') images.push(b)
     if (b?.['type'] !== 'tool_use') continue
     const name = str(b['name'])
     if (!name || isOwnTool(name)) continue
@@ -241,6 +241,6 @@ function deriveAssistant(blocks: unknown[], cwd: string | undefined): DerivedObs
       ...(ref ? { sourceRef: ref } : {}),
     })
   }
-  if (obs.length === 0 && images > 0) obs.push({ kind: 'message', role: 'assistant', text: '[image]' })
+  if (obs.length === 0 && images.length > 0) obs.push({ kind: 'message', role: 'assistant', text: images.map(imageText).join(' ') })
   return obs
 }

@@ -68,7 +68,7 @@ describe('parseCodexRollout on the hand-written fixture', () => {
   it('stores the data-URI image as a placeholder and carries the tool name to outputs', () => {
     const { events } = parseFixture()
     const userImage = events.find((e) => JSON.stringify(e.payload).includes('看这张图'))!
-    expect((userImage.payload as { payload: { images: string[] } }).payload.images).toEqual(['[binary image/png, ~600 bytes]'])
+    expect((userImage.payload as { payload: { images: string[] } }).payload.images).toEqual(['[image: image/png, 600 B]'])
     const out = events.find((e) => e.idemKey.endsWith(':out:call_patch_1'))!
     expect((out.payload as { payload: Record<string, unknown> }).payload['_mnemo_tool']).toBe('apply_patch')
   })

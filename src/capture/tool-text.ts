@@ -1,4 +1,4 @@
-import { capText, squash } from '../core/text.js'
+import { BINARY_PLACEHOLDER, capText, squash } from '../core/text.js'
 import { unwrapToolOutput } from './agent-wrappers.js'
 
 /** Largest observation text kept for a tool call's input part, in chars. */
@@ -89,7 +89,7 @@ function collectStrings(value: unknown, out: string[], depth: number): void {
   }
   const record = value as Record<string, unknown>
   if (record['type'] === 'image') {
-    out.push('[image]')
+    out.push(imageText(record))
     return
   }
   // Gemini CLI's tool result: `llmContent` is what the model saw, `returnDisplay` a copy for the screen.
@@ -99,6 +99,23 @@ function collectStrings(value: unknown, out: string[], depth: number): void {
     if (key === 'type' || key === 'tool_use_id' || key === 'interrupted' || key === 'isImage' || key === 'signature') continue
     collectStrings(v, out, depth + 1)
   }
+}
+
+/**
+ * What an image content block reads as in an observation: the placeholder capture stored for its data
+ * (`[image: image/png, 12,000 B]`, see `binaryPlaceholder`), else `[image]`.
+ */
+export function imageText(block: unknown): string {
+  const found: string[] = []
+  const walk = (v: unknown, depth: number): void => {
+    if (found.length > 0 || depth > 3) return
+    if (typeof v === 'string') {
+      if (BINARY_PLACEHOLDER.test(v)) found.push(v)
+    } else if (Array.isArray(v)) for (const x of v) walk(x, depth + 1)
+    else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) walk(x, depth + 1)
+  }
+  walk(block, 0)
+  return found[0] ?? '[image]'
 }
 
 function parseMaybeJson(value: unknown): unknown {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { capText, estimateTokens, jsonSyntaxError, repairUnicode, replaceBinary, sanitizeValue, truncateGraphemes } from './text.js'
+import { base64Bytes, base64Mime, binaryPlaceholder, stripTerminalControls, capText, estimateTokens, jsonSyntaxError, repairUnicode, replaceBinary, sanitizeValue, truncateGraphemes } from './text.js'
 
 describe('repairUnicode', () => {
   it('replaces NUL bytes and lone surrogates with U+FFFD and keeps valid pairs', () => {
@@ -40,17 +40,17 @@ describe('capText', () => {
 describe('replaceBinary', () => {
   it('replaces a data URI with a typed placeholder', () => {
     const uri = `data:image/png;base64,${'iVBORw0KGgoAAAANSUhEUgAA'.repeat(100)}`
-    expect(replaceBinary(`see ${uri} here`)).toBe('see [binary image/png, ~1800 bytes] here')
+    expect(replaceBinary(`see ${uri} here`)).toBe('see [image: image/png, 1,800 B] here')
   })
   it('replaces a long mixed-case base64 run but not a long hex hash or identifier', () => {
     const blob = 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkwYWJjZGVm'.repeat(20)
-    expect(replaceBinary(blob)).toMatch(/^\[binary ~\d+ bytes\]$/)
+    expect(replaceBinary(blob)).toBe('[binary: 780 B]')
     const hex = 'deadbeef0123456789'.repeat(40)
     expect(replaceBinary(hex)).toBe(hex)
   })
   it('replaces a mostly-control-character string', () => {
     const bin = '\u0001\u0002\u0003\u0004'.repeat(50)
-    expect(replaceBinary(bin)).toBe('[binary data, 200 chars]')
+    expect(replaceBinary(bin)).toBe('[binary data: 200 chars]')
   })
 })
 
@@ -85,7 +85,7 @@ describe('estimateTokens', () => {
 describe('replaceBinary on very large input', () => {
   it('handles a multi-megabyte base64 run without overflowing the stack', () => {
     const run = 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkwYWJjZGVm'.repeat(150_000)
-    expect(replaceBinary(`head ${run} tail`)).toBe(`head [binary ~${Math.floor((run.length * 3) / 4)} bytes] tail`)
+    expect(replaceBinary(`head ${run} tail`)).toBe(`head [binary: ${((run.length * 3) / 4).toLocaleString('en-US')} B] tail`)
     expect(replaceBinary(`x ${'y'.repeat(6_000_000)}`).length).toBe(6_000_002)
   })
 })
@@ -104,5 +104,43 @@ describe('jsonSyntaxError', () => {
     expect(reason('{"token": "sk-proj-abc"')).toBe("Expected ',' or '}' after property value in JSON at position 23")
     expect(reason('{"a": "sk-proj-x\u0001"}')).not.toContain('sk-proj')
     expect(reason('')).toBe('Unexpected end of JSON input')
+  })
+})
+
+describe('stripTerminalControls (issue 17 item 3)', () => {
+  it('removes CSI colours and cursor moves, OSC titles, DCS strings, two-byte escapes and C0/C1 controls; keeps \\n and \\t', () => {
+    expect(stripTerminalControls('\x1b[31mFAIL\x1b[0m src/a.ts\x1b]0;pwned title\x07\x1b[2J\x1b[H')).toBe('FAIL src/a.ts')
+    expect(stripTerminalControls('a\x1b]8;;https://x.io\x1b\\link\x1b]8;;\x1b\\b')).toBe('alinkb')
+    expect(stripTerminalControls('x\x1bPq#0;2;0;0;0\x1b\\y\x1bcz')).toBe('xyz')
+    expect(stripTerminalControls('bell\x07 back\x08space \x9b31m8bit\x9bm del\x7f')).toBe('bell backspace 8bit del')
+    expect(stripTerminalControls('line1\r\nline2\rline3\n\tindented')).toBe('line1\nline2\nline3\n\tindented')
+    // An unterminated title ends at its line; NUL is left to repairUnicode.
+    expect(stripTerminalControls('a\x1b]0;title\nb\u0000')).toBe('a\nb\u0000')
+    const plain = 'no controls here — ünïcödé 日本'
+    expect(stripTerminalControls(plain)).toBe(plain)
+  })
+})
+
+describe('binary placeholders name type and decoded size (issue 17 item 2)', () => {
+  const png = (bytes: number): string => Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(bytes - 16)]).toString('base64')
+  it('tells a PNG whose body is all zeros ("AAAA…") by its signature, at any length', () => {
+    const b64 = png(9000)
+    expect(replaceBinary(`shot ${b64} done`)).toBe('shot [image: image/png, 9,000 B] done')
+    expect(base64Mime(png(100))).toBe('image/png')
+    expect(base64Mime(Buffer.from('%PDF-1.7 ...').toString('base64'))).toBe('application/pdf')
+    expect(base64Mime('deadbeef0123456789abcdef')).toBeUndefined()
+  })
+  it('replaces the data of image content blocks whatever it looks like, keeping their shape', () => {
+    const data = png(600)
+    expect(sanitizeValue({ type: 'image', source: { type: 'base64', media_type: 'image/png', data } })).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: '[image: image/png, 600 B]' } })
+    expect(sanitizeValue({ type: 'image', data: 'AAAAAAAAAAAAAAAAAAAAAAAA', mimeType: 'image/jpeg' })).toEqual({ type: 'image', data: '[image: image/jpeg, 18 B]', mimeType: 'image/jpeg' })
+    expect(sanitizeValue({ inlineData: { mimeType: 'image/webp', data: 'UklGRgAAAABXRUJQVlA4IA==' } })).toEqual({ inlineData: { mimeType: 'image/webp', data: '[image: image/webp, 16 B]' } })
+    // A `data` field that is no encoded file stays.
+    expect(sanitizeValue({ data: 'helloWorldExample123' })).toEqual({ data: 'helloWorldExample123' })
+  })
+  it('formats sizes with thousands separators', () => {
+    expect(binaryPlaceholder('image/png', 12000)).toBe('[image: image/png, 12,000 B]')
+    expect(binaryPlaceholder(undefined, 1234567)).toBe('[binary: 1,234,567 B]')
+    expect(base64Bytes('TQ==')).toBe(1)
   })
 })

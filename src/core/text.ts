@@ -29,21 +29,65 @@ function hasBidiControl(text: string): boolean {
   return BIDI_CONTROLS.test(text)
 }
 
-const DATA_URI = /data:([\w.+-]+\/[\w.+-]+);base64,[A-Za-z0-9+/=]{16,}/g
-/** A run of 512+ base64 characters with no spaces: an inline image or blob, never prose. */
+const DATA_URI = /data:([\w.+-]+\/[\w.+-]+)(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=]{16,}/g
 
 /**
- * Replaces inline binary with short placeholders: data URIs become
- * `[binary image/png, ~N bytes]`, long base64 runs `[binary ~N bytes]`, and a
- * string that is mostly control characters `[binary data, N chars]`.
+ * The placeholder inline binary is stored as, naming its type and decoded size: `[image: image/png, 12,000 B]`
+ * for images, `[binary: application/pdf, 3,100 B]` for other known types, `[binary: 9,000 B]` when the type
+ * is unknown.
+ *
+ * @param bytes - Decoded size in bytes (see `base64Bytes`).
+ */
+export function binaryPlaceholder(mime: string | undefined, bytes: number): string {
+  const size = `${String(bytes).replace(/\B(?=(\d{3})+(?!\d))/g, ',')} B`
+  const type = mime?.toLowerCase()
+  if (type === undefined || type === '') return `[binary: ${size}]`
+  return type.startsWith('image/') ? `[image: ${type}, ${size}]` : `[binary: ${type}, ${size}]`
+}
+
+/** Placeholders `binaryPlaceholder` and `replaceBinary` write (so a second pass keeps them). */
+export const BINARY_PLACEHOLDER = /^\[(?:image|binary|binary data): [^\]]*\]$/
+
+const SIGNATURE_START = /^(?:iVBORw0KGgo|\/9j\/|R0lGOD|UklGR|SUkq|TU0AK|JVBERi0|UEsDB|H4sI|AAAA)/
+
+/**
+ * The type a base64 text's first bytes announce (file signatures: PNG, JPEG, GIF, WebP, TIFF, AVIF/HEIC,
+ * PDF, ZIP, gzip), or undefined. Signatures from each format's specification (PNG §5.2, JFIF SOI marker,
+ * GIF89a header, RIFF/WebP container, TIFF 6.0 header, ISO BMFF `ftyp` box, PDF 1.7 §7.5.2, ZIP APPNOTE
+ * 4.3.7, RFC 1952 §2.3.1).
+ */
+export function base64Mime(run: string): string | undefined {
+  // A cheap gate before decoding: how each signature starts in base64 (ISO BMFF's size field mostly "AAAA").
+  if (run.length < 16 || !SIGNATURE_START.test(run)) return undefined
+  const head = Buffer.from(run.slice(0, 24), 'base64')
+  const at = (i: number, ...bytes: number[]): boolean => bytes.every((b, j) => head[i + j] === b)
+  const ascii = (i: number, text: string): boolean => head.subarray(i, i + text.length).toString('latin1') === text
+  if (at(0, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return 'image/png'
+  if (at(0, 0xff, 0xd8, 0xff)) return 'image/jpeg'
+  if (ascii(0, 'GIF87a') || ascii(0, 'GIF89a')) return 'image/gif'
+  if (ascii(0, 'RIFF') && ascii(8, 'WEBP')) return 'image/webp'
+  if (at(0, 0x49, 0x49, 0x2a, 0x00) || at(0, 0x4d, 0x4d, 0x00, 0x2a)) return 'image/tiff'
+  if (ascii(4, 'ftypavif')) return 'image/avif'
+  if (ascii(4, 'ftypheic') || ascii(4, 'ftypmif1')) return 'image/heic'
+  if (ascii(0, '%PDF-')) return 'application/pdf'
+  if (at(0, 0x50, 0x4b, 0x03, 0x04)) return 'application/zip'
+  if (at(0, 0x1f, 0x8b)) return 'application/gzip'
+  return undefined
+}
+
+/**
+ * Replaces inline binary with placeholders naming its type and size (see `binaryPlaceholder`): data URIs,
+ * base64 runs that start with a file signature (any length from 16 characters), other base64 runs of
+ * 1,024+ characters with 16+ different characters, and those of 512+ that mix cases and digits like a blob; a string that is mostly
+ * control characters (binary output read as text) becomes `[binary data: N chars]`.
  */
 export function replaceBinary(text: string): string {
-  if (text.length >= 64 && looksBinary(text)) return `[binary data, ${text.length} chars]`
+  if (text.length >= 64 && looksBinary(text)) return `[binary data: ${text.length.toLocaleString('en-US')} chars]`
   let out = text
   if (out.includes('base64,')) {
-    out = out.replace(DATA_URI, (m, mime: string) => `[binary ${mime}, ~${base64Bytes(m.length - m.indexOf(',') - 1)} bytes]`)
+    out = out.replace(DATA_URI, (m, mime: string) => binaryPlaceholder(mime, base64Bytes(m.slice(m.indexOf(',') + 1))))
   }
-  if (out.length >= 512) out = replaceLongBase64Runs(out)
+  if (out.length >= 16) out = replaceLongBase64Runs(out)
   return out
 }
 
@@ -52,9 +96,8 @@ function isBase64Char(c: number): boolean {
 }
 
 /**
- * Replaces runs of 512+ base64 characters (plus `=` padding) that look like
- * blobs with `[binary ~N bytes]`. A linear scan, not a regex: a regex over a
- * multi-megabyte run overflows V8's stack.
+ * Replaces base64 runs that are blobs (see `replaceBinary`) with their placeholder. A linear scan, not a
+ * regex: a regex over a multi-megabyte run overflows V8's stack.
  */
 function replaceLongBase64Runs(text: string): string {
   let out = ''
@@ -69,8 +112,11 @@ function replaceLongBase64Runs(text: string): string {
     while (j < text.length && isBase64Char(text.charCodeAt(j))) j++
     let end = j
     while (end < text.length && end - j < 2 && text.charCodeAt(end) === 61) end++
-    if (j - i >= 512 && isLikelyBase64Blob(text.slice(i, j))) {
-      out += `${text.slice(last, i)}[binary ~${base64Bytes(end - i)} bytes]`
+    // A run inside a word (`key=iVBOR…` keeps `key=`) starts at a non-alphabet character.
+    const run = text.slice(i, j)
+    const mime = j - i >= 16 ? base64Mime(run) : undefined
+    if (mime !== undefined || (j - i >= 1024 && distinctAtLeast(run, 16)) || (j - i >= 512 && isLikelyBase64Blob(run))) {
+      out += `${text.slice(last, i)}${binaryPlaceholder(mime, base64Bytes(text.slice(i, end)))}`
       last = end
     }
     i = end > j ? end : j
@@ -78,8 +124,23 @@ function replaceLongBase64Runs(text: string): string {
   return last === 0 ? text : out + text.slice(last)
 }
 
-function base64Bytes(chars: number): number {
-  return Math.floor((chars * 3) / 4)
+/** Whether `run` holds at least `n` different characters (a run of one repeated letter is no blob). */
+function distinctAtLeast(run: string, n: number): boolean {
+  const seen = new Set<number>()
+  for (let k = 0; k < run.length && seen.size < n; k++) seen.add(run.charCodeAt(k))
+  return seen.size >= n
+}
+
+/** Decoded size of a base64 text in bytes (RFC 4648 §4: 3 bytes per 4 characters, padding not counted). */
+export function base64Bytes(b64: string): number {
+  let chars = 0
+  let pad = 0
+  for (let k = 0; k < b64.length; k++) {
+    const c = b64.charCodeAt(k)
+    if (c === 61) pad++
+    else if (isBase64Char(c) || c === 45 || c === 95) chars++
+  }
+  return Math.floor(((chars + pad) * 3) / 4) - pad
 }
 
 /** Long identifiers and hex hashes are base64-alphabet too; blobs mix cases and digits evenly. */
@@ -157,13 +218,17 @@ export interface CapLimits {
 export const DEFAULT_CAPS: CapLimits = { fieldChars: 16_000, arrayItems: 500, depth: 20 }
 
 /**
- * Sanitises every string inside a JSON-like value: Unicode repair, binary
- * placeholders, per-field caps. Returns a new value; never mutates the input.
- * Image content blocks (`{type: 'image', source: {data}}`) keep their shape
- * with the data replaced.
+ * Sanitises every string inside a JSON-like value: Unicode repair, binary placeholders, terminal controls
+ * stripped (`stripTerminalControls`), per-field caps. Returns a new value; never mutates the input.
+ * Image and file content blocks keep their shape with the data replaced by a placeholder naming type and
+ * size, whatever the data looks like: a `data` / `base64` / `bytes` / `b64_json` / `blob` string beside a
+ * type field (`media_type`, `mimeType`, `mime_type`, `mime`, `contentType`, `content_type`, or `type` holding a
+ * MIME type) — Anthropic `{type:'image', source:{media_type, data}}`, MCP `{type:'image', data, mimeType}`,
+ * Gemini `{inlineData:{mimeType, data}}`, Claude Code's Read result `{type:'image', file:{base64, type}}`.
  */
 export function sanitizeValue(value: unknown, limits: CapLimits = DEFAULT_CAPS, depth = 0): unknown {
-  if (typeof value === 'string') return capText(replaceBinary(repairUnicode(value)), limits.fieldChars)
+  // Binary first (it is told by its control characters), then the controls go, then what is left is repaired.
+  if (typeof value === 'string') return capText(repairUnicode(stripTerminalControls(replaceBinary(value))), limits.fieldChars)
   if (value === null || typeof value !== 'object') {
     return typeof value === 'number' && !Number.isFinite(value) ? null : value
   }
@@ -173,12 +238,64 @@ export function sanitizeValue(value: unknown, limits: CapLimits = DEFAULT_CAPS, 
     if (value.length > limits.arrayItems) kept.push(`[mnemo: ${value.length - limits.arrayItems} more items cut]`)
     return kept
   }
+  const record = value as Record<string, unknown>
+  const mime = blobMime(record)
   const out: Record<string, unknown> = {}
-  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+  for (const [key, v] of Object.entries(record)) {
+    const blob = typeof v === 'string' && BLOB_KEYS.has(key) ? blobPlaceholder(v, mime, record['type'] === 'image') : undefined
     // defineProperty, not assignment: a key named __proto__ is data here.
-    Object.defineProperty(out, repairUnicode(key), { value: sanitizeValue(v, limits, depth + 1), enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(out, repairUnicode(key), { value: blob ?? sanitizeValue(v, limits, depth + 1), enumerable: true, writable: true, configurable: true })
   }
   return out
+}
+
+/** Fields content blocks carry encoded bytes in. */
+const BLOB_KEYS = new Set(['data', 'base64', 'bytes', 'b64_json', 'blob'])
+const MIME_KEYS = ['media_type', 'mimeType', 'mime_type', 'mime', 'contentType', 'content_type', 'type']
+const MIME = /^[a-z]+\/[\w.+-]+$/i
+
+/** The MIME type an object names for its encoded bytes, if any. */
+function blobMime(record: Record<string, unknown>): string | undefined {
+  for (const k of MIME_KEYS) {
+    const v = record[k]
+    if (typeof v === 'string' && MIME.test(v)) return v
+  }
+  return undefined
+}
+
+/** The placeholder for an encoded field: when the object names a type, the bytes announce one, or the block is an image. */
+function blobPlaceholder(v: string, mime: string | undefined, image: boolean): string | undefined {
+  if (!isBase64Text(v)) return undefined
+  const type = mime ?? base64Mime(v.replace(/\s+/g, '')) ?? (image ? 'image/*' : undefined)
+  return type === undefined ? undefined : binaryPlaceholder(type, base64Bytes(v))
+}
+
+/** At least 16 characters, all base64 (standard or URL-safe alphabet, padding, line breaks). */
+function isBase64Text(v: string): boolean {
+  return v.length >= 16 && /^[A-Za-z0-9+/_\-\r\n]+={0,2}\s*$/.test(v) && !BINARY_PLACEHOLDER.test(v)
+}
+
+/**
+ * Terminal control sequences and control characters (ECMA-48): CSI (`ESC [` … final byte, and the 8-bit
+ * CSI U+009B), OSC (`ESC ]` … BEL or ST, e.g. `\x1b]0;title\x07` which retitles a terminal), DCS/SOS/PM/APC
+ * strings (`ESC P|X|^|_` … ST; an unterminated string ends at its line), two-character escapes (`ESC c` resets the terminal), and the remaining C0
+ * and C1 controls and DEL. Tab and line feed are text; NUL is left to `repairUnicode` (U+FFFD, so an id made of
+ * one never becomes empty).
+ */
+const TERMINAL_SEQUENCE =
+  /\x1b\[[0-?]*[ -/]*[@-~]?|\x9b[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?|\x9d[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?|\x1b[PX^_][^\x1b\x9c\n]*(?:\x1b\\|\x9c)?|[\x90\x98\x9e\x9f][^\x1b\x9c\n]*(?:\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g
+const HAS_CONTROL = /[\x01-\x08\x0b-\x1f\x7f-\x9f]/
+
+/**
+ * `text` with terminal control sequences and control characters removed (see TERMINAL_SEQUENCE): what
+ * a program printed in colour reads as its words, and stored text cannot retitle, clear or move the
+ * cursor of the terminal it is shown in. `\r\n` and a lone `\r` become `\n`; tab and line feed stay.
+ * Capture applies it to every stored string, and every output path applies it again (text stored
+ * before this rule). Linear in the text length.
+ */
+export function stripTerminalControls(text: string): string {
+  if (!HAS_CONTROL.test(text)) return text
+  return text.replace(/\r\n?/g, '\n').replace(TERMINAL_SEQUENCE, '')
 }
 
 // Created on first use (an ICU break iterator is not free at start-up).

@@ -91,7 +91,7 @@ describe('capture from Claude Code hooks', () => {
     const shown = engine.show(hit.id)
     if (shown.type !== 'observation') throw new Error('expected an observation')
     expect(shown.observation.text.length).toBeLessThanOrEqual(8_200)
-    expect(shown.observation.text).toContain('[binary image/png, ~9000 bytes]')
+    expect(shown.observation.text).toContain('[image: image/png, 9,000 B]')
     expect(shown.observation.text).toContain('chars cut')
     expect((await engine.recall('TAILMARK')).map((h) => h.id)).toEqual([hit.id])
   })

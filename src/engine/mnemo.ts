@@ -1,3 +1,4 @@
+import { stripTerminalControls } from '../core/text.js'
 import type { Clock } from '../core/clock.js'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import type { ProjectId, SessionId } from '../core/ids.js'
@@ -177,9 +178,13 @@ export class MnemoEngine {
     return indexEvent(event, this.timeZone)
   }
 
-  /** Second redaction pass on everything that leaves the store, for secrets stored before a pattern existed. */
+  /**
+   * Second pass on everything that leaves the store, for text stored before a rule existed: secret redaction, and
+   * terminal control sequences stripped (`stripTerminalControls`), so old text cannot drive the terminal or agent it
+   * is shown to through recall, show, context, sessions, MCP or REST.
+   */
   private readRedact(text: string): string {
-    return this.redact ? this.redact(text) : redactSecrets(text)
+    return stripTerminalControls(this.redact ? this.redact(text) : redactSecrets(text))
   }
 
   private redactObservation(o: Observation): Observation {
@@ -408,7 +413,9 @@ export class MnemoEngine {
     const limit = options.limit ?? 50
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
     // mnemo's own operations (remember, consolidation) are logged under a bookkeeping session per project: not an agent's session.
-    return this.store.listSessions({ limit, offset: options.offset ?? 0, excludeAgent: 'mnemo', ...(options.projectIds ? { projectIds: options.projectIds } : {}), ...this.access.who() })
+    return this.store
+      .listSessions({ limit, offset: options.offset ?? 0, excludeAgent: 'mnemo', ...(options.projectIds ? { projectIds: options.projectIds } : {}), ...this.access.who() })
+      .map((s) => (s.title !== undefined ? { ...s, title: this.readRedact(s.title) } : s))
   }
 
   /**
