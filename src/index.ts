@@ -9,7 +9,7 @@
  * mnemo.close()
  */
 export { openMnemo, type OpenMnemoOptions, type OpenedMnemo } from './runtime/open-mnemo.js'
-export { MnemoEngine, type RecallOptions, type ImportReport, type ImportFileReport, type ShowResult } from './engine/mnemo.js'
+export { MnemoEngine, type RecallHits, type RecallOptions, type ImportReport, type ImportFileReport, type ShowResult } from './engine/mnemo.js'
 export { MnemoError, type ErrorCode, type ErrorDetails } from './core/errors.js'
 export type { ContextBlock } from './context/context-block.js'
 export type * from './core/types.js'

@@ -2,7 +2,7 @@ import { stripTerminalControls } from '../core/text.js'
 import type { Clock } from '../core/clock.js'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import type { ProjectId, SessionId } from '../core/ids.js'
-import type { AgentName, EventInput, HookAgent, Memory, MemoryKind, Observation, Project, ProjectRef, RecallHit, Session } from '../core/types.js'
+import type { AgentName, EventInput, HookAgent, Memory, MemoryKind, Observation, Project, ProjectRef, Session } from '../core/types.js'
 import { checkUserName, ownKey } from '../core/user.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
@@ -28,9 +28,9 @@ import { buildContext, show, type ShowResult } from './reads.js'
 import type { EngineContext } from './engine-context.js'
 import { deleteScope, editMemory, forget, observationAgent, remember, setMemoryState, type ForgetResult } from './memory-writes.js'
 import { DEFAULT_RECALL_CONFIG, type RecallConfig } from './recall-pipeline.js'
-import type { RecallOptions } from './recall.js'
+import type { RecallHits, RecallOptions } from './recall.js'
 
-export type { RecallOptions } from './recall.js'
+export type { RecallHits, RecallOptions } from './recall.js'
 export type { ImportFileReport, ImportReport } from './import-files.js'
 
 export type { SessionDetail, ShowResult } from './reads.js'
@@ -93,8 +93,6 @@ export class MnemoEngine {
   private readonly ctx: EngineContext
   /** The typed fact ledger: collections, records, exact queries (engine/facts.ts). */
   readonly facts: EngineFacts
-  /** Problems the last recall worked around (a provider outage, missing vectors); for surfaces to show. */
-  warnings: string[] = []
 
   constructor(deps: EngineDeps, shared?: { builtin?: BuiltinVectors }) {
     this.deps = deps
@@ -294,14 +292,16 @@ export class MnemoEngine {
    * @param query - Free text: prose, identifiers, paths or CJK. Must contain a searchable term.
    * @param options.limit - Most hits, 1–100. Default 10.
    * @param options.channels - Channels to use (ablation). Default: all.
-   * @returns Hits ordered by `score` (fused RRF score, higher is better). Empty when nothing matches.
+   * @returns Hits ordered by `score` (fused RRF score, higher is better), empty when nothing matches, with
+   *   `warnings`: what this recall worked around (a channel asked for that is off, missing vectors, a provider
+   *   outage), for surfaces to show.
    * @throws {MnemoError} `INVALID_INPUT` — blank query, or `limit` outside 1–100.
    */
-  async recall(query: string, options: RecallOptions = {}): Promise<RecallHit[]> {
+  async recall(query: string, options: RecallOptions = {}): Promise<RecallHits> {
     const { recall } = await import('./recall.js')
     const { hits, warnings } = await recall(this.ctx, { builtin: await this.builtin(), embedder: this.embedder }, query, options)
-    this.warnings = warnings
-    return hits
+    // Not enumerable: the hits compare, spread and serialise as the plain array they are.
+    return Object.defineProperty(hits, 'warnings', { value: warnings, enumerable: false }) as RecallHits
   }
 
   /**

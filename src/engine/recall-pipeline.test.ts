@@ -248,11 +248,21 @@ describe('vector channels', () => {
     expect(r).toMatchObject({ embedded: 2, space: 'openai:toy:3' })
     const hits = await engine.recall('cat', { limit: 2 })
     expect(hits[0]).toMatchObject({ snippet: 'we adopted a kitten last spring', channels: { embedding: { rank: 1 } } })
-    expect(engine.warnings).toEqual([])
+    expect(hits.warnings).toEqual([])
     down = true
     const degraded = await engine.recall('puppy', { limit: 2 })
     expect(degraded.map((h) => h.snippet)).toEqual(['the puppy chewed the sofa'])
-    expect(engine.warnings).toEqual([expect.stringContaining('embedding channel skipped')])
+    expect(degraded.warnings).toEqual([expect.stringContaining('embedding channel skipped')])
+  })
+
+  it('gives each of two recalls running at once on one engine its own warnings', async () => {
+    const { engine } = createTestEngine()
+    engine.remember('the puppy chewed the sofa')
+    // Both start before either ends: a warning kept on the engine would be the last one written, for both.
+    const [asked, plain] = await Promise.all([engine.recall('puppy', { channels: ['bm25', 'vector'] }), engine.recall('puppy')])
+    expect(asked.warnings).toEqual(['channel vector is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)'])
+    expect(plain.warnings).toEqual([])
+    expect([asked.length, plain.length]).toEqual([1, 1])
   })
 })
 

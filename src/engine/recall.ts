@@ -28,6 +28,13 @@ export interface RecallOptions {
 }
 
 /**
+ * The hits of one recall, best first, carrying what that recall worked around (a channel asked for that is off,
+ * missing vectors, a provider failure) as `warnings`: they travel with the hits, so two recalls running at once on
+ * one engine never see each other's warnings.
+ */
+export type RecallHits = RecallHit[] & { readonly warnings: readonly string[] }
+
+/**
  * `MnemoEngine.recall`: the query's times, the vector channels (the builtin
  * LSA model, and a configured embedder whose outage degrades recall but never
  * breaks it), then `runRecall` and hits shaped for the surfaces.

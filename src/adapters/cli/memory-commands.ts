@@ -51,9 +51,9 @@ export async function recall(
       ...(asOf !== undefined ? { asOf } : {}),
       ...(o.includeArchived ? { includeArchived: true } : {}),
     })
-    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)), warnings: m.engine.warnings })
+    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)), warnings: hits.warnings })
     else out.stdout(formatHits(hits, o.explain === true))
-    for (const w of m.engine.warnings) out.stderr(`warning: ${w}\n`)
+    for (const w of hits.warnings) out.stderr(`warning: ${w}\n`)
   })
 }
 

@@ -132,7 +132,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
         ...(body.session !== undefined ? { sessionId: body.session as SessionId } : {}),
         ...(body.channels !== undefined ? { channels: body.channels } : {}),
       })
-      return ok({ query: body.query, hits: hits.map((h) => toHitJson(h, body.explain ?? false)), warnings: [...engine.warnings] })
+      return ok({ query: body.query, hits: hits.map((h) => toHitJson(h, body.explain ?? false)), warnings: [...hits.warnings] })
     },
   }),
   defineRoute({
