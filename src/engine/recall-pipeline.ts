@@ -311,12 +311,13 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
     // Paths inside a project searched are named relative to its root, as capture names them (fileEntityName).
     const roots = (projects.length > 0 ? projects.map((id) => store.getProject(id)) : store.listProjects()).flatMap((p) => (p ? [p.root] : []))
-    const seeds = store.findEntities(scope, queryEntities(query, store.entityNames(projects), roots)).filter((e) => e.docs <= Math.max(3, total * config.graphMaxDocShare))
+    const maxDocs = Math.max(3, total * config.graphMaxDocShare)
+    const seeds = store.findEntities(scope, queryEntities(query, store.entityNames(projects), roots), maxDocs).filter((e) => e.docs <= maxDocs)
     if (seeds.length > 0) {
       const seedIds = seeds.map((s) => s.id)
-      const hops = store.coMentioned(seedIds, scope, config.graphHops)
+      const hops = store.coMentioned(seedIds, scope, config.graphHops, maxDocs)
       const mentions = store.entityMentions([...seedIds, ...hops.map((h) => h.id)], { ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) }, config.candidates * 10)
-      const ranked = rankByEntities(total, seeds, hops.filter((h) => h.docs <= Math.max(3, total * config.graphMaxDocShare)), mentions).slice(0, config.candidates)
+      const ranked = rankByEntities(total, seeds, hops.filter((h) => h.docs <= maxDocs), mentions).slice(0, config.candidates)
       lists.push({ channel: 'graph', weight: config.weights.graph, hits: ranked })
     }
   }

@@ -56,5 +56,16 @@ export function hasAnswerType(text: string, type: AnswerType): boolean {
  * Such a turn asks about its topic rather than saying something about it.
  */
 export function endsWithQuestion(text: string): boolean {
-  return /[?？][\s"'”’)\]]*$/u.test(text.replace(/\s*\[[^\[\]]*\]\s*$/u, ''))
+  // Scanned from the end, not by an end-anchored regex: that one tries every position of a long text (a code listing).
+  let t = text.trimEnd()
+  if (t.endsWith(']')) {
+    const open = t.lastIndexOf('[')
+    if (open >= 0 && t.indexOf(']', open) === t.length - 1) t = t.slice(0, open).trimEnd()
+  }
+  let end = t.length
+  while (end > 0 && (TRAILING.has(t[end - 1]!) || /\s/u.test(t[end - 1]!))) end--
+  return end > 0 && (t[end - 1] === '?' || t[end - 1] === '？')
 }
+
+/** What may follow the question mark of a question, besides spaces: closing quotes and brackets. */
+const TRAILING = new Set(['"', "'", '”', '’', ')', ']'])

@@ -277,12 +277,18 @@ export interface Store {
   docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): number[]
   /** Lowercase names of the `name` entities of these projects (all projects when empty). */
   entityNames(projectIds: readonly ProjectId[]): string[]
-  /** The stored entities matching `refs` in the scope's projects, with how many of the scope's documents mention each (unmentioned ones left out). */
-  findEntities(scope: Scope, refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[]
+  /**
+   * The stored entities matching `refs` in the scope's projects, with how many of the scope's documents mention each
+   * (unmentioned ones left out). With `maxDocs`, a count over it is reported as `maxDocs + 1` (counting stops there).
+   */
+  findEntities(scope: Scope, refs: readonly EntityRef[], maxDocs?: number): { id: number; type: string; name: string; docs: number }[]
   /** Documents mentioning any of `entityIds`: (entity, document) pairs, scope-filtered. */
   entityMentions(entityIds: readonly number[], scope: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[]
-  /** Entities that share documents of the scope with `entityIds`, with the number of shared documents and their own document count. */
-  coMentioned(entityIds: readonly number[], scope: Scope, limit: number): { id: number; shared: number; docs: number }[]
+  /**
+   * The `limit` entities sharing most documents of the scope with `entityIds`, with the number of shared documents and
+   * their own document count (with `maxDocs`, a count over it is reported as `maxDocs + 1`).
+   */
+  coMentioned(entityIds: readonly number[], scope: Scope, limit: number, maxDocs?: number): { id: number; shared: number; docs: number }[]
   /** Number of documents (observations and memories) in the scope. */
   countDocs(scope: Scope): number
   /** All vectors of a space among the scope's documents, as (key, vector) pairs. */

@@ -326,4 +326,13 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX fact_tombstones_event ON fact_tombstones(event_seq);
     `,
   },
+  {
+    version: 9,
+    name: 'an index of whose each document is, so counting the documents of a scope (the graph channel asks on every recall) reads no text',
+    sql: `
+      -- countDocs: project_id IN (…) AND user_id IS NULL (no user set) or = ?, AND agent: without it, a count scans every row.
+      CREATE INDEX observations_scope ON observations(user_id, project_id, agent);
+      CREATE INDEX memories_scope ON memories(user_id, project_id, agent);
+    `,
+  },
 ]

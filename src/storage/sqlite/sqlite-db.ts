@@ -11,6 +11,10 @@ export class SqliteDb {
   private readonly stmts = new Map<string, Database.Statement>()
   /** Entity names per scope, keyed by the data version they were read at (see `entityNames`). */
   readonly namesCache = new Map<string, { version: string; names: string[] }>()
+  /** Document counts per scope, keyed like `namesCache` (see `countDocs`). */
+  readonly countCache = new Map<string, { version: string; count: number }>()
+  /** Whether any document has a user, keyed like `namesCache` (see `whoMatters` in sqlite-search.ts). */
+  usersCache: { version: string; any: boolean } | undefined
   /** Writes on this connection. */
   writes = 0
 

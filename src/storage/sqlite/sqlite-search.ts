@@ -6,11 +6,19 @@ import type { SqliteDb } from './sqlite-db.js'
 
 // The retrieval primitives: BM25 search, vectors and LSA models, entity lookups for the graph channel, time ranges, documents and their neighbours.
 
+/**
+ * BM25 search with the scope applied inside the query. The FTS5 ranking comes first, cut at a window of the best
+ * `window` matches, and only that window is joined to its observations and memories to apply the scope; when the
+ * window holds fewer than `limit` documents of the scope and there are more matches, the window grows (×8) and the
+ * query runs again, up to every match. The result is exactly the best `limit` documents of the scope (ties broken
+ * by key), as one query joining every match would give — without joining tens of thousands of matches at 100k
+ * observations when the scope is most of the store.
+ */
 export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[] {
   return s.guard('search', () => {
     const [wBody, wParts, wMeta] = options.weights ?? [1, 0.5, 0.5]
     const inScope = scopeWhere(options, onEither)
-    const params: unknown[] = [options.match, ...inScope.params]
+    const params: unknown[] = [...inScope.params]
     let scope = inScope.sql
     if (options.sessionId) {
       scope += ' AND o.session_id = ?'
@@ -21,14 +29,22 @@ export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[]
       params.push(options.asOf, options.asOf, options.asOf)
     } else scope += ' AND (m.id IS NULL OR m.valid_to IS NULL)'
     if (!options.includeArchived) scope += ' AND (m.id IS NULL OR m.archived_at IS NULL)'
-    params.push(options.limit)
-    return s.stmt(
-      `SELECT f.rowid AS docKey, COALESCE(o.role, m.kind) AS role, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score
-       FROM search_fts f
-       ${docJoin('f.rowid')}
-       WHERE search_fts MATCH ?${scope} AND (o.id IS NOT NULL OR m.id IS NOT NULL)
-       ORDER BY score DESC, f.rowid LIMIT ?`,
-    ).all(...params) as TextMatch[]
+    const ranked = `SELECT rowid AS docKey, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score FROM search_fts WHERE search_fts MATCH ? ORDER BY score DESC, rowid`
+    const select = (inner: string): string =>
+      `SELECT f.docKey, COALESCE(o.role, m.kind) AS role, f.score FROM (${inner}) f
+       ${docJoin('f.docKey')}
+       WHERE (o.id IS NOT NULL OR m.id IS NOT NULL)${scope}
+       ORDER BY f.score DESC, f.docKey LIMIT ?`
+    // A session is a small share of a store: the window would grow to every match anyway.
+    let window = options.sessionId ? Infinity : Math.max(options.limit * 2, 400)
+    for (;;) {
+      if (!Number.isFinite(window)) return s.stmt(select(ranked)).all(options.match, ...params, options.limit) as TextMatch[]
+      const found = s.stmt(select(`${ranked} LIMIT ?`)).all(options.match, window, ...params, options.limit) as TextMatch[]
+      if (found.length >= options.limit) return found
+      const matches = s.stmt(`SELECT COUNT(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)`).pluck().get(options.match, window + 1) as number
+      if (matches <= window) return found
+      window = window * 8 > 100_000 ? Infinity : window * 8
+    }
   })
 }
 
@@ -112,10 +128,11 @@ export function entityNames(s: SqliteDb, projectIds: readonly ProjectId[]): stri
   return names
 }
 
-export function findEntities(s: SqliteDb, scope: Scope, refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[] {
+export function findEntities(s: SqliteDb, scope: Scope, refs: readonly EntityRef[], maxDocs?: number): { id: number; type: string; name: string; docs: number }[] {
   const projectIds = scope.projectIds ?? []
-  const where = projectIds.length > 0 ? ` AND e.project_id IN (${projectIds.map(() => '?').join(',')})` : ''
-  const count = mentionCount(s, scope, 'e.id')
+  // Every project when none is named, spelled out so that the (project_id, type, name) index finds the name (else: a scan of every entity per name).
+  const where = ` AND e.project_id IN (${projectIds.length > 0 ? projectIds.map(() => '?').join(',') : 'SELECT id FROM projects'})`
+  const count = mentionCount(s, whoMatters(s, scope), 'e.id', maxDocs)
   const out: { id: number; type: string; name: string; docs: number }[] = []
   for (const r of refs) {
     out.push(
@@ -131,20 +148,42 @@ export function findEntities(s: SqliteDb, scope: Scope, refs: readonly EntityRef
 }
 
 /**
- * A subquery counting the documents of the scope that mention entity `entity` (an SQL expression):
- * another user's or agent's documents never weigh on how common an entity looks.
+ * `scope` without its user condition when that condition holds for every document: a reader with no user
+ * (`user: null`, shared documents only) of a store where no document has a user. The graph's queries then count
+ * and walk mentions without joining each one to its document. Asked per recall; cached until a write (see
+ * `countDocs`).
  */
-function mentionCount(s: SqliteDb, scope: Scope, entity: string): { sql: string; params: unknown[] } {
-  if (scope.user === undefined && scope.agent === undefined) return { sql: `(SELECT COUNT(*) FROM entity_mentions c WHERE c.entity_id = ${entity})`, params: [] }
+function whoMatters(s: SqliteDb, scope: Scope): Scope {
+  if (scope.user !== null) return scope
+  const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
+  if (s.usersCache?.version !== version) {
+    const any = s.stmt('SELECT EXISTS (SELECT 1 FROM observations WHERE user_id IS NOT NULL) OR EXISTS (SELECT 1 FROM memories WHERE user_id IS NOT NULL)').pluck().get() as number
+    s.usersCache = { version, any: any === 1 }
+  }
+  if (s.usersCache.any) return scope
+  const { user: _shared, ...rest } = scope
+  return rest
+}
+
+/**
+ * A subquery counting the documents of the scope that mention entity `entity` (an SQL expression):
+ * another user's or agent's documents never weigh on how common an entity looks. With `maxDocs` it stops
+ * counting at `maxDocs + 1` (a common entity, a speaker's name, can be in most documents: its exact count is
+ * not needed to know it is over the caller's cut).
+ */
+function mentionCount(s: SqliteDb, scope: Scope, entity: string, maxDocs?: number): { sql: string; params: unknown[] } {
+  const cap = maxDocs === undefined ? '' : ` LIMIT ${Math.floor(maxDocs) + 1}`
+  if (scope.user === undefined && scope.agent === undefined) return { sql: `(SELECT COUNT(*) FROM (SELECT 1 FROM entity_mentions c WHERE c.entity_id = ${entity}${cap}))`, params: [] }
   const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
   return {
-    sql: `(SELECT COUNT(*) FROM entity_mentions c ${docJoin('c.doc_key')} WHERE c.entity_id = ${entity}${inScope.sql})`,
+    sql: `(SELECT COUNT(*) FROM (SELECT 1 FROM entity_mentions c ${docJoin('c.doc_key')} WHERE c.entity_id = ${entity}${inScope.sql}${cap}))`,
     params: inScope.params,
   }
 }
 
-export function entityMentions(s: SqliteDb, entityIds: readonly number[], scope: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[] {
+export function entityMentions(s: SqliteDb, entityIds: readonly number[], given: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[] {
   if (entityIds.length === 0) return []
+  const scope = { ...whoMatters(s, given), ...(given.sessionId ? { sessionId: given.sessionId } : {}) }
   const ids = entityIds.map(() => '?').join(',')
   // Entities belong to one project, so the project scope is already applied; a session scope needs the observation join.
   if (scope.sessionId) {
@@ -168,22 +207,38 @@ export function entityMentions(s: SqliteDb, entityIds: readonly number[], scope:
   }[]
 }
 
-export function coMentioned(s: SqliteDb, entityIds: readonly number[], scope: Scope, limit: number): { id: number; shared: number; docs: number }[] {
+export function coMentioned(s: SqliteDb, entityIds: readonly number[], given: Scope, limit: number, maxDocs?: number): { id: number; shared: number; docs: number }[] {
   if (entityIds.length === 0) return []
+  const scope = whoMatters(s, given)
   const ids = entityIds.map(() => '?').join(',')
   // Only documents of the scope make two entities related: another user's text never decides where the graph walks.
   const inScope = scope.user !== undefined || scope.agent !== undefined ? scopeWhere({ ...scope, projectIds: [] }, onEither) : undefined
-  const count = mentionCount(s, scope, 'x.entity_id')
-  return s.stmt(
-    `SELECT x.entity_id AS id, COUNT(*) AS shared, ${count.sql} AS docs
+  const hops = s.stmt(
+    `SELECT x.entity_id AS id, COUNT(*) AS shared
      FROM entity_mentions q JOIN entity_mentions x ON x.doc_key = q.doc_key AND x.entity_id <> q.entity_id
      ${inScope ? docJoin('q.doc_key') : ''}
      WHERE q.entity_id IN (${ids}) AND x.entity_id NOT IN (${ids})${inScope?.sql ?? ''}
      GROUP BY x.entity_id ORDER BY shared DESC, x.entity_id LIMIT ?`,
-  ).all(...count.params, ...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number; docs: number }[]
+  ).all(...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number }[]
+  // Document counts for the hops kept only (a correlated count per co-mentioned entity before the cut costs more than the walk).
+  const count = mentionCount(s, scope, '?', maxDocs)
+  const docsOf = s.stmt(`SELECT ${count.sql}`).pluck()
+  return hops.map((h) => ({ ...h, docs: docsOf.get(h.id, ...count.params) as number }))
 }
 
 export function countDocs(s: SqliteDb, scope: Scope): number {
+  // Asked on every graph recall; cached until this connection or another one writes (PRAGMA data_version).
+  const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
+  const key = JSON.stringify([scope.projectIds ?? [], scope.user, scope.agent])
+  const hit = s.countCache.get(key)
+  if (hit && hit.version === version) return hit.count
+  const count = countScope(s, scope)
+  if (s.countCache.size > 100) s.countCache.clear()
+  s.countCache.set(key, { version, count })
+  return count
+}
+
+function countScope(s: SqliteDb, scope: Scope): number {
   const inO = scopeWhere(scope, onTable('observations'))
   const inM = scopeWhere(scope, onTable('memories'))
   const obs = s.stmt(`SELECT COUNT(*) FROM observations WHERE 1 = 1${inO.sql}`).pluck().get(...inO.params) as number

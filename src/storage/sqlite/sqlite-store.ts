@@ -166,16 +166,16 @@ class SqliteStore implements Store {
     return entityNames(this.s, projectIds)
   }
 
-  findEntities(scope: Scope, refs: readonly EntityRef[]): { id: number; type: string; name: string; docs: number }[] {
-    return findEntities(this.s, scope, refs)
+  findEntities(scope: Scope, refs: readonly EntityRef[], maxDocs?: number): { id: number; type: string; name: string; docs: number }[] {
+    return findEntities(this.s, scope, refs, maxDocs)
   }
 
   entityMentions(entityIds: readonly number[], scope: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[] {
     return entityMentions(this.s, entityIds, scope, limit)
   }
 
-  coMentioned(entityIds: readonly number[], scope: Scope, limit: number): { id: number; shared: number; docs: number }[] {
-    return coMentioned(this.s, entityIds, scope, limit)
+  coMentioned(entityIds: readonly number[], scope: Scope, limit: number, maxDocs?: number): { id: number; shared: number; docs: number }[] {
+    return coMentioned(this.s, entityIds, scope, limit, maxDocs)
   }
 
   countDocs(scope: Scope): number {
