@@ -4,6 +4,7 @@ import { invalidInput, MnemoError } from '../core/errors.js'
 import { stableStringify } from '../core/hash.js'
 import { makeId } from '../core/ids.js'
 import type { ProjectRef } from '../core/types.js'
+import { ACTIVITY_SPECS, isActivityCollection } from '../core/facts/activity.js'
 import { parseCsv } from '../core/facts/csv.js'
 import { toFactAnswer, type FactAnswer } from '../core/facts/fact-answer.js'
 import { parseFactQuery, type FactQuery } from '../core/facts/fact-query.js'
@@ -15,6 +16,7 @@ import { resolveProjectRoot } from '../capture/project.js'
 import { sanitizePayload } from '../capture/sanitize.js'
 import type { FactQueryLimits, FactScope } from '../storage/fact-store.js'
 import type { EngineContext } from './engine-context.js'
+import { FactDependencies } from './fact-dependencies.js'
 
 /** Default bounds of a query: collections above 200,000 records are refused; a query running past 2 s is stopped. */
 export const DEFAULT_FACT_LIMITS: FactQueryLimits = { maxRows: 200_000, timeoutMs: 2000 }
@@ -54,7 +56,28 @@ export type FactShowResult = { record: FactRecord & { retractedAt?: number }; hi
  * project and the engine's user; never across users.
  */
 export class EngineFacts {
-  constructor(private readonly ctx: EngineContext) {}
+  /** Dependent facts: entity-attribute state with rules propagated at write time (engine/fact-dependencies.ts). */
+  readonly dependencies: FactDependencies
+
+  constructor(private readonly ctx: EngineContext) {
+    this.dependencies = new FactDependencies(this, () => ctx.clock.now())
+  }
+
+  /** A collection's spec (an activity collection's, or a declared one's), or undefined. */
+  collection(name: string, options: { project?: ProjectRef } = {}): CollectionSpec | undefined {
+    return this.spec(this.scope(options.project).scope, name)
+  }
+
+  /**
+   * The record of a collection that had these identity values and was deleted at a person's request, with when.
+   * Undefined when none was, or the collection has no identity key.
+   */
+  deletedByIdentity(collection: string, values: FactValues, options: { project?: ProjectRef } = {}): { id: string; deletedAt: number } | undefined {
+    const { scope } = this.scope(options.project)
+    const spec = this.spec(scope, collection)
+    const identity = spec ? identityOf(spec, fill(spec, values)) : undefined
+    return identity === undefined ? undefined : this.ctx.store.facts.tombstoneByIdentity(scope, collection, identity)
+  }
 
   private scope(project?: ProjectRef): { scope: FactScope; project: ProjectRef } {
     const p = project ?? resolveProjectRoot(this.ctx.cwd)
@@ -62,7 +85,14 @@ export class EngineFacts {
   }
 
   private spec(scope: FactScope, name: string): CollectionSpec | undefined {
-    return this.ctx.store.facts.collections(scope).find((c) => c.name === name)
+    return ACTIVITY_SPECS.find((c) => c.name === name) ?? this.ctx.store.facts.collections(scope).find((c) => c.name === name)
+  }
+
+  /** @throws {MnemoError} `INVALID_INPUT` — a name of the activity collections, which the event log fills. */
+  private writable(name: string): void {
+    if (isActivityCollection(name)) {
+      throw invalidInput('collection', `${name} is the agent's own activity, derived from the event log; record into a collection of another name`, `the activity collections are ${ACTIVITY_SPECS.map((c) => c.name).join(', ')}`)
+    }
   }
 
   private specOrThrow(scope: FactScope, name: string): CollectionSpec {
@@ -82,6 +112,7 @@ export class EngineFacts {
    */
   declare(raw: unknown, options: { project?: ProjectRef } = {}): CollectionSpec {
     const spec = checkSpec(raw)
+    this.writable(spec.name)
     const { scope, project } = this.scope(options.project)
     const had = this.spec(scope, spec.name)
     const merged = had ? mergeSpecs(had, spec) : spec
@@ -104,6 +135,7 @@ export class EngineFacts {
    */
   add(collection: string, input: unknown, options: FactWriteOptions & { coerce?: boolean; labels?: string[]; provenances?: FactProvenance[] } = {}): FactWriteResult {
     checkName(collection, 'collection')
+    this.writable(collection)
     const list = Array.isArray(input) ? input : [input]
     if (list.length === 0) throw invalidInput('records', 'no records to add')
     if (list.length > MAX_FACT_BATCH) throw invalidInput('records', `at most ${MAX_FACT_BATCH} records per write (got ${list.length})`)
@@ -232,7 +264,7 @@ export class EngineFacts {
     if (!record) throw this.notFound(scope, id)
     const seqs = this.ctx.store.facts.eventSeqs(scope, id)
     const now = this.ctx.clock.now()
-    this.ctx.append([factEvent(project, { op: 'fact', action: 'delete', collection: record.collection, id }, now, this.ctx.access.user)])
+    this.ctx.append([factEvent(project, { op: 'fact', action: 'delete', collection: record.collection, id, ...(record.identity !== undefined ? { identity: record.identity } : {}) }, now, this.ctx.access.user)])
     const events = this.ctx.store.deleteEvents({ seqs })
     this.ctx.store.audit({ at: now, actor: options.actor ?? 'cli', action: 'fact-delete', target: id, count: events, details: { collection: record.collection } })
     return { id, collection: record.collection, events }
@@ -272,10 +304,32 @@ export class EngineFacts {
   schema(options: { project?: ProjectRef; examples?: number } = {}): CollectionInfo[] {
     const { scope } = this.scope(options.project)
     const stats = this.ctx.store.facts.collectionStats(scope, options.examples ?? 3)
-    return this.ctx.store.facts.collections(scope).map((spec) => {
+    const declared = this.ctx.store.facts.collections(scope).map((spec): CollectionInfo => {
       const s = stats.get(spec.name)
       return { ...spec, records: s?.records ?? 0, examples: s?.examples ?? {}, ...(s?.from !== undefined ? { from: s.from } : {}), ...(s?.to !== undefined ? { to: s.to } : {}) }
     })
+    return [...declared, ...this.activityInfo(scope, options.examples ?? 3)].sort((a, b) => a.name.localeCompare(b.name))
+  }
+
+  /** The activity collections that hold records in the scope, with counts, ranges and example values (from their first 200 rows). */
+  private activityInfo(scope: FactScope, examples: number): CollectionInfo[] {
+    const out: CollectionInfo[] = []
+    for (const spec of ACTIVITY_SPECS) {
+      const count = this.ctx.store.facts.query(scope, spec, { collection: spec.name, status: 'any', verb: { verb: 'aggregate', measure: { fn: 'count' } } }, DEFAULT_FACT_LIMITS)
+      if (count.matched === 0) continue
+      const rows = this.ctx.store.facts.query(scope, spec, { collection: spec.name, status: 'any', verb: { verb: 'list', fields: [], limit: 200 } }, DEFAULT_FACT_LIMITS).value as Record<string, FactValues[string]>[]
+      const sample: Record<string, FactValues[string][]> = {}
+      for (const f of spec.fields) {
+        const seen = new Map<string, FactValues[string]>()
+        for (const row of rows) {
+          const vs = f.type === 'list' && Array.isArray(row[f.name]) ? (row[f.name] as (string | number | boolean)[]) : [row[f.name] ?? null]
+          for (const v of vs) if (v !== null && seen.size < examples) seen.set(JSON.stringify(v), v)
+        }
+        sample[f.name] = [...seen.values()]
+      }
+      out.push({ ...spec, records: count.matched, examples: sample, ...(count.from !== undefined ? { from: count.from, to: count.to! } : {}) })
+    }
+    return out
   }
 
   /**

@@ -35,6 +35,8 @@ export interface FactStore {
   history(scope: FactScope, id: string): FactVersion[]
   /** When a record of the scope was deleted at a person's request, if it was. */
   tombstone(scope: FactScope, id: string): { collection: string; deletedAt: number } | undefined
+  /** The latest deleted record of a collection with this identity, if one was deleted at a person's request. */
+  tombstoneByIdentity(scope: FactScope, collection: string, identity: string): { id: string; deletedAt: number } | undefined
   /** Sequence numbers of the events that wrote a record's versions (what a real delete removes from the log). */
   eventSeqs(scope: FactScope, id: string): number[]
   /**

@@ -190,6 +190,48 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
       ),
     )
 
+  sub('state <key> [value]', 'dependent facts: state a value for a key (its rules run: dependants change or become unknown), or, without a value, answer it')
+    .action((key: string, value: string | undefined, o: FactsOptions) =>
+      run(() =>
+        withMnemo(io, o, (m) => {
+          const deps = m.engine.facts.dependencies
+          if (value === undefined) {
+            const a = deps.answer(key, projectOf(m, o))
+            if (out(o).json) printJson(out(o), a)
+            else io.stdout(`${key}: ${a.text}\n`)
+            return
+          }
+          const changes = deps.set(key, value, projectOf(m, o))
+          if (out(o).json) printJson(out(o), { changes })
+          else for (const c of changes) io.stdout(`${c.key}: ${c.certainty === 'uncertain' ? `unknown now (was ${c.before})` : `${c.before ?? '(none)'} → ${c.after}`}${c.because ? `, because ${c.because}` : ''}\n`)
+        }),
+      ),
+    )
+
+  sub('rule <source> <target>', 'a dependency rule: when <source> changes, <target> takes --set <value>, or becomes unknown (--uncertain)')
+    .option('--set <value>', 'the value the target takes')
+    .option('--uncertain', 'the target becomes unknown')
+    .action((source: string, target: string, o: FactsOptions & { set?: string; uncertain?: boolean }) =>
+      run(() =>
+        withMnemo(io, o, (m) => {
+          if ((o.set === undefined) === (o.uncertain !== true)) throw invalidInput('set', 'give exactly one of --set <value> and --uncertain')
+          m.engine.facts.dependencies.addRule({ source, target, effect: o.set !== undefined ? 'set' : 'uncertain', ...(o.set !== undefined ? { value: o.set } : {}) }, projectOf(m, o))
+          if (out(o).json) printJson(out(o), { source, target, effect: o.set !== undefined ? 'set' : 'uncertain', ...(o.set !== undefined ? { value: o.set } : {}) })
+          else io.stdout(`when ${source} changes, ${target} ${o.set !== undefined ? `becomes ${o.set}` : 'becomes unknown'}\n`)
+        }),
+      ),
+    )
+
+  sub('forget-state <key>', 'forget a dependent fact for good (answers then say it was forgotten on request)').action((key: string, o: FactsOptions) =>
+    run(() =>
+      withMnemo(io, o, (m) => {
+        m.engine.facts.dependencies.forget(key, projectOf(m, o))
+        if (out(o).json) printJson(out(o), { forgotten: key })
+        else io.stdout(`forgot ${key}\n`)
+      }),
+    ),
+  )
+
   sub('delete <id>', 'delete a record for good: its values leave every view, index and export').action((id: string, o: FactsOptions) =>
     run(() =>
       withMnemo(io, o, (m) => {

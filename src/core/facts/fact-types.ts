@@ -79,7 +79,7 @@ export type FactOp =
   /** The fact stopped holding at `at` (world time, epoch ms): its history stays. */
   | { op: 'fact'; action: 'retract'; collection: string; id: string; at: number }
   /** Forget the record for real: its values leave every view and export; a tombstone keeps its id and when. */
-  | { op: 'fact'; action: 'delete'; collection: string; id: string }
+  | { op: 'fact'; action: 'delete'; collection: string; id: string; identity?: string }
 
 /** A record as read back: its current version. */
 export interface FactRecord {
@@ -95,6 +95,8 @@ export interface FactRecord {
   /** 1 for the first version. */
   version: number
   provenance: FactProvenance
+  /** Its identity key's values (see `identityOf`), when its collection has an identity. */
+  identity?: string
   user?: string
 }
 

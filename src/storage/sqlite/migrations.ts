@@ -319,10 +319,13 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         project_root TEXT NOT NULL,
         user_id TEXT,
         collection TEXT NOT NULL,
+        -- The identity key's values (JSON) of the deleted record, so "what is X?" can answer that X was forgotten.
+        identity TEXT,
         deleted_at INTEGER NOT NULL,
         event_seq INTEGER NOT NULL
       );
       CREATE INDEX fact_tombstones_record ON fact_tombstones(record_id);
+      CREATE INDEX fact_tombstones_identity ON fact_tombstones(project_root, collection, identity) WHERE identity IS NOT NULL;
       CREATE INDEX fact_tombstones_event ON fact_tombstones(event_seq);
     `,
   },

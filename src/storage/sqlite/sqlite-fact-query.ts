@@ -4,6 +4,8 @@ import { mentionsStatus } from '../../core/facts/fact-resolve.js'
 import type { CollectionSpec, FactValue } from '../../core/facts/fact-types.js'
 import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
 import type { SqliteDb } from './sqlite-db.js'
+import { activityBase, registerActivityFunctions } from './sqlite-activity.js'
+import { isActivityCollection } from '../../core/facts/activity.js'
 
 // Compiling a resolved fact query (core/facts) to SQL over the fact tables, with every value a named parameter, and
 // running it under the query limits. Field values live in fact_records.data (JSON): a field is json_extract(data, path).
@@ -125,6 +127,7 @@ function deadlineFor(s: SqliteDb): { until: number; now: () => number } {
       if (state.now() > state.until) throw invalidInput('query', 'query: stopped at its time limit before it finished', 'narrow it with where, or raise the limit (timeoutMs)')
       return 1
     })
+    registerActivityFunctions(s)
     deadlines.set(s.db, state)
     d = state
   }
@@ -134,7 +137,13 @@ function deadlineFor(s: SqliteDb): { until: number; now: () => number } {
 /** Runs a resolved query within its scope and limits; see `FactStore.query`. */
 export function runFactQuery(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery, limits: FactQueryLimits): FactQueryResult {
   return s.guard('facts query', () => {
-    const size = s.stmt('SELECT count(*) FROM fact_records WHERE project_root = ? AND collection = ? AND user_id IS ?').pluck().get(scope.projectRoot, spec.name, scope.user) as number
+    const activity = isActivityCollection(spec.name)
+    if (activity && q.asOf !== undefined) throw invalidInput('query', `query: "as of" is for recorded facts; ${spec.name} is the activity as it is in the log now`)
+    const size = (
+      activity
+        ? s.stmt('SELECT count(*) FROM observations WHERE project_id = (SELECT id FROM projects WHERE root = ?) AND user_id IS ?').pluck().get(scope.projectRoot, scope.user)
+        : s.stmt('SELECT count(*) FROM fact_records WHERE project_root = ? AND collection = ? AND user_id IS ?').pluck().get(scope.projectRoot, spec.name, scope.user)
+    ) as number
     if (size > limits.maxRows) {
       throw invalidInput('query', `query: ${spec.name} holds ${size} records, above the query limit of ${limits.maxRows}`, 'raise maxRows, or split the collection')
     }
@@ -158,8 +167,11 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
   /** A new statement: the scope's records as `r` (current, or as recorded by `asOf`), the filter `w`, and its status and query parts. */
   const start = (withFilter = true): { sql: Sql; head: string; w: string; scan: string; filter: string | undefined } => {
     const sql = new Sql(spec)
+    const activity = activityBase(spec.name, scope, (v) => sql.p(v))
     const base =
-      q.asOf === undefined
+      activity !== undefined
+        ? activity
+        : q.asOf === undefined
         ? `SELECT rowid AS rn, id, data, status, recorded_at, provenance FROM fact_records WHERE project_root = ${sql.p(scope.projectRoot)} AND collection = ${sql.p(spec.name)} AND user_id IS ${sql.p(scope.user)} AND retracted_at IS NULL`
         : (() => {
             const at = Date.parse(q.asOf.length === 10 ? `${q.asOf}T23:59:59.999Z` : q.asOf)
@@ -221,7 +233,7 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
     case 'list': {
       const { sql, head, w } = start()
       const order = v.order ? `${sql.field(v.order.field)} ${v.order.dir === 'desc' ? 'DESC' : 'ASC'}, ` : spec.timeField ? `${sql.field(spec.timeField)}, ` : ''
-      const rows = exec<{ id: string; data: string; status: string }>(sql, `${head} SELECT r.id AS id, json(r.data) AS data, r.status AS status FROM r WHERE ${w} ORDER BY ${order}r.recorded_at, r.id LIMIT ${sql.p(v.limit ?? DEFAULT_LIST_LIMIT)}`)
+      const rows = exec<{ id: string; data: string; status: string }>(sql, `${head} SELECT r.id AS id, json(r.data) AS data, r.status AS status FROM r WHERE ${w} ORDER BY ${order}r.recorded_at, r.rn, r.id LIMIT ${sql.p(v.limit ?? DEFAULT_LIST_LIMIT)}`)
       const value = rows.map((row) => {
         const data = JSON.parse(row.data) as Record<string, FactValue>
         const picked = v.fields.length > 0 ? Object.fromEntries(v.fields.map((f) => [f, f === 'id' ? row.id : f === 'status' ? row.status : data[f] ?? null])) : data

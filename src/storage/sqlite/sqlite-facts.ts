@@ -10,7 +10,7 @@ import { runFactQuery } from './sqlite-fact-query.js'
 // a deleted event wrote, and the reads of the FactStore port.
 
 /** Record columns as read back: data and provenance (stored as JSONB, which json_extract reads without parsing text) as JSON text. */
-const RECORD_COLUMNS = 'id, collection, json(data) AS data, status, valid_from, valid_to, retracted_at, recorded_at, version, json(provenance) AS provenance, user_id'
+const RECORD_COLUMNS = 'id, collection, identity, json(data) AS data, status, valid_from, valid_to, retracted_at, recorded_at, version, json(provenance) AS provenance, user_id'
 const VERSION_COLUMNS = 'record_id, project_root, collection, action, json(data) AS data, status, valid_from, valid_to, recorded_at, superseded_at, json(provenance) AS provenance, event_seq, user_id, version'
 
 /** The fact tables a rebuild empties before replaying the log. */
@@ -46,6 +46,7 @@ interface RecordRow {
   version: number
   provenance: string
   user_id: string | null
+  identity?: string | null
 }
 
 /**
@@ -67,7 +68,7 @@ export function applyFacts(s: SqliteDb, event: EventInput, seq: number, ops: rea
     if (op.action === 'delete') {
       s.stmt('DELETE FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ?').run(op.id, root, user)
       s.stmt('DELETE FROM fact_records WHERE id = ? AND project_root = ? AND user_id IS ?').run(op.id, root, user)
-      s.stmt('INSERT INTO fact_tombstones (record_id, project_root, user_id, collection, deleted_at, event_seq) VALUES (?, ?, ?, ?, ?, ?)').run(op.id, root, user, op.collection, event.ts, seq)
+      s.stmt('INSERT INTO fact_tombstones (record_id, project_root, user_id, collection, identity, deleted_at, event_seq) VALUES (?, ?, ?, ?, ?, ?, ?)').run(op.id, root, user, op.collection, op.identity ?? null, event.ts, seq)
       continue
     }
     // Another user's record (or another project's) with this id is not this event's to change.
@@ -158,6 +159,7 @@ function toRecord(r: RecordRow): FactRecord & { retractedAt?: number } {
     recordedAt: r.recorded_at,
     version: r.version,
     provenance: JSON.parse(r.provenance) as FactProvenance,
+    ...(r.identity !== undefined && r.identity !== null ? { identity: r.identity } : {}),
     ...(r.user_id !== null ? { user: r.user_id } : {}),
   }
 }
@@ -236,6 +238,13 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
           | { collection: string; deleted_at: number }
           | undefined
         return row ? { collection: row.collection, deletedAt: row.deleted_at } : undefined
+      }),
+    tombstoneByIdentity: (scope, collection, identity) =>
+      s.guard('facts read', () => {
+        const row = s.stmt('SELECT record_id, deleted_at FROM fact_tombstones WHERE project_root = ? AND collection = ? AND identity = ? AND user_id IS ? ORDER BY deleted_at DESC LIMIT 1').get(scope.projectRoot, collection, identity, scope.user) as
+          | { record_id: string; deleted_at: number }
+          | undefined
+        return row ? { id: row.record_id, deletedAt: row.deleted_at } : undefined
       }),
     eventSeqs: (scope, id) =>
       s.guard('facts read', () => s.stmt('SELECT event_seq FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY version').pluck().all(id, scope.projectRoot, scope.user) as number[]),

@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { runCli } from './program.js'
+
+let tmp: string
+let home: string
+
+beforeEach(() => {
+  tmp = mkdtempSync(path.join(tmpdir(), 'mnemo-facts-cli-'))
+  home = path.join(tmp, 'home')
+})
+afterEach(() => rmSync(tmp, { recursive: true, force: true }))
+
+async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = ''
+  let stderr = ''
+  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { MNEMO_HOME: home, HOME: tmp }, cwd: tmp })
+  return { code, stdout, stderr }
+}
+
+describe('mnemo facts', () => {
+  it('adds, imports, answers with --json, and explains', async () => {
+    expect((await cli(['facts', 'add', 'trips', '{"id":1,"date":"2024-02-01","destination":"Tokyo","nights":4}'])).code).toBe(0)
+    const file = path.join(tmp, 'more.csv')
+    writeFileSync(file, 'id,date,destination,nights\n2,2024-08-01,Lima,9\n3,2025-01-05,Oslo,2\n')
+    expect((await cli(['facts', 'import', file, '--collection', 'trips'])).stdout).toBe('imported 2 records into trips: 2 new, 0 updated, 0 unchanged\n')
+    const q = await cli(['facts', 'query', 'from trips where date in 2024 sum nights', '--json'])
+    expect(JSON.parse(q.stdout)).toMatchObject({ value: 13, coverage: { matched: 2 } })
+    const explained = await cli(['facts', 'query', 'from trips where destination = "Lima" count', '--explain'])
+    expect(explained.stdout).toMatch(/^1 \(over 1 record from 2024-08-01 to 2024-08-01\)\nrecords: fct_\w+\nsql: WITH r AS/)
+    expect((await cli(['facts', 'schema'])).stdout).toContain('nights: integer  e.g. 4, 9, 2')
+  })
+
+  it('exits 2 naming the record and field of a bad value, and the field of a bad query', async () => {
+    await cli(['facts', 'add', 'trips', '{"date":"2024-02-01","nights":4}'])
+    const bad = await cli(['facts', 'add', 'trips', '{"date":"2024-02-01","nights":"four"}'])
+    expect(bad).toMatchObject({ code: 2, stderr: 'mnemo: trips record 1.nights must be integer (got "four")\n' })
+    const q = await cli(['facts', 'query', 'from trips where cost > 1 count'])
+    expect(q.code).toBe(2)
+    expect(q.stderr).toMatch(/^mnemo: query: trips has no field cost/)
+  })
+
+  it('states dependent facts and rules, and answers what changed and what became unknown', async () => {
+    await cli(['facts', 'state', 'team_lead', 'Seokjin Kang'])
+    await cli(['facts', 'state', 'code_reviewer', 'Seoyun Choi'])
+    await cli(['facts', 'rule', 'team_lead', 'code_reviewer', '--uncertain'])
+    expect((await cli(['facts', 'state', 'team_lead', 'Jihoon Ryu'])).stdout).toMatch(/^team_lead: Seokjin Kang → Jihoon Ryu\ncode_reviewer: unknown now \(was Seoyun Choi\), because it depended on team_lead, which changed to Jihoon Ryu on \d{4}-\d{2}-\d{2}\n$/)
+    expect((await cli(['facts', 'state', 'code_reviewer'])).stdout).toMatch(/^code_reviewer: unknown now: it was Seoyun Choi, but it depended on team_lead/)
+    expect((await cli(['facts', 'rule', 'a', 'b'])).code).toBe(2)
+  })
+})

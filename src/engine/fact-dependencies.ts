@@ -1,0 +1,179 @@
+import { invalidInput, MnemoError } from '../core/errors.js'
+import type { CollectionSpec, FactRecord } from '../core/facts/fact-types.js'
+import type { ProjectRef } from '../core/types.js'
+import type { EngineFacts } from './facts.js'
+
+/**
+ * Dependent facts (docs/FACTS.md "Dependent facts"): entity-attribute facts with stable keys (`team_lead`), and
+ * dependency rules as records, propagated at write time. A change of a source runs its rules breadth first (a cycle
+ * guard; chains of any depth): `set` gives the target the rule's declared value, `uncertain` marks it unknown now;
+ * either way the target's own dependants are visited too. Every derived change is a logged fact write with its
+ * reason, so queries, rebuild and export see the result without reasoning at query time.
+ */
+
+/** The collection of entity-attribute facts: one record per key, its versions the key's history. */
+export const STATE_COLLECTION: CollectionSpec = {
+  name: 'entity_state',
+  description: 'Entity-attribute facts by stable key (team_lead), with how sure mnemo is of each and why it changed.',
+  fields: [
+    { name: 'key', type: 'string' },
+    { name: 'value', type: 'string' },
+    { name: 'certainty', type: 'enum', values: ['known', 'uncertain'] },
+    { name: 'because', type: 'string' },
+    { name: 'changed_at', type: 'datetime' },
+  ],
+  identity: ['key'],
+  timeField: 'changed_at',
+}
+
+/** The collection of dependency rules: what happens to `target` when `source` changes. */
+export const RULE_COLLECTION: CollectionSpec = {
+  name: 'dependency_rules',
+  description: 'When a source fact changes, a target fact takes a declared value (set) or becomes unknown (uncertain).',
+  fields: [
+    { name: 'source', type: 'string' },
+    { name: 'target', type: 'string' },
+    { name: 'effect', type: 'enum', values: ['set', 'uncertain'] },
+    { name: 'value', type: 'string' },
+    { name: 'stated', type: 'string' },
+  ],
+  identity: ['source', 'target'],
+}
+
+/** How a key's current answer reads (deterministic), with what it rests on. */
+export interface StateAnswer {
+  key: string
+  status: 'current' | 'changed' | 'uncertain' | 'deleted' | 'unknown'
+  /** The current value (`current`, `changed`), the last known one (`uncertain`), or null. */
+  value: string | null
+  /** Every value the key had, oldest first (deleted keys: none). */
+  history: string[]
+  text: string
+  record?: string
+}
+
+/** One change a write made, the stated one first, then what its rules derived, breadth first. */
+export interface StateChange {
+  key: string
+  before: string | null
+  after: string | null
+  certainty: 'known' | 'uncertain'
+  because?: string
+}
+
+const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
+
+/** The dependent-facts use cases over the fact ledger of one engine. */
+export class FactDependencies {
+  constructor(
+    private readonly facts: EngineFacts,
+    private readonly now: () => number,
+  ) {}
+
+  private ensure(project: ProjectRef | undefined): void {
+    const where = project ? { project } : {}
+    if (this.facts.collection(STATE_COLLECTION.name, where) === undefined) this.facts.declare(STATE_COLLECTION, where)
+    if (this.facts.collection(RULE_COLLECTION.name, where) === undefined) this.facts.declare(RULE_COLLECTION, where)
+  }
+
+  private current(key: string, project: ProjectRef | undefined): FactRecord | undefined {
+    if (this.facts.collection(STATE_COLLECTION.name, project ? { project } : {}) === undefined) return undefined
+    const a = this.facts.query({ collection: STATE_COLLECTION.name, status: 'any', where: { field: 'key', op: '=', value: { kind: 'string', value: key } }, verb: { verb: 'list', fields: [], limit: 1 } }, project ? { project } : {})
+    const id = a.records[0]
+    if (id === undefined) return undefined
+    const shown = this.facts.show(id, project ? { project } : {})
+    return 'record' in shown ? shown.record : undefined
+  }
+
+  private rulesFrom(key: string, project: ProjectRef | undefined): { target: string; effect: 'set' | 'uncertain'; value: string | null }[] {
+    if (this.facts.collection(RULE_COLLECTION.name, project ? { project } : {}) === undefined) return []
+    const a = this.facts.query({ collection: RULE_COLLECTION.name, where: { field: 'source', op: '=', value: { kind: 'string', value: key } }, verb: { verb: 'list', fields: ['target', 'effect', 'value'], limit: 1000 } }, project ? { project } : {})
+    return (a.value as { target: string; effect: 'set' | 'uncertain'; value: string | null }[]).map((r) => ({ target: r.target, effect: r.effect, value: r.value }))
+  }
+
+  /**
+   * States a rule: when `source` changes, `target` takes `value` (`effect: 'set'`) or becomes uncertain.
+   * @throws {MnemoError} `INVALID_INPUT` — a `set` rule without a value, or a rule from a key to itself.
+   */
+  addRule(rule: { source: string; target: string; effect: 'set' | 'uncertain'; value?: string; stated?: string }, options: { project?: ProjectRef } = {}): void {
+    if (rule.source === rule.target) throw invalidInput('target', `a rule cannot make ${rule.source} depend on itself`)
+    if (rule.effect === 'set' && (rule.value === undefined || rule.value.length === 0)) throw invalidInput('value', `a set rule from ${rule.source} to ${rule.target} needs the value ${rule.target} takes`)
+    this.ensure(options.project)
+    this.facts.add(RULE_COLLECTION.name, { source: rule.source, target: rule.target, effect: rule.effect, ...(rule.value !== undefined ? { value: rule.value } : {}), ...(rule.stated !== undefined ? { stated: rule.stated } : {}) }, { ...(options.project ? { project: options.project } : {}), provenance: { source: 'user', ...(rule.stated ? { quote: rule.stated } : {}) } })
+  }
+
+  /**
+   * States the value of a key, then propagates the change through the rules (breadth first, each key visited once):
+   * `set` targets take their declared value, `uncertain` ones become unknown; the targets' own rules run in turn.
+   * A first value, or the same value again, changes nothing downstream.
+   * @returns The changes made, the stated one first.
+   */
+  set(key: string, value: string, options: { project?: ProjectRef; quote?: string } = {}): StateChange[] {
+    if (key.length === 0) throw invalidInput('key', 'a state key must not be empty')
+    this.ensure(options.project)
+    const project = options.project
+    const at = new Date(this.now()).toISOString()
+    const before = this.current(key, project)
+    const changes: StateChange[] = []
+    const write = (k: string, v: string, certainty: 'known' | 'uncertain', because: string | undefined, source: 'user' | 'rule'): void => {
+      this.facts.add(STATE_COLLECTION.name, { key: k, value: v, certainty, ...(because !== undefined ? { because } : {}), changed_at: at }, { ...(project ? { project } : {}), provenance: { source: source === 'rule' ? 'agent' : 'user', quote: because ?? options.quote ?? `${k} is ${v}` } })
+    }
+    const old = (before?.values['value'] as string | null | undefined) ?? null
+    const wasKnown = before?.values['certainty'] !== 'uncertain'
+    write(key, value, 'known', undefined, 'user')
+    changes.push({ key, before: old, after: value, certainty: 'known' })
+    if (before === undefined || (old === value && wasKnown)) return changes
+    const seen = new Set([key])
+    const queue: { key: string; value: string; certain: boolean }[] = [{ key, value, certain: true }]
+    while (queue.length > 0) {
+      const source = queue.shift()!
+      for (const rule of this.rulesFrom(source.key, project)) {
+        if (seen.has(rule.target)) continue
+        seen.add(rule.target)
+        const target = this.current(rule.target, project)
+        const prior = (target?.values['value'] as string | null | undefined) ?? null
+        if (rule.effect === 'set' && source.certain && rule.value !== null) {
+          const because = `${source.key} changed to ${source.value} on ${at.slice(0, 10)}`
+          write(rule.target, rule.value, 'known', because, 'rule')
+          changes.push({ key: rule.target, before: prior, after: rule.value, certainty: 'known', because })
+          queue.push({ key: rule.target, value: rule.value, certain: true })
+        } else if (prior !== null) {
+          const because = `it depended on ${source.key}, which ${source.certain ? `changed to ${source.value}` : 'became unknown'} on ${at.slice(0, 10)}`
+          write(rule.target, prior, 'uncertain', because, 'rule')
+          changes.push({ key: rule.target, before: prior, after: prior, certainty: 'uncertain', because })
+          queue.push({ key: rule.target, value: prior, certain: false })
+        }
+      }
+    }
+    return changes
+  }
+
+  /** Forgets a key for real (see `EngineFacts.delete`). @throws {MnemoError} `NOT_FOUND` — no such key. */
+  forget(key: string, options: { project?: ProjectRef } = {}): void {
+    const record = this.current(key, options.project)
+    if (!record) throw new MnemoError('NOT_FOUND', `no fact ${key} is recorded`, { details: { kind: 'record', id: key } })
+    this.facts.delete(record.id, { ...(options.project ? { project: options.project } : {}), actor: 'facts' })
+  }
+
+  /**
+   * The current answer for a key, rendered deterministically: the value, with "(changed on …, because …)" when a
+   * rule set it; "unknown now: it was X, but it depended on …" when uncertain; "you asked me to forget that on …"
+   * when deleted; "nothing recorded about <key>" otherwise.
+   */
+  answer(key: string, options: { project?: ProjectRef } = {}): StateAnswer {
+    const record = this.current(key, options.project)
+    if (!record) {
+      const gone = this.facts.collection(STATE_COLLECTION.name, options.project ? { project: options.project } : {}) ? this.facts.deletedByIdentity(STATE_COLLECTION.name, { key }, options.project ? { project: options.project } : {}) : undefined
+      if (gone) return { key, status: 'deleted', value: null, history: [], text: `you asked me to forget that on ${day(gone.deletedAt)}` }
+      return { key, status: 'unknown', value: null, history: [], text: `nothing recorded about ${key}` }
+    }
+    const shown = this.facts.show(record.id, options.project ? { project: options.project } : {})
+    const history: string[] = []
+    if ('history' in shown) for (const v of shown.history) if (typeof v.values['value'] === 'string' && history.at(-1) !== v.values['value']) history.push(v.values['value'])
+    const value = record.values['value'] as string
+    const because = record.values['because'] as string | null
+    if (record.values['certainty'] === 'uncertain') return { key, status: 'uncertain', value, history, text: `unknown now: it was ${value}, but ${because ?? 'what it depended on changed'}`, record: record.id }
+    if (because) return { key, status: 'changed', value, history, text: `${value} (changed on ${day(record.recordedAt)}, because ${because})`, record: record.id }
+    return { key, status: 'current', value, history, text: value, record: record.id }
+  }
+}
