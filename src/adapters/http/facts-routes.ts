@@ -41,6 +41,7 @@ const recordJson = z.object({
   recordedAt: z.number(),
   version: z.number(),
   provenance: z.record(z.string(), z.unknown()),
+  identity: z.string().optional().describe("The identity key's values (JSON), when the collection has an identity."),
   user: z.string().optional(),
 })
 const specJson = z.object({ name: z.string(), description: z.string().optional(), fields: z.array(z.record(z.string(), z.unknown())), identity: z.array(z.string()), timeField: z.string().optional() })
