@@ -43,10 +43,10 @@ describe('connect --all and doctor', () => {
     const atDoctor = s.out().stdout.length
     expect(await runCli(['doctor', '--json'], s.io)).toBe(0)
     const report = JSON.parse(s.out().stdout.slice(atDoctor)) as { agents: { agent: string; scope: string; status: string }[] }
-    // Codex asks the user to trust new hooks in its own UI, so it stays "stale" until then.
+    // At user scope connect records Codex's trust in the hooks it wrote, so Codex is ok at once.
     expect(report.agents.filter((a) => a.scope === 'user').map((a) => [a.agent, a.status])).toEqual([
       ['claude-code', 'ok'],
-      ['codex', 'stale'],
+      ['codex', 'ok'],
       ['gemini', 'ok'],
       ['cursor', 'ok'],
       ['opencode', 'ok'],

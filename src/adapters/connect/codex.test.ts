@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest'
 import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
 import { shellQuote } from './claude-code.js'
-import { CODEX_HOOK_EVENTS, codexPaths, describeCodexHooks, planCodexConnect, planCodexDisconnect } from './codex.js'
+import { createHash } from 'node:crypto'
+import { CODEX_HOOK_EVENTS, codexEventLabel, codexHookTrustHash, codexPaths, describeCodexHooks, planCodexConnect, planCodexDisconnect } from './codex.js'
 import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectOptions } from './config-files.js'
 
 let root: string
@@ -23,6 +24,8 @@ const connect = (extra: Partial<AgentConnectOptions> = {}) => {
 const cmd = (event: string, cli = CLI): string => `"${NODE}" "${cli}" hook ${event} --agent codex`
 const group = (event: string, cli = CLI) => ({ hooks: [{ type: 'command', command: cmd(event, cli), timeout: event === 'SessionStart' ? 15 : 10 }] })
 const EVENTS = CODEX_HOOK_EVENTS.map((e) => e.agentEvent)
+/** The text without the trust records connect adds at user scope (one test below checks those). */
+const withoutTrust = (text: string): string => text.replace(/\r?\n?\[hooks\.state\.[^\n]*\]\r?\ntrusted_hash = "sha256:[0-9a-f]{64}"\r?\n/g, '').replace(/(\S)$/, '$1\n').replace(/^$/, '')
 const mnemoTable = (cli = CLI): string => `[mcp_servers.mnemo]\ncommand = "${NODE}"\nargs = ["${cli}", "mcp", "--agent", "codex"]\n`
 const expectInvalid = (fn: () => unknown, path: string): MnemoError => {
   try {
@@ -65,15 +68,41 @@ describe('planCodexConnect', () => {
       [configPath(), 'mcp', undefined, true],
       [hooksPath(), 'settings', undefined, true],
     ])
-    expect(read(configPath())).toBe(mnemoTable())
+    expect(withoutTrust(read(configPath()))).toBe(mnemoTable())
     expect(read(hooksPath())).toBe(`${JSON.stringify({ hooks: Object.fromEntries(EVENTS.map((e) => [e, [group(e)]])) }, null, 2)}\n`)
     expect(EVENTS).toEqual(['SessionStart', 'UserPromptSubmit', 'PostToolUse', 'SubagentStop', 'Stop'])
-    expect(plan.notes).toEqual(['Codex runs new or changed hooks only after you trust them: start `codex` and accept the hook review (or open /hooks).'])
+    expect(plan.notes).toEqual([])
+  })
+
+  it('records Codex\'s trust in exactly the hooks it wrote, at user scope only, and disconnect removes the records', () => {
+    write(configPath(), USER_TOML)
+    write(hooksPath(), USER_HOOKS)
+    connect()
+    const doc = parseToml(read(configPath())) as { hooks: { state: Record<string, { trusted_hash: string }> } }
+    const hooks = readJson(hooksPath()).hooks
+    // Keys name the hook's position: the user's own Stop hook is group 0, mnemo's group 1; the user's hooks get no record.
+    const keys = EVENTS.map((e) => `${hooksPath()}:${codexEventLabel(e)}:${e === 'Stop' ? 1 : 0}:0`)
+    expect(Object.keys(doc.hooks.state).sort()).toEqual([...keys].sort())
+    for (const e of EVENTS) {
+      const g = hooks[e].findIndex((x: { hooks: Array<{ command: string }> }) => x.hooks[0]!.command.includes('hook '))
+      const h = hooks[e][g].hooks[0]
+      expect(doc.hooks.state[`${hooksPath()}:${codexEventLabel(e)}:${g}:0`]!.trusted_hash).toBe(codexHookTrustHash(e, undefined, h))
+    }
+    // Codex's own hash of {"event_name":"stop","hooks":[{"async":false,"command":"echo hi","timeout":600,"type":"command"}]}.
+    expect(codexHookTrustHash('Stop', 'ignored', { command: 'echo hi' })).toBe(`sha256:${createHash('sha256').update('{"event_name":"stop","hooks":[{"async":false,"command":"echo hi","timeout":600,"type":"command"}]}').digest('hex')}`)
+    expect(codexHookTrustHash('SessionEnd', undefined, { command: 'x', timeout: 10 })).toBe(codexHookTrustHash('SessionEnd', undefined, { command: 'x', timeout: 3 }))
+    applyAgentConnectPlan(planCodexDisconnect(base))
+    expect(read(configPath())).toBe(USER_TOML)
+    const proj = join(root, 'proj-trust')
+    mkdirSync(proj)
+    const { plan } = connect({ scope: 'project', projectDir: proj })
+    expect(read(join(proj, '.codex', 'config.toml'))).not.toContain('hooks.state')
+    expect(plan.notes[0]).toContain('start `codex` in this project and accept the hook review')
   })
 
   it('writes MNEMO_HOME into the MCP env and the hook commands', () => {
     connect({ mnemoHome: '/data/mnemo home' })
-    expect(read(configPath())).toBe(`${mnemoTable().trimEnd()}\nenv = { MNEMO_HOME = "/data/mnemo home" }\n`)
+    expect(withoutTrust(read(configPath()))).toBe(`${mnemoTable().trimEnd()}\nenv = { MNEMO_HOME = "/data/mnemo home" }\n`)
     expect(readJson(hooksPath()).hooks.Stop[0].hooks[0].command).toBe(`MNEMO_HOME="/data/mnemo home" ${cmd('Stop')}`)
   })
 
@@ -82,7 +111,7 @@ describe('planCodexConnect', () => {
     write(hooksPath(), USER_HOOKS)
     connect()
     const lines = USER_TOML.split('\n')
-    expect(read(configPath())).toBe([...lines.slice(0, 6), '', ...mnemoTable().trimEnd().split('\n'), ...lines.slice(6)].join('\n'))
+    expect(withoutTrust(read(configPath()))).toBe([...lines.slice(0, 6), '', ...mnemoTable().trimEnd().split('\n'), ...lines.slice(6)].join('\n'))
     const hooks = readJson(hooksPath()).hooks
     expect(Object.keys(hooks)).toEqual(['PreToolUse', 'Stop', 'SessionStart', 'UserPromptSubmit', 'PostToolUse', 'SubagentStop'])
     expect(hooks.PreToolUse).toEqual([userHook])
@@ -92,7 +121,7 @@ describe('planCodexConnect', () => {
   it('appends at the end when there is no other server table, with one blank line', () => {
     write(configPath(), 'model = "o3"\n[tui]\nnotifications = true')
     connect()
-    expect(read(configPath())).toBe(`model = "o3"\n[tui]\nnotifications = true\n\n${mnemoTable()}`)
+    expect(withoutTrust(read(configPath()))).toBe(`model = "o3"\n[tui]\nnotifications = true\n\n${mnemoTable()}`)
   })
 
   it('is idempotent: a second run is byte-identical and reports no change', () => {
@@ -105,7 +134,7 @@ describe('planCodexConnect', () => {
     expect(plan.files.map((f) => f.after)).toEqual([c1, h1])
     expect(written).toEqual([])
     expect(plan.notes).toEqual([])
-    expect(renderAgentPlanDiff(plan)).toBe(`${configPath()} (unchanged)\n  mcp servers unchanged: mnemo\n${hooksPath()} (unchanged)\n  hooks unchanged: Stop, ${EVENTS.filter((e) => e !== 'Stop').join(', ')}\n`)
+    expect(renderAgentPlanDiff(plan)).toBe(`${configPath()} (unchanged)\n  mcp servers unchanged: mnemo\n  hook trust records unchanged: stop:1:0, ${EVENTS.filter((e) => e !== 'Stop').map((e) => `${codexEventLabel(e)}:0:0`).join(', ')}\n${hooksPath()} (unchanged)\n  hooks unchanged: Stop, ${EVENTS.filter((e) => e !== 'Stop').join(', ')}\n`)
   })
 
   it('rewrites an older mnemo table in place, sub-tables included, and leaves the comment after it', () => {
@@ -124,8 +153,8 @@ describe('planCodexConnect', () => {
     ].join('\n')
     write(configPath(), text)
     const { plan } = connect()
-    expect(read(configPath())).toBe(`${mnemoTable()}\n# next: the other server\n[mcp_servers.other]\ncommand = "other"\n`)
-    expect(renderAgentPlanDiff(plan)).toContain(`${configPath()} (update)\n  mcp servers updated: mnemo\n  @@ line 2 @@\n`)
+    expect(withoutTrust(read(configPath()))).toBe(`${mnemoTable()}\n# next: the other server\n[mcp_servers.other]\ncommand = "other"\n`)
+    expect(renderAgentPlanDiff(plan)).toContain(`${configPath()} (update)\n  mcp servers updated: mnemo\n  hook trust records added: ${EVENTS.map((e) => `${codexEventLabel(e)}:0:0`).join(', ')}\n  @@ line 2 @@\n`)
   })
 
   it('quotes and escapes paths with spaces, quotes, backslashes and $ for TOML and for the shell', () => {
@@ -137,7 +166,7 @@ describe('planCodexConnect', () => {
     const cli = join(dir, 'dist $(echo hi)', 'main.js')
     const mnemoHome = join(dir, 'data $USER')
     connect({ nodePath: fakeNode, cliPath: cli, mnemoHome })
-    const toml = read(configPath())
+    const toml = withoutTrust(read(configPath()))
     expect(toml).toContain(`command = "${fakeNode.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)
     expect(parseToml(toml)).toEqual({ mcp_servers: { mnemo: { command: fakeNode, args: [cli, 'mcp', '--agent', 'codex'], env: { MNEMO_HOME: mnemoHome } } } })
     const command: string = readJson(hooksPath()).hooks.PostToolUse[0].hooks[0].command
@@ -150,7 +179,7 @@ describe('planCodexConnect', () => {
   it('keeps CRLF line ends', () => {
     write(configPath(), 'model = "o3"\r\n\r\n[mcp_servers.other]\r\ncommand = "x"\r\n')
     connect()
-    expect(read(configPath())).toBe(`model = "o3"\r\n\r\n[mcp_servers.other]\r\ncommand = "x"\r\n\r\n${mnemoTable().replace(/\n/g, '\r\n')}`)
+    expect(withoutTrust(read(configPath()))).toBe(`model = "o3"\r\n\r\n[mcp_servers.other]\r\ncommand = "x"\r\n\r\n${mnemoTable().replace(/\n/g, '\r\n')}`)
   })
 
   it('refuses invalid TOML, inline or dotted mnemo entries and non-strict hooks.json without touching the file', () => {
@@ -173,7 +202,7 @@ describe('planCodexConnect', () => {
 
   it('notes hooks turned off in [features] and project trust', () => {
     write(configPath(), '[features]\nhooks = false\n')
-    expect(planCodexConnect(base).notes[1]).toBe(`hooks are turned off in ${configPath()} ([features] hooks = false); mnemo's MCP server still works, capture does not.`)
+    expect(planCodexConnect(base).notes[0]).toBe(`hooks are turned off in ${configPath()} ([features] hooks = false); mnemo's MCP server still works, capture does not.`)
     const proj = join(root, 'proj')
     const { plan, written } = connect({ scope: 'project' })
     expect(written).toEqual([join(proj, '.codex', 'config.toml'), join(proj, '.codex', 'hooks.json')])
@@ -205,14 +234,14 @@ describe('planCodexDisconnect', () => {
     expect(renderAgentPlanDiff(plan)).toContain('  mcp servers removed: mnemo\n')
     expect(renderAgentPlanDiff(plan)).toContain(`  hooks removed: Stop, ${EVENTS.filter((e) => e !== 'Stop').join(', ')}\n`)
     expect(applyAgentConnectPlan(plan)).toEqual([configPath(), hooksPath()])
-    expect(read(configPath())).toBe(USER_TOML)
+    expect(withoutTrust(read(configPath()))).toBe(USER_TOML)
     expect(read(hooksPath())).toBe(USER_HOOKS)
   })
 
   it('leaves empty files when only mnemo was there, and skips missing files', () => {
     connect()
     applyAgentConnectPlan(planCodexDisconnect(base))
-    expect(read(configPath())).toBe('')
+    expect(withoutTrust(read(configPath()))).toBe('')
     expect(read(hooksPath())).toBe('{}\n')
     rmSync(hooksPath())
     expect(planCodexDisconnect(base).files.map((f) => [f.path, f.changed])).toEqual([[configPath(), false]])

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -39,21 +39,24 @@ describe('checkAgents', () => {
     expect(of(f, 'cursor')).toEqual({ agent: 'cursor', scope: 'user', status: 'missing', detail: 'no configuration files', fix: 'mnemo connect cursor' })
   })
 
-  it('reports ok after connect for each agent (Codex once its hooks are trusted)', () => {
+  it('reports ok after connect for each agent, and stale when Codex\'s trust records no longer match or OpenCode\'s plugin is gone', () => {
     applyConnectPlan(planClaudeCodeConnect(opts))
     for (const plan of [planCodexConnect(opts), planGeminiConnect(opts), planCursorConnect(opts), planOpenCodeConnect(opts)]) applyAgentConnectPlan(plan)
     let f = check()
-    expect(statusOf(f)).toEqual(['claude-code/user:ok', 'codex/user:stale', 'gemini/user:ok', 'cursor/user:ok', 'opencode/user:ok'])
-    expect(of(f, 'codex').detail).toBe("Codex has no trust record for mnemo's hooks (SessionStart, UserPromptSubmit, PostToolUse, SubagentStop, Stop), so it skips them")
-    expect(of(f, 'codex').fix).toBe('start `codex` and trust the hooks in the review prompt (or /hooks)')
+    expect(statusOf(f)).toEqual(['claude-code/user:ok', 'codex/user:ok', 'gemini/user:ok', 'cursor/user:ok', 'opencode/user:ok'])
     expect(of(f, 'gemini').detail).toBe(`MCP server and 5 hooks registered in ${join(home, '.gemini', 'settings.json')}`)
-    expect(of(f, 'opencode')).toMatchObject({ status: 'ok', detail: `MCP server registered in ${join(home, '.config', 'opencode', 'opencode.json')}`, fix: 'nothing to do' })
+    const pluginPath = join(home, '.config', 'opencode', 'plugins', 'mnemo.js')
+    expect(of(f, 'opencode')).toMatchObject({ status: 'ok', detail: `MCP server registered in ${join(home, '.config', 'opencode', 'opencode.json')}, ${pluginPath}`, fix: 'nothing to do' })
+    // A hook edited after connect no longer matches the hash Codex was told to trust.
     const hooksJson = join(home, '.codex', 'hooks.json')
-    const trust = ['session_start', 'user_prompt_submit', 'post_tool_use', 'subagent_stop', 'stop']
-      .map((e) => `\n[hooks.state.${JSON.stringify(`${hooksJson}:${e}:0:0`)}]\ntrusted_hash = "sha256:x"\n`).join('')
-    appendFileSync(join(home, '.codex', 'config.toml'), trust)
+    writeFileSync(hooksJson, readFileSync(hooksJson, 'utf8').replace('"timeout": 10', '"timeout": 11'))
+    rmSync(pluginPath)
     f = check()
-    expect(of(f, 'codex').status).toBe('ok')
+    expect(of(f, 'codex')).toMatchObject({ status: 'stale', detail: "Codex has no current trust record for mnemo's hooks (UserPromptSubmit), so it skips them", fix: 'mnemo connect codex (records the trust)' })
+    expect(of(f, 'opencode')).toMatchObject({ status: 'stale', detail: `mnemo's OpenCode plugin ${pluginPath} is missing, so nothing is captured`, fix: 'mnemo connect opencode' })
+    applyAgentConnectPlan(planCodexConnect(opts))
+    applyAgentConnectPlan(planOpenCodeConnect(opts))
+    expect(statusOf(check())).toEqual(['claude-code/user:ok', 'codex/user:ok', 'gemini/user:ok', 'cursor/user:ok', 'opencode/user:ok'])
   })
 
   it('reports stale when the CLI moved, the node is gone, hooks are missing or MNEMO_HOME differs', () => {

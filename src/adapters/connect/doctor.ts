@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs'
 import { MnemoError } from '../../core/errors.js'
 import { CLAUDE_CODE_HOOK_EVENTS, claudeCodePaths, isMnemoHookCommand, shellQuote } from './claude-code.js'
-import { CODEX_HOOK_EVENTS, CODEX_MCP_KEY, codexPaths } from './codex.js'
+import { CODEX_HOOK_EVENTS, CODEX_MCP_KEY, codexMnemoHookTrust, codexPaths } from './codex.js'
 import {
   isJsonObject,
   isMnemoAgentHookCommand,
@@ -24,6 +24,7 @@ import {
 import { CURSOR_HOOK_EVENTS, cursorPaths } from './cursor.js'
 import { GEMINI_HOOK_EVENTS, geminiPaths } from './gemini.js'
 import { openCodePaths } from './opencode.js'
+import { isMnemoOpenCodePlugin } from './opencode-plugin.js'
 
 /** Every agent `checkAgents` looks at, in report order. */
 export const DOCTOR_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] as const
@@ -93,7 +94,6 @@ function groupedHooks(config: JsonObject | undefined, mine: (c: string) => boole
   return out
 }
 
-const SNAKE = (event: string): string => event.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase()
 
 function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions): Inspection {
   const loc = { scope, homeDir: o.homeDir, projectDir: o.projectDir, env: o.env }
@@ -114,17 +114,13 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
       const mcp = e === undefined ? undefined : { node: e.command, cli: Array.isArray(e.args) ? e.args[0] : undefined, mnemoHome: (e.env as Record<string, unknown> | undefined)?.MNEMO_HOME }
       const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'codex')
       const problems: Array<[string, string]> = []
-      // Trust records are keyed "<hooks.json>:<event>:<group>:<handler>" (codex-rs/hooks/src/engine/discovery.rs).
-      const untrusted: string[] = []
-      for (const [event, groups] of Object.entries(obj(hooks?.hooks))) {
-        ;(Array.isArray(groups) ? groups : []).forEach((g, gi) => (Array.isArray(obj(g).hooks) ? (obj(g).hooks as Json[]) : []).forEach((h, hi) => {
-          const c = obj(h).command
-          if (typeof c !== 'string' || !mine(c)) return
-          const state = tomlValueAt(doc, ['hooks', 'state', `${hooksPath}:${SNAKE(event)}:${gi}:${hi}`]) as Record<string, unknown> | undefined
-          if (typeof state?.trusted_hash !== 'string') untrusted.push(event)
-        }))
+      // Codex runs a hook only when config.toml holds its current hash under "<hooks.json>:<event>:<group>:<handler>" (codex.ts).
+      const untrusted = hooks === undefined ? [] : codexMnemoHookTrust(hooksPath, hooks, mine)
+        .filter((t) => (tomlValueAt(doc, ['hooks', 'state', t.key]) as Record<string, unknown> | undefined)?.trusted_hash !== t.hash).map((t) => t.event)
+      if (untrusted.length > 0) {
+        problems.push([`Codex has no current trust record for mnemo's hooks (${untrusted.join(', ')}), so it skips them`,
+          scope === 'user' ? 'mnemo connect codex (records the trust)' : 'start `codex` in this project and trust the hooks in the review prompt (or /hooks)'])
       }
-      if (untrusted.length > 0) problems.push([`Codex has no trust record for mnemo's hooks (${untrusted.join(', ')}), so it skips them`, 'start `codex` and trust the hooks in the review prompt (or /hooks)'])
       if (tomlValueAt(doc, ['features', 'hooks']) === false || tomlValueAt(doc, ['features', 'codex_hooks']) === false) problems.push([`hooks are turned off in ${configPath}`, `remove "hooks = false" from [features] in ${configPath}`])
       return { files: [configPath, hooksPath].filter((p) => existsSync(p)), mcp, hooks: { expected: CODEX_HOOK_EVENTS.map((x) => x.agentEvent), found: groupedHooks(hooks, mine) }, problems }
     }
@@ -147,20 +143,27 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
       return { files: [mcpPath, hooksPath].filter((p) => existsSync(p)), mcp: stdioEntry(mcp?.mcpServers), hooks: { expected: CURSOR_HOOK_EVENTS.map((x) => x.agentEvent), found }, problems: [] }
     }
     case 'opencode': {
-      const { configPath } = openCodePaths(loc)
+      const { configPath, pluginPath } = openCodePaths(loc)
       const c = json(configPath)
       const m = obj(c?.mcp)
       const e = m.mnemo ?? obj(m.servers).mnemo
       const cmd = Array.isArray(obj(e).command) ? (obj(e).command as Json[]) : []
       const mcp = e === undefined ? undefined : { node: cmd[0], cli: cmd[1], mnemoHome: obj(obj(e).environment).MNEMO_HOME }
-      const problems: Array<[string, string]> = obj(e).enabled === false || obj(e).disabled === true ? [[`mnemo's server is disabled in ${configPath}`, 'mnemo connect opencode']] : []
-      return { files: [configPath].filter((p) => existsSync(p)), mcp, hooks: undefined, problems }
+      const problems: Array<[string, string]> = obj(e).enabled === false || obj(e).disabled === true ? [[`mnemo's server is disabled in ${configPath}`, connectCommand('opencode', scope)]] : []
+      // Capture runs through mnemo's plugin; it must be there and run this CLI.
+      const plugin = readConfigText(pluginPath)
+      if (!isMnemoOpenCodePlugin(plugin)) problems.push([`mnemo's OpenCode plugin ${pluginPath} is missing, so nothing is captured`, connectCommand('opencode', scope)])
+      else if (!plugin!.includes(JSON.stringify(o.cliPath))) problems.push([`mnemo's OpenCode plugin ${pluginPath} runs another CLI than ${o.cliPath}`, connectCommand('opencode', scope)])
+      return { files: [configPath, pluginPath].filter((p) => existsSync(p)), mcp, hooks: undefined, problems }
     }
   }
 }
 
+/** The command that (re)connects an agent at a scope, as doctor prints it. */
+const connectCommand = (agent: DoctorAgent, scope: ConnectScope): string => `mnemo connect ${agent}${scope === 'project' ? ' --scope project' : ''}`
+
 function finding(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions): DoctorFinding {
-  const connect = `mnemo connect ${agent}${scope === 'project' ? ' --scope project' : ''}`
+  const connect = connectCommand(agent, scope)
   const out = (status: DoctorFinding['status'], detail: string, fix: string): DoctorFinding => ({ agent, scope, status, detail, fix })
   let found: Inspection
   try {
