@@ -7,8 +7,8 @@ export type AgentName = (typeof AGENT_NAMES)[number]
 /** Agents that call mnemo's surfaces (hooks, MCP) themselves: what `--agent` accepts. */
 export const SURFACE_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] as const satisfies readonly AgentName[]
 
-/** Agents whose lifecycle hooks call `mnemo hook <event> --agent <name>`. */
-export const HOOK_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor'] as const
+/** Agents whose lifecycle hooks (OpenCode: mnemo's plugin) call `mnemo hook <event> --agent <name>`. */
+export const HOOK_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] as const
 export type HookAgent = (typeof HOOK_AGENTS)[number]
 
 /** A spooled or command-line agent name, or Claude Code for anything unknown. */

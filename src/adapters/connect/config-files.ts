@@ -10,7 +10,7 @@
  * rewrites only the edited value's text range, so user comments, trailing
  * commas and formatting elsewhere survive.
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -40,6 +40,8 @@ export const AGENT_LABELS: Readonly<Record<ConnectAgent, string>> = { codex: 'Co
 /** One file of an agent plan: a {@link ConnectPlanFile} plus mnemo's own entries summarised (`  mcp servers added: mnemo`). */
 export interface AgentPlanFile extends ConnectPlanFile {
   summary: string[]
+  /** The file is a file of mnemo's own (OpenCode's plugin) and applying the plan deletes it; `after` is then ''. */
+  remove?: boolean
 }
 
 /**
@@ -380,7 +382,14 @@ export function planFileOf(path: string, kind: ConnectPlanFile['kind'], before: 
  */
 export function applyAgentConnectPlan(plan: AgentConnectPlan): string[] {
   // applyConnectPlan reads only `files`; its ConnectPlan type still names claude-code as the only client.
-  return applyConnectPlan({ client: 'claude-code', action: plan.action, scope: plan.scope, files: plan.files })
+  const written = applyConnectPlan({ client: 'claude-code', action: plan.action, scope: plan.scope, files: plan.files.filter((f) => f.remove !== true) })
+  for (const file of plan.files) {
+    if (file.remove !== true || !file.changed) continue
+    if (readConfigText(file.path) !== file.before) throw invalidInput(file.path, `${file.path} changed since the plan was made; not removed`, 'Run the command again.')
+    rmSync(file.path, { force: true })
+    written.push(file.path)
+  }
+  return written
 }
 
 const CLAUDE_SUMMARY = /^ {2}(?:hooks|mcp servers) (?:added|updated|removed|unchanged): /
@@ -394,6 +403,10 @@ const CLAUDE_SUMMARY = /^ {2}(?:hooks|mcp servers) (?:added|updated|removed|unch
 export function renderAgentPlanDiff(plan: AgentConnectPlan): string {
   const out: string[] = []
   for (const file of plan.files) {
+    if (file.remove === true) {
+      out.push(`${file.changed ? 'remove' : 'unchanged'} ${file.path}`, ...file.summary)
+      continue
+    }
     const lines = renderPlanDiff({ client: 'claude-code', action: plan.action, scope: plan.scope, files: [file] }).replace(/\n$/, '').split('\n')
     const [header, ...rest] = lines
     out.push(header ?? file.path, ...file.summary, ...rest.filter((l) => !CLAUDE_SUMMARY.test(l)))

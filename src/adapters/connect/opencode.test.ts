@@ -1,10 +1,11 @@
-import { rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CLI, NODE, read, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
 import { applyAgentConnectPlan, parseJsonQuiet, renderAgentPlanDiff, type AgentConnectOptions } from './config-files.js'
 import { describeOpenCodeHooks, openCodePaths, planOpenCodeConnect, planOpenCodeDisconnect } from './opencode.js'
+import { openCodePluginSource } from './opencode-plugin.js'
 
 let root: string
 let home: string
@@ -13,6 +14,7 @@ useConnectSandbox('mnemo-opencode-', (s) => ({ root, home, base } = s))
 
 const dir = (): string => join(home, '.config', 'opencode')
 const jsonPath = (): string => join(dir(), 'opencode.json')
+const pluginPath = (): string => join(dir(), 'plugins', 'mnemo.js')
 const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   const plan = planOpenCodeConnect({ ...base, ...extra })
   return { plan, written: applyAgentConnectPlan(plan) }
@@ -33,10 +35,12 @@ const USER_JSONC = `{
 describe('planOpenCodeConnect', () => {
   it('fresh install writes opencode.json with $schema and the local server', () => {
     const { plan, written } = connect()
-    expect(written).toEqual([jsonPath()])
-    expect(plan.files.map((f) => [f.kind, f.before, f.changed])).toEqual([['mcp', undefined, true]])
+    expect(written).toEqual([jsonPath(), pluginPath()])
+    expect(plan.files.map((f) => [f.kind, f.before, f.changed])).toEqual([['mcp', undefined, true], ['settings', undefined, true]])
     expect(read(jsonPath())).toBe(`${JSON.stringify({ $schema: 'https://opencode.ai/config.json', mcp: { mnemo: entry } }, null, 2)}\n`)
+    expect(read(pluginPath())).toBe(openCodePluginSource({ nodePath: NODE, cliPath: CLI, mnemoHome: undefined }))
     expect(renderAgentPlanDiff(plan)).toContain(`${jsonPath()} (create)\n  mcp servers added: mnemo\n`)
+    expect(renderAgentPlanDiff(plan)).toContain(`${pluginPath()} (create)\n  plugin added: mnemo\n`)
   })
 
   it('writes MNEMO_HOME as environment', () => {
@@ -55,7 +59,7 @@ describe('planOpenCodeConnect', () => {
     expect(text).toBe([...lines.slice(0, 6), `${mnemo[0]}`, ...mnemo.slice(1, -1), `${mnemo[mnemo.length - 1]},`, ...lines.slice(6)].join('\n'))
     expect(Object.keys(parseJsonQuiet(text).mcp as object)).toEqual(['context7', 'mnemo'])
     const { plan, written } = connect()
-    expect(plan.files.map((f) => [f.changed, f.after])).toEqual([[false, text]])
+    expect(plan.files.map((f) => [f.changed, f.after])).toEqual([[false, text], [false, read(pluginPath())]])
     expect(written).toEqual([])
   })
 
@@ -99,8 +103,9 @@ describe('planOpenCodeConnect', () => {
   it('honours XDG_CONFIG_HOME and the project scope; has no hooks', () => {
     const xdg = join(root, 'xdg')
     expect(openCodePaths({ ...base, env: { XDG_CONFIG_HOME: xdg } }).configPath).toBe(join(xdg, 'opencode', 'opencode.json'))
-    expect(connect({ scope: 'project' }).written).toEqual([join(root, 'proj', 'opencode.json')])
-    expect(describeOpenCodeHooks()).toMatchObject({ agent: 'opencode', supported: false, events: [] })
+    expect(connect({ scope: 'project' }).written).toEqual([join(root, 'proj', 'opencode.json'), join(root, 'proj', '.opencode', 'plugins', 'mnemo.js')])
+    expect(describeOpenCodeHooks()).toMatchObject({ agent: 'opencode', supported: true })
+    expect(describeOpenCodeHooks().events.map((e) => e.mnemoEvent)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SessionEnd'])
   })
 })
 
@@ -111,8 +116,23 @@ describe('planOpenCodeDisconnect', () => {
     connect()
     const plan = planOpenCodeDisconnect(base)
     expect(renderAgentPlanDiff(plan)).toContain('  mcp servers removed: mnemo\n')
+    expect(renderAgentPlanDiff(plan)).toContain(`remove ${pluginPath()}\n  plugin removed: mnemo\n`)
     applyAgentConnectPlan(plan)
     expect(read(jsonc)).toBe(USER_JSONC)
+    expect(existsSync(pluginPath())).toBe(false)
+  })
+
+  it('never overwrites or removes a plugins/mnemo.js that mnemo did not write', () => {
+    write(pluginPath(), 'export const Mine = async () => ({})\n')
+    for (const plan of [() => planOpenCodeConnect(base), () => planOpenCodeDisconnect(base)]) {
+      try {
+        plan()
+        throw new Error('expected INVALID_INPUT')
+      } catch (err) {
+        expect(MnemoError.is(err, 'INVALID_INPUT') && err.details.path).toBe(pluginPath())
+      }
+    }
+    expect(read(pluginPath())).toBe('export const Mine = async () => ({})\n')
   })
 
   it('drops an emptied mcp (V1 and V2 shapes) and skips a missing file', () => {

@@ -1,14 +1,16 @@
 /**
  * `mnemo connect opencode` / `mnemo disconnect opencode`: registers mnemo's
- * MCP server with OpenCode. MCP only: OpenCode has no hook that runs a
- * command with the event on stdin — its plugins are JS/TS modules loaded
- * in-process, and its `experimental.hook` commands (`file_edited`,
- * `session_completed`) get no event payload.
+ * MCP server with OpenCode and installs mnemo's OpenCode plugin, which
+ * captures sessions and injects the context block (opencode-plugin.ts):
+ * OpenCode has no command hooks with the event on stdin, but loads JS/TS
+ * plugins that receive session, message and tool events.
  *
- * - File: user scope `$XDG_CONFIG_HOME/opencode/` (default
- *   `~/.config/opencode/`), project scope the project root; in that folder
- *   `opencode.json`, else an existing `opencode.jsonc`
- *   (https://opencode.ai/docs/config/).
+ * - Files: user scope `$XDG_CONFIG_HOME/opencode/` (default
+ *   `~/.config/opencode/`), project scope the project root (config) and its
+ *   `.opencode/` folder (plugin); the config is `opencode.json`, else an
+ *   existing `opencode.jsonc` (https://opencode.ai/docs/config/); the plugin
+ *   is `plugins/mnemo.js` in the config folder (OpenCode loads
+ *   `{plugin,plugins}/*.{ts,js}` there, https://opencode.ai/docs/plugins/).
  * - Entry (https://opencode.ai/docs/mcp-servers/): `mcp.mnemo` = `{ "type":
  *   "local", "command": [node, cli, "mcp"], "enabled": true, "environment"?:
  *   { MNEMO_HOME } }` — the V1 shape, which OpenCode 2 still reads. A file
@@ -47,17 +49,27 @@ import {
   type ResolvedCommand,
 } from './config-files.js'
 import { invalidInput } from '../../core/errors.js'
+import { OPENCODE_PLUGIN_FILE, isMnemoOpenCodePlugin, openCodePluginSource } from './opencode-plugin.js'
+import type { AgentPlanFile } from './config-files.js'
 
 const OPENCODE_SUBSTITUTION = /\{(?:env|file):/
 const SCHEMA = 'https://opencode.ai/config.json'
 
-/** OpenCode gets no hooks (see the module comment). */
+/** OpenCode's capture runs through mnemo's plugin, which passes these events to `mnemo hook` (see opencode-plugin.ts). */
 export function describeOpenCodeHooks(): AgentHooksDescription {
   return {
     agent: 'opencode',
-    supported: false,
-    events: [],
-    note: 'MCP only: OpenCode has no command hook with the event on stdin (plugins are in-process JS/TS modules; experimental.hook commands receive no payload).',
+    supported: true,
+    events: [
+      { agentEvent: 'session.created', mnemoEvent: 'SessionStart' },
+      { agentEvent: 'chat.message', mnemoEvent: 'UserPromptSubmit' },
+      { agentEvent: 'tool.execute.before', mnemoEvent: 'PreToolUse' },
+      { agentEvent: 'tool.execute.after', mnemoEvent: 'PostToolUse' },
+      { agentEvent: 'session.idle', mnemoEvent: 'Stop' },
+      { agentEvent: 'session.deleted', mnemoEvent: 'SessionEnd' },
+    ],
+    note: 'an in-process plugin (plugins/mnemo.js in the OpenCode config folder) that runs `"<node>" "<cli>" hook <mnemoEvent> --agent opencode` with a Claude Code-shaped payload on stdin; '
+      + 'SessionStart\'s context block goes into the system prompt (experimental.chat.system.transform).',
   }
 }
 
@@ -65,12 +77,32 @@ export function describeOpenCodeHooks(): AgentHooksDescription {
  * The config file for a scope (see the module comment).
  * @throws MnemoError INVALID_INPUT (details.path `scope`) for an unknown scope.
  */
-export function openCodePaths(options: AgentLocation = {}): { scope: ConnectScope; configPath: string } {
+export function openCodePaths(options: AgentLocation = {}): { scope: ConnectScope; configPath: string; pluginPath: string } {
   const scope = resolveScope(options.scope)
   const dir = scope === 'project' ? resolveProject(options) : join(envDir(options, 'XDG_CONFIG_HOME') ?? join(resolveHome(options), '.config'), 'opencode')
   const json = join(dir, 'opencode.json')
   const jsonc = join(dir, 'opencode.jsonc')
-  return { scope, configPath: !existsSync(json) && existsSync(jsonc) ? jsonc : json }
+  const pluginDir = scope === 'project' ? join(dir, '.opencode', 'plugins') : join(dir, 'plugins')
+  return { scope, configPath: !existsSync(json) && existsSync(jsonc) ? jsonc : json, pluginPath: join(pluginDir, OPENCODE_PLUGIN_FILE) }
+}
+
+/**
+ * Plans the plugin file: with `cmd`, written with {@link openCodePluginSource};
+ * without, removed when it is mnemo's (a file of that name that is not is
+ * refused either way, never overwritten or deleted).
+ * @throws MnemoError INVALID_INPUT (details.path = the file) for a `mnemo.js` there that mnemo did not write.
+ */
+function planPlugin(path: string, cmd: ResolvedCommand | undefined): AgentPlanFile | undefined {
+  const before = readConfigText(path)
+  if (before !== undefined && !isMnemoOpenCodePlugin(before)) {
+    throw invalidInput(path, `${path} exists and was not written by mnemo; mnemo will not ${cmd === undefined ? 'remove' : 'overwrite'} it`, 'Move it aside (or rename it), then run again.')
+  }
+  if (cmd === undefined) {
+    if (before === undefined) return undefined
+    return { ...planFileOf(path, 'settings', before, '', ['  plugin removed: mnemo']), remove: true }
+  }
+  const after = openCodePluginSource(cmd)
+  return planFileOf(path, 'settings', before, after, [`  plugin ${before === undefined ? 'added' : before === after ? 'unchanged' : 'updated'}: mnemo`])
 }
 
 /** True when `mcp` is in OpenCode 2's native shape: `mcp.servers` is a map of servers, not a server named "servers". */
@@ -123,10 +155,11 @@ function plan(options: AgentLocation, cmd: ResolvedCommand | undefined, skipMiss
 }
 
 /**
- * Plans `mnemo connect opencode`; reads the file, writes nothing. Sets
+ * Plans `mnemo connect opencode`; reads the files, writes nothing. Sets
  * `mcp.mnemo` (or `mcp.servers.mnemo` in a V2-shaped file) to
  * {@link openCodeMcpEntry}; a new file also gets `"$schema"`. Everything
- * else keeps its text; a file needing no change keeps its bytes.
+ * else keeps its text; a file needing no change keeps its bytes. Writes (or
+ * rewrites) the plugin `plugins/mnemo.js` ({@link openCodePluginSource}).
  * @throws MnemoError INVALID_INPUT (details.path = the file) for invalid JSON
  *   or a non-object `mcp`; INVALID_INPUT (details.path = the option) for bad
  *   options, including a path containing `{env:` or `{file:`.
@@ -135,16 +168,20 @@ export function planOpenCodeConnect(options: AgentConnectOptions = {}): AgentCon
   const { scope } = openCodePaths(options)
   const cmd = resolveAgentCommand(options)
   refuseSubstitution(cmd, OPENCODE_SUBSTITUTION, 'OpenCode', '"{env:" or "{file:"')
-  return { client: 'opencode', action: 'connect', scope, files: plan(options, cmd, false), notes: [] }
+  const { pluginPath } = openCodePaths(options)
+  const files = [...plan(options, cmd, false), planPlugin(pluginPath, cmd)].filter((f): f is AgentPlanFile => f !== undefined)
+  return { client: 'opencode', action: 'connect', scope, files, notes: [] }
 }
 
 /**
- * Plans `mnemo disconnect opencode`; reads the file, writes nothing. Removes
+ * Plans `mnemo disconnect opencode`; reads the files, writes nothing. Removes
  * `mcp.mnemo` and `mcp.servers.mnemo`, nothing else; `mcp.servers` and
- * `mcp` emptied by that are removed. A missing file is left out of the plan.
+ * `mcp` emptied by that are removed; deletes mnemo's plugin file. A missing
+ * file is left out of the plan.
  * @throws MnemoError INVALID_INPUT (details.path = the file) as {@link planOpenCodeConnect}.
  */
 export function planOpenCodeDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
-  const { scope } = openCodePaths(options)
-  return { client: 'opencode', action: 'disconnect', scope, files: plan(options, undefined, true), notes: [] }
+  const { scope, pluginPath } = openCodePaths(options)
+  const files = [...plan(options, undefined, true), planPlugin(pluginPath, undefined)].filter((f): f is AgentPlanFile => f !== undefined)
+  return { client: 'opencode', action: 'disconnect', scope, files, notes: [] }
 }

@@ -340,7 +340,7 @@ describe('mnemo hook --agent', () => {
     expect(code).toBe(0)
     expect(counts(h)).toMatchObject({ events: 1, observations: 1 })
     const logged = readFileSync(path.join(h, 'logs', 'errors.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { message: string })
-    expect(logged.map((e) => e.message)).toEqual(['unknown --agent "bogus" (one of claude-code, codex, gemini, cursor); read as claude-code'])
+    expect(logged.map((e) => e.message)).toEqual(['unknown --agent "bogus" (one of claude-code, codex, gemini, cursor, opencode); read as claude-code'])
   })
 })
 
