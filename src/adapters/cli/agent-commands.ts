@@ -40,11 +40,11 @@ export const CONNECT_AGENTS = ['claude-code', ...Object.keys(AGENT_PLANNERS)]
 
 type AnyPlan = { kind: 'claude'; plan: ConnectPlan } | { kind: 'agent'; plan: AgentConnectPlan }
 
-function connectPlan(agent: string, scope: string | undefined, io: CliIo, disconnecting: boolean): AnyPlan {
+function connectPlan(agent: string, scope: string | undefined, io: CliIo, disconnecting: boolean, nodePath: string = process.execPath): AnyPlan {
   if (!CONNECT_AGENTS.includes(agent)) throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: ${CONNECT_AGENTS.join(', ')}`)
   // --scope project means the repository, wherever in it the command runs (as captures file it): its git top-level.
   const location = { scope: (scope ?? 'user') as 'user' | 'project', projectDir: resolveProjectRoot(io.cwd).root, env: io.env, ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}) }
-  const command = { cliPath: CLI_PATH, nodePath: process.execPath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) }
+  const command = { cliPath: CLI_PATH, nodePath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) }
   if (agent === 'claude-code') {
     return { kind: 'claude', plan: disconnecting ? disconnectClaudeCode({ ...location, cliPath: CLI_PATH }) : planClaudeCodeConnect({ ...location, ...command }) }
   }
@@ -71,8 +71,8 @@ function agentsOf(agent: string | undefined, all: boolean | undefined): string[]
   return [agent]
 }
 
-export async function connect(io: CliIo, out: Out, agent: string | undefined, o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean }): Promise<void> {
-  reportPlans(out, agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, false)), o.dryRun === true)
+export async function connect(io: CliIo, out: Out, agent: string | undefined, o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean; node?: string }): Promise<void> {
+  reportPlans(out, agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, false, o.node)), o.dryRun === true)
 }
 
 export async function disconnect(io: CliIo, out: Out, agent: string | undefined, o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean }): Promise<void> {

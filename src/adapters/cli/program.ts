@@ -53,6 +53,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .addOption(new Option('--scope <scope>', 'user settings or this project').choices(['user', 'project']).default('user'))
     .option('--all', 'every supported agent')
     .option('--dry-run', 'print the change instead of writing it')
+    .option('--node <path>', 'the node binary the hooks and MCP server run with (absolute; default: the one running this command)')
     .action((agent: string | undefined, o) => run(() => commands.connect(io, out(o), agent, o)))
 
   common(program.command('disconnect [agent]').description("remove mnemo's hooks and MCP server from an agent (or --all)"))
