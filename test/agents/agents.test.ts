@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { AGENTS, type AgentSpec } from './agents.js'
 import { RECALL_CUE, startFakeModel, type FakeModel } from './fake-model.js'
-import { createWorld, median, mnemo, placeholderPaths, runAgent, storedEvents, storedSessions, type AgentRun, type ExportedEvent, type StoredSession, type World } from './harness.js'
+import { createWorld, median, mnemo, placeholderPaths, runAgent, storedEvents, storedSessions, type AgentRun, type ExportedEvent, type HookCall, type StoredSession, type World } from './harness.js'
 import { REPO_DIR, agentBin } from './install-state.js'
 
 const skipReason = inject('agentsSkipReason')
@@ -71,8 +71,12 @@ function writeFixtures(spec: AgentSpec, w: World, runs: readonly AgentRun[]): vo
   for (const dir of dirs) {
     rmSync(dir, { recursive: true, force: true })
     mkdirSync(dir, { recursive: true })
-    for (const [i, run] of runs.entries()) {
-      for (const [j, h] of run.hooks.entries()) {
+    // Numbered by the session the payload names (a hook may finish after its agent exited), in firing order.
+    const all = runs.flatMap((r) => r.hooks)
+    const sessionOf = (h: HookCall): string => { const p = h.payload as { session_id?: unknown } | undefined; return typeof p?.session_id === 'string' ? p.session_id : '' }
+    const order = [...new Set(all.map(sessionOf))]
+    for (const [i, key] of order.entries()) {
+      for (const [j, h] of all.filter((x) => sessionOf(x) === key).entries()) {
         const name = `s${i + 1}-${String(j + 1).padStart(2, '0')}-${h.event}`
         writeFileSync(join(dir, `${name}.json`), placeholderPaths(w, h.stdin.endsWith('\n') ? h.stdin : `${h.stdin}\n`))
         if (h.stdout.trim() !== '') writeFileSync(join(dir, `${name}.mnemo-stdout`), placeholderPaths(w, h.stdout))

@@ -115,6 +115,19 @@ export function hookCalls(w: World): HookCall[] {
   })
 }
 
+/**
+ * Waits (at most 30 s) until no hook the timer started is still running: an
+ * agent may exit before its last hooks finish (OpenCode's plugin starts Stop
+ * detached), and the store is read right after.
+ */
+async function hooksSettled(w: World): Promise<void> {
+  const pending = (): number => {
+    const files = readdirSync(w.timingDir)
+    return files.filter((f) => f.endsWith('.stdin.json')).length - files.filter((f) => f.endsWith('.meta.json')).length
+  }
+  for (let i = 0; i < 300 && pending() > 0; i++) await new Promise((r) => setTimeout(r, 100))
+}
+
 /** What one agent run produced. */
 export interface AgentRun {
   label: string
@@ -150,6 +163,7 @@ export async function runAgent(w: World, model: FakeModel, label: string, bin: s
   const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
   clearTimeout(timer)
   const wallMs = Date.now() - t0
+  await hooksSettled(w)
   writeFileSync(join(w.out, `${label}.stdout`), stdout)
   writeFileSync(join(w.out, `${label}.stderr`), stderr)
   const requests = model.requests.slice(firstRequest)

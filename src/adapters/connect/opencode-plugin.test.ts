@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -64,6 +64,8 @@ describe('openCodePluginSource', () => {
     await hooks['experimental.chat.system.transform']!({ sessionID: sid }, { system })
     await hooks.event!({ event: { type: 'session.deleted', properties: { info: { id: sid } } } })
     expect(system).toEqual(['You are opencode.', '<mnemo-context>earlier work</mnemo-context>'])
+    // Stop and SessionEnd run detached (OpenCode does not wait for them): wait for their records.
+    for (let i = 0; i < 200 && (!existsSync(join(dir, 'calls.jsonl')) || calls().length < 6); i++) await new Promise((r) => setTimeout(r, 50))
     const got = calls()
     expect(got.map((c) => c.argv)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SessionEnd'].map((e) => [cli, 'hook', e, '--agent', 'opencode'].slice(1)))
     expect(new Set(got.map((c) => c.home))).toEqual(new Set([join(dir, 'home')]))

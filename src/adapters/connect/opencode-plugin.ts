@@ -20,7 +20,9 @@
  * SessionStart's output (`hookSpecificOutput.additionalContext`, mnemo's
  * context block) is added to the system prompt of that session's model
  * calls through `experimental.chat.system.transform`, the hook OpenCode 1.x
- * gives plugins for that. Failures never reach OpenCode: a hook that cannot
+ * gives plugins for that. Stop and SessionEnd start detached once the
+ * session's earlier hooks are done, without waiting: OpenCode does not wait
+ * for its event handlers before it exits. Failures never reach OpenCode: a hook that cannot
  * start, fails or outlives its 15 s timeout is dropped (mnemo itself spools
  * what it could not store). Paths are fixed when connect writes the file;
  * `mnemo connect opencode` rewrites it, `mnemo disconnect opencode` removes
@@ -53,6 +55,20 @@ const NODE = ${JSON.stringify(cmd.nodePath)}
 const CLI = ${JSON.stringify(cmd.cliPath)}
 const ENV = ${JSON.stringify(env)}
 const TIMEOUT_MS = 15000
+
+/**
+ * Starts \`mnemo hook <event> --agent opencode\` detached, payload on stdin, and does not wait: for the
+ * turn's last events, which OpenCode does not wait for before it exits (\`opencode run\`).
+ */
+function startHook(event, payload) {
+  try {
+    const child = spawn(NODE, [CLI, 'hook', event, '--agent', 'opencode'], { env: { ...process.env, ...ENV }, stdio: ['pipe', 'ignore', 'ignore'], detached: true })
+    child.on('error', () => {})
+    child.stdin.on('error', () => {})
+    child.stdin.end(JSON.stringify(payload))
+    child.unref()
+  } catch {}
+}
 
 /** Runs \`mnemo hook <event> --agent opencode\` with the payload on stdin; resolves with its stdout ('' on any failure). */
 function runHook(event, payload) {
@@ -115,9 +131,11 @@ export const MnemoPlugin = async ({ directory, worktree }) => {
         session(p.part.sessionID).last = p.part.text
       } else if (event?.type === 'session.idle' && typeof p.sessionID === 'string') {
         const s = session(p.sessionID)
-        await send(s, p.sessionID, 'Stop', s.last === '' ? {} : { last_assistant_message: s.last })
+        await s.chain
+        startHook('Stop', { session_id: p.sessionID, cwd, hook_event_name: 'Stop', ...(s.last === '' ? {} : { last_assistant_message: s.last }) })
       } else if (event?.type === 'session.deleted' && typeof p.info?.id === 'string' && sessions.has(p.info.id)) {
-        await send(session(p.info.id), p.info.id, 'SessionEnd', { reason: 'deleted' })
+        await session(p.info.id).chain
+        startHook('SessionEnd', { session_id: p.info.id, cwd, hook_event_name: 'SessionEnd', reason: 'deleted' })
         sessions.delete(p.info.id)
       }
     },
