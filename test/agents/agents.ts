@@ -21,6 +21,11 @@ export interface AgentSpec {
   sessionEvents: readonly string[]
   /** Tool names the agent gives its shell tool (the observation's `tool`). */
   shellTool: RegExp
+  /**
+   * Checks this agent is known to fail until a fix lands, by the start of the check's name, with the reason:
+   * they are skipped (and reported as pending) rather than run. Remove an entry when its fix is in.
+   */
+  pending?: Readonly<Record<string, string>>
   /** The prompt as the agent itself sends it on (OpenCode's `run` quotes it); the stored prompt must be exactly this. */
   promptAsSent?(prompt: string): string
   /** Extra setup after connect (settings the offline run needs that connect does not write). */
@@ -78,6 +83,12 @@ export const ALL_AGENTS: readonly AgentSpec[] = [
     bin: 'gemini',
     sessionEvents: ['SessionStart', 'UserPromptSubmit', 'PostToolUse', 'Stop', 'SessionEnd'],
     shellTool: /^run_shell_command$/,
+    pending: {
+      'session 1: the prompt is stored': 'issue 14 D1 (Gemini passes the previous mnemo block back in <hook_context>), fixed on branch capture',
+      'session 1: the final answer is stored': 'issue 14 D2 (prompt_response), fixed on branch capture',
+      'no mnemo block is stored': 'issue 14 D1/D4 (<hook_context>, <untrusted_context> wrappers), fixed on branch capture',
+      "session 2: mnemo's own recall call": 'issue 14 D3 (mcp_mnemo_memory_recall), fixed on branch capture',
+    },
     prepare: (w) => {
       // API-key auth, no telemetry or update checks: settings connect does not own, added beside its entries.
       const file = join(w.home, '.gemini', 'settings.json')

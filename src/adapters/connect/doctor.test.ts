@@ -52,7 +52,7 @@ describe('checkAgents', () => {
     writeFileSync(hooksJson, readFileSync(hooksJson, 'utf8').replace('"timeout": 10', '"timeout": 11'))
     rmSync(pluginPath)
     f = check()
-    expect(of(f, 'codex')).toMatchObject({ status: 'stale', detail: "Codex has no current trust record for mnemo's hooks (UserPromptSubmit), so it skips them", fix: 'mnemo connect codex (records the trust)' })
+    expect(of(f, 'codex')).toMatchObject({ status: 'stale', detail: "Codex has no current trust record for mnemo's hooks (UserPromptSubmit), so it skips them", fix: 'mnemo connect codex' })
     expect(of(f, 'opencode')).toMatchObject({ status: 'stale', detail: `mnemo's OpenCode plugin ${pluginPath} is missing, so nothing is captured`, fix: 'mnemo connect opencode' })
     applyAgentConnectPlan(planCodexConnect(opts))
     applyAgentConnectPlan(planOpenCodeConnect(opts))

@@ -119,7 +119,7 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
         .filter((t) => (tomlValueAt(doc, ['hooks', 'state', t.key]) as Record<string, unknown> | undefined)?.trusted_hash !== t.hash).map((t) => t.event)
       if (untrusted.length > 0) {
         problems.push([`Codex has no current trust record for mnemo's hooks (${untrusted.join(', ')}), so it skips them`,
-          scope === 'user' ? 'mnemo connect codex (records the trust)' : 'start `codex` in this project and trust the hooks in the review prompt (or /hooks)'])
+          scope === 'user' ? 'mnemo connect codex' : 'start `codex` in this project and trust the hooks in the review prompt (or /hooks)'])
       }
       if (tomlValueAt(doc, ['features', 'hooks']) === false || tomlValueAt(doc, ['features', 'codex_hooks']) === false) problems.push([`hooks are turned off in ${configPath}`, `remove "hooks = false" from [features] in ${configPath}`])
       return { files: [configPath, hooksPath].filter((p) => existsSync(p)), mcp, hooks: { expected: CODEX_HOOK_EVENTS.map((x) => x.agentEvent), found: groupedHooks(hooks, mine) }, problems }
