@@ -66,7 +66,9 @@ describe('openCodePluginSource', () => {
     expect(system).toEqual(['You are opencode.', '<mnemo-context>earlier work</mnemo-context>'])
     // Stop and SessionEnd run detached (OpenCode does not wait for them): wait for their records.
     for (let i = 0; i < 200 && (!existsSync(join(dir, 'calls.jsonl')) || calls().length < 6); i++) await new Promise((r) => setTimeout(r, 50))
-    const got = calls()
+    // The two detached runs may finish in either order: compare them sorted after the four in-order ones.
+    const raw = calls()
+    const got = [...raw.slice(0, 4), ...raw.slice(4).sort((a, b) => ['Stop', 'SessionEnd'].indexOf(a.argv[1]!) - ['Stop', 'SessionEnd'].indexOf(b.argv[1]!))]
     expect(got.map((c) => c.argv)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SessionEnd'].map((e) => [cli, 'hook', e, '--agent', 'opencode'].slice(1)))
     expect(new Set(got.map((c) => c.home))).toEqual(new Set([join(dir, 'home')]))
     const base = { session_id: sid, cwd: '/work/proj' }
