@@ -8,7 +8,7 @@ import type { SqliteDb } from './sqlite-db.js'
 
 /**
  * BM25 search with the scope applied inside the query. The FTS5 ranking comes first, cut at a window of the best
- * `window` matches, and only that window is joined to its observations and memories to apply the scope; when the
+ * matches (sized to the scope's share of the store's documents), and only that window is joined to its observations and memories to apply the scope; when the
  * window holds fewer than `limit` documents of the scope and there are more matches, the window grows (×8) and the
  * query runs again, up to every match. The result is exactly the best `limit` documents of the scope (ties broken
  * by key), as one query joining every match would give — without joining tens of thousands of matches at 100k
@@ -35,8 +35,12 @@ export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[]
        ${docJoin('f.docKey')}
        WHERE (o.id IS NOT NULL OR m.id IS NOT NULL)${scope}
        ORDER BY f.score DESC, f.docKey LIMIT ?`
-    // A session is a small share of a store: the window would grow to every match anyway.
-    let window = options.sessionId ? Infinity : Math.max(options.limit * 2, 400)
+    // The first window is sized to the scope's share of the store (one project of six: 1.5 × 6 × limit). A session, or
+    // a window over half the store (a small store, a small scope), goes straight to every match, as the window would.
+    const total = countDocs(s, {})
+    const share = options.sessionId ? 0 : countDocs(s, options) / Math.max(1, total)
+    let window = share === 0 ? Infinity : Math.max(400, Math.ceil((options.limit * 1.5) / share))
+    if (window * 2 >= total) window = Infinity
     for (;;) {
       if (!Number.isFinite(window)) return s.stmt(select(ranked)).all(options.match, ...params, options.limit) as TextMatch[]
       const found = s.stmt(select(`${ranked} LIMIT ?`)).all(options.match, window, ...params, options.limit) as TextMatch[]
