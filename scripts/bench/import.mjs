@@ -1,11 +1,13 @@
 // Import and rebuild throughput, each beside the parse + insert floor (floor.mjs) over the same input in the same run.
 // - import: the 10k store's transcripts (or the smallest size asked for when 10k is not) into an empty data directory
 //   with the built CLI (`mnemo import <folder>`), events/s; floor: the same lines through parseInsertFloor.
-// - rebuild: `mnemo rebuild` on a copy of the largest store asked for; floor: its event payloads through parseInsertFloor.
+// - rebuild: `mnemo rebuild` on a copy of the largest store asked for; floor: its event payloads (inflated when stored
+//   compressed) through parseInsertFloor.
 // Ratios are the time taken over the floor's time (> 1 = slower than the floor).
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
+import { inflateRawSync } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { parseInsertFloor } from './floor.mjs'
 
@@ -47,7 +49,8 @@ export async function figures(ctx) {
   const rebuildFloor = parseInsertFloor(path.join(ctx.tmp('rebuild-floor'), 'floor.db'), function* () {
     let batch = []
     for (const p of payloads.iterate()) {
-      batch.push(p)
+      // A payload the log stores compressed (a BLOB) is inflated first, as rebuild does.
+      batch.push(typeof p === 'string' ? p : inflateRawSync(p).toString('utf8'))
       if (batch.length === 500) {
         yield batch
         batch = []

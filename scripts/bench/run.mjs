@@ -102,14 +102,21 @@ async function main() {
   for (const g of only ?? []) if (!GROUPS.includes(g)) throw new Error(`--only: unknown group ${g} (one of ${GROUPS.join(', ')})`)
   const ctx = makeContext(sizeLabels.map((label) => ({ label, observations: SIZES[label] })), args)
   const rows = []
+  const failed = []
   try {
     for (const group of GROUPS) {
       if (only && !only.includes(group)) continue
       const file = path.join(path.dirname(fileURLToPath(import.meta.url)), `${group}.mjs`)
       if (!existsSync(file)) continue
       ctx.log(`${group}…`)
-      const { figures } = await import(pathToFileURL(file).href)
-      rows.push(...(await figures(ctx)))
+      try {
+        const { figures } = await import(pathToFileURL(file).href)
+        rows.push(...(await figures(ctx)))
+      } catch (error) {
+        // One group failing does not lose the others' figures: it is named, and the run exits 1.
+        failed.push(group)
+        ctx.log(`${group} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+      }
     }
   } finally {
     ctx.cleanup()
@@ -117,7 +124,11 @@ async function main() {
   printTable(rows, ctx.cores)
   const results = path.join(ROOT, 'bench-results')
   mkdirSync(results, { recursive: true })
-  appendFileSync(path.join(results, 'history.jsonl'), `${JSON.stringify({ at: new Date().toISOString(), bench: 'bench', cores: ctx.cores, node: process.version, sizes: sizeLabels, rows })}\n`)
+  appendFileSync(path.join(results, 'history.jsonl'), `${JSON.stringify({ at: new Date().toISOString(), bench: 'bench', cores: ctx.cores, node: process.version, sizes: sizeLabels, rows, ...(failed.length > 0 ? { failed } : {}) })}\n`)
+  if (failed.length > 0) {
+    console.error(`bench: failed groups: ${failed.join(', ')}`)
+    process.exitCode = 1
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main()
