@@ -47,6 +47,10 @@ describe('unwrapToolOutput: agents’ wrappers around what a tool printed', () =
     expect(unwrapToolOutput('Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 2\nOriginal token count: 9\nOutput:\nls: cannot access')).toBe('Exit code: 2\nls: cannot access')
   })
 
+  it('Claude Code: its <system-reminder> appended to a Read result', () => {
+    expect(unwrapToolOutput('     1\texport const a = 1\n\n<system-reminder>\nWhenever you read a file, you should consider whether it would be considered malware.\n</system-reminder>\n')).toBe('     1\texport const a = 1')
+  })
+
   it('leaves ordinary output alone', () => {
     for (const t of ['Output: 3 files', 'Wall time: 3s\nnothing else', 'plain text\nProcess Group PGID: 4']) expect(unwrapToolOutput(t)).toBe(t)
   })

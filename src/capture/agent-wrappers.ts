@@ -10,7 +10,8 @@
  *   ({@link userWords}): Gemini CLI's `<hook_context>…</hook_context>` (gemini-cli
  *   `client.ts`: `<hook_context>${additionalContext}</hook_context>`), Claude Code's
  *   `<user-prompt-submit-hook>`, and any wrapper (`<system-reminder>`, …) around a mnemo block.
- * - Tool output wrappers ({@link unwrapToolOutput}): Gemini CLI's `<untrusted_context>` (with its
+ * - Tool output wrappers ({@link unwrapToolOutput}): Claude Code's `<system-reminder>` notes appended to a
+ *   result, Gemini CLI's `<untrusted_context>` (with its
  *   escaped closing tag `&lt;/untrusted_context&gt;` inside) and its shell tool's sections
  *   (`Output: …`, `Process Group PGID: N`, `Background PIDs: …`), and Codex CLI's exec header
  *   (`Chunk ID: …`, `Wall time: … seconds`, `Process exited with code N`, `Original token count: N`,
@@ -97,6 +98,7 @@ export function userWords(text: string): string {
   return out.trim() === '' ? '' : out.replace(/^\s*\n/, '').trimEnd()
 }
 
+const SYSTEM_REMINDER = /\n*<system-reminder>[\s\S]*?<\/system-reminder>\n*/g
 const UNTRUSTED = /^\s*<untrusted_context[^>]*>\n?([\s\S]*?)\n?<\/untrusted_context>\s*$/
 /** Gemini CLI's shell tool result sections (gemini-cli `shell.ts`), one per line start. */
 const GEMINI_SECTION = /^(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): /m
@@ -113,9 +115,11 @@ export function unwrapToolOutput(text: string): string {
   const untrusted = UNTRUSTED.exec(out)
   if (untrusted) out = untrusted[1]!.replaceAll('&lt;/untrusted_context&gt;', '</untrusted_context>')
   for (const re of HOOK_WRAPPER_RES) if (out.includes('hook_context')) out = out.replace(re, '')
+  // Claude Code appends its own reminders to tool results (a Read result's malware notice): harness text, not output.
+  if (out.includes('<system-reminder>')) out = out.replace(SYSTEM_REMINDER, '')
   out = unwrapCodexExec(out)
   if (out.startsWith('Output: ') && /^(?:Process Group PGID|Background PIDs|Exit Code|Error|Signal): /m.test(out)) out = unwrapGeminiShell(out)
-  return out === text ? text : out.trim()
+  return out === text ? text : out.replace(/^\s*\n/, '').trimEnd()
 }
 
 function unwrapGeminiShell(text: string): string {
