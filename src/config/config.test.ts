@@ -39,6 +39,22 @@ describe('resolveConfig', () => {
     expect(resolveConfig({ HOME: '/h', MNEMO_USER: '' }).user).toBeUndefined()
     expect(() => resolveConfig({ HOME: '/h', MNEMO_USER: 'a/b', MNEMO_AGENT_SCOPE: 'private' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_USER', 'MNEMO_AGENT_SCOPE'] } }))
   })
+  it('names each bad setting with its value and what it must be, and no other setting (issue 17 item 18)', () => {
+    let error: unknown
+    try {
+      resolveConfig({ HOME: '/h', MNEMO_USER: 'bad user!' })
+    } catch (e) {
+      error = e
+    }
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_USER'] } })
+    const { message, hint } = error as { message: string; hint: string }
+    expect(message).toBe('invalid configuration: MNEMO_USER="bad user!": must be 1–64 ASCII letters, digits or . _ @ + -')
+    // The hint no longer lists every setting: only the bad one is named.
+    expect(`${message} ${hint}`).not.toMatch(/MNEMO_TZ|MNEMO_RERANK|MNEMO_EMBEDDER/)
+    // A missing key is said to be missing; a key's value is never printed.
+    expect(() => resolveConfig({ HOME: '/h', MNEMO_LLM: 'anthropic' })).toThrow('MNEMO_LLM_API_KEY is not set: must be set when MNEMO_LLM=anthropic')
+    expect(() => resolveConfig({ HOME: '/h', MNEMO_TZ: 'Mars/Olympus', MNEMO_RERANK: 'no' })).toThrow('MNEMO_TZ="Mars/Olympus": must be an IANA time zone like Europe/Berlin; MNEMO_RERANK="no": must be on or off')
+  })
   it('parses recall weights strictly', () => {
     expect(parseRecallWeights('bm25=1,time=0')).toEqual({ bm25: 1, time: 0 })
     // The documented default (README) parses: every channel, the configured embedder's included.

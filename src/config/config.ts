@@ -88,11 +88,11 @@ export const DEFAULT_CONTEXT_BUDGET = 2000
  * @throws {MnemoError} `CONFIG_INVALID` — listing every bad key at once (an empty `MNEMO_HOME`, a non-numeric budget).
  */
 export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: string } = {}): ResolvedConfig {
-  const bad: string[] = []
+  const bad = badSettings()
   const homeDir = env['HOME'] ?? os.homedir()
   let home = flags.home ?? env['MNEMO_HOME'] ?? path.join(homeDir, '.mnemo')
   if (home.trim().length === 0) {
-    bad.push('MNEMO_HOME')
+    bad.push('MNEMO_HOME', flags.home ?? env['MNEMO_HOME'])
     home = path.join(homeDir, '.mnemo')
   }
   if (home === '~' || home.startsWith('~/')) home = path.join(homeDir, home.slice(1))
@@ -101,14 +101,14 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   const budgetText = env['MNEMO_CONTEXT_BUDGET']
   if (budgetText !== undefined && budgetText !== '') {
     const n = Number(budgetText)
-    if (!Number.isInteger(n) || n < 200 || n > 100_000) bad.push('MNEMO_CONTEXT_BUDGET')
+    if (!Number.isInteger(n) || n < 200 || n > 100_000) bad.push('MNEMO_CONTEXT_BUDGET', env['MNEMO_CONTEXT_BUDGET'])
     else budget = n
   }
   let recallWeights: ResolvedConfig['recallWeights'] = {}
   const weightsText = env['MNEMO_RECALL_WEIGHTS']
   if (weightsText !== undefined && weightsText !== '') {
     const parsed = parseRecallWeights(weightsText)
-    if (parsed === undefined) bad.push('MNEMO_RECALL_WEIGHTS')
+    if (parsed === undefined) bad.push('MNEMO_RECALL_WEIGHTS', env['MNEMO_RECALL_WEIGHTS'])
     else recallWeights = parsed
   }
   let timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
@@ -117,24 +117,24 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     try {
       timeZone = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone
     } catch {
-      bad.push('MNEMO_TZ')
+      bad.push('MNEMO_TZ', env['MNEMO_TZ'])
     }
   }
   const user = env['MNEMO_USER'] === '' ? undefined : env['MNEMO_USER']
-  if (user !== undefined && !USER_NAME_PATTERN.test(user)) bad.push('MNEMO_USER')
+  if (user !== undefined && !USER_NAME_PATTERN.test(user)) bad.push('MNEMO_USER', env['MNEMO_USER'])
   const agentScope = env['MNEMO_AGENT_SCOPE'] || 'shared'
-  if (agentScope !== 'shared' && agentScope !== 'own') bad.push('MNEMO_AGENT_SCOPE')
+  if (agentScope !== 'shared' && agentScope !== 'own') bad.push('MNEMO_AGENT_SCOPE', env['MNEMO_AGENT_SCOPE'])
   const rerank = env['MNEMO_RERANK'] || 'on'
-  if (rerank !== 'on' && rerank !== 'off') bad.push('MNEMO_RERANK')
+  if (rerank !== 'on' && rerank !== 'off') bad.push('MNEMO_RERANK', env['MNEMO_RERANK'])
   const serverUrl = env['MNEMO_SERVER_URL']
-  if (serverUrl !== undefined && serverUrl !== '' && !isHttpUrl(serverUrl)) bad.push('MNEMO_SERVER_URL')
+  if (serverUrl !== undefined && serverUrl !== '' && !isHttpUrl(serverUrl)) bad.push('MNEMO_SERVER_URL', env['MNEMO_SERVER_URL'])
   let llm: LlmConfig | undefined
   const llmProvider = env['MNEMO_LLM']
   if (llmProvider !== undefined && llmProvider !== '' && llmProvider !== 'none') {
     const daily = env['MNEMO_LLM_DAILY_TOKENS'] ? Number(env['MNEMO_LLM_DAILY_TOKENS']) : 200_000
-    if (llmProvider !== 'openai' && llmProvider !== 'anthropic') bad.push('MNEMO_LLM')
-    else if (llmProvider === 'anthropic' && !env['MNEMO_LLM_API_KEY']) bad.push('MNEMO_LLM_API_KEY')
-    else if (!Number.isInteger(daily) || daily < 0) bad.push('MNEMO_LLM_DAILY_TOKENS')
+    if (llmProvider !== 'openai' && llmProvider !== 'anthropic') bad.push('MNEMO_LLM', env['MNEMO_LLM'])
+    else if (llmProvider === 'anthropic' && !env['MNEMO_LLM_API_KEY']) bad.push('MNEMO_LLM_API_KEY', env['MNEMO_LLM_API_KEY'])
+    else if (!Number.isInteger(daily) || daily < 0) bad.push('MNEMO_LLM_DAILY_TOKENS', env['MNEMO_LLM_DAILY_TOKENS'])
     else {
       llm = {
         provider: llmProvider,
@@ -148,11 +148,11 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   let embedder: EmbedderConfig | undefined
   const provider = env['MNEMO_EMBEDDER']
   if (provider !== undefined && provider !== '' && provider !== 'builtin') {
-    if (provider !== 'openai' && provider !== 'local') bad.push('MNEMO_EMBEDDER')
+    if (provider !== 'openai' && provider !== 'local') bad.push('MNEMO_EMBEDDER', env['MNEMO_EMBEDDER'])
     else {
       const dimText = env['MNEMO_EMBED_DIM']
       const dims = dimText ? Number(dimText) : undefined
-      if (dims !== undefined && (!Number.isInteger(dims) || dims < 2 || dims > 8192)) bad.push('MNEMO_EMBED_DIM')
+      if (dims !== undefined && (!Number.isInteger(dims) || dims < 2 || dims > 8192)) bad.push('MNEMO_EMBED_DIM', env['MNEMO_EMBED_DIM'])
       const model = env['MNEMO_EMBED_MODEL'] || (provider === 'local' ? 'Xenova/all-MiniLM-L6-v2' : 'text-embedding-3-small')
       embedder = {
         provider,
@@ -163,12 +163,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
       }
     }
   }
-  if (bad.length > 0) {
-    throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${bad.join(', ')}`, {
-      details: { keys: bad },
-      hint: 'MNEMO_HOME must be a non-empty path; MNEMO_CONTEXT_BUDGET an integer 200–100000; MNEMO_RECALL_WEIGHTS like bm25=1,vector=0,graph=0.1,time=0.5; MNEMO_EMBEDDER builtin, openai or local; MNEMO_EMBED_DIM an integer 2–8192; MNEMO_TZ an IANA zone like Europe/Berlin; MNEMO_LLM openai or anthropic (anthropic needs MNEMO_LLM_API_KEY); MNEMO_SERVER_URL an http(s) URL like http://10.0.0.5:7077; MNEMO_USER 1–64 ASCII letters, digits or . _ @ + -; MNEMO_AGENT_SCOPE shared or own; MNEMO_RERANK on or off',
-    })
-  }
+  bad.throwIfAny()
   return {
     home,
     dbPath: path.join(home, 'mnemo.db'),
@@ -182,6 +177,48 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     user,
     agentScope: agentScope === 'own' ? 'own' : 'shared',
     rerank: rerank !== 'off',
+  }
+}
+
+/** What each setting must be, as the errors say it. */
+const SETTING_RULES: Readonly<Record<string, string>> = {
+  MNEMO_HOME: 'a non-empty path',
+  MNEMO_CONTEXT_BUDGET: 'an integer 200–100000',
+  MNEMO_RECALL_WEIGHTS: 'channel=weight pairs like bm25=1,vector=0,graph=0.1,time=0.5 (channels bm25, vector, embedding, graph, time; weights 0–10)',
+  MNEMO_TZ: 'an IANA time zone like Europe/Berlin',
+  MNEMO_USER: '1–64 ASCII letters, digits or . _ @ + -',
+  MNEMO_AGENT_SCOPE: 'shared or own',
+  MNEMO_RERANK: 'on or off',
+  MNEMO_SERVER_URL: 'an http(s) URL like http://10.0.0.5:7077',
+  MNEMO_LLM: 'openai, anthropic or none',
+  MNEMO_LLM_API_KEY: 'set when MNEMO_LLM=anthropic',
+  MNEMO_LLM_DAILY_TOKENS: 'a non-negative integer',
+  MNEMO_EMBEDDER: 'builtin, openai or local',
+  MNEMO_EMBED_DIM: 'an integer 2–8192',
+}
+
+/** Settings whose values are secrets: an error names the setting, never its value. */
+const SECRET_SETTING = /_KEY$|_TOKEN$/
+
+/**
+ * The bad settings `resolveConfig` finds, with their values, thrown together as one error whose message
+ * names each setting, the value it had and what it must be (`MNEMO_USER="bad user!" must be 1–64 …`).
+ */
+function badSettings(): { push: (key: string, value: string | undefined) => void; throwIfAny: () => void } {
+  const found: { key: string; value: string | undefined }[] = []
+  return {
+    push: (key, value) => void found.push({ key, value }),
+    throwIfAny: () => {
+      if (found.length === 0) return
+      const said = found.map(({ key, value }) => {
+        const shown = value === undefined ? ' is not set' : SECRET_SETTING.test(key) ? '' : `=${JSON.stringify(value)}`
+        return `${key}${shown}: must be ${SETTING_RULES[key] ?? 'valid'}`
+      })
+      throw new MnemoError('CONFIG_INVALID', `invalid configuration: ${said.join('; ')}`, {
+        details: { keys: found.map((f) => f.key) },
+        hint: `fix ${found.length === 1 ? 'this setting' : 'these settings'} in the environment (or unset ${found.length === 1 ? 'it' : 'them'} for the default); the README's Configuration section lists every setting`,
+      })
+    },
   }
 }
 
