@@ -7,6 +7,7 @@ import { resolveProjectRoot } from '../capture/project.js'
 import { oneLine, SESSION_TITLE_CHARS } from '../capture/tool-text.js'
 import { contentKey, findContradicted, isNearDuplicate, subjectKey } from '../lifecycle/write-guard.js'
 import { toMatchExpression } from '../retrieval/fts-query.js'
+import { searchForm } from '../retrieval/search-text.js'
 import type { EngineContext } from './engine-context.js'
 import { derivedMemoryIds, forgetMemoryEvents } from './forgetting.js'
 import { runRecall } from './recall-pipeline.js'
@@ -24,6 +25,8 @@ export function remember(ctx: EngineContext, text: string, options: { kind?: Mem
   const clean = repairUnicode(text).trim()
   if (clean.length === 0) throw invalidInput('text', 'memory text is empty')
   if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
+  // The rule recall applies to a query: a text with no word to search by (`🚀`, `?!`) could never be recalled.
+  if (toMatchExpression(searchForm(clean)) === undefined) throw invalidInput('text', `memory text has no searchable words: letters, digits or CJK text (got ${JSON.stringify(truncateGraphemes(clean, 40))})`)
   const project = options.project ?? resolveProjectRoot(ctx.cwd)
   const old = options.supersedes !== undefined ? ctx.store.getMemory(options.supersedes) : undefined
   if (options.supersedes !== undefined) {

@@ -525,9 +525,12 @@ export class MnemoEngine {
     return resolveProjects(this.ctx, arg)
   }
 
-  /** The project a write should go to for a `--project` argument; see projects.ts. */
-  projectForWrite(arg: string): ProjectRef {
-    return projectForWrite(this.ctx, arg)
+  /**
+   * The project a `--project` argument means, exactly (created by a write when new; a read with
+   * `create: false` refuses an unknown name); see projects.ts.
+   */
+  projectForWrite(arg: string, options: { create?: boolean } = {}): ProjectRef {
+    return projectForWrite(this.ctx, arg, options)
   }
 
   /** The projects this reader is told about, by name; see `listProjects` in projects.ts. */

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import type { Project, ProjectRef } from '../core/types.js'
-import { normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
+import { namedProject, normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
 import type { Store } from '../storage/store.js'
 import type { EngineContext } from './engine-context.js'
 
@@ -70,17 +70,33 @@ export function resolveProjects(ctx: Pick<EngineContext, 'store' | 'access' | 'c
 }
 
 /**
- * The project a write should go to for a `--project` argument: an existing
- * project by name or root, else the project of a path.
+ * The project a `--project` argument (or a REST/MCP `project`) means: exactly that project, as hooks
+ * run there would file it — an existing project by name or root; else, for a path (relative to the
+ * engine's cwd), the project whose root it is (its git top-level folder, outside git the folder itself,
+ * never a project that merely contains it); else, for a name, a project of that name that is not a
+ * folder (`project:<name>`). A write creates it when new; a read (`create: false`) of an unknown name
+ * is an error, while a path may name a folder with nothing captured yet.
+ *
+ * @param options.create - Default true (a write). False for reads such as the context block.
+ * @throws {MnemoError} `INVALID_INPUT` — an empty argument. `NOT_FOUND` — with `create: false`, an unknown name.
  */
-export function projectForWrite(ctx: Pick<EngineContext, 'store' | 'access' | 'cwd'>, arg: string): ProjectRef {
+export function projectForWrite(ctx: Pick<EngineContext, 'store' | 'access' | 'cwd'>, arg: string, options: { create?: boolean } = {}): ProjectRef {
   if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
   const known = listProjects(ctx).find((p) => p.name === arg || p.root === arg)
   if (known) return { root: known.root, name: known.name }
-  if (!isPathArg(arg)) {
-    throw invalidInput('project', `no project named ${JSON.stringify(arg)}`, 'pass a path (for example ./ or /abs/path) to create a project')
+  // A bare word is a path when it names a folder here, as for reads (resolveProjects).
+  if (isPathArg(arg) || existsSync(path.resolve(ctx.cwd, arg))) {
+    const ref = resolveProjectRoot(path.resolve(ctx.cwd, arg))
+    const same = ctx.store.listProjects().find((p) => p.root === ref.root)
+    return same ? { root: same.root, name: same.name } : ref
   }
-  return projectForPath(ctx.store, path.resolve(ctx.cwd, arg))
+  if (options.create === false) {
+    const [found] = resolveProjects(ctx, arg)
+    return { root: found!.root, name: found!.name }
+  }
+  const named = namedProject('project', arg)
+  const same = ctx.store.listProjects().find((p) => p.root === named.root)
+  return same ? { root: same.root, name: same.name } : named
 }
 
 /**

@@ -214,6 +214,8 @@ export interface RecallQuery extends Scope {
   asOf?: number
   /** Include archived memories. Default false. */
   includeArchived?: boolean
+  /** Only documents of these kinds; default every kind. */
+  kinds?: readonly string[]
 }
 
 /** A recall result before it is shaped for a surface. */
@@ -338,14 +340,16 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   hydrate(lists.flatMap((l) => l.hits.slice(0, Math.max(q.limit * 3, q.limit + 20)).map((h) => h.key)))
 
   // Every channel sees the same history: superseded and archived memories, and anything after `asOf`, stay out.
+  const kinds = q.kinds && q.kinds.length > 0 ? new Set(q.kinds) : undefined
   const visible = (doc: SearchDoc): boolean => {
+    if (kinds && !kinds.has(doc.kind)) return false
     if (!q.includeArchived && doc.archivedAt !== undefined) return false
     if (q.asOf === undefined) return doc.validTo === undefined
     return doc.ts <= q.asOf && (doc.validTo === undefined || doc.validTo > q.asOf)
   }
   for (const list of lists) {
     // Without asOf only memories (negative keys) can be hidden: hydrate just those.
-    const mayHide = (key: number): boolean => q.asOf !== undefined || key < 0
+    const mayHide = (key: number): boolean => q.asOf !== undefined || kinds !== undefined || key < 0
     hydrate(list.hits.filter((h) => mayHide(h.key)).map((h) => h.key))
     list.hits = list.hits.filter((h) => {
       if (!mayHide(h.key)) return true

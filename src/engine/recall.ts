@@ -25,6 +25,8 @@ export interface RecallOptions {
   asOf?: number
   /** Include archived memories (left out by default). */
   includeArchived?: boolean
+  /** Only documents of these kinds (observation kinds such as `prompt`, `error`; memory kinds such as `decision`); default every kind. */
+  kinds?: readonly string[]
 }
 
 /**
@@ -83,6 +85,7 @@ export async function recall(
     extraLists,
     ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
     ...(options.includeArchived ? { includeArchived: true } : {}),
+    ...(options.kinds && options.kinds.length > 0 ? { kinds: options.kinds } : {}),
     ...(options.projectIds ? { projectIds: options.projectIds } : {}),
     ...ctx.access.who(),
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),

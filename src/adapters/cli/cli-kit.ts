@@ -53,6 +53,40 @@ export function projectIds(m: OpenedMnemo, project: string | undefined): string[
 }
 
 /**
+ * Which projects a read searches, by the rule every surface follows: the one named (`--project`), else the
+ * project of the working directory (outside git, the folder itself, as its hooks file it; never a project
+ * that merely contains it), as MCP does; every project only when asked (`--all-projects`). A folder with
+ * nothing captured yet searches nothing, and `note` says how to search elsewhere.
+ *
+ * @returns `projectIds` undefined for every project.
+ * @throws {MnemoError} `INVALID_INPUT` — both `--project` and `--all-projects`; `NOT_FOUND` — an unknown `--project`.
+ */
+export function readScope(m: OpenedMnemo, io: CliIo, o: { project?: string; allProjects?: boolean }): { projectIds: string[] | undefined; note?: string } {
+  if (o.project !== undefined && o.allProjects) throw invalidInput('all-projects', 'give --project or --all-projects, not both')
+  if (o.allProjects) return { projectIds: undefined }
+  if (o.project !== undefined) return { projectIds: projectIds(m, o.project) }
+  const ref = m.engine.projectForPath(io.cwd, { workingDir: true })
+  const found = m.engine.listProjects().find((p) => p.root === ref.root)
+  if (found) return { projectIds: [found.id] }
+  return { projectIds: [], note: `nothing captured in this folder's project (${ref.root}) yet: pass --project <name> or --all-projects` }
+}
+
+/**
+ * The text a command was given: its words joined by single spaces (`remember we deploy on Fridays`), or, for
+ * `-` or no words, all of stdin (trimmed).
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — no words and stdin is a terminal (nothing piped in).
+ */
+export async function readTextArgument(io: CliIo, words: readonly string[], command: string): Promise<string> {
+  if (words.length > 0 && !(words.length === 1 && words[0] === '-')) return words.join(' ')
+  if (io.readStdin) return (await io.readStdin()).trim()
+  if (words.length === 0 && process.stdin.isTTY) throw invalidInput('text', `${command} needs the text: mnemo ${command} "…", or - to read it from stdin`)
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8').trim()
+}
+
+/**
  * `remember` in team mode: `POST /v1/memories` on the server, for the project
  * given or the project of the working directory (its git top-level folder).
  * Nothing is stored locally; an unreachable server is an error (exit 1), not

@@ -1,14 +1,13 @@
 import { toIso } from '../../core/clock.js'
 import { truncateGraphemes } from '../../core/text.js'
-import { invalidInput } from '../../core/errors.js'
-import type { MemoryKind, ProjectRef } from '../../core/types.js'
+import { invalidInput, MnemoError } from '../../core/errors.js'
+import { ALL_MEMORY_KINDS, OBSERVATION_KINDS, tierOf, type Memory, type MemoryKind, type ProjectRef } from '../../core/types.js'
 import type { z } from 'zod'
 import { fromHitJson, toMemoryJson, toObservationJson, toSessionJson, type hitJson, type sessionJson } from '../shared/views.js'
 import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
-import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import type { CliIo, GlobalOptions } from './program.js'
 import { formatHits, hitToJson, printJson, type Out } from './output.js'
-import { parseChannels, parseIntOption, parseTimeOption, projectIds, teamTarget, withMnemo } from './cli-kit.js'
+import { parseChannels, parseIntOption, parseTimeOption, projectIds, readTextArgument, readScope, teamTarget, withMnemo } from './cli-kit.js'
 
 // CLI commands that read and change memory: recall, remember, forget, pin/archive, history, sessions, show, context.
 
@@ -16,14 +15,17 @@ export async function recall(
   io: CliIo,
   out: Out,
   query: string,
-  o: GlobalOptions & { project?: string; session?: string; limit?: string; channels?: string; explain?: boolean; asOf?: string; includeArchived?: boolean },
+  o: GlobalOptions & { project?: string; allProjects?: boolean; kind?: string; session?: string; limit?: string; channels?: string; explain?: boolean; asOf?: string; includeArchived?: boolean },
 ): Promise<void> {
   const limit = parseIntOption('limit', o.limit, 1, 100) ?? 10
   const channels = parseChannels(o.channels)
+  const kinds = parseKinds(o.kind, [...OBSERVATION_KINDS, ...ALL_MEMORY_KINDS])
   const asOf = parseTimeOption('as-of', o.asOf)
   const team = await teamTarget(io, o)
   if (team) {
     // The team's memory is on the server: recall there, as agents do.
+    if (kinds !== undefined) throw invalidInput('kind', '--kind is not available in team mode (the server\'s recall route has no such option)')
+    if (o.allProjects) throw invalidInput('all-projects', '--all-projects is not available in team mode: the server recalls in one project (--project, or this folder\'s)')
     if (asOf !== undefined || o.includeArchived) throw invalidInput(asOf !== undefined ? 'as-of' : 'include-archived', `--${asOf !== undefined ? 'as-of' : 'include-archived'} is not available in team mode (the server's recall route has no such option)`)
     const r = (await team.remoteJson(team.remote, 'POST', '/v1/recall', {
       query,
@@ -40,7 +42,8 @@ export async function recall(
     return
   }
   await withMnemo(io, o, async (m) => {
-    const ids = projectIds(m, o.project)
+    const scope = readScope(m, io, o)
+    const ids = scope.projectIds
     // A session that does not exist is an error, not an empty result.
     if (o.session !== undefined && m.engine.show(o.session).type !== 'session') throw invalidInput('session', `--session needs a session id (ses_…) (got ${JSON.stringify(o.session)})`)
     const hits = await m.engine.recall(query, {
@@ -50,14 +53,22 @@ export async function recall(
       ...(channels ? { channels } : {}),
       ...(asOf !== undefined ? { asOf } : {}),
       ...(o.includeArchived ? { includeArchived: true } : {}),
+      ...(kinds ? { kinds } : {}),
     })
-    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)), warnings: hits.warnings })
+    const warnings = [...hits.warnings, ...(scope.note ? [scope.note] : [])]
+    if (out.json) printJson(out, { query, hits: hits.map((h) => hitToJson(h, o.explain === true)), warnings })
     else out.stdout(formatHits(hits, o.explain === true))
-    for (const w of hits.warnings) out.stderr(`warning: ${w}\n`)
+    for (const w of warnings) out.stderr(`warning: ${w}\n`)
   })
 }
 
-export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
+/**
+ * `mnemo remember <words…>`: the words joined by spaces (`remember we deploy on Fridays`), or stdin for `-`
+ * or no words. Says which project it used, and when the stored text differs from what was given: a secret
+ * replaced by a placeholder, or text flagged as reading like instructions to an agent.
+ */
+export async function remember(io: CliIo, out: Out, words: readonly string[], o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
+  const text = await readTextArgument(io, words, 'remember')
   if (io.env['MNEMO_SERVER_URL']) {
     await rememberRemote(io, out, text, o)
     return
@@ -65,8 +76,74 @@ export async function remember(io: CliIo, out: Out, text: string, o: GlobalOptio
   await withMnemo(io, o, (m) => {
     const project: ProjectRef | undefined = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
     const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}), ...(o.supersedes ? { supersedes: o.supersedes } : {}) })
-    if (out.json) printJson(out, { created, memory: toMemoryJson(memory, m.engine.listProjects().find((p) => p.id === memory.projectId)) })
-    else out.stdout(`${created ? 'remembered' : 'already remembered'} ${memory.id} [${memory.kind}]${memory.supersedes ? `, superseding ${memory.supersedes}` : ''}${memory.seenCount > 1 ? ` (seen ${memory.seenCount}×)` : ''}\n`)
+    const stored = m.engine.listProjects().find((p) => p.id === memory.projectId)
+    if (out.json) printJson(out, { created, memory: toMemoryJson(memory, stored) })
+    else {
+      out.stdout(`${created ? 'remembered' : 'already remembered'} ${memory.id} [${memory.kind}] in project ${stored?.name ?? memory.projectId}${stored ? ` (${stored.root})` : ''}${memory.supersedes ? `, superseding ${memory.supersedes}` : ''}${memory.seenCount > 1 ? ` (seen ${memory.seenCount}×)` : ''}\n`)
+      for (const note of writeNotes(text, memory)) out.stderr(`${note}\n`)
+    }
+  })
+}
+
+const PLACEHOLDERS = /\[(?:REDACTED(?::[\w-]+)?|PRIVATE)\]/g
+
+/** What a person should know about a memory as stored: secrets it no longer holds, flags it carries. */
+function writeNotes(given: string, memory: Pick<Memory, 'text' | 'flags'>): string[] {
+  const notes: string[] = []
+  const added = (memory.text.match(PLACEHOLDERS)?.length ?? 0) - (given.match(PLACEHOLDERS)?.length ?? 0)
+  if (added > 0) notes.push(`note: ${added} secret${added === 1 ? ' was' : 's were'} replaced by a placeholder before storing (${[...new Set(memory.text.match(PLACEHOLDERS))].join(', ')})`)
+  if (memory.flags.length > 0) notes.push(`warning: flagged ${memory.flags.join(', ')}: it reads like instructions to an agent, so it is searchable but never injected into context`)
+  return notes
+}
+
+/** Parses `--kind a,b` against the kinds allowed. */
+function parseKinds<K extends string>(value: string | undefined, allowed: readonly K[]): K[] | undefined {
+  if (value === undefined) return undefined
+  const kinds = value.split(',').map((k) => k.trim()).filter((k) => k.length > 0)
+  const bad = kinds.filter((k) => !(allowed as readonly string[]).includes(k))
+  if (kinds.length === 0 || bad.length > 0) throw invalidInput('kind', `--kind takes a comma-separated list of ${[...new Set(allowed)].join(', ')} (got ${JSON.stringify(value)})`)
+  return kinds as K[]
+}
+
+/** `mnemo memories`: a project's memories (or every project's) by tier, kind and state, as REST GET /v1/memories. */
+export async function memories(
+  io: CliIo,
+  out: Out,
+  o: GlobalOptions & { project?: string; allProjects?: boolean; kind?: string; tier?: string; state?: string; limit?: string },
+): Promise<void> {
+  const limit = parseIntOption('limit', o.limit, 1, 1000) ?? 50
+  const tier = o.tier ?? 'all'
+  const kinds = (parseKinds(o.kind, ALL_MEMORY_KINDS) ?? ALL_MEMORY_KINDS).filter((k) => tier === 'all' || tierOf(k) === tier)
+  await withMnemo(io, o, (m) => {
+    const scope = readScope(m, io, o)
+    const projects = m.engine.listProjects()
+    const ids = scope.projectIds ?? projects.map((p) => p.id)
+    const page = kinds.length === 0 || ids.length === 0 ? { memories: [], total: 0 } : m.engine.browseMemories({ projectIds: ids as never, kinds, state: (o.state ?? 'current') as 'current', offset: 0, limit })
+    if (out.json) {
+      printJson(out, { memories: page.memories.map((x) => toMemoryJson(x, projects.find((p) => p.id === x.projectId))), total: page.total })
+      return
+    }
+    if (scope.note) out.stderr(`warning: ${scope.note}\n`)
+    if (page.memories.length === 0) out.stdout('no memories\n')
+    for (const x of page.memories) {
+      const facts = [x.pinned ? 'pinned' : '', x.archivedAt !== undefined ? 'archived' : '', x.validTo !== undefined ? `superseded by ${x.supersededBy ?? '?'}` : '', ...x.flags.map((f) => `flagged ${f}`)].filter((f) => f !== '')
+      out.stdout(`${x.id}  [${x.kind}]  ${toIso(x.createdAt)}  ${projects.find((p) => p.id === x.projectId)?.name ?? x.projectId}${facts.length > 0 ? `  (${facts.join(', ')})` : ''}\n    ${x.text.replace(/\s+/g, ' ').slice(0, 200)}\n`)
+    }
+    if (page.total > page.memories.length) out.stdout(`… ${page.total - page.memories.length} more (--limit)\n`)
+  })
+}
+
+/** `mnemo edit <id> <words…>`: a hand correction, stored as a new version that supersedes the memory (as REST PATCH). */
+export async function edit(io: CliIo, out: Out, id: string, words: readonly string[], o: GlobalOptions): Promise<void> {
+  const text = await readTextArgument(io, words, 'edit')
+  await withMnemo(io, o, (m) => {
+    const memory = m.engine.editMemory(id, text, 'cli')
+    const project = m.engine.listProjects().find((p) => p.id === memory.projectId)
+    if (out.json) printJson(out, { memory: toMemoryJson(memory, project) })
+    else {
+      out.stdout(`edited ${id}: new version ${memory.id} [${memory.kind}] in project ${project?.name ?? memory.projectId} (mnemo history ${memory.id} shows both)\n`)
+      for (const note of writeNotes(text, memory)) out.stderr(`${note}\n`)
+    }
   })
 }
 
@@ -86,6 +163,17 @@ export async function forget(io: CliIo, out: Out, id: string | undefined, o: Glo
   if (id === undefined && o.project === undefined) throw invalidInput('project', 'forget needs an id (obs_…/mem_…) or --project')
   await withMnemo(io, o, (m) => {
     if (id !== undefined) {
+      if (id.startsWith('ses_')) {
+        // A session goes with the scoped delete, which says what it removes and asks for --yes.
+        let project = '<project>'
+        try {
+          const shown = m.engine.show(id)
+          if (shown.type === 'session') project = shown.detail.project?.name ?? project
+        } catch (error) {
+          if (!MnemoError.is(error, 'NOT_FOUND')) throw error
+        }
+        throw invalidInput('id', `forget <id> takes an observation (obs_…) or memory (mem_…) id; ${id} is a session`, `to delete the whole session: mnemo forget --project ${JSON.stringify(project)} --session ${id} --yes`)
+      }
       const r = m.engine.forget(id, 'cli', { chain: o.chain === true })
       if (out.json) printJson(out, { forgotten: r })
       else {
@@ -202,13 +290,6 @@ export async function show(io: CliIo, out: Out, id: string, o: GlobalOptions): P
   })
 }
 
-/** A read names a known project (NOT_FOUND otherwise) or a folder, which may have nothing captured yet. */
-function contextProject(m: OpenedMnemo, arg: string): ProjectRef {
-  if (/[\\/]/.test(arg) || arg === '.' || arg === '..') return m.engine.projectForWrite(arg)
-  const [found] = m.engine.resolveProjects(arg)
-  return { root: found!.root, name: found!.name }
-}
-
 export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?: string; budget?: string }): Promise<void> {
   const budget = parseIntOption('budget', o.budget, MIN_CONTEXT_BUDGET, 100_000)
   const team = await teamTarget(io, o)
@@ -223,7 +304,7 @@ export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?
     return
   }
   await withMnemo(io, o, (m) => {
-    const project = o.project === undefined ? undefined : contextProject(m, o.project)
+    const project = o.project === undefined ? undefined : m.engine.projectForWrite(o.project, { create: false })
     const block = m.engine.context({ ...(project ? { project } : {}), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
     if (out.json) printJson(out, block)
     else if (block.text === '') out.stderr(`(nothing recorded yet for project ${block.project}: no context block is injected)\n`)

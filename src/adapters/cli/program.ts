@@ -2,6 +2,8 @@ import { Command, CommanderError, Option } from 'commander'
 import { MnemoError } from '../../core/errors.js'
 import type { MnemoEnv } from '../../config/config.js'
 import { IMPORT_FORMATS } from '../../engine/import-files.js'
+import { ALL_MEMORY_KINDS } from '../../core/types.js'
+import { CHANNEL_NAMES } from '../../retrieval/fusion.js'
 import { EXIT_CODE_BY_ERROR } from './exit-codes.js'
 import * as commands from './commands.js'
 import { registerFactsCommands } from './facts-commands.js'
@@ -15,6 +17,8 @@ export interface CliIo {
   cwd: string
   /** Whether stdout is a terminal (a person reads it), not a pipe or file; default false. */
   stdoutIsTTY?: boolean
+  /** Reads all of stdin (`remember -`); default: the process's stdin. */
+  readStdin?: () => Promise<string>
 }
 
 /** Options every command accepts. */
@@ -65,26 +69,40 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   common(program.command('doctor').description("check each agent's configuration, the data directory, the database, the spool, and say what to fix"))
     .action((o) => run(() => commands.doctor(io, out(o), o)))
 
-  anyUser(common(program.command('import <path>').description('import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage, Cursor state.vscdb (file or folder) or LoCoMo JSON')))
+  anyUser(common(program.command('import [path]').description('import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage, Cursor state.vscdb (file or folder) or LoCoMo JSON')))
     .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(IMPORT_FORMATS).default('auto'))
     .option('--project <project>', 'project to file the sessions under (name or path)')
-    .action((p: string, o) => run(() => commands.importCmd(io, out(o), p, o)))
+    .action((p: string | undefined, o) => run(() => commands.importCmd(io, out(o), p, o)))
 
-  anyUser(common(program.command('recall <query>').description('ranked full-text recall over observations and memories')))
-    .option('--project <project>', 'project name or any path inside it (default: all projects)')
+  textArguments(anyUser(common(program.command('recall <query...>').description('ranked full-text recall over observations and memories'))))
+    .option('--project <project>', "project name or any path inside it (default: this folder's project)")
+    .option('--all-projects', 'search every project')
+    .option('--kind <list>', `only these kinds, comma-separated: observation kinds (prompt, tool, error, …) or memory kinds (${ALL_MEMORY_KINDS.join(', ')})`)
     .option('--session <id>', 'only this session (ses_… id)')
     .option('--limit <n>', 'most hits, 1–100', '10')
-    .option('--channels <list>', 'channels to use, comma-separated: bm25,vector,graph,time (default: all)')
+    .option('--channels <list>', `channels to use, comma-separated: ${CHANNEL_NAMES.join(',')} (default: every channel with a weight)`)
     .option('--explain', 'show which channels found each hit, at which rank')
     .option('--as-of <time>', 'recall as of a past ISO-8601 time: what existed then, memories as they were then')
     .option('--include-archived', 'also search archived memories')
-    .action((q: string, o) => run(() => commands.recall(io, out(o), q, o)))
+    .action((q: string[], o) => run(() => commands.recall(io, out(o), q.join(' '), o)))
 
-  common(program.command('remember <text>').description('store an explicit memory'))
-    .option('--project <project>', 'project name or path (default: this folder\'s project)')
+  textArguments(common(program.command('remember [text...]').description('store an explicit memory (the words joined; - or no text reads stdin)')))
+    .option('--project <project>', 'project name or path, created if new (default: this folder\'s project)')
     .addOption(new Option('--kind <kind>', 'kind of memory').choices(['decision', 'fact', 'preference', 'lesson']).default('fact'))
     .option('--supersedes <id>', 'the memory this one replaces (mem_…)')
-    .action((t: string, o) => run(() => commands.remember(io, out(o), t, o)))
+    .action((t: string[], o) => run(() => commands.remember(io, out(o), t, o)))
+
+  anyUser(common(program.command('memories').description('list memories by kind, tier and state, pinned first, then newest')))
+    .option('--project <project>', "project name or any path inside it (default: this folder's project)")
+    .option('--all-projects', "every project's memories")
+    .option('--kind <list>', `only these kinds, comma-separated: ${ALL_MEMORY_KINDS.join(', ')}`)
+    .addOption(new Option('--tier <tier>', 'episodic (summaries), semantic (facts, decisions, …), procedural').choices(['episodic', 'semantic', 'procedural', 'all']).default('all'))
+    .addOption(new Option('--state <state>', 'current, archived, superseded (older versions) or all').choices(['current', 'archived', 'superseded', 'all']).default('current'))
+    .option('--limit <n>', 'most memories, 1–1000', '50')
+    .action((o) => run(() => commands.memories(io, out(o), o)))
+
+  textArguments(anyUser(common(program.command('edit <id> [text...]').description('correct a memory: the new text is stored as a new version that supersedes it (- or no text reads stdin)'))))
+    .action((id: string, t: string[], o) => run(() => commands.edit(io, out(o), id, t, o)))
 
   anyUser(common(program.command('forget [id]').description('delete an observation or memory for good, or a whole scope (--project with --session/--before)')))
     .option('--project <project>', 'delete this project\'s data (name or path)')
@@ -121,6 +139,14 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
 
   common(program.command('status').description('data directory, counts, last capture, spool and recent errors'))
     .action((o) => run(() => commands.status(io, out(o), o)))
+
+  const spool = program.command('spool').description("hook inputs mnemo could not store: list, retry or purge those kept in spool/bad/")
+  common(spool.command('list').description('what spool/bad/ holds, oldest first')).action((o) => run(() => commands.spoolList(io, out(o), o)))
+  common(spool.command('retry').description('store what spool/bad/ holds again (after the cause is fixed); what still fails stays'))
+    .action((o) => run(() => commands.spoolRetry(io, out(o), o)))
+  common(spool.command('purge').description('delete what spool/bad/ holds, for good'))
+    .option('--yes', 'confirm')
+    .action((o) => run(() => commands.spoolPurge(io, out(o), o)))
 
   common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log'))
     .action((o) => run(() => commands.rebuild(io, out(o), o)))
@@ -177,7 +203,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   const bench = program.command('bench').description('retrieval benchmarks')
   common(bench.command('locomo <file>').description('LoCoMo turn-level evidence recall (protocol in docs/BENCHMARKS.md)'))
     .option('--limit-questions <n>', 'only the first n questions (quick runs)')
-    .option('--channels <list>', 'channels to use (ablation), comma-separated: bm25,vector,graph,time')
+    .option('--channels <list>', `channels to use (ablation), comma-separated: ${CHANNEL_NAMES.join(',')}`)
     .option('--conversations <list>', 'only these conversations (sample_id), comma-separated: conv-26,conv-41')
     .action((file: string, o) => run(() => commands.benchLocomo(io, out(o), file, o)))
 
@@ -187,6 +213,28 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .action((file: string, o) => run(() => commands.benchLongMemEval(io, out(o), file, o)))
 
   return program
+}
+
+/**
+ * Makes every argument of `cmd` that holds whitespace text, never an option: `remember "-5 degrees in the
+ * server room"` is a memory, not an unknown option `-5 …` (an option name has no spaces; `--opt=a b` stays an
+ * option). `--` ends the options as usual (`remember -- -5`).
+ */
+function textArguments(cmd: Command): Command {
+  const parse = cmd.parseOptions.bind(cmd)
+  cmd.parseOptions = (args: string[]) => {
+    const held = new Map<string, string>()
+    const masked = args.map((a, i) => {
+      if (!a.startsWith('-') || !/\s/.test(a) || /^--[^=\s]+=/.test(a)) return a
+      const key = `\u0000${i}`
+      held.set(key, a)
+      return key
+    })
+    const r = parse(masked)
+    const back = (list: string[]): string[] => list.map((a) => held.get(a) ?? a)
+    return { operands: back(r.operands), unknown: back(r.unknown) }
+  }
+  return cmd
 }
 
 /**

@@ -1,7 +1,10 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { toIso } from '../../core/clock.js'
-import { invalidInput } from '../../core/errors.js'
+import { invalidInput, MnemoError } from '../../core/errors.js'
+import type { ImportReport } from '../../engine/mnemo.js'
+import { Spool, type SpooledEvent } from '../../runtime/spool.js'
 import type { Project } from '../../core/types.js'
 import { exportTargetError } from '../../engine/export-target.js'
 import { toImportFormat } from '../../engine/import-files.js'
@@ -11,14 +14,148 @@ import { parseIntOption, parseTimeOption, projectIds, withMnemo } from './cli-ki
 
 // CLI commands that maintain the store: import, status, rebuild, compact, consolidate, export, redact, reindex.
 
-export async function importCmd(io: CliIo, out: Out, target: string, o: GlobalOptions & { format?: string; project?: string }): Promise<void> {
+/**
+ * `mnemo import [path]`: a file or folder; with no path, each agent's default folder that exists on this
+ * machine (`defaultImportFolders`), each imported in turn; a folder with nothing to import is reported, not fatal.
+ *
+ * @throws {MnemoError} `NOT_FOUND` — no path and none of the default folders exists (the message lists them).
+ */
+export async function importCmd(io: CliIo, out: Out, target: string | undefined, o: GlobalOptions & { format?: string; project?: string }): Promise<void> {
   const format = toImportFormat(o.format)
-  const resolved = path.resolve(io.cwd, target)
+  const defaults = target === undefined ? defaultImportFolders(io.env, process.platform) : undefined
+  const folders = defaults ? defaults.filter((d) => existsSync(d.folder)) : [{ agent: undefined, folder: path.resolve(io.cwd, target!) }]
+  if (defaults && folders.length === 0) {
+    throw new MnemoError('NOT_FOUND', `nothing to import: none of the agents' default folders exists (${defaults.map((d) => d.folder).join(', ')})`, {
+      details: { kind: 'file', id: defaults.map((d) => d.folder).join(',') },
+      hint: 'give a file or folder: mnemo import <path>',
+    })
+  }
   await withMnemo(io, o, async (m) => {
     const project = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
-    const report = await m.engine.importPath(resolved, { format, ...(project ? { project } : {}) })
-    if (out.json) printJson(out, report)
-    else out.stdout(formatImport(report))
+    if (!defaults) {
+      const report = await m.engine.importPath(folders[0]!.folder, { format, ...(project ? { project } : {}) })
+      if (out.json) printJson(out, report)
+      else out.stdout(formatImport(report))
+      return
+    }
+    const results: { agent: string; folder: string; report?: ImportReport; error?: string }[] = []
+    for (const { agent, folder } of folders) {
+      try {
+        const report = await m.engine.importPath(folder, { format, ...(project ? { project } : {}) })
+        results.push({ agent: agent!, folder, report })
+        if (!out.json) out.stdout(`${agent} (${folder}):\n${formatImport(report)}`)
+      } catch (error) {
+        // One agent's folder with nothing readable does not stop the others.
+        if (!MnemoError.is(error, 'IMPORT_FAILED')) throw error
+        results.push({ agent: agent!, folder, error: error.message })
+        if (!out.json) out.stdout(`${agent} (${folder}): ${error.message}\n`)
+      }
+    }
+    if (out.json) printJson(out, { folders: results.map((r) => ({ agent: r.agent, folder: r.folder, report: r.report ?? null, error: r.error ?? null })) })
+    if (results.every((r) => r.report === undefined)) {
+      throw new MnemoError('IMPORT_FAILED', `no records imported from the agents' default folders (${folders.map((f) => f.folder).join(', ')})`, { details: { file: folders.map((f) => f.folder).join(','), read: 0, skipped: 0 } })
+    }
+  })
+}
+
+/**
+ * Where each agent keeps its sessions by default (the README's import table), honouring the agents' own
+ * overrides: Claude Code `$CLAUDE_CONFIG_DIR/projects` (default `~/.claude/projects`), Codex
+ * `$CODEX_HOME/sessions` (`~/.codex/sessions`), Gemini CLI `$GEMINI_CLI_HOME/.gemini/tmp` (`~/.gemini/tmp`),
+ * OpenCode `$XDG_DATA_HOME/opencode/storage` (`~/.local/share/opencode/storage`), Cursor
+ * `$XDG_CONFIG_HOME/Cursor/User` on Linux (`~/.config/Cursor/User`), `~/Library/Application Support/Cursor/User`
+ * on macOS, `%APPDATA%\Cursor\User` on Windows.
+ */
+export function defaultImportFolders(env: CliIo['env'], platform: NodeJS.Platform): { agent: string; folder: string }[] {
+  const home = env['HOME'] || env['USERPROFILE'] || os.homedir()
+  const dir = (name: string, fallback: string): string => (env[name] ? String(env[name]) : fallback)
+  const cursor =
+    platform === 'darwin'
+      ? path.join(home, 'Library', 'Application Support', 'Cursor', 'User')
+      : platform === 'win32'
+        ? path.join(dir('APPDATA', path.join(home, 'AppData', 'Roaming')), 'Cursor', 'User')
+        : path.join(dir('XDG_CONFIG_HOME', path.join(home, '.config')), 'Cursor', 'User')
+  return [
+    { agent: 'claude-code', folder: path.join(dir('CLAUDE_CONFIG_DIR', path.join(home, '.claude')), 'projects') },
+    { agent: 'codex', folder: path.join(dir('CODEX_HOME', path.join(home, '.codex')), 'sessions') },
+    { agent: 'gemini', folder: path.join(dir('GEMINI_CLI_HOME', home), '.gemini', 'tmp') },
+    { agent: 'opencode', folder: path.join(dir('XDG_DATA_HOME', path.join(home, '.local', 'share')), 'opencode', 'storage') },
+    { agent: 'cursor', folder: cursor },
+  ]
+}
+
+/** What `spool/bad/` holds: inputs a hook or a drain could not store, kept for inspection. */
+function badSpool(m: { config: { spoolDir: string } }): { spool: Spool; bad: Spool; dir: string } {
+  const dir = path.join(m.config.spoolDir, 'bad')
+  return { spool: new Spool(m.config.spoolDir), bad: new Spool(dir), dir }
+}
+
+/** `mnemo spool list`: each file of `spool/bad/`, oldest first, with its event, agent, time and size. */
+export async function spoolList(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const { bad, dir } = badSpool(m)
+    const items = bad.list().map((file) => {
+      const full = path.join(dir, file)
+      let item: SpooledEvent | undefined
+      try {
+        item = JSON.parse(readFileSync(full, 'utf8')) as SpooledEvent
+      } catch {
+        item = undefined
+      }
+      const readable = item !== undefined && typeof item.event === 'string' && typeof item.stdin === 'string'
+      return {
+        file,
+        bytes: statSync(full).size,
+        event: readable ? item!.event : null,
+        agent: readable ? (item!.agent ?? 'claude-code') : null,
+        spooledAt: readable && Number.isFinite(item!.spooledAt) ? toIso(item!.spooledAt) : null,
+      }
+    })
+    if (out.json) {
+      printJson(out, { dir, files: items })
+      return
+    }
+    if (items.length === 0) out.stdout(`spool/bad/ is empty (${dir})\n`)
+    for (const i of items) out.stdout(`${i.file}  ${i.event ?? '(unreadable)'}  ${i.agent ?? ''}  ${i.spooledAt ?? ''}  ${i.bytes} B\n`)
+    if (items.length > 0) out.stdout(`${items.length} file${items.length === 1 ? '' : 's'} in ${dir}: mnemo spool retry stores them again, mnemo spool purge --yes deletes them\n`)
+  })
+}
+
+/**
+ * `mnemo spool retry`: moves every file of `spool/bad/` back into the spool and drains it, as the next hook
+ * would; an input that still cannot be stored goes back to `spool/bad/` (and `logs/errors.jsonl` says why).
+ */
+export async function spoolRetry(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const { spool, bad, dir } = badSpool(m)
+    const files = bad.list()
+    for (const file of files) renameSync(path.join(dir, file), path.join(m.config.spoolDir, file))
+    let failed: unknown
+    for (let round = 0; spool.count() > 0; round++) {
+      const r = m.drainSpool()
+      failed = r.failed
+      if (r.drained === 0 || failed !== undefined || round > 10_000) break
+    }
+    const stillBad = files.filter((f) => existsSync(path.join(dir, f))).length
+    const waiting = files.filter((f) => existsSync(path.join(m.config.spoolDir, f))).length
+    const stored = files.length - stillBad - waiting
+    if (out.json) printJson(out, { retried: files.length, stored, stillBad, waiting })
+    else {
+      out.stdout(`retried ${files.length} file(s): ${stored} stored, ${stillBad} still cannot be stored (back in spool/bad/; mnemo status shows why)${waiting > 0 ? `, ${waiting} waiting in the spool` : ''}\n`)
+    }
+    if (failed !== undefined) out.stderr(`warning: the store refused the spool: ${failed instanceof Error ? failed.message : String(failed)}\n`)
+  })
+}
+
+/** `mnemo spool purge --yes`: deletes every file of `spool/bad/`, for good. */
+export async function spoolPurge(io: CliIo, out: Out, o: GlobalOptions & { yes?: boolean }): Promise<void> {
+  await withMnemo(io, o, (m) => {
+    const { bad, dir } = badSpool(m)
+    const files = bad.list()
+    if (!o.yes) throw invalidInput('yes', `this deletes the ${files.length} file(s) in ${dir} for good; add --yes to confirm (mnemo spool list shows them)`)
+    for (const file of files) bad.remove(file)
+    if (out.json) printJson(out, { purged: files.length })
+    else out.stdout(`purged ${files.length} file(s) from ${dir}\n`)
   })
 }
 

@@ -245,7 +245,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     responses: { 200: { description: 'The block and what it holds.', schema: contextJson } },
     errors: [400, 404],
     handle: ({ query }, { engine }) => {
-      const project = engine.projectForWrite(needProject(engine, query.project, 'query'))
+      const project = engine.projectForWrite(needProject(engine, query.project, 'query'), { create: false })
       // Context is what an agent gets injected: under agent isolation it must say which agent it is for.
       if (engine.agentScope === 'own' && query.agent === undefined) throw invalidInput('agent', 'this server isolates agents (MNEMO_AGENT_SCOPE=own): add &agent=<claude-code|codex|gemini|cursor|opencode>')
       const block = (query.agent !== undefined ? engine.scoped({ agent: query.agent }) : engine).context({

@@ -85,9 +85,10 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     }
     return r
   }
-  const writeRef = (project: string | undefined): ProjectRef => {
+  /** The one project a call means (see `projectForWrite`): a write creates a named project that is new; a read (`create: false`) refuses an unknown name. */
+  const writeRef = (project: string | undefined, options: { create?: boolean } = {}): ProjectRef => {
     const scope = scopeOf(project)
-    return 'project' in scope ? engine.projectForWrite(scope.project) : engine.projectForPath(scope.cwd, { workingDir: true })
+    return 'project' in scope ? engine.projectForWrite(scope.project, options) : engine.projectForPath(scope.cwd, { workingDir: true })
   }
   /** A tool handler: parses the arguments with `schema` (limits included), runs `fn`, maps errors to an `isError` result. */
   const handler =
@@ -205,7 +206,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       outputSchema: { project: z.string(), tokens: z.number(), text: z.string() },
     },
     handler(contextInput, ({ project, budget }) => {
-      const block = engine.context({ project: writeRef(project), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
+      const block = engine.context({ project: writeRef(project, { create: false }), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
       return { project: block.project, tokens: block.tokens, text: block.text }
     }),
   )
@@ -265,7 +266,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       outputSchema: { project: z.string(), format: z.string(), text: z.string() },
     },
     handler(exportInput.safeExtend({ project: projectField.optional() }), ({ format, project }) => {
-      const ref = writeRef(project)
+      const ref = writeRef(project, { create: false })
       const known = engine.listProjects().find((p) => p.root === ref.root)
       if (!known) return { project: ref.name, format: format ?? 'markdown', text: '' }
       if ((format ?? 'markdown') === 'markdown') return { project: known.name, format: 'markdown', text: [...engine.exportMarkdown({ project: known }).values()][0] ?? '' }
@@ -301,7 +302,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
 function registerResourcesAndPrompts(
   server: McpServer,
   engine: MnemoEngine,
-  scope: { readScope: (project: string | undefined) => ProjectId[]; writeRef: (project: string | undefined) => ProjectRef },
+  scope: { readScope: (project: string | undefined) => ProjectId[]; writeRef: (project: string | undefined, options?: { create?: boolean }) => ProjectRef },
 ): void {
   const json = (uri: URL, value: unknown) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] })
   server.registerResource('status', 'mnemo://status', { title: 'mnemo status', description: 'Counts of what mnemo holds.', mimeType: 'application/json' }, (uri) =>
@@ -322,7 +323,7 @@ function registerResourcesAndPrompts(
     'project-profile',
     'mnemo://project/profile',
     { title: 'Project profile', description: 'The context block a new session of this project gets: key memories and recent sessions.', mimeType: 'text/plain' },
-    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: engine.context({ project: scope.writeRef(undefined) }).text }] }),
+    (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: engine.context({ project: scope.writeRef(undefined, { create: false }) }).text }] }),
   )
   server.registerPrompt(
     'recall_context',
@@ -341,7 +342,7 @@ function registerResourcesAndPrompts(
       messages: [
         {
           role: 'user',
-          content: { type: 'text', text: `${engine.context({ project: scope.writeRef(undefined) }).text}\n\nContinue from where the previous session left off; confirm the state above before acting on it.` },
+          content: { type: 'text', text: `${engine.context({ project: scope.writeRef(undefined, { create: false }) }).text}\n\nContinue from where the previous session left off; confirm the state above before acting on it.` },
         },
       ],
     }),
