@@ -2,6 +2,7 @@ import path from 'node:path'
 import { z } from 'zod'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import type { SessionId } from '../../core/ids.js'
+import type { MnemoEngine } from '../../engine/mnemo.js'
 import { contextInput, describeValue, hookEventInput, inputObject, integer, limited, projectField, recallInput, rememberInput, sessionsInput } from '../../core/schemas.js'
 import { IMPORT_FORMATS, type ImportFormat } from '../../engine/import-files.js'
 import {
@@ -46,6 +47,25 @@ export const sessionsPageQuery = inputObject({
   ...sessionsInput.shape,
   offset: integer(0, 1_000_000).optional().describe('Sessions to skip (pagination). Default 0.'),
 })
+
+/** Query of DELETE /v1/memories/:id and /v1/observations/:id: the project the item must belong to. */
+export const forgetQuery = inputObject({ project: projectField.optional() })
+
+/**
+ * The item `id` names, when it belongs to `project` (the rule MCP's memory_forget follows): a delete by id
+ * names the project it acts in, so a client scoped to one project cannot delete another's by guessing ids.
+ * @throws {MnemoError} `NOT_FOUND` — no such item, or one of another project (the hint names it).
+ */
+function assertInProject(engine: MnemoEngine, id: string, project: string): void {
+  const r = engine.show(id)
+  const projectId = r.type === 'observation' ? r.observation.projectId : r.type === 'memory' ? r.memory.projectId : r.detail.session.projectId
+  if (engine.resolveProjects(project).some((p) => p.id === projectId)) return
+  const owner = r.type === 'session' ? r.detail.project : r.project
+  throw new MnemoError('NOT_FOUND', `no ${r.type} ${id} in project ${JSON.stringify(project)}`, {
+    details: { kind: r.type, id },
+    ...(owner ? { hint: `it belongs to project ${JSON.stringify(owner.name)}: add ?project=${encodeURIComponent(owner.name)} to reach it` } : {}),
+  })
+}
 
 /** The core routes: health, status, OpenAPI, capture, recall, memories, observations, sessions, context, import. */
 const CORE_ROUTES: readonly AnyRestRoute[] = [
@@ -171,13 +191,19 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     method: 'DELETE',
     path: `/v1/memories/:${idParam}`,
     operationId: 'forgetMemory',
-    summary: 'Forget a memory, from every index (?chain=true: every version of it)',
-    query: z.object({ chain: z.enum(['true', 'false']).optional().describe('true: forget every version of its chain; else only this one, and the previous version (returned as `restored`) is current again.') }),
+    summary: 'Forget a memory of a project, from every index (?chain=true: every version of it)',
+    description: 'The memory must belong to `project` (404 naming its project otherwise), as MCP memory_forget.',
+    query: inputObject({
+      project: projectField.optional(),
+      chain: z.enum(['true', 'false']).optional().describe('true: forget every version of its chain; else only this one, and the previous version (returned as `restored`) is current again.'),
+    }),
+    projectRequired: true,
     responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
     errors: [400, 404],
     handle: ({ params, query }, { engine }) => {
-      const r = engine.forget(idOfKind(params, 'mem'), 'http', { chain: query.chain === 'true' })
-      return ok({ forgotten: r })
+      const id = idOfKind(params, 'mem')
+      assertInProject(engine, id, needProject(engine, query.project, 'query'))
+      return ok({ forgotten: engine.forget(id, 'http', { chain: query.chain === 'true' }) })
     },
   }),
   defineRoute({
@@ -197,12 +223,16 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     method: 'DELETE',
     path: `/v1/observations/:${idParam}`,
     operationId: 'forgetObservation',
-    summary: 'Forget an observation, from every index',
+    summary: 'Forget an observation of a project, from every index',
+    description: 'The observation must belong to `project` (404 naming its project otherwise), as MCP memory_forget.',
+    query: forgetQuery,
+    projectRequired: true,
     responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
     errors: [400, 404],
-    handle: ({ params }, { engine }) => {
-      const r = engine.forget(idOfKind(params, 'obs'), 'http')
-      return ok({ forgotten: r })
+    handle: ({ params, query }, { engine }) => {
+      const id = idOfKind(params, 'obs')
+      assertInProject(engine, id, needProject(engine, query.project, 'query'))
+      return ok({ forgotten: engine.forget(id, 'http') })
     },
   }),
   defineRoute({

@@ -205,6 +205,8 @@ describe('a missing project never means every project', () => {
     expect(REST_ROUTES.filter((r) => r.projectRequired).map((r) => `${r.method} ${r.path}`)).toEqual([
       'POST /v1/recall',
       'POST /v1/memories',
+      'DELETE /v1/memories/:id',
+      'DELETE /v1/observations/:id',
       'GET /v1/sessions',
       'GET /v1/context',
       'GET /v1/observations',
@@ -257,19 +259,42 @@ describe('REST routes', () => {
     const hits = (await api('POST', '/v1/recall', { query: 'PostgreSQL', project: 'acme-api' })).body.hits as { id: string }[]
     expect(hits.map((h) => h.id)).toEqual([id])
 
-    const forgotten = await api('DELETE', `/v1/memories/${id}`)
+    // A delete names the project it acts in: another project's id is refused, naming its project, as MCP memory_forget does (issue 17 item 16).
+    expect((await api('DELETE', `/v1/memories/${id}`)).body.error).toMatchObject({ code: 'INVALID_INPUT', message: 'project is required (got nothing)' })
+    await api('POST', '/v1/memories', { text: 'another project for the delete rule', project: '/srv/elsewhere' })
+    expect(await api('DELETE', `/v1/memories/${id}?project=elsewhere`)).toEqual({
+      status: 404,
+      body: { error: { code: 'NOT_FOUND', message: `no memory ${id} in project "elsewhere"`, hint: 'it belongs to project "acme-api": add ?project=acme-api to reach it' } },
+    })
+    const refused = await callTool('memory_forget', { id, project: 'elsewhere' })
+    expect([refused.isError, toolText(refused)]).toEqual([true, `Not found: no memory ${id} in this project (hint: it belongs to project "acme-api": pass project: "acme-api" to reach it)`])
+    const forgotten = await api('DELETE', `/v1/memories/${id}?project=acme-api`)
     expect(conforms('DELETE', '/v1/memories/:id', forgotten)).toEqual({ forgotten: { id, type: 'memory', events: 2, alsoRecorded: [] } })
     expect((await api('POST', '/v1/recall', { query: 'PostgreSQL', project: 'acme-api' })).body.hits).toEqual([])
     expect(await api('GET', `/v1/memories/${id}`)).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: `no memory with id ${id}`, hint: null } } })
-    expect((await api('DELETE', `/v1/memories/${id}`)).status).toBe(404)
+    expect((await api('DELETE', `/v1/memories/${id}?project=acme-api`)).status).toBe(404)
+  })
+
+  it('a project named on a write is exactly that project, created if new: a path below a known root, or a new name (issue 17 item 11)', async () => {
+    const root = ((await api('GET', '/v1/status')).body.projects as { name: string; root: string }[]).find((p) => p.name === 'acme-api')!.root
+    const nested = path.join(root, 'tools', 'new-folder')
+    const below = await api('POST', '/v1/memories', { text: 'the zanzibar folder keeps its own notes', project: nested })
+    expect(below.status).toBe(201)
+    expect(below.body.memory.project).toBe('new-folder')
+    expect((await api('POST', '/v1/recall', { query: 'zanzibar', project: nested })).body.hits.map((h: { id: string }) => h.id)).toEqual([below.body.memory.id])
+    expect((await api('POST', '/v1/recall', { query: 'zanzibar', project: 'acme-api' })).body.hits).toEqual([])
+    const named = await api('POST', '/v1/memories', { text: 'the shop deploys on Fridays', project: 'shop' })
+    expect([named.status, named.body.memory.project]).toEqual([201, 'shop'])
+    // A read of an unknown name stays NOT_FOUND.
+    expect((await api('GET', '/v1/context?project=no-such-shop')).status).toBe(404)
   })
 
   it('DELETE of the newest version names the version current again; ?chain=true deletes every version', async () => {
     const v18 = (await api('POST', '/v1/memories', { text: 'Node version is 18', kind: 'fact', project: 'acme-api' })).body.memory.id as string
     const v20 = (await api('POST', '/v1/memories', { text: 'Node version is 20', kind: 'fact', project: 'acme-api' })).body.memory.id as string
-    expect(conforms('DELETE', '/v1/memories/:id', await api('DELETE', `/v1/memories/${v20}`))).toMatchObject({ forgotten: { id: v20, restored: { id: v18, text: 'Node version is 18' } } })
+    expect(conforms('DELETE', '/v1/memories/:id', await api('DELETE', `/v1/memories/${v20}?project=acme-api`))).toMatchObject({ forgotten: { id: v20, restored: { id: v18, text: 'Node version is 18' } } })
     const v22 = (await api('POST', '/v1/memories', { text: 'Node version is 22', kind: 'fact', project: 'acme-api' })).body.memory.id as string
-    expect((await api('DELETE', `/v1/memories/${v22}?chain=true`)).body).toMatchObject({ forgotten: { id: v22, versions: [v18, v22] } })
+    expect((await api('DELETE', `/v1/memories/${v22}?project=acme-api&chain=true`)).body).toMatchObject({ forgotten: { id: v22, versions: [v18, v22] } })
     expect((await api('GET', `/v1/memories/${v18}`)).status).toBe(404)
   })
 
@@ -296,7 +321,7 @@ describe('REST routes', () => {
     expect(obs).toMatchObject({ id: expect.stringMatching(/^obs_/), sessionId: first.id, project: 'acme-api' })
 
     expect(conforms('GET', '/v1/observations/:id', await api('GET', `/v1/observations/${obs.id}`))).toEqual(obs)
-    expect(conforms('DELETE', '/v1/observations/:id', await api('DELETE', `/v1/observations/${obs.id}`))).toEqual({ forgotten: { id: obs.id, type: 'observation', events: 1, alsoRecorded: [] } })
+    expect(conforms('DELETE', '/v1/observations/:id', await api('DELETE', `/v1/observations/${obs.id}?project=acme-api`))).toEqual({ forgotten: { id: obs.id, type: 'observation', events: 1, alsoRecorded: [] } })
     expect((await api('GET', `/v1/observations/${obs.id}`)).status).toBe(404)
     expect(await api('GET', '/v1/sessions?project=acme-api&limit=500')).toEqual({
       status: 400,

@@ -64,7 +64,7 @@ describe('per-user tokens', () => {
     const id = stated.body.memory.id as string
     expect((await callRest(as('alice'), 'GET', `/v1/memories/${id}`)).status).toBe(200)
     expect(await callRest(as('bob'), 'GET', `/v1/memories/${id}`)).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } })
-    expect((await callRest(as('bob'), 'DELETE', `/v1/memories/${id}`)).status).toBe(404)
+    expect((await callRest(as('bob'), 'DELETE', `/v1/memories/${id}?project=${encodeURIComponent(CWD)}`)).status).toBe(404)
     const context = await callRest(as('bob'), 'GET', `/v1/context?project=${encodeURIComponent(CWD)}&agent=claude-code&budget=100000`)
     expect(context.status).toBe(200)
     expect(context.body.text).toMatch(/Okta/)

@@ -107,10 +107,14 @@ describe('GET /v1/observations', () => {
     const badBefore = await api('GET', `/v1/observations?project=${P}&before=garbage`)
     expect(badBefore.status).toBe(400)
     expect(badBefore.body.error.message).toMatch(/^before /)
-    // A route that takes no query parameters refuses them too: a DELETE must not read as scoped by one it ignores.
+    // A DELETE is scoped by the project it names: an id of another project is refused, naming its project (as MCP memory_forget).
     const [obs] = (await api('GET', `/v1/observations?project=${P}&limit=1`)).body.observations
     const scoped = await api('DELETE', `/v1/observations/${obs.id}?project=elsewhere`)
-    expect([scoped.status, scoped.body.error.message, scoped.body.error.hint]).toEqual([400, 'project is not a query parameter of this route', 'it takes no query parameters'])
+    expect([scoped.status, scoped.body.error.code]).toEqual([404, 'NOT_FOUND'])
+    const unscoped = await api('DELETE', `/v1/observations/${obs.id}`)
+    expect([unscoped.status, unscoped.body.error.message]).toEqual([400, 'project is required (got nothing)'])
+    const typoDelete = await api('DELETE', `/v1/observations/${obs.id}?project=${P}&force=1`)
+    expect([typoDelete.status, typoDelete.body.error.message]).toEqual([400, 'force is not a query parameter of this route'])
     // Nothing the client sent is echoed (a token pasted as a parameter); an empty name is refused too.
     const pasted = await api('GET', `/v1/status?token=s3cr3t-server-token`)
     expect([pasted.status, JSON.stringify(pasted.body).includes('s3cr3t')]).toEqual([400, false])

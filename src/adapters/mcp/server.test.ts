@@ -106,17 +106,24 @@ describe('mnemo mcp over stdio', () => {
     expect(remembered).toEqual({ created: true, id: expect.stringMatching(/^mem_/), kind: 'decision', text: 'checkout uses the stripe zebra adapter' })
 
     const doc = okDoc(await call('memory_recall', { query: 'stripe adapter' }))
+    // The hit view of REST and the CLI (`sessionId`, not `session`; every field, null when absent; issue 17 item 16).
     expect(doc.hits).toEqual([
       {
         id: remembered.id,
+        type: 'memory',
         kind: 'decision',
         project: 'webshop',
-        session: null,
+        projectId: expect.stringMatching(/^prj_/),
+        sessionId: null,
         time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
         score: expect.any(Number),
         snippet: 'checkout uses the stripe zebra adapter',
+        sourceRef: null,
+        flags: [],
       },
     ])
+    const cliHit = JSON.parse(mnemo(['recall', 'stripe adapter', '--project', 'webshop', '--json']).stdout).hits[0]
+    expect(Object.keys(doc.hits[0]).sort()).toEqual(Object.keys(cliHit).sort())
 
     const again = okDoc(await call('memory_remember', { text: 'checkout uses the stripe zebra adapter', kind: 'decision' }))
     expect(again).toMatchObject({ created: false, id: remembered.id })
@@ -196,6 +203,10 @@ describe('mnemo mcp over stdio', () => {
     expect(sessions).toEqual([])
     const status = okDoc(await call('memory_status', {}))
     expect(status).toMatchObject({ projects: 2, memories: 2 })
+    // Times in ISO-8601 as `mnemo status --json` and REST give them, under the same name (issue 17 item 16).
+    expect(status.lastCaptureAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    expect(status.lastCaptureAt).toBe(JSON.parse(mnemo(['status', '--json']).stdout).lastCaptureAt)
+    expect(Object.keys(status)).not.toContain('lastEventAt')
   })
 
   it('memory_forget reaches another project’s item only when the call names that project; memory_show shows it by id', async () => {

@@ -20,7 +20,7 @@ import {
 } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { errorResult, okResult } from './tool-result.js'
-import { forgottenJson, toMemoryJson, toObservationJson, toSessionJson } from './views.js'
+import { forgottenJson, hitJson, toHitJson, toMemoryJson, toObservationJson, toSessionJson } from './views.js'
 import { escapeForBlock } from '../../context/context-block.js'
 import { registerFactTools } from './mcp-facts.js'
 
@@ -115,34 +115,13 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       description:
         'Search what earlier sessions of this project did and decided (prompts, tool calls, errors, messages, stored memories). Returns compact hits, best first; expand one with memory_show.',
       inputSchema: { query: recallInput.shape.query, project: projectArg, limit: recallInput.shape.limit },
-      outputSchema: {
-        hits: z.array(
-          z.object({
-            id: z.string(),
-            kind: z.string(),
-            project: z.string(),
-            session: z.string().nullable(),
-            time: z.string(),
-            score: z.number(),
-            snippet: z.string(),
-            flags: z.array(z.string()).optional(),
-          }),
-        ),
-      },
+      // The hit view every surface returns (REST, CLI --json): `sessionId`, ISO `time`, `flags` (why suspect text is data).
+      outputSchema: { hits: z.array(hitJson), warnings: z.array(z.string()) },
     },
-    handler(recallInput, async ({ query, project, limit }) => ({
-      hits: (await engine.recall(query, { projectIds: readScope(project), limit: limit ?? 10 })).map((h) => ({
-        id: h.id,
-        kind: h.kind,
-        project: h.project,
-        session: h.sessionId ?? null,
-        time: toIso(h.ts),
-        score: Number(h.score.toFixed(4)),
-        snippet: h.snippet,
-        // Suspect text (reads like instructions to an agent) is labelled so the model treats it as data.
-        ...(h.flags && h.flags.length > 0 ? { flags: h.flags } : {}),
-      })),
-    })),
+    handler(recallInput, async ({ query, project, limit }) => {
+      const hits = await engine.recall(query, { projectIds: readScope(project), limit: limit ?? 10 })
+      return { hits: hits.map((h) => toHitJson(h)), warnings: [...engine.warnings] }
+    }),
   )
 
   server.registerTool(
@@ -282,9 +261,9 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       title: 'Status',
       description: 'Counts of what mnemo holds.',
       inputSchema: {},
-      outputSchema: { events: z.number(), projects: z.number(), sessions: z.number(), observations: z.number(), memories: z.number(), lastEventAt: z.number().optional(), bytes: z.number() },
+      outputSchema: mcpStatusJson.shape,
     },
-    handler(z.object({}), () => ({ ...engine.stats() })),
+    handler(z.object({}), () => mcpStatus(engine)),
   )
   registerFactTools(server, engine, { writeRef, projectArg })
   registerResourcesAndPrompts(server, engine, { readScope, writeRef })
@@ -306,7 +285,7 @@ function registerResourcesAndPrompts(
 ): void {
   const json = (uri: URL, value: unknown) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(value, null, 2) }] })
   server.registerResource('status', 'mnemo://status', { title: 'mnemo status', description: 'Counts of what mnemo holds.', mimeType: 'application/json' }, (uri) =>
-    json(uri, engine.stats()),
+    json(uri, mcpStatus(engine)),
   )
   server.registerResource(
     'recent-memories',
@@ -347,6 +326,22 @@ function registerResourcesAndPrompts(
       ],
     }),
   )
+}
+
+/** memory_status: the counts of `mnemo status` with its field names, times in ISO-8601 as on every surface. */
+const mcpStatusJson = z.object({
+  events: z.number(),
+  projects: z.number(),
+  sessions: z.number(),
+  observations: z.number(),
+  memories: z.number(),
+  bytes: z.number(),
+  lastCaptureAt: z.string().nullable().describe('ISO-8601 time of the last capture, UTC; null when nothing was captured.'),
+})
+
+function mcpStatus(engine: MnemoEngine): z.output<typeof mcpStatusJson> {
+  const s = engine.stats()
+  return { events: s.events, projects: s.projects, sessions: s.sessions, observations: s.observations, memories: s.memories, bytes: s.bytes, lastCaptureAt: s.lastEventAt === undefined ? null : toIso(s.lastEventAt) }
 }
 
 /**

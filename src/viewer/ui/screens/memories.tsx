@@ -176,7 +176,8 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
     setBusy(true)
     setActionError(null)
     try {
-      const r = await api<Forgotten>(`/v1/memories/${encodeURIComponent(props.id)}`, { method: 'DELETE' })
+      // A delete names the project the memory is in (REST refuses an id of another project).
+      const r = await api<Forgotten>(`/v1/memories/${encodeURIComponent(props.id)}?project=${encodeURIComponent(m?.project ?? '')}`, { method: 'DELETE' })
       props.onChanged()
       props.onSelect(null)
       announce(`Deleted memory ${r.forgotten.id}`)
