@@ -343,6 +343,9 @@ describe('usage errors exit 2 and name the offending value', () => {
     const help = await cli(['--help'])
     expect(help.code).toBe(0)
     expect(help.stdout).toContain('recall')
+    // Every channel recall has, the configured embedder's included (issue 17 item 16).
+    const recallHelp = await cli(['recall', '--help'])
+    expect(recallHelp.stdout).toContain('bm25,vector,embedding,graph,time')
     const version = await cli(['--version'])
     expect(version.code).toBe(0)
     expect(version.stdout).toBe('0.1.0\n')
