@@ -369,7 +369,9 @@ describe('writes and deletes stay inside the user', () => {
     expect(names(bob)).toEqual(['shop'])
     expect(bob.stats()).toMatchObject({ projects: 1, sessions: 1, observations: 1, memories: 1 })
     expect(() => bob.resolveProjects('merger')).toThrow(/no project named[^]*$/)
-    expect(() => bob.projectForWrite('merger')).toThrow(/no project named "merger"/)
+    // A write naming it gets a project of bob's own by that name, never alice's (nor its root).
+    expect(bob.projectForWrite('merger')).toEqual({ root: 'project:merger', name: 'merger' })
+    expect(() => bob.projectForWrite('merger', { create: false })).toThrow(/no project named[^]*$/)
     // The machine's owner (no user) and --all-users see every project.
     expect(names(engine)).toEqual(['merger', 'shop'])
     expect(engine.scoped({ user: 'bob', allUsers: true }).stats().sessions).toBe(2)

@@ -30,7 +30,7 @@ describe('remember supersedes an older memory a new one contradicts in natural w
     it(`"${older}" → "${newer}": only the new one stays current, and context injects only it`, async () => {
       const old = (await json(['remember', older])).memory.id as string
       const r = await cli(['remember', newer])
-      expect(r.stdout).toMatch(new RegExp(`^remembered mem_\\w+ \\[fact\\], superseding ${old}\\n$`))
+      expect(r.stdout).toMatch(new RegExp(`^remembered mem_\\w+ \\[fact\\] in project proj \\(.+\\), superseding ${old}\\n$`))
       const history = await json(['history', old])
       expect(history.versions.map((v: { text: string; validTo: string | null }) => [v.text, v.validTo === null])).toEqual([[older, false], [newer, true]])
       const context = (await cli(['context'])).stdout
