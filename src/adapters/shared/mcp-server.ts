@@ -120,7 +120,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     },
     handler(recallInput, async ({ query, project, limit }) => {
       const hits = await engine.recall(query, { projectIds: readScope(project), limit: limit ?? 10 })
-      return { hits: hits.map((h) => toHitJson(h)), warnings: [...engine.warnings] }
+      return { hits: hits.map((h) => toHitJson(h)), warnings: [...hits.warnings] }
     }),
   )
 
