@@ -208,6 +208,11 @@ export interface RecallQuery extends Scope {
   channels?: readonly ChannelName[]
   /** Time ranges the query asks about (from `parseQueryTimes`); feed the time channel. */
   timeRanges?: readonly TimeRange[]
+  /**
+   * The query is only a time (`isTimeOnlyQuery`): the time channel alone answers, newest first, with no
+   * re-ranking; the phrase's words ("last", "Tuesday") would match other days in the keyword and graph channels.
+   */
+  timeOnly?: boolean
   /** Ranked lists computed outside (vector channels, which need the embedders), fused with the rest. */
   extraLists?: readonly ChannelList[]
   /** Recall as of this time (epoch ms): only what existed then, and memories current then. */
@@ -252,8 +257,9 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   // NFKC, as the index is (searchForm): a full-width `ｃｈｅｃｋｏｕｔ` is `checkout` to every channel.
   const query = searchForm(repairUnicode(q.query))
   const match = toMatchExpression(query)
-  if (match === undefined) throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(q.query, 40))})`)
-  const enabled = new Set<ChannelName>((q.channels ?? CHANNEL_NAMES).filter((c) => config.weights[c] > 0))
+  const timeOnly = q.timeOnly === true && (q.channels ?? CHANNEL_NAMES).includes('time') && config.weights.time > 0
+  if (match === undefined && !timeOnly) throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(q.query, 40))})`)
+  const enabled = new Set<ChannelName>(timeOnly ? ['time'] : (q.channels ?? CHANNEL_NAMES).filter((c) => config.weights[c] > 0))
   const terms = toQueryTerms(query)
   const queryWords = new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
 
@@ -275,7 +281,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
 
   if (enabled.has('bm25')) {
     const matches = store.searchText({
-      match,
+      match: match!,
       limit: config.candidates,
       weights: config.columnWeights,
       ...(q.asOf !== undefined ? { asOf: q.asOf } : {}),
@@ -328,7 +334,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     // Documents of the asked-for time, those the keyword channel ranked first (in its order), then the rest by time.
     const inRange = new Set<number>()
     for (const r of q.timeRanges) {
-      for (const key of store.docsInTimeRange({ from: r.from, to: r.to, limit: config.candidates, ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) })) inRange.add(key)
+      for (const key of store.docsInTimeRange({ from: r.from, to: r.to, limit: config.candidates, ...(timeOnly ? { newestFirst: true } : {}), ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) })) inRange.add(key)
     }
     const keywordOrder = lists.find((l) => l.channel === 'bm25')?.hits.filter((h) => inRange.has(h.key)) ?? []
     const seen = new Set(keywordOrder.map((h) => h.key))
@@ -360,7 +366,11 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
 
   let fused = reciprocalRankFusion(lists, config.rrfK)
   let fusedRanks: Map<number, number> | undefined
-  if (config.rerank && config.rerank.depth > 1 && fused.length > 1) {
+  if (timeOnly) {
+    // Newest first across the ranges (each range's list is newest first already).
+    hydrate(fused.map((c) => c.key))
+    fused = [...fused].sort((a, b) => (docs.get(b.key)?.ts ?? 0) - (docs.get(a.key)?.ts ?? 0) || b.key - a.key)
+  } else if (config.rerank && config.rerank.depth > 1 && fused.length > 1) {
     const head = fused.slice(0, config.rerank.depth)
     hydrate(head.map((c) => c.key))
     const known = head.filter((c) => docs.has(c.key))

@@ -3,7 +3,8 @@ import type { ProjectId, SessionId } from '../core/ids.js'
 import type { RecallHit } from '../core/types.js'
 import type { Embedder } from '../providers/embedder.js'
 import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
-import { parseQueryTimes } from '../retrieval/query-time.js'
+import { isTimeOnlyQuery, parseQueryTimes, unreadTimePhrases } from '../retrieval/query-time.js'
+import type { TimeRange } from '../retrieval/time-expressions.js'
 import { searchForm } from '../retrieval/search-text.js'
 import { VectorMatrix } from '../retrieval/vector-index.js'
 import type { Scope } from '../storage/store.js'
@@ -49,11 +50,14 @@ export async function recall(
   query: string,
   options: RecallOptions,
 ): Promise<{ hits: RecallHit[]; warnings: string[] }> {
+  if (typeof query !== 'string') throw invalidInput('query', `query must be a string (got ${query === null ? 'null' : typeof query})`)
   const limit = options.limit ?? 10
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
   const uses = (c: ChannelName): boolean => (options.channels ? options.channels.includes(c) : true) && ctx.recallConfig.weights[c] > 0
   // Times are read in the query's search form (NFKC: full-width `２０２３` is 2023); runRecall applies it to the rest.
   const timeRanges = uses('time') ? await parseQueryTimes(searchForm(query), ctx.clock.now(), ctx.timeZone) : []
+  // A query that is only a time ("last Tuesday", "past 7 days") lists what happened then; its words are no keywords.
+  const timeOnly = isTimeOnlyQuery(searchForm(query), timeRanges)
   const scope: Scope = { projectIds: options.projectIds ?? [], ...ctx.access.who() }
   const extraLists: ChannelList[] = []
   const warnings: string[] = []
@@ -62,10 +66,10 @@ export async function recall(
     if (ctx.recallConfig.weights[c] <= 0) warnings.push(`channel ${c} is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)`)
     else if (c === 'embedding' && !vectors.embedder) warnings.push('channel embedding has no embedder (set MNEMO_EMBEDDER)')
   }
-  if (uses('vector') && query.trim().length > 0) {
+  if (uses('vector') && query.trim().length > 0 && !timeOnly) {
     extraLists.push({ channel: 'vector', weight: ctx.recallConfig.weights.vector, hits: vectors.builtin.search(query, scope, ctx.recallConfig.candidates) })
   }
-  if (uses('embedding') && vectors.embedder) {
+  if (uses('embedding') && vectors.embedder && !timeOnly) {
     try {
       // The query leaves the machine: redact it like anything stored.
       const [qv] = await vectors.embedder.embed([ctx.readRedact(query)], 'query')
@@ -82,6 +86,7 @@ export async function recall(
     query,
     limit,
     timeRanges,
+    ...(timeOnly ? { timeOnly: true } : {}),
     extraLists,
     ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
     ...(options.includeArchived ? { includeArchived: true } : {}),
@@ -91,6 +96,15 @@ export async function recall(
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     ...(options.channels ? { channels: options.channels } : {}),
   }, ctx.recallConfig)
+  // A time read but nothing in it, or a time-shaped phrase not read: say so rather than answer nothing silently.
+  for (const r of timeRanges) {
+    if (ctx.store.docsInTimeRange({ from: r.from, to: r.to, limit: 1, ...scope, ...(options.sessionId ? { sessionId: options.sessionId } : {}) }).length === 0) {
+      warnings.push(`nothing was recorded in this scope for ${JSON.stringify(r.text)} (${describeRange(r, ctx.timeZone)})`)
+    }
+  }
+  for (const phrase of unreadTimePhrases(query, ranked.length > 0)) {
+    warnings.push(`could not read ${JSON.stringify(phrase)} as a time (recall reads dates, weekdays, and numbers of hours, days, weeks, months or years): its words were searched instead`)
+  }
   const projects = new Map(ctx.store.listProjects().map((p) => [p.id as string, p.name]))
   const hits = ranked.map((r): RecallHit => ({
     id: r.doc.id as RecallHit['id'],
@@ -109,4 +123,10 @@ export async function recall(
     ...(r.doc.flags.length > 0 ? { flags: r.doc.flags } : {}),
   }))
   return { hits, warnings }
+}
+
+/** `2025-03-05 00:00 to 2025-03-06 00:00, Asia/Tokyo`: a range in the zone's local time; an open start is "the beginning". */
+function describeRange(r: TimeRange, timeZone: string): string {
+  const local = (ms: number): string => new Intl.DateTimeFormat('sv-SE', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(ms))
+  return `${r.from <= 0 ? 'the beginning' : local(r.from)} to ${local(r.to)}, ${timeZone}`
 }

@@ -274,7 +274,7 @@ export interface Store {
   /** Full-text search, scope-filtered inside the query. */
   searchText(options: SearchTextOptions): TextMatch[]
   /** Keys of documents whose time is in [from, to), oldest first, scope-filtered inside the query. */
-  docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): number[]
+  docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean }): number[]
   /** Lowercase names of the `name` entities of these projects (all projects when empty). */
   entityNames(projectIds: readonly ProjectId[]): string[]
   /**

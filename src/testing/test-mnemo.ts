@@ -11,7 +11,7 @@ import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 export const T0 = Date.parse('2025-06-14T10:00:00Z')
 
 /** An engine on an in-memory store with a manual clock (time zone UTC), for tests. */
-export function createTestEngine(options: { cwd?: string; budget?: number; recall?: RecallConfig; embedder?: Embedder; agentScope?: 'shared' | 'own' } = {}) {
+export function createTestEngine(options: { cwd?: string; budget?: number; recall?: RecallConfig; embedder?: Embedder; agentScope?: 'shared' | 'own'; timeZone?: string } = {}) {
   const clock = createManualClock(T0)
   const store = openSqliteStore({ path: ':memory:' }, () => clock.now())
   const engine = new MnemoEngine({
@@ -19,7 +19,7 @@ export function createTestEngine(options: { cwd?: string; budget?: number; recal
     clock,
     cwd: options.cwd ?? '/work/demo-app',
     contextBudgetTokens: options.budget ?? 2000,
-    timeZone: 'UTC',
+    timeZone: options.timeZone ?? 'UTC',
     ...(options.recall ? { recall: options.recall } : {}),
     ...(options.embedder ? { embedder: options.embedder } : {}),
     ...(options.agentScope ? { agentScope: options.agentScope } : {}),

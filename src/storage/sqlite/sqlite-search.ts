@@ -250,17 +250,17 @@ function countScope(s: SqliteDb, scope: Scope): number {
   return obs + mem
 }
 
-export function docsInTimeRange(s: SqliteDb, options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): number[] {
+export function docsInTimeRange(s: SqliteDb, options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean }): number[] {
   return s.guard('time range', () => {
     const inO = scopeWhere(options, onTable('observations'))
     const inM = scopeWhere(options, onTable('memories'))
     const obs = s.stmt(
-      `SELECT rowid FROM observations WHERE ts >= ? AND ts < ?${inO.sql}${options.sessionId ? ' AND session_id = ?' : ''} ORDER BY ts, rowid LIMIT ?`,
+      `SELECT rowid FROM observations WHERE ts >= ? AND ts < ?${inO.sql}${options.sessionId ? ' AND session_id = ?' : ''} ORDER BY ${options.newestFirst ? 'ts DESC, rowid DESC' : 'ts, rowid'} LIMIT ?`,
     )
       .pluck()
       .all(options.from, options.to, ...inO.params, ...(options.sessionId ? [options.sessionId] : []), options.limit) as number[]
     if (options.sessionId) return obs
-    const mems = s.stmt(`SELECT -rowid FROM memories WHERE created_at >= ? AND created_at < ?${inM.sql} ORDER BY created_at, rowid LIMIT ?`)
+    const mems = s.stmt(`SELECT -rowid FROM memories WHERE created_at >= ? AND created_at < ?${inM.sql} ORDER BY ${options.newestFirst ? 'created_at DESC, rowid DESC' : 'created_at, rowid'} LIMIT ?`)
       .pluck()
       .all(options.from, options.to, ...inM.params, options.limit) as number[]
     return [...obs, ...mems].slice(0, options.limit)
