@@ -22,6 +22,7 @@ const MAX_TEXT_CHARS = 16_000
 export function remember(ctx: EngineContext, text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName } = {}): { memory: Memory; created: boolean } {
   const kind = options.kind ?? 'fact'
   if (!MEMORY_KINDS.includes(kind)) throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
+  if (typeof text !== 'string') throw invalidInput('text', `memory text must be a string (got ${text === null ? 'null' : typeof text})`)
   const clean = repairUnicode(text).trim()
   if (clean.length === 0) throw invalidInput('text', 'memory text is empty')
   if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)

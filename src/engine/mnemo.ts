@@ -1,3 +1,4 @@
+import { CHANNEL_NAMES, type ChannelName } from '../retrieval/fusion.js'
 import { stripTerminalControls } from '../core/text.js'
 import type { Clock } from '../core/clock.js'
 import { invalidInput, MnemoError } from '../core/errors.js'
@@ -533,6 +534,23 @@ export class MnemoEngine {
     return projectForWrite(this.ctx, arg, options)
   }
 
+  /**
+   * The recall channels, each with its RRF weight and whether it answers: `on` is false for a weight of 0
+   * (`MNEMO_RECALL_WEIGHTS`) and for `embedding` without a configured embedder. Every surface shows the
+   * same (`mnemo status`, REST status, the viewer's Search screen ticks only those on).
+   */
+  recallChannels(): { name: ChannelName; weight: number; on: boolean }[] {
+    return CHANNEL_NAMES.map((name) => {
+      const weight = this.recallConfig.weights[name]
+      return { name, weight, on: weight > 0 && (name !== 'embedding' || this.embedder !== undefined) }
+    })
+  }
+
+  /** When anything was last captured or stated in a project (an agent's session or a remembered memory), epoch ms; undefined when nothing this reader sees. */
+  lastActivityAt(projectId: ProjectId): number | undefined {
+    return this.store.listSessions({ limit: 1, offset: 0, projectIds: [projectId], ...this.access.who() })[0]?.lastEventAt
+  }
+
   /** The projects this reader is told about, by name; see `listProjects` in projects.ts. */
   listProjects(): Project[] {
     return listProjects(this.ctx)
@@ -616,8 +634,9 @@ export class MnemoEngine {
         .allMemories(p.id)
         .filter((m) => this.access.sees(m))
         .map((m) => ({ ...m, text: this.readRedact(m.text) }))
-      let name = `${p.name.replace(/[^\w.-]+/g, '_') || 'project'}.md`
-      for (let i = 2; out.has(name); i++) name = `${p.name.replace(/[^\w.-]+/g, '_')}-${i}.md`
+      const base = markdownFileBase(p.name)
+      let name = `${base}.md`
+      for (let i = 2; out.has(name); i++) name = `${base}-${i}.md`
       out.set(name, memoriesMarkdown(p, all.filter((m) => m.validTo === undefined), all.filter((m) => m.validTo !== undefined), this.clock.now()))
     }
     return out
@@ -708,4 +727,14 @@ export class MnemoEngine {
   close(): void {
     this.store.close()
   }
+}
+
+/**
+ * A project name as a file name that keeps it readable in any script (`注文サービス`, `café-api`): NFC,
+ * only the characters file systems refuse or treat specially (`/ \\ : * ? " < > |`, control characters,
+ * leading dots and trailing dots or spaces) replaced by `_`, at most 100 characters.
+ */
+export function markdownFileBase(projectName: string): string {
+  const safe = [...projectName.normalize('NFC').replace(/[\/\\:*?"<>|\p{Cc}]+/gu, '_').replace(/^[.\s]+|[.\s]+$/g, '')].slice(0, 100).join('')
+  return safe === '' || /^_+$/.test(safe) ? 'project' : safe
 }

@@ -179,6 +179,25 @@ export async function benchLongMemEval(io: CliIo, out: Out, file: string, o: Glo
  * Code session through `mnemo hook` one process per event, exactly as Claude
  * Code calls it, then shows recall and the context block the next session gets.
  */
+/**
+ * What `demo --home <dir>` found there: `new` (no store, or an empty one), or `demo` (only the demo's own
+ * project: an earlier demo run, which is shown again rather than captured twice).
+ * @throws {MnemoError} `INVALID_INPUT` — the store holds other data: the demo never writes into a real store.
+ */
+function demoStoreState(env: CliIo['env'], cwd: string, home: string, lines: readonly string[]): 'new' | 'demo' {
+  if (!existsSync(path.join(home, 'mnemo.db'))) return 'new'
+  const demoRoot = resolveProjectRoot(String((JSON.parse(lines[0]!) as { payload: { cwd: string } }).payload.cwd)).root
+  const m = openMnemo({ env, cwd, home, readOnlyFallback: true, allUsers: true })
+  try {
+    const projects = m.engine.listProjects()
+    if (m.engine.stats().events === 0) return 'new'
+    if (projects.length === 1 && projects[0]!.root === demoRoot) return 'demo'
+    throw invalidInput('home', `--home ${home} holds a store with other data (${projects.length} project${projects.length === 1 ? '' : 's'}: ${projects.slice(0, 3).map((p) => p.name).join(', ')}); the demo writes only into a new or empty data directory`, 'give a new folder: mnemo demo --home /tmp/mnemo-demo (or no --home: a throw-away one)')
+  } finally {
+    m.close()
+  }
+}
+
 export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: boolean }): Promise<void> {
   const home = o.home ?? mkdtempSync(path.join(os.tmpdir(), 'mnemo-demo-'))
   const env = { ...io.env, MNEMO_HOME: home }
@@ -186,9 +205,12 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
   const say = (t: string): void => {
     if (!out.json) out.stdout(t)
   }
-  say(`mnemo demo — data directory ${home}\n\n1. Session 1: ${lines.length} Claude Code hook events, one \`mnemo hook <event>\` process each\n`)
+  const already = o.home ? demoStoreState(env, io.cwd, home, lines) : 'new'
+  say(`mnemo demo — data directory ${home}\n\n`)
+  if (already === 'demo') say(`1. Session 1 is already in this data directory (an earlier mnemo demo): not captured again\n`)
+  else say(`1. Session 1: ${lines.length} Claude Code hook events, one \`mnemo hook <event>\` process each\n`)
   let nextContext = ''
-  for (const line of lines) {
+  for (const line of already === 'demo' ? [] : lines) {
     const { event, payload } = JSON.parse(line) as { event: string; payload: unknown }
     const r = spawnSync(process.execPath, [CLI_PATH, 'hook', event], { input: JSON.stringify(payload), env, encoding: 'utf8' })
     if (r.status !== 0) throw new Error(`hook ${event} exited with ${r.status}: ${r.stderr}`)

@@ -43,7 +43,7 @@ describe('the CLI on a data directory it cannot use', () => {
     m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'cache the orders endpoint' }))
     m.close()
     cleanups.push(makeUnwritable(home)!)
-    expect(await cli(['status'], home)).toMatchObject({ code: 0, stdout: expect.stringMatching(/opened read-only: this user cannot write it[\s\S]*1 events/), stderr: '' })
+    expect(await cli(['status'], home)).toMatchObject({ code: 0, stdout: expect.stringMatching(/opened read-only: this user cannot write it[\s\S]*1 event /), stderr: '' })
     expect(await cli(['recall', 'orders endpoint'], home)).toMatchObject({ code: 0, stdout: expect.stringContaining('cache the orders endpoint') })
     const doctor = JSON.parse((await cli(['doctor', '--json'], home)).stdout) as { ok: boolean; store: { check: string; status: string; detail: string }[] }
     expect(doctor.ok).toBe(false)

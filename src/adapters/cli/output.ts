@@ -10,6 +10,11 @@ export interface Out {
   stderr: (text: string) => void
 }
 
+/** `1 project`, `2 projects`, `1 summary`, `6 summaries`: a count with its noun in the right number. */
+export function counted(n: number, one: string, many: string = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`
+}
+
 /** Prints `value` as the command's one JSON document. */
 export function printJson(out: Out, value: unknown): void {
   out.stdout(`${JSON.stringify(value, null, 2)}\n`)
@@ -52,7 +57,7 @@ export function formatImport(r: ImportReport): string {
     if (f.skipped.length > 20) lines.push(`  … ${f.skipped.length - 20} more skipped`)
   }
   lines.push(
-    `total: ${r.files.length} file(s), read ${r.read}, imported ${r.imported}, already present ${r.duplicates}, observations ${r.observations}${r.covered > 0 ? ` (${r.covered} already captured through another path)` : ''}, skipped ${r.skipped}, unknown ${r.unknown}`,
+    `total: ${counted(r.files.length, 'file')}, read ${r.read}, imported ${r.imported}, already present ${r.duplicates}, observations ${r.observations}${r.covered > 0 ? ` (${r.covered} already captured through another path)` : ''}, skipped ${r.skipped}, unknown ${r.unknown}`,
   )
   return `${lines.join('\n')}\n`
 }

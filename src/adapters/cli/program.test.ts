@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { estimateTokens } from '../../core/text.js'
 import { Spool } from '../../runtime/spool.js'
 import { runCli } from './program.js'
+import { progressLabel } from './store-commands.js'
 
 /**
  * The CLI in-process: `runCli(argv, io)` with fake stdout/stderr, a private
@@ -675,12 +676,19 @@ describe('status', () => {
 
   it('--json reports home, database, counts, bytes, last capture, spool, derivation and errors', async () => {
     const empty = await ok(['status'])
-    expect(Object.keys(empty)).toEqual(['home', 'database', 'readOnly', 'counts', 'bytes', 'lastCaptureAt', 'spool', 'server', 'derivation', 'errors'])
+    expect(Object.keys(empty)).toEqual(['home', 'database', 'readOnly', 'counts', 'channels', 'bytes', 'lastCaptureAt', 'spool', 'server', 'derivation', 'errors'])
     expect(empty).toEqual({
       home,
       database: path.join(home, 'mnemo.db'),
       readOnly: false,
       counts: { events: 0, projects: 0, sessions: 0, observations: 0, memories: 0 },
+      channels: [
+        { name: 'bm25', weight: 1, on: true },
+        { name: 'vector', weight: 0, on: false },
+        { name: 'embedding', weight: 1, on: false },
+        { name: 'graph', weight: 0.1, on: true },
+        { name: 'time', weight: 0.5, on: true },
+      ],
       bytes: expect.any(Number),
       lastCaptureAt: null,
       spool: { pending: 0, bad: 0, dir: path.join(home, 'spool') },
@@ -699,7 +707,7 @@ describe('status', () => {
     const plain = await cli(['status'])
     expect(plain.code).toBe(0)
     expect(plain.stdout).toContain(`data directory  ${home}`)
-    expect(plain.stdout).toContain('1 memories')
+    expect(plain.stdout).toContain('1 memory')
   })
 
   it('--home overrides MNEMO_HOME', async () => {
@@ -836,5 +844,49 @@ describe('what REST and the viewer have, on the CLI too (issue 17 item 17)', () 
     const r = await ok(['import'])
     expect(r.folders).toEqual([{ agent: 'claude-code', folder: path.join(tmp, 'claude', 'projects'), report: expect.objectContaining({ imported: expect.any(Number) }), error: null }])
     expect(r.folders[0].report.imported).toBeGreaterThan(0)
+  })
+})
+
+describe('small things a user sees (issue 17 item 19)', () => {
+  it('status counts are pluralised, and recall channels say which are off', async () => {
+    await remember('one memory only')
+    const r = await cli(['status'])
+    expect(r.stdout).toMatch(/counts {10}\d+ events? · 1 project · \d+ sessions? · 0 observations · 1 memory\n/)
+    expect(r.stdout).toContain('recall channels bm25 1 · vector off · embedding off · graph 0.1 · time 0.5')
+    expect((await ok(['status'])).channels).toContainEqual({ name: 'vector', weight: 0, on: false })
+    expect((await cli(['consolidate'])).stdout).toMatch(/^consolidated 0 finished sessions: 0 summaries, 0 lessons, 0 procedure versions, 0 other memories .*archived 0 decayed memories\n$/)
+  })
+
+  it('reindex progress names projects, not ids', async () => {
+    expect(progressLabel('builtin prj_01m8ssc18p5e6405f2d801', new Map([['prj_01m8ssc18p5e6405f2d801', 'acme-api']]))).toBe('builtin acme-api')
+    expect(progressLabel('openai:text-embedding-3-small', new Map())).toBe('openai:text-embedding-3-small')
+    await remember('reindex me please')
+    const r = await cli(['reindex'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).not.toMatch(/prj_/)
+    expect(r.stdout).toMatch(/^builtin model refitted for 0 projects; no neural embedder/)
+  })
+
+  it('a Markdown export names non-Latin projects readably', async () => {
+    await remember('注文サービスは PostgreSQL を使う', ['--project', '注文サービス'])
+    await remember('le service café garde ses reçus', ['--project', 'café/api'.replace('/', '-')])
+    const out = path.join(tmp, 'md')
+    const r = await ok(['export', '--format', 'markdown', '--out', out])
+    expect([...r.files].sort()).toEqual(['café-api.md', '注文サービス.md'])
+  })
+
+  it('demo --home never adds demo data to a real store, and a second run adds nothing', async () => {
+    await remember('a real memory in a real store')
+    const refused = await cli(['demo', '--home', home])
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('holds a store with other data')
+    expect((await ok(['status'])).counts.memories).toBe(1)
+    const demoHome = path.join(tmp, 'demo-home')
+    expect((await cli(['demo', '--home', demoHome])).code).toBe(0)
+    const statusOf = async () => JSON.parse((await cli(['status', '--json', '--home', demoHome])).stdout).counts
+    const first = await statusOf()
+    const second = await cli(['demo', '--home', demoHome])
+    expect([second.code, second.stdout]).toEqual([0, expect.stringContaining('already in this data directory')])
+    expect(await statusOf()).toEqual(first)
   })
 })

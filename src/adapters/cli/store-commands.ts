@@ -9,7 +9,7 @@ import type { Project } from '../../core/types.js'
 import { exportTargetError } from '../../engine/export-target.js'
 import { toImportFormat } from '../../engine/import-files.js'
 import type { CliIo, GlobalOptions } from './program.js'
-import { formatImport, printJson, type Out } from './output.js'
+import { counted, formatImport, printJson, type Out } from './output.js'
 import { parseIntOption, parseTimeOption, projectIds, withMnemo } from './cli-kit.js'
 
 // CLI commands that maintain the store: import, status, rebuild, compact, consolidate, export, redact, reindex.
@@ -173,6 +173,8 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
       /** Opened read-only: the data directory or database cannot be written by this user (reads work, writes fail). */
       readOnly: m.readOnly,
       counts: { events: stats.events, projects: stats.projects, sessions: stats.sessions, observations: stats.observations, memories: stats.memories },
+      /** Recall channels with their weights; `on` false for a weight of 0 or an embedder not configured (the viewer ticks only those on). */
+      channels: m.engine.recallChannels(),
       bytes: stats.bytes,
       lastCaptureAt: stats.lastEventAt === undefined ? null : toIso(stats.lastEventAt),
       spool: { pending: m.spool.count(), bad: m.spool.badCount(), dir: m.config.spoolDir },
@@ -191,7 +193,8 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
       [
         `data directory  ${doc.home}`,
         `database        ${doc.database} (${(doc.bytes / 1024).toFixed(0)} KiB)${doc.readOnly ? ', opened read-only: this user cannot write it, so captures and changes fail' : ''}`,
-        `counts          ${c.events} events · ${c.projects} projects · ${c.sessions} sessions · ${c.observations} observations · ${c.memories} memories`,
+        `counts          ${counted(c.events, 'event')} · ${counted(c.projects, 'project')} · ${counted(c.sessions, 'session')} · ${counted(c.observations, 'observation')} · ${counted(c.memories, 'memory', 'memories')}`,
+        `recall channels ${doc.channels.map((ch) => `${ch.name} ${ch.on ? ch.weight : 'off'}`).join(' · ')}`,
         `last capture    ${doc.lastCaptureAt ?? 'never'}`,
         `spool           ${doc.spool.pending} pending · ${doc.spool.bad} unreadable (${doc.spool.dir})`,
         ...(server ? [`team server     ${server.url}: ${server.detail}${server.ok ? '' : ' (hooks spool until this is fixed)'}`] : []),
@@ -246,8 +249,8 @@ export async function consolidate(io: CliIo, out: Out, o: GlobalOptions & { idle
     if (out.json) printJson(out, r)
     else {
       out.stdout(
-        `consolidated ${r.sessions} finished session(s): ${r.summaries} summary(ies), ${r.lessons} lesson(s), ${r.procedures} procedure version(s), ${r.memories} other memory(ies) ` +
-          `(model: ${r.via.llm}, deterministic: ${r.via.deterministic}); archived ${r.archived} decayed memory(ies)\n`,
+        `consolidated ${counted(r.sessions, 'finished session')}: ${counted(r.summaries, 'summary', 'summaries')}, ${counted(r.lessons, 'lesson')}, ${counted(r.procedures, 'procedure version')}, ${counted(r.memories, 'other memory', 'other memories')} ` +
+          `(model: ${r.via.llm}, deterministic: ${r.via.deterministic}); archived ${counted(r.archived, 'decayed memory', 'decayed memories')}\n`,
       )
       for (const e of r.errors) out.stderr(`warning: model fell back to the deterministic path for ${e}\n`)
     }
@@ -307,20 +310,27 @@ export async function redact(io: CliIo, out: Out, o: GlobalOptions & { rescan?: 
   })
 }
 
+/** A reindex stage as people read it: project ids (`builtin prj_…`) replaced by the projects' names. */
+export function progressLabel(stage: string, names: ReadonlyMap<string, string>): string {
+  return stage.replace(/\bprj_\w+/g, (id) => names.get(id) ?? id)
+}
+
 export async function reindex(io: CliIo, out: Out, o: GlobalOptions & { project?: string }): Promise<void> {
   await withMnemo(io, o, async (m) => {
     const ids = projectIds(m, o.project)
+    // Progress names projects as people know them, not by id (`builtin prj_…` → `builtin acme-api`).
+    const names = new Map(m.engine.listProjects().map((p) => [p.id as string, p.name]))
     let last = ''
     const r = await m.engine.reindex({
       ...(ids ? { projectIds: ids as never } : {}),
       onProgress: (stage, done, total) => {
-        const line = `${stage}: ${done}/${total}`
+        const line = `${progressLabel(stage, names)}: ${done}/${total}`
         if (line !== last) io.stderr(`\r${line}`)
         last = line
       },
     })
     if (last) io.stderr('\n')
     if (out.json) printJson(out, r)
-    else out.stdout(`builtin model refitted for ${r.builtinProjects} project(s)${r.space ? `; ${r.embedded} document(s) embedded into ${r.space}` : '; no neural embedder configured (MNEMO_EMBEDDER)'}\n`)
+    else out.stdout(`builtin model refitted for ${counted(r.builtinProjects, 'project')}${r.space ? `; ${counted(r.embedded, 'document')} embedded into ${r.space}` : '; no neural embedder configured (MNEMO_EMBEDDER)'}\n`)
   })
 }

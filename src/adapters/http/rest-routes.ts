@@ -95,7 +95,14 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
         counts: { events: stats.events, projects: stats.projects, sessions: stats.sessions, observations: stats.observations, memories: stats.memories },
         bytes: stats.bytes,
         lastCaptureAt: stats.lastEventAt === undefined ? null : new Date(stats.lastEventAt).toISOString(),
-        projects: engine.listProjects().map((p) => ({ name: p.name, root: p.root })),
+        projects: engine
+          .listProjects()
+          .map((p) => {
+            const last = engine.lastActivityAt(p.id)
+            return { name: p.name, root: p.root, lastActivityAt: last === undefined ? null : new Date(last).toISOString() }
+          })
+          .sort((a, b) => (b.lastActivityAt ?? '').localeCompare(a.lastActivityAt ?? '')),
+        channels: engine.recallChannels(),
         spool: { pending: mnemo.spool.count(), bad: mnemo.spool.badCount() },
         // The server's failures can name anyone's events: for the operator only.
         errors: user === undefined ? mnemo.errors.tail(5) : [],

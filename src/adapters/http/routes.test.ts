@@ -65,7 +65,7 @@ describe('a Claude Code hook sequence posted to /v1/events', () => {
     expect(await api('POST', '/v1/events', first)).toEqual({ status: 202, body: { stored: false } })
     const status = conforms('GET', '/v1/status', await api('GET', '/v1/status'))
     expect(status.counts).toEqual({ events: 23, projects: 1, sessions: 2, observations: expect.any(Number), memories: 0 })
-    expect(status.projects).toEqual([{ name: 'acme-api', root: '/home/demo/acme-api' }])
+    expect(status.projects).toEqual([{ name: 'acme-api', root: '/home/demo/acme-api', lastActivityAt: expect.stringMatching(ISO) }])
   })
 
   it('is recalled through REST with the same ids in the same order as engine.recall', async () => {
@@ -287,6 +287,11 @@ describe('REST routes', () => {
     expect([named.status, named.body.memory.project]).toEqual([201, 'shop'])
     // A read of an unknown name stays NOT_FOUND.
     expect((await api('GET', '/v1/context?project=no-such-shop')).status).toBe(404)
+    // Status lists the project with the latest activity first (the viewer opens on it), and the channels recall uses (issue 17 item 19).
+    const status = (await api('GET', '/v1/status')).body
+    expect(status.projects[0]).toMatchObject({ name: 'shop', lastActivityAt: expect.stringMatching(ISO) })
+    expect(status.channels).toContainEqual({ name: 'vector', weight: 0, on: false })
+    expect(status.channels).toContainEqual({ name: 'bm25', weight: 1, on: true })
   })
 
   it('DELETE of the newest version names the version current again; ?chain=true deletes every version', async () => {

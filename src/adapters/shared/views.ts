@@ -231,7 +231,12 @@ export const statusJson = z.object({
   counts: z.object({ events: count, projects: count, sessions: count, observations: count, memories: count }),
   bytes: count,
   lastCaptureAt: iso.nullable(),
-  projects: z.array(z.object({ name: z.string(), root: z.string() })).describe('Every project, to name in `project`.'),
+  projects: z
+    .array(z.object({ name: z.string(), root: z.string(), lastActivityAt: iso.nullable().describe('When anything was last captured or remembered in it; null when nothing was.') }))
+    .describe('Every project, to name in `project`; the one with the latest activity first.'),
+  channels: z
+    .array(z.object({ name: z.string(), weight: z.number(), on: z.boolean().describe('False for a weight of 0 or an embedder not configured: recall does not use it.') }))
+    .describe('The recall channels, as `mnemo status` shows them.'),
   spool: z.object({ pending: count, bad: count }),
   errors: z.array(z.object({ at: z.string(), where: z.string(), code: z.string(), message: z.string() })).describe('The last 5 failures.'),
   server: z.object({ version: z.string(), pid: count, startedAt: iso }),

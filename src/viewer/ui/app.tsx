@@ -103,7 +103,7 @@ function Shell(props: { onSignOut: () => void }): JSX.Element {
     const tab = TABS.find((t) => t.view === tabOf(route.view))
     document.title = `${route.view === 'replay' ? 'Replay' : (tab?.label ?? 'mnemo')} · mnemo viewer`
   }, [route.view])
-  // The remembered project, or the first one when it is gone.
+  // The remembered project, or the one with the latest activity (the server lists it first) when it is gone.
   useEffect(() => {
     if (status.data === null) return
     if (project !== null && projects.includes(project)) return
@@ -169,7 +169,7 @@ function Shell(props: { onSignOut: () => void }): JSX.Element {
       </header>
       <main id="main" tabIndex={-1}>
         <ErrorBox error={status.error} />
-        <Screen route={route} project={current} projectsLoaded={status.data !== null} home={status.data?.home} onStatus={status.reload} />
+        <Screen route={route} project={current} projectsLoaded={status.data !== null} home={status.data?.home} onStatus={status.reload} channels={status.data?.channels} />
       </main>
       <div class="statusbar" role="status" aria-live="polite" data-testid="status">
         {message}
@@ -217,7 +217,7 @@ function NoProject(props: { loaded: boolean; home: string | undefined }): JSX.El
   )
 }
 
-function Screen(props: { route: Route; project: string | null; projectsLoaded: boolean; home: string | undefined; onStatus: () => void }): JSX.Element {
+function Screen(props: { route: Route; project: string | null; projectsLoaded: boolean; home: string | undefined; onStatus: () => void; channels: Status['channels'] }): JSX.Element {
   const { route, project } = props
   if (route.view === 'health') return <HealthScreen onStatus={props.onStatus} />
   if (route.view === 'replay' && route.session !== undefined) return <ReplayScreen key={route.session} route={route} />
@@ -230,7 +230,7 @@ function Screen(props: { route: Route; project: string | null; projectsLoaded: b
     case 'replay':
       return <SessionsScreen key={project} project={project} />
     case 'search':
-      return <SearchScreen key={project} project={project} route={route} />
+      return <SearchScreen key={project} project={project} route={route} channels={props.channels} />
     case 'memories':
       return <MemoriesScreen key={project} project={project} route={route} />
     case 'graph':

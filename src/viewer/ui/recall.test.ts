@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest'
-import { channelBadges, recallBody } from './recall.js'
+import { channelBadges, defaultChannels, recallBody } from './recall.js'
 
 describe('recall helpers', () => {
+  it('ticks at first only the channels the server says recall uses, as the CLI (issue 17 item 16)', () => {
+    const server = [
+      { name: 'bm25', on: true },
+      { name: 'vector', on: false },
+      { name: 'embedding', on: false },
+      { name: 'graph', on: true },
+      { name: 'time', on: true },
+    ]
+    expect(defaultChannels(server)).toEqual(['bm25', 'time', 'graph'])
+    expect(defaultChannels(undefined)).toEqual(['bm25', 'time', 'graph', 'vector', 'embedding'])
+  })
+
   it('omits channels when all are checked and asks for explain', () => {
     expect(recallBody('q', 'p', 10, ['bm25', 'time', 'graph', 'vector', 'embedding'])).toEqual({ query: 'q', project: 'p', limit: 10, explain: true })
   })

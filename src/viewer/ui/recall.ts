@@ -8,6 +8,12 @@ export function channelBadges(hit: Pick<Hit, 'channels'>): string[] {
   return entries.map(([name, c]) => `${name} #${c.rank}`)
 }
 
+/** The channels ticked at first: those the server says are on; all of them when it does not say. */
+export function defaultChannels(server: readonly { name: string; on: boolean }[] | undefined): string[] {
+  if (!server) return [...RECALL_CHANNELS]
+  return RECALL_CHANNELS.filter((c) => server.find((s) => s.name === c)?.on ?? false)
+}
+
 /** The recall request body: `channels` only when some (not all) are checked. */
 export function recallBody(q: string, project: string, limit: number, checked: readonly string[]): Record<string, unknown> {
   const all = RECALL_CHANNELS.every((c) => checked.includes(c))

@@ -99,7 +99,10 @@ export interface Status {
   counts: { events: number; projects: number; sessions: number; observations: number; memories: number }
   bytes: number
   lastCaptureAt: string | null
-  projects: { name: string; root: string }[]
+  /** The one with the latest activity first. */
+  projects: { name: string; root: string; lastActivityAt?: string | null }[]
+  /** Recall channels; only those `on` are ticked on the Search screen, as the CLI uses them. */
+  channels?: { name: string; weight: number; on: boolean }[]
   spool: { pending: number; bad: number }
   errors: { at: string; where: string; code: string; message: string }[]
   server: { version: string; pid: number; startedAt: string }

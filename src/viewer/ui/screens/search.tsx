@@ -6,12 +6,13 @@ import { announce } from '../announce.js'
 import { Busy, ErrorBox, Flags, KindBadge, Link, Time } from '../components.js'
 import { ItemDetail } from '../item-detail.js'
 import { navigate, replayRoute, type Route } from '../route.js'
-import { channelBadges, recallBody } from '../recall.js'
+import { channelBadges, defaultChannels, recallBody } from '../recall.js'
 import { RECALL_CHANNELS, type Hit, type RecallResult } from '../types.js'
 
-export function SearchScreen(props: { project: string; route: Route }): JSX.Element {
+export function SearchScreen(props: { project: string; route: Route; channels?: { name: string; on: boolean }[] | undefined }): JSX.Element {
   const [text, setText] = useState(props.route.q ?? '')
-  const [channels, setChannels] = useState<string[]>([...RECALL_CHANNELS])
+  // Ticked: the channels recall uses (weight above 0, embedder configured), as `mnemo status` lists them.
+  const [channels, setChannels] = useState<string[]>(defaultChannels(props.channels))
   const [limitText, setLimitText] = useState('20')
   const [result, setResult] = useState<RecallResult | null>(null)
   const [error, setError] = useState<ApiError | null>(null)
