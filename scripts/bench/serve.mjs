@@ -1,5 +1,5 @@
 // `mnemo serve` at the largest store asked for (a copy, since a server may write): resident memory idle and after
-// 1000 REST recalls (POST /v1/recall, 4 clients, the store's queries in turn, each in the project it is about), the peak, and REST recall latency.
+// 1000 REST recalls (POST /v1/recall, one client, the store's queries in turn, each in the project it is about), the peak, and REST recall latency.
 // Floors: a bare node http server answering a small JSON body, driven the same way (RSS idle / after / peak);
 // for latency, one round trip to that server plus mnemo's FTS5 query alone (recall.mjs) for the same query.
 import { spawn } from 'node:child_process'
@@ -10,7 +10,8 @@ import { PROJECT_NAMES } from './generate.mjs'
 import { ftsFloor } from './recall.mjs'
 
 const REQUESTS = 1000
-const CLIENTS = 4
+// One client: the p95 is a request's latency, not a queue's (one server process answers one recall at a time).
+const CLIENTS = 1
 const BARE_SERVER = `const http = require('node:http')
 const s = http.createServer((req, res) => { let b = ''; req.on('data', (c) => (b += c)); req.on('end', () => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ query: JSON.parse(b).query, hits: [] })) }) })
 s.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ url: 'http://127.0.0.1:' + s.address().port })))`
