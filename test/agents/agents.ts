@@ -83,12 +83,6 @@ export const ALL_AGENTS: readonly AgentSpec[] = [
     bin: 'gemini',
     sessionEvents: ['SessionStart', 'UserPromptSubmit', 'PostToolUse', 'Stop', 'SessionEnd'],
     shellTool: /^run_shell_command$/,
-    pending: {
-      'session 1: the prompt is stored': 'issue 14 D1 (Gemini passes the previous mnemo block back in <hook_context>), fixed on branch capture',
-      'session 1: the final answer is stored': 'issue 14 D2 (prompt_response), fixed on branch capture',
-      'no mnemo block is stored': 'issue 14 D1/D4 (<hook_context>, <untrusted_context> wrappers), fixed on branch capture',
-      "session 2: mnemo's own recall call": 'issue 14 D3 (mcp_mnemo_memory_recall), fixed on branch capture',
-    },
     prepare: (w) => {
       // API-key auth, no telemetry or update checks: settings connect does not own, added beside its entries.
       const file = join(w.home, '.gemini', 'settings.json')

@@ -56,8 +56,7 @@ describe.each(AGENTS)('the %s payloads of the agent suite', (agent) => {
     expect(obs.some((o) => o.tool !== undefined && o.tool !== null && o.text.includes('notes.txt') && o.text.includes(WORD.toUpperCase()))).toBe(true)
   })
 
-  // Gemini: pending issue 14 D1/D3 (its <hook_context> block and mcp_mnemo_ tool names), fixed on branch capture.
-  it.skipIf(agent === 'gemini')('replay stores no mnemo block as anybody\'s words and no mnemo tool call, in either session', () => {
+  it('replay stores no mnemo block as anybody\'s words and no mnemo tool call, in either session', () => {
     const { engine, clock } = createTestEngine({ cwd: PROJECT })
     for (const f of all) {
       clock.advance(1000)
