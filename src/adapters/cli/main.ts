@@ -18,7 +18,7 @@ if (argv[0] === 'hook' && (hookEvent === undefined || argv.includes('--help') ||
   // Help is not an event: answer it here instead of logging an invalid event. Exit 0 even without an
   // event (on stderr then): for Claude Code a hook's exit 2 means "block", and a hook must never block.
   const usage =
-    'Usage: mnemo hook <event> [--agent claude-code|codex|gemini|cursor] [--home <dir>]\n\n' +
+    'Usage: mnemo hook <event> [--agent claude-code|codex|gemini|cursor|opencode] [--home <dir>]\n\n' +
     'Captures one lifecycle event: the hook payload JSON on stdin, as the agent writes it.\n' +
     'Agents call this (see mnemo connect); it always exits 0 so it never blocks the agent; problems go to mnemo status.\n'
   if (hookEvent === undefined && !argv.includes('--help') && !argv.includes('-h')) process.stderr.write(usage)

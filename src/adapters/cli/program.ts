@@ -50,7 +50,9 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--keep', 'keep the demo data directory')
     .action((o) => run(() => commands.demo(io, out(o), o)))
 
+  // main.ts runs `hook` before this parser is built; these options are listed for --help.
   common(program.command('hook <event>').description('the entry point an agent hook calls; reads the hook JSON on stdin; always exits 0'))
+    .option('--agent <name>', 'the agent calling: claude-code, codex, gemini, cursor, opencode (default claude-code)')
     .action(() => undefined)
 
   common(program.command('connect [agent]').description('register mnemo hooks (where the agent has them) and MCP server: claude-code, codex, gemini, cursor, opencode'))
