@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js'
 import type { EventInput, Project, Session } from '../core/types.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import type { Redactor } from '../capture/sanitize.js'
-import { DEFAULT_RETENTION, retention, type RetentionConfig } from '../lifecycle/consolidate.js'
+import { decays, DEFAULT_RETENTION, retention, type RetentionConfig } from '../lifecycle/consolidate.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { ProcedureConfig } from '../lifecycle/procedures.js'
 import type { AppendResult, Store } from '../storage/store.js'
@@ -165,7 +165,7 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
   let archived = 0
   const archive: EventInput[] = []
   for (const p of ctx.store.listProjects()) {
-    const memories = ctx.store.listMemories({ projectIds: [p.id], limit: 100_000 }).filter((m) => !m.pinned)
+    const memories = ctx.store.listMemories({ projectIds: [p.id], limit: 100_000 }).filter(decays)
     const uses = ctx.store.usageCounts(memories.map((m) => m.id))
     for (const m of memories) {
       if (retention(m, uses.get(m.id) ?? 0, now, options.retention) < (options.retention ?? DEFAULT_RETENTION).archiveBelow) {

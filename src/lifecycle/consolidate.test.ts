@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createTestEngine, T0 } from '../testing/test-mnemo.js'
+import { createTestEngine, hookPayload, T0 } from '../testing/test-mnemo.js'
 import type { Observation } from '../core/types.js'
 import { retention, statementsFromPrompts } from './consolidate.js'
 
@@ -117,21 +117,46 @@ describe('consolidation (deterministic)', () => {
     expect(summaries).toContain('Also add a rateLimit middleware')
   })
 
-  it('archives what decayed, never a pinned memory, and a used memory lasts longer', async () => {
-    const { engine, clock } = createTestEngine()
+  it('archives what decayed (a fact drawn from a prompt), never a pinned memory', async () => {
+    const { engine, clock } = createTestEngine({ cwd: '/p/a' })
     const P = { root: '/p/a', name: 'a' }
-    const old = engine.remember('the staging VPN needs the legacy client', { project: P }).memory
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fyi we use the legacy VPN client for staging' }, 'sess-1', '/p/a'))
+    clock.advance(60 * 60_000)
+    await engine.consolidate()
+    const derived = engine.currentMemories(engine.listProjects()[0]!.id).filter((m) => m.sources.length > 0)
+    const fact = derived.find((m) => m.kind === 'fact')!
+    const summary = derived.find((m) => m.kind === 'summary')!
+    expect([fact.text, summary.kind]).toEqual(['fyi we use the legacy VPN client for staging', 'summary'])
     const pinned = engine.remember('never force-push to main', { project: P, kind: 'lesson' }).memory
     engine.setMemoryState(pinned.id, 'pin')
-    const used = engine.remember('deploys go through the release branch', { project: P, kind: 'decision' }).memory
     clock.advance(60 * DAY)
-    engine.context({ project: P })
     clock.advance(60 * DAY)
     const r = await engine.consolidate()
-    expect(r.archived).toBe(1)
-    expect(engine.history(old.id)[0]!.archivedAt).toBe(T0 + 120 * DAY)
+    expect(engine.history(fact.id)[0]!.archivedAt).toBe(clock.now())
     expect(engine.history(pinned.id)[0]!.archivedAt).toBeUndefined()
-    expect(engine.history(used.id)[0]!.archivedAt).toBeUndefined()
+    expect(r.archived).toBeGreaterThanOrEqual(1)
+  })
+
+  it('never archives a memory a person stated, of any kind, nor a decision or preference drawn from a prompt: 22 months unused, still in recall and context', async () => {
+    const { engine, clock } = createTestEngine({ cwd: '/p/a' })
+    const P = { root: '/p/a', name: 'a' }
+    const stated = [
+      engine.remember('the staging VPN needs the legacy client', { project: P }).memory,
+      engine.remember('deploys go through the release branch', { project: P, kind: 'decision' }).memory,
+      engine.remember('answers in British English', { project: P, kind: 'preference' }).memory,
+      engine.remember('run migrations before the seed script', { project: P, kind: 'lesson' }).memory,
+    ]
+    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: "let's go with zod for validation" }, 'sess-1', '/p/a'))
+    clock.advance(60 * 60_000)
+    await engine.consolidate()
+    const decision = engine.currentMemories(engine.listProjects()[0]!.id).find((m) => m.kind === 'decision' && m.sources.length > 0)!
+    expect(decision.text).toContain('zod')
+    clock.advance(670 * DAY)
+    await engine.consolidate()
+    for (const m of [...stated, decision]) expect(engine.history(m.id)[0]!.archivedAt).toBeUndefined()
+    const block = engine.context({ project: P }).text
+    for (const m of [...stated, decision]) expect(block).toContain(m.text)
+    expect((await engine.recall('staging VPN legacy client')).map((h) => h.id)).toContain(stated[0]!.id)
   })
 })
 

@@ -140,6 +140,29 @@ export interface RetentionConfig {
 export const DEFAULT_RETENTION: RetentionConfig = { halfLifeDays: 30, archiveBelow: 0.1 }
 
 /**
+ * Whether decay may archive `m`. Not when it is pinned; not when a person
+ * stated it — a memory written through `remember` (CLI, MCP, REST: no
+ * sources, any kind), or a decision or preference drawn from a person's own
+ * prompt ("let's go with zod", "always use pnpm") — unless its text is
+ * flagged. Such a memory leaves the context only when it is superseded
+ * (a newer version, see the write guard), archived or forgotten by someone,
+ * never for lack of recall. Everything else (session summaries,
+ * procedures, lessons, facts drawn from prompts) decays by `retention`.
+ *
+ * This follows what the tools people rely on do with stated memories: mem0
+ * keeps a memory until an UPDATE or DELETE replaces it, Graphiti (Zep) ends a
+ * fact only by invalidating it with a newer one (bi-temporal edges), and
+ * Letta's core memory stays until edited; the forgetting curve of MemoryBank
+ * (Zhong et al., 2023) is kept for what was derived or summarised.
+ */
+export function decays(m: Memory): boolean {
+  if (m.pinned) return false
+  if (m.flags.length > 0) return true
+  const stated = m.sources.length === 0 && m.kind !== 'summary' && m.kind !== 'procedure'
+  return !(stated || m.kind === 'decision' || m.kind === 'preference')
+}
+
+/**
  * A memory's retention score, 0–∞ (1 ≈ fresh and important):
  *
  *   retention = importance(kind) · 0.5^(age / halfLife) · (1 + ln(1 + uses))
@@ -150,7 +173,7 @@ export const DEFAULT_RETENTION: RetentionConfig = { halfLifeDays: 30, archiveBel
  * exponential forgetting curve is Ebbinghaus's (1885) as used for LLM
  * memory by MemoryBank (Zhong et al., 2023); the logarithmic use term keeps
  * reinforcement from growing without bound. Flagged text counts half.
- * Pinned memories are not scored (they never decay).
+ * Pinned and stated memories are not scored (they never decay: see `decays`).
  */
 export function retention(m: Memory, uses: number, nowMs: number, config: RetentionConfig = DEFAULT_RETENTION): number {
   const ageDays = Math.max(0, nowMs - Math.max(m.lastSeenAt, m.createdAt)) / 86_400_000
