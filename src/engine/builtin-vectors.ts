@@ -1,3 +1,4 @@
+import { MnemoError } from '../core/errors.js'
 import type { Clock } from '../core/clock.js'
 import type { ProjectId } from '../core/ids.js'
 import { deserializeLsa, embedLsa, fitLsa, serializeLsa, type LsaModel } from '../retrieval/lsa.js'
@@ -42,6 +43,17 @@ export class BuiltinVectors {
    * @returns The space and model, or `undefined` when the project is too small for a model.
    */
   prepare(projectId: ProjectId, force = false, onProgress?: (done: number, total: number) => void, scope: Omit<Scope, 'projectIds'> = {}): Prepared | undefined {
+    if (force) return this.prepareNow(projectId, true, onProgress, scope)
+    // A recall does not wait for another process's write lock to store vectors: this once it searches without them.
+    try {
+      return this.store.withoutLockWait(() => this.prepareNow(projectId, false, onProgress, scope))
+    } catch (error) {
+      if (MnemoError.is(error, 'STORE_UNAVAILABLE') && /locked|busy/i.test(error.message)) return undefined
+      throw error
+    }
+  }
+
+  private prepareNow(projectId: ProjectId, force: boolean, onProgress: ((done: number, total: number) => void) | undefined, scope: Omit<Scope, 'projectIds'>): Prepared | undefined {
     const count = this.store.countDocs({ projectIds: [projectId] })
     let stored = this.store.lsaModelInfo(projectId)
     let model = stored ? this.decoded(projectId, stored.space) : undefined

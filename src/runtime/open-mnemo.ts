@@ -129,9 +129,12 @@ export interface OpenedMnemo {
    * Stores hook events spooled while no process could write, oldest first.
    * Only an unavailable store stops the drain (it is returned in `failed`);
    * an event that cannot be stored for any other reason is moved to
-   * `spool/bad/` and logged, so one bad event never blocks the rest.
+   * `spool/bad/` and logged, so one bad event never blocks the rest. Never waits for
+   * another process's write lock: a held lock stops the drain at once (`failed`).
    */
   drainSpool(): { drained: number; remaining: number; failed?: unknown }
+  /** Runs `fn` with no wait for another process's write lock (see `Store.withoutLockWait`). */
+  withoutLockWait<T>(fn: () => T): T
   close(): void
 }
 
@@ -249,8 +252,9 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     readOnly,
     spool,
     errors,
-    drainSpool: () =>
-      spool.drain((item) => {
+    // The drain never waits for another process's write lock: that process is storing, and this one's own work (a
+    // read, a hook's event) must not stall behind it; what is left stays for the next drain.
+    drainSpool: () => store.withoutLockWait(() => spool.drain((item) => {
         try {
           // A team-mode event (it names the token it was for) only ever goes to the server, with that token.
           if (item.tokenId !== undefined) return 'skip'
@@ -265,7 +269,8 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
           errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: MnemoError.is(error) ? error.code : 'INTERNAL', message: `${message} (moved to spool/bad)` })
           return 'bad'
         }
-      }),
+      })),
+    withoutLockWait: (fn) => store.withoutLockWait(fn),
     close: () => {
       try {
         engine.close()

@@ -325,8 +325,16 @@ export interface Store {
    * given, only that agent's (null: one of no agent), as the write guard matches under agent isolation.
    */
   currentMemoryByContent(projectRoot: string, contentKey: string, user: string | undefined, agent?: AgentName | null): Memory | undefined
-  /** Records that memories were used today (context, show); once per memory per day. */
+  /**
+   * Records that memories were used today (context, show); once per memory per day. Best effort: while another
+   * process holds the write lock it records nothing rather than make the read wait.
+   */
   recordUsage(memoryIds: readonly string[], day: string): void
+  /**
+   * Runs `fn` with no wait for another process's write lock: a write inside it that meets the lock fails at once
+   * (`STORE_UNAVAILABLE`, "database is locked") instead of waiting the busy timeout. Reads never wait (WAL).
+   */
+  withoutLockWait<T>(fn: () => T): T
   /** Days each memory was used, for the retention score. */
   usageCounts(memoryIds: readonly string[]): Map<string, number>
   /** Every memory of a project, all versions, archived included, oldest first. */

@@ -187,16 +187,26 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     }
     opened = openMnemo({ env: io.env, cwd: io.cwd, busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS })
     const engine = opened.engine
-    const drained = opened.drainSpool()
-    if (drained.failed !== undefined) throw drained.failed
-    const result = engine.captureHook(eventName, stdin, agent, firedAt)
-    if (result.note !== undefined) errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: result.note })
+    let result: ReturnType<typeof engine.captureHook> | undefined
+    try {
+      const drained = opened.drainSpool()
+      // Another process holds the write lock (the drain does not wait for it): this event waits in the spool too.
+      if (drained.failed !== undefined) throw drained.failed
+      // A context event does not wait for the lock either: its session waits for the block.
+      result = CONTEXT_EVENTS.has(eventName) ? opened.withoutLockWait(() => engine.captureHook(eventName, stdin, agent, firedAt)) : engine.captureHook(eventName, stdin, agent, firedAt)
+    } catch (error) {
+      // A session must still get its context while another process writes: readers need no lock (WAL).
+      if (!CONTEXT_EVENTS.has(eventName) || !MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
+      giveUp(`hook ${eventName}`, error)
+    }
+    if (result?.note !== undefined) errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: result.note })
     // A misspelled event stored under the payload's name is answered as that event (a SessionStart still gets its context).
-    const answered = result.event ?? eventName
+    const answered = result?.event ?? eventName
     if (CONTEXT_EVENTS.has(answered) && !finished) {
       const sessionKey = sessionIdOf(stdin)
+      const project = result?.project ?? engine.projectForPath(cwdOf(stdin) ?? io.cwd, { workingDir: true })
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
-      const block = engine.scoped({ agent }).context({ project: result.project, ...(sessionKey ? { excludeSessionKey: sessionKey } : {}) })
+      const block = engine.scoped({ agent }).context({ project, ...(sessionKey ? { excludeSessionKey: sessionKey } : {}) })
       // Nothing recorded yet (a new project): nothing is injected.
       if (block.text !== '') io.stdout.write(
         answered === 'SessionStart'
@@ -301,6 +311,16 @@ async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: st
   }
 }
 
+
+/** The payload's absolute `cwd`, if it has one. */
+function cwdOf(stdin: string): string | undefined {
+  try {
+    const v = (JSON.parse(stdin) as { cwd?: unknown }).cwd
+    return typeof v === 'string' && path.isAbsolute(v) ? v : undefined
+  } catch {
+    return undefined
+  }
+}
 
 function sessionIdOf(stdin: string): string | undefined {
   try {

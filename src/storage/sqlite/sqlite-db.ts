@@ -38,6 +38,21 @@ export class SqliteDb {
     return s
   }
 
+  /**
+   * Runs `fn` with the busy timeout at 0, then puts the connection's timeout back: a write that meets another
+   * connection's lock throws SQLITE_BUSY at once. For work that may be left for later (a spool drain, usage counts).
+   */
+  withoutLockWait<T>(fn: () => T): T {
+    const before = this.db.pragma('busy_timeout', { simple: true }) as number
+    if (before === 0) return fn()
+    this.db.pragma('busy_timeout = 0')
+    try {
+      return fn()
+    } finally {
+      this.db.pragma(`busy_timeout = ${before}`)
+    }
+  }
+
   /** Runs `fn`; a driver error becomes `STORE_UNAVAILABLE` naming `operation` (see `wrap`). */
   guard<T>(operation: string, fn: () => T): T {
     try {
@@ -62,4 +77,11 @@ export function wrap(cause: unknown, operation: string, path?: string): MnemoErr
         ? { ...init, hint: 'the data directory (MNEMO_HOME) or its database is not writable by this user: commands that only read still work' }
         : init,
   )
+}
+
+/** True when `error` (a driver error, or one wrapped by `wrap`) means another connection holds the lock. */
+export function isLockError(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error)
+  const code = (error as { code?: unknown; cause?: { code?: unknown } }).cause?.code ?? (error as { code?: unknown }).code
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || /database is locked|database table is locked/i.test(message)
 }

@@ -5,7 +5,7 @@ import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, 
 import type { EntityRef } from '../../retrieval/entities.js'
 import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, EventFilter, Scope, SearchDoc, SearchTextOptions, Store, StepSession, StoreStats, StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
-import { SqliteDb, wrap } from './sqlite-db.js'
+import { isLockError, SqliteDb, wrap } from './sqlite-db.js'
 import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities } from './sqlite-graph.js'
 import { audit, auditLog, deleteEvents, eventsHaveCopies, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum, stepOf, stepRecords } from './sqlite-log.js'
 import { allMemories, browseMemories, browseObservations, currentMemoryByContent, getMemory, getObservation, getProject, getSession, lastEventSeq, listMemories, listProjects, listSessions, memoriesFromObservations, memoryByIdemKey, memoryHistory, observationPosition, readEvents, readScopedEvents, recordUsage, scopeCounts, sessionObservations, sessionObservationsPage, stats, usageCounts } from './sqlite-read.js'
@@ -213,7 +213,16 @@ class SqliteStore implements Store {
   recordUsage(memoryIds: readonly string[], day: string): void {
     // Reinforcement is a side effect of reading: a store opened read-only is read without it.
     if (this.s.db.readonly) return
-    return recordUsage(this.s, memoryIds, day)
+    try {
+      this.s.withoutLockWait(() => recordUsage(this.s, memoryIds, day))
+    } catch (error) {
+      // A day's count missed while another process writes costs a little reinforcement; making the read wait costs the reader.
+      if (!isLockError(error)) throw error
+    }
+  }
+
+  withoutLockWait<T>(fn: () => T): T {
+    return this.s.withoutLockWait(fn)
   }
 
   usageCounts(memoryIds: readonly string[]): Map<string, number> {
