@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { makeDirectory } from './data-dir.js'
 import path from 'node:path'
 import { isHttpUrl, type MnemoEnv } from '../config/config.js'
 import { MnemoError } from '../core/errors.js'
@@ -14,8 +15,53 @@ export interface RemoteServer {
   invalid?: true
 }
 
-/** Time a hook waits for a remote server before spooling, ms. */
+/** Time a request to a remote server may take by default (status, doctor), ms. */
 export const REMOTE_TIMEOUT_MS = 1200
+
+/**
+ * What a hook may spend on the team server in all, ms, by event: a capture event (PreToolUse, PostToolUse, a
+ * prompt, Stop, …) runs on every tool call, so it gets 250 ms for the spool drain and its own post together; a
+ * context event (SessionStart, PreCompact) 250 ms to post and 700 ms more for the block. Past the budget the event
+ * is spooled and the hook returns. A loopback or LAN server answers in single milliseconds; the budget is for one
+ * that accepts and never answers (public reports claude-mem#2100, agentmemory#221: hooks that wait on a stuck
+ * memory server stall the agent).
+ */
+export const REMOTE_BUDGET_MS = { capture: 250, context: 700 } as const
+
+/** How long after a request to the server timed out or failed hooks spool without trying it, ms (30 s). */
+export const REMOTE_BACKOFF_MS = 30_000
+
+/** The file in the spool folder that records when the team server last failed to answer (epoch ms). */
+function unreachableMarker(spoolDir: string): string {
+  return path.join(spoolDir, 'remote-unreachable')
+}
+
+/**
+ * When the team server last failed to answer a hook in time, if that was less than `REMOTE_BACKOFF_MS` before
+ * `nowMs`: hooks then spool at once instead of each waiting out its budget (ten sessions starting together).
+ */
+export function recentlyUnreachable(spoolDir: string, url: string, nowMs: number): number | undefined {
+  try {
+    const [at, for_] = readFileSync(unreachableMarker(spoolDir), 'utf8').split('\n')
+    const t = Number(at)
+    return for_ === url && Number.isFinite(t) && nowMs - t >= 0 && nowMs - t < REMOTE_BACKOFF_MS ? t : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Records that the server at `url` failed to answer at `nowMs` (or, with `undefined`, that it answered again). */
+export function markUnreachable(spoolDir: string, url: string, nowMs: number | undefined): void {
+  try {
+    if (nowMs === undefined) rmSync(unreachableMarker(spoolDir), { force: true })
+    else {
+      makeDirectory(spoolDir)
+      writeFileSync(unreachableMarker(spoolDir), `${nowMs}\n${url}`, { mode: 0o600 })
+    }
+  } catch {
+    // a marker that cannot be written only costs the next hook its budget
+  }
+}
 
 /** The team server hooks send to: `MNEMO_SERVER_URL` with its token, or undefined when unset. */
 export function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefined {

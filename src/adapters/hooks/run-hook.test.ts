@@ -346,11 +346,14 @@ describe('mnemo hook --agent', () => {
 
 describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
   /** Runs the hook against `url` with `token`; the client's own data directory is `client`. */
-  async function remoteHook(client: string, url: string, token: string, event: string, stdin: string, base = `${url}/`): Promise<{ stdout: string; code: number | undefined }> {
+  async function remoteHook(client: string, url: string, token: string, event: string, stdin: string, base = `${url}/`, remoteBudgetMs = { capture: 1500, context: 1500 }, now?: () => number): Promise<{ stdout: string; code: number | undefined }> {
     const input = new PassThrough()
     let stdout = ''
     let code: number | undefined
     const run = runHook(event, {
+      // Room for a loaded test machine: these tests are about what is sent, not how fast (see the budget tests below).
+      remoteBudgetMs,
+      ...(now ? { now } : {}),
       stdin: input,
       stdout: { write: (t: string) => (stdout += t) },
       env: { MNEMO_HOME: client, HOME: client, MNEMO_SERVER_URL: base, MNEMO_SERVER_TOKEN: token },
@@ -364,6 +367,74 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     return { stdout, code }
   }
   const spooled = (client: string) => readdirSync(path.join(client, 'spool')).filter((f) => f.endsWith('.json'))
+
+  describe('a server that accepts connections and never answers', () => {
+    /** A loopback TCP server that accepts and never writes a byte; counts connections. */
+    async function silentServer(): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+      const net = await import('node:net')
+      let n = 0
+      const sockets = new Set<import('node:net').Socket>()
+      const server = net.createServer((socket) => {
+        n++
+        sockets.add(socket)
+        socket.on('error', () => undefined)
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const { port } = server.address() as import('node:net').AddressInfo
+      return {
+        url: `http://127.0.0.1:${port}`,
+        connections: () => n,
+        close: () => new Promise<void>((resolve) => {
+          for (const s of sockets) s.destroy()
+          server.close(() => resolve())
+        }),
+      }
+    }
+
+    it('spools within the event’s budget, then later hooks spool without trying it for a while (no second wait)', async () => {
+      const silent = await silentServer()
+      const client = home()
+      try {
+        const budget = { capture: 60, context: 60 }
+        const post = await remoteHook(client, silent.url, 'tok', 'PostToolUse', hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok' } }), `${silent.url}/`, budget)
+        expect(post).toEqual({ stdout: '', code: 0 })
+        // The server side sees the accept on its own turn of the event loop.
+        await vi.waitFor(() => expect(silent.connections()).toBe(1))
+        expect(spooled(client)).toHaveLength(1)
+        const log = readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')
+        expect(log).toContain(`server ${silent.url} unreachable`)
+        // Ten sessions starting together now spool at once: none opens a connection, none waits out a budget.
+        const starts = await Promise.all(Array.from({ length: 10 }, (_, i) => remoteHook(client, silent.url, 'tok', 'SessionStart', hookPayload('SessionStart', { source: 'startup' }, `s${i}`), `${silent.url}/`, budget)))
+        expect(starts.every((r) => r.code === 0 && r.stdout === '')).toBe(true)
+        expect(silent.connections()).toBe(1)
+        expect(spooled(client)).toHaveLength(11)
+        expect(readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')).toContain('spooled without trying for 30 s')
+        // After the back-off the next hook tries the server again.
+        const later = Date.now() + 31_000
+        await remoteHook(client, silent.url, 'tok', 'Stop', hookPayload('Stop', {}), `${silent.url}/`, budget, () => later)
+        await vi.waitFor(() => expect(silent.connections()).toBe(2))
+      } finally {
+        await silent.close()
+      }
+    })
+
+    it('sends what it spooled as soon as MNEMO_SERVER_URL names a server that answers', async () => {
+      const { startServer } = await import('../http/server.js')
+      const silent = await silentServer()
+      const client = home()
+      const server = await startServer({ home: home(), host: '127.0.0.1', port: 0, env: {}, consolidateEveryMinutes: 0 })
+      try {
+        await remoteHook(client, silent.url, server.token, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'kept while the server hangs' }), `${silent.url}/`, { capture: 60, context: 60 })
+        expect(spooled(client)).toHaveLength(1)
+        await remoteHook(client, server.url, server.token, 'Stop', hookPayload('Stop', {}))
+        expect(spooled(client)).toHaveLength(0)
+        expect(JSON.stringify(await server.engine.recall('kept while the server hangs'))).toContain('kept while the server hangs')
+      } finally {
+        await server.close()
+        await silent.close()
+      }
+    })
+  })
 
   it('a misspelled event posted to the server is stored under the payload’s hook_event_name and logged by the server', async () => {
     const { startServer } = await import('../http/server.js')

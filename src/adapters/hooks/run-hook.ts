@@ -10,7 +10,7 @@ import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool } from '../../runtime/spool.js'
 import { dataDirError } from '../../runtime/data-dir.js'
 import { resolveConfig, type MnemoEnv } from '../../config/config.js'
-import { remoteFetch, remoteServer, settingProblem, type RemoteServer } from '../../runtime/remote-server.js'
+import { markUnreachable, recentlyUnreachable, REMOTE_BACKOFF_MS, REMOTE_BUDGET_MS, remoteFetch, remoteServer, settingProblem, type RemoteServer } from '../../runtime/remote-server.js'
 import { PRE_REDACTION_CHARS, sanitizePayload } from '../../capture/sanitize.js'
 import { readStdin } from './read-stdin.js'
 import { resolveProjectRoot } from '../../capture/project.js'
@@ -45,6 +45,8 @@ export interface HookIo {
   now?: () => number
   /** Largest payload kept as it is, bytes. Default: `MAX_HOOK_STDIN_BYTES` (tests set less). */
   maxStdinBytes?: number
+  /** Team mode: what the hook may spend on the server, ms (see `REMOTE_BUDGET_MS`, the default; tests set less). */
+  remoteBudgetMs?: { capture: number; context: number }
   /** Gets one line when the event could not be kept in the data directory (kept elsewhere, or lost). Default: `process.stderr`. */
   stderr?: { write(text: string): unknown }
 }
@@ -176,11 +178,25 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       throw new MnemoError('INVALID_INPUT', `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}): MNEMO_AGENT_SCOPE=own files every event under its agent`, { details: { path: 'agent' } })
     }
     if (remote) {
-      // Team mode: the server stores the event; anything spooled while it was unreachable goes first.
-      await drainToRemote(spool, remote, errors, now, owner)
-      await postEvent(remote, eventName, stdin, agent, io.cwd, firedAt)
+      // Team mode: the server stores the event; anything spooled while it was unreachable goes first — within the
+      // event's budget, past which the event is spooled and the hook returns (see REMOTE_BUDGET_MS).
+      const budget = io.remoteBudgetMs ?? REMOTE_BUDGET_MS
+      const down = recentlyUnreachable(config.spoolDir, remote.url, now())
+      if (down !== undefined) {
+        throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} did not answer a hook at ${new Date(down).toISOString()}: spooled without trying for ${REMOTE_BACKOFF_MS / 1000} s`, { details: { dialect: 'sqlite', operation: 'remote append' } })
+      }
+      const deadline = Date.now() + budget.capture
+      const left = (): number => Math.max(1, deadline - Date.now())
+      try {
+        await drainToRemote(spool, remote, errors, now, owner, left)
+        await postEvent(remote, eventName, stdin, agent, io.cwd, firedAt, left())
+      } catch (error) {
+        if (MnemoError.is(error, 'STORE_UNAVAILABLE') && error.cause !== undefined) markUnreachable(config.spoolDir, remote.url, now())
+        throw error
+      }
+      markUnreachable(config.spoolDir, remote.url, undefined)
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
-        const block = await remoteContext(remote, stdin, io.cwd, agent)
+        const block = await remoteContext(remote, stdin, io.cwd, agent, budget.context)
         if (block !== undefined && block !== '') io.stdout.write(eventName === 'SessionStart' ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n` : `${block}\n`)
       }
       return
@@ -239,7 +255,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
  *
  * @param at - When the hook fired (a spooled event's time), epoch ms; undefined for now.
  */
-async function postEvent(remote: RemoteServer, event: string, stdin: string, agent: HookAgent, cwd: string, at: number | undefined): Promise<void> {
+async function postEvent(remote: RemoteServer, event: string, stdin: string, agent: HookAgent, cwd: string, at: number | undefined, timeoutMs?: number): Promise<void> {
   let payload: unknown
   try {
     payload = JSON.parse(stdin)
@@ -254,7 +270,7 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
   const eventCwd = payload !== null && typeof payload === 'object' ? (payload as { cwd?: unknown }).cwd : undefined
   const projectRoot = typeof eventCwd === 'string' && path.isAbsolute(eventCwd) ? resolveProjectRoot(eventCwd).root : undefined
   const body = JSON.stringify({ event, payload: sanitizePayload(payload), agent, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}), ...(projectRoot ? { projectRoot } : {}) })
-  const res = await remoteFetch(remote, '/v1/events', { method: 'POST', body })
+  const res = await remoteFetch(remote, '/v1/events', { method: 'POST', body, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
   if (res.status === 400 || res.status === 413 || res.status === 422) {
     throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, { details: { path: 'payload' } })
   }
@@ -270,7 +286,7 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
  * STORE_UNAVAILABLE, so the current event is spooled behind it at once instead
  * of waiting out a second timeout.
  */
-async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLog, now: () => number, owner: { user?: string; tokenId?: string }): Promise<void> {
+async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLog, now: () => number, owner: { user?: string; tokenId?: string }, left: () => number): Promise<void> {
   let sent = 0
   for (const file of spool.list()) {
     // At most 50 sent per run; files left for another token do not count.
@@ -283,7 +299,7 @@ async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLo
     if (item.tokenId !== owner.tokenId) continue
     sent++
     try {
-      await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd, item.spooledAt)
+      await postEvent(remote, item.event, item.stdin, toHookAgent(item.agent), item.cwd, item.spooledAt, left())
       spool.remove(file)
     } catch (error) {
       if (MnemoError.is(error, 'INVALID_INPUT')) {
@@ -298,12 +314,12 @@ async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLo
 
 
 /** The context block from the server for the project of the payload's cwd, or undefined when it cannot be had in time. */
-async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: string, agent: HookAgent): Promise<string | undefined> {
+async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: string, agent: HookAgent, timeoutMs: number): Promise<string | undefined> {
   try {
     const cwd = (JSON.parse(stdin) as { cwd?: unknown }).cwd
     const project = typeof cwd === 'string' && cwd.length > 0 ? cwd : defaultCwd
     const session = sessionIdOf(stdin)
-    const res = await remoteFetch(remote, `/v1/context?project=${encodeURIComponent(project)}&agent=${agent}${session ? `&excludeSession=${encodeURIComponent(session)}` : ''}`, { method: 'GET' })
+    const res = await remoteFetch(remote, `/v1/context?project=${encodeURIComponent(project)}&agent=${agent}${session ? `&excludeSession=${encodeURIComponent(session)}` : ''}`, { method: 'GET', timeoutMs })
     if (!res.ok) return undefined
     return ((await res.json()) as { text?: string }).text
   } catch {
