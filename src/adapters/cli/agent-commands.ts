@@ -11,7 +11,7 @@ import { applyConnectPlan, disconnectClaudeCode, planClaudeCodeConnect, renderPl
 import { planCodexConnect, planCodexDisconnect } from '../connect/codex.js'
 import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectPlan, type AgentConnectOptions, type AgentDisconnectOptions } from '../connect/config-files.js'
 import { planCursorConnect, planCursorDisconnect } from '../connect/cursor.js'
-import { checkAgents } from '../connect/doctor.js'
+import { checkAgents, mnemoHookCount, type DoctorAgent } from '../connect/doctor.js'
 import { planGeminiConnect, planGeminiDisconnect } from '../connect/gemini.js'
 import { planOpenCodeConnect, planOpenCodeDisconnect } from '../connect/opencode.js'
 import type { CliIo, GlobalOptions } from './program.js'
@@ -44,6 +44,11 @@ function connectPlan(agent: string, scope: string | undefined, io: CliIo, discon
   if (!CONNECT_AGENTS.includes(agent)) throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: ${CONNECT_AGENTS.join(', ')}`)
   // --scope project means the repository, wherever in it the command runs (as captures file it): its git top-level.
   const location = { scope: (scope ?? 'user') as 'user' | 'project', projectDir: resolveProjectRoot(io.cwd).root, env: io.env, ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}) }
+  // The agent runs the hooks of both scopes: a second registration would capture every event twice.
+  const other = location.scope === 'user' ? 'project' : 'user'
+  if (!disconnecting && (location.scope === 'user' || location.scope === 'project') && mnemoHookCount(agent as DoctorAgent, other, { ...location, cliPath: CLI_PATH, nodePath }) > 0) {
+    throw invalidInput('scope', `mnemo's hooks for ${agent} are already registered in the ${other} scope${other === 'project' ? ` of ${location.projectDir}` : ''}; connecting the ${location.scope} scope too would run every hook twice`, `keep that one, or run mnemo disconnect ${agent} --scope ${other} first`)
+  }
   const command = { cliPath: CLI_PATH, nodePath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) }
   if (agent === 'claude-code') {
     return { kind: 'claude', plan: disconnecting ? disconnectClaudeCode({ ...location, cliPath: CLI_PATH }) : planClaudeCodeConnect({ ...location, ...command }) }
@@ -57,7 +62,11 @@ function reportPlans(out: Out, plans: readonly AnyPlan[], dryRun: boolean): void
   for (const p of plans) {
     const written = dryRun ? [] : p.kind === 'claude' ? applyConnectPlan(p.plan) : applyAgentConnectPlan(p.plan)
     const notes = p.kind === 'agent' ? p.plan.notes : []
-    docs.push({ agent: p.plan.client, dryRun, files: p.plan.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })), written, notes })
+    // Project-scope files are often committed: say that they hold this machine's paths.
+    const machinePaths = p.plan.scope === 'project' && p.plan.action === 'connect' ? p.plan.files.filter((f) => f.after.includes(CLI_PATH)).map((f) => f.path) : []
+    const warning = machinePaths.length > 0 ? `${machinePaths.join(' and ')} now hold this machine's absolute paths (node, the mnemo CLI ${CLI_PATH}${p.plan.files.some((f) => /MNEMO_HOME/.test(f.after)) ? ', MNEMO_HOME' : ''}): they work on this machine only. Do not commit them (add them to .gitignore); on a shared repository each person runs mnemo connect ${p.plan.client} (user scope) instead` : undefined
+    docs.push({ agent: p.plan.client, dryRun, files: p.plan.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })), written, notes, ...(warning ? { warnings: [warning] } : {}) })
+    if (warning) out.stderr(`warning: ${warning}\n`)
     if (out.json) continue
     out.stdout(p.kind === 'claude' ? renderPlanDiff(p.plan) : `${renderAgentPlanDiff(p.plan)}\n`)
     out.stdout(dryRun ? '(dry run: nothing written)\n' : written.length > 0 ? `wrote ${written.join(', ')}\n` : 'already up to date\n')

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -51,6 +51,33 @@ describe('connect --all and doctor', () => {
       ['cursor', 'ok'],
       ['opencode', 'ok'],
     ])
+  })
+
+  it('--scope project warns that the files hold this machine’s paths, and refuses a second registration in the other scope', async () => {
+    const s = sandbox()
+    mkdirSync(path.join(s.io.cwd, '.git'))
+    expect(await runCli(['connect', 'claude-code', '--scope', 'project'], s.io)).toBe(0)
+    const { stderr } = s.out()
+    expect(stderr).toContain(`warning: ${path.join(s.io.cwd, '.claude/settings.json')} and ${path.join(s.io.cwd, '.mcp.json')} now hold this machine's absolute paths (node, the mnemo CLI `)
+    expect(stderr).toContain('Do not commit them (add them to .gitignore)')
+    // The user scope too would make Claude Code run every hook twice: refused, naming the other scope and the fix.
+    const before = s.out().stderr.length
+    expect(await runCli(['connect', 'claude-code'], s.io)).toBe(2)
+    expect(s.out().stderr.slice(before)).toContain(`mnemo's hooks for claude-code are already registered in the project scope of ${s.io.cwd}; connecting the user scope too would run every hook twice\nhint: keep that one, or run mnemo disconnect claude-code --scope project first`)
+    expect(existsSync(path.join(s.home, '.claude/settings.json'))).toBe(false)
+  })
+
+  it('doctor reports hooks registered in both scopes as broken (every event captured twice), not ok', async () => {
+    const s = sandbox()
+    mkdirSync(path.join(s.io.cwd, '.git'))
+    expect(await runCli(['connect', 'claude-code'], s.io)).toBe(0)
+    // Written by hand, or by an older mnemo that did not refuse it.
+    mkdirSync(path.join(s.io.cwd, '.claude'))
+    writeFileSync(path.join(s.io.cwd, '.claude/settings.json'), readFileSync(path.join(s.home, '.claude/settings.json'), 'utf8'))
+    const before = s.out().stdout.length
+    expect(await runCli(['doctor', '--json'], s.io)).toBe(1)
+    const report = JSON.parse(s.out().stdout.slice(before)) as { agents: { agent: string; scope: string; status: string; detail: string; fix: string }[] }
+    expect(report.agents.find((a) => a.agent === 'claude-code' && a.scope === 'project')).toMatchObject({ status: 'broken', detail: expect.stringContaining('every event is captured twice'), fix: 'mnemo disconnect claude-code --scope project (or --scope user: keep one)' })
   })
 
   it('--scope project writes to the repository’s top level when run from a subfolder, and doctor checks it there', async () => {

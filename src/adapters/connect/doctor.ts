@@ -226,9 +226,35 @@ export function checkAgents(options: CheckAgentsOptions): DoctorFinding[] {
   const out: DoctorFinding[] = []
   for (const agent of DOCTOR_AGENTS) {
     out.push(finding(agent, 'user', options))
-    if (options.projectDir !== undefined && projectFilesOf(agent, options).some((p) => existsSync(p))) out.push(finding(agent, 'project', options))
+    if (options.projectDir !== undefined && projectFilesOf(agent, options).some((p) => existsSync(p))) {
+      const twice = doubleRegistration(agent, options)
+      // The agent merges both scopes' hooks: each event would be captured twice, and the context injected twice.
+      out.push(twice ?? finding(agent, 'project', options))
+    }
   }
   return out
+}
+
+/** How many mnemo hook commands `agent`'s configuration of `scope` registers; 0 when none or unreadable. */
+export function mnemoHookCount(agent: DoctorAgent, scope: ConnectScope, options: CheckAgentsOptions): number {
+  try {
+    const hooks = inspect(agent, scope, options).hooks
+    return hooks === undefined ? 0 : [...hooks.found.values()].reduce((n, l) => n + l.length, 0)
+  } catch {
+    return 0
+  }
+}
+
+/** A `broken` finding when mnemo's hooks are registered in both the user and the project scope of `agent`. */
+function doubleRegistration(agent: DoctorAgent, options: CheckAgentsOptions): DoctorFinding | undefined {
+  if (mnemoHookCount(agent, 'user', options) === 0 || mnemoHookCount(agent, 'project', options) === 0) return undefined
+  return {
+    agent,
+    scope: 'project',
+    status: 'broken',
+    detail: `mnemo's hooks are registered in both the user and the project configuration (${projectFilesOf(agent, options).filter((p) => existsSync(p)).join(', ')}): every event is captured twice and the context injected twice`,
+    fix: `mnemo disconnect ${agent} --scope project (or --scope user: keep one)`,
+  }
 }
 
 /** The agents connect supports besides Claude Code, for callers that list them. */
