@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { MnemoError } from '../core/errors.js'
 import { toHookAgent } from '../core/types.js'
@@ -123,6 +123,8 @@ export interface OpenedMnemo {
   config: ResolvedConfig
   /** True when the store was opened read-only because the data directory could not be written (see `readOnlyFallback`). */
   readOnly: boolean
+  /** Why it was opened read-only when that is not a permission: the disk is full or failing (naming MNEMO_HOME). */
+  readOnlyReason?: string
   spool: Spool
   errors: ErrorLog
   /**
@@ -148,7 +150,7 @@ export interface OpenedMnemo {
  * can start in a directory it cannot write), as a private snapshot copy,
  * deleted on close.
  */
-function openStore(home: string, dbPath: string, options: OpenMnemoOptions, now: () => number): { store: Store; readOnly: boolean; cleanup?: () => void } {
+function openStore(home: string, dbPath: string, options: OpenMnemoOptions, now: () => number): { store: Store; readOnly: boolean; readOnlyReason?: string; cleanup?: () => void } {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   const inMemory = dbPath === ':memory:'
   let problem: MnemoError<'STORE_UNAVAILABLE'> | undefined
@@ -156,13 +158,14 @@ function openStore(home: string, dbPath: string, options: OpenMnemoOptions, now:
     if (!inMemory) ensureDataDir(home)
     return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, derivationVersion: DERIVATION_VERSION }, now), readOnly: false }
   } catch (error) {
-    problem = inMemory ? undefined : dataDirError(home, error, dbPath)
+    problem = inMemory ? undefined : (dataDirError(home, error, dbPath) ?? diskError(home, error))
     if (problem === undefined) throw error
   }
   // Only a store that exists and cannot be written is read instead; "not a directory" has nothing to read.
-  if (!options.readOnlyFallback || !isFile(dbPath) || problem.details.operation !== 'open data directory (not writable)') throw problem
+  const unwritable = problem.details.operation === 'open data directory (not writable)' || problem.details.operation === 'open data directory (disk full or failing)'
+  if (!options.readOnlyFallback || !isFile(dbPath) || !unwritable) throw problem
   try {
-    return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, readonly: true }, now), readOnly: true }
+    return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, readonly: true }, now), readOnly: true, ...diskReason(problem) }
   } catch {
     // SQLite reads a WAL database in place only beside its -shm file, which it cannot create here.
   }
@@ -175,10 +178,47 @@ function openStore(home: string, dbPath: string, options: OpenMnemoOptions, now:
     })
   }
   try {
-    return { store: openSqliteStore({ path: snapshot.path, label: dbPath, busyTimeoutMs, readonly: true }, now), readOnly: true, cleanup: snapshot.remove }
+    return { store: openSqliteStore({ path: snapshot.path, label: dbPath, busyTimeoutMs, readonly: true }, now), readOnly: true, ...diskReason(problem), cleanup: snapshot.remove }
   } catch (error) {
     snapshot.remove()
     throw error
+  }
+}
+
+/**
+ * The open failure as the disk's problem when it is one: SQLite's "disk I/O error" (it cannot create or grow the
+ * `-shm` file) or "database or disk is full", with the free space of the data directory's file system. Undefined
+ * for any other error.
+ */
+function diskError(home: string, error: unknown): MnemoError<'STORE_UNAVAILABLE'> | undefined {
+  const message = error instanceof Error ? error.message : String(error)
+  if (!/disk I\/O error|database or disk is full|SQLITE_(?:IOERR|FULL)/i.test(message)) return undefined
+  let free: number | undefined
+  try {
+    const fs = statfsSync(home)
+    free = fs.bavail * fs.bsize
+  } catch {
+    free = undefined
+  }
+  const why = free === 0 ? 'its disk is full (0 bytes free)' : free !== undefined && free < 1024 * 1024 ? `its disk is almost full (${free} bytes free)` : 'its disk fails to write'
+  return new MnemoError('STORE_UNAVAILABLE', `MNEMO_HOME ${home} cannot be written: ${why} (${message})`, {
+    details: { dialect: 'sqlite', operation: 'open data directory (disk full or failing)' },
+    hint: 'free space on that disk (hooks keep their events in the spool meanwhile, and store them once it can be written), or point MNEMO_HOME at another disk',
+    cause: error,
+  })
+}
+
+/** `{ readOnlyReason }` for a disk that is full or failing (a store this user may not write says so without it). */
+function diskReason(problem: MnemoError<'STORE_UNAVAILABLE'>): { readOnlyReason?: string } {
+  return problem.details.operation === 'open data directory (disk full or failing)' ? { readOnlyReason: problem.message } : {}
+}
+
+/** Whether `dbPath-wal` exists with content: an empty one (left by an open that failed on a full disk) holds nothing a copy would miss. */
+function walHoldsFrames(dbPath: string): boolean {
+  try {
+    return statSync(`${dbPath}-wal`).size > 0
+  } catch {
+    return false
   }
 }
 
@@ -197,7 +237,7 @@ function isFile(p: string): boolean {
  * or a file that changed while it was copied.
  */
 function snapshotOf(dbPath: string): { path: string; remove: () => void } | undefined {
-  if (existsSync(`${dbPath}-wal`)) return undefined
+  if (walHoldsFrames(dbPath)) return undefined
   const before = statSync(dbPath)
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mnemo-readonly-'))
   const remove = (): void => rmSync(dir, { recursive: true, force: true })
@@ -205,7 +245,7 @@ function snapshotOf(dbPath: string): { path: string; remove: () => void } | unde
   try {
     copyFileSync(dbPath, copy)
     const after = statSync(dbPath)
-    if (existsSync(`${dbPath}-wal`) || after.mtimeMs !== before.mtimeMs || after.size !== before.size) {
+    if (walHoldsFrames(dbPath) || after.mtimeMs !== before.mtimeMs || after.size !== before.size) {
       remove()
       return undefined
     }
@@ -229,7 +269,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   const config = resolveConfig(options.env ?? process.env, options.home ? { home: options.home } : {})
   const clock = options.clock ?? systemClock
   const dbPath = options.dbPath ?? config.dbPath
-  const { store, readOnly, cleanup } = openStore(config.home, dbPath, options, () => clock.now())
+  const { store, readOnly, readOnlyReason, cleanup } = openStore(config.home, dbPath, options, () => clock.now())
   const engine = new MnemoEngine({
     store,
     clock,
@@ -246,30 +286,37 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   })
   const spool = new Spool(config.spoolDir)
   const errors = new ErrorLog(config.errorLogPath)
+  const drain = () => store.withoutLockWait(() => spool.drain((item) => {
+    try {
+      // A team-mode event (it names the token it was for) only ever goes to the server, with that token.
+      if (item.tokenId !== undefined) return 'skip'
+      // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
+      const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
+      const { note } = owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
+      if (note !== undefined) errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: 'INVALID_INPUT', message: note })
+      return 'stored'
+    } catch (error) {
+      if (MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
+      const message = error instanceof Error ? error.message : String(error)
+      errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: MnemoError.is(error) ? error.code : 'INTERNAL', message: `${message} (moved to spool/bad)` })
+      return 'bad'
+    }
+  }))
   return {
     engine,
     config,
     readOnly,
+    ...(readOnlyReason !== undefined ? { readOnlyReason } : {}),
     spool,
     errors,
     // The drain never waits for another process's write lock: that process is storing, and this one's own work (a
     // read, a hook's event) must not stall behind it; what is left stays for the next drain.
-    drainSpool: () => store.withoutLockWait(() => spool.drain((item) => {
-        try {
-          // A team-mode event (it names the token it was for) only ever goes to the server, with that token.
-          if (item.tokenId !== undefined) return 'skip'
-          // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
-          const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
-          const { note } = owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
-          if (note !== undefined) errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: 'INVALID_INPUT', message: note })
-          return 'stored'
-        } catch (error) {
-          if (MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
-          const message = error instanceof Error ? error.message : String(error)
-          errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: MnemoError.is(error) ? error.code : 'INTERNAL', message: `${message} (moved to spool/bad)` })
-          return 'bad'
-        }
-      })),
+    drainSpool: () => {
+      // Events a hook kept for this data directory in the default one while this one could not be written.
+      const fallback = resolveConfig({ HOME: (options.env ?? process.env)['HOME'] })
+      if (fallback.home !== config.home && !readOnly) spool.adoptFrom(fallback.spoolDir, config.home)
+      return drain()
+    },
     withoutLockWait: (fn) => store.withoutLockWait(fn),
     close: () => {
       try {

@@ -23,6 +23,11 @@ export interface SpooledEvent {
    * stores it.
    */
   tokenId?: string
+  /**
+   * Set on an event kept in another data directory's `spool/elsewhere/` because its own (`home`) could not take it
+   * (full disk, not writable, not a directory): that data directory adopts it once it can be written again.
+   */
+  home?: string
 }
 
 /** Most spooled files one run drains, so a hook stays fast after a long outage. */
@@ -48,12 +53,60 @@ export class Spool {
     return this.write(path.join(this.dir, 'bad'), item)
   }
 
+  /**
+   * Keeps an event for the data directory `item.home`, which cannot take it now, in `dir/elsewhere/`: that data
+   * directory's next drain moves it into its own spool (see `adoptFrom`).
+   */
+  putForElsewhere(item: SpooledEvent & { home: string }): string {
+    return this.write(path.join(this.dir, 'elsewhere'), item)
+  }
+
+  /**
+   * Moves the events kept for data directory `home` in `other`'s `elsewhere/` folder (see `putForElsewhere`) into this
+   * spool, oldest first, so the next drain stores them. One that cannot be moved stays where it is.
+   *
+   * @returns How many were moved.
+   */
+  adoptFrom(other: string, home: string): number {
+    const dir = path.join(other, 'elsewhere')
+    let names: string[]
+    try {
+      names = readdirSync(dir).filter((f) => f.endsWith('.json') && !f.startsWith('.')).sort()
+    } catch {
+      return 0
+    }
+    let moved = 0
+    for (const name of names) {
+      try {
+        const item = JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as SpooledEvent
+        if (item.home !== home) continue
+        const { home: _for, ...own } = item
+        this.write(this.dir, own)
+        unlinkSync(path.join(dir, name))
+        moved++
+      } catch {
+        // unreadable, or this spool cannot be written yet: it stays for a later drain
+      }
+    }
+    return moved
+  }
+
   private write(dir: string, item: SpooledEvent): string {
     makeDirectory(dir)
     const name = `${String(item.spooledAt).padStart(15, '0')}-${process.pid}-${randomBytes(4).toString('hex')}.json`
     const tmp = path.join(dir, `.${name}.tmp`)
-    writeFileSync(tmp, JSON.stringify(item), { mode: 0o600 })
-    renameSync(tmp, path.join(dir, name))
+    try {
+      writeFileSync(tmp, JSON.stringify(item), { mode: 0o600 })
+      renameSync(tmp, path.join(dir, name))
+    } catch (error) {
+      // A full disk leaves the temp file half written: it is no event, so it goes.
+      try {
+        unlinkSync(tmp)
+      } catch {
+        // never created
+      }
+      throw error
+    }
     return name
   }
 

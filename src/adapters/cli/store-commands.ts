@@ -172,6 +172,7 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
       database: m.config.dbPath,
       /** Opened read-only: the data directory or database cannot be written by this user (reads work, writes fail). */
       readOnly: m.readOnly,
+      ...(m.readOnlyReason !== undefined ? { readOnlyReason: m.readOnlyReason } : {}),
       counts: { events: stats.events, projects: stats.projects, sessions: stats.sessions, observations: stats.observations, memories: stats.memories },
       /** Recall channels with their weights; `on` false for a weight of 0 or an embedder not configured (the viewer ticks only those on). */
       channels: m.engine.recallChannels(),
@@ -192,7 +193,7 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
     out.stdout(
       [
         `data directory  ${doc.home}`,
-        `database        ${doc.database} (${(doc.bytes / 1024).toFixed(0)} KiB)${doc.readOnly ? ', opened read-only: this user cannot write it, so captures and changes fail' : ''}`,
+        `database        ${doc.database} (${(doc.bytes / 1024).toFixed(0)} KiB)${doc.readOnly ? `, opened read-only: ${m.readOnlyReason ?? 'this user cannot write it'}, so captures and changes fail` : ''}`,
         `counts          ${counted(c.events, 'event')} · ${counted(c.projects, 'project')} · ${counted(c.sessions, 'session')} · ${counted(c.observations, 'observation')} · ${counted(c.memories, 'memory', 'memories')}`,
         `recall channels ${doc.channels.map((ch) => `${ch.name} ${ch.on ? ch.weight : 'off'}`).join(' · ')}`,
         `last capture    ${doc.lastCaptureAt ?? 'never'}`,

@@ -258,21 +258,31 @@ describe('mnemo hook', () => {
       const r = await hook(mnemoHome, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'kept somewhere' }), { HOME: userHome }, { stderr: { write: (t: string) => (stderr += t) } })
       return { code: r.code, stderr }
     }
-    const badFiles = (userHome: string) => readdirSync(path.join(userHome, '.mnemo', 'spool', 'bad'))
+    const badFiles = (userHome: string) => readdirSync(path.join(userHome, '.mnemo', 'spool', 'elsewhere'))
 
-    it('keeps it in spool/bad of the default data directory when MNEMO_HOME is a file, and says so in one line on stderr', async () => {
+    it('keeps it for that data directory in spool/elsewhere of the default one, says so on stderr, and stores it there once it works', async () => {
       const file = path.join(home(), 'home-file')
       writeFileSync(file, '')
       const user = home()
       const r = await hookWithStderr(file, user)
       expect(r.code).toBe(0)
       const [kept] = badFiles(user)
-      const keptPath = path.join(user, '.mnemo', 'spool', 'bad', kept!)
-      expect(r.stderr).toBe(`mnemo hook UserPromptSubmit: MNEMO_HOME ${file} is not a directory (it is a file); event kept as ${keptPath} (move it into ${path.join(file, 'spool')}/ once that is fixed)\n`)
-      expect(JSON.parse(readFileSync(keptPath, 'utf8'))).toMatchObject({ event: 'UserPromptSubmit', stdin: expect.stringContaining('kept somewhere') })
+      const keptPath = path.join(user, '.mnemo', 'spool', 'elsewhere', kept!)
+      expect(r.stderr).toBe(`mnemo hook UserPromptSubmit: MNEMO_HOME ${file} is not a directory (it is a file); event kept as ${keptPath} (stored in ${file} by its next command or hook once it can be written)\n`)
+      expect(JSON.parse(readFileSync(keptPath, 'utf8'))).toMatchObject({ event: 'UserPromptSubmit', stdin: expect.stringContaining('kept somewhere'), home: file })
       const log = openMnemo({ env: { MNEMO_HOME: path.join(user, '.mnemo') }, dbPath: ':memory:' })
       expect(log.errors.tail(5)).toEqual([expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining(`event kept as ${keptPath}`) })])
       log.close()
+      // Fixed (as when a full disk gets space again): the data directory's next drain takes the event back and stores it.
+      rmSync(file)
+      const fixed = openMnemo({ env: { MNEMO_HOME: file, HOME: user } })
+      try {
+        expect(fixed.drainSpool()).toMatchObject({ drained: 1, remaining: 0 })
+        expect(fixed.engine.stats()).toMatchObject({ observations: 1 })
+      } finally {
+        fixed.close()
+      }
+      expect(badFiles(user)).toEqual([])
     })
 
     it.runIf(CAN_MAKE_UNWRITABLE)('does the same when MNEMO_HOME is not writable, naming that', async () => {
@@ -283,14 +293,14 @@ describe('mnemo hook', () => {
         const user = home()
         const r = await hookWithStderr(mnemoHome, user)
         expect(r.code).toBe(0)
-        expect(r.stderr).toMatch(new RegExp(`^mnemo hook UserPromptSubmit: MNEMO_HOME ${mnemoHome} is not writable \\(permission denied\\); event kept as ${user}/\\.mnemo/spool/bad/[^ ]+\\.json \\(move it into ${mnemoHome}/spool/ once that is fixed\\)\\n$`))
+        expect(r.stderr).toMatch(new RegExp(`^mnemo hook UserPromptSubmit: MNEMO_HOME ${mnemoHome} is not writable \\(permission denied\\); event kept as ${user}/\\.mnemo/spool/elsewhere/[^ ]+\\.json \\(stored in ${mnemoHome} by its next command or hook once it can be written\\)\\n$`))
         expect(badFiles(user)).toHaveLength(1)
       } finally {
         restore()
       }
     })
 
-    it.runIf(existsSync('/proc/self'))('returns (exit 0) when MNEMO_HOME is below /proc, naming it, with the event kept in the default spool/bad', async () => {
+    it.runIf(existsSync('/proc/self'))('returns (exit 0) when MNEMO_HOME is below /proc, naming it, with the event kept in the default spool/elsewhere', async () => {
       const user = home()
       const r = await hookWithStderr('/proc/nope', user)
       expect(r.code).toBe(0)
@@ -412,7 +422,8 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
         // After the back-off the next hook tries the server again.
         const later = Date.now() + 31_000
         await remoteHook(client, silent.url, 'tok', 'Stop', hookPayload('Stop', {}), `${silent.url}/`, budget, () => later)
-        await vi.waitFor(() => expect(silent.connections()).toBe(2))
+        // (the HTTP client may open more than one connection for its one request)
+        await vi.waitFor(() => expect(silent.connections()).toBeGreaterThan(1))
       } finally {
         await silent.close()
       }

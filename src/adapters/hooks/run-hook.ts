@@ -140,10 +140,11 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     const fallback = resolveConfig({ HOME: io.env['HOME'] })
     if (fallback.home !== config.home) {
       try {
-        const name = new Spool(fallback.spoolDir).putBad({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
-        const file = path.join(fallback.spoolDir, 'bad', name)
-        new ErrorLog(fallback.errorLogPath).append({ at, where, code, message: `${failure} (event kept as ${file}; move it into ${config.spoolDir}/ once that is fixed)` })
-        stderr.write(`mnemo ${where}: ${failure}; event kept as ${file} (move it into ${config.spoolDir}/ once that is fixed)\n`)
+        // Kept for that data directory: its next drain, once it can be written again, stores it (see Spool.adoptFrom).
+        const name = new Spool(fallback.spoolDir).putForElsewhere({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner, home: config.home })
+        const file = path.join(fallback.spoolDir, 'elsewhere', name)
+        new ErrorLog(fallback.errorLogPath).append({ at, where, code, message: `${failure} (event kept as ${file}; stored in ${config.home} by its next command or hook once it can be written)` })
+        stderr.write(`mnemo ${where}: ${failure}; event kept as ${file} (stored in ${config.home} by its next command or hook once it can be written)\n`)
         return
       } catch {
         // the default data directory cannot take it either
