@@ -8,7 +8,7 @@ import { writeTinyBertModel, type TinyBertModel } from '../testing/tiny-onnx-mod
 import type { Embedder } from './embedder.js'
 import { createLocalEmbedder, importTransformers, TRANSFORMERS_PACKAGE } from './local-embedder.js'
 
-/** transformers.js is an optional dependency: the model tests need it installed and loadable. */
+/** transformers.js is an opt-in install (not in package.json): the model tests need it installed and loadable, and skip otherwise. */
 const runtime = await importTransformers().then(
   () => ({ available: true, reason: '' }),
   (error: unknown) => ({ available: false, reason: (error as Error).message }),
@@ -30,7 +30,9 @@ const norm = (v: Float32Array) => Math.sqrt(dot(v, v))
 describe('importTransformers', () => {
   it('names the package to install when it is missing', async () => {
     const error = await providerFailure(importTransformers('@mnemo-test/no-such-package'))
-    expect(error.message).toContain('npm install @huggingface/transformers')
+    // An opt-in install (not part of npm ci): the hint is the exact command, with the tested version (issue 17 item 19).
+    expect(error.message).toBe('MNEMO_EMBEDDER=local needs @huggingface/transformers, which is not installed (it is an opt-in install, not part of npm ci)')
+    expect(error.hint).toMatch(/^install it: cd ".+" && npm install --no-save @huggingface\/transformers@4\.3\.2 — /)
     expect(error.details).toEqual({ provider: 'local' })
     expect(error.cause).toBeInstanceOf(Error)
   })

@@ -2,9 +2,12 @@
  * An {@link Embedder} that runs a sentence-embedding model in-process with
  * transformers.js (`@huggingface/transformers`, ONNX Runtime on the CPU).
  *
- * transformers.js is an optional dependency: it is imported only when the
- * first text is embedded, so mnemo installs and runs without it.
+ * transformers.js is not a dependency of mnemo (with ONNX Runtime it is about 430 MB, for an embedder
+ * that is off by default): the user installs it when they configure `MNEMO_EMBEDDER=local`
+ * (`transformersInstallCommand()`). It is imported only when the first text is embedded, so mnemo
+ * installs and runs without it.
  */
+import { fileURLToPath } from 'node:url'
 import path from 'node:path'
 import { MnemoError } from '../core/errors.js'
 import { normalizeInPlace, type Embedder } from './embedder.js'
@@ -14,6 +17,18 @@ export const DEFAULT_LOCAL_MODEL = 'Xenova/all-MiniLM-L6-v2'
 
 /** The optional package this embedder needs. */
 export const TRANSFORMERS_PACKAGE = '@huggingface/transformers'
+
+/** The transformers.js version the local embedder is tested with; what the install command names. */
+export const TRANSFORMERS_VERSION = '4.3.2'
+
+/**
+ * The command that installs transformers.js beside mnemo (it is not installed with mnemo: with ONNX
+ * Runtime it is about 430 MB): run in mnemo's package folder, without changing its package.json.
+ */
+export function transformersInstallCommand(): string {
+  const root = fileURLToPath(new URL('../..', import.meta.url)).replace(/[\\/]$/, '')
+  return `cd ${JSON.stringify(root)} && npm install --no-save ${TRANSFORMERS_PACKAGE}@${TRANSFORMERS_VERSION}`
+}
 
 /** Options of {@link createLocalEmbedder}. */
 export interface LocalEmbedderOptions {
@@ -82,15 +97,15 @@ export async function importTransformers(specifier: string = TRANSFORMERS_PACKAG
     const missing = (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && String((error as Error).message).includes(specifier)
     if (missing) {
       throw providerError(
-        `the local embedder needs ${TRANSFORMERS_PACKAGE}: npm install ${TRANSFORMERS_PACKAGE}`,
+        `MNEMO_EMBEDDER=local needs ${TRANSFORMERS_PACKAGE}, which is not installed (it is an opt-in install, not part of npm ci)`,
         error,
-        'or configure the openai embedder, or no embedder at all (the builtin vector channel needs none)',
+        `install it: ${transformersInstallCommand()} — or set MNEMO_EMBEDDER=openai, or unset it (the builtin vector channel needs no package)`,
       )
     }
     throw providerError(
       `the local embedder could not load ${TRANSFORMERS_PACKAGE}: ${(error as Error).message ?? String(error)}`,
       error,
-      `reinstall it: npm install ${TRANSFORMERS_PACKAGE}`,
+      `reinstall it: ${transformersInstallCommand()}`,
     )
   }
   if (typeof (loaded as Partial<TransformersModule>).pipeline !== 'function') {
