@@ -38,6 +38,11 @@ export interface ResolvedConfig {
   agentScope: 'shared' | 'own'
   /** `MNEMO_RERANK`: `on` (default) — recall re-ranks the head of the fused list (src/retrieval/rerank.ts); `off` — the fused order. */
   rerank: boolean
+  /**
+   * `MNEMO_PROMPT_RECALL`: token budget of the block injected with each prompt and of file hints before a tool
+   * touches a file (an integer 100–4000, default 300), or `off` (undefined here): hooks inject only at SessionStart.
+   */
+  promptRecallTokens: number | undefined
 }
 
 /** A configured neural embedder: `MNEMO_EMBEDDER`, `MNEMO_EMBED_MODEL`, `MNEMO_EMBED_URL`, `MNEMO_EMBED_API_KEY`, `MNEMO_EMBED_DIM`. */
@@ -75,7 +80,7 @@ export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vecto
   return out
 }
 
-/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `MNEMO_TZ`, `MNEMO_USER`, `MNEMO_AGENT_SCOPE`, `MNEMO_RERANK`, `MNEMO_SERVER_URL` (validated here, used by hooks), `HOME`. */
+/** Environment variables mnemo reads: `MNEMO_HOME`, `MNEMO_CONTEXT_BUDGET`, `MNEMO_RECALL_WEIGHTS`, `MNEMO_EMBEDDER` and `MNEMO_EMBED_*`, `MNEMO_TZ`, `MNEMO_USER`, `MNEMO_AGENT_SCOPE`, `MNEMO_RERANK`, `MNEMO_PROMPT_RECALL`, `MNEMO_SERVER_URL` (validated here, used by hooks), `HOME`. */
 export type MnemoEnv = Readonly<Record<string, string | undefined>>
 
 /** Default token budget of the injected context block. */
@@ -126,6 +131,14 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   if (agentScope !== 'shared' && agentScope !== 'own') bad.push('MNEMO_AGENT_SCOPE', env['MNEMO_AGENT_SCOPE'])
   const rerank = env['MNEMO_RERANK'] || 'on'
   if (rerank !== 'on' && rerank !== 'off') bad.push('MNEMO_RERANK', env['MNEMO_RERANK'])
+  let promptRecallTokens: number | undefined = 300
+  const promptText = env['MNEMO_PROMPT_RECALL']
+  if (promptText === 'off') promptRecallTokens = undefined
+  else if (promptText !== undefined && promptText !== '') {
+    const n = Number(promptText)
+    if (!Number.isInteger(n) || n < 100 || n > 4000) bad.push('MNEMO_PROMPT_RECALL', env['MNEMO_PROMPT_RECALL'])
+    else promptRecallTokens = n
+  }
   const serverUrl = env['MNEMO_SERVER_URL']
   if (serverUrl !== undefined && serverUrl !== '' && !isHttpUrl(serverUrl)) bad.push('MNEMO_SERVER_URL', env['MNEMO_SERVER_URL'])
   let llm: LlmConfig | undefined
@@ -177,6 +190,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     user,
     agentScope: agentScope === 'own' ? 'own' : 'shared',
     rerank: rerank !== 'off',
+    promptRecallTokens,
   }
 }
 
@@ -189,6 +203,7 @@ const SETTING_RULES: Readonly<Record<string, string>> = {
   MNEMO_USER: '1–64 ASCII letters, digits or . _ @ + -',
   MNEMO_AGENT_SCOPE: 'shared or own',
   MNEMO_RERANK: 'on or off',
+  MNEMO_PROMPT_RECALL: 'off or an integer 100–4000',
   MNEMO_SERVER_URL: 'an http(s) URL like http://10.0.0.5:7077',
   MNEMO_LLM: 'openai, anthropic or none',
   MNEMO_LLM_API_KEY: 'set when MNEMO_LLM=anthropic',

@@ -28,7 +28,7 @@ export const MAX_CONTEXT_PROCEDURES = 5
 /**
  * Neutralises anything in stored text that could close or reopen the
  * context block or pose as another speaker: `<mnemo-context` /
- * `</mnemo-context` (any case, any spacing) and `<system>`-style tags get
+ * `</mnemo-context` and every tag of the `<mnemo-…>` family (`<mnemo-recall`; any case, any spacing) and `<system>`-style tags get
  * their `<` replaced with `‹` (U+2039), chat-template tokens (`<|im_start|>`)
  * become `‹|im_start|›`, and a role label opening a line (`System:`,
  * `Assistant:`) gets a ratio colon `∶` (U+2236). Stored text is data; it must
@@ -37,7 +37,7 @@ export const MAX_CONTEXT_PROCEDURES = 5
 export function escapeForBlock(text: string): string {
   return (
     text
-      .replace(/<(\s*\/?\s*mnemo-context)/gi, '‹$1')
+      .replace(/<(\s*\/?\s*mnemo-[a-z-]*)/gi, '‹$1')
       // Chat-template and role markers cannot open a turn of their own inside the block.
       .replace(/<(\|[a-z_]+\|)>/gi, '‹$1›')
       .replace(/<(\s*\/?\s*(?:system|assistant|user|human|instructions?)\b)/gi, '‹$1')
@@ -80,6 +80,7 @@ function digestLines(d: SessionDigest): string[] {
  *   header's own size plus room for one item) are raised to 200.
  * @param generatedAt - Epoch ms stamped in the header.
  * @param timeZone - IANA zone of the "said" days. Default: UTC.
+ * @param userWide - Memories that are the user's own for every project: labelled `yours, every project`.
  */
 export function assembleContext(input: {
   projectName: string
@@ -88,6 +89,8 @@ export function assembleContext(input: {
   budgetTokens: number
   generatedAt: number
   timeZone?: string
+  /** Ids of the memories that are the user's own, for every project (labelled so in the block). */
+  userWide?: ReadonlySet<string>
 }): ContextBlock {
   const open = `<${CONTEXT_TAG} project="${escapeForBlock(input.projectName).replaceAll('"', "'")}" generated="${new Date(input.generatedAt).toISOString()}">`
   const preamble =
@@ -103,7 +106,8 @@ export function assembleContext(input: {
   const procedures = input.memories.filter((m) => m.kind === 'procedure')
   if (memories.length > 0 && block.heading('\n## Memories')) {
     for (const m of memories) {
-      const mark = m.review ? `${m.kind}, needs review: it quoted a value that has since changed` : m.kind
+      const kind = input.userWide?.has(m.id) ? `${m.kind} · yours, every project` : m.kind
+      const mark = m.review ? `${kind}, needs review: it quoted a value that has since changed` : kind
       const text = anchorRelativeDates(m.text.replace(/\s+/g, ' ').trim(), m.createdAt, timeZone)
       if (block.item(`- [${mark}] ${escapeForBlock(text)}`, m.id)) memoryIds.push(m.id)
     }

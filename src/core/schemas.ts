@@ -88,6 +88,10 @@ export const rememberInput = inputObject({
     .optional()
     .describe('decision | fact | preference | lesson. Default fact.'),
   project: projectField.optional(),
+  scope: z
+    .enum(['project', 'user'])
+    .optional()
+    .describe("project (default): this project's memory. user: the user's own, recalled in every project of this user (a preference like \"I use pnpm\"); project is then ignored."),
 })
 export type RememberInput = z.output<typeof rememberInput>
 

@@ -9,6 +9,7 @@ import { contentKey, findContradicted, isNearDuplicate, subjectKey } from '../li
 import { toMatchExpression } from '../retrieval/fts-query.js'
 import { searchForm } from '../retrieval/search-text.js'
 import type { EngineContext } from './engine-context.js'
+import { userProject } from './projects.js'
 import { derivedMemoryIds, forgetMemoryEvents } from './forgetting.js'
 import { runRecall } from './recall-pipeline.js'
 
@@ -19,7 +20,7 @@ import { runRecall } from './recall-pipeline.js'
 const MAX_TEXT_CHARS = 16_000
 
 /** `MnemoEngine.remember`: the write guard's front. */
-export function remember(ctx: EngineContext, text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName } = {}): { memory: Memory; created: boolean } {
+export function remember(ctx: EngineContext, text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName; scope?: 'project' | 'user' } = {}): { memory: Memory; created: boolean } {
   const kind = options.kind ?? 'fact'
   if (!MEMORY_KINDS.includes(kind)) throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
   if (typeof text !== 'string') throw invalidInput('text', `memory text must be a string (got ${text === null ? 'null' : typeof text})`)
@@ -28,7 +29,9 @@ export function remember(ctx: EngineContext, text: string, options: { kind?: Mem
   if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
   // The rule recall applies to a query: a text with no word to search by (`🚀`, `?!`) could never be recalled.
   if (toMatchExpression(searchForm(clean)) === undefined) throw invalidInput('text', `memory text has no searchable words: letters, digits or CJK text (got ${JSON.stringify(truncateGraphemes(clean, 40))})`)
-  const project = options.project ?? resolveProjectRoot(ctx.cwd)
+  if (options.scope !== undefined && options.scope !== 'project' && options.scope !== 'user') throw invalidInput('scope', `scope must be project or user (got ${JSON.stringify(options.scope)})`)
+  // A user-wide memory lives in the user's own project, recalled beside every project's (see `userProject`).
+  const project = options.scope === 'user' ? userProject(ctx.access.user) : (options.project ?? resolveProjectRoot(ctx.cwd))
   const old = options.supersedes !== undefined ? ctx.store.getMemory(options.supersedes) : undefined
   if (options.supersedes !== undefined) {
     const oldProject = old && ctx.store.getProject(old.projectId)

@@ -24,8 +24,11 @@ import { readExport, writeExport } from './export-io.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
 import { DERIVATION_VERSION, indexEvent } from './index-event.js'
 import { EngineFacts } from './facts.js'
-import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects } from './projects.js'
+import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects, userProject } from './projects.js'
 import { buildContext, show, type ShowResult } from './reads.js'
+import { fileHints, hookInjection, noteInjected, promptRecall, type HookInjection, type PromptRecallResult, type SessionRef } from './prompt-recall.js'
+import { DEFAULT_PROMPT_BUDGET, MAX_PROMPT_BUDGET, MIN_PROMPT_BUDGET, type PromptBlock } from '../context/prompt-block.js'
+import type { GateConfig } from '../context/relevance-gate.js'
 import type { EngineContext } from './engine-context.js'
 import { deleteScope, editMemory, forget, observationAgent, remember, setMemoryState, type ForgetResult } from './memory-writes.js'
 import { DEFAULT_RECALL_CONFIG, type RecallConfig } from './recall-pipeline.js'
@@ -35,6 +38,13 @@ export type { RecallHits, RecallOptions } from './recall.js'
 export type { ImportFileReport, ImportReport } from './import-files.js'
 
 export type { SessionDetail, ShowResult } from './reads.js'
+export type { PromptRecallResult, SessionRef } from './prompt-recall.js'
+
+function checkPromptBudget(budget: number): void {
+  if (!Number.isInteger(budget) || budget < MIN_PROMPT_BUDGET || budget > MAX_PROMPT_BUDGET) {
+    throw invalidInput('budget', `per-prompt budget must be an integer ${MIN_PROMPT_BUDGET}–${MAX_PROMPT_BUDGET} tokens (got ${budget})`)
+  }
+}
 
 export interface EngineDeps {
   store: Store
@@ -321,14 +331,38 @@ export class MnemoEngine {
    * @param options.project - Where it belongs. Default: the project of the working directory.
    * @param options.supersedes - Id of the memory this one replaces.
    * @param options.agent - The agent that stated it (MCP), so agent isolation keeps it that agent's; default none (a person's, shared by every agent).
+   * @param options.scope - `user`: the user's own memory, recalled and injected in every project of this user (never
+   *   another user's), filed in the user's project (`userProject`; `project` is ignored). Default `project`.
    * The memory belongs to this engine's user (none: shared).
    * @returns The current memory and whether a new one was created.
-   * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, unknown kind.
+   * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, unknown kind or scope.
    * @throws {MnemoError} `NOT_FOUND` — `supersedes` names no memory of the project in this engine's scope.
    * @throws {MnemoError} `CONFLICT` — `supersedes` names an older version (the message names the current one), or another user's or a shared memory.
    */
-  remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName } = {}): { memory: Memory; created: boolean } {
+  remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName; scope?: 'project' | 'user' } = {}): { memory: Memory; created: boolean } {
     return remember(this.ctx, text, options)
+  }
+
+  /**
+   * Moves a current memory to the user's own memories (`to: 'user'`: recalled in every project of this user) or to
+   * a project: the same text and kind are remembered there, then the original is forgotten (both logged, so a
+   * rebuild or export keeps the move).
+   *
+   * @returns The memory in its new place (a new id) and the id it had.
+   * @throws {MnemoError} `NOT_FOUND` — no memory with that id in this reader's scope.
+   * @throws {MnemoError} `CONFLICT` — not the current version, or another user's or a shared memory this reader cannot change.
+   * @throws {MnemoError} `INVALID_INPUT` — it is already there.
+   */
+  move(id: string, to: 'user' | ProjectRef): { memory: Memory; from: string } {
+    const old = this.store.getMemory(id)
+    if (!old || !this.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+    if (old.validTo !== undefined) throw new MnemoError('CONFLICT', `${id} is not current (replaced by ${old.supersededBy ?? 'a newer version'}); move the current one`, { details: { kind: 'memory', id } })
+    this.access.assertOwn(old)
+    const target = to === 'user' ? userProject(this.user) : to
+    if (this.store.getProject(old.projectId)?.root === target.root) throw invalidInput('to', `${id} is already in ${target.name}`)
+    const { memory } = remember(this.ctx, old.text, { kind: old.kind, ...(to === 'user' ? { scope: 'user' as const } : { project: to }), ...(old.agent !== undefined ? { agent: old.agent } : {}) })
+    forget(this.ctx, id, 'move')
+    return { memory, from: id }
   }
 
   /**
@@ -513,8 +547,53 @@ export class MnemoEngine {
    * @param options.budgetTokens - Default: the configured budget (2000).
    * @param options.excludeSessionKey - Leave out this agent session (the one starting now).
    */
-  context(options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string } = {}): ContextBlock & { project: string } {
-    return buildContext(this.ctx, options)
+  context(options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string; recordFor?: { agent: string; sessionKey: string } } = {}): ContextBlock & { project: string } {
+    const { sourceIds, ...block } = buildContext(this.ctx, options)
+    if (options.recordFor && block.text !== '') {
+      // What SessionStart showed is never repeated by a later prompt, and is corrected when it changes.
+      noteInjected(this.ctx, { ...options.recordFor, project: options.project ?? this.projectForPath(this.cwd, { workingDir: true }) }, [...block.memoryIds, ...block.sessionIds, ...sourceIds].map((itemId) => ({ itemId, what: 'item' as const })))
+    }
+    return block
+  }
+
+  /**
+   * The block to inject with one prompt of an agent session (UserPromptSubmit): corrections of what the session was
+   * shown and has since changed, and recalled items that clear the relevance gate; see `promptRecall` in
+   * prompt-recall.ts. Records what it shows for the session.
+   *
+   * @param budgetTokens - Most tokens, 100–4000. Default: 300.
+   * @returns Empty `text` when there is nothing to inject.
+   * @throws {MnemoError} `INVALID_INPUT` — budget out of range.
+   */
+  async promptContext(session: SessionRef, prompt: string, budgetTokens = DEFAULT_PROMPT_BUDGET, gate?: GateConfig): Promise<PromptRecallResult> {
+    checkPromptBudget(budgetTokens)
+    const builtin = await this.builtin()
+    const { recall } = await import('./recall.js')
+    return promptRecall(this.ctx, async (q, o) => (await recall(this.ctx, { builtin, embedder: undefined }, q, o)).hits, session, prompt, budgetTokens, gate)
+  }
+
+  /**
+   * Past errors, decisions and lessons about files a tool touches, once per file per session; see `fileHints` in
+   * prompt-recall.ts.
+   *
+   * @param budgetTokens - Most tokens, 100–4000. Default: 300.
+   * @throws {MnemoError} `INVALID_INPUT` — budget out of range.
+   */
+  fileHints(session: SessionRef, files: readonly string[], budgetTokens = DEFAULT_PROMPT_BUDGET): PromptBlock & { files: string[] } {
+    checkPromptBudget(budgetTokens)
+    return fileHints(this.ctx, session, files, budgetTokens)
+  }
+
+  /**
+   * What a hook of `agent` injects for mnemo event `event` beside SessionStart's block: per-prompt recall on
+   * UserPromptSubmit, file hints on PreToolUse (Claude Code) or PostToolUse (Codex, Gemini), each through the
+   * agent's own channel; see `hookInjection` in prompt-recall.ts.
+   *
+   * @param budgetTokens - Most tokens, 100–4000 (`MNEMO_PROMPT_RECALL`).
+   * @returns The agent's event name for `hookSpecificOutput` and the block; undefined when nothing is injected.
+   */
+  hookInjection(event: string, agent: HookAgent, stdin: string, project: ProjectRef, budgetTokens = DEFAULT_PROMPT_BUDGET): Promise<HookInjection | undefined> {
+    return hookInjection(this, event, agent, stdin, project, budgetTokens)
   }
 
   /**

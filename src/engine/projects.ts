@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
+import type { ProjectId } from '../core/ids.js'
 import type { Project, ProjectRef } from '../core/types.js'
 import { namedProject, normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
 import type { Store } from '../storage/store.js'
@@ -114,4 +115,38 @@ export function clientProject(root: string, cwd: string): ProjectRef {
 /** True when a `--project` argument is written as a path rather than a name. */
 function isPathArg(arg: string): boolean {
   return /[\\/]/.test(arg) || arg === '.' || arg === '..'
+}
+
+/**
+ * Root of the project that holds a user's own memories, the ones that apply in every project (`remember --scope
+ * user`): `mnemo-user:<user>` (`mnemo-user:` with no user, the one person of a machine without `MNEMO_USER`). Not a
+ * folder, so no hook's working directory ever resolves to it; its memories carry the user, so another user's reads
+ * never see them (see `Access`).
+ */
+export const USER_PROJECT_PREFIX = 'mnemo-user:'
+
+/** The project of `user`'s memories that apply in every project; its name is `~user` (`~` with no user). */
+export function userProject(user: string | undefined): ProjectRef {
+  return { root: `${USER_PROJECT_PREFIX}${user ?? ''}`, name: user === undefined ? '~' : `~${user}` }
+}
+
+/** True for a root made by `userProject`. */
+export function isUserProjectRoot(root: string): boolean {
+  return root.startsWith(USER_PROJECT_PREFIX)
+}
+
+/** The id of the reader's user project, when it holds anything. */
+export function userProjectId(ctx: Pick<EngineContext, 'store' | 'access'>): ProjectId | undefined {
+  const root = userProject(ctx.access.user).root
+  return ctx.store.listProjects(ctx.access.who()).find((p) => p.root === root)?.id
+}
+
+/**
+ * `projectIds` with the reader's user project added, so a read of a project also finds the user's memories that apply
+ * everywhere. An empty list (every project) is left as it is.
+ */
+export function withUserProject(ctx: Pick<EngineContext, 'store' | 'access'>, projectIds: readonly ProjectId[]): ProjectId[] {
+  if (projectIds.length === 0) return []
+  const mine = userProjectId(ctx)
+  return mine === undefined || projectIds.includes(mine) ? [...projectIds] : [...projectIds, mine]
 }

@@ -6,7 +6,7 @@ import { digestSession, type SessionDigest } from '../context/session-summary.js
 import type { Store } from '../storage/store.js'
 import type { EngineContext } from './engine-context.js'
 import { observationAgent } from './memory-writes.js'
-import { projectForPath } from './projects.js'
+import { projectForPath, userProjectId, withUserProject } from './projects.js'
 
 // The bodies of MnemoEngine's `show` and `context`; the engine's methods carry their contracts.
 
@@ -60,7 +60,7 @@ export function sessionSample(store: Store, session: Session, head: number, tail
 }
 
 /** `MnemoEngine.context`. */
-export function buildContext(ctx: EngineContext, options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string }): ContextBlock & { project: string } {
+export function buildContext(ctx: EngineContext, options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string }): ContextBlock & { project: string; sourceIds: string[] } {
   const ref = options.project ?? projectForPath(ctx.store, ctx.cwd, { workingDir: true })
   const budget = options.budgetTokens ?? ctx.contextBudgetTokens
   if (!Number.isInteger(budget) || budget < MIN_CONTEXT_BUDGET || budget > 100_000) {
@@ -71,8 +71,9 @@ export function buildContext(ctx: EngineContext, options: { project?: ProjectRef
   const digests: SessionDigest[] = []
   if (project) {
     // Flagged text (reads like instructions to an agent) is never injected automatically.
+    // The project's memories and the user's own that apply in every project, newest first.
     memories = ctx.store
-      .listMemories({ projectIds: [project.id], limit: 40, ...ctx.access.who() })
+      .listMemories({ projectIds: withUserProject(ctx, [project.id]), limit: 40, ...ctx.access.who() })
       .filter((m) => m.flags.length === 0 && m.kind !== 'summary')
       .slice(0, 20)
       .map((m) => ({ ...m, text: ctx.readRedact(m.text) }))
@@ -89,8 +90,13 @@ export function buildContext(ctx: EngineContext, options: { project?: ProjectRef
       digests.push(digestSession({ ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) }, observations, project.root, Math.max(0, s.observationCount - read.length)))
     }
   }
-  const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: ctx.clock.now(), timeZone: ctx.timeZone })
+  const mine = userProjectId(ctx)
+  const userWide = new Set(memories.filter((m) => m.projectId === mine).map((m) => m.id))
+  const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: ctx.clock.now(), timeZone: ctx.timeZone, userWide })
+  const shownSessions = new Set(block.sessionIds)
+  // The observations the shown digests quote: a later per-prompt block does not repeat them.
+  const sourceIds = digests.filter((d) => shownSessions.has(d.sessionId)).flatMap((d) => d.sourceIds)
   // Injected memories are used memories: they are reinforced (once a day each).
   ctx.store.recordUsage(block.memoryIds, new Date(ctx.clock.now()).toISOString().slice(0, 10))
-  return { ...block, project: ref.name }
+  return { ...block, project: ref.name, sourceIds }
 }

@@ -11,6 +11,7 @@ import type { Scope } from '../storage/store.js'
 import type { BuiltinVectors } from './builtin-vectors.js'
 import type { EngineContext } from './engine-context.js'
 import { runRecall } from './recall-pipeline.js'
+import { withUserProject } from './projects.js'
 
 /** Options of `recall`. */
 export interface RecallOptions {
@@ -58,7 +59,9 @@ export async function recall(
   const timeRanges = uses('time') ? await parseQueryTimes(searchForm(query), ctx.clock.now(), ctx.timeZone) : []
   // A query that is only a time ("last Tuesday", "past 7 days") lists what happened then; its words are no keywords.
   const timeOnly = isTimeOnlyQuery(searchForm(query), timeRanges)
-  const scope: Scope = { projectIds: options.projectIds ?? [], ...ctx.access.who() }
+  // A read of projects also reads the user's own memories that apply in every project (`remember --scope user`).
+  const projectIds = options.projectIds ? withUserProject(ctx, options.projectIds) : undefined
+  const scope: Scope = { projectIds: projectIds ?? [], ...ctx.access.who() }
   const extraLists: ChannelList[] = []
   const warnings: string[] = []
   // Channels asked for by name that cannot answer: say so rather than return nothing silently.
@@ -91,7 +94,7 @@ export async function recall(
     ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
     ...(options.includeArchived ? { includeArchived: true } : {}),
     ...(options.kinds && options.kinds.length > 0 ? { kinds: options.kinds } : {}),
-    ...(options.projectIds ? { projectIds: options.projectIds } : {}),
+    ...(projectIds ? { projectIds } : {}),
     ...ctx.access.who(),
     ...(options.sessionId ? { sessionId: options.sessionId } : {}),
     ...(options.channels ? { channels: options.channels } : {}),

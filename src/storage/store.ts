@@ -161,6 +161,16 @@ export interface AuditEntry {
  * project + agent + user). Every read primitive applies it inside its own
  * query, never to a truncated result.
  */
+/** One session of one agent, as the agent names it (its own session id), and whose it is (`''`: no user). */
+export interface InjectionKey {
+  agent: string
+  sessionKey: string
+  user: string
+}
+
+/** What an injection record says: an item was shown, a correction of it was shown, or a file's hints were shown. */
+export type InjectionWhat = 'item' | 'correction' | 'file'
+
 export interface Scope {
   /** Projects to read; empty or omitted = every project. */
   projectIds?: readonly ProjectId[]
@@ -291,6 +301,12 @@ export interface Store {
   coMentioned(entityIds: readonly number[], scope: Scope, limit: number, maxDocs?: number): { id: number; shared: number; docs: number }[]
   /** Number of documents (observations and memories) in the scope. */
   countDocs(scope: Scope): number
+  /** Documents of the scope matching an FTS5 expression (current memories only), counted up to `limit` (a count of `limit` means at least that many). */
+  matchCount(options: Scope & { match: string; limit: number }): number
+  /** Records items shown to one agent session (ignoring ones already recorded). */
+  recordInjections(key: InjectionKey, rows: readonly { itemId: string; what: InjectionWhat }[], at: number): void
+  /** Everything recorded as shown to one agent session, oldest first. */
+  injections(key: InjectionKey): { itemId: string; what: InjectionWhat; at: number }[]
   /** All vectors of a space among the scope's documents, as (key, vector) pairs. */
   vectors(space: string, scope: Scope): { docKey: number; vec: Float32Array }[]
   /** Stores vectors of a space (replacing existing ones). */

@@ -67,7 +67,9 @@ export async function recall(
  * or no words. Says which project it used, and when the stored text differs from what was given: a secret
  * replaced by a placeholder, or text flagged as reading like instructions to an agent.
  */
-export async function remember(io: CliIo, out: Out, words: readonly string[], o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
+export async function remember(io: CliIo, out: Out, words: readonly string[], o: GlobalOptions & { project?: string; kind?: string; supersedes?: string; scope?: string }): Promise<void> {
+  if (o.scope !== undefined && o.scope !== 'project' && o.scope !== 'user') throw invalidInput('scope', `--scope must be project or user (got ${JSON.stringify(o.scope)})`)
+  if (o.scope === 'user' && o.project !== undefined) throw invalidInput('scope', '--scope user names no project: a user memory applies in every project (drop --project)')
   const text = await readTextArgument(io, words, 'remember')
   if (io.env['MNEMO_SERVER_URL']) {
     await rememberRemote(io, out, text, o)
@@ -75,7 +77,7 @@ export async function remember(io: CliIo, out: Out, words: readonly string[], o:
   }
   await withMnemo(io, o, (m) => {
     const project: ProjectRef | undefined = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
-    const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}), ...(o.supersedes ? { supersedes: o.supersedes } : {}) })
+    const { memory, created } = m.engine.remember(text, { kind: (o.kind ?? 'fact') as MemoryKind, ...(project ? { project } : {}), ...(o.supersedes ? { supersedes: o.supersedes } : {}), ...(o.scope === 'user' ? { scope: 'user' as const } : {}) })
     const stored = m.engine.listProjects().find((p) => p.id === memory.projectId)
     if (out.json) printJson(out, { created, memory: toMemoryJson(memory, stored) })
     else {
@@ -147,10 +149,10 @@ export async function edit(io: CliIo, out: Out, id: string, words: readonly stri
   })
 }
 
-async function rememberRemote(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string }): Promise<void> {
+async function rememberRemote(io: CliIo, out: Out, text: string, o: GlobalOptions & { project?: string; kind?: string; supersedes?: string; scope?: string }): Promise<void> {
   if (o.supersedes) throw invalidInput('supersedes', '--supersedes is not available in team mode (the server API has no supersedes); the server supersedes by subject on its own')
   const { remote, project, remoteJson } = (await teamTarget(io, o))!
-  const r = (await remoteJson(remote, 'POST', '/v1/memories', { text, kind: o.kind ?? 'fact', project })) as { created: boolean; memory: { id: string; kind: string; project: string | null; supersedes: string | null; seenCount: number } }
+  const r = (await remoteJson(remote, 'POST', '/v1/memories', { text, kind: o.kind ?? 'fact', ...(o.scope === 'user' ? { scope: 'user' } : { project }) })) as { created: boolean; memory: { id: string; kind: string; project: string | null; supersedes: string | null; seenCount: number } }
   if (out.json) printJson(out, r)
   else out.stdout(`${r.created ? 'remembered' : 'already remembered'} ${r.memory.id} [${r.memory.kind}] on ${remote.url} (project ${r.memory.project ?? project})${r.memory.supersedes ? `, superseding ${r.memory.supersedes}` : ''}${r.memory.seenCount > 1 ? ` (seen ${r.memory.seenCount}×)` : ''}\n`)
 }
@@ -310,5 +312,18 @@ export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?
     else if (block.text === '') out.stderr(`(nothing recorded yet for project ${block.project}: no context block is injected)\n`)
     else out.stdout(`${block.text}\n`)
     if (!out.json && block.text !== '') out.stderr(`(${block.tokens} of ${block.budgetTokens} tokens; ${block.memoryIds.length} memories, ${block.sessionIds.length} sessions, ${block.omitted} omitted)\n`)
+  })
+}
+
+/** `mnemo move <id> --to user|project [--project P]`: a memory becomes the user's own (every project) or a project's. */
+export async function move(io: CliIo, out: Out, id: string, o: GlobalOptions & { to?: string; project?: string }): Promise<void> {
+  if (o.to !== 'user' && o.to !== 'project') throw invalidInput('to', `--to must be user or project (got ${JSON.stringify(o.to)})`)
+  if (o.to === 'user' && o.project !== undefined) throw invalidInput('project', '--to user names no project: drop --project')
+  await withMnemo(io, o, (m) => {
+    const to = o.to === 'user' ? ('user' as const) : m.engine.projectForWrite(o.project ?? '.')
+    const r = m.engine.move(id, to)
+    const where = m.engine.listProjects().find((p) => p.id === r.memory.projectId)
+    if (out.json) printJson(out, { moved: r.from, memory: toMemoryJson(r.memory, where) })
+    else out.stdout(`moved ${r.from} → ${r.memory.id} (${o.to === 'user' ? 'yours, every project' : `project ${where?.name ?? '?'}`})\n`)
   })
 }

@@ -92,6 +92,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--project <project>', 'project name or path, created if new (default: this folder\'s project)')
     .addOption(new Option('--kind <kind>', 'kind of memory').choices(['decision', 'fact', 'preference', 'lesson']).default('fact'))
     .option('--supersedes <id>', 'the memory this one replaces (mem_…)')
+    .option('--scope <scope>', 'project (default) or user: yours, recalled in every project of this user')
     .action((t: string[], o) => run(() => commands.remember(io, out(o), t, o)))
 
   anyUser(common(program.command('memories').description('list memories by kind, tier and state, pinned first, then newest')))
@@ -105,6 +106,11 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
 
   textArguments(anyUser(common(program.command('edit <id> [text...]').description('correct a memory: the new text is stored as a new version that supersedes it (- or no text reads stdin)'))))
     .action((id: string, t: string[], o) => run(() => commands.edit(io, out(o), id, t, o)))
+
+  common(program.command('move <id>').description('make a memory yours in every project (--to user) or a project\'s (--to project [--project P])'))
+    .requiredOption('--to <where>', 'user or project')
+    .option('--project <project>', 'with --to project: project name or path (default: this folder\'s project)')
+    .action((id: string, o) => run(() => commands.move(io, out(o), id, o)))
 
   anyUser(common(program.command('forget [id]').description('delete an observation or memory for good, or a whole scope (--project with --session/--before)')))
     .option('--project <project>', 'delete this project\'s data (name or path)')

@@ -41,6 +41,17 @@ async function hook(mnemoHome: string, event: string, stdin: string | undefined,
   return { stdout, code }
 }
 
+/** Runs the hook as `mnemo hook <event> --agent <agent>` would. */
+async function hookAs(mnemoHome: string, event: string, stdin: string, agent: string): Promise<{ stdout: string; code: number | undefined }> {
+  const input = new PassThrough()
+  let stdout = ''
+  let code: number | undefined
+  const run = runHook(event, { stdin: input, stdout: { write: (t: string) => (stdout += t) }, env: { MNEMO_HOME: mnemoHome, HOME: mnemoHome }, cwd: '/work/demo-app', exit: (c) => (code = c) }, agent)
+  input.end(stdin)
+  await run
+  return { stdout, code }
+}
+
 function counts(mnemoHome: string) {
   const m = openMnemo({ env: { MNEMO_HOME: mnemoHome } })
   try {
@@ -67,6 +78,40 @@ describe('mnemo hook', () => {
     expect(parsed.hookSpecificOutput.additionalContext).toContain('- Asked: add caching to the orders endpoint')
     const compact = await hook(h, 'PreCompact', hookPayload('PreCompact', { trigger: 'auto' }, 'now'))
     expect(compact.stdout.startsWith('<mnemo-context')).toBe(true)
+  })
+
+  it('injects per-prompt recall through each agent’s channel for it, and nothing when turned off', async () => {
+    const h = home()
+    const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
+    m.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', { project: { root: '/work/demo-app', name: 'demo-app' }, kind: 'decision' })
+    m.close()
+    const ask = (session: string) => hookPayload('UserPromptSubmit', { prompt: 'how do we rate-limit the API?' }, session)
+    const out = (r: { stdout: string }) => JSON.parse(r.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
+    const claude = out(await hook(h, 'UserPromptSubmit', ask('c1')))
+    expect(claude.hookSpecificOutput.hookEventName).toBe('UserPromptSubmit')
+    expect(claude.hookSpecificOutput.additionalContext).toMatch(/^<mnemo-recall>\n[^]*token bucket[^]*<\/mnemo-recall>$/)
+    // Gemini CLI passes the SessionStart block back inside the prompt (escaped, in <hook_context>): only the user's words are recalled for.
+    const wrapped = (session: string) => hookPayload('BeforeAgent', { prompt: '<hook_context>&lt;mnemo-context project="demo-app"&gt;\n- [fact] billing module tests\n&lt;/mnemo-context&gt;</hook_context>\n\nhow do we rate-limit the API?' }, session)
+    for (const [agent, name] of [['codex', 'UserPromptSubmit'], ['gemini', 'BeforeAgent']] as const) {
+      const r = await hookAs(h, 'UserPromptSubmit', agent === 'gemini' ? wrapped(`${agent}-1`) : ask(`${agent}-1`), agent)
+      expect(out(r).hookSpecificOutput).toMatchObject({ hookEventName: name, additionalContext: expect.stringContaining('token bucket') })
+    }
+    // Cursor's beforeSubmitPrompt takes no context; MNEMO_PROMPT_RECALL=off turns it off; a second ask in a session repeats nothing.
+    expect((await hookAs(h, 'UserPromptSubmit', ask('cu-1'), 'cursor')).stdout).toBe('')
+    expect((await hook(h, 'UserPromptSubmit', ask('off-1'), { MNEMO_PROMPT_RECALL: 'off' })).stdout).toBe('')
+    expect((await hook(h, 'UserPromptSubmit', ask('c1'))).stdout).toBe('')
+  })
+
+  it('gives Claude Code file hints at PreToolUse, once per file per session', async () => {
+    const h = home()
+    const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
+    m.engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', { project: { root: '/work/demo-app', name: 'demo-app' }, kind: 'decision' })
+    m.close()
+    const read = hookPayload('PreToolUse', { tool_name: 'Read', tool_use_id: 'r1', tool_input: { file_path: '/work/demo-app/src/billing/invoice.ts' } }, 's1')
+    const r = JSON.parse((await hook(h, 'PreToolUse', read)).stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
+    expect(r.hookSpecificOutput.hookEventName).toBe('PreToolUse')
+    expect(r.hookSpecificOutput.additionalContext).toContain('integer cents')
+    expect((await hook(h, 'PreToolUse', read.replace('"r1"', '"r2"'))).stdout).toBe('')
   })
 
   it('injects nothing at SessionStart of a project with nothing recorded yet', async () => {

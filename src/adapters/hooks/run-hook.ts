@@ -34,6 +34,8 @@ const SPOOL_MARGIN_MS = 150
 
 /** Events whose hook prints the context block. */
 const CONTEXT_EVENTS = new Set(['SessionStart', 'PreCompact'])
+/** Events whose hook may print per-prompt recall or file hints (`MNEMO_PROMPT_RECALL`; see `MnemoEngine.hookInjection`). */
+const PROMPT_EVENTS = new Set(['UserPromptSubmit', 'PreToolUse', 'PostToolUse'])
 
 export interface HookIo {
   stdin: NodeJS.ReadableStream
@@ -223,13 +225,22 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       const sessionKey = sessionIdOf(stdin)
       const project = result?.project ?? engine.projectForPath(cwdOf(stdin) ?? io.cwd, { workingDir: true })
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
-      const block = engine.scoped({ agent }).context({ project, ...(sessionKey ? { excludeSessionKey: sessionKey } : {}) })
+      const block = engine.scoped({ agent }).context({ project, ...(sessionKey ? { excludeSessionKey: sessionKey, recordFor: { agent, sessionKey } } : {}) })
       // Nothing recorded yet (a new project): nothing is injected.
       if (block.text !== '') io.stdout.write(
         answered === 'SessionStart'
           ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
           : `${block.text}\n`,
       )
+    }
+    if (result !== undefined && PROMPT_EVENTS.has(answered) && config.promptRecallTokens !== undefined && !finished) {
+      // Per-prompt recall and file hints; the event is already stored, so a failure here is logged, never spooled.
+      try {
+        const extra = await engine.scoped({ agent }).hookInjection(answered, agent, stdin, result.project, config.promptRecallTokens)
+        if (extra && !finished) io.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`)
+      } catch (error) {
+        errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName} recall`, code: MnemoError.is(error) ? error.code : 'HOOK_FAILED', message: error instanceof Error ? error.message : String(error) })
+      }
     }
   } catch (error) {
     if (!finished) giveUp(`hook ${eventName}`, error)

@@ -175,8 +175,9 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     },
     errors: [400, 404, 413],
     handle: ({ body }, { engine }) => {
-      const project = engine.projectForWrite(needProject(engine, body.project, 'body'))
-      const { memory, created } = engine.remember(body.text, { kind: body.kind ?? 'fact', project })
+      // A user-wide memory names no project (it is recalled in all of this user's).
+      const where = body.scope === 'user' ? { scope: 'user' as const } : { project: engine.projectForWrite(needProject(engine, body.project, 'body')) }
+      const { memory, created } = engine.remember(body.text, { kind: body.kind ?? 'fact', ...where })
       const stored = engine.listProjects().find((p) => p.id === memory.projectId)
       return ok({ created, memory: toMemoryJson(memory, stored) }, created ? 201 : 200)
     },

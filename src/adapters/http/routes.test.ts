@@ -224,6 +224,14 @@ describe('a missing project never means every project', () => {
 })
 
 describe('REST routes', () => {
+  it('remembers a user-wide memory with no project, and a project’s recall finds it labelled as the user’s', async () => {
+    const created = await api('POST', '/v1/memories', { text: 'I prefer squash merges for zanzibarquokka branches', kind: 'preference', scope: 'user' })
+    expect(created.status).toBe(201)
+    expect(conforms('POST', '/v1/memories', created).memory.project).toMatch(/^~/)
+    const found = conforms('POST', '/v1/recall', await api('POST', '/v1/recall', { query: 'zanzibarquokka squash merges', project: 'acme-api' }))
+    expect(found.hits.find((h: { id: string }) => h.id === created.body.memory.id)?.project).toBe(created.body.memory.project)
+  })
+
   it('remember, get, recall, forget a memory', async () => {
     const created = await api('POST', '/v1/memories', { text: 'orders DB is PostgreSQL 14', kind: 'fact', project: 'acme-api' })
     expect(created.status).toBe(201)

@@ -132,8 +132,9 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       inputSchema: { ...rememberInput.shape, project: projectArg },
       outputSchema: { created: z.boolean(), id: z.string(), kind: z.string(), text: z.string() },
     },
-    handler(rememberInput, ({ text, kind, project }) => {
-      const { memory, created } = engine.remember(text, { kind: kind ?? 'fact', project: writeRef(project), ...(engine.agent !== undefined ? { agent: engine.agent } : {}) })
+    handler(rememberInput, ({ text, kind, project, scope }) => {
+      const where = scope === 'user' ? { scope } : { project: writeRef(project) }
+      const { memory, created } = engine.remember(text, { kind: kind ?? 'fact', ...where, ...(engine.agent !== undefined ? { agent: engine.agent } : {}) })
       return { created, id: memory.id, kind: memory.kind, text: memory.text }
     }),
   )

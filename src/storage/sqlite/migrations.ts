@@ -338,4 +338,22 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX memories_scope ON memories(user_id, project_id, agent);
     `,
   },
+  {
+    version: 10,
+    name: 'what each agent session was shown (context block, per-prompt recall, file hints), so a later prompt never repeats it and can correct it',
+    sql: `
+      -- One row per item shown to one session of one agent (and user, '' for none): item_id is an obs_/mem_/ses_ id, what
+      -- 'item' (shown), 'correction' (a correction of it was shown) or 'file' (item_id names a file whose hints were shown).
+      -- Not derived from the event log: a rebuild keeps it. Ids only, never text.
+      CREATE TABLE context_injections (
+        agent TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        user TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        what TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (agent, session_key, user, item_id, what)
+      ) WITHOUT ROWID;
+    `,
+  },
 ]

@@ -1,6 +1,6 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
 import type { EntityRef } from '../../retrieval/entities.js'
-import type { Scope, SearchDoc, SearchTextOptions, TextMatch } from '../store.js'
+import type { InjectionKey, InjectionWhat, Scope, SearchDoc, SearchTextOptions, TextMatch } from '../store.js'
 import { docJoin, onEither, onTable, scopeWhere, splitFlags, type MemoryRow, type ObservationRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
 
@@ -331,4 +331,37 @@ export function neighbors(s: SqliteDb, docs: readonly { docKey: number; sessionI
     }
     return out
   })
+}
+
+export function matchCount(s: SqliteDb, options: Scope & { match: string; limit: number }): number {
+  return s.guard('match count', () => {
+    const inScope = scopeWhere(options, onEither)
+    return s
+      .stmt(
+        `SELECT count(*) FROM (SELECT 1 FROM search_fts f
+         ${docJoin('f.rowid')}
+         WHERE search_fts MATCH ?${inScope.sql} AND (o.id IS NOT NULL OR (m.id IS NOT NULL AND m.valid_to IS NULL AND m.archived_at IS NULL))
+         LIMIT ?)`,
+      )
+      .pluck()
+      .get(options.match, ...inScope.params, options.limit) as number
+  })
+}
+
+export function recordInjections(s: SqliteDb, key: InjectionKey, rows: readonly { itemId: string; what: InjectionWhat }[], at: number): void {
+  if (rows.length === 0) return
+  s.guard('record injections', () => {
+    s.db
+      .transaction(() => {
+        const insert = s.stmt('INSERT OR IGNORE INTO context_injections (agent, session_key, user, item_id, what, at) VALUES (?, ?, ?, ?, ?, ?)')
+        for (const r of rows) insert.run(key.agent, key.sessionKey, key.user, r.itemId, r.what, at)
+      })
+      .immediate()
+  })
+}
+
+export function injections(s: SqliteDb, key: InjectionKey): { itemId: string; what: InjectionWhat; at: number }[] {
+  return s.guard('injections', () =>
+    s.stmt('SELECT item_id AS itemId, what, at FROM context_injections WHERE agent = ? AND session_key = ? AND user = ? ORDER BY at, item_id').all(key.agent, key.sessionKey, key.user) as { itemId: string; what: InjectionWhat; at: number }[],
+  )
 }

@@ -15,9 +15,11 @@ afterEach(() => {
 function event(idemKey: string, ts = 1_000): EventInput {
   return { agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's1', project: { root: '/p/a', name: 'a' }, ts, idemKey, payload: { prompt: idemKey } }
 }
-/** Rolls a file back from version 9 to what version 8 wrote. */
-const UNDO_V9 = 'DROP INDEX observations_scope; DROP INDEX memories_scope'
-/** Rolls a file back from version 9 to what version 7 wrote. */
+/** Rolls a file back from version 10 to what version 9 wrote. */
+const UNDO_V10 = 'DROP TABLE context_injections'
+/** Rolls a file back from version 10 to what version 8 wrote. */
+const UNDO_V9 = `${UNDO_V10}; DROP INDEX observations_scope; DROP INDEX memories_scope`
+/** Rolls a file back from version 10 to what version 7 wrote. */
 const UNDO_V8 = `${UNDO_V9}; DROP TABLE fact_schema; DROP TABLE fact_versions; DROP TABLE fact_records; DROP TABLE fact_tombstones`
 /** Rolls a file back from version 8 to what version 6 wrote. */
 const UNDO_V7 = `${UNDO_V8}; DROP TABLE store_meta`

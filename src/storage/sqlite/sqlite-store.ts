@@ -3,13 +3,13 @@ import { MnemoError } from '../../core/errors.js'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
-import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, EventFilter, Scope, SearchDoc, SearchTextOptions, Store, StepSession, StoreStats, StoredEvent, TextMatch } from '../store.js'
+import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, EventFilter, InjectionKey, InjectionWhat, Scope, SearchDoc, SearchTextOptions, Store, StepSession, StoreStats, StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 import { isLockError, SqliteDb, wrap } from './sqlite-db.js'
 import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities } from './sqlite-graph.js'
 import { audit, auditLog, deleteEvents, eventsHaveCopies, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum, stepOf, stepRecords } from './sqlite-log.js'
 import { allMemories, browseMemories, browseObservations, currentMemoryByContent, getMemory, getObservation, getProject, getSession, lastEventSeq, listMemories, listProjects, listSessions, memoriesFromObservations, memoryByIdemKey, memoryHistory, observationPosition, readEvents, readScopedEvents, recordUsage, scopeCounts, sessionObservations, sessionObservationsPage, stats, usageCounts } from './sqlite-read.js'
-import { coMentioned, countDocs, docs, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, lsaModelInfo, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
+import { coMentioned, countDocs, docs, injections, matchCount, recordInjections, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, lsaModelInfo, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
 import { append, rebuild, rederiveSession } from './sqlite-write.js'
 import { createSqliteFacts } from './sqlite-facts.js'
 import type { FactStore } from '../fact-store.js'
@@ -180,6 +180,18 @@ class SqliteStore implements Store {
 
   countDocs(scope: Scope): number {
     return countDocs(this.s, scope)
+  }
+
+  matchCount(options: Scope & { match: string; limit: number }): number {
+    return matchCount(this.s, options)
+  }
+
+  recordInjections(key: InjectionKey, rows: readonly { itemId: string; what: InjectionWhat }[], at: number): void {
+    recordInjections(this.s, key, rows, at)
+  }
+
+  injections(key: InjectionKey): { itemId: string; what: InjectionWhat; at: number }[] {
+    return injections(this.s, key)
   }
 
   docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): number[] {

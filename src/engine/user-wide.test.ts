@@ -1,0 +1,78 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { describe, expect, it } from 'vitest'
+import { createMcpServer } from '../adapters/shared/mcp-server.js'
+import { createTestEngine, hookPayload } from '../testing/test-mnemo.js'
+
+const SHOP = { root: '/nonexistent-mnemo-user-wide/shop', name: 'shop' }
+const BLOG = { root: '/nonexistent-mnemo-user-wide/blog', name: 'blog' }
+
+/** One store, two users; each project has something of its own so a context block exists. */
+function seeded() {
+  const t = createTestEngine({ cwd: SHOP.root })
+  const alice = t.engine.scoped({ user: 'alice' })
+  const bob = t.engine.scoped({ user: 'bob' })
+  for (const p of [SHOP, BLOG]) for (const who of [alice, bob]) who.remember(`the ${p.name} project deploys from main`, { project: p })
+  return { ...t, alice, bob }
+}
+
+describe('user-wide memories', () => {
+  it('are recalled and injected in every project of their user, labelled, and never reach another user', async () => {
+    const { alice, bob, engine } = seeded()
+    const { memory } = alice.remember('I prefer pnpm over npm for every install', { kind: 'preference', scope: 'user', project: SHOP })
+    expect(alice.listProjects().find((p) => p.id === memory.projectId)).toMatchObject({ name: '~alice' })
+    for (const p of [SHOP, BLOG]) {
+      const [project] = alice.resolveProjects(p.root)
+      const hits = await alice.recall('pnpm install', { projectIds: [project!.id] })
+      expect(hits.map((h) => h.id)).toContain(memory.id)
+      expect(hits.find((h) => h.id === memory.id)?.project).toBe('~alice')
+      expect(alice.context({ project: p }).text).toContain('- [preference · yours, every project] I prefer pnpm over npm for every install')
+      const prompt = await alice.promptContext({ project: p, agent: 'claude-code', sessionKey: `a-${p.name}` }, 'which package manager for installs? pnpm or npm?')
+      expect(prompt.text).toContain('[preference · yours, every project ·')
+      // Bob, in the same projects, never gets it; nor does a reader with no user.
+      for (const other of [bob, engine]) {
+        const [shared] = other.resolveProjects(p.root)
+        expect((await other.recall('pnpm install', { projectIds: [shared!.id] })).map((h) => h.id)).not.toContain(memory.id)
+        expect(other.context({ project: p }).text).not.toContain('pnpm')
+        expect((await other.promptContext({ project: p, agent: 'claude-code', sessionKey: `o-${p.name}` }, 'which package manager for installs? pnpm or npm?')).text).not.toContain('pnpm')
+      }
+    }
+    expect(() => bob.show(memory.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
+  })
+
+  it('move takes a project memory to the user and back to a project, and refuses another user’s', async () => {
+    const { alice, bob } = seeded()
+    const local = alice.remember('my editor is neovim', { kind: 'preference', project: SHOP }).memory
+    expect(() => bob.move(local.id, 'user')).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
+    const moved = alice.move(local.id, 'user')
+    expect(moved.from).toBe(local.id)
+    expect(alice.context({ project: BLOG }).text).toContain('yours, every project] my editor is neovim')
+    expect(() => alice.show(local.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
+    expect(() => alice.move(moved.memory.id, 'user')).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
+    const back = alice.move(moved.memory.id, BLOG)
+    expect(alice.context({ project: SHOP }).text).not.toContain('neovim')
+    expect(alice.context({ project: BLOG }).text).toContain('- [preference] my editor is neovim')
+    expect(back.memory.projectId).not.toBe(moved.memory.projectId)
+  })
+
+  it('MCP memory_remember takes scope user, and memory_recall in another project finds it', async () => {
+    const { engine } = createTestEngine({ cwd: SHOP.root })
+    const alice = engine.scoped({ user: 'alice' })
+    alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'set up the blog' }, 's1', BLOG.root))
+    const connect = async (cwd: string) => {
+      const server = createMcpServer(alice, cwd)
+      const [a, b] = InMemoryTransport.createLinkedPair()
+      await server.connect(a)
+      const client = new Client({ name: 't', version: '0' })
+      await client.connect(b)
+      return client
+    }
+    const inShop = await connect(SHOP.root)
+    const stored = (await inShop.callTool({ name: 'memory_remember', arguments: { text: 'I write commit messages in the imperative mood', kind: 'preference', scope: 'user' } })).structuredContent as { id: string }
+    await inShop.close()
+    const inBlog = await connect(BLOG.root)
+    const found = (await inBlog.callTool({ name: 'memory_recall', arguments: { query: 'commit messages imperative' } })).structuredContent as { hits: { id: string }[] }
+    expect(found.hits.map((h) => h.id)).toContain(stored.id)
+    await inBlog.close()
+  })
+})
