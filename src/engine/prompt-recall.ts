@@ -234,6 +234,8 @@ const CONTEXT_CHANNELS: Readonly<Record<HookAgent, Partial<Record<'UserPromptSub
   gemini: { UserPromptSubmit: 'BeforeAgent', PostToolUse: 'AfterTool' },
   // Cursor's beforeSubmitPrompt answers only whether to continue: no context channel.
   cursor: {},
+  // OpenCode's plugin (connect/opencode-plugin.ts) takes SessionStart's block into the system prompt only.
+  opencode: {},
 }
 
 /** What a hook prints for the agent: its own event name and the block, for `hookSpecificOutput`. */
