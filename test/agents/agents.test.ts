@@ -23,6 +23,8 @@ const FIXTURES = join(REPO_DIR, 'fixtures', 'agents')
 const WORD = 'zanzibarquokka'
 const PROMPT_1 = `Please write the word ${WORD} into notes.txt in this project.`
 const PROMPT_2 = `${RECALL_CUE}: what did we do in the last session? Use the memory recall tool.`
+/** A memory about what PROMPT_2 asks, remembered before 20 newer ones (see session 2's per-prompt check). */
+const OLDER_MEMORY = 'Use the memory tool for anything about an earlier session: it reads what mnemo kept.'
 /** mnemo's own block, however an agent wraps or escapes it. */
 const MNEMO_BLOCK = /mnemo-context|hook_context/
 const TOOL_EVENTS = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure'])
@@ -128,6 +130,10 @@ for (const spec of AGENTS) {
         return runAgent(w, model, label, agentBin(spec.bin), c.args, c.env)
       }
       s1 = await run('s1', PROMPT_1)
+      // An older memory about what session 2 asks, then newer ones, so SessionStart's block (the newest memories)
+      // leaves it out and only the per-prompt block (UserPromptSubmit / BeforeAgent) can bring it.
+      mnemo(w, ['remember', OLDER_MEMORY])
+      for (let i = 1; i <= 20; i++) mnemo(w, ['remember', `filler decision ${i} about the unrelated deployment pipeline stage ${i}`])
       s2 = await run('s2', PROMPT_2)
       await model.close()
       writeFixtures(spec, w, [s1, s2])
@@ -187,6 +193,12 @@ for (const spec of AGENTS) {
       expect(first!.raw).toMatch(/mnemo-context/)
       const block = /<mnemo-context[\s\S]*?mnemo-context>/.exec(first!.raw.replace(/\\u003c/g, '<').replace(/\\u003e/g, '>').replace(/&lt;/g, '<').replace(/&gt;/g, '>'))?.[0] ?? first!.raw
       expect(block).toContain('notes.txt')
+    })
+
+    check('session 2: the per-prompt block brings the older memory the SessionStart block left out', () => {
+      const raw = s2.modelCalls.map((r) => r.raw.replace(/\\u003c/g, '<').replace(/\\u003e/g, '>').replace(/&lt;/g, '<').replace(/&gt;/g, '>'))
+      expect(raw.some((r) => /<mnemo-context[\s\S]*?mnemo-context>/.exec(r)?.[0].includes(OLDER_MEMORY)), 'the SessionStart block already held it').toBe(false)
+      expect(raw.some((r) => /<mnemo-recall>[\s\S]*?<\/mnemo-recall>/.exec(r)?.[0].includes(OLDER_MEMORY)), 'no model request of session 2 holds a <mnemo-recall> block with it').toBe(true)
     })
 
     check('session 2: mnemo\'s MCP tools are offered to the model', () => {
