@@ -1,6 +1,6 @@
 import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs'
 import path from 'node:path'
-import { invalidInput, MnemoError } from '../core/errors.js'
+import { MnemoError } from '../core/errors.js'
 import type { EventInput, ProjectRef } from '../core/types.js'
 import type { AppendResult } from '../storage/store.js'
 import { parseClaudeTranscript } from '../capture/claude-transcript.js'
@@ -13,8 +13,9 @@ import { isOpenCodeDatabaseName, isOpenCodeStorage, openCodeDatabaseNear, openCo
 import type { Redactor } from '../capture/sanitize.js'
 import { detectTranscriptFormat } from '../capture/transcript-format.js'
 
-export type ImportFormat = 'auto' | 'claude-code' | 'codex' | 'gemini' | 'opencode' | 'cursor' | 'locomo' | 'mnemo'
-export const IMPORT_FORMATS: readonly ImportFormat[] = ['auto', 'claude-code', 'codex', 'gemini', 'opencode', 'cursor', 'locomo', 'mnemo']
+import type { ImportFormat } from './import-format.js'
+
+export { IMPORT_FORMATS, toImportFormat, type ImportFormat } from './import-format.js'
 
 /** Largest file `import` reads, in bytes (512 MiB). */
 export const MAX_IMPORT_FILE_BYTES = 512 * 1024 * 1024
@@ -241,13 +242,6 @@ function isGeminiPromptLog(json: unknown): boolean {
   if (!Array.isArray(json) || json.length === 0) return false
   const first = json[0] as Record<string, unknown> | null
   return typeof first === 'object' && first !== null && typeof first['sessionId'] === 'string' && 'messageId' in first && typeof first['message'] === 'string'
-}
-
-/** Validates a `--format` value. */
-export function toImportFormat(value: string | undefined): ImportFormat {
-  if (value === undefined) return 'auto'
-  if ((IMPORT_FORMATS as readonly string[]).includes(value)) return value as ImportFormat
-  throw invalidInput('format', `--format must be one of ${IMPORT_FORMATS.join(', ')} (got ${JSON.stringify(value)})`)
 }
 
 /** Per-file outcome of an import. */

@@ -223,14 +223,15 @@ export class MnemoEngine {
   /**
    * Captures one Claude Code hook payload (the stdin of `mnemo hook <event>`).
    * Returns whether a new event was stored (false for a duplicate delivery or
-   * a skipped own-tool call) and the event's project; `note`, for the caller's
+   * a skipped own-tool call), the event's project and, when it was not skipped,
+   * `sessionKey`, the agent's session id as capture read it; `note`, for the caller's
    * error log, when the event name was not one mnemo knows (see chooseHookEvent),
    * with `event`, the name it was stored as, when the payload's name replaced it.
    *
    * @param at - When the hook fired, epoch ms (a spooled event's `spooledAt`); default now.
    * @throws {MnemoError} `INVALID_INPUT` — stdin is not a hook payload.
    */
-  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code', at?: number, projectRoot?: string): { stored: boolean; project: ProjectRef; skipped?: string; note?: string; event?: string } {
+  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code', at?: number, projectRoot?: string): { stored: boolean; project: ProjectRef; sessionKey?: string; skipped?: string; note?: string; event?: string } {
     const captured = captureClaudeHook(eventName, stdin, at ?? this.clock.now(), {
       agent,
       ...(this.redact ? { redact: this.redact } : {}),
@@ -245,7 +246,7 @@ export class MnemoEngine {
     const sameAs = captured.sameAs?.map((key) => ownKey(key, this.user))
     const result = this.store.append([{ event: event!, derive: () => this.derive(event!), ...(sameAs ? { sameAs } : {}) }])
     const renamed = captured.note !== undefined && captured.event.type !== eventName ? { event: captured.event.type } : {}
-    return { stored: result.inserted === 1, project: captured.event.project, ...noted, ...renamed }
+    return { stored: result.inserted === 1, project: captured.event.project, sessionKey: captured.event.sessionKey, ...noted, ...renamed }
   }
 
   /** The project a path names, for reads; see `projectForPath` in projects.ts (`workingDir`: `p` is where a command or agent runs). */

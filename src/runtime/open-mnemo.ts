@@ -44,6 +44,15 @@ export interface OpenMnemoOptions {
    * on a store it cannot write.
    */
   readOnlyFallback?: boolean
+  /**
+   * The configuration already resolved from `env` by a caller that needed it first (the hook); `env` and `home` are
+   * then not read again. Default: resolved here.
+   */
+  config?: ResolvedConfig
+  /** The spool of `config.spoolDir`, when the caller made it already. Default: made here. */
+  spool?: Spool
+  /** The error log of `config.errorLogPath`, when the caller made it already. Default: made here. */
+  errors?: ErrorLog
 }
 
 /**
@@ -266,7 +275,7 @@ function snapshotOf(dbPath: string): { path: string; remove: () => void } | unde
  *   (not a directory, not writable) the message names it.
  */
 export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
-  const config = resolveConfig(options.env ?? process.env, options.home ? { home: options.home } : {})
+  const config = options.config ?? resolveConfig(options.env ?? process.env, options.home ? { home: options.home } : {})
   const clock = options.clock ?? systemClock
   const dbPath = options.dbPath ?? config.dbPath
   const { store, readOnly, readOnlyReason, cleanup } = openStore(config.home, dbPath, options, () => clock.now())
@@ -284,8 +293,8 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     agentScope: config.agentScope,
     ...(options.allUsers ? { allUsers: true } : {}),
   })
-  const spool = new Spool(config.spoolDir)
-  const errors = new ErrorLog(config.errorLogPath)
+  const spool = options.spool ?? new Spool(config.spoolDir)
+  const errors = options.errors ?? new ErrorLog(config.errorLogPath)
   const drain = () => store.withoutLockWait(() => spool.drain((item) => {
     try {
       // A team-mode event (it names the token it was for) only ever goes to the server, with that token.

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url'
 import { invalidInput } from '../../core/errors.js'
 import type { RemoteServer } from '../../runtime/remote-server.js'
 import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
-import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
+import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import type { CliIo, GlobalOptions } from './program.js'
 
 // What the CLI's commands share: opening mnemo for one command, option parsing, the team-mode target.
@@ -18,6 +18,8 @@ export const DEMO_SESSION = fileURLToPath(new URL('../../../fixtures/demo/claude
  * only the next hook sends them there: never drained into the local store.
  */
 export async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMnemo) => T | Promise<T>): Promise<T> {
+  // Loaded here, not with this module: command tables that import the option parsers below stay light.
+  const { openMnemo } = await import('../../runtime/open-mnemo.js')
   // A store this user cannot write is still read (status, recall, …); a command that writes then fails naming why.
   const m = openMnemo({ env: io.env, cwd: io.cwd, readOnlyFallback: true, ...(o.home ? { home: o.home } : {}), ...(o.allUsers ? { allUsers: true } : {}) })
   try {

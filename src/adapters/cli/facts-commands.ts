@@ -1,4 +1,5 @@
-import { Option, type Command } from 'commander'
+import { createRequire } from 'node:module'
+import type * as CommanderModule from 'commander'
 import { invalidInput } from '../../core/errors.js'
 import { FACT_STATUSES, type FactStatus } from '../../core/facts/fact-types.js'
 import { describeType } from '../../core/facts/fact-values.js'
@@ -7,6 +8,10 @@ import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { parseIntOption, parseTimeOption, withMnemo } from './cli-kit.js'
 import { printJson, type Out } from './output.js'
 import type { CliIo, GlobalOptions } from './program.js'
+
+// Required, not imported, as in program.ts: an ES import of CommonJS costs an export scan at start-up.
+const { Option } = createRequire(import.meta.url)('commander') as typeof CommanderModule
+type Command = CommanderModule.Command
 
 // `mnemo facts …`: the typed fact ledger (docs/FACTS.md) from the command line. Thin: parse flags, call engine.facts, print.
 

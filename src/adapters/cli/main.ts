@@ -2,9 +2,21 @@
 /**
  * The `mnemo` executable. `mnemo hook <event>` takes a fast path that loads
  * only the hook runner (agents call it on every event, so start-up time is
- * latency they feel); every other command loads the full CLI.
+ * latency they feel); every other command loads the CLI, which loads the
+ * module of the command it runs. Both come from one-file bundles when built.
  */
+import { readFileSync, statSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { fileURLToPath } from 'node:url'
+
 const argv = process.argv.slice(2)
+
+/**
+ * Commands that run from the CLI's bundle: those that open the store to read or change it, whose start-up is
+ * felt (the engine's ~80 modules). `--version`, `--help` and the rest (servers, connect, benchmarks) load the few
+ * ES modules they need instead, which costs less than compiling the whole bundle.
+ */
+const BUNDLED_COMMANDS = new Set(['recall', 'remember', 'forget', 'pin', 'unpin', 'archive', 'restore', 'history', 'sessions', 'show', 'context', 'status', 'import', 'rebuild', 'compact', 'consolidate', 'export', 'redact', 'reindex'])
 
 // `mnemo export | head` closes the pipe early: that is the reader's choice, not a failure.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -14,7 +26,11 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 // `mnemo hook [--agent A] [--home H] <event>`: the event is the first word that is neither an option nor an option's value.
 const hookEvent = argv[0] === 'hook' ? argv.slice(1).find((a, i, rest) => !a.startsWith('--') && rest[i - 1] !== '--agent' && rest[i - 1] !== '--home') : undefined
-if (argv[0] === 'hook' && (hookEvent === undefined || argv.includes('--help') || argv.includes('-h'))) {
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  // Answered before anything else loads, with the line the CLI's `.version()` prints.
+  const { MNEMO_VERSION } = await import('./version.js')
+  process.stdout.write(`${MNEMO_VERSION}\n`)
+} else if (argv[0] === 'hook' && (hookEvent === undefined || argv.includes('--help') || argv.includes('-h'))) {
   // Help is not an event: answer it here instead of logging an invalid event. Exit 0 even without an
   // event (on stderr then): for Claude Code a hook's exit 2 means "block", and a hook must never block.
   const usage =
@@ -24,7 +40,7 @@ if (argv[0] === 'hook' && (hookEvent === undefined || argv.includes('--help') ||
   if (hookEvent === undefined && !argv.includes('--help') && !argv.includes('-h')) process.stderr.write(usage)
   else process.stdout.write(usage)
 } else if (argv[0] === 'hook') {
-  const { runHook } = await import('../hooks/run-hook.js')
+  const { runHook } = await loadHookRunner()
   const agentAt = argv.indexOf('--agent')
   // `--home <dir>` (or `--home=<dir>`) works here as on every command: it stands for MNEMO_HOME.
   const homeAt = argv.indexOf('--home')
@@ -41,7 +57,7 @@ if (argv[0] === 'hook' && (hookEvent === undefined || argv.includes('--help') ||
     agentAt > 0 ? (argv[agentAt + 1] ?? '') : 'claude-code',
   )
 } else {
-  const { runCli } = await import('./program.js')
+  const { runCli } = BUNDLED_COMMANDS.has(argv[0] ?? '') && !argv.some((a) => a === '--help' || a === '-h') ? await loadCli() : await import('./program.js')
   process.exitCode = await runCli(argv, {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
@@ -49,4 +65,36 @@ if (argv[0] === 'hook' && (hookEvent === undefined || argv.includes('--help') ||
     cwd: process.cwd(),
     stdoutIsTTY: process.stdout.isTTY === true,
   })
+}
+
+/** The hook runner: its bundle (see `loadBundle`), else its ES modules. */
+async function loadHookRunner(): Promise<typeof import('../hooks/run-hook.js')> {
+  return (await loadBundle<typeof import('../hooks/run-hook.js')>('../hooks/run-hook')) ?? import('../hooks/run-hook.js')
+}
+
+/** The CLI: its bundle (see `loadBundle`), else its ES modules. */
+async function loadCli(): Promise<typeof import('./program.js')> {
+  return (await loadBundle<typeof import('./program.js')>('./program')) ?? import('./program.js')
+}
+
+/**
+ * The one-file bundle `npm run build` makes of the module `<name>.js` (scripts/build-bundles.mjs), or undefined
+ * — when there is none, when it is older than the tsc output beside it (a `tsc`-only build since), or on a Node
+ * without `require` of ES modules (a package the bundle loads lazily may be one) — and the caller imports the ES
+ * modules instead. The bundle is compiled with the V8 code cache the build wrote beside it (`<bundle>.cache`, made
+ * after running the bundle once, so it holds the functions a run compiles), when that is as new as the bundle; V8
+ * checks that the cache fits this Node and these flags, and compiles the source when it does not.
+ *
+ * @param name - The module's path relative to this file, without `.js`.
+ */
+async function loadBundle<T>(name: string): Promise<T | undefined> {
+  if (process.features.require_module !== true) return undefined
+  const bundle = fileURLToPath(new URL(`${name}.bundle.cjs`, import.meta.url))
+  const built = statSync(bundle, { throwIfNoEntry: false })
+  if (built === undefined || built.mtimeMs < (statSync(fileURLToPath(new URL(`${name}.js`, import.meta.url)), { throwIfNoEntry: false })?.mtimeMs ?? 0)) return undefined
+  const require = createRequire(bundle)
+  const cached = statSync(`${bundle}.cache`, { throwIfNoEntry: false })
+  if (cached === undefined || cached.mtimeMs < built.mtimeMs) return require(bundle) as T
+  const { runCommonJs } = await import('../../runtime/code-cache.js')
+  return runCommonJs(bundle, readFileSync(`${bundle}.cache`), require) as T
 }

@@ -1,13 +1,29 @@
-import { Command, CommanderError, Option } from 'commander'
+import { createRequire } from 'node:module'
+import type * as CommanderModule from 'commander'
 import { MnemoError } from '../../core/errors.js'
 import type { MnemoEnv } from '../../config/config.js'
-import { IMPORT_FORMATS } from '../../engine/import-files.js'
+import { IMPORT_FORMATS } from '../../engine/import-format.js'
 import { ALL_MEMORY_KINDS } from '../../core/types.js'
 import { CHANNEL_NAMES } from '../../retrieval/fusion.js'
 import { EXIT_CODE_BY_ERROR } from './exit-codes.js'
-import * as commands from './commands.js'
+import { MNEMO_VERSION } from './version.js'
 import { registerFactsCommands } from './facts-commands.js'
 import type { Out } from './output.js'
+
+// commander is CommonJS: required, not imported, so that Node skips the export scan (cjs-module-lexer) an ES import
+// of a CommonJS module costs at start-up.
+const { Command, CommanderError, Option } = createRequire(import.meta.url)('commander') as typeof CommanderModule
+type Command = CommanderModule.Command
+
+/**
+ * The command handlers, by group, each module loaded when one of its commands runs: `--version`, `--help` and a
+ * usage error load none of them, and a command loads only its own group's graph (`recall` never loads the MCP SDK,
+ * the connect planners or the import parsers).
+ */
+const memoryCommands = () => import('./memory-commands.js')
+const storeCommands = () => import('./store-commands.js')
+const agentCommands = () => import('./agent-commands.js')
+const serverCommands = () => import('./server-commands.js')
 
 /** What the CLI reads and writes; the real process, or fakes in tests. */
 export interface CliIo {
@@ -33,7 +49,7 @@ export interface GlobalOptions {
 function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number) => Promise<void>): Command {
   const program = new Command('mnemo')
     .description('Memory engine for AI coding agents: capture, recall and inject context.')
-    .version('0.1.0')
+    .version(MNEMO_VERSION)
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError('(run mnemo --help for usage)')
@@ -48,7 +64,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
 
   common(program.command('demo').description('capture a sample session through the real hook path, then show recall and context'))
     .option('--keep', 'keep the demo data directory')
-    .action((o) => run(() => commands.demo(io, out(o), o)))
+    .action((o) => run(async () => (await agentCommands()).demo(io, out(o), o)))
 
   // main.ts runs `hook` before this parser is built; these options are listed for --help.
   common(program.command('hook <event>').description('the entry point an agent hook calls; reads the hook JSON on stdin; always exits 0'))
@@ -60,21 +76,21 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--all', 'every supported agent')
     .option('--dry-run', 'print the change instead of writing it')
     .option('--node <path>', 'the node binary the hooks and MCP server run with (absolute; default: the one running this command)')
-    .action((agent: string | undefined, o) => run(() => commands.connect(io, out(o), agent, o)))
+    .action((agent: string | undefined, o) => run(async () => (await agentCommands()).connect(io, out(o), agent, o)))
 
   common(program.command('disconnect [agent]').description("remove mnemo's hooks and MCP server from an agent (or --all)"))
     .addOption(new Option('--scope <scope>', 'user settings or this project').choices(['user', 'project']).default('user'))
     .option('--all', 'every supported agent')
     .option('--dry-run', 'print the change instead of writing it')
-    .action((agent: string | undefined, o) => run(() => commands.disconnect(io, out(o), agent, o)))
+    .action((agent: string | undefined, o) => run(async () => (await agentCommands()).disconnect(io, out(o), agent, o)))
 
   common(program.command('doctor').description("check each agent's configuration, the data directory, the database, the spool, and say what to fix"))
-    .action((o) => run(() => commands.doctor(io, out(o), o)))
+    .action((o) => run(async () => (await agentCommands()).doctor(io, out(o), o)))
 
   anyUser(common(program.command('import [path]').description('import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage, Cursor state.vscdb (file or folder) or LoCoMo JSON')))
     .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(IMPORT_FORMATS).default('auto'))
     .option('--project <project>', 'project to file the sessions under (name or path)')
-    .action((p: string | undefined, o) => run(() => commands.importCmd(io, out(o), p, o)))
+    .action((p: string | undefined, o) => run(async () => (await storeCommands()).importCmd(io, out(o), p, o)))
 
   textArguments(anyUser(common(program.command('recall <query...>').description('ranked full-text recall over observations and memories'))))
     .option('--project <project>', "project name or any path inside it (default: this folder's project)")
@@ -86,14 +102,14 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--explain', 'show which channels found each hit, at which rank')
     .option('--as-of <time>', 'recall as of a past ISO-8601 time: what existed then, memories as they were then')
     .option('--include-archived', 'also search archived memories')
-    .action((q: string[], o) => run(() => commands.recall(io, out(o), q.join(' '), o)))
+    .action((q: string[], o) => run(async () => (await memoryCommands()).recall(io, out(o), q.join(' '), o)))
 
   textArguments(common(program.command('remember [text...]').description('store an explicit memory (the words joined; - or no text reads stdin)')))
     .option('--project <project>', 'project name or path, created if new (default: this folder\'s project)')
     .addOption(new Option('--kind <kind>', 'kind of memory').choices(['decision', 'fact', 'preference', 'lesson']).default('fact'))
     .option('--supersedes <id>', 'the memory this one replaces (mem_…)')
     .option('--scope <scope>', 'project (default) or user: yours, recalled in every project of this user')
-    .action((t: string[], o) => run(() => commands.remember(io, out(o), t, o)))
+    .action((t: string[], o) => run(async () => (await memoryCommands()).remember(io, out(o), t, o)))
 
   anyUser(common(program.command('memories').description('list memories by kind, tier and state, pinned first, then newest')))
     .option('--project <project>', "project name or any path inside it (default: this folder's project)")
@@ -102,15 +118,15 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .addOption(new Option('--tier <tier>', 'episodic (summaries), semantic (facts, decisions, …), procedural').choices(['episodic', 'semantic', 'procedural', 'all']).default('all'))
     .addOption(new Option('--state <state>', 'current, archived, superseded (older versions) or all').choices(['current', 'archived', 'superseded', 'all']).default('current'))
     .option('--limit <n>', 'most memories, 1–1000', '50')
-    .action((o) => run(() => commands.memories(io, out(o), o)))
+    .action((o) => run(async () => (await memoryCommands()).memories(io, out(o), o)))
 
   textArguments(anyUser(common(program.command('edit <id> [text...]').description('correct a memory: the new text is stored as a new version that supersedes it (- or no text reads stdin)'))))
-    .action((id: string, t: string[], o) => run(() => commands.edit(io, out(o), id, t, o)))
+    .action((id: string, t: string[], o) => run(async () => (await memoryCommands()).edit(io, out(o), id, t, o)))
 
   common(program.command('move <id>').description('make a memory yours in every project (--to user) or a project\'s (--to project [--project P])'))
     .requiredOption('--to <where>', 'user or project')
     .option('--project <project>', 'with --to project: project name or path (default: this folder\'s project)')
-    .action((id: string, o) => run(() => commands.move(io, out(o), id, o)))
+    .action((id: string, o) => run(async () => (await memoryCommands()).move(io, out(o), id, o)))
 
   anyUser(common(program.command('forget [id]').description('delete an observation or memory for good, or a whole scope (--project with --session/--before)')))
     .option('--project <project>', 'delete this project\'s data (name or path)')
@@ -118,7 +134,7 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--before <time>', 'with --project: only what happened before this ISO-8601 time')
     .option('--yes', 'confirm a scoped delete')
     .option('--chain', 'with a memory id: forget every version of it, not only this one')
-    .action((id: string | undefined, o) => run(() => commands.forget(io, out(o), id, o)))
+    .action((id: string | undefined, o) => run(async () => (await memoryCommands()).forget(io, out(o), id, o)))
 
   for (const [name, what] of [
     ['pin', 'pin a memory: it never decays or archives'],
@@ -126,85 +142,85 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     ['archive', 'move a memory out of default recall and context (restorable)'],
     ['restore', 'bring an archived memory back'],
   ] as const) {
-    anyUser(common(program.command(`${name} <id>`).description(what))).action((id: string, o) => run(() => commands.memoryState(io, out(o), id, name, o)))
+    anyUser(common(program.command(`${name} <id>`).description(what))).action((id: string, o) => run(async () => (await memoryCommands()).memoryState(io, out(o), id, name, o)))
   }
 
   anyUser(common(program.command('history <id>').description("a memory's version chain: what it superseded and what superseded it")))
-    .action((id: string, o) => run(() => commands.history(io, out(o), id, o)))
+    .action((id: string, o) => run(async () => (await memoryCommands()).history(io, out(o), id, o)))
 
   anyUser(common(program.command('sessions').description('list sessions, newest first')))
     .option('--project <project>', 'project name or any path inside it')
     .option('--limit <n>', 'most sessions, 1–1000', '50')
-    .action((o) => run(() => commands.sessions(io, out(o), o)))
+    .action((o) => run(async () => (await memoryCommands()).sessions(io, out(o), o)))
 
   anyUser(common(program.command('show <id>').description('show an observation, memory or session in full')))
-    .action((id: string, o) => run(() => commands.show(io, out(o), id, o)))
+    .action((id: string, o) => run(async () => (await memoryCommands()).show(io, out(o), id, o)))
 
   anyUser(common(program.command('context').description('print the context block a new session of a project gets')))
     .option('--project <project>', 'project name or path (default: this folder\'s project)')
     .option('--budget <tokens>', 'token budget (default: $MNEMO_CONTEXT_BUDGET or 2000)')
-    .action((o) => run(() => commands.context(io, out(o), o)))
+    .action((o) => run(async () => (await memoryCommands()).context(io, out(o), o)))
 
   common(program.command('status').description('data directory, counts, last capture, spool and recent errors'))
-    .action((o) => run(() => commands.status(io, out(o), o)))
+    .action((o) => run(async () => (await storeCommands()).status(io, out(o), o)))
 
   const spool = program.command('spool').description("hook inputs mnemo could not store: list, retry or purge those kept in spool/bad/")
-  common(spool.command('list').description('what spool/bad/ holds, oldest first')).action((o) => run(() => commands.spoolList(io, out(o), o)))
+  common(spool.command('list').description('what spool/bad/ holds, oldest first')).action((o) => run(async () => (await storeCommands()).spoolList(io, out(o), o)))
   common(spool.command('retry').description('store what spool/bad/ holds again (after the cause is fixed); what still fails stays'))
-    .action((o) => run(() => commands.spoolRetry(io, out(o), o)))
+    .action((o) => run(async () => (await storeCommands()).spoolRetry(io, out(o), o)))
   common(spool.command('purge').description('delete what spool/bad/ holds, for good'))
     .option('--yes', 'confirm')
-    .action((o) => run(() => commands.spoolPurge(io, out(o), o)))
+    .action((o) => run(async () => (await storeCommands()).spoolPurge(io, out(o), o)))
 
   common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log'))
-    .action((o) => run(() => commands.rebuild(io, out(o), o)))
+    .action((o) => run(async () => (await storeCommands()).rebuild(io, out(o), o)))
 
   common(program.command('compact').description('fold old capture events into what they derived (answers unchanged, log smaller), then vacuum'))
     .option('--before <time>', 'fold events older than this ISO-8601 time (required)')
     .option('--project <project>', 'only this project (name or path)')
     .option('--no-vacuum', 'skip rewriting the database file afterwards')
-    .action((o) => run(() => commands.compact(io, out(o), o)))
+    .action((o) => run(async () => (await storeCommands()).compact(io, out(o), o)))
 
   common(program.command('consolidate').description('summarise finished sessions, derive lessons, archive what decayed (deterministic, no model)'))
     .option('--idle-minutes <n>', 'a session idle this long counts as finished', '30')
-    .action((o) => run(() => commands.consolidate(io, out(o), o)))
+    .action((o) => run(async () => (await storeCommands()).consolidate(io, out(o), o)))
 
   anyUser(common(program.command('export').description('write everything (or one project) as a versioned JSONL export on stdout, or Markdown files')))
     .option('--project <project>', 'only this project (name or path)')
     .addOption(new Option('--format <format>', 'jsonl (lossless, re-importable) or markdown (for people)').choices(['jsonl', 'markdown']).default('jsonl'))
     .option('--out <path>', 'write to this file (jsonl) or folder (markdown) instead of stdout')
     .option('--force', 'replace files that already exist (never the store\'s own files)')
-    .action((o) => run(() => commands.exportCmd(io, out(o), o)))
+    .action((o) => run(async () => (await storeCommands()).exportCmd(io, out(o), o)))
 
   common(program.command('redact').description('re-run secret redaction over everything stored (new patterns), with an audit record'))
     .option('--rescan', 'rewrite stored events whose text now matches a secret pattern, then rebuild')
-    .action((o) => run(() => commands.redact(io, out(o), o)))
+    .action((o) => run(async () => (await storeCommands()).redact(io, out(o), o)))
 
   common(program.command('reindex').description('recompute vectors: refit the builtin model, embed with the configured embedder'))
     .option('--project <project>', 'only this project (name or path)')
-    .action((o) => run(() => commands.reindex(io, out(o), o)))
+    .action((o) => run(async () => (await storeCommands()).reindex(io, out(o), o)))
 
   common(program.command('serve').description('run the HTTP server: REST API under /v1 and MCP (streamable HTTP) at /mcp, with a bearer token'))
     .option('--port <n>', 'port to listen on, 0 for any free port (default: $MNEMO_PORT or 7077)')
     .option('--host <host>', 'address to bind', '127.0.0.1')
     .option('--allowed-hosts <names>', 'comma-separated host names clients may reach it by besides its own addresses (other Host/Origin headers get 403)')
-    .action((o) => run(() => commands.serve(io, out(o), o)))
+    .action((o) => run(async () => (await serverCommands()).serve(io, out(o), o)))
 
   common(program.command('viewer').description("print the web viewer's address (with the token) for the server on this machine"))
     .option('--port <n>', 'port the server listens on (default: $MNEMO_PORT or 7077)')
     .option('--host <host>', 'address the server listens on', '127.0.0.1')
-    .action((o) => run(() => commands.viewer(io, out(o), o)))
+    .action((o) => run(async () => (await serverCommands()).viewer(io, out(o), o)))
 
   const user = program.command('user').description("team server users: each gets a token of their own and reads and writes only their data and shared data")
   common(user.command('add <name>').description('give a user a token (printed once)'))
     .option('--replace', 'give a user who has a token a new one (the old one stops working)')
-    .action((name: string, o) => run(() => commands.userAdd(io, out(o), name, o)))
-  common(user.command('remove <name>').description("revoke a user's token (their data stays)")).action((name: string, o) => run(() => commands.userRemove(io, out(o), name, o)))
-  common(user.command('list').description('users with a token')).action((o) => run(() => commands.userList(io, out(o), o)))
+    .action((name: string, o) => run(async () => (await serverCommands()).userAdd(io, out(o), name, o)))
+  common(user.command('remove <name>').description("revoke a user's token (their data stays)")).action((name: string, o) => run(async () => (await serverCommands()).userRemove(io, out(o), name, o)))
+  common(user.command('list').description('users with a token')).action((o) => run(async () => (await serverCommands()).userList(io, out(o), o)))
 
   common(program.command('mcp').description('run the MCP server over stdio'))
     .option('--agent <name>', 'the agent launching it (mnemo connect writes it): claude-code, codex, gemini, cursor, opencode')
-    .action((o) => run(() => commands.mcp(io, o)))
+    .action((o) => run(async () => (await agentCommands()).mcp(io, o)))
 
   registerFactsCommands(program, io, run)
 
@@ -213,12 +229,12 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--limit-questions <n>', 'only the first n questions (quick runs)')
     .option('--channels <list>', `channels to use (ablation), comma-separated: ${CHANNEL_NAMES.join(',')}`)
     .option('--conversations <list>', 'only these conversations (sample_id), comma-separated: conv-26,conv-41')
-    .action((file: string, o) => run(() => commands.benchLocomo(io, out(o), file, o)))
+    .action((file: string, o) => run(async () => (await agentCommands()).benchLocomo(io, out(o), file, o)))
 
   common(bench.command('longmemeval <file>').description('LongMemEval retrieval scoring: session and turn level recall_any/recall_all/NDCG@k'))
     .option('--limit-questions <n>', 'only the first n questions (quick runs)')
     .option('--channels <list>', 'channels to use (ablation), comma-separated')
-    .action((file: string, o) => run(() => commands.benchLongMemEval(io, out(o), file, o)))
+    .action((file: string, o) => run(async () => (await agentCommands()).benchLongMemEval(io, out(o), file, o)))
 
   return program
 }

@@ -77,9 +77,12 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
   const agent = toHookAgent(agentName)
   let finished = false
   let config
+  // Set when the environment's settings are bad: the local store is then not opened (the event is spooled).
+  let configError: unknown
   try {
     config = resolveConfig(io.env)
-  } catch {
+  } catch (error) {
+    configError = error
     // A bad setting must not cost the event: spool it where MNEMO_HOME points (if usable), else the default home.
     try {
       config = resolveConfig({ HOME: io.env['HOME'], MNEMO_HOME: io.env['MNEMO_HOME'] })
@@ -204,7 +207,9 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       }
       return
     }
-    opened = openMnemo({ env: io.env, cwd: io.cwd, busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS })
+    if (configError !== undefined) throw configError
+    // The configuration, spool and error log made above serve the store too: resolved and built once per hook.
+    opened = openMnemo({ env: io.env, cwd: io.cwd, busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS, config, spool, errors })
     const engine = opened.engine
     let result: ReturnType<typeof engine.captureHook> | undefined
     try {

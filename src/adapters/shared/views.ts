@@ -1,13 +1,12 @@
 import { z } from 'zod'
-import { toIso } from '../../core/clock.js'
-import type { Memory, Observation, Project, RecallHit, Session } from '../../core/types.js'
-import type { ImportReport } from '../../engine/mnemo.js'
+
+export { fromHitJson, toHitJson, toImportJson, toListedObservationJson, toMemoryJson, toObservationJson, toSessionJson } from './view-mappers.js'
 
 /**
  * The JSON every surface returns (CLI `--json`, REST, MCP show), as zod
- * schemas (they become the OpenAPI response schemas) and the mappers that
- * produce it. Each mapper is typed by
- * its schema, so the document cannot promise a field the code does not send.
+ * schemas (they become the OpenAPI response schemas); the mappers that
+ * produce it live in `view-mappers.ts`, each typed by its schema here, so the
+ * document cannot promise a field the code does not send.
  * Times are ISO-8601 UTC; absent values are `null`, never missing.
  */
 
@@ -35,43 +34,6 @@ export const hitJson = z.object({
   fusedRank: count.optional().describe('With explain: its 1-based rank in the fused list before the re-ranker reordered the first 100.'),
 })
 
-export function toHitJson(h: RecallHit, explain = false): z.output<typeof hitJson> {
-  return {
-    ...(explain ? { channels: h.channels ?? {}, viaNeighbor: h.viaNeighbor ?? false, ...(h.fusedRank !== undefined ? { fusedRank: h.fusedRank } : {}) } : {}),
-    id: h.id,
-    type: h.type,
-    kind: h.kind,
-    project: h.project,
-    projectId: h.projectId,
-    sessionId: h.sessionId ?? null,
-    time: toIso(h.ts),
-    score: Number(h.score.toFixed(4)),
-    snippet: h.snippet,
-    sourceRef: h.sourceRef ?? null,
-    flags: h.flags ?? [],
-  }
-}
-
-/** A hit read back from its JSON (a team server's recall), for the CLI's printers. */
-export function fromHitJson(h: z.output<typeof hitJson>): RecallHit {
-  return {
-    id: h.id as RecallHit['id'],
-    type: h.type,
-    kind: h.kind as RecallHit['kind'],
-    projectId: h.projectId as RecallHit['projectId'],
-    project: h.project,
-    sessionId: (h.sessionId ?? undefined) as RecallHit['sessionId'],
-    ts: Date.parse(h.time),
-    score: h.score,
-    snippet: h.snippet,
-    sourceRef: h.sourceRef ?? undefined,
-    ...(h.channels ? { channels: h.channels as NonNullable<RecallHit['channels']> } : {}),
-    ...(h.viaNeighbor !== undefined ? { viaNeighbor: h.viaNeighbor } : {}),
-    ...(h.fusedRank !== undefined ? { fusedRank: h.fusedRank } : {}),
-    ...(h.flags.length > 0 ? { flags: h.flags } : {}),
-  }
-}
-
 export const recallJson = z.object({
   query: z.string(),
   hits: z.array(hitJson).describe('Best first.'),
@@ -98,28 +60,6 @@ export const memoryJson = z.object({
   confidence: z.number().nullable().describe('0–1: how sure the extraction that derived it was; null for a stated memory, a summary or a procedure.'),
 })
 
-export function toMemoryJson(m: Memory, project: Project | undefined): z.output<typeof memoryJson> {
-  return {
-    id: m.id,
-    kind: m.kind,
-    project: project?.name ?? null,
-    projectId: m.projectId,
-    createdAt: toIso(m.createdAt),
-    seenCount: m.seenCount,
-    flags: m.flags,
-    text: m.text,
-    validFrom: toIso(m.validFrom),
-    validTo: m.validTo === undefined ? null : toIso(m.validTo),
-    supersedes: m.supersedes ?? null,
-    supersededBy: m.supersededBy ?? null,
-    review: m.review ?? null,
-    pinned: m.pinned,
-    archivedAt: m.archivedAt === undefined ? null : toIso(m.archivedAt),
-    sources: m.sources,
-    confidence: m.confidence ?? null,
-  }
-}
-
 export const rememberJson = z.object({ created: z.boolean().describe('False when the same text was already remembered.'), memory: memoryJson })
 
 export const observationJson = z.object({
@@ -137,23 +77,6 @@ export const observationJson = z.object({
   text: z.string(),
 })
 
-export function toObservationJson(o: Observation, project: Project | undefined): z.output<typeof observationJson> {
-  return {
-    id: o.id,
-    kind: o.kind,
-    role: o.role,
-    project: project?.name ?? null,
-    projectId: o.projectId,
-    sessionId: o.sessionId,
-    time: toIso(o.ts),
-    tool: o.tool ?? null,
-    files: o.files,
-    sourceRef: o.sourceRef ?? null,
-    flags: o.flags,
-    text: o.text,
-  }
-}
-
 export const sessionJson = z.object({
   id: z.string(),
   project: z.string().nullable(),
@@ -167,22 +90,6 @@ export const sessionJson = z.object({
   title: z.string().nullable(),
   observations: count,
 })
-
-export function toSessionJson(s: Session, project: Project | undefined): z.output<typeof sessionJson> {
-  return {
-    id: s.id,
-    project: project?.name ?? null,
-    projectId: s.projectId,
-    agent: s.agent,
-    sessionKey: s.sessionKey,
-    user: s.user ?? null,
-    startedAt: toIso(s.startedAt),
-    lastEventAt: toIso(s.lastEventAt),
-    endedAt: s.endedAt === undefined ? null : toIso(s.endedAt),
-    title: s.title ?? null,
-    observations: s.observationCount,
-  }
-}
 
 export const sessionsJson = z.object({ sessions: z.array(sessionJson).describe('Newest first.') })
 
@@ -269,13 +176,6 @@ export const importJson = z.object({
   unknown: count,
 })
 
-export function toImportJson(r: ImportReport): z.output<typeof importJson> {
-  return {
-    ...r,
-    files: r.files.map((f) => ({ ...f, format: f.format ?? null, error: f.error ?? null })),
-  }
-}
-
 export const openApiJson = z.object({ openapi: z.string() }).loose().describe('This document.')
 
 /** An observation as listed for browsing: with its session's agent and the log sequence number it came from. */
@@ -283,10 +183,6 @@ export const listedObservationJson = observationJson.extend({
   agent: z.string(),
   seq: count.describe('Sequence number of the event it was derived from; pages and live tails are cut by it.'),
 })
-
-export function toListedObservationJson(o: Observation & { agent: string }, project: Project | undefined): z.output<typeof listedObservationJson> {
-  return { ...toObservationJson(o, project), agent: o.agent, seq: o.eventSeq }
-}
 
 export const observationsPageJson = z.object({
   observations: z.array(listedObservationJson).describe('Newest first.'),

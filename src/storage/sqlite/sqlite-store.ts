@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3'
+import { createRequire } from 'node:module'
+import type DatabaseModule from 'better-sqlite3'
 import { MnemoError } from '../../core/errors.js'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
@@ -13,6 +14,10 @@ import { coMentioned, countDocs, docs, injections, matchCount, recordInjections,
 import { append, rebuild, rederiveSession } from './sqlite-write.js'
 import { createSqliteFacts } from './sqlite-facts.js'
 import type { FactStore } from '../fact-store.js'
+
+// better-sqlite3 is CommonJS: required, not imported, so that Node skips the export scan (cjs-module-lexer) an ES
+// import of a CommonJS module costs every process at start-up. (The hook's bundle requires it either way.)
+const Database = createRequire(import.meta.url)('better-sqlite3') as typeof DatabaseModule
 
 export interface SqliteStoreOptions {
   /** Database file path, or `:memory:`. */
@@ -39,7 +44,7 @@ export interface SqliteStoreOptions {
  * @throws {MnemoError} `STORE_UNAVAILABLE` — the file cannot be opened or migrated; `cause` holds the driver error.
  */
 export function openSqliteStore(options: SqliteStoreOptions, now: () => number = Date.now): Store {
-  let db: Database.Database
+  let db: DatabaseModule.Database
   try {
     db = new Database(options.path, { readonly: options.readonly ?? false })
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
@@ -66,7 +71,7 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
  * @throws {MnemoError} `STORE_UNAVAILABLE` — the file was written by a newer mnemo (a schema version this one does not know):
  *   writing to it could store rows the newer version reads wrongly.
  */
-function refuseNewerSchema(db: Database.Database, path: string): void {
+function refuseNewerSchema(db: DatabaseModule.Database, path: string): void {
   const version = db.pragma('user_version', { simple: true }) as number
   const known = MIGRATIONS.at(-1)?.version ?? 0
   if (version <= known) return
@@ -76,7 +81,7 @@ function refuseNewerSchema(db: Database.Database, path: string): void {
   })
 }
 
-function migrate(db: Database.Database): void {
+function migrate(db: DatabaseModule.Database): void {
   const current = db.pragma('user_version', { simple: true }) as number
   if (current >= MIGRATIONS.length) return
   // IMMEDIATE takes the write lock first, so two processes opening a fresh file do not both migrate.
@@ -95,7 +100,7 @@ class SqliteStore implements Store {
   private readonly s: SqliteDb
   readonly facts: FactStore
 
-  constructor(db: Database.Database, path: string, now: () => number) {
+  constructor(db: DatabaseModule.Database, path: string, now: () => number) {
     this.s = new SqliteDb(db, path, now)
     this.facts = createSqliteFacts(this.s)
   }

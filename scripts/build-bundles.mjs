@@ -1,0 +1,80 @@
+// Bundles the two entry points a process starts from most often into one minified CommonJS file each, which
+// dist/adapters/cli/main.js loads instead of the ~80 ES modules tsc emits for them (resolving, reading and linking
+// each module was most of a process's start-up):
+//   dist/adapters/hooks/run-hook.bundle.cjs  — `mnemo hook <event>`: an agent starts one per event
+//   dist/adapters/cli/program.bundle.cjs     — the CLI commands that open the store (recall, status, context, …)
+// Everything from src/ is inlined; packages stay external (required from node_modules); modules imported lazily
+// (recall, the import parsers, providers, servers) stay lazy inside the bundle.
+// Usage: node scripts/build-bundles.mjs   (run by `npm run build`; bundles are build artefacts, not committed)
+// MNEMO_BUNDLE_MINIFY=0 keeps the code as written (for reading a CPU profile).
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import * as esbuild from 'esbuild'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+
+for (const [entry, outfile] of [
+  ['src/adapters/hooks/run-hook.ts', 'dist/adapters/hooks/run-hook.bundle.cjs'],
+  ['src/adapters/cli/program.ts', 'dist/adapters/cli/program.bundle.cjs'],
+]) {
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [path.join(root, entry)],
+    outfile: path.join(root, outfile),
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: ['node20'],
+    packages: 'external',
+    minify: process.env['MNEMO_BUNDLE_MINIFY'] !== '0',
+    // Function and class names stay as written: stack traces (`--debug`, a crash) keep naming the code.
+    keepNames: true,
+    sourcemap: 'linked',
+    tsconfig: path.join(root, 'tsconfig.build.json'),
+    // The sources are ES modules: `import.meta.url` (createRequire of a CommonJS package, files found beside a
+    // module) becomes the bundle's own URL. Each bundle sits in the folder of its entry's tsc output, as deep below
+    // dist/ as every inlined module that reads it (dist/adapters/*/), so their relative paths (../../../fixtures,
+    // ../cli/main.js) still name the same files.
+    define: { 'import.meta.url': '__mnemoBundleUrl' },
+    banner: { js: 'const __mnemoBundleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    // `import()` becomes a require (main.js loads a bundle only where Node can require ES modules): V8 drops what a
+    // dynamic import needs from functions it restores from a code cache (Node 20 then throws
+    // ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING), so no `import()` may remain in a cached bundle.
+    supported: { 'dynamic-import': false },
+    logLevel: 'warning',
+    metafile: true,
+  })
+  const bytes = Object.values(result.metafile.outputs).find((o) => o.entryPoint)?.bytes ?? 0
+  console.log(`build-bundles: ${outfile} ${(bytes / 1024).toFixed(1)} KiB`)
+}
+
+// V8 code caches (`<bundle>.cache`), which main.js compiles the bundles with (see loadBundle in src/adapters/cli/main.ts):
+// each made after running its bundle once on a throwaway data directory, so the cache holds the functions a hook or a
+// command compiles, not only the top level. V8 rejects a cache made by another Node or with other flags; then main.js
+// compiles the source as without one.
+const { compileCommonJs } = await import(path.join(root, 'dist/runtime/code-cache.js'))
+const { createRequire } = await import('node:module')
+const { Readable } = await import('node:stream')
+const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs')
+const os = await import('node:os')
+const home = mkdtempSync(path.join(os.tmpdir(), 'mnemo-build-cache-'))
+const cwd = path.join(home, 'project')
+const env = { HOME: home, MNEMO_HOME: path.join(home, 'mnemo'), MNEMO_TZ: 'UTC' }
+try {
+  const hookFile = path.join(root, 'dist/adapters/hooks/run-hook.bundle.cjs')
+  const hook = compileCommonJs(hookFile, undefined, createRequire(hookFile))
+  const tool = { tool_name: 'Read', tool_input: { file_path: `${cwd}/src/retry.ts` }, tool_response: { type: 'text', file: { filePath: `${cwd}/src/retry.ts`, content: 'export function retry(attempts: number) { return attempts > 3 }\n'.repeat(30) } }, tool_use_id: 'toolu_cache1' }
+  for (const [event, fields] of [['SessionStart', { source: 'startup' }], ['UserPromptSubmit', { prompt: 'Why does the retry loop give up after yesterday’s change?' }], ['PostToolUse', tool], ['SessionStart', { source: 'resume' }]]) {
+    const stdin = JSON.stringify({ session_id: 'build-cache', cwd, hook_event_name: event, ...fields })
+    await new Promise((resolve) => hook.exports.runHook(event, { stdin: Readable.from([stdin]), stdout: { write: () => true }, stderr: { write: () => true }, env, cwd, exit: resolve }))
+  }
+  writeFileSync(`${hookFile}.cache`, hook.script.createCachedData())
+  const cliFile = path.join(root, 'dist/adapters/cli/program.bundle.cjs')
+  const cli = compileCommonJs(cliFile, undefined, createRequire(cliFile))
+  const io = { stdout: () => undefined, stderr: () => undefined, env, cwd }
+  for (const args of [['status'], ['recall', 'retry loop'], ['recall', 'what changed in the retry loop last week'], ['context'], ['sessions'], ['recall', 'retry', '--json']]) await cli.exports.runCli(args, io)
+  writeFileSync(`${cliFile}.cache`, cli.script.createCachedData())
+  console.log('build-bundles: V8 code caches written beside both bundles')
+} finally {
+  rmSync(home, { recursive: true, force: true })
+}

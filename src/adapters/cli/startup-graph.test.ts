@@ -1,0 +1,107 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { tempDir } from '../../testing/test-mnemo.js'
+
+// What each process loads, as the agent and the user start it: the built CLI (`npm test` builds it first), every
+// ES module seen by a module load hook and every CommonJS file Node's module debug log names. Start-up time is
+// mostly the loading of modules, so these tests keep the heavy ones (zod, the MCP SDK, the import parsers) off the
+// paths that do not use them. The time itself is measured by the benchmark (scripts/bench/startup.mjs), not here.
+const ROOT = path.resolve(import.meta.dirname, '../../..')
+const CLI = path.join(ROOT, 'dist/adapters/cli/main.js')
+
+const HOOKS = `import { appendFileSync } from 'node:fs'
+export async function load(url, context, next) {
+  if (url.startsWith('file:')) appendFileSync(process.env.MNEMO_TEST_LOADED, url + '\\n')
+  return next(url, context)
+}`
+const REGISTER = `import { register } from 'node:module'
+register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)})`
+
+const cleanups: (() => void)[] = []
+afterEach(() => {
+  while (cleanups.length > 0) cleanups.pop()!()
+})
+beforeAll(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`)
+})
+
+/** Runs the CLI with `args` and returns the files it loaded, relative to the repository (`dist/…`, `node_modules/…`). */
+function loaded(args: string[], input = ''): { files: string[]; code: number | null; stdout: string; home: string } {
+  const t = tempDir()
+  cleanups.push(t.cleanup)
+  const log = path.join(t.dir, 'loaded.txt')
+  writeFileSync(log, '')
+  const r = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, CLI, ...args], {
+    input,
+    env: { PATH: process.env['PATH'], HOME: t.dir, MNEMO_HOME: path.join(t.dir, 'home'), MNEMO_TEST_LOADED: log, NODE_DEBUG: 'module' },
+    encoding: 'utf8',
+  })
+  const esm = readFileSync(log, 'utf8').split('\n').filter((l) => l.length > 0).map((u) => new URL(u).pathname)
+  const cjs = [...r.stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)].map((m) => m[1]!)
+  const files = [...new Set([...esm, ...cjs])].map((f) => path.relative(ROOT, f)).sort()
+  return { files, code: r.status, stdout: r.stdout, home: path.join(t.dir, 'home') }
+}
+
+const HEAVY = ['node_modules/zod/', 'node_modules/chrono-node/', 'node_modules/@modelcontextprotocol/', 'node_modules/hono/', 'node_modules/smol-toml/', 'node_modules/jsonc-parser/']
+const heavyIn = (files: string[]): string[] => files.filter((f) => HEAVY.some((h) => f.startsWith(h)))
+
+// The ES modules a bundled process loads besides its bundle: the entry and the loader of V8 code caches.
+const ENTRY = ['dist/adapters/cli/main.js', 'dist/runtime/code-cache.js']
+
+describe('start-up module graph', () => {
+  it('--version loads the entry and the version, nothing else', () => {
+    for (const args of [['--version'], ['-V']]) {
+      const r = loaded(args)
+      expect(r.code).toBe(0)
+      expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/)
+      expect(r.files.filter((f) => f.startsWith('dist/'))).toEqual(['dist/adapters/cli/main.js', 'dist/adapters/cli/version.js'])
+      expect(r.files.filter((f) => f.startsWith('node_modules/'))).toEqual([])
+    }
+  })
+
+  it('--help loads the command tables and commander: no engine, store or handler module', () => {
+    const r = loaded(['--help'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('Usage: mnemo')
+    const ours = r.files.filter((f) => f.startsWith('dist/'))
+    expect(ours).toContain('dist/adapters/cli/program.js')
+    // No engine, store, capture or runtime module; of the command modules only the facts table (it registers its own).
+    expect(ours.filter((f) => /^dist\/(engine|storage|capture|runtime|lifecycle|context)\//.test(f))).toEqual(['dist/engine/import-format.js'])
+    expect(ours.filter((f) => /-commands\.js$/.test(f))).toEqual(['dist/adapters/cli/facts-commands.js'])
+    expect(r.files.filter((f) => f.startsWith('node_modules/')).every((f) => f.startsWith('node_modules/commander/'))).toBe(true)
+  })
+
+  it('status, recall and context run from the CLI bundle, without the heavy packages they do not use', () => {
+    for (const args of [['status'], ['recall', 'retry logic'], ['context']]) {
+      const r = loaded(args)
+      expect(r.code, args.join(' ')).toBe(0)
+      expect(heavyIn(r.files), args.join(' ')).toEqual([])
+      expect(r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs')), args.join(' ')).toEqual(ENTRY)
+    }
+  })
+
+  it('a hook runs from the hook bundle, without commander or the heavy packages', () => {
+    const payload = JSON.stringify({ session_id: 's1', cwd: '/tmp/startup-graph', hook_event_name: 'UserPromptSubmit', prompt: 'why does the retry loop spin?' })
+    const r = loaded(['hook', 'UserPromptSubmit'], payload)
+    expect(r.code).toBe(0)
+    // Stored, not spooled: the bundle did the whole job.
+    expect(existsSync(path.join(r.home, 'mnemo.db'))).toBe(true)
+    expect(existsSync(path.join(r.home, 'logs', 'errors.jsonl'))).toBe(false)
+    expect(r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs'))).toEqual(ENTRY)
+    expect(heavyIn(r.files)).toEqual([])
+    expect(r.files.some((f) => f.startsWith('node_modules/commander/'))).toBe(false)
+    expect(r.files.some((f) => f.startsWith('node_modules/better-sqlite3/'))).toBe(true)
+  })
+
+  it('the bundles hold no import(): functions V8 restores from a code cache cannot run one, so a recall that reads a date still works', () => {
+    for (const bundle of ['dist/adapters/cli/program.bundle.cjs', 'dist/adapters/hooks/run-hook.bundle.cjs']) {
+      expect(readFileSync(path.join(ROOT, bundle), 'utf8').match(/\bimport\(/g) ?? [], bundle).toEqual([])
+    }
+    // The time channel loads chrono-node lazily: from the cached bundle, that load must work.
+    const r = loaded(['recall', 'what changed in the retry loop last week'])
+    expect(r.code).toBe(0)
+    expect(r.files.some((f) => f.startsWith('node_modules/chrono-node/'))).toBe(true)
+  })
+})
