@@ -238,14 +238,11 @@ describe('planCodexDisconnect', () => {
     expect(read(hooksPath())).toBe(USER_HOOKS)
   })
 
-  it('leaves empty files when only mnemo was there, and skips missing files', () => {
+  it('deletes the files left empty when only mnemo was there, and skips missing files', () => {
     connect()
     applyAgentConnectPlan(planCodexDisconnect(base))
-    expect(withoutTrust(read(configPath()))).toBe('')
-    expect(read(hooksPath())).toBe('{}\n')
-    rmSync(hooksPath())
-    expect(planCodexDisconnect(base).files.map((f) => [f.path, f.changed])).toEqual([[configPath(), false]])
-    rmSync(configPath())
+    expect(existsSync(configPath())).toBe(false)
+    expect(existsSync(hooksPath())).toBe(false)
     expect(renderAgentPlanDiff(planCodexDisconnect(base))).toBe('nothing to do: no Codex CLI configuration files found\n')
   })
 })

@@ -50,6 +50,7 @@ import {
   parseJsonQuiet,
   parseTomlConfig,
   planFileOf,
+  removeIfEmptied,
   planGroupedHooks,
   readConfigText,
   resolveAgentCommand,
@@ -266,7 +267,7 @@ export function planCodexConnect(options: AgentConnectOptions = {}): AgentConnec
  * `[mcp_servers.mnemo]` (with its sub-tables) and every mnemo hook command
  * ({@link isMnemoAgentHookCommand}), nothing else; groups, event lists and a
  * `hooks` object emptied by that are removed. Missing files are left out of
- * the plan (files are never deleted).
+ * the plan; a file left empty by the removal is deleted ({@link removeIfEmptied}).
  * @throws MnemoError INVALID_INPUT as {@link planCodexConnect}.
  */
 export function planCodexDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
@@ -276,6 +277,6 @@ export function planCodexDisconnect(options: AgentDisconnectOptions = {}): Agent
   const hooksFile = planHooks(hooksPath, mine, undefined, true)
   // The trust records of the hooks being removed go with them.
   const untrust = scope === 'user' && hooksFile !== undefined ? codexMnemoHookTrust(hooksPath, parseJsonQuiet(hooksFile.before), mine).map((t) => t.key) : []
-  const files = [planConfig(configPath, undefined, true, [], untrust), hooksFile].filter((f): f is AgentPlanFile => f !== undefined)
+  const files = [removeIfEmptied(planConfig(configPath, undefined, true, [], untrust), 'toml'), removeIfEmptied(hooksFile, 'json')].filter((f): f is AgentPlanFile => f !== undefined)
   return { client: 'codex', action: 'disconnect', scope, files, notes: [] }
 }

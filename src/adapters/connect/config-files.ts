@@ -40,7 +40,7 @@ export const AGENT_LABELS: Readonly<Record<ConnectAgent, string>> = { codex: 'Co
 /** One file of an agent plan: a {@link ConnectPlanFile} plus mnemo's own entries summarised (`  mcp servers added: mnemo`). */
 export interface AgentPlanFile extends ConnectPlanFile {
   summary: string[]
-  /** The file is a file of mnemo's own (OpenCode's plugin) and applying the plan deletes it; `after` is then ''. */
+  /** Applying the plan deletes the file: a file of mnemo's own (OpenCode's plugin), or one disconnect left empty ({@link removeIfEmptied}); `after` is then ''. */
   remove?: boolean
 }
 
@@ -372,6 +372,22 @@ export function summarizeItems(label: string, before: ReadonlyMap<string, string
 /** A plan file from before/after texts. */
 export function planFileOf(path: string, kind: ConnectPlanFile['kind'], before: string | undefined, after: string, summary: string[]): AgentPlanFile {
   return { path, kind, before, after, changed: after !== before, summary }
+}
+
+/**
+ * On disconnect: when removing mnemo's entries leaves `file` holding nothing
+ * but what connect itself writes around them (`leftover`: for JSON the exact
+ * objects, e.g. `{}` or Cursor's `{"version":1}`, compared without
+ * whitespace, so a comment or any key of the user's keeps the file; for TOML
+ * nothing but blank lines), the file is one connect created: the plan deletes
+ * it instead of leaving an empty shell. A file mnemo did not change (no mnemo
+ * entry in it) is never deleted. Returns `file` itself otherwise.
+ */
+export function removeIfEmptied(file: AgentPlanFile | undefined, format: 'json' | 'toml', leftover: readonly JsonObject[] = [{}]): AgentPlanFile | undefined {
+  if (file === undefined || !file.changed || file.before === undefined) return file
+  const rest = file.after.replace(/\s+/g, '')
+  const empty = format === 'toml' ? rest === '' : rest === '' || leftover.some((l) => rest === JSON.stringify(l))
+  return empty ? { ...file, after: '', remove: true } : file
 }
 
 /**

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
@@ -147,12 +147,15 @@ describe('planCursorDisconnect', () => {
     expect([read(mcpPath()), read(hooksPath())]).toEqual([USER_MCP, USER_HOOKS])
   })
 
-  it('keeps version, drops emptied containers, skips missing files', () => {
+  it('deletes files left with only what connect wrote (version), skips missing files', () => {
     connect()
     applyAgentConnectPlan(planCursorDisconnect(base))
-    expect(read(mcpPath())).toBe('{}\n')
-    expect(readJson(hooksPath())).toEqual({ version: 1 })
-    rmSync(mcpPath())
+    expect(existsSync(mcpPath())).toBe(false)
+    expect(existsSync(hooksPath())).toBe(false)
+    write(hooksPath(), { version: 1, hooks: { stop: [{ command: 'mine' }] } })
+    connect()
+    applyAgentConnectPlan(planCursorDisconnect(base))
+    expect(readJson(hooksPath())).toEqual({ version: 1, hooks: { stop: [{ command: 'mine' }] } })
     expect(planCursorDisconnect(base).files.map((f) => f.path)).toEqual([hooksPath()])
   })
 })

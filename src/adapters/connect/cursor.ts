@@ -30,6 +30,7 @@ import {
   parseJsonConfig,
   parseJsonQuiet,
   planFileOf,
+  removeIfEmptied,
   readConfigText,
   refuseSubstitution,
   resolveAgentCommand,
@@ -172,13 +173,14 @@ export function planCursorConnect(options: AgentConnectOptions = {}): AgentConne
  * Plans `mnemo disconnect cursor`; reads files, writes nothing. Removes
  * `mcpServers.mnemo` and every mnemo hook command, nothing else; event lists,
  * `hooks` and `mcpServers` emptied by that are removed (`version` stays).
- * Missing files are left out of the plan.
+ * Missing files are left out of the plan; a file left empty (or `hooks.json`
+ * with only `version`) is deleted ({@link removeIfEmptied}).
  * @throws MnemoError INVALID_INPUT (details.path = the file) as {@link planCursorConnect}.
  */
 export function planCursorDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
   const { scope, mcpPath, hooksPath } = cursorPaths(options)
   const quoted = options.cliPath === undefined ? undefined : shellQuote(options.cliPath)
   const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'cursor', quoted)
-  const files = [planMcp(mcpPath, undefined, true), planHooks(hooksPath, mine, undefined, true)].filter((f): f is AgentPlanFile => f !== undefined)
+  const files = [removeIfEmptied(planMcp(mcpPath, undefined, true), 'json'), removeIfEmptied(planHooks(hooksPath, mine, undefined, true), 'json', [{}, { version: 1 }])].filter((f): f is AgentPlanFile => f !== undefined)
   return { client: 'cursor', action: 'disconnect', scope, files, notes: [] }
 }

@@ -34,6 +34,7 @@ import {
   parseJsonConfig,
   parseJsonQuiet,
   planFileOf,
+  removeIfEmptied,
   planGroupedHooks,
   readConfigText,
   refuseSubstitution,
@@ -152,12 +153,13 @@ export function planGeminiConnect(options: AgentConnectOptions = {}): AgentConne
  * Plans `mnemo disconnect gemini`; reads the file, writes nothing. Removes
  * `mcpServers.mnemo` and every mnemo hook command, nothing else; groups,
  * event lists, `hooks` and `mcpServers` emptied by that are removed. A
- * missing file is left out of the plan.
+ * missing file is left out of the plan; a file left empty is deleted
+ * ({@link removeIfEmptied}).
  * @throws MnemoError INVALID_INPUT as {@link planGeminiConnect} (file errors only).
  */
 export function planGeminiDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
   const { scope, settingsPath } = geminiPaths(options)
   const quoted = options.cliPath === undefined ? undefined : shellQuote(options.cliPath)
-  const file = plan(settingsPath, (c) => isMnemoAgentHookCommand(c, 'gemini', quoted), undefined, undefined, true)
+  const file = removeIfEmptied(plan(settingsPath, (c) => isMnemoAgentHookCommand(c, 'gemini', quoted), undefined, undefined, true), 'json')
   return { client: 'gemini', action: 'disconnect', scope, files: file === undefined ? [] : [file], notes: [] }
 }

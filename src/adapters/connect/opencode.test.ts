@@ -138,7 +138,7 @@ describe('planOpenCodeDisconnect', () => {
   it('drops an emptied mcp (V1 and V2 shapes) and skips a missing file', () => {
     connect()
     applyAgentConnectPlan(planOpenCodeDisconnect(base))
-    expect(JSON.parse(read(jsonPath()))).toEqual({ $schema: 'https://opencode.ai/config.json' })
+    expect(existsSync(jsonPath())).toBe(false)
     write(jsonPath(), `${JSON.stringify({ mcp: { servers: { mnemo: { type: 'local', command: ['x'] } } }, model: 'm' }, null, 2)}\n`)
     applyAgentConnectPlan(planOpenCodeDisconnect(base))
     expect(JSON.parse(read(jsonPath()))).toEqual({ model: 'm' })

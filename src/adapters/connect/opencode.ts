@@ -31,6 +31,7 @@ import {
   parseJsonConfig,
   parseJsonQuiet,
   planFileOf,
+  removeIfEmptied,
   readConfigText,
   refuseSubstitution,
   resolveAgentCommand,
@@ -177,11 +178,12 @@ export function planOpenCodeConnect(options: AgentConnectOptions = {}): AgentCon
  * Plans `mnemo disconnect opencode`; reads the files, writes nothing. Removes
  * `mcp.mnemo` and `mcp.servers.mnemo`, nothing else; `mcp.servers` and
  * `mcp` emptied by that are removed; deletes mnemo's plugin file. A missing
- * file is left out of the plan.
+ * file is left out of the plan; a config left with only `$schema` is
+ * deleted ({@link removeIfEmptied}).
  * @throws MnemoError INVALID_INPUT (details.path = the file) as {@link planOpenCodeConnect}.
  */
 export function planOpenCodeDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
   const { scope, pluginPath } = openCodePaths(options)
-  const files = [...plan(options, undefined, true), planPlugin(pluginPath, undefined)].filter((f): f is AgentPlanFile => f !== undefined)
+  const files = [...plan(options, undefined, true).map((f) => removeIfEmptied(f, 'json', [{}, { $schema: SCHEMA }])), planPlugin(pluginPath, undefined)].filter((f): f is AgentPlanFile => f !== undefined)
   return { client: 'opencode', action: 'disconnect', scope, files, notes: [] }
 }
