@@ -10,6 +10,8 @@ export interface ErrorRecord {
   where: string
   code: string
   message: string
+  /** What to do about it, when the error carried a hint (e.g. the repair of a damaged database). */
+  hint?: string
 }
 
 /** Size past which the log is rotated to `<file>.1` (1 MiB). */

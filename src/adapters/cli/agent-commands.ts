@@ -121,7 +121,7 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
           : []),
         { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
         integrity !== 'ok'
-          ? { check: 'database', status: 'broken', detail: integrity, fix: 'restore from an export (mnemo import), or move the file aside' }
+          ? { check: 'database', status: 'broken', detail: `${m.config.dbPath} is damaged: ${integrity}`, fix: `move ${m.config.dbPath} aside (mnemo then starts an empty store) and restore your last export with mnemo import <export file>` }
           : m.readOnly || unwritable !== undefined
             ? { check: 'database', status: 'broken', detail: `${unwritable?.message ?? `${m.config.dbPath} opened read-only: this user cannot write it`}, so hooks cannot capture`, fix: 'let this user write the data directory and its database (chmod u+w; chattr -i if immutable), or point MNEMO_HOME at another directory' }
             : { check: 'database', status: 'ok', detail: m.config.dbPath, fix: '' },

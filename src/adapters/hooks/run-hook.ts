@@ -125,7 +125,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       } else {
         // Secrets never rest on disk, not even in the spool (redaction keeps JSON parseable).
         spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
-        errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)` })
+        errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)`, ...(MnemoError.is(error) && error.hint !== undefined ? { hint: error.hint } : {}) })
       }
     } catch (spoolError) {
       keepElsewhere(code, message, spoolError)

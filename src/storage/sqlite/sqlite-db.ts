@@ -63,11 +63,23 @@ export class SqliteDb {
   }
 }
 
-/** A driver error as `STORE_UNAVAILABLE` (a MnemoError passes through), with a hint when another process holds the lock or the store is read-only. */
+/**
+ * A driver error as `STORE_UNAVAILABLE` (a MnemoError passes through), with a hint when another process holds the lock
+ * or the store is read-only. SQLITE_CORRUPT / SQLITE_NOTADB (damaged pages) say the database is damaged, name the
+ * file, and hint at `mnemo doctor` and restoring an export, so damage is never silent.
+ */
 export function wrap(cause: unknown, operation: string, path?: string): MnemoError {
   if (MnemoError.is(cause)) return cause
   const message = cause instanceof Error ? cause.message : String(cause)
   const init = { details: { dialect: 'sqlite' as const, operation }, cause }
+  const code = (cause as { code?: unknown }).code
+  if (typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code)) {
+    const file = path && path !== ':memory:' ? path : 'the database'
+    return new MnemoError('STORE_UNAVAILABLE', `the database ${file} is damaged (sqlite ${operation}: ${message})`, {
+      ...init,
+      hint: `mnemo doctor shows the damage; move ${file} aside (mnemo then starts an empty store) and restore your last export with mnemo import <export file>`,
+    })
+  }
   return new MnemoError(
     'STORE_UNAVAILABLE',
     `sqlite ${operation} failed${path && path !== ':memory:' ? ` (${path})` : ''}: ${message}`,
