@@ -547,12 +547,23 @@ export class MnemoEngine {
    * @param options.project - The project. Default: the working directory's project.
    * @param options.budgetTokens - Default: the configured budget (2000).
    * @param options.excludeSessionKey - Leave out this agent session (the one starting now).
+   * @param options.recordFor - Records what the block shows for this agent session (see `hookInjection`), without
+   *   waiting for another process's write lock: when the record cannot be written the block is still returned, with
+   *   the store's error as `notRecorded` (later prompts of the session may then repeat an item it showed).
    */
-  context(options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string; recordFor?: { agent: string; sessionKey: string } } = {}): ContextBlock & { project: string } {
+  context(options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string; recordFor?: { agent: string; sessionKey: string } } = {}): ContextBlock & { project: string; notRecorded?: MnemoError } {
     const { sourceIds, ...block } = buildContext(this.ctx, options)
     if (options.recordFor && block.text !== '') {
-      // What SessionStart showed is never repeated by a later prompt, and is corrected when it changes.
-      noteInjected(this.ctx, { ...options.recordFor, project: options.project ?? this.projectForPath(this.cwd, { workingDir: true }) }, [...block.memoryIds, ...block.sessionIds, ...sourceIds].map((itemId) => ({ itemId, what: 'item' as const })))
+      const session = { ...options.recordFor, project: options.project ?? this.projectForPath(this.cwd, { workingDir: true }) }
+      const rows = [...block.memoryIds, ...block.sessionIds, ...sourceIds].map((itemId) => ({ itemId, what: 'item' as const }))
+      try {
+        // What SessionStart showed is never repeated by a later prompt, and is corrected when it changes.
+        this.ctx.store.withoutLockWait(() => noteInjected(this.ctx, session, rows))
+      } catch (error) {
+        // A session waits for its block, never for another process's write: the block goes out unrecorded.
+        if (!MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
+        return { ...block, notRecorded: error }
+      }
     }
     return block
   }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -64,6 +65,8 @@ describe('while another process holds the write lock', () => {
     await run
     const out = JSON.parse(stdout) as { hookSpecificOutput: { additionalContext: string } }
     expect(out.hookSpecificOutput.additionalContext).toContain('we deploy with the release script')
+    // What the block showed could not be recorded for the session's later prompts, and the error log says so.
+    expect(readFileSync(path.join(home, 'logs', 'errors.jsonl'), 'utf8')).toContain('the block was injected; what it showed is not recorded')
     const m = openMnemo({ env: { MNEMO_HOME: home, HOME: home }, dbPath: ':memory:' })
     expect(m.spool.count()).toBe(1)
     m.close()

@@ -231,6 +231,7 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       const project = result?.project ?? engine.projectForPath(cwdOf(stdin) ?? io.cwd, { workingDir: true })
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
       const block = engine.scoped({ agent }).context({ project, ...(sessionKey ? { excludeSessionKey: sessionKey, recordFor: { agent, sessionKey } } : {}) })
+      if (block.notRecorded !== undefined) errors.append({ at: new Date(now()).toISOString(), where: `hook ${answered} context`, code: block.notRecorded.code, message: `${block.notRecorded.message} (the block was injected; what it showed is not recorded for the session's later prompts)` })
       // Nothing recorded yet (a new project): nothing is injected.
       if (block.text !== '') io.stdout.write(
         answered === 'SessionStart'
