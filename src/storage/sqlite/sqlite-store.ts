@@ -44,7 +44,7 @@ export interface SqliteStoreOptions {
  * @throws {MnemoError} `STORE_UNAVAILABLE` — the file cannot be opened or migrated; `cause` holds the driver error.
  */
 export function openSqliteStore(options: SqliteStoreOptions, now: () => number = Date.now): Store {
-  let db: DatabaseModule.Database
+  let db: DatabaseModule.Database | undefined
   try {
     db = new Database(options.path, { readonly: options.readonly ?? false })
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
@@ -62,6 +62,12 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
       }
     }
   } catch (cause) {
+    // A file SQLite opened but could not set up (a full disk, a newer schema) is closed, or its descriptors stay open.
+    try {
+      db?.close()
+    } catch {
+      // The open's own error is the one to report.
+    }
     throw wrap(cause, 'open', options.label ?? options.path)
   }
   return new SqliteStore(db, options.label ?? options.path, now)
