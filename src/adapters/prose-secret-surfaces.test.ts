@@ -11,7 +11,7 @@ import { MnemoEngine } from '../engine/mnemo.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 import { callRest } from '../testing/rest-client.js'
 import { T0 } from '../testing/test-mnemo.js'
-import { runCli } from './cli/program.js'
+import { runCliCaptured } from '../testing/run-cli.js'
 import { runHook } from './hooks/run-hook.js'
 import { startServer } from './http/server.js'
 
@@ -33,12 +33,7 @@ beforeEach(() => {
 })
 afterEach(() => rmSync(tmp, { recursive: true, force: true }))
 
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { MNEMO_HOME: home, HOME: tmp }, cwd: proj })
-  return { code, stdout, stderr }
-}
+const cli = (argv: string[]) => runCliCaptured(argv, { env: { MNEMO_HOME: home, HOME: tmp }, cwd: proj })
 
 async function hook(event: string, payload: Record<string, unknown>): Promise<number | undefined> {
   const input = new PassThrough()

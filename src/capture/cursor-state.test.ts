@@ -4,7 +4,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../adapters/cli/program.js'
+import { runCliCaptured } from '../testing/run-cli.js'
 import type { EventInput } from '../core/types.js'
 import { listImportFiles, parseImportFile } from '../engine/import-files.js'
 import type { MnemoEngine } from '../engine/mnemo.js'
@@ -56,12 +56,7 @@ function snapshot(engine: MnemoEngine): unknown {
 }
 const sha = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex')
 
-async function cli(argv: string[], home: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runCli(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: { MNEMO_HOME: home, HOME: home }, cwd: tmp.dir })
-  return { code, stdout, stderr }
-}
+const cli = (argv: string[], home: string) => runCliCaptured(argv, { env: { MNEMO_HOME: home, HOME: home }, cwd: tmp.dir })
 
 describe('parseCursorDatabase on a global state.vscdb', () => {
   it('reads composers and their bubbles; skips bad, missing and unfinished ones with their key; counts unknown bubble types', () => {

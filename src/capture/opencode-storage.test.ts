@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } f
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { runCli } from '../adapters/cli/program.js'
+import { runCliCaptured } from '../testing/run-cli.js'
 import type { EventInput } from '../core/types.js'
 import { parseImportFile } from '../engine/import-files.js'
 import type { MnemoEngine } from '../engine/mnemo.js'
@@ -31,12 +31,7 @@ function snapshot(engine: MnemoEngine): unknown {
   return { projects: engine.listProjects(), sessions: engine.sessions({ limit: 100 }), observations: engine.browseObservations({ projectIds: ids, order: 'asc', limit: 500 }) }
 }
 
-async function cli(argv: string[], home: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runCli(argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), env: { MNEMO_HOME: home, HOME: home }, cwd: repoRoot })
-  return { code, stdout, stderr }
-}
+const cli = (argv: string[], home: string) => runCliCaptured(argv, { env: { MNEMO_HOME: home, HOME: home }, cwd: repoRoot })
 
 describe('parseOpenCodeStorage', () => {
   it('reads session, message and part files; skips running tools, counts unknown part types, drops mnemo calls', () => {

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { runCli } from './program.js'
+import { runCliCaptured } from '../../testing/run-cli.js'
 
 let tmp: string
 let proj: string
@@ -13,12 +13,7 @@ beforeEach(() => {
 })
 afterEach(() => rmSync(tmp, { recursive: true, force: true }))
 
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { MNEMO_HOME: path.join(tmp, 'home'), HOME: tmp }, cwd: proj })
-  return { code, stdout, stderr }
-}
+const cli = (argv: string[]) => runCliCaptured(argv, { env: { MNEMO_HOME: path.join(tmp, 'home'), HOME: tmp }, cwd: proj })
 const json = async (argv: string[]) => JSON.parse((await cli([...argv, '--json'])).stdout)
 
 describe('remember supersedes an older memory a new one contradicts in natural words', () => {

@@ -5,16 +5,11 @@ import { hookPayload } from '../../testing/test-mnemo.js'
 import { CAN_MAKE_UNWRITABLE, makeUnwritable } from '../../testing/unwritable.js'
 import { useScratch } from '../../testing/scratch.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
-import { runCli } from './program.js'
+import { runCliCaptured } from '../../testing/run-cli.js'
 
 const { scratch, cleanups } = useScratch()
 
-async function cli(argv: string[], mnemoHome: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { MNEMO_HOME: mnemoHome, HOME: scratch() }, cwd: '/work/demo-app' })
-  return { code, stdout, stderr }
-}
+const cli = (argv: string[], mnemoHome: string) => runCliCaptured(argv, { env: { MNEMO_HOME: mnemoHome, HOME: scratch() }, cwd: '/work/demo-app' })
 
 describe('the CLI on a data directory it cannot use', () => {
   it('names a MNEMO_HOME that is a file, with a hint, instead of "unexpected failure: EEXIST"', async () => {

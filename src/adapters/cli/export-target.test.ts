@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
-import { runCli } from './program.js'
+import { runCliCaptured } from '../../testing/run-cli.js'
 
 let tmp: string
 let home: string
@@ -17,12 +17,7 @@ beforeEach(() => {
 })
 afterEach(() => rmSync(tmp, { recursive: true, force: true }))
 
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { MNEMO_HOME: home, HOME: tmp }, cwd: proj })
-  return { code, stdout, stderr }
-}
+const cli = (argv: string[]) => runCliCaptured(argv, { env: { MNEMO_HOME: home, HOME: tmp }, cwd: proj })
 
 /** The store still opens and holds the memory remembered before the refused export. */
 function storeIntact(): void {

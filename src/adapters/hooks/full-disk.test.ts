@@ -5,7 +5,7 @@ import path from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
-import { runCli } from '../cli/program.js'
+import { runCliCaptured } from '../../testing/run-cli.js'
 import { runHook } from './run-hook.js'
 
 // Issue 17 item 14 (disk part), on a real full disk: MNEMO_HOME on a 2 MB tmpfs filled to the last byte.
@@ -63,12 +63,7 @@ async function hook(event: string, fields: Record<string, unknown>): Promise<{ c
   return { code, stderr }
 }
 
-async function cli(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env, cwd: '/work/demo-app' })
-  return { code, stdout, stderr }
-}
+const cli = (argv: string[]) => runCliCaptured(argv, { env, cwd: '/work/demo-app' })
 
 /** Writes `filler` until the file system answers ENOSPC; returns the bytes written. */
 function fillDisk(): number {
