@@ -1,5 +1,6 @@
 import type { FactDependencies, StateAnswer } from '../engine/fact-dependencies.js'
 import type { EngineFacts } from '../engine/facts.js'
+import { mulberry32 } from '../core/random.js'
 
 /**
  * A MEME-like generator of dependent-fact episodes and a deterministic scorer (MEME: Jung et al., arXiv:2605.12477;
@@ -37,17 +38,6 @@ export interface MemeEpisode {
   probes: MemeProbe[]
 }
 
-/** mulberry32: a small seeded PRNG (Tommy Ettinger's public-domain constants). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const FIRST = ['Seokjin', 'Jihoon', 'Mina', 'Daniel', 'Priya', 'Tomás', 'Aiko', 'Lena', 'Omar', 'Grace', 'Ravi', 'Sofia', 'Kenji', 'Ines', 'Marek', 'Yara']
 const LAST = ['Kang', 'Ryu', 'Park', 'Okafor', 'Nair', 'Silva', 'Tanaka', 'Novak', 'Haddad', 'Lee', 'Iyer', 'Rossi', 'Mori', 'Costa', 'Kowalski', 'Aziz']
@@ -67,7 +57,7 @@ const SET_PHRASES = ['{key} is {value}.', 'Our {key} is {value}.', 'Update: the 
  * two distractor keys (one with a rule from a key that never changes).
  */
 export function generateMemeEpisodes(count: number, seed = 33): MemeEpisode[] {
-  const r = rng(seed)
+  const r = mulberry32(seed)
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!
   const person = (): string => `${pick(FIRST)} ${pick(LAST)}`
   const distinctPeople = (n: number): string[] => {

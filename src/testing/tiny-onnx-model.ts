@@ -18,6 +18,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { mulberry32 } from '../core/random.js'
 
 /** What {@link writeTinyBertModel} wrote. */
 export interface TinyBertModel {
@@ -235,17 +236,6 @@ function intAttribute(name: string, value: number): Message {
   return new Message().string(1, name).varint(3, value).varint(20, ATTR_INT)
 }
 
-/** Deterministic weights in [-1, 1) (mulberry32). */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1
-  }
-}
 
 /**
  * Encodes the model's ONNX graph (IR 8, opset 17) as bytes.
@@ -255,7 +245,9 @@ function seededRandom(seed: number): () => number {
  */
 export function encodeTinyBertOnnx(options: { vocabSize: number; hiddenSize: number; seed: number }): Uint8Array {
   const { vocabSize, hiddenSize: h, seed } = options
-  const rand = seededRandom(seed)
+  // Deterministic weights in [-1, 1).
+  const next = mulberry32(seed)
+  const rand = (): number => next() * 2 - 1
   const fill = (n: number) => Float32Array.from({ length: n }, rand)
 
   const graph = new Message()
