@@ -227,7 +227,8 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     // A misspelled event stored under the payload's name is answered as that event (a SessionStart still gets its context).
     const answered = result?.event ?? eventName
     if (CONTEXT_EVENTS.has(answered) && !finished) {
-      const sessionKey = sessionIdOf(stdin)
+      // The session as capture read it (Cursor's conversation_id too); the payload again only when capture did not run.
+      const sessionKey = result?.sessionKey ?? sessionIdOf(stdin)
       const project = result?.project ?? engine.projectForPath(cwdOf(stdin) ?? io.cwd, { workingDir: true })
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
       const block = engine.scoped({ agent }).context({ project, ...(sessionKey ? { excludeSessionKey: sessionKey, recordFor: { agent, sessionKey } } : {}) })
