@@ -14,6 +14,7 @@ import { T0 } from '../testing/test-mnemo.js'
 import { runCliCaptured } from '../testing/run-cli.js'
 import { runHook } from './hooks/run-hook.js'
 import { startServer } from './http/server.js'
+import { readEvents } from '../testing/sse.js'
 
 // Issue 17 item 1: "the staging password is Hunter2-xyz" sent through every surface the item names (hook, CLI
 // remember, MCP memory_remember, REST POST and PATCH /v1/memories, import) never comes back out of recall, context,
@@ -42,31 +43,6 @@ async function hook(event: string, payload: Record<string, unknown>): Promise<nu
   input.end(JSON.stringify({ hook_event_name: event, session_id: 'sess-hook', cwd: proj, ...payload }))
   await run
   return code
-}
-
-/** Reads server-sent events until `until` says stop. */
-async function readEvents(res: Response, until: (events: { event: string; data: any }[]) => boolean): Promise<{ event: string; data: any }[]> {
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-  const events: { event: string; data: any }[] = []
-  let buffer = ''
-  try {
-    while (!until(events)) {
-      const { done, value } = await reader.read()
-      if (done) break
-      buffer += value
-      let cut: number
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const lines = buffer.slice(0, cut).split('\n')
-        buffer = buffer.slice(cut + 2)
-        const event = lines.find((l) => l.startsWith('event: '))?.slice(7)
-        if (!event) continue
-        events.push({ event, data: JSON.parse(lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')) })
-      }
-    }
-  } finally {
-    await reader.cancel()
-  }
-  return events
 }
 
 /** The bytes of the store's database file and its -wal/-shm companions, as latin1 text (the secret is ASCII). */

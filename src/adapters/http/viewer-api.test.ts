@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callRest, conforms, type RestReply } from '../../testing/rest-client.js'
 import { startServer, type RunningServer } from './server.js'
 import { VIEWER_CSP } from './viewer-assets.js'
+import { readEvents } from '../../testing/sse.js'
 
 // The routes the viewer reads and writes (browse, replay, history, edit, graph,
 // live stream, the page itself), against a real server on 127.0.0.1, port 0,
@@ -17,33 +18,6 @@ let server: RunningServer
 const P = 'acme-api'
 
 const api = (method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<RestReply> => callRest(server, method, route, body, headers)
-
-/** Reads server-sent events from a response until `until` says stop; returns them parsed. */
-async function readEvents(res: Response, until: (events: { event: string; id: string | undefined; data: any }[]) => boolean): Promise<{ event: string; id: string | undefined; data: any }[]> {
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-  const events: { event: string; id: string | undefined; data: any }[] = []
-  let buffer = ''
-  try {
-    while (!until(events)) {
-      const { done, value } = await reader.read()
-      if (done) break
-      buffer += value
-      let cut: number
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, cut)
-        buffer = buffer.slice(cut + 2)
-        const lines = block.split('\n')
-        const event = lines.find((l) => l.startsWith('event: '))?.slice(7)
-        if (!event) continue
-        const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
-        events.push({ event, id: lines.find((l) => l.startsWith('id: '))?.slice(4), data: JSON.parse(data) })
-      }
-    }
-  } finally {
-    await reader.cancel()
-  }
-  return events
-}
 
 /** A well-formed id of the same kind that names nothing. */
 function otherId(id: string): string {
