@@ -19,6 +19,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { quantile } from './bench/run.mjs'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const CLI = path.join(ROOT, 'dist/adapters/cli/main.js')
@@ -35,16 +36,8 @@ const CLIENTS = opt('clients', 16)
 const EVENTS = opt('events', 2000)
 const REQUESTS = opt('requests', 800)
 
-function pct(values, p) {
-  const s = [...values].sort((a, b) => a - b)
-  if (s.length === 0) return NaN
-  const i = (s.length - 1) * p
-  const lo = Math.floor(i)
-  const hi = Math.ceil(i)
-  return s[lo] + (s[hi] - s[lo]) * (i - lo)
-}
 const fmt = (v) => v.toFixed(1)
-const summary = (ms) => ({ n: ms.length, p50: pct(ms, 0.5), p95: pct(ms, 0.95) })
+const summary = (ms) => ({ n: ms.length, p50: quantile(ms, 0.5), p95: quantile(ms, 0.95) })
 
 /** Runs `total` jobs on `clients` concurrent workers; returns each job's latency (ms) and the wall time. */
 async function load(total, clients, job) {
