@@ -45,15 +45,37 @@ for (let day = 0; day < DAYS; day++) {
       now += 20_000
     }
     hook('SessionStart', { source: 'startup' })
-    hook('UserPromptSubmit', { prompt: `day ${day}: improve ${files[(day + s) % files.length]} and keep ${subjects[(day + s) % subjects.length]} in mind` })
+    hook('UserPromptSubmit', {
+      prompt: `day ${day}: improve ${files[(day + s) % files.length]} and keep ${subjects[(day + s) % subjects.length]} in mind`,
+    })
     for (let k = 0; k < 8; k++) {
       const f = files[(day * 7 + s * 3 + k) % files.length]
-      hook('PostToolUse', { tool_name: k % 2 ? 'Edit' : 'Read', tool_use_id: `${sid}-${k}`, tool_input: { file_path: `/work/shop/${f}`, new_string: `change ${day}.${k}` }, tool_response: { ok: true } })
+      hook('PostToolUse', {
+        tool_name: k % 2 ? 'Edit' : 'Read',
+        tool_use_id: `${sid}-${k}`,
+        tool_input: { file_path: `/work/shop/${f}`, new_string: `change ${day}.${k}` },
+        tool_response: { ok: true },
+      })
     }
     if ((day + s) % 4 === 0) {
-      hook('PostToolUseFailure', { tool_name: 'Bash', tool_use_id: `${sid}-t1`, tool_input: { command: 'npm test' }, error: `FAIL test/orders.test.ts: expected ${day}` })
-      hook('PostToolUse', { tool_name: 'Edit', tool_use_id: `${sid}-fix`, tool_input: { file_path: '/work/shop/src/orders.ts', new_string: 'fix' }, tool_response: {} })
-      hook('PostToolUse', { tool_name: 'Bash', tool_use_id: `${sid}-t2`, tool_input: { command: 'npm test' }, tool_response: { stdout: 'PASS' } })
+      hook('PostToolUseFailure', {
+        tool_name: 'Bash',
+        tool_use_id: `${sid}-t1`,
+        tool_input: { command: 'npm test' },
+        error: `FAIL test/orders.test.ts: expected ${day}`,
+      })
+      hook('PostToolUse', {
+        tool_name: 'Edit',
+        tool_use_id: `${sid}-fix`,
+        tool_input: { file_path: '/work/shop/src/orders.ts', new_string: 'fix' },
+        tool_response: {},
+      })
+      hook('PostToolUse', {
+        tool_name: 'Bash',
+        tool_use_id: `${sid}-t2`,
+        tool_input: { command: 'npm test' },
+        tool_response: { stdout: 'PASS' },
+      })
     }
     hook('Stop', { last_assistant_message: `done with day ${day} session ${s}` })
     hook('SessionEnd', { reason: 'exit' })
@@ -78,11 +100,23 @@ for (const subject of subjects) {
   const top = (await e.recall(`${subject} is`, { limit: 3 })).find((h) => h.type === 'memory')
   if (top && top.snippet === values(subject, Math.floor((DAYS - 1) / 30) + 1)) correct++
 }
-const bytes = statSync(path.join(home, 'mnemo.db')).size + (() => { try { return statSync(path.join(home, 'mnemo.db-wal')).size } catch { return 0 } })()
+const bytes =
+  statSync(path.join(home, 'mnemo.db')).size +
+  (() => {
+    try {
+      return statSync(path.join(home, 'mnemo.db-wal')).size
+    } catch {
+      return 0
+    }
+  })()
 const archivedSummaries = (all.match(/, archived\)_/g) ?? []).length
 console.log(`machine: ${os.cpus().length} cores, node ${process.version}`)
-console.log(`simulated ${DAYS} days x ${PER_DAY} sessions: ${events} hook events, ${stats.observations} observations, ${stats.memories} memories (all versions, archived included)`)
-console.log(`consolidation (deterministic): ${consolidatedSessions} sessions summarised in ${(consolidateMs / 1000).toFixed(2)} s over ${DAYS} runs = ${(consolidatedSessions / (consolidateMs / 1000)).toFixed(0)} sessions/s`)
+console.log(
+  `simulated ${DAYS} days x ${PER_DAY} sessions: ${events} hook events, ${stats.observations} observations, ${stats.memories} memories (all versions, archived included)`,
+)
+console.log(
+  `consolidation (deterministic): ${consolidatedSessions} sessions summarised in ${(consolidateMs / 1000).toFixed(2)} s over ${DAYS} runs = ${(consolidatedSessions / (consolidateMs / 1000)).toFixed(0)} sessions/s`,
+)
 const procedureVersions = e.browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: 'all', offset: 0, limit: 200 })
 const currentProcedures = e.browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: 'current', offset: 0, limit: 200 })
 console.log(
@@ -93,6 +127,8 @@ for (const p of currentProcedures.memories) console.log(`  ${p.text.split('\n').
 console.log(`store: ${(bytes / 1024 / 1024).toFixed(1)} MiB, ${(bytes / stats.observations).toFixed(0)} bytes per observation`)
 console.log(`history: 'orders DB' has ${versions.length} versions, ${versions.filter((v) => v.validTo === undefined).length} current`)
 console.log(`recall of changed facts: ${correct}/${subjects.length} subjects return their current value first (superseded versions hidden)`)
-console.log(`decay: ${archivedSummaries} of ${stats.memories} memories archived by retention (out of default recall and context, restorable)`)
+console.log(
+  `decay: ${archivedSummaries} of ${stats.memories} memories archived by retention (out of default recall and context, restorable)`,
+)
 m.close()
 rmSync(home, { recursive: true, force: true })

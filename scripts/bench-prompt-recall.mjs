@@ -62,7 +62,14 @@ const f3 = (x) => x.toFixed(3)
 async function promptHook(home, payload, env = {}) {
   const stdin = new PassThrough()
   let out = ''
-  const run = runHook('UserPromptSubmit', { stdin, stdout: { write: (t) => (out += t) }, stderr: { write: () => undefined }, env: { HOME: home, MNEMO_HOME: home, MNEMO_TZ: 'UTC', ...env }, cwd: payload.cwd, exit: () => undefined })
+  const run = runHook('UserPromptSubmit', {
+    stdin,
+    stdout: { write: (t) => (out += t) },
+    stderr: { write: () => undefined },
+    env: { HOME: home, MNEMO_HOME: home, MNEMO_TZ: 'UTC', ...env },
+    cwd: payload.cwd,
+    exit: () => undefined,
+  })
   stdin.end(JSON.stringify({ hook_event_name: 'UserPromptSubmit', transcript_path: '/dev/null', ...payload }))
   await run
   if (out.trim() === '') return ''
@@ -139,16 +146,34 @@ const row = (name, own, foreign) => {
 }
 function printLocomo() {
   const lines = []
-  lines.push(`per-prompt recall: budget ${budget} tokens, gate minShare ${DEFAULT_GATE.minShare}, minItemShare ${DEFAULT_GATE.minItemShare}, minTermIdf ${f2(DEFAULT_GATE.minTermIdf)}; ${os.cpus().length} cores`)
+  lines.push(
+    `per-prompt recall: budget ${budget} tokens, gate minShare ${DEFAULT_GATE.minShare}, minItemShare ${DEFAULT_GATE.minItemShare}, minTermIdf ${f2(DEFAULT_GATE.minTermIdf)}; ${os.cpus().length} cores`,
+  )
   lines.push('')
   lines.push(header)
-  lines.push(row('LoCoMo dev, cat 1-4', locomo.own.filter((r) => r.category >= 1 && r.category <= 4), locomo.foreign.filter((r) => r.category >= 1 && r.category <= 4)))
+  lines.push(
+    row(
+      'LoCoMo dev, cat 1-4',
+      locomo.own.filter((r) => r.category >= 1 && r.category <= 4),
+      locomo.foreign.filter((r) => r.category >= 1 && r.category <= 4),
+    ),
+  )
   lines.push(row('LoCoMo dev, all (1-5)', locomo.own, locomo.foreign))
-  for (const c of [1, 2, 3, 4, 5]) lines.push(row(`  category ${c}`, locomo.own.filter((r) => r.category === c), locomo.foreign.filter((r) => r.category === c)))
+  for (const c of [1, 2, 3, 4, 5])
+    lines.push(
+      row(
+        `  category ${c}`,
+        locomo.own.filter((r) => r.category === c),
+        locomo.foreign.filter((r) => r.category === c),
+      ),
+    )
   lines.push('')
   lines.push('gate trade-off (LoCoMo dev, all questions; minShare varied, minItemShare and minTermIdf fixed):')
   lines.push('minShare  hit rate  injected  false inj.')
-  for (const c of curve) lines.push(`${f2(c.t).padStart(8)}  ${f3(c.ownHit / c.n).padStart(8)}  ${f3(c.own / c.n).padStart(8)}  ${f3(c.foreign / c.n).padStart(10)}`)
+  for (const c of curve)
+    lines.push(
+      `${f2(c.t).padStart(8)}  ${f3(c.ownHit / c.n).padStart(8)}  ${f3(c.own / c.n).padStart(8)}  ${f3(c.foreign / c.n).padStart(10)}`,
+    )
   console.log(lines.join('\n'))
 }
 
@@ -158,7 +183,9 @@ const THRESHOLDS = [0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.8, 1]
 const curve = THRESHOLDS.map((t) => ({ t, own: 0, ownHit: 0, foreign: 0, n: 0 }))
 /** The block for threshold `t` from one promptContext result (its verdicts), as promptRecall assembles it. */
 function blockAt(engine, result, t) {
-  const open = result.judged.some((j) => j.skipped !== 'this-session' && j.skipped !== 'echo' && j.skipped !== 'flagged' && j.rare && j.share >= t)
+  const open = result.judged.some(
+    (j) => j.skipped !== 'this-session' && j.skipped !== 'echo' && j.skipped !== 'flagged' && j.rare && j.share >= t,
+  )
   if (!open) return ''
   const items = []
   for (const j of result.judged) {
@@ -174,8 +201,16 @@ for (const [ci, conv] of convs.entries()) {
   const ownM = openMnemo({ env: { HOME: conv.home, MNEMO_HOME: freshCopy(conv.home, 'curve-own'), MNEMO_TZ: 'UTC' } })
   const foreignM = openMnemo({ env: { HOME: other.home, MNEMO_HOME: freshCopy(other.home, 'curve-foreign'), MNEMO_TZ: 'UTC' } })
   for (const [qi, q] of conv.questions.entries()) {
-    const own = await ownM.engine.promptContext({ project: { root: conv.root, name: path.basename(conv.root) }, agent: 'claude-code', sessionKey: `c-${qi}` }, q.question, budget)
-    const foreign = await foreignM.engine.promptContext({ project: { root: other.root, name: path.basename(other.root) }, agent: 'claude-code', sessionKey: `c-${qi}` }, q.question, budget)
+    const own = await ownM.engine.promptContext(
+      { project: { root: conv.root, name: path.basename(conv.root) }, agent: 'claude-code', sessionKey: `c-${qi}` },
+      q.question,
+      budget,
+    )
+    const foreign = await foreignM.engine.promptContext(
+      { project: { root: other.root, name: path.basename(other.root) }, agent: 'claude-code', sessionKey: `c-${qi}` },
+      q.question,
+      budget,
+    )
     for (const c of curve) {
       const ownText = blockAt(ownM.engine, own, c.t)
       c.n++
@@ -204,7 +239,10 @@ if (existsSync(gen) && codingSessions > 0) {
   const sessions = []
   for (const d of readdirSync(tdir)) {
     for (const f of readdirSync(path.join(tdir, d))) {
-      const records = readFileSync(path.join(tdir, d, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+      const records = readFileSync(path.join(tdir, d, f), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
       const first = records.find((r) => r.type === 'user' && typeof r.message?.content === 'string')
       if (!first) continue
       sessions.push({ cwd: first.cwd, prompt: first.message.content, at: Date.parse(first.timestamp) })
@@ -241,9 +279,24 @@ for (let i = 0; i < timingRuns; i++) {
   const q = timedConv.questions[i % timedConv.questions.length]
   for (const mode of i % 2 === 0 ? ['prompt', 'capture'] : ['capture', 'prompt']) {
     const home = freshCopy(timedConv.home, `timing-${mode}`)
-    const payload = JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: `t-${mode}-${i}`, cwd: timedConv.root, transcript_path: '/dev/null', prompt: q.question })
+    const payload = JSON.stringify({
+      hook_event_name: 'UserPromptSubmit',
+      session_id: `t-${mode}-${i}`,
+      cwd: timedConv.root,
+      transcript_path: '/dev/null',
+      prompt: q.question,
+    })
     const t0 = performance.now()
-    const r = spawnSync(process.execPath, [cli, 'hook', 'UserPromptSubmit'], { input: payload, env: { PATH: process.env.PATH, HOME: home, MNEMO_HOME: home, MNEMO_TZ: 'UTC', ...(mode === 'capture' ? { MNEMO_PROMPT_RECALL: 'off' } : {}) } })
+    const r = spawnSync(process.execPath, [cli, 'hook', 'UserPromptSubmit'], {
+      input: payload,
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        MNEMO_HOME: home,
+        MNEMO_TZ: 'UTC',
+        ...(mode === 'capture' ? { MNEMO_PROMPT_RECALL: 'off' } : {}),
+      },
+    })
     timing[mode].push(performance.now() - t0)
     if (r.status !== 0) throw new Error(`hook exited ${r.status}: ${r.stderr}`)
   }
@@ -254,6 +307,8 @@ const tail = ['']
 if (coding.own.length > 0) tail.push(header, row(`coding (${codingSessions} sessions)`, coding.own, coding.foreign), '')
 const pm = pct(timing.prompt, 0.5)
 const cm = pct(timing.capture, 0.5)
-tail.push(`hook process time, ${timingRuns} runs each, alternating (ms): UserPromptSubmit with recall p50 ${f2(pm)} p95 ${f2(pct(timing.prompt, 0.95))}; plain capture (MNEMO_PROMPT_RECALL=off) p50 ${f2(cm)} p95 ${f2(pct(timing.capture, 0.95))}; ratio p50 ${f2(pm / cm)}`)
+tail.push(
+  `hook process time, ${timingRuns} runs each, alternating (ms): UserPromptSubmit with recall p50 ${f2(pm)} p95 ${f2(pct(timing.prompt, 0.95))}; plain capture (MNEMO_PROMPT_RECALL=off) p50 ${f2(cm)} p95 ${f2(pct(timing.capture, 0.95))}; ratio p50 ${f2(pm / cm)}`,
+)
 console.log(tail.join('\n'))
 rmSync(path.join(work, 'run'), { recursive: true, force: true })

@@ -60,7 +60,10 @@ async function load(total, clients, job) {
 
 // --- the server, as its own process -------------------------------------------
 const home = mkdtempSync(path.join(os.tmpdir(), 'mnemo-bench-server-'))
-const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--json'], { env: { PATH: process.env.PATH, MNEMO_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] })
+const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--json'], {
+  env: { PATH: process.env.PATH, MNEMO_HOME: home },
+  stdio: ['ignore', 'pipe', 'pipe'],
+})
 let stderr = ''
 child.stderr.on('data', (c) => (stderr += c))
 const { url } = await new Promise((resolve, reject) => {
@@ -88,11 +91,42 @@ async function post(route, body, expected) {
 // --- 1. events ----------------------------------------------------------------
 const cwd = '/home/bench/acme-api'
 const mix = ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PreToolUse', 'PostToolUse', 'PreToolUse', 'PostToolUseFailure', 'Stop']
-const topics = ['rate limiting', 'JWT validation', 'orders pagination', 'retry with backoff', 'CSV export', 'webhook signatures', 'cache invalidation', 'migrations']
+const topics = [
+  'rate limiting',
+  'JWT validation',
+  'orders pagination',
+  'retry with backoff',
+  'CSV export',
+  'webhook signatures',
+  'cache invalidation',
+  'migrations',
+]
 const tools = [
-  ['Bash', (i) => ({ command: `npm test -- orders-${i % 13}` }), (i) => ({ stdout: `PASS test/orders-${i % 13}.test.ts\n  ✓ returns the list (41 ms)\nTests: 2 passed`, stderr: '' })],
-  ['Read', (i) => ({ file_path: `${cwd}/src/routes/r${i % 37}.ts` }), (i) => ({ type: 'text', file: { filePath: `${cwd}/src/routes/r${i % 37}.ts`, content: `export function handler${i % 37}() { return validateToken() }\n`.repeat(20) } })],
-  ['Edit', (i) => ({ file_path: `${cwd}/src/middleware/m${i % 11}.ts`, old_string: 'a', new_string: `export async function validateToken${i % 11}() {}` }), (i) => ({ filePath: `${cwd}/src/middleware/m${i % 11}.ts` })],
+  [
+    'Bash',
+    (i) => ({ command: `npm test -- orders-${i % 13}` }),
+    (i) => ({ stdout: `PASS test/orders-${i % 13}.test.ts\n  ✓ returns the list (41 ms)\nTests: 2 passed`, stderr: '' }),
+  ],
+  [
+    'Read',
+    (i) => ({ file_path: `${cwd}/src/routes/r${i % 37}.ts` }),
+    (i) => ({
+      type: 'text',
+      file: {
+        filePath: `${cwd}/src/routes/r${i % 37}.ts`,
+        content: `export function handler${i % 37}() { return validateToken() }\n`.repeat(20),
+      },
+    }),
+  ],
+  [
+    'Edit',
+    (i) => ({
+      file_path: `${cwd}/src/middleware/m${i % 11}.ts`,
+      old_string: 'a',
+      new_string: `export async function validateToken${i % 11}() {}`,
+    }),
+    (i) => ({ filePath: `${cwd}/src/middleware/m${i % 11}.ts` }),
+  ],
 ]
 function hookEvent(i) {
   const session = `bench-${Math.floor(i / 50)}`
@@ -115,7 +149,16 @@ const events = await load(EVENTS, CLIENTS, async (i) => {
 const eventsPerSec = (EVENTS / events.wallMs) * 1000
 
 // --- 2. REST recall -----------------------------------------------------------
-const queries = ['validateToken', 'rate limiting middleware', 'src/middleware/m3.ts', 'orders test failing', 'what broke in webhook signatures?', 'CSV export', 'retry with backoff', 'JWT']
+const queries = [
+  'validateToken',
+  'rate limiting middleware',
+  'src/middleware/m3.ts',
+  'orders test failing',
+  'what broke in webhook signatures?',
+  'CSV export',
+  'retry with backoff',
+  'JWT',
+]
 await post('/v1/recall', { query: 'warm up', project: 'acme-api' }, 200)
 const rest = await load(REQUESTS, CLIENTS, async (i) => {
   await post('/v1/recall', { query: queries[i % queries.length], project: 'acme-api' }, 200)
@@ -125,12 +168,17 @@ const rest = await load(REQUESTS, CLIENTS, async (i) => {
 const clients = await Promise.all(
   Array.from({ length: CLIENTS }, async () => {
     const client = new Client({ name: 'bench', version: '0' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }))
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+    )
     return client
   }),
 )
 const mcp = await load(REQUESTS, CLIENTS, async (i, worker) => {
-  const r = await clients[worker].callTool({ name: 'memory_recall', arguments: { query: queries[i % queries.length], project: 'acme-api' } })
+  const r = await clients[worker].callTool({
+    name: 'memory_recall',
+    arguments: { query: queries[i % queries.length], project: 'acme-api' },
+  })
   if (r.isError) throw new Error(`memory_recall failed: ${JSON.stringify(r.content)}`)
 })
 await Promise.all(clients.map((c) => c.close()))
@@ -154,7 +202,9 @@ const result = {
   serverExit: exitCode,
 }
 console.log(`mnemo serve on ${cores} core(s), Node ${process.version}, ${CLIENTS} concurrent clients`)
-console.log(`  POST /v1/events   ${EVENTS} events (${stored} stored): ${eventsPerSec.toFixed(0)} events/s accepted; latency p50 ${fmt(result.events.p50)} ms, p95 ${fmt(result.events.p95)} ms`)
+console.log(
+  `  POST /v1/events   ${EVENTS} events (${stored} stored): ${eventsPerSec.toFixed(0)} events/s accepted; latency p50 ${fmt(result.events.p50)} ms, p95 ${fmt(result.events.p95)} ms`,
+)
 console.log(`  POST /v1/recall   ${REQUESTS} requests: p50 ${fmt(result.restRecall.p50)} ms, p95 ${fmt(result.restRecall.p95)} ms`)
 console.log(`  MCP memory_recall ${REQUESTS} requests: p50 ${fmt(result.mcpRecall.p50)} ms, p95 ${fmt(result.mcpRecall.p95)} ms`)
 console.log(`  server exit code after SIGTERM: ${exitCode}`)

@@ -22,7 +22,16 @@ const opt = (name, fallback) => {
 const TARGET = opt('observations', 100_000)
 const RUNS = opt('runs', 30)
 const home = mkdtempSync(path.join(os.tmpdir(), 'mnemo-bench-viewer-'))
-const files = ['src/orders.ts', 'src/payments.ts', 'src/auth.ts', 'src/cache.ts', 'test/orders.test.ts', 'README.md', 'src/api/routes.ts', 'src/db/schema.sql']
+const files = [
+  'src/orders.ts',
+  'src/payments.ts',
+  'src/auth.ts',
+  'src/cache.ts',
+  'test/orders.test.ts',
+  'README.md',
+  'src/api/routes.ts',
+  'src/db/schema.sql',
+]
 const words = ['refund', 'invoice', 'retry', 'timeout', 'webhook', 'cursor', 'migration', 'index', 'token', 'rate limit', 'queue', 'cache']
 
 // Fill: 20 events per session (prompt, 16 tool calls, an error now and then, stop, end).
@@ -43,13 +52,20 @@ while (m.engine.stats().observations < TARGET) {
   hook('UserPromptSubmit', { prompt: `session ${sessions}: fix the ${w} handling in ${files[sessions % files.length]}` })
   for (let k = 0; k < 16; k++) {
     const f = files[(sessions * 3 + k) % files.length]
-    hook('PostToolUse', { tool_name: k % 3 ? 'Read' : 'Edit', tool_use_id: `${sid}-${k}`, tool_input: { file_path: `${cwd}/${f}` }, tool_response: { content: `${w} ${k} in ${f}` } })
+    hook('PostToolUse', {
+      tool_name: k % 3 ? 'Read' : 'Edit',
+      tool_use_id: `${sid}-${k}`,
+      tool_input: { file_path: `${cwd}/${f}` },
+      tool_response: { content: `${w} ${k} in ${f}` },
+    })
   }
-  if (sessions % 4 === 0) hook('PostToolUseFailure', { tool_name: 'Bash', tool_use_id: `${sid}-t`, tool_input: { command: 'npm test' }, error: `FAIL ${w} test` })
+  if (sessions % 4 === 0)
+    hook('PostToolUseFailure', { tool_name: 'Bash', tool_use_id: `${sid}-t`, tool_input: { command: 'npm test' }, error: `FAIL ${w} test` })
   hook('Stop', { last_assistant_message: `fixed the ${w} handling` })
   hook('SessionEnd', { reason: 'exit' })
   for (const [event, payload] of batch) m.engine.captureHook(event, payload)
-  if (sessions % 200 === 1) m.engine.remember(`the ${w} path is owned by team ${sessions % 7}`, { kind: 'fact', project: { root: cwd, name: path.basename(cwd) } })
+  if (sessions % 200 === 1)
+    m.engine.remember(`the ${w} path is owned by team ${sessions % 7}`, { kind: 'fact', project: { root: cwd, name: path.basename(cwd) } })
   sessions++
   now += 3_600_000
 }
@@ -59,8 +75,12 @@ await m.engine.consolidate({ idleMs: 0 })
 const consolidateSeconds = (performance.now() - consolidateStart) / 1000
 const stats = m.engine.stats()
 m.close()
-console.log(`store: ${stats.observations} observations, ${stats.sessions} sessions, ${stats.memories} memories, ${(stats.bytes / 1048576).toFixed(1)} MiB`)
-console.log(`fill ${fillSeconds.toFixed(1)} s (${Math.round(stats.events / fillSeconds)} events/s), consolidate ${consolidateSeconds.toFixed(1)} s`)
+console.log(
+  `store: ${stats.observations} observations, ${stats.sessions} sessions, ${stats.memories} memories, ${(stats.bytes / 1048576).toFixed(1)} MiB`,
+)
+console.log(
+  `fill ${fillSeconds.toFixed(1)} s (${Math.round(stats.events / fillSeconds)} events/s), consolidate ${consolidateSeconds.toFixed(1)} s`,
+)
 
 const server = await startServer({ home, host: '127.0.0.1', port: 0, env: {}, consolidateEveryMinutes: 0, streamPollMs: 500 })
 const auth = { authorization: `Bearer ${server.token}` }
@@ -70,7 +90,11 @@ const get = async (route) => {
   return res.json()
 }
 const post = async (route, body) => {
-  const res = await fetch(`${server.url}${route}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const res = await fetch(`${server.url}${route}`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
   if (!res.ok) throw new Error(`${route}: ${res.status} ${await res.text()}`)
   return res.json()
 }
@@ -83,7 +107,9 @@ async function time(label, fn) {
     size = JSON.stringify(await fn(i)).length
     ms.push(performance.now() - t)
   }
-  console.log(`${label.padEnd(44)} p50 ${pct(ms, 50).toFixed(2).padStart(7)} ms  p95 ${pct(ms, 95).toFixed(2).padStart(7)} ms  ${(size / 1024).toFixed(1).padStart(6)} KiB`)
+  console.log(
+    `${label.padEnd(44)} p50 ${pct(ms, 50).toFixed(2).padStart(7)} ms  p95 ${pct(ms, 95).toFixed(2).padStart(7)} ms  ${(size / 1024).toFixed(1).padStart(6)} KiB`,
+  )
 }
 
 const P = 'shop'
@@ -109,7 +135,9 @@ await time('memories: episodic, offset 2000', () => get(`/v1/memories?project=${
 await time('memory history', () => get(`/v1/memories/${memory.id}/history`))
 await time('graph: top entities', () => get(`/v1/graph?project=${P}&limit=30`))
 await time('graph: around src/orders.ts', () => get(`/v1/graph?project=${P}&entity=src/orders.ts&limit=30`))
-await time('search: recall with explain', (i) => post('/v1/recall', { query: `${words[i % words.length]} handling`, project: P, limit: 20, explain: true }))
+await time('search: recall with explain', (i) =>
+  post('/v1/recall', { query: `${words[i % words.length]} handling`, project: P, limit: 20, explain: true }),
+)
 await time('context preview', () => get(`/v1/context?project=${P}`))
 await time('health: status', () => get('/v1/status'))
 
@@ -142,7 +170,9 @@ for (let i = 0; i < 10; i++) {
 }
 await reader.cancel()
 writer.close()
-console.log(`${'live: capture → stream arrival (poll 500 ms)'.padEnd(44)} p50 ${pct(delays, 50).toFixed(1).padStart(7)} ms  p95 ${pct(delays, 95).toFixed(1).padStart(7)} ms`)
+console.log(
+  `${'live: capture → stream arrival (poll 500 ms)'.padEnd(44)} p50 ${pct(delays, 50).toFixed(1).padStart(7)} ms  p95 ${pct(delays, 95).toFixed(1).padStart(7)} ms`,
+)
 await server.close()
 if (args.includes('--keep')) console.log(`kept the store in ${home}`)
 else rmSync(home, { recursive: true, force: true })

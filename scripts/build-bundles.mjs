@@ -63,16 +63,46 @@ const env = { HOME: home, MNEMO_HOME: path.join(home, 'mnemo'), MNEMO_TZ: 'UTC' 
 try {
   const hookFile = path.join(root, 'dist/adapters/hooks/run-hook.bundle.cjs')
   const hook = compileCommonJs(hookFile, undefined, createRequire(hookFile))
-  const tool = { tool_name: 'Read', tool_input: { file_path: `${cwd}/src/retry.ts` }, tool_response: { type: 'text', file: { filePath: `${cwd}/src/retry.ts`, content: 'export function retry(attempts: number) { return attempts > 3 }\n'.repeat(30) } }, tool_use_id: 'toolu_cache1' }
-  for (const [event, fields] of [['SessionStart', { source: 'startup' }], ['UserPromptSubmit', { prompt: 'Why does the retry loop give up after yesterday’s change?' }], ['PostToolUse', tool], ['SessionStart', { source: 'resume' }]]) {
+  const tool = {
+    tool_name: 'Read',
+    tool_input: { file_path: `${cwd}/src/retry.ts` },
+    tool_response: {
+      type: 'text',
+      file: { filePath: `${cwd}/src/retry.ts`, content: 'export function retry(attempts: number) { return attempts > 3 }\n'.repeat(30) },
+    },
+    tool_use_id: 'toolu_cache1',
+  }
+  for (const [event, fields] of [
+    ['SessionStart', { source: 'startup' }],
+    ['UserPromptSubmit', { prompt: 'Why does the retry loop give up after yesterday’s change?' }],
+    ['PostToolUse', tool],
+    ['SessionStart', { source: 'resume' }],
+  ]) {
     const stdin = JSON.stringify({ session_id: 'build-cache', cwd, hook_event_name: event, ...fields })
-    await new Promise((resolve) => hook.exports.runHook(event, { stdin: Readable.from([stdin]), stdout: { write: () => true }, stderr: { write: () => true }, env, cwd, exit: resolve }))
+    await new Promise((resolve) =>
+      hook.exports.runHook(event, {
+        stdin: Readable.from([stdin]),
+        stdout: { write: () => true },
+        stderr: { write: () => true },
+        env,
+        cwd,
+        exit: resolve,
+      }),
+    )
   }
   writeFileSync(`${hookFile}.cache`, hook.script.createCachedData())
   const cliFile = path.join(root, 'dist/adapters/cli/program.bundle.cjs')
   const cli = compileCommonJs(cliFile, undefined, createRequire(cliFile))
   const io = { stdout: () => undefined, stderr: () => undefined, env, cwd }
-  for (const args of [['status'], ['recall', 'retry loop'], ['recall', 'what changed in the retry loop last week'], ['context'], ['sessions'], ['recall', 'retry', '--json']]) await cli.exports.runCli(args, io)
+  for (const args of [
+    ['status'],
+    ['recall', 'retry loop'],
+    ['recall', 'what changed in the retry loop last week'],
+    ['context'],
+    ['sessions'],
+    ['recall', 'retry', '--json'],
+  ])
+    await cli.exports.runCli(args, io)
   writeFileSync(`${cliFile}.cache`, cli.script.createCachedData())
   console.log('build-bundles: V8 code caches written beside both bundles')
 } finally {

@@ -61,7 +61,8 @@ if (refresh || !existsSync(cache)) {
   for (const conv of [...TUNE, ...HELD]) {
     const sample = data.find((s) => s.sample_id === conv)
     const valid = new Set()
-    for (const [key, turns] of Object.entries(sample.conversation)) if (/^session_\d+$/.test(key)) for (const t of turns) valid.add(t.dia_id)
+    for (const [key, turns] of Object.entries(sample.conversation))
+      if (/^session_\d+$/.test(key)) for (const t of turns) valid.add(t.dia_id)
     pending = sample.qa
       .map((q) => ({ conv, cat: Number(q.category), question: q.question, gold: normalizeEvidence(q.evidence, valid) }))
       .filter((p) => p.gold.length > 0 && typeof p.question === 'string')
@@ -77,7 +78,13 @@ const questions = dumped.questions
   .filter((q) => q.cat >= 1 && q.cat <= 4)
   .map((q) => {
     const gold = new Set(q.gold)
-    return { ...q, rel: q.rows.map((r) => gold.has(r.ref)), F: q.rows.map((r) => r.f), sess: q.rows.map((r) => r.ref.split(':')[0]), goldSessions: new Set(q.gold.map((g) => g.split(':')[0])) }
+    return {
+      ...q,
+      rel: q.rows.map((r) => gold.has(r.ref)),
+      F: q.rows.map((r) => r.f),
+      sess: q.rows.map((r) => r.ref.split(':')[0]),
+      goldSessions: new Set(q.gold.map((g) => g.split(':')[0])),
+    }
   })
 
 function fit(train) {
@@ -109,9 +116,11 @@ function score(qs, w) {
   for (const q of qs) {
     const s = q.F.map((f) => f.reduce((a, x, j) => a + x * w[j], 0))
     const order = s.map((_, i) => i).sort((a, b) => s[b] - s[a] || a - b)
-    let h1 = 0, h5 = 0, h10 = 0
+    let h1 = 0,
+      h5 = 0,
+      h10 = 0
     order.slice(0, 10).forEach((i, p) => {
-      if (q.rel[i]) (h10++, p < 5 && h5++, p < 1 && h1++)
+      if (q.rel[i]) h10++, p < 5 && h5++, p < 1 && h1++
     })
     const sessions = []
     for (const i of order) if (sessions.length < 3 && !sessions.includes(q.sess[i])) sessions.push(q.sess[i])
@@ -120,11 +129,12 @@ function score(qs, w) {
     m.r5 += h5 / n
     m.r10 += h10 / n
     m.s3 += sessions.some((x) => q.goldSessions.has(x)) ? 1 : 0
-    if (q.cat === 1) (m.cat1 += h10 / n, m.n1++)
+    if (q.cat === 1) (m.cat1 += h10 / n), m.n1++
   }
   return m
 }
-const line = (m) => `R@1 ${(m.r1 / m.n).toFixed(3)} R@5 ${(m.r5 / m.n).toFixed(3)} R@10 ${(m.r10 / m.n).toFixed(3)} cat1@10 ${(m.cat1 / m.n1).toFixed(3)} S@3 ${(m.s3 / m.n).toFixed(3)}`
+const line = (m) =>
+  `R@1 ${(m.r1 / m.n).toFixed(3)} R@5 ${(m.r5 / m.n).toFixed(3)} R@10 ${(m.r10 / m.n).toFixed(3)} cat1@10 ${(m.cat1 / m.n1).toFixed(3)} S@3 ${(m.s3 / m.n).toFixed(3)}`
 const tune = questions.filter((q) => TUNE.includes(q.conv))
 const held = questions.filter((q) => HELD.includes(q.conv))
 const identity = RERANK_FEATURES.map((f) => (f === 'fused' ? 1 : 0))
@@ -135,7 +145,11 @@ if (cv) {
   for (const conv of TUNE) {
     const w = fit(tune.filter((q) => q.conv !== conv))
     const out = tune.filter((q) => q.conv === conv)
-    for (const [acc, m] of [[sum, score(out, w)], [base, score(out, identity)]]) for (const k of Object.keys(acc)) acc[k] += m[k]
+    for (const [acc, m] of [
+      [sum, score(out, w)],
+      [base, score(out, identity)],
+    ])
+      for (const k of Object.keys(acc)) acc[k] += m[k]
   }
   console.log(`leave one tuning conversation out: fused order ${line(base)}`)
   console.log(`                                   re-ranked   ${line(sum)}`)

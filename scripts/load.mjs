@@ -61,7 +61,13 @@ async function session(n) {
     const event = i % 3 === 0 ? 'UserPromptSubmit' : 'PostToolUse'
     const payload = { session_id: sid, cwd: `/work/load/project-${n % 4}`, hook_event_name: event }
     if (event === 'UserPromptSubmit') payload.prompt = `prompt ${id}: make the orders endpoint faster`
-    else Object.assign(payload, { tool_name: 'Bash', tool_use_id: id, tool_input: { command: `npm test -- ${id}` }, tool_response: { stdout: `ok ${id}` } })
+    else
+      Object.assign(payload, {
+        tool_name: 'Bash',
+        tool_use_id: id,
+        tool_input: { command: `npm test -- ${id}` },
+        tool_response: { stdout: `ok ${id}` },
+      })
     fired.add(id)
     const r = await run(['hook', event], JSON.stringify(payload), userOf(n))
     hookMs.push(r.ms)
@@ -80,7 +86,11 @@ let unattributed = 0
 async function reader() {
   for (let turn = 0; Date.now() < deadline; turn++) {
     const user = `user${turn % USERS}`
-    const r = await run(['recall', 'orders endpoint faster npm test', '--project', '/work/load/project-1', '--limit', '50', '--json'], undefined, user)
+    const r = await run(
+      ['recall', 'orders endpoint faster npm test', '--project', '/work/load/project-1', '--limit', '50', '--json'],
+      undefined,
+      user,
+    )
     recallMs.push(r.ms)
     if (r.code !== 0) {
       if (!r.out.includes('NOT_FOUND')) recallFailures++
@@ -114,7 +124,12 @@ await Promise.all([...Array.from({ length: SESSIONS }, (_, n) => session(n)), re
 await run(['status', '--json'])
 const status = JSON.parse((await run(['status', '--json'])).out)
 const exported = (await run(['export', '--all-users', '--out', path.join(home, 'final.jsonl')])).code
-const lines = readFileSync(path.join(home, 'final.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l)).filter((r) => r.kind === 'event')
+const lines = readFileSync(path.join(home, 'final.jsonl'), 'utf8')
+  .trim()
+  .split('\n')
+  .slice(1)
+  .map((l) => JSON.parse(l))
+  .filter((r) => r.kind === 'event')
 const stored = new Map()
 for (const e of lines) {
   const p = e.payload
@@ -123,23 +138,29 @@ for (const e of lines) {
 }
 const lost = [...fired].filter((id) => !stored.has(id))
 const duplicates = [...stored.values()].filter((n) => n > 1).length
-console.log(JSON.stringify({
-  fired: fired.size,
-  stored: stored.size,
-  lost: lost.length,
-  duplicates,
-  spoolPending: status.spool.pending,
-  errorsLogged: status.errors.length,
-  hookFailures,
-  recallFailures,
-  recallHits,
-  leaks,
-  unattributed,
-  exportFailures: exportFailures + (exported === 0 ? 0 : 1),
-  hook_ms: { p50: pct(hookMs, 0.5), p95: pct(hookMs, 0.95), n: hookMs.length },
-  recall_ms: { p50: pct(recallMs, 0.5), p95: pct(recallMs, 0.95), n: recallMs.length },
-  export_ms: { p50: pct(exportMs, 0.5), p95: pct(exportMs, 0.95), n: exportMs.length },
-}, (k, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v), 2))
+console.log(
+  JSON.stringify(
+    {
+      fired: fired.size,
+      stored: stored.size,
+      lost: lost.length,
+      duplicates,
+      spoolPending: status.spool.pending,
+      errorsLogged: status.errors.length,
+      hookFailures,
+      recallFailures,
+      recallHits,
+      leaks,
+      unattributed,
+      exportFailures: exportFailures + (exported === 0 ? 0 : 1),
+      hook_ms: { p50: pct(hookMs, 0.5), p95: pct(hookMs, 0.95), n: hookMs.length },
+      recall_ms: { p50: pct(recallMs, 0.5), p95: pct(recallMs, 0.95), n: recallMs.length },
+      export_ms: { p50: pct(exportMs, 0.5), p95: pct(exportMs, 0.95), n: exportMs.length },
+    },
+    (k, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v),
+    2,
+  ),
+)
 if (lost.length > 0) console.log('lost ids (first 10):', lost.slice(0, 10))
 if (status.errors.length > 0) console.log('errors logged:', status.errors)
 if (lost.length === 0 && duplicates === 0 && leaks === 0) rmSync(home, { recursive: true, force: true })

@@ -43,7 +43,10 @@ for (const sample of JSON.parse(readFileSync(file, 'utf8'))) {
       hits = await mnemo.engine.recall(qa.question, { projectIds, limit: 100 })
     } catch {}
     const ranking = [...new Set(hits.map((h) => h.sourceRef).filter(Boolean))]
-    const missed = gold.filter((id) => { const r = ranking.indexOf(id); return r < 0 || r >= k })
+    const missed = gold.filter((id) => {
+      const r = ranking.indexOf(id)
+      return r < 0 || r >= k
+    })
     if (missed.length === 0) continue
     console.log(`\n[${sample.sample_id} cat${qa.category}] ${qa.question}  → ${qa.answer ?? ''}`)
     for (const id of gold) {

@@ -9,12 +9,36 @@
  * mnemo.close()
  */
 export { openMnemo, type OpenMnemoOptions, type OpenedMnemo } from './runtime/open-mnemo.js'
-export { MnemoEngine, type RecallHits, type RecallOptions, type ImportReport, type ImportFileReport, type ShowResult } from './engine/mnemo.js'
+export {
+  MnemoEngine,
+  type RecallHits,
+  type RecallOptions,
+  type ImportReport,
+  type ImportFileReport,
+  type ShowResult,
+} from './engine/mnemo.js'
 export { MnemoError, type ErrorCode, type ErrorDetails } from './core/errors.js'
 export type { ContextBlock } from './context/context-block.js'
 export type * from './core/types.js'
 export { EngineFacts, DEFAULT_FACT_LIMITS, type FactWriteOptions, type FactWriteResult, type FactShowResult } from './engine/facts.js'
-export { parseFactQuery, type FactQuery, type Cond as FactCond, type Verb as FactVerb, type Period as FactPeriod } from './core/facts/fact-query.js'
+export {
+  parseFactQuery,
+  type FactQuery,
+  type Cond as FactCond,
+  type Verb as FactVerb,
+  type Period as FactPeriod,
+} from './core/facts/fact-query.js'
 export { answerValueText, type FactAnswer } from './core/facts/fact-answer.js'
 export { FACT_QUERY_GRAMMAR } from './core/facts/fact-inputs.js'
-export type { CollectionInfo, CollectionSpec, FieldSpec, FieldType, FactRecord, FactVersion, FactStatus, FactProvenance, FactValue, FactValues } from './core/facts/fact-types.js'
+export type {
+  CollectionInfo,
+  CollectionSpec,
+  FieldSpec,
+  FieldType,
+  FactRecord,
+  FactVersion,
+  FactStatus,
+  FactProvenance,
+  FactValue,
+  FactValues,
+} from './core/facts/fact-types.js'

@@ -20,7 +20,9 @@ export function parseInsertFloor(dbPath, batches) {
   const db = new Database(dbPath)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = FULL')
-  db.exec("CREATE TABLE raw (seq INTEGER PRIMARY KEY, line TEXT NOT NULL); CREATE VIRTUAL TABLE raw_fts USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2')")
+  db.exec(
+    "CREATE TABLE raw (seq INTEGER PRIMARY KEY, line TEXT NOT NULL); CREATE VIRTUAL TABLE raw_fts USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2')",
+  )
   const insertRaw = db.prepare('INSERT INTO raw (line) VALUES (?)')
   const insertFts = db.prepare('INSERT INTO raw_fts (rowid, body) VALUES (?, ?)')
   let lines = 0

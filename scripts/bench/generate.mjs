@@ -96,7 +96,17 @@ export function createGenerator(seed = 1) {
 
   const projects = PROJECTS.map(([name, lang, domain]) => {
     const p = { name, lang, ext: lang, domain: words(domain), cwd: `/home/dev/code/${name}` }
-    const dirs = ['src', `src/${pick(p.domain)}`, `src/${pick(p.domain)}`, 'src/lib', 'src/api', 'src/db', 'test', `src/${pick(GENERIC)}`, 'scripts']
+    const dirs = [
+      'src',
+      `src/${pick(p.domain)}`,
+      `src/${pick(p.domain)}`,
+      'src/lib',
+      'src/api',
+      'src/db',
+      'test',
+      `src/${pick(GENERIC)}`,
+      'scripts',
+    ]
     const files = new Set()
     while (files.size < 140) {
       const d = pick(dirs)
@@ -113,10 +123,14 @@ export function createGenerator(seed = 1) {
     return camel(pick(VERBS), pick(rnd() < 0.5 ? p.domain : GENERIC), ...(rnd() < 0.4 ? [pick(GENERIC)] : []))
   }
   function typeName(p) {
-    return cap(pick(rnd() < 0.5 ? p.domain : GENERIC)) + pick(['', 'Service', 'Repository', 'Options', 'Result', 'Error', 'Event', 'Config', 'Client', 'State'])
+    return (
+      cap(pick(rnd() < 0.5 ? p.domain : GENERIC)) +
+      pick(['', 'Service', 'Repository', 'Options', 'Result', 'Error', 'Event', 'Config', 'Client', 'State'])
+    )
   }
   // Symbols the recent sessions use most: a session works on what the project coined lately, and on the old code.
-  const symbol = (p) => (rnd() < 0.25 && p.symbols.length > 400 ? p.symbols[ri(Math.max(400, p.symbols.length - 60), p.symbols.length - 1)] : pick(p.symbols))
+  const symbol = (p) =>
+    rnd() < 0.25 && p.symbols.length > 400 ? p.symbols[ri(Math.max(400, p.symbols.length - 60), p.symbols.length - 1)] : pick(p.symbols)
 
   function codeLine(p, depth) {
     const ind = '  '.repeat(depth)
@@ -124,34 +138,43 @@ export function createGenerator(seed = 1) {
     const t = pick(p.types)
     const v = camel(pick(ADJ), pick(p.domain))
     if (p.lang === 'py')
-      return ind + pick([
-        () => `def ${snake(s)}(self, ${snake(v)}: ${t}) -> ${pick(p.types)}:`,
-        () => `${snake(v)} = self.${snake(symbol(p))}(${snake(pick(GENERIC))}_id)`,
-        () => `if not ${snake(v)}:\n${ind}    raise ${pick(p.types)}Error("${pick(ADJ)} ${pick(p.domain)} for ${pick(GENERIC)}")`,
-        () => `logger.${pick(['info', 'warning', 'debug'])}("${pick(VERBS)} %s ${pick(GENERIC)}", ${snake(v)})`,
-        () => `return [${snake(pick(GENERIC))} for ${snake(pick(GENERIC))} in ${snake(v)} if ${snake(pick(GENERIC))}.${pick(ADJ)}]`,
-        () => `# ${cap(pick(VERBS))} the ${pick(ADJ)} ${pick(p.domain)} before ${pick(VERBS)}ing the ${pick(GENERIC)}`,
-        () => `from ${pick(p.domain)}.${pick(GENERIC)} import ${t}, ${pick(p.types)}`,
-      ])()
+      return (
+        ind +
+        pick([
+          () => `def ${snake(s)}(self, ${snake(v)}: ${t}) -> ${pick(p.types)}:`,
+          () => `${snake(v)} = self.${snake(symbol(p))}(${snake(pick(GENERIC))}_id)`,
+          () => `if not ${snake(v)}:\n${ind}    raise ${pick(p.types)}Error("${pick(ADJ)} ${pick(p.domain)} for ${pick(GENERIC)}")`,
+          () => `logger.${pick(['info', 'warning', 'debug'])}("${pick(VERBS)} %s ${pick(GENERIC)}", ${snake(v)})`,
+          () => `return [${snake(pick(GENERIC))} for ${snake(pick(GENERIC))} in ${snake(v)} if ${snake(pick(GENERIC))}.${pick(ADJ)}]`,
+          () => `# ${cap(pick(VERBS))} the ${pick(ADJ)} ${pick(p.domain)} before ${pick(VERBS)}ing the ${pick(GENERIC)}`,
+          () => `from ${pick(p.domain)}.${pick(GENERIC)} import ${t}, ${pick(p.types)}`,
+        ])()
+      )
     if (p.lang === 'go')
-      return ind + pick([
-        () => `func (s *${t}) ${cap(s)}(ctx context.Context, ${v} ${pick(p.types)}) error {`,
-        () => `${v}, err := s.${pick(GENERIC)}.${cap(symbol(p))}(ctx, ${pick(GENERIC)}ID)`,
-        () => `if err != nil {\n${ind}\treturn fmt.Errorf("${pick(VERBS)} ${pick(p.domain)}: %w", err)\n${ind}}`,
+      return (
+        ind +
+        pick([
+          () => `func (s *${t}) ${cap(s)}(ctx context.Context, ${v} ${pick(p.types)}) error {`,
+          () => `${v}, err := s.${pick(GENERIC)}.${cap(symbol(p))}(ctx, ${pick(GENERIC)}ID)`,
+          () => `if err != nil {\n${ind}\treturn fmt.Errorf("${pick(VERBS)} ${pick(p.domain)}: %w", err)\n${ind}}`,
+          () => `// ${cap(pick(VERBS))} the ${pick(ADJ)} ${pick(p.domain)} before ${pick(VERBS)}ing the ${pick(GENERIC)}`,
+          () => `log.Printf("${pick(VERBS)} %s ${pick(GENERIC)}", ${v}.ID)`,
+          () => `return &${t}{${cap(pick(GENERIC))}: ${v}, ${cap(pick(ADJ))}: true}, nil`,
+        ])()
+      )
+    return (
+      ind +
+      pick([
+        () => `export async function ${s}(${v}: ${t}, options: ${pick(p.types)} = {}): Promise<${pick(p.types)}> {`,
+        () => `const ${v} = await this.${pick(GENERIC)}.${symbol(p)}(${pick(GENERIC)}Id, { ${pick(GENERIC)}: ${ri(1, 500)} })`,
+        () => `if (!${v}) throw new ${pick(p.types)}Error(\`${pick(ADJ)} ${pick(p.domain)} \${${pick(GENERIC)}Id}\`)`,
+        () => `import { ${t}, ${pick(p.types)} } from '../${pick(p.domain)}/${pick(GENERIC)}'`,
         () => `// ${cap(pick(VERBS))} the ${pick(ADJ)} ${pick(p.domain)} before ${pick(VERBS)}ing the ${pick(GENERIC)}`,
-        () => `log.Printf("${pick(VERBS)} %s ${pick(GENERIC)}", ${v}.ID)`,
-        () => `return &${t}{${cap(pick(GENERIC))}: ${v}, ${cap(pick(ADJ))}: true}, nil`,
+        () => `logger.${pick(['info', 'warn', 'debug'])}('${pick(VERBS)} ${pick(GENERIC)}', { ${v}, ${pick(GENERIC)}Id })`,
+        () => `return ${v}.filter((${pick(GENERIC)}) => ${pick(GENERIC)}.${pick(ADJ)}).map(${symbol(p)})`,
+        () => `for (const ${pick(GENERIC)} of ${v}.${pick(GENERIC)}s) await ${symbol(p)}(${pick(GENERIC)})`,
       ])()
-    return ind + pick([
-      () => `export async function ${s}(${v}: ${t}, options: ${pick(p.types)} = {}): Promise<${pick(p.types)}> {`,
-      () => `const ${v} = await this.${pick(GENERIC)}.${symbol(p)}(${pick(GENERIC)}Id, { ${pick(GENERIC)}: ${ri(1, 500)} })`,
-      () => `if (!${v}) throw new ${pick(p.types)}Error(\`${pick(ADJ)} ${pick(p.domain)} \${${pick(GENERIC)}Id}\`)`,
-      () => `import { ${t}, ${pick(p.types)} } from '../${pick(p.domain)}/${pick(GENERIC)}'`,
-      () => `// ${cap(pick(VERBS))} the ${pick(ADJ)} ${pick(p.domain)} before ${pick(VERBS)}ing the ${pick(GENERIC)}`,
-      () => `logger.${pick(['info', 'warn', 'debug'])}('${pick(VERBS)} ${pick(GENERIC)}', { ${v}, ${pick(GENERIC)}Id })`,
-      () => `return ${v}.filter((${pick(GENERIC)}) => ${pick(GENERIC)}.${pick(ADJ)}).map(${symbol(p)})`,
-      () => `for (const ${pick(GENERIC)} of ${v}.${pick(GENERIC)}s) await ${symbol(p)}(${pick(GENERIC)})`,
-    ])()
+    )
   }
   function codeBlock(p, lines) {
     const out = []
@@ -162,7 +185,11 @@ export function createGenerator(seed = 1) {
     }
     return out.join('\n')
   }
-  const catN = (code, from = 1) => code.split('\n').map((l, i) => `${String(i + from).padStart(6)}\t${l}`).join('\n')
+  const catN = (code, from = 1) =>
+    code
+      .split('\n')
+      .map((l, i) => `${String(i + from).padStart(6)}\t${l}`)
+      .join('\n')
   const sentence = (p) =>
     pick([
       () => `I'll look at how ${symbol(p)} handles the ${pick(ADJ)} ${pick(p.domain)} case in ${pick(p.files)}.`,
@@ -170,17 +197,23 @@ export function createGenerator(seed = 1) {
       () => `Let me run the ${pick(p.domain)} tests to confirm the ${pick(GENERIC)} change.`,
       () => `Now I'll update ${pick(p.files)} so ${symbol(p)} ${pick(VERBS)}s the ${pick(GENERIC)} only once.`,
       () => `The ${pick(p.types)} already exposes ${symbol(p)}, so I can reuse it instead of adding a new ${pick(GENERIC)}.`,
-      () => `Tests pass. The ${pick(ADJ)} ${pick(p.domain)} path now ${pick(VERBS)}s the ${pick(GENERIC)} and ${pick(VERBS)}s on ${pick(GENERIC)} errors.`,
+      () =>
+        `Tests pass. The ${pick(ADJ)} ${pick(p.domain)} path now ${pick(VERBS)}s the ${pick(GENERIC)} and ${pick(VERBS)}s on ${pick(GENERIC)} errors.`,
       () => `Searching for callers of ${symbol(p)} to see where the ${pick(GENERIC)} ${pick(GENERIC)} is set.`,
     ])()
   const prompt = (p) =>
     pick([
-      () => `Fix the ${pick(p.domain)} bug in ${pick(p.files)}: ${symbol(p)} returns a ${pick(ADJ)} ${pick(GENERIC)} when the ${pick(p.domain)} is ${pick(ADJ)}.`,
-      () => `Add ${pick(GENERIC)} ${pick(['support', 'validation', 'caching', 'retries', 'logging', 'metrics'])} to ${symbol(p)} in ${pick(p.files)}. Keep the ${pick(p.types)} API unchanged.`,
-      () => `Why does the ${pick(p.domain)} test in ${pick(p.files.filter((f) => f.includes('test')).concat(p.files))} fail with "${pick(p.types)}Error: ${pick(ADJ)} ${pick(GENERIC)}"?`,
+      () =>
+        `Fix the ${pick(p.domain)} bug in ${pick(p.files)}: ${symbol(p)} returns a ${pick(ADJ)} ${pick(GENERIC)} when the ${pick(p.domain)} is ${pick(ADJ)}.`,
+      () =>
+        `Add ${pick(GENERIC)} ${pick(['support', 'validation', 'caching', 'retries', 'logging', 'metrics'])} to ${symbol(p)} in ${pick(p.files)}. Keep the ${pick(p.types)} API unchanged.`,
+      () =>
+        `Why does the ${pick(p.domain)} test in ${pick(p.files.filter((f) => f.includes('test')).concat(p.files))} fail with "${pick(p.types)}Error: ${pick(ADJ)} ${pick(GENERIC)}"?`,
       () => `Refactor ${symbol(p)} and ${symbol(p)} to share one ${pick(p.types)}; the ${pick(GENERIC)} logic is duplicated.`,
-      () => `We decided to ${pick(VERBS)} ${pick(p.domain)} ${pick(GENERIC)}s in a ${pick(GENERIC)} ${pick(['queue', 'table', 'worker', 'cron job'])} instead of inline. Please implement it.`,
-      () => `The ${pick(p.domain)} endpoint is slow (p95 ${ri(300, 4000)} ms). Profile ${symbol(p)} and fix the ${pick(['N+1 query', 'missing index', 'lock contention', 'serialization cost'])}.`,
+      () =>
+        `We decided to ${pick(VERBS)} ${pick(p.domain)} ${pick(GENERIC)}s in a ${pick(GENERIC)} ${pick(['queue', 'table', 'worker', 'cron job'])} instead of inline. Please implement it.`,
+      () =>
+        `The ${pick(p.domain)} endpoint is slow (p95 ${ri(300, 4000)} ms). Profile ${symbol(p)} and fix the ${pick(['N+1 query', 'missing index', 'lock contention', 'serialization cost'])}.`,
       () => 'continue',
       () => `Run the tests and commit with a message about the ${pick(p.domain)} ${pick(GENERIC)} change.`,
     ])()
@@ -192,9 +225,17 @@ export function createGenerator(seed = 1) {
     let isError = false
     if (kind === 'test') {
       const f = pick(p.files)
-      command = p.lang === 'py' ? `pytest -q ${f}` : p.lang === 'go' ? `go test ./${path.dirname(f)}/...` : `npm test -- ${path.basename(f).split('.')[0]}`
+      command =
+        p.lang === 'py'
+          ? `pytest -q ${f}`
+          : p.lang === 'go'
+            ? `go test ./${path.dirname(f)}/...`
+            : `npm test -- ${path.basename(f).split('.')[0]}`
       const n = ri(3, 40)
-      const lines = Array.from({ length: n }, () => `  ${rnd() < 0.9 ? '✓' : '✗'} ${pick(VERBS)}s the ${pick(ADJ)} ${pick(p.domain)} ${pick(GENERIC)} (${ri(1, 900)} ms)`)
+      const lines = Array.from(
+        { length: n },
+        () => `  ${rnd() < 0.9 ? '✓' : '✗'} ${pick(VERBS)}s the ${pick(ADJ)} ${pick(p.domain)} ${pick(GENERIC)} (${ri(1, 900)} ms)`,
+      )
       isError = rnd() < 0.2
       const failure = isError
         ? `\n  ● ${symbol(p)} › ${pick(VERBS)}s ${pick(GENERIC)}\n\n    expect(received).toEqual(expected)\n\n    Expected: "${pick(ADJ)}"\n    Received: "${pick(ADJ)}"\n\n      at ${symbol(p)} (${f}:${ri(10, 300)}:${ri(3, 40)})\n`
@@ -204,7 +245,11 @@ export function createGenerator(seed = 1) {
     } else if (kind === 'tsc') {
       command = p.lang === 'go' ? 'go vet ./...' : p.lang === 'py' ? 'mypy src' : 'npx tsc --noEmit'
       const n = ri(0, 12)
-      out = Array.from({ length: n }, () => `${pick(p.files)}(${ri(1, 400)},${ri(1, 60)}): error TS${ri(2000, 2800)}: Property '${symbol(p)}' does not exist on type '${pick(p.types)}'.`).join('\n')
+      out = Array.from(
+        { length: n },
+        () =>
+          `${pick(p.files)}(${ri(1, 400)},${ri(1, 60)}): error TS${ri(2000, 2800)}: Property '${symbol(p)}' does not exist on type '${pick(p.types)}'.`,
+      ).join('\n')
       if (n > 0) {
         isError = true
         out = `Exit code 2\n${out}`
@@ -224,13 +269,19 @@ export function createGenerator(seed = 1) {
       out = Array.from({ length: ri(1, 25) }, () => `${pick(p.files)}:${ri(1, 400)}:${codeLine(p, 1)}`).join('\n')
     } else if (kind === 'build') {
       command = p.lang === 'go' ? 'go build ./...' : p.lang === 'py' ? 'pip install -e .' : 'npm run build'
-      out = Array.from({ length: ri(3, 20) }, () => `${pick(['compiled', 'bundled', 'emitted', 'resolved'])} ${pick(p.files)} (${ri(1, 300)} kB)`).join('\n')
+      out = Array.from(
+        { length: ri(3, 20) },
+        () => `${pick(['compiled', 'bundled', 'emitted', 'resolved'])} ${pick(p.files)} (${ri(1, 300)} kB)`,
+      ).join('\n')
     } else {
       const d = path.dirname(pick(p.files))
       command = `ls -la ${d}`
       out = p.files
         .filter((f) => f.startsWith(d))
-        .map((f) => `-rw-r--r--  1 dev dev ${String(ri(200, 40000)).padStart(6)} Mar ${ri(1, 28)} ${ri(10, 23)}:${ri(10, 59)} ${path.basename(f)}`)
+        .map(
+          (f) =>
+            `-rw-r--r--  1 dev dev ${String(ri(200, 40000)).padStart(6)} Mar ${ri(1, 28)} ${ri(10, 23)}:${ri(10, 59)} ${path.basename(f)}`,
+        )
         .join('\n')
     }
     return {
@@ -247,26 +298,51 @@ export function createGenerator(seed = 1) {
     if (tool === 'Read') {
       const code = codeBlock(p, ri(15, 110))
       const numLines = code.split('\n').length
-      return { tool, input: { file_path: file }, result: catN(code), toolUseResult: { type: 'text', file: { filePath: file, content: code, numLines, startLine: 1, totalLines: numLines } } }
+      return {
+        tool,
+        input: { file_path: file },
+        result: catN(code),
+        toolUseResult: { type: 'text', file: { filePath: file, content: code, numLines, startLine: 1, totalLines: numLines } },
+      }
     }
     if (tool === 'Edit') {
       const old = codeBlock(p, ri(1, 6))
       const neu = codeBlock(p, ri(1, 10))
       const result = `The file ${file} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${catN(codeBlock(p, ri(6, 25)), ri(1, 200))}`
-      return { tool, input: { file_path: file, old_string: old, new_string: neu }, result, toolUseResult: { filePath: file, oldString: old, newString: neu, structuredPatch: [] } }
+      return {
+        tool,
+        input: { file_path: file, old_string: old, new_string: neu },
+        result,
+        toolUseResult: { filePath: file, oldString: old, newString: neu, structuredPatch: [] },
+      }
     }
     if (tool === 'Write') {
       const code = codeBlock(p, ri(10, 60))
-      return { tool, input: { file_path: file, content: code }, result: `File created successfully at: ${file}`, toolUseResult: { type: 'create', filePath: file, content: code } }
+      return {
+        tool,
+        input: { file_path: file, content: code },
+        result: `File created successfully at: ${file}`,
+        toolUseResult: { type: 'create', filePath: file, content: code },
+      }
     }
     if (tool === 'Bash') return { tool, ...bash(p) }
     if (tool === 'Grep') {
       const result = Array.from({ length: ri(1, 30) }, () => `${p.cwd}/${pick(p.files)}:${ri(1, 400)}:${codeLine(p, 1)}`).join('\n')
-      return { tool, input: { pattern: symbol(p), path: `${p.cwd}/src`, output_mode: 'content', '-n': true }, result, toolUseResult: { mode: 'content', numFiles: ri(1, 10), filenames: [], content: result } }
+      return {
+        tool,
+        input: { pattern: symbol(p), path: `${p.cwd}/src`, output_mode: 'content', '-n': true },
+        result,
+        toolUseResult: { mode: 'content', numFiles: ri(1, 10), filenames: [], content: result },
+      }
     }
     const result = Array.from({ length: ri(1, 20) }, () => `${p.cwd}/${pick(p.files)}`).join('\n')
     const filenames = result.split('\n')
-    return { tool, input: { pattern: `src/**/*${pick(p.domain)}*.${p.ext}` }, result, toolUseResult: { filenames, durationMs: ri(1, 80), numFiles: filenames.length, truncated: false } }
+    return {
+      tool,
+      input: { pattern: `src/**/*${pick(p.domain)}*.${p.ext}` },
+      result,
+      toolUseResult: { filenames, durationMs: ri(1, 80), numFiles: filenames.length, truncated: false },
+    }
   }
 
   let now = Date.parse('2025-09-01T08:00:00Z')
@@ -282,8 +358,21 @@ export function createGenerator(seed = 1) {
       const sessionId = uuid()
       let parent = null
       const records = []
-      const base = () => ({ parentUuid: parent, isSidechain: false, userType: 'external', cwd: p.cwd, sessionId, version: '2.0.14', gitBranch: 'main' })
-      if (rnd() < 0.3) records.push({ type: 'summary', summary: `${cap(pick(VERBS))} ${pick(p.domain)} ${pick(GENERIC)} in ${symbol(p)}`, leafUuid: uuid() })
+      const base = () => ({
+        parentUuid: parent,
+        isSidechain: false,
+        userType: 'external',
+        cwd: p.cwd,
+        sessionId,
+        version: '2.0.14',
+        gitBranch: 'main',
+      })
+      if (rnd() < 0.3)
+        records.push({
+          type: 'summary',
+          summary: `${cap(pick(VERBS))} ${pick(p.domain)} ${pick(GENERIC)} in ${symbol(p)}`,
+          leafUuid: uuid(),
+        })
       const push = (r) => {
         const id = uuid()
         records.push({ ...base(), ...r, uuid: id, timestamp: new Date(now).toISOString() })
@@ -301,12 +390,37 @@ export function createGenerator(seed = 1) {
           content.push({ type: 'tool_use', id, name: call.tool, input: call.input })
           push({
             type: 'assistant',
-            message: { id: `msg_01${hex(22)}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', content, stop_reason: 'tool_use', usage: { input_tokens: ri(100, 9000), output_tokens: ri(20, 900) } },
+            message: {
+              id: `msg_01${hex(22)}`,
+              type: 'message',
+              role: 'assistant',
+              model: 'claude-sonnet-4-5-20250929',
+              content,
+              stop_reason: 'tool_use',
+              usage: { input_tokens: ri(100, 9000), output_tokens: ri(20, 900) },
+            },
             requestId: `req_${hex(24)}`,
           })
-          push({ type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: call.result, ...(call.isError ? { is_error: true } : {}) }] }, toolUseResult: call.toolUseResult })
+          push({
+            type: 'user',
+            message: {
+              role: 'user',
+              content: [{ type: 'tool_result', tool_use_id: id, content: call.result, ...(call.isError ? { is_error: true } : {}) }],
+            },
+            toolUseResult: call.toolUseResult,
+          })
         }
-        push({ type: 'assistant', message: { id: `msg_01${hex(22)}`, type: 'message', role: 'assistant', model: 'claude-sonnet-4-5-20250929', content: [{ type: 'text', text: `${sentence(p)} ${sentence(p)} ${sentence(p)}` }], stop_reason: 'end_turn' } })
+        push({
+          type: 'assistant',
+          message: {
+            id: `msg_01${hex(22)}`,
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-sonnet-4-5-20250929',
+            content: [{ type: 'text', text: `${sentence(p)} ${sentence(p)} ${sentence(p)}` }],
+            stop_reason: 'end_turn',
+          },
+        })
       }
       now += ri(10, 600) * 60_000
       return { project: p, folder: p.cwd.replace(/\//g, '-'), sessionId, records }

@@ -13,7 +13,11 @@ import { parseInsertFloor } from './floor.mjs'
 
 function cli(ctx, home, ...args) {
   const t0 = performance.now()
-  const run = spawnSync(process.execPath, [ctx.cli, ...args], { env: { PATH: process.env.PATH, MNEMO_HOME: home }, encoding: 'utf8', maxBuffer: 1 << 30 })
+  const run = spawnSync(process.execPath, [ctx.cli, ...args], {
+    env: { PATH: process.env.PATH, MNEMO_HOME: home },
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+  })
   if (run.status !== 0) throw new Error(`mnemo ${args.join(' ')} failed (${run.status}): ${run.stderr}`)
   return performance.now() - t0
 }
@@ -34,11 +38,18 @@ export async function figures(ctx) {
   const src = await ctx.store(importSize)
   const files = transcriptFiles(path.join(src.transcripts, 'sessions'))
   const floor = parseInsertFloor(path.join(ctx.tmp('import-floor'), 'floor.db'), function* () {
-    for (const f of files) yield readFileSync(f, 'utf8').split('\n').filter((l) => l.length > 0)
+    for (const f of files)
+      yield readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0)
   })
   const importMs = cli(ctx, ctx.tmp('import-home'), 'import', path.join(src.transcripts, 'sessions'), '--json')
   const eventsPerSec = (src.events / importMs) * 1000
-  rows.push({ ...ctx.row('import', importSize.label, eventsPerSec, 'events/s'), floor: (floor.lines / floor.ms) * 1000, ratio: importMs / floor.ms })
+  rows.push({
+    ...ctx.row('import', importSize.label, eventsPerSec, 'events/s'),
+    floor: (floor.lines / floor.ms) * 1000,
+    ratio: importMs / floor.ms,
+  })
 
   const largest = ctx.sizes.at(-1)
   const big = await ctx.store(largest)

@@ -11,7 +11,9 @@ import { PROJECT_NAMES } from './generate.mjs'
  * recall's column weights, LIMIT 200; with a project, joined to the observations to keep that project's only.
  */
 export function ftsFloor(db) {
-  const all = db.prepare('SELECT rowid, bm25(search_fts, 1, 0.5, 0.5) AS score FROM search_fts WHERE search_fts MATCH ? ORDER BY score LIMIT 200')
+  const all = db.prepare(
+    'SELECT rowid, bm25(search_fts, 1, 0.5, 0.5) AS score FROM search_fts WHERE search_fts MATCH ? ORDER BY score LIMIT 200',
+  )
   const inProject = db.prepare(
     'SELECT f.rowid, bm25(search_fts, 1, 0.5, 0.5) AS score FROM search_fts f JOIN observations o ON o.rowid = f.rowid WHERE search_fts MATCH ? AND o.project_id = ? ORDER BY score LIMIT 200',
   )
@@ -31,7 +33,12 @@ export async function figures(ctx) {
     const m = openMnemo({ home: store.home, env: {}, timeZone: 'UTC', cwd: '/' })
     const db = new Database(store.db, { readonly: true })
     const raw = ftsFloor(db)
-    const projectIds = new Map(db.prepare('SELECT name, id FROM projects').all().map((p) => [p.name, p.id]))
+    const projectIds = new Map(
+      db
+        .prepare('SELECT name, id FROM projects')
+        .all()
+        .map((p) => [p.name, p.id]),
+    )
     const projectOf = new Map(store.queries.map((q, i) => [q, projectIds.get(PROJECT_NAMES[i % PROJECT_NAMES.length])]))
     const time = async (fn) => {
       const ms = []
@@ -55,7 +62,15 @@ export async function figures(ctx) {
       rows.push(ctx.row('recall in-process p50, fused', size.label, ctx.quantile(fused, 0.5), 'ms', f50))
       rows.push(ctx.row('recall in-process p95, fused', size.label, ctx.quantile(fused, 0.95), 'ms', f95))
       rows.push(ctx.row('recall in-process p95, bm25 channel only', size.label, ctx.quantile(bm25, 0.95), 'ms', f95))
-      rows.push(ctx.row('recall in-process p95, fused, one project', size.label, ctx.quantile(inProject, 0.95), 'ms', ctx.quantile(projectFloor, 0.95)))
+      rows.push(
+        ctx.row(
+          'recall in-process p95, fused, one project',
+          size.label,
+          ctx.quantile(inProject, 0.95),
+          'ms',
+          ctx.quantile(projectFloor, 0.95),
+        ),
+      )
       p95s.push({ size, observations: store.observations, p95: ctx.quantile(fused, 0.95) })
     } finally {
       db.close()

@@ -62,7 +62,11 @@ export function makeContext(sizes, args) {
     quantile,
     row,
     store(size) {
-      if (!stores.has(size.label)) stores.set(size.label, cachedStore(ROOT, size.observations, (m) => process.stderr.write(`bench: ${m}\n`)))
+      if (!stores.has(size.label))
+        stores.set(
+          size.label,
+          cachedStore(ROOT, size.observations, (m) => process.stderr.write(`bench: ${m}\n`)),
+        )
       return stores.get(size.label)
     },
     tmp(name) {
@@ -75,10 +79,22 @@ export function makeContext(sizes, args) {
   }
 }
 
-const fmt = (v) => (v === null || v === undefined ? '' : typeof v !== 'number' ? String(v) : Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2))
+const fmt = (v) =>
+  v === null || v === undefined
+    ? ''
+    : typeof v !== 'number'
+      ? String(v)
+      : Math.abs(v) >= 100
+        ? v.toFixed(0)
+        : Math.abs(v) >= 10
+          ? v.toFixed(1)
+          : v.toFixed(2)
 
 export function printTable(rows, cores) {
-  const lines = [['figure', 'size', 'value', 'unit', 'floor', 'ratio'], ...rows.map((r) => [r.figure, r.size, fmt(r.value), r.unit, fmt(r.floor), r.ratio === null ? '' : `${fmt(r.ratio)}×`])]
+  const lines = [
+    ['figure', 'size', 'value', 'unit', 'floor', 'ratio'],
+    ...rows.map((r) => [r.figure, r.size, fmt(r.value), r.unit, fmt(r.floor), r.ratio === null ? '' : `${fmt(r.ratio)}×`]),
+  ]
   const widths = lines[0].map((_, i) => Math.max(...lines.map((l) => l[i].length)))
   const out = lines.map((l) => `| ${l.map((c, i) => (i >= 2 && i !== 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ')} |`)
   out.splice(1, 0, `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`)
@@ -100,7 +116,10 @@ async function main() {
   for (const l of sizeLabels) if (!SIZES[l]) throw new Error(`--sizes: unknown size ${l} (one of ${Object.keys(SIZES).join(', ')})`)
   const only = opt('only')?.split(',')
   for (const g of only ?? []) if (!GROUPS.includes(g)) throw new Error(`--only: unknown group ${g} (one of ${GROUPS.join(', ')})`)
-  const ctx = makeContext(sizeLabels.map((label) => ({ label, observations: SIZES[label] })), args)
+  const ctx = makeContext(
+    sizeLabels.map((label) => ({ label, observations: SIZES[label] })),
+    args,
+  )
   const rows = []
   const failed = []
   try {
@@ -124,7 +143,10 @@ async function main() {
   printTable(rows, ctx.cores)
   const results = path.join(ROOT, 'bench-results')
   mkdirSync(results, { recursive: true })
-  appendFileSync(path.join(results, 'history.jsonl'), `${JSON.stringify({ at: new Date().toISOString(), bench: 'bench', cores: ctx.cores, node: process.version, sizes: sizeLabels, rows, ...(failed.length > 0 ? { failed } : {}) })}\n`)
+  appendFileSync(
+    path.join(results, 'history.jsonl'),
+    `${JSON.stringify({ at: new Date().toISOString(), bench: 'bench', cores: ctx.cores, node: process.version, sizes: sizeLabels, rows, ...(failed.length > 0 ? { failed } : {}) })}\n`,
+  )
   if (failed.length > 0) {
     console.error(`bench: failed groups: ${failed.join(', ')}`)
     process.exitCode = 1

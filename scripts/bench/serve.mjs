@@ -50,7 +50,15 @@ async function drive(url, headers, queries) {
         const i = next++
         if (i >= REQUESTS) return
         const t = performance.now()
-        const res = await fetch(`${url}/v1/recall`, { method: 'POST', headers, body: JSON.stringify({ query: queries[i % queries.length], project: PROJECT_NAMES[i % queries.length % PROJECT_NAMES.length], limit: 10 }) })
+        const res = await fetch(`${url}/v1/recall`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            query: queries[i % queries.length],
+            project: PROJECT_NAMES[(i % queries.length) % PROJECT_NAMES.length],
+            limit: 10,
+          }),
+        })
         const text = await res.text()
         if (res.status !== 200) throw new Error(`POST /v1/recall answered ${res.status}: ${text}`)
         latencies.push(performance.now() - t)
@@ -79,7 +87,12 @@ export async function figures(ctx) {
   const { searchForm } = await ctx.dist('retrieval/search-text.js')
   const db = new Database(path.join(home, 'mnemo.db'), { readonly: true })
   const raw = ftsFloor(db)
-  const projectIds = new Map(db.prepare('SELECT name, id FROM projects').all().map((p) => [p.name, p.id]))
+  const projectIds = new Map(
+    db
+      .prepare('SELECT name, id FROM projects')
+      .all()
+      .map((p) => [p.name, p.id]),
+  )
   const floorOf = (q, i) => raw(toMatchExpression(searchForm(q)), projectIds.get(PROJECT_NAMES[i % PROJECT_NAMES.length]))
   store.queries.forEach(floorOf)
   const ftsMs = store.queries.map((q, i) => {
@@ -100,7 +113,13 @@ export async function figures(ctx) {
       ctx.row('serve RSS idle', size.label, idle.rss, 'MiB', bareIdle.rss),
       ctx.row(`serve RSS after ${REQUESTS} REST recalls`, size.label, after.rss, 'MiB', bareAfter.rss),
       ctx.row('serve RSS peak', size.label, after.peak, 'MiB', bareAfter.peak),
-      ctx.row(`REST recall p95 (${CLIENTS} clients)`, size.label, ctx.quantile(ms, 0.95), 'ms', ctx.quantile(bareMs, 0.95) + ctx.quantile(ftsMs, 0.95)),
+      ctx.row(
+        `REST recall p95 (${CLIENTS} clients)`,
+        size.label,
+        ctx.quantile(ms, 0.95),
+        'ms',
+        ctx.quantile(bareMs, 0.95) + ctx.quantile(ftsMs, 0.95),
+      ),
     ]
   } finally {
     server.child.kill()

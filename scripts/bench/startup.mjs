@@ -32,7 +32,8 @@ function cpuSeconds(argv, stdinFile, env) {
   })
   const line = (r.stdout ?? '').trim().split('\n').at(-1) ?? ''
   const m = /^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s$/.exec(line)
-  if (!m) throw new Error(`startup bench: cannot read CPU time from bash \`times\` (${JSON.stringify(line)}; ${r.error?.message ?? r.stderr})`)
+  if (!m)
+    throw new Error(`startup bench: cannot read CPU time from bash \`times\` (${JSON.stringify(line)}; ${r.error?.message ?? r.stderr})`)
   return Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4])
 }
 
@@ -60,7 +61,14 @@ function measure(runs, subject, env) {
   return { value: median(values), floor: median(floors) }
 }
 
-const row = (figure, size, m) => ({ figure, size, value: round(m.value), unit: 's', floor: round(m.floor), ratio: Math.round((m.value / m.floor) * 100) / 100 })
+const row = (figure, size, m) => ({
+  figure,
+  size,
+  value: round(m.value),
+  unit: 's',
+  floor: round(m.floor),
+  ratio: Math.round((m.value / m.floor) * 100) / 100,
+})
 const round = (v) => Math.round(v * 1000) / 1000
 
 /** The MNEMO_HOME of the runner's cached store of `size` (`{ label, observations }`). */
@@ -74,7 +82,11 @@ function busiestProject(home) {
   const Database = createRequire(path.join(ROOT, 'package.json'))('better-sqlite3')
   const db = new Database(path.join(home, 'mnemo.db'), { readonly: true, fileMustExist: true })
   try {
-    return db.prepare('SELECT p.root AS root FROM projects p JOIN observations o ON o.project_id = p.id GROUP BY p.id ORDER BY count(*) DESC LIMIT 1').get()?.root
+    return db
+      .prepare(
+        'SELECT p.root AS root FROM projects p JOIN observations o ON o.project_id = p.id GROUP BY p.id ORDER BY count(*) DESC LIMIT 1',
+      )
+      .get()?.root
   } finally {
     db.close()
   }
@@ -86,12 +98,32 @@ function busiestProject(home) {
  */
 function hookPayload(event, cwd, i) {
   const session = `00000000-0000-4000-8000-${String(1e11 + i + 1).padStart(12, '0')}`
-  const base = { session_id: session, transcript_path: `/tmp/bench/${session}.jsonl`, cwd, permission_mode: 'default', hook_event_name: event }
+  const base = {
+    session_id: session,
+    transcript_path: `/tmp/bench/${session}.jsonl`,
+    cwd,
+    permission_mode: 'default',
+    hook_event_name: event,
+  }
   if (event === 'SessionStart') return { ...base, source: 'startup', model: 'claude-sonnet-4-5-20250929' }
-  if (event === 'UserPromptSubmit') return { ...base, prompt: `Fix the refund bug in src/api/refund.ts (run ${i}): settleLedger returns a stale entry when the order is partial. Check how the coupon cache stores it.` }
+  if (event === 'UserPromptSubmit')
+    return {
+      ...base,
+      prompt: `Fix the refund bug in src/api/refund.ts (run ${i}): settleLedger returns a stale entry when the order is partial. Check how the coupon cache stores it.`,
+    }
   const file = `${cwd}/src/ledger/settle-${i % 17}.ts`
-  const content = Array.from({ length: 60 }, (_, n) => `${String(n + 1).padStart(6)}\texport function settle${n}(order: Order, ledger: Ledger): Entry { return ledger.entries.find((e) => e.orderId === order.id && e.run === ${i}) }`).join('\n')
-  return { ...base, tool_name: 'Read', tool_input: { file_path: file }, tool_response: { type: 'text', file: { filePath: file, content } }, tool_use_id: `toolu_bench${String(i + 1).padStart(10, '0')}` }
+  const content = Array.from(
+    { length: 60 },
+    (_, n) =>
+      `${String(n + 1).padStart(6)}\texport function settle${n}(order: Order, ledger: Ledger): Entry { return ledger.entries.find((e) => e.orderId === order.id && e.run === ${i}) }`,
+  ).join('\n')
+  return {
+    ...base,
+    tool_name: 'Read',
+    tool_input: { file_path: file },
+    tool_response: { type: 'text', file: { filePath: file, content } },
+    tool_use_id: `toolu_bench${String(i + 1).padStart(10, '0')}`,
+  }
 }
 
 /** A private writable copy of the store at `home` (the hooks write; the runner's cached store stays as it was). */
@@ -123,8 +155,17 @@ export async function figures(ctx) {
   const node = process.execPath
   const rows = []
   try {
-    for (const [name, args] of [['--version', ['--version']], ['--help', ['--help']]]) {
-      rows.push(row(`CLI ${name} CPU`, '', measure(runs, () => ({ argv: [node, cli, ...args] }), env)))
+    for (const [name, args] of [
+      ['--version', ['--version']],
+      ['--help', ['--help']],
+    ]) {
+      rows.push(
+        row(
+          `CLI ${name} CPU`,
+          '',
+          measure(runs, () => ({ argv: [node, cli, ...args] }), env),
+        ),
+      )
       log(`startup: CLI ${name} done`)
     }
     for (const sized of ctx.sizes) {
@@ -137,7 +178,13 @@ export async function figures(ctx) {
         ['recall', ['recall', 'retry backoff ledger settle']],
         ['context', ['context', '--project', cwd]],
       ]) {
-        rows.push(row(`CLI ${name} CPU`, size, measure(runs, () => ({ argv: [node, cli, ...args] }), readEnv)))
+        rows.push(
+          row(
+            `CLI ${name} CPU`,
+            size,
+            measure(runs, () => ({ argv: [node, cli, ...args] }), readEnv),
+          ),
+        )
       }
       const copy = path.join(tmp, `home-${size}`)
       copyStore(home, copy)
@@ -174,8 +221,23 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     else if (args[i] === '--cli') cli = path.resolve(args[++i])
   }
   const sizes = Object.keys(stores).map((label) => ({ label }))
-  const rows = await figures({ sizes, store: (size) => stores[size.label], ...(runs ? { runs } : {}), ...(cli ? { cli } : {}), log: (l) => process.stderr.write(`${l}\n`) })
+  const rows = await figures({
+    sizes,
+    store: (size) => stores[size.label],
+    ...(runs ? { runs } : {}),
+    ...(cli ? { cli } : {}),
+    log: (l) => process.stderr.write(`${l}\n`),
+  })
   console.log(`cores ${os.cpus().length} · node ${process.version}`)
   console.log(['figure'.padEnd(26), 'size'.padEnd(5), 'value'.padStart(7), 'floor'.padStart(7), 'ratio'.padStart(6)].join(' '))
-  for (const r of rows) console.log([r.figure.padEnd(26), (r.size || '-').padEnd(5), `${r.value.toFixed(3)}`.padStart(7), `${r.floor.toFixed(3)}`.padStart(7), `${r.ratio.toFixed(2)}×`.padStart(6)].join(' '))
+  for (const r of rows)
+    console.log(
+      [
+        r.figure.padEnd(26),
+        (r.size || '-').padEnd(5),
+        `${r.value.toFixed(3)}`.padStart(7),
+        `${r.floor.toFixed(3)}`.padStart(7),
+        `${r.ratio.toFixed(2)}×`.padStart(6),
+      ].join(' '),
+    )
 }

@@ -43,14 +43,23 @@ export async function cachedStore(root, observations, log) {
   rmSync(home, { recursive: true, force: true })
   mkdirSync(home, { recursive: true })
   const t0 = performance.now()
-  const run = spawnSync(process.execPath, [path.join(root, 'dist/adapters/cli/main.js'), 'import', path.join(transcripts, 'sessions'), '--json'], {
-    env: { PATH: process.env.PATH, MNEMO_HOME: home },
-    encoding: 'utf8',
-    maxBuffer: 1 << 30,
-  })
+  const run = spawnSync(
+    process.execPath,
+    [path.join(root, 'dist/adapters/cli/main.js'), 'import', path.join(transcripts, 'sessions'), '--json'],
+    {
+      env: { PATH: process.env.PATH, MNEMO_HOME: home },
+      encoding: 'utf8',
+      maxBuffer: 1 << 30,
+    },
+  )
   const importMs = performance.now() - t0
   if (run.status !== 0) throw new Error(`mnemo import failed (${run.status}): ${run.stderr}`)
-  const status = JSON.parse(spawnSync(process.execPath, [path.join(root, 'dist/adapters/cli/main.js'), 'status', '--json'], { env: { PATH: process.env.PATH, MNEMO_HOME: home }, encoding: 'utf8' }).stdout)
+  const status = JSON.parse(
+    spawnSync(process.execPath, [path.join(root, 'dist/adapters/cli/main.js'), 'status', '--json'], {
+      env: { PATH: process.env.PATH, MNEMO_HOME: home },
+      encoding: 'utf8',
+    }).stdout,
+  )
   const gen = createGenerator(1)
   for (let i = 0; i < sessions; i++) gen.next()
   const info = {

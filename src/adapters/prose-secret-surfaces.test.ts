@@ -39,7 +39,13 @@ const cli = (argv: string[]) => runCliCaptured(argv, { env: { MNEMO_HOME: home, 
 async function hook(event: string, payload: Record<string, unknown>): Promise<number | undefined> {
   const input = new PassThrough()
   let code: number | undefined
-  const run = runHook(event, { stdin: input, stdout: { write: () => undefined }, env: { MNEMO_HOME: home, HOME: tmp }, cwd: proj, exit: (c) => (code = c) })
+  const run = runHook(event, {
+    stdin: input,
+    stdout: { write: () => undefined },
+    env: { MNEMO_HOME: home, HOME: tmp },
+    cwd: proj,
+    exit: (c) => (code = c),
+  })
   input.end(JSON.stringify({ hook_event_name: event, session_id: 'sess-hook', cwd: proj, ...payload }))
   await run
   return code
@@ -58,7 +64,10 @@ describe('a password stated in prose, through every surface (issue 17 item 1)', 
     const remembered = await cli(['remember', `cli note: ${SAID}`])
     expect(remembered.code, remembered.stderr).toBe(0)
     const transcript = path.join(tmp, 'session.jsonl')
-    writeFileSync(transcript, `${JSON.stringify({ type: 'user', sessionId: 'imp', uuid: 'u1', cwd: proj, timestamp: '2025-06-14T10:00:00Z', message: { role: 'user', content: `imported: ${SAID}` } })}\n`)
+    writeFileSync(
+      transcript,
+      `${JSON.stringify({ type: 'user', sessionId: 'imp', uuid: 'u1', cwd: proj, timestamp: '2025-06-14T10:00:00Z', message: { role: 'user', content: `imported: ${SAID}` } })}\n`,
+    )
     const imported = await cli(['import', transcript, '--format', 'claude-code'])
     expect(imported.code, imported.stderr).toBe(0)
 
@@ -66,7 +75,11 @@ describe('a password stated in prose, through every surface (issue 17 item 1)', 
     let streamed: { event: string; data: any }[]
     try {
       const mcp = new Client({ name: 'prose-secret-test', version: '0.0.0' })
-      await mcp.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${server.token}` } } }))
+      await mcp.connect(
+        new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+        }),
+      )
       try {
         const viaMcp = await mcp.callTool({ name: 'memory_remember', arguments: { text: `mcp note: ${SAID}`, project: proj } })
         expect(viaMcp.isError, JSON.stringify(viaMcp)).toBeFalsy()
@@ -85,12 +98,19 @@ describe('a password stated in prose, through every surface (issue 17 item 1)', 
       const project = posted.body.memory.project as string
 
       // The stream from the start of the log, up to a last prompt sent after everything else.
-      const sentinel = await callRest(server, 'POST', '/v1/events', { event: 'UserPromptSubmit', payload: { session_id: 'sess-end', cwd: proj, prompt: 'end of the secret surfaces run' } })
+      const sentinel = await callRest(server, 'POST', '/v1/events', {
+        event: 'UserPromptSubmit',
+        payload: { session_id: 'sess-end', cwd: proj, prompt: 'end of the secret surfaces run' },
+      })
       expect(sentinel.body, JSON.stringify(sentinel.body)).toEqual({ stored: true })
       expect(sentinel.status, JSON.stringify(sentinel.body)).toBe(202)
-      const res = await fetch(`${server.url}/v1/stream?project=${encodeURIComponent(project)}`, { headers: { authorization: `Bearer ${server.token}`, 'last-event-id': '0' } })
+      const res = await fetch(`${server.url}/v1/stream?project=${encodeURIComponent(project)}`, {
+        headers: { authorization: `Bearer ${server.token}`, 'last-event-id': '0' },
+      })
       expect(res.status).toBe(200)
-      streamed = await readEvents(res, (events) => events.some((e) => e.event === 'observation' && String(e.data.text).includes('end of the secret surfaces run')))
+      streamed = await readEvents(res, (events) =>
+        events.some((e) => e.event === 'observation' && String(e.data.text).includes('end of the secret surfaces run')),
+      )
       const recalledRest = await callRest(server, 'POST', '/v1/recall', { query: 'staging password', project })
       expect(recalledRest.status).toBe(200)
       expect(JSON.stringify(recalledRest.body)).not.toContain(SECRET)
@@ -106,7 +126,8 @@ describe('a password stated in prose, through every surface (issue 17 item 1)', 
     expect(recalled.code, recalled.stderr).toBe(0)
     const hits = (JSON.parse(recalled.stdout) as { hits: { snippet?: string; text?: string }[] }).hits
     // Every write above is found, each with the placeholder where the password was.
-    for (const prefix of ['cli note', 'mcp note', 'rest note', 'patched', 'imported']) expect(recalled.stdout).toContain(`${prefix}: the staging password is [REDACTED:password]`)
+    for (const prefix of ['cli note', 'mcp note', 'rest note', 'patched', 'imported'])
+      expect(recalled.stdout).toContain(`${prefix}: the staging password is [REDACTED:password]`)
     expect(hits.length).toBeGreaterThanOrEqual(6)
     const context = await cli(['context', '--project', proj])
     expect(context.code, context.stderr).toBe(0)
@@ -123,7 +144,10 @@ describe('a password stated in prose, through every surface (issue 17 item 1)', 
     mkdirSync(home, { recursive: true })
     const store = openSqliteStore({ path: path.join(home, 'mnemo.db') }, () => clock.now())
     const legacy = new MnemoEngine({ store, clock, cwd: proj, contextBudgetTokens: 2000, timeZone: 'UTC', redact: noRedaction })
-    legacy.captureHook('UserPromptSubmit', JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', cwd: proj, prompt: SAID }))
+    legacy.captureHook(
+      'UserPromptSubmit',
+      JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', cwd: proj, prompt: SAID }),
+    )
     expect(JSON.stringify(store.readEvents(0, 10))).toContain(SECRET)
     store.close()
     expect(databaseBytes()).toContain(SECRET)

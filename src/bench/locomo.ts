@@ -343,7 +343,13 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
     const validIds = conversationTurnIds(sample['conversation'])
 
     // Only the recall weights are taken from the environment (MNEMO_RECALL_WEIGHTS), for measured tuning runs.
-    const mnemo = openMnemo({ dbPath: ':memory:', home, env: { MNEMO_RECALL_WEIGHTS: process.env['MNEMO_RECALL_WEIGHTS'] }, timeZone: 'UTC', ...(options.embedder ? { embedder: options.embedder } : {}) })
+    const mnemo = openMnemo({
+      dbPath: ':memory:',
+      home,
+      env: { MNEMO_RECALL_WEIGHTS: process.env['MNEMO_RECALL_WEIGHTS'] },
+      timeZone: 'UTC',
+      ...(options.embedder ? { embedder: options.embedder } : {}),
+    })
     try {
       const engine = mnemo.engine
       const t0 = performance.now()
@@ -378,7 +384,12 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
         const start = performance.now()
         try {
           // No project means no turn was stored: the ranking stays empty (an empty projectIds would search everything).
-          if (projectIds.length > 0) hits = await engine.recall(question, { projectIds, limit: RECALL_LIMIT, ...(options.channels ? { channels: options.channels } : {}) })
+          if (projectIds.length > 0)
+            hits = await engine.recall(question, {
+              projectIds,
+              limit: RECALL_LIMIT,
+              ...(options.channels ? { channels: options.channels } : {}),
+            })
         } catch (err) {
           if (!MnemoError.is(err, 'INVALID_INPUT')) throw err
           unsearchable++

@@ -60,7 +60,14 @@ describe('ids and gold sets', () => {
   })
 
   it('gold turns are user turns with has_answer; gold sessions are answer sessions in the haystack holding one', () => {
-    const [puppy, instruments, , pasta, , sister] = miniData() as [LongMemEvalInstance, LongMemEvalInstance, LongMemEvalInstance, LongMemEvalInstance, LongMemEvalInstance, LongMemEvalInstance]
+    const [puppy, instruments, , pasta, , sister] = miniData() as [
+      LongMemEvalInstance,
+      LongMemEvalInstance,
+      LongMemEvalInstance,
+      LongMemEvalInstance,
+      LongMemEvalInstance,
+      LongMemEvalInstance,
+    ]
     expect(longMemEvalGold(puppy)).toEqual({ session: new Set(['answer_puppy_1']), turn: new Set(['answer_puppy_1#1']) })
     expect(longMemEvalGold(instruments)).toEqual({
       session: new Set(['answer_guitar_1', 'answer_piano_2']),
@@ -200,7 +207,12 @@ describe('longMemEvalEvents', () => {
     const e = events[3]!
     expect(e.format).toBe('locomo-turn')
     expect(e.project).toEqual({ root: 'longmemeval:q_puppy', name: 'q_puppy' })
-    expect(e.payload).toEqual({ speaker: 'user', dia_id: 'answer_puppy_1#3', text: 'How often should a young dog like her eat each day?', index: 2 })
+    expect(e.payload).toEqual({
+      speaker: 'user',
+      dia_id: 'answer_puppy_1#3',
+      text: 'How often should a young dog like her eat each day?',
+      index: 2,
+    })
     expect(e.sessionStartedAt).toBe(Date.UTC(2023, 4, 24, 9, 15))
     expect(e.ts).toBe(Date.UTC(2023, 4, 24, 9, 15) + 2000)
     expect(new Set(events.map((x) => x.idemKey)).size).toBe(6)
@@ -226,22 +238,66 @@ describe('validation', () => {
 
   it('names the first bad instance and its field', () => {
     expect(() => validateLongMemEval([good(), 'nope'], 'f.json')).toThrow('f.json: instance 1: (the instance) must be an object')
-    expect(() => validateLongMemEval(bad((i) => delete i['question']), 'f.json')).toThrow('f.json: instance 1: question must be a string')
-    expect(() => validateLongMemEval(bad((i) => delete i['answer']), 'f.json')).toThrow('instance 1: answer is missing')
-    expect(() => validateLongMemEval(bad((i) => (i['question_date'] = '2023-06-02')), 'f.json')).toThrow('instance 1: question_date is not a date')
-    expect(() => validateLongMemEval(bad((i) => (i['haystack_sessions'] = 'x')), 'f.json')).toThrow('instance 1: haystack_sessions must be an array')
-    expect(() => validateLongMemEval(bad((i) => ((i['haystack_sessions'] as Record<string, unknown>[][])[1]![2]!['role'] = 'system')), 'f.json')).toThrow(
-      'instance 1: haystack_sessions[1][2].role must be "user" or "assistant"',
-    )
-    expect(() => validateLongMemEval(bad((i) => ((i['haystack_sessions'] as Record<string, unknown>[][])[0]![0]!['content'] = 3)), 'f.json')).toThrow(
-      'instance 1: haystack_sessions[0][0].content must be a string',
-    )
-    expect(() => validateLongMemEval(bad((i) => ((i['haystack_sessions'] as Record<string, unknown>[][])[1]![0]!['has_answer'] = 'yes')), 'f.json')).toThrow(
-      'instance 1: haystack_sessions[1][0].has_answer must be a boolean',
-    )
-    expect(() => validateLongMemEval(bad((i) => (i['haystack_session_ids'] = ['a', 'b'])), 'f.json')).toThrow('instance 1: haystack_session_ids has 2 ids for 3 sessions')
-    expect(() => validateLongMemEval(bad((i) => ((i['haystack_dates'] as string[])[2] = 'May 28')), 'f.json')).toThrow('instance 1: haystack_dates[2] is not a date')
-    expect(() => validateLongMemEval(bad((i) => (i['answer_session_ids'] = [1])), 'f.json')).toThrow('instance 1: answer_session_ids[0] must be a string')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => delete i['question']),
+        'f.json',
+      ),
+    ).toThrow('f.json: instance 1: question must be a string')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => delete i['answer']),
+        'f.json',
+      ),
+    ).toThrow('instance 1: answer is missing')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => (i['question_date'] = '2023-06-02')),
+        'f.json',
+      ),
+    ).toThrow('instance 1: question_date is not a date')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => (i['haystack_sessions'] = 'x')),
+        'f.json',
+      ),
+    ).toThrow('instance 1: haystack_sessions must be an array')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => ((i['haystack_sessions'] as Record<string, unknown>[][])[1]![2]!['role'] = 'system')),
+        'f.json',
+      ),
+    ).toThrow('instance 1: haystack_sessions[1][2].role must be "user" or "assistant"')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => ((i['haystack_sessions'] as Record<string, unknown>[][])[0]![0]!['content'] = 3)),
+        'f.json',
+      ),
+    ).toThrow('instance 1: haystack_sessions[0][0].content must be a string')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => ((i['haystack_sessions'] as Record<string, unknown>[][])[1]![0]!['has_answer'] = 'yes')),
+        'f.json',
+      ),
+    ).toThrow('instance 1: haystack_sessions[1][0].has_answer must be a boolean')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => (i['haystack_session_ids'] = ['a', 'b'])),
+        'f.json',
+      ),
+    ).toThrow('instance 1: haystack_session_ids has 2 ids for 3 sessions')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => ((i['haystack_dates'] as string[])[2] = 'May 28')),
+        'f.json',
+      ),
+    ).toThrow('instance 1: haystack_dates[2] is not a date')
+    expect(() =>
+      validateLongMemEval(
+        bad((i) => (i['answer_session_ids'] = [1])),
+        'f.json',
+      ),
+    ).toThrow('instance 1: answer_session_ids[0] must be a string')
   })
 
   it('runLongMemEvalBench refuses a bad file before running anything', async () => {
@@ -283,7 +339,12 @@ describe('runLongMemEvalBench on the hand-written fixture', () => {
     expect(report.levels.session.overall.n).toBe(3)
     expect(report.levels.turn.overall.n).toBe(4)
     expect(Object.keys(report.levels.session.by_type)).toEqual(['multi-session', 'single-session-user', 'temporal-reasoning'])
-    expect(Object.keys(report.levels.turn.by_type)).toEqual(['knowledge-update', 'multi-session', 'single-session-user', 'temporal-reasoning'])
+    expect(Object.keys(report.levels.turn.by_type)).toEqual([
+      'knowledge-update',
+      'multi-session',
+      'single-session-user',
+      'temporal-reasoning',
+    ])
     // 4 queried haystacks × 3 sessions × 2 user turns.
     expect(report.sessions).toBe(12)
     expect(report.turns).toBe(24)

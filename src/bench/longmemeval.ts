@@ -97,7 +97,8 @@ export function validateLongMemEval(data: unknown, source = 'LongMemEval data'):
     for (const field of ['question_id', 'question_type', 'question', 'question_date'] as const) {
       if (typeof inst[field] !== 'string') fail(field, 'must be a string')
     }
-    if (parseLongMemEvalDate(inst['question_date'] as string) === undefined) fail('question_date', `is not a date like "2023/05/20 (Sat) 02:21" (got ${JSON.stringify(inst['question_date'])})`)
+    if (parseLongMemEvalDate(inst['question_date'] as string) === undefined)
+      fail('question_date', `is not a date like "2023/05/20 (Sat) 02:21" (got ${JSON.stringify(inst['question_date'])})`)
     if (!('answer' in inst) || inst['answer'] === undefined) fail('answer', 'is missing')
     const sessions = inst['haystack_sessions']
     if (!Array.isArray(sessions)) return fail('haystack_sessions', 'must be an array of sessions')
@@ -106,9 +107,11 @@ export function validateLongMemEval(data: unknown, source = 'LongMemEval data'):
       session.forEach((turn, t) => {
         const at = `haystack_sessions[${s}][${t}]`
         if (!isRecord(turn)) return fail(at, 'must be an object')
-        if (turn['role'] !== 'user' && turn['role'] !== 'assistant') fail(`${at}.role`, `must be "user" or "assistant" (got ${JSON.stringify(turn['role'])})`)
+        if (turn['role'] !== 'user' && turn['role'] !== 'assistant')
+          fail(`${at}.role`, `must be "user" or "assistant" (got ${JSON.stringify(turn['role'])})`)
         if (typeof turn['content'] !== 'string') fail(`${at}.content`, 'must be a string')
-        if (turn['has_answer'] !== undefined && typeof turn['has_answer'] !== 'boolean') fail(`${at}.has_answer`, 'must be a boolean when present')
+        if (turn['has_answer'] !== undefined && typeof turn['has_answer'] !== 'boolean')
+          fail(`${at}.has_answer`, 'must be a boolean when present')
       })
     })
     const ids = inst['haystack_session_ids']
@@ -120,7 +123,8 @@ export function validateLongMemEval(data: unknown, source = 'LongMemEval data'):
     const dates = inst['haystack_dates']
     if (!Array.isArray(dates)) return fail('haystack_dates', 'must be an array of strings')
     dates.forEach((date, s) => {
-      if (typeof date !== 'string' || parseLongMemEvalDate(date) === undefined) fail(`haystack_dates[${s}]`, `is not a date like "2023/05/20 (Sat) 02:21" (got ${JSON.stringify(date)})`)
+      if (typeof date !== 'string' || parseLongMemEvalDate(date) === undefined)
+        fail(`haystack_dates[${s}]`, `is not a date like "2023/05/20 (Sat) 02:21" (got ${JSON.stringify(date)})`)
     })
     if (dates.length !== sessions.length) fail('haystack_dates', `has ${dates.length} dates for ${sessions.length} sessions`)
     const answers = inst['answer_session_ids']
@@ -224,8 +228,14 @@ function officialDcg(relevances: readonly number[], k: number): number {
  */
 export function ndcgAnyAtK(ranking: readonly string[], gold: ReadonlySet<string>, k: number): number {
   if (gold.size === 0) return 0
-  const actual = officialDcg(ranking.map((id) => (gold.has(id) ? 1 : 0)), k)
-  const ideal = officialDcg(Array.from({ length: Math.min(gold.size, k) }, () => 1), k)
+  const actual = officialDcg(
+    ranking.map((id) => (gold.has(id) ? 1 : 0)),
+    k,
+  )
+  const ideal = officialDcg(
+    Array.from({ length: Math.min(gold.size, k) }, () => 1),
+    k,
+  )
   return actual / ideal
 }
 
@@ -380,7 +390,13 @@ export async function runLongMemEvalBench(file: string, options: LongMemEvalBenc
 
     const asked = parseLongMemEvalDate(instance.question_date) ?? 0
     // Only the recall weights are taken from the environment (MNEMO_RECALL_WEIGHTS), for measured tuning runs.
-    const mnemo = openMnemo({ dbPath: ':memory:', home, env: { MNEMO_RECALL_WEIGHTS: process.env['MNEMO_RECALL_WEIGHTS'] }, timeZone: 'UTC', clock: { now: () => asked } })
+    const mnemo = openMnemo({
+      dbPath: ':memory:',
+      home,
+      env: { MNEMO_RECALL_WEIGHTS: process.env['MNEMO_RECALL_WEIGHTS'] },
+      timeZone: 'UTC',
+      clock: { now: () => asked },
+    })
     try {
       const engine = mnemo.engine
       const t0 = performance.now()
@@ -399,7 +415,12 @@ export async function runLongMemEvalBench(file: string, options: LongMemEvalBenc
       const start = performance.now()
       try {
         // No project means no turn was stored: the ranking stays empty (an empty projectIds would search everything).
-        if (projectIds.length > 0) hits = await engine.recall(instance.question, { projectIds, limit: RECALL_LIMIT, ...(options.channels ? { channels: options.channels } : {}) })
+        if (projectIds.length > 0)
+          hits = await engine.recall(instance.question, {
+            projectIds,
+            limit: RECALL_LIMIT,
+            ...(options.channels ? { channels: options.channels } : {}),
+          })
       } catch (err) {
         if (!MnemoError.is(err, 'INVALID_INPUT')) throw err
         unsearchable++
@@ -408,7 +429,8 @@ export async function runLongMemEvalBench(file: string, options: LongMemEvalBenc
 
       const turnIds = turnRanking(hits, RECALL_LIMIT)
       if (gold.turn.size > 0) scored.turn.push({ type: instance.question_type, metrics: scoreLongMemEvalRanking(turnIds, gold.turn) })
-      if (gold.session.size > 0) scored.session.push({ type: instance.question_type, metrics: scoreLongMemEvalRanking(sessionRankingOf(turnIds), gold.session) })
+      if (gold.session.size > 0)
+        scored.session.push({ type: instance.question_type, metrics: scoreLongMemEvalRanking(sessionRankingOf(turnIds), gold.session) })
     } finally {
       mnemo.close()
     }
@@ -470,7 +492,12 @@ export function formatLongMemEvalReport(report: LongMemEvalReport): string {
   ]
   for (const level of LONGMEMEVAL_LEVELS) {
     const lr = report.levels[level]
-    lines.push('', level === 'session' ? 'Session level (sessions in order of first appearance among the ranked turns)' : 'Turn level (user turns)', head, '-'.repeat(head.length))
+    lines.push(
+      '',
+      level === 'session' ? 'Session level (sessions in order of first appearance among the ranked turns)' : 'Turn level (user turns)',
+      head,
+      '-'.repeat(head.length),
+    )
     const groups: [string, LongMemEvalGroupReport][] = [['overall', lr.overall], ...Object.entries(lr.by_type)]
     for (const [name, row] of groups) {
       FAMILIES.forEach(([label, key], i) => {

@@ -27,10 +27,26 @@ describe('MEME-like dependent facts', () => {
   it('scores cascade and absence at least 0.9 over 40 episodes, with exact, aggregation, tracking and deletion beside them', () => {
     const results = generateMemeEpisodes(40).flatMap(run)
     const scores = memeScores(results)
-    console.log(Object.entries(scores).map(([k, s]) => `${k} ${s.correct}/${s.total}`).join(', '))
+    console.log(
+      Object.entries(scores)
+        .map(([k, s]) => `${k} ${s.correct}/${s.total}`)
+        .join(', '),
+    )
     expect(scores['cascade']!.accuracy).toBeGreaterThanOrEqual(0.9)
     expect(scores['absence']!.accuracy).toBeGreaterThanOrEqual(0.9)
-    for (const task of ['exact', 'aggregation', 'tracking', 'deletion', 'cascade', 'absence', 'cascade (before)', 'absence (before)', 'deletion (before)', 'exact (before)']) expect(scores[task], task).toBeDefined()
+    for (const task of [
+      'exact',
+      'aggregation',
+      'tracking',
+      'deletion',
+      'cascade',
+      'absence',
+      'cascade (before)',
+      'absence (before)',
+      'deletion (before)',
+      'exact (before)',
+    ])
+      expect(scores[task], task).toBeDefined()
   })
 
   it('renders a changed, an uncertain and a deleted fact deterministically', () => {
@@ -45,31 +61,54 @@ describe('MEME-like dependent facts', () => {
     deps.addRule({ source: 'code_reviewer', target: 'review_checklist', effect: 'uncertain' })
     clock.advance(86_400_000)
     const changes = deps.set('team_lead', 'Jihoon Ryu')
-    expect(changes.map((c) => `${c.key}:${c.certainty}`)).toEqual(['team_lead:known', 'weekly_report_recipient:known', 'code_reviewer:uncertain', 'review_checklist:uncertain'])
-    expect(deps.answer('weekly_report_recipient').text).toBe('James Lee (changed on 2025-06-15, because team_lead changed to Jihoon Ryu on 2025-06-15)')
-    expect(deps.answer('code_reviewer').text).toBe('unknown now: it was Seoyun Choi, but it depended on team_lead, which changed to Jihoon Ryu on 2025-06-15')
-    expect(deps.answer('review_checklist').text).toBe('unknown now: it was v2, but it depended on code_reviewer, which became unknown on 2025-06-15')
+    expect(changes.map((c) => `${c.key}:${c.certainty}`)).toEqual([
+      'team_lead:known',
+      'weekly_report_recipient:known',
+      'code_reviewer:uncertain',
+      'review_checklist:uncertain',
+    ])
+    expect(deps.answer('weekly_report_recipient').text).toBe(
+      'James Lee (changed on 2025-06-15, because team_lead changed to Jihoon Ryu on 2025-06-15)',
+    )
+    expect(deps.answer('code_reviewer').text).toBe(
+      'unknown now: it was Seoyun Choi, but it depended on team_lead, which changed to Jihoon Ryu on 2025-06-15',
+    )
+    expect(deps.answer('review_checklist').text).toBe(
+      'unknown now: it was v2, but it depended on code_reviewer, which became unknown on 2025-06-15',
+    )
     deps.forget('code_reviewer')
     expect(deps.answer('code_reviewer')).toMatchObject({ status: 'deleted', text: 'you asked me to forget that on 2025-06-15' })
     // The query language sees the propagated state.
-    expect(engine.facts.query('from entity_state where certainty = "uncertain" list key').value).toEqual([{ id: expect.any(String), key: 'review_checklist' }])
+    expect(engine.facts.query('from entity_state where certainty = "uncertain" list key').value).toEqual([
+      { id: expect.any(String), key: 'review_checklist' },
+    ])
     engine.rebuild()
-    expect(deps.answer('weekly_report_recipient').text).toBe('James Lee (changed on 2025-06-15, because team_lead changed to Jihoon Ryu on 2025-06-15)')
+    expect(deps.answer('weekly_report_recipient').text).toBe(
+      'James Lee (changed on 2025-06-15, because team_lead changed to Jihoon Ryu on 2025-06-15)',
+    )
     expect(deps.answer('code_reviewer').status).toBe('deleted')
   })
 
   it('refuses a rule from a key to itself, and a set rule without a value', () => {
     const { engine } = createTestEngine()
-    expect(() => engine.facts.dependencies.addRule({ source: 'a', target: 'a', effect: 'uncertain' })).toThrow('a rule cannot make a depend on itself')
-    expect(() => engine.facts.dependencies.addRule({ source: 'a', target: 'b', effect: 'set' })).toThrow('a set rule from a to b needs the value b takes')
+    expect(() => engine.facts.dependencies.addRule({ source: 'a', target: 'a', effect: 'uncertain' })).toThrow(
+      'a rule cannot make a depend on itself',
+    )
+    expect(() => engine.facts.dependencies.addRule({ source: 'a', target: 'b', effect: 'set' })).toThrow(
+      'a set rule from a to b needs the value b takes',
+    )
   })
 })
 
 describe.skipIf(SAMPLE === undefined)('the MEME sample episode sw_033 (reads ../shared/datasets/meme; skipped when absent)', () => {
   it('answers its before and after probes as its gold answers say', () => {
     const sample = JSON.parse(readFileSync(SAMPLE!, 'utf8')) as {
-      before_questions: { questions: { task: string; gold_answer: string; entity: string[]; entity_values: Record<string, string | string[]> }[] }
-      after_questions: { questions: { task: string; gold_answer: string; entity: string[]; entity_values: Record<string, string | string[]> }[] }
+      before_questions: {
+        questions: { task: string; gold_answer: string; entity: string[]; entity_values: Record<string, string | string[]> }[]
+      }
+      after_questions: {
+        questions: { task: string; gold_answer: string; entity: string[]; entity_values: Record<string, string | string[]> }[]
+      }
       sessions: { gold_facts?: { entity: string; value: string; fact_text: string }[] }[]
     }
     // The evidence sessions' gold facts in order, as operations: a fact saying "if the team lead changes" is a rule.
@@ -91,12 +130,14 @@ describe.skipIf(SAMPLE === undefined)('the MEME sample episode sw_033 (reads ../
     facts.forEach((f, i) => {
       clock.advance(3_600_000)
       if (i === beforeChange) expect(answerAll(sample.before_questions.questions)).toEqual([true, true, true, true])
-      if (/^If the team lead changes, the (.+) will be (.+)$/.test(f.fact_text)) deps.addRule({ source: 'team_lead', target: f.entity, effect: 'set', value: f.value, stated: f.fact_text })
+      if (/^If the team lead changes, the (.+) will be (.+)$/.test(f.fact_text))
+        deps.addRule({ source: 'team_lead', target: f.entity, effect: 'set', value: f.value, stated: f.fact_text })
       else if (/delete that from your memory/i.test(f.fact_text)) deps.forget(f.entity)
       else {
         deps.set(f.entity, f.value, { quote: f.fact_text })
         // "…; if the team lead changes, this assignment would change": unknown after a change (a later rule naming the new value replaces it).
-        if (/if the team lead changes, this assignment would change/i.test(f.fact_text)) deps.addRule({ source: 'team_lead', target: f.entity, effect: 'uncertain', stated: f.fact_text })
+        if (/if the team lead changes, this assignment would change/i.test(f.fact_text))
+          deps.addRule({ source: 'team_lead', target: f.entity, effect: 'uncertain', stated: f.fact_text })
       }
     })
     expect(answerAll(sample.after_questions.questions)).toEqual([true, true, true, true, true, true])

@@ -38,15 +38,67 @@ export interface MemeEpisode {
   probes: MemeProbe[]
 }
 
-
-const FIRST = ['Seokjin', 'Jihoon', 'Mina', 'Daniel', 'Priya', 'Tomás', 'Aiko', 'Lena', 'Omar', 'Grace', 'Ravi', 'Sofia', 'Kenji', 'Ines', 'Marek', 'Yara']
-const LAST = ['Kang', 'Ryu', 'Park', 'Okafor', 'Nair', 'Silva', 'Tanaka', 'Novak', 'Haddad', 'Lee', 'Iyer', 'Rossi', 'Mori', 'Costa', 'Kowalski', 'Aziz']
+const FIRST = [
+  'Seokjin',
+  'Jihoon',
+  'Mina',
+  'Daniel',
+  'Priya',
+  'Tomás',
+  'Aiko',
+  'Lena',
+  'Omar',
+  'Grace',
+  'Ravi',
+  'Sofia',
+  'Kenji',
+  'Ines',
+  'Marek',
+  'Yara',
+]
+const LAST = [
+  'Kang',
+  'Ryu',
+  'Park',
+  'Okafor',
+  'Nair',
+  'Silva',
+  'Tanaka',
+  'Novak',
+  'Haddad',
+  'Lee',
+  'Iyer',
+  'Rossi',
+  'Mori',
+  'Costa',
+  'Kowalski',
+  'Aziz',
+]
 const ROOTS = ['team_lead', 'engineering_manager', 'product_owner', 'landlord', 'family_doctor', 'project_sponsor']
-const DEPENDANTS = ['weekly_report_recipient', 'code_reviewer', 'deploy_approver', 'oncall_primary', 'budget_owner', 'standup_host', 'design_reviewer', 'release_captain', 'hiring_panel_lead', 'security_contact']
+const DEPENDANTS = [
+  'weekly_report_recipient',
+  'code_reviewer',
+  'deploy_approver',
+  'oncall_primary',
+  'budget_owner',
+  'standup_host',
+  'design_reviewer',
+  'release_captain',
+  'hiring_panel_lead',
+  'security_contact',
+]
 const TOOLS = ['Karnex Pack', 'Dranith Stack', 'Synthari Modules', 'Velora Build', 'Quenta Deps', 'Ostrel Bundle']
 const TOPICS = [
-  { topic: 'oncall', keys: ['oncall_rotation', 'oncall_alert_channel', 'oncall_runbook_url'], values: ['paired oncall (primary + secondary)', '#aurora-pager', 'wiki.aurora.dev/incident-response'] },
-  { topic: 'release', keys: ['release_cadence', 'release_channel', 'release_checklist_url'], values: ['every second Tuesday', '#ship-it', 'wiki.aurora.dev/release'] },
+  {
+    topic: 'oncall',
+    keys: ['oncall_rotation', 'oncall_alert_channel', 'oncall_runbook_url'],
+    values: ['paired oncall (primary + secondary)', '#aurora-pager', 'wiki.aurora.dev/incident-response'],
+  },
+  {
+    topic: 'release',
+    keys: ['release_cadence', 'release_channel', 'release_checklist_url'],
+    values: ['every second Tuesday', '#ship-it', 'wiki.aurora.dev/release'],
+  },
 ]
 const SET_PHRASES = ['{key} is {value}.', 'Our {key} is {value}.', 'Update: the {key} is now {value}.']
 
@@ -71,7 +123,20 @@ export function generateMemeEpisodes(count: number, seed = 33): MemeEpisode[] {
     const deps = [...DEPENDANTS].sort(() => r() - 0.5).slice(0, 7)
     const [cas1, cas2, abs1, abs2, hop2, d1, d2] = deps as [string, string, string, string, string, string, string]
     const people = distinctPeople(14)
-    const [r0, r1, c1a, c1b, c2a, c2b, a1, a2, h0, hb, x1, x2] = people as [string, string, string, string, string, string, string, string, string, string, string, string]
+    const [r0, r1, c1a, c1b, c2a, c2b, a1, a2, h0, hb, x1, x2] = people as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ]
     const hasTwoHop = r() < 0.5
     const hopSet = r() < 0.5
     const tools = [...TOOLS].sort(() => r() - 0.5).slice(0, 3)
@@ -118,8 +183,16 @@ export function generateMemeEpisodes(count: number, seed = 33): MemeEpisode[] {
     ]
     if (hasTwoHop) {
       ops.push({ op: 'set', key: hop2, value: h0, quote: `${hop2} is ${h0}.` })
-      ops.push(hopSet ? { op: 'rule', source: cas1, target: hop2, effect: 'set', value: hb, quote: `if the ${cas1} changes, ${hop2} will be ${hb}` } : { op: 'rule', source: cas1, target: hop2, effect: 'uncertain', quote: `${hop2} depends on the ${cas1}` })
-      probes.push(hopSet ? { phase: 'after', task: 'Cas', keys: [hop2], gold: hb, expect: 'known' } : { phase: 'after', task: 'Abs', keys: [hop2], gold: h0, expect: 'uncertain' })
+      ops.push(
+        hopSet
+          ? { op: 'rule', source: cas1, target: hop2, effect: 'set', value: hb, quote: `if the ${cas1} changes, ${hop2} will be ${hb}` }
+          : { op: 'rule', source: cas1, target: hop2, effect: 'uncertain', quote: `${hop2} depends on the ${cas1}` },
+      )
+      probes.push(
+        hopSet
+          ? { phase: 'after', task: 'Cas', keys: [hop2], gold: hb, expect: 'known' }
+          : { phase: 'after', task: 'Abs', keys: [hop2], gold: h0, expect: 'uncertain' },
+      )
     }
     ops.push({ op: 'probe', phase: 'before' })
     ops.push({ op: 'set', key: root, value: r1, quote: `${r1} is our new ${root.replace(/_/g, ' ')}.` })
@@ -132,7 +205,8 @@ export function generateMemeEpisodes(count: number, seed = 33): MemeEpisode[] {
 /** Whether an answer (or, for aggregation, the answers of its keys) scores against a probe. Deterministic. */
 export function scoreMemeProbe(p: MemeProbe, answers: StateAnswer[]): boolean {
   if (p.task === 'Tr') return JSON.stringify(answers[0]?.history) === JSON.stringify(p.gold)
-  if (p.task === 'Agg') return answers.every((a, i) => a.status !== 'uncertain' && a.status !== 'deleted' && a.value === (p.gold as string[])[i])
+  if (p.task === 'Agg')
+    return answers.every((a, i) => a.status !== 'uncertain' && a.status !== 'deleted' && a.value === (p.gold as string[])[i])
   const a = answers[0]
   if (!a) return false
   if (p.expect === 'deleted') return a.status === 'deleted' && a.value === null && /forget/.test(a.text)
@@ -141,12 +215,23 @@ export function scoreMemeProbe(p: MemeProbe, answers: StateAnswer[]): boolean {
 }
 
 /** Runs an episode through the dependent-facts engine and scores each probe, in order. */
-export function runMemeEpisode(deps: FactDependencies, episode: MemeEpisode, advance: () => void): { probe: MemeProbe; correct: boolean; answers: StateAnswer[] }[] {
+export function runMemeEpisode(
+  deps: FactDependencies,
+  episode: MemeEpisode,
+  advance: () => void,
+): { probe: MemeProbe; correct: boolean; answers: StateAnswer[] }[] {
   const out: { probe: MemeProbe; correct: boolean; answers: StateAnswer[] }[] = []
   for (const op of episode.ops) {
     advance()
     if (op.op === 'set') deps.set(op.key, op.value, { quote: op.quote })
-    else if (op.op === 'rule') deps.addRule({ source: op.source, target: op.target, effect: op.effect, ...(op.value !== undefined ? { value: op.value } : {}), stated: op.quote })
+    else if (op.op === 'rule')
+      deps.addRule({
+        source: op.source,
+        target: op.target,
+        effect: op.effect,
+        ...(op.value !== undefined ? { value: op.value } : {}),
+        stated: op.quote,
+      })
     else if (op.op === 'forget') deps.forget(op.key)
     else {
       for (const probe of episode.probes.filter((p) => p.phase === op.phase)) {
@@ -159,10 +244,14 @@ export function runMemeEpisode(deps: FactDependencies, episode: MemeEpisode, adv
 }
 
 /** Accuracy per task (and per phase for Del), over many episodes' scored probes. */
-export function memeScores(results: readonly { probe: MemeProbe; correct: boolean }[]): Record<string, { correct: number; total: number; accuracy: number }> {
+export function memeScores(
+  results: readonly { probe: MemeProbe; correct: boolean }[],
+): Record<string, { correct: number; total: number; accuracy: number }> {
   const out: Record<string, { correct: number; total: number; accuracy: number }> = {}
   for (const r of results) {
-    const name = { ER: 'exact', Agg: 'aggregation', Tr: 'tracking', Del: 'deletion', Cas: 'cascade', Abs: 'absence' }[r.probe.task] + (r.probe.phase === 'before' ? ' (before)' : '')
+    const name =
+      { ER: 'exact', Agg: 'aggregation', Tr: 'tracking', Del: 'deletion', Cas: 'cascade', Abs: 'absence' }[r.probe.task] +
+      (r.probe.phase === 'before' ? ' (before)' : '')
     const s = (out[name] ??= { correct: 0, total: 0, accuracy: 0 })
     s.total++
     if (r.correct) s.correct++

@@ -45,7 +45,10 @@ export function readUac(dir: string): { users: { user_id: string; records: Recor
       .split('\n')
       .filter((l) => l.trim().length > 0)
       .map((l) => JSON.parse(l) as unknown)
-  return { users: lines('users.jsonl') as { user_id: string; records: Record<string, unknown>[] }[], questions: lines('questions.jsonl') as UacQuestion[] }
+  return {
+    users: lines('users.jsonl') as { user_id: string; records: Record<string, unknown>[] }[],
+    questions: lines('questions.jsonl') as UacQuestion[],
+  }
 }
 
 /** Ingests every user's records as a collection named by its user id (provenance `import`). */

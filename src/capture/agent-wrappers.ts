@@ -92,7 +92,10 @@ export function userWords(text: string): string {
   let out = text
   for (const re of HOOK_WRAPPER_RES) out = out.replace(re, '')
   if (OWN_TAG_HINT.test(out)) {
-    for (const re of OTHER_WRAPPER_RES) out = out.replace(re, (whole: string, inner: string) => (OWN_TAG_HINT.test(inner) && stripOwnBlocks(inner).trim() === '' ? '' : whole))
+    for (const re of OTHER_WRAPPER_RES)
+      out = out.replace(re, (whole: string, inner: string) =>
+        OWN_TAG_HINT.test(inner) && stripOwnBlocks(inner).trim() === '' ? '' : whole,
+      )
     out = stripOwnBlocks(out)
   }
   return out.trim() === '' ? '' : out.replace(/^\s*\n/, '').trimEnd()
@@ -103,7 +106,8 @@ const UNTRUSTED = /^\s*<untrusted_context[^>]*>\n?([\s\S]*?)\n?<\/untrusted_cont
 /** Gemini CLI's shell tool result sections (gemini-cli `shell.ts`), one per line start. */
 const GEMINI_SECTION = /^(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): /m
 /** Codex CLI's exec header lines, before `Output:` (codex-rs unified exec). */
-const CODEX_HEADER_LINE = /^(?:Chunk ID: \S+|Wall time: [\d.]+ seconds?|Process exited with code (-?\d+)|Exit code: (-?\d+)|Original token count: \d+|Total output lines: \d+|Process running with session ID \S+)$/
+const CODEX_HEADER_LINE =
+  /^(?:Chunk ID: \S+|Wall time: [\d.]+ seconds?|Process exited with code (-?\d+)|Exit code: (-?\d+)|Original token count: \d+|Total output lines: \d+|Process running with session ID \S+)$/
 
 /**
  * A tool result string without the wrappers agents add around what the tool printed (see the
@@ -118,7 +122,8 @@ export function unwrapToolOutput(text: string): string {
   // Claude Code appends its own reminders to tool results (a Read result's malware notice): harness text, not output.
   if (out.includes('<system-reminder>')) out = out.replace(SYSTEM_REMINDER, '')
   out = unwrapCodexExec(out)
-  if (out.startsWith('Output: ') && /^(?:Process Group PGID|Background PIDs|Exit Code|Error|Signal): /m.test(out)) out = unwrapGeminiShell(out)
+  if (out.startsWith('Output: ') && /^(?:Process Group PGID|Background PIDs|Exit Code|Error|Signal): /m.test(out))
+    out = unwrapGeminiShell(out)
   return out === text ? text : out.replace(/^\s*\n/, '').trimEnd()
 }
 
@@ -137,7 +142,13 @@ function unwrapGeminiShell(text: string): string {
 }
 
 function unwrapCodexExec(text: string): string {
-  if (!text.startsWith('Chunk ID: ') && !text.startsWith('Wall time: ') && !text.startsWith('Exit code: ') && !text.startsWith('Process exited')) return text
+  if (
+    !text.startsWith('Chunk ID: ') &&
+    !text.startsWith('Wall time: ') &&
+    !text.startsWith('Exit code: ') &&
+    !text.startsWith('Process exited')
+  )
+    return text
   const lines = text.split('\n')
   let exit: string | undefined
   let sawWallTime = false

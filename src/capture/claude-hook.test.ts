@@ -30,15 +30,31 @@ describe('chooseHookEvent', () => {
       event: 'PostTooluse',
       note: 'unknown hook event "PostTooluse" for claude-code: stored as is, not derived into observations (did you mean PostToolUse?)',
     })
-    expect(chooseHookEvent('cursor', 'afterAgentRespons', 'other')).toMatchObject({ note: expect.stringContaining('(did you mean afterAgentResponse?)') })
-    expect(chooseHookEvent('claude-code', 'Deploy', 'Deployed')).toEqual({ event: 'Deploy', note: 'unknown hook event "Deploy" for claude-code: stored as is, not derived into observations' })
+    expect(chooseHookEvent('cursor', 'afterAgentRespons', 'other')).toMatchObject({
+      note: expect.stringContaining('(did you mean afterAgentResponse?)'),
+    })
+    expect(chooseHookEvent('claude-code', 'Deploy', 'Deployed')).toEqual({
+      event: 'Deploy',
+      note: 'unknown hook event "Deploy" for claude-code: stored as is, not derived into observations',
+    })
   })
 })
 
 describe('captureClaudeHook', () => {
   it('files a misspelled event under the payload’s name, so its key and type are the real event’s', () => {
-    const stdin = JSON.stringify({ session_id: 't', cwd: '/tmp', hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: 'u1', tool_input: { command: 'make deploy-typo' }, tool_response: { stdout: 'ok' } })
+    const stdin = JSON.stringify({
+      session_id: 't',
+      cwd: '/tmp',
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_use_id: 'u1',
+      tool_input: { command: 'make deploy-typo' },
+      tool_response: { stdout: 'ok' },
+    })
     const captured = captureClaudeHook('PostTooluse', stdin, 0, { resolveProject: () => ({ root: '/tmp', name: 'tmp' }) })
-    expect(captured).toMatchObject({ event: { type: 'PostToolUse', idemKey: 'claude-code:t:PostToolUse:u1' }, note: expect.stringContaining('stored as PostToolUse') })
+    expect(captured).toMatchObject({
+      event: { type: 'PostToolUse', idemKey: 'claude-code:t:PostToolUse:u1' },
+      note: expect.stringContaining('stored as PostToolUse'),
+    })
   })
 })

@@ -4,7 +4,15 @@ import type { DerivedObservation, EventInput, HookAgent, ProjectRef } from '../c
 import type { CaptureDerivation, Deriver } from './derivation.js'
 import { resolveProjectRoot } from './project.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
-import { filesOfToolInput, isOwnServer, isOwnTool, OBSERVATION_CHARS, oneLine, SESSION_TITLE_CHARS, toolObservationText } from './tool-text.js'
+import {
+  filesOfToolInput,
+  isOwnServer,
+  isOwnTool,
+  OBSERVATION_CHARS,
+  oneLine,
+  SESSION_TITLE_CHARS,
+  toolObservationText,
+} from './tool-text.js'
 import { capText, jsonSyntaxError } from '../core/text.js'
 import { redactSecrets } from './redact.js'
 import { agentHookEventNames, toMnemoEvent } from './agent-hook-events.js'
@@ -60,7 +68,8 @@ const HOOK_FIELDS: readonly [keyof ClaudeHookPayload & string, boolean, number][
  * @throws {MnemoError} `INVALID_INPUT` — naming the first bad field.
  */
 export function validateHookPayload(eventName: string, raw: unknown): ClaudeHookPayload {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidInput('stdin', `hook ${eventName}: stdin must be a JSON object`)
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw invalidInput('stdin', `hook ${eventName}: stdin must be a JSON object`)
   const rec = raw as Record<string, unknown>
   for (const [field, required, max] of HOOK_FIELDS) {
     const v = rec[field]
@@ -69,9 +78,11 @@ export function validateHookPayload(eventName: string, raw: unknown): ClaudeHook
       continue
     }
     if (typeof v !== 'string') throw invalidInput(field, `hook ${eventName}: ${field} must be a string (got ${typeof v})`)
-    if ((required && v.length === 0) || v.length > max) throw invalidInput(field, `hook ${eventName}: ${field} must be 1–${max} characters (got ${v.length})`)
+    if ((required && v.length === 0) || v.length > max)
+      throw invalidInput(field, `hook ${eventName}: ${field} must be 1–${max} characters (got ${v.length})`)
   }
-  if (rec['prompt'] !== undefined && typeof rec['prompt'] !== 'string') throw invalidInput('prompt', `hook ${eventName}: prompt must be a string`)
+  if (rec['prompt'] !== undefined && typeof rec['prompt'] !== 'string')
+    throw invalidInput('prompt', `hook ${eventName}: prompt must be a string`)
   return rec as ClaudeHookPayload
 }
 
@@ -108,8 +119,14 @@ export function normalizeHookPayload(agent: string, raw: unknown): unknown {
     const from = aliases.find((a) => rec[a] !== undefined && rec[a] !== null)
     if (from !== undefined) rec[field] = rec[from]
   }
-  if (rec['cwd'] === undefined && Array.isArray(rec['workspace_roots']) && typeof rec['workspace_roots'][0] === 'string') rec['cwd'] = rec['workspace_roots'][0]
-  if (typeof rec['tool_name'] !== 'string' && rec['tool'] && typeof rec['tool'] === 'object' && typeof (rec['tool'] as { name?: unknown }).name === 'string') {
+  if (rec['cwd'] === undefined && Array.isArray(rec['workspace_roots']) && typeof rec['workspace_roots'][0] === 'string')
+    rec['cwd'] = rec['workspace_roots'][0]
+  if (
+    typeof rec['tool_name'] !== 'string' &&
+    rec['tool'] &&
+    typeof rec['tool'] === 'object' &&
+    typeof (rec['tool'] as { name?: unknown }).name === 'string'
+  ) {
     rec['tool_name'] = (rec['tool'] as { name: string }).name
   }
   return rec
@@ -142,11 +159,17 @@ export function chooseHookEvent(agent: HookAgent, given: string, payloadEvent: u
   const fromPayload = typeof payloadEvent === 'string' ? payloadEvent : undefined
   if (fromPayload !== undefined && isKnownEvent(agent, fromPayload)) {
     const event = toMnemoEvent(agent, fromPayload)
-    return { event, note: `unknown hook event ${JSON.stringify(given)} for ${agent}: stored as ${event}, the payload's hook_event_name ${JSON.stringify(fromPayload)} (fix the event name in the hook command)` }
+    return {
+      event,
+      note: `unknown hook event ${JSON.stringify(given)} for ${agent}: stored as ${event}, the payload's hook_event_name ${JSON.stringify(fromPayload)} (fix the event name in the hook command)`,
+    }
   }
   if (fromPayload === given) return { event: given }
   const near = nearestKnownEvent(agent, given)
-  return { event: given, note: `unknown hook event ${JSON.stringify(given)} for ${agent}: stored as is, not derived into observations${near ? ` (did you mean ${near}?)` : ''}` }
+  return {
+    event: given,
+    note: `unknown hook event ${JSON.stringify(given)} for ${agent}: stored as is, not derived into observations${near ? ` (did you mean ${near}?)` : ''}`,
+  }
 }
 
 /** The known event name (Claude Code's, or the agent's own) within two edits of `name`, case aside; undefined when none is. */
@@ -204,12 +227,19 @@ export function captureClaudeHook(
   const agent = options.agent ?? 'claude-code'
   // An event name is an identifier (agents add events over time, so unknown names are kept); anything else is not an
   // event, and neither is a name a secret detector matches (it would be stored as the event's type and key).
-  if (redactSecrets(givenEvent) !== givenEvent) throw invalidInput('event', 'hook event name looks like a secret (a token or key): not stored')
+  if (redactSecrets(givenEvent) !== givenEvent)
+    throw invalidInput('event', 'hook event name looks like a secret (a token or key): not stored')
   if (!/^[A-Za-z][A-Za-z0-9_-]{0,63}$/.test(givenEvent)) {
     // The name itself is not echoed: it may hold anything, a secret included.
     const bad = [...givenEvent].find((c) => !/[A-Za-z0-9_-]/.test(c))
-    const got = givenEvent.length === 0 ? 'an empty name' : `a ${givenEvent.length}-character name${bad ? ` containing ${JSON.stringify(bad)}` : givenEvent.length > 64 ? '' : ' not starting with a letter'}`
-    throw invalidInput('event', `hook event name must be letters, digits, _ or -, starting with a letter, at most 64 characters (got ${got})`)
+    const got =
+      givenEvent.length === 0
+        ? 'an empty name'
+        : `a ${givenEvent.length}-character name${bad ? ` containing ${JSON.stringify(bad)}` : givenEvent.length > 64 ? '' : ' not starting with a letter'}`
+    throw invalidInput(
+      'event',
+      `hook event name must be letters, digits, _ or -, starting with a letter, at most 64 characters (got ${got})`,
+    )
   }
   // `mnemo hook beforeSubmitPrompt --agent cursor` means what connect writes as `mnemo hook UserPromptSubmit --agent cursor`.
   const namedEvent = toMnemoEvent(agent, givenEvent)
@@ -250,7 +280,10 @@ export function captureClaudeHook(
 function isOwnHookTool(payload: ClaudeHookPayload): boolean {
   const mcp = payload['mcp_context']
   const server = mcp && typeof mcp === 'object' ? (mcp as Record<string, unknown>)['server_name'] : undefined
-  return isOwnTool(payload.tool_name ?? '', typeof payload['tool_namespace'] === 'string' ? payload['tool_namespace'] : undefined) || isOwnServer(server)
+  return (
+    isOwnTool(payload.tool_name ?? '', typeof payload['tool_namespace'] === 'string' ? payload['tool_namespace'] : undefined) ||
+    isOwnServer(server)
+  )
 }
 
 function str(value: unknown): string | undefined {
@@ -284,12 +317,35 @@ export const deriveClaudeHook: Deriver = (event) => {
       break
     }
     case 'PostToolUse':
-      if (tool) observations.push(withRef({ kind: 'tool', role: 'assistant', tool, text: toolObservationText(tool, p['tool_input'], p['tool_response']), files: filesOfToolInput(p['tool_input'], cwd) }, toolUseId))
+      if (tool)
+        observations.push(
+          withRef(
+            {
+              kind: 'tool',
+              role: 'assistant',
+              tool,
+              text: toolObservationText(tool, p['tool_input'], p['tool_response']),
+              files: filesOfToolInput(p['tool_input'], cwd),
+            },
+            toolUseId,
+          ),
+        )
       break
     case 'PostToolUseFailure':
       if (tool) {
         const error = p['error'] ?? p['tool_response'] ?? 'failed'
-        observations.push(withRef({ kind: 'error', role: 'assistant', tool, text: toolObservationText(tool, p['tool_input'], error), files: filesOfToolInput(p['tool_input'], cwd) }, toolUseId))
+        observations.push(
+          withRef(
+            {
+              kind: 'error',
+              role: 'assistant',
+              tool,
+              text: toolObservationText(tool, p['tool_input'], error),
+              files: filesOfToolInput(p['tool_input'], cwd),
+            },
+            toolUseId,
+          ),
+        )
       }
       break
     case 'Stop':

@@ -31,7 +31,9 @@ describe('parseClaudeTranscript: fuzz regressions', () => {
   })
 
   it('still accepts epoch-ms numbers and ISO strings from 1970 to 9999', () => {
-    const lines = [0, 1_700_000_000_000, '9999-12-31T23:59:59.999Z', -1].map((t, i) => `{"type":"summary","uuid":"s${i}","summary":"s${i}","timestamp":${JSON.stringify(t)}}`)
+    const lines = [0, 1_700_000_000_000, '9999-12-31T23:59:59.999Z', -1].map(
+      (t, i) => `{"type":"summary","uuid":"s${i}","summary":"s${i}","timestamp":${JSON.stringify(t)}}`,
+    )
     const result = parseClaudeTranscript(lines.join('\n'), OPTIONS)
     // -1 (before 1970) is not a record time: it takes the previous record's.
     expect(result.events.map((e) => e.ts)).toEqual([0, 1_700_000_000_000, 253_402_300_799_999, 253_402_300_799_999])

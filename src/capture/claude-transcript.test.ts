@@ -45,11 +45,32 @@ describe('parseClaudeTranscript on the hand-written fixture', () => {
       expect(e.format).toBe('claude-transcript')
       expect(e.project).toEqual({ root: APP, name: 'app' })
     }
-    expect(events.map((e) => e.type)).toEqual(['summary', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'user'])
+    expect(events.map((e) => e.type)).toEqual([
+      'summary',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'user',
+    ])
     // the leading summary has no timestamp and no predecessor: the file's first timestamp
     expect(events.map((e) => e.ts)).toEqual([
-      at('10:00:00'), at('10:00:00'), at('10:00:05'), at('10:00:06'), at('10:00:10'), at('10:00:20'),
-      at('10:00:40'), at('10:01:00'), at('10:01:00'), at('10:02:00'), at('10:02:10'),
+      at('10:00:00'),
+      at('10:00:00'),
+      at('10:00:05'),
+      at('10:00:06'),
+      at('10:00:10'),
+      at('10:00:20'),
+      at('10:00:40'),
+      at('10:01:00'),
+      at('10:01:00'),
+      at('10:02:00'),
+      at('10:02:10'),
     ])
     expect(events[1]!.idemKey).toBe('claude-code:sess-a:u-1')
     expect(events[0]!.idemKey).toMatch(/^claude-code:sess-a:h:[0-9a-f]{16}$/)
@@ -66,7 +87,9 @@ describe('parseClaudeTranscript on the hand-written fixture', () => {
     expect(stored).not.toContain('SECRET RECALL RESULT')
     expect(stored).not.toContain('toolu_recall')
     const a4 = events.find((e) => e.idemKey === 'claude-code:sess-a:a-4')!
-    expect((a4.payload as { message: { content: unknown[] } }).message.content).toEqual([{ type: 'text', text: 'I checked memory, now fixing.' }])
+    expect((a4.payload as { message: { content: unknown[] } }).message.content).toEqual([
+      { type: 'text', text: 'I checked memory, now fixing.' },
+    ])
     expect(events.some((e) => e.idemKey.endsWith(':a-3') || e.idemKey.endsWith(':u-4'))).toBe(false)
   })
 
@@ -128,29 +151,64 @@ describe('parseClaudeTranscript options and fallbacks', () => {
   })
 
   it('leaves tool unset for a tool_result whose call is not in the file', () => {
-    const text = JSON.stringify({ type: 'user', sessionId: 's', uuid: 'u', message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_elsewhere', content: 'ok' }] } })
+    const text = JSON.stringify({
+      type: 'user',
+      sessionId: 's',
+      uuid: 'u',
+      message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_elsewhere', content: 'ok' }] },
+    })
     const [event] = parseClaudeTranscript(text, { file: '/f/s.jsonl' }).events
-    expect(deriveClaudeTranscript(event!).observations).toEqual([{ kind: 'tool_result', role: 'tool', text: 'ok', sourceRef: 'toolu_elsewhere' }])
+    expect(deriveClaudeTranscript(event!).observations).toEqual([
+      { kind: 'tool_result', role: 'tool', text: 'ok', sourceRef: 'toolu_elsewhere' },
+    ])
   })
 })
 
 describe('deriveClaudeTranscript on odd shapes', () => {
   const ev = (payload: unknown, type = 'user'): EventInput => ({
-    agent: 'claude-code', format: 'claude-transcript', type, sessionKey: 's', project: { root: '/p', name: 'p' }, ts: 0, idemKey: 'k', payload,
+    agent: 'claude-code',
+    format: 'claude-transcript',
+    type,
+    sessionKey: 's',
+    project: { root: '/p', name: 'p' },
+    ts: 0,
+    idemKey: 'k',
+    payload,
   })
 
   it('never throws and derives only what it understands', () => {
-    const odd: unknown[] = [null, 42, 'text', [], {}, { type: 'user' }, { type: 'user', message: null }, { type: 'user', message: { content: null } },
-      { type: 'user', message: { content: { a: 1 } } }, { type: 'assistant', message: { content: [null, 7, { type: 'tool_use' }, { type: 'thinking', thinking: 'x' }] } },
-      { type: 'summary', summary: 3 }, { type: 'user', message: { content: [{ type: 'tool_result' }] } }]
+    const odd: unknown[] = [
+      null,
+      42,
+      'text',
+      [],
+      {},
+      { type: 'user' },
+      { type: 'user', message: null },
+      { type: 'user', message: { content: null } },
+      { type: 'user', message: { content: { a: 1 } } },
+      { type: 'assistant', message: { content: [null, 7, { type: 'tool_use' }, { type: 'thinking', thinking: 'x' }] } },
+      { type: 'summary', summary: 3 },
+      { type: 'user', message: { content: [{ type: 'tool_result' }] } },
+    ]
     for (const p of odd) expect(() => deriveClaudeTranscript(ev(p))).not.toThrow()
-    expect(odd.flatMap((p) => deriveClaudeTranscript(ev(p)).observations)).toEqual([{ kind: 'tool_result', role: 'tool', text: '(no output)' }])
+    expect(odd.flatMap((p) => deriveClaudeTranscript(ev(p)).observations)).toEqual([
+      { kind: 'tool_result', role: 'tool', text: '(no output)' },
+    ])
   })
 
   it('treats isMeta user records as system, keeps [image] only when nothing else is said', () => {
     const meta = { type: 'user', isMeta: true, message: { content: [{ type: 'text', text: 'injected' }] } }
     expect(deriveClaudeTranscript(ev(meta)).observations).toEqual([{ kind: 'message', role: 'system', text: 'injected' }])
-    const mixed = { type: 'user', message: { content: [{ type: 'image', source: {} }, { type: 'text', text: 'see this' }] } }
+    const mixed = {
+      type: 'user',
+      message: {
+        content: [
+          { type: 'image', source: {} },
+          { type: 'text', text: 'see this' },
+        ],
+      },
+    }
     expect(deriveClaudeTranscript(ev(mixed)).observations).toEqual([{ kind: 'prompt', role: 'user', text: 'see this' }])
   })
 

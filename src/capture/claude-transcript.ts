@@ -6,7 +6,17 @@ import type { CaptureDerivation, Deriver, ParseResult } from './derivation.js'
 import { normalizeRoot, refOf, resolveProjectRoot } from './project.js'
 import { sanitizePayload } from './sanitize.js'
 import { describeToolResult, imageText, filesOfToolInput, isOwnTool, OBSERVATION_CHARS, toolObservationText } from './tool-text.js'
-import { asRecord, fileStem, readJsonLines, str, timeline, timestampOf, TOOL_NAME_FIELD, type JsonRecord, type TranscriptParseOptions } from './transcript-format.js'
+import {
+  asRecord,
+  fileStem,
+  readJsonLines,
+  str,
+  timeline,
+  timestampOf,
+  TOOL_NAME_FIELD,
+  type JsonRecord,
+  type TranscriptParseOptions,
+} from './transcript-format.js'
 
 /** Claude Code record types mnemo derives from; any other `type` is counted in `unknownTypes` and skipped. */
 const KNOWN_TYPES = new Set(['user', 'assistant', 'summary'])

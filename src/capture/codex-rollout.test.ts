@@ -79,7 +79,13 @@ describe('parseCodexRollout on the hand-written fixture', () => {
       ['reasoning', 'assistant', undefined, undefined, '**Reading README**\n\nThen translate it.'],
       ['tool', 'assistant', 'shell', 'call_shell_1', 'shell: bash -lc cat README.md'],
       ['tool_result', 'tool', 'shell', 'call_shell_1', '# Codex App\nA demo.'],
-      ['tool', 'assistant', 'apply_patch', 'call_patch_1', 'apply_patch: *** Begin Patch\n*** Update File: README.md\n@@\n-# Codex App\n+# Codex 应用\n*** End Patch'],
+      [
+        'tool',
+        'assistant',
+        'apply_patch',
+        'call_patch_1',
+        'apply_patch: *** Begin Patch\n*** Update File: README.md\n@@\n-# Codex App\n+# Codex 应用\n*** End Patch',
+      ],
       ['tool_result', 'tool', 'apply_patch', 'call_patch_1', 'Success. Updated the following files:\nM README.md'],
       ['error', 'tool', undefined, 'call_orphan', 'sandbox denied'],
       ['message', 'assistant', undefined, undefined, 'README 已翻译。'],
@@ -104,19 +110,35 @@ describe('parseCodexRollout fallbacks and odd shapes', () => {
     ]
     const r = parseCodexRollout(lines.map((l) => JSON.stringify(l)).join('\r\n'), { file: '/nonexistent/rollouts/rollout-x.jsonl' })
     expect(r.read).toBe(3)
-    expect(r.events.map((e) => [e.sessionKey, e.project.root, e.ts, e.sessionStartedAt])).toEqual([['rollout-x', '/nonexistent/rollouts', 0, undefined]])
+    expect(r.events.map((e) => [e.sessionKey, e.project.root, e.ts, e.sessionStartedAt])).toEqual([
+      ['rollout-x', '/nonexistent/rollouts', 0, undefined],
+    ])
   })
 
   it('derives nothing from response_item messages, session_meta, turn_context and unknown event_msg subtypes', () => {
     const ev = (payload: unknown): EventInput => ({
-      agent: 'codex', format: 'codex-rollout', type: 'x', sessionKey: 's', project: { root: '/p', name: 'p' }, ts: 0, idemKey: 'k', payload,
+      agent: 'codex',
+      format: 'codex-rollout',
+      type: 'x',
+      sessionKey: 's',
+      project: { root: '/p', name: 'p' },
+      ts: 0,
+      idemKey: 'k',
+      payload,
     })
-    const quiet: unknown[] = [null, 3, [], { type: 'event_msg' }, { type: 'event_msg', payload: null },
+    const quiet: unknown[] = [
+      null,
+      3,
+      [],
+      { type: 'event_msg' },
+      { type: 'event_msg', payload: null },
       { type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'dup' }] } },
-      { type: 'session_meta', payload: { id: 'x' } }, { type: 'turn_context', payload: { cwd: '/x' } },
+      { type: 'session_meta', payload: { id: 'x' } },
+      { type: 'turn_context', payload: { cwd: '/x' } },
       { type: 'event_msg', payload: { type: 'agent_reasoning', text: 'thinking' } },
       { type: 'response_item', payload: { type: 'reasoning', summary: 'nope', encrypted_content: 'zzz' } },
-      { type: 'response_item', payload: { type: 'function_call', arguments: '{}' } }]
+      { type: 'response_item', payload: { type: 'function_call', arguments: '{}' } },
+    ]
     for (const p of quiet) {
       expect(() => deriveCodexRollout(ev(p))).not.toThrow()
       expect(deriveCodexRollout(ev(p)).observations).toEqual([])
@@ -135,19 +157,32 @@ describe.skipIf(!existsSync(realDir))('parseCodexRollout on the real files (read
     const file = path.join(realDir, 'rollout-sample.jsonl')
     const r = parseCodexRollout(readFileSync(file, 'utf8'), { file })
     expect({ read: r.read, events: r.events.length, skipped: r.skipped, unknownTypes: r.unknownTypes }).toEqual({
-      read: 14, events: 13, skipped: [], unknownTypes: { future_synthetic_record: 1 },
+      read: 14,
+      events: 13,
+      skipped: [],
+      unknownTypes: { future_synthetic_record: 1 },
     })
     expect(new Set(r.events.map((e) => e.sessionKey))).toEqual(new Set(['11111111-1111-4111-8111-111111111111']))
     expect(r.events[0]!.project.root).toBe('/workspace/synthetic-project')
     const kinds = observe(r.events).map((o) => `${o[0]}:${o[2] ?? ''}`)
-    expect(kinds).toEqual(['prompt:', 'reasoning:', 'tool:exec_command', 'tool_result:exec_command', 'tool:apply_patch', 'tool_result:apply_patch',
-      'tool:mcp__synthetic__lookup', 'tool_result:mcp__synthetic__lookup', 'message:'])
+    expect(kinds).toEqual([
+      'prompt:',
+      'reasoning:',
+      'tool:exec_command',
+      'tool_result:exec_command',
+      'tool:apply_patch',
+      'tool_result:apply_patch',
+      'tool:mcp__synthetic__lookup',
+      'tool_result:mcp__synthetic__lookup',
+      'message:',
+    ])
     expect(JSON.stringify(observe(r.events))).not.toContain('SYNTHETIC_ENCRYPTED_CONTENT')
   })
 })
 
 describe('parseCodexRollout on 0.171 forms (messages in three records, namespaced MCP calls)', () => {
-  const parse = (lines: unknown[]): ReturnType<typeof parseCodexRollout> => parseCodexRollout(lines.map((l) => JSON.stringify(l)).join('\n'), { file: '/nonexistent/r/rollout-y.jsonl' })
+  const parse = (lines: unknown[]): ReturnType<typeof parseCodexRollout> =>
+    parseCodexRollout(lines.map((l) => JSON.stringify(l)).join('\n'), { file: '/nonexistent/r/rollout-y.jsonl' })
   const user = (text: string): unknown[] => [
     { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } },
     { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'UserMessage', id: 'u', content: [{ type: 'text', text }] } } },
@@ -155,33 +190,74 @@ describe('parseCodexRollout on 0.171 forms (messages in three records, namespace
 
   it('stores each message once whichever records carry it, and a repeated prompt twice', () => {
     const r = parse([
-      { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>\n  <cwd>/x</cwd>\n</environment_context>' }] } },
+      {
+        type: 'response_item',
+        payload: {
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: '<environment_context>\n  <cwd>/x</cwd>\n</environment_context>' }],
+        },
+      },
       ...user('yes'),
       ...user('yes'),
-      { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'AgentMessage', id: 'a', content: [{ type: 'Text', text: 'done' }] } } },
+      {
+        type: 'event_msg',
+        payload: { type: 'item_completed', item: { type: 'AgentMessage', id: 'a', content: [{ type: 'Text', text: 'done' }] } },
+      },
       { type: 'response_item', payload: { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'done' }] } },
       // The older form beside its response_item copy: the event_msg carries it.
       { type: 'event_msg', payload: { type: 'user_message', message: 'older' } },
       { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'older' }] } },
     ])
-    expect(observe(r.events).map((o) => [o[0], o[4]])).toEqual([['prompt', 'yes'], ['prompt', 'yes'], ['message', 'done'], ['prompt', 'older']])
+    expect(observe(r.events).map((o) => [o[0], o[4]])).toEqual([
+      ['prompt', 'yes'],
+      ['prompt', 'yes'],
+      ['message', 'done'],
+      ['prompt', 'older'],
+    ])
   })
 
   it('a rollout with only response_item messages still gives its prompts, not Codex’s own context', () => {
     const r = parse([
-      { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: '# AGENTS.md instructions for /x\n<INSTRUCTIONS>be brief</INSTRUCTIONS>' }] } },
+      {
+        type: 'response_item',
+        payload: {
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: '# AGENTS.md instructions for /x\n<INSTRUCTIONS>be brief</INSTRUCTIONS>' }],
+        },
+      },
       { type: 'response_item', payload: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'add a test' }] } },
-      { type: 'response_item', payload: { type: 'message', role: 'developer', content: [{ type: 'input_text', text: '<mnemo-context project="x">…</mnemo-context>' }] } },
+      {
+        type: 'response_item',
+        payload: {
+          type: 'message',
+          role: 'developer',
+          content: [{ type: 'input_text', text: '<mnemo-context project="x">…</mnemo-context>' }],
+        },
+      },
     ])
     expect(observe(r.events).map((o) => [o[0], o[4]])).toEqual([['prompt', 'add a test']])
   })
 
   it('drops mnemo’s calls named by namespace, their outputs and their McpToolCall items', () => {
     const r = parse([
-      { type: 'response_item', payload: { type: 'function_call', namespace: 'mcp__mnemo', name: 'memory_recall', arguments: '{"query":"x"}', call_id: 'c9' } },
+      {
+        type: 'response_item',
+        payload: { type: 'function_call', namespace: 'mcp__mnemo', name: 'memory_recall', arguments: '{"query":"x"}', call_id: 'c9' },
+      },
       { type: 'response_item', payload: { type: 'function_call_output', call_id: 'c9', output: 'RECALLED SECRET' } },
-      { type: 'event_msg', payload: { type: 'item_completed', item: { type: 'McpToolCall', id: 'c9', server: 'mnemo', tool: 'memory_recall', result: 'RECALLED SECRET' } } },
-      { type: 'response_item', payload: { type: 'function_call', namespace: 'mcp__docs', name: 'lookup', arguments: '{"query":"y"}', call_id: 'c10' } },
+      {
+        type: 'event_msg',
+        payload: {
+          type: 'item_completed',
+          item: { type: 'McpToolCall', id: 'c9', server: 'mnemo', tool: 'memory_recall', result: 'RECALLED SECRET' },
+        },
+      },
+      {
+        type: 'response_item',
+        payload: { type: 'function_call', namespace: 'mcp__docs', name: 'lookup', arguments: '{"query":"y"}', call_id: 'c10' },
+      },
     ])
     expect(JSON.stringify(r.events)).not.toContain('RECALLED SECRET')
     expect(observe(r.events).map((o) => [o[0], o[2]])).toEqual([['tool', 'mcp__docs__lookup']])

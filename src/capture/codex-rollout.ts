@@ -6,7 +6,17 @@ import type { CaptureDerivation, Deriver, ParseResult } from './derivation.js'
 import { normalizeRoot, refOf, resolveProjectRoot } from './project.js'
 import { sanitizePayload } from './sanitize.js'
 import { describeToolResult, filesOfToolInput, isOwnServer, isOwnTool, OBSERVATION_CHARS, toolObservationText } from './tool-text.js'
-import { asRecord, fileStem, readJsonLines, str, timeline, timestampOf, TOOL_NAME_FIELD, type JsonRecord, type TranscriptParseOptions } from './transcript-format.js'
+import {
+  asRecord,
+  fileStem,
+  readJsonLines,
+  str,
+  timeline,
+  timestampOf,
+  TOOL_NAME_FIELD,
+  type JsonRecord,
+  type TranscriptParseOptions,
+} from './transcript-format.js'
 
 /** Codex rollout record types; any other top-level `type` is counted in `unknownTypes` and skipped. */
 const KNOWN_TYPES = new Set(['session_meta', 'turn_context', 'event_msg', 'response_item', 'compacted'])
@@ -232,7 +242,12 @@ function isOwnRecord(type: string, payload: JsonRecord, ownCalls: ReadonlySet<st
     const item = asRecord(payload['item'])
     if (!item) return false
     const id = str(item['id']) ?? str(item['call_id'])
-    return isOwnServer(item['server']) || isOwnServer(item['server_name']) || isOwnTool(str(item['tool']) ?? '', str(item['namespace'])) || (id !== undefined && ownCalls.has(id))
+    return (
+      isOwnServer(item['server']) ||
+      isOwnServer(item['server_name']) ||
+      isOwnTool(str(item['tool']) ?? '', str(item['namespace'])) ||
+      (id !== undefined && ownCalls.has(id))
+    )
   }
   return false
 }
@@ -266,12 +281,18 @@ export const deriveCodexRollout: Deriver = (event) => {
   const said = saidOf(type, payload)
   if (said) {
     const carries = said.form === 0 ? payload[SAID_FIELD] !== false : payload[SAID_FIELD] === true
-    if (carries) push(said.role === 'user' ? { kind: 'prompt', role: 'user', text: capped(said.text) } : { kind: 'message', role: 'assistant', text: capped(said.text) })
+    if (carries)
+      push(
+        said.role === 'user'
+          ? { kind: 'prompt', role: 'user', text: capped(said.text) }
+          : { kind: 'message', role: 'assistant', text: capped(said.text) },
+      )
   } else if (type === 'response_item') {
     if (subtype === 'reasoning') push(reasoningObservation(payload))
     else if (subtype === 'function_call') push(callObservation({ ...payload, name: callName(payload) }, payload['arguments']))
     else if (subtype === 'custom_tool_call') push(callObservation(payload, payload['input']))
-    else if (subtype === 'local_shell_call') push(callObservation({ ...payload, name: str(payload['name']) ?? 'local_shell_call' }, payload['action']))
+    else if (subtype === 'local_shell_call')
+      push(callObservation({ ...payload, name: str(payload['name']) ?? 'local_shell_call' }, payload['action']))
     else if (typeof subtype === 'string' && OUTPUT_TYPES.has(subtype)) push(outputObservation(payload))
   } else if (type === 'compacted') {
     const message = str(payload['message'])?.trim()

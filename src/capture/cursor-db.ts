@@ -3,7 +3,15 @@ import path from 'node:path'
 // Reading another program's SQLite file, not mnemo's store: that is why the driver appears outside storage/sqlite.
 import Database from 'better-sqlite3'
 import type { ParseResult } from './derivation.js'
-import { CURSOR_CHAT_KEY, CURSOR_COMPOSER_LIST_KEY, folderOfUri, parseCursorState, type CursorParseOptions, type CursorRow, type CursorStateSource } from './cursor-state.js'
+import {
+  CURSOR_CHAT_KEY,
+  CURSOR_COMPOSER_LIST_KEY,
+  folderOfUri,
+  parseCursorState,
+  type CursorParseOptions,
+  type CursorRow,
+  type CursorStateSource,
+} from './cursor-state.js'
 import { asRecord, str } from './transcript-format.js'
 
 /** Options of {@link parseCursorDatabase}: the parse options without the derived ones, plus the lock wait. */
@@ -49,7 +57,8 @@ function jsonRecord(value: string | undefined): Record<string, unknown> | undefi
   }
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : undefined)
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : Buffer.isBuffer(value) ? value.toString('utf8') : undefined
 
 /** The folder a workspace database belongs to: `folder` of the `workspace.json` beside it. */
 function workspaceFolderOf(dbFile: string): string | undefined {
@@ -119,16 +128,22 @@ export function parseCursorDatabase(file: string, options: CursorDatabaseOptions
     return { parse: empty, error: describeSqliteError(cause) }
   }
   try {
-    const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name))
+    const tables = new Set(
+      (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]).map((r) => r.name),
+    )
     if (!tables.has('cursorDiskKV') && !tables.has('ItemTable')) {
       const opencode = ['session', 'message', 'part'].every((t) => tables.has(t))
       return {
         parse: empty,
-        error: opencode ? 'an OpenCode database, not a Cursor one: mnemo does not read OpenCode\'s SQLite database (only its JSON storage folder)' : 'no Cursor chat tables (cursorDiskKV, ItemTable): not a Cursor state.vscdb',
+        error: opencode
+          ? "an OpenCode database, not a Cursor one: mnemo does not read OpenCode's SQLite database (only its JSON storage folder)"
+          : 'no Cursor chat tables (cursorDiskKV, ItemTable): not a Cursor state.vscdb',
       }
     }
     const kv = tables.has('cursorDiskKV')
-    const composerRows = kv ? db.prepare("SELECT key, value FROM cursorDiskKV WHERE key >= 'composerData:' AND key < 'composerData;' ORDER BY key") : undefined
+    const composerRows = kv
+      ? db.prepare("SELECT key, value FROM cursorDiskKV WHERE key >= 'composerData:' AND key < 'composerData;' ORDER BY key")
+      : undefined
     const bubbleRows = kv ? db.prepare('SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?') : undefined
     const itemRow = tables.has('ItemTable') ? db.prepare('SELECT value FROM ItemTable WHERE key = ?') : undefined
     const source: CursorStateSource = {

@@ -52,7 +52,11 @@ function observe(events: EventInput[]): (string | undefined)[][] {
 }
 function snapshot(engine: MnemoEngine): unknown {
   const ids = engine.listProjects().map((p) => p.id)
-  return { projects: engine.listProjects(), sessions: engine.sessions({ limit: 100 }), observations: engine.browseObservations({ projectIds: ids, order: 'asc', limit: 500 }) }
+  return {
+    projects: engine.listProjects(),
+    sessions: engine.sessions({ limit: 100 }),
+    observations: engine.browseObservations({ projectIds: ids, order: 'asc', limit: 500 }),
+  }
 }
 const sha = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex')
 
@@ -69,7 +73,17 @@ describe('parseCursorDatabase on a global state.vscdb', () => {
     ])
     expect(r.unknownTypes).toEqual({ 'bubble type 30': 1 })
     // The empty composer adds nothing; mnemo's own tool call is dropped.
-    expect(r.events.map((e) => e.type)).toEqual(['composer', 'bubble', 'bubble', 'composer', ...Array(7).fill('bubble'), 'composer', 'bubble', 'bubble', 'bubble'])
+    expect(r.events.map((e) => e.type)).toEqual([
+      'composer',
+      'bubble',
+      'bubble',
+      'composer',
+      ...Array(7).fill('bubble'),
+      'composer',
+      'bubble',
+      'bubble',
+      'bubble',
+    ])
     expect(r.events.map((e) => e.sessionKey)).toEqual([...Array(3).fill(C), ...Array(8).fill(A), ...Array(4).fill(B)])
     expect(JSON.stringify(r.events)).not.toContain('mcp_mnemo_memory_recall')
     expect(r.events.every((e) => e.agent === 'cursor' && e.format === 'cursor-state')).toBe(true)
@@ -138,24 +152,58 @@ describe('deriveCursorState', () => {
     expect(deriveCursorState(empty)).toEqual({ observations: [] })
     const files = r.events.flatMap((e) => deriveCursorState(e).observations.flatMap((o) => o.files ?? []))
     expect(files).toEqual(expect.arrayContaining(['test/orders.test.ts', 'test/helpers/db.ts', 'db/migrations/0042_orders_created_at.sql']))
-    expect(r.events.filter((e) => e.type === 'composer').map((e) => deriveCursorState(e).session?.title)).toEqual([undefined, 'Fix flaky orders test', 'Index orders.created_at'])
+    expect(r.events.filter((e) => e.type === 'composer').map((e) => deriveCursorState(e).session?.title)).toEqual([
+      undefined,
+      'Fix flaky orders test',
+      'Index orders.created_at',
+    ])
   })
 
   it('never throws on odd shapes; a rejected or cancelled call is an error', () => {
     const base = parseGlobal().events[0]!
-    for (const payload of [null, 3, { type: 2, toolFormerData: 'x' }, { type: 2, toolFormerData: { name: 5, rawArgs: '{bad' } }, { type: 1, richText: '{"root":' }, { type: 'ai', thinking: [] }]) {
+    for (const payload of [
+      null,
+      3,
+      { type: 2, toolFormerData: 'x' },
+      { type: 2, toolFormerData: { name: 5, rawArgs: '{bad' } },
+      { type: 1, richText: '{"root":' },
+      { type: 'ai', thinking: [] },
+    ]) {
       expect(() => deriveCursorState({ ...base, type: 'bubble', payload })).not.toThrow()
     }
-    const call = (extra: object) => deriveCursorState({ ...base, type: 'bubble', payload: { type: 2, toolFormerData: { name: 'run_terminal_cmd', rawArgs: '{"command":"rm -rf build"}', ...extra } } }).observations.map((o) => [o.kind, o.text])
-    expect(call({ status: 'completed', userDecision: 'rejected' })).toEqual([['tool', 'run_terminal_cmd: rm -rf build'], ['error', '(rejected by the user)']])
-    expect(call({ status: 'cancelled' })).toEqual([['tool', 'run_terminal_cmd: rm -rf build'], ['error', '(cancelled)']])
+    const call = (extra: object) =>
+      deriveCursorState({
+        ...base,
+        type: 'bubble',
+        payload: { type: 2, toolFormerData: { name: 'run_terminal_cmd', rawArgs: '{"command":"rm -rf build"}', ...extra } },
+      }).observations.map((o) => [o.kind, o.text])
+    expect(call({ status: 'completed', userDecision: 'rejected' })).toEqual([
+      ['tool', 'run_terminal_cmd: rm -rf build'],
+      ['error', '(rejected by the user)'],
+    ])
+    expect(call({ status: 'cancelled' })).toEqual([
+      ['tool', 'run_terminal_cmd: rm -rf build'],
+      ['error', '(cancelled)'],
+    ])
   })
 
   it('reads an inline conversation (a repeated bubble id kept apart) and the older chat panel from a source without a database', () => {
     const source: CursorStateSource = {
-      composers: () => [{ key: 'composerData:k1', value: JSON.stringify({ composerId: 'k1', createdAt: 1_000, conversation: [{ type: 1, bubbleId: 'x', text: 'hi' }, null, { type: 2, bubbleId: 'x', text: 'hello' }] }) }],
+      composers: () => [
+        {
+          key: 'composerData:k1',
+          value: JSON.stringify({
+            composerId: 'k1',
+            createdAt: 1_000,
+            conversation: [{ type: 1, bubbleId: 'x', text: 'hi' }, null, { type: 2, bubbleId: 'x', text: 'hello' }],
+          }),
+        },
+      ],
       bubbles: () => new Map(),
-      item: (key) => (key === 'workbench.panel.aichat.view.aichat.chatdata' ? JSON.stringify({ tabs: [{ tabId: 't', bubbles: [{ type: 'user', text: 'q' }] }, { chatTitle: 'no id' }] }) : undefined),
+      item: (key) =>
+        key === 'workbench.panel.aichat.view.aichat.chatdata'
+          ? JSON.stringify({ tabs: [{ tabId: 't', bubbles: [{ type: 'user', text: 'q' }] }, { chatTitle: 'no id' }] })
+          : undefined,
     }
     const r = parseCursorState(source, { file: 'x.vscdb', fallbackTime: 5_000 })
     expect(r.skipped).toEqual([
@@ -229,15 +277,26 @@ describe('importing Cursor databases', () => {
     try {
       const { engine } = createTestEngine()
       const cases: [string, (f: string) => void, string][] = [
-        ['notes/state.vscdb', (f) => writeFileSync(f, 'this is not a database, just text that happens to be long enough'), 'not a SQLite database (Cursor keeps its chats in SQLite state.vscdb files)'],
+        [
+          'notes/state.vscdb',
+          (f) => writeFileSync(f, 'this is not a database, just text that happens to be long enough'),
+          'not a SQLite database (Cursor keeps its chats in SQLite state.vscdb files)',
+        ],
         ['empty/state.vscdb', (f) => writeFileSync(f, ''), 'no Cursor chat tables (cursorDiskKV, ItemTable): not a Cursor state.vscdb'],
-        ['bare/state.vscdb', (f) => new Database(f).exec('CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)').close(), 'no conversations with messages (no composerData rows with bubbles, no workbench.panel.aichat.view.aichat.chatdata)'],
+        [
+          'bare/state.vscdb',
+          (f) => new Database(f).exec('CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)').close(),
+          'no conversations with messages (no composerData rows with bubbles, no workbench.panel.aichat.view.aichat.chatdata)',
+        ],
       ]
       for (const [name, make, why] of cases) {
         const file = path.join(t.dir, name)
         mkdirSync(path.dirname(file), { recursive: true })
         make(file)
-        await expect(engine.importPath(file)).rejects.toMatchObject({ code: 'IMPORT_FAILED', message: `no records imported from ${file}: 0 read, 0 skipped (${why})` })
+        await expect(engine.importPath(file)).rejects.toMatchObject({
+          code: 'IMPORT_FAILED',
+          message: `no records imported from ${file}: 0 read, 0 skipped (${why})`,
+        })
       }
       expect(engine.stats().events).toBe(0)
       // An OpenCode database given as Cursor's is named as such.
@@ -257,7 +316,9 @@ describe('importing Cursor databases', () => {
       const writer = new Database(file)
       writer.exec('BEGIN EXCLUSIVE')
       const locked = parseCursorDatabase(file, { file, busyTimeoutMs: 50 })
-      expect(locked.error).toBe('the database is locked by another process (Cursor is writing to it): try again, close Cursor, or import a copy of the file')
+      expect(locked.error).toBe(
+        'the database is locked by another process (Cursor is writing to it): try again, close Cursor, or import a copy of the file',
+      )
       expect(locked.parse.events).toEqual([])
       writer.exec('ROLLBACK')
       writer.close()

@@ -5,7 +5,15 @@ import type { DerivedObservation, EventInput, ProjectRef } from '../core/types.j
 import type { CaptureDerivation, Deriver, ParseResult } from './derivation.js'
 import { namedProject, resolveProjectRoot } from './project.js'
 import { sanitizePayload } from './sanitize.js'
-import { describeToolResult, filesOfToolInput, isOwnTool, OBSERVATION_CHARS, oneLine, SESSION_TITLE_CHARS, toolObservationText } from './tool-text.js'
+import {
+  describeToolResult,
+  filesOfToolInput,
+  isOwnTool,
+  OBSERVATION_CHARS,
+  oneLine,
+  SESSION_TITLE_CHARS,
+  toolObservationText,
+} from './tool-text.js'
 import { asRecord, str, timeline, timestampOf, type JsonRecord, type TranscriptParseOptions } from './transcript-format.js'
 
 /**
@@ -63,10 +71,40 @@ export const CURSOR_CHAT_KEY = 'workbench.panel.aichat.view.aichat.chatdata'
 /** ItemTable key of a workspace's composer list. */
 export const CURSOR_COMPOSER_LIST_KEY = 'composer.composerData'
 
-const COMPOSER_FIELDS = ['_v', 'composerId', 'name', 'subtitle', 'createdAt', 'lastUpdatedAt', 'status', 'unifiedMode', 'forceMode', 'isAgentic', 'modelConfig']
+const COMPOSER_FIELDS = [
+  '_v',
+  'composerId',
+  'name',
+  'subtitle',
+  'createdAt',
+  'lastUpdatedAt',
+  'status',
+  'unifiedMode',
+  'forceMode',
+  'isAgentic',
+  'modelConfig',
+]
 const BUBBLE_FIELDS = [
-  '_v', 'bubbleId', 'id', 'type', 'text', 'createdAt', 'timestamp', 'requestId', 'serverBubbleId', 'isAgentic', 'unifiedMode', 'capabilityType',
-  'modelInfo', 'modelType', 'thinking', 'toolFormerData', 'codeBlocks', 'workspaceProjectDir', 'workspaceUris', 'timingInfo',
+  '_v',
+  'bubbleId',
+  'id',
+  'type',
+  'text',
+  'createdAt',
+  'timestamp',
+  'requestId',
+  'serverBubbleId',
+  'isAgentic',
+  'unifiedMode',
+  'capabilityType',
+  'modelInfo',
+  'modelType',
+  'thinking',
+  'toolFormerData',
+  'codeBlocks',
+  'workspaceProjectDir',
+  'workspaceUris',
+  'timingInfo',
 ]
 const TAB_FIELDS = ['tabId', 'chatTitle', 'lastSendTime', 'createdAt']
 
@@ -139,7 +177,7 @@ function folderOfBubbles(bubbles: readonly JsonRecord[]): string | undefined {
   for (const b of bubbles) {
     const uris = Array.isArray(b['workspaceUris']) ? b['workspaceUris'] : []
     for (const u of uris) {
-      const uri = typeof u === 'string' ? u : str(asRecord(u)?.['external']) ?? str(asRecord(u)?.['fsPath'])
+      const uri = typeof u === 'string' ? u : (str(asRecord(u)?.['external']) ?? str(asRecord(u)?.['fsPath']))
       const folder = uri ? folderOfUri(uri) : undefined
       if (folder) return folder
     }
@@ -147,7 +185,8 @@ function folderOfBubbles(bubbles: readonly JsonRecord[]): string | undefined {
   return undefined
 }
 
-const tsOf = (b: JsonRecord): number | undefined => timestampOf(b['createdAt']) ?? timestampOf(b['timestamp']) ?? timestampOf(asRecord(b['timingInfo'])?.['clientRpcSendTime'])
+const tsOf = (b: JsonRecord): number | undefined =>
+  timestampOf(b['createdAt']) ?? timestampOf(b['timestamp']) ?? timestampOf(asRecord(b['timingInfo'])?.['clientRpcSendTime'])
 
 /**
  * Parses the chats of one Cursor state.vscdb into events: one per Composer conversation
@@ -189,7 +228,11 @@ export function parseCursorState(source: CursorStateSource, options: CursorParse
     }
     composers.push({ id: str(parsed.record['composerId']) ?? row.key.slice('composerData:'.length), record: parsed.record })
   }
-  composers.sort((a, b) => (timestampOf(a.record['createdAt']) ?? Number.MAX_SAFE_INTEGER) - (timestampOf(b.record['createdAt']) ?? Number.MAX_SAFE_INTEGER) || (a.id < b.id ? -1 : 1))
+  composers.sort(
+    (a, b) =>
+      (timestampOf(a.record['createdAt']) ?? Number.MAX_SAFE_INTEGER) - (timestampOf(b.record['createdAt']) ?? Number.MAX_SAFE_INTEGER) ||
+      (a.id < b.id ? -1 : 1),
+  )
   for (const composer of composers) parseComposer(source, composer.id, composer.record, options, result)
   parseChatTabs(source, options, result)
   return result
@@ -212,10 +255,20 @@ function bubbleType(b: JsonRecord): 'user' | 'assistant' | undefined {
   return t === 1 || t === 'user' ? 'user' : t === 2 || t === 'ai' || t === 'assistant' ? 'assistant' : undefined
 }
 
-function parseComposer(source: CursorStateSource, cid: string, composer: JsonRecord, options: CursorParseOptions, result: ParseResult): void {
+function parseComposer(
+  source: CursorStateSource,
+  cid: string,
+  composer: JsonRecord,
+  options: CursorParseOptions,
+  result: ParseResult,
+): void {
   const headers = Array.isArray(composer['fullConversationHeadersOnly']) ? composer['fullConversationHeadersOnly'] : undefined
   const inline = Array.isArray(composer['conversation']) ? composer['conversation'] : []
-  const generating = new Set((Array.isArray(composer['generatingBubbleIds']) ? composer['generatingBubbleIds'] : []).filter((x): x is string => typeof x === 'string'))
+  const generating = new Set(
+    (Array.isArray(composer['generatingBubbleIds']) ? composer['generatingBubbleIds'] : []).filter(
+      (x): x is string => typeof x === 'string',
+    ),
+  )
   const stored = headers ? source.bubbles(cid) : new Map<string, string>()
   const bubbles: { key: string; locator: string; bubble: JsonRecord }[] = []
   const keys = uniqueKeys()
@@ -271,7 +324,8 @@ function parseComposer(source: CursorStateSource, cid: string, composer: JsonRec
     folderProject(options.composerFolders?.get(cid)) ??
     folderProject(folderOfBubbles(bubbles.map((b) => b.bubble))) ??
     namedProject('cursor', cid.slice(0, 8))
-  const startedAt = timestampOf(composer['createdAt']) ?? bubbles.map((b) => tsOf(b.bubble)).find((t) => t !== undefined) ?? options.fallbackTime ?? 0
+  const startedAt =
+    timestampOf(composer['createdAt']) ?? bubbles.map((b) => tsOf(b.bubble)).find((t) => t !== undefined) ?? options.fallbackTime ?? 0
   const times = timeline([startedAt, ...bubbles.map((b) => tsOf(b.bubble))]).slice(1)
   const push = (type: string, key: string, ts: number, payload: unknown): void => {
     const event: EventInput = {
@@ -350,7 +404,12 @@ function parseChatTabs(source: CursorStateSource, options: CursorParseOptions, r
       bubbles.push({ key: keys.next(str(bubble['id']) ?? `i${index}:${fnv1a64(stableStringify(bubble))}`), bubble })
     })
     const project = options.project ?? folderProject(options.workspaceFolder) ?? namedProject('cursor', tabId.slice(0, 8))
-    const startedAt = timestampOf(tab['createdAt']) ?? bubbles.map((b) => tsOf(b.bubble)).find((x) => x !== undefined) ?? timestampOf(tab['lastSendTime']) ?? options.fallbackTime ?? 0
+    const startedAt =
+      timestampOf(tab['createdAt']) ??
+      bubbles.map((b) => tsOf(b.bubble)).find((x) => x !== undefined) ??
+      timestampOf(tab['lastSendTime']) ??
+      options.fallbackTime ??
+      0
     const times = timeline([startedAt, ...bubbles.map((b) => tsOf(b.bubble))]).slice(1)
     const push = (type: string, key: string, ts: number, payload: unknown): void => {
       result.events.push({
@@ -388,7 +447,13 @@ function toolInput(tool: JsonRecord): unknown {
   const r = asRecord(args)
   if (!r) return args ?? {}
   const out: JsonRecord = { ...r }
-  for (const [from, to] of [['target_file', 'file_path'], ['targetFile', 'file_path'], ['relativeWorkspacePath', 'file_path'], ['target_directory', 'path'], ['code_edit', 'content']] as const) {
+  for (const [from, to] of [
+    ['target_file', 'file_path'],
+    ['targetFile', 'file_path'],
+    ['relativeWorkspacePath', 'file_path'],
+    ['target_directory', 'path'],
+    ['code_edit', 'content'],
+  ] as const) {
     if (typeof r[from] === 'string' && out[to] === undefined) out[to] = r[from]
   }
   return out
@@ -399,12 +464,28 @@ function toolObservations(tool: JsonRecord): DerivedObservation[] {
   if (!name || isOwnCursorTool(name)) return []
   const ref = str(tool['toolCallId'])
   const input = toolInput(tool)
-  const out: DerivedObservation[] = [{ kind: 'tool', role: 'assistant', tool: name, text: toolObservationText(name, input), files: filesOfToolInput(input), ...(ref ? { sourceRef: ref } : {}) }]
+  const out: DerivedObservation[] = [
+    {
+      kind: 'tool',
+      role: 'assistant',
+      tool: name,
+      text: toolObservationText(name, input),
+      files: filesOfToolInput(input),
+      ...(ref ? { sourceRef: ref } : {}),
+    },
+  ]
   const status = str(tool['status'])
   const rejected = tool['userDecision'] === 'rejected'
   const failed = status === 'error' || status === 'cancelled' || rejected || str(asRecord(tool['additionalData'])?.['status']) === 'error'
   const result = describeToolResult(parseMaybe(tool['result']))
-  if (failed) out.push({ kind: 'error', role: 'tool', tool: name, text: capped(result || (rejected ? '(rejected by the user)' : `(${status ?? 'error'})`)), ...(ref ? { sourceRef: ref } : {}) })
+  if (failed)
+    out.push({
+      kind: 'error',
+      role: 'tool',
+      tool: name,
+      text: capped(result || (rejected ? '(rejected by the user)' : `(${status ?? 'error'})`)),
+      ...(ref ? { sourceRef: ref } : {}),
+    })
   else if (result) out.push({ kind: 'tool_result', role: 'tool', tool: name, text: capped(result), ...(ref ? { sourceRef: ref } : {}) })
   return out
 }

@@ -9,7 +9,15 @@ import type { DerivedObservation, EventFormat, EventInput, MemoryKind, SessionEf
  */
 export interface CaptureDerivation {
   observations: DerivedObservation[]
-  memory?: { kind: MemoryKind; text: string; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number }
+  memory?: {
+    kind: MemoryKind
+    text: string
+    supersedes?: string
+    sameAs?: string
+    sources?: string[]
+    subject?: string
+    confidence?: number
+  }
   memoryOps?: { op: 'pin' | 'unpin' | 'archive' | 'restore'; id: string }[]
   session?: SessionEffect
   /** The capture path, when it is not the event's own format (a folded event's original format). */

@@ -29,7 +29,8 @@ export function factEvent(project: ProjectRef, op: FactOp, nowMs: number, user?:
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 const optNumber = (v: unknown): boolean => v === undefined || (typeof v === 'number' && Number.isFinite(v))
-const SCALAR = (v: unknown): boolean => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))
+const SCALAR = (v: unknown): boolean =>
+  v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v))
 
 /**
  * A fact operation read from a logged payload, checked for shape on every derivation (an export file is input like
@@ -48,13 +49,21 @@ export function parseFactOp(value: unknown): FactOp | undefined {
     }
     case 'assert': {
       if (typeof p['collection'] !== 'string' || typeof p['id'] !== 'string' || !isObject(p['values'])) return undefined
-      if (!(FACT_STATUSES as readonly unknown[]).includes(p['status']) || !isObject(p['provenance']) || typeof p['provenance']['source'] !== 'string') return undefined
+      if (
+        !(FACT_STATUSES as readonly unknown[]).includes(p['status']) ||
+        !isObject(p['provenance']) ||
+        typeof p['provenance']['source'] !== 'string'
+      )
+        return undefined
       if (!optNumber(p['validFrom']) || !optNumber(p['validTo'])) return undefined
-      if (!Object.values(p['values']).every((v) => SCALAR(v) || (Array.isArray(v) && v.every((x) => x !== null && SCALAR(x))))) return undefined
+      if (!Object.values(p['values']).every((v) => SCALAR(v) || (Array.isArray(v) && v.every((x) => x !== null && SCALAR(x)))))
+        return undefined
       return p as unknown as FactOp
     }
     case 'retract':
-      return typeof p['collection'] === 'string' && typeof p['id'] === 'string' && typeof p['at'] === 'number' ? (p as unknown as FactOp) : undefined
+      return typeof p['collection'] === 'string' && typeof p['id'] === 'string' && typeof p['at'] === 'number'
+        ? (p as unknown as FactOp)
+        : undefined
     case 'delete':
       return typeof p['collection'] === 'string' && typeof p['id'] === 'string' ? (p as unknown as FactOp) : undefined
     default:

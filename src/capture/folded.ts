@@ -1,11 +1,26 @@
-import { MAX_EVENT_TS, OBSERVATION_KINDS, type DerivedObservation, type EventFormat, type EventInput, type SessionEffect } from '../core/types.js'
+import {
+  MAX_EVENT_TS,
+  OBSERVATION_KINDS,
+  type DerivedObservation,
+  type EventFormat,
+  type EventInput,
+  type SessionEffect,
+} from '../core/types.js'
 import type { CaptureDerivation } from './derivation.js'
 
 /** Version of the folded payload. */
 export const FOLDED_VERSION = 1
 
 /** Source formats whose events `mnemo compact` may fold (agents' captures; mnemo's own operations stay as they are). */
-export const FOLDABLE_FORMATS: readonly EventFormat[] = ['claude-hook', 'claude-transcript', 'codex-rollout', 'gemini-session', 'opencode-storage', 'cursor-state', 'locomo-turn']
+export const FOLDABLE_FORMATS: readonly EventFormat[] = [
+  'claude-hook',
+  'claude-transcript',
+  'codex-rollout',
+  'gemini-session',
+  'opencode-storage',
+  'cursor-state',
+  'locomo-turn',
+]
 
 /**
  * The payload of a folded event: what the original event derived (its
@@ -32,7 +47,12 @@ export interface FoldedPayload {
  */
 export function foldPayload(event: EventInput, derivation: CaptureDerivation): FoldedPayload | undefined {
   if (!FOLDABLE_FORMATS.includes(event.format) || derivation.memory || derivation.memoryOps) return undefined
-  return { v: FOLDED_VERSION, from: event.format, observations: derivation.observations, ...(derivation.session ? { session: derivation.session } : {}) }
+  return {
+    v: FOLDED_VERSION,
+    from: event.format,
+    observations: derivation.observations,
+    ...(derivation.session ? { session: derivation.session } : {}),
+  }
 }
 
 function isFolded(payload: unknown): payload is FoldedPayload {
@@ -47,10 +67,22 @@ function isFolded(payload: unknown): payload is FoldedPayload {
     Array.isArray(p.observations) &&
     p.observations.every(
       (o) =>
-        typeof o === 'object' && o !== null && typeof o.text === 'string' && (OBSERVATION_KINDS as readonly string[]).includes(o.kind) && typeof o.role === 'string' &&
-        optString(o.tool) && optString(o.sourceRef) && strings(o.files) && strings(o.flags) && (o.ts === undefined || (Number.isInteger(o.ts) && o.ts >= 0 && o.ts <= MAX_EVENT_TS)),
+        typeof o === 'object' &&
+        o !== null &&
+        typeof o.text === 'string' &&
+        (OBSERVATION_KINDS as readonly string[]).includes(o.kind) &&
+        typeof o.role === 'string' &&
+        optString(o.tool) &&
+        optString(o.sourceRef) &&
+        strings(o.files) &&
+        strings(o.flags) &&
+        (o.ts === undefined || (Number.isInteger(o.ts) && o.ts >= 0 && o.ts <= MAX_EVENT_TS)),
     ) &&
-    (session === undefined || (typeof session === 'object' && session !== null && (session['ended'] === undefined || typeof session['ended'] === 'boolean') && optString(session['title'])))
+    (session === undefined ||
+      (typeof session === 'object' &&
+        session !== null &&
+        (session['ended'] === undefined || typeof session['ended'] === 'boolean') &&
+        optString(session['title'])))
   )
 }
 

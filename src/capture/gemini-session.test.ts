@@ -23,7 +23,17 @@ describe('parseGeminiSession', () => {
   it('counts messages, skips bad ones with their index, counts unknown types', () => {
     const r = parseGeminiSession(json(), { file: fixture, candidateRoots: [APP] })
     expect(r.read).toBe(9)
-    expect(r.events.map((e) => e.type)).toEqual(['user', 'gemini', 'tool_call', 'tool_call', 'info', 'gemini', 'tool_call', 'error', 'user'])
+    expect(r.events.map((e) => e.type)).toEqual([
+      'user',
+      'gemini',
+      'tool_call',
+      'tool_call',
+      'info',
+      'gemini',
+      'tool_call',
+      'error',
+      'user',
+    ])
     expect(r.skipped).toEqual([
       { line: 'message[5]', reason: 'message is not an object' },
       { line: 'message[6]', reason: 'message without type' },
@@ -42,7 +52,11 @@ describe('parseGeminiSession', () => {
 
   it('keys events by session and message id, times them, and keeps time moving for a message without one', () => {
     const r = parseGeminiSession(json(), { file: fixture, candidateRoots: [APP] })
-    expect(r.events.map((e) => e.idemKey)).toEqual(['m1', 'm2', 'm2:call:read_file-1', 'm2:call:run_shell_command-2', 'm3', 'm4', 'm4:call:replace-3', 'm8', 'm9'].map((id) => `gemini:${SID}:${id}`))
+    expect(r.events.map((e) => e.idemKey)).toEqual(
+      ['m1', 'm2', 'm2:call:read_file-1', 'm2:call:run_shell_command-2', 'm3', 'm4', 'm4:call:replace-3', 'm8', 'm9'].map(
+        (id) => `gemini:${SID}:${id}`,
+      ),
+    )
     expect(r.events.every((e) => e.sessionKey === SID && e.agent === 'gemini' && e.format === 'gemini-session')).toBe(true)
     expect(r.events[0]!.ts).toBe(Date.parse('2026-04-07T09:00:05.000Z'))
     expect(r.events[8]!.ts).toBe(Date.parse('2026-04-07T09:04:00.000Z')) // m9 has no timestamp: the previous one's
@@ -78,22 +92,45 @@ describe('parseGeminiSession', () => {
   it('reports a JSON object that is not a session, and never throws on odd shapes', () => {
     expect(isGeminiSession({ sessionId: 's', messages: [] })).toBe(true)
     expect(isGeminiSession({ messages: [] })).toBe(false)
-    expect(parseGeminiSession({ hello: 1 }, { file: 'x.json' }).skipped).toEqual([{ line: 1, reason: 'not a Gemini CLI session (needs sessionId and a messages array)' }])
-    for (const payload of [null, 1, 'x', [], { type: 'gemini', toolCalls: [null, { name: 3 }, { name: 'x', args: 'y', result: 7 }] }, { type: 'user', content: [{ inlineData: {} }] }]) {
-      expect(() => deriveGeminiSession({ ...parseGeminiSession(json(), { file: fixture }).events[0]!, payload: payload as never })).not.toThrow()
+    expect(parseGeminiSession({ hello: 1 }, { file: 'x.json' }).skipped).toEqual([
+      { line: 1, reason: 'not a Gemini CLI session (needs sessionId and a messages array)' },
+    ])
+    for (const payload of [
+      null,
+      1,
+      'x',
+      [],
+      { type: 'gemini', toolCalls: [null, { name: 3 }, { name: 'x', args: 'y', result: 7 }] },
+      { type: 'user', content: [{ inlineData: {} }] },
+    ]) {
+      expect(() =>
+        deriveGeminiSession({ ...parseGeminiSession(json(), { file: fixture }).events[0]!, payload: payload as never }),
+      ).not.toThrow()
     }
   })
 })
 
 describe('a Gemini CLI session file that changes', () => {
-  const session = (messages: unknown[]) => ({ sessionId: 'grow', projectHash: 'ab'.repeat(32), startTime: '2026-05-01T10:00:00Z', lastUpdated: '2026-05-01T10:05:00Z', messages })
+  const session = (messages: unknown[]) => ({
+    sessionId: 'grow',
+    projectHash: 'ab'.repeat(32),
+    startTime: '2026-05-01T10:00:00Z',
+    lastUpdated: '2026-05-01T10:05:00Z',
+    messages,
+  })
   const project = { root: '/w/grow', name: 'grow' }
 
   it('imports tool calls added to a message in place, and keeps repeated or id-less messages apart', () => {
     const g1 = { id: 'g1', timestamp: '2026-05-01T10:01:00Z', type: 'gemini', content: 'building' }
     const before = parseGeminiSession(session([{ id: 'u1', type: 'user', content: 'build it' }, g1]), { file: 'x.json', project })
     const after = parseGeminiSession(
-      session([{ id: 'u1', type: 'user', content: 'build it' }, { ...g1, toolCalls: [{ id: 't1', name: 'run_shell_command', args: { command: 'make' }, status: 'success', resultDisplay: 'built quokka' }] }]),
+      session([
+        { id: 'u1', type: 'user', content: 'build it' },
+        {
+          ...g1,
+          toolCalls: [{ id: 't1', name: 'run_shell_command', args: { command: 'make' }, status: 'success', resultDisplay: 'built quokka' }],
+        },
+      ]),
       { file: 'x.json', project },
     )
     const known = new Set(before.events.map((e) => e.idemKey))
@@ -102,12 +139,23 @@ describe('a Gemini CLI session file that changes', () => {
       ['tool', 'run_shell_command: make'],
       ['tool_result', 'built quokka'],
     ])
-    const twice = parseGeminiSession(session([{ type: 'user', content: 'same' }, { type: 'user', content: 'same' }, { id: 'd', type: 'user', content: 'a' }, { id: 'd', type: 'user', content: 'b' }]), { file: 'x.json', project })
+    const twice = parseGeminiSession(
+      session([
+        { type: 'user', content: 'same' },
+        { type: 'user', content: 'same' },
+        { id: 'd', type: 'user', content: 'a' },
+        { id: 'd', type: 'user', content: 'b' },
+      ]),
+      { file: 'x.json', project },
+    )
     expect(new Set(twice.events.map((e) => e.idemKey)).size).toBe(4)
   })
 
   it('dates a session without any timestamp by lastUpdated, never 1970', () => {
-    const r = parseGeminiSession({ sessionId: 's', projectHash: 'x', lastUpdated: '2026-05-01T11:00:00Z', messages: [{ id: 'u', type: 'user', content: 'hi' }] }, { file: 'x.json', project })
+    const r = parseGeminiSession(
+      { sessionId: 's', projectHash: 'x', lastUpdated: '2026-05-01T11:00:00Z', messages: [{ id: 'u', type: 'user', content: 'hi' }] },
+      { file: 'x.json', project },
+    )
     expect(r.events[0]!.ts).toBe(Date.parse('2026-05-01T11:00:00Z'))
   })
 })
@@ -142,7 +190,9 @@ describe('importing a Gemini CLI session', () => {
       expect(parseImportFile(bom, 'auto', {}).format).toBe('gemini')
       const log = path.join(t.dir, 'logs.json')
       writeFileSync(log, JSON.stringify([{ sessionId: 's', messageId: 0, type: 'user', message: 'hi', timestamp: '2026-05-01T10:00:00Z' }]))
-      expect(parseImportFile(log, 'auto', {}).error).toBe("Gemini CLI's prompt log (logs.json), not a session: nothing to import (the sessions are in chats/)")
+      expect(parseImportFile(log, 'auto', {}).error).toBe(
+        "Gemini CLI's prompt log (logs.json), not a session: nothing to import (the sessions are in chats/)",
+      )
       const empty = path.join(t.dir, 'empty.json')
       writeFileSync(empty, '{}')
       const { engine } = createTestEngine()

@@ -37,7 +37,10 @@ export function isGeminiJsonl(text: string): boolean {
   for (let seen = 0; seen < 5 && start < text.length; ) {
     let end = text.indexOf('\n', start)
     if (end < 0) end = text.length
-    const line = text.slice(start, end).trim().replace(/^\uFEFF/, '')
+    const line = text
+      .slice(start, end)
+      .trim()
+      .replace(/^\uFEFF/, '')
     start = end + 1
     if (!line.startsWith('{')) continue
     seen++
@@ -107,10 +110,11 @@ export function foldGeminiJsonl(text: string): { session: JsonRecord; read: numb
     } else if (typeof record['sessionId'] === 'string') {
       const { messages: list, ...rest } = record
       Object.assign(meta, rest)
-      if (Array.isArray(list)) for (const m of list) {
-        const r = asRecord(m)
-        if (r && typeof r['id'] === 'string') messages.set(r['id'], r)
-      }
+      if (Array.isArray(list))
+        for (const m of list) {
+          const r = asRecord(m)
+          if (r && typeof r['id'] === 'string') messages.set(r['id'], r)
+        }
     } else skipped.push({ line: i + 1, reason: 'not a Gemini CLI session record (no id, $set, $rewindTo or sessionId)' })
   }
   return { session: { ...meta, messages: [...messages.values()] }, read, skipped }
@@ -120,7 +124,12 @@ export function foldGeminiJsonl(text: string): { session: JsonRecord; read: numb
 export function parseGeminiJsonl(text: string, options: GeminiParseOptions): ParseResult {
   const folded = foldGeminiJsonl(text)
   if (typeof folded.session['sessionId'] !== 'string') {
-    return { events: [], read: folded.read, skipped: [...folded.skipped, { line: 1, reason: 'no Gemini CLI session header (sessionId)' }], unknownTypes: {} }
+    return {
+      events: [],
+      read: folded.read,
+      skipped: [...folded.skipped, { line: 1, reason: 'no Gemini CLI session header (sessionId)' }],
+      unknownTypes: {},
+    }
   }
   const r = parseGeminiSession(folded.session, options)
   return { ...r, read: folded.read, skipped: [...folded.skipped, ...r.skipped] }
@@ -167,7 +176,13 @@ export function parseGeminiSession(json: unknown, options: GeminiParseOptions): 
   const sid = str(root['sessionId']) ?? fileStem(options.file)
   // A session without any time: its lastUpdated, else the file's modification time (never 1970).
   const startedAt = timestampOf(root['startTime']) ?? timestampOf(root['lastUpdated']) ?? fileTime(options.file)
-  const project = options.project ?? projectOfHash(str(root['projectHash']), [...projectRootMarker(options.file), ...(options.candidateRoots ?? [process.cwd()])], options.file)
+  const project =
+    options.project ??
+    projectOfHash(
+      str(root['projectHash']),
+      [...projectRootMarker(options.file), ...(options.candidateRoots ?? [process.cwd()])],
+      options.file,
+    )
   const valid: { index: number; message: JsonRecord }[] = []
   messages.forEach((m, index) => {
     const message = asRecord(m)
@@ -211,7 +226,11 @@ export function parseGeminiSession(json: unknown, options: GeminiParseOptions): 
       const name = str(call?.['name'])
       if (!call || !name || isOwnGeminiTool(name)) return
       const callTs = timestampOf(call['timestamp'])
-      push('tool_call', `${key}:call:${str(call['id']) ?? j}`, callTs !== undefined && callTs >= ts - 3_600_000 ? callTs : ts, { type: 'tool_call', messageId: key, ...call })
+      push('tool_call', `${key}:call:${str(call['id']) ?? j}`, callTs !== undefined && callTs >= ts - 3_600_000 ? callTs : ts, {
+        type: 'tool_call',
+        messageId: key,
+        ...call,
+      })
     })
   })
   return result
@@ -278,11 +297,27 @@ function callObservations(call: JsonRecord): DerivedObservation[] {
   if (!name || isOwnGeminiTool(name)) return []
   const ref = str(call['id'])
   const args = call['args']
-  const out: DerivedObservation[] = [{ kind: 'tool', role: 'assistant', tool: name, text: toolObservationText(name, args), files: filesOfToolInput(args), ...(ref ? { sourceRef: ref } : {}) }]
+  const out: DerivedObservation[] = [
+    {
+      kind: 'tool',
+      role: 'assistant',
+      tool: name,
+      text: toolObservationText(name, args),
+      files: filesOfToolInput(args),
+      ...(ref ? { sourceRef: ref } : {}),
+    },
+  ]
   const status = str(call['status'])
   const output = callOutput(call)
   const failed = status === 'error' || status === 'cancelled'
-  if (output || failed) out.push({ kind: failed ? 'error' : 'tool_result', role: 'tool', tool: name, text: capped(output || `(${status})`), ...(ref ? { sourceRef: ref } : {}) })
+  if (output || failed)
+    out.push({
+      kind: failed ? 'error' : 'tool_result',
+      role: 'tool',
+      tool: name,
+      text: capped(output || `(${status})`),
+      ...(ref ? { sourceRef: ref } : {}),
+    })
   return out
 }
 
@@ -290,7 +325,11 @@ function callObservations(call: JsonRecord): DerivedObservation[] {
 function callOutput(call: JsonRecord): string {
   const display = call['resultDisplay']
   if (typeof display === 'string' && display.trim()) return display
-  const parts = Array.isArray(call['result']) ? call['result'] : call['result'] === undefined || call['result'] === null ? [] : [call['result']]
+  const parts = Array.isArray(call['result'])
+    ? call['result']
+    : call['result'] === undefined || call['result'] === null
+      ? []
+      : [call['result']]
   const responses = parts.map((p) => asRecord(asRecord(p)?.['functionResponse'])?.['response'] ?? p)
   return describeToolResult(responses)
 }

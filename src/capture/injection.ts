@@ -45,35 +45,52 @@ export interface InjectionResult {
 }
 
 /** Every reason code, in the order `detectInjection` reports them. */
-export const INJECTION_REASONS: readonly InjectionReason[] = ['ignore-instructions', 'role-override', 'fake-role-marker', 'exfiltration', 'conceal-from-user']
+export const INJECTION_REASONS: readonly InjectionReason[] = [
+  'ignore-instructions',
+  'role-override',
+  'fake-role-marker',
+  'exfiltration',
+  'conceal-from-user',
+]
 
 interface Rule {
   reason: InjectionReason
   test: (text: string) => boolean
 }
 
-const re = (regex: RegExp): ((text: string) => boolean) => (text) => regex.test(text)
+const re =
+  (regex: RegExp): ((text: string) => boolean) =>
+  (text) =>
+    regex.test(text)
 
 const PRIOR = String.raw`(?:previous|prior|above|earlier|preceding|former|original|initial|existing|foregoing|system|developer|safety|given)`
 const ORDERS = String.raw`(?:instructions?|prompts?|directions?|directives?|rules|guidelines|guidance|context|messages?|commands?|constraints|orders|programming|restrictions|policies)`
 const FILLER = String.raw`(?:all|any|every|each|the|of|your|my|these|those|such|earlier|above|previous|prior)`
 
-const IGNORE_PRIOR = new RegExp(String.raw`\b(?:ignore|disregard|forget|override|bypass|abandon)\s+(?:${FILLER}\s+){0,4}${PRIOR}\s+(?:system\s+)?${ORDERS}\b`, 'i')
-const IGNORE_ABOVE = /\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?)?(?:everything\s+)?(?:(?:written|said|stated)\s+)?(?:the\s+)?above(?:\s+(?:and|instructions?|prompts?|text)\b|\s*[.,;:!]|\s*$)/im
+const IGNORE_PRIOR = new RegExp(
+  String.raw`\b(?:ignore|disregard|forget|override|bypass|abandon)\s+(?:${FILLER}\s+){0,4}${PRIOR}\s+(?:system\s+)?${ORDERS}\b`,
+  'i',
+)
+const IGNORE_ABOVE =
+  /\b(?:ignore|disregard|forget)\s+(?:all\s+(?:of\s+)?)?(?:everything\s+)?(?:(?:written|said|stated)\s+)?(?:the\s+)?above(?:\s+(?:and|instructions?|prompts?|text)\b|\s*[.,;:!]|\s*$)/im
 const FORGET_TOLD = /\bforget\s+(?:everything|all)\s+(?:you\s+(?:were|have\s+been)\s+(?:told|given)|(?:that\s+)?(?:came\s+)?before)\b/i
 const NEW_INSTRUCTIONS = /\b(?:new|updated|revised|real|actual)\s+(?:system\s+)?instructions?\s*:/i
 const YOUR_REAL_TASK = /\byour\s+(?:new|real|actual|true)\s+(?:instructions|task|goal|objective|purpose|mission)\s+(?:is|are)\b/i
 
 const YOU_ARE_NOW =
   /\byou\s+are\s+now\s+(?:(?:a|an|the|my|our)\s+(?!(?:owner|member|admin|administrator|collaborator|maintainer|contributor|subscriber|follower|part)\b)[a-z]|no\s+longer\b|in\s+(?:[\w-]+\s+){0,2}mode\b|dan\b|jailbroken\b|unrestricted\b|unfiltered\b|free\s+(?:from|of)\b|acting\s+as\b|going\s+to\s+(?:act|pretend|role-?play|ignore)\b)/i
-const NO_LONGER = /\byou\s+are\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|language\s+model|claude|chatgpt|bound|restricted|limited|required|subject|constrained)\b/i
-const ACT_AS = /(?:^[ \t>*#-]*|[.!?]\s+|\byou\s+(?:must|should|will|shall|are\s+to|now)\s+|\bplease\s+|\bfrom\s+now\s+on,?\s+)act\s+as\s+(?:if\s+you\b|though\s+you\b|(?:a|an|the|my|dan)\b)/im
+const NO_LONGER =
+  /\byou\s+are\s+no\s+longer\s+(?:an?\s+)?(?:ai|assistant|language\s+model|claude|chatgpt|bound|restricted|limited|required|subject|constrained)\b/i
+const ACT_AS =
+  /(?:^[ \t>*#-]*|[.!?]\s+|\byou\s+(?:must|should|will|shall|are\s+to|now)\s+|\bplease\s+|\bfrom\s+now\s+on,?\s+)act\s+as\s+(?:if\s+you\b|though\s+you\b|(?:a|an|the|my|dan)\b)/im
 const PRETEND = /\bpretend\s+(?:that\s+)?(?:you\s+are|you're|to\s+be)\b/i
 const FROM_NOW_ON = /\bfrom\s+now\s+on,?\s+(?:you\s+(?:are|will|must|shall)|act|respond|answer|behave|ignore|only)\b/i
 const NEW_ROLE = /\byour\s+new\s+(?:role|persona|name|identity)\s+(?:is|will\s+be)\b/i
-const MODE_SWITCH = /\b(?:developer|dan|jailbreak|god)\s+mode\s+(?:enabled|activated|on)\b|\benable\s+(?:developer|dan|jailbreak|god)\s+mode\b/i
+const MODE_SWITCH =
+  /\b(?:developer|dan|jailbreak|god)\s+mode\s+(?:enabled|activated|on)\b|\benable\s+(?:developer|dan|jailbreak|god)\s+mode\b/i
 
-const CHAT_TOKENS = /<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text|end_of_text|start_header_id|end_header_id|eot_id|eom_id)\|>/i
+const CHAT_TOKENS =
+  /<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|begin_of_text|end_of_text|start_header_id|end_header_id|eot_id|eom_id)\|>/i
 const INST_MARKERS = /\[\/?INST\]|<<\/?SYS>>/
 /** `<system>`/`</system>` tags, but not a short XML element such as Maven's `<system>GitHub</system>`. */
 const SYSTEM_TAG =
@@ -81,17 +98,21 @@ const SYSTEM_TAG =
 /** mnemo's own context-block tag (context-block.ts): text holding it poses as the end (or start) of the recalled data around it. */
 const CONTEXT_TAG = /<\s*\/?\s*mnemo-context\b/i
 const ROLE_LABEL = /^[ \t]*(?:#{1,3}[ \t]*)?(?:Assistant|ASSISTANT|Human|HUMAN)[ \t]*:/m
-const SYSTEM_LABEL = /^[ \t]*(?:#{1,3}[ \t]*)?(?:System|SYSTEM)[ \t]*:(?=[^\r\n]*\b(?:you|your|must|always|never|ignore|instructions?|assistant|do\s+not|don't|respond|reply|override)\b)/im
+const SYSTEM_LABEL =
+  /^[ \t]*(?:#{1,3}[ \t]*)?(?:System|SYSTEM)[ \t]*:(?=[^\r\n]*\b(?:you|your|must|always|never|ignore|instructions?|assistant|do\s+not|don't|respond|reply|override)\b)/im
 
 const NEGATION_BEFORE = /\b(?:never|not|don't|dont|avoid|shouldn't|mustn't|no\s+need\s+to|without)\b[^.!?\n]{0,12}$/i
 const SEND_VERB = /\b(?:send|post|upload|exfiltrate|forward|transmit|submit|leak|e-?mail|publish|share|paste|copy|pipe|dump)\b/gi
-const STRONG_TARGET = /\.env(?![\w.-])|~\/\.ssh|\.ssh\/|\bid_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|\.aws\/credentials|\.npmrc\b|\.netrc\b|\.git-credentials\b|\bprivate\s+keys?\b|\bssh\s+keys?\b/i
+const STRONG_TARGET =
+  /\.env(?![\w.-])|~\/\.ssh|\.ssh\/|\bid_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|\.aws\/credentials|\.npmrc\b|\.netrc\b|\.git-credentials\b|\bprivate\s+keys?\b|\bssh\s+keys?\b/i
 const WEAK_TARGET =
   /\b(?:secrets?|credentials?|api[\s_-]?keys?|tokens?|passwords?|env(?:ironment)?\s+var(?:iable)?s|cookies?|system\s+prompt|conversation|chat\s+history|(?:entire|whole)\s+(?:codebase|repo(?:sitory)?)|contents?\s+of)\b/i
-const DESTINATION = /\b(?:to|at|into|via)\s+(?:https?:\/\/|ftp:\/\/|[\w.+-]+@[\w-]+\.[\w.]+|(?:[\w-]+\.)+(?:com|net|org|io|xyz|ru|cn|site|top|dev|app|me|co)\b|(?:my|this|the\s+following)\s+(?:server|endpoint|webhook|url))/i
+const DESTINATION =
+  /\b(?:to|at|into|via)\s+(?:https?:\/\/|ftp:\/\/|[\w.+-]+@[\w-]+\.[\w.]+|(?:[\w-]+\.)+(?:com|net|org|io|xyz|ru|cn|site|top|dev|app|me|co)\b|(?:my|this|the\s+following)\s+(?:server|endpoint|webhook|url))/i
 
 const NET_TOOL = /\b(?:curl|wget|nc|ncat|netcat|scp|rsync|sftp|ftp|Invoke-WebRequest|Invoke-RestMethod)\b/gi
-const SECRET_FILE = /(?:~|\$HOME|\/home\/[\w.-]+|\/root)?\/?\.ssh\/(?![^\s'"]*\.pub\b)[^\s'"]*|\bid_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|(?:^|[\s@'"=/<])\.env(?![\w.-])|\.aws\/credentials|\.npmrc\b|\.netrc\b|\.git-credentials\b|\/etc\/(?:passwd|shadow)\b|\.kube\/config\b|\.docker\/config\.json\b/i
+const SECRET_FILE =
+  /(?:~|\$HOME|\/home\/[\w.-]+|\/root)?\/?\.ssh\/(?![^\s'"]*\.pub\b)[^\s'"]*|\bid_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub)|(?:^|[\s@'"=/<])\.env(?![\w.-])|\.aws\/credentials|\.npmrc\b|\.netrc\b|\.git-credentials\b|\/etc\/(?:passwd|shadow)\b|\.kube\/config\b|\.docker\/config\.json\b/i
 const UPLOAD_FLAG = /\s(?:-d|--data(?:-binary|-raw|-urlencode)?|-F|--form|-T|--upload-file|--post-file|--body-file|-InFile)(?:\s|=|@)/
 const PIPE_TO_NET = /\|\s*(?:curl|wget|nc|ncat|netcat)\b/i
 
@@ -132,8 +153,10 @@ function networkReadsSecret(text: string): boolean {
 
 const CONCEAL_TELL =
   /\b(?:do\s+not|don't|dont|never|must\s+not|should\s+not)\s+(?:tell|inform|notify|alert|mention|reveal|disclose|report)\s+(?:(?:this|it|that|anything|any\s+of\s+this)\s+)?(?:(?:to|about\s+(?:this|it))\s+)?(?:the\s+)?(?:user|human|operator)\b/i
-const CONCEAL_KEEP = /\b(?:keep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|confidential)\s+from|hide\s+(?:this|it|that)\s+from)\s+(?:the\s+)?(?:user|human|operator)\b/i
-const CONCEAL_KNOW = /\bthe\s+(?:user|human)\s+(?:must|should|does|need|needs\s+to)\s*(?:not|n't)\s+(?:know|see|notice|find\s+out|be\s+(?:told|informed|aware))\b/i
+const CONCEAL_KEEP =
+  /\b(?:keep\s+(?:this|it|that)\s+(?:a\s+)?(?:secret|hidden|confidential)\s+from|hide\s+(?:this|it|that)\s+from)\s+(?:the\s+)?(?:user|human|operator)\b/i
+const CONCEAL_KNOW =
+  /\bthe\s+(?:user|human)\s+(?:must|should|does|need|needs\s+to)\s*(?:not|n't)\s+(?:know|see|notice|find\s+out|be\s+(?:told|informed|aware))\b/i
 
 /** The rules, grouped by reason; the first hit per reason is enough. */
 const RULES: readonly Rule[] = [
@@ -168,7 +191,10 @@ const INVISIBLE = /[\u00AD\u200B-\u200F\u2060-\u2064\uFEFF]/g
 function normalize(text: string): string {
   if (!/[^\x00-\x7F]/.test(text)) return text
   // NFKC folds full-width and compatibility letters (ｉｇｎｏｒｅ) to ASCII.
-  return text.replace(INVISIBLE, '').normalize('NFKC').replace(/[\u2018\u2019]/g, "'")
+  return text
+    .replace(INVISIBLE, '')
+    .normalize('NFKC')
+    .replace(/[\u2018\u2019]/g, "'")
 }
 
 /**

@@ -21,6 +21,8 @@ export const deriveLocomoTurn: Deriver = (event) => {
   const p = event.payload as LocomoTurnPayload
   const caption = p.blip_caption ? ` [shares an image: ${p.blip_caption}]` : ''
   return {
-    observations: [{ kind: 'message', role: p.speaker, text: capText(`${p.speaker}: ${p.text}${caption}`, OBSERVATION_CHARS), sourceRef: p.dia_id }],
+    observations: [
+      { kind: 'message', role: p.speaker, text: capText(`${p.speaker}: ${p.text}${caption}`, OBSERVATION_CHARS), sourceRef: p.dia_id },
+    ],
   }
 }

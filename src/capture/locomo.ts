@@ -5,7 +5,6 @@ import type { LocomoTurnPayload } from './locomo-turn.js'
 import { namedProject } from './project.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
 
-
 /**
  * Parses a LoCoMo session date (`"1:56 pm on 8 May, 2023"`) as UTC with
  * chrono-node. The dataset gives no time zone; the benchmark protocol says to
@@ -69,7 +68,12 @@ export function parseLocomo(data: unknown, options: { redact?: Redactor } = {}):
       }
       turns.forEach((turn, index) => {
         result.read++
-        if (!isRecord(turn) || typeof turn['dia_id'] !== 'string' || typeof turn['text'] !== 'string' || typeof turn['speaker'] !== 'string') {
+        if (
+          !isRecord(turn) ||
+          typeof turn['dia_id'] !== 'string' ||
+          typeof turn['text'] !== 'string' ||
+          typeof turn['speaker'] !== 'string'
+        ) {
           result.skipped.push({ line: `${sampleId} session_${n}[${index}]`, reason: 'turn needs string "speaker", "dia_id" and "text"' })
           return
         }
@@ -92,4 +96,3 @@ export function parseLocomo(data: unknown, options: { redact?: Redactor } = {}):
   })
   return result
 }
-

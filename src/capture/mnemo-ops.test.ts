@@ -7,8 +7,20 @@ const withPayload = (payload: unknown): EventInput => ({ ...rememberEvent(projec
 
 describe('deriveMnemoOp', () => {
   it('derives a memory from a remember event, with its agent and the agent guard', () => {
-    const event = rememberEvent(project, 'fact', 'orders DB is PostgreSQL 14', 0, { agent: 'codex', guardByAgent: true, confidence: 0.6, sources: ['obs_1'] })
-    expect(deriveMnemoOp(event).memory).toEqual({ kind: 'fact', text: 'orders DB is PostgreSQL 14', agent: 'codex', guardByAgent: true, confidence: 0.6, sources: ['obs_1'] })
+    const event = rememberEvent(project, 'fact', 'orders DB is PostgreSQL 14', 0, {
+      agent: 'codex',
+      guardByAgent: true,
+      confidence: 0.6,
+      sources: ['obs_1'],
+    })
+    expect(deriveMnemoOp(event).memory).toEqual({
+      kind: 'fact',
+      text: 'orders DB is PostgreSQL 14',
+      agent: 'codex',
+      guardByAgent: true,
+      confidence: 0.6,
+      sources: ['obs_1'],
+    })
   })
 
   it('derives a lifecycle change from a pin/archive event', () => {

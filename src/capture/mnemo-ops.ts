@@ -39,11 +39,14 @@ function parseOpPayload(value: unknown): OpPayload | undefined {
   const p = value as Record<string, unknown>
   const optString = (k: string): boolean => p[k] === undefined || typeof p[k] === 'string'
   if (p['op'] === 'remember') {
-    if (typeof p['kind'] !== 'string' || !ALL_KINDS.includes(p['kind']) || typeof p['text'] !== 'string' || p['text'].length === 0) return undefined
+    if (typeof p['kind'] !== 'string' || !ALL_KINDS.includes(p['kind']) || typeof p['text'] !== 'string' || p['text'].length === 0)
+      return undefined
     if (!optString('supersedes') || !optString('sameAs') || !optString('subject')) return undefined
     if (p['sources'] !== undefined && !(Array.isArray(p['sources']) && p['sources'].every((x) => typeof x === 'string'))) return undefined
-    if (p['confidence'] !== undefined && !(typeof p['confidence'] === 'number' && p['confidence'] >= 0 && p['confidence'] <= 1)) return undefined
-    if (p['agent'] !== undefined && !(typeof p['agent'] === 'string' && (AGENT_NAMES as readonly string[]).includes(p['agent']))) return undefined
+    if (p['confidence'] !== undefined && !(typeof p['confidence'] === 'number' && p['confidence'] >= 0 && p['confidence'] <= 1))
+      return undefined
+    if (p['agent'] !== undefined && !(typeof p['agent'] === 'string' && (AGENT_NAMES as readonly string[]).includes(p['agent'])))
+      return undefined
     if (p['guard'] !== undefined && p['guard'] !== 'agent') return undefined
     return p as OpPayload
   }
@@ -62,7 +65,17 @@ export function rememberEvent(
   kind: MemoryKind,
   text: string,
   nowMs: number,
-  options: { redact?: Redactor; supersedes?: string; sameAs?: string; sources?: string[]; subject?: string; confidence?: number; user?: string; agent?: AgentName; guardByAgent?: boolean } = {},
+  options: {
+    redact?: Redactor
+    supersedes?: string
+    sameAs?: string
+    sources?: string[]
+    subject?: string
+    confidence?: number
+    user?: string
+    agent?: AgentName
+    guardByAgent?: boolean
+  } = {},
 ): EventInput {
   const payload = sanitizePayload(
     {
@@ -88,7 +101,10 @@ export function rememberEvent(
     ts: nowMs,
     // Whose statement it is is part of its identity: two users or agents stating the same words at once are two events.
     // In the user's namespace (`ownKey`), as their captures are: their tombstones are theirs alone.
-    idemKey: ownKey(`mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}${options.user !== undefined ? `\u0000${options.user}` : ''}${payload.agent !== undefined ? `\u0001${payload.agent}` : ''}`)}:${nowMs}`, options.user),
+    idemKey: ownKey(
+      `mnemo:remember:${fnv1a64(`${project.root}\u0000${kind}\u0000${payload.text}${options.user !== undefined ? `\u0000${options.user}` : ''}${payload.agent !== undefined ? `\u0001${payload.agent}` : ''}`)}:${nowMs}`,
+      options.user,
+    ),
     payload,
     ...(options.user !== undefined ? { user: options.user } : {}),
   }

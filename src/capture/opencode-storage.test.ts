@@ -28,7 +28,11 @@ function observe(events: EventInput[]): (string | undefined)[][] {
 /** Every row a query can see, comparable across a rebuild. */
 function snapshot(engine: MnemoEngine): unknown {
   const ids = engine.listProjects().map((p) => p.id)
-  return { projects: engine.listProjects(), sessions: engine.sessions({ limit: 100 }), observations: engine.browseObservations({ projectIds: ids, order: 'asc', limit: 500 }) }
+  return {
+    projects: engine.listProjects(),
+    sessions: engine.sessions({ limit: 100 }),
+    observations: engine.browseObservations({ projectIds: ids, order: 'asc', limit: 500 }),
+  }
 }
 
 const cli = (argv: string[], home: string) => runCliCaptured(argv, { env: { MNEMO_HOME: home, HOME: home }, cwd: repoRoot })
@@ -39,7 +43,12 @@ describe('parseOpenCodeStorage', () => {
     expect(isOpenCodeStorage(STORAGE)).toBe(true)
     expect(r.read).toBe(31) // 2 sessions, 8 messages, 21 parts
     expect(r.events).toHaveLength(28)
-    expect(r.skipped).toEqual([{ line: 'part/msg_a1b2c3d40006Er2Ty4Ui6Op8As/prt_a1b2c3d40603Yz3Ab4Cd5Ef6Gh.json', reason: 'tool call still running: import again once it has finished' }])
+    expect(r.skipped).toEqual([
+      {
+        line: 'part/msg_a1b2c3d40006Er2Ty4Ui6Op8As/prt_a1b2c3d40603Yz3Ab4Cd5Ef6Gh.json',
+        reason: 'tool call still running: import again once it has finished',
+      },
+    ])
     expect(r.unknownTypes).toEqual({ 'widget-preview': 1 })
     expect(JSON.stringify(r.events)).not.toContain('mnemo_memory_recall')
     expect(r.events.every((e) => e.agent === 'opencode' && e.format === 'opencode-storage')).toBe(true)
@@ -115,7 +124,7 @@ describe('deriveOpenCodeStorage', () => {
       ['message', 'assistant', undefined, undefined],
     ])
     expect(obs[5]![4]).toMatch(/^Error: connect ECONNREFUSED 10\.0\.0\.7:5432/)
-    expect(obs[6]![4]).toContain("loginRateLimit({ max: 5, windowMs: 60_000 })")
+    expect(obs[6]![4]).toContain('loginRateLimit({ max: 5, windowMs: 60_000 })')
     expect(obs[10]![4]).toBe('APIError: Overloaded')
     expect(obs[8]![4]!.length).toBeLessThan(8_100) // OBSERVATION_CHARS and the cut marker
     expect(obs[8]![4]).toMatch(/Tests: 421 passed, 421 total/)
@@ -141,7 +150,13 @@ describe('deriveOpenCodeStorage', () => {
     ] as const) {
       expect(() => deriveOpenCodeStorage({ ...base, type, payload })).not.toThrow()
     }
-    expect(deriveOpenCodeStorage({ ...base, type: 'message', payload: { role: 'assistant', error: { name: 'MessageAbortedError', data: { message: 'aborted' } } } }).observations).toEqual([])
+    expect(
+      deriveOpenCodeStorage({
+        ...base,
+        type: 'message',
+        payload: { role: 'assistant', error: { name: 'MessageAbortedError', data: { message: 'aborted' } } },
+      }).observations,
+    ).toEqual([])
   })
 })
 
@@ -155,7 +170,12 @@ describe('importing OpenCode storage', () => {
     expect(hits[0]).toMatchObject({ kind: 'error', project: 'opencode-app', sourceRef: 'toolu_02Bash9c1d' })
     expect((await engine.recall('rebase onto newbase', { limit: 1 }))[0]).toMatchObject({ kind: 'message', project: 'scratch' })
     expect(await engine.importPath(STORAGE, { format: 'opencode' })).toMatchObject({ imported: 0, duplicates: 28 })
-    expect(engine.sessions().filter((s) => s.agent === 'opencode').map((s) => s.title)).toEqual(['What does git rebase --onto do?', 'Rate-limit the login route'])
+    expect(
+      engine
+        .sessions()
+        .filter((s) => s.agent === 'opencode')
+        .map((s) => s.title),
+    ).toEqual(['What does git rebase --onto do?', 'Rate-limit the login route'])
     const before = snapshot(engine)
     expect(engine.rebuild().events).toBe(28)
     expect(snapshot(engine)).toEqual(before)
@@ -178,7 +198,12 @@ describe('importing OpenCode storage', () => {
       await engine.importPath(t.dir)
       const file = path.join(t.dir, 'part/msg_a1b2c3d40006Er2Ty4Ui6Op8As/prt_a1b2c3d40603Yz3Ab4Cd5Ef6Gh.json')
       const part = JSON.parse(readFileSync(file, 'utf8'))
-      part.state = { ...part.state, status: 'completed', output: 'Wrote file successfully.', time: { start: part.state.time.start, end: part.state.time.start + 50 } }
+      part.state = {
+        ...part.state,
+        status: 'completed',
+        output: 'Wrote file successfully.',
+        time: { start: part.state.time.start, end: part.state.time.start + 50 },
+      }
       writeFileSync(file, JSON.stringify(part))
       const again = await engine.importPath(t.dir)
       expect(again).toMatchObject({ imported: 1, duplicates: 28, skipped: 0 })
@@ -196,8 +221,12 @@ describe('importing OpenCode storage', () => {
       writeFileSync(path.join(t.dir, 'message', SA, readdirSync(path.join(t.dir, 'message', SA))[0]!), '{"id": "msg_trunc')
       const r = await createTestEngine().engine.importPath(t.dir)
       const skipped = r.files[0]!.skipped.map((s) => `${s.line}: ${s.reason}`)
-      expect(skipped.filter((x) => x.includes('no readable session file for ses_5d3a01b7cffeHj2Kl4Mn6Pq8Rs')).length).toBeGreaterThanOrEqual(2)
-      expect(skipped.some((x) => x.startsWith('message/ses_5d3a01b7cffeHj2Kl4Mn6Pq8Rs/msg_a1c0ffee0001Tu5Vw7Xy9Za1Bc.json: message skipped'))).toBe(true)
+      expect(
+        skipped.filter((x) => x.includes('no readable session file for ses_5d3a01b7cffeHj2Kl4Mn6Pq8Rs')).length,
+      ).toBeGreaterThanOrEqual(2)
+      expect(
+        skipped.some((x) => x.startsWith('message/ses_5d3a01b7cffeHj2Kl4Mn6Pq8Rs/msg_a1c0ffee0001Tu5Vw7Xy9Za1Bc.json: message skipped')),
+      ).toBe(true)
       expect(skipped.some((x) => /^part\/.+: part skipped: its message message\/.+ could not be read$/.test(x))).toBe(true)
     } finally {
       t.cleanup()
@@ -213,12 +242,19 @@ describe('importing OpenCode storage', () => {
       const { engine } = createTestEngine()
       await expect(engine.importPath(copy)).rejects.toMatchObject({
         code: 'IMPORT_FAILED',
-        message: expect.stringMatching(new RegExp(`^${escape(`no records imported from ${copy}: 1 read, 1 skipped (no valid records; first skipped: ${copy}: invalid JSON: `)}`)),
+        message: expect.stringMatching(
+          new RegExp(
+            `^${escape(`no records imported from ${copy}: 1 read, 1 skipped (no valid records; first skipped: ${copy}: invalid JSON: `)}`,
+          ),
+        ),
       })
       expect(engine.stats().events).toBe(0)
       // In the whole folder the other session still imports; the bad file is named.
       const all = await engine.importPath(t.dir)
-      expect(all.files[0]!.skipped[0]).toMatchObject({ line: `session/4f1c9e2ab7d35c08e6f1a92b3c4d5e6f7a8b9c0d/${SA}.json`, reason: expect.stringMatching(/^invalid JSON/) })
+      expect(all.files[0]!.skipped[0]).toMatchObject({
+        line: `session/4f1c9e2ab7d35c08e6f1a92b3c4d5e6f7a8b9c0d/${SA}.json`,
+        reason: expect.stringMatching(/^invalid JSON/),
+      })
       expect(all.imported).toBe(5) // the session outside git: its session, 2 messages, 2 parts
     } finally {
       t.cleanup()
@@ -227,7 +263,9 @@ describe('importing OpenCode storage', () => {
 
   it('names what it got instead: a message file, a SQLite-only OpenCode folder, a folder that is not storage', () => {
     const msg = path.join(STORAGE, `message/${SA}/msg_a1b2c3d40001Lq8Wx2Ye4Rt6Uo.json`)
-    expect(parseImportFile(msg, 'auto', {}).error).toBe(`an OpenCode message file: import the storage folder (${STORAGE}) or a session file (session/<project>/<session>.json)`)
+    expect(parseImportFile(msg, 'auto', {}).error).toBe(
+      `an OpenCode message file: import the storage folder (${STORAGE}) or a session file (session/<project>/<session>.json)`,
+    )
     const t = tempDir()
     try {
       // OpenCode 1.2+: the data folder holds opencode.db and a storage folder without sessions.
@@ -237,10 +275,14 @@ describe('importing OpenCode storage', () => {
       const sqliteOnly = `OpenCode 1.2 and later keep sessions in a SQLite database (${db}), which mnemo does not read: only OpenCode's JSON storage layout (storage/ with session/, message/ and part/) is imported`
       expect(parseImportFile(path.join(t.dir, 'storage'), 'opencode', {}).error).toBe(sqliteOnly)
       expect(parseImportFile(db, 'auto', {}).error).toBe(sqliteOnly)
-      expect(parseImportFile(repoRoot + 'fixtures/transcripts/gemini', 'opencode', {}).error).toBe('not an OpenCode storage folder (it needs session/, message/ and part/ folders)')
+      expect(parseImportFile(repoRoot + 'fixtures/transcripts/gemini', 'opencode', {}).error).toBe(
+        'not an OpenCode storage folder (it needs session/, message/ and part/ folders)',
+      )
       rmSync(path.join(t.dir, 'opencode.db'))
       for (const d of ['session', 'message', 'part']) mkdirSync(path.join(t.dir, 'storage', d))
-      expect(parseImportFile(path.join(t.dir, 'storage'), 'auto', {}).error).toBe(`no sessions under ${path.join(t.dir, 'storage', 'session')}`)
+      expect(parseImportFile(path.join(t.dir, 'storage'), 'auto', {}).error).toBe(
+        `no sessions under ${path.join(t.dir, 'storage', 'session')}`,
+      )
     } finally {
       t.cleanup()
     }
@@ -265,7 +307,9 @@ describe('mnemo import of OpenCode storage (CLI)', () => {
       writeFileSync(path.join(data, 'opencode.db'), '')
       const failed = await cli(['import', data], home)
       expect(failed.code).toBe(1)
-      expect(failed.stderr).toContain(`OpenCode 1.2 and later keep sessions in a SQLite database (${path.join(data, 'opencode.db')}), which mnemo does not read`)
+      expect(failed.stderr).toContain(
+        `OpenCode 1.2 and later keep sessions in a SQLite database (${path.join(data, 'opencode.db')}), which mnemo does not read`,
+      )
     } finally {
       t.cleanup()
     }

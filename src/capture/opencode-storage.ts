@@ -25,7 +25,20 @@ import { asRecord, str, timestampOf, type JsonRecord, type TranscriptParseOption
  * (packages/opencode/src/session/message-v2.ts, src/storage/storage.ts, src/storage/json-migration.ts).
  * OpenCode 1.2 and later keep the same records in a SQLite database (`opencode.db`), which is not read here.
  */
-const PART_TYPES = new Set(['text', 'reasoning', 'tool', 'file', 'patch', 'snapshot', 'step-start', 'step-finish', 'agent', 'subtask', 'retry', 'compaction'])
+const PART_TYPES = new Set([
+  'text',
+  'reasoning',
+  'tool',
+  'file',
+  'patch',
+  'snapshot',
+  'step-start',
+  'step-finish',
+  'agent',
+  'subtask',
+  'retry',
+  'compaction',
+])
 const RECORD_DIRS = ['session', 'message', 'part'] as const
 /** Titles OpenCode gives a session before it has named it: not worth keeping. */
 const DEFAULT_TITLE = /^(New|Child) session - \d{4}-\d{2}-\d{2}T/
@@ -134,7 +147,8 @@ function readRecord(file: string): { record: JsonRecord } | { error: string } {
 const stem = (file: string): string => path.basename(file, '.json')
 const createdOf = (r: JsonRecord): number | undefined => timestampOf(asRecord(r['time'])?.['created'])
 const byTimeThenId = (a: { id: string; record: JsonRecord }, b: { id: string; record: JsonRecord }): number =>
-  (createdOf(a.record) ?? Number.MAX_SAFE_INTEGER) - (createdOf(b.record) ?? Number.MAX_SAFE_INTEGER) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  (createdOf(a.record) ?? Number.MAX_SAFE_INTEGER) - (createdOf(b.record) ?? Number.MAX_SAFE_INTEGER) ||
+  (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
 
 function fileTime(file: string): number | undefined {
   try {
@@ -200,7 +214,9 @@ export function parseOpenCodeStorage(options: OpenCodeParseOptions): ParseResult
   }
   const sessionFiles = options.session
     ? [options.session]
-    : listDirs(path.join(root, 'session')).flatMap((p) => listJson(path.join(root, 'session', p)).map((n) => path.join(root, 'session', p, n)))
+    : listDirs(path.join(root, 'session')).flatMap((p) =>
+        listJson(path.join(root, 'session', p)).map((n) => path.join(root, 'session', p, n)),
+      )
   const sessions = readAll(sessionFiles).sort(byTimeThenId)
   /** Counts the part files of `messageId` as read and skipped, with `why`. */
   const orphanParts = (messageId: string, why: string): void => {
@@ -216,7 +232,10 @@ export function parseOpenCodeStorage(options: OpenCodeParseOptions): ParseResult
       if (known.has(sid)) continue
       for (const name of listJson(path.join(root, 'message', sid))) {
         result.read++
-        result.skipped.push({ line: rel(path.join(root, 'message', sid, name)), reason: `message skipped: no readable session file for ${sid}` })
+        result.skipped.push({
+          line: rel(path.join(root, 'message', sid, name)),
+          reason: `message skipped: no readable session file for ${sid}`,
+        })
         orphanParts(stem(name), `its session ${sid} has no readable session file`)
       }
     }
@@ -231,7 +250,8 @@ export function parseOpenCodeStorage(options: OpenCodeParseOptions): ParseResult
     const readable = new Set(messages.map((m) => m.id))
     for (const file of messageFiles) if (!readable.has(stem(file))) orphanParts(stem(file), `its message ${rel(file)} could not be read`)
     const project = options.project ?? projectOf(session.record, messages, projects.get(projectID), projectID)
-    const startedAt = createdOf(session.record) ?? messages.map((m) => createdOf(m.record)).find((t) => t !== undefined) ?? fileTime(session.file) ?? 0
+    const startedAt =
+      createdOf(session.record) ?? messages.map((m) => createdOf(m.record)).find((t) => t !== undefined) ?? fileTime(session.file) ?? 0
     let last = startedAt
     const push = (type: string, key: string, ts: number, payload: unknown): void => {
       last = ts
@@ -279,15 +299,25 @@ export function parseOpenCodeStorage(options: OpenCodeParseOptions): ParseResult
             continue
           }
         }
-        const partTs = timestampOf(asRecord(part.record['time'])?.['start']) ?? timestampOf(asRecord(state?.['time'])?.['start']) ?? messageTs
-        push('part', `${message.id}:${part.id}`, partTs, { ...part.record, [OPENCODE_ROLE_FIELD]: role, ...(summary ? { [OPENCODE_SUMMARY_FIELD]: true } : {}) })
+        const partTs =
+          timestampOf(asRecord(part.record['time'])?.['start']) ?? timestampOf(asRecord(state?.['time'])?.['start']) ?? messageTs
+        push('part', `${message.id}:${part.id}`, partTs, {
+          ...part.record,
+          [OPENCODE_ROLE_FIELD]: role,
+          ...(summary ? { [OPENCODE_SUMMARY_FIELD]: true } : {}),
+        })
       }
     }
   }
   return result
 }
 
-function projectOf(session: JsonRecord, messages: { record: JsonRecord }[], project: JsonRecord | undefined, projectID: string): ProjectRef {
+function projectOf(
+  session: JsonRecord,
+  messages: { record: JsonRecord }[],
+  project: JsonRecord | undefined,
+  projectID: string,
+): ProjectRef {
   const paths = messages.map((m) => asRecord(m.record['path'])).filter((p): p is JsonRecord => p !== undefined)
   const dir = str(session['directory']) ?? paths.map((p) => str(p['cwd'])).find(Boolean)
   const worktree = str(project?.['worktree'])
@@ -305,7 +335,11 @@ function toolInput(input: unknown): unknown {
   const r = asRecord(input)
   if (!r) return input
   const out: JsonRecord = { ...r }
-  for (const [from, to] of [['filePath', 'file_path'], ['oldString', 'old_string'], ['newString', 'new_string']] as const) {
+  for (const [from, to] of [
+    ['filePath', 'file_path'],
+    ['oldString', 'old_string'],
+    ['newString', 'new_string'],
+  ] as const) {
     if (typeof r[from] === 'string' && out[to] === undefined) out[to] = r[from]
   }
   return out
@@ -324,7 +358,16 @@ function toolObservations(part: JsonRecord): DerivedObservation[] {
   const state = asRecord(part['state']) ?? {}
   const ref = str(part['callID'])
   const input = toolInput(state['input'])
-  const out: DerivedObservation[] = [{ kind: 'tool', role: 'assistant', tool, text: toolObservationText(tool, input), files: filesOfToolInput(input), ...(ref ? { sourceRef: ref } : {}) }]
+  const out: DerivedObservation[] = [
+    {
+      kind: 'tool',
+      role: 'assistant',
+      tool,
+      text: toolObservationText(tool, input),
+      files: filesOfToolInput(input),
+      ...(ref ? { sourceRef: ref } : {}),
+    },
+  ]
   const status = str(state['status'])
   if (status === 'error') {
     out.push({ kind: 'error', role: 'tool', tool, text: capped(str(state['error']) ?? '(error)'), ...(ref ? { sourceRef: ref } : {}) })
@@ -374,7 +417,10 @@ export const deriveOpenCodeStorage: Deriver = (event) => {
     const text = str(r['text'])?.trim()
     if (!text || r['synthetic'] === true || r['ignored'] === true) return out
     if (r[OPENCODE_SUMMARY_FIELD] === true) out.observations.push({ kind: 'summary', role: 'assistant', text: capped(text) })
-    else out.observations.push(user ? { kind: 'prompt', role: 'user', text: capped(text) } : { kind: 'message', role: 'assistant', text: capped(text) })
+    else
+      out.observations.push(
+        user ? { kind: 'prompt', role: 'user', text: capped(text) } : { kind: 'message', role: 'assistant', text: capped(text) },
+      )
   } else if (type === 'reasoning') {
     const text = str(r['text'])?.trim()
     if (text) out.observations.push({ kind: 'reasoning', role: 'assistant', text: capped(text) })

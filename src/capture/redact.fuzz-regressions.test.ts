@@ -5,7 +5,13 @@ import { redactSecrets, redactValue } from './redact.js'
 // Fake credentials are assembled at run time so no scanner mistakes this file for a leak.
 const cat = (...parts: string[]): string => parts.join('')
 const AWS_ID = cat('AKIA', 'IOSFODNN7EXAMPLE')
-const PEM = cat('-----BEGIN ', 'RSA PRIVATE KEY-----\n', 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7', '\n-----END ', 'RSA PRIVATE KEY-----')
+const PEM = cat(
+  '-----BEGIN ',
+  'RSA PRIVATE KEY-----\n',
+  'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7',
+  '\n-----END ',
+  'RSA PRIVATE KEY-----',
+)
 
 describe('redactSecrets: fuzz regressions', () => {
   it('redacts a key that follows a PEM block directly, in one call (idempotent)', () => {

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { findSecrets, isPlaceholderValue, redactSecrets, redactValue, redactWith, SECRET_PATTERNS, secretKeyType, type SecretPattern } from './redact.js'
+import {
+  findSecrets,
+  isPlaceholderValue,
+  redactSecrets,
+  redactValue,
+  redactWith,
+  SECRET_PATTERNS,
+  secretKeyType,
+  type SecretPattern,
+} from './redact.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
 
 // Fake credentials are assembled at run time so no scanner mistakes this file for a leak.
@@ -22,9 +31,16 @@ const STRIPE_RK = cat('rk', '_live_', '51Hb2cDe3Fg4Hi5Jk6Lm')
 const NPM = cat('np', 'm_', 'a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8')
 const TWILIO = cat('S', 'K', '0123456789abcdef0123456789abcdef')
 const SENDGRID = cat('S', 'G.', 'ngeVfQFYQlKU0ufo8x5d1A', '.', 'TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr')
-const JWT = cat('eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9', '.', 'eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkphbmUifQ', '.', 'SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c')
+const JWT = cat(
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9',
+  '.',
+  'eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkphbmUifQ',
+  '.',
+  'SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
+)
 const AZURE_KEY = cat('Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsu', 'Fq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==')
-const PEM_BODY = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZH'
+const PEM_BODY =
+  'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT8jNbvJZH'
 const PEM = cat('-----BEGIN ', 'PRIVATE KEY-----\n', PEM_BODY, '\n-----END ', 'PRIVATE KEY-----')
 
 interface Hit {
@@ -38,7 +54,8 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
     hits: [
       {
         input: `{"type": "service_account", "private_key_id": "1f2e", "private_key": "${PEM.replaceAll('\n', '\\n')}\\n", "client_email": "bot@proj.iam.gserviceaccount.com"}`,
-        output: '{"type": "service_account", "private_key_id": "1f2e", "private_key": "[REDACTED:gcp-service-account-key]", "client_email": "bot@proj.iam.gserviceaccount.com"}',
+        output:
+          '{"type": "service_account", "private_key_id": "1f2e", "private_key": "[REDACTED:gcp-service-account-key]", "client_email": "bot@proj.iam.gserviceaccount.com"}',
       },
     ],
     misses: [`{"kind": "tls", "private_key": "${PEM.replaceAll('\n', '\\n')}"}`, '{"type": "service_account", "private_key": ""}'],
@@ -47,10 +64,17 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
     hits: [
       { input: `key:\n${PEM}\nnext line`, output: 'key:\n[REDACTED:private-key]\nnext line' },
       {
-        input: cat('-----BEGIN RSA ', 'PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17F5316E2BAC89\n\nxPqZ9Lm3Kv8Tn2Ry5Wd1Bc7\n-----END RSA ', 'PRIVATE KEY-----'),
+        input: cat(
+          '-----BEGIN RSA ',
+          'PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17F5316E2BAC89\n\nxPqZ9Lm3Kv8Tn2Ry5Wd1Bc7\n-----END RSA ',
+          'PRIVATE KEY-----',
+        ),
         output: '[REDACTED:private-key]',
       },
-      { input: cat('-----BEGIN OPENSSH ', 'PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAA (output cut)'), output: '[REDACTED:private-key] (output cut)' },
+      {
+        input: cat('-----BEGIN OPENSSH ', 'PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAA (output cut)'),
+        output: '[REDACTED:private-key] (output cut)',
+      },
     ],
     misses: [
       "if (pem.startsWith('-----BEGIN PRIVATE KEY-----')) return parse(pem) // until '-----END PRIVATE KEY-----'",
@@ -73,7 +97,12 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
     misses: [`checksum ${AWS_SECRET}`, 'aws_secret_access_key = tooshort'],
   },
   'gcp-api-key': {
-    hits: [{ input: `https://maps.googleapis.com/api?key=${GCP_KEY}&q=1`, output: 'https://maps.googleapis.com/api?key=[REDACTED:gcp-api-key]&q=1' }],
+    hits: [
+      {
+        input: `https://maps.googleapis.com/api?key=${GCP_KEY}&q=1`,
+        output: 'https://maps.googleapis.com/api?key=[REDACTED:gcp-api-key]&q=1',
+      },
+    ],
     misses: ['AIzaShort', `${GCP_KEY}abc`],
   },
   'azure-storage-key': {
@@ -103,11 +132,19 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
       { input: `client = OpenAI(api_key="${OPENAI_PROJ}")`, output: 'client = OpenAI(api_key="[REDACTED:openai-api-key]")' },
       { input: `key ${OPENAI_LEGACY} ok`, output: 'key [REDACTED:openai-api-key] ok' },
     ],
-    misses: ['pip install sk-learn', '<div class="sk-loading-spinner-container-wrapper">', 'risk-assessment-document-template-v2', 'sk-abcdefghijklmnopqrstuvwxyz'],
+    misses: [
+      'pip install sk-learn',
+      '<div class="sk-loading-spinner-container-wrapper">',
+      'risk-assessment-document-template-v2',
+      'sk-abcdefghijklmnopqrstuvwxyz',
+    ],
   },
   'github-token': {
     hits: [
-      { input: `git remote set-url origin https://${GHP}@github.com/o/r.git`, output: 'git remote set-url origin https://[REDACTED:github-token]@github.com/o/r.git' },
+      {
+        input: `git remote set-url origin https://${GHP}@github.com/o/r.git`,
+        output: 'git remote set-url origin https://[REDACTED:github-token]@github.com/o/r.git',
+      },
       { input: `Authorization: token ${GHS}`, output: 'Authorization: token [REDACTED:github-token]' },
       { input: `GH_TOKEN=${GH_PAT}`, output: 'GH_TOKEN=[REDACTED:github-token]' },
     ],
@@ -119,7 +156,10 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
   },
   'slack-webhook': {
     hits: [
-      { input: `curl -X POST https://hooks.slack.com/services/${SLACK_HOOK_PATH} -d '{}'`, output: "curl -X POST https://hooks.slack.com/services/[REDACTED:slack-webhook] -d '{}'" },
+      {
+        input: `curl -X POST https://hooks.slack.com/services/${SLACK_HOOK_PATH} -d '{}'`,
+        output: "curl -X POST https://hooks.slack.com/services/[REDACTED:slack-webhook] -d '{}'",
+      },
     ],
     misses: ['https://hooks.slack.com/services/', 'https://api.slack.com/messaging/webhooks'],
   },
@@ -156,10 +196,18 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
   'authorization-header': {
     hits: [
       { input: 'Authorization: Bearer abcDEF123456ghiJKL', output: 'Authorization: Bearer [REDACTED:bearer-token]' },
-      { input: 'curl -H "Authorization: Basic dXNlcjpodW50ZXIy" https://x.io', output: 'curl -H "Authorization: Basic [REDACTED:basic-auth]" https://x.io' },
+      {
+        input: 'curl -H "Authorization: Basic dXNlcjpodW50ZXIy" https://x.io',
+        output: 'curl -H "Authorization: Basic [REDACTED:basic-auth]" https://x.io',
+      },
       { input: '{"Authorization": "Bearer 0123456789abcdef"}', output: '{"Authorization": "Bearer [REDACTED:bearer-token]"}' },
     ],
-    misses: ['curl -H "Authorization: Bearer $TOKEN" https://x.io', 'Authorization: Bearer <token>', 'headers: { Authorization: `Bearer ${token}` }', 'the Authorization: Bearer header'],
+    misses: [
+      'curl -H "Authorization: Bearer $TOKEN" https://x.io',
+      'Authorization: Bearer <token>',
+      'headers: { Authorization: `Bearer ${token}` }',
+      'the Authorization: Bearer header',
+    ],
   },
   'bearer-token': {
     hits: [{ input: 'use Bearer Zm9vYmFyMTIzNDU2Nzg5MGFiY2Rl for it', output: 'use Bearer [REDACTED:bearer-token] for it' }],
@@ -174,7 +222,10 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
   },
   'url-password': {
     hits: [
-      { input: 'DATABASE_URL=postgres://app:hunter2@db.internal:5432/app', output: 'DATABASE_URL=postgres://app:[REDACTED:url-password]@db.internal:5432/app' },
+      {
+        input: 'DATABASE_URL=postgres://app:hunter2@db.internal:5432/app',
+        output: 'DATABASE_URL=postgres://app:[REDACTED:url-password]@db.internal:5432/app',
+      },
       { input: 'redis://:s3cr3t@cache:6379/0', output: 'redis://:[REDACTED:url-password]@cache:6379/0' },
     ],
     misses: [
@@ -219,7 +270,14 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
       { input: 'https://x.io/cb?access_token=abcDEF123&state=xyz', output: 'https://x.io/cb?access_token=[REDACTED:token]&state=xyz' },
       { input: 'MYSQL_PWD=r00t; mysql -h db', output: 'MYSQL_PWD=[REDACTED:password]; mysql -h db' },
     ],
-    misses: ['DB_PASSWORD=${DB_PASSWORD}', 'f(token=token, retries=3)', 'Client(api_key=api_key)', 'PASSWORD_MIN_LENGTH=8', 'TOKEN_FILE=/run/secrets/token', 'API_KEY='],
+    misses: [
+      'DB_PASSWORD=${DB_PASSWORD}',
+      'f(token=token, retries=3)',
+      'Client(api_key=api_key)',
+      'PASSWORD_MIN_LENGTH=8',
+      'TOKEN_FILE=/run/secrets/token',
+      'API_KEY=',
+    ],
   },
   'keyed-ini': {
     hits: [{ input: '[client]\nuser = root\npassword = hunter2\n', output: '[client]\nuser = root\npassword = [REDACTED:password]\n' }],
@@ -227,17 +285,33 @@ const CASES: Record<string, { hits: Hit[]; misses: string[] }> = {
   },
   'keyed-colon': {
     hits: [
-      { input: 'db:\n  user: app\n  password: s3cret! # rotated\n', output: 'db:\n  user: app\n  password: [REDACTED:password] # rotated\n' },
+      {
+        input: 'db:\n  user: app\n  password: s3cret! # rotated\n',
+        output: 'db:\n  user: app\n  password: [REDACTED:password] # rotated\n',
+      },
       { input: 'curl -H "X-Api-Key: 9f8e7d6c" https://api.x.io', output: 'curl -H "X-Api-Key: [REDACTED:api-key]" https://api.x.io' },
     ],
-    misses: ['password: ********', 'interface A {\n  token: string;\n  password?: string\n}', 'Password: reset it via the link below', 'token: getToken(),', 'secret: process.env.SECRET', 'password: |'],
+    misses: [
+      'password: ********',
+      'interface A {\n  token: string;\n  password?: string\n}',
+      'Password: reset it via the link below',
+      'token: getToken(),',
+      'secret: process.env.SECRET',
+      'password: |',
+    ],
   },
   'keyed-cli': {
     hits: [
       { input: 'mysql -u root --password hunter2 app', output: 'mysql -u root --password [REDACTED:password] app' },
       { input: 'tool --token=abc --api-key "k 9"', output: 'tool --token=[REDACTED:token] --api-key "[REDACTED:api-key]"' },
     ],
-    misses: ['docker login --password-stdin', 'use the --token flag', 'mysql -phunter2', 'tool --token --verbose', 'tool --no-password run'],
+    misses: [
+      'docker login --password-stdin',
+      'use the --token flag',
+      'mysql -phunter2',
+      'tool --token --verbose',
+      'tool --no-password run',
+    ],
   },
   'prose-secret': {
     hits: [
@@ -358,7 +432,9 @@ describe('redactSecrets', () => {
   })
 
   it('keeps the Unicode around a secret intact', () => {
-    expect(redactSecrets(`日本語 ${GHP} 😀 {"password": "pässwörd✓"} — fin`)).toBe('日本語 [REDACTED:github-token] 😀 {"password": "[REDACTED:password]"} — fin')
+    expect(redactSecrets(`日本語 ${GHP} 😀 {"password": "pässwörd✓"} — fin`)).toBe(
+      '日本語 [REDACTED:github-token] 😀 {"password": "[REDACTED:password]"} — fin',
+    )
     expect(redactSecrets('café:\n  password: naïve✓\n  note: ünchanged')).toBe('café:\n  password: [REDACTED:password]\n  note: ünchanged')
     expect(redactSecrets(`🔑${cat('xo', 'xp-', '1234567890-abcdefghij')}🔑`)).toBe('🔑[REDACTED:slack-token]🔑')
   })
@@ -385,13 +461,21 @@ describe('redactSecrets', () => {
       yaml: 'user: bob\npassword: [REDACTED:password]\nport: 5432',
       script: 'curl -u admin:[REDACTED:password] -H "X-Api-Key: [REDACTED:api-key]" --token=[REDACTED:token] https://api.x.io',
       key: '[REDACTED:private-key]\n',
-      nested: { password: '[REDACTED:password]', url: 'postgres://app:[REDACTED:url-password]@db:5432/x', list: ['[REDACTED:github-token]', 1, true, null] },
+      nested: {
+        password: '[REDACTED:password]',
+        url: 'postgres://app:[REDACTED:url-password]@db:5432/x',
+        list: ['[REDACTED:github-token]', 1, true, null],
+      },
       tail: 'password=[REDACTED:password]\\',
     })
     // JSON inside a JSON string (a transcript line holding a tool call's arguments)
     const twice = JSON.stringify({ arguments: JSON.stringify({ command: 'deploy', env: 'API_KEY=abc123\nMODE=prod', password: 'pw1' }) })
     const outer = JSON.parse(redactSecrets(twice)) as { arguments: string }
-    expect(JSON.parse(outer.arguments)).toEqual({ command: 'deploy', env: 'API_KEY=[REDACTED:api-key]\nMODE=prod', password: '[REDACTED:password]' })
+    expect(JSON.parse(outer.arguments)).toEqual({
+      command: 'deploy',
+      env: 'API_KEY=[REDACTED:api-key]\nMODE=prod',
+      password: '[REDACTED:password]',
+    })
   })
 
   it('is idempotent', () => {
@@ -415,10 +499,13 @@ describe('overlapping detectors', () => {
   /** Every placeholder whole: `[REDACTED:` is always followed by a type and `]`, never by another placeholder. */
   const wellFormed = (out: string): boolean => !/\[REDACTED(?!:[\w-]+\])/.test(out) && !out.includes('[REDACTED:[')
 
-  it('never rewrites one detector\'s placeholder with another (curl -u key: keeps its stripe-key type)', () => {
+  it("never rewrites one detector's placeholder with another (curl -u key: keeps its stripe-key type)", () => {
     const cases: [string, string][] = [
       [`curl https://api.stripe.com/v1/charges -u ${STRIPE_LIVE}:`, 'curl https://api.stripe.com/v1/charges -u [REDACTED:stripe-key]:'],
-      [`curl https://api.stripe.com/v1/charges -u ${STRIPE_LIVE}: -d amount=100`, 'curl https://api.stripe.com/v1/charges -u [REDACTED:stripe-key]: -d amount=100'],
+      [
+        `curl https://api.stripe.com/v1/charges -u ${STRIPE_LIVE}: -d amount=100`,
+        'curl https://api.stripe.com/v1/charges -u [REDACTED:stripe-key]: -d amount=100',
+      ],
       [`curl --user ${GHP}: https://api.github.com`, 'curl --user [REDACTED:github-token]: https://api.github.com'],
       [`curl -u "${STRIPE_LIVE}:" https://api.stripe.com`, 'curl -u "[REDACTED:stripe-key]:" https://api.stripe.com'],
       [`curl -u ${STRIPE_LIVE}:${GHP} https://x.test`, 'curl -u [REDACTED:stripe-key]:[REDACTED:github-token] https://x.test'],
@@ -433,7 +520,10 @@ describe('overlapping detectors', () => {
     const cases: [string, string][] = [
       [`https://user:${STRIPE_LIVE}@api.stripe.com/v1`, 'https://user:[REDACTED:stripe-key]@api.stripe.com/v1'],
       [`https://${STRIPE_LIVE}:@api.stripe.com/v1`, 'https://[REDACTED:stripe-key]:@api.stripe.com/v1'],
-      [`git clone https://x-access-token:${GHP}@github.com/o/r.git`, 'git clone https://x-access-token:[REDACTED:github-token]@github.com/o/r.git'],
+      [
+        `git clone https://x-access-token:${GHP}@github.com/o/r.git`,
+        'git clone https://x-access-token:[REDACTED:github-token]@github.com/o/r.git',
+      ],
       [`postgres://app:${JWT}@db.internal/app`, 'postgres://app:[REDACTED:jwt]@db.internal/app'],
       [`curl -H "Authorization: Bearer ${JWT}" https://x.test`, 'curl -H "Authorization: Bearer [REDACTED:jwt]" https://x.test'],
       [`Bearer ${JWT}:`, 'Bearer [REDACTED:jwt]:'],
@@ -448,7 +538,7 @@ describe('overlapping detectors', () => {
     }
   })
 
-  it('leaves every placeholder whole when the table\'s hits are glued to : and @', () => {
+  it("leaves every placeholder whole when the table's hits are glued to : and @", () => {
     const inputs = Object.values(CASES).flatMap((c) => c.hits.map((h) => h.input))
     for (const input of inputs) {
       for (const glued of [`curl -u ${input}:`, `curl -u ${input}: x`, `https://u:${input}@h.test`, `${input}:`, `-u ${input}@`]) {
@@ -464,12 +554,15 @@ describe('overlapping detectors', () => {
 
 describe('placeholders', () => {
   it('keeps only placeholders redaction writes: a key typed inside [REDACTED:…] by hand is still a key', () => {
-    const text = 'deploy key [REDACTED:sk_live_abcdefghijklmnopqrstuvwx] and [REDACTED:AKIAIOSFODNN7EXAMPLE], [REDACTED:ghp_abcdefghijklmnopqrstuvwxyz0123456789]'
+    const text =
+      'deploy key [REDACTED:sk_live_abcdefghijklmnopqrstuvwx] and [REDACTED:AKIAIOSFODNN7EXAMPLE], [REDACTED:ghp_abcdefghijklmnopqrstuvwxyz0123456789]'
     const out = redactSecrets(text)
     expect(out).not.toMatch(/sk_live_|AKIA|ghp_/)
     // What redaction writes stays whole, so a second pass changes nothing.
     expect(redactSecrets(out)).toBe(out)
-    expect(redactSecrets('-u [REDACTED:stripe-key]: and [REDACTED] and [PRIVATE] and [REDACTED:api-key]')).toBe('-u [REDACTED:stripe-key]: and [REDACTED] and [PRIVATE] and [REDACTED:api-key]')
+    expect(redactSecrets('-u [REDACTED:stripe-key]: and [REDACTED] and [PRIVATE] and [REDACTED:api-key]')).toBe(
+      '-u [REDACTED:stripe-key]: and [REDACTED] and [PRIVATE] and [REDACTED:api-key]',
+    )
     expect(redactValue({ password: '[REDACTED:sk_live_abcdefghijklmnopqrstuvwx]' })).toEqual({ password: '[REDACTED:password]' })
   })
 
@@ -513,7 +606,9 @@ describe('findSecrets', () => {
 
   it('refuses a pattern whose regex is not global and indexed', () => {
     const bad: SecretPattern = { id: 'bad', type: 'x', regex: /x/, description: 'no flags', reference: '-' }
-    expect(() => findSecrets('x', [bad])).toThrowError(expect.objectContaining({ name: 'MnemoError', code: 'INVALID_INPUT', details: { path: 'patterns' } }))
+    expect(() => findSecrets('x', [bad])).toThrowError(
+      expect.objectContaining({ name: 'MnemoError', code: 'INVALID_INPUT', details: { path: 'patterns' } }),
+    )
   })
 
   it('gives a specific pattern priority over a keyed one', () => {
@@ -560,10 +655,28 @@ describe('secretKeyType', () => {
 
 describe('isPlaceholderValue', () => {
   it('recognises stand-ins, not secrets', () => {
-    for (const v of ['', '  ', '********', 'xxxx', '${DB_PASSWORD}', '$TOKEN', '$(cat f)', '{{ .Values.pw }}', '<your-token>', 'YOUR_API_KEY', 'your-password-here', 'null', 'None', '[REDACTED:password]', 'Bearer [REDACTED:jwt]', '*default']) {
+    for (const v of [
+      '',
+      '  ',
+      '********',
+      'xxxx',
+      '${DB_PASSWORD}',
+      '$TOKEN',
+      '$(cat f)',
+      '{{ .Values.pw }}',
+      '<your-token>',
+      'YOUR_API_KEY',
+      'your-password-here',
+      'null',
+      'None',
+      '[REDACTED:password]',
+      'Bearer [REDACTED:jwt]',
+      '*default',
+    ]) {
       expect([v, isPlaceholderValue(v)]).toEqual([v, true])
     }
-    for (const v of ['hunter2', 'x', 'p@ss w0rd', 'changeme', 'mypassword123', 'Tr0ub4dor&3']) expect([v, isPlaceholderValue(v)]).toEqual([v, false])
+    for (const v of ['hunter2', 'x', 'p@ss w0rd', 'changeme', 'mypassword123', 'Tr0ub4dor&3'])
+      expect([v, isPlaceholderValue(v)]).toEqual([v, false])
   })
 })
 
@@ -608,7 +721,11 @@ describe('redactValue', () => {
 describe('as the capture Redactor', () => {
   it('plugs into sanitizePayload', () => {
     const redact: Redactor = redactSecrets
-    const payload = { tool_name: 'Bash', tool_input: { command: `export NPM_TOKEN=${NPM}` }, tool_response: { stdout: 'ok <private>diary</private>' } }
+    const payload = {
+      tool_name: 'Bash',
+      tool_input: { command: `export NPM_TOKEN=${NPM}` },
+      tool_response: { stdout: 'ok <private>diary</private>' },
+    }
     expect(sanitizePayload(payload, redact)).toEqual({
       tool_name: 'Bash',
       tool_input: { command: 'export NPM_TOKEN=[REDACTED:npm-token]' },
@@ -619,7 +736,40 @@ describe('as the capture Redactor', () => {
 
 describe('properties over generated text', () => {
   // A seeded soup of keys, separators, quotes, escapes and real-shaped secrets, as raw text and inside JSON.
-  const words = ['password', 'token', 'api_key', 'DB_PASSWORD', 'Authorization:', 'Bearer', 'curl', '-u', '--token', '--password', 'export', 'user', 'hunter2', 'admin:pw1', '${X}', '😀', 'é', '日本', 'x', '{', '}', '[', ']', '(', ')', '#', '`', 'https://u:p4ss@h.io/x', cat('AccountKey=', 'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6'), 'private_key', '<private>', '</private>']
+  const words = [
+    'password',
+    'token',
+    'api_key',
+    'DB_PASSWORD',
+    'Authorization:',
+    'Bearer',
+    'curl',
+    '-u',
+    '--token',
+    '--password',
+    'export',
+    'user',
+    'hunter2',
+    'admin:pw1',
+    '${X}',
+    '😀',
+    'é',
+    '日本',
+    'x',
+    '{',
+    '}',
+    '[',
+    ']',
+    '(',
+    ')',
+    '#',
+    '`',
+    'https://u:p4ss@h.io/x',
+    cat('AccountKey=', 'Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6'),
+    'private_key',
+    '<private>',
+    '</private>',
+  ]
   const secrets = [JWT, AWS_ID, ANTHROPIC, GHP, PEM, SLACK_BOT, NPM, 'abcDEF123456789xyz']
   const seps = [' ', '\n', '=', ': ', '"', "'", ', ', '\t', ' = ', '\\n', '":"', '"; ']
   let seed = 20240611
@@ -648,7 +798,10 @@ describe('properties over generated text', () => {
     for (const text of samples) {
       // An unclosed <private> inside a JSON document removes to the end of the text by design.
       if (/<private>(?![\s\S]*<\/private>)/.test(text)) continue
-      for (const doc of [{ a: text, b: { password: text }, c: 'plain' }, { wrapped: JSON.stringify({ a: text, c: 'plain' }), c: 'plain' }]) {
+      for (const doc of [
+        { a: text, b: { password: text }, c: 'plain' },
+        { wrapped: JSON.stringify({ a: text, c: 'plain' }), c: 'plain' },
+      ]) {
         const parsed = JSON.parse(redactSecrets(JSON.stringify(doc))) as { c: string; wrapped?: string }
         expect(parsed.c).toBe('plain')
         if (parsed.wrapped !== undefined) expect((JSON.parse(parsed.wrapped) as { c: string }).c).toBe('plain')
@@ -699,4 +852,3 @@ describe('adversarial input', () => {
     expect(redactSecrets(quoted)).toBe(JSON.stringify({ note: 'B'.repeat(20_000_000), password: '[REDACTED:password]' }))
   })
 })
-

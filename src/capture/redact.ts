@@ -96,7 +96,27 @@ const PAIR_KEYS = new Map<string, string>([
   ['client secret', 'secret'],
 ])
 /** `page_token`, `max_tokens`-like keys: counters and cursors, not credentials. */
-const NOT_SECRET_BEFORE_TOKEN = new Set(['page', 'next', 'prev', 'previous', 'continuation', 'cursor', 'sync', 'resume', 'max', 'min', 'input', 'output', 'total', 'prompt', 'completion', 'cache', 'reasoning', 'num', 'count'])
+const NOT_SECRET_BEFORE_TOKEN = new Set([
+  'page',
+  'next',
+  'prev',
+  'previous',
+  'continuation',
+  'cursor',
+  'sync',
+  'resume',
+  'max',
+  'min',
+  'input',
+  'output',
+  'total',
+  'prompt',
+  'completion',
+  'cache',
+  'reasoning',
+  'num',
+  'count',
+])
 
 /** `secret_key_base`, `db_password_value`: a suffix that names the encoding, not the thing. */
 const VALUE_SUFFIXES = new Set(['base', 'value', 'val', 'str', 'string', 'b64', 'base64', 'hex', 'raw', 'plain', 'plaintext'])
@@ -139,10 +159,53 @@ export function secretKeyType(key: string): string | undefined {
 // Value filters
 
 const PLACEHOLDER_WORDS = new Set([
-  'password', 'passwd', 'pass', 'pwd', 'secret', 'token', 'apikey', 'key', 'credentials', 'redacted', 'private',
-  'none', 'null', 'nil', 'undefined', 'true', 'false', 'yes', 'no', 'on', 'off', 'required', 'optional',
-  'string', 'str', 'number', 'int', 'integer', 'bool', 'boolean', 'any', 'unknown', 'object', 'bytes', 'secretstr',
-  'placeholder', 'example', 'sample', 'dummy', 'xxx', 'todo', 'tbd', 'hidden', 'masked', 'empty', 'env', 'prompt',
+  'password',
+  'passwd',
+  'pass',
+  'pwd',
+  'secret',
+  'token',
+  'apikey',
+  'key',
+  'credentials',
+  'redacted',
+  'private',
+  'none',
+  'null',
+  'nil',
+  'undefined',
+  'true',
+  'false',
+  'yes',
+  'no',
+  'on',
+  'off',
+  'required',
+  'optional',
+  'string',
+  'str',
+  'number',
+  'int',
+  'integer',
+  'bool',
+  'boolean',
+  'any',
+  'unknown',
+  'object',
+  'bytes',
+  'secretstr',
+  'placeholder',
+  'example',
+  'sample',
+  'dummy',
+  'xxx',
+  'todo',
+  'tbd',
+  'hidden',
+  'masked',
+  'empty',
+  'env',
+  'prompt',
 ])
 const PLACEHOLDER = /\[(?:REDACTED(?::(?<type>[\w-]+))?|PRIVATE)\]/g
 const SCHEME_WORDS = /\b(?:bearer|basic|token|bot)\b/gi
@@ -159,7 +222,8 @@ const YOUR_PLACEHOLDER =
   /^(?:your|my|insert|enter|put|replace)[-_ ]?(?:own[-_ ]?)?(?:[a-z]+[-_ ]?)?(?:password|passwd|pass|secret|token|key|api[-_ ]?key|access[-_ ]?key|credentials?)(?:[-_ ]?here)?$/i
 const ENV_NAME_PLACEHOLDER = /^[A-Z][A-Z0-9_]*$/
 const ENV_NAME_WORDS = /YOUR|TOKEN|KEY|SECRET|PASSWORD|PASSWD|PASS\b|HERE|CHANGE/
-const CODE_PATH = /^(?:process\.env|os\.environ|import\.meta\.env|env|secrets|vars|config|settings|self|this|ctx|context|props|params|args|options|opts|request|req)(?:\.|\[)/i
+const CODE_PATH =
+  /^(?:process\.env|os\.environ|import\.meta\.env|env|secrets|vars|config|settings|self|this|ctx|context|props|params|args|options|opts|request|req)(?:\.|\[)/i
 const FILE_PATH = /^(?:~|\.{1,2})?\/(?:[\w.@+-]+\/)*[\w.@+-]+\/?$|^[A-Za-z]:\\[^\s]*$/
 
 /** Values that stand for a secret without being one: masks, templates, `<your-token>`, `null`. */
@@ -217,7 +281,10 @@ function insidePlaceholder(text: string, at: number): boolean {
 const JSON_GAP = /^\s*[,:}\]]/
 
 const keyAccept = (secret: string, m: RegExpExecArray, text: string): boolean =>
-  secretKeyType(m.groups?.key ?? '') !== undefined && keyedValueOk(secret) && !JSON_GAP.test(secret) && !insidePlaceholder(text, m.indices?.groups?.key?.[0] ?? m.index)
+  secretKeyType(m.groups?.key ?? '') !== undefined &&
+  keyedValueOk(secret) &&
+  !JSON_GAP.test(secret) &&
+  !insidePlaceholder(text, m.indices?.groups?.key?.[0] ?? m.index)
 
 // ---------------------------------------------------------------------------
 // Regex building blocks
@@ -254,7 +321,17 @@ const PEM_BODY_START = /(?:\s|\\+[nr])*(?:[A-Za-z0-9+/]{16}|[A-Za-z-]{3,30}: )/y
 
 /** Base64, header (`Proc-Type: 4,ENCRYPTED`) and line-break characters of a PEM body. */
 function isPemBodyChar(c: number): boolean {
-  return (c >= 48 && c <= 58) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 43 || c === 47 || c === 61 || c === 44 || c === 45 || isBlank(c)
+  return (
+    (c >= 48 && c <= 58) ||
+    (c >= 65 && c <= 90) ||
+    (c >= 97 && c <= 122) ||
+    c === 43 ||
+    c === 47 ||
+    c === 61 ||
+    c === 44 ||
+    c === 45 ||
+    isBlank(c)
+  )
 }
 
 function isBlank(c: number): boolean {
@@ -303,7 +380,35 @@ const PROSE_LINK = String.raw`(?:[ \t]+(?:for|of|on|to|in)[ \t]+(?:(?:the|my|our
 const PROSE_VERB = String.raw`(?:[ \t]*:(?=[ \t])|[ \t]+(?:is|was|are|were|will[ \t]+be|has[ \t]+been|is[ \t]+now|(?:was[ \t]+|is[ \t]+|has[ \t]+been[ \t]+)?(?:changed|set|reset|updated|rotated)[ \t]+to)\b[ \t]*:?)`
 
 /** Words that follow "the password is" in prose and are no password. */
-const PROSE_WORDS = new Set(['required', 'incorrect', 'correct', 'invalid', 'valid', 'wrong', 'expired', 'missing', 'needed', 'mandatory', 'stored', 'saved', 'hashed', 'encrypted', 'rotated', 'revoked', 'blank', 'unset', 'weak', 'strong', 'changed', 'reset', 'set', 'used', 'sent', 'shown', 'visible'])
+const PROSE_WORDS = new Set([
+  'required',
+  'incorrect',
+  'correct',
+  'invalid',
+  'valid',
+  'wrong',
+  'expired',
+  'missing',
+  'needed',
+  'mandatory',
+  'stored',
+  'saved',
+  'hashed',
+  'encrypted',
+  'rotated',
+  'revoked',
+  'blank',
+  'unset',
+  'weak',
+  'strong',
+  'changed',
+  'reset',
+  'set',
+  'used',
+  'sent',
+  'shown',
+  'visible',
+])
 
 /** Every type `proseLabel` gives. */
 const PROSE_LABELS = ['password', 'pin', 'api-key', 'access-key', 'private-key', 'secret', 'token']
@@ -312,7 +417,8 @@ function proseLabel(key: string): string {
   const k = key.toLowerCase()
   if (k.startsWith('pass')) return 'password'
   if (k.startsWith('pin')) return 'pin'
-  if (/key/.test(k)) return k.startsWith('api') ? 'api-key' : k.startsWith('access') ? 'access-key' : k.startsWith('private') ? 'private-key' : 'secret'
+  if (/key/.test(k))
+    return k.startsWith('api') ? 'api-key' : k.startsWith('access') ? 'access-key' : k.startsWith('private') ? 'private-key' : 'secret'
   if (/token/.test(k)) return 'token'
   return 'secret'
 }
@@ -358,17 +464,20 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'gcp-service-account-key',
     type: 'gcp-service-account-key',
-    regex: /"private_key\\*"[ \t]*:[ \t]*\\*"(?<secret>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY-----(?:[^"\\]|\\[^"])*?-----END[ A-Z0-9]{0,40}PRIVATE KEY-----(?:\\\\?n)?)/dg,
+    regex:
+      /"private_key\\*"[ \t]*:[ \t]*\\*"(?<secret>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY-----(?:[^"\\]|\\[^"])*?-----END[ A-Z0-9]{0,40}PRIVATE KEY-----(?:\\\\?n)?)/dg,
     description: 'The `private_key` field of a Google Cloud service-account JSON key file (PEM with `\\n` escapes).',
     reference: 'Google Cloud IAM docs, "Create and delete service account keys": JSON key file fields type, private_key, client_email.',
     // The rest of the key file sits within a few KB of its private_key field.
-    accept: (_s, m, text) => /service_account|gserviceaccount\.com/.test(text.slice(Math.max(0, m.index - 4096), m.index + m[0].length + 4096)),
+    accept: (_s, m, text) =>
+      /service_account|gserviceaccount\.com/.test(text.slice(Math.max(0, m.index - 4096), m.index + m[0].length + 4096)),
   },
   {
     id: 'private-key',
     type: 'private-key',
     regex: PEM_BEGIN,
-    description: 'A PEM private-key block, BEGIN line to END line (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP); an unclosed one to the end of its body.',
+    description:
+      'A PEM private-key block, BEGIN line to END line (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP); an unclosed one to the end of its body.',
     reference: 'RFC 7468 (textual encodings of PKIX, PKCS, CMS), RFC 4880 §6.2 (OpenPGP armor).',
     extend: pemEnd,
   },
@@ -382,7 +491,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'aws-secret-key',
     type: 'aws-secret-key',
-    regex: /(?<![A-Za-z0-9])(?:aws_?secret(?:_?access)?_?key|secret_?access_?key)\\*["']?[ \t]*(?:=>|[:=])[ \t]*\\*["']?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi,
+    regex:
+      /(?<![A-Za-z0-9])(?:aws_?secret(?:_?access)?_?key|secret_?access_?key)\\*["']?[ \t]*(?:=>|[:=])[ \t]*\\*["']?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi,
     description: 'AWS secret access key (40 base64 characters) when labelled: aws_secret_access_key, SecretAccessKey, AWS_SECRET_KEY.',
     reference: 'AWS CLI User Guide, "Configuration and credential file settings".',
   },
@@ -455,7 +565,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     id: 'stripe-key',
     type: 'stripe-key',
     regex: rx(String.raw`${W}(?:(?:sk|rk)_(?:live|test)|whsec)_[A-Za-z0-9]{10,}`),
-    description: 'Stripe secret (sk_live_, sk_test_), restricted (rk_live_, rk_test_) or webhook signing (whsec_) key. Publishable pk_ keys are public and kept.',
+    description:
+      'Stripe secret (sk_live_, sk_test_), restricted (rk_live_, rk_test_) or webhook signing (whsec_) key. Publishable pk_ keys are public and kept.',
     reference: 'Stripe docs, "API keys": key prefixes.',
   },
   {
@@ -489,8 +600,10 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'authorization-header',
     type: 'bearer-token',
-    regex: /(?<![\w-])(?:Proxy-)?Authorization\\*["']?[ \t]*[:=][ \t]*\\*["']?[ \t]*(?<scheme>Bearer|Basic|Token|Bot)[ \t]+(?<secret>[A-Za-z0-9\-._~+/]+=*)/dgi,
-    description: 'The credential of an Authorization header (Bearer, Token, Bot: bearer-token; Basic: basic-auth); header name and scheme stay.',
+    regex:
+      /(?<![\w-])(?:Proxy-)?Authorization\\*["']?[ \t]*[:=][ \t]*\\*["']?[ \t]*(?<scheme>Bearer|Basic|Token|Bot)[ \t]+(?<secret>[A-Za-z0-9\-._~+/]+=*)/dgi,
+    description:
+      'The credential of an Authorization header (Bearer, Token, Bot: bearer-token; Basic: basic-auth); header name and scheme stay.',
     reference: 'RFC 9110 §11.6.2 (Authorization), RFC 6750 §2.1 (Bearer), RFC 7617 (Basic).',
     label: (m) => (m.groups?.scheme?.toLowerCase() === 'basic' ? 'basic-auth' : 'bearer-token'),
     accept: (s) => !isPlaceholderValue(s) && (s.length >= 16 || /[^a-z]/.test(s)),
@@ -536,7 +649,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     id: 'keyed-env',
     type: 'keyed-env',
     regex: new RegExp(String.raw`${KEY}=(?<secret>${BARE})${BARE_END}`, 'dg'),
-    description: 'An unquoted env/shell/query assignment to a secret-like name: `DB_PASSWORD=hunter2`, `export TOKEN=…`, `?access_token=…&`. A value followed by `(`, `)` or `,` is code (`f(token=token)`) and is kept.',
+    description:
+      'An unquoted env/shell/query assignment to a secret-like name: `DB_PASSWORD=hunter2`, `export TOKEN=…`, `?access_token=…&`. A value followed by `(`, `)` or `,` is code (`f(token=token)`) and is kept.',
     reference: 'POSIX shell assignment, dotenv files, RFC 3986 query strings.',
     label: keyLabel,
     accept: keyAccept,
@@ -544,8 +658,12 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'keyed-ini',
     type: 'keyed-ini',
-    regex: new RegExp(String.raw`(?:^|(?<=\\n))[ \t]*(?:export[ \t]+)?${KEY}(?:[ \t]+=[ \t]*|=[ \t]+)(?<secret>${BARE})(?=[ \t]*(?:[#;][^\r\n]*)?(?:$|\\+[nr]))`, 'dgm'),
-    description: 'An INI/TOML-style line `password = hunter2` (spaces around `=`, value alone to the end of the line). Code identifiers (`user_input`, `someVar`) are kept.',
+    regex: new RegExp(
+      String.raw`(?:^|(?<=\\n))[ \t]*(?:export[ \t]+)?${KEY}(?:[ \t]+=[ \t]*|=[ \t]+)(?<secret>${BARE})(?=[ \t]*(?:[#;][^\r\n]*)?(?:$|\\+[nr]))`,
+      'dgm',
+    ),
+    description:
+      'An INI/TOML-style line `password = hunter2` (spaces around `=`, value alone to the end of the line). Code identifiers (`user_input`, `someVar`) are kept.',
     reference: 'INI files (my.cnf, pip.conf, .pypirc), TOML 1.0.',
     label: keyLabel,
     accept: (s, m, text) => keyAccept(s, m, text) && !isIdentifierLike(s),
@@ -557,7 +675,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
       String.raw`(?<!(?<!\\)[^\s"'])${KEY}[ \t]*:[ \t]+(?<secret>[^\s"'\x60\\;,|(){}\[\]<>]+)(?=[ \t]*(?:#[^\r\n]*)?(?:[\r\n"']|\\+[nrt"']|$))`,
       'dg',
     ),
-    description: 'An unquoted YAML value or HTTP header: `password: hunter2`, `-H "X-Api-Key: …"`; one word ending the line (or the quoted argument). Type names (`token: string`) and code (`token: getToken(),`) are kept.',
+    description:
+      'An unquoted YAML value or HTTP header: `password: hunter2`, `-H "X-Api-Key: …"`; one word ending the line (or the quoted argument). Type names (`token: string`) and code (`token: getToken(),`) are kept.',
     reference: 'YAML 1.2 plain scalars; RFC 9110 §5 (header fields).',
     label: keyLabel,
     accept: keyAccept,
@@ -565,8 +684,12 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'keyed-cli',
     type: 'keyed-cli',
-    regex: new RegExp(String.raw`(?<![\w-])--(?<key>[A-Za-z][\w-]{0,60})(?:=|[ \t]+)(?:${QUOTED}|(?<bare>${BARE})(?=[\s;&|"'\x60\\<>)]|$))`, 'dg'),
-    description: 'A command-line option with a secret-like name: `--password hunter2`, `--token=…`, `--api-key "…"`. `-p…` is too ambiguous and skipped; a space-separated all-lowercase word under 16 chars reads as prose (`the --token flag`) and is kept.',
+    regex: new RegExp(
+      String.raw`(?<![\w-])--(?<key>[A-Za-z][\w-]{0,60})(?:=|[ \t]+)(?:${QUOTED}|(?<bare>${BARE})(?=[\s;&|"'\x60\\<>)]|$))`,
+      'dg',
+    ),
+    description:
+      'A command-line option with a secret-like name: `--password hunter2`, `--token=…`, `--api-key "…"`. `-p…` is too ambiguous and skipped; a space-separated all-lowercase word under 16 chars reads as prose (`the --token flag`) and is kept.',
     reference: 'POSIX utility argument syntax, GNU long options.',
     label: keyLabel,
     accept: (s, m, text) => {
@@ -578,12 +701,18 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'prose-secret',
     type: 'prose-secret',
-    regex: new RegExp(String.raw`${PROSE_KEY}${PROSE_LINK}${PROSE_VERB}[ \t]*(?:${QUOTED}|\x60?(?<bare>[^\s"'\x60,;()<>\[\]{}]*[^\s"'\x60,;()<>\[\]{}.!?:])\x60?(?=[.!?:,;)]*(?:\s|$|["'\x60])))`, 'dgi'),
+    regex: new RegExp(
+      String.raw`${PROSE_KEY}${PROSE_LINK}${PROSE_VERB}[ \t]*(?:${QUOTED}|\x60?(?<bare>[^\s"'\x60,;()<>\[\]{}]*[^\s"'\x60,;()<>\[\]{}.!?:])\x60?(?=[.!?:,;)]*(?:\s|$|["'\x60])))`,
+      'dgi',
+    ),
     description:
       'A value a sentence says a credential is: "the staging password is Hunter2-xyz", "my GitHub token was ghx_…", "the API key for prod: k3y…", "the PIN is 4821", "password changed to S3cret!". The key word comes right before the verb (`is`, `was`, `are`, `=`, `:`, `set/changed to`; "for/of/on <one or two words>" may sit between), so "the password field is required", "token count is 5" and "reset your password" are not values. A bare all-letter word under 12 characters with no capital inside is prose ("the password is incorrect", "the token is expired") and is kept; so are placeholders, paths and code references.',
     reference: 'Public reports agentmemory#911 and mem0#6817 (passwords stated in prose were stored and served); issue 17 item 1.',
     label: (m) => proseLabel(m.groups?.key ?? ''),
-    accept: (s, m, text) => proseValueOk(s, m.groups?.bare === undefined, proseLabel(m.groups?.key ?? '')) && !countBefore(text, m.index) && !insidePlaceholder(text, m.index),
+    accept: (s, m, text) =>
+      proseValueOk(s, m.groups?.bare === undefined, proseLabel(m.groups?.key ?? '')) &&
+      !countBefore(text, m.index) &&
+      !insidePlaceholder(text, m.index),
   },
 ]
 
@@ -677,7 +806,11 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
   for (const pattern of patterns) {
     const re = pattern.regex
     if (!re.global || !re.hasIndices) {
-      throw invalidInput('patterns', `secret pattern ${pattern.id} needs a regex with the g and d flags`, `write /…/dg, not /${re.source}/${re.flags}`)
+      throw invalidInput(
+        'patterns',
+        `secret pattern ${pattern.id} needs a regex with the g and d flags`,
+        `write /…/dg, not /${re.source}/${re.flags}`,
+      )
     }
     let candidates: SecretSpan[]
     try {
@@ -781,7 +914,17 @@ function holdsPlaceholder(text: string): boolean {
 let knownTypes: ReadonlySet<string> | undefined
 /** Every type a placeholder can carry: the table's, the labels of secret-like keys, and the fixed ones. */
 function placeholderTypes(): ReadonlySet<string> {
-  knownTypes ??= new Set([...SECRET_PATTERNS.map((p) => p.type), ...SINGLE_KEYS.values(), ...PAIR_KEYS.values(), ...PROSE_LABELS, 'password', 'token', 'secret', 'basic-auth', 'bearer-token'])
+  knownTypes ??= new Set([
+    ...SECRET_PATTERNS.map((p) => p.type),
+    ...SINGLE_KEYS.values(),
+    ...PAIR_KEYS.values(),
+    ...PROSE_LABELS,
+    'password',
+    'token',
+    'secret',
+    'basic-auth',
+    'bearer-token',
+  ])
   return knownTypes
 }
 
@@ -853,7 +996,12 @@ export function redactValue(value: unknown): unknown {
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       const keyType = typeof v === 'string' ? secretKeyType(k) : undefined
       // defineProperty, not assignment: a `__proto__` key (valid JSON) must stay a key, not become the prototype.
-      Object.defineProperty(out, k, { value: keyType !== undefined && typeof v === 'string' ? redactKeyedString(keyType, v) : redactValue(v), enumerable: true, writable: true, configurable: true })
+      Object.defineProperty(out, k, {
+        value: keyType !== undefined && typeof v === 'string' ? redactKeyedString(keyType, v) : redactValue(v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      })
     }
     return out
   }

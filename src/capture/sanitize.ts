@@ -41,7 +41,8 @@ function mapStrings(value: unknown, fn: (s: string) => string): unknown {
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {}
     // defineProperty, not assignment: a key named __proto__ is data here.
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) Object.defineProperty(out, k, { value: mapStrings(v, fn), enumerable: true, writable: true, configurable: true })
+    for (const [k, v] of Object.entries(value as Record<string, unknown>))
+      Object.defineProperty(out, k, { value: mapStrings(v, fn), enumerable: true, writable: true, configurable: true })
     return out
   }
   return value

@@ -57,7 +57,8 @@ export function describeToolInput(input: unknown): string {
   }
   if (Array.isArray(record['edits'])) {
     for (const e of record['edits'] as unknown[]) {
-      if (e && typeof e === 'object' && typeof (e as Record<string, unknown>)['new_string'] === 'string') parts.push((e as Record<string, string>)['new_string']!)
+      if (e && typeof e === 'object' && typeof (e as Record<string, unknown>)['new_string'] === 'string')
+        parts.push((e as Record<string, string>)['new_string']!)
     }
   }
   if (parts.length === 0) parts.push(JSON.stringify(record))
@@ -93,7 +94,8 @@ function collectStrings(value: unknown, out: string[], depth: number): void {
     return
   }
   // Gemini CLI's tool result: `llmContent` is what the model saw, `returnDisplay` a copy for the screen.
-  const display = 'llmContent' in record && record['llmContent'] !== undefined && record['llmContent'] !== null && record['llmContent'] !== ''
+  const display =
+    'llmContent' in record && record['llmContent'] !== undefined && record['llmContent'] !== null && record['llmContent'] !== ''
   for (const [key, v] of Object.entries(record)) {
     if (display && key === 'returnDisplay') continue
     if (key === 'type' || key === 'tool_use_id' || key === 'interrupted' || key === 'isImage' || key === 'signature') continue

@@ -17,7 +17,11 @@ describe('detectTranscriptFormat', () => {
   it('skips broken and non-object lines while sniffing', () => {
     const codex = ['{broken', '[1,2]', '', '{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}'].join('\n')
     expect(detectTranscriptFormat(codex)).toBe('codex')
-    const claude = ['"str"', '{"type":"summary","summary":"s","leafUuid":"u"}', '{"type":"user","sessionId":"s","message":{"content":"hi"}}'].join('\r\n')
+    const claude = [
+      '"str"',
+      '{"type":"summary","summary":"s","leafUuid":"u"}',
+      '{"type":"user","sessionId":"s","message":{"content":"hi"}}',
+    ].join('\r\n')
     expect(detectTranscriptFormat(claude)).toBe('claude-code')
   })
 
@@ -37,7 +41,10 @@ describe('detectTranscriptFormat', () => {
 
   describe.skipIf(!existsSync(realDir))('on the real files (reads ../shared/datasets/transcripts)', () => {
     it('names each folder by its format', () => {
-      for (const [folder, format] of [['claude-code', 'claude-code'], ['codex', 'codex']] as const) {
+      for (const [folder, format] of [
+        ['claude-code', 'claude-code'],
+        ['codex', 'codex'],
+      ] as const) {
         for (const name of readdirSync(path.join(realDir, folder)).filter((f) => f.endsWith('.jsonl'))) {
           expect(detectTranscriptFormat(readFileSync(path.join(realDir, folder, name), 'utf8')), name).toBe(format)
         }

@@ -115,7 +115,10 @@ export function detectTranscriptFormat(text: string): 'claude-code' | 'codex' | 
   while (seen < SNIFF_LINES && start < text.length) {
     let end = text.indexOf('\n', start)
     if (end < 0) end = text.length
-    const line = text.slice(start, end).trim().replace(/^\uFEFF/, '')
+    const line = text
+      .slice(start, end)
+      .trim()
+      .replace(/^\uFEFF/, '')
     start = end + 1
     if (line.length === 0 || line[0] !== '{') continue
     let record: JsonRecord | undefined

@@ -4,7 +4,13 @@ import { parseRecallWeights, resolveConfig } from './config.js'
 describe('resolveConfig', () => {
   it('resolves defaults from HOME', () => {
     const c = resolveConfig({ HOME: '/home/u' })
-    expect(c).toMatchObject({ home: '/home/u/.mnemo', dbPath: '/home/u/.mnemo/mnemo.db', contextBudgetTokens: 2000, recallWeights: {}, embedder: undefined })
+    expect(c).toMatchObject({
+      home: '/home/u/.mnemo',
+      dbPath: '/home/u/.mnemo/mnemo.db',
+      contextBudgetTokens: 2000,
+      recallWeights: {},
+      embedder: undefined,
+    })
   })
   it('reads every setting', () => {
     const c = resolveConfig({
@@ -27,21 +33,44 @@ describe('resolveConfig', () => {
     })
   })
   it('fails fast listing every bad key at once', () => {
-    expect(() => resolveConfig({ HOME: '/h', MNEMO_HOME: ' ', MNEMO_CONTEXT_BUDGET: '50', MNEMO_RECALL_WEIGHTS: 'bm25=x', MNEMO_EMBEDDER: 'magic', MNEMO_TZ: 'Mars/Olympus' })).toThrow(
-      expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_HOME', 'MNEMO_CONTEXT_BUDGET', 'MNEMO_RECALL_WEIGHTS', 'MNEMO_TZ', 'MNEMO_EMBEDDER'] } }),
+    expect(() =>
+      resolveConfig({
+        HOME: '/h',
+        MNEMO_HOME: ' ',
+        MNEMO_CONTEXT_BUDGET: '50',
+        MNEMO_RECALL_WEIGHTS: 'bm25=x',
+        MNEMO_EMBEDDER: 'magic',
+        MNEMO_TZ: 'Mars/Olympus',
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'CONFIG_INVALID',
+        details: { keys: ['MNEMO_HOME', 'MNEMO_CONTEXT_BUDGET', 'MNEMO_RECALL_WEIGHTS', 'MNEMO_TZ', 'MNEMO_EMBEDDER'] },
+      }),
     )
   })
   it('reads the user and agent scope, and refuses malformed ones', () => {
     expect(resolveConfig({ HOME: '/h' })).toMatchObject({ user: undefined, agentScope: 'shared' })
-    expect(resolveConfig({ HOME: '/h', MNEMO_USER: 'alice@example.com', MNEMO_AGENT_SCOPE: 'own' })).toMatchObject({ user: 'alice@example.com', agentScope: 'own', rerank: true })
+    expect(resolveConfig({ HOME: '/h', MNEMO_USER: 'alice@example.com', MNEMO_AGENT_SCOPE: 'own' })).toMatchObject({
+      user: 'alice@example.com',
+      agentScope: 'own',
+      rerank: true,
+    })
     expect(resolveConfig({ HOME: '/h', MNEMO_RERANK: 'off' })).toMatchObject({ rerank: false })
-    expect(() => resolveConfig({ HOME: '/h', MNEMO_RERANK: 'no' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_RERANK'] } }))
+    expect(() => resolveConfig({ HOME: '/h', MNEMO_RERANK: 'no' })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_RERANK'] } }),
+    )
     expect(resolveConfig({ HOME: '/h' })).toMatchObject({ promptRecallTokens: 300 })
     expect(resolveConfig({ HOME: '/h', MNEMO_PROMPT_RECALL: 'off' }).promptRecallTokens).toBeUndefined()
     expect(resolveConfig({ HOME: '/h', MNEMO_PROMPT_RECALL: '500' })).toMatchObject({ promptRecallTokens: 500 })
-    for (const v of ['50', '5000', 'lots']) expect(() => resolveConfig({ HOME: '/h', MNEMO_PROMPT_RECALL: v })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_PROMPT_RECALL'] } }))
+    for (const v of ['50', '5000', 'lots'])
+      expect(() => resolveConfig({ HOME: '/h', MNEMO_PROMPT_RECALL: v })).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_PROMPT_RECALL'] } }),
+      )
     expect(resolveConfig({ HOME: '/h', MNEMO_USER: '' }).user).toBeUndefined()
-    expect(() => resolveConfig({ HOME: '/h', MNEMO_USER: 'a/b', MNEMO_AGENT_SCOPE: 'private' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_USER', 'MNEMO_AGENT_SCOPE'] } }))
+    expect(() => resolveConfig({ HOME: '/h', MNEMO_USER: 'a/b', MNEMO_AGENT_SCOPE: 'private' })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', details: { keys: ['MNEMO_USER', 'MNEMO_AGENT_SCOPE'] } }),
+    )
   })
   it('names each bad setting with its value and what it must be, and no other setting (issue 17 item 18)', () => {
     let error: unknown
@@ -56,13 +85,23 @@ describe('resolveConfig', () => {
     // The hint no longer lists every setting: only the bad one is named.
     expect(`${message} ${hint}`).not.toMatch(/MNEMO_TZ|MNEMO_RERANK|MNEMO_EMBEDDER/)
     // A missing key is said to be missing; a key's value is never printed.
-    expect(() => resolveConfig({ HOME: '/h', MNEMO_LLM: 'anthropic' })).toThrow('MNEMO_LLM_API_KEY is not set: must be set when MNEMO_LLM=anthropic')
-    expect(() => resolveConfig({ HOME: '/h', MNEMO_TZ: 'Mars/Olympus', MNEMO_RERANK: 'no' })).toThrow('MNEMO_TZ="Mars/Olympus": must be an IANA time zone like Europe/Berlin; MNEMO_RERANK="no": must be on or off')
+    expect(() => resolveConfig({ HOME: '/h', MNEMO_LLM: 'anthropic' })).toThrow(
+      'MNEMO_LLM_API_KEY is not set: must be set when MNEMO_LLM=anthropic',
+    )
+    expect(() => resolveConfig({ HOME: '/h', MNEMO_TZ: 'Mars/Olympus', MNEMO_RERANK: 'no' })).toThrow(
+      'MNEMO_TZ="Mars/Olympus": must be an IANA time zone like Europe/Berlin; MNEMO_RERANK="no": must be on or off',
+    )
   })
   it('parses recall weights strictly', () => {
     expect(parseRecallWeights('bm25=1,time=0')).toEqual({ bm25: 1, time: 0 })
     // The documented default (README) parses: every channel, the configured embedder's included.
-    expect(parseRecallWeights('bm25=1,vector=0,embedding=1,graph=0.1,time=0.5')).toEqual({ bm25: 1, vector: 0, embedding: 1, graph: 0.1, time: 0.5 })
+    expect(parseRecallWeights('bm25=1,vector=0,embedding=1,graph=0.1,time=0.5')).toEqual({
+      bm25: 1,
+      vector: 0,
+      embedding: 1,
+      graph: 0.1,
+      time: 0.5,
+    })
     expect(parseRecallWeights('colour=1')).toBeUndefined()
     expect(parseRecallWeights('bm25=11')).toBeUndefined()
   })

@@ -72,7 +72,10 @@ export interface LlmConfig {
  */
 export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>> | undefined {
   const out: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', number>> = {}
-  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p.length > 0)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0)) {
     const m = /^(bm25|vector|embedding|graph|time)\s*=\s*([0-9]*\.?[0-9]+)$/.exec(part)
     if (!m || Number(m[2]) > 10) return undefined
     out[m[1] as 'bm25'] = Number(m[2])
@@ -198,7 +201,8 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
 const SETTING_RULES: Readonly<Record<string, string>> = {
   MNEMO_HOME: 'a non-empty path',
   MNEMO_CONTEXT_BUDGET: 'an integer 200–100000',
-  MNEMO_RECALL_WEIGHTS: 'channel=weight pairs like bm25=1,vector=0,graph=0.1,time=0.5 (channels bm25, vector, embedding, graph, time; weights 0–10)',
+  MNEMO_RECALL_WEIGHTS:
+    'channel=weight pairs like bm25=1,vector=0,graph=0.1,time=0.5 (channels bm25, vector, embedding, graph, time; weights 0–10)',
   MNEMO_TZ: 'an IANA time zone like Europe/Berlin',
   MNEMO_USER: '1–64 ASCII letters, digits or . _ @ + -',
   MNEMO_AGENT_SCOPE: 'shared or own',

@@ -88,7 +88,9 @@ describe('BlockBuilder', () => {
         for (const [i, text] of items.entries()) if (b.item(text, `mem_${i}`)) shown++
         const built = b.finish()
         // No repair is needed: every line was cut on grapheme boundaries.
-        return built.text.isWellFormed() && !built.text.includes('\uFFFD') && built.tokens <= budget && built.omitted === items.length - shown
+        return (
+          built.text.isWellFormed() && !built.text.includes('\uFFFD') && built.tokens <= budget && built.omitted === items.length - shown
+        )
       }),
       { numRuns: 300, seed: 4 },
     )
@@ -101,9 +103,17 @@ describe('anchorRelativeDates', () => {
     expect(anchorRelativeDates('release freeze starts tomorrow', said, 'UTC')).toBe('release freeze starts tomorrow (said 2026-11-30)')
     // 20:00 UTC is already 1 December in Tokyo.
     expect(anchorRelativeDates('we ship next week', said, 'Asia/Tokyo')).toBe('we ship next week (said 2026-12-01)')
-    for (const t of ['deploy in 3 days', 'the outage was 2 weeks ago', 'demo on Friday', 'standup moved to this afternoon', 'retro next sprint']) expect(hasRelativeDate(t), t).toBe(true)
+    for (const t of [
+      'deploy in 3 days',
+      'the outage was 2 weeks ago',
+      'demo on Friday',
+      'standup moved to this afternoon',
+      'retro next sprint',
+    ])
+      expect(hasRelativeDate(t), t).toBe(true)
   })
   it('leaves text without a relative date alone', () => {
-    for (const t of ['the orders DB is PostgreSQL 14', 'freeze starts 2026-12-01', 'todays-report.ts is generated', 'nextweekly cron']) expect(anchorRelativeDates(t, said, 'UTC'), t).toBe(t)
+    for (const t of ['the orders DB is PostgreSQL 14', 'freeze starts 2026-12-01', 'todays-report.ts is generated', 'nextweekly cron'])
+      expect(anchorRelativeDates(t, said, 'UTC'), t).toBe(t)
   })
 })

@@ -118,7 +118,8 @@ export function assembleContext(input: {
     const names = listed.map((m) => procedureHeadline(m.text).split(' — when: ')[0])
     for (const [i, m] of listed.entries()) {
       const shared = names.filter((n) => n === names[i]).length > 1
-      if (block.item(`- ${escapeForBlock(truncateGraphemes(procedureHeadline(m.text, shared).replace(/\s+/g, ' ').trim(), 240))}`, m.id)) memoryIds.push(m.id)
+      if (block.item(`- ${escapeForBlock(truncateGraphemes(procedureHeadline(m.text, shared).replace(/\s+/g, ' ').trim(), 240))}`, m.id))
+        memoryIds.push(m.id)
     }
   } else block.omit(listed.length)
   if (input.sessions.length > 0 && block.heading('\n## Recent sessions')) {
@@ -126,7 +127,8 @@ export function assembleContext(input: {
       if (block.item(digestLines(d).join('\n'), d.sessionId)) sessionIds.push(d.sessionId)
     }
   } else block.omit(input.sessions.length)
-  if (memoryIds.length === 0 && sessionIds.length === 0) return { text: '', tokens: 0, budgetTokens: budget, memoryIds, sessionIds, omitted: block.omitted }
+  if (memoryIds.length === 0 && sessionIds.length === 0)
+    return { text: '', tokens: 0, budgetTokens: budget, memoryIds, sessionIds, omitted: block.omitted }
   const built = block.finish()
   return { text: built.text, tokens: built.tokens, budgetTokens: budget, memoryIds, sessionIds, omitted: built.omitted }
 }

@@ -146,7 +146,12 @@ export const DEFAULT_GATE: GateConfig = { minShare: 0.4, minItemShare: 0.1, minT
  *
  * @param documents - Documents in the project; below `MIN_DOCS_FOR_IDF` the rarest-term rule is skipped. Default: many.
  */
-export function opensGate(terms: readonly GateTerm[], best: Coverage, gate: GateConfig = DEFAULT_GATE, documents = Number.POSITIVE_INFINITY): boolean {
+export function opensGate(
+  terms: readonly GateTerm[],
+  best: Coverage,
+  gate: GateConfig = DEFAULT_GATE,
+  documents = Number.POSITIVE_INFINITY,
+): boolean {
   if (best.share < gate.minShare || best.matched.length === 0) return false
   // In a project this small every word is in a quarter of the documents: frequencies tell nothing, the share decides.
   if (documents < MIN_DOCS_FOR_IDF) return true

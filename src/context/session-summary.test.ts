@@ -11,9 +11,33 @@ const PROJECT_ID = makeId('prj', T0, 'billing') as ProjectId
 let n = 0
 function obs(kind: ObservationKind, role: string, text: string, extra: Partial<Observation> = {}): Observation {
   const i = n++
-  return { id: makeId('obs', T0 + i * 1000, `obs-${i}`), sessionId: SESSION_ID, projectId: PROJECT_ID, kind, role, text, tool: undefined, files: [], sourceRef: undefined, ts: T0 + i * 1000, eventSeq: i, flags: [], ...extra }
+  return {
+    id: makeId('obs', T0 + i * 1000, `obs-${i}`),
+    sessionId: SESSION_ID,
+    projectId: PROJECT_ID,
+    kind,
+    role,
+    text,
+    tool: undefined,
+    files: [],
+    sourceRef: undefined,
+    ts: T0 + i * 1000,
+    eventSeq: i,
+    flags: [],
+    ...extra,
+  }
 }
-const session = (observationCount: number): Session => ({ id: SESSION_ID, projectId: PROJECT_ID, agent: 'claude-code', sessionKey: 'long-1', startedAt: T0, lastEventAt: T0 + n * 1000, endedAt: undefined, title: undefined, observationCount })
+const session = (observationCount: number): Session => ({
+  id: SESSION_ID,
+  projectId: PROJECT_ID,
+  agent: 'claude-code',
+  sessionKey: 'long-1',
+  startedAt: T0,
+  lastEventAt: T0 + n * 1000,
+  endedAt: undefined,
+  title: undefined,
+  observationCount,
+})
 
 /** A 30-step session: each step a prompt, an edit of its own file, a test run; mod1.ts is edited twice, some runs fail. */
 function longSession(): Observation[] {
@@ -23,7 +47,9 @@ function longSession(): Observation[] {
     out.push(obs('prompt', 'user', `Step ${i}: refactor module ${i}`))
     out.push(obs('tool', 'assistant', `Edit: src/billing/mod${i}.ts`, { tool: 'Edit', files: [`${ROOT}/src/billing/mod${i}.ts`] }))
     if (i === 20) out.push(obs('tool', 'assistant', 'Edit: src/billing/mod1.ts', { tool: 'Edit', files: [`${ROOT}/src/billing/mod1.ts`] }))
-    out.push(obs(i % 6 === 0 ? 'error' : 'tool', 'assistant', `Bash: npm test -- mod${i % 7}\n→ ${i % 6 === 0 ? 'FAIL' : 'ok'}`, { tool: 'Bash' }))
+    out.push(
+      obs(i % 6 === 0 ? 'error' : 'tool', 'assistant', `Bash: npm test -- mod${i % 7}\n→ ${i % 6 === 0 ? 'FAIL' : 'ok'}`, { tool: 'Bash' }),
+    )
   }
   out.push(obs('message', 'assistant', 'All 30 modules refactored; the suite passes.'))
   return out
@@ -37,7 +63,16 @@ describe('digestSession', () => {
     expect(d.asked).toEqual(['Step 1: refactor module 1', 'Step 29: refactor module 29', 'Step 30: refactor module 30'])
     expect(d.askedMore).toBe(27)
     // Most touched first (mod1.ts twice), then the most recently touched.
-    expect(d.files).toEqual(['src/billing/mod1.ts', 'src/billing/mod30.ts', 'src/billing/mod29.ts', 'src/billing/mod28.ts', 'src/billing/mod27.ts', 'src/billing/mod26.ts', 'src/billing/mod25.ts', 'src/billing/mod24.ts'])
+    expect(d.files).toEqual([
+      'src/billing/mod1.ts',
+      'src/billing/mod30.ts',
+      'src/billing/mod29.ts',
+      'src/billing/mod28.ts',
+      'src/billing/mod27.ts',
+      'src/billing/mod26.ts',
+      'src/billing/mod25.ts',
+      'src/billing/mod24.ts',
+    ])
     expect(d.filesMore).toBe(22)
     // Seven distinct commands that ran (a failed run is an error); a re-run moves to its latest place; the last five are kept.
     expect(d.commands).toEqual(['npm test -- mod4', 'npm test -- mod5', 'npm test -- mod6', 'npm test -- mod0', 'npm test -- mod1'])
@@ -58,13 +93,23 @@ describe('digestSession', () => {
     n = 0
     const observations = [
       obs('prompt', 'user', 'Fix the login bug'),
-      obs('tool', 'assistant', 'Read: src/login.ts', { tool: 'Read', files: [`${ROOT}/src/login.ts`, './src/login.ts', `${ROOT}/src//login.ts`] }),
+      obs('tool', 'assistant', 'Read: src/login.ts', {
+        tool: 'Read',
+        files: [`${ROOT}/src/login.ts`, './src/login.ts', `${ROOT}/src//login.ts`],
+      }),
       obs('tool', 'assistant', 'Bash: npm test', { tool: 'Bash' }),
       obs('prompt', 'user', 'Now add a test'),
       obs('message', 'assistant', 'Done.'),
     ]
     const d = digestSession(session(5), observations, ROOT)
-    expect([d.asked, d.askedMore, d.commands, d.commandsMore, d.errorsMore, d.filesMore]).toEqual([['Fix the login bug', 'Now add a test'], 0, ['npm test'], 0, 0, 0])
+    expect([d.asked, d.askedMore, d.commands, d.commandsMore, d.errorsMore, d.filesMore]).toEqual([
+      ['Fix the login bug', 'Now add a test'],
+      0,
+      ['npm test'],
+      0,
+      0,
+      0,
+    ])
     expect(digestParts(d)).toEqual({ asked: 'Fix the login bug | Now add a test', files: 'src/login.ts', commands: 'npm test' })
   })
 

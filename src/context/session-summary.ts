@@ -51,7 +51,10 @@ export const SHELL_TOOLS: ReadonlySet<string> = new Set(['bash', 'exec_command',
  * second-to-last | last", "(+4 earlier) …", "…, +22 more" ("26+" when the digest read only part of the session).
  * Shared by the context block and the summary memory.
  */
-export function digestParts(d: SessionDigest, command: (cmd: string) => string = (c) => c): {
+export function digestParts(
+  d: SessionDigest,
+  command: (cmd: string) => string = (c) => c,
+): {
   asked?: string
   said?: string
   files?: string
@@ -62,7 +65,9 @@ export function digestParts(d: SessionDigest, command: (cmd: string) => string =
   const count = (n: number): string => (d.unread > 0 ? `${n}+` : `${n}`)
   const earlier = (n: number): string => (n > 0 ? `(+${count(n)} earlier) ` : '')
   return {
-    ...(d.asked.length > 0 ? { asked: (d.askedMore > 0 ? [d.asked[0], `(${count(d.askedMore)} more)`, ...d.asked.slice(1)] : d.asked).join(' | ') } : {}),
+    ...(d.asked.length > 0
+      ? { asked: (d.askedMore > 0 ? [d.asked[0], `(${count(d.askedMore)} more)`, ...d.asked.slice(1)] : d.asked).join(' | ') }
+      : {}),
     ...(d.said.length > 0 ? { said: d.said.join(' | ') } : {}),
     ...(d.files.length > 0 ? { files: `${d.files.join(', ')}${d.filesMore > 0 ? `, +${count(d.filesMore)} more` : ''}` } : {}),
     ...(d.commands.length > 0 ? { commands: `${earlier(d.commandsMore)}${d.commands.map(command).join(', ')}` } : {}),
@@ -86,7 +91,12 @@ export const DIGEST_LIMITS = { asked: 3, commands: 5, errors: 3, files: 8 } as c
  * @param projectRoot - File paths under it are shown relative to it.
  * @param unread - Observations of the session not passed (a long session's middle); default: its stored count less those passed.
  */
-export function digestSession(session: Session, observations: readonly Observation[], projectRoot?: string, unread?: number): SessionDigest {
+export function digestSession(
+  session: Session,
+  observations: readonly Observation[],
+  projectRoot?: string,
+  unread?: number,
+): SessionDigest {
   const prompts: Observation[] = []
   const files = new Map<string, { n: number; last: number }>()
   const commands = new Map<string, Observation>()
@@ -132,7 +142,9 @@ export function digestSession(session: Session, observations: readonly Observati
   const lastCommands = [...commands.entries()].slice(-DIGEST_LIMITS.commands)
   const lastErrors = errors.slice(-DIGEST_LIMITS.errors)
   const shownSaid = prompts.length === 0 ? said : []
-  const sources = new Set([...asked, ...lastCommands.map(([, o]) => o), ...lastErrors, ...shownSaid, ...(outcome ? [outcome] : [])].map((o) => o.id))
+  const sources = new Set(
+    [...asked, ...lastCommands.map(([, o]) => o), ...lastErrors, ...shownSaid, ...(outcome ? [outcome] : [])].map((o) => o.id),
+  )
   return {
     sessionId: session.id,
     agent: session.agent,

@@ -12,8 +12,12 @@ export function createManualClock(start: number): Clock & { advance(ms: number):
   let current = start
   return {
     now: () => current,
-    advance: (ms) => { current += ms },
-    set: (ms) => { current = ms },
+    advance: (ms) => {
+      current += ms
+    },
+    set: (ms) => {
+      current = ms
+    },
   }
 }
 

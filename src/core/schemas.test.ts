@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { CHANNEL_NAMES } from '../retrieval/fusion.js'
-import { contextInput, hookEventInput, parseInput, RECALL_CHANNELS, recallInput, rememberInput, requireProject, sessionsInput } from './schemas.js'
+import {
+  contextInput,
+  hookEventInput,
+  parseInput,
+  RECALL_CHANNELS,
+  recallInput,
+  rememberInput,
+  requireProject,
+  sessionsInput,
+} from './schemas.js'
 
 function errorOf(fn: () => unknown): { code: string; message: string; details: unknown; hint: string | undefined } {
   try {
@@ -25,7 +34,12 @@ describe('shared input schemas', () => {
       [recallInput, { query: 'q'.repeat(16_001) }, 'query', 'query must be 1–16000 characters (got 16001 characters)'],
       [recallInput, {}, 'query', 'query is required (got nothing)'],
       [recallInput, { query: 'x', channels: [] }, 'channels', 'channels must list at least 1 item (got [])'],
-      [recallInput, { query: 'x', channels: ['bm25', 'nope'] }, 'channels.1', 'channels.1 must be one of bm25, vector, embedding, graph, time (got "nope")'],
+      [
+        recallInput,
+        { query: 'x', channels: ['bm25', 'nope'] },
+        'channels.1',
+        'channels.1 must be one of bm25, vector, embedding, graph, time (got "nope")',
+      ],
       [recallInput, 'x', 'input', 'input must be an object (got "x")'],
       [rememberInput, { text: 'x', kind: 'rumour' }, 'kind', 'kind must be one of decision, fact, preference, lesson (got "rumour")'],
       [rememberInput, { text: 'x', project: '' }, 'project', 'project must be 1–4096 characters (got "")'],
@@ -34,7 +48,10 @@ describe('shared input schemas', () => {
       [hookEventInput, { event: 'Stop', payload: null }, 'payload', 'payload must be an object (got null)'],
     ]
     for (const [schema, input, path, message] of cases) {
-      expect(errorOf(() => parseInput(schema, input)), message).toMatchObject({ code: 'INVALID_INPUT', message, details: { path } })
+      expect(
+        errorOf(() => parseInput(schema, input)),
+        message,
+      ).toMatchObject({ code: 'INVALID_INPUT', message, details: { path } })
     }
   })
 
@@ -63,7 +80,9 @@ describe('requireProject', () => {
   })
 
   it('refuses a relative path and accepts a name or an absolute path', () => {
-    expect(errorOf(() => requireProject('../webshop', known)).message).toBe('project must be a project name or an absolute path (got "../webshop")')
+    expect(errorOf(() => requireProject('../webshop', known)).message).toBe(
+      'project must be a project name or an absolute path (got "../webshop")',
+    )
     expect(errorOf(() => requireProject('.', known)).message).toBe('project must be a project name or an absolute path (got ".")')
     expect(requireProject('webshop', known)).toBe('webshop')
     expect(requireProject('/srv/webshop/src', known)).toBe('/srv/webshop/src')

@@ -76,7 +76,10 @@ export const recallInput = inputObject({
   channels: limited(z.array(z.enum(RECALL_CHANNELS)), { minItems: 1 })
     .optional()
     .describe('Channels to use (ablation). Default: every channel with a weight.'),
-  explain: z.boolean().optional().describe('Add to each hit the channels that found it, with its rank and raw score in each. Default false.'),
+  explain: z
+    .boolean()
+    .optional()
+    .describe('Add to each hit the channels that found it, with its rank and raw score in each. Default false.'),
 })
 export type RecallInput = z.output<typeof recallInput>
 
@@ -91,14 +94,21 @@ export const rememberInput = inputObject({
   scope: z
     .enum(['project', 'user'])
     .optional()
-    .describe("project (default): this project's memory. user: the user's own, recalled in every project of this user (a preference like \"I use pnpm\"); project is then ignored."),
+    .describe(
+      'project (default): this project\'s memory. user: the user\'s own, recalled in every project of this user (a preference like "I use pnpm"); project is then ignored.',
+    ),
 })
 export type RememberInput = z.output<typeof rememberInput>
 
 /** Inputs of forget. */
 export const forgetInput = inputObject({
   id: idField.describe('The observation (obs_…) or memory (mem_…) to forget.'),
-  chain: z.boolean().optional().describe('For a memory: forget every version of its chain, not only this one (forgetting only the newest makes the previous version current again). Default false.'),
+  chain: z
+    .boolean()
+    .optional()
+    .describe(
+      'For a memory: forget every version of its chain, not only this one (forgetting only the newest makes the previous version current again). Default false.',
+    ),
 })
 
 /** Inputs of show. */
@@ -127,24 +137,40 @@ export type SessionsInput = z.output<typeof sessionsInput>
 export const contextInput = inputObject({
   project: projectField.optional(),
   budget: integer(200, 100_000).optional().describe('Token budget, 200–100000. Default: the configured budget (2000).'),
-  excludeSession: limited(z.string(), { minLength: 1, maxLength: 512 }).optional().describe("The agent's session id of the session asking: left out of the recent sessions (it is the current one)."),
-  agent: z.enum(SURFACE_AGENTS).optional().describe("The agent asking (hooks send it): under agent isolation (the server's MNEMO_AGENT_SCOPE=own) the block holds that agent's data only."),
+  excludeSession: limited(z.string(), { minLength: 1, maxLength: 512 })
+    .optional()
+    .describe("The agent's session id of the session asking: left out of the recent sessions (it is the current one)."),
+  agent: z
+    .enum(SURFACE_AGENTS)
+    .optional()
+    .describe(
+      "The agent asking (hooks send it): under agent isolation (the server's MNEMO_AGENT_SCOPE=own) the block holds that agent's data only.",
+    ),
 })
 export type ContextInput = z.output<typeof contextInput>
 
 /** One Claude Code hook delivery: the event name and the JSON payload the hook got on stdin. */
 export const hookEventInput = inputObject({
-  event: limited(z.string(), { minLength: 1, maxLength: 64, pattern: '\\S' }).describe('Hook event name: SessionStart, UserPromptSubmit, PostToolUse, …'),
+  event: limited(z.string(), { minLength: 1, maxLength: 64, pattern: '\\S' }).describe(
+    'Hook event name: SessionStart, UserPromptSubmit, PostToolUse, …',
+  ),
   payload: z.record(z.string(), z.unknown()).describe('The hook payload exactly as Claude Code wrote it (session_id, cwd, …).'),
-  agent: z.enum(['claude-code', 'codex', 'gemini', 'cursor']).optional().describe('The agent that sent it (field names are mapped); default claude-code.'),
+  agent: z
+    .enum(['claude-code', 'codex', 'gemini', 'cursor'])
+    .optional()
+    .describe('The agent that sent it (field names are mapped); default claude-code.'),
   at: z.iso
     .datetime({ offset: true })
     .refine((v) => Date.parse(v) >= 0 && Date.parse(v) <= MAX_EVENT_TS, 'must be a time in 1970–9999')
     .optional()
-    .describe('When the hook fired (ISO 8601, 1970–9999), for events delivered late from a client spool; default: when the server receives it.'),
+    .describe(
+      'When the hook fired (ISO 8601, 1970–9999), for events delivered late from a client spool; default: when the server receives it.',
+    ),
   projectRoot: limited(z.string(), { minLength: 1, maxLength: MAX_PROJECT_CHARS })
     .optional()
-    .describe("The project root the client resolved (its git top-level), absolute, containing payload.cwd; default: resolved from payload.cwd on the server, where the folder may not exist."),
+    .describe(
+      'The project root the client resolved (its git top-level), absolute, containing payload.cwd; default: resolved from payload.cwd on the server, where the folder may not exist.',
+    ),
 })
 export type HookEventInput = z.output<typeof hookEventInput>
 
@@ -169,7 +195,8 @@ function limitProblem(limits: Limits, value: unknown): string | undefined {
       return `must be ${minLength ?? 0}–${maxLength ?? '∞'} characters`
     }
   }
-  if (Array.isArray(value) && minItems !== undefined && value.length < minItems) return `must list at least ${minItems} item${minItems === 1 ? '' : 's'}`
+  if (Array.isArray(value) && minItems !== undefined && value.length < minItems)
+    return `must list at least ${minItems} item${minItems === 1 ? '' : 's'}`
   return undefined
 }
 
@@ -210,8 +237,7 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
 /** The words after the field name for one zod issue. */
 function issueProblem(issue: z.core.$ZodIssue, value: unknown): string {
   switch (issue.code) {
-    case 'invalid_type':
-    {
+    case 'invalid_type': {
       if (value === undefined) return 'is required'
       const expected = issue.expected === 'record' ? 'object' : issue.expected
       return `must be ${/^[aeiou]/.test(expected) ? 'an' : 'a'} ${expected}`
@@ -279,13 +305,23 @@ function isAbsolutePath(arg: string): boolean {
 export function requireProject(project: string | undefined, knownProjects: () => readonly string[], howToPass = 'pass `project`'): string {
   const known = (): string => {
     const names = knownProjects()
-    return names.length === 0 ? 'nothing has been captured yet' : `known projects: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''}`
+    return names.length === 0
+      ? 'nothing has been captured yet'
+      : `known projects: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''}`
   }
   if (project === undefined) {
-    throw invalidInput('project', 'project is required (got nothing)', `${howToPass}: a project name or an absolute path inside it; ${known()}`)
+    throw invalidInput(
+      'project',
+      'project is required (got nothing)',
+      `${howToPass}: a project name or an absolute path inside it; ${known()}`,
+    )
   }
   if (isPathArg(project) && !isAbsolutePath(project)) {
-    throw invalidInput('project', `project must be a project name or an absolute path (got ${describeValue(project)})`, `the server has no working directory; ${known()}`)
+    throw invalidInput(
+      'project',
+      `project must be a project name or an absolute path (got ${describeValue(project)})`,
+      `the server has no working directory; ${known()}`,
+    )
   }
   return project
 }

@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest'
-import { base64Bytes, base64Mime, binaryPlaceholder, stripTerminalControls, capText, estimateTokens, jsonSyntaxError, repairUnicode, replaceBinary, sanitizeValue, truncateGraphemes } from './text.js'
+import {
+  base64Bytes,
+  base64Mime,
+  binaryPlaceholder,
+  stripTerminalControls,
+  capText,
+  estimateTokens,
+  jsonSyntaxError,
+  repairUnicode,
+  replaceBinary,
+  sanitizeValue,
+  truncateGraphemes,
+} from './text.js'
 
 describe('repairUnicode', () => {
   it('replaces NUL bytes and lone surrogates with U+FFFD and keeps valid pairs', () => {
@@ -13,7 +25,9 @@ describe('repairUnicode', () => {
     const controls = ['\u202A', '\u202B', '\u202C', '\u202D', '\u202E', '\u2066', '\u2067', '\u2068', '\u2069']
     for (const c of controls) expect(repairUnicode(`a${c}b`)).toBe('a\uFFFDb')
     expect(repairUnicode('\u202Etxt.exe fix the login bug')).toBe('\uFFFDtxt.exe fix the login bug')
-    expect(repairUnicode('if (isAdmin) \u2067} \u2066// check\u2069\u2066 {\u2069')).toBe('if (isAdmin) \uFFFD} \uFFFD// check\uFFFD\uFFFD {\uFFFD')
+    expect(repairUnicode('if (isAdmin) \u2067} \u2066// check\u2069\u2066 {\u2069')).toBe(
+      'if (isAdmin) \uFFFD} \uFFFD// check\uFFFD\uFFFD {\uFFFD',
+    )
     expect(repairUnicode('שלום\u200E abc \u200F مرحبا\u061C')).toBe('שלום\u200E abc \u200F مرحبا\u061C')
     expect(repairUnicode('a\u202Eb\u0000c')).toBe(repairUnicode(repairUnicode('a\u202Eb\u0000c')))
   })
@@ -56,12 +70,17 @@ describe('replaceBinary', () => {
 
 describe('sanitizeValue', () => {
   it('caps every string field, keeps shape, and drops non-finite numbers', () => {
-    const out = sanitizeValue({ a: 'x'.repeat(20), n: Number.NaN, list: ['ok'], nested: { b: 'y\u0000' } }, { fieldChars: 10, arrayItems: 5, depth: 5 })
+    const out = sanitizeValue(
+      { a: 'x'.repeat(20), n: Number.NaN, list: ['ok'], nested: { b: 'y\u0000' } },
+      { fieldChars: 10, arrayItems: 5, depth: 5 },
+    )
     expect(out).toEqual({ a: expect.stringContaining('[mnemo: '), n: null, list: ['ok'], nested: { b: 'y\uFFFD' } })
   })
   it('cuts long arrays with a marker and deep nesting with a marker', () => {
     expect(sanitizeValue([1, 2, 3, 4], { fieldChars: 100, arrayItems: 2, depth: 5 })).toEqual([1, 2, '[mnemo: 2 more items cut]'])
-    expect(sanitizeValue({ a: { b: { c: 1 } } }, { fieldChars: 100, arrayItems: 5, depth: 2 })).toEqual({ a: { b: '[mnemo: nesting too deep]' } })
+    expect(sanitizeValue({ a: { b: { c: 1 } } }, { fieldChars: 100, arrayItems: 5, depth: 2 })).toEqual({
+      a: { b: '[mnemo: nesting too deep]' },
+    })
   })
 })
 
@@ -122,7 +141,8 @@ describe('stripTerminalControls (issue 17 item 3)', () => {
 })
 
 describe('binary placeholders name type and decoded size (issue 17 item 2)', () => {
-  const png = (bytes: number): string => Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(bytes - 16)]).toString('base64')
+  const png = (bytes: number): string =>
+    Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), Buffer.alloc(bytes - 16)]).toString('base64')
   it('tells a PNG whose body is all zeros ("AAAA…") by its signature, at any length', () => {
     const b64 = png(9000)
     expect(replaceBinary(`shot ${b64} done`)).toBe('shot [image: image/png, 9,000 B] done')
@@ -132,9 +152,18 @@ describe('binary placeholders name type and decoded size (issue 17 item 2)', () 
   })
   it('replaces the data of image content blocks whatever it looks like, keeping their shape', () => {
     const data = png(600)
-    expect(sanitizeValue({ type: 'image', source: { type: 'base64', media_type: 'image/png', data } })).toEqual({ type: 'image', source: { type: 'base64', media_type: 'image/png', data: '[image: image/png, 600 B]' } })
-    expect(sanitizeValue({ type: 'image', data: 'AAAAAAAAAAAAAAAAAAAAAAAA', mimeType: 'image/jpeg' })).toEqual({ type: 'image', data: '[image: image/jpeg, 18 B]', mimeType: 'image/jpeg' })
-    expect(sanitizeValue({ inlineData: { mimeType: 'image/webp', data: 'UklGRgAAAABXRUJQVlA4IA==' } })).toEqual({ inlineData: { mimeType: 'image/webp', data: '[image: image/webp, 16 B]' } })
+    expect(sanitizeValue({ type: 'image', source: { type: 'base64', media_type: 'image/png', data } })).toEqual({
+      type: 'image',
+      source: { type: 'base64', media_type: 'image/png', data: '[image: image/png, 600 B]' },
+    })
+    expect(sanitizeValue({ type: 'image', data: 'AAAAAAAAAAAAAAAAAAAAAAAA', mimeType: 'image/jpeg' })).toEqual({
+      type: 'image',
+      data: '[image: image/jpeg, 18 B]',
+      mimeType: 'image/jpeg',
+    })
+    expect(sanitizeValue({ inlineData: { mimeType: 'image/webp', data: 'UklGRgAAAABXRUJQVlA4IA==' } })).toEqual({
+      inlineData: { mimeType: 'image/webp', data: '[image: image/webp, 16 B]' },
+    })
     // A `data` field that is no encoded file stays.
     expect(sanitizeValue({ data: 'helloWorldExample123' })).toEqual({ data: 'helloWorldExample123' })
   })

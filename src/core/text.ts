@@ -244,7 +244,12 @@ export function sanitizeValue(value: unknown, limits: CapLimits = DEFAULT_CAPS, 
   for (const [key, v] of Object.entries(record)) {
     const blob = typeof v === 'string' && BLOB_KEYS.has(key) ? blobPlaceholder(v, mime, record['type'] === 'image') : undefined
     // defineProperty, not assignment: a key named __proto__ is data here.
-    Object.defineProperty(out, repairUnicode(key), { value: blob ?? sanitizeValue(v, limits, depth + 1), enumerable: true, writable: true, configurable: true })
+    Object.defineProperty(out, repairUnicode(key), {
+      value: blob ?? sanitizeValue(v, limits, depth + 1),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    })
   }
   return out
 }

@@ -16,7 +16,10 @@ export const USER_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$/
  */
 export function checkUserName(name: string, field = 'user'): string {
   if (!USER_NAME_PATTERN.test(name)) {
-    throw invalidInput(field, `${field} must be 1–64 ASCII letters, digits or . _ @ + -, starting with a letter or digit (got ${JSON.stringify(name.slice(0, 80))})`)
+    throw invalidInput(
+      field,
+      `${field} must be 1–64 ASCII letters, digits or . _ @ + -, starting with a letter or digit (got ${JSON.stringify(name.slice(0, 80))})`,
+    )
   }
   return name
 }
@@ -32,7 +35,9 @@ const USER_KEY_PREFIX = /^user:[^:]+:/
  */
 export function ownEvent<E extends { idemKey: string; user?: string }>(event: E, user: string | undefined): E {
   const { user: _previous, ...rest } = event
-  return (user === undefined ? { ...rest, idemKey: ownKey(event.idemKey, undefined) } : { ...rest, user, idemKey: ownKey(event.idemKey, user) }) as E
+  return (
+    user === undefined ? { ...rest, idemKey: ownKey(event.idemKey, undefined) } : { ...rest, user, idemKey: ownKey(event.idemKey, user) }
+  ) as E
 }
 
 /** An idempotency key (or a tombstone's) in `user`'s namespace (undefined: the shared one); see `ownEvent`. */

@@ -27,7 +27,10 @@ export class Access {
    * agent isolation its agent's and agent-less ones.
    */
   who(): Omit<Scope, 'projectIds'> {
-    return { ...(this.allUsers ? {} : { user: this.user ?? null }), ...(this.agentScope === 'own' && this.agent !== undefined ? { agent: this.agent } : {}) }
+    return {
+      ...(this.allUsers ? {} : { user: this.user ?? null }),
+      ...(this.agentScope === 'own' && this.agent !== undefined ? { agent: this.agent } : {}),
+    }
   }
 
   /**
@@ -50,9 +53,13 @@ export class Access {
   /** @throws {MnemoError} `CONFLICT` — a row it does not own (see `owns`): a shared one seen by a reader with a user. */
   assertOwn(row: { id: string; user?: string }): void {
     if (this.owns(row)) return
-    throw new MnemoError('CONFLICT', `${row.id} is shared (captured with no user): ${this.user ? `user ${this.user}` : 'this user'} cannot change it; only a reader with no user, or one reading every user's data, can`, {
-      details: { kind: idPrefix(row.id) === 'obs' ? 'observation' : 'memory', id: row.id },
-    })
+    throw new MnemoError(
+      'CONFLICT',
+      `${row.id} is shared (captured with no user): ${this.user ? `user ${this.user}` : 'this user'} cannot change it; only a reader with no user, or one reading every user's data, can`,
+      {
+        details: { kind: idPrefix(row.id) === 'obs' ? 'observation' : 'memory', id: row.id },
+      },
+    )
   }
 
   /** Events captured for it carry its user (and a key namespaced by it: see `ownEvent`). */

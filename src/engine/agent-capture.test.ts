@@ -70,7 +70,12 @@ describe('Gemini CLI 0.61 hooks (D1–D4)', () => {
   it('D4: shell output is stored without <untrusted_context> and the process-group line', () => {
     const { engine } = engineFor()
     hook(engine, 'AfterTool', 'gemini/capture-aftertool-shell.json', 'gemini')
-    expect(observations(engine)).toEqual([{ kind: 'tool', text: 'run_shell_command: echo zanzibarquokka > notes.txt && cat notes.txt\nWrite the word to notes.txt\n→ zanzibarquokka' }])
+    expect(observations(engine)).toEqual([
+      {
+        kind: 'tool',
+        text: 'run_shell_command: echo zanzibarquokka > notes.txt && cat notes.txt\nWrite the word to notes.txt\n→ zanzibarquokka',
+      },
+    ])
   })
 })
 
@@ -99,7 +104,10 @@ describe('import of the current session formats (D5, D6)', () => {
       { kind: 'prompt', text: 'Please write the word zanzibarquokka into notes.txt in this project.' },
       { kind: 'tool', text: 'exec_command: echo zanzibarquokka > notes.txt && cat notes.txt' },
       { kind: 'tool_result', text: 'zanzibarquokka' },
-      { kind: 'message', text: 'Final answer: done. The tool said: Chunk ID: 7861a4 Wall time: 0.0000 seconds Process exited with code 0 Original token count: 4 Output: zanzibarquokka' },
+      {
+        kind: 'message',
+        text: 'Final answer: done. The tool said: Chunk ID: 7861a4 Wall time: 0.0000 seconds Process exited with code 0 Original token count: 4 Output: zanzibarquokka',
+      },
     ])
     // A second import adds nothing.
     await engine.importPath(file)
@@ -117,7 +125,13 @@ describe('import of the current session formats (D5, D6)', () => {
     const file = path.join(chats, 'session-2026-12-01T20-38-45569d69.jsonl')
     // The recorded projectHash is the SHA-256 of the folder it was recorded in: point the fixture at this one.
     const { createHash } = await import('node:crypto')
-    writeFileSync(file, fixture('gemini/capture-session-0.61.jsonl').replace(/"projectHash":"[0-9a-f]+"/, `"projectHash":"${createHash('sha256').update(root).digest('hex')}"`))
+    writeFileSync(
+      file,
+      fixture('gemini/capture-session-0.61.jsonl').replace(
+        /"projectHash":"[0-9a-f]+"/,
+        `"projectHash":"${createHash('sha256').update(root).digest('hex')}"`,
+      ),
+    )
     writeFileSync(path.join(t.dir, 'gemini-tmp', 'proj-gemini', '.project_root'), `${root}\n`)
     const report = await engine.importPath(path.join(t.dir, 'gemini-tmp'))
     expect(report.files.map((f) => [f.format, f.error])).toEqual([['gemini', undefined]])
@@ -126,7 +140,10 @@ describe('import of the current session formats (D5, D6)', () => {
       { kind: 'prompt', text: 'Please write the word zanzibarquokka into notes.txt in this project.' },
       { kind: 'tool', text: 'run_shell_command: echo zanzibarquokka > notes.txt && cat notes.txt\nWrite the word to notes.txt' },
       { kind: 'tool_result', text: 'zanzibarquokka' },
-      { kind: 'message', text: 'Final answer: done. The tool said: {"output":"<untrusted_context>\\nOutput: zanzibarquokka\\nProcess Group PGID: 17530\\n</untrusted_context>"}' },
+      {
+        kind: 'message',
+        text: 'Final answer: done. The tool said: {"output":"<untrusted_context>\\nOutput: zanzibarquokka\\nProcess Group PGID: 17530\\n</untrusted_context>"}',
+      },
     ])
   })
 })

@@ -45,10 +45,14 @@ export function sessionTimeline(store: Store, redact: Redact, id: string, offset
   let position: number | undefined
   if (at !== undefined) {
     position = store.observationPosition(session.id, at)
-    if (position === undefined) throw new MnemoError('NOT_FOUND', `no observation ${at} in session ${id}`, { details: { kind: 'observation', id: at } })
+    if (position === undefined)
+      throw new MnemoError('NOT_FOUND', `no observation ${at} in session ${id}`, { details: { kind: 'observation', id: at } })
   }
   const page = store.sessionObservationsPage(session.id, offset, limit)
-  const derived = store.memoriesFromObservations(session.projectId, page.map((o) => o.id))
+  const derived = store.memoriesFromObservations(
+    session.projectId,
+    page.map((o) => o.id),
+  )
   return {
     session: { ...session, ...(session.title ? { title: redact(session.title) } : {}) },
     project: store.getProject(session.projectId),
@@ -84,15 +88,27 @@ export function memorySources(store: Store, redact: Redact, memories: readonly M
  * @param limit - Neighbours at most, 1–100.
  * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
  */
-export function entityGraph(store: Store, redact: Redact, scope: Scope & { projectIds: readonly ProjectId[] }, entity: string | undefined, limit: number): EntityGraph {
+export function entityGraph(
+  store: Store,
+  redact: Redact,
+  scope: Scope & { projectIds: readonly ProjectId[] },
+  entity: string | undefined,
+  limit: number,
+): EntityGraph {
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
   const asked = entity?.trim()
   const center = asked ? store.searchEntities(scope, asked, 1)[0] : undefined
   if (asked && !center) return { center: undefined, nodes: [], edges: [], mentions: [] }
   const sample = store.sampleDocs(scope, center?.id, center ? 1000 : 2000)
-  const ranked = store.entitiesInDocs(sample, limit + 1).filter((e) => e.id !== center?.id).slice(0, limit)
+  const ranked = store
+    .entitiesInDocs(sample, limit + 1)
+    .filter((e) => e.id !== center?.id)
+    .slice(0, limit)
   const nodes = store.entitiesById([...(center ? [center.id] : []), ...ranked.map((e) => e.id)])
-  const edges = store.entityEdges(nodes.map((n) => n.id), sample)
+  const edges = store.entityEdges(
+    nodes.map((n) => n.id),
+    sample,
+  )
   const projects = new Map(store.listProjects().map((p) => [p.id as string, p.name]))
   const mentions = center
     ? store.docs(sample.slice(0, 50)).map(

@@ -15,7 +15,10 @@ describe('builtin LSA vectors', () => {
     // Another process (a second instance over the same store) reads and decodes it once, however many searches follow.
     let reads = 0
     const counting = new Proxy(store, {
-      get: (target, prop, receiver) => (prop === 'getLsaModel' ? (...args: Parameters<Store['getLsaModel']>) => (reads++, target.getLsaModel(...args)) : Reflect.get(target, prop, receiver)),
+      get: (target, prop, receiver) =>
+        prop === 'getLsaModel'
+          ? (...args: Parameters<Store['getLsaModel']>) => (reads++, target.getLsaModel(...args))
+          : Reflect.get(target, prop, receiver),
     })
     const other = new BuiltinVectors(counting, clock)
     const first = other.search('canvas brush', scope, 5)

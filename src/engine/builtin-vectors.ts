@@ -42,7 +42,12 @@ export class BuiltinVectors {
    * @param force - Refit even if the model is fresh (`mnemo reindex`).
    * @returns The space and model, or `undefined` when the project is too small for a model.
    */
-  prepare(projectId: ProjectId, force = false, onProgress?: (done: number, total: number) => void, scope: Omit<Scope, 'projectIds'> = {}): Prepared | undefined {
+  prepare(
+    projectId: ProjectId,
+    force = false,
+    onProgress?: (done: number, total: number) => void,
+    scope: Omit<Scope, 'projectIds'> = {},
+  ): Prepared | undefined {
     if (force) return this.prepareNow(projectId, true, onProgress, scope)
     // A recall does not wait for another process's write lock to store vectors: this once it searches without them.
     try {
@@ -53,7 +58,12 @@ export class BuiltinVectors {
     }
   }
 
-  private prepareNow(projectId: ProjectId, force: boolean, onProgress: ((done: number, total: number) => void) | undefined, scope: Omit<Scope, 'projectIds'>): Prepared | undefined {
+  private prepareNow(
+    projectId: ProjectId,
+    force: boolean,
+    onProgress: ((done: number, total: number) => void) | undefined,
+    scope: Omit<Scope, 'projectIds'>,
+  ): Prepared | undefined {
     const count = this.store.countDocs({ projectIds: [projectId] })
     let stored = this.store.lsaModelInfo(projectId)
     let model = stored ? this.decoded(projectId, stored.space) : undefined
@@ -77,7 +87,10 @@ export class BuiltinVectors {
     for (;;) {
       const missing = this.store.docsWithoutVector(space, { projectIds: [projectId] }, 2000)
       if (missing.length === 0) break
-      this.store.putVectors(space, missing.map((d) => ({ docKey: d.docKey, vec: embedLsa(model!, d.text) })))
+      this.store.putVectors(
+        space,
+        missing.map((d) => ({ docKey: d.docKey, vec: embedLsa(model!, d.text) })),
+      )
       added += missing.length
       onProgress?.(added, count)
     }

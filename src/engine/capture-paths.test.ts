@@ -14,22 +14,43 @@ const at = (hms: string): number => Date.parse(`2026-03-01T${hms}.000Z`)
 function transcript(extra: object[] = []): string {
   const base = { sessionId: SESSION, cwd: CWD }
   const records = [
-    { ...base, type: 'user', uuid: 'u-1', timestamp: '2026-03-01T10:00:00.000Z', message: { role: 'user', content: 'Fix the login bug in src/login.ts' } },
+    {
+      ...base,
+      type: 'user',
+      uuid: 'u-1',
+      timestamp: '2026-03-01T10:00:00.000Z',
+      message: { role: 'user', content: 'Fix the login bug in src/login.ts' },
+    },
     {
       ...base,
       type: 'assistant',
       uuid: 'a-1',
       timestamp: '2026-03-01T10:00:05.000Z',
-      message: { role: 'assistant', content: [{ type: 'text', text: 'Let me run the tests.' }, { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'npm test' } }] },
+      message: {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Let me run the tests.' },
+          { type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'npm test' } },
+        ],
+      },
     },
     {
       ...base,
       type: 'user',
       uuid: 'u-2',
       timestamp: '2026-03-01T10:00:20.000Z',
-      message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: '1 failed: login throws' }] },
+      message: {
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 'toolu_1', is_error: true, content: '1 failed: login throws' }],
+      },
     },
-    { ...base, type: 'assistant', uuid: 'a-2', timestamp: '2026-03-01T10:01:00.000Z', message: { role: 'assistant', content: [{ type: 'text', text: 'Fixed: login no longer throws.' }] } },
+    {
+      ...base,
+      type: 'assistant',
+      uuid: 'a-2',
+      timestamp: '2026-03-01T10:01:00.000Z',
+      message: { role: 'assistant', content: [{ type: 'text', text: 'Fixed: login no longer throws.' }] },
+    },
     ...extra,
   ]
   return records.map((r) => JSON.stringify(r)).join('\n')
@@ -37,19 +58,41 @@ function transcript(extra: object[] = []): string {
 
 /** The same steps as the hooks deliver them, a second or two after the transcript records. */
 function runHooks(engine: ReturnType<typeof createTestEngine>['engine']): void {
-  engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'Fix the login bug in src/login.ts' }, SESSION, CWD), 'claude-code', at('10:00:01'))
+  engine.captureHook(
+    'UserPromptSubmit',
+    hookPayload('UserPromptSubmit', { prompt: 'Fix the login bug in src/login.ts' }, SESSION, CWD),
+    'claude-code',
+    at('10:00:01'),
+  )
   engine.captureHook(
     'PostToolUseFailure',
-    hookPayload('PostToolUseFailure', { tool_name: 'Bash', tool_use_id: 'toolu_1', tool_input: { command: 'npm test' }, error: '1 failed: login throws' }, SESSION, CWD),
+    hookPayload(
+      'PostToolUseFailure',
+      { tool_name: 'Bash', tool_use_id: 'toolu_1', tool_input: { command: 'npm test' }, error: '1 failed: login throws' },
+      SESSION,
+      CWD,
+    ),
     'claude-code',
     at('10:00:21'),
   )
-  engine.captureHook('Stop', hookPayload('Stop', { last_assistant_message: 'Fixed: login no longer throws.' }, SESSION, CWD), 'claude-code', at('10:01:02'))
+  engine.captureHook(
+    'Stop',
+    hookPayload('Stop', { last_assistant_message: 'Fixed: login no longer throws.' }, SESSION, CWD),
+    'claude-code',
+    at('10:01:02'),
+  )
 }
 
 /** Transcript records of the user typing "continue" at each time (hh:mm:ss). */
 const continued = (...times: string[]): object[] =>
-  times.map((t, i) => ({ sessionId: SESSION, cwd: CWD, type: 'user', uuid: `u-continue-${i}`, timestamp: `2026-03-01T${t}.000Z`, message: { role: 'user', content: 'continue' } }))
+  times.map((t, i) => ({
+    sessionId: SESSION,
+    cwd: CWD,
+    type: 'user',
+    uuid: `u-continue-${i}`,
+    timestamp: `2026-03-01T${t}.000Z`,
+    message: { role: 'user', content: 'continue' },
+  }))
 
 /** The hook of the user typing "continue" at `time` (hh:mm:ss). */
 function hookContinue(engine: ReturnType<typeof createTestEngine>['engine'], time: string): void {
@@ -69,7 +112,9 @@ function setup(text = transcript()) {
   const { engine } = createTestEngine({ cwd: CWD })
   const rows = () => {
     const projectIds = engine.listProjects().map((p) => p.id)
-    return engine.browseObservations({ projectIds, order: 'asc', limit: 100 }).map((o) => ({ id: o.id, kind: o.kind, text: o.text, sessionId: o.sessionId }))
+    return engine
+      .browseObservations({ projectIds, order: 'asc', limit: 100 })
+      .map((o) => ({ id: o.id, kind: o.kind, text: o.text, sessionId: o.sessionId }))
   }
   return { engine, file, rows }
 }
@@ -121,12 +166,39 @@ describe('a session captured by hooks and by its imported transcript', () => {
 
   it('a tool call the transcript caught still running keeps the result the hook brings afterwards', async () => {
     const running = [
-      { sessionId: SESSION, cwd: CWD, type: 'user', uuid: 'u-1', timestamp: '2026-03-01T10:00:00.000Z', message: { role: 'user', content: 'migrate the orders table' } },
-      { sessionId: SESSION, cwd: CWD, type: 'assistant', uuid: 'a-1', timestamp: '2026-03-01T10:00:05.000Z', message: { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_mig', name: 'Bash', input: { command: 'npm run migrate' } }] } },
+      {
+        sessionId: SESSION,
+        cwd: CWD,
+        type: 'user',
+        uuid: 'u-1',
+        timestamp: '2026-03-01T10:00:00.000Z',
+        message: { role: 'user', content: 'migrate the orders table' },
+      },
+      {
+        sessionId: SESSION,
+        cwd: CWD,
+        type: 'assistant',
+        uuid: 'a-1',
+        timestamp: '2026-03-01T10:00:05.000Z',
+        message: {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: 'toolu_mig', name: 'Bash', input: { command: 'npm run migrate' } }],
+        },
+      },
     ]
     const { engine, file } = setup(running.map((r) => JSON.stringify(r)).join('\n'))
     await engine.importPath(file, { format: 'claude-code' })
-    const failure = hookPayload('PostToolUseFailure', { tool_name: 'Bash', tool_use_id: 'toolu_mig', tool_input: { command: 'npm run migrate' }, error: 'ERROR: relation orders_v2 already exists' }, SESSION, CWD)
+    const failure = hookPayload(
+      'PostToolUseFailure',
+      {
+        tool_name: 'Bash',
+        tool_use_id: 'toolu_mig',
+        tool_input: { command: 'npm run migrate' },
+        error: 'ERROR: relation orders_v2 already exists',
+      },
+      SESSION,
+      CWD,
+    )
     expect(engine.captureHook('PostToolUseFailure', failure, 'claude-code', at('10:00:30')).stored).toBe(true)
     const hits = await engine.recall('orders_v2 already exists', { limit: 5 })
     expect(hits.some((h) => h.snippet.includes('already exists'))).toBe(true)
@@ -178,7 +250,10 @@ describe('a session captured by hooks and by its imported transcript', () => {
     const alice = base.scoped({ user: 'alice' })
     runHooks(alice)
     await alice.importPath(file, { format: 'claude-code' })
-    const mine = () => alice.browseObservations({ projectIds: alice.listProjects().map((p) => p.id), order: 'asc', limit: 100 }).map((o) => ({ id: o.id, kind: o.kind, text: o.text }))
+    const mine = () =>
+      alice
+        .browseObservations({ projectIds: alice.listProjects().map((p) => p.id), order: 'asc', limit: 100 })
+        .map((o) => ({ id: o.id, kind: o.kind, text: o.text }))
     const failure = mine().find((r) => r.kind === 'error')!
     const r = alice.forget(failure.id)
     expect(r.alsoRecorded).toHaveLength(2)

@@ -13,7 +13,12 @@ async function snapshot(engine: MnemoEngine): Promise<unknown> {
   const ids = projects.map((p) => p.id)
   const observations = []
   for (let before: number | undefined; ; ) {
-    const page = engine.browseObservations({ projectIds: ids, order: 'desc', limit: 500, ...(before !== undefined ? { beforeSeq: before } : {}) })
+    const page = engine.browseObservations({
+      projectIds: ids,
+      order: 'desc',
+      limit: 500,
+      ...(before !== undefined ? { beforeSeq: before } : {}),
+    })
     observations.push(...page.map(({ eventSeq: _seq, ...o }) => o))
     if (page.length < 500) break
     before = page.at(-1)!.eventSeq
@@ -44,8 +49,21 @@ async function seeded() {
     clock.advance(1000)
   }
   hook('UserPromptSubmit', { prompt: 'add JWT middleware to the auth routes' }, 'old')
-  hook('PostToolUse', { tool_name: 'Edit', tool_use_id: 'e1', tool_input: { file_path: '/work/demo-app/src/auth.ts', new_string: 'verify()' }, tool_response: { ok: true } }, 'old')
-  hook('PostToolUseFailure', { tool_name: 'Bash', tool_use_id: 'b1', tool_input: { command: 'npm test' }, error: 'npm test failed: 2 failing' }, 'old')
+  hook(
+    'PostToolUse',
+    {
+      tool_name: 'Edit',
+      tool_use_id: 'e1',
+      tool_input: { file_path: '/work/demo-app/src/auth.ts', new_string: 'verify()' },
+      tool_response: { ok: true },
+    },
+    'old',
+  )
+  hook(
+    'PostToolUseFailure',
+    { tool_name: 'Bash', tool_use_id: 'b1', tool_input: { command: 'npm test' }, error: 'npm test failed: 2 failing' },
+    'old',
+  )
   hook('SessionEnd', { reason: 'exit' }, 'old')
   engine.remember('rate limiting goes in src/middleware next to auth', { kind: 'decision' })
   await engine.consolidate({ idleMs: 0 })

@@ -86,7 +86,8 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
   const { consolidateSession } = await import('../lifecycle/llm-consolidator.js')
   const { planProcedures, resolveProcedureConfig, workKey } = await import('../lifecycle/procedures.js')
   const { readSessionSteps } = await import('../lifecycle/procedure-steps.js')
-  const finished = (s: Session): boolean => s.agent !== 'mnemo' && s.observationCount > 0 && (s.endedAt !== undefined || s.lastEventAt <= now - idleMs)
+  const finished = (s: Session): boolean =>
+    s.agent !== 'mnemo' && s.observationCount > 0 && (s.endedAt !== undefined || s.lastEventAt <= now - idleMs)
   // Projects where a session just (re)summarised succeeded at work that edited files: only there can a kind of work have succeeded again.
   const changedProjects: Project[] = []
   const config = resolveProcedureConfig(options.procedures)
@@ -120,11 +121,22 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
       if (result.error) errors.push(`${s.id}: ${result.error}`)
       // What is derived from a session is its user's and its agent's.
       const owner = { ...(s.user !== undefined ? { user: s.user } : {}), agent: s.agent }
-      events.push(rememberEvent(ref, 'summary', result.summary.text, now, { ...redact, ...owner, ...isolate, sources: result.summary.sources, subject: `session:${s.id}` }))
+      events.push(
+        rememberEvent(ref, 'summary', result.summary.text, now, {
+          ...redact,
+          ...owner,
+          ...isolate,
+          sources: result.summary.sources,
+          subject: `session:${s.id}`,
+        }),
+      )
       summaries++
-      if (changedProjects.at(-1) !== p && workKey(readSessionSteps(s.id, s.startedAt, observations, p.root)) !== undefined) changedProjects.push(p)
+      if (changedProjects.at(-1) !== p && workKey(readSessionSteps(s.id, s.startedAt, observations, p.root)) !== undefined)
+        changedProjects.push(p)
       for (const m of result.memories) {
-        events.push(rememberEvent(ref, m.kind, m.text, now, { ...redact, ...owner, ...isolate, sources: m.sources, confidence: m.confidence }))
+        events.push(
+          rememberEvent(ref, m.kind, m.text, now, { ...redact, ...owner, ...isolate, sources: m.sources, confidence: m.confidence }),
+        )
         if (m.kind === 'lesson') lessons++
         else memories++
       }
@@ -151,10 +163,31 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
         // Compared with the same owner's procedures only: another user's (or, isolated, another agent's) wording or archive never decides this one.
         const existing = ctx.store
           .allMemories(p.id)
-          .filter((m) => m.kind === 'procedure' && m.validTo === undefined && m.user === user && (ctx.agentScope !== 'own' || m.agent === group[0]!.agent))
-        const plan = await planProcedures(ctx.consolidator, { projectRoot: p.root, sessions: steps, existing, sessionOf: (id) => sessionOf.get(id), config })
+          .filter(
+            (m) =>
+              m.kind === 'procedure' &&
+              m.validTo === undefined &&
+              m.user === user &&
+              (ctx.agentScope !== 'own' || m.agent === group[0]!.agent),
+          )
+        const plan = await planProcedures(ctx.consolidator, {
+          projectRoot: p.root,
+          sessions: steps,
+          existing,
+          sessionOf: (id) => sessionOf.get(id),
+          config,
+        })
         errors.push(...plan.errors)
-        for (const w of plan.writes) writes.push(rememberEvent({ root: p.root, name: p.name }, 'procedure', w.text, now, { ...redact, ...owner, ...isolate, sources: w.sources, subject: `procedure:${w.key}` }))
+        for (const w of plan.writes)
+          writes.push(
+            rememberEvent({ root: p.root, name: p.name }, 'procedure', w.text, now, {
+              ...redact,
+              ...owner,
+              ...isolate,
+              sources: w.sources,
+              subject: `procedure:${w.key}`,
+            }),
+          )
       }
     }
     procedures = writes.length

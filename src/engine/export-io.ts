@@ -18,25 +18,47 @@ import { auditRecord, eventRecord, EXPORT_FORMAT, EXPORT_VERSION, type ExportMan
  * @param scope.user - A user's events and tombstones and shared ones, no audit records; `null`: shared ones only (audit included); omitted: every user's.
  * @returns The manifest written.
  */
-export function writeExport(store: Store, clock: Clock, write: (line: string) => void, scope: { projectRoot?: string; user?: string | null } = {}): ExportManifest {
+export function writeExport(
+  store: Store,
+  clock: Clock,
+  write: (line: string) => void,
+  scope: { projectRoot?: string; user?: string | null } = {},
+): ExportManifest {
   const root = scope.projectRoot
   const user = scope.user
   // A named user's export holds their own tombstones and shared ones (keys are namespaced by user: see `ownKey`), and no
   // audit records: the audit log is the operator's and names every user's items.
-  const ownTombstone = (key: string): boolean => user === undefined || !key.startsWith('user:') || (user !== null && key.startsWith(`user:${user}:`))
+  const ownTombstone = (key: string): boolean =>
+    user === undefined || !key.startsWith('user:') || (user !== null && key.startsWith(`user:${user}:`))
   const tombstones = store.tombstones(root).filter((t) => ownTombstone(t.idemKey))
-  const audit = typeof user === 'string' ? [] : store.auditLog(1_000_000).reverse().filter((a) => root === undefined || a.target === root)
+  const audit =
+    typeof user === 'string'
+      ? []
+      : store
+          .auditLog(1_000_000)
+          .reverse()
+          .filter((a) => root === undefined || a.target === root)
   const counts = store.scopeCounts(root, user)
   const manifest: ExportManifest = {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
     exportedAt: new Date(clock.now()).toISOString(),
     project: root ?? null,
-    counts: { events: counts.events, tombstones: tombstones.length, audit: audit.length, sessions: counts.sessions, observations: counts.observations, memories: counts.memories },
+    counts: {
+      events: counts.events,
+      tombstones: tombstones.length,
+      audit: audit.length,
+      sessions: counts.sessions,
+      observations: counts.observations,
+      memories: counts.memories,
+    },
   }
   write(JSON.stringify(manifest))
   for (let after = 0; ; ) {
-    const page = store.readScopedEvents(after, 1000, { ...(root !== undefined ? { projectRoot: root } : {}), ...(user !== undefined ? { user } : {}) })
+    const page = store.readScopedEvents(after, 1000, {
+      ...(root !== undefined ? { projectRoot: root } : {}),
+      ...(user !== undefined ? { user } : {}),
+    })
     if (page.length === 0) break
     for (const e of page) {
       after = e.seq
@@ -68,14 +90,25 @@ export async function readExport(
   text: string,
   file: string,
   owner?: { user: string | undefined },
-): Promise<{ events: number; duplicates: number; observations: number; covered: number; tombstones: number; audit: number; manifest: ExportManifest }> {
+): Promise<{
+  events: number
+  duplicates: number
+  observations: number
+  covered: number
+  tombstones: number
+  audit: number
+  manifest: ExportManifest
+}> {
   const { parseExport } = await import('./export-parse.js')
   const parsed = parseExport(text, file)
   const wasEmpty = store.stats().events === 0
   // An export is input like any other: its payloads pass the same caps and secret detectors as a capture before they are stored.
   const batch = parsed.events.map(({ event, receivedAt }) => {
     // Room for the cut markers capture already put in: a field capped once is not cut again (the round trip stays lossless).
-    const clean = { ...event, payload: sanitizePayload(event.payload, defaultRedactor, { ...DEFAULT_CAPS, fieldChars: DEFAULT_CAPS.fieldChars + 256 }) }
+    const clean = {
+      ...event,
+      payload: sanitizePayload(event.payload, defaultRedactor, { ...DEFAULT_CAPS, fieldChars: DEFAULT_CAPS.fieldChars + 256 }),
+    }
     return { event: owner ? ownEvent(clean, owner.user) : clean, receivedAt }
   })
   const r = store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => derive(event) })))
@@ -89,12 +122,24 @@ export async function readExport(
     const want = parsed.manifest.counts
     const off = (['events', 'sessions', 'observations', 'memories'] as const).filter((k) => got[k] !== want[k])
     if (off.length > 0) {
-      throw new MnemoError('IMPORT_FAILED', `${file}: imported, but ${off.map((k) => `${k} ${got[k]} ≠ ${want[k]}`).join(', ')} (the manifest's counts)`, {
-        details: { file, read: parsed.events.length, skipped: 0 },
-        hint: 'the data was imported; the export may come from a mnemo that derives differently (a newer one, or a store that still held copies of steps captured twice before one copy per step was kept: run mnemo rebuild there before exporting)',
-      })
+      throw new MnemoError(
+        'IMPORT_FAILED',
+        `${file}: imported, but ${off.map((k) => `${k} ${got[k]} ≠ ${want[k]}`).join(', ')} (the manifest's counts)`,
+        {
+          details: { file, read: parsed.events.length, skipped: 0 },
+          hint: 'the data was imported; the export may come from a mnemo that derives differently (a newer one, or a store that still held copies of steps captured twice before one copy per step was kept: run mnemo rebuild there before exporting)',
+        },
+      )
     }
   }
   store.audit({ at: clock.now(), actor: 'cli', action: 'import-export', target: parsed.manifest.project ?? '*', count: events })
-  return { events, duplicates, observations: r.observations, covered: r.covered, tombstones: parsed.tombstones.length, audit: parsed.audit.length, manifest: parsed.manifest }
+  return {
+    events,
+    duplicates,
+    observations: r.observations,
+    covered: r.covered,
+    tombstones: parsed.tombstones.length,
+    audit: parsed.audit.length,
+    manifest: parsed.manifest,
+  }
 }

@@ -31,7 +31,17 @@ const eventRecordSchema = z.object({
   seq: z.number().int(),
   idemKey: z.string().min(1).max(1024),
   agent: z.enum(AGENT_NAMES),
-  format: z.enum(['claude-hook', 'claude-transcript', 'codex-rollout', 'gemini-session', 'opencode-storage', 'cursor-state', 'locomo-turn', 'mnemo', 'folded']),
+  format: z.enum([
+    'claude-hook',
+    'claude-transcript',
+    'codex-rollout',
+    'gemini-session',
+    'opencode-storage',
+    'cursor-state',
+    'locomo-turn',
+    'mnemo',
+    'folded',
+  ]),
   type: z.string().max(128),
   sessionKey: z.string().max(1024),
   project: z.object({ root: z.string().min(1).max(4096), name: z.string().max(512) }),
@@ -41,7 +51,12 @@ const eventRecordSchema = z.object({
   receivedAt: eventTime,
   payload: z.unknown(),
 })
-const tombstoneRecordSchema = z.object({ kind: z.literal('tombstone'), idemKey: z.string().min(1), at: z.number().int(), projectRoot: z.string().nullable() })
+const tombstoneRecordSchema = z.object({
+  kind: z.literal('tombstone'),
+  idemKey: z.string().min(1),
+  at: z.number().int(),
+  projectRoot: z.string().nullable(),
+})
 const auditRecordSchema = z.object({
   kind: z.literal('audit'),
   at: z.number().int(),
@@ -81,7 +96,12 @@ export function parseExport(text: string, file: string): ParsedExport {
   const m = exportManifestSchema.safeParse(manifestRaw)
   if (!m.success) {
     const version = (manifestRaw as { version?: unknown } | null)?.version
-    fail(1, version !== undefined && version !== EXPORT_VERSION ? `export format version ${String(version)} is not supported (this mnemo reads version ${EXPORT_VERSION})` : `invalid manifest: ${m.error.issues[0]?.path.join('.')} ${m.error.issues[0]?.message}`)
+    fail(
+      1,
+      version !== undefined && version !== EXPORT_VERSION
+        ? `export format version ${String(version)} is not supported (this mnemo reads version ${EXPORT_VERSION})`
+        : `invalid manifest: ${m.error.issues[0]?.path.join('.')} ${m.error.issues[0]?.message}`,
+    )
   }
   const out: ParsedExport = { manifest: m.data! as ExportManifest, events: [], tombstones: [], audit: [] }
   for (let i = 1; i < lines.length; i++) {
@@ -97,17 +117,37 @@ export function parseExport(text: string, file: string): ParsedExport {
     if (!r.success) fail(i + 1, `invalid record: ${r.error.issues[0]?.path.join('.') || 'kind'} ${r.error.issues[0]?.message}`)
     const rec = r.data!
     if (rec.kind === 'event') {
-      const event: EventInput = { agent: rec.agent, format: rec.format, type: rec.type, sessionKey: rec.sessionKey, project: rec.project, ts: rec.ts, idemKey: rec.idemKey, payload: rec.payload }
+      const event: EventInput = {
+        agent: rec.agent,
+        format: rec.format,
+        type: rec.type,
+        sessionKey: rec.sessionKey,
+        project: rec.project,
+        ts: rec.ts,
+        idemKey: rec.idemKey,
+        payload: rec.payload,
+      }
       if (rec.sessionStartedAt !== undefined) event.sessionStartedAt = rec.sessionStartedAt
       if (rec.user !== undefined) event.user = rec.user
       out.events.push({ event, receivedAt: rec.receivedAt })
-    } else if (rec.kind === 'tombstone') out.tombstones.push({ idemKey: rec.idemKey, at: rec.at, projectRoot: rec.projectRoot ?? undefined })
-    else out.audit.push({ at: rec.at, actor: rec.actor, action: rec.action, target: rec.target, count: rec.count, ...(rec.details ? { details: rec.details } : {}) })
+    } else if (rec.kind === 'tombstone')
+      out.tombstones.push({ idemKey: rec.idemKey, at: rec.at, projectRoot: rec.projectRoot ?? undefined })
+    else
+      out.audit.push({
+        at: rec.at,
+        actor: rec.actor,
+        action: rec.action,
+        target: rec.target,
+        count: rec.count,
+        ...(rec.details ? { details: rec.details } : {}),
+      })
   }
   const c = out.manifest.counts
   if (c.events !== out.events.length || c.tombstones !== out.tombstones.length || c.audit !== out.audit.length) {
-    fail(lines.length, `the manifest counts ${c.events} events, ${c.tombstones} tombstones, ${c.audit} audit records; the file holds ${out.events.length}, ${out.tombstones.length}, ${out.audit.length} (truncated?)`)
+    fail(
+      lines.length,
+      `the manifest counts ${c.events} events, ${c.tombstones} tombstones, ${c.audit} audit records; the file holds ${out.events.length}, ${out.tombstones.length}, ${out.audit.length} (truncated?)`,
+    )
   }
   return out
 }
-

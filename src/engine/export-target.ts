@@ -23,16 +23,29 @@ export interface StoreLocation {
  * @returns An `INVALID_INPUT` error naming `target` and the reason, with the
  *   fix as hint; undefined when `target` may be written.
  */
-export function exportTargetError(target: string, store: StoreLocation, force: boolean, flag = 'out'): MnemoError<'INVALID_INPUT'> | undefined {
+export function exportTargetError(
+  target: string,
+  store: StoreLocation,
+  force: boolean,
+  flag = 'out',
+): MnemoError<'INVALID_INPUT'> | undefined {
   const own = storeFiles(store)
   const real = realPath(target)
   const home = realPath(store.home)
   const id = inodeOf(target)
   if (own.some((f) => realPath(f) === real || (id !== undefined && inodeOf(f) === id))) {
-    return invalidInput(flag, `--${flag} ${target} is the store's own database file; exporting there would destroy it`, 'write the export to a file outside the data directory (MNEMO_HOME)')
+    return invalidInput(
+      flag,
+      `--${flag} ${target} is the store's own database file; exporting there would destroy it`,
+      'write the export to a file outside the data directory (MNEMO_HOME)',
+    )
   }
   if (real === home || real.startsWith(`${home}${path.sep}`)) {
-    return invalidInput(flag, `--${flag} ${target} is inside the data directory ${store.home}, where mnemo keeps its own files`, 'write the export to a file outside the data directory (MNEMO_HOME)')
+    return invalidInput(
+      flag,
+      `--${flag} ${target} is inside the data directory ${store.home}, where mnemo keeps its own files`,
+      'write the export to a file outside the data directory (MNEMO_HOME)',
+    )
   }
   if (!force && existsSync(target)) {
     return invalidInput(flag, `--${flag} ${target} already exists`, 'add --force to replace it, or give a new file name')

@@ -9,9 +9,25 @@ const B = { root: '/p/beta', name: 'beta' }
 function seeded() {
   const t = createTestEngine()
   const { engine, clock } = t
-  engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'add rate limiting to validateToken' }, 's1', '/p/alpha'))
+  engine.captureHook(
+    'UserPromptSubmit',
+    hookPayload('UserPromptSubmit', { prompt: 'add rate limiting to validateToken' }, 's1', '/p/alpha'),
+  )
   clock.advance(1000)
-  engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'Edit', tool_use_id: 'e1', tool_input: { file_path: '/p/alpha/src/auth.ts', new_string: 'rateLimit()' }, tool_response: {} }, 's1', '/p/alpha'))
+  engine.captureHook(
+    'PostToolUse',
+    hookPayload(
+      'PostToolUse',
+      {
+        tool_name: 'Edit',
+        tool_use_id: 'e1',
+        tool_input: { file_path: '/p/alpha/src/auth.ts', new_string: 'rateLimit()' },
+        tool_response: {},
+      },
+      's1',
+      '/p/alpha',
+    ),
+  )
   clock.advance(1000)
   engine.remember('orders DB is PostgreSQL 14', { project: A })
   clock.advance(1000)
@@ -24,8 +40,21 @@ function seeded() {
   engine.forget(gone.id)
   engine.remember('beta uses redis for sessions', { project: B })
   // Other agents' events (hooks with --agent) travel too.
-  engine.captureHook('BeforeAgent', JSON.stringify({ session_id: 'g1', cwd: '/p/beta', hook_event_name: 'BeforeAgent', prompt: 'gemini prompt about redis' }), 'gemini')
-  engine.captureHook('beforeSubmitPrompt', JSON.stringify({ conversation_id: 'c1', workspace_roots: ['/p/beta'], hook_event_name: 'beforeSubmitPrompt', prompt: 'cursor prompt about redis' }), 'cursor')
+  engine.captureHook(
+    'BeforeAgent',
+    JSON.stringify({ session_id: 'g1', cwd: '/p/beta', hook_event_name: 'BeforeAgent', prompt: 'gemini prompt about redis' }),
+    'gemini',
+  )
+  engine.captureHook(
+    'beforeSubmitPrompt',
+    JSON.stringify({
+      conversation_id: 'c1',
+      workspace_roots: ['/p/beta'],
+      hook_event_name: 'beforeSubmitPrompt',
+      prompt: 'cursor prompt about redis',
+    }),
+    'cursor',
+  )
   return t
 }
 
@@ -34,7 +63,9 @@ async function snapshot(engine: MnemoEngine) {
   return {
     projects,
     sessions: engine.sessions(),
-    memories: projects.flatMap((p) => [...engine.exportMarkdown({ project: p }).values()].map((md) => md.replace(/, exported [^.]+\.\d+Z\./, ''))),
+    memories: projects.flatMap((p) =>
+      [...engine.exportMarkdown({ project: p }).values()].map((md) => md.replace(/, exported [^.]+\.\d+Z\./, '')),
+    ),
     recall: (await engine.recall('orders DB', { includeArchived: true })).map((h) => [h.id, h.ts]),
     history: engine.history((await engine.recall('orders DB'))[0]!.id),
     audit: engine.auditLog(10),
@@ -52,7 +83,10 @@ describe('export and import', () => {
     const r = await fresh.importExport(lines.join('\n'), 'export.jsonl')
     expect(r).toMatchObject({ events: manifest.counts.events, duplicates: 0, tombstones: 1, audit: 1 })
     const [a, b] = [await snapshot(engine), await snapshot(fresh)]
-    expect({ ...b, audit: b.audit.slice(1), stats: { ...b.stats, lastEventAt: undefined } }).toEqual({ ...a, stats: { ...a.stats, lastEventAt: undefined } })
+    expect({ ...b, audit: b.audit.slice(1), stats: { ...b.stats, lastEventAt: undefined } }).toEqual({
+      ...a,
+      stats: { ...a.stats, lastEventAt: undefined },
+    })
     // The tombstone came along: re-capturing the forgotten memory's event is still refused.
     expect(fresh.exportJsonl(() => undefined).counts.tombstones).toBe(1)
   })
@@ -71,7 +105,12 @@ describe('export and import', () => {
     const out: string[] = []
     fresh.exportJsonl((l) => out.push(l))
     expect(out.join('\n')).not.toContain('AKIAIOSFODNN7EXAMPLE')
-    expect(fresh.sessions().map((s) => s.title ?? '').join(' ')).not.toContain('AKIAIOSFODNN7EXAMPLE')
+    expect(
+      fresh
+        .sessions()
+        .map((s) => s.title ?? '')
+        .join(' '),
+    ).not.toContain('AKIAIOSFODNN7EXAMPLE')
     expect(out.join('\n')).toContain('[REDACTED:aws-access-key]')
   })
 
@@ -79,7 +118,10 @@ describe('export and import', () => {
     const { engine } = seeded()
     const lines: string[] = []
     engine.exportJsonl((l) => lines.push(l), { project: engine.resolveProjects('beta')[0]! })
-    const events = lines.slice(1).map((l) => JSON.parse(l) as { kind: string; project?: { root: string } }).filter((r) => r.kind === 'event')
+    const events = lines
+      .slice(1)
+      .map((l) => JSON.parse(l) as { kind: string; project?: { root: string } })
+      .filter((r) => r.kind === 'event')
     expect(events.map((e) => e.project!.root)).toEqual(['/p/beta', '/p/beta', '/p/beta'])
   })
 
@@ -89,17 +131,32 @@ describe('export and import', () => {
     engine.exportJsonl((l) => lines.push(l))
     lines[3] = '{"kind":"event","seq":"three"}'
     const fresh = createTestEngine().engine
-    await expect(fresh.importExport(lines.join('\n'), 'bad.jsonl')).rejects.toMatchObject({ code: 'IMPORT_FAILED', message: expect.stringContaining('bad.jsonl:4: invalid record') })
+    await expect(fresh.importExport(lines.join('\n'), 'bad.jsonl')).rejects.toMatchObject({
+      code: 'IMPORT_FAILED',
+      message: expect.stringContaining('bad.jsonl:4: invalid record'),
+    })
     expect(fresh.stats().events).toBe(0)
-    await expect(fresh.importExport(lines.slice(0, 3).join('\n'), 'cut.jsonl')).rejects.toMatchObject({ message: expect.stringContaining('truncated?') })
+    await expect(fresh.importExport(lines.slice(0, 3).join('\n'), 'cut.jsonl')).rejects.toMatchObject({
+      message: expect.stringContaining('truncated?'),
+    })
     const future = JSON.stringify({ ...(JSON.parse(lines[0]!) as object), version: 2 })
-    await expect(fresh.importExport(future, 'new.jsonl')).rejects.toMatchObject({ message: 'new.jsonl:1: export format version 2 is not supported (this mnemo reads version 1)' })
+    await expect(fresh.importExport(future, 'new.jsonl')).rejects.toMatchObject({
+      message: 'new.jsonl:1: export format version 2 is not supported (this mnemo reads version 1)',
+    })
     expect(fresh.stats().events).toBe(0)
   })
 
   it('a field capture already cut is not cut again: export → import → export is byte for byte the same', async () => {
     const { engine } = createTestEngine()
-    engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'Bash', tool_use_id: 'big', tool_input: { command: 'cat big.log' }, tool_response: { stdout: 'line of output\n'.repeat(2500) } }))
+    engine.captureHook(
+      'PostToolUse',
+      hookPayload('PostToolUse', {
+        tool_name: 'Bash',
+        tool_use_id: 'big',
+        tool_input: { command: 'cat big.log' },
+        tool_response: { stdout: 'line of output\n'.repeat(2500) },
+      }),
+    )
     const first: string[] = []
     engine.exportJsonl((l) => first.push(l))
     expect(first.join('\n')).toMatch(/chars cut/)

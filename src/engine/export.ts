@@ -62,7 +62,15 @@ export function eventRecord(e: StoredEvent): Record<string, unknown> {
 }
 
 export function auditRecord(a: AuditEntry): Record<string, unknown> {
-  return { kind: 'audit', at: a.at, actor: a.actor, action: a.action, target: a.target, count: a.count, ...(a.details ? { details: a.details } : {}) }
+  return {
+    kind: 'audit',
+    at: a.at,
+    actor: a.actor,
+    action: a.action,
+    target: a.target,
+    count: a.count,
+    ...(a.details ? { details: a.details } : {}),
+  }
 }
 
 /**
@@ -73,7 +81,14 @@ export function isMnemoExport(text: string): boolean {
   return first.includes(`"format":"${EXPORT_FORMAT}"`) || first.includes(`"format": "${EXPORT_FORMAT}"`)
 }
 
-const KIND_TITLES: Record<MemoryKind, string> = { decision: 'Decisions', fact: 'Facts', preference: 'Preferences', lesson: 'Lessons', procedure: 'Procedures', summary: 'Session summaries' }
+const KIND_TITLES: Record<MemoryKind, string> = {
+  decision: 'Decisions',
+  fact: 'Facts',
+  preference: 'Preferences',
+  lesson: 'Lessons',
+  procedure: 'Procedures',
+  summary: 'Session summaries',
+}
 
 /**
  * A project's memories as Markdown a person can read: current memories by
@@ -81,7 +96,12 @@ const KIND_TITLES: Record<MemoryKind, string> = { decision: 'Decisions', fact: '
  */
 export function memoriesMarkdown(project: Project, current: readonly Memory[], superseded: readonly Memory[], exportedAt: number): string {
   const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
-  const lines = [`# ${project.name}`, '', `Memories recorded by mnemo for \`${project.root}\`, exported ${new Date(exportedAt).toISOString()}.`, '']
+  const lines = [
+    `# ${project.name}`,
+    '',
+    `Memories recorded by mnemo for \`${project.root}\`, exported ${new Date(exportedAt).toISOString()}.`,
+    '',
+  ]
   for (const kind of Object.keys(KIND_TITLES) as MemoryKind[]) {
     const items = current.filter((m) => m.kind === kind)
     if (items.length === 0) continue
@@ -98,7 +118,8 @@ export function memoriesMarkdown(project: Project, current: readonly Memory[], s
   }
   if (superseded.length > 0) {
     lines.push('## Superseded', '')
-    for (const m of superseded) lines.push(`- ~~${m.text.replace(/\s+/g, ' ')}~~ _(${day(m.validFrom)} – ${m.validTo !== undefined ? day(m.validTo) : '?'})_`)
+    for (const m of superseded)
+      lines.push(`- ~~${m.text.replace(/\s+/g, ' ')}~~ _(${day(m.validFrom)} – ${m.validTo !== undefined ? day(m.validTo) : '?'})_`)
     lines.push('')
   }
   if (current.length === 0 && superseded.length === 0) lines.push('_No memories yet._', '')

@@ -78,7 +78,15 @@ export class FactDependencies {
 
   private current(key: string, project: ProjectRef | undefined): FactRecord | undefined {
     if (this.facts.collection(STATE_COLLECTION.name, project ? { project } : {}) === undefined) return undefined
-    const a = this.facts.query({ collection: STATE_COLLECTION.name, status: 'any', where: { field: 'key', op: '=', value: { kind: 'string', value: key } }, verb: { verb: 'list', fields: [], limit: 1 } }, project ? { project } : {})
+    const a = this.facts.query(
+      {
+        collection: STATE_COLLECTION.name,
+        status: 'any',
+        where: { field: 'key', op: '=', value: { kind: 'string', value: key } },
+        verb: { verb: 'list', fields: [], limit: 1 },
+      },
+      project ? { project } : {},
+    )
     const id = a.records[0]
     if (id === undefined) return undefined
     const shown = this.facts.show(id, project ? { project } : {})
@@ -87,19 +95,47 @@ export class FactDependencies {
 
   private rulesFrom(key: string, project: ProjectRef | undefined): { target: string; effect: 'set' | 'uncertain'; value: string | null }[] {
     if (this.facts.collection(RULE_COLLECTION.name, project ? { project } : {}) === undefined) return []
-    const a = this.facts.query({ collection: RULE_COLLECTION.name, where: { field: 'source', op: '=', value: { kind: 'string', value: key } }, verb: { verb: 'list', fields: ['target', 'effect', 'value'], limit: 1000 } }, project ? { project } : {})
-    return (a.value as { target: string; effect: 'set' | 'uncertain'; value: string | null }[]).map((r) => ({ target: r.target, effect: r.effect, value: r.value }))
+    const a = this.facts.query(
+      {
+        collection: RULE_COLLECTION.name,
+        where: { field: 'source', op: '=', value: { kind: 'string', value: key } },
+        verb: { verb: 'list', fields: ['target', 'effect', 'value'], limit: 1000 },
+      },
+      project ? { project } : {},
+    )
+    return (a.value as { target: string; effect: 'set' | 'uncertain'; value: string | null }[]).map((r) => ({
+      target: r.target,
+      effect: r.effect,
+      value: r.value,
+    }))
   }
 
   /**
    * States a rule: when `source` changes, `target` takes `value` (`effect: 'set'`) or becomes uncertain.
    * @throws {MnemoError} `INVALID_INPUT` — a `set` rule without a value, or a rule from a key to itself.
    */
-  addRule(rule: { source: string; target: string; effect: 'set' | 'uncertain'; value?: string; stated?: string }, options: { project?: ProjectRef } = {}): void {
+  addRule(
+    rule: { source: string; target: string; effect: 'set' | 'uncertain'; value?: string; stated?: string },
+    options: { project?: ProjectRef } = {},
+  ): void {
     if (rule.source === rule.target) throw invalidInput('target', `a rule cannot make ${rule.source} depend on itself`)
-    if (rule.effect === 'set' && (rule.value === undefined || rule.value.length === 0)) throw invalidInput('value', `a set rule from ${rule.source} to ${rule.target} needs the value ${rule.target} takes`)
+    if (rule.effect === 'set' && (rule.value === undefined || rule.value.length === 0))
+      throw invalidInput('value', `a set rule from ${rule.source} to ${rule.target} needs the value ${rule.target} takes`)
     this.ensure(options.project)
-    this.facts.add(RULE_COLLECTION.name, { source: rule.source, target: rule.target, effect: rule.effect, ...(rule.value !== undefined ? { value: rule.value } : {}), ...(rule.stated !== undefined ? { stated: rule.stated } : {}) }, { ...(options.project ? { project: options.project } : {}), provenance: { source: 'user', ...(rule.stated ? { quote: rule.stated } : {}) } })
+    this.facts.add(
+      RULE_COLLECTION.name,
+      {
+        source: rule.source,
+        target: rule.target,
+        effect: rule.effect,
+        ...(rule.value !== undefined ? { value: rule.value } : {}),
+        ...(rule.stated !== undefined ? { stated: rule.stated } : {}),
+      },
+      {
+        ...(options.project ? { project: options.project } : {}),
+        provenance: { source: 'user', ...(rule.stated ? { quote: rule.stated } : {}) },
+      },
+    )
   }
 
   /**
@@ -116,7 +152,14 @@ export class FactDependencies {
     const before = this.current(key, project)
     const changes: StateChange[] = []
     const write = (k: string, v: string, certainty: 'known' | 'uncertain', because: string | undefined, source: 'user' | 'rule'): void => {
-      this.facts.add(STATE_COLLECTION.name, { key: k, value: v, certainty, ...(because !== undefined ? { because } : {}), changed_at: at }, { ...(project ? { project } : {}), provenance: { source: source === 'rule' ? 'agent' : 'user', quote: because ?? options.quote ?? `${k} is ${v}` } })
+      this.facts.add(
+        STATE_COLLECTION.name,
+        { key: k, value: v, certainty, ...(because !== undefined ? { because } : {}), changed_at: at },
+        {
+          ...(project ? { project } : {}),
+          provenance: { source: source === 'rule' ? 'agent' : 'user', quote: because ?? options.quote ?? `${k} is ${v}` },
+        },
+      )
     }
     const old = (before?.values['value'] as string | null | undefined) ?? null
     const wasKnown = before?.values['certainty'] !== 'uncertain'
@@ -163,17 +206,37 @@ export class FactDependencies {
   answer(key: string, options: { project?: ProjectRef } = {}): StateAnswer {
     const record = this.current(key, options.project)
     if (!record) {
-      const gone = this.facts.collection(STATE_COLLECTION.name, options.project ? { project: options.project } : {}) ? this.facts.deletedByIdentity(STATE_COLLECTION.name, { key }, options.project ? { project: options.project } : {}) : undefined
+      const gone = this.facts.collection(STATE_COLLECTION.name, options.project ? { project: options.project } : {})
+        ? this.facts.deletedByIdentity(STATE_COLLECTION.name, { key }, options.project ? { project: options.project } : {})
+        : undefined
       if (gone) return { key, status: 'deleted', value: null, history: [], text: `you asked me to forget that on ${day(gone.deletedAt)}` }
       return { key, status: 'unknown', value: null, history: [], text: `nothing recorded about ${key}` }
     }
     const shown = this.facts.show(record.id, options.project ? { project: options.project } : {})
     const history: string[] = []
-    if ('history' in shown) for (const v of shown.history) if (typeof v.values['value'] === 'string' && history.at(-1) !== v.values['value']) history.push(v.values['value'])
+    if ('history' in shown)
+      for (const v of shown.history)
+        if (typeof v.values['value'] === 'string' && history.at(-1) !== v.values['value']) history.push(v.values['value'])
     const value = record.values['value'] as string
     const because = record.values['because'] as string | null
-    if (record.values['certainty'] === 'uncertain') return { key, status: 'uncertain', value, history, text: `unknown now: it was ${value}, but ${because ?? 'what it depended on changed'}`, record: record.id }
-    if (because) return { key, status: 'changed', value, history, text: `${value} (changed on ${day(record.recordedAt)}, because ${because})`, record: record.id }
+    if (record.values['certainty'] === 'uncertain')
+      return {
+        key,
+        status: 'uncertain',
+        value,
+        history,
+        text: `unknown now: it was ${value}, but ${because ?? 'what it depended on changed'}`,
+        record: record.id,
+      }
+    if (because)
+      return {
+        key,
+        status: 'changed',
+        value,
+        history,
+        text: `${value} (changed on ${day(record.recordedAt)}, because ${because})`,
+        record: record.id,
+      }
     return { key, status: 'current', value, history, text: value, record: record.id }
   }
 }

@@ -31,9 +31,26 @@ describe('typed collections', () => {
   it('infers a collection with field types, identity and time field from imported records', () => {
     const t = withTrips()
     const [trips] = t.engine.facts.schema()
-    expect(trips).toMatchObject({ name: 'trips', identity: ['external_id'], timeField: 'date', records: 10, from: '2023-02-10', to: '2025-02-02' })
+    expect(trips).toMatchObject({
+      name: 'trips',
+      identity: ['external_id'],
+      timeField: 'date',
+      records: 10,
+      from: '2023-02-10',
+      to: '2025-02-02',
+    })
     const types = Object.fromEntries(trips!.fields.map((f) => [f.name, f.type === 'list' ? `list:${f.items}` : f.type]))
-    expect(types).toEqual({ external_id: 'integer', date: 'date', destination: 'string', country: 'string', duration_days: 'integer', purpose: 'string', cost_usd: 'money', transportation: 'string', tags: 'list:string' })
+    expect(types).toEqual({
+      external_id: 'integer',
+      date: 'date',
+      destination: 'string',
+      country: 'string',
+      duration_days: 'integer',
+      purpose: 'string',
+      cost_usd: 'money',
+      transportation: 'string',
+      tags: 'list:string',
+    })
     expect(trips!.examples['destination']).toEqual(['Tokyo', 'Paris', 'Osaka'])
   })
 
@@ -41,7 +58,14 @@ describe('typed collections', () => {
     const t = createTestEngine()
     t.engine.facts.importFile(SLEEP, 'sleep')
     const [sleep] = t.engine.facts.schema()
-    expect(Object.fromEntries(sleep!.fields.map((f) => [f.name, f.type]))).toEqual({ date: 'date', bedtime: 'time', wake_time: 'time', duration_hours: 'number', quality: 'string', weekend: 'boolean' })
+    expect(Object.fromEntries(sleep!.fields.map((f) => [f.name, f.type]))).toEqual({
+      date: 'date',
+      bedtime: 'time',
+      wake_time: 'time',
+      duration_hours: 'number',
+      quality: 'string',
+      weekend: 'boolean',
+    })
     expect(value(t, 'from sleep where wake_time < 07:00 count')).toBe('2')
     expect(value(t, 'from sleep where weekend = true count')).toBe('1')
     expect(value(t, 'from sleep where bedtime >= 23:00 or bedtime < 03:00 count')).toBe('4')
@@ -50,7 +74,17 @@ describe('typed collections', () => {
   it('updates a record with the same identity instead of duplicating it, keeping its history', () => {
     const t = withTrips()
     t.clock.advance(60_000)
-    const again = t.engine.facts.add('trips', { id: 4, date: '2024-01-15', destination: 'Tokyo', country: 'Japan', duration_days: 15, purpose: 'vacation', cost_usd: 2500, transportation: 'flight', tags: ['asia'] })
+    const again = t.engine.facts.add('trips', {
+      id: 4,
+      date: '2024-01-15',
+      destination: 'Tokyo',
+      country: 'Japan',
+      duration_days: 15,
+      purpose: 'vacation',
+      cost_usd: 2500,
+      transportation: 'flight',
+      tags: ['asia'],
+    })
     expect(again.records[0]!.outcome).toBe('updated')
     expect(value(t, 'from trips count')).toBe('10')
     const shown = t.engine.facts.show(again.records[0]!.id)
@@ -58,15 +92,41 @@ describe('typed collections', () => {
     // As recorded before the change, the old value answers.
     expect(value(t, `from trips as of ${new Date(T0).toISOString()} max duration_days`)).toBe('14')
     expect(value(t, 'from trips max duration_days')).toBe('15')
-    const same = t.engine.facts.add('trips', { id: 4, date: '2024-01-15', destination: 'Tokyo', country: 'Japan', duration_days: 15, purpose: 'vacation', cost_usd: 2500, transportation: 'flight', tags: ['asia'] })
+    const same = t.engine.facts.add('trips', {
+      id: 4,
+      date: '2024-01-15',
+      destination: 'Tokyo',
+      country: 'Japan',
+      duration_days: 15,
+      purpose: 'vacation',
+      cost_usd: 2500,
+      transportation: 'flight',
+      tags: ['asia'],
+    })
     expect(same.records[0]!.outcome).toBe('unchanged')
   })
 
   it('adds fields a later record brings, and refuses a value of the wrong type naming record and field', () => {
     const t = withTrips()
-    t.engine.facts.add('trips', { id: 11, date: '2025-03-01', destination: 'Oslo', country: 'Norway', duration_days: 2, purpose: 'business', cost_usd: 600, transportation: 'flight', tags: [], rating: 4 })
+    t.engine.facts.add('trips', {
+      id: 11,
+      date: '2025-03-01',
+      destination: 'Oslo',
+      country: 'Norway',
+      duration_days: 2,
+      purpose: 'business',
+      cost_usd: 600,
+      transportation: 'flight',
+      tags: [],
+      rating: 4,
+    })
     expect(t.engine.facts.schema()[0]!.fields.map((f) => f.name)).toContain('rating')
-    const e = thrown(() => t.engine.facts.add('trips', [{ id: 12, date: '2025-04-01', duration_days: 3 }, { id: 13, date: '2025-04-02', duration_days: 'long' }]))
+    const e = thrown(() =>
+      t.engine.facts.add('trips', [
+        { id: 12, date: '2025-04-01', duration_days: 3 },
+        { id: 13, date: '2025-04-02', duration_days: 'long' },
+      ]),
+    )
     expect(e.code).toBe('INVALID_INPUT')
     expect(e.message).toBe('trips record 2.duration_days must be integer (got "long")')
     expect(e.details).toEqual({ path: 'trips record 2.duration_days' })
@@ -76,7 +136,12 @@ describe('typed collections', () => {
 
   it('refuses two records of one write with the same identity and other values (identity clash)', () => {
     const t = withTrips()
-    const e = thrown(() => t.engine.facts.add('trips', [{ id: 20, date: '2025-01-01', duration_days: 1 }, { id: 20, date: '2025-01-02', duration_days: 2 }]))
+    const e = thrown(() =>
+      t.engine.facts.add('trips', [
+        { id: 20, date: '2025-01-01', duration_days: 1 },
+        { id: 20, date: '2025-01-02', duration_days: 2 },
+      ]),
+    )
     expect(e.code).toBe('CONFLICT')
     expect(e.message).toMatch(/^trips record 2 has the identity \(external_id\) = \[20\] of trips record 1, with other values$/)
     expect(value(t, 'from trips count')).toBe('10')
@@ -93,7 +158,13 @@ describe('typed collections', () => {
 
   it('names the file line of a bad CSV cell', () => {
     const t = createTestEngine()
-    t.engine.facts.declare({ name: 'sleep', fields: [{ name: 'date', type: 'date' }, { name: 'duration_hours', type: 'integer' }] })
+    t.engine.facts.declare({
+      name: 'sleep',
+      fields: [
+        { name: 'date', type: 'date' },
+        { name: 'duration_hours', type: 'integer' },
+      ],
+    })
     const e = thrown(() => t.engine.facts.importFile(SLEEP, 'sleep'))
     // The fields the declaration lacks are added; a cell the declared type cannot read is refused with its line.
     expect(e.message).toBe('sleep.csv line 2.duration_hours must be integer (got "7.67")')
@@ -143,7 +214,14 @@ describe('fact queries', () => {
     const t = withTrips()
     const a = t.engine.facts.query('from trips where country = "Japan" count')
     expect(a.records).toHaveLength(5)
-    expect(a.coverage).toMatchObject({ matched: 5, from: '2023-02-10', to: '2024-10-30', sources: ['import'], statuses: 'done', collection: { records: 10, from: '2023-02-10', to: '2025-02-02' } })
+    expect(a.coverage).toMatchObject({
+      matched: 5,
+      from: '2023-02-10',
+      to: '2024-10-30',
+      sources: ['import'],
+      statuses: 'done',
+      collection: { records: 10, from: '2023-02-10', to: '2025-02-02' },
+    })
     const none = t.engine.facts.query('from trips where country = "Peru" count')
     expect(none.empty).toBe(true)
     expect(none.text).toBe('0: no trips record matches the query (trips holds 10 done records from 2023-02-10 to 2025-02-02)')
@@ -163,7 +241,11 @@ describe('fact queries', () => {
 
   it('counts done records unless a status is asked for', () => {
     const t = withTrips()
-    t.engine.facts.add('trips', { id: 30, date: '2025-09-01', destination: 'Seoul', country: 'Korea', duration_days: 5 }, { status: 'planned' })
+    t.engine.facts.add(
+      'trips',
+      { id: 30, date: '2025-09-01', destination: 'Seoul', country: 'Korea', duration_days: 5 },
+      { status: 'planned' },
+    )
     expect(value(t, 'from trips count')).toBe('10')
     expect(value(t, 'from trips status planned count')).toBe('1')
     expect(value(t, 'from trips status any count')).toBe('11')
@@ -172,25 +254,43 @@ describe('fact queries', () => {
 
   it('names the problem of a bad query', () => {
     const t = withTrips()
-    expect(thrown(() => t.engine.facts.query('from trips where price_eur > 3 count')).message).toMatch(/^query: trips has no field price_eur \(fields: external_id, date/)
-    expect(thrown(() => t.engine.facts.query('from flights count'))).toMatchObject({ code: 'NOT_FOUND', details: { kind: 'collection', id: 'flights' } })
-    expect(thrown(() => t.engine.facts.query('from trips where duration_days = "long" count')).message).toBe('query: duration_days is integer, but "long" is a string')
-    expect(thrown(() => t.engine.facts.query('from trips avg destination')).message).toBe('query: avg needs integer or number or money (destination is string)')
-    expect(thrown(() => t.engine.facts.query('from trips where count')).message).toBe('query: expected a comparison after count (=, !=, <, <=, >, >=, between, in, has, contains, is null), found the end of the query')
+    expect(thrown(() => t.engine.facts.query('from trips where price_eur > 3 count')).message).toMatch(
+      /^query: trips has no field price_eur \(fields: external_id, date/,
+    )
+    expect(thrown(() => t.engine.facts.query('from flights count'))).toMatchObject({
+      code: 'NOT_FOUND',
+      details: { kind: 'collection', id: 'flights' },
+    })
+    expect(thrown(() => t.engine.facts.query('from trips where duration_days = "long" count')).message).toBe(
+      'query: duration_days is integer, but "long" is a string',
+    )
+    expect(thrown(() => t.engine.facts.query('from trips avg destination')).message).toBe(
+      'query: avg needs integer or number or money (destination is string)',
+    )
+    expect(thrown(() => t.engine.facts.query('from trips where count')).message).toBe(
+      'query: expected a comparison after count (=, !=, <, <=, >, >=, between, in, has, contains, is null), found the end of the query',
+    )
   })
 
   it('refuses a query over more records than its row limit, and stops one past its time limit', () => {
     const t = withTrips()
-    expect(thrown(() => t.engine.facts.query('from trips count', { limits: { maxRows: 5 } })).message).toBe('query: trips holds 10 records, above the query limit of 5')
+    expect(thrown(() => t.engine.facts.query('from trips count', { limits: { maxRows: 5 } })).message).toBe(
+      'query: trips holds 10 records, above the query limit of 5',
+    )
     // The limit is checked every 64th row: enough rows that it is checked.
-    t.engine.facts.add('trips', Array.from({ length: 130 }, (_, i) => ({ id: 100 + i, date: '2025-05-01', destination: 'Nowhere' })))
+    t.engine.facts.add(
+      'trips',
+      Array.from({ length: 130 }, (_, i) => ({ id: 100 + i, date: '2025-05-01', destination: 'Nowhere' })),
+    )
     // Every read of the clock moves it 1 s on: the query passes its 100 ms limit at its first check.
     const now = t.clock.now
     t.clock.now = () => {
       t.clock.advance(1000)
       return now.call(t.clock)
     }
-    expect(thrown(() => t.engine.facts.query('from trips count', { limits: { timeoutMs: 100 } })).message).toBe('query: stopped at its time limit before it finished')
+    expect(thrown(() => t.engine.facts.query('from trips count', { limits: { timeoutMs: 100 } })).message).toBe(
+      'query: stopped at its time limit before it finished',
+    )
   })
 })
 
@@ -200,7 +300,12 @@ describe('facts in the log', () => {
     const id = t.engine.facts.query('from trips where external_id = 2 list').records[0]!
     t.clock.advance(1000)
     t.engine.facts.update(id, { duration_days: 15 })
-    const queries = ['from trips count', 'from trips group by purpose share >= 25%', 'from trips argmax duration_days return destination ties earliest date', 'from trips compare count over date 2023 vs 2024']
+    const queries = [
+      'from trips count',
+      'from trips group by purpose share >= 25%',
+      'from trips argmax duration_days return destination ties earliest date',
+      'from trips compare count over date 2023 vs 2024',
+    ]
     const before = queries.map((q) => t.engine.facts.query(q))
     const history = t.engine.facts.show(id)
     t.engine.rebuild()
@@ -220,7 +325,9 @@ describe('facts in the log', () => {
     t.engine.facts.delete(id)
     expect(value(t, 'from trips count')).toBe('9')
     expect(value(t, 'from trips where destination = "Lisbon" count')).toBe('0')
-    expect(t.engine.facts.show(id)).toEqual({ deleted: { id, collection: 'trips', deletedAt: T0, text: 'you asked me to forget that on 2025-06-14' } })
+    expect(t.engine.facts.show(id)).toEqual({
+      deleted: { id, collection: 'trips', deletedAt: T0, text: 'you asked me to forget that on 2025-06-14' },
+    })
     const lines: string[] = []
     t.engine.exportJsonl((line) => lines.push(line))
     expect(lines.join('\n')).not.toContain('Lisbon')
@@ -230,7 +337,7 @@ describe('facts in the log', () => {
     expect(t.store.readEvents(0, 1000).some((e) => JSON.stringify(e.payload).includes('Lisbon'))).toBe(false)
   })
 
-  it('keeps users apart: one user never reads another user\'s facts', () => {
+  it("keeps users apart: one user never reads another user's facts", () => {
     const t = withTrips()
     const bob = t.engine.scoped({ user: 'bob' })
     expect(thrown(() => bob.facts.query('from trips count')).code).toBe('NOT_FOUND')

@@ -9,8 +9,27 @@ import { parseCsv } from '../core/facts/csv.js'
 import { toFactAnswer, type FactAnswer } from '../core/facts/fact-answer.js'
 import { parseFactQuery, type FactQuery } from '../core/facts/fact-query.js'
 import { resolveQuery } from '../core/facts/fact-resolve.js'
-import { FACT_STATUSES, type CollectionInfo, type CollectionSpec, type FactOp, type FactProvenance, type FactRecord, type FactStatus, type FactValues, type FactVersion } from '../core/facts/fact-types.js'
-import { checkName, checkSpec, checkValues, identityOf, inferFields, inferSpec, mergeSpecs, renameExternalId } from '../core/facts/fact-values.js'
+import {
+  FACT_STATUSES,
+  type CollectionInfo,
+  type CollectionSpec,
+  type FactOp,
+  type FactProvenance,
+  type FactRecord,
+  type FactStatus,
+  type FactValues,
+  type FactVersion,
+} from '../core/facts/fact-types.js'
+import {
+  checkName,
+  checkSpec,
+  checkValues,
+  identityOf,
+  inferFields,
+  inferSpec,
+  mergeSpecs,
+  renameExternalId,
+} from '../core/facts/fact-values.js'
 import { factEvent } from '../capture/fact-events.js'
 import { resolveProjectRoot } from '../capture/project.js'
 import { sanitizePayload } from '../capture/sanitize.js'
@@ -47,7 +66,9 @@ export interface FactWriteResult {
 }
 
 /** A record with its history, or what is left of a deleted one. */
-export type FactShowResult = { record: FactRecord & { retractedAt?: number }; history: FactVersion[] } | { deleted: { id: string; collection: string; deletedAt: number; text: string } }
+export type FactShowResult =
+  | { record: FactRecord & { retractedAt?: number }; history: FactVersion[] }
+  | { deleted: { id: string; collection: string; deletedAt: number; text: string } }
 
 /**
  * The fact ledger's use cases (docs/FACTS.md): declaring collections, recording, updating, retracting and deleting
@@ -72,7 +93,11 @@ export class EngineFacts {
    * The record of a collection that had these identity values and was deleted at a person's request, with when.
    * Undefined when none was, or the collection has no identity key.
    */
-  deletedByIdentity(collection: string, values: FactValues, options: { project?: ProjectRef } = {}): { id: string; deletedAt: number } | undefined {
+  deletedByIdentity(
+    collection: string,
+    values: FactValues,
+    options: { project?: ProjectRef } = {},
+  ): { id: string; deletedAt: number } | undefined {
     const { scope } = this.scope(options.project)
     const spec = this.spec(scope, collection)
     const identity = spec ? identityOf(spec, fill(spec, values)) : undefined
@@ -91,7 +116,11 @@ export class EngineFacts {
   /** @throws {MnemoError} `INVALID_INPUT` — a name of the activity collections, which the event log fills. */
   private writable(name: string): void {
     if (isActivityCollection(name)) {
-      throw invalidInput('collection', `${name} is the agent's own activity, derived from the event log; record into a collection of another name`, `the activity collections are ${ACTIVITY_SPECS.map((c) => c.name).join(', ')}`)
+      throw invalidInput(
+        'collection',
+        `${name} is the agent's own activity, derived from the event log; record into a collection of another name`,
+        `the activity collections are ${ACTIVITY_SPECS.map((c) => c.name).join(', ')}`,
+      )
     }
   }
 
@@ -99,10 +128,14 @@ export class EngineFacts {
     const spec = this.spec(scope, name)
     if (spec) return spec
     const known = this.ctx.store.facts.collections(scope).map((c) => c.name)
-    throw new MnemoError('NOT_FOUND', `no collection ${name} in this project${known.length > 0 ? ` (collections: ${known.join(', ')})` : ' (it has none yet)'}`, {
-      details: { kind: 'collection', id: name },
-      hint: 'mnemo facts schema lists them; mnemo facts add <collection> <json> creates one',
-    })
+    throw new MnemoError(
+      'NOT_FOUND',
+      `no collection ${name} in this project${known.length > 0 ? ` (collections: ${known.join(', ')})` : ' (it has none yet)'}`,
+      {
+        details: { kind: 'collection', id: name },
+        hint: 'mnemo facts schema lists them; mnemo facts add <collection> <json> creates one',
+      },
+    )
   }
 
   /**
@@ -133,17 +166,23 @@ export class EngineFacts {
    *   `CONFLICT` — two records of the input with the same identity and different values (identity clash).
    *   Nothing is stored when it throws.
    */
-  add(collection: string, input: unknown, options: FactWriteOptions & { coerce?: boolean; labels?: string[]; provenances?: FactProvenance[] } = {}): FactWriteResult {
+  add(
+    collection: string,
+    input: unknown,
+    options: FactWriteOptions & { coerce?: boolean; labels?: string[]; provenances?: FactProvenance[] } = {},
+  ): FactWriteResult {
     checkName(collection, 'collection')
     this.writable(collection)
     const list = Array.isArray(input) ? input : [input]
     if (list.length === 0) throw invalidInput('records', 'no records to add')
     if (list.length > MAX_FACT_BATCH) throw invalidInput('records', `at most ${MAX_FACT_BATCH} records per write (got ${list.length})`)
     const status = options.status ?? 'done'
-    if (!(FACT_STATUSES as readonly string[]).includes(status)) throw invalidInput('status', `status must be one of ${FACT_STATUSES.join(', ')} (got ${JSON.stringify(status)})`)
+    if (!(FACT_STATUSES as readonly string[]).includes(status))
+      throw invalidInput('status', `status must be one of ${FACT_STATUSES.join(', ')} (got ${JSON.stringify(status)})`)
     const label = (i: number): string => options.labels?.[i] ?? `${collection} record ${i + 1}`
     const raws = list.map((r, i) => {
-      if (r === null || typeof r !== 'object' || Array.isArray(r)) throw invalidInput(label(i), `${label(i)} must be a JSON object of field values (got ${JSON.stringify(r)?.slice(0, 60)})`)
+      if (r === null || typeof r !== 'object' || Array.isArray(r))
+        throw invalidInput(label(i), `${label(i)} must be a JSON object of field values (got ${JSON.stringify(r)?.slice(0, 60)})`)
       const clean = sanitizePayload(renameExternalId(r as Record<string, unknown>), this.ctx.redact) as Record<string, unknown>
       for (const k of Object.keys(clean)) checkName(k, `${label(i)}.${k}`)
       return clean
@@ -172,10 +211,14 @@ export class EngineFacts {
         const before = seen.get(identity)
         if (before) {
           if (before.values !== shown) {
-            throw new MnemoError('CONFLICT', `${label(i)} has the identity (${spec.identity.join(', ')}) = ${identity} of ${label(before.i)}, with other values`, {
-              details: { kind: 'record', id: before.id },
-              hint: 'merge the two records, or declare an identity key that tells them apart',
-            })
+            throw new MnemoError(
+              'CONFLICT',
+              `${label(i)} has the identity (${spec.identity.join(', ')}) = ${identity} of ${label(before.i)}, with other values`,
+              {
+                details: { kind: 'record', id: before.id },
+                hint: 'merge the two records, or declare an identity key that tells them apart',
+              },
+            )
           }
           records.push({ id: before.id, outcome: 'unchanged' })
           return
@@ -188,7 +231,13 @@ export class EngineFacts {
         if (identity !== undefined) seen.set(identity, { i, values: shown, id: stored.id })
         return
       }
-      const id = stored?.id ?? makeId('fct', now, `${scope.projectRoot}\u0000${scope.user ?? ''}\u0000${collection}\u0000${identity ?? `${now}\u0000${i}\u0000${shown}`}`)
+      const id =
+        stored?.id ??
+        makeId(
+          'fct',
+          now,
+          `${scope.projectRoot}\u0000${scope.user ?? ''}\u0000${collection}\u0000${identity ?? `${now}\u0000${i}\u0000${shown}`}`,
+        )
       if (identity !== undefined) seen.set(identity, { i, values: shown, id })
       ops.push({
         op: 'fact',
@@ -204,7 +253,9 @@ export class EngineFacts {
       })
       records.push({ id, outcome: stored ? 'updated' : 'created' })
     })
-    const events = [...(declared ? [{ op: 'fact', action: 'declare', collection: declared } as const] : []), ...ops].map((op) => factEvent(project, op, now, this.ctx.access.user))
+    const events = [...(declared ? [{ op: 'fact', action: 'declare', collection: declared } as const] : []), ...ops].map((op) =>
+      factEvent(project, op, now, this.ctx.access.user),
+    )
     if (events.length > 0) this.ctx.append(events)
     return { collection: spec, schemaChanged: declared !== undefined, records }
   }
@@ -217,14 +268,19 @@ export class EngineFacts {
   update(id: string, patch: unknown, options: FactWriteOptions = {}): FactRecord {
     const { scope, project } = this.scope(options.project)
     const record = this.recordOrThrow(scope, id)
-    if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) throw invalidInput('values', `the change to ${id} must be a JSON object of field values`)
+    if (patch === null || typeof patch !== 'object' || Array.isArray(patch))
+      throw invalidInput('values', `the change to ${id} must be a JSON object of field values`)
     const spec = this.specOrThrow(scope, record.collection)
     const clean = sanitizePayload(renameExternalId(patch as Record<string, unknown>), this.ctx.redact) as Record<string, unknown>
     const values = checkValues(spec, { ...record.values, ...clean }, `${record.collection} record ${id}`)
     const identity = identityOf(spec, values)
     const other = identity !== undefined ? this.ctx.store.facts.byIdentity(scope, record.collection, identity) : undefined
     if (other && other.id !== id) {
-      throw new MnemoError('CONFLICT', `${record.collection} record ${id}: the change gives it the identity (${spec.identity.join(', ')}) = ${identity} of record ${other.id}`, { details: { kind: 'record', id: other.id } })
+      throw new MnemoError(
+        'CONFLICT',
+        `${record.collection} record ${id}: the change gives it the identity (${spec.identity.join(', ')}) = ${identity} of record ${other.id}`,
+        { details: { kind: 'record', id: other.id } },
+      )
     }
     const status = options.status ?? record.status
     const op: FactOp = {
@@ -248,7 +304,14 @@ export class EngineFacts {
     const { scope, project } = this.scope(options.project)
     const record = this.recordOrThrow(scope, id)
     const now = this.ctx.clock.now()
-    this.ctx.append([factEvent(project, { op: 'fact', action: 'retract', collection: record.collection, id, at: options.at ?? now }, now, this.ctx.access.user)])
+    this.ctx.append([
+      factEvent(
+        project,
+        { op: 'fact', action: 'retract', collection: record.collection, id, at: options.at ?? now },
+        now,
+        this.ctx.access.user,
+      ),
+    ])
     return this.recordOrThrow(scope, id)
   }
 
@@ -264,15 +327,39 @@ export class EngineFacts {
     if (!record) throw this.notFound(scope, id)
     const seqs = this.ctx.store.facts.eventSeqs(scope, id)
     const now = this.ctx.clock.now()
-    this.ctx.append([factEvent(project, { op: 'fact', action: 'delete', collection: record.collection, id, ...(record.identity !== undefined ? { identity: record.identity } : {}) }, now, this.ctx.access.user)])
+    this.ctx.append([
+      factEvent(
+        project,
+        {
+          op: 'fact',
+          action: 'delete',
+          collection: record.collection,
+          id,
+          ...(record.identity !== undefined ? { identity: record.identity } : {}),
+        },
+        now,
+        this.ctx.access.user,
+      ),
+    ])
     const events = this.ctx.store.deleteEvents({ seqs })
-    this.ctx.store.audit({ at: now, actor: options.actor ?? 'cli', action: 'fact-delete', target: id, count: events, details: { collection: record.collection } })
+    this.ctx.store.audit({
+      at: now,
+      actor: options.actor ?? 'cli',
+      action: 'fact-delete',
+      target: id,
+      count: events,
+      details: { collection: record.collection },
+    })
     return { id, collection: record.collection, events }
   }
 
   private notFound(scope: FactScope, id: string): MnemoError {
     const gone = this.ctx.store.facts.tombstone(scope, id)
-    return new MnemoError('NOT_FOUND', gone ? `record ${id} was deleted at your request on ${new Date(gone.deletedAt).toISOString()}` : `no record ${id} in this project`, { details: { kind: 'record', id } })
+    return new MnemoError(
+      'NOT_FOUND',
+      gone ? `record ${id} was deleted at your request on ${new Date(gone.deletedAt).toISOString()}` : `no record ${id} in this project`,
+      { details: { kind: 'record', id } },
+    )
   }
 
   private recordOrThrow(scope: FactScope, id: string): FactRecord & { retractedAt?: number } {
@@ -287,12 +374,23 @@ export class EngineFacts {
     const record = this.ctx.store.facts.get(scope, id)
     if (record) return { record, history: this.ctx.store.facts.history(scope, id) }
     const gone = this.ctx.store.facts.tombstone(scope, id)
-    if (gone) return { deleted: { id, collection: gone.collection, deletedAt: gone.deletedAt, text: `you asked me to forget that on ${new Date(gone.deletedAt).toISOString().slice(0, 10)}` } }
+    if (gone)
+      return {
+        deleted: {
+          id,
+          collection: gone.collection,
+          deletedAt: gone.deletedAt,
+          text: `you asked me to forget that on ${new Date(gone.deletedAt).toISOString().slice(0, 10)}`,
+        },
+      }
     throw this.notFound(scope, id)
   }
 
   /** A page of a collection's live records, oldest recorded first (limit 1–1000, default 50). @throws {MnemoError} `NOT_FOUND` — unknown collection. */
-  list(collection: string, options: { project?: ProjectRef; offset?: number; limit?: number } = {}): { records: FactRecord[]; total: number } {
+  list(
+    collection: string,
+    options: { project?: ProjectRef; offset?: number; limit?: number } = {},
+  ): { records: FactRecord[]; total: number } {
     const { scope } = this.scope(options.project)
     this.specOrThrow(scope, collection)
     const limit = options.limit ?? 50
@@ -306,7 +404,13 @@ export class EngineFacts {
     const stats = this.ctx.store.facts.collectionStats(scope, options.examples ?? 3)
     const declared = this.ctx.store.facts.collections(scope).map((spec): CollectionInfo => {
       const s = stats.get(spec.name)
-      return { ...spec, records: s?.records ?? 0, examples: s?.examples ?? {}, ...(s?.from !== undefined ? { from: s.from } : {}), ...(s?.to !== undefined ? { to: s.to } : {}) }
+      return {
+        ...spec,
+        records: s?.records ?? 0,
+        examples: s?.examples ?? {},
+        ...(s?.from !== undefined ? { from: s.from } : {}),
+        ...(s?.to !== undefined ? { to: s.to } : {}),
+      }
     })
     return [...declared, ...this.activityInfo(scope, options.examples ?? 3)].sort((a, b) => a.name.localeCompare(b.name))
   }
@@ -315,19 +419,35 @@ export class EngineFacts {
   private activityInfo(scope: FactScope, examples: number): CollectionInfo[] {
     const out: CollectionInfo[] = []
     for (const spec of ACTIVITY_SPECS) {
-      const count = this.ctx.store.facts.query(scope, spec, { collection: spec.name, status: 'any', verb: { verb: 'aggregate', measure: { fn: 'count' } } }, DEFAULT_FACT_LIMITS)
+      const count = this.ctx.store.facts.query(
+        scope,
+        spec,
+        { collection: spec.name, status: 'any', verb: { verb: 'aggregate', measure: { fn: 'count' } } },
+        DEFAULT_FACT_LIMITS,
+      )
       if (count.matched === 0) continue
-      const rows = this.ctx.store.facts.query(scope, spec, { collection: spec.name, status: 'any', verb: { verb: 'list', fields: [], limit: 200 } }, DEFAULT_FACT_LIMITS).value as Record<string, FactValues[string]>[]
+      const rows = this.ctx.store.facts.query(
+        scope,
+        spec,
+        { collection: spec.name, status: 'any', verb: { verb: 'list', fields: [], limit: 200 } },
+        DEFAULT_FACT_LIMITS,
+      ).value as Record<string, FactValues[string]>[]
       const sample: Record<string, FactValues[string][]> = {}
       for (const f of spec.fields) {
         const seen = new Map<string, FactValues[string]>()
         for (const row of rows) {
-          const vs = f.type === 'list' && Array.isArray(row[f.name]) ? (row[f.name] as (string | number | boolean)[]) : [row[f.name] ?? null]
+          const vs =
+            f.type === 'list' && Array.isArray(row[f.name]) ? (row[f.name] as (string | number | boolean)[]) : [row[f.name] ?? null]
           for (const v of vs) if (v !== null && seen.size < examples) seen.set(JSON.stringify(v), v)
         }
         sample[f.name] = [...seen.values()]
       }
-      out.push({ ...spec, records: count.matched, examples: sample, ...(count.from !== undefined ? { from: count.from, to: count.to! } : {}) })
+      out.push({
+        ...spec,
+        records: count.matched,
+        examples: sample,
+        ...(count.from !== undefined ? { from: count.from, to: count.to! } : {}),
+      })
     }
     return out
   }
@@ -339,7 +459,10 @@ export class EngineFacts {
    * @throws {MnemoError} `INVALID_INPUT` — a query that does not parse, names a field the collection lacks, compares a
    *   field with a value of another type, or would run too long. `NOT_FOUND` — an unknown collection.
    */
-  query(query: string | FactQuery, options: { project?: ProjectRef; explain?: boolean; limits?: Partial<FactQueryLimits> } = {}): FactAnswer {
+  query(
+    query: string | FactQuery,
+    options: { project?: ProjectRef; explain?: boolean; limits?: Partial<FactQueryLimits> } = {},
+  ): FactAnswer {
     const parsed = typeof query === 'string' ? parseFactQuery(query) : query
     const { scope } = this.scope(options.project)
     const spec = this.specOrThrow(scope, parsed.collection)
@@ -354,16 +477,24 @@ export class EngineFacts {
    * @throws {MnemoError} `INVALID_INPUT` — an unreadable line or a bad value, naming the file, line and field; nothing is stored.
    *   `NOT_FOUND` — no such file.
    */
-  importFile(file: string, collection: string, options: FactWriteOptions & { format?: 'jsonl' | 'csv' } = {}): FactWriteResult & { file: string } {
+  importFile(
+    file: string,
+    collection: string,
+    options: FactWriteOptions & { format?: 'jsonl' | 'csv' } = {},
+  ): FactWriteResult & { file: string } {
     const abs = path.resolve(this.ctx.cwd, file)
     let text: string
     try {
       const size = statSync(abs).size
-      if (size > MAX_FACT_FILE_BYTES) throw invalidInput('file', `${file} is ${size} bytes, above the import limit of ${MAX_FACT_FILE_BYTES}`)
+      if (size > MAX_FACT_FILE_BYTES)
+        throw invalidInput('file', `${file} is ${size} bytes, above the import limit of ${MAX_FACT_FILE_BYTES}`)
       text = readFileSync(abs, 'utf8')
     } catch (cause) {
       if (MnemoError.is(cause)) throw cause
-      throw new MnemoError('NOT_FOUND', `cannot read ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, { details: { kind: 'file', id: file }, cause })
+      throw new MnemoError('NOT_FOUND', `cannot read ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+        details: { kind: 'file', id: file },
+        cause,
+      })
     }
     const format = options.format ?? (/\.csv$/i.test(file) ? 'csv' : 'jsonl')
     const name = path.basename(file)

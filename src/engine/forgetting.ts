@@ -25,7 +25,9 @@ export function forgetMemoryEvents(store: Store, ids: readonly string[]): number
     const memory = store.getMemory(id)
     const seq = store.sourceEventOf(id)
     const root = memory && store.getProject(memory.projectId)?.root
-    return memory && seq !== undefined && root !== undefined ? [{ id, seq, root, user: memory.user, key: contentKey(memory.kind, memory.text) }] : []
+    return memory && seq !== undefined && root !== undefined
+      ? [{ id, seq, root, user: memory.user, key: contentKey(memory.kind, memory.text) }]
+      : []
   })
   if (targets.length === 0) return 0
   const seqs = new Set(targets.map((t) => t.seq))

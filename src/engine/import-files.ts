@@ -9,7 +9,14 @@ import { parseCursorDatabase, sqliteTables } from '../capture/cursor-db.js'
 import type { ParseResult } from '../capture/derivation.js'
 import { isGeminiJsonl, isGeminiSession, parseGeminiJsonl, parseGeminiSession } from '../capture/gemini-session.js'
 import { isLocomo, parseLocomo } from '../capture/locomo.js'
-import { isOpenCodeDatabaseName, isOpenCodeStorage, openCodeDatabaseNear, openCodeRecordOf, openCodeSqliteMessage, parseOpenCodeStorage } from '../capture/opencode-storage.js'
+import {
+  isOpenCodeDatabaseName,
+  isOpenCodeStorage,
+  openCodeDatabaseNear,
+  openCodeRecordOf,
+  openCodeSqliteMessage,
+  parseOpenCodeStorage,
+} from '../capture/opencode-storage.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { detectTranscriptFormat } from '../capture/transcript-format.js'
 
@@ -139,20 +146,34 @@ function parseOpenCodeImport(file: string, options: { redact?: Redactor; project
     if (isOpenCodeDatabaseName(path.basename(file)) || isSqliteFile(file)) return fail(openCodeSqliteMessage(file))
     const record = openCodeRecordOf(file)
     if (!record) return fail('not an OpenCode storage folder or a session file inside one (storage/session/<project>/<session>.json)')
-    if (record.kind !== 'session') return fail(`an OpenCode ${record.kind} file: import the storage folder (${record.root}) or a session file (session/<project>/<session>.json)`)
+    if (record.kind !== 'session')
+      return fail(
+        `an OpenCode ${record.kind} file: import the storage folder (${record.root}) or a session file (session/<project>/<session>.json)`,
+      )
     root = record.root
     parse = parseOpenCodeStorage({ file: root, session: file, ...common })
   }
   const first = parse.skipped[0]
-  if (parse.events.length === 0 && first) return { file, format: 'opencode', parse, error: `no valid records; first skipped: ${path.join(root, String(first.line))}: ${first.reason}` }
+  if (parse.events.length === 0 && first)
+    return {
+      file,
+      format: 'opencode',
+      parse,
+      error: `no valid records; first skipped: ${path.join(root, String(first.line))}: ${first.reason}`,
+    }
   return { file, format: 'opencode', parse }
 }
 
 /** A Cursor import: one state.vscdb, read-only. */
 function parseCursorImport(file: string, options: { redact?: Redactor; project?: ProjectRef }): ParsedFile {
-  const r = parseCursorDatabase(file, { file, ...(options.redact ? { redact: options.redact } : {}), ...(options.project ? { project: options.project } : {}) })
+  const r = parseCursorDatabase(file, {
+    file,
+    ...(options.redact ? { redact: options.redact } : {}),
+    ...(options.project ? { project: options.project } : {}),
+  })
   const first = r.parse.skipped[0]
-  const error = r.error ?? (r.parse.events.length === 0 && first ? `no valid records; first skipped: ${first.line}: ${first.reason}` : undefined)
+  const error =
+    r.error ?? (r.parse.events.length === 0 && first ? `no valid records; first skipped: ${first.line}: ${first.reason}` : undefined)
   return { file, format: 'cursor', parse: r.parse, ...(error ? { error } : {}) }
 }
 
@@ -167,20 +188,26 @@ function parseCursorImport(file: string, options: { redact?: Redactor; project?:
  * lines. `candidateRoots` are the folders a Gemini session's `projectHash`
  * is matched against (default: the process cwd).
  */
-export function parseImportFile(file: string, format: ImportFormat, options: { redact?: Redactor; project?: ProjectRef; candidateRoots?: readonly string[] }): ParsedFile {
+export function parseImportFile(
+  file: string,
+  format: ImportFormat,
+  options: { redact?: Redactor; project?: ProjectRef; candidateRoots?: readonly string[] },
+): ParsedFile {
   const store = format === 'auto' ? storeFormatOf(file) : undefined
   if (format === 'opencode' || store === 'opencode') return parseOpenCodeImport(file, options)
   if (format === 'cursor' || store === 'cursor') return parseCursorImport(file, options)
   const empty: ParseResult = { events: [], read: 0, skipped: [], unknownTypes: {} }
   let text: string
   try {
-    if (statSync(file).size > MAX_IMPORT_FILE_BYTES) return { file, format: undefined, parse: empty, error: `file is larger than ${MAX_IMPORT_FILE_BYTES} bytes` }
+    if (statSync(file).size > MAX_IMPORT_FILE_BYTES)
+      return { file, format: undefined, parse: empty, error: `file is larger than ${MAX_IMPORT_FILE_BYTES} bytes` }
     // A UTF-8 byte-order mark is not content (editors on Windows add it).
     text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '')
   } catch (cause) {
     return { file, format: undefined, parse: empty, error: `cannot read file: ${(cause as Error).message}` }
   }
-  if (format === 'mnemo') return { file, format: undefined, parse: empty, error: 'a mnemo export must be imported on its own, not inside a folder' }
+  if (format === 'mnemo')
+    return { file, format: undefined, parse: empty, error: 'a mnemo export must be imported on its own, not inside a folder' }
   let resolved: Exclude<ImportFormat, 'auto' | 'mnemo' | 'opencode' | 'cursor'> | undefined = format === 'auto' ? undefined : format
   let json: unknown
   if (resolved === undefined || resolved === 'locomo') {
@@ -190,7 +217,12 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
         json = JSON.parse(text)
         if (resolved === undefined && isLocomo(json)) resolved = 'locomo'
         else if (resolved === undefined && isGeminiPromptLog(json)) {
-          return { file, format: undefined, parse: empty, error: "Gemini CLI's prompt log (logs.json), not a session: nothing to import (the sessions are in chats/)" }
+          return {
+            file,
+            format: undefined,
+            parse: empty,
+            error: "Gemini CLI's prompt log (logs.json), not a session: nothing to import (the sessions are in chats/)",
+          }
         }
       } catch (cause) {
         if (resolved === 'locomo') return { file, format: 'locomo', parse: empty, error: `invalid JSON: ${(cause as Error).message}` }
@@ -198,7 +230,12 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
     } else if (resolved === 'locomo') return { file, format: 'locomo', parse: empty, error: 'LoCoMo data must be a JSON array' }
   }
   if ((resolved === undefined || resolved === 'gemini') && isGeminiJsonl(text)) {
-    const opts = { file, ...(options.redact ? { redact: options.redact } : {}), ...(options.project ? { project: options.project } : {}), ...(options.candidateRoots ? { candidateRoots: options.candidateRoots } : {}) }
+    const opts = {
+      file,
+      ...(options.redact ? { redact: options.redact } : {}),
+      ...(options.project ? { project: options.project } : {}),
+      ...(options.candidateRoots ? { candidateRoots: options.candidateRoots } : {}),
+    }
     return { file, format: 'gemini', parse: parseGeminiJsonl(text, opts) }
   }
   if (resolved === undefined || resolved === 'gemini') {
@@ -213,8 +250,13 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
         const named = /^session-.*\.json$/i.test(path.basename(file))
         if (resolved === 'gemini' || named) {
           const kind = detectTranscriptFormat(text)
-          const hint = kind ? ` (it looks like ${kind === 'codex' ? 'Codex rollout' : 'Claude Code'} JSONL: try --format auto)` : named ? ' (a truncated Gemini CLI session?)' : ''
-          if (resolved === 'gemini' || !kind) return { file, format: 'gemini', parse: empty, error: `invalid JSON: ${(cause as Error).message}${hint}` }
+          const hint = kind
+            ? ` (it looks like ${kind === 'codex' ? 'Codex rollout' : 'Claude Code'} JSONL: try --format auto)`
+            : named
+              ? ' (a truncated Gemini CLI session?)'
+              : ''
+          if (resolved === 'gemini' || !kind)
+            return { file, format: 'gemini', parse: empty, error: `invalid JSON: ${(cause as Error).message}${hint}` }
         }
         // JSONL starts with '{' too: detected below
       }
@@ -222,7 +264,12 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
   }
   resolved ??= detectTranscriptFormat(text)
   if (resolved === undefined) {
-    return { file, format: undefined, parse: empty, error: 'unrecognised format (not Claude Code JSONL, Codex rollout JSONL, Gemini CLI session JSON or LoCoMo JSON); pass --format' }
+    return {
+      file,
+      format: undefined,
+      parse: empty,
+      error: 'unrecognised format (not Claude Code JSONL, Codex rollout JSONL, Gemini CLI session JSON or LoCoMo JSON); pass --format',
+    }
   }
   const opts = { file, ...(options.redact ? { redact: options.redact } : {}), ...(options.project ? { project: options.project } : {}) }
   switch (resolved) {
@@ -233,7 +280,11 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
     case 'codex':
       return { file, format: resolved, parse: parseCodexRollout(text, opts) }
     case 'gemini':
-      return { file, format: resolved, parse: parseGeminiSession(json, options.candidateRoots ? { ...opts, candidateRoots: options.candidateRoots } : opts) }
+      return {
+        file,
+        format: resolved,
+        parse: parseGeminiSession(json, options.candidateRoots ? { ...opts, candidateRoots: options.candidateRoots } : opts),
+      }
   }
 }
 
@@ -241,7 +292,13 @@ export function parseImportFile(file: string, format: ImportFormat, options: { r
 function isGeminiPromptLog(json: unknown): boolean {
   if (!Array.isArray(json) || json.length === 0) return false
   const first = json[0] as Record<string, unknown> | null
-  return typeof first === 'object' && first !== null && typeof first['sessionId'] === 'string' && 'messageId' in first && typeof first['message'] === 'string'
+  return (
+    typeof first === 'object' &&
+    first !== null &&
+    typeof first['sessionId'] === 'string' &&
+    'messageId' in first &&
+    typeof first['message'] === 'string'
+  )
 }
 
 /** Per-file outcome of an import. */
@@ -286,7 +343,12 @@ export function importFiles(
   target: string,
   files: readonly string[],
   format: ImportFormat,
-  options: { redact?: Redactor; project?: ProjectRef; candidateRoots: readonly string[]; append: (events: readonly EventInput[]) => AppendResult },
+  options: {
+    redact?: Redactor
+    project?: ProjectRef
+    candidateRoots: readonly string[]
+    append: (events: readonly EventInput[]) => AppendResult
+  },
 ): ImportReport {
   const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, covered: 0, skipped: 0, unknown: 0 }
   let valid = 0

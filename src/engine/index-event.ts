@@ -40,7 +40,10 @@ export function indexEvent(event: EventInput, timeZone: string): Derivation {
     return indexUnchecked(event, timeZone)
   } catch (error) {
     if (MnemoError.is(error)) throw error
-    throw invalidInput('payload', `event ${truncateGraphemes(event.idemKey, 80)} (${event.format}) has a payload mnemo cannot read: ${error instanceof Error ? error.message : String(error)}`)
+    throw invalidInput(
+      'payload',
+      `event ${truncateGraphemes(event.idemKey, 80)} (${event.format}) has a payload mnemo cannot read: ${error instanceof Error ? error.message : String(error)}`,
+    )
   }
 }
 
@@ -53,11 +56,16 @@ function indexUnchecked(event: EventInput, timeZone: string): Derivation {
     observations: d.observations.map((o) => {
       const part = origin !== undefined ? stepPart(origin, o) : undefined
       return {
-      ...o,
-      ...(part !== undefined ? { part } : {}),
-      ...(o.kind !== 'prompt' ? injectionFlags(o.text) : {}),
-      index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], meta(o.role, o.kind, o.ts ?? event.ts, o.text)),
-      entities: extractEntities(o.text, { ...(o.files ? { files: o.files } : {}), ...(o.tool ? { tool: o.tool } : {}), speaker: o.role, projectRoot: event.project.root }),
+        ...o,
+        ...(part !== undefined ? { part } : {}),
+        ...(o.kind !== 'prompt' ? injectionFlags(o.text) : {}),
+        index: toIndexedText(o.text, [...(o.files ?? []), ...(o.tool ? [o.tool] : [])], meta(o.role, o.kind, o.ts ?? event.ts, o.text)),
+        entities: extractEntities(o.text, {
+          ...(o.files ? { files: o.files } : {}),
+          ...(o.tool ? { tool: o.tool } : {}),
+          speaker: o.role,
+          projectRoot: event.project.root,
+        }),
       }
     }),
   }

@@ -14,7 +14,9 @@ describe('contradictions supersede, history stays', () => {
     expect(old).toMatchObject({ id: v1.id, validFrom: T0, validTo: T0 + 86_400_000, supersededBy: v2.id })
     expect(current).toMatchObject({ id: v2.id, validFrom: T0 + 86_400_000, validTo: undefined, supersedes: v1.id })
     // Never both current, never neither: recall shows only the new one…
-    expect((await engine.recall('orders DB', { projectIds: engine.resolveProjects('alpha').map((p) => p.id) })).map((h) => h.id)).toEqual([v2.id])
+    expect((await engine.recall('orders DB', { projectIds: engine.resolveProjects('alpha').map((p) => p.id) })).map((h) => h.id)).toEqual([
+      v2.id,
+    ])
     // …and "as of" a time before the change gives the old one.
     const asOf = await engine.recall('orders DB', { asOf: T0 + 1000 })
     expect(asOf.map((h) => h.id)).toEqual([v1.id])
@@ -25,7 +27,10 @@ describe('contradictions supersede, history stays', () => {
   it('flags a memory that quoted the superseded value for review', () => {
     const { engine, clock } = createTestEngine()
     engine.remember('orders DB is PostgreSQL 14', { project: A })
-    const dependent = engine.remember('backups use pg_dump because the orders database is PostgreSQL 14', { kind: 'decision', project: A }).memory
+    const dependent = engine.remember('backups use pg_dump because the orders database is PostgreSQL 14', {
+      kind: 'decision',
+      project: A,
+    }).memory
     clock.advance(1000)
     const v2 = engine.remember('orders DB migrated to MySQL 8', { project: A }).memory
     const old = engine.history(v2.id)[0]!
@@ -37,7 +42,9 @@ describe('contradictions supersede, history stays', () => {
     const a = engine.remember('deploys happen on Tuesdays', { project: A, kind: 'decision' }).memory
     const b = engine.remember('we deploy every weekday after standup', { project: A, kind: 'decision', supersedes: a.id }).memory
     expect(engine.history(b.id).map((m) => m.id)).toEqual([a.id, b.id])
-    expect(() => engine.remember('x', { project: A, supersedes: 'mem_0000000000000000000000' })).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
+    expect(() => engine.remember('x', { project: A, supersedes: 'mem_0000000000000000000000' })).toThrow(
+      expect.objectContaining({ code: 'NOT_FOUND' }),
+    )
   })
 
   it('merges a near duplicate instead of storing it twice', () => {
@@ -75,7 +82,10 @@ describe('archive, restore, pin', () => {
     const m = engine.remember('never force-push to main', { project: A, kind: 'lesson' }).memory
     engine.setMemoryState(m.id, 'pin')
     expect(() => engine.setMemoryState(m.id, 'archive')).toThrow(
-      expect.objectContaining({ code: 'CONFLICT', message: `memory ${m.id} is pinned: pinned memories are never archived; unpin it first` }),
+      expect.objectContaining({
+        code: 'CONFLICT',
+        message: `memory ${m.id} is pinned: pinned memories are never archived; unpin it first`,
+      }),
     )
     expect(engine.history(m.id)[0]).toMatchObject({ pinned: true, archivedAt: undefined })
   })
@@ -96,7 +106,10 @@ describe('archive, restore, pin', () => {
     const v1 = engine.remember('orders DB is PostgreSQL 14', { project: A }).memory
     clock.advance(1000)
     const v2 = engine.remember('orders DB migrated to MySQL 8', { project: A }).memory
-    const conflict = expect.objectContaining({ code: 'CONFLICT', message: `memory ${v1.id} was superseded by ${v2.id}: change the current version` })
+    const conflict = expect.objectContaining({
+      code: 'CONFLICT',
+      message: `memory ${v1.id} was superseded by ${v2.id}: change the current version`,
+    })
     for (const op of ['pin', 'archive'] as const) expect(() => engine.setMemoryState(v1.id, op)).toThrow(conflict)
     expect(() => engine.editMemory(v1.id, 'orders DB is PostgreSQL 15')).toThrow(conflict)
     expect(engine.history(v2.id).map((m) => [m.id, m.pinned, m.archivedAt])).toEqual([
@@ -115,7 +128,13 @@ describe('deletion really deletes', () => {
     clock.advance(1000)
     engine.remember('orders DB migrated to MySQL 8', { project: A })
     const r = engine.forget(v2.id)
-    expect(r).toEqual({ id: v2.id, type: 'memory', events: 2, alsoRecorded: [], restored: { id: v1.id, text: 'orders DB is PostgreSQL 14' } })
+    expect(r).toEqual({
+      id: v2.id,
+      type: 'memory',
+      events: 2,
+      alsoRecorded: [],
+      restored: { id: v1.id, text: 'orders DB is PostgreSQL 14' },
+    })
     expect((await engine.recall('orders DB')).map((h) => h.id)).toEqual([v1.id])
     engine.rebuild()
     expect((await engine.recall('orders DB')).map((h) => h.id)).toEqual([v1.id])
@@ -181,12 +200,22 @@ describe('deletion really deletes', () => {
     const { engine, clock } = createTestEngine()
     engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the signing keys' }, 's-old', '/p/alpha'))
     clock.advance(10_000)
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the signing keys again' }, 's-new', '/p/alpha'))
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the signing keys in beta' }, 's-beta', '/p/beta'))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'rotate the signing keys again' }, 's-new', '/p/alpha'),
+    )
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'rotate the signing keys in beta' }, 's-beta', '/p/beta'),
+    )
     engine.remember('signing keys rotate monthly', { project: B })
     const alpha = engine.resolveProjects('alpha')[0]!
     expect(engine.deleteScope({ project: alpha, before: T0 + 5000 })).toEqual({ events: 1 })
-    expect((await engine.recall('signing keys')).map((h) => h.snippet).sort()).toEqual(['rotate the signing keys again', 'rotate the signing keys in beta', 'signing keys rotate monthly'])
+    expect((await engine.recall('signing keys')).map((h) => h.snippet).sort()).toEqual([
+      'rotate the signing keys again',
+      'rotate the signing keys in beta',
+      'signing keys rotate monthly',
+    ])
     expect(engine.deleteScope({ project: alpha })).toEqual({ events: 1 })
     expect((await engine.recall('signing keys')).map((h) => h.project)).toEqual(['beta', 'beta'])
     expect(engine.auditLog(2).map((a) => [a.action, a.target, a.count])).toEqual([

@@ -1,7 +1,16 @@
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { idPrefix, type SessionId } from '../core/ids.js'
 import { repairUnicode, truncateGraphemes } from '../core/text.js'
-import { MEMORY_KINDS, type AgentName, type Memory, type MemoryKind, type Observation, type Project, type ProjectRef, type Session } from '../core/types.js'
+import {
+  MEMORY_KINDS,
+  type AgentName,
+  type Memory,
+  type MemoryKind,
+  type Observation,
+  type Project,
+  type ProjectRef,
+  type Session,
+} from '../core/types.js'
 import { memoryOpEvent, rememberEvent } from '../capture/mnemo-ops.js'
 import { resolveProjectRoot } from '../capture/project.js'
 import { oneLine, SESSION_TITLE_CHARS } from '../capture/tool-text.js'
@@ -20,23 +29,36 @@ import { runRecall } from './recall-pipeline.js'
 const MAX_TEXT_CHARS = 16_000
 
 /** `MnemoEngine.remember`: the write guard's front. */
-export function remember(ctx: EngineContext, text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName; scope?: 'project' | 'user' } = {}): { memory: Memory; created: boolean } {
+export function remember(
+  ctx: EngineContext,
+  text: string,
+  options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName; scope?: 'project' | 'user' } = {},
+): { memory: Memory; created: boolean } {
   const kind = options.kind ?? 'fact'
-  if (!MEMORY_KINDS.includes(kind)) throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
+  if (!MEMORY_KINDS.includes(kind))
+    throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
   if (typeof text !== 'string') throw invalidInput('text', `memory text must be a string (got ${text === null ? 'null' : typeof text})`)
   const clean = repairUnicode(text).trim()
   if (clean.length === 0) throw invalidInput('text', 'memory text is empty')
-  if (clean.length > MAX_TEXT_CHARS) throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
+  if (clean.length > MAX_TEXT_CHARS)
+    throw invalidInput('text', `memory text is longer than ${MAX_TEXT_CHARS} characters (got ${clean.length})`)
   // The rule recall applies to a query: a text with no word to search by (`🚀`, `?!`) could never be recalled.
-  if (toMatchExpression(searchForm(clean)) === undefined) throw invalidInput('text', `memory text has no searchable words: letters, digits or CJK text (got ${JSON.stringify(truncateGraphemes(clean, 40))})`)
-  if (options.scope !== undefined && options.scope !== 'project' && options.scope !== 'user') throw invalidInput('scope', `scope must be project or user (got ${JSON.stringify(options.scope)})`)
+  if (toMatchExpression(searchForm(clean)) === undefined)
+    throw invalidInput(
+      'text',
+      `memory text has no searchable words: letters, digits or CJK text (got ${JSON.stringify(truncateGraphemes(clean, 40))})`,
+    )
+  if (options.scope !== undefined && options.scope !== 'project' && options.scope !== 'user')
+    throw invalidInput('scope', `scope must be project or user (got ${JSON.stringify(options.scope)})`)
   // A user-wide memory lives in the user's own project, recalled beside every project's (see `userProject`).
   const project = options.scope === 'user' ? userProject(ctx.access.user) : (options.project ?? resolveProjectRoot(ctx.cwd))
   const old = options.supersedes !== undefined ? ctx.store.getMemory(options.supersedes) : undefined
   if (options.supersedes !== undefined) {
     const oldProject = old && ctx.store.getProject(old.projectId)
     if (!old || oldProject?.root !== project.root || !ctx.access.sees(old)) {
-      throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, { details: { kind: 'memory', id: options.supersedes } })
+      throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, {
+        details: { kind: 'memory', id: options.supersedes },
+      })
     }
     assertCurrent(ctx, old)
     ctx.access.assertOwn(old)
@@ -59,19 +81,42 @@ export function remember(ctx: EngineContext, text: string, options: { kind?: Mem
   })
   ctx.append([event])
   const stored = (event.payload as { text: string }).text
-  const memory = (sameAs ? ctx.store.getMemory(sameAs) : undefined) ?? ctx.store.currentMemoryByContent(project.root, contentKey(kind, stored), ctx.access.user, ctx.access.agentScope === 'own' ? (agent ?? null) : undefined)
-  if (!memory) throw new MnemoError('NOT_FOUND', `memory ${JSON.stringify(truncateGraphemes(clean, 40))} was not stored`, { details: { kind: 'memory', id: event.idemKey } })
+  const memory =
+    (sameAs ? ctx.store.getMemory(sameAs) : undefined) ??
+    ctx.store.currentMemoryByContent(
+      project.root,
+      contentKey(kind, stored),
+      ctx.access.user,
+      ctx.access.agentScope === 'own' ? (agent ?? null) : undefined,
+    )
+  if (!memory)
+    throw new MnemoError('NOT_FOUND', `memory ${JSON.stringify(truncateGraphemes(clean, 40))} was not stored`, {
+      details: { kind: 'memory', id: event.idemKey },
+    })
   return { memory, created: memory.createdAt === now && memory.seenCount === 1 }
 }
 
 /** A current memory of the same kind in the project whose words nearly equal `text`, if any. */
-function nearDuplicate(ctx: EngineContext, text: string, kind: MemoryKind, project: ProjectRef, agent: AgentName | undefined): string | undefined {
+function nearDuplicate(
+  ctx: EngineContext,
+  text: string,
+  kind: MemoryKind,
+  project: ProjectRef,
+  agent: AgentName | undefined,
+): string | undefined {
   const known = ctx.store.listProjects().find((p) => p.root === project.root)
   if (!known || toMatchExpression(text) === undefined) return undefined
   // Only this user's own memories: a shared one is matched in the shared scope, another user's never.
-  const hits = runRecall(ctx.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...ctx.access.who() }, ctx.recallConfig)
-  const mine = (m: Memory | undefined): boolean => m !== undefined && m.user === ctx.access.user && (ctx.access.agentScope !== 'own' || m.agent === agent)
-  const match = hits.find((h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && mine(ctx.store.getMemory(h.doc.id)))
+  const hits = runRecall(
+    ctx.store,
+    { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...ctx.access.who() },
+    ctx.recallConfig,
+  )
+  const mine = (m: Memory | undefined): boolean =>
+    m !== undefined && m.user === ctx.access.user && (ctx.access.agentScope !== 'own' || m.agent === agent)
+  const match = hits.find(
+    (h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && mine(ctx.store.getMemory(h.doc.id)),
+  )
   return match?.doc.id
 }
 
@@ -79,18 +124,35 @@ function nearDuplicate(ctx: EngineContext, text: string, kind: MemoryKind, proje
  * The current memory `text` contradicts (see `findContradicted`), among this user's stated memories of the project
  * that share words with it, best BM25 match first; undefined when there is none, or when `text` is already stored.
  */
-function contradicted(ctx: EngineContext, text: string, kind: MemoryKind, project: ProjectRef, agent: AgentName | undefined): string | undefined {
+function contradicted(
+  ctx: EngineContext,
+  text: string,
+  kind: MemoryKind,
+  project: ProjectRef,
+  agent: AgentName | undefined,
+): string | undefined {
   const known = ctx.store.listProjects().find((p) => p.root === project.root)
   if (!known || toMatchExpression(text) === undefined) return undefined
   const key = contentKey(kind, text)
   const subject = subjectKey(text)
-  const hits = runRecall(ctx.store, { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...ctx.access.who() }, ctx.recallConfig)
+  const hits = runRecall(
+    ctx.store,
+    { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...ctx.access.who() },
+    ctx.recallConfig,
+  )
   const candidates: { id: string; text: string }[] = []
   for (const h of hits) {
     if (h.doc.type !== 'memory') continue
     const m = ctx.store.getMemory(h.doc.id)
     // Stated kinds only (a summary or procedure is not a claim to retire), current, this user's (and agent's, under isolation).
-    if (!m || !MEMORY_KINDS.includes(m.kind) || m.validTo !== undefined || m.user !== ctx.access.user || (ctx.access.agentScope === 'own' && m.agent !== agent)) continue
+    if (
+      !m ||
+      !MEMORY_KINDS.includes(m.kind) ||
+      m.validTo !== undefined ||
+      m.user !== ctx.access.user ||
+      (ctx.access.agentScope === 'own' && m.agent !== agent)
+    )
+      continue
     // The store supersedes a memory of the same kind and subject key itself, at derivation, so that a forgotten middle
     // version relinks the chain as a rebuild would: an id written into the event would pin the link to that version.
     if (subject !== undefined && m.kind === kind && subjectKey(m.text) === subject) return undefined
@@ -116,11 +178,13 @@ export interface ForgetResult {
 
 export function forget(ctx: EngineContext, id: string, actor: string, options: { chain?: boolean } = {}): ForgetResult {
   const prefix = idPrefix(id)
-  if (prefix !== 'obs' && prefix !== 'mem') throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
+  if (prefix !== 'obs' && prefix !== 'mem')
+    throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
   const kind = prefix === 'obs' ? 'observation' : 'memory'
   const seq = ctx.store.sourceEventOf(id)
   const row = prefix === 'obs' ? ctx.store.getObservation(id) : ctx.store.getMemory(id)
-  if (seq === undefined || !row || !ctx.access.sees(row, 'sessionId' in row ? observationAgent(ctx, row) : undefined)) throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
+  if (seq === undefined || !row || !ctx.access.sees(row, 'sessionId' in row ? observationAgent(ctx, row) : undefined))
+    throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
   ctx.access.assertOwn(row)
   let events: number
   let alsoRecorded: string[] = []
@@ -138,13 +202,16 @@ export function forget(ctx: EngineContext, id: string, actor: string, options: {
     // The newest version gone, the one it superseded is current again: say so, rather than let it come back unseen.
     if (versions === undefined && memory.supersededBy === undefined && memory.supersedes !== undefined) {
       const previous = ctx.store.getMemory(memory.supersedes)
-      if (previous !== undefined && previous.supersededBy === undefined && ctx.access.sees(previous)) restored = { id: previous.id, text: ctx.readRedact(previous.text) }
+      if (previous !== undefined && previous.supersededBy === undefined && ctx.access.sees(previous))
+        restored = { id: previous.id, text: ctx.readRedact(previous.text) }
     }
   } else {
     // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
     const observation = row as Observation
     // Only the owner's: another user's statement citing this observation is theirs to keep.
-    const derived = derivedMemoryIds(ctx.store, observation.projectId, [id]).filter((m) => ctx.store.getMemory(m)?.user === observation.user)
+    const derived = derivedMemoryIds(ctx.store, observation.projectId, [id]).filter(
+      (m) => ctx.store.getMemory(m)?.user === observation.user,
+    )
     // The step's session by its identity (project root, agent, key), which re-deriving keeps.
     const step = ctx.store.stepOf(id)
     // Another capture path's copy of a step this record stood for comes in again once the record is gone, exactly as a
@@ -154,13 +221,21 @@ export function forget(ctx: EngineContext, id: string, actor: string, options: {
     // The session's title and start come from its first events: forgetting the prompt that titled it (or its first
     // event) re-derives it, so no trace of the forgotten text stays in session lists and context headers.
     const session = ctx.store.getSession(observation.sessionId)
-    const shapedSession = session !== undefined && (observation.ts <= session.startedAt || (observation.kind === 'prompt' && oneLine(observation.text, SESSION_TITLE_CHARS) === session.title))
+    const shapedSession =
+      session !== undefined &&
+      (observation.ts <= session.startedAt ||
+        (observation.kind === 'prompt' && oneLine(observation.text, SESSION_TITLE_CHARS) === session.title))
     events = ctx.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(ctx.store, derived)
     if ((uncovers || shapedSession) && step !== undefined) ctx.rederiveSession(step.session)
     // Say where else the step is recorded, so a person removing it everywhere can forget those too.
     if (step?.origin !== undefined) {
       alsoRecorded = ctx.store
-        .stepRecords(step.session, step.origin, { ...(observation.sourceRef !== undefined ? { sourceRef: observation.sourceRef } : {}), kind: observation.kind, text: observation.text, ts: observation.ts })
+        .stepRecords(step.session, step.origin, {
+          ...(observation.sourceRef !== undefined ? { sourceRef: observation.sourceRef } : {}),
+          kind: observation.kind,
+          text: observation.text,
+          ts: observation.ts,
+        })
         .filter((other) => other !== id)
     }
   }
@@ -169,11 +244,16 @@ export function forget(ctx: EngineContext, id: string, actor: string, options: {
 }
 
 /** `MnemoEngine.deleteScope`. */
-export function deleteScope(ctx: EngineContext, scope: { project: Project; session?: string; before?: number }, actor: string): { events: number } {
+export function deleteScope(
+  ctx: EngineContext,
+  scope: { project: Project; session?: string; before?: number },
+  actor: string,
+): { events: number } {
   let session: Session | undefined
   if (scope.session !== undefined) {
     session = ctx.store.getSession(scope.session)
-    if (!session || !ctx.access.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${scope.session}`, { details: { kind: 'session', id: scope.session } })
+    if (!session || !ctx.access.sees(session, session.agent))
+      throw new MnemoError('NOT_FOUND', `no session with id ${scope.session}`, { details: { kind: 'session', id: scope.session } })
     if (session.projectId !== scope.project.id) throw invalidInput('session', `${scope.session} is not a session of ${scope.project.name}`)
     ctx.access.assertOwn({ id: session.id, ...(session.user !== undefined ? { user: session.user } : {}) })
   }
@@ -181,7 +261,11 @@ export function deleteScope(ctx: EngineContext, scope: { project: Project; sessi
     projectRoot: scope.project.root,
     // A user deletes their own events (shared ones belong to everyone); a store without users, its shared ones; `allUsers`, all.
     // One session: exactly its events, of its agent and its user.
-    ...(session ? { user: session.user ?? null, sessionKey: session.sessionKey, agent: session.agent } : ctx.access.allUsers ? {} : { user: ctx.access.user ?? null }),
+    ...(session
+      ? { user: session.user ?? null, sessionKey: session.sessionKey, agent: session.agent }
+      : ctx.access.allUsers
+        ? {}
+        : { user: ctx.access.user ?? null }),
     ...(scope.before !== undefined ? { before: scope.before } : {}),
   }
   // What was derived from the deleted observations (summaries, lessons, statements, procedures) goes with them;
@@ -202,7 +286,10 @@ export function deleteScope(ctx: EngineContext, scope: { project: Project; sessi
     action: 'delete',
     target: scope.project.root,
     count: events,
-    details: { ...(session ? { session: session.id } : {}), ...(scope.before !== undefined ? { before: new Date(scope.before).toISOString() } : {}) },
+    details: {
+      ...(session ? { session: session.id } : {}),
+      ...(scope.before !== undefined ? { before: new Date(scope.before).toISOString() } : {}),
+    },
   })
   return { events }
 }
@@ -211,14 +298,24 @@ export function deleteScope(ctx: EngineContext, scope: { project: Project; sessi
 export function setMemoryState(ctx: EngineContext, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
   const memory = ctx.store.getMemory(id)
   const project = memory && ctx.store.getProject(memory.projectId)
-  if (!memory || !project || !ctx.access.sees(memory)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  if (!memory || !project || !ctx.access.sees(memory))
+    throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
   assertCurrent(ctx, memory)
   ctx.access.assertOwn(memory)
   if (op === 'archive' && memory.pinned) {
-    throw new MnemoError('CONFLICT', `memory ${id} is pinned: pinned memories are never archived; unpin it first`, { details: { kind: 'memory', id } })
+    throw new MnemoError('CONFLICT', `memory ${id} is pinned: pinned memories are never archived; unpin it first`, {
+      details: { kind: 'memory', id },
+    })
   }
   // Already so: nothing to log.
-  const already = op === 'pin' ? memory.pinned : op === 'unpin' ? !memory.pinned : op === 'archive' ? memory.archivedAt !== undefined : memory.archivedAt === undefined
+  const already =
+    op === 'pin'
+      ? memory.pinned
+      : op === 'unpin'
+        ? !memory.pinned
+        : op === 'archive'
+          ? memory.archivedAt !== undefined
+          : memory.archivedAt === undefined
   if (already) return { ...memory, text: ctx.readRedact(memory.text) }
   ctx.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, ctx.clock.now(), memory.user)])
   const changed = ctx.store.getMemory(id)!
@@ -229,10 +326,14 @@ export function setMemoryState(ctx: EngineContext, id: string, op: 'pin' | 'unpi
 export function editMemory(ctx: EngineContext, id: string, text: string, actor: string): Memory {
   const old = ctx.store.getMemory(id)
   const project = old && ctx.store.getProject(old.projectId)
-  if (!old || !project || !ctx.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  if (!old || !project || !ctx.access.sees(old))
+    throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
   if (repairUnicode(text).trim() === old.text && old.validTo === undefined) return { ...old, text: ctx.readRedact(old.text) }
   if (old.kind === 'summary' || old.kind === 'procedure') {
-    throw invalidInput('id', `${id} is a ${old.kind === 'summary' ? 'session summary' : 'procedure'}: consolidation rewrites it; edit a fact, decision, preference or lesson`)
+    throw invalidInput(
+      'id',
+      `${id} is a ${old.kind === 'summary' ? 'session summary' : 'procedure'}: consolidation rewrites it; edit a fact, decision, preference or lesson`,
+    )
   }
   const { memory } = remember(ctx, text, { kind: old.kind, project: { root: project.root, name: project.name }, supersedes: id })
   ctx.store.audit({ at: ctx.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })

@@ -26,7 +26,15 @@ import { DERIVATION_VERSION, indexEvent } from './index-event.js'
 import { EngineFacts } from './facts.js'
 import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects, userProject } from './projects.js'
 import { buildContext, show, type ShowResult } from './reads.js'
-import { fileHints, hookInjection, noteInjected, promptRecall, type HookInjection, type PromptRecallResult, type SessionRef } from './prompt-recall.js'
+import {
+  fileHints,
+  hookInjection,
+  noteInjected,
+  promptRecall,
+  type HookInjection,
+  type PromptRecallResult,
+  type SessionRef,
+} from './prompt-recall.js'
 import { DEFAULT_PROMPT_BUDGET, MAX_PROMPT_BUDGET, MIN_PROMPT_BUDGET, type PromptBlock } from '../context/prompt-block.js'
 import type { GateConfig } from '../context/relevance-gate.js'
 import type { EngineContext } from './engine-context.js'
@@ -161,9 +169,18 @@ export class MnemoEngine {
   scoped(scope: { user?: string | undefined; agent?: AgentName | undefined; allUsers?: boolean }): MnemoEngine {
     if (scope.user !== undefined) checkUserName(scope.user)
     const { user, agent, allUsers, ...rest } = this.deps
-    const next = { user: 'user' in scope ? scope.user : user, agent: 'agent' in scope ? scope.agent : agent, allUsers: scope.allUsers ?? allUsers }
+    const next = {
+      user: 'user' in scope ? scope.user : user,
+      agent: 'agent' in scope ? scope.agent : agent,
+      allUsers: scope.allUsers ?? allUsers,
+    }
     return new MnemoEngine(
-      { ...rest, ...(next.user !== undefined ? { user: next.user } : {}), ...(next.agent !== undefined ? { agent: next.agent } : {}), ...(next.allUsers ? { allUsers: true } : {}) },
+      {
+        ...rest,
+        ...(next.user !== undefined ? { user: next.user } : {}),
+        ...(next.agent !== undefined ? { agent: next.agent } : {}),
+        ...(next.allUsers ? { allUsers: true } : {}),
+      },
       this.shared,
     )
   }
@@ -211,7 +228,14 @@ export class MnemoEngine {
   rescanSecrets(actor: string): { eventsChanged: number; events: number; observations: number } {
     const changed = this.store.rewritePayloads((payload) => redactValue(payload))
     const rebuilt = this.rebuild()
-    this.store.audit({ at: this.clock.now(), actor, action: 'redact-rescan', target: '*', count: changed, details: { events: rebuilt.events } })
+    this.store.audit({
+      at: this.clock.now(),
+      actor,
+      action: 'redact-rescan',
+      target: '*',
+      count: changed,
+      details: { events: rebuilt.events },
+    })
     return { eventsChanged: changed, ...rebuilt }
   }
 
@@ -231,7 +255,13 @@ export class MnemoEngine {
    * @param at - When the hook fired, epoch ms (a spooled event's `spooledAt`); default now.
    * @throws {MnemoError} `INVALID_INPUT` — stdin is not a hook payload.
    */
-  captureHook(eventName: string, stdin: string, agent: HookAgent = 'claude-code', at?: number, projectRoot?: string): { stored: boolean; project: ProjectRef; sessionKey?: string; skipped?: string; note?: string; event?: string } {
+  captureHook(
+    eventName: string,
+    stdin: string,
+    agent: HookAgent = 'claude-code',
+    at?: number,
+    projectRoot?: string,
+  ): { stored: boolean; project: ProjectRef; sessionKey?: string; skipped?: string; note?: string; event?: string } {
     const captured = captureClaudeHook(eventName, stdin, at ?? this.clock.now(), {
       agent,
       ...(this.redact ? { redact: this.redact } : {}),
@@ -241,7 +271,8 @@ export class MnemoEngine {
       defaultCwd: this.cwd,
     })
     const noted = captured.note !== undefined ? { note: captured.note } : {}
-    if ('skip' in captured) return { stored: false, project: this.projectForPath(this.cwd, { workingDir: true }), skipped: captured.skip, ...noted }
+    if ('skip' in captured)
+      return { stored: false, project: this.projectForPath(this.cwd, { workingDir: true }), skipped: captured.skip, ...noted }
     const [event] = this.access.own([captured.event])
     const sameAs = captured.sameAs?.map((key) => ownKey(key, this.user))
     const result = this.store.append([{ event: event!, derive: () => this.derive(event!), ...(sameAs ? { sameAs } : {}) }])
@@ -265,14 +296,30 @@ export class MnemoEngine {
     const { importFiles, isStoreImport, listImportFiles } = await import('./import-files.js')
     const files = listImportFiles(target)
     // A folder or a database (an agent's session store) is never a mnemo export: it is not read as text.
-    if (files.length === 1 && !isStoreImport(files[0]!) && (options.format === undefined || options.format === 'auto' || options.format === 'mnemo')) {
+    if (
+      files.length === 1 &&
+      !isStoreImport(files[0]!) &&
+      (options.format === undefined || options.format === 'auto' || options.format === 'mnemo')
+    ) {
       const { readFileSync } = await import('node:fs')
       const text = readFileSync(files[0]!, 'utf8')
       if (options.format === 'mnemo' || isMnemoExport(text)) {
         const r = await this.importExport(text, files[0]!)
         const observations = r.observations
         return {
-          files: [{ file: files[0]!, format: 'mnemo', read: r.manifest.counts.events, imported: r.events, duplicates: r.duplicates, observations, covered: r.covered, skipped: [], unknownTypes: {} }],
+          files: [
+            {
+              file: files[0]!,
+              format: 'mnemo',
+              read: r.manifest.counts.events,
+              imported: r.events,
+              duplicates: r.duplicates,
+              observations,
+              covered: r.covered,
+              skipped: [],
+              unknownTypes: {},
+            },
+          ],
           read: r.manifest.counts.events,
           imported: r.events,
           duplicates: r.duplicates,
@@ -284,7 +331,13 @@ export class MnemoEngine {
       }
     }
     // A Gemini session names its project only by a hash of its root: try the folder we run in and the projects already known.
-    const candidateRoots = [process.cwd(), ...this.store.listProjects().map((p) => p.root).filter((r) => r.startsWith('/'))]
+    const candidateRoots = [
+      process.cwd(),
+      ...this.store
+        .listProjects()
+        .map((p) => p.root)
+        .filter((r) => r.startsWith('/')),
+    ]
     return importFiles(target, files, options.format ?? 'auto', {
       ...(this.redact ? { redact: this.redact } : {}),
       ...(options.project ? { project: options.project } : {}),
@@ -340,7 +393,10 @@ export class MnemoEngine {
    * @throws {MnemoError} `NOT_FOUND` — `supersedes` names no memory of the project in this engine's scope.
    * @throws {MnemoError} `CONFLICT` — `supersedes` names an older version (the message names the current one), or another user's or a shared memory.
    */
-  remember(text: string, options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName; scope?: 'project' | 'user' } = {}): { memory: Memory; created: boolean } {
+  remember(
+    text: string,
+    options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName; scope?: 'project' | 'user' } = {},
+  ): { memory: Memory; created: boolean } {
     return remember(this.ctx, text, options)
   }
 
@@ -357,11 +413,20 @@ export class MnemoEngine {
   move(id: string, to: 'user' | ProjectRef): { memory: Memory; from: string } {
     const old = this.store.getMemory(id)
     if (!old || !this.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
-    if (old.validTo !== undefined) throw new MnemoError('CONFLICT', `${id} is not current (replaced by ${old.supersededBy ?? 'a newer version'}); move the current one`, { details: { kind: 'memory', id } })
+    if (old.validTo !== undefined)
+      throw new MnemoError(
+        'CONFLICT',
+        `${id} is not current (replaced by ${old.supersededBy ?? 'a newer version'}); move the current one`,
+        { details: { kind: 'memory', id } },
+      )
     this.access.assertOwn(old)
     const target = to === 'user' ? userProject(this.user) : to
     if (this.store.getProject(old.projectId)?.root === target.root) throw invalidInput('to', `${id} is already in ${target.name}`)
-    const { memory } = remember(this.ctx, old.text, { kind: old.kind, ...(to === 'user' ? { scope: 'user' as const } : { project: to }), ...(old.agent !== undefined ? { agent: old.agent } : {}) })
+    const { memory } = remember(this.ctx, old.text, {
+      kind: old.kind,
+      ...(to === 'user' ? { scope: 'user' as const } : { project: to }),
+      ...(old.agent !== undefined ? { agent: old.agent } : {}),
+    })
     forget(this.ctx, id, 'move')
     return { memory, from: id }
   }
@@ -434,7 +499,9 @@ export class MnemoEngine {
 
   /** A project's current, unarchived memories, pinned first then newest, text redacted. */
   currentMemories(projectId: ProjectId, limit = 50): Memory[] {
-    return this.store.listMemories({ projectIds: [projectId], limit, ...this.access.who() }).map((m) => ({ ...m, text: this.readRedact(m.text) }))
+    return this.store
+      .listMemories({ projectIds: [projectId], limit, ...this.access.who() })
+      .map((m) => ({ ...m, text: this.readRedact(m.text) }))
   }
 
   /** A memory's version chain, oldest first (what it superseded and what superseded it). */
@@ -450,7 +517,13 @@ export class MnemoEngine {
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
     // mnemo's own operations (remember, consolidation) are logged under a bookkeeping session per project: not an agent's session.
     return this.store
-      .listSessions({ limit, offset: options.offset ?? 0, excludeAgent: 'mnemo', ...(options.projectIds ? { projectIds: options.projectIds } : {}), ...this.access.who() })
+      .listSessions({
+        limit,
+        offset: options.offset ?? 0,
+        excludeAgent: 'mnemo',
+        ...(options.projectIds ? { projectIds: options.projectIds } : {}),
+        ...this.access.who(),
+      })
       .map((s) => (s.title !== undefined ? { ...s, title: this.readRedact(s.title) } : s))
   }
 
@@ -463,11 +536,14 @@ export class MnemoEngine {
    * @param options.limit - 1–500.
    */
   browseObservations(options: Omit<BrowseObservationsOptions, 'limit'> & { limit: number }): (Observation & { agent: AgentName })[] {
-    if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > 500) throw invalidInput('limit', `limit must be an integer 1–500 (got ${options.limit})`)
+    if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > 500)
+      throw invalidInput('limit', `limit must be an integer 1–500 (got ${options.limit})`)
     const { agent: only, ...who } = this.access.who()
     // Under agent isolation an agent's surface sees its own rows only, whatever agent filter it asks for.
     if (only !== undefined && options.agent !== undefined && options.agent !== only) return []
-    return this.store.browseObservations({ ...options, ...who, ...(only !== undefined ? { agent: only } : {}) }).map((o) => ({ ...o, text: this.readRedact(o.text) }))
+    return this.store
+      .browseObservations({ ...options, ...who, ...(only !== undefined ? { agent: only } : {}) })
+      .map((o) => ({ ...o, text: this.readRedact(o.text) }))
   }
 
   /** The sequence number of the newest logged event (0 for an empty store). */
@@ -484,7 +560,8 @@ export class MnemoEngine {
    */
   sessionTimeline(id: string, offset: number, limit: number, at?: string): SessionTimeline {
     const session = this.store.getSession(id)
-    if (session && !this.access.sees(session, session.agent)) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
+    if (session && !this.access.sees(session, session.agent))
+      throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
     const timeline = sessionTimeline(this.store, (t) => this.readRedact(t), id, offset, limit, at)
     // Only memories this reader may see are named as derived from a step.
     const visible = (m: string): boolean => {
@@ -503,7 +580,11 @@ export class MnemoEngine {
   /** The observations memories were derived from that still exist, each once, oldest first; see `memorySources` in browse.ts. */
   memorySources(memories: readonly Memory[]): Observation[] {
     // A memory's provenance may name observations this reader cannot see (an imported statement citing them): those are left out.
-    return memorySources(this.store, (t) => this.readRedact(t), memories.filter((m) => this.access.sees(m))).filter((o) => this.access.sees(o, this.observationAgent(o)))
+    return memorySources(
+      this.store,
+      (t) => this.readRedact(t),
+      memories.filter((m) => this.access.sees(m)),
+    ).filter((o) => this.access.sees(o, this.observationAgent(o)))
   }
 
   /**
@@ -551,7 +632,14 @@ export class MnemoEngine {
    *   waiting for another process's write lock: when the record cannot be written the block is still returned, with
    *   the store's error as `notRecorded` (later prompts of the session may then repeat an item it showed).
    */
-  context(options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string; recordFor?: { agent: string; sessionKey: string } } = {}): ContextBlock & { project: string; notRecorded?: MnemoError } {
+  context(
+    options: {
+      project?: ProjectRef
+      budgetTokens?: number
+      excludeSessionKey?: string
+      recordFor?: { agent: string; sessionKey: string }
+    } = {},
+  ): ContextBlock & { project: string; notRecorded?: MnemoError } {
     const { sourceIds, ...block } = buildContext(this.ctx, options)
     if (options.recordFor && block.text !== '') {
       const session = { ...options.recordFor, project: options.project ?? this.projectForPath(this.cwd, { workingDir: true }) }
@@ -577,11 +665,23 @@ export class MnemoEngine {
    * @returns Empty `text` when there is nothing to inject.
    * @throws {MnemoError} `INVALID_INPUT` — budget out of range.
    */
-  async promptContext(session: SessionRef, prompt: string, budgetTokens = DEFAULT_PROMPT_BUDGET, gate?: GateConfig): Promise<PromptRecallResult> {
+  async promptContext(
+    session: SessionRef,
+    prompt: string,
+    budgetTokens = DEFAULT_PROMPT_BUDGET,
+    gate?: GateConfig,
+  ): Promise<PromptRecallResult> {
     checkPromptBudget(budgetTokens)
     const builtin = await this.builtin()
     const { recall } = await import('./recall.js')
-    return promptRecall(this.ctx, async (q, o) => (await recall(this.ctx, { builtin, embedder: undefined }, q, o)).hits, session, prompt, budgetTokens, gate)
+    return promptRecall(
+      this.ctx,
+      async (q, o) => (await recall(this.ctx, { builtin, embedder: undefined }, q, o)).hits,
+      session,
+      prompt,
+      budgetTokens,
+      gate,
+    )
   }
 
   /**
@@ -604,7 +704,13 @@ export class MnemoEngine {
    * @param budgetTokens - Most tokens, 100–4000 (`MNEMO_PROMPT_RECALL`).
    * @returns The agent's event name for `hookSpecificOutput` and the block; undefined when nothing is injected.
    */
-  hookInjection(event: string, agent: HookAgent, stdin: string, project: ProjectRef, budgetTokens = DEFAULT_PROMPT_BUDGET): Promise<HookInjection | undefined> {
+  hookInjection(
+    event: string,
+    agent: HookAgent,
+    stdin: string,
+    project: ProjectRef,
+    budgetTokens = DEFAULT_PROMPT_BUDGET,
+  ): Promise<HookInjection | undefined> {
     return hookInjection(this, event, agent, stdin, project, budgetTokens)
   }
 
@@ -656,8 +762,11 @@ export class MnemoEngine {
    * @param onProgress - Called after each batch with what is done out of the total, per stage.
    * @throws {MnemoError} `PROVIDER_FAILED` — the embedder failed; vectors stored so far are kept.
    */
-  async reindex(options: { projectIds?: readonly ProjectId[]; onProgress?: (stage: string, done: number, total: number) => void } = {}): Promise<{ builtinProjects: number; embedded: number; space: string | undefined }> {
-    const projects = options.projectIds && options.projectIds.length > 0 ? [...options.projectIds] : this.store.listProjects().map((p) => p.id)
+  async reindex(
+    options: { projectIds?: readonly ProjectId[]; onProgress?: (stage: string, done: number, total: number) => void } = {},
+  ): Promise<{ builtinProjects: number; embedded: number; space: string | undefined }> {
+    const projects =
+      options.projectIds && options.projectIds.length > 0 ? [...options.projectIds] : this.store.listProjects().map((p) => p.id)
     let builtinProjects = 0
     for (const p of projects) {
       if ((await this.builtin()).prepare(p, true, (done, total) => options.onProgress?.(`builtin ${p}`, done, total))) builtinProjects++
@@ -668,8 +777,14 @@ export class MnemoEngine {
       for (;;) {
         const batch = this.store.docsWithoutVector(this.embedder.spaceId, { projectIds: projects }, 64)
         if (batch.length === 0) break
-        const vecs = await this.embedder.embed(batch.map((d) => d.text), 'document')
-        this.store.putVectors(this.embedder.spaceId, batch.map((d, i) => ({ docKey: d.docKey, vec: vecs[i]! })))
+        const vecs = await this.embedder.embed(
+          batch.map((d) => d.text),
+          'document',
+        )
+        this.store.putVectors(
+          this.embedder.spaceId,
+          batch.map((d, i) => ({ docKey: d.docKey, vec: vecs[i]! })),
+        )
         embedded += batch.length
         options.onProgress?.(this.embedder.spaceId, embedded, total)
       }
@@ -688,9 +803,13 @@ export class MnemoEngine {
   exportJsonl(write: (line: string) => void, scope: { project?: Project } = {}): ExportManifest {
     if (this.access.who().agent !== undefined) {
       // The raw log holds every agent's events of the user: under agent isolation an agent gets the Markdown export only.
-      throw new MnemoError('FORBIDDEN', `under agent isolation (MNEMO_AGENT_SCOPE=own) ${this.agent} may export Markdown only: the JSONL export is the raw log of every agent`, {
-        details: { action: 'export' },
-      })
+      throw new MnemoError(
+        'FORBIDDEN',
+        `under agent isolation (MNEMO_AGENT_SCOPE=own) ${this.agent} may export Markdown only: the JSONL export is the raw log of every agent`,
+        {
+          details: { action: 'export' },
+        },
+      )
     }
     return writeExport(this.store, this.clock, write, {
       ...(scope.project ? { projectRoot: scope.project.root } : {}),
@@ -707,8 +826,26 @@ export class MnemoEngine {
    *
    * @throws {MnemoError} `IMPORT_FAILED` — a malformed file, or an event another user's session refuses (nothing stored); counts that do not match after import.
    */
-  async importExport(text: string, file: string): Promise<{ events: number; duplicates: number; observations: number; covered: number; tombstones: number; audit: number; manifest: ExportManifest }> {
-    return readExport(this.store, this.clock, (event) => this.derive(event), text, file, this.access.allUsers ? undefined : { user: this.user })
+  async importExport(
+    text: string,
+    file: string,
+  ): Promise<{
+    events: number
+    duplicates: number
+    observations: number
+    covered: number
+    tombstones: number
+    audit: number
+    manifest: ExportManifest
+  }> {
+    return readExport(
+      this.store,
+      this.clock,
+      (event) => this.derive(event),
+      text,
+      file,
+      this.access.allUsers ? undefined : { user: this.user },
+    )
   }
 
   /**
@@ -728,7 +865,15 @@ export class MnemoEngine {
       const base = markdownFileBase(p.name)
       let name = `${base}.md`
       for (let i = 2; out.has(name); i++) name = `${base}-${i}.md`
-      out.set(name, memoriesMarkdown(p, all.filter((m) => m.validTo === undefined), all.filter((m) => m.validTo !== undefined), this.clock.now()))
+      out.set(
+        name,
+        memoriesMarkdown(
+          p,
+          all.filter((m) => m.validTo === undefined),
+          all.filter((m) => m.validTo !== undefined),
+          this.clock.now(),
+        ),
+      )
     }
     return out
   }
@@ -741,7 +886,17 @@ export class MnemoEngine {
   async consolidate(options: ConsolidationOptions = {}): Promise<ConsolidationReport> {
     // Loaded when used: the hook path, which never consolidates, starts faster without it.
     const { runConsolidation } = await import('./consolidation.js')
-    return runConsolidation({ store: this.store, clock: this.clock, redact: this.redact, consolidator: this.consolidator, agentScope: this.agentScope, append: (events) => this.append(events) }, options)
+    return runConsolidation(
+      {
+        store: this.store,
+        clock: this.clock,
+        redact: this.redact,
+        consolidator: this.consolidator,
+        agentScope: this.agentScope,
+        append: (events) => this.append(events),
+      },
+      options,
+    )
   }
 
   /**
@@ -761,25 +916,42 @@ export class MnemoEngine {
    * @param options.project - Only this project's events.
    * @returns Events folded, their payload bytes before and after, and the database file size before and after.
    */
-  compact(options: { before: number; project?: Project; vacuum?: boolean }, actor = 'cli'): { events: number; payloadBytesBefore: number; payloadBytesAfter: number; fileBytesBefore: number; fileBytesAfter: number } {
+  compact(
+    options: { before: number; project?: Project; vacuum?: boolean },
+    actor = 'cli',
+  ): { events: number; payloadBytesBefore: number; payloadBytesAfter: number; fileBytesBefore: number; fileBytesAfter: number } {
     if (!Number.isFinite(options.before)) throw invalidInput('before', `before must be a time (got ${String(options.before)})`)
     // A user compacts their own events (shared ones too without a user); `allUsers`, everyone's.
     const user = this.access.allUsers ? {} : { user: this.user ?? null }
-    const folded = this.store.foldEvents({ before: options.before, ...(options.project ? { projectRoot: options.project.root } : {}), ...user }, (event) => {
-      const payload = foldPayload(event, deriveEvent(event))
-      // Only where it saves space: a small hook payload can be shorter than the text derived from it.
-      return payload && JSON.stringify(payload).length < JSON.stringify(event.payload).length ? { format: 'folded', payload } : undefined
-    })
-    const file = options.vacuum === false ? { bytesBefore: this.store.stats().bytes, bytesAfter: this.store.stats().bytes } : this.store.vacuum()
+    const folded = this.store.foldEvents(
+      { before: options.before, ...(options.project ? { projectRoot: options.project.root } : {}), ...user },
+      (event) => {
+        const payload = foldPayload(event, deriveEvent(event))
+        // Only where it saves space: a small hook payload can be shorter than the text derived from it.
+        return payload && JSON.stringify(payload).length < JSON.stringify(event.payload).length ? { format: 'folded', payload } : undefined
+      },
+    )
+    const file =
+      options.vacuum === false ? { bytesBefore: this.store.stats().bytes, bytesAfter: this.store.stats().bytes } : this.store.vacuum()
     this.store.audit({
       at: this.clock.now(),
       actor,
       action: 'compact',
       target: options.project?.root ?? '*',
       count: folded.events,
-      details: { before: new Date(options.before).toISOString(), payloadBytesBefore: folded.bytesBefore, payloadBytesAfter: folded.bytesAfter },
+      details: {
+        before: new Date(options.before).toISOString(),
+        payloadBytesBefore: folded.bytesBefore,
+        payloadBytesAfter: folded.bytesAfter,
+      },
     })
-    return { events: folded.events, payloadBytesBefore: folded.bytesBefore, payloadBytesAfter: folded.bytesAfter, fileBytesBefore: file.bytesBefore, fileBytesAfter: file.bytesAfter }
+    return {
+      events: folded.events,
+      payloadBytesBefore: folded.bytesBefore,
+      payloadBytesAfter: folded.bytesAfter,
+      fileBytesBefore: file.bytesBefore,
+      fileBytesAfter: file.bytesAfter,
+    }
   }
 
   /** Re-derives every observation, memory, session and index from the event log, and records the derivation version. */
@@ -826,6 +998,13 @@ export class MnemoEngine {
  * leading dots and trailing dots or spaces) replaced by `_`, at most 100 characters.
  */
 export function markdownFileBase(projectName: string): string {
-  const safe = [...projectName.normalize('NFC').replace(/[\/\\:*?"<>|\p{Cc}]+/gu, '_').replace(/^[.\s]+|[.\s]+$/g, '')].slice(0, 100).join('')
+  const safe = [
+    ...projectName
+      .normalize('NFC')
+      .replace(/[\/\\:*?"<>|\p{Cc}]+/gu, '_')
+      .replace(/^[.\s]+|[.\s]+$/g, ''),
+  ]
+    .slice(0, 100)
+    .join('')
   return safe === '' || /^_+$/.test(safe) ? 'project' : safe
 }

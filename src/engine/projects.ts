@@ -81,7 +81,11 @@ export function resolveProjects(ctx: Pick<EngineContext, 'store' | 'access' | 'c
  * @param options.create - Default true (a write). False for reads such as the context block.
  * @throws {MnemoError} `INVALID_INPUT` — an empty argument. `NOT_FOUND` — with `create: false`, an unknown name.
  */
-export function projectForWrite(ctx: Pick<EngineContext, 'store' | 'access' | 'cwd'>, arg: string, options: { create?: boolean } = {}): ProjectRef {
+export function projectForWrite(
+  ctx: Pick<EngineContext, 'store' | 'access' | 'cwd'>,
+  arg: string,
+  options: { create?: boolean } = {},
+): ProjectRef {
   if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
   const known = listProjects(ctx).find((p) => p.name === arg || p.root === arg)
   if (known) return { root: known.root, name: known.name }
@@ -108,7 +112,8 @@ export function clientProject(root: string, cwd: string): ProjectRef {
   const r = normalizeRoot(root)
   if (!path.isAbsolute(root)) throw invalidInput('projectRoot', `projectRoot must be an absolute path (got ${JSON.stringify(root)})`)
   const c = normalizeRoot(cwd)
-  if (c !== r && !c.startsWith(r.endsWith(path.sep) ? r : r + path.sep)) throw invalidInput('projectRoot', `projectRoot ${JSON.stringify(root)} does not contain the event's cwd ${JSON.stringify(cwd)}`)
+  if (c !== r && !c.startsWith(r.endsWith(path.sep) ? r : r + path.sep))
+    throw invalidInput('projectRoot', `projectRoot ${JSON.stringify(root)} does not contain the event's cwd ${JSON.stringify(cwd)}`)
   return refOf(r)
 }
 

@@ -18,7 +18,10 @@ function seeded() {
   const db = engine.remember('The orders database is PostgreSQL 14, hosted on the staging cluster.', { project: P, kind: 'fact' }).memory
   for (let i = 0; i < 30; i++) {
     clock.advance(1000)
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `refactor module ${i} of the billing service and run the tests` }, `old-${i % 3}`))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: `refactor module ${i} of the billing service and run the tests` }, `old-${i % 3}`),
+    )
   }
   clock.advance(60_000)
   return { ...t, rate, db }
@@ -73,7 +76,10 @@ describe('per-prompt recall', () => {
     expect((await engine.promptContext(other, 'how do we rate-limit the API?')).itemIds).toContain(rate.id)
     expect((await engine.promptContext(other, 'rate-limit per key?')).itemIds).not.toContain(rate.id)
     // The session's own prompt is never recalled back to it.
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'the zanzibarquokka flag is set in config.yaml' }, 'third'))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'the zanzibarquokka flag is set in config.yaml' }, 'third'),
+    )
     const own = await engine.promptContext({ ...NOW, sessionKey: 'third' }, 'where is the zanzibarquokka flag?')
     expect(own.judged.every((j) => j.skipped === 'this-session')).toBe(true)
     expect(own.text).toBe('')
@@ -94,7 +100,10 @@ describe('per-prompt recall', () => {
 
   it('refuses a budget out of range, naming it', async () => {
     const { engine } = createTestEngine()
-    await expect(engine.promptContext(NOW, 'x', 20)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'per-prompt budget must be an integer 100–4000 tokens (got 20)' })
+    await expect(engine.promptContext(NOW, 'x', 20)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'per-prompt budget must be an integer 100–4000 tokens (got 20)',
+    })
   })
 })
 
@@ -124,7 +133,9 @@ describe('corrections, not rewrites', () => {
     const neu = b.remember('The orders database is MySQL 8 now.', { project: P, supersedes: old.id }).memory
     const r = await a.promptContext(NOW, 'thanks, continue')
     expect(r.corrections).toBe(1)
-    expect(r.text).toContain(`- Correction: "The orders database is MySQL 8 now." (since ${new Date(neu.validFrom).toISOString().slice(0, 10)}); earlier this session said "The orders database is PostgreSQL 14." (${old.id}).`)
+    expect(r.text).toContain(
+      `- Correction: "The orders database is MySQL 8 now." (since ${new Date(neu.validFrom).toISOString().slice(0, 10)}); earlier this session said "The orders database is PostgreSQL 14." (${old.id}).`,
+    )
     expect(r.text).not.toContain('<mnemo-context')
     // Once: the next prompt carries no correction, and the replacement counts as shown.
     const again = await a.promptContext(NOW, 'which database do the orders use?')
@@ -143,7 +154,9 @@ describe('corrections, not rewrites', () => {
     const r = await a.promptContext(NOW, 'ok')
     expect(r.corrections).toBe(2)
     expect(r.text).toContain(`- Correction: memory ${gone.id}, shown earlier in this session, was forgotten; disregard it.`)
-    expect(r.text).toContain(`- Correction: "zanzibarquokka deploys go through the blue cluster" (${stale.id}), shown earlier in this session, was archived on`)
+    expect(r.text).toContain(
+      `- Correction: "zanzibarquokka deploys go through the blue cluster" (${stale.id}), shown earlier in this session, was archived on`,
+    )
     expect((await a.promptContext(NOW, 'ok')).text).toBe('')
     // Another session was never shown them: nothing to correct there.
     expect((await a.promptContext({ ...NOW, sessionKey: 'other' }, 'ok')).text).toBe('')
@@ -154,9 +167,24 @@ describe('file hints', () => {
   it('brings past errors and decisions about a file once per file per session', () => {
     const { engine, clock } = createTestEngine()
     const file = path.join(P.root, 'src/billing/invoice.ts')
-    engine.captureHook('PostToolUseFailure', hookPayload('PostToolUseFailure', { tool_name: 'Edit', tool_use_id: 't1', tool_input: { file_path: file, old_string: 'total: number', new_string: 'total: Money' }, error: 'String to replace not found in file. TS2322 mismatch left in place.' }, 'earlier'))
+    engine.captureHook(
+      'PostToolUseFailure',
+      hookPayload(
+        'PostToolUseFailure',
+        {
+          tool_name: 'Edit',
+          tool_use_id: 't1',
+          tool_input: { file_path: file, old_string: 'total: number', new_string: 'total: Money' },
+          error: 'String to replace not found in file. TS2322 mismatch left in place.',
+        },
+        'earlier',
+      ),
+    )
     clock.advance(1000)
-    const decision = engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', { project: P, kind: 'decision' }).memory
+    const decision = engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', {
+      project: P,
+      kind: 'decision',
+    }).memory
     clock.advance(1000)
     const hints = engine.fileHints(NOW, [file])
     expect(hints.files).toEqual(['src/billing/invoice.ts'])

@@ -6,7 +6,16 @@ import { filesOfToolInput } from '../capture/tool-text.js'
 import { userWords } from '../capture/agent-wrappers.js'
 import { isoDay } from '../context/anchor-dates.js'
 import { assemblePromptBlock, type PromptBlock, type PromptItem } from '../context/prompt-block.js'
-import { coverage, DEFAULT_GATE, gateTerms, opensGate, weighTerms, type Coverage, type GateConfig, type GateTerm } from '../context/relevance-gate.js'
+import {
+  coverage,
+  DEFAULT_GATE,
+  gateTerms,
+  opensGate,
+  weighTerms,
+  type Coverage,
+  type GateConfig,
+  type GateTerm,
+} from '../context/relevance-gate.js'
 import { fileEntityName } from '../retrieval/entities.js'
 import type { InjectionKey, InjectionWhat } from '../storage/store.js'
 import type { EngineContext } from './engine-context.js'
@@ -66,7 +75,10 @@ function quoteShort(text: string): string {
  * One line per memory this session was shown that has since stopped being current (superseded, forgotten or
  * archived, by any process), each at most once per session: what replaced it, or that it no longer holds.
  */
-function corrections(ctx: EngineContext, shown: readonly { itemId: string; what: InjectionWhat }[]): { lines: string[]; corrected: string[]; replacements: string[] } {
+function corrections(
+  ctx: EngineContext,
+  shown: readonly { itemId: string; what: InjectionWhat }[],
+): { lines: string[]; corrected: string[]; replacements: string[] } {
   const done = new Set(shown.filter((r) => r.what === 'correction').map((r) => r.itemId))
   const lines: string[] = []
   const corrected: string[] = []
@@ -83,11 +95,18 @@ function corrections(ctx: EngineContext, shown: readonly { itemId: string; what:
       // Follow the chain to the current version (bounded: a chain is short, and a cycle must not hang a hook).
       for (let i = 0; i < 20 && next?.supersededBy !== undefined; i++) next = ctx.store.getMemory(next.supersededBy)
       if (next && next.id !== m.id && next.validTo === undefined && ctx.access.sees(next)) {
-        lines.push(`- Correction: ${quoteShort(ctx.readRedact(next.text))} (since ${day(next.validFrom)}); earlier this session said ${quoteShort(ctx.readRedact(m.text))} (${m.id}).`)
+        lines.push(
+          `- Correction: ${quoteShort(ctx.readRedact(next.text))} (since ${day(next.validFrom)}); earlier this session said ${quoteShort(ctx.readRedact(m.text))} (${m.id}).`,
+        )
         replacements.push(next.id)
-      } else lines.push(`- Correction: ${quoteShort(ctx.readRedact(m.text))} (${m.id}), shown earlier in this session, no longer holds (since ${day(m.validTo ?? ctx.clock.now())}).`)
+      } else
+        lines.push(
+          `- Correction: ${quoteShort(ctx.readRedact(m.text))} (${m.id}), shown earlier in this session, no longer holds (since ${day(m.validTo ?? ctx.clock.now())}).`,
+        )
     } else if (m.archivedAt !== undefined) {
-      lines.push(`- Correction: ${quoteShort(ctx.readRedact(m.text))} (${m.id}), shown earlier in this session, was archived on ${day(m.archivedAt)}: it is no longer current.`)
+      lines.push(
+        `- Correction: ${quoteShort(ctx.readRedact(m.text))} (${m.id}), shown earlier in this session, was archived on ${day(m.archivedAt)}: it is no longer current.`,
+      )
     } else continue
     corrected.push(itemId)
   }
@@ -106,7 +125,14 @@ function corrections(ctx: EngineContext, shown: readonly { itemId: string; what:
  * @param budgetTokens - Most tokens of the block (see `assemblePromptBlock`).
  * @returns The block (empty text: inject nothing) and the gate's verdict on each candidate.
  */
-export async function promptRecall(ctx: EngineContext, recallFn: PromptRecallFn, s: SessionRef, prompt: string, budgetTokens: number, gate: GateConfig = DEFAULT_GATE): Promise<PromptRecallResult> {
+export async function promptRecall(
+  ctx: EngineContext,
+  recallFn: PromptRecallFn,
+  s: SessionRef,
+  prompt: string,
+  budgetTokens: number,
+  gate: GateConfig = DEFAULT_GATE,
+): Promise<PromptRecallResult> {
   const projectId = projectOf(ctx, s.project)
   const empty: PromptRecallResult = { text: '', tokens: 0, itemIds: [], corrections: 0, omitted: 0, judged: [], terms: [] }
   if (projectId === undefined) return empty
@@ -114,7 +140,9 @@ export async function promptRecall(ctx: EngineContext, recallFn: PromptRecallFn,
   const shown = ctx.store.injections(key)
   const fix = corrections(ctx, shown)
   const seen = new Set([...shown.filter((r) => r.what === 'item').map((r) => r.itemId), ...fix.replacements])
-  const session = ctx.store.listSessions({ projectIds: [projectId], limit: 20, ...ctx.access.who() }).find((x) => x.sessionKey === s.sessionKey && x.agent === s.agent)
+  const session = ctx.store
+    .listSessions({ projectIds: [projectId], limit: 20, ...ctx.access.who() })
+    .find((x) => x.sessionKey === s.sessionKey && x.agent === s.agent)
 
   const judged: PromptRecallResult['judged'] = []
   const items: PromptItem[] = []
@@ -143,9 +171,18 @@ export async function promptRecall(ctx: EngineContext, recallFn: PromptRecallFn,
     for (const hit of hits) {
       if (seen.has(hit.id)) {
         const known = hit.type === 'memory' ? ctx.store.getMemory(hit.id) : ctx.store.getObservation(hit.id)
-        const c = known === undefined ? undefined : coverage(terms, `${known.text} ${'role' in known && typeof known.role === 'string' ? known.role : ''}`)
+        const c =
+          known === undefined
+            ? undefined
+            : coverage(terms, `${known.text} ${'role' in known && typeof known.role === 'string' ? known.role : ''}`)
         if (c !== undefined && (shownBest === undefined || c.share > shownBest.share)) shownBest = c
-        judged.push({ id: hit.id, share: c?.share ?? 0, cleared: false, rare: c !== undefined && opensGate(terms, { ...c, share: 1 }, gate, n), skipped: 'already-shown' })
+        judged.push({
+          id: hit.id,
+          share: c?.share ?? 0,
+          cleared: false,
+          rare: c !== undefined && opensGate(terms, { ...c, share: 1 }, gate, n),
+          skipped: 'already-shown',
+        })
         continue
       }
       if (session !== undefined && hit.sessionId === session.id) {
@@ -172,7 +209,12 @@ export async function promptRecall(ctx: EngineContext, recallFn: PromptRecallFn,
     for (const { hit, text, c } of candidates) {
       const cleared = open && c.share >= gate.minItemShare
       judged.push({ id: hit.id, share: c.share, cleared, rare: opensGate(terms, { ...c, share: 1 }, gate, n) })
-      if (cleared) items.push({ id: hit.id, label: `${hit.kind}${hit.projectId === mine ? ' · yours, every project' : ''} · ${isoDay(hit.ts, ctx.timeZone)}`, text: ctx.readRedact(text) })
+      if (cleared)
+        items.push({
+          id: hit.id,
+          label: `${hit.kind}${hit.projectId === mine ? ' · yours, every project' : ''} · ${isoDay(hit.ts, ctx.timeZone)}`,
+          text: ctx.readRedact(text),
+        })
     }
   }
   const block = assemblePromptBlock({ items, corrections: fix.lines, budgetTokens })
@@ -193,7 +235,12 @@ export async function promptRecall(ctx: EngineContext, recallFn: PromptRecallFn,
  * @param files - Paths as the tool named them (absolute, or relative to the project root).
  * @returns The block (empty text: inject nothing).
  */
-export function fileHints(ctx: EngineContext, s: SessionRef, files: readonly string[], budgetTokens: number): PromptBlock & { files: string[] } {
+export function fileHints(
+  ctx: EngineContext,
+  s: SessionRef,
+  files: readonly string[],
+  budgetTokens: number,
+): PromptBlock & { files: string[] } {
   const projectId = projectOf(ctx, s.project)
   const empty = { text: '', tokens: 0, itemIds: [], corrections: 0, omitted: 0, files: [] }
   if (projectId === undefined || files.length === 0) return empty
@@ -204,23 +251,38 @@ export function fileHints(ctx: EngineContext, s: SessionRef, files: readonly str
   const names = [...new Set(files.map((f) => fileEntityName(f, s.project.root)))].filter((n) => n.length >= 2 && !hinted.has(n))
   if (names.length === 0) return empty
   const scope = { projectIds: [projectId], ...ctx.access.who() }
-  const entities = ctx.store.findEntities(scope, names.map((name) => ({ type: 'file' as const, name })))
-  const session = ctx.store.listSessions({ projectIds: [projectId], limit: 20, ...ctx.access.who() }).find((x) => x.sessionKey === s.sessionKey && x.agent === s.agent)
+  const entities = ctx.store.findEntities(
+    scope,
+    names.map((name) => ({ type: 'file' as const, name })),
+  )
+  const session = ctx.store
+    .listSessions({ projectIds: [projectId], limit: 20, ...ctx.access.who() })
+    .find((x) => x.sessionKey === s.sessionKey && x.agent === s.agent)
   const items: PromptItem[] = []
   if (entities.length > 0) {
-    const mentions = ctx.store.entityMentions(entities.map((e) => e.id), scope, HINT_CANDIDATES)
+    const mentions = ctx.store.entityMentions(
+      entities.map((e) => e.id),
+      scope,
+      HINT_CANDIDATES,
+    )
     const docs = ctx.store
       .docs([...new Set(mentions.map((m) => m.docKey))])
       .filter((d) => d.flags.length === 0 && !seen.has(d.id) && (session === undefined || d.sessionId !== session.id))
-      .filter((d) => (d.type === 'memory' ? HINT_KINDS.has(d.kind) && d.validTo === undefined && d.archivedAt === undefined : d.kind === 'error'))
+      .filter((d) =>
+        d.type === 'memory' ? HINT_KINDS.has(d.kind) && d.validTo === undefined && d.archivedAt === undefined : d.kind === 'error',
+      )
       .sort((a, b) => b.ts - a.ts)
     const byEntity = new Map(entities.map((e) => [e.id, e.name]))
     const fileOf = new Map(mentions.map((m) => [m.docKey, byEntity.get(m.entityId) ?? '']))
-    for (const d of docs) items.push({ id: d.id, label: `${d.kind} · ${fileOf.get(d.docKey)} · ${isoDay(d.ts, ctx.timeZone)}`, text: ctx.readRedact(d.text) })
+    for (const d of docs)
+      items.push({ id: d.id, label: `${d.kind} · ${fileOf.get(d.docKey)} · ${isoDay(d.ts, ctx.timeZone)}`, text: ctx.readRedact(d.text) })
   }
   const block = assemblePromptBlock({ items, corrections: [], budgetTokens })
   // Every file looked up is done for the session, with hints or without: the next touch asks nothing again.
-  noteInjected(ctx, s, [...names.map((itemId) => ({ itemId, what: 'file' as const })), ...block.itemIds.map((itemId) => ({ itemId, what: 'item' as const }))])
+  noteInjected(ctx, s, [
+    ...names.map((itemId) => ({ itemId, what: 'file' as const })),
+    ...block.itemIds.map((itemId) => ({ itemId, what: 'item' as const })),
+  ])
   return { ...block, files: names }
 }
 
@@ -252,7 +314,10 @@ export interface HookInjection {
  * @param stdin - The hook payload as received (JSON).
  */
 export async function hookInjection(
-  engine: { promptContext: (s: SessionRef, prompt: string, budget: number) => Promise<PromptBlock>; fileHints: (s: SessionRef, files: readonly string[], budget: number) => PromptBlock },
+  engine: {
+    promptContext: (s: SessionRef, prompt: string, budget: number) => Promise<PromptBlock>
+    fileHints: (s: SessionRef, files: readonly string[], budget: number) => PromptBlock
+  },
   event: string,
   agent: HookAgent,
   stdin: string,

@@ -27,7 +27,8 @@ export function show(ctx: EngineContext, id: string): ShowResult {
   const prefix = idPrefix(id)
   if (prefix === 'obs') {
     const observation = ctx.store.getObservation(id)
-    if (observation && ctx.access.sees(observation, observationAgent(ctx, observation))) return { type: 'observation', observation: ctx.redactObservation(observation), project: ctx.store.getProject(observation.projectId) }
+    if (observation && ctx.access.sees(observation, observationAgent(ctx, observation)))
+      return { type: 'observation', observation: ctx.redactObservation(observation), project: ctx.store.getProject(observation.projectId) }
   } else if (prefix === 'mem') {
     const memory = ctx.store.getMemory(id)
     if (memory && ctx.access.sees(memory)) {
@@ -38,7 +39,14 @@ export function show(ctx: EngineContext, id: string): ShowResult {
     const session = ctx.store.getSession(id)
     if (session && ctx.access.sees(session, session.agent)) {
       const observations = ctx.store.sessionObservations(session.id as SessionId, 500).map((o) => ctx.redactObservation(o))
-      return { type: 'session', detail: { session: { ...session, ...(session.title ? { title: ctx.readRedact(session.title) } : {}) }, project: ctx.store.getProject(session.projectId), observations } }
+      return {
+        type: 'session',
+        detail: {
+          session: { ...session, ...(session.title ? { title: ctx.readRedact(session.title) } : {}) },
+          project: ctx.store.getProject(session.projectId),
+          observations,
+        },
+      }
     }
   } else throw invalidInput('id', `expected an id like obs_…, mem_… or ses_… (got ${JSON.stringify(id)})`)
   const kind = prefix === 'obs' ? 'observation' : prefix === 'mem' ? 'memory' : 'session'
@@ -56,11 +64,17 @@ const DIGEST_TAIL = 350
 export function sessionSample(store: Store, session: Session, head: number, tail: number): Observation[] {
   return session.observationCount <= head + tail
     ? store.sessionObservations(session.id, head + tail)
-    : [...store.sessionObservationsPage(session.id, 0, head), ...store.sessionObservationsPage(session.id, session.observationCount - tail, tail)]
+    : [
+        ...store.sessionObservationsPage(session.id, 0, head),
+        ...store.sessionObservationsPage(session.id, session.observationCount - tail, tail),
+      ]
 }
 
 /** `MnemoEngine.context`. */
-export function buildContext(ctx: EngineContext, options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string }): ContextBlock & { project: string; sourceIds: string[] } {
+export function buildContext(
+  ctx: EngineContext,
+  options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string },
+): ContextBlock & { project: string; sourceIds: string[] } {
   const ref = options.project ?? projectForPath(ctx.store, ctx.cwd, { workingDir: true })
   const budget = options.budgetTokens ?? ctx.contextBudgetTokens
   if (!Number.isInteger(budget) || budget < MIN_CONTEXT_BUDGET || budget > 100_000) {
@@ -80,19 +94,41 @@ export function buildContext(ctx: EngineContext, options: { project?: ProjectRef
     const sessions = ctx.store
       .listSessions({ projectIds: [project.id], limit: 12, ...ctx.access.who() })
       // The session asking is the one with its id, of its agent (when the caller said which) and of this reader's user.
-      .filter((s) => !(s.sessionKey === options.excludeSessionKey && (ctx.access.agent === undefined || s.agent === ctx.access.agent) && s.user === ctx.access.user))
+      .filter(
+        (s) =>
+          !(
+            s.sessionKey === options.excludeSessionKey &&
+            (ctx.access.agent === undefined || s.agent === ctx.access.agent) &&
+            s.user === ctx.access.user
+          ),
+      )
       .filter((s) => s.agent !== 'mnemo' && s.observationCount > 0)
       .slice(0, 5)
     for (const s of sessions) {
       // A long session's digest is drawn from its first and last observations: its goal and where it stopped.
       const read = sessionSample(ctx.store, s, DIGEST_HEAD, DIGEST_TAIL)
       const observations = read.filter((o) => o.flags.length === 0).map((o) => ctx.redactObservation(o))
-      digests.push(digestSession({ ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) }, observations, project.root, Math.max(0, s.observationCount - read.length)))
+      digests.push(
+        digestSession(
+          { ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) },
+          observations,
+          project.root,
+          Math.max(0, s.observationCount - read.length),
+        ),
+      )
     }
   }
   const mine = userProjectId(ctx)
   const userWide = new Set(memories.filter((m) => m.projectId === mine).map((m) => m.id))
-  const block = assembleContext({ projectName: ref.name, memories, sessions: digests, budgetTokens: budget, generatedAt: ctx.clock.now(), timeZone: ctx.timeZone, userWide })
+  const block = assembleContext({
+    projectName: ref.name,
+    memories,
+    sessions: digests,
+    budgetTokens: budget,
+    generatedAt: ctx.clock.now(),
+    timeZone: ctx.timeZone,
+    userWide,
+  })
   const shownSessions = new Set(block.sessionIds)
   // The observations the shown digests quote: a later per-prompt block does not repeat them.
   const sourceIds = digests.filter((d) => shownSessions.has(d.sessionId)).flatMap((d) => d.sourceIds)

@@ -94,7 +94,13 @@ describe('keyword channel with neighbour spreading', () => {
       ]),
     )
     // Ben speaks most turns, so his name alone says little to BM25 (FTS5 floors the IDF of a term in over half the documents).
-    engine.append(dialogue('s2', '2023-05-09T13:56:00Z', ['Good morning!', 'Coffee first.', 'Then a long walk.', 'Back home now.', 'Off to bed.'].map((t): [string, string] => ['Ben', t])))
+    engine.append(
+      dialogue(
+        's2',
+        '2023-05-09T13:56:00Z',
+        ['Good morning!', 'Coffee first.', 'Then a long walk.', 'Back home now.', 'Off to bed.'].map((t): [string, string] => ['Ben', t]),
+      ),
+    )
     // Ben's reply shares no content word with the query; it ranks through Ann's question, and the boost for the named speaker must apply after spreading.
     const hits = await engine.recall('What has Ben been painting?', { limit: 2, channels: ['bm25'] })
     expect(hits[0]!.sourceRef).toBe('s1:1')
@@ -129,10 +135,14 @@ describe('graph channel', () => {
     const { engine } = createTestEngine({ recall: recallWith({ graph: 1 }) })
     engine.remember('validateToken is defined in src/middleware/auth.ts', { project: { root: '/p/a', name: 'a' } })
     engine.remember('src/middleware/auth.ts reads JWKS_URL at start-up', { project: { root: '/p/a', name: 'a' } })
-    for (let i = 0; i < 60; i++) engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: '/p/a', name: 'a' } })
+    for (let i = 0; i < 60; i++)
+      engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: '/p/a', name: 'a' } })
     const hits = await engine.recall('where is validateToken', { limit: 5 })
     const viaGraph = hits.filter((h) => h.channels?.graph)
-    expect(viaGraph.map((h) => h.snippet)).toEqual(['validateToken is defined in src/middleware/auth.ts', 'src/middleware/auth.ts reads JWKS_URL at start-up'])
+    expect(viaGraph.map((h) => h.snippet)).toEqual([
+      'validateToken is defined in src/middleware/auth.ts',
+      'src/middleware/auth.ts reads JWKS_URL at start-up',
+    ])
   })
 })
 
@@ -154,17 +164,42 @@ describe('compatibility forms (NFKC)', () => {
 describe('file entities', () => {
   const ROOT = '/tmp/tmp.wc3XzOVkQr'
   function capture(engine: ReturnType<typeof createTestEngine>['engine'], clock: ReturnType<typeof createTestEngine>['clock']): void {
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fix the discount in src/Cart.ts: pct/100 is applied twice' }, 's1', ROOT))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'fix the discount in src/Cart.ts: pct/100 is applied twice' }, 's1', ROOT),
+    )
     clock.advance(1000)
-    engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'Edit', tool_use_id: 'e1', tool_input: { file_path: `${ROOT}/src/Cart.ts`, old_string: 'x', new_string: 'y' }, tool_response: {} }, 's1', ROOT))
+    engine.captureHook(
+      'PostToolUse',
+      hookPayload(
+        'PostToolUse',
+        {
+          tool_name: 'Edit',
+          tool_use_id: 'e1',
+          tool_input: { file_path: `${ROOT}/src/Cart.ts`, old_string: 'x', new_string: 'y' },
+          tool_response: {},
+        },
+        's1',
+        ROOT,
+      ),
+    )
     clock.advance(1000)
-    for (let i = 0; i < 40; i++) engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: ROOT, name: 'app' } })
+    for (let i = 0; i < 40; i++)
+      engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: ROOT, name: 'app' } })
   }
 
   it('are one entity per file, named relative to the project root with their case kept, and arithmetic is no file', () => {
     const { engine, clock } = createTestEngine({ cwd: ROOT })
     capture(engine, clock)
-    const files = () => engine.entityGraph(engine.listProjects().map((p) => p.id), undefined, 50).nodes.filter((n) => n.type === 'file').map((n) => n.name)
+    const files = () =>
+      engine
+        .entityGraph(
+          engine.listProjects().map((p) => p.id),
+          undefined,
+          50,
+        )
+        .nodes.filter((n) => n.type === 'file')
+        .map((n) => n.name)
     expect(files()).toEqual(['src/Cart.ts'])
     engine.rebuild()
     expect(files()).toEqual(['src/Cart.ts'])
@@ -184,11 +219,21 @@ describe('identifiers', () => {
   it('a hit holding applyDiscount outranks hits holding only apply (apply_patch calls) or only discount for "apply discount"', async () => {
     const { engine, clock } = createTestEngine()
     for (let i = 0; i < 10; i++) {
-      engine.captureHook('PostToolUse', hookPayload('PostToolUse', { tool_name: 'apply_patch', tool_use_id: `t${i}`, tool_input: { patch: `*** Update File: src/file${i}.ts\n+const x${i} = ${i}` }, tool_response: { output: 'Done' } }))
+      engine.captureHook(
+        'PostToolUse',
+        hookPayload('PostToolUse', {
+          tool_name: 'apply_patch',
+          tool_use_id: `t${i}`,
+          tool_input: { patch: `*** Update File: src/file${i}.ts\n+const x${i} = ${i}` },
+          tool_response: { output: 'Done' },
+        }),
+      )
       clock.advance(1000)
     }
     for (let i = 0; i < 30; i++) engine.remember(`note ${i}: the orders service logs each request with its latency`)
-    const both = engine.remember('The cart total is computed in src/cart.ts; applyDiscount takes the coupon code, looks it up in the promotions table, checks the expiry date and the minimum basket value, and returns the reduced total rounded to cents.').memory
+    const both = engine.remember(
+      'The cart total is computed in src/cart.ts; applyDiscount takes the coupon code, looks it up in the promotions table, checks the expiry date and the minimum basket value, and returns the reduced total rounded to cents.',
+    ).memory
     engine.remember('a discount of 10% is given to returning customers')
     const hits = await engine.recall('apply discount', { limit: 5 })
     expect(hits[0]?.id).toBe(both.id)
@@ -199,7 +244,10 @@ describe('per-session cap', () => {
   it('keeps at most N hits of one session among the top results, then fills with the rest', async () => {
     const turns = Array.from({ length: 6 }, (_, i) => ['Ann', `deploy step ${i} of the release`] as [string, string])
     const { engine } = createTestEngine({ recall: recallWith({}, { maxPerSession: 2 }) })
-    engine.append([...dialogue('a', '2023-05-08T10:00:00Z', turns), ...dialogue('b', '2023-05-09T10:00:00Z', [['Ben', 'the release deploy went fine']])])
+    engine.append([
+      ...dialogue('a', '2023-05-08T10:00:00Z', turns),
+      ...dialogue('b', '2023-05-09T10:00:00Z', [['Ben', 'the release deploy went fine']]),
+    ])
     const hits = await engine.recall('deploy release', { limit: 3 })
     expect(hits.map((h) => h.sourceRef?.split(':')[0])).toContain('b')
   })
@@ -218,7 +266,9 @@ describe('vector channels', () => {
     engine.forget(victim.id)
     const project = engine.listProjects()[0]!
     const space = store.getLsaModel(project.id)!.space
-    expect(store.vectors(space, { projectIds: [project.id] }).some((v) => v.docKey < 0 && store.docs([v.docKey])[0]?.id === victim.id)).toBe(false)
+    expect(
+      store.vectors(space, { projectIds: [project.id] }).some((v) => v.docKey < 0 && store.docs([v.docKey])[0]?.id === victim.id),
+    ).toBe(false)
   })
 
   it('embedding channel: reindex embeds every document through an OpenAI-compatible endpoint; an outage degrades to the other channels', async () => {
@@ -284,10 +334,27 @@ describe('textPrior', () => {
 
 describe('boostNamedRoles', () => {
   it('multiplies the scores of documents whose speaker the query names, case-insensitively, and leaves the rest', () => {
-    const scores = new Map([[1, 1], [2, 2], [3, 1]])
-    boostNamedRoles(scores, new Map([[1, 'Melanie'], [2, 'Caroline'], [3, 'al']]), new Set(['what', 'did', 'melanie', 'al', 'paint']), 3)
+    const scores = new Map([
+      [1, 1],
+      [2, 2],
+      [3, 1],
+    ])
+    boostNamedRoles(
+      scores,
+      new Map([
+        [1, 'Melanie'],
+        [2, 'Caroline'],
+        [3, 'al'],
+      ]),
+      new Set(['what', 'did', 'melanie', 'al', 'paint']),
+      3,
+    )
     // 'al' is shorter than 3 characters: too ambiguous to count as a name.
-    expect([...scores]).toEqual([[1, 3], [2, 2], [3, 1]])
+    expect([...scores]).toEqual([
+      [1, 3],
+      [2, 2],
+      [3, 1],
+    ])
   })
 })
 
@@ -309,7 +376,12 @@ describe('re-ranker', () => {
 
   it('returns the same documents with and without it, and hands each head to the trace hook', async () => {
     const traced: number[][] = []
-    const on = createTestEngine({ recall: recallWith({}, { rerank: { ...DEFAULT_RECALL_CONFIG.rerank!, trace: (head) => traced.push(...head.map((h) => h.features)) } }) })
+    const on = createTestEngine({
+      recall: recallWith(
+        {},
+        { rerank: { ...DEFAULT_RECALL_CONFIG.rerank!, trace: (head) => traced.push(...head.map((h) => h.features)) } },
+      ),
+    })
     const off = createTestEngine({ recall: recallWith({}, { rerank: undefined }) })
     for (const { engine } of [on, off]) engine.append(dialogue('s1', '2023-05-08T13:56:00Z', turns))
     const a = await on.engine.recall('adopt cat', { limit: 10 })

@@ -4,7 +4,14 @@ import { repairUnicode, truncateGraphemes } from '../core/text.js'
 import { DEFAULT_SPREAD, spreadToNeighbors, type SpreadWeights } from '../retrieval/context-spread.js'
 import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
 import { searchForm } from '../retrieval/search-text.js'
-import { CHANNEL_NAMES, reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList, type ChannelName } from '../retrieval/fusion.js'
+import {
+  CHANNEL_NAMES,
+  reciprocalRankFusion,
+  RRF_K,
+  type ChannelEvidence,
+  type ChannelList,
+  type ChannelName,
+} from '../retrieval/fusion.js'
 import { answerTypeOf, endsWithQuestion, hasAnswerType, type AnswerType } from '../retrieval/answer-type.js'
 import { makeSnippet } from '../retrieval/snippet.js'
 import { queryEntities } from '../retrieval/entities.js'
@@ -258,7 +265,8 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   const query = searchForm(repairUnicode(q.query))
   const match = toMatchExpression(query)
   const timeOnly = q.timeOnly === true && (q.channels ?? CHANNEL_NAMES).includes('time') && config.weights.time > 0
-  if (match === undefined && !timeOnly) throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(q.query, 40))})`)
+  if (match === undefined && !timeOnly)
+    throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(q.query, 40))})`)
   const enabled = new Set<ChannelName>(timeOnly ? ['time'] : (q.channels ?? CHANNEL_NAMES).filter((c) => config.weights[c] > 0))
   const terms = toQueryTerms(query)
   const queryWords = new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
@@ -292,10 +300,18 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     const scores = new Map<number, number>()
     for (const m of matches) scores.set(m.docKey, m.score)
     // Only the top hits spread, so only they need their session, time and text.
-    const spreadKeys = [...scores.entries()].sort((a, b) => b[1] - a[1]).slice(0, config.spread.top).map(([k]) => k)
+    const spreadKeys = [...scores.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, config.spread.top)
+      .map(([k]) => k)
     hydrate(spreadKeys)
     const spreaders = spreadKeys.map((k) => docs.get(k)).filter((d): d is SearchDoc => d !== undefined)
-    const spread = spreadToNeighbors(scores, store.neighbors(spreaders, 2), config.spread, (key) => docs.get(key)?.text.includes('?') ?? false)
+    const spread = spreadToNeighbors(
+      scores,
+      store.neighbors(spreaders, 2),
+      config.spread,
+      (key) => docs.get(key)?.text.includes('?') ?? false,
+    )
     rawScores = scores
     spreadScores = new Map(spread)
     for (const key of spread.keys()) if (!scores.has(key)) spreadOnly.add(key)
@@ -310,7 +326,11 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
       hydrate(best.map(([k]) => k))
       for (const [key, score] of best) spread.set(key, score * textPrior(docs.get(key)?.text, asked, config))
     }
-    lists.push({ channel: 'bm25', weight: config.weights.bm25, hits: [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([key, score]) => ({ key, score })) })
+    lists.push({
+      channel: 'bm25',
+      weight: config.weights.bm25,
+      hits: [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([key, score]) => ({ key, score })),
+    })
   }
 
   if (enabled.has('graph')) {
@@ -318,14 +338,27 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     const total = store.countDocs(scope)
     // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
     // Paths inside a project searched are named relative to its root, as capture names them (fileEntityName).
-    const roots = (projects.length > 0 ? projects.map((id) => store.getProject(id)) : store.listProjects()).flatMap((p) => (p ? [p.root] : []))
+    const roots = (projects.length > 0 ? projects.map((id) => store.getProject(id)) : store.listProjects()).flatMap((p) =>
+      p ? [p.root] : [],
+    )
     const maxDocs = Math.max(3, total * config.graphMaxDocShare)
-    const seeds = store.findEntities(scope, queryEntities(query, store.entityNames(projects), roots), maxDocs).filter((e) => e.docs <= maxDocs)
+    const seeds = store
+      .findEntities(scope, queryEntities(query, store.entityNames(projects), roots), maxDocs)
+      .filter((e) => e.docs <= maxDocs)
     if (seeds.length > 0) {
       const seedIds = seeds.map((s) => s.id)
       const hops = store.coMentioned(seedIds, scope, config.graphHops, maxDocs)
-      const mentions = store.entityMentions([...seedIds, ...hops.map((h) => h.id)], { ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) }, config.candidates * 10)
-      const ranked = rankByEntities(total, seeds, hops.filter((h) => h.docs <= maxDocs), mentions).slice(0, config.candidates)
+      const mentions = store.entityMentions(
+        [...seedIds, ...hops.map((h) => h.id)],
+        { ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) },
+        config.candidates * 10,
+      )
+      const ranked = rankByEntities(
+        total,
+        seeds,
+        hops.filter((h) => h.docs <= maxDocs),
+        mentions,
+      ).slice(0, config.candidates)
       lists.push({ channel: 'graph', weight: config.weights.graph, hits: ranked })
     }
   }
@@ -334,7 +367,15 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     // Documents of the asked-for time, those the keyword channel ranked first (in its order), then the rest by time.
     const inRange = new Set<number>()
     for (const r of q.timeRanges) {
-      for (const key of store.docsInTimeRange({ from: r.from, to: r.to, limit: config.candidates, ...(timeOnly ? { newestFirst: true } : {}), ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) })) inRange.add(key)
+      for (const key of store.docsInTimeRange({
+        from: r.from,
+        to: r.to,
+        limit: config.candidates,
+        ...(timeOnly ? { newestFirst: true } : {}),
+        ...scope,
+        ...(q.sessionId ? { sessionId: q.sessionId } : {}),
+      }))
+        inRange.add(key)
     }
     const keywordOrder = lists.find((l) => l.channel === 'bm25')?.hits.filter((h) => inRange.has(h.key)) ?? []
     const seen = new Set(keywordOrder.map((h) => h.key))
@@ -389,8 +430,15 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
       }
     })
     const asked = answerTypeOf(query)
-    const features = rerankFeatures(candidates, { words: queryWords, terms: terms.map((t) => t.source.toLowerCase()), ...(asked ? { asked } : {}) })
-    config.rerank.trace?.(known.map((c, i) => ({ doc: docs.get(c.key)!, features: features[i]! })), query)
+    const features = rerankFeatures(candidates, {
+      words: queryWords,
+      terms: terms.map((t) => t.source.toLowerCase()),
+      ...(asked ? { asked } : {}),
+    })
+    config.rerank.trace?.(
+      known.map((c, i) => ({ doc: docs.get(c.key)!, features: features[i]! })),
+      query,
+    )
     // The head keeps its fused scores, position by position, so that scores still fall down the list.
     fusedRanks = new Map(known.map((c, i) => [c.key, i + 1]))
     const order = rerankOrder(features, config.rerank.weights)
@@ -405,7 +453,17 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     const doc = docs.get(c.key)
     if (!doc) return
     const fusedRank = fusedRanks?.get(c.key)
-    out.push({ doc, score: c.score, channels: c.channels, viaNeighbor: spreadOnly.has(c.key), snippet: makeSnippet(doc.text, terms.map((t) => t.source)), ...(fusedRank !== undefined ? { fusedRank } : {}) })
+    out.push({
+      doc,
+      score: c.score,
+      channels: c.channels,
+      viaNeighbor: spreadOnly.has(c.key),
+      snippet: makeSnippet(
+        doc.text,
+        terms.map((t) => t.source),
+      ),
+      ...(fusedRank !== undefined ? { fusedRank } : {}),
+    })
   }
   // With a per-session cap some of the best may be deferred: look further down the list then.
   const head = fused.slice(0, Number.isFinite(cap) ? Math.max(q.limit * 3, q.limit + 20) : q.limit + 5)
@@ -443,7 +501,12 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
  * @param queryWords - The query's lowercased words.
  * @param boost - Multiplier, >= 1 (1 = no effect).
  */
-export function boostNamedRoles(scores: Map<number, number>, roles: ReadonlyMap<number, string>, queryWords: ReadonlySet<string>, boost: number): void {
+export function boostNamedRoles(
+  scores: Map<number, number>,
+  roles: ReadonlyMap<number, string>,
+  queryWords: ReadonlySet<string>,
+  boost: number,
+): void {
   if (boost === 1) return
   for (const [key, score] of scores) {
     const role = roles.get(key) ?? ''
@@ -463,7 +526,11 @@ export function boostNamedRoles(scores: Map<number, number>, roles: ReadonlyMap<
  * @param text - The document's text, or undefined when unknown.
  * @param asked - What the question asks for, if its form says.
  */
-export function textPrior(text: string | undefined, asked: AnswerType | undefined, config: Pick<RecallConfig, 'answerTypeBoost' | 'questionFactor'>): number {
+export function textPrior(
+  text: string | undefined,
+  asked: AnswerType | undefined,
+  config: Pick<RecallConfig, 'answerTypeBoost' | 'questionFactor'>,
+): number {
   if (text === undefined) return 1
   let factor = 1
   if (asked !== undefined && hasAnswerType(text, asked)) factor *= config.answerTypeBoost

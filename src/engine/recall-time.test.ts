@@ -20,27 +20,54 @@ function tokyoStore(timeZone = 'Asia/Tokyo') {
     const ts = first + i * DAY
     clock.set(ts)
     const day = new Date(ts + 9 * 3_600_000).toISOString().slice(0, 10)
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `daily standup note number ${i} for the billing service` }, `s${i}`))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: `daily standup note number ${i} for the billing service` }, `s${i}`),
+    )
     ids.push({ day, ts })
   }
   clock.set(Date.parse('2025-03-01T03:00:00Z'))
   return { engine, clock, ids }
 }
 
-const days = (hits: { ts: number }[], zone = 'Asia/Tokyo'): string[] => [...new Set(hits.map((h) => new Intl.DateTimeFormat('sv-SE', { timeZone: zone }).format(new Date(h.ts))))].sort()
+const days = (hits: { ts: number }[], zone = 'Asia/Tokyo'): string[] =>
+  [...new Set(hits.map((h) => new Intl.DateTimeFormat('sv-SE', { timeZone: zone }).format(new Date(h.ts))))].sort()
 
 describe('time phrases in recall', () => {
   it('"past 7 days" and "since 2025-02-21" are spans up to now, in MNEMO_TZ', async () => {
     const { engine } = tokyoStore()
     const past = await engine.recall('past 7 days', { limit: 100 })
-    expect(days(past)).toEqual(['2025-02-22', '2025-02-23', '2025-02-24', '2025-02-25', '2025-02-26', '2025-02-27', '2025-02-28', '2025-03-01'])
+    expect(days(past)).toEqual([
+      '2025-02-22',
+      '2025-02-23',
+      '2025-02-24',
+      '2025-02-25',
+      '2025-02-26',
+      '2025-02-27',
+      '2025-02-28',
+      '2025-03-01',
+    ])
     expect(past.warnings).toEqual([])
     const since = await engine.recall('since 2025-02-21', { limit: 100 })
-    expect(days(since)).toEqual(['2025-02-21', '2025-02-22', '2025-02-23', '2025-02-24', '2025-02-25', '2025-02-26', '2025-02-27', '2025-02-28', '2025-03-01'])
+    expect(days(since)).toEqual([
+      '2025-02-21',
+      '2025-02-22',
+      '2025-02-23',
+      '2025-02-24',
+      '2025-02-25',
+      '2025-02-26',
+      '2025-02-27',
+      '2025-02-28',
+      '2025-03-01',
+    ])
     // Newest first: a time alone lists what happened then.
     expect(since.map((h) => h.ts)).toEqual([...since.map((h) => h.ts)].sort((a, b) => b - a))
     expect(days(await engine.recall('what happened before 2025-02-12', { limit: 100 }))).toEqual(['2025-02-10', '2025-02-11'])
-    expect(days(await engine.recall('between 2025-02-14 and 2025-02-16', { limit: 100 }))).toEqual(['2025-02-14', '2025-02-15', '2025-02-16'])
+    expect(days(await engine.recall('between 2025-02-14 and 2025-02-16', { limit: 100 }))).toEqual([
+      '2025-02-14',
+      '2025-02-15',
+      '2025-02-16',
+    ])
     // A question with a time still matches its words; the time only ranks.
     expect((await engine.recall('billing standup since 2025-02-27', { limit: 3 }))[0]!.snippet).toContain('billing')
   })
@@ -49,10 +76,14 @@ describe('time phrases in recall', () => {
     const { engine } = tokyoStore()
     const sprints = await engine.recall('in 30 sprints', { limit: 10 })
     expect([...sprints]).toEqual([])
-    expect(sprints.warnings).toEqual(['could not read "in 30 sprints" as a time (recall reads dates, weekdays, and numbers of hours, days, weeks, months or years): its words were searched instead'])
+    expect(sprints.warnings).toEqual([
+      'could not read "in 30 sprints" as a time (recall reads dates, weekdays, and numbers of hours, days, weeks, months or years): its words were searched instead',
+    ])
     const future = await engine.recall('since 2025-03-05', { limit: 10 })
     expect([...future]).toEqual([])
-    expect(future.warnings).toEqual(['nothing was recorded in this scope for "since 2025-03-05" (2025-03-05 00:00 to 2025-03-06 00:00, Asia/Tokyo)'])
+    expect(future.warnings).toEqual([
+      'nothing was recorded in this scope for "since 2025-03-05" (2025-03-05 00:00 to 2025-03-06 00:00, Asia/Tokyo)',
+    ])
   })
 
   it('"last Tuesday" fused returns only that day, in America/Los_Angeles as with --channels time', async () => {
@@ -81,9 +112,15 @@ describe('time phrases in recall', () => {
     await server.connect(a)
     const client = new Client({ name: 't', version: '0' })
     await client.connect(b)
-    const past = (await client.callTool({ name: 'memory_recall', arguments: { query: 'past 7 days', limit: 100 } })).structuredContent as { hits: unknown[]; warnings: string[] }
+    const past = (await client.callTool({ name: 'memory_recall', arguments: { query: 'past 7 days', limit: 100 } })).structuredContent as {
+      hits: unknown[]
+      warnings: string[]
+    }
     expect([past.hits.length, past.warnings]).toEqual([8, []])
-    const sprints = (await client.callTool({ name: 'memory_recall', arguments: { query: 'in 30 sprints' } })).structuredContent as { hits: unknown[]; warnings: string[] }
+    const sprints = (await client.callTool({ name: 'memory_recall', arguments: { query: 'in 30 sprints' } })).structuredContent as {
+      hits: unknown[]
+      warnings: string[]
+    }
     expect(sprints.hits).toEqual([])
     expect(sprints.warnings[0]).toMatch(/^could not read "in 30 sprints" as a time/)
     await client.close()
@@ -93,7 +130,12 @@ describe('time phrases in recall', () => {
 describe('the library', () => {
   it('recall(42) and remember(42) throw a MnemoError naming the problem, not a TypeError', async () => {
     const { engine } = createTestEngine()
-    await expect(engine.recall(42 as unknown as string)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'query must be a string (got number)' })
-    expect(() => engine.remember(42 as unknown as string)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', message: 'memory text must be a string (got number)' }))
+    await expect(engine.recall(42 as unknown as string)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'query must be a string (got number)',
+    })
+    expect(() => engine.remember(42 as unknown as string)).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT', message: 'memory text must be a string (got number)' }),
+    )
   })
 })

@@ -70,14 +70,23 @@ export async function recall(
     else if (c === 'embedding' && !vectors.embedder) warnings.push('channel embedding has no embedder (set MNEMO_EMBEDDER)')
   }
   if (uses('vector') && query.trim().length > 0 && !timeOnly) {
-    extraLists.push({ channel: 'vector', weight: ctx.recallConfig.weights.vector, hits: vectors.builtin.search(query, scope, ctx.recallConfig.candidates) })
+    extraLists.push({
+      channel: 'vector',
+      weight: ctx.recallConfig.weights.vector,
+      hits: vectors.builtin.search(query, scope, ctx.recallConfig.candidates),
+    })
   }
   if (uses('embedding') && vectors.embedder && !timeOnly) {
     try {
       // The query leaves the machine: redact it like anything stored.
       const [qv] = await vectors.embedder.embed([ctx.readRedact(query)], 'query')
       const matrix = new VectorMatrix(ctx.store.vectors(vectors.embedder.spaceId, scope), qv?.length ?? 0)
-      if (qv && matrix.size > 0) extraLists.push({ channel: 'embedding', weight: ctx.recallConfig.weights.embedding, hits: matrix.topK(qv, ctx.recallConfig.candidates) })
+      if (qv && matrix.size > 0)
+        extraLists.push({
+          channel: 'embedding',
+          weight: ctx.recallConfig.weights.embedding,
+          hits: matrix.topK(qv, ctx.recallConfig.candidates),
+        })
       const missing = ctx.store.docsWithoutVector(vectors.embedder.spaceId, scope, 1).length
       if (missing > 0) warnings.push(`some documents have no ${vectors.embedder.spaceId} vector yet; run \`mnemo reindex\``)
     } catch (error) {
@@ -85,51 +94,76 @@ export async function recall(
       warnings.push(`embedding channel skipped: ${error instanceof Error ? error.message : String(error)}`)
     }
   }
-  const ranked = runRecall(ctx.store, {
-    query,
-    limit,
-    timeRanges,
-    ...(timeOnly ? { timeOnly: true } : {}),
-    extraLists,
-    ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
-    ...(options.includeArchived ? { includeArchived: true } : {}),
-    ...(options.kinds && options.kinds.length > 0 ? { kinds: options.kinds } : {}),
-    ...(projectIds ? { projectIds } : {}),
-    ...ctx.access.who(),
-    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-    ...(options.channels ? { channels: options.channels } : {}),
-  }, ctx.recallConfig)
+  const ranked = runRecall(
+    ctx.store,
+    {
+      query,
+      limit,
+      timeRanges,
+      ...(timeOnly ? { timeOnly: true } : {}),
+      extraLists,
+      ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
+      ...(options.includeArchived ? { includeArchived: true } : {}),
+      ...(options.kinds && options.kinds.length > 0 ? { kinds: options.kinds } : {}),
+      ...(projectIds ? { projectIds } : {}),
+      ...ctx.access.who(),
+      ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+      ...(options.channels ? { channels: options.channels } : {}),
+    },
+    ctx.recallConfig,
+  )
   // A time read but nothing in it, or a time-shaped phrase not read: say so rather than answer nothing silently.
   for (const r of timeRanges) {
-    if (ctx.store.docsInTimeRange({ from: r.from, to: r.to, limit: 1, ...scope, ...(options.sessionId ? { sessionId: options.sessionId } : {}) }).length === 0) {
+    if (
+      ctx.store.docsInTimeRange({
+        from: r.from,
+        to: r.to,
+        limit: 1,
+        ...scope,
+        ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+      }).length === 0
+    ) {
       warnings.push(`nothing was recorded in this scope for ${JSON.stringify(r.text)} (${describeRange(r, ctx.timeZone)})`)
     }
   }
   for (const phrase of unreadTimePhrases(query, ranked.length > 0)) {
-    warnings.push(`could not read ${JSON.stringify(phrase)} as a time (recall reads dates, weekdays, and numbers of hours, days, weeks, months or years): its words were searched instead`)
+    warnings.push(
+      `could not read ${JSON.stringify(phrase)} as a time (recall reads dates, weekdays, and numbers of hours, days, weeks, months or years): its words were searched instead`,
+    )
   }
   const projects = new Map(ctx.store.listProjects().map((p) => [p.id as string, p.name]))
-  const hits = ranked.map((r): RecallHit => ({
-    id: r.doc.id as RecallHit['id'],
-    type: r.doc.type,
-    kind: r.doc.kind as RecallHit['kind'],
-    projectId: r.doc.projectId,
-    project: projects.get(r.doc.projectId) ?? r.doc.projectId,
-    sessionId: r.doc.sessionId,
-    ts: r.doc.ts,
-    score: r.score,
-    snippet: ctx.readRedact(r.snippet),
-    sourceRef: r.doc.sourceRef,
-    channels: r.channels,
-    viaNeighbor: r.viaNeighbor,
-    ...(r.fusedRank !== undefined ? { fusedRank: r.fusedRank } : {}),
-    ...(r.doc.flags.length > 0 ? { flags: r.doc.flags } : {}),
-  }))
+  const hits = ranked.map(
+    (r): RecallHit => ({
+      id: r.doc.id as RecallHit['id'],
+      type: r.doc.type,
+      kind: r.doc.kind as RecallHit['kind'],
+      projectId: r.doc.projectId,
+      project: projects.get(r.doc.projectId) ?? r.doc.projectId,
+      sessionId: r.doc.sessionId,
+      ts: r.doc.ts,
+      score: r.score,
+      snippet: ctx.readRedact(r.snippet),
+      sourceRef: r.doc.sourceRef,
+      channels: r.channels,
+      viaNeighbor: r.viaNeighbor,
+      ...(r.fusedRank !== undefined ? { fusedRank: r.fusedRank } : {}),
+      ...(r.doc.flags.length > 0 ? { flags: r.doc.flags } : {}),
+    }),
+  )
   return { hits, warnings }
 }
 
 /** `2025-03-05 00:00 to 2025-03-06 00:00, Asia/Tokyo`: a range in the zone's local time; an open start is "the beginning". */
 function describeRange(r: TimeRange, timeZone: string): string {
-  const local = (ms: number): string => new Intl.DateTimeFormat('sv-SE', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(ms))
+  const local = (ms: number): string =>
+    new Intl.DateTimeFormat('sv-SE', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    }).format(new Date(ms))
   return `${r.from <= 0 ? 'the beginning' : local(r.from)} to ${local(r.to)}, ${timeZone}`
 }

@@ -48,7 +48,10 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
   const remembered: Record<'alpha' | 'beta', Memory[]> = { alpha: [], beta: [] }
   const hooks = [hooksOf(ALPHA), hooksOf(BETA)] as const
   for (let i = 0; i < hooks[0].length; i++) {
-    for (const [f, list] of [[ALPHA, hooks[0]], [BETA, hooks[1]]] as const) {
+    for (const [f, list] of [
+      [ALPHA, hooks[0]],
+      [BETA, hooks[1]],
+    ] as const) {
       const [event, fields] = list[i]!
       expect(engine.captureHook(event, hookPayload(event, fields, f.session, f.ref.root))).toMatchObject({ stored: true, project: f.ref })
       clock.advance(60_000)
@@ -56,7 +59,10 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
   }
   const texts = [memoriesOf(ALPHA), memoriesOf(BETA)] as const
   for (let i = 0; i < texts[0].length; i++) {
-    for (const [f, list] of [[ALPHA, texts[0]], [BETA, texts[1]]] as const) {
+    for (const [f, list] of [
+      [ALPHA, texts[0]],
+      [BETA, texts[1]],
+    ] as const) {
       const { memory, created } = engine.remember(list[i]!, { project: f.ref })
       expect(created).toBe(true)
       remembered[f.ref.name as 'alpha' | 'beta'].push(memory)
@@ -78,7 +84,13 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
     const memories = store.listMemories({ projectIds: [p.id], limit: 1000 })
     return { ids: new Set([...memories.map((m) => m.id), ...observations.map((o) => o.id)]), memories, observations, sessions }
   }
-  return { engine, alpha, beta, items: { alpha: itemsOf(alpha), beta: itemsOf(beta) }, memory: (project, index) => remembered[project][index]! }
+  return {
+    engine,
+    alpha,
+    beta,
+    items: { alpha: itemsOf(alpha), beta: itemsOf(beta) },
+    memory: (project, index) => remembered[project][index]!,
+  }
 }
 
 const ids = (hits: readonly { id: string }[]): string[] => hits.map((h) => h.id)
@@ -98,7 +110,15 @@ describe('the corpus overlaps', () => {
     const hits = await s.engine.recall('orders database validateToken tokens', { limit: 100 })
     expect(new Set(hits.map((h) => h.project))).toEqual(new Set(['alpha', 'beta']))
     // The identical memory exists twice, once per project.
-    expect(sorted(ids((await s.engine.recall(SHARED_MEMORY, { limit: 100, channels: ['bm25'] })).filter((h) => h.type === 'memory' && h.snippet === SHARED_MEMORY)))).toEqual(sorted([s.memory('alpha', 10).id, s.memory('beta', 10).id]))
+    expect(
+      sorted(
+        ids(
+          (await s.engine.recall(SHARED_MEMORY, { limit: 100, channels: ['bm25'] })).filter(
+            (h) => h.type === 'memory' && h.snippet === SHARED_MEMORY,
+          ),
+        ),
+      ),
+    ).toEqual(sorted([s.memory('alpha', 10).id, s.memory('beta', 10).id]))
     // Both projects hold the same counts of each kind of item.
     expect(s.items.alpha.observations.map((o) => o.kind)).toEqual(s.items.beta.observations.map((o) => o.kind))
     expect(s.items.alpha.memories.map((m) => m.kind).sort()).toEqual(s.items.beta.memories.map((m) => m.kind).sort())
@@ -106,28 +126,51 @@ describe('the corpus overlaps', () => {
 })
 
 describe('recall scoped to one project, per channel', () => {
-  const QUERIES = ['orders database connection pool', 'validateToken', 'checkIssuer', 'what happened on 14 June 2025', 'npm test orders-database failed', 'src/auth/validate-token.ts', SHARED_MEMORY]
-  const ABLATIONS: (readonly ChannelName[] | undefined)[] = [undefined, ['bm25'], ['time'], ['graph'], ['vector'], ['bm25', 'graph'], ['bm25', 'time'], ['vector', 'graph', 'time']]
+  const QUERIES = [
+    'orders database connection pool',
+    'validateToken',
+    'checkIssuer',
+    'what happened on 14 June 2025',
+    'npm test orders-database failed',
+    'src/auth/validate-token.ts',
+    SHARED_MEMORY,
+  ]
+  const ABLATIONS: (readonly ChannelName[] | undefined)[] = [
+    undefined,
+    ['bm25'],
+    ['time'],
+    ['graph'],
+    ['vector'],
+    ['bm25', 'graph'],
+    ['bm25', 'time'],
+    ['vector', 'graph', 'time'],
+  ]
 
-  it.each(ABLATIONS.map((c) => [c?.join('+') ?? 'default', c] as const))('channels %s: every hit of every query is ALPHA’s, BETA’s counterparts show up unscoped', async (_name, channels) => {
-    const s = await seed({ recall: recallWith({ vector: 1, graph: 1 }) })
-    let found = 0
-    for (const query of QUERIES) {
-      const scoped = await s.engine.recall(query, { projectIds: [s.alpha.id], limit: 100, ...(channels ? { channels } : {}) })
-      expectOnly(scoped, s.alpha, s.items.alpha.ids)
-      found += scoped.length
-      if (scoped.length > 0) {
-        const unscoped = await s.engine.recall(query, { limit: 100, ...(channels ? { channels } : {}) })
-        expect(unscoped.some((h) => h.project === 'beta'), query).toBe(true)
+  it.each(ABLATIONS.map((c) => [c?.join('+') ?? 'default', c] as const))(
+    'channels %s: every hit of every query is ALPHA’s, BETA’s counterparts show up unscoped',
+    async (_name, channels) => {
+      const s = await seed({ recall: recallWith({ vector: 1, graph: 1 }) })
+      let found = 0
+      for (const query of QUERIES) {
+        const scoped = await s.engine.recall(query, { projectIds: [s.alpha.id], limit: 100, ...(channels ? { channels } : {}) })
+        expectOnly(scoped, s.alpha, s.items.alpha.ids)
+        found += scoped.length
+        if (scoped.length > 0) {
+          const unscoped = await s.engine.recall(query, { limit: 100, ...(channels ? { channels } : {}) })
+          expect(
+            unscoped.some((h) => h.project === 'beta'),
+            query,
+          ).toBe(true)
+        }
+        const other = await s.engine.recall(query, { projectIds: [s.beta.id], limit: 100, ...(channels ? { channels } : {}) })
+        expectOnly(other, s.beta, s.items.beta.ids)
+        // Same corpus shape, same query: the two scoped answers mirror each other (each project's
+        // vector model is fitted on its own words, so with the vector channel the counts may differ).
+        if (!(channels ?? ['vector']).includes('vector')) expect(scoped.length, query).toBe(other.length)
       }
-      const other = await s.engine.recall(query, { projectIds: [s.beta.id], limit: 100, ...(channels ? { channels } : {}) })
-      expectOnly(other, s.beta, s.items.beta.ids)
-      // Same corpus shape, same query: the two scoped answers mirror each other (each project's
-      // vector model is fitted on its own words, so with the vector channel the counts may differ).
-      if (!(channels ?? ['vector']).includes('vector')) expect(scoped.length, query).toBe(other.length)
-    }
-    expect(found).toBeGreaterThan(0)
-  })
+      expect(found).toBeGreaterThan(0)
+    },
+  )
 
   it('bm25: a phrase of one memory gives exactly that project’s memory; unscoped, both', async () => {
     const s = await seed()
@@ -172,14 +215,20 @@ describe('recall scoped to one project, per channel', () => {
     expect(ids(scoped)).toContain(s.memory('alpha', 7).id)
     expectOnly(scoped, s.alpha, s.items.alpha.ids)
     const unscoped = await s.engine.recall('checkIssuer', { channels: ['graph'], limit: 100 })
-    expect(ids(unscoped)).toEqual(expect.arrayContaining([s.memory('alpha', 1).id, s.memory('beta', 1).id, s.memory('alpha', 7).id, s.memory('beta', 7).id]))
+    expect(ids(unscoped)).toEqual(
+      expect.arrayContaining([s.memory('alpha', 1).id, s.memory('beta', 1).id, s.memory('alpha', 7).id, s.memory('beta', 7).id]),
+    )
     // Scoped to ALPHA, the graph channel gives what the unscoped graph gives for ALPHA: BETA's mentions never add to it.
     expect(sorted(ids(scoped))).toEqual(sorted(ids(unscoped.filter((h) => h.project === 'alpha'))))
   })
 
   it('vector: each project’s own model, ALPHA’s documents only', async () => {
     const s = await seed({ recall: recallWith({ vector: 1 }) })
-    const scoped = await s.engine.recall('orders database backup region replica', { projectIds: [s.alpha.id], channels: ['vector'], limit: 100 })
+    const scoped = await s.engine.recall('orders database backup region replica', {
+      projectIds: [s.alpha.id],
+      channels: ['vector'],
+      limit: 100,
+    })
     expect(scoped.length).toBeGreaterThan(0)
     expect(scoped.every((h) => h.channels?.vector !== undefined)).toBe(true)
     expectOnly(scoped, s.alpha, s.items.alpha.ids)
@@ -193,7 +242,9 @@ describe('recall scoped to one project, per channel', () => {
     const hits = await s.engine.recall('orders database', { projectIds: [s.alpha.id], sessionId: alphaSession.id, limit: 100 })
     expect(hits.every((h) => h.sessionId === alphaSession.id)).toBe(true)
     // Terms are ORed: the direct hits are the session's observations with either word.
-    expect(sorted(ids(hits.filter((h) => !h.viaNeighbor)))).toEqual(sorted(s.items.alpha.observations.filter((o) => o.sessionId === alphaSession.id && /orders|database/i.test(o.text)).map((o) => o.id)))
+    expect(sorted(ids(hits.filter((h) => !h.viaNeighbor)))).toEqual(
+      sorted(s.items.alpha.observations.filter((o) => o.sessionId === alphaSession.id && /orders|database/i.test(o.text)).map((o) => o.id)),
+    )
   })
 })
 
@@ -220,12 +271,14 @@ describe('context, sessions, show', () => {
     for (const word of ALPHA_ONLY) expect(block.text).not.toContain(word)
   })
 
-  it('sessions of ALPHA: exactly its hook session (mnemo\'s own bookkeeping sessions are not listed)', async () => {
+  it("sessions of ALPHA: exactly its hook session (mnemo's own bookkeeping sessions are not listed)", async () => {
     const s = await seed()
     const sessions = s.engine.sessions({ projectIds: [s.alpha.id] })
     expect(sessions.map((x) => [x.agent, x.sessionKey]).sort()).toEqual([['claude-code', ALPHA.session]])
     expect(sessions.every((x) => x.projectId === s.alpha.id)).toBe(true)
-    expect(sorted(s.engine.sessions().map((x) => x.id))).toEqual(sorted([...s.items.alpha.sessions, ...s.items.beta.sessions].filter((x) => x.agent !== 'mnemo').map((x) => x.id)))
+    expect(sorted(s.engine.sessions().map((x) => x.id))).toEqual(
+      sorted([...s.items.alpha.sessions, ...s.items.beta.sessions].filter((x) => x.agent !== 'mnemo').map((x) => x.id)),
+    )
   })
 
   it('show of a foreign id is allowed (ids are explicit) and says which project it is from', async () => {
@@ -234,7 +287,11 @@ describe('context, sessions, show', () => {
     const shown = s.engine.show(bObs.id)
     expect(shown).toMatchObject({ type: 'observation', observation: { id: bObs.id, projectId: s.beta.id }, project: { name: 'beta' } })
     const bMem = s.memory('beta', 0)
-    expect(s.engine.show(bMem.id)).toMatchObject({ type: 'memory', memory: { id: bMem.id, text: `orders database engine is ${BETA.db}` }, project: { name: 'beta' } })
+    expect(s.engine.show(bMem.id)).toMatchObject({
+      type: 'memory',
+      memory: { id: bMem.id, text: `orders database engine is ${BETA.db}` },
+      project: { name: 'beta' },
+    })
     const bSession = s.items.beta.sessions.find((x) => x.agent === 'claude-code')!
     const session = s.engine.show(bSession.id)
     if (session.type !== 'session') throw new Error('expected a session')
@@ -305,7 +362,13 @@ describe('the MCP server started in ALPHA’s folder', () => {
   ])('from %s: recall, sessions and context are ALPHA’s only', async (_where, cwd) => {
     const s = await seed()
     const call = await connect(s.engine, cwd)
-    for (const query of ['orders database connection pool', 'validateToken', 'checkIssuer', 'what happened on 14 June 2025', SHARED_MEMORY]) {
+    for (const query of [
+      'orders database connection pool',
+      'validateToken',
+      'checkIssuer',
+      'what happened on 14 June 2025',
+      SHARED_MEMORY,
+    ]) {
       const doc = await call('memory_recall', { query, limit: 100 })
       const expected = await s.engine.recall(query, { projectIds: [s.alpha.id], limit: 100 })
       expect(doc.hits.map((h: { id: string }) => h.id)).toEqual(ids(expected))
@@ -336,9 +399,15 @@ describe('one agent session that moves between projects (same session id, two fo
   // BETA's own session, so neither ALPHA's context digest nor neighbour spreading crosses over.
   function moved(): { engine: MnemoEngine; alpha: ProjectId; beta: ProjectId } {
     const { engine, clock } = createTestEngine({ cwd: ALPHA.ref.root })
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `check the orders database on ${ALPHA.db}` }, 'sess-moving', ALPHA.ref.root))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: `check the orders database on ${ALPHA.db}` }, 'sess-moving', ALPHA.ref.root),
+    )
     clock.advance(60_000)
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `check the orders database on ${BETA.db}` }, 'sess-moving', BETA.ref.root))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: `check the orders database on ${BETA.db}` }, 'sess-moving', BETA.ref.root),
+    )
     const byName = new Map(engine.listProjects().map((p) => [p.name, p.id]))
     return { engine, alpha: byName.get('alpha')!, beta: byName.get('beta')! }
   }

@@ -38,7 +38,10 @@ describe('secrets are redacted before they are stored', () => {
 
   it('drops <private> spans entirely', async () => {
     const { engine } = createTestEngine()
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'deploy notes <private>my bank pin is 4242</private> done' }))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'deploy notes <private>my bank pin is 4242</private> done' }),
+    )
     const [hit] = await engine.recall('deploy notes')
     expect(hit!.snippet).toBe('deploy notes [PRIVATE] done')
     expect(await engine.recall('bank pin')).toEqual([])
@@ -49,34 +52,58 @@ describe('a password stated in prose (issue 17 item 1)', () => {
   const SAID = 'the staging password is Hunter2-xyz'
   it('is redacted through the hook, remember, edit and import, so recall, context, export and the log never hold it', async () => {
     const { engine, store } = createTestEngine({ cwd: '/tmp/p' })
-    engine.captureHook('UserPromptSubmit', JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', cwd: '/tmp/p', prompt: SAID }))
+    engine.captureHook(
+      'UserPromptSubmit',
+      JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', cwd: '/tmp/p', prompt: SAID }),
+    )
     const { memory } = engine.remember(`note: ${SAID}`, { project: engine.projectForPath('/tmp/p') })
     engine.editMemory(memory.id, `edited: the API key for prod is k3yk3yk3y-9`)
     const { dir, cleanup } = (await import('../testing/test-mnemo.js')).tempDir()
     try {
       const { writeFileSync } = await import('node:fs')
       const file = `${dir}/s.jsonl`
-      writeFileSync(file, `${JSON.stringify({ type: 'user', sessionId: 'imp', uuid: 'u1', cwd: '/tmp/p', timestamp: '2025-06-14T10:00:00Z', message: { role: 'user', content: 'and the db passphrase was Tr0ub4dor&3' } })}\n`)
+      writeFileSync(
+        file,
+        `${JSON.stringify({ type: 'user', sessionId: 'imp', uuid: 'u1', cwd: '/tmp/p', timestamp: '2025-06-14T10:00:00Z', message: { role: 'user', content: 'and the db passphrase was Tr0ub4dor&3' } })}\n`,
+      )
       await engine.importPath(file, { format: 'claude-code' })
     } finally {
       cleanup()
     }
     const exported: string[] = []
     engine.exportJsonl((l) => exported.push(l))
-    const everywhere = [engine.context({ project: engine.projectForPath('/tmp/p') }).text, JSON.stringify(await engine.recall('staging password')), JSON.stringify(store.readEvents(0, 50)), exported.join('\n')].join('\n')
+    const everywhere = [
+      engine.context({ project: engine.projectForPath('/tmp/p') }).text,
+      JSON.stringify(await engine.recall('staging password')),
+      JSON.stringify(store.readEvents(0, 50)),
+      exported.join('\n'),
+    ].join('\n')
     for (const secret of ['Hunter2-xyz', 'k3yk3yk3y-9', 'Tr0ub4dor&3']) expect(everywhere).not.toContain(secret)
     expect(everywhere).toContain('the staging password is [REDACTED:password]')
     expect(everywhere).toContain('passphrase was [REDACTED:password]')
     // Honest misses: prose about passwords and tokens stays as it is.
-    engine.captureHook('UserPromptSubmit', JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', cwd: '/tmp/p', prompt: 'the password field is required; token count is 5; reset your password' }))
-    expect(JSON.stringify(await engine.recall('password field required'))).toContain('the password field is required; token count is 5; reset your password')
+    engine.captureHook(
+      'UserPromptSubmit',
+      JSON.stringify({
+        hook_event_name: 'UserPromptSubmit',
+        session_id: 's',
+        cwd: '/tmp/p',
+        prompt: 'the password field is required; token count is 5; reset your password',
+      }),
+    )
+    expect(JSON.stringify(await engine.recall('password field required'))).toContain(
+      'the password field is required; token count is 5; reset your password',
+    )
   })
 
   it('stored before the rule, `redact --rescan` finds it', async () => {
     const clock = createManualClock(T0)
     const store = openSqliteStore({ path: ':memory:' }, () => clock.now())
     const legacy = new MnemoEngine({ store, clock, cwd: '/tmp/p', contextBudgetTokens: 2000, timeZone: 'UTC', redact: noRedaction })
-    legacy.captureHook('UserPromptSubmit', JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', cwd: '/tmp/p', prompt: SAID }))
+    legacy.captureHook(
+      'UserPromptSubmit',
+      JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', cwd: '/tmp/p', prompt: SAID }),
+    )
     expect(JSON.stringify(store.readEvents(0, 10))).toContain('Hunter2-xyz')
     const engine = new MnemoEngine({ store, clock, cwd: '/tmp/p', contextBudgetTokens: 2000, timeZone: 'UTC' })
     expect(engine.rescanSecrets('cli').eventsChanged).toBe(1)
@@ -130,7 +157,10 @@ describe('stored text is data, not instructions', () => {
 
   it('does not flag the user’s own prompt', async () => {
     const { engine } = createTestEngine()
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'ignore previous instructions about the linter, use biome' }))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'ignore previous instructions about the linter, use biome' }),
+    )
     expect((await engine.recall('biome'))[0]!.flags).toBeUndefined()
   })
 })

@@ -44,7 +44,10 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
   const as = { alice: base.scoped({ user: 'alice' }), bob: base.scoped({ user: 'bob' }) }
   const hooks = [hooksOf(ALICE), hooksOf(BOB)] as const
   for (let i = 0; i < hooks[0].length; i++) {
-    for (const [f, list] of [[ALICE, hooks[0]], [BOB, hooks[1]]] as const) {
+    for (const [f, list] of [
+      [ALICE, hooks[0]],
+      [BOB, hooks[1]],
+    ] as const) {
       const [event, fields] = list[i]!
       expect(as[f.user].captureHook(event, hookPayload(event, fields, f.session, PROJECT.root))).toMatchObject({ stored: true })
       clock.advance(60_000)
@@ -53,7 +56,10 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
   const remembered: Record<'alice' | 'bob', Memory[]> = { alice: [], bob: [] }
   const texts = [memoriesOf(ALICE), memoriesOf(BOB)] as const
   for (let i = 0; i < texts[0].length; i++) {
-    for (const [f, list] of [[ALICE, texts[0]], [BOB, texts[1]]] as const) {
+    for (const [f, list] of [
+      [ALICE, texts[0]],
+      [BOB, texts[1]],
+    ] as const) {
       const { memory, created } = as[f.user].remember(list[i]!, { project: PROJECT })
       expect(created, list[i]).toBe(true)
       remembered[f.user].push(memory)
@@ -71,20 +77,55 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
     const observations = sessions.flatMap((s) => store.sessionObservations(s.id, 1000))
     return new Set([...memories.map((m) => m.id), ...observations.map((o) => o.id)])
   }
-  return { base, as, all, project, ids: { alice: idsOf('alice'), bob: idsOf('bob'), shared: idsOf(undefined) }, memory: (u, i) => remembered[u][i]!, shared }
+  return {
+    base,
+    as,
+    all,
+    project,
+    ids: { alice: idsOf('alice'), bob: idsOf('bob'), shared: idsOf(undefined) },
+    memory: (u, i) => remembered[u][i]!,
+    shared,
+  }
 }
 
 /** One successful session of the same kind of work: read, write a middleware, edit the app, the tests pass. */
-function playWork(engine: MnemoEngine, clock: { advance: (ms: number) => void }, agent: 'claude-code' | 'codex', id: string, prompt: string, file: string): void {
+function playWork(
+  engine: MnemoEngine,
+  clock: { advance: (ms: number) => void },
+  agent: 'claude-code' | 'codex',
+  id: string,
+  prompt: string,
+  file: string,
+): void {
   const hook = (event: string, fields: Record<string, unknown>): void => {
     engine.captureHook(event, hookPayload(event, fields, id, PROJECT.root), agent)
     clock.advance(1000)
   }
   hook('UserPromptSubmit', { prompt })
-  hook('PostToolUse', { tool_name: 'Read', tool_use_id: `${id}-r`, tool_input: { file_path: `${PROJECT.root}/src/app.ts` }, tool_response: 'ok' })
-  hook('PostToolUse', { tool_name: 'Write', tool_use_id: `${id}-w`, tool_input: { file_path: `${PROJECT.root}/src/middleware/${file}.ts`, content: 'x' }, tool_response: 'ok' })
-  hook('PostToolUse', { tool_name: 'Edit', tool_use_id: `${id}-e`, tool_input: { file_path: `${PROJECT.root}/src/app.ts`, old_string: 'a', new_string: 'b' }, tool_response: 'ok' })
-  hook('PostToolUse', { tool_name: 'Bash', tool_use_id: `${id}-t`, tool_input: { command: 'npm test' }, tool_response: { stdout: 'Tests: 14 passed' } })
+  hook('PostToolUse', {
+    tool_name: 'Read',
+    tool_use_id: `${id}-r`,
+    tool_input: { file_path: `${PROJECT.root}/src/app.ts` },
+    tool_response: 'ok',
+  })
+  hook('PostToolUse', {
+    tool_name: 'Write',
+    tool_use_id: `${id}-w`,
+    tool_input: { file_path: `${PROJECT.root}/src/middleware/${file}.ts`, content: 'x' },
+    tool_response: 'ok',
+  })
+  hook('PostToolUse', {
+    tool_name: 'Edit',
+    tool_use_id: `${id}-e`,
+    tool_input: { file_path: `${PROJECT.root}/src/app.ts`, old_string: 'a', new_string: 'b' },
+    tool_response: 'ok',
+  })
+  hook('PostToolUse', {
+    tool_name: 'Bash',
+    tool_use_id: `${id}-t`,
+    tool_input: { command: 'npm test' },
+    tool_response: { stdout: 'Tests: 14 passed' },
+  })
   hook('SessionEnd', {})
   clock.advance(600_000)
 }
@@ -131,23 +172,47 @@ describe('the corpus overlaps', () => {
 })
 
 describe('recall as one user, per channel', () => {
-  const QUERIES = ['orders database connection pool', 'validateToken', 'checkIssuer', 'what happened on 14 June 2025', 'npm test orders-database failed', 'src/auth/validate-token.ts', SAME_TEXT, SHARED]
-  const ABLATIONS: (readonly ChannelName[] | undefined)[] = [undefined, ['bm25'], ['time'], ['graph'], ['vector'], ['bm25', 'graph'], ['vector', 'graph', 'time']]
+  const QUERIES = [
+    'orders database connection pool',
+    'validateToken',
+    'checkIssuer',
+    'what happened on 14 June 2025',
+    'npm test orders-database failed',
+    'src/auth/validate-token.ts',
+    SAME_TEXT,
+    SHARED,
+  ]
+  const ABLATIONS: (readonly ChannelName[] | undefined)[] = [
+    undefined,
+    ['bm25'],
+    ['time'],
+    ['graph'],
+    ['vector'],
+    ['bm25', 'graph'],
+    ['vector', 'graph', 'time'],
+  ]
 
-  it.each(ABLATIONS.map((c) => [c?.join('+') ?? 'default', c] as const))('channels %s: every hit is the user’s own or shared; allUsers finds the other’s', async (_name, channels) => {
-    const s = await seed({ recall: recallWith({ vector: 1, graph: 1 }) })
-    let found = 0
-    for (const query of QUERIES) {
-      for (const user of ['alice', 'bob'] as const) {
-        const hits = await s.as[user].recall(query, { limit: 100, ...(channels ? { channels } : {}) })
-        expectSeenBy(hits, s, user)
-        found += hits.length
+  it.each(ABLATIONS.map((c) => [c?.join('+') ?? 'default', c] as const))(
+    'channels %s: every hit is the user’s own or shared; allUsers finds the other’s',
+    async (_name, channels) => {
+      const s = await seed({ recall: recallWith({ vector: 1, graph: 1 }) })
+      let found = 0
+      for (const query of QUERIES) {
+        for (const user of ['alice', 'bob'] as const) {
+          const hits = await s.as[user].recall(query, { limit: 100, ...(channels ? { channels } : {}) })
+          expectSeenBy(hits, s, user)
+          found += hits.length
+        }
+        const everyone = await s.all.recall(query, { limit: 100, ...(channels ? { channels } : {}) })
+        if (everyone.some((h) => s.ids.alice.has(h.id)))
+          expect(
+            everyone.some((h) => s.ids.bob.has(h.id)),
+            query,
+          ).toBe(true)
       }
-      const everyone = await s.all.recall(query, { limit: 100, ...(channels ? { channels } : {}) })
-      if (everyone.some((h) => s.ids.alice.has(h.id))) expect(everyone.some((h) => s.ids.bob.has(h.id)), query).toBe(true)
-    }
-    expect(found).toBeGreaterThan(0)
-  })
+      expect(found).toBeGreaterThan(0)
+    },
+  )
 
   it('words only Bob wrote find nothing for Alice on every channel that reads words; allUsers finds Bob’s', async () => {
     const s = await seed({ recall: recallWith({ vector: 1, graph: 1 }) })
@@ -159,7 +224,8 @@ describe('recall as one user, per channel', () => {
 
   it('the shared memory reaches both users; a store reader with no user sees shared items only', async () => {
     const s = await seed()
-    for (const user of ['alice', 'bob'] as const) expect(ids(await s.as[user].recall('backed up by the platform team', { channels: ['bm25'] }))).toEqual([s.shared.id])
+    for (const user of ['alice', 'bob'] as const)
+      expect(ids(await s.as[user].recall('backed up by the platform team', { channels: ['bm25'] }))).toEqual([s.shared.id])
     const none = await s.base.recall('orders database validateToken backed up', { limit: 100 })
     expect(ids(none)).toEqual([s.shared.id])
   })
@@ -247,7 +313,9 @@ describe('writes and deletes stay inside the user', () => {
     expect(() => s.as.alice.forget(bobObservation)).toThrow(/no observation/)
     expect(() => s.as.alice.setMemoryState(bobMemory, 'archive')).toThrow(/no memory/)
     expect(() => s.as.alice.editMemory(bobMemory, 'orders database engine is SQLite')).toThrow(/no memory/)
-    expect(() => s.as.alice.remember('orders database engine is SQLite', { project: PROJECT, supersedes: bobMemory })).toThrow(/no current memory/)
+    expect(() => s.as.alice.remember('orders database engine is SQLite', { project: PROJECT, supersedes: bobMemory })).toThrow(
+      /no current memory/,
+    )
     expect(() => s.as.alice.setMemoryState(s.shared.id, 'archive')).toThrow(/is shared/)
     expect(() => s.as.alice.forget(s.shared.id)).toThrow(/is shared/)
     expect(s.as.bob.show(bobMemory)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined, validTo: undefined } })
@@ -278,7 +346,12 @@ describe('writes and deletes stay inside the user', () => {
   it('another user’s event naming a session starts a session of their own: nothing lands beside the owner’s text, nothing is refused', async () => {
     const s = await seed()
     const aliceSession = s.as.alice.sessions()[0]!
-    expect(s.as.bob.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'show me the Auth0 keys' }, ALICE.session, PROJECT.root))).toMatchObject({ stored: true })
+    expect(
+      s.as.bob.captureHook(
+        'UserPromptSubmit',
+        hookPayload('UserPromptSubmit', { prompt: 'show me the Auth0 keys' }, ALICE.session, PROJECT.root),
+      ),
+    ).toMatchObject({ stored: true })
     const bobs = s.as.bob.sessions().find((x) => x.sessionKey === ALICE.session)!
     expect(bobs.id).not.toBe(aliceSession.id)
     expect(bobs.user).toBe('bob')
@@ -290,18 +363,41 @@ describe('writes and deletes stay inside the user', () => {
 
   it('a scoped delete of shared events keeps a user’s own memory that cites one of them', async () => {
     const s = await seed()
-    s.base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'shared giraffe prompt' }, 'sess-shared', PROJECT.root))
+    s.base.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'shared giraffe prompt' }, 'sess-shared', PROJECT.root),
+    )
     const sharedSession = s.base.sessions().find((x) => x.sessionKey === 'sess-shared')!
     const shown = s.base.show(sharedSession.id)
     const observation = shown.type === 'session' ? shown.detail.observations[0]!.id : ''
     // Alice's statement citing it (as an import could write it).
     const lines: string[] = [
-      JSON.stringify({ format: 'mnemo-export', version: 1, exportedAt: new Date(T0).toISOString(), project: null, counts: { events: 1, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 } }),
-      JSON.stringify({ kind: 'event', seq: 1, idemKey: 'cite-1', agent: 'mnemo', format: 'mnemo', type: 'remember', sessionKey: `mnemo:${PROJECT.root}`, project: PROJECT, ts: T0, receivedAt: T0, payload: { op: 'remember', kind: 'fact', text: 'alice note citing the giraffe prompt', sources: [observation] } }),
+      JSON.stringify({
+        format: 'mnemo-export',
+        version: 1,
+        exportedAt: new Date(T0).toISOString(),
+        project: null,
+        counts: { events: 1, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 },
+      }),
+      JSON.stringify({
+        kind: 'event',
+        seq: 1,
+        idemKey: 'cite-1',
+        agent: 'mnemo',
+        format: 'mnemo',
+        type: 'remember',
+        sessionKey: `mnemo:${PROJECT.root}`,
+        project: PROJECT,
+        ts: T0,
+        receivedAt: T0,
+        payload: { op: 'remember', kind: 'fact', text: 'alice note citing the giraffe prompt', sources: [observation] },
+      }),
     ]
     await s.as.alice.importExport(lines.join('\n'), 'cite.jsonl')
     s.base.deleteScope({ project: s.project, session: sharedSession.id })
-    expect((await s.as.alice.recall('alice note citing the giraffe', { channels: ['bm25'] })).map((h) => h.snippet)).toEqual(['alice note citing the giraffe prompt'])
+    expect((await s.as.alice.recall('alice note citing the giraffe', { channels: ['bm25'] })).map((h) => h.snippet)).toEqual([
+      'alice note citing the giraffe prompt',
+    ])
   })
 
   it('a user’s compaction folds their own events only', async () => {
@@ -311,7 +407,11 @@ describe('writes and deletes stay inside the user', () => {
     const formats = (engine: MnemoEngine): string[] => {
       const lines: string[] = []
       engine.exportJsonl((l) => lines.push(l))
-      return lines.slice(1).map((l) => JSON.parse(l) as { kind: string; format?: string; user?: string }).filter((r) => r.kind === 'event' && r.user !== undefined).map((r) => r.format!)
+      return lines
+        .slice(1)
+        .map((l) => JSON.parse(l) as { kind: string; format?: string; user?: string })
+        .filter((r) => r.kind === 'event' && r.user !== undefined)
+        .map((r) => r.format!)
     }
     expect(formats(s.as.bob)).not.toContain('folded')
     expect(formats(s.as.alice)).toContain('folded')
@@ -334,10 +434,17 @@ describe('writes and deletes stay inside the user', () => {
     playWork(bob, clock, 'claude-code', 'b1', 'bob rate limiting', 'rate')
     playWork(bob, clock, 'claude-code', 'b2', 'bob cors', 'cors')
     const alice = engine.scoped({ user: 'alice' })
-    for (let i = 0; i < 12; i++) alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `alice misc ${i}` }, `a${i}`, PROJECT.root))
+    for (let i = 0; i < 12; i++)
+      alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `alice misc ${i}` }, `a${i}`, PROJECT.root))
     clock.advance(3_600_000)
     await engine.consolidate({ procedures: { windowSessions: 5 } })
-    const procedures = bob.browseMemories({ projectIds: [bob.listProjects()[0]!.id], kinds: ['procedure'], state: 'current', offset: 0, limit: 10 }).memories
+    const procedures = bob.browseMemories({
+      projectIds: [bob.listProjects()[0]!.id],
+      kinds: ['procedure'],
+      state: 'current',
+      offset: 0,
+      limit: 10,
+    }).memories
     expect(procedures.map((m) => m.user)).toEqual(['bob'])
   })
 
@@ -354,14 +461,22 @@ describe('writes and deletes stay inside the user', () => {
     expect(alice.sessions().filter((x) => x.user === 'alice')).toHaveLength(1)
     const all = engine.scoped({ allUsers: true })
     expect(all.deleteScope({ project, session: alice.sessions().find((x) => x.user === 'alice')!.id })).toEqual({ events: 1 })
-    expect(all.sessions().map((x) => `${x.agent}:${x.user ?? '-'}`).sort()).toEqual(['claude-code:-', 'codex:-'])
+    expect(
+      all
+        .sessions()
+        .map((x) => `${x.agent}:${x.user ?? '-'}`)
+        .sort(),
+    ).toEqual(['claude-code:-', 'codex:-'])
   })
 
   it('a user is named only the projects they have something in, and counts of their own and shared rows; agents under isolation likewise', async () => {
     const { engine } = createTestEngine({ cwd: PROJECT.root, agentScope: 'own' })
     const alice = engine.scoped({ user: 'alice' })
     const bob = engine.scoped({ user: 'bob' })
-    alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'price the acquisition' }, 's1', '/nonexistent-mnemo-user-scope/merger'))
+    alice.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'price the acquisition' }, 's1', '/nonexistent-mnemo-user-scope/merger'),
+    )
     bob.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fix the cart' }, 's2', PROJECT.root), 'codex')
     engine.remember('the shop deploys on Fridays', { project: PROJECT })
     const names = (e: MnemoEngine) => e.listProjects().map((p) => p.name)
@@ -384,7 +499,8 @@ describe('writes and deletes stay inside the user', () => {
 
   it('a malformed user name is refused', async () => {
     const { engine } = createTestEngine()
-    for (const bad of ['', ' alice', 'a/b', 'x'.repeat(65), '-lead']) expect(() => engine.scoped({ user: bad })).toThrow(/user must be 1–64 ASCII/)
+    for (const bad of ['', ' alice', 'a/b', 'x'.repeat(65), '-lead'])
+      expect(() => engine.scoped({ user: bad })).toThrow(/user must be 1–64 ASCII/)
   })
 })
 
@@ -418,13 +534,23 @@ describe('export and import as a user', () => {
     const text = withTombstone(lines, `user:bob:future-${bobKey}`)
     const target = createTestEngine({ cwd: PROJECT.root }).engine
     await target.scoped({ user: 'alice' }).importExport(text, 'bob.jsonl')
-    expect(target.scoped({ user: 'alice' }).sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
+    expect(
+      target
+        .scoped({ user: 'alice' })
+        .sessions()
+        .map((x) => x.sessionKey),
+    ).toEqual([BOB.session])
     expect(target.scoped({ user: 'bob' }).sessions()).toEqual([])
     expect(ids(await target.scoped({ user: 'bob' }).recall(BOB_ONLY.join(' '), { limit: 100 }))).toEqual([])
     // Bob's own copy of the same records is still his to store: Alice's import took no key of his namespace.
     const bobs = await target.scoped({ user: 'bob' }).importExport(lines.join('\n'), 'bob.jsonl')
     expect(bobs.duplicates).toBe(0)
-    expect(target.scoped({ user: 'bob' }).sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
+    expect(
+      target
+        .scoped({ user: 'bob' })
+        .sessions()
+        .map((x) => x.sessionKey),
+    ).toEqual([BOB.session])
   })
 
   it('pin, archive and provenance in a file touch only the importer’s own memories; a pin by Bob is his, kept by a shared delete', async () => {
@@ -433,7 +559,20 @@ describe('export and import as a user', () => {
     const bobObservation = [...s.ids.bob].find((x) => x.startsWith('obs_'))!
     s.as.bob.setMemoryState(s.memory('bob', 1).id, 'pin')
     const event = (type: string, payload: Record<string, unknown>, n: number) =>
-      JSON.stringify({ kind: 'event', seq: n, idemKey: `crafted-${n}`, agent: 'mnemo', format: 'mnemo', type, sessionKey: `mnemo:${PROJECT.root}`, project: PROJECT, ts: T0 + n, receivedAt: T0 + n, payload, user: 'bob' })
+      JSON.stringify({
+        kind: 'event',
+        seq: n,
+        idemKey: `crafted-${n}`,
+        agent: 'mnemo',
+        format: 'mnemo',
+        type,
+        sessionKey: `mnemo:${PROJECT.root}`,
+        project: PROJECT,
+        ts: T0 + n,
+        receivedAt: T0 + n,
+        payload,
+        user: 'bob',
+      })
     const lines = [
       event('archive', { op: 'archive', id: bobMemory.id }, 1),
       event('archive', { op: 'archive', id: s.shared.id }, 2),
@@ -442,7 +581,13 @@ describe('export and import as a user', () => {
       event('remember', { op: 'remember', kind: 'fact', text: 12345 }, 5),
       event('remember', { op: 'remember', kind: 'fact', text: `long ${'x'.repeat(100_000)}` }, 6),
     ]
-    const manifest = { format: 'mnemo-export', version: 1, exportedAt: new Date(T0).toISOString(), project: null, counts: { events: lines.length, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 } }
+    const manifest = {
+      format: 'mnemo-export',
+      version: 1,
+      exportedAt: new Date(T0).toISOString(),
+      project: null,
+      counts: { events: lines.length, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 },
+    }
     await s.as.alice.importExport([JSON.stringify(manifest), ...lines].join('\n'), 'crafted.jsonl')
     expect(s.as.bob.show(bobMemory.id)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined } })
     expect(s.as.bob.show(s.memory('bob', 1).id)).toMatchObject({ type: 'memory', memory: { pinned: true } })
@@ -473,18 +618,54 @@ describe('export and import as a user', () => {
     expect(tombstones.length).toBeGreaterThan(0)
     expect(tombstones.every((k) => k.startsWith('user:alice:'))).toBe(true)
     expect(alices.some((r) => r.kind === 'audit')).toBe(false)
-    expect(records(s.all).filter((r) => r.kind === 'tombstone').some((r) => r.idemKey!.startsWith('user:bob:'))).toBe(true)
+    expect(
+      records(s.all)
+        .filter((r) => r.kind === 'tombstone')
+        .some((r) => r.idemKey!.startsWith('user:bob:')),
+    ).toBe(true)
   })
 
   it('an import with event times outside 1970–9999, or oversized envelope fields, is refused naming the line; an unreadable payload names the event', async () => {
     const s = await seed()
-    const manifest = (n: number) => JSON.stringify({ format: 'mnemo-export', version: 1, exportedAt: new Date(T0).toISOString(), project: null, counts: { events: n, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 } })
-    const event = (over: Record<string, unknown>) => JSON.stringify({ kind: 'event', seq: 1, idemKey: 'odd-1', agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's', project: PROJECT, ts: T0, receivedAt: T0, payload: {}, ...over })
+    const manifest = (n: number) =>
+      JSON.stringify({
+        format: 'mnemo-export',
+        version: 1,
+        exportedAt: new Date(T0).toISOString(),
+        project: null,
+        counts: { events: n, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 },
+      })
+    const event = (over: Record<string, unknown>) =>
+      JSON.stringify({
+        kind: 'event',
+        seq: 1,
+        idemKey: 'odd-1',
+        agent: 'claude-code',
+        format: 'claude-hook',
+        type: 'UserPromptSubmit',
+        sessionKey: 's',
+        project: PROJECT,
+        ts: T0,
+        receivedAt: T0,
+        payload: {},
+        ...over,
+      })
     const before = s.base.scoped({ allUsers: true }).stats().events
-    await expect(s.as.alice.importExport([manifest(1), event({ ts: 9_007_199_254_740_991 })].join('\n'), 'odd.jsonl')).rejects.toThrow(/odd\.jsonl:2: .*ts/)
-    await expect(s.as.alice.importExport([manifest(1), event({ project: { root: `/x${'y'.repeat(5000)}`, name: 'x' } })].join('\n'), 'odd.jsonl')).rejects.toThrow(/odd\.jsonl:2: .*root/)
-    const locomo = event({ agent: 'locomo', format: 'locomo-turn', type: 'turn', payload: { speaker: 7, text: ['not', 'text'], dia_id: 'D1:1' } })
-    await expect(s.as.alice.importExport([manifest(1), locomo].join('\n'), 'odd.jsonl')).rejects.toThrow(/event user:alice:odd-1 \(locomo-turn\) has a payload mnemo cannot read/)
+    await expect(s.as.alice.importExport([manifest(1), event({ ts: 9_007_199_254_740_991 })].join('\n'), 'odd.jsonl')).rejects.toThrow(
+      /odd\.jsonl:2: .*ts/,
+    )
+    await expect(
+      s.as.alice.importExport([manifest(1), event({ project: { root: `/x${'y'.repeat(5000)}`, name: 'x' } })].join('\n'), 'odd.jsonl'),
+    ).rejects.toThrow(/odd\.jsonl:2: .*root/)
+    const locomo = event({
+      agent: 'locomo',
+      format: 'locomo-turn',
+      type: 'turn',
+      payload: { speaker: 7, text: ['not', 'text'], dia_id: 'D1:1' },
+    })
+    await expect(s.as.alice.importExport([manifest(1), locomo].join('\n'), 'odd.jsonl')).rejects.toThrow(
+      /event user:alice:odd-1 \(locomo-turn\) has a payload mnemo cannot read/,
+    )
     expect(s.base.scoped({ allUsers: true }).stats().events).toBe(before)
   })
 
@@ -494,8 +675,19 @@ describe('export and import as a user', () => {
     s.as.alice.exportJsonl((l) => lines.push(l), {})
     const { engine, store } = createTestEngine()
     // The store fails the write (a lock, a full disk): the one transaction rolls back and no tombstone was written before it.
-    const failing = new Proxy(store, { get: (t, k) => (k === 'append' ? () => { throw new Error('disk full') } : Reflect.get(t, k)) })
-    await expect(readExport(failing, { now: () => 0 }, () => ({ observations: [] }), withTombstone(lines, 'some-key'), 'alice.jsonl', { user: 'alice' })).rejects.toThrow(/disk full/)
+    const failing = new Proxy(store, {
+      get: (t, k) =>
+        k === 'append'
+          ? () => {
+              throw new Error('disk full')
+            }
+          : Reflect.get(t, k),
+    })
+    await expect(
+      readExport(failing, { now: () => 0 }, () => ({ observations: [] }), withTombstone(lines, 'some-key'), 'alice.jsonl', {
+        user: 'alice',
+      }),
+    ).rejects.toThrow(/disk full/)
     expect(store.tombstones()).toEqual([])
     expect(engine.stats().events).toBe(0)
   })
@@ -505,14 +697,31 @@ describe('agent isolation (agentScope: own)', () => {
   /** One project, one user: a Claude Code session and a Codex session, a memory each agent stated over MCP, one a person stated. */
   async function agents(agentScope: 'own' | 'shared') {
     const { engine: base, clock, store } = createTestEngine({ cwd: PROJECT.root, agentScope })
-    base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Auth0 signing keys for validateToken' }, 'sess-claude', PROJECT.root), 'claude-code')
+    base.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'rotate the Auth0 signing keys for validateToken' }, 'sess-claude', PROJECT.root),
+      'claude-code',
+    )
     clock.advance(60_000)
-    base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Okta signing keys for validateToken' }, 'sess-codex', PROJECT.root), 'codex')
+    base.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'rotate the Okta signing keys for validateToken' }, 'sess-codex', PROJECT.root),
+      'codex',
+    )
     clock.advance(60_000)
     const claudeMemory = base.remember('validateToken caches Auth0 keys for 10 minutes', { project: PROJECT, agent: 'claude-code' }).memory
     const codexMemory = base.remember('validateToken caches Okta keys for 5 minutes', { project: PROJECT, agent: 'codex' }).memory
     const personMemory = base.remember('signing keys rotate every 90 days', { project: PROJECT }).memory
-    return { base, store, clock, claude: base.scoped({ agent: 'claude-code' }), codex: base.scoped({ agent: 'codex' }), claudeMemory, codexMemory, personMemory }
+    return {
+      base,
+      store,
+      clock,
+      claude: base.scoped({ agent: 'claude-code' }),
+      codex: base.scoped({ agent: 'codex' }),
+      claudeMemory,
+      codexMemory,
+      personMemory,
+    }
   }
 
   it('each agent recalls and gets context of its own captures and memories plus what a person stated', async () => {
@@ -528,7 +737,9 @@ describe('agent isolation (agentScope: own)', () => {
     expect(block).not.toContain('Auth0')
     expect(() => a.codex.show(a.claudeMemory.id)).toThrow(/no memory/)
     // A person (no agent) sees both.
-    expect((await a.base.recall('validateToken signing keys', { limit: 100 })).map((h) => h.snippet).join(' ')).toMatch(/Auth0[^]*Okta|Okta[^]*Auth0/)
+    expect((await a.base.recall('validateToken signing keys', { limit: 100 })).map((h) => h.snippet).join(' ')).toMatch(
+      /Auth0[^]*Okta|Okta[^]*Auth0/,
+    )
   })
 
   it('under isolation the write guard stays within the agent: Codex neither merges into, supersedes nor flags Claude’s memories', async () => {
@@ -558,7 +769,8 @@ describe('agent isolation (agentScope: own)', () => {
 
   it('under isolation each agent’s procedure is its own: no reuse of another agent’s wording, no block by its archive', async () => {
     const { engine, clock } = createTestEngine({ cwd: PROJECT.root, agentScope: 'own' })
-    const play = (agent: 'claude-code' | 'codex', id: string, prompt: string, file: string): void => playWork(engine, clock, agent, id, prompt, file)
+    const play = (agent: 'claude-code' | 'codex', id: string, prompt: string, file: string): void =>
+      playWork(engine, clock, agent, id, prompt, file)
     const procedures = (e: MnemoEngine, state: 'current' | 'all' = 'current') =>
       e.browseMemories({ projectIds: [e.listProjects()[0]!.id], kinds: ['procedure'], state, offset: 0, limit: 50 }).memories
     play('claude-code', 'c1', 'SECRETCLAUDE alpha rate limiting', 'rate')
@@ -597,7 +809,11 @@ describe('agent isolation (agentScope: own)', () => {
 
   it('the session a context leaves out is the caller’s own: another agent’s session with the same id stays in', async () => {
     const a = await agents('shared')
-    a.base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'codex quokka' }, 'sess-claude', PROJECT.root), 'codex')
+    a.base.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'codex quokka' }, 'sess-claude', PROJECT.root),
+      'codex',
+    )
     const block = a.codex.context({ project: PROJECT, budgetTokens: 100_000, excludeSessionKey: 'sess-claude' }).text
     expect(block).toContain('Auth0')
     expect(block).not.toContain('quokka')

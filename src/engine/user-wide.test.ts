@@ -27,14 +27,24 @@ describe('user-wide memories', () => {
       expect(hits.map((h) => h.id)).toContain(memory.id)
       expect(hits.find((h) => h.id === memory.id)?.project).toBe('~alice')
       expect(alice.context({ project: p }).text).toContain('- [preference · yours, every project] I prefer pnpm over npm for every install')
-      const prompt = await alice.promptContext({ project: p, agent: 'claude-code', sessionKey: `a-${p.name}` }, 'which package manager for installs? pnpm or npm?')
+      const prompt = await alice.promptContext(
+        { project: p, agent: 'claude-code', sessionKey: `a-${p.name}` },
+        'which package manager for installs? pnpm or npm?',
+      )
       expect(prompt.text).toContain('[preference · yours, every project ·')
       // Bob, in the same projects, never gets it; nor does a reader with no user.
       for (const other of [bob, engine]) {
         const [shared] = other.resolveProjects(p.root)
         expect((await other.recall('pnpm install', { projectIds: [shared!.id] })).map((h) => h.id)).not.toContain(memory.id)
         expect(other.context({ project: p }).text).not.toContain('pnpm')
-        expect((await other.promptContext({ project: p, agent: 'claude-code', sessionKey: `o-${p.name}` }, 'which package manager for installs? pnpm or npm?')).text).not.toContain('pnpm')
+        expect(
+          (
+            await other.promptContext(
+              { project: p, agent: 'claude-code', sessionKey: `o-${p.name}` },
+              'which package manager for installs? pnpm or npm?',
+            )
+          ).text,
+        ).not.toContain('pnpm')
       }
     }
     expect(() => bob.show(memory.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
@@ -68,10 +78,16 @@ describe('user-wide memories', () => {
       return client
     }
     const inShop = await connect(SHOP.root)
-    const stored = (await inShop.callTool({ name: 'memory_remember', arguments: { text: 'I write commit messages in the imperative mood', kind: 'preference', scope: 'user' } })).structuredContent as { id: string }
+    const stored = (
+      await inShop.callTool({
+        name: 'memory_remember',
+        arguments: { text: 'I write commit messages in the imperative mood', kind: 'preference', scope: 'user' },
+      })
+    ).structuredContent as { id: string }
     await inShop.close()
     const inBlog = await connect(BLOG.root)
-    const found = (await inBlog.callTool({ name: 'memory_recall', arguments: { query: 'commit messages imperative' } })).structuredContent as { hits: { id: string }[] }
+    const found = (await inBlog.callTool({ name: 'memory_recall', arguments: { query: 'commit messages imperative' } }))
+      .structuredContent as { hits: { id: string }[] }
     expect(found.hits.map((h) => h.id)).toContain(stored.id)
     await inBlog.close()
   })

@@ -11,7 +11,9 @@ const DAY = 86_400_000
 /** Plays the demo Claude Code session (hook payloads) into an engine, one event per second. */
 function playDemo() {
   const t = createTestEngine({ cwd: '/home/demo/acme-api' })
-  for (const line of readFileSync(DEMO, 'utf8').split('\n').filter((l) => l.trim())) {
+  for (const line of readFileSync(DEMO, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())) {
     const { event, payload } = JSON.parse(line) as { event: string; payload: unknown }
     t.engine.captureHook(event, JSON.stringify(payload))
     t.clock.advance(1000)
@@ -48,13 +50,22 @@ describe('consolidation (deterministic)', () => {
       engine.captureHook(event, JSON.stringify({ session_id: 'long', cwd: '/work/demo-app', hook_event_name: event, ...fields }))
     for (let i = 1; i <= 2600; i++) {
       hook('UserPromptSubmit', { prompt: `Step ${i}: tune module ${i}` })
-      hook('PostToolUse', { tool_name: 'Edit', tool_use_id: `e${i}`, tool_input: { file_path: `/work/demo-app/src/m${i}.ts`, old_string: 'a', new_string: 'b' }, tool_response: {} })
+      hook('PostToolUse', {
+        tool_name: 'Edit',
+        tool_use_id: `e${i}`,
+        tool_input: { file_path: `/work/demo-app/src/m${i}.ts`, old_string: 'a', new_string: 'b' },
+        tool_response: {},
+      })
       clock.advance(1000)
     }
     clock.advance(DAY)
     await engine.consolidate()
-    const [summary] = engine.browseMemories({ projectIds: engine.listProjects().map((p) => p.id), state: 'all', offset: 0, limit: 10 }).memories.filter((m) => m.kind === 'summary')
-    expect(summary!.text).toMatch(/^Session 2025-06-14 \(claude-code, 5200 observations\)\. Asked: Step 1: tune module 1 \| \(\d+\+ more\) \| Step 2599: tune module 2599 \| Step 2600: tune module 2600\./)
+    const [summary] = engine
+      .browseMemories({ projectIds: engine.listProjects().map((p) => p.id), state: 'all', offset: 0, limit: 10 })
+      .memories.filter((m) => m.kind === 'summary')
+    expect(summary!.text).toMatch(
+      /^Session 2025-06-14 \(claude-code, 5200 observations\)\. Asked: Step 1: tune module 1 \| \(\d+\+ more\) \| Step 2599: tune module 2599 \| Step 2600: tune module 2600\./,
+    )
   })
 
   it('stores the confidence of what it derived, keeps it through rebuild, and a stated memory has none', async () => {
@@ -62,7 +73,8 @@ describe('consolidation (deterministic)', () => {
     await engine.consolidate()
     clock.advance(1000)
     const p = engine.resolveProjects('acme-api').map((x) => x.id)
-    const byKind = (kind: string) => engine.browseMemories({ projectIds: p, state: 'all', offset: 0, limit: 100 }).memories.filter((m) => m.kind === kind)
+    const byKind = (kind: string) =>
+      engine.browseMemories({ projectIds: p, state: 'all', offset: 0, limit: 100 }).memories.filter((m) => m.kind === kind)
     // "Remember for later: rate limiting should go in the same middleware folder" — a cue phrase, 0.7; the fixed failure's lesson, 0.6.
     expect(byKind('preference').map((m) => m.confidence)).toEqual([0.7])
     expect(byKind('lesson').map((m) => m.confidence)).toEqual([0.6])
@@ -70,7 +82,10 @@ describe('consolidation (deterministic)', () => {
     engine.rebuild()
     expect(byKind('preference').map((m) => m.confidence)).toEqual([0.7])
     // Stating the same thing makes it a stated memory.
-    const stated = engine.remember(byKind('preference')[0]!.text, { kind: 'preference', project: { root: '/home/demo/acme-api', name: 'acme-api' } }).memory
+    const stated = engine.remember(byKind('preference')[0]!.text, {
+      kind: 'preference',
+      project: { root: '/home/demo/acme-api', name: 'acme-api' },
+    }).memory
     expect(stated).toMatchObject({ id: byKind('preference')[0]!.id, confidence: undefined, seenCount: 2 })
   })
 
@@ -79,7 +94,8 @@ describe('consolidation (deterministic)', () => {
     await engine.consolidate()
     clock.advance(1000)
     const p = engine.resolveProjects('acme-api')[0]!
-    const derived = (kind: string) => engine.browseMemories({ projectIds: [p.id], state: 'all', offset: 0, limit: 100 }).memories.filter((m) => m.kind === kind)
+    const derived = (kind: string) =>
+      engine.browseMemories({ projectIds: [p.id], state: 'all', offset: 0, limit: 100 }).memories.filter((m) => m.kind === kind)
     const summary = derived('summary')[0]!
     const cited = summary.sources[1]!
     engine.forget(cited, 'test')
@@ -107,7 +123,10 @@ describe('consolidation (deterministic)', () => {
     expect(await engine.consolidate()).toMatchObject({ summaries: 0 })
     engine.setMemoryState(summary!.id, 'restore')
     // The session is resumed: one more prompt, then it ends again.
-    engine.captureHook('UserPromptSubmit', JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', prompt: 'Also add a rateLimit middleware' }))
+    engine.captureHook(
+      'UserPromptSubmit',
+      JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', prompt: 'Also add a rateLimit middleware' }),
+    )
     clock.advance(1000)
     engine.captureHook('SessionEnd', JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', reason: 'exit' }))
     expect(await engine.consolidate()).toMatchObject({ summaries: 1 })
@@ -120,7 +139,10 @@ describe('consolidation (deterministic)', () => {
   it('archives what decayed (a fact drawn from a prompt), never a pinned memory', async () => {
     const { engine, clock } = createTestEngine({ cwd: '/p/a' })
     const P = { root: '/p/a', name: 'a' }
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fyi we use the legacy VPN client for staging' }, 'sess-1', '/p/a'))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'fyi we use the legacy VPN client for staging' }, 'sess-1', '/p/a'),
+    )
     clock.advance(60 * 60_000)
     await engine.consolidate()
     const derived = engine.currentMemories(engine.listProjects()[0]!.id).filter((m) => m.sources.length > 0)
@@ -146,7 +168,10 @@ describe('consolidation (deterministic)', () => {
       engine.remember('answers in British English', { project: P, kind: 'preference' }).memory,
       engine.remember('run migrations before the seed script', { project: P, kind: 'lesson' }).memory,
     ]
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: "let's go with zod for validation" }, 'sess-1', '/p/a'))
+    engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: "let's go with zod for validation" }, 'sess-1', '/p/a'),
+    )
     clock.advance(60 * 60_000)
     await engine.consolidate()
     const decision = engine.currentMemories(engine.listProjects()[0]!.id).find((m) => m.kind === 'decision' && m.sources.length > 0)!
@@ -184,7 +209,12 @@ describe('statements from prompts', () => {
     ])
     expect(found).toEqual([
       { kind: 'preference', text: 'We always use pnpm here, never npm.', sources: ['obs_1'], confidence: 0.7 },
-      { kind: 'preference', text: 'Remember for later: rate limiting goes in src/middleware, next to auth.', sources: ['obs_2'], confidence: 0.7 },
+      {
+        kind: 'preference',
+        text: 'Remember for later: rate limiting goes in src/middleware, next to auth.',
+        sources: ['obs_2'],
+        confidence: 0.7,
+      },
       { kind: 'decision', text: "Let's go with zod for validation.", sources: ['obs_3'], confidence: 0.6 },
       { kind: 'preference', text: 'I prefer small commits with honest messages.', sources: ['obs_3'], confidence: 0.7 },
       { kind: 'fact', text: 'Our CI runs on GitHub Actions.', sources: ['obs_4'], confidence: 0.5 },
@@ -197,7 +227,9 @@ describe('statements from prompts', () => {
     expect(r.memories).toBe(1)
     const project = engine.sessions()[0]!.projectId
     const preferences = engine.currentMemories(project).filter((m) => m.kind === 'preference')
-    expect(preferences.map((m) => m.text)).toEqual(['Remember for later: rate limiting should go in the same middleware folder, next to auth.'])
+    expect(preferences.map((m) => m.text)).toEqual([
+      'Remember for later: rate limiting should go in the same middleware folder, next to auth.',
+    ])
     const source = engine.show(preferences[0]!.sources[0]!)
     if (source.type !== 'observation') throw new Error('expected an observation')
     expect(source.observation.kind).toBe('prompt')

@@ -53,7 +53,9 @@ export function lessonsFromSession(observations: readonly Observation[], project
     const successAt = later.findIndex((x) => x.kind === 'tool' && x.tool === o.tool && firstLine(x.text) === call)
     if (successAt < 0) return
     const between = later.slice(0, successAt)
-    const edits = between.filter((x) => x.kind === 'tool' && x.files.length > 0 && /^(edit|write|multiedit|apply_patch|str_replace)/i.test(x.tool ?? ''))
+    const edits = between.filter(
+      (x) => x.kind === 'tool' && x.files.length > 0 && /^(edit|write|multiedit|apply_patch|str_replace)/i.test(x.tool ?? ''),
+    )
     if (edits.length === 0) return
     const files = [...new Set(edits.flatMap((x) => x.files.map(rel)))]
     const result = o.text.split('→')[1] ?? ''
@@ -91,10 +93,26 @@ export interface DerivedStatement {
  * of MNEMO_LLM extracts the rest).
  */
 const STATEMENT_CUES: readonly { kind: DerivedStatement['kind']; confidence: number; re: RegExp }[] = [
-  { kind: 'preference', confidence: 0.7, re: /^(?:(?:please|and|also|ok(?:ay)?|great|thanks)[,.!]?\s+)*(?:remember(?: for later| that)?\b[:,]?|from now on\b|going forward\b|in (?:the )?future\b|(?:(?:i|we) )?(?:always|never)\b(?! mind)|don'?t ever\b|do not ever\b)/i },
-  { kind: 'preference', confidence: 0.7, re: /\b(?:i|we) (?:(?:really|strongly) )?(?:prefer|like to|would rather|'d rather|don'?t like|do not like|hate)\b/i },
-  { kind: 'decision', confidence: 0.6, re: /\b(?:let'?s (?:use|go with|switch to|stick with|keep|move to)|we(?:'ve| have)? decided\b|(?:i|we) (?:chose|picked|went with)|we(?:'ll| will) (?:use|go with|switch to)|use \S+(?: \S+)? instead of)\b/i },
-  { kind: 'fact', confidence: 0.5, re: /^(?:(?:fyi|note|btw)[,:]?\s+)?(?:we use|we're using|we are using|our (?:\w+ ){1,3}(?:is|are|uses|lives|runs)|the (?:project|repo|codebase|app) (?:uses|is|runs))\b/i },
+  {
+    kind: 'preference',
+    confidence: 0.7,
+    re: /^(?:(?:please|and|also|ok(?:ay)?|great|thanks)[,.!]?\s+)*(?:remember(?: for later| that)?\b[:,]?|from now on\b|going forward\b|in (?:the )?future\b|(?:(?:i|we) )?(?:always|never)\b(?! mind)|don'?t ever\b|do not ever\b)/i,
+  },
+  {
+    kind: 'preference',
+    confidence: 0.7,
+    re: /\b(?:i|we) (?:(?:really|strongly) )?(?:prefer|like to|would rather|'d rather|don'?t like|do not like|hate)\b/i,
+  },
+  {
+    kind: 'decision',
+    confidence: 0.6,
+    re: /\b(?:let'?s (?:use|go with|switch to|stick with|keep|move to)|we(?:'ve| have)? decided\b|(?:i|we) (?:chose|picked|went with)|we(?:'ll| will) (?:use|go with|switch to)|use \S+(?: \S+)? instead of)\b/i,
+  },
+  {
+    kind: 'fact',
+    confidence: 0.5,
+    re: /^(?:(?:fyi|note|btw)[,:]?\s+)?(?:we use|we're using|we are using|our (?:\w+ ){1,3}(?:is|are|uses|lives|runs)|the (?:project|repo|codebase|app) (?:uses|is|runs))\b/i,
+  },
 ]
 
 const SENTENCES = new Intl.Segmenter('en', { granularity: 'sentence' })
@@ -127,7 +145,14 @@ export function statementsFromPrompts(observations: readonly Observation[]): Der
 }
 
 /** How much each kind matters when nothing else is known (the retention score's importance). */
-export const KIND_IMPORTANCE: Record<MemoryKind, number> = { decision: 1, lesson: 0.9, preference: 0.9, procedure: 0.9, fact: 0.8, summary: 0.5 }
+export const KIND_IMPORTANCE: Record<MemoryKind, number> = {
+  decision: 1,
+  lesson: 0.9,
+  preference: 0.9,
+  procedure: 0.9,
+  fact: 0.8,
+  summary: 0.5,
+}
 
 /** Retention tunables, with defaults. */
 export interface RetentionConfig {

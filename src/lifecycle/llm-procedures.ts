@@ -25,7 +25,12 @@ const draftSchema = z.object({
   steps: z
     .array(
       z.object({
-        action: z.string().trim().min(3).max(200).describe('one of the observed steps, copied exactly as given, e.g. "Edit src/middleware/*.ts"'),
+        action: z
+          .string()
+          .trim()
+          .min(3)
+          .max(200)
+          .describe('one of the observed steps, copied exactly as given, e.g. "Edit src/middleware/*.ts"'),
         detail: z.string().trim().max(160).describe('what to do in this step, as the tasks show it; empty when the record does not say'),
       }),
     )
@@ -59,7 +64,11 @@ function record(input: ProcedureDraftInput): string {
  * @returns The draft as the schema validated it (steps not yet verified) and the tokens used.
  * @throws {MnemoError} `PROVIDER_FAILED` — from the model (network, HTTP, answers that never validate, budget).
  */
-export async function phraseProcedureWith(llm: Llm, input: ProcedureDraftInput, maxTokens = 800): Promise<{ draft: ProcedureDraft; usage: LlmUsage }> {
+export async function phraseProcedureWith(
+  llm: Llm,
+  input: ProcedureDraftInput,
+  maxTokens = 800,
+): Promise<{ draft: ProcedureDraft; usage: LlmUsage }> {
   const ask = 'Name and describe the procedure in this record.'
   const { value, usage } = await llm.complete({
     system: systemPrompt(input.projectRoot),

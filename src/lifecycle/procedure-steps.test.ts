@@ -6,11 +6,27 @@ const ROOT = '/work/app'
 const T0 = Date.parse('2025-06-14T10:00:00Z')
 
 function obs(i: number, kind: ObservationKind, text: string, extra: Partial<Observation> = {}): Observation {
-  return { id: `obs_${i}`, sessionId: 'ses_1', projectId: 'prj_1', kind, role: 'assistant', text, tool: undefined, files: [], sourceRef: undefined, ts: T0 + i, eventSeq: i, flags: [], ...extra } as Observation
+  return {
+    id: `obs_${i}`,
+    sessionId: 'ses_1',
+    projectId: 'prj_1',
+    kind,
+    role: 'assistant',
+    text,
+    tool: undefined,
+    files: [],
+    sourceRef: undefined,
+    ts: T0 + i,
+    eventSeq: i,
+    flags: [],
+    ...extra,
+  } as Observation
 }
 const prompt = (i: number, text: string) => obs(i, 'prompt', text, { role: 'user' })
-const bash = (i: number, command: string, result: string, kind: ObservationKind = 'tool') => obs(i, kind, `Bash: ${command}\n→ ${result}`, { tool: 'Bash' })
-const edit = (i: number, file: string, tool = 'Edit') => obs(i, 'tool', `${tool}: ${ROOT}/${file}\n→ ok`, { tool, files: [`${ROOT}/${file}`] })
+const bash = (i: number, command: string, result: string, kind: ObservationKind = 'tool') =>
+  obs(i, kind, `Bash: ${command}\n→ ${result}`, { tool: 'Bash' })
+const edit = (i: number, file: string, tool = 'Edit') =>
+  obs(i, 'tool', `${tool}: ${ROOT}/${file}\n→ ok`, { tool, files: [`${ROOT}/${file}`] })
 const read = (i: number, file: string) => obs(i, 'tool', `Read: ${ROOT}/${file}\n→ …`, { tool: 'Read', files: [`${ROOT}/${file}`] })
 
 describe('normalizeCommand', () => {
@@ -35,7 +51,19 @@ describe('normalizeCommand', () => {
   })
 
   it('counts tests, builds, lints and type-checks as checks, and nothing else', () => {
-    expect(['npm test', 'pnpm run test:unit', 'npm run build', 'npx vitest run', 'cargo clippy', 'go vet', 'python -m pytest', 'npx tsc', 'make check'].every(isCheckCommand)).toBe(true)
+    expect(
+      [
+        'npm test',
+        'pnpm run test:unit',
+        'npm run build',
+        'npx vitest run',
+        'cargo clippy',
+        'go vet',
+        'python -m pytest',
+        'npx tsc',
+        'make check',
+      ].every(isCheckCommand),
+    ).toBe(true)
     expect(['npm install', 'git commit', 'node scripts/seed.mjs', 'npm ci', 'docker compose'].some(isCheckCommand)).toBe(false)
   })
 })
@@ -52,16 +80,21 @@ describe('filePattern', () => {
 
 describe('readSessionSteps', () => {
   it('a session whose last check passed is successful: its steps run up to that check, failed calls and back-to-back repeats left out', () => {
-    const s = readSessionSteps('ses_1', T0, [
-      prompt(0, 'Add a rate limiter'),
-      read(1, 'src/app.ts'),
-      edit(2, 'src/middleware/rate.ts', 'Write'),
-      edit(3, 'src/middleware/rate.ts'),
-      bash(4, 'npm test', 'FAIL test/rate.test.ts', 'error'),
-      edit(5, 'src/app.ts'),
-      bash(6, 'npm test -- rate', 'Tests: 12 passed, 0 failed'),
-      bash(7, 'git commit -m "rate limiter"', '[main 1a2b3c] rate limiter'),
-    ], ROOT)
+    const s = readSessionSteps(
+      'ses_1',
+      T0,
+      [
+        prompt(0, 'Add a rate limiter'),
+        read(1, 'src/app.ts'),
+        edit(2, 'src/middleware/rate.ts', 'Write'),
+        edit(3, 'src/middleware/rate.ts'),
+        bash(4, 'npm test', 'FAIL test/rate.test.ts', 'error'),
+        edit(5, 'src/app.ts'),
+        bash(6, 'npm test -- rate', 'Tests: 12 passed, 0 failed'),
+        bash(7, 'git commit -m "rate limiter"', '[main 1a2b3c] rate limiter'),
+      ],
+      ROOT,
+    )
     expect(s).toMatchObject({ successful: true, check: 'npm test', prompts: ['Add a rate limiter'] })
     expect(s.steps.map((x) => [x.label, x.observationId])).toEqual([
       ['Read src/*.ts', 'obs_1'],
@@ -72,16 +105,35 @@ describe('readSessionSteps', () => {
   })
 
   it('is not successful without a check, when the last check failed, or when a call failed after it', () => {
-    expect(readSessionSteps('s', T0, [edit(1, 'src/a.ts'), bash(2, 'npm install', 'added 1 package')], ROOT)).toMatchObject({ successful: false, failure: 'no check', steps: [] })
-    expect(readSessionSteps('s', T0, [edit(1, 'src/a.ts'), bash(2, 'npm test', 'ok'), bash(3, 'npm test', 'failed', 'error')], ROOT)).toMatchObject({ successful: false, failure: 'last check failed' })
-    expect(readSessionSteps('s', T0, [edit(1, 'src/a.ts'), bash(2, 'npm test', 'ok'), obs(3, 'error', 'Edit: src/b.ts\n→ old_string not found', { tool: 'Edit', files: ['src/b.ts'] })], ROOT)).toMatchObject({
+    expect(readSessionSteps('s', T0, [edit(1, 'src/a.ts'), bash(2, 'npm install', 'added 1 package')], ROOT)).toMatchObject({
+      successful: false,
+      failure: 'no check',
+      steps: [],
+    })
+    expect(
+      readSessionSteps('s', T0, [edit(1, 'src/a.ts'), bash(2, 'npm test', 'ok'), bash(3, 'npm test', 'failed', 'error')], ROOT),
+    ).toMatchObject({ successful: false, failure: 'last check failed' })
+    expect(
+      readSessionSteps(
+        's',
+        T0,
+        [
+          edit(1, 'src/a.ts'),
+          bash(2, 'npm test', 'ok'),
+          obs(3, 'error', 'Edit: src/b.ts\n→ old_string not found', { tool: 'Edit', files: ['src/b.ts'] }),
+        ],
+        ROOT,
+      ),
+    ).toMatchObject({
       successful: false,
       failure: 'failure after the last check',
     })
   })
 
   it('reads a failure in the output of a call recorded as a success (non-zero exit, failing tests)', () => {
-    expect(readSessionSteps('s', T0, [edit(1, 'src/a.ts'), bash(2, 'npm test', 'Tests: 3 failed, 9 passed\nExit code 1')], ROOT)).toMatchObject({ successful: false, failure: 'last check failed' })
+    expect(
+      readSessionSteps('s', T0, [edit(1, 'src/a.ts'), bash(2, 'npm test', 'Tests: 3 failed, 9 passed\nExit code 1')], ROOT),
+    ).toMatchObject({ successful: false, failure: 'last check failed' })
     expect(readSessionSteps('s', T0, [edit(1, 'src/a.ts'), bash(2, 'npm test', '0 failed, 12 passed')], ROOT).successful).toBe(true)
   })
 

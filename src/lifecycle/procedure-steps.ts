@@ -60,18 +60,95 @@ const READ_TOOL = /^(?:read|read_file|view|notebookread)$/i
 
 /** Commands that only look around (navigation, inspection, read-only git): not steps. */
 const IGNORED_PROGRAMS = new Set([
-  'cd', 'ls', 'cat', 'echo', 'pwd', 'head', 'tail', 'grep', 'rg', 'ag', 'find', 'fd', 'sed', 'awk', 'wc', 'which', 'type', 'export',
-  'source', '.', 'true', 'false', 'sleep', 'clear', 'printf', 'less', 'more', 'tree', 'diff', 'sort', 'uniq', 'cut', 'test', '[', 'file',
-  'stat', 'du', 'df', 'env', 'set', 'unset', 'history', 'date', 'whoami', 'jq', 'xargs', 'tee', 'open', 'code',
+  'cd',
+  'ls',
+  'cat',
+  'echo',
+  'pwd',
+  'head',
+  'tail',
+  'grep',
+  'rg',
+  'ag',
+  'find',
+  'fd',
+  'sed',
+  'awk',
+  'wc',
+  'which',
+  'type',
+  'export',
+  'source',
+  '.',
+  'true',
+  'false',
+  'sleep',
+  'clear',
+  'printf',
+  'less',
+  'more',
+  'tree',
+  'diff',
+  'sort',
+  'uniq',
+  'cut',
+  'test',
+  '[',
+  'file',
+  'stat',
+  'du',
+  'df',
+  'env',
+  'set',
+  'unset',
+  'history',
+  'date',
+  'whoami',
+  'jq',
+  'xargs',
+  'tee',
+  'open',
+  'code',
 ])
-const READ_ONLY_GIT = new Set(['status', 'diff', 'log', 'show', 'blame', 'rev-parse', 'ls-files', 'grep', 'branch', 'remote', 'describe', 'reflog', 'shortlog'])
+const READ_ONLY_GIT = new Set([
+  'status',
+  'diff',
+  'log',
+  'show',
+  'blame',
+  'rev-parse',
+  'ls-files',
+  'grep',
+  'branch',
+  'remote',
+  'describe',
+  'reflog',
+  'shortlog',
+])
 /** Words that only wrap the real command. */
 const WRAPPERS = new Set(['sudo', 'time', 'nohup', 'command', 'exec', 'nice'])
 const PACKAGE_RUNNERS = new Set(['npm', 'pnpm', 'yarn', 'bun'])
 const PACKAGE_EXECUTORS = new Set(['npx', 'bunx', 'pnpx', 'uvx'])
 const INTERPRETERS = new Set(['node', 'python', 'python3', 'deno', 'ruby', 'bash', 'sh', 'zsh', 'tsx', 'ts-node', 'perl', 'php'])
 /** Tools whose first argument is a path or a pattern, never a subcommand. */
-const NO_SUBCOMMAND = new Set(['pytest', 'jest', 'mocha', 'tsc', 'eslint', 'prettier', 'mypy', 'black', 'rspec', 'phpunit', 'ava', 'flake8', 'pylint', 'biome', 'stylelint', 'tap'])
+const NO_SUBCOMMAND = new Set([
+  'pytest',
+  'jest',
+  'mocha',
+  'tsc',
+  'eslint',
+  'prettier',
+  'mypy',
+  'black',
+  'rspec',
+  'phpunit',
+  'ava',
+  'flake8',
+  'pylint',
+  'biome',
+  'stylelint',
+  'tap',
+])
 
 function words(segment: string): string[] {
   return (segment.match(/"[^"]*"|'[^']*'|\S+/g) ?? []).map((w) => w.replace(/^(["'])(.*)\1$/, '$2'))
@@ -143,7 +220,8 @@ export function normalizeCommand(commandLine: string): string[] {
   return out
 }
 
-const CHECK_WORD = /(?:^|[\s:])(?:test|tests|spec|specs|check|checks|lint|typecheck|type-check|tsc|build|vitest|jest|mocha|pytest|tox|nox|clippy|vet|ruff|mypy|eslint|ctest|phpunit|rspec|verify)(?=$|[\s:])/i
+const CHECK_WORD =
+  /(?:^|[\s:])(?:test|tests|spec|specs|check|checks|lint|typecheck|type-check|tsc|build|vitest|jest|mocha|pytest|tox|nox|clippy|vet|ruff|mypy|eslint|ctest|phpunit|rspec|verify)(?=$|[\s:])/i
 
 /** True when a normalised command is a check: it tests, builds, lints or type-checks (`npm test`, `npm run build`, `cargo clippy`, `go vet`, `pytest`). */
 export function isCheckCommand(command: string): boolean {
@@ -195,7 +273,13 @@ interface Call {
 
 function stepsOfCall(o: Observation, projectRoot: string): Step[] {
   const tool = o.tool ?? ''
-  const make = (action: StepAction, target: string, check = false): Step => ({ action, target, label: `${action} ${target}`, observationId: o.id, check })
+  const make = (action: StepAction, target: string, check = false): Step => ({
+    action,
+    target,
+    label: `${action} ${target}`,
+    observationId: o.id,
+    check,
+  })
   if (SHELL_TOOLS.has(tool.toLowerCase())) return normalizeCommand(inputOf(o)).map((c) => make('Run', c, isCheckCommand(c)))
   const action: StepAction | undefined = EDIT_TOOL.test(tool) ? 'Edit' : READ_TOOL.test(tool) ? 'Read' : undefined
   if (action === undefined) return []
@@ -219,14 +303,20 @@ function stepsOfCall(o: Observation, projectRoot: string): Step[] {
  *
  * @param projectRoot - File paths under it become relative patterns.
  */
-export function readSessionSteps(sessionId: string, startedAt: number, observations: readonly Observation[], projectRoot: string): SessionSteps {
+export function readSessionSteps(
+  sessionId: string,
+  startedAt: number,
+  observations: readonly Observation[],
+  projectRoot: string,
+): SessionSteps {
   const prompts = observations
     .filter((o) => o.kind === 'prompt' && o.role === 'user')
     .slice(0, 3)
     .map((o) => squash(o.text))
   // Results recorded apart from their call (transcripts, rollouts), by the call's reference.
   const resultByRef = new Map<string, Observation>()
-  for (const o of observations) if ((o.kind === 'tool_result' || o.kind === 'error') && o.role === 'tool' && o.sourceRef) resultByRef.set(o.sourceRef, o)
+  for (const o of observations)
+    if ((o.kind === 'tool_result' || o.kind === 'error') && o.role === 'tool' && o.sourceRef) resultByRef.set(o.sourceRef, o)
   const calls: Call[] = []
   for (const o of observations) {
     if (o.kind === 'tool') {
@@ -247,7 +337,8 @@ export function readSessionSteps(sessionId: string, startedAt: number, observati
   })
   if (last < 0) return { ...base, steps: [], check: undefined, successful: false, failure: 'no check' }
   if (calls[last]!.failed) return { ...base, steps: [], check: undefined, successful: false, failure: 'last check failed' }
-  if (calls.slice(last + 1).some((c) => c.failed)) return { ...base, steps: [], check: undefined, successful: false, failure: 'failure after the last check' }
+  if (calls.slice(last + 1).some((c) => c.failed))
+    return { ...base, steps: [], check: undefined, successful: false, failure: 'failure after the last check' }
   const finalCall = calls[last]!
   const finalCheck = finalCall.steps.reduce((k, s, j) => (s.check ? j : k), -1)
   const steps: Step[] = []

@@ -20,12 +20,7 @@ const MIN = 60_000
 // Sessions played through the hooks, as Claude Code calls them
 // ---------------------------------------------------------------------------
 
-type Call =
-  | { read: string }
-  | { write: string }
-  | { edit: string }
-  | { bash: string; out?: string; fail?: string }
-  | { grep: string }
+type Call = { read: string } | { write: string } | { edit: string } | { bash: string; out?: string; fail?: string } | { grep: string }
 
 type Engine = MnemoEngine
 type Clock = { advance: (ms: number) => void }
@@ -42,11 +37,23 @@ function play(engine: Engine, clock: Clock, id: string, prompt: string, calls: r
     const tool_use_id = `${id}-${i}`
     if ('bash' in c) {
       if (c.fail) hook('PostToolUseFailure', { tool_name: 'Bash', tool_use_id, tool_input: { command: c.bash }, error: c.fail })
-      else hook('PostToolUse', { tool_name: 'Bash', tool_use_id, tool_input: { command: c.bash }, tool_response: { stdout: c.out ?? 'ok', stderr: '' } })
-    } else if ('grep' in c) hook('PostToolUse', { tool_name: 'Grep', tool_use_id, tool_input: { pattern: c.grep }, tool_response: 'src/app.ts' })
+      else
+        hook('PostToolUse', {
+          tool_name: 'Bash',
+          tool_use_id,
+          tool_input: { command: c.bash },
+          tool_response: { stdout: c.out ?? 'ok', stderr: '' },
+        })
+    } else if ('grep' in c)
+      hook('PostToolUse', { tool_name: 'Grep', tool_use_id, tool_input: { pattern: c.grep }, tool_response: 'src/app.ts' })
     else {
       const [tool, file] = 'read' in c ? ['Read', c.read] : 'write' in c ? ['Write', c.write] : ['Edit', c.edit]
-      hook('PostToolUse', { tool_name: tool, tool_use_id, tool_input: { file_path: `${CWD}/${file}`, new_string: 'x' }, tool_response: { ok: true } })
+      hook('PostToolUse', {
+        tool_name: tool,
+        tool_use_id,
+        tool_input: { file_path: `${CWD}/${file}`, new_string: 'x' },
+        tool_response: { ok: true },
+      })
     }
   })
   hook('Stop', { last_assistant_message: 'Done.' })
@@ -92,7 +99,9 @@ const GZIP: readonly Call[] = [
 const procedures = (engine: Engine, current = true): Memory[] => {
   const project = engine.listProjects()[0]
   if (!project) return []
-  return engine.browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: current ? 'current' : 'all', offset: 0, limit: 50 }).memories.sort((a, b) => a.createdAt - b.createdAt)
+  return engine
+    .browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: current ? 'current' : 'all', offset: 0, limit: 50 })
+    .memories.sort((a, b) => a.createdAt - b.createdAt)
 }
 
 const EXPECTED_TEXT = [
@@ -197,7 +206,9 @@ describe('procedures through consolidation (deterministic)', () => {
     expect(hits[0]).toMatchObject({ id: procedure!.id, type: 'memory', kind: 'procedure' })
     const block = engine.context({ project: { root: CWD, name: 'demo-app' } })
     expect(block.text).toContain('## Procedures')
-    expect(block.text).toContain('\n- add middleware api — when: tasks like "Add rate limiting middleware to the API" or "Add CORS middleware to the API"\n')
+    expect(block.text).toContain(
+      '\n- add middleware api — when: tasks like "Add rate limiting middleware to the API" or "Add CORS middleware to the API"\n',
+    )
     expect(block.text).not.toContain('Steps:')
     expect(block.memoryIds).toContain(procedure!.id)
     const md = engine.exportMarkdown().get('demo-app.md')!
@@ -223,7 +234,13 @@ describe('procedures through consolidation (deterministic)', () => {
 function session(id: string, labels: string[], prompt = 'do the thing'): SessionSteps {
   const steps = labels.map((label, i) => {
     const [action, ...target] = label.split(' ')
-    return { action: action as 'Read' | 'Edit' | 'Run', target: target.join(' '), label, observationId: `${id}-o${i}`, check: label === 'Run npm test' }
+    return {
+      action: action as 'Read' | 'Edit' | 'Run',
+      target: target.join(' '),
+      label,
+      observationId: `${id}-o${i}`,
+      check: label === 'Run npm test',
+    }
   })
   return { sessionId: id, startedAt: T0, prompts: [prompt], steps, check: 'npm test', successful: true }
 }
@@ -233,7 +250,16 @@ describe('verifySteps', () => {
   const b = session('b', ['Edit src/lib/*.ts', 'Read src/*.ts', 'Edit src/*.ts', 'Run npm test'])
 
   it('keeps steps attested in order in every session, with their observations, and drops the others', () => {
-    const v = verifySteps([{ label: 'Read src/*.ts' }, { label: 'Edit src/lib/*.ts' }, { label: 'Edit src/*.ts' }, { label: 'Run npm run deploy' }, { label: 'Run npm test' }], [a, b])
+    const v = verifySteps(
+      [
+        { label: 'Read src/*.ts' },
+        { label: 'Edit src/lib/*.ts' },
+        { label: 'Edit src/*.ts' },
+        { label: 'Run npm run deploy' },
+        { label: 'Run npm test' },
+      ],
+      [a, b],
+    )
     // Read comes after the lib edit in b: once Read is matched there, the lib edit is out of order.
     expect(v.steps.map((s) => s.label)).toEqual(['Read src/*.ts', 'Edit src/*.ts', 'Run npm test'])
     expect(v.dropped).toEqual(['Edit src/lib/*.ts', 'Run npm run deploy'])
@@ -242,7 +268,10 @@ describe('verifySteps', () => {
   })
 
   it('leaves a candidate unusable when fewer than two steps or no edit is attested', () => {
-    expect(verifySteps([{ label: 'Edit src/other/*.ts' }, { label: 'Run npm test' }], [a, b])).toMatchObject({ usable: false, steps: [{ label: 'Run npm test' }] })
+    expect(verifySteps([{ label: 'Edit src/other/*.ts' }, { label: 'Run npm test' }], [a, b])).toMatchObject({
+      usable: false,
+      steps: [{ label: 'Run npm test' }],
+    })
     expect(verifySteps([{ label: 'Read src/*.ts' }, { label: 'Run npm test' }], [a, b]).usable).toBe(false)
   })
 
@@ -250,17 +279,35 @@ describe('verifySteps', () => {
     expect(parseStepLabel('Run `npm test -- --watch=false`')).toBe('Run npm test')
     expect(parseStepLabel('edit src/lib/parse.ts')).toBe('Edit src/lib/*.ts')
     expect(parseStepLabel('Deploy to production')).toBeUndefined()
-    for (const label of ['Read src/*.ts', 'Edit package.json', 'Run npx vitest run', 'Run python -m pytest', 'Run node scripts/x.mjs', 'Run pnpm exec tsc']) expect(parseStepLabel(label)).toBe(label)
+    for (const label of [
+      'Read src/*.ts',
+      'Edit package.json',
+      'Run npx vitest run',
+      'Run python -m pytest',
+      'Run node scripts/x.mjs',
+      'Run pnpm exec tsc',
+    ])
+      expect(parseStepLabel(label)).toBe(label)
   })
 })
 
 describe('distillProcedures', () => {
   it('takes the longest common ordered steps: a step absent from one session is not in the procedure', () => {
-    const a = session('a', ['Read src/*.ts', 'Edit src/lib/*.ts', 'Run npm install', 'Edit src/*.ts', 'Run npm test'], 'Add the parser to lib')
+    const a = session(
+      'a',
+      ['Read src/*.ts', 'Edit src/lib/*.ts', 'Run npm install', 'Edit src/*.ts', 'Run npm test'],
+      'Add the parser to lib',
+    )
     const b = session('b', ['Edit src/lib/*.ts', 'Edit src/*.ts', 'Run npm run lint', 'Run npm test'], 'Add the formatter to lib')
     const [c, ...more] = distillProcedures([b, a])
     expect(more).toEqual([])
-    expect(c!.parts).toMatchObject({ name: 'add lib', steps: [{ label: 'Edit src/lib/*.ts' }, { label: 'Edit src/*.ts' }, { label: 'Run npm test' }], files: ['src/*.ts', 'src/lib/*.ts'], check: 'npm test', sessions: 2 })
+    expect(c!.parts).toMatchObject({
+      name: 'add lib',
+      steps: [{ label: 'Edit src/lib/*.ts' }, { label: 'Edit src/*.ts' }, { label: 'Run npm test' }],
+      files: ['src/*.ts', 'src/lib/*.ts'],
+      check: 'npm test',
+      sessions: 2,
+    })
     expect(c!.sources).toEqual(['a-o1', 'a-o3', 'a-o4', 'b-o0', 'b-o1', 'b-o3'])
   })
 
@@ -281,7 +328,14 @@ describe('distillProcedures', () => {
 
 describe('procedure text', () => {
   it('parses back what it writes, and gives a one-line headline', () => {
-    const parts = { name: 'add lib', trigger: 'tasks like "x"', steps: [{ label: 'Edit src/lib/*.ts', detail: 'export it — from index' }, { label: 'Run npm test' }], files: ['src/lib/*.ts'], check: 'npm test', sessions: 2 }
+    const parts = {
+      name: 'add lib',
+      trigger: 'tasks like "x"',
+      steps: [{ label: 'Edit src/lib/*.ts', detail: 'export it — from index' }, { label: 'Run npm test' }],
+      files: ['src/lib/*.ts'],
+      check: 'npm test',
+      sessions: 2,
+    }
     expect(parseProcedureText(procedureText(parts))).toEqual(parts)
     expect(parseProcedureText('orders DB is PostgreSQL 14')).toBeUndefined()
     expect(procedureHeadline(procedureText(parts))).toBe('add lib — when: tasks like "x"')
@@ -297,7 +351,14 @@ describe('procedure text', () => {
 function llmEngine(baseUrl: string) {
   const clock = createManualClock(T0)
   const store = openSqliteStore({ path: ':memory:' }, () => clock.now())
-  const engine = new MnemoEngine({ store, clock, cwd: CWD, contextBudgetTokens: 2000, timeZone: 'UTC', consolidator: createLlmConsolidator(llmAt(baseUrl)) })
+  const engine = new MnemoEngine({
+    store,
+    clock,
+    cwd: CWD,
+    contextBudgetTokens: 2000,
+    timeZone: 'UTC',
+    consolidator: createLlmConsolidator(llmAt(baseUrl)),
+  })
   return { engine, clock }
 }
 
@@ -359,19 +420,32 @@ describe('procedures through consolidation with a model', () => {
   })
 
   it('falls back to the deterministic procedure when none of the model’s steps is attested', async () => {
-    const invented = { ...MODEL_PROCEDURE, steps: [{ action: 'Edit src/routes/*.ts', detail: '' }, { action: 'Run npm run deploy', detail: '' }] }
+    const invented = {
+      ...MODEL_PROCEDURE,
+      steps: [
+        { action: 'Edit src/routes/*.ts', detail: '' },
+        { action: 'Run npm run deploy', detail: '' },
+      ],
+    }
     const { baseUrl } = await fakeChat(chat((res) => reply(res, invented)))
     const { engine, clock } = llmEngine(baseUrl)
     play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
     play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
     const r = await engine.consolidate()
     expect(r.procedures).toBe(1)
-    expect(r.errors).toEqual([expect.stringMatching(/^procedure "add middleware api": the model's steps are not attested in the source sessions \(kept 0, dropped 2/)])
+    expect(r.errors).toEqual([
+      expect.stringMatching(
+        /^procedure "add middleware api": the model's steps are not attested in the source sessions \(kept 0, dropped 2/,
+      ),
+    ])
     expect(procedures(engine)[0]!.text).toBe(EXPECTED_TEXT)
   })
 
   it('falls back to the deterministic procedure when the provider fails or the answer never validates', async () => {
-    for (const answer of [(res: ServerResponse) => replyError(res, 503, 'model is loading'), (res: ServerResponse) => reply(res, { name: 'x', steps: 'none' })]) {
+    for (const answer of [
+      (res: ServerResponse) => replyError(res, 503, 'model is loading'),
+      (res: ServerResponse) => reply(res, { name: 'x', steps: 'none' }),
+    ]) {
       const { baseUrl } = await fakeChat(chat(answer))
       const { engine, clock } = llmEngine(baseUrl)
       play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)

@@ -49,7 +49,12 @@ export const DEFAULT_PROCEDURE_CONFIG: ProcedureConfig = { minSessions: 2, maxSe
 export function resolveProcedureConfig(config: Partial<ProcedureConfig> = {}): ProcedureConfig {
   const c = { ...DEFAULT_PROCEDURE_CONFIG, ...config }
   const minSessions = Math.max(2, Math.floor(c.minSessions))
-  return { minSessions, maxSessions: Math.max(minSessions, Math.floor(c.maxSessions)), maxSteps: Math.max(2, Math.floor(c.maxSteps)), windowSessions: Math.max(minSessions, Math.floor(c.windowSessions)) }
+  return {
+    minSessions,
+    maxSessions: Math.max(minSessions, Math.floor(c.maxSessions)),
+    maxSteps: Math.max(2, Math.floor(c.maxSteps)),
+    windowSessions: Math.max(minSessions, Math.floor(c.windowSessions)),
+  }
 }
 
 /** The work key of a successful session: check + sorted edited patterns; undefined when it edited nothing. */
@@ -74,7 +79,8 @@ export function lcs(a: readonly string[], b: readonly string[]): string[] {
   const m = b.length
   const table = Array.from({ length: n + 1 }, () => new Uint16Array(m + 1))
   for (let i = n - 1; i >= 0; i--) {
-    for (let j = m - 1; j >= 0; j--) table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!)
+    for (let j = m - 1; j >= 0; j--)
+      table[i]![j] = a[i] === b[j] ? table[i + 1]![j + 1]! + 1 : Math.max(table[i + 1]![j]!, table[i]![j + 1]!)
   }
   const out: string[] = []
   for (let i = 0, j = 0; i < n && j < m; ) {
@@ -172,7 +178,30 @@ function capSteps(labels: readonly string[], max: number): string[] {
   return out
 }
 
-const FILLER = new Set(['please', 'can', 'could', 'would', 'you', 'also', 'now', 'then', 'need', 'needs', 'want', 'let', 'lets', 'make', 'sure', 'just', 'this', 'that', 'the', 'thanks', 'again', 'okay'])
+const FILLER = new Set([
+  'please',
+  'can',
+  'could',
+  'would',
+  'you',
+  'also',
+  'now',
+  'then',
+  'need',
+  'needs',
+  'want',
+  'let',
+  'lets',
+  'make',
+  'sure',
+  'just',
+  'this',
+  'that',
+  'the',
+  'thanks',
+  'again',
+  'okay',
+])
 
 function contentWords(text: string): string[] {
   return (text.toLowerCase().match(/\p{L}[\p{L}\p{N}_-]*/gu) ?? []).filter((w) => w.length >= 3 && !STOP_WORDS.has(w) && !FILLER.has(w))
@@ -185,14 +214,18 @@ function contentWords(text: string): string[] {
  */
 export function procedureName(sessions: readonly SessionSteps[], files: readonly string[]): string {
   const [first, ...others] = sessions
-  const shared = [...new Set(contentWords(first?.prompts.join(' ') ?? ''))].filter((w) => others.every((s) => contentWords(s.prompts.join(' ')).includes(w)))
+  const shared = [...new Set(contentWords(first?.prompts.join(' ') ?? ''))].filter((w) =>
+    others.every((s) => contentWords(s.prompts.join(' ')).includes(w)),
+  )
   return shared.length > 0 ? shared.slice(0, 5).join(' ') : `edit ${files[0] ?? 'files'}`
 }
 
 /** A deterministic trigger: the sessions' first prompts, quoted (up to 3, 80 characters each). */
 export function procedureTrigger(sessions: readonly SessionSteps[], files: readonly string[]): string {
   const asked = [...new Set(sessions.map((s) => s.prompts[0]).filter((p): p is string => p !== undefined && p.length > 0))].slice(0, 3)
-  return asked.length > 0 ? `tasks like ${asked.map((p) => JSON.stringify(truncateGraphemes(p, 80))).join(' or ')}` : `changes to ${files.join(', ')}`
+  return asked.length > 0
+    ? `tasks like ${asked.map((p) => JSON.stringify(truncateGraphemes(p, 80))).join(' or ')}`
+    : `changes to ${files.join(', ')}`
 }
 
 /** A procedure ready to store, deterministic and verified. */
@@ -223,12 +256,22 @@ export function distillProcedures(sessions: readonly SessionSteps[], config: Par
     const recent = group.slice(-c.maxSessions)
     const files = editedPatterns(recent)
     const check = recent[0]!.check!
-    const verified = verifySteps(capSteps(commonSteps(recent), c.maxSteps).map((label) => ({ label })), recent)
+    const verified = verifySteps(
+      capSteps(commonSteps(recent), c.maxSteps).map((label) => ({ label })),
+      recent,
+    )
     if (!verified.usable) continue
     out.push({
       key: procedureKey(check, files),
       sessions: recent,
-      parts: { name: procedureName(recent, files), trigger: procedureTrigger(recent, files), steps: verified.steps, files, check, sessions: recent.length },
+      parts: {
+        name: procedureName(recent, files),
+        trigger: procedureTrigger(recent, files),
+        steps: verified.steps,
+        files,
+        check,
+        sessions: recent.length,
+      },
       sources: verified.sources,
     })
   }
@@ -308,7 +351,10 @@ export interface PlanProceduresInput {
  *
  * @returns The writes, and why the model was not used where it failed.
  */
-export async function planProcedures(phraser: ProcedurePhraser | undefined, input: PlanProceduresInput): Promise<{ writes: ProcedureWrite[]; errors: string[] }> {
+export async function planProcedures(
+  phraser: ProcedurePhraser | undefined,
+  input: PlanProceduresInput,
+): Promise<{ writes: ProcedureWrite[]; errors: string[] }> {
   const stored = new Map<string, StoredProcedure & { parts: ProcedureParts }>()
   for (const p of input.existing) {
     const parts = parseProcedureText(p.text)
@@ -326,7 +372,12 @@ export async function planProcedures(phraser: ProcedurePhraser | undefined, inpu
       if (priorSessions.size === ids.size && [...ids].every((id) => priorSessions.has(id))) continue
       const again = verifySteps(prior.parts.steps, c.sessions)
       if (again.dropped.length === 0 && again.usable) {
-        writes.push({ key: c.key, text: procedureText({ ...prior.parts, files: c.parts.files, check: c.parts.check, sessions: c.sessions.length }), sources: again.sources, via: 'kept' })
+        writes.push({
+          key: c.key,
+          text: procedureText({ ...prior.parts, files: c.parts.files, check: c.parts.check, sessions: c.sessions.length }),
+          sources: again.sources,
+          via: 'kept',
+        })
         continue
       }
     }
@@ -346,7 +397,11 @@ export async function planProcedures(phraser: ProcedurePhraser | undefined, inpu
 const oneLine = (text: string, max: number): string => truncateGraphemes(text.replace(/\s+/g, ' ').trim(), max)
 
 /** The model's phrasing of a candidate, verified against its sessions; an error when it fails or nothing usable is attested. */
-async function phrase(phraser: ProcedurePhraser, projectRoot: string, c: ProcedureCandidate): Promise<{ write: ProcedureWrite } | { error: string }> {
+async function phrase(
+  phraser: ProcedurePhraser,
+  projectRoot: string,
+  c: ProcedureCandidate,
+): Promise<{ write: ProcedureWrite } | { error: string }> {
   let draft: ProcedureDraft
   try {
     ;({ draft } = await phraser.phraseProcedure({
@@ -365,7 +420,9 @@ async function phrase(phraser: ProcedurePhraser, projectRoot: string, c: Procedu
     c.sessions,
   )
   if (!verified.usable) {
-    return { error: `the model's steps are not attested in the source sessions (kept ${verified.steps.length}, dropped ${verified.dropped.length}: ${verified.dropped.slice(0, 3).join('; ')})` }
+    return {
+      error: `the model's steps are not attested in the source sessions (kept ${verified.steps.length}, dropped ${verified.dropped.length}: ${verified.dropped.slice(0, 3).join('; ')})`,
+    }
   }
   const parts: ProcedureParts = { ...c.parts, name: oneLine(draft.name, 80), trigger: oneLine(draft.trigger, 200), steps: verified.steps }
   return { write: { key: c.key, text: procedureText(parts), sources: verified.sources, via: 'llm' } }

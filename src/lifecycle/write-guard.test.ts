@@ -16,23 +16,46 @@ describe('write guard keys', () => {
   })
   it('never treats a changed number as a duplicate', () => {
     expect(jaccard('a b c', 'a b d')).toBeCloseTo(0.5)
-    expect(isNearDuplicate('the orders service keeps request logs for thirty days and rotates them nightly', 'The orders service keeps the request logs for thirty days and rotates them nightly.')).toBe(true)
-    expect(isNearDuplicate('the orders database runs on PostgreSQL 14 in the eu-west region cluster', 'the orders database runs on PostgreSQL 15 in the eu-west region cluster')).toBe(false)
+    expect(
+      isNearDuplicate(
+        'the orders service keeps request logs for thirty days and rotates them nightly',
+        'The orders service keeps the request logs for thirty days and rotates them nightly.',
+      ),
+    ).toBe(true)
+    expect(
+      isNearDuplicate(
+        'the orders database runs on PostgreSQL 14 in the eu-west region cluster',
+        'the orders database runs on PostgreSQL 15 in the eu-west region cluster',
+      ),
+    ).toBe(false)
   })
 })
 
 describe('contradiction: a new statement that retires an older one in natural words', () => {
   it('finds the retired value or the swapped word in the issue’s examples', () => {
-    expect(contradiction('The orders database was migrated from PostgreSQL to MySQL 8 this week; PostgreSQL is no longer used.', 'The orders service stores its data in PostgreSQL 14.')).toEqual({ rule: 'replaced-value', value: 'postgresql' })
-    expect(contradiction('Code style changed: indent with 2 spaces, never tabs.', 'Code style: indent with tabs.')).toEqual({ rule: 'replaced-value', value: 'tabs' })
+    expect(
+      contradiction(
+        'The orders database was migrated from PostgreSQL to MySQL 8 this week; PostgreSQL is no longer used.',
+        'The orders service stores its data in PostgreSQL 14.',
+      ),
+    ).toEqual({ rule: 'replaced-value', value: 'postgresql' })
+    expect(contradiction('Code style changed: indent with 2 spaces, never tabs.', 'Code style: indent with tabs.')).toEqual({
+      rule: 'replaced-value',
+      value: 'tabs',
+    })
     expect(contradiction('we deploy on Thursdays now', 'we deploy on Fridays')).toEqual({ rule: 'now-update', value: 'fridays' })
-    expect(contradiction('The API now uses OAuth instead of JWT', 'The API uses JWT for auth')).toEqual({ rule: 'replaced-value', value: 'jwt' })
+    expect(contradiction('The API now uses OAuth instead of JWT', 'The API uses JWT for auth')).toEqual({
+      rule: 'replaced-value',
+      value: 'jwt',
+    })
     expect(contradiction('Tests now run with jest', 'Tests run with vitest')).toEqual({ rule: 'now-update', value: 'vitest' })
   })
 
   it('keeps statements about different subjects, additions and unrelated changes apart', () => {
     // Another subject, though it retires a value the older one names.
-    expect(contradiction('The billing service was migrated from PostgreSQL to MySQL 8.', 'The orders service stores its data in PostgreSQL 14.')).toBeUndefined()
+    expect(
+      contradiction('The billing service was migrated from PostgreSQL to MySQL 8.', 'The orders service stores its data in PostgreSQL 14.'),
+    ).toBeUndefined()
     expect(contradiction('The staging server is now on port 9090', 'The production server is on port 8080')).toBeUndefined()
     // Something added about the same subject, not a changed value.
     expect(contradiction('we now also run smoke tests on Fridays', 'we deploy on Fridays')).toBeUndefined()
@@ -46,7 +69,16 @@ describe('contradiction: a new statement that retires an older one in natural wo
   })
 
   it('reads the values a text retires', () => {
-    expect(retiredValues('switched the build from webpack to vite; no longer using Babel, yarn is deprecated')).toEqual(['webpack', 'babel', 'yarn'])
-    expect(findContradicted('we deploy on Thursdays now', [{ id: 'mem_a', text: 'the cache is Redis' }, { id: 'mem_b', text: 'we deploy on Fridays' }])).toEqual({ id: 'mem_b', rule: 'now-update', value: 'fridays' })
+    expect(retiredValues('switched the build from webpack to vite; no longer using Babel, yarn is deprecated')).toEqual([
+      'webpack',
+      'babel',
+      'yarn',
+    ])
+    expect(
+      findContradicted('we deploy on Thursdays now', [
+        { id: 'mem_a', text: 'the cache is Redis' },
+        { id: 'mem_b', text: 'we deploy on Fridays' },
+      ]),
+    ).toEqual({ id: 'mem_b', rule: 'now-update', value: 'fridays' })
   })
 })

@@ -10,7 +10,11 @@ import { STOP_WORDS } from '../retrieval/fts-query.js'
  */
 
 function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ').replace(/[\s.!;,]+$/, '').trim()
+  return text
+    .toLowerCase()
+    .replace(/\s+/g, ' ')
+    .replace(/[\s.!;,]+$/, '')
+    .trim()
 }
 
 /** Key of a memory's content: kind + normalised text (case, spacing and final punctuation ignored). */
@@ -19,7 +23,8 @@ export function contentKey(kind: string, text: string): string {
 }
 
 /** Verbs that separate a fact's subject from its value. */
-const VERB = /\b(is|are|was|were|uses?|runs?(?: on)?|migrated to|moved to|switched to|changed to|became|now|lives in|lives at|defaults to|points to)\b|[=:]/i
+const VERB =
+  /\b(is|are|was|were|uses?|runs?(?: on)?|migrated to|moved to|switched to|changed to|became|now|lives in|lives at|defaults to|points to)\b|[=:]/i
 
 /**
  * The subject of a fact-like sentence: the content words before its first
@@ -85,7 +90,9 @@ const UPDATE_CUE = /\b(?:now|changed|updated|anymore|any\s+more|from\s+now\s+on|
 
 /** Words that say when or that something changed, never what it is about: skipped when finding a sentence's head word. */
 const FILLER = new Set(
-  'now changed change changes updated update updates anymore today yesterday week weeks month months year years currently recently lately since going forward henceforth actually correction note fyi please heads up'.split(' '),
+  'now changed change changes updated update updates anymore today yesterday week weeks month months year years currently recently lately since going forward henceforth actually correction note fyi please heads up'.split(
+    ' ',
+  ),
 )
 
 /** Lower-case word tokens of `text` (letters, digits, `_ . + # -` inside a word), edge punctuation trimmed. */

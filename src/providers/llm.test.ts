@@ -56,7 +56,12 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 }
 
 /** An OpenAI chat completion whose message content is `content`. */
-function chatAnswer(res: ServerResponse, content: string, usage: { prompt_tokens: number; completion_tokens: number } | null = { prompt_tokens: 30, completion_tokens: 20 }, finish = 'stop'): void {
+function chatAnswer(
+  res: ServerResponse,
+  content: string,
+  usage: { prompt_tokens: number; completion_tokens: number } | null = { prompt_tokens: 30, completion_tokens: 20 },
+  finish = 'stop',
+): void {
   sendJson(res, 200, {
     id: 'chatcmpl-1',
     object: 'chat.completion',
@@ -167,7 +172,9 @@ describe('createOpenAiCompatibleLlm', () => {
   })
 
   it('asks again once, with its answer and the parse error, after invalid JSON', async () => {
-    const { origin, seen } = await fakeEndpoint((_s, res, n) => chatAnswer(res, n === 1 ? '{"title": "Use zod", tags: oops' : JSON.stringify(GOOD)))
+    const { origin, seen } = await fakeEndpoint((_s, res, n) =>
+      chatAnswer(res, n === 1 ? '{"title": "Use zod", tags: oops' : JSON.stringify(GOOD)),
+    )
     const { llm, sleeps } = openAi(origin)
     const result = await llm.complete(request)
 
@@ -234,7 +241,9 @@ describe('createOpenAiCompatibleLlm', () => {
 
   it('gives up on 500 after maxRetries with PROVIDER_FAILED naming provider, path, status and body, never the key', async () => {
     const key = 'sk-secret-abcdef'
-    const { origin, seen } = await fakeEndpoint((s, res) => sendJson(res, 500, `upstream exploded for ${String(s.headers.authorization)} ${'x'.repeat(400)}`))
+    const { origin, seen } = await fakeEndpoint((s, res) =>
+      sendJson(res, 500, `upstream exploded for ${String(s.headers.authorization)} ${'x'.repeat(400)}`),
+    )
     const { llm, sleeps } = openAi(origin, { apiKey: key, maxRetries: 2, retryBaseMs: 100 })
     const error = await failure(llm.complete(request))
 
@@ -262,7 +271,8 @@ describe('createOpenAiCompatibleLlm', () => {
 
   it('falls back to json_object with the schema in the prompt when json_schema gets a 400, and remembers it', async () => {
     const { origin, seen } = await fakeEndpoint((s, res) => {
-      if (s.body.response_format?.type === 'json_schema') sendJson(res, 400, { error: { message: "response_format 'json_schema' is not supported" } })
+      if (s.body.response_format?.type === 'json_schema')
+        sendJson(res, 400, { error: { message: "response_format 'json_schema' is not supported" } })
       else chatAnswer(res, JSON.stringify(GOOD))
     })
     const { llm, sleeps } = openAi(origin, { provider: 'ollama' })
@@ -317,7 +327,9 @@ describe('createOpenAiCompatibleLlm', () => {
   })
 
   it('tells the model its answer was cut when it hit the token limit', async () => {
-    const { origin, seen } = await fakeEndpoint((_s, res, n) => chatAnswer(res, n === 1 ? '{"title": "Use z' : JSON.stringify(GOOD), undefined, n === 1 ? 'length' : 'stop'))
+    const { origin, seen } = await fakeEndpoint((_s, res, n) =>
+      chatAnswer(res, n === 1 ? '{"title": "Use z' : JSON.stringify(GOOD), undefined, n === 1 ? 'length' : 'stop'),
+    )
     const { llm } = openAi(origin)
     expect((await llm.complete(request)).value).toEqual(GOOD)
     expect((seen[1]!.body.messages as { content: string }[])[3]!.content).toContain('output-token limit')
@@ -362,21 +374,33 @@ describe('createAnthropicLlm', () => {
   })
 
   it('returns an invalid tool input as an error tool_result and asks once more', async () => {
-    const { origin, seen } = await fakeEndpoint((_s, res, n) => toolAnswer(res, 'note', n === 1 ? { title: 'x', tags: 'config', score: 0.5 } : GOOD, `toolu_0${n}`))
+    const { origin, seen } = await fakeEndpoint((_s, res, n) =>
+      toolAnswer(res, 'note', n === 1 ? { title: 'x', tags: 'config', score: 0.5 } : GOOD, `toolu_0${n}`),
+    )
     const { llm } = anthropic(origin)
     const result = await llm.complete(request)
     expect(result.value).toEqual(GOOD)
     expect(result.usage).toEqual({ inputTokens: 80, outputTokens: 30 })
     const messages = seen[1]!.body.messages
     expect(messages).toHaveLength(3)
-    expect(messages[1]).toEqual({ role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01', name: 'note', input: { title: 'x', tags: 'config', score: 0.5 } }] })
+    expect(messages[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_01', name: 'note', input: { title: 'x', tags: 'config', score: 0.5 } }],
+    })
     expect(messages[2].role).toBe('user')
-    expect(messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_01', is_error: true, content: expect.stringContaining('tags:') }])
+    expect(messages[2].content).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_01', is_error: true, content: expect.stringContaining('tags:') },
+    ])
   })
 
   it('asks again when the model answers with text instead of the tool', async () => {
     const { origin, seen } = await fakeEndpoint((_s, res, n) => {
-      if (n === 1) sendJson(res, 200, { content: [{ type: 'text', text: 'Sure! Here is the note.' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 5 } })
+      if (n === 1)
+        sendJson(res, 200, {
+          content: [{ type: 'text', text: 'Sure! Here is the note.' }],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 10, output_tokens: 5 },
+        })
       else toolAnswer(res, 'note', GOOD)
     })
     const { llm } = anthropic(origin)
@@ -390,7 +414,11 @@ describe('createAnthropicLlm', () => {
     const { origin, seen } = await fakeEndpoint((s, res, n) => {
       if (n === 1) sendJson(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { 'retry-after': '1' })
       else if (n === 2) toolAnswer(res, 'note', GOOD)
-      else sendJson(res, 403, { type: 'error', error: { type: 'permission_error', message: `key ${String(s.headers['x-api-key'])} may not use this model` } })
+      else
+        sendJson(res, 403, {
+          type: 'error',
+          error: { type: 'permission_error', message: `key ${String(s.headers['x-api-key'])} may not use this model` },
+        })
     })
     const { llm, sleeps } = anthropic(origin)
     expect((await llm.complete(request)).value).toEqual(GOOD)
@@ -451,7 +479,11 @@ describe('createTokenBudget', () => {
 
   it('ignores a saved state of an earlier day, and a budget of 0 refuses everything', async () => {
     const { origin, seen } = await fakeEndpoint((_s, res) => chatAnswer(res, JSON.stringify(GOOD)))
-    const budget = createTokenBudget({ perDay: 60, now: () => NOON, persist: { load: () => ({ day: '2025-06-13', used: 5000 }), save: () => {} } })
+    const budget = createTokenBudget({
+      perDay: 60,
+      now: () => NOON,
+      persist: { load: () => ({ day: '2025-06-13', used: 5000 }), save: () => {} },
+    })
     await budget.wrap(openAi(origin).llm).complete(request)
     expect(await budget.state()).toEqual({ day: '2025-06-14', used: 50 })
     const error = await failure(createTokenBudget({ perDay: 0 }).wrap(openAi(origin).llm).complete(request))

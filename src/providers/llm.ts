@@ -105,7 +105,6 @@ export interface LlmHttpOptions {
   random?: () => number
 }
 
-
 interface HttpClient {
   /** URL path, for messages. */
   path: string
@@ -150,7 +149,8 @@ function createHttpClient(init: {
     throw badOption(provider, `baseUrl must be an http(s) URL, got ${JSON.stringify(url)}`)
   }
   if (!(timeoutMs > 0)) throw badOption(provider, `timeoutMs must be positive, got ${timeoutMs}`)
-  if (!Number.isInteger(maxRetries) || maxRetries < 0) throw badOption(provider, `maxRetries must be a non-negative integer, got ${maxRetries}`)
+  if (!Number.isInteger(maxRetries) || maxRetries < 0)
+    throw badOption(provider, `maxRetries must be a non-negative integer, got ${maxRetries}`)
   if (!(retryBaseMs >= 0) || !(retryMaxMs >= 0)) throw badOption(provider, 'retryBaseMs and retryMaxMs must be non-negative')
 
   const redact = (text: string): string => (init.secret && init.secret.length >= 4 ? text.split(init.secret).join('[redacted]') : text)
@@ -184,7 +184,11 @@ function createHttpClient(init: {
     const status = response.status
     if (status < 200 || status > 299) {
       const failure: AttemptFailure = {
-        error: fail(`returned HTTP ${status}: ${snippet(redact(text))}`, status, new Error(redact(vendorMessage(text) ?? `HTTP ${status}`))),
+        error: fail(
+          `returned HTTP ${status}: ${snippet(redact(text))}`,
+          status,
+          new Error(redact(vendorMessage(text) ?? `HTTP ${status}`)),
+        ),
         retryable: status === 408 || status === 429 || status >= 500,
       }
       const retryAfterMs = retryAfterOf(response.headers)
@@ -194,7 +198,12 @@ function createHttpClient(init: {
     try {
       return { ok: { status, json: JSON.parse(text) as unknown, text } }
     } catch (error) {
-      return { failed: { error: fail(`returned HTTP ${status} with a body that is not JSON: ${snippet(redact(text))}`, status, error), retryable: false } }
+      return {
+        failed: {
+          error: fail(`returned HTTP ${status} with a body that is not JSON: ${snippet(redact(text))}`, status, error),
+          retryable: false,
+        },
+      }
     }
   }
 
@@ -249,16 +258,22 @@ function strictVariant(json: JsonObject): { schema: JsonObject; strict: boolean 
     if (typeof node !== 'object' || node === null) return node
     const out: JsonObject = {}
     for (const [key, value] of Object.entries(node as JsonObject)) {
-      out[key] = key === 'properties' && typeof value === 'object' && value !== null
-        ? Object.fromEntries(Object.entries(value as JsonObject).map(([k, v]) => [k, visit(v)]))
-        : visit(value)
+      out[key] =
+        key === 'properties' && typeof value === 'object' && value !== null
+          ? Object.fromEntries(Object.entries(value as JsonObject).map(([k, v]) => [k, visit(v)]))
+          : visit(value)
     }
     const min = out.minLength
     const max = out.maxLength
     if (typeof min === 'number' || typeof max === 'number') {
       delete out.minLength
       delete out.maxLength
-      const limit = typeof min === 'number' && typeof max === 'number' ? `${min}–${max} characters` : typeof max === 'number' ? `at most ${max} characters` : `at least ${min} characters`
+      const limit =
+        typeof min === 'number' && typeof max === 'number'
+          ? `${min}–${max} characters`
+          : typeof max === 'number'
+            ? `at most ${max} characters`
+            : `at least ${min} characters`
       out.description = typeof out.description === 'string' ? `${out.description} (${limit})` : limit
     }
     if (out.type === 'object' && typeof out.properties === 'object' && out.properties !== null) {
@@ -343,7 +358,11 @@ async function completeValidated<T>(
       }
       if (turn.truncated) problem = `${problem}; the answer was cut at the output-token limit, so answer more briefly`
       if (round >= 1) {
-        throw http.fail(`returned HTTP ${turn.status}, but ${problem.slice(0, 600)} (after one corrective retry; schema ${wire.name})`, turn.status, new Error(problem))
+        throw http.fail(
+          `returned HTTP ${turn.status}, but ${problem.slice(0, 600)} (after one corrective retry; schema ${wire.name})`,
+          turn.status,
+          new Error(problem),
+        )
       }
       correction = `Your previous answer was rejected: ${problem.slice(0, 2000)}\nAnswer again with only the JSON value for the ${wire.name} schema, fixing these problems.`
     }
@@ -469,7 +488,11 @@ export function createOpenAiCompatibleLlm(options: OpenAiCompatibleLlmOptions): 
         const { status, json, text } = await send()
         const parsed = chatCompletionSchema.safeParse(json)
         if (!parsed.success) {
-          throw http.fail(`returned HTTP ${status} with an unexpected shape (${describeIssues(parsed.error.issues, false)}): ${snippet(text)}`, status, parsed.error)
+          throw http.fail(
+            `returned HTTP ${status} with an unexpected shape (${describeIssues(parsed.error.issues, false)}): ${snippet(text)}`,
+            status,
+            parsed.error,
+          )
         }
         const choice = parsed.data.choices[0]!
         const refusal = choice.message.refusal
@@ -507,7 +530,15 @@ export interface AnthropicLlmOptions extends LlmHttpOptions {
 const ANTHROPIC_VERSION = '2023-06-01'
 
 const messagesResponseSchema = z.object({
-  content: z.array(z.object({ type: z.string(), id: z.string().optional(), name: z.string().optional(), input: z.unknown().optional(), text: z.string().optional() })),
+  content: z.array(
+    z.object({
+      type: z.string(),
+      id: z.string().optional(),
+      name: z.string().optional(),
+      input: z.unknown().optional(),
+      text: z.string().optional(),
+    }),
+  ),
   stop_reason: z.string().nullable().optional(),
   usage: z.object({ input_tokens: z.number().optional(), output_tokens: z.number().optional() }).nullable().optional(),
 })
@@ -530,7 +561,12 @@ export function createAnthropicLlm(options: AnthropicLlmOptions): Llm {
   const http = createHttpClient({
     provider,
     url: `${(options.baseUrl ?? 'https://api.anthropic.com').replace(/\/+$/, '')}/v1/messages`,
-    headers: { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': options.apiKey, 'anthropic-version': ANTHROPIC_VERSION },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-api-key': options.apiKey,
+      'anthropic-version': ANTHROPIC_VERSION,
+    },
     secret: options.apiKey,
     options,
   })
@@ -545,12 +581,17 @@ export function createAnthropicLlm(options: AnthropicLlmOptions): Llm {
 
       return completeValidated(http, wire, request.schema, async (correction) => {
         if (correction !== undefined) {
-          const toolUses = lastContent.filter((b): b is { type: 'tool_use'; id: string } => isBlock(b) && b.type === 'tool_use' && typeof b.id === 'string')
+          const toolUses = lastContent.filter(
+            (b): b is { type: 'tool_use'; id: string } => isBlock(b) && b.type === 'tool_use' && typeof b.id === 'string',
+          )
           if (lastContent.length > 0) messages.push({ role: 'assistant', content: lastContent })
           else messages.push({ role: 'assistant', content: '(no answer)' })
           messages.push({
             role: 'user',
-            content: toolUses.length > 0 ? toolUses.map((b) => ({ type: 'tool_result', tool_use_id: b.id, is_error: true, content: correction })) : correction,
+            content:
+              toolUses.length > 0
+                ? toolUses.map((b) => ({ type: 'tool_result', tool_use_id: b.id, is_error: true, content: correction }))
+                : correction,
           })
         }
         const { status, json, text } = await http.post({
@@ -558,15 +599,21 @@ export function createAnthropicLlm(options: AnthropicLlmOptions): Llm {
           max_tokens: request.maxTokens,
           system: request.system,
           messages,
-          tools: [{ name: wire.name, description: `Record the answer: a ${wire.name} value matching the input schema.`, input_schema: wire.json }],
+          tools: [
+            { name: wire.name, description: `Record the answer: a ${wire.name} value matching the input schema.`, input_schema: wire.json },
+          ],
           tool_choice: { type: 'tool', name: wire.name },
           ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
         })
         const parsed = messagesResponseSchema.safeParse(json)
         if (!parsed.success) {
-          throw http.fail(`returned HTTP ${status} with an unexpected shape (${describeIssues(parsed.error.issues, false)}): ${snippet(text)}`, status, parsed.error)
+          throw http.fail(
+            `returned HTTP ${status} with an unexpected shape (${describeIssues(parsed.error.issues, false)}): ${snippet(text)}`,
+            status,
+            parsed.error,
+          )
         }
-        lastContent = Array.isArray((json as { content?: unknown }).content) ? ((json as { content: unknown[] }).content) : []
+        lastContent = Array.isArray((json as { content?: unknown }).content) ? (json as { content: unknown[] }).content : []
         const blocks = parsed.data.content
         const reported = parsed.data.usage
         const answerText = blocks.map((b) => (b.type === 'tool_use' ? JSON.stringify(b.input ?? null) : (b.text ?? ''))).join('\n')
@@ -575,8 +622,13 @@ export function createAnthropicLlm(options: AnthropicLlmOptions): Llm {
           outputTokens: reported?.output_tokens ?? estimateTokens(answerText),
         }
         const tool = blocks.find((b) => b.type === 'tool_use' && b.name === wire.name)
-        const said = blocks.filter((b) => b.type === 'text').map((b) => b.text ?? '').join(' ')
-        const candidate: Candidate = tool ? { json: tool.input } : { error: `the answer did not call the ${wire.name} tool${said ? ` (it said: ${snippet(said)})` : ''}` }
+        const said = blocks
+          .filter((b) => b.type === 'text')
+          .map((b) => b.text ?? '')
+          .join(' ')
+        const candidate: Candidate = tool
+          ? { json: tool.input }
+          : { error: `the answer did not call the ${wire.name} tool${said ? ` (it said: ${snippet(said)})` : ''}` }
         return { candidate, usage, status, truncated: parsed.data.stop_reason === 'max_tokens' }
       })
     },
@@ -644,7 +696,12 @@ export function createTokenBudget(options: TokenBudgetOptions): TokenBudget {
     if (current === undefined) {
       loading ??= (async () => {
         const loaded = persist ? await persist.load() : undefined
-        const valid = loaded !== undefined && loaded !== null && typeof loaded.day === 'string' && typeof loaded.used === 'number' && Number.isFinite(loaded.used)
+        const valid =
+          loaded !== undefined &&
+          loaded !== null &&
+          typeof loaded.day === 'string' &&
+          typeof loaded.used === 'number' &&
+          Number.isFinite(loaded.used)
         current ??= valid ? { day: loaded.day, used: Math.max(0, loaded.used) } : { day: utcDay(now()), used: 0 }
       })()
       try {
@@ -709,4 +766,3 @@ function retryAfterOf(headers: Headers): number | undefined {
   if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms)) return Math.round(Number(ms))
   return parseRetryAfter(headers.get('retry-after'))
 }
-

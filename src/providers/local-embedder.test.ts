@@ -31,7 +31,9 @@ describe('importTransformers', () => {
   it('names the package to install when it is missing', async () => {
     const error = await providerFailure(importTransformers('@mnemo-test/no-such-package'))
     // An opt-in install (not part of npm ci): the hint is the exact command, with the tested version (issue 17 item 19).
-    expect(error.message).toBe('MNEMO_EMBEDDER=local needs @huggingface/transformers, which is not installed (it is an opt-in install, not part of npm ci)')
+    expect(error.message).toBe(
+      'MNEMO_EMBEDDER=local needs @huggingface/transformers, which is not installed (it is an opt-in install, not part of npm ci)',
+    )
     expect(error.hint).toMatch(/^install it: cd ".+" && npm install --no-save @huggingface\/transformers@4\.3\.2 — /)
     expect(error.details).toEqual({ provider: 'local' })
     expect(error.cause).toBeInstanceOf(Error)
@@ -115,7 +117,10 @@ describe.skipIf(!runtime.available)(
 
     it('gives identical texts identical vectors and different texts different ones', async () => {
       const embedder = open()
-      const [a1, b, a2] = await embedder.embed(['rate limit the orders api', 'migrate the database schema', 'rate limit the orders api'], 'document')
+      const [a1, b, a2] = await embedder.embed(
+        ['rate limit the orders api', 'migrate the database schema', 'rate limit the orders api'],
+        'document',
+      )
       const [a3] = await embedder.embed(['rate limit the orders api'], 'document')
       expect(Array.from(a2!)).toEqual(Array.from(a1!))
       expect(Array.from(a3!)).toEqual(Array.from(a1!).map((x) => expect.closeTo(x, 6)))

@@ -148,8 +148,10 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): Embedde
   const documentPrefix = options.documentPrefix ?? ''
   const batchSize = options.batchSize ?? 32
   if (model.trim() === '') throw providerError('local embedder: model must not be empty')
-  if (pooling !== 'mean' && pooling !== 'cls') throw providerError(`local embedder: pooling must be 'mean' or 'cls', got ${String(pooling)}`)
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw providerError(`local embedder: batchSize must be a positive integer, got ${batchSize}`)
+  if (pooling !== 'mean' && pooling !== 'cls')
+    throw providerError(`local embedder: pooling must be 'mean' or 'cls', got ${String(pooling)}`)
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw providerError(`local embedder: batchSize must be a positive integer, got ${batchSize}`)
 
   let dimension: number | undefined
   let loading: Promise<FeatureExtractor> | undefined
@@ -192,7 +194,10 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): Embedde
     try {
       output = await run(batch, { pooling, normalize: true })
     } catch (error) {
-      throw providerError(`local embedder: model ${model} failed to embed ${batch.length} texts: ${(error as Error).message ?? String(error)}`, error)
+      throw providerError(
+        `local embedder: model ${model} failed to embed ${batch.length} texts: ${(error as Error).message ?? String(error)}`,
+        error,
+      )
     }
     const [rows, width] = output.dims
     if (output.dims.length !== 2 || rows !== batch.length || width === undefined || width < 1 || output.data.length !== rows * width) {
@@ -224,7 +229,12 @@ export function createLocalEmbedder(options: LocalEmbedderOptions = {}): Embedde
       const pipeline = await extractor()
       const out: Float32Array[] = []
       for (let start = 0; start < texts.length; start += batchSize) {
-        out.push(...(await run(pipeline, texts.slice(start, start + batchSize).map((t) => prefix + t))))
+        out.push(
+          ...(await run(
+            pipeline,
+            texts.slice(start, start + batchSize).map((t) => prefix + t),
+          )),
+        )
       }
       return out
     },

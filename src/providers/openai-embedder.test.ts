@@ -22,7 +22,12 @@ async function fakeEndpoint(handler: Handler): Promise<{ baseUrl: string; seen: 
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8')
-      const request: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw === '' ? {} : (JSON.parse(raw) as Seen['body']) }
+      const request: Seen = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: raw === '' ? {} : (JSON.parse(raw) as Seen['body']),
+      }
       seen.push(request)
       handler(request, res, seen.length)
     })
@@ -130,7 +135,12 @@ describe('createOpenAiEmbedder', () => {
 
   it('prepends the query or document prefix', async () => {
     const { baseUrl, seen } = await fakeEndpoint((s, res) => answer(s, res))
-    const embedder = createOpenAiEmbedder({ baseUrl, model: 'nomic-embed-text', queryPrefix: 'search_query: ', documentPrefix: 'search_document: ' })
+    const embedder = createOpenAiEmbedder({
+      baseUrl,
+      model: 'nomic-embed-text',
+      queryPrefix: 'search_query: ',
+      documentPrefix: 'search_document: ',
+    })
     await embedder.embed(['where is auth'], 'query')
     await embedder.embed(['auth lives in src/auth'], 'document')
     await createOpenAiEmbedder({ baseUrl, model: 'm' }).embed(['plain'], 'query')
@@ -190,7 +200,9 @@ describe('createOpenAiEmbedder', () => {
   })
 
   it('does not retry a 400, and keeps the vendor message as the cause', async () => {
-    const { baseUrl, seen } = await fakeEndpoint((_s, res) => sendJson(res, 400, { error: { message: "'$.input' is invalid", type: 'invalid_request_error' } }))
+    const { baseUrl, seen } = await fakeEndpoint((_s, res) =>
+      sendJson(res, 400, { error: { message: "'$.input' is invalid", type: 'invalid_request_error' } }),
+    )
     const { options, sleeps } = fastRetries(baseUrl)
     const error = await failure(createOpenAiEmbedder(options).embed([''], 'document'))
     expect(seen).toHaveLength(1)
@@ -240,14 +252,29 @@ describe('createOpenAiEmbedder', () => {
     const cases: [name: string, handler: Handler, inMessage?: string][] = [
       ['a body that is not JSON', (_s, res) => sendJson(res, 200, '{"data": [oops'), 'not JSON'],
       ['JSON without `data`', (_s, res) => sendJson(res, 200, { object: 'list' }), 'data:'],
-      ['an embedding that is not numbers', (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((_, index) => ({ index, embedding: ['x', 'y'] })) })],
-      ['base64 instead of floats', (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((_, index) => ({ index, embedding: 'AAAA' })) })],
+      [
+        'an embedding that is not numbers',
+        (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((_, index) => ({ index, embedding: ['x', 'y'] })) }),
+      ],
+      [
+        'base64 instead of floats',
+        (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((_, index) => ({ index, embedding: 'AAAA' })) }),
+      ],
       ['fewer items than inputs', (s, res) => sendJson(res, 200, { data: [{ index: 0, embedding: vectorFor(s.body.input![0]!) }] })],
-      ['a repeated index', (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((t) => ({ index: 0, embedding: vectorFor(t) })) })],
-      ['an index out of range', (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((t, i) => ({ index: i + 5, embedding: vectorFor(t) })) })],
+      [
+        'a repeated index',
+        (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((t) => ({ index: 0, embedding: vectorFor(t) })) }),
+      ],
+      [
+        'an index out of range',
+        (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((t, i) => ({ index: i + 5, embedding: vectorFor(t) })) }),
+      ],
       [
         'inconsistent dimensions',
-        (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((t, index) => ({ index, embedding: vectorFor(t, index === 1 ? DIM - 1 : DIM) })) }),
+        (s, res) =>
+          sendJson(res, 200, {
+            data: (s.body.input ?? []).map((t, index) => ({ index, embedding: vectorFor(t, index === 1 ? DIM - 1 : DIM) })),
+          }),
       ],
       ['an empty embedding', (s, res) => sendJson(res, 200, { data: (s.body.input ?? []).map((_, index) => ({ index, embedding: [] })) })],
     ]

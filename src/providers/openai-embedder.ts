@@ -176,12 +176,21 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
     try {
       json = JSON.parse(text)
     } catch (error) {
-      return { failed: { error: fail(`returned HTTP ${status} with a body that is not JSON: ${snippet(text)}`, status, error), retryable: false } }
+      return {
+        failed: { error: fail(`returned HTTP ${status} with a body that is not JSON: ${snippet(text)}`, status, error), retryable: false },
+      }
     }
     const parsed = responseSchema.safeParse(json)
     if (!parsed.success) {
       return {
-        failed: { error: fail(`returned HTTP ${status} with an unexpected shape (${describeIssue(parsed.error.issues[0])}): ${snippet(text)}`, status, parsed.error), retryable: false },
+        failed: {
+          error: fail(
+            `returned HTTP ${status} with an unexpected shape (${describeIssue(parsed.error.issues[0])}): ${snippet(text)}`,
+            status,
+            parsed.error,
+          ),
+          retryable: false,
+        },
       }
     }
     const items = parsed.data.data
@@ -239,7 +248,11 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
  * (the known `dimension` when there is one). Returns a description of the
  * first problem, or undefined.
  */
-function checkItems(items: readonly { embedding: number[]; index: number }[], expected: number, dimension: number | undefined): string | undefined {
+function checkItems(
+  items: readonly { embedding: number[]; index: number }[],
+  expected: number,
+  dimension: number | undefined,
+): string | undefined {
   if (items.length !== expected) return `${items.length} embeddings for ${expected} inputs`
   const seen = new Set<number>()
   let width = dimension
@@ -249,7 +262,8 @@ function checkItems(items: readonly { embedding: number[]; index: number }[], ex
     seen.add(item.index)
     if (item.embedding.length === 0) return `an empty embedding at index ${item.index}`
     width ??= item.embedding.length
-    if (item.embedding.length !== width) return `an embedding of dimension ${item.embedding.length} at index ${item.index}, expected ${width}`
+    if (item.embedding.length !== width)
+      return `an embedding of dimension ${item.embedding.length} at index ${item.index}, expected ${width}`
   }
   return undefined
 }
@@ -258,4 +272,3 @@ function describeIssue(issue: z.core.$ZodIssue | undefined): string {
   if (issue === undefined) return 'invalid'
   return `${issue.path.length === 0 ? 'body' : issue.path.join('.')}: ${issue.message}`
 }
-

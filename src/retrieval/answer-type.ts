@@ -26,7 +26,8 @@ export function answerTypeOf(query: string): AnswerType | undefined {
   return undefined
 }
 
-const MONTH_OR_DAY = 'january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday'
+const MONTH_OR_DAY =
+  'january|february|march|april|may|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday'
 const TIME_IN_TEXT = new RegExp(
   [
     `\\b(?:${MONTH_OR_DAY})\\b`,
@@ -41,7 +42,8 @@ const TIME_IN_TEXT = new RegExp(
   'i',
 )
 
-const NUMBER_WORDS = 'one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|couple|once|twice|several|few'
+const NUMBER_WORDS =
+  'one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred|thousand|dozen|couple|once|twice|several|few'
 const NUMBER_IN_TEXT = new RegExp(`\\d|\\b(?:${NUMBER_WORDS})\\b`, 'i')
 
 /** True when `text` holds something of `type`: a time expression (dates, months, weekdays, "yesterday", "last week", "3 years ago") or a number (digits or number words). */

@@ -19,11 +19,13 @@ export const MAX_ENTITIES_PER_DOC = 24
 const URL_RE = /\bhttps?:\/\/[^\s<>"'`)\]]+/g
 // A path candidate: at least one slash or a dotted file name with a known-looking extension. `looksLikePath` then
 // keeps only path shapes: `pct/100`, `a/b`, `and/or`, `km/h`, `12/05/2023` have a slash and are not files.
-const PATH_RE = /(?:^|[\s(`'"])((?:~?\/|\.{1,2}\/)?(?:[\w.@-]+\/)+[\w.@-]*|[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|php|swift|md|json|ya?ml|toml|sql|sh|css|scss|html|vue|svelte|lock|env|ini|cfg|txt))(?=$|[\s)`'",:;.!?])/g
+const PATH_RE =
+  /(?:^|[\s(`'"])((?:~?\/|\.{1,2}\/)?(?:[\w.@-]+\/)+[\w.@-]*|[\w-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|rb|go|rs|java|kt|c|h|cc|cpp|hpp|cs|php|swift|md|json|ya?ml|toml|sql|sh|css|scss|html|vue|svelte|lock|env|ini|cfg|txt))(?=$|[\s)`'",:;.!?])/g
 /** The last segment has an extension: a stem of two or more characters, a dot, then 1–8 letters or digits starting with a letter. */
 const EXTENSION = /(?:^|\/)[^/]*[^/.][^/]*\.[A-Za-z][A-Za-z0-9]{0,7}$/
 /** Files without an extension that projects commonly hold. */
-const EXTENSIONLESS_FILES = /(?:^|\/)(?:Makefile|Dockerfile|Containerfile|Gemfile|Rakefile|Procfile|Jenkinsfile|Vagrantfile|Brewfile|LICENSE|README|CODEOWNERS|\.\w[\w.-]*)$/
+const EXTENSIONLESS_FILES =
+  /(?:^|\/)(?:Makefile|Dockerfile|Containerfile|Gemfile|Rakefile|Procfile|Jenkinsfile|Vagrantfile|Brewfile|LICENSE|README|CODEOWNERS|\.\w[\w.-]*)$/
 
 /**
  * Whether a slash-holding candidate from text is a path: rooted (`/`, `~/`,
@@ -35,7 +37,11 @@ const EXTENSIONLESS_FILES = /(?:^|\/)(?:Makefile|Dockerfile|Containerfile|Gemfil
 function looksLikePath(candidate: string): boolean {
   if (!candidate.includes('/')) return true // a dotted file name with a known extension (PATH_RE's second form)
   if (/^(?:~?\/|\.{1,2}\/)/.test(candidate)) return /[A-Za-z]/.test(candidate)
-  if (candidate.endsWith('/')) return candidate.slice(0, -1).split('/').every((seg) => /[A-Za-z]{2}/.test(seg))
+  if (candidate.endsWith('/'))
+    return candidate
+      .slice(0, -1)
+      .split('/')
+      .every((seg) => /[A-Za-z]{2}/.test(seg))
   if (EXTENSION.test(candidate) || EXTENSIONLESS_FILES.test(candidate)) return true
   const segments = candidate.split('/')
   return segments.length >= 3 && segments.every((seg) => /[A-Za-z]/.test(seg))
@@ -55,7 +61,8 @@ export function fileEntityName(path: string, projectRoot?: string): string {
   let name = normalizeSegments(path.trim()).replace(/(?<=.)[./]+$/, '')
   while (name.startsWith('./')) name = name.slice(2)
   const root = projectRoot?.replace(/\/+$/, '')
-  if (root !== undefined && root.startsWith('/') && name.length > root.length + 1 && name.startsWith(`${root}/`)) name = name.slice(root.length + 1)
+  if (root !== undefined && root.startsWith('/') && name.length > root.length + 1 && name.startsWith(`${root}/`))
+    name = name.slice(root.length + 1)
   return name
 }
 
@@ -103,7 +110,8 @@ const NOT_NAMES = new Set(
 const AGENT_ROLES = new Set(['user', 'assistant', 'system', 'tool', 'subagent', 'developer'])
 
 /** Words after which a name is a form of address. */
-const VOCATIVE = /\b(?:hi|hey|hello|thanks|thank you|bye|dear|congrats|congratulations|sorry|welcome|morning|night|cheers)[,!]?\s*$|(?:^|[.!?]\s*)(?:wow|oh|yes|yeah|yep|sure|okay|ok|great|aw|aww|haha)?[,!]\s*$/i
+const VOCATIVE =
+  /\b(?:hi|hey|hello|thanks|thank you|bye|dear|congrats|congratulations|sorry|welcome|morning|night|cheers)[,!]?\s*$|(?:^|[.!?]\s*)(?:wow|oh|yes|yeah|yep|sure|okay|ok|great|aw|aww|haha)?[,!]\s*$/i
 
 /** A capitalised run that itself starts with a greeting ("Hi Tom", "Thanks Caroline"). */
 const GREETING_START = /^(?:hi|hey|hello|thanks|bye|dear|congrats|welcome|cheers)\s/i
@@ -111,7 +119,10 @@ const GREETING_START = /^(?:hi|hey|hello|thanks|bye|dear|congrats|welcome|cheers
 function addName(out: Map<string, EntityRef>, raw: string): void {
   const words = raw.split(/\s+/).filter((w) => !NOT_NAMES.has(w.toLowerCase().replace(/[’']s$/, '')))
   if (words.length === 0) return
-  const name = words.join(' ').replace(/[’']s$/, '').toLowerCase()
+  const name = words
+    .join(' ')
+    .replace(/[’']s$/, '')
+    .toLowerCase()
   if (name.length < 2) return
   out.set(`name:${name}`, { type: 'name', name })
 }
@@ -125,7 +136,10 @@ function addName(out: Map<string, EntityRef>, raw: string): void {
  *
  * @returns Unique entities, at most `MAX_ENTITIES_PER_DOC`, paths and URLs first.
  */
-export function extractEntities(text: string, extra: { files?: readonly string[]; tool?: string; speaker?: string; projectRoot?: string } = {}): EntityRef[] {
+export function extractEntities(
+  text: string,
+  extra: { files?: readonly string[]; tool?: string; speaker?: string; projectRoot?: string } = {},
+): EntityRef[] {
   const out = new Map<string, EntityRef>()
   const add = (type: EntityType, name: string): void => {
     const trimmed = name.trim()
@@ -195,7 +209,10 @@ export function queryEntities(query: string, knownNames: Iterable<string>, proje
       if (name !== e.name) found.set(`file:${name}`, { type: 'file', name })
     }
   }
-  const lower = ` ${query.toLowerCase().replace(/[^\p{L}\p{N}\s'’-]/gu, ' ').replace(/\s+/g, ' ')} `
+  const lower = ` ${query
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s'’-]/gu, ' ')
+    .replace(/\s+/g, ' ')} `
   for (const name of knownNames) if (name.length >= 3 && lower.includes(` ${name} `)) found.set(`name:${name}`, { type: 'name', name })
   return [...found.values()]
 }

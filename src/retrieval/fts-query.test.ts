@@ -28,7 +28,13 @@ describe('index side', () => {
 
 describe('query side', () => {
   it('drops stop words and possessives, keeps content words', () => {
-    expect(toQueryTerms("When did Caroline's team add rate limiting?").map((t) => t.source)).toEqual(['Caroline', 'team', 'add', 'rate', 'limiting'])
+    expect(toQueryTerms("When did Caroline's team add rate limiting?").map((t) => t.source)).toEqual([
+      'Caroline',
+      'team',
+      'add',
+      'rate',
+      'limiting',
+    ])
   })
   it('keeps paths and dotted identifiers as one phrase term', () => {
     expect(toMatchExpression('where is src/middleware/auth.ts')).toBe('"src/middleware/auth.ts"')
@@ -44,7 +50,9 @@ describe('query side', () => {
   })
   it('also searches adjacent words joined, the one token FTS5 makes of a camelCase identifier', () => {
     expect(toMatchExpression('apply discount')).toBe('"apply" OR "discount" OR "applydiscount"')
-    expect(toMatchExpression('apply bulk discount')).toBe('"apply" OR "bulk" OR "discount" OR "applybulk" OR "applybulkdiscount" OR "bulkdiscount"')
+    expect(toMatchExpression('apply bulk discount')).toBe(
+      '"apply" OR "bulk" OR "discount" OR "applybulk" OR "applybulkdiscount" OR "bulkdiscount"',
+    )
     // A stop word, punctuation inside a word or CJK breaks a run; one word has nothing to join.
     expect(toMatchExpression('apply the discount')).toBe('"apply" OR "discount"')
     expect(toMatchExpression('src/cart.ts discount')).toBe('"src/cart.ts" OR "discount"')

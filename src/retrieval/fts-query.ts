@@ -127,9 +127,7 @@ const MAX_JOINED_WORDS = 3
  * term that matches nothing changes no score.
  */
 function joinedIdentifiers(query: string): string[] {
-  const words = searchForm(query)
-    .split(/\s+/)
-    .map(trimEdges)
+  const words = searchForm(query).split(/\s+/).map(trimEdges)
   const out: string[] = []
   for (let i = 0; i < words.length; i++) {
     for (let n = 2; n <= MAX_JOINED_WORDS && i + n <= words.length; n++) {

@@ -19,7 +19,15 @@ const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * 
 
 describe('lsaTerms', () => {
   it('stems, drops stop words and numbers, splits identifiers, bigrams CJK', () => {
-    expect(lsaTerms('The painters were painting 42 validateToken 数据库')).toEqual(['painter', 'paint', 'validatetoken', 'valid', 'token', '数据', '据库'])
+    expect(lsaTerms('The painters were painting 42 validateToken 数据库')).toEqual([
+      'painter',
+      'paint',
+      'validatetoken',
+      'valid',
+      'token',
+      '数据',
+      '据库',
+    ])
   })
 })
 

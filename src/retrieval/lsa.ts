@@ -242,7 +242,12 @@ export function deserializeLsa(bytes: Uint8Array): LsaModel | undefined {
   const nl = bytes.indexOf(10)
   if (nl < 0) return undefined
   try {
-    const head = JSON.parse(new TextDecoder().decode(bytes.subarray(0, nl))) as { v: number; dim: number; docCount: number; terms: string[] }
+    const head = JSON.parse(new TextDecoder().decode(bytes.subarray(0, nl))) as {
+      v: number
+      dim: number
+      docCount: number
+      terms: string[]
+    }
     if (head.v !== 1) return undefined
     let start = nl + 1
     while (start % 4 !== 0 && bytes[start] === 32) start++
@@ -250,7 +255,13 @@ export function deserializeLsa(bytes: Uint8Array): LsaModel | undefined {
     const floats = new Float32Array(copy.buffer, 0, Math.floor(copy.byteLength / 4))
     const n = head.terms.length
     if (floats.length !== n + n * head.dim) return undefined
-    return { vocab: new Map(head.terms.map((t, i) => [t, i])), idf: floats.slice(0, n), loadings: floats.slice(n), dim: head.dim, docCount: head.docCount }
+    return {
+      vocab: new Map(head.terms.map((t, i) => [t, i])),
+      idf: floats.slice(0, n),
+      loadings: floats.slice(n),
+      dim: head.dim,
+      docCount: head.docCount,
+    }
   } catch {
     return undefined
   }

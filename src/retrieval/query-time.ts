@@ -1,14 +1,30 @@
 import { resolveRelativeTimes, zonedDate, zonedMidnight, type TimeRange } from './time-expressions.js'
 
 /** Cheap test for words that may carry a date, so the date parser is loaded only when needed. */
-const MAYBE_TIME = /\d|\b(yesterday|today|tonight|ago|last|past|this|next|since|week|weekend|month|year|january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i
+const MAYBE_TIME =
+  /\d|\b(yesterday|today|tonight|ago|last|past|this|next|since|week|weekend|month|year|january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i
 
 type Chrono = typeof import('chrono-node')
 let chronoModule: Promise<Chrono> | undefined
 
 const DAY_MS = 86_400_000
 const HOUR_MS = 3_600_000
-const COUNT_WORDS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, couple: 2, few: 3 }
+const COUNT_WORDS: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  couple: 2,
+  few: 3,
+}
 const COUNT = '(\\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few)'
 
 /**
@@ -16,7 +32,10 @@ const COUNT = '(\\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|co
  * same clock time that many units back (hours), or the start of the calendar day that many days, weeks
  * (7 days), months or years back (days, weeks, months, years), in the time zone.
  */
-const TRAILING_SPAN = new RegExp(`\\b(?:(?:in|over|during|within|for) )?(?:the )?(?:past|last|previous) ${COUNT}(?: of)? (hour|day|week|month|year)s?\\b`, 'gi')
+const TRAILING_SPAN = new RegExp(
+  `\\b(?:(?:in|over|during|within|for) )?(?:the )?(?:past|last|previous) ${COUNT}(?: of)? (hour|day|week|month|year)s?\\b`,
+  'gi',
+)
 
 /** A bound before a time: `since 2025-02-21` (from its start), `after` (from its end), `before` (until its start), `until`/`till`/`through` (until its end). */
 const BOUND_BEFORE = /\b(since|after|before|until|till|through|from)\s+$/i
@@ -75,8 +94,15 @@ export async function parseQueryTimes(query: string, nowMs: number, timeZone: st
     const from =
       unit === 'hour'
         ? nowMs - n * HOUR_MS
-        : dayStart(nowMs, timeZone, unit === 'day' ? { days: n } : unit === 'week' ? { days: 7 * n } : { months: unit === 'month' ? n : 12 * n })
-    spans.push({ at: m.index, range: { from, to: unit === 'hour' ? nowMs + 1 : endOfToday(nowMs, timeZone), granularity: 'day', text: m[0] } })
+        : dayStart(
+            nowMs,
+            timeZone,
+            unit === 'day' ? { days: n } : unit === 'week' ? { days: 7 * n } : { months: unit === 'month' ? n : 12 * n },
+          )
+    spans.push({
+      at: m.index,
+      range: { from, to: unit === 'hour' ? nowMs + 1 : endOfToday(nowMs, timeZone), granularity: 'day', text: m[0] },
+    })
     // Blanked out (same length, so positions hold): chrono would read "past 7 days" as the one day 7 days ago.
     rest = rest.slice(0, m.index) + ' '.repeat(m[0].length) + rest.slice(m.index + m[0].length)
   }
@@ -99,7 +125,12 @@ export async function parseQueryTimes(query: string, nowMs: number, timeZone: st
     } else if (word === 'since' || word === 'after' || word === 'from') {
       // Up to the end of today; a bound in the future still names its own day, where nothing can be yet.
       const from = word === 'after' ? range.to : range.from
-      out.push({ from, to: Math.max(endOfToday(nowMs, timeZone), word === 'after' ? 2 * range.to - range.from : range.to), granularity: 'day', text: `${word} ${range.text}` })
+      out.push({
+        from,
+        to: Math.max(endOfToday(nowMs, timeZone), word === 'after' ? 2 * range.to - range.from : range.to),
+        granularity: 'day',
+        text: `${word} ${range.text}`,
+      })
     } else if (word === 'before' || word === 'until' || word === 'till' || word === 'through') {
       out.push({ from: 0, to: word === 'before' ? range.from : range.to, granularity: 'day', text: `${word} ${range.text}` })
     } else out.push(range)
@@ -124,7 +155,8 @@ async function pointTimes(query: string, nowMs: number, timeZone: string): Promi
   const chrono = await chronoModule
   for (const r of chrono.parse(query, { instant: new Date(nowMs), timezone: offsetMinutes(nowMs, timeZone) }, { forwardDate: false })) {
     // Relative phrases keep the documented meaning from resolveRelativeTimes.
-    if (relative.some((x) => r.text.toLowerCase().includes(x.text.toLowerCase()) || x.text.toLowerCase().includes(r.text.toLowerCase()))) continue
+    if (relative.some((x) => r.text.toLowerCase().includes(x.text.toLowerCase()) || x.text.toLowerCase().includes(r.text.toLowerCase())))
+      continue
     const has = (unit: 'year' | 'month' | 'day' | 'weekday'): boolean => r.start.isCertain(unit)
     // A weekday alone ("since Monday") is the most recent one, as chrono reads it without forward dating.
     const dayKnown = has('day') || (has('weekday') && !has('month'))
@@ -135,11 +167,22 @@ async function pointTimes(query: string, nowMs: number, timeZone: string): Promi
     if (dayKnown) {
       const d = r.start.get('day') ?? 1
       const next = new Date(Date.UTC(y, m - 1, d) + DAY_MS)
-      range = { from: zonedMidnight({ y, m, d }, timeZone), to: zonedMidnight({ y: next.getUTCFullYear(), m: next.getUTCMonth() + 1, d: next.getUTCDate() }, timeZone), granularity: 'day', text: r.text }
+      range = {
+        from: zonedMidnight({ y, m, d }, timeZone),
+        to: zonedMidnight({ y: next.getUTCFullYear(), m: next.getUTCMonth() + 1, d: next.getUTCDate() }, timeZone),
+        granularity: 'day',
+        text: r.text,
+      }
     } else if (has('month')) {
       const next = m === 12 ? { y: y + 1, m: 1, d: 1 } : { y, m: m + 1, d: 1 }
       range = { from: zonedMidnight({ y, m, d: 1 }, timeZone), to: zonedMidnight(next, timeZone), granularity: 'month', text: r.text }
-    } else range = { from: zonedMidnight({ y, m: 1, d: 1 }, timeZone), to: zonedMidnight({ y: y + 1, m: 1, d: 1 }, timeZone), granularity: 'year', text: r.text }
+    } else
+      range = {
+        from: zonedMidnight({ y, m: 1, d: 1 }, timeZone),
+        to: zonedMidnight({ y: y + 1, m: 1, d: 1 }, timeZone),
+        granularity: 'year',
+        text: r.text,
+      }
     out.push({ at: r.index, range })
   }
   return out
@@ -164,7 +207,9 @@ export function unreadTimePhrases(query: string, strict: boolean): string[] {
 
 /** Words a query made only of a time may hold besides it ("what happened last Tuesday", "show me everything since Monday"). */
 const FILLER = new Set(
-  'a an the what which who happened happen did do does done we i you they me us our my show list give tell find recall search everything anything something things stuff items work worked working on in at during of for from to and or since after before until till through between over within that this was were is are has have had there any all been been'.split(' '),
+  'a an the what which who happened happen did do does done we i you they me us our my show list give tell find recall search everything anything something things stuff items work worked working on in at during of for from to and or since after before until till through between over within that this was were is are has have had there any all been been'.split(
+    ' ',
+  ),
 )
 
 /**

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_RERANK_WEIGHTS, RERANK_FEATURES, rerankFeatures, rerankOrder, type RerankCandidate, type RerankFeature, type RerankQuery } from './rerank.js'
+import {
+  DEFAULT_RERANK_WEIGHTS,
+  RERANK_FEATURES,
+  rerankFeatures,
+  rerankOrder,
+  type RerankCandidate,
+  type RerankFeature,
+  type RerankQuery,
+} from './rerank.js'
 
 function candidate(over: Partial<RerankCandidate> = {}): RerankCandidate {
   return { fused: 0.01, bm25: 0, spread: 0, spreadOnly: false, inTime: false, text: 'nothing here', role: 'Ann', session: 's1', ...over }
@@ -45,11 +53,7 @@ describe('rerankFeatures', () => {
   })
 
   it('weights covered terms by how few candidates hold them; short terms must match whole words', () => {
-    const head = [
-      candidate({ text: 'adopted a cat' }),
-      candidate({ text: 'the cat sat' }),
-      candidate({ text: 'a category error' }),
-    ]
+    const head = [candidate({ text: 'adopted a cat' }), candidate({ text: 'the cat sat' }), candidate({ text: 'a category error' })]
     const rows = rerankFeatures(head, { words: new Set(), terms: ['adopt', 'cat'] })
     // "adopt" is in one candidate of three, "cat" (a whole word) in two: ln(1 + 3/2) and ln(1 + 3/3).
     const adopt = Math.log(1 + 3 / 2)

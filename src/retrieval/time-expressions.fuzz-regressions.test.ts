@@ -10,7 +10,9 @@ describe('resolveRelativeTimes: fuzz regressions', () => {
     // Reference 2011-12-31T10:00Z is 2012-01-01 00:00 in Apia (UTC+14 since the skip; UTC-10 before).
     const ranges = resolveRelativeTimes(' 3 days ago', 1325325600000, 'Pacific/Apia')
     // Before the fix: from = to = 2011-12-29T10:00Z, an empty range.
-    expect(ranges.map((r) => [r.text, iso(r.from), iso(r.to), r.granularity])).toEqual([['3 days ago', '2011-12-29T10:00:00.000Z', '2011-12-30T10:00:00.000Z', 'day']])
+    expect(ranges.map((r) => [r.text, iso(r.from), iso(r.to), r.granularity])).toEqual([
+      ['3 days ago', '2011-12-29T10:00:00.000Z', '2011-12-30T10:00:00.000Z', 'day'],
+    ])
   })
 
   it('"this friday" on 1 Jan 1995 in Pacific/Enderbury is 30 Dec 1994, up to the start of 1 Jan (31 Dec was skipped)', () => {

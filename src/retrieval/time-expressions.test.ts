@@ -3,7 +3,8 @@ import { rangeWords, resolveRelativeTimes, zonedMidnight } from './time-expressi
 
 // Monday 8 May 2023, 13:56 UTC (a LoCoMo session date).
 const REF = Date.parse('2023-05-08T13:56:00Z')
-const words = (text: string, tz = 'UTC') => resolveRelativeTimes(text, REF, tz).map((r) => `${r.text} → ${rangeWords(r, tz)} (${r.granularity})`)
+const words = (text: string, tz = 'UTC') =>
+  resolveRelativeTimes(text, REF, tz).map((r) => `${r.text} → ${rangeWords(r, tz)} (${r.granularity})`)
 
 describe('resolveRelativeTimes', () => {
   it('anchors day phrases to the day they were written', () => {

@@ -17,7 +17,22 @@
 const DAY_MS = 86_400_000
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday']
-const NUMBER_WORDS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, couple: 2, few: 3 }
+const NUMBER_WORDS: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  couple: 2,
+  few: 3,
+}
 
 /** A half-open time interval [from, to) in epoch ms, with what it came from. */
 export interface TimeRange {
@@ -67,7 +82,12 @@ export function zonedDate(ms: number, timeZone: string): Ymd & { weekday: number
   if (known) return { ...known }
   const parts = zonedFormat(timeZone, 'date').formatToParts(new Date(ms))
   const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? ''
-  const date = { y: Number(get('year')), m: Number(get('month')), d: Number(get('day')), weekday: WEEKDAYS.indexOf(get('weekday').toLowerCase()) }
+  const date = {
+    y: Number(get('year')),
+    m: Number(get('month')),
+    d: Number(get('day')),
+    weekday: WEEKDAYS.indexOf(get('weekday').toLowerCase()),
+  }
   if (key !== undefined) {
     if (dates.size > 4096) dates.clear()
     dates.set(key, date)
@@ -146,7 +166,14 @@ export function resolveRelativeTimes(text: string, refMs: number, timeZone: stri
     const phrase = m[0].toLowerCase()
     const t = m[0]
     if (phrase === 'yesterday' || phrase === 'last night') out.push(dayRange(addDays(ref, -1), timeZone, t))
-    else if (phrase === 'today' || phrase === 'tonight' || phrase.startsWith('this morning') || phrase.startsWith('this afternoon') || phrase.startsWith('this evening')) out.push(dayRange(ref, timeZone, t))
+    else if (
+      phrase === 'today' ||
+      phrase === 'tonight' ||
+      phrase.startsWith('this morning') ||
+      phrase.startsWith('this afternoon') ||
+      phrase.startsWith('this evening')
+    )
+      out.push(dayRange(ref, timeZone, t))
     else if (m[2] !== undefined && m[3] !== undefined) {
       const n = count(m[2])
       if (n === undefined) continue
@@ -159,7 +186,7 @@ export function resolveRelativeTimes(text: string, refMs: number, timeZone: stri
       } else out.push(yearRange(ref.y - n, timeZone, t))
     } else if (m[4] !== undefined) {
       const target = WEEKDAYS.indexOf(m[4].toLowerCase())
-      const back = ((ref.weekday - target + 7) % 7) || 7
+      const back = (ref.weekday - target + 7) % 7 || 7
       out.push(dayRange(addDays(ref, -back), timeZone, t))
     } else if (m[5] !== undefined) {
       const month = MONTHS.indexOf(m[5].toLowerCase()) + 1
@@ -167,21 +194,36 @@ export function resolveRelativeTimes(text: string, refMs: number, timeZone: stri
       const year = month < ref.m || (!strictlyBefore && month === ref.m) ? ref.y : ref.y - 1
       out.push(monthRange(year, month, timeZone, t))
     } else if (m[6] !== undefined) out.push(yearRange(Number(m[6]), timeZone, t))
-    else if (/week$/.test(phrase)) out.push(weekRange(withWeekday(phrase.startsWith('this') && !phrase.includes('past') ? ref : addDays(ref, -7)), timeZone, t))
+    else if (/week$/.test(phrase))
+      out.push(weekRange(withWeekday(phrase.startsWith('this') && !phrase.includes('past') ? ref : addDays(ref, -7)), timeZone, t))
     else if (/weekend$/.test(phrase)) {
-      const back = ((ref.weekday - 6 + 7) % 7) || 7
+      const back = (ref.weekday - 6 + 7) % 7 || 7
       const saturday = addDays(ref, -back)
       out.push({ from: zonedMidnight(saturday, timeZone), to: zonedMidnight(addDays(saturday, 2), timeZone), granularity: 'day', text: t })
     } else if (/month$/.test(phrase)) {
       const total = ref.y * 12 + (ref.m - 1) - (phrase.startsWith('this') && !phrase.includes('past') ? 0 : 1)
       out.push(monthRange(Math.floor(total / 12), (total % 12) + 1, timeZone, t))
-    } else if (/year$/.test(phrase)) out.push(yearRange(ref.y - (phrase.startsWith('this') && !phrase.includes('past') ? 0 : 1), timeZone, t))
+    } else if (/year$/.test(phrase))
+      out.push(yearRange(ref.y - (phrase.startsWith('this') && !phrase.includes('past') ? 0 : 1), timeZone, t))
   }
   // A day the zone skipped (Apia 2011-12-30) lasted no time: no range.
   return out.filter((r) => r.from < r.to)
 }
 
-const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+const MONTH_NAMES = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+]
 
 /** Words for a range, as they are indexed: `7 May 2023`, `May 2023`, `2023`; a week gives its Monday's date. */
 export function rangeWords(range: TimeRange, timeZone: string): string {

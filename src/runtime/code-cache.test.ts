@@ -20,7 +20,10 @@ function file(name: string, source: string): string {
 
 describe('runCommonJs', () => {
   it('runs a CommonJS file as Node would (exports, module.exports, require, __filename, __dirname)', () => {
-    const f = file('m.cjs', "const p = require('node:path'); exports.base = p.basename(__filename); module.exports.dir = __dirname; exports.twice = (n) => n * 2")
+    const f = file(
+      'm.cjs',
+      "const p = require('node:path'); exports.base = p.basename(__filename); module.exports.dir = __dirname; exports.twice = (n) => n * 2",
+    )
     const m = runCommonJs(f, undefined, createRequire(f)) as { base: string; dir: string; twice: (n: number) => number }
     expect(m).toEqual({ base: 'm.cjs', dir: path.dirname(f), twice: m.twice })
     expect(m.twice(21)).toBe(42)

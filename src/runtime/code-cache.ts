@@ -16,7 +16,11 @@ export function runCommonJs(file: string, cachedData: Buffer | undefined, requir
 }
 
 /** `runCommonJs`, also returning the script (to make a cache from after a run). */
-export function compileCommonJs(file: string, cachedData: Buffer | undefined, require: NodeJS.Require): { exports: unknown; script: vm.Script } {
+export function compileCommonJs(
+  file: string,
+  cachedData: Buffer | undefined,
+  require: NodeJS.Require,
+): { exports: unknown; script: vm.Script } {
   const source = readFileSync(file, 'utf8')
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: file,

@@ -13,10 +13,14 @@ import { MnemoError } from '../core/errors.js'
 export function ensureDataDir(home: string): void {
   const foreign = windowsPathIn(home)
   if (foreign !== undefined) {
-    throw new MnemoError('STORE_UNAVAILABLE', `MNEMO_HOME ${home} holds a Windows path (${foreign}), which this system would create as one literal folder`, {
-      details: { dialect: 'sqlite', operation: 'open data directory (not a directory)' },
-      hint: `set MNEMO_HOME to a path of this system (like ${path.join('/home', 'me', '.mnemo')}), or run mnemo on Windows for a Windows path`,
-    })
+    throw new MnemoError(
+      'STORE_UNAVAILABLE',
+      `MNEMO_HOME ${home} holds a Windows path (${foreign}), which this system would create as one literal folder`,
+      {
+        details: { dialect: 'sqlite', operation: 'open data directory (not a directory)' },
+        hint: `set MNEMO_HOME to a path of this system (like ${path.join('/home', 'me', '.mnemo')}), or run mnemo on Windows for a Windows path`,
+      },
+    )
   }
   try {
     makeDirectory(home, 0o700)
@@ -46,7 +50,8 @@ export function makeDirectory(dir: string, mode?: number): void {
       const code = (error as NodeJS.ErrnoException).code
       if (code !== 'ENOENT') throw error
       const target = danglingLinkTarget(p)
-      if (target !== undefined) throw Object.assign(new Error(`${p} is a symbolic link to ${target}, which does not exist`), { code: 'ENOENT', path: p })
+      if (target !== undefined)
+        throw Object.assign(new Error(`${p} is a symbolic link to ${target}, which does not exist`), { code: 'ENOENT', path: p })
     }
     if (isDir === true) break
     if (isDir === false) throw Object.assign(new Error(`${p} is not a directory`), { code: 'ENOTDIR', path: p })
@@ -89,10 +94,14 @@ export function windowsPathIn(home: string, platform: NodeJS.Platform = process.
 function wrapMakeError(home: string, cause: unknown): MnemoError<'STORE_UNAVAILABLE'> {
   const e = cause as NodeJS.ErrnoException
   const at = e.path ?? home
-  const why = /symbolic link/.test(e.message) ? e.message : e.code === 'ENOENT' ? `mkdir ${at} failed with ENOENT though ${path.dirname(at)} exists (a file system that takes no new folders, like /proc)` : `mkdir ${at} failed (${e.code ?? e.message})`
+  const why = /symbolic link/.test(e.message)
+    ? e.message
+    : e.code === 'ENOENT'
+      ? `mkdir ${at} failed with ENOENT though ${path.dirname(at)} exists (a file system that takes no new folders, like /proc)`
+      : `mkdir ${at} failed (${e.code ?? e.message})`
   return new MnemoError('STORE_UNAVAILABLE', `MNEMO_HOME ${home} cannot be created: ${why}`, {
     details: { dialect: 'sqlite', operation: 'open data directory (not a directory)' },
-    hint: 'point MNEMO_HOME (or --home) at a folder on a writable disk, or create the folder (or the symbolic link\'s target) first',
+    hint: "point MNEMO_HOME (or --home) at a folder on a writable disk, or create the folder (or the symbolic link's target) first",
     cause,
   })
 }
@@ -109,10 +118,18 @@ function wrapMakeError(home: string, cause: unknown): MnemoError<'STORE_UNAVAILA
  */
 export function dataDirError(home: string, cause?: unknown, file?: string): MnemoError<'STORE_UNAVAILABLE'> | undefined {
   // details.operation tells the two problems apart: 'open data directory (not a directory)' or '… (not writable)'.
-  const init = (hint: string, problem: 'not a directory' | 'not writable') => ({ details: { dialect: 'sqlite' as const, operation: `open data directory (${problem})` }, hint, ...(cause !== undefined ? { cause } : {}) })
+  const init = (hint: string, problem: 'not a directory' | 'not writable') => ({
+    details: { dialect: 'sqlite' as const, operation: `open data directory (${problem})` },
+    hint,
+    ...(cause !== undefined ? { cause } : {}),
+  })
   const notDir = firstNonDirectory(home)
   if (notDir !== undefined) {
-    return new MnemoError('STORE_UNAVAILABLE', `MNEMO_HOME ${home} is not a directory (${notDir === home ? 'it is a file' : `${notDir} is a file`})`, init('point MNEMO_HOME (or --home) at a directory, or move that file away', 'not a directory'))
+    return new MnemoError(
+      'STORE_UNAVAILABLE',
+      `MNEMO_HOME ${home} is not a directory (${notDir === home ? 'it is a file' : `${notDir} is a file`})`,
+      init('point MNEMO_HOME (or --home) at a directory, or move that file away', 'not a directory'),
+    )
   }
   for (const target of file === undefined ? [home] : [home, file]) {
     if (!existsSync(target)) continue
@@ -122,13 +139,24 @@ export function dataDirError(home: string, cause?: unknown, file?: string): Mnem
       const code = (denied as NodeJS.ErrnoException).code
       const why = code === 'EROFS' ? 'read-only file system' : 'permission denied'
       const what = target === home ? `MNEMO_HOME ${home}` : `the database ${target}`
-      return new MnemoError('STORE_UNAVAILABLE', `${what} is not writable (${why})`, init(`let this user write it (chmod u+w${code === 'EPERM' ? '; chattr -i if it is immutable' : ''}), or point MNEMO_HOME at another directory`, 'not writable'))
+      return new MnemoError(
+        'STORE_UNAVAILABLE',
+        `${what} is not writable (${why})`,
+        init(
+          `let this user write it (chmod u+w${code === 'EPERM' ? '; chattr -i if it is immutable' : ''}), or point MNEMO_HOME at another directory`,
+          'not writable',
+        ),
+      )
     }
   }
   // The caller's error may name the cause itself (an errno from mkdir): when the checks above found nothing, keep it.
   const code = (cause as NodeJS.ErrnoException | undefined)?.code
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-    return new MnemoError('STORE_UNAVAILABLE', `MNEMO_HOME ${home} is not writable (${code === 'EROFS' ? 'read-only file system' : 'permission denied'})`, init('let this user write it, or point MNEMO_HOME at another directory', 'not writable'))
+    return new MnemoError(
+      'STORE_UNAVAILABLE',
+      `MNEMO_HOME ${home} is not writable (${code === 'EROFS' ? 'read-only file system' : 'permission denied'})`,
+      init('let this user write it, or point MNEMO_HOME at another directory', 'not writable'),
+    )
   }
   return undefined
 }

@@ -45,11 +45,22 @@ describe('while another process holds the write lock', () => {
     await holdWriteLock(path.join(home, 'mnemo.db'))
     const m = openMnemo({ env: { MNEMO_HOME: home, HOME: home }, cwd: '/work/demo-app', busyTimeoutMs: 60_000 })
     try {
-      m.spool.put({ event: 'UserPromptSubmit', stdin: hookPayload('UserPromptSubmit', { prompt: 'spooled while locked' }, 'later'), cwd: '/work/demo-app', spooledAt: Date.now() })
+      m.spool.put({
+        event: 'UserPromptSubmit',
+        stdin: hookPayload('UserPromptSubmit', { prompt: 'spooled while locked' }, 'later'),
+        cwd: '/work/demo-app',
+        spooledAt: Date.now(),
+      })
       const drained = m.drainSpool()
-      expect(drained).toMatchObject({ drained: 0, remaining: 1, failed: expect.objectContaining({ message: expect.stringContaining('database is locked') }) })
+      expect(drained).toMatchObject({
+        drained: 0,
+        remaining: 1,
+        failed: expect.objectContaining({ message: expect.stringContaining('database is locked') }),
+      })
       expect(JSON.stringify(await m.engine.recall('release script'))).toContain('we deploy with the release script')
-      expect(m.engine.context({ project: { root: '/work/demo-app', name: 'demo-app' } }).text).toContain('we deploy with the release script')
+      expect(m.engine.context({ project: { root: '/work/demo-app', name: 'demo-app' } }).text).toContain(
+        'we deploy with the release script',
+      )
     } finally {
       m.close()
     }
@@ -60,13 +71,21 @@ describe('while another process holds the write lock', () => {
     await holdWriteLock(path.join(home, 'mnemo.db'))
     const input = new PassThrough()
     let stdout = ''
-    const run = runHook('SessionStart', { stdin: input, stdout: { write: (t: string) => (stdout += t) }, env: { MNEMO_HOME: home, HOME: home }, cwd: '/work/demo-app', exit: () => undefined })
+    const run = runHook('SessionStart', {
+      stdin: input,
+      stdout: { write: (t: string) => (stdout += t) },
+      env: { MNEMO_HOME: home, HOME: home },
+      cwd: '/work/demo-app',
+      exit: () => undefined,
+    })
     input.end(hookPayload('SessionStart', { source: 'startup' }, 'now'))
     await run
     const out = JSON.parse(stdout) as { hookSpecificOutput: { additionalContext: string } }
     expect(out.hookSpecificOutput.additionalContext).toContain('we deploy with the release script')
     // What the block showed could not be recorded for the session's later prompts, and the error log says so.
-    expect(readFileSync(path.join(home, 'logs', 'errors.jsonl'), 'utf8')).toContain('the block was injected; what it showed is not recorded')
+    expect(readFileSync(path.join(home, 'logs', 'errors.jsonl'), 'utf8')).toContain(
+      'the block was injected; what it showed is not recorded',
+    )
     const m = openMnemo({ env: { MNEMO_HOME: home, HOME: home }, dbPath: ':memory:' })
     expect(m.spool.count()).toBe(1)
     m.close()

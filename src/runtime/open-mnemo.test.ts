@@ -24,30 +24,40 @@ describe('openMnemo on a data directory it cannot use', () => {
     const file = path.join(scratch(), 'home-file')
     writeFileSync(file, '')
     for (const readOnlyFallback of [false, true]) {
-      expect(() => openMnemo({ env: { MNEMO_HOME: file }, readOnlyFallback })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: `MNEMO_HOME ${file} is not a directory (it is a file)` }))
+      expect(() => openMnemo({ env: { MNEMO_HOME: file }, readOnlyFallback })).toThrow(
+        expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: `MNEMO_HOME ${file} is not a directory (it is a file)` }),
+      )
     }
   })
 
   it.runIf(CAN_MAKE_UNWRITABLE)('says the data directory is not writable, instead of "unable to open database file"', () => {
     const home = readOnlyStore()
-    expect(() => openMnemo({ env: { MNEMO_HOME: home } })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: `MNEMO_HOME ${home} is not writable (permission denied)` }))
+    expect(() => openMnemo({ env: { MNEMO_HOME: home } })).toThrow(
+      expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: `MNEMO_HOME ${home} is not writable (permission denied)` }),
+    )
   })
 
-  it.runIf(CAN_MAKE_UNWRITABLE)('with readOnlyFallback reads it (a snapshot, removed on close), and a write fails naming the real database and the cause', async () => {
-    const home = readOnlyStore()
-    const before = readdirSync(os.tmpdir()).filter((f) => f.startsWith('mnemo-readonly-')).length
-    const m = openMnemo({ env: { MNEMO_HOME: home }, readOnlyFallback: true })
-    try {
-      expect(m.readOnly).toBe(true)
-      expect(m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
-      expect((await m.engine.recall('orders endpoint', { limit: 1 })).map((h) => h.snippet)).toEqual(['cache the orders endpoint'])
-      expect(() => m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'another' }))).toThrow(
-        expect.objectContaining({ message: expect.stringContaining(`(${path.join(home, 'mnemo.db')}): attempt to write a readonly database`), hint: expect.stringContaining('not writable by this user') }),
-      )
-    } finally {
-      m.close()
-    }
-    expect(readdirSync(os.tmpdir()).filter((f) => f.startsWith('mnemo-readonly-')).length).toBe(before)
-    expect(existsSync(path.join(home, 'mnemo.db-wal'))).toBe(false)
-  })
+  it.runIf(CAN_MAKE_UNWRITABLE)(
+    'with readOnlyFallback reads it (a snapshot, removed on close), and a write fails naming the real database and the cause',
+    async () => {
+      const home = readOnlyStore()
+      const before = readdirSync(os.tmpdir()).filter((f) => f.startsWith('mnemo-readonly-')).length
+      const m = openMnemo({ env: { MNEMO_HOME: home }, readOnlyFallback: true })
+      try {
+        expect(m.readOnly).toBe(true)
+        expect(m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
+        expect((await m.engine.recall('orders endpoint', { limit: 1 })).map((h) => h.snippet)).toEqual(['cache the orders endpoint'])
+        expect(() => m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'another' }))).toThrow(
+          expect.objectContaining({
+            message: expect.stringContaining(`(${path.join(home, 'mnemo.db')}): attempt to write a readonly database`),
+            hint: expect.stringContaining('not writable by this user'),
+          }),
+        )
+      } finally {
+        m.close()
+      }
+      expect(readdirSync(os.tmpdir()).filter((f) => f.startsWith('mnemo-readonly-')).length).toBe(before)
+      expect(existsSync(path.join(home, 'mnemo.db-wal'))).toBe(false)
+    },
+  )
 })

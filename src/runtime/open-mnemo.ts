@@ -68,7 +68,11 @@ function createConsolidator(c: LlmConfig, budgetFile: string, clock: Clock): Llm
       const llm =
         c.provider === 'anthropic'
           ? llmModule.createAnthropicLlm({ apiKey: c.apiKey ?? '', model: c.model, ...(c.url ? { baseUrl: c.url } : {}) })
-          : llmModule.createOpenAiCompatibleLlm({ baseUrl: c.url ?? 'https://api.openai.com/v1', model: c.model, ...(c.apiKey ? { apiKey: c.apiKey } : {}) })
+          : llmModule.createOpenAiCompatibleLlm({
+              baseUrl: c.url ?? 'https://api.openai.com/v1',
+              model: c.model,
+              ...(c.apiKey ? { apiKey: c.apiKey } : {}),
+            })
       const budget = llmModule.createTokenBudget({
         perDay: c.dailyTokens,
         now: () => clock.now(),
@@ -104,7 +108,12 @@ export function createEmbedder(c: EmbedderConfig): Embedder {
     inner ??= (async () => {
       if (c.provider === 'openai') {
         const { createOpenAiEmbedder } = await import('../providers/openai-embedder.js')
-        return createOpenAiEmbedder({ model: c.model, ...(c.url ? { baseUrl: c.url } : {}), ...(c.apiKey ? { apiKey: c.apiKey } : {}), ...(c.dimensions ? { dimensions: c.dimensions } : {}) })
+        return createOpenAiEmbedder({
+          model: c.model,
+          ...(c.url ? { baseUrl: c.url } : {}),
+          ...(c.apiKey ? { apiKey: c.apiKey } : {}),
+          ...(c.dimensions ? { dimensions: c.dimensions } : {}),
+        })
       }
       const { createLocalEmbedder } = await import('../providers/local-embedder.js')
       return createLocalEmbedder({ model: c.model, ...(c.url ? { modelPath: c.url } : {}) })
@@ -159,7 +168,12 @@ export interface OpenedMnemo {
  * can start in a directory it cannot write), as a private snapshot copy,
  * deleted on close.
  */
-function openStore(home: string, dbPath: string, options: OpenMnemoOptions, now: () => number): { store: Store; readOnly: boolean; readOnlyReason?: string; cleanup?: () => void } {
+function openStore(
+  home: string,
+  dbPath: string,
+  options: OpenMnemoOptions,
+  now: () => number,
+): { store: Store; readOnly: boolean; readOnlyReason?: string; cleanup?: () => void } {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   const inMemory = dbPath === ':memory:'
   let problem: MnemoError<'STORE_UNAVAILABLE'> | undefined
@@ -171,7 +185,9 @@ function openStore(home: string, dbPath: string, options: OpenMnemoOptions, now:
     if (problem === undefined) throw error
   }
   // Only a store that exists and cannot be written is read instead; "not a directory" has nothing to read.
-  const unwritable = problem.details.operation === 'open data directory (not writable)' || problem.details.operation === 'open data directory (disk full or failing)'
+  const unwritable =
+    problem.details.operation === 'open data directory (not writable)' ||
+    problem.details.operation === 'open data directory (disk full or failing)'
   if (!options.readOnlyFallback || !isFile(dbPath) || !unwritable) throw problem
   try {
     return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, readonly: true }, now), readOnly: true, ...diskReason(problem) }
@@ -180,14 +196,23 @@ function openStore(home: string, dbPath: string, options: OpenMnemoOptions, now:
   }
   const snapshot = snapshotOf(dbPath)
   if (snapshot === undefined) {
-    throw new MnemoError('STORE_UNAVAILABLE', `${problem.message}, and its database cannot be read without it while ${path.basename(dbPath)}-wal exists`, {
-      details: { dialect: 'sqlite', operation: 'open' },
-      hint: problem.hint ?? 'let this user write it, or point MNEMO_HOME at another directory',
-      cause: problem.cause,
-    })
+    throw new MnemoError(
+      'STORE_UNAVAILABLE',
+      `${problem.message}, and its database cannot be read without it while ${path.basename(dbPath)}-wal exists`,
+      {
+        details: { dialect: 'sqlite', operation: 'open' },
+        hint: problem.hint ?? 'let this user write it, or point MNEMO_HOME at another directory',
+        cause: problem.cause,
+      },
+    )
   }
   try {
-    return { store: openSqliteStore({ path: snapshot.path, label: dbPath, busyTimeoutMs, readonly: true }, now), readOnly: true, ...diskReason(problem), cleanup: snapshot.remove }
+    return {
+      store: openSqliteStore({ path: snapshot.path, label: dbPath, busyTimeoutMs, readonly: true }, now),
+      readOnly: true,
+      ...diskReason(problem),
+      cleanup: snapshot.remove,
+    }
   } catch (error) {
     snapshot.remove()
     throw error
@@ -209,7 +234,12 @@ function diskError(home: string, error: unknown): MnemoError<'STORE_UNAVAILABLE'
   } catch {
     free = undefined
   }
-  const why = free === 0 ? 'its disk is full (0 bytes free)' : free !== undefined && free < 1024 * 1024 ? `its disk is almost full (${free} bytes free)` : 'its disk fails to write'
+  const why =
+    free === 0
+      ? 'its disk is full (0 bytes free)'
+      : free !== undefined && free < 1024 * 1024
+        ? `its disk is almost full (${free} bytes free)`
+        : 'its disk fails to write'
   return new MnemoError('STORE_UNAVAILABLE', `MNEMO_HOME ${home} cannot be written: ${why} (${message})`, {
     details: { dialect: 'sqlite', operation: 'open data directory (disk full or failing)' },
     hint: 'free space on that disk (hooks keep their events in the spool meanwhile, and store them once it can be written), or point MNEMO_HOME at another disk',
@@ -286,7 +316,11 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     contextBudgetTokens: config.contextBudgetTokens,
     ...(options.redact ? { redact: options.redact } : {}),
     timeZone: options.timeZone ?? config.timeZone,
-    recall: { ...DEFAULT_RECALL_CONFIG, weights: { ...DEFAULT_RECALL_CONFIG.weights, ...config.recallWeights }, rerank: config.rerank ? DEFAULT_RECALL_CONFIG.rerank : undefined },
+    recall: {
+      ...DEFAULT_RECALL_CONFIG,
+      weights: { ...DEFAULT_RECALL_CONFIG.weights, ...config.recallWeights },
+      rerank: config.rerank ? DEFAULT_RECALL_CONFIG.rerank : undefined,
+    },
     ...(options.embedder ? { embedder: options.embedder } : config.embedder ? { embedder: createEmbedder(config.embedder) } : {}),
     ...(config.llm ? { consolidator: createConsolidator(config.llm, path.join(config.home, 'llm-budget.json'), clock) } : {}),
     ...(config.user !== undefined ? { user: config.user } : {}),
@@ -295,22 +329,36 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   })
   const spool = options.spool ?? new Spool(config.spoolDir)
   const errors = options.errors ?? new ErrorLog(config.errorLogPath)
-  const drain = () => store.withoutLockWait(() => spool.drain((item) => {
-    try {
-      // A team-mode event (it names the token it was for) only ever goes to the server, with that token.
-      if (item.tokenId !== undefined) return 'skip'
-      // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
-      const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
-      const { note } = owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
-      if (note !== undefined) errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: 'INVALID_INPUT', message: note })
-      return 'stored'
-    } catch (error) {
-      if (MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
-      const message = error instanceof Error ? error.message : String(error)
-      errors.append({ at: new Date(clock.now()).toISOString(), where: `spool drain ${item.event}`, code: MnemoError.is(error) ? error.code : 'INTERNAL', message: `${message} (moved to spool/bad)` })
-      return 'bad'
-    }
-  }))
+  const drain = () =>
+    store.withoutLockWait(() =>
+      spool.drain((item) => {
+        try {
+          // A team-mode event (it names the token it was for) only ever goes to the server, with that token.
+          if (item.tokenId !== undefined) return 'skip'
+          // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
+          const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
+          const { note } = owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
+          if (note !== undefined)
+            errors.append({
+              at: new Date(clock.now()).toISOString(),
+              where: `spool drain ${item.event}`,
+              code: 'INVALID_INPUT',
+              message: note,
+            })
+          return 'stored'
+        } catch (error) {
+          if (MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
+          const message = error instanceof Error ? error.message : String(error)
+          errors.append({
+            at: new Date(clock.now()).toISOString(),
+            where: `spool drain ${item.event}`,
+            code: MnemoError.is(error) ? error.code : 'INTERNAL',
+            message: `${message} (moved to spool/bad)`,
+          })
+          return 'bad'
+        }
+      }),
+    )
   return {
     engine,
     config,

@@ -89,11 +89,19 @@ export function remoteServer(env: MnemoEnv, home: string): RemoteServer | undefi
  * @throws {MnemoError} `STORE_UNAVAILABLE` — `MNEMO_SERVER_URL` is not an http(s) URL, or the
  *   server is unreachable or timed out (the fetch error is the `cause`).
  */
-export async function remoteFetch(remote: RemoteServer, route: string, init: { method: string; body?: string; timeoutMs?: number }): Promise<Response> {
+export async function remoteFetch(
+  remote: RemoteServer,
+  route: string,
+  init: { method: string; body?: string; timeoutMs?: number },
+): Promise<Response> {
   if (remote.invalid) {
-    throw new MnemoError('STORE_UNAVAILABLE', `MNEMO_SERVER_URL is not an http(s) URL (got ${JSON.stringify(remote.url)}); fix it and the spooled events are sent by the next hook`, {
-      details: { dialect: 'sqlite', operation: 'remote append' },
-    })
+    throw new MnemoError(
+      'STORE_UNAVAILABLE',
+      `MNEMO_SERVER_URL is not an http(s) URL (got ${JSON.stringify(remote.url)}); fix it and the spooled events are sent by the next hook`,
+      {
+        details: { dialect: 'sqlite', operation: 'remote append' },
+      },
+    )
   }
   try {
     return await fetch(`${remote.url}${route}`, {
@@ -103,7 +111,10 @@ export async function remoteFetch(remote: RemoteServer, route: string, init: { m
       signal: AbortSignal.timeout(init.timeoutMs ?? REMOTE_TIMEOUT_MS),
     })
   } catch (cause) {
-    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} unreachable: ${errorText(cause)}`, { details: { dialect: 'sqlite', operation: `${init.method} ${route}` }, cause })
+    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} unreachable: ${errorText(cause)}`, {
+      details: { dialect: 'sqlite', operation: `${init.method} ${route}` },
+      cause,
+    })
   }
 }
 
@@ -113,7 +124,8 @@ export async function remoteFetch(remote: RemoteServer, route: string, init: { m
  * is not about them. Such events are spooled, never set aside as bad input.
  */
 export function settingProblem(status: number): string | undefined {
-  if (status === 401 || status === 403) return `token refused (${status}): MNEMO_SERVER_TOKEN must be your current user token (ask the server's operator: mnemo user add <you>) or the server's own token`
+  if (status === 401 || status === 403)
+    return `token refused (${status}): MNEMO_SERVER_TOKEN must be your current user token (ask the server's operator: mnemo user add <you>) or the server's own token`
   if (status === 404 || status === 405) return 'no mnemo API at this URL (give the base URL, without /v1)'
   return undefined
 }
@@ -150,17 +162,27 @@ export async function remoteJson(remote: RemoteServer, method: string, route: st
   // (a 404 for an unknown project is not a wrong URL).
   const own = mnemoErrorBody(text)
   const hint = own?.hint ? { hint: own.hint } : {}
-  if (own?.code === 'INVALID_INPUT') throw new MnemoError('INVALID_INPUT', `team server: ${own.message}`, { details: { path: 'body' }, ...hint })
+  if (own?.code === 'INVALID_INPUT')
+    throw new MnemoError('INVALID_INPUT', `team server: ${own.message}`, { details: { path: 'body' }, ...hint })
   if (own?.code === 'NOT_FOUND' || own?.code === 'CONFLICT') {
-    const kind = (/\b(memory|observation|session)\b/.exec(own.message)?.[1] ?? 'project') as 'memory' | 'observation' | 'session' | 'project'
-    throw new MnemoError(own.code, `team server: ${own.message}`, { details: { kind, id: /\b((?:mem|obs|ses)_[0-9a-z]+)\b/.exec(own.message)?.[1] ?? '' }, ...hint })
+    const kind = (/\b(memory|observation|session)\b/.exec(own.message)?.[1] ?? 'project') as
+      | 'memory'
+      | 'observation'
+      | 'session'
+      | 'project'
+    throw new MnemoError(own.code, `team server: ${own.message}`, {
+      details: { kind, id: /\b((?:mem|obs|ses)_[0-9a-z]+)\b/.exec(own.message)?.[1] ?? '' },
+      ...hint,
+    })
   }
   const message = vendorMessage(text) ?? snippet(text)
   const problem = settingProblem(res.status)
   if (res.status >= 400 && res.status < 500 && problem === undefined) {
     throw new MnemoError('INVALID_INPUT', `team server refused it: ${message}`, { details: { path: 'body' } })
   }
-  throw new MnemoError('STORE_UNAVAILABLE', `team server ${remote.url} answered ${res.status}: ${problem ?? message}`, { details: { dialect: 'sqlite', operation: `${method} ${route}` } })
+  throw new MnemoError('STORE_UNAVAILABLE', `team server ${remote.url} answered ${res.status}: ${problem ?? message}`, {
+    details: { dialect: 'sqlite', operation: `${method} ${route}` },
+  })
 }
 
 /** The `{ error: { code, message, hint } }` body of a mnemo server's error answer, if that is what `text` is. */
@@ -168,7 +190,8 @@ function mnemoErrorBody(text: string): { code: string; message: string; hint: st
   try {
     const body = JSON.parse(text) as { error?: { code?: unknown; message?: unknown; hint?: unknown } }
     const e = body.error
-    if (e && typeof e.code === 'string' && typeof e.message === 'string') return { code: e.code, message: e.message, hint: typeof e.hint === 'string' ? e.hint : null }
+    if (e && typeof e.code === 'string' && typeof e.message === 'string')
+      return { code: e.code, message: e.message, hint: typeof e.hint === 'string' ? e.hint : null }
   } catch {
     // not JSON
   }

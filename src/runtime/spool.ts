@@ -71,7 +71,9 @@ export class Spool {
     const dir = path.join(other, 'elsewhere')
     let names: string[]
     try {
-      names = readdirSync(dir).filter((f) => f.endsWith('.json') && !f.startsWith('.')).sort()
+      names = readdirSync(dir)
+        .filter((f) => f.endsWith('.json') && !f.startsWith('.'))
+        .sort()
     } catch {
       return 0
     }
@@ -134,7 +136,10 @@ export class Spool {
    *
    * @returns How many were drained and how many remain.
    */
-  drain(store: (item: SpooledEvent) => 'stored' | 'bad' | 'skip', limit = DRAIN_BATCH): { drained: number; remaining: number; failed?: unknown } {
+  drain(
+    store: (item: SpooledEvent) => 'stored' | 'bad' | 'skip',
+    limit = DRAIN_BATCH,
+  ): { drained: number; remaining: number; failed?: unknown } {
     const files = this.list()
     let drained = 0
     for (const file of files) {

@@ -24,7 +24,10 @@ export interface FactStore {
   /** The current spec of each collection of the scope (the union of its declarations), by name. */
   collections(scope: FactScope): CollectionSpec[]
   /** Record counts, time ranges and up to `examples` distinct example values per field of each collection. */
-  collectionStats(scope: FactScope, examples: number): Map<string, { records: number; from?: string; to?: string; examples: Record<string, FactValue[]> }>
+  collectionStats(
+    scope: FactScope,
+    examples: number,
+  ): Map<string, { records: number; from?: string; to?: string; examples: Record<string, FactValue[]> }>
   /** The live record with this identity (see `identityOf`) in a collection, if any. */
   byIdentity(scope: FactScope, collection: string, identity: string): FactRecord | undefined
   /** A live record by id (retracted ones included, with `validTo`), if in scope. */

@@ -293,7 +293,11 @@ export interface Store {
    */
   findEntities(scope: Scope, refs: readonly EntityRef[], maxDocs?: number): { id: number; type: string; name: string; docs: number }[]
   /** Documents mentioning any of `entityIds`: (entity, document) pairs, scope-filtered. */
-  entityMentions(entityIds: readonly number[], scope: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[]
+  entityMentions(
+    entityIds: readonly number[],
+    scope: Scope & { sessionId?: SessionId },
+    limit: number,
+  ): { entityId: number; docKey: number }[]
   /**
    * The `limit` entities sharing most documents of the scope with `entityIds`, with the number of shared documents and
    * their own document count (with `maxDocs`, a count over it is reported as `maxDocs + 1`).
@@ -328,7 +332,10 @@ export interface Store {
    * For each observation key, the keys of up to `span` observations before
    * and after it in its session (time order; nearest first). Memory keys get none.
    */
-  neighbors(docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[], span: number): Map<number, { prev: number[]; next: number[] }>
+  neighbors(
+    docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
+    span: number,
+  ): Map<number, { prev: number[]; next: number[] }>
 
   getObservation(id: ObservationId | string): Observation | undefined
   getMemory(id: MemoryId | string): Memory | undefined
@@ -454,7 +461,11 @@ export interface Store {
   /** The last `limit` audit entries, newest first. */
   auditLog(limit: number): AuditEntry[]
   /** Row counts of one project (or the whole store), user scope and agent (an agent's rows and agent-less ones): events, sessions, observations, memories (all versions). */
-  scopeCounts(projectRoot?: string, user?: string | null, agent?: AgentName): { events: number; sessions: number; observations: number; memories: number }
+  scopeCounts(
+    projectRoot?: string,
+    user?: string | null,
+    agent?: AgentName,
+  ): { events: number; sessions: number; observations: number; memories: number }
   stats(): StoreStats
   /** Runs SQLite's integrity check; returns 'ok' or the problems found. */
   integrityCheck(): string

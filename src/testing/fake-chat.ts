@@ -17,7 +17,9 @@ const servers: Server[] = []
  *
  * @returns The base URL (`http://127.0.0.1:<port>/v1`) and the requests seen, in order.
  */
-export async function fakeChat(answer: (body: ChatRequest, res: ServerResponse) => void): Promise<{ baseUrl: string; seen: ChatRequest[] }> {
+export async function fakeChat(
+  answer: (body: ChatRequest, res: ServerResponse) => void,
+): Promise<{ baseUrl: string; seen: ChatRequest[] }> {
   const seen: ChatRequest[] = []
   const server = createServer((req, res) => {
     const chunks: Buffer[] = []
@@ -44,7 +46,12 @@ export async function closeFakeChats(): Promise<void> {
 /** Answers a chat request with `value` as the assistant's JSON content (700 prompt, 120 completion tokens). */
 export function reply(res: ServerResponse, value: unknown): void {
   res.writeHead(200, { 'content-type': 'application/json' })
-  res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: JSON.stringify(value) }, finish_reason: 'stop' }], usage: { prompt_tokens: 700, completion_tokens: 120 } }))
+  res.end(
+    JSON.stringify({
+      choices: [{ message: { role: 'assistant', content: JSON.stringify(value) }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 700, completion_tokens: 120 },
+    }),
+  )
 }
 
 /** Answers with an HTTP error and an OpenAI-style error body. */

@@ -49,9 +49,42 @@ export const memoriesOf = (f: OverlapFacts): string[] => [
 /** One Claude Code session: a prompt, a failing test, an edit, the test passing, a reply, the end. */
 export const hooksOf = (f: OverlapFacts): [string, Record<string, unknown>][] => [
   ['UserPromptSubmit', { prompt: `move the orders database connection pool to ${f.db} and keep validateToken checking ${f.idp} tokens` }],
-  ['PostToolUseFailure', { tool_name: 'Bash', tool_use_id: `fail-${f.key}`, tool_input: { command: 'npm test -- orders-database' }, error: `orders database tests failed: ${f.db} refused the connection on port ${f.port}` }],
-  ['PostToolUse', { tool_name: 'Edit', tool_use_id: `edit-${f.key}`, tool_input: { file_path: `${f.root}/src/auth/validate-token.ts`, old_string: 'issuer: TODO', new_string: `issuer: '${f.idp}' // validateToken` }, tool_response: 'The file has been updated.' }],
-  ['PostToolUse', { tool_name: 'Bash', tool_use_id: `bash-${f.key}`, tool_input: { command: 'npm test -- orders-database' }, tool_response: { stdout: `orders database tests passed against ${f.db} on port ${f.port}` } }],
-  ['Stop', { last_assistant_message: `The orders database connection pool now uses ${f.db} in ${f.region}; validateToken accepts ${f.idp} tokens.` }],
+  [
+    'PostToolUseFailure',
+    {
+      tool_name: 'Bash',
+      tool_use_id: `fail-${f.key}`,
+      tool_input: { command: 'npm test -- orders-database' },
+      error: `orders database tests failed: ${f.db} refused the connection on port ${f.port}`,
+    },
+  ],
+  [
+    'PostToolUse',
+    {
+      tool_name: 'Edit',
+      tool_use_id: `edit-${f.key}`,
+      tool_input: {
+        file_path: `${f.root}/src/auth/validate-token.ts`,
+        old_string: 'issuer: TODO',
+        new_string: `issuer: '${f.idp}' // validateToken`,
+      },
+      tool_response: 'The file has been updated.',
+    },
+  ],
+  [
+    'PostToolUse',
+    {
+      tool_name: 'Bash',
+      tool_use_id: `bash-${f.key}`,
+      tool_input: { command: 'npm test -- orders-database' },
+      tool_response: { stdout: `orders database tests passed against ${f.db} on port ${f.port}` },
+    },
+  ],
+  [
+    'Stop',
+    {
+      last_assistant_message: `The orders database connection pool now uses ${f.db} in ${f.region}; validateToken accepts ${f.idp} tokens.`,
+    },
+  ],
   ['SessionEnd', {}],
 ]

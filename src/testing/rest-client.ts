@@ -9,7 +9,13 @@ export interface RestReply {
 }
 
 /** Calls a route of a running `mnemo serve` with its bearer token; a string body is sent as it is, anything else as JSON. */
-export async function callRest(server: { url: string; token: string }, method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<RestReply> {
+export async function callRest(
+  server: { url: string; token: string },
+  method: string,
+  route: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<RestReply> {
   const res = await fetch(`${server.url}${route}`, {
     method,
     headers: { authorization: `Bearer ${server.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },

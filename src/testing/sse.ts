@@ -24,7 +24,10 @@ export async function readEvents(res: Response, until: (events: ServerSentEvent[
         buffer = buffer.slice(cut + 2)
         const event = lines.find((l) => l.startsWith('event: '))?.slice(7)
         if (!event) continue
-        const data = lines.filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
+        const data = lines
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('\n')
         events.push({ event, id: lines.find((l) => l.startsWith('id: '))?.slice(4), data: JSON.parse(data) })
       }
     }

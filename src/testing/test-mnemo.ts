@@ -11,7 +11,16 @@ import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 export const T0 = Date.parse('2025-06-14T10:00:00Z')
 
 /** An engine on an in-memory store with a manual clock (time zone UTC), for tests. */
-export function createTestEngine(options: { cwd?: string; budget?: number; recall?: RecallConfig; embedder?: Embedder; agentScope?: 'shared' | 'own'; timeZone?: string } = {}) {
+export function createTestEngine(
+  options: {
+    cwd?: string
+    budget?: number
+    recall?: RecallConfig
+    embedder?: Embedder
+    agentScope?: 'shared' | 'own'
+    timeZone?: string
+  } = {},
+) {
   const clock = createManualClock(T0)
   const store = openSqliteStore({ path: ':memory:' }, () => clock.now())
   const engine = new MnemoEngine({

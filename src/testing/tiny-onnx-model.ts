@@ -68,7 +68,10 @@ export async function writeTinyBertModel(dir: string, options: TinyBertOptions =
   await writeFile(path.join(dir, 'config.json'), JSON.stringify(configJson(hiddenSize, vocab.length, maxLength), null, 2))
   await writeFile(path.join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson(vocab), null, 2))
   await writeFile(path.join(dir, 'tokenizer_config.json'), JSON.stringify(tokenizerConfigJson(maxLength), null, 2))
-  await writeFile(path.join(dir, 'onnx', 'model.onnx'), encodeTinyBertOnnx({ vocabSize: vocab.length, hiddenSize, seed: options.seed ?? 1 }))
+  await writeFile(
+    path.join(dir, 'onnx', 'model.onnx'),
+    encodeTinyBertOnnx({ vocabSize: vocab.length, hiddenSize, seed: options.seed ?? 1 }),
+  )
   return { dir, hiddenSize, vocabSize: vocab.length, maxLength }
 }
 
@@ -122,7 +125,13 @@ function tokenizerJson(vocab: string[]) {
     post_processor: {
       type: 'TemplateProcessing',
       single: [special('[CLS]', 0), { Sequence: { id: 'A', type_id: 0 } }, special('[SEP]', 0)],
-      pair: [special('[CLS]', 0), { Sequence: { id: 'A', type_id: 0 } }, special('[SEP]', 0), { Sequence: { id: 'B', type_id: 1 } }, special('[SEP]', 1)],
+      pair: [
+        special('[CLS]', 0),
+        { Sequence: { id: 'A', type_id: 0 } },
+        special('[SEP]', 0),
+        { Sequence: { id: 'B', type_id: 1 } },
+        special('[SEP]', 1),
+      ],
       special_tokens: {
         '[CLS]': { id: '[CLS]', ids: [id('[CLS]')], tokens: ['[CLS]'] },
         '[SEP]': { id: '[SEP]', ids: [id('[SEP]')], tokens: ['[SEP]'] },
@@ -235,7 +244,6 @@ function node(opType: string, inputs: string[], outputs: string[], attributes: M
 function intAttribute(name: string, value: number): Message {
   return new Message().string(1, name).varint(3, value).varint(20, ATTR_INT)
 }
-
 
 /**
  * Encodes the model's ONNX graph (IR 8, opset 17) as bytes.

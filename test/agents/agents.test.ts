@@ -13,7 +13,20 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { AGENTS, type AgentSpec } from './agents.js'
 import { RECALL_CUE, startFakeModel, type FakeModel } from './fake-model.js'
-import { createWorld, median, mnemo, placeholderPaths, runAgent, storedEvents, storedSessions, type AgentRun, type ExportedEvent, type HookCall, type StoredSession, type World } from './harness.js'
+import {
+  createWorld,
+  median,
+  mnemo,
+  placeholderPaths,
+  runAgent,
+  storedEvents,
+  storedSessions,
+  type AgentRun,
+  type ExportedEvent,
+  type HookCall,
+  type StoredSession,
+  type World,
+} from './harness.js'
 import { REPO_DIR, agentBin } from './install-state.js'
 
 const skipReason = inject('agentsSkipReason')
@@ -46,10 +59,15 @@ afterAll(() => {
   for (const [id, r] of reports) {
     lines.push(`--- ${id}: ${r.connect}`)
     for (const e of r.events) lines.push(`  events ${e}`)
-    for (const [name, result] of r.checks) lines.push(`  ${result === 'ok' ? 'ok  ' : result.startsWith('pending: ') ? 'SKIP' : 'FAIL'} ${name}${result === 'ok' ? '' : `: ${result}`}`)
+    for (const [name, result] of r.checks)
+      lines.push(
+        `  ${result === 'ok' ? 'ok  ' : result.startsWith('pending: ') ? 'SKIP' : 'FAIL'} ${name}${result === 'ok' ? '' : `: ${result}`}`,
+      )
     const hm = median(r.hookMs)
     const bm = median(r.bareMs)
-    lines.push(`  hook wall time: median ${hm} ms over ${r.hookMs.length} hook runs; bare \`node -e 0\` median ${bm} ms (same timer, same runs); ratio ${(hm / bm).toFixed(2)}`)
+    lines.push(
+      `  hook wall time: median ${hm} ms over ${r.hookMs.length} hook runs; bare \`node -e 0\` median ${bm} ms (same timer, same runs); ratio ${(hm / bm).toFixed(2)}`,
+    )
     const perEvent = [...new Set(r.hookEvents)].map((e) => `${e} ${median(r.hookMs.filter((_, i) => r.hookEvents[i] === e))}`)
     lines.push(`  per event (median ms): ${perEvent.join(', ')}`)
   }
@@ -69,13 +87,19 @@ const countTypes = (events: readonly ExportedEvent[]): Record<string, number> =>
 }
 
 function writeFixtures(spec: AgentSpec, w: World, runs: readonly AgentRun[]): void {
-  const dirs = [join(w.out, 'payloads'), ...(process.env.UPDATE_AGENT_FIXTURES === '1' ? [join(FIXTURES, spec.mnemoAgent, 'suite-run')] : [])]
+  const dirs = [
+    join(w.out, 'payloads'),
+    ...(process.env.UPDATE_AGENT_FIXTURES === '1' ? [join(FIXTURES, spec.mnemoAgent, 'suite-run')] : []),
+  ]
   for (const dir of dirs) {
     rmSync(dir, { recursive: true, force: true })
     mkdirSync(dir, { recursive: true })
     // Numbered by the session the payload names (a hook may finish after its agent exited), in firing order.
     const all = runs.flatMap((r) => r.hooks)
-    const sessionOf = (h: HookCall): string => { const p = h.payload as { session_id?: unknown } | undefined; return typeof p?.session_id === 'string' ? p.session_id : '' }
+    const sessionOf = (h: HookCall): string => {
+      const p = h.payload as { session_id?: unknown } | undefined
+      return typeof p?.session_id === 'string' ? p.session_id : ''
+    }
     const order = [...new Set(all.map(sessionOf))]
     for (const [i, key] of order.entries()) {
       for (const [j, h] of all.filter((x) => sessionOf(x) === key).entries()) {
@@ -141,8 +165,17 @@ for (const spec of AGENTS) {
       keys = [...byKey.keys()]
       sessions = storedSessions(w)
       for (const [i, k] of keys.entries()) report.events.push(`session ${i + 1}: ${JSON.stringify(countTypes(byKey.get(k)!))}`)
-      for (const h of [...s1.hooks, ...s2.hooks]) { report.hookMs.push(h.hookMs); report.bareMs.push(h.bareNodeMs); report.hookEvents.push(h.event) }
-      writeFileSync(join(w.out, 'hooks.jsonl'), [...s1.hooks, ...s2.hooks].map((h) => JSON.stringify({ event: h.event, rc: h.rc, hookMs: h.hookMs, bareNodeMs: h.bareNodeMs })).join('\n') + '\n')
+      for (const h of [...s1.hooks, ...s2.hooks]) {
+        report.hookMs.push(h.hookMs)
+        report.bareMs.push(h.bareNodeMs)
+        report.hookEvents.push(h.event)
+      }
+      writeFileSync(
+        join(w.out, 'hooks.jsonl'),
+        [...s1.hooks, ...s2.hooks]
+          .map((h) => JSON.stringify({ event: h.event, rc: h.rc, hookMs: h.hookMs, bareNodeMs: h.bareNodeMs }))
+          .join('\n') + '\n',
+      )
     }, 400_000)
 
     check('both sessions ran to the end (exit 0) and every hook exited 0', () => {
@@ -164,7 +197,7 @@ for (const spec of AGENTS) {
       expect([...roots]).toEqual([w.project])
     })
 
-    check('session 1: the prompt is stored as the user\'s words, as typed', () => {
+    check("session 1: the prompt is stored as the user's words, as typed", () => {
       const prompts = sessions[0]!.observations.filter((o) => o.kind === 'prompt')
       expect(prompts.map((o) => o.text)).toContain(spec.promptAsSent?.(PROMPT_1) ?? PROMPT_1)
     })
@@ -172,42 +205,73 @@ for (const spec of AGENTS) {
     check('session 1: the shell tool call is stored with its command and output', () => {
       const tools = sessions[0]!.observations.filter((o) => o.tool !== null && spec.shellTool.test(o.tool))
       expect(tools.length, JSON.stringify(sessions[0]!.observations.map((o) => [o.kind, o.tool]))).toBeGreaterThan(0)
-      expect(tools.some((o) => o.text.includes('notes.txt') && o.text.includes(WORD.toUpperCase())), tools.map((o) => o.text).join('\n---\n')).toBe(true)
+      expect(
+        tools.some((o) => o.text.includes('notes.txt') && o.text.includes(WORD.toUpperCase())),
+        tools.map((o) => o.text).join('\n---\n'),
+      ).toBe(true)
     })
 
     check('session 1: the final answer is stored', () => {
       const said = sessions[0]!.observations.filter((o) => o.role === 'assistant').map((o) => o.text)
-      expect(said.some((t) => t.includes('Final answer')), JSON.stringify(said)).toBe(true)
+      expect(
+        said.some((t) => t.includes('Final answer')),
+        JSON.stringify(said),
+      ).toBe(true)
     })
 
-    check('no mnemo block is stored as anybody\'s words, and no tool output keeps agent wrappers', () => {
+    check("no mnemo block is stored as anybody's words, and no tool output keeps agent wrappers", () => {
       const all = sessions.flatMap((s) => s.observations)
-      expect(all.filter((o) => (o.kind === 'prompt' || o.role === 'user' || o.role === 'assistant') && MNEMO_BLOCK.test(o.text)).map((o) => o.text.slice(0, 120))).toEqual([])
-      expect(all.filter((o) => o.tool !== null && /<\/?untrusted_context>|Process Group PGID/.test(o.text)).map((o) => o.text.slice(0, 120))).toEqual([])
+      expect(
+        all
+          .filter((o) => (o.kind === 'prompt' || o.role === 'user' || o.role === 'assistant') && MNEMO_BLOCK.test(o.text))
+          .map((o) => o.text.slice(0, 120)),
+      ).toEqual([])
+      expect(
+        all.filter((o) => o.tool !== null && /<\/?untrusted_context>|Process Group PGID/.test(o.text)).map((o) => o.text.slice(0, 120)),
+      ).toEqual([])
     })
 
-    check('session 2: the first model request holds the context block with session 1\'s work', () => {
+    check("session 2: the first model request holds the context block with session 1's work", () => {
       // The agent's own loop: requests that offer tools (OpenCode's title request offers none).
       const first = s2.modelCalls.find((r) => (r.brain?.toolNames.length ?? 0) > 0)
       expect(first, 'no model request with tools in session 2').toBeDefined()
       expect(first!.raw).toMatch(/mnemo-context/)
-      const block = /<mnemo-context[\s\S]*?mnemo-context>/.exec(first!.raw.replace(/\\u003c/g, '<').replace(/\\u003e/g, '>').replace(/&lt;/g, '<').replace(/&gt;/g, '>'))?.[0] ?? first!.raw
+      const block =
+        /<mnemo-context[\s\S]*?mnemo-context>/.exec(
+          first!.raw
+            .replace(/\\u003c/g, '<')
+            .replace(/\\u003e/g, '>')
+            .replace(/&lt;/g, '<')
+            .replace(/&gt;/g, '>'),
+        )?.[0] ?? first!.raw
       expect(block).toContain('notes.txt')
     })
 
     check('session 2: the per-prompt block brings the older memory the SessionStart block left out', () => {
-      const raw = s2.modelCalls.map((r) => r.raw.replace(/\\u003c/g, '<').replace(/\\u003e/g, '>').replace(/&lt;/g, '<').replace(/&gt;/g, '>'))
-      expect(raw.some((r) => /<mnemo-context[\s\S]*?mnemo-context>/.exec(r)?.[0].includes(OLDER_MEMORY)), 'the SessionStart block already held it').toBe(false)
-      expect(raw.some((r) => /<mnemo-recall>[\s\S]*?<\/mnemo-recall>/.exec(r)?.[0].includes(OLDER_MEMORY)), 'no model request of session 2 holds a <mnemo-recall> block with it').toBe(true)
+      const raw = s2.modelCalls.map((r) =>
+        r.raw
+          .replace(/\\u003c/g, '<')
+          .replace(/\\u003e/g, '>')
+          .replace(/&lt;/g, '<')
+          .replace(/&gt;/g, '>'),
+      )
+      expect(
+        raw.some((r) => /<mnemo-context[\s\S]*?mnemo-context>/.exec(r)?.[0].includes(OLDER_MEMORY)),
+        'the SessionStart block already held it',
+      ).toBe(false)
+      expect(
+        raw.some((r) => /<mnemo-recall>[\s\S]*?<\/mnemo-recall>/.exec(r)?.[0].includes(OLDER_MEMORY)),
+        'no model request of session 2 holds a <mnemo-recall> block with it',
+      ).toBe(true)
     })
 
-    check('session 2: mnemo\'s MCP tools are offered to the model', () => {
+    check("session 2: mnemo's MCP tools are offered to the model", () => {
       // Codex starts MCP servers beside its first request, so the tools may come with a later one.
       const names = [...new Set(s2.modelCalls.flatMap((r) => r.brain?.toolNames ?? []))]
       expect(names.filter((n) => /memory_(recall|remember)$/.test(n)).length, names.join(', ')).toBeGreaterThanOrEqual(2)
     })
 
-    check('session 2: the model\'s memory_recall call returns session 1\'s work, and its next request holds it', () => {
+    check("session 2: the model's memory_recall call returns session 1's work, and its next request holds it", () => {
       const i = s2.modelCalls.findIndex((r) => r.reply?.kind === 'tool' && /memory_recall$/.test(r.reply.name))
       expect(i, 'the model never called memory_recall').toBeGreaterThanOrEqual(0)
       const next = s2.modelCalls[i + 1]
@@ -215,14 +279,20 @@ for (const spec of AGENTS) {
       expect(next!.brain!.toolResultText).toContain(WORD)
     })
 
-    check('session 2: mnemo\'s own recall call is not captured as a tool observation', () => {
-      const own = sessions.flatMap((s) => s.observations).filter((o) => o.tool !== null && /memory_(recall|remember|forget|context)/.test(o.tool))
+    check("session 2: mnemo's own recall call is not captured as a tool observation", () => {
+      const own = sessions
+        .flatMap((s) => s.observations)
+        .filter((o) => o.tool !== null && /memory_(recall|remember|forget|context)/.test(o.tool))
       expect(own.map((o) => o.tool)).toEqual([])
     })
 
     check('mnemo status shows no capture errors and nothing left in the spool', () => {
       const st = JSON.parse(mnemo(w, ['status', '--json'])) as { errors?: unknown[]; spool?: { pending?: number; bad?: number } }
-      expect({ errors: st.errors ?? [], pending: st.spool?.pending ?? 0, bad: st.spool?.bad ?? 0 }).toEqual({ errors: [], pending: 0, bad: 0 })
+      expect({ errors: st.errors ?? [], pending: st.spool?.pending ?? 0, bad: st.spool?.bad ?? 0 }).toEqual({
+        errors: [],
+        pending: 0,
+        bad: 0,
+      })
     })
   })
 }

@@ -69,10 +69,16 @@ export const ALL_AGENTS: readonly AgentSpec[] = [
       // the hooks run because connect recorded their trust.
       args: [
         'exec',
-        '-c', 'model_provider=fake',
-        '-c', 'model=fake-model',
-        '-c', `model_providers.fake={name="fake",base_url="${model.url}/v1",env_key="FAKE_API_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
-        '--dangerously-bypass-approvals-and-sandbox', '--skip-git-repo-check', '--json', prompt,
+        '-c',
+        'model_provider=fake',
+        '-c',
+        'model=fake-model',
+        '-c',
+        `model_providers.fake={name="fake",base_url="${model.url}/v1",env_key="FAKE_API_KEY",wire_api="responses",request_max_retries=0,stream_max_retries=0}`,
+        '--dangerously-bypass-approvals-and-sandbox',
+        '--skip-git-repo-check',
+        '--json',
+        prompt,
       ],
       env: { CODEX_HOME: join(w.home, '.codex'), FAKE_API_KEY: 'sk-fake-000' },
     }),
@@ -94,7 +100,12 @@ export const ALL_AGENTS: readonly AgentSpec[] = [
     },
     command: (_w, model, prompt) => ({
       args: ['-p', prompt, '--yolo', '--output-format', 'json'],
-      env: { GEMINI_API_KEY: 'fake-gemini-key', GOOGLE_GEMINI_BASE_URL: model.url, GEMINI_CLI_TRUST_WORKSPACE: 'true', GEMINI_TELEMETRY_ENABLED: 'false' },
+      env: {
+        GEMINI_API_KEY: 'fake-gemini-key',
+        GOOGLE_GEMINI_BASE_URL: model.url,
+        GEMINI_CLI_TRUST_WORKSPACE: 'true',
+        GEMINI_TELEMETRY_ENABLED: 'false',
+      },
     }),
   },
   {
@@ -105,24 +116,32 @@ export const ALL_AGENTS: readonly AgentSpec[] = [
     shellTool: /^bash$/,
     promptAsSent: (p) => `"${p}"`,
     pending: {
-      'session 2: the per-prompt block': "no channel: mnemo's OpenCode plugin takes only SessionStart's block into the system prompt (issue 15)",
+      'session 2: the per-prompt block':
+        "no channel: mnemo's OpenCode plugin takes only SessionStart's block into the system prompt (issue 15)",
     },
     prepare: (w, model) => {
       // The fake provider goes in a file of its own (OPENCODE_CONFIG), so connect's opencode.json stays as written.
-      writeFileSync(join(w.root, 'provider.json'), JSON.stringify({
-        $schema: 'https://opencode.ai/config.json',
-        model: 'fake/fake-model',
-        autoupdate: false,
-        share: 'disabled',
-        provider: {
-          fake: {
-            npm: '@ai-sdk/openai-compatible',
-            name: 'Fake',
-            options: { baseURL: `${model.url}/v1`, apiKey: 'sk-fake-000' },
-            models: { 'fake-model': { name: 'fake-model', tool_call: true, limit: { context: 128000, output: 4096 } } },
+      writeFileSync(
+        join(w.root, 'provider.json'),
+        JSON.stringify(
+          {
+            $schema: 'https://opencode.ai/config.json',
+            model: 'fake/fake-model',
+            autoupdate: false,
+            share: 'disabled',
+            provider: {
+              fake: {
+                npm: '@ai-sdk/openai-compatible',
+                name: 'Fake',
+                options: { baseURL: `${model.url}/v1`, apiKey: 'sk-fake-000' },
+                models: { 'fake-model': { name: 'fake-model', tool_call: true, limit: { context: 128000, output: 4096 } } },
+              },
+            },
           },
-        },
-      }, null, 2))
+          null,
+          2,
+        ),
+      )
     },
     command: (w, _model, prompt) => ({
       args: ['run', '--format', 'json', '--auto', '--print-logs', '--log-level', 'INFO', prompt],
@@ -138,6 +157,12 @@ export const ALL_AGENTS: readonly AgentSpec[] = [
 ]
 
 /** The agents this run drives: all, or those named in MNEMO_AGENTS (comma-separated ids, e.g. `claude,codex`). */
-export const AGENTS: readonly AgentSpec[] = process.env.MNEMO_AGENTS === undefined || process.env.MNEMO_AGENTS === ''
-  ? ALL_AGENTS
-  : ALL_AGENTS.filter((a) => process.env.MNEMO_AGENTS!.split(',').map((s) => s.trim()).includes(a.id))
+export const AGENTS: readonly AgentSpec[] =
+  process.env.MNEMO_AGENTS === undefined || process.env.MNEMO_AGENTS === ''
+    ? ALL_AGENTS
+    : ALL_AGENTS.filter((a) =>
+        process.env
+          .MNEMO_AGENTS!.split(',')
+          .map((s) => s.trim())
+          .includes(a.id),
+      )

@@ -65,7 +65,8 @@ export function decide(x: BrainInput, word: string, state: BrainState = { recall
     state.waits++
     return shellCall(x.toolNames, 'sleep 1') ?? { kind: 'text', text: 'No tool to wait with.' }
   }
-  if (x.lastIsToolResult) return { kind: 'text', text: `Final answer: done. The tool said: ${x.toolResultText.slice(0, 300).replace(/\s+/g, ' ')}` }
+  if (x.lastIsToolResult)
+    return { kind: 'text', text: `Final answer: done. The tool said: ${x.toolResultText.slice(0, 300).replace(/\s+/g, ' ')}` }
   return shellCall(x.toolNames, shellCommandFor(word)) ?? { kind: 'text', text: `No shell tool was offered (${x.toolNames.join(', ')}).` }
 }
 
@@ -74,7 +75,8 @@ function shellCall(toolNames: readonly string[], cmd: string): BrainReply | unde
   const x = { toolNames }
   const pick = (re: RegExp): string | undefined => x.toolNames.find((n) => re.test(n))
   let n: string | undefined
-  if ((n = pick(/^Bash$/)) || (n = pick(/^run_shell_command$/)) || (n = pick(/^bash$/))) return { kind: 'tool', name: n, input: { command: cmd, description: 'Write the word into notes.txt' } }
+  if ((n = pick(/^Bash$/)) || (n = pick(/^run_shell_command$/)) || (n = pick(/^bash$/)))
+    return { kind: 'tool', name: n, input: { command: cmd, description: 'Write the word into notes.txt' } }
   if ((n = pick(/^shell_command$/))) return { kind: 'tool', name: n, input: { command: cmd } }
   if ((n = pick(/^exec_command$/))) return { kind: 'tool', name: n, input: { cmd } }
   if ((n = pick(/^shell$/))) return { kind: 'tool', name: n, input: { command: ['bash', '-lc', cmd] } }
@@ -94,12 +96,23 @@ function textOf(c: unknown): string {
 function anthropicBrain(body: Json): BrainInput {
   const msgs = arr(body.messages).filter(isObj)
   const last = msgs[msgs.length - 1]
-  const blocks = last === undefined ? [] : Array.isArray(last.content) ? last.content.filter(isObj) : [{ type: 'text', text: str(last.content) }]
+  const blocks =
+    last === undefined ? [] : Array.isArray(last.content) ? last.content.filter(isObj) : [{ type: 'text', text: str(last.content) }]
   const result = blocks.find((b) => b.type === 'tool_result')
   const firstUser = msgs.find((m) => m.role === 'user')
-  const texts = firstUser === undefined ? [] : Array.isArray(firstUser.content) ? firstUser.content.filter(isObj).filter((b) => b.type === 'text').map((b) => str(b.text)) : [str(firstUser.content)]
+  const texts =
+    firstUser === undefined
+      ? []
+      : Array.isArray(firstUser.content)
+        ? firstUser.content
+            .filter(isObj)
+            .filter((b) => b.type === 'text')
+            .map((b) => str(b.text))
+        : [str(firstUser.content)]
   return {
-    toolNames: arr(body.tools).filter(isObj).map((t) => str(t.name)),
+    toolNames: arr(body.tools)
+      .filter(isObj)
+      .map((t) => str(t.name)),
     lastIsToolResult: result !== undefined,
     toolResultText: result === undefined ? '' : textOf(result.content),
     userText: texts.filter((t) => !t.startsWith('<system-reminder>')).join('\n'),
@@ -113,7 +126,15 @@ function responsesBrain(body: Json): BrainInput {
   const users = input.filter((i) => (i.type === 'message' || i.type === undefined) && i.role === 'user').map((i) => textOf(i.content))
   const userText = users.filter((t) => !/^<(environment_context|user_instructions|INSTRUCTIONS)|^# AGENTS\.md/.test(t.trim())).pop() ?? ''
   // Codex groups MCP tools in {type:"namespace", name:"mcp__mnemo", tools:[…]}: offered to the brain as mcp__mnemo__<tool>.
-  const toolNames = arr(body.tools).filter(isObj).flatMap((t) => (t.type === 'namespace' ? arr(t.tools).filter(isObj).map((i) => `${str(t.name)}__${str(i.name)}`) : [str(t.name) || str(t.type)]))
+  const toolNames = arr(body.tools)
+    .filter(isObj)
+    .flatMap((t) =>
+      t.type === 'namespace'
+        ? arr(t.tools)
+            .filter(isObj)
+            .map((i) => `${str(t.name)}__${str(i.name)}`)
+        : [str(t.name) || str(t.type)],
+    )
   return { toolNames, lastIsToolResult: isOut, toolResultText: isOut ? textOf(last.output) : '', userText }
 }
 
@@ -122,7 +143,9 @@ function chatBrain(body: Json): BrainInput {
   const last = msgs[msgs.length - 1] ?? {}
   const users = msgs.filter((m) => m.role === 'user').map((m) => textOf(m.content))
   return {
-    toolNames: arr(body.tools).filter(isObj).map((t) => (isObj(t.function) ? str(t.function.name) : str(t.name))),
+    toolNames: arr(body.tools)
+      .filter(isObj)
+      .map((t) => (isObj(t.function) ? str(t.function.name) : str(t.name))),
     lastIsToolResult: last.role === 'tool',
     toolResultText: last.role === 'tool' ? textOf(last.content) : '',
     userText: users[users.length - 1] ?? '',
@@ -132,15 +155,37 @@ function chatBrain(body: Json): BrainInput {
 function geminiBrain(body: Json): BrainInput {
   const contents = arr(body.contents).filter(isObj)
   const last = contents[contents.length - 1] ?? {}
-  const fr = arr(last.parts).filter(isObj).find((p) => isObj(p.functionResponse))
-  const userTexts = contents.filter((c) => c.role === 'user').map((c) => arr(c.parts).filter(isObj).map((p) => str(p.text)).join('\n')).filter((t) => t !== '')
-  const toolNames = arr(body.tools).filter(isObj).flatMap((t) => arr(t.functionDeclarations).filter(isObj).map((f) => str(f.name)))
-  return { toolNames, lastIsToolResult: fr !== undefined, toolResultText: fr !== undefined && isObj(fr.functionResponse) ? JSON.stringify(fr.functionResponse.response) : '', userText: userTexts[userTexts.length - 1] ?? '' }
+  const fr = arr(last.parts)
+    .filter(isObj)
+    .find((p) => isObj(p.functionResponse))
+  const userTexts = contents
+    .filter((c) => c.role === 'user')
+    .map((c) =>
+      arr(c.parts)
+        .filter(isObj)
+        .map((p) => str(p.text))
+        .join('\n'),
+    )
+    .filter((t) => t !== '')
+  const toolNames = arr(body.tools)
+    .filter(isObj)
+    .flatMap((t) =>
+      arr(t.functionDeclarations)
+        .filter(isObj)
+        .map((f) => str(f.name)),
+    )
+  return {
+    toolNames,
+    lastIsToolResult: fr !== undefined,
+    toolResultText: fr !== undefined && isObj(fr.functionResponse) ? JSON.stringify(fr.functionResponse.response) : '',
+    userText: userTexts[userTexts.length - 1] ?? '',
+  }
 }
 
 function sse(res: ServerResponse, events: Array<[string | undefined, unknown]>): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-  for (const [type, data] of events) res.write(`${type === undefined ? '' : `event: ${type}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`)
+  for (const [type, data] of events)
+    res.write(`${type === undefined ? '' : `event: ${type}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`)
   res.end()
 }
 
@@ -169,7 +214,11 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
   let n = 0
   const handle = (req: IncomingMessage, res: ServerResponse, raw: string): void => {
     let body: unknown = undefined
-    try { body = raw === '' ? undefined : JSON.parse(raw) } catch { body = undefined }
+    try {
+      body = raw === '' ? undefined : JSON.parse(raw)
+    } catch {
+      body = undefined
+    }
     const b: Json = isObj(body) ? body : {}
     const path = new URL(req.url ?? '/', 'http://x').pathname.replace(/\/+$/, '')
     const rec: ModelRequest = { api: 'other', path, raw, body }
@@ -181,16 +230,43 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
       rec.api = 'anthropic'
       rec.brain = anthropicBrain(b)
       const d = (rec.reply = decide(rec.brain, word, state))
-      const content = d.kind === 'tool' ? [{ type: 'tool_use', id: `toolu_fake_${id}`, name: d.name, input: d.input }] : [{ type: 'text', text: d.text }]
+      const content =
+        d.kind === 'tool' ? [{ type: 'tool_use', id: `toolu_fake_${id}`, name: d.name, input: d.input }] : [{ type: 'text', text: d.text }]
       const stop = d.kind === 'tool' ? 'tool_use' : 'end_turn'
       const u = { ...usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
-      const message = { id: `msg_fake_${id}`, type: 'message', role: 'assistant', model: str(b.model) || 'claude-fake', stop_sequence: null }
+      const message = {
+        id: `msg_fake_${id}`,
+        type: 'message',
+        role: 'assistant',
+        model: str(b.model) || 'claude-fake',
+        stop_sequence: null,
+      }
       if (b.stream !== true) return json(res, 200, { ...message, content, stop_reason: stop, usage: u })
       const first = content[0]!
       return sse(res, [
-        ['message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...u, output_tokens: 1 } } }],
-        ['content_block_start', { type: 'content_block_start', index: 0, content_block: d.kind === 'tool' ? { ...first, input: {} } : { type: 'text', text: '' } }],
-        ['content_block_delta', { type: 'content_block_delta', index: 0, delta: d.kind === 'tool' ? { type: 'input_json_delta', partial_json: JSON.stringify(d.input) } : { type: 'text_delta', text: d.text } }],
+        [
+          'message_start',
+          { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...u, output_tokens: 1 } } },
+        ],
+        [
+          'content_block_start',
+          {
+            type: 'content_block_start',
+            index: 0,
+            content_block: d.kind === 'tool' ? { ...first, input: {} } : { type: 'text', text: '' },
+          },
+        ],
+        [
+          'content_block_delta',
+          {
+            type: 'content_block_delta',
+            index: 0,
+            delta:
+              d.kind === 'tool'
+                ? { type: 'input_json_delta', partial_json: JSON.stringify(d.input) }
+                : { type: 'text_delta', text: d.text },
+          },
+        ],
         ['content_block_stop', { type: 'content_block_stop', index: 0 }],
         ['message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 20 } }],
         ['message_stop', { type: 'message_stop' }],
@@ -202,19 +278,50 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
       const d = (rec.reply = decide(rec.brain, word, state))
       let item: Json
       if (d.kind === 'tool') {
-        const ns = arr(b.tools).filter(isObj).find((t) => t.type === 'namespace' && d.name.startsWith(`${str(t.name)}__`))
+        const ns = arr(b.tools)
+          .filter(isObj)
+          .find((t) => t.type === 'namespace' && d.name.startsWith(`${str(t.name)}__`))
         const name = ns === undefined ? { name: d.name } : { namespace: str(ns.name), name: d.name.slice(str(ns.name).length + 2) }
         item = { type: 'function_call', id: `fc_${id}`, call_id: `call_fake_${id}`, ...name, arguments: JSON.stringify(d.input) }
-      } else item = { type: 'message', id: `msg_${id}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: d.text, annotations: [] }] }
+      } else
+        item = {
+          type: 'message',
+          id: `msg_${id}`,
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: d.text, annotations: [] }],
+        }
       const rid = `resp_fake_${id}`
-      const u = { input_tokens: usage.input_tokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: 20, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usage.input_tokens + 20 }
+      const u = {
+        input_tokens: usage.input_tokens,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 20,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: usage.input_tokens + 20,
+      }
       const ev: Array<[string, unknown]> = [
-        ['response.created', { type: 'response.created', response: { id: rid, object: 'response', status: 'in_progress', model: b.model } }],
-        ['response.output_item.added', { type: 'response.output_item.added', output_index: 0, item: item.type === 'message' ? { ...item, content: [] } : item }],
+        [
+          'response.created',
+          { type: 'response.created', response: { id: rid, object: 'response', status: 'in_progress', model: b.model } },
+        ],
+        [
+          'response.output_item.added',
+          { type: 'response.output_item.added', output_index: 0, item: item.type === 'message' ? { ...item, content: [] } : item },
+        ],
       ]
-      if (d.kind === 'text') ev.push(['response.output_text.delta', { type: 'response.output_text.delta', output_index: 0, content_index: 0, item_id: item.id, delta: d.text }])
+      if (d.kind === 'text')
+        ev.push([
+          'response.output_text.delta',
+          { type: 'response.output_text.delta', output_index: 0, content_index: 0, item_id: item.id, delta: d.text },
+        ])
       ev.push(['response.output_item.done', { type: 'response.output_item.done', output_index: 0, item }])
-      ev.push(['response.completed', { type: 'response.completed', response: { id: rid, object: 'response', status: 'completed', model: b.model, output: [item], usage: u } }])
+      ev.push([
+        'response.completed',
+        {
+          type: 'response.completed',
+          response: { id: rid, object: 'response', status: 'completed', model: b.model, output: [item], usage: u },
+        },
+      ])
       return sse(res, ev)
     }
     if (req.method === 'POST' && path.endsWith('/chat/completions')) {
@@ -224,16 +331,39 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
       const created = Math.floor(Date.now() / 1000)
       const model = str(b.model) || 'fake-model'
       const base = { id: `chatcmpl_fake_${id}`, created, model }
-      const toolCalls = d.kind === 'tool' ? [{ index: 0, id: `call_fake_${id}`, type: 'function', function: { name: d.name, arguments: JSON.stringify(d.input) } }] : undefined
+      const toolCalls =
+        d.kind === 'tool'
+          ? [{ index: 0, id: `call_fake_${id}`, type: 'function', function: { name: d.name, arguments: JSON.stringify(d.input) } }]
+          : undefined
       const finish = d.kind === 'tool' ? 'tool_calls' : 'stop'
       const u = { prompt_tokens: usage.input_tokens, completion_tokens: 20, total_tokens: usage.input_tokens + 20 }
-      if (b.stream !== true) return json(res, 200, { ...base, object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: d.kind === 'text' ? d.text : null, ...(toolCalls ? { tool_calls: toolCalls } : {}) }, finish_reason: finish }], usage: u })
-      const chunk = (delta: Json, fin: string | null = null): [undefined, unknown] => [undefined, { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: fin }] }]
-      const ev: Array<[string | undefined, unknown]> = [chunk({ role: 'assistant', content: '' }), toolCalls ? chunk({ tool_calls: toolCalls }) : chunk({ content: d.kind === 'text' ? d.text : '' }), chunk({}, finish)]
+      if (b.stream !== true)
+        return json(res, 200, {
+          ...base,
+          object: 'chat.completion',
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: d.kind === 'text' ? d.text : null, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+              finish_reason: finish,
+            },
+          ],
+          usage: u,
+        })
+      const chunk = (delta: Json, fin: string | null = null): [undefined, unknown] => [
+        undefined,
+        { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: fin }] },
+      ]
+      const ev: Array<[string | undefined, unknown]> = [
+        chunk({ role: 'assistant', content: '' }),
+        toolCalls ? chunk({ tool_calls: toolCalls }) : chunk({ content: d.kind === 'text' ? d.text : '' }),
+        chunk({}, finish),
+      ]
       ev.push([undefined, { ...base, object: 'chat.completion.chunk', choices: [], usage: u }], [undefined, '[DONE]'])
       return sse(res, ev)
     }
-    if (req.method === 'GET' && path.endsWith('/models')) return json(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }], models: [] })
+    if (req.method === 'GET' && path.endsWith('/models'))
+      return json(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }], models: [] })
     const g = /\/models\/([^/:]+):(streamGenerateContent|generateContent|countTokens)$/.exec(path)
     if (req.method === 'POST' && g !== null) {
       if (g[2] === 'countTokens') return json(res, 200, { totalTokens: usage.input_tokens })
@@ -241,11 +371,19 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
       rec.brain = geminiBrain(b)
       const gc = isObj(b.generationConfig) ? b.generationConfig : {}
       // Gemini CLI's router and next-speaker checks ask for JSON; they get a fixed JSON answer, not the brain's.
-      const d = gc.responseMimeType === 'application/json' ? { kind: 'text' as const, text: JSON.stringify({ reasoning: 'fake model', next_speaker: 'user' }) } : decide(rec.brain, word, state)
+      const d =
+        gc.responseMimeType === 'application/json'
+          ? { kind: 'text' as const, text: JSON.stringify({ reasoning: 'fake model', next_speaker: 'user' }) }
+          : decide(rec.brain, word, state)
       if (gc.responseMimeType !== 'application/json') rec.reply = d
       else rec.api = 'other'
       const parts = d.kind === 'tool' ? [{ functionCall: { name: d.name, args: d.input } }] : [{ text: d.text }]
-      const resp = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: usage.input_tokens, candidatesTokenCount: 20, totalTokenCount: usage.input_tokens + 20 }, modelVersion: g[1], responseId: `fake_${id}` }
+      const resp = {
+        candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: usage.input_tokens, candidatesTokenCount: 20, totalTokenCount: usage.input_tokens + 20 },
+        modelVersion: g[1],
+        responseId: `fake_${id}`,
+      }
       if (g[2] === 'generateContent') return json(res, 200, resp)
       return sse(res, [[undefined, resp]])
     }
@@ -263,6 +401,10 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
     port,
     requests,
     modelCalls: () => requests.filter((r) => r.reply !== undefined),
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()) }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
   }
 }

@@ -46,7 +46,9 @@ export function createWorld(base: string, agent: string): World {
   mkdirSync(w.out, { recursive: true })
   w.project = realpathSync(w.project)
   writeFileSync(join(w.project, 'README.md'), `# ${agent} project\n`)
-  const git = (...args: string[]): void => { execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: w.project, stdio: 'ignore' }) }
+  const git = (...args: string[]): void => {
+    execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: w.project, stdio: 'ignore' })
+  }
   git('init', '-q')
   git('add', '.')
   git('commit', '-qm', 'init')
@@ -62,7 +64,9 @@ export function createWorld(base: string, agent: string): World {
  */
 function writeHookTimer(w: World): void {
   const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`
-  writeFileSync(w.nodeWrapper, `#!/bin/sh
+  writeFileSync(
+    w.nodeWrapper,
+    `#!/bin/sh
 NODE=${q(process.execPath)}
 DIR=${q(w.timingDir)}
 if [ "$2" != hook ]; then exec "$NODE" "$@"; fi
@@ -77,7 +81,8 @@ printf '{"event":"%s","rc":%d,"hookMs":%d,"bareNodeMs":%d}\\n' "$3" "$rc" $(( (t
 cat "$base.stdout"
 cat "$base.stderr" >&2
 exit $rc
-`)
+`,
+  )
   chmodSync(w.nodeWrapper, 0o755)
 }
 
@@ -105,14 +110,21 @@ export interface HookCall {
 
 /** Hook runs recorded so far, in firing order. */
 export function hookCalls(w: World): HookCall[] {
-  return readdirSync(w.timingDir).filter((f) => f.endsWith('.meta.json')).sort().map((f) => {
-    const base = join(w.timingDir, f.slice(0, -'.meta.json'.length))
-    const meta = JSON.parse(readFileSync(`${base}.meta.json`, 'utf8')) as Omit<HookCall, 'payload' | 'stdin' | 'stdout'>
-    const stdin = readFileSync(`${base}.stdin.json`, 'utf8')
-    let payload: unknown
-    try { payload = JSON.parse(stdin) } catch { payload = undefined }
-    return { ...meta, payload, stdin, stdout: existsSync(`${base}.stdout`) ? readFileSync(`${base}.stdout`, 'utf8') : '' }
-  })
+  return readdirSync(w.timingDir)
+    .filter((f) => f.endsWith('.meta.json'))
+    .sort()
+    .map((f) => {
+      const base = join(w.timingDir, f.slice(0, -'.meta.json'.length))
+      const meta = JSON.parse(readFileSync(`${base}.meta.json`, 'utf8')) as Omit<HookCall, 'payload' | 'stdin' | 'stdout'>
+      const stdin = readFileSync(`${base}.stdin.json`, 'utf8')
+      let payload: unknown
+      try {
+        payload = JSON.parse(stdin)
+      } catch {
+        payload = undefined
+      }
+      return { ...meta, payload, stdin, stdout: existsSync(`${base}.stdout`) ? readFileSync(`${base}.stdout`, 'utf8') : '' }
+    })
 }
 
 /**
@@ -146,7 +158,15 @@ export interface AgentRun {
  * Runs one agent session: `bin args…` in the project, with only `env` (plus a
  * PATH holding node) in the environment, killed after `timeoutMs`.
  */
-export async function runAgent(w: World, model: FakeModel, label: string, bin: string, args: string[], env: Record<string, string>, timeoutMs = 150_000): Promise<AgentRun> {
+export async function runAgent(
+  w: World,
+  model: FakeModel,
+  label: string,
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 150_000,
+): Promise<AgentRun> {
   const firstRequest = model.requests.length
   const firstHook = hookCalls(w).length
   const t0 = Date.now()
@@ -157,8 +177,12 @@ export async function runAgent(w: World, model: FakeModel, label: string, bin: s
   })
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (d: Buffer) => { stdout += d.toString('utf8') })
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString('utf8') })
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString('utf8')
+  })
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString('utf8')
+  })
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
   const exitCode = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
   clearTimeout(timer)
@@ -167,8 +191,20 @@ export async function runAgent(w: World, model: FakeModel, label: string, bin: s
   writeFileSync(join(w.out, `${label}.stdout`), stdout)
   writeFileSync(join(w.out, `${label}.stderr`), stderr)
   const requests = model.requests.slice(firstRequest)
-  writeFileSync(join(w.out, `${label}.requests.jsonl`), requests.map((r) => JSON.stringify({ api: r.api, path: r.path, brain: r.brain, reply: r.reply, body: r.body })).join('\n') + '\n')
-  return { label, exitCode, wallMs, stdout, stderr, requests, modelCalls: requests.filter((r) => r.reply !== undefined), hooks: hookCalls(w).slice(firstHook) }
+  writeFileSync(
+    join(w.out, `${label}.requests.jsonl`),
+    requests.map((r) => JSON.stringify({ api: r.api, path: r.path, brain: r.brain, reply: r.reply, body: r.body })).join('\n') + '\n',
+  )
+  return {
+    label,
+    exitCode,
+    wallMs,
+    stdout,
+    stderr,
+    requests,
+    modelCalls: requests.filter((r) => r.reply !== undefined),
+    hooks: hookCalls(w).slice(firstHook),
+  }
 }
 
 /** An event as `mnemo export` writes it. */
@@ -200,13 +236,24 @@ export interface StoredSession {
 
 /** Every event in the store (mnemo export). */
 export function storedEvents(w: World): ExportedEvent[] {
-  return mnemo(w, ['export']).split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { kind: string }).filter((r): r is ExportedEvent => r.kind === 'event')
+  return mnemo(w, ['export'])
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as { kind: string })
+    .filter((r): r is ExportedEvent => r.kind === 'event')
 }
 
 /** Every session, oldest first, with its observations (mnemo sessions + show). */
 export function storedSessions(w: World): StoredSession[] {
-  const list = (JSON.parse(mnemo(w, ['sessions', '--json', '--limit', '100'])) as { sessions: Array<{ id: string; sessionKey: string; agent: string; project: string }> }).sessions.reverse()
-  return list.map((s) => ({ ...s, observations: (JSON.parse(mnemo(w, ['show', s.id, '--json'])) as { observations: ShownObservation[] }).observations }))
+  const list = (
+    JSON.parse(mnemo(w, ['sessions', '--json', '--limit', '100'])) as {
+      sessions: Array<{ id: string; sessionKey: string; agent: string; project: string }>
+    }
+  ).sessions.reverse()
+  return list.map((s) => ({
+    ...s,
+    observations: (JSON.parse(mnemo(w, ['show', s.id, '--json'])) as { observations: ShownObservation[] }).observations,
+  }))
 }
 
 /** Median of a list of numbers (NaN for none). */

@@ -9,7 +9,13 @@ import { dataDirError } from '../../runtime/data-dir.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { applyConnectPlan, disconnectClaudeCode, planClaudeCodeConnect, renderPlanDiff, type ConnectPlan } from '../connect/claude-code.js'
 import { planCodexConnect, planCodexDisconnect } from '../connect/codex.js'
-import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectPlan, type AgentConnectOptions, type AgentDisconnectOptions } from '../connect/config-files.js'
+import {
+  applyAgentConnectPlan,
+  renderAgentPlanDiff,
+  type AgentConnectPlan,
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+} from '../connect/config-files.js'
 import { planCursorConnect, planCursorDisconnect } from '../connect/cursor.js'
 import { checkAgents, mnemoHookCount, type DoctorAgent } from '../connect/doctor.js'
 import { planGeminiConnect, planGeminiDisconnect } from '../connect/gemini.js'
@@ -25,11 +31,19 @@ export async function mcp(io: CliIo, o: GlobalOptions & { agent?: string }): Pro
   if (o.agent !== undefined && !(SURFACE_AGENTS as readonly string[]).includes(o.agent)) {
     throw invalidInput('agent', `--agent must be one of ${SURFACE_AGENTS.join(', ')} (got ${JSON.stringify(o.agent)})`)
   }
-  await serveMcpStdio({ env: io.env, cwd: io.cwd, ...(o.home ? { home: o.home } : {}), ...(o.agent !== undefined ? { agent: o.agent as AgentName } : {}) })
+  await serveMcpStdio({
+    env: io.env,
+    cwd: io.cwd,
+    ...(o.home ? { home: o.home } : {}),
+    ...(o.agent !== undefined ? { agent: o.agent as AgentName } : {}),
+  })
 }
 
 /** Agents `connect` and `disconnect` know, with their planners. */
-const AGENT_PLANNERS: Record<string, { connect: (o: AgentConnectOptions) => AgentConnectPlan; disconnect: (o: AgentDisconnectOptions) => AgentConnectPlan }> = {
+const AGENT_PLANNERS: Record<
+  string,
+  { connect: (o: AgentConnectOptions) => AgentConnectPlan; disconnect: (o: AgentDisconnectOptions) => AgentConnectPlan }
+> = {
   codex: { connect: planCodexConnect, disconnect: planCodexDisconnect },
   gemini: { connect: planGeminiConnect, disconnect: planGeminiDisconnect },
   cursor: { connect: planCursorConnect, disconnect: planCursorDisconnect },
@@ -40,21 +54,47 @@ export const CONNECT_AGENTS = ['claude-code', ...Object.keys(AGENT_PLANNERS)]
 
 type AnyPlan = { kind: 'claude'; plan: ConnectPlan } | { kind: 'agent'; plan: AgentConnectPlan }
 
-function connectPlan(agent: string, scope: string | undefined, io: CliIo, disconnecting: boolean, nodePath: string = process.execPath): AnyPlan {
-  if (!CONNECT_AGENTS.includes(agent)) throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: ${CONNECT_AGENTS.join(', ')}`)
+function connectPlan(
+  agent: string,
+  scope: string | undefined,
+  io: CliIo,
+  disconnecting: boolean,
+  nodePath: string = process.execPath,
+): AnyPlan {
+  if (!CONNECT_AGENTS.includes(agent))
+    throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: ${CONNECT_AGENTS.join(', ')}`)
   // --scope project means the repository, wherever in it the command runs (as captures file it): its git top-level.
-  const location = { scope: (scope ?? 'user') as 'user' | 'project', projectDir: resolveProjectRoot(io.cwd).root, env: io.env, ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}) }
+  const location = {
+    scope: (scope ?? 'user') as 'user' | 'project',
+    projectDir: resolveProjectRoot(io.cwd).root,
+    env: io.env,
+    ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}),
+  }
   // The agent runs the hooks of both scopes: a second registration would capture every event twice.
   const other = location.scope === 'user' ? 'project' : 'user'
-  if (!disconnecting && (location.scope === 'user' || location.scope === 'project') && mnemoHookCount(agent as DoctorAgent, other, { ...location, cliPath: CLI_PATH, nodePath }) > 0) {
-    throw invalidInput('scope', `mnemo's hooks for ${agent} are already registered in the ${other} scope${other === 'project' ? ` of ${location.projectDir}` : ''}; connecting the ${location.scope} scope too would run every hook twice`, `keep that one, or run mnemo disconnect ${agent} --scope ${other} first`)
+  if (
+    !disconnecting &&
+    (location.scope === 'user' || location.scope === 'project') &&
+    mnemoHookCount(agent as DoctorAgent, other, { ...location, cliPath: CLI_PATH, nodePath }) > 0
+  ) {
+    throw invalidInput(
+      'scope',
+      `mnemo's hooks for ${agent} are already registered in the ${other} scope${other === 'project' ? ` of ${location.projectDir}` : ''}; connecting the ${location.scope} scope too would run every hook twice`,
+      `keep that one, or run mnemo disconnect ${agent} --scope ${other} first`,
+    )
   }
   const command = { cliPath: CLI_PATH, nodePath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) }
   if (agent === 'claude-code') {
-    return { kind: 'claude', plan: disconnecting ? disconnectClaudeCode({ ...location, cliPath: CLI_PATH }) : planClaudeCodeConnect({ ...location, ...command }) }
+    return {
+      kind: 'claude',
+      plan: disconnecting ? disconnectClaudeCode({ ...location, cliPath: CLI_PATH }) : planClaudeCodeConnect({ ...location, ...command }),
+    }
   }
   const planners = AGENT_PLANNERS[agent]!
-  return { kind: 'agent', plan: disconnecting ? planners.disconnect({ ...location, cliPath: CLI_PATH }) : planners.connect({ ...location, ...command }) }
+  return {
+    kind: 'agent',
+    plan: disconnecting ? planners.disconnect({ ...location, cliPath: CLI_PATH }) : planners.connect({ ...location, ...command }),
+  }
 }
 
 function reportPlans(out: Out, plans: readonly AnyPlan[], dryRun: boolean): void {
@@ -63,9 +103,22 @@ function reportPlans(out: Out, plans: readonly AnyPlan[], dryRun: boolean): void
     const written = dryRun ? [] : p.kind === 'claude' ? applyConnectPlan(p.plan) : applyAgentConnectPlan(p.plan)
     const notes = p.kind === 'agent' ? p.plan.notes : []
     // Project-scope files are often committed: say that they hold this machine's paths.
-    const machinePaths = p.plan.scope === 'project' && p.plan.action === 'connect' ? p.plan.files.filter((f) => f.after.includes(CLI_PATH)).map((f) => f.path) : []
-    const warning = machinePaths.length > 0 ? `${machinePaths.join(' and ')} now hold this machine's absolute paths (node, the mnemo CLI ${CLI_PATH}${p.plan.files.some((f) => /MNEMO_HOME/.test(f.after)) ? ', MNEMO_HOME' : ''}): they work on this machine only. Do not commit them (add them to .gitignore); on a shared repository each person runs mnemo connect ${p.plan.client} (user scope) instead` : undefined
-    docs.push({ agent: p.plan.client, dryRun, files: p.plan.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })), written, notes, ...(warning ? { warnings: [warning] } : {}) })
+    const machinePaths =
+      p.plan.scope === 'project' && p.plan.action === 'connect'
+        ? p.plan.files.filter((f) => f.after.includes(CLI_PATH)).map((f) => f.path)
+        : []
+    const warning =
+      machinePaths.length > 0
+        ? `${machinePaths.join(' and ')} now hold this machine's absolute paths (node, the mnemo CLI ${CLI_PATH}${p.plan.files.some((f) => /MNEMO_HOME/.test(f.after)) ? ', MNEMO_HOME' : ''}): they work on this machine only. Do not commit them (add them to .gitignore); on a shared repository each person runs mnemo connect ${p.plan.client} (user scope) instead`
+        : undefined
+    docs.push({
+      agent: p.plan.client,
+      dryRun,
+      files: p.plan.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })),
+      written,
+      notes,
+      ...(warning ? { warnings: [warning] } : {}),
+    })
     if (warning) out.stderr(`warning: ${warning}\n`)
     if (out.json) continue
     out.stdout(p.kind === 'claude' ? renderPlanDiff(p.plan) : `${renderAgentPlanDiff(p.plan)}\n`)
@@ -80,12 +133,30 @@ function agentsOf(agent: string | undefined, all: boolean | undefined): string[]
   return [agent]
 }
 
-export async function connect(io: CliIo, out: Out, agent: string | undefined, o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean; node?: string }): Promise<void> {
-  reportPlans(out, agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, false, o.node)), o.dryRun === true)
+export async function connect(
+  io: CliIo,
+  out: Out,
+  agent: string | undefined,
+  o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean; node?: string },
+): Promise<void> {
+  reportPlans(
+    out,
+    agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, false, o.node)),
+    o.dryRun === true,
+  )
 }
 
-export async function disconnect(io: CliIo, out: Out, agent: string | undefined, o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean }): Promise<void> {
-  reportPlans(out, agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, true)), o.dryRun === true)
+export async function disconnect(
+  io: CliIo,
+  out: Out,
+  agent: string | undefined,
+  o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean },
+): Promise<void> {
+  reportPlans(
+    out,
+    agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, true)),
+    o.dryRun === true,
+  )
 }
 
 /**
@@ -117,41 +188,101 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
       const team = remote !== undefined
       return [
         ...(server
-          ? [{ check: 'team server', status: server.ok ? 'ok' : 'broken', detail: `${server.url}: ${server.detail}`, fix: server.ok ? '' : 'start mnemo serve there, or fix MNEMO_SERVER_URL / MNEMO_SERVER_TOKEN; hooks spool until then' }]
+          ? [
+              {
+                check: 'team server',
+                status: server.ok ? 'ok' : 'broken',
+                detail: `${server.url}: ${server.detail}`,
+                fix: server.ok ? '' : 'start mnemo serve there, or fix MNEMO_SERVER_URL / MNEMO_SERVER_TOKEN; hooks spool until then',
+              },
+            ]
           : []),
         { check: 'data directory', status: 'ok', detail: m.config.home, fix: '' },
         integrity !== 'ok'
-          ? { check: 'database', status: 'broken', detail: `${m.config.dbPath} is damaged: ${integrity}`, fix: `move ${m.config.dbPath} aside (mnemo then starts an empty store) and restore your last export with mnemo import <export file>` }
+          ? {
+              check: 'database',
+              status: 'broken',
+              detail: `${m.config.dbPath} is damaged: ${integrity}`,
+              fix: `move ${m.config.dbPath} aside (mnemo then starts an empty store) and restore your last export with mnemo import <export file>`,
+            }
           : m.readOnly || unwritable !== undefined
-            ? { check: 'database', status: 'broken', detail: `${unwritable?.message ?? `${m.config.dbPath} opened read-only: this user cannot write it`}, so hooks cannot capture`, fix: 'let this user write the data directory and its database (chmod u+w; chattr -i if immutable), or point MNEMO_HOME at another directory' }
+            ? {
+                check: 'database',
+                status: 'broken',
+                detail: `${unwritable?.message ?? `${m.config.dbPath} opened read-only: this user cannot write it`}, so hooks cannot capture`,
+                fix: 'let this user write the data directory and its database (chmod u+w; chattr -i if immutable), or point MNEMO_HOME at another directory',
+              }
             : { check: 'database', status: 'ok', detail: m.config.dbPath, fix: '' },
         derivation.stale
-          ? { check: 'derived rows', status: 'stale', detail: `made by an older mnemo (derivation ${derivation.derivedWith}; this one makes ${derivation.current})`, fix: 'run mnemo rebuild (re-derives every row from the event log)' }
-          : { check: 'derived rows', status: 'ok', detail: `derivation ${derivation.derivedWith ?? derivation.current}${derivation.derivedWith !== undefined && derivation.derivedWith > derivation.current ? ` (made by a newer mnemo; this one makes ${derivation.current})` : ''}`, fix: '' },
-        { check: 'spool', status: spool.pending > 0 ? 'stale' : 'ok', detail: `${spool.pending} pending, ${spool.bad} unreadable`, fix: spool.pending > 0 ? (team ? 'the next hook sends it to the team server once that is reachable' : 'run any mnemo command to drain it; if it stays, see mnemo status errors') : '' },
-        { check: 'recent errors', status: errors.length > 0 ? 'stale' : 'ok', detail: errors.length > 0 ? `${errors.length} (last: ${errors.at(-1)!.message})` : 'none', fix: errors.length > 0 ? `see ${m.config.errorLogPath}` : '' },
+          ? {
+              check: 'derived rows',
+              status: 'stale',
+              detail: `made by an older mnemo (derivation ${derivation.derivedWith}; this one makes ${derivation.current})`,
+              fix: 'run mnemo rebuild (re-derives every row from the event log)',
+            }
+          : {
+              check: 'derived rows',
+              status: 'ok',
+              detail: `derivation ${derivation.derivedWith ?? derivation.current}${derivation.derivedWith !== undefined && derivation.derivedWith > derivation.current ? ` (made by a newer mnemo; this one makes ${derivation.current})` : ''}`,
+              fix: '',
+            },
+        {
+          check: 'spool',
+          status: spool.pending > 0 ? 'stale' : 'ok',
+          detail: `${spool.pending} pending, ${spool.bad} unreadable`,
+          fix:
+            spool.pending > 0
+              ? team
+                ? 'the next hook sends it to the team server once that is reachable'
+                : 'run any mnemo command to drain it; if it stays, see mnemo status errors'
+              : '',
+        },
+        {
+          check: 'recent errors',
+          status: errors.length > 0 ? 'stale' : 'ok',
+          detail: errors.length > 0 ? `${errors.length} (last: ${errors.at(-1)!.message})` : 'none',
+          fix: errors.length > 0 ? `see ${m.config.errorLogPath}` : '',
+        },
       ]
     })
   } catch (error) {
     // A store that cannot even be opened is what doctor is for: report it, keep the agent checks.
     const message = error instanceof Error ? error.message : String(error)
-    store = [{ check: 'data directory / database', status: 'broken', detail: message, fix: 'check MNEMO_HOME points to a folder; restore the database from an export (mnemo import) or move the file aside' }]
+    store = [
+      {
+        check: 'data directory / database',
+        status: 'broken',
+        detail: message,
+        fix: 'check MNEMO_HOME points to a folder; restore the database from an export (mnemo import) or move the file aside',
+      },
+    ]
   }
   const broken = agents.some((a) => a.status === 'broken') || store.some((s) => s.status === 'broken')
   if (out.json) printJson(out, { ok: !broken, agents, store })
   else {
-    for (const a of agents) out.stdout(`${a.status.padEnd(8)} ${a.agent} (${a.scope}): ${a.detail}${a.fix ? `\n         fix: ${a.fix}` : ''}\n`)
+    for (const a of agents)
+      out.stdout(`${a.status.padEnd(8)} ${a.agent} (${a.scope}): ${a.detail}${a.fix ? `\n         fix: ${a.fix}` : ''}\n`)
     for (const s of store) out.stdout(`${s.status.padEnd(8)} ${s.check}: ${s.detail}${s.fix ? `\n         fix: ${s.fix}` : ''}\n`)
   }
   return broken ? 1 : 0
 }
 
-export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string; conversations?: string }): Promise<void> {
+export async function benchLocomo(
+  io: CliIo,
+  out: Out,
+  file: string,
+  o: GlobalOptions & { limitQuestions?: string; channels?: string; conversations?: string },
+): Promise<void> {
   const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
   const channels = parseChannels(o.channels)
-  const conversations = o.conversations?.split(',').map((c) => c.trim()).filter((c) => c.length > 0)
-  if (conversations !== undefined && conversations.length === 0) throw invalidInput('conversations', `--conversations needs at least one sample_id (got ${JSON.stringify(o.conversations)})`)
-  if (!existsSync(path.resolve(io.cwd, file))) throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
+  const conversations = o.conversations
+    ?.split(',')
+    .map((c) => c.trim())
+    .filter((c) => c.length > 0)
+  if (conversations !== undefined && conversations.length === 0)
+    throw invalidInput('conversations', `--conversations needs at least one sample_id (got ${JSON.stringify(o.conversations)})`)
+  if (!existsSync(path.resolve(io.cwd, file)))
+    throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
   const { runLocomoBench, formatLocomoReport } = await import('../../bench/locomo.js')
   // A configured embedder (MNEMO_EMBEDDER) is measured too: every turn is embedded before the questions of its conversation.
   const { resolveConfig } = await import('../../config/config.js')
@@ -167,14 +298,23 @@ export async function benchLocomo(io: CliIo, out: Out, file: string, o: GlobalOp
   else out.stdout(`${formatLocomoReport(report)}\n`)
 }
 
-export async function benchLongMemEval(io: CliIo, out: Out, file: string, o: GlobalOptions & { limitQuestions?: string; channels?: string }): Promise<void> {
+export async function benchLongMemEval(
+  io: CliIo,
+  out: Out,
+  file: string,
+  o: GlobalOptions & { limitQuestions?: string; channels?: string },
+): Promise<void> {
   const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
   const channels = parseChannels(o.channels)
-  if (!existsSync(path.resolve(io.cwd, file))) throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
+  if (!existsSync(path.resolve(io.cwd, file)))
+    throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
   const { runLongMemEvalBench, formatLongMemEvalReport } = await import('../../bench/longmemeval.js')
   let report
   try {
-    report = await runLongMemEvalBench(path.resolve(io.cwd, file), { ...(limitQuestions === undefined ? {} : { limitQuestions }), ...(channels ? { channels } : {}) })
+    report = await runLongMemEvalBench(path.resolve(io.cwd, file), {
+      ...(limitQuestions === undefined ? {} : { limitQuestions }),
+      ...(channels ? { channels } : {}),
+    })
   } catch (error) {
     if (error instanceof Error && !MnemoError.is(error)) throw invalidInput('file', error.message)
     throw error
@@ -201,7 +341,14 @@ function demoStoreState(env: CliIo['env'], cwd: string, home: string, lines: rea
     const projects = m.engine.listProjects()
     if (m.engine.stats().events === 0) return 'new'
     if (projects.length === 1 && projects[0]!.root === demoRoot) return 'demo'
-    throw invalidInput('home', `--home ${home} holds a store with other data (${projects.length} project${projects.length === 1 ? '' : 's'}: ${projects.slice(0, 3).map((p) => p.name).join(', ')}); the demo writes only into a new or empty data directory`, 'give a new folder: mnemo demo --home /tmp/mnemo-demo (or no --home: a throw-away one)')
+    throw invalidInput(
+      'home',
+      `--home ${home} holds a store with other data (${projects.length} project${projects.length === 1 ? '' : 's'}: ${projects
+        .slice(0, 3)
+        .map((p) => p.name)
+        .join(', ')}); the demo writes only into a new or empty data directory`,
+      'give a new folder: mnemo demo --home /tmp/mnemo-demo (or no --home: a throw-away one)',
+    )
   } finally {
     m.close()
   }
@@ -210,7 +357,9 @@ function demoStoreState(env: CliIo['env'], cwd: string, home: string, lines: rea
 export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: boolean }): Promise<void> {
   const home = o.home ?? mkdtempSync(path.join(os.tmpdir(), 'mnemo-demo-'))
   const env = { ...io.env, MNEMO_HOME: home }
-  const lines = readFileSync(DEMO_SESSION, 'utf8').split('\n').filter((l) => l.trim().length > 0)
+  const lines = readFileSync(DEMO_SESSION, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim().length > 0)
   const say = (t: string): void => {
     if (!out.json) out.stdout(t)
   }
@@ -233,11 +382,19 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
     const project = m.engine.listProjects()[0]
     const block = project ? m.engine.context({ project: { root: project.root, name: project.name } }) : undefined
     if (out.json) {
-      printJson(out, { home, events: lines.length, stats: m.engine.stats(), recall: results.map((r) => ({ query: r.query, hits: r.hits.map((h) => hitToJson(h)) })), context: block, sessionStartOutput: nextContext.trim() })
+      printJson(out, {
+        home,
+        events: lines.length,
+        stats: m.engine.stats(),
+        recall: results.map((r) => ({ query: r.query, hits: r.hits.map((h) => hitToJson(h)) })),
+        context: block,
+        sessionStartOutput: nextContext.trim(),
+      })
     } else {
       results.forEach((r, i) => say(`\n2${'abc'[i] ?? ''}. mnemo recall ${JSON.stringify(r.query)}\n${formatHits(r.hits)}`))
       say(`\n3. The next session's context block (mnemo context; ${block?.tokens ?? 0} tokens):\n\n${block?.text ?? ''}\n`)
-      if (nextContext) say(`\n4. What the SessionStart hook printed for Claude Code to inject (first 300 chars):\n${nextContext.slice(0, 300)}…\n`)
+      if (nextContext)
+        say(`\n4. What the SessionStart hook printed for Claude Code to inject (first 300 chars):\n${nextContext.slice(0, 300)}…\n`)
     }
   } finally {
     m.close()

@@ -17,7 +17,12 @@ function sandbox() {
   mkdirSync(home)
   let stdout = ''
   let stderr = ''
-  const io = { stdout: (s: string) => (stdout += s), stderr: (s: string) => (stderr += s), env: { HOME: home, MNEMO_HOME: path.join(t.dir, 'mnemo') }, cwd: t.dir }
+  const io = {
+    stdout: (s: string) => (stdout += s),
+    stderr: (s: string) => (stderr += s),
+    env: { HOME: home, MNEMO_HOME: path.join(t.dir, 'mnemo') },
+    cwd: t.dir,
+  }
   return { home, io, out: () => ({ stdout, stderr }) }
 }
 
@@ -58,12 +63,16 @@ describe('connect --all and doctor', () => {
     mkdirSync(path.join(s.io.cwd, '.git'))
     expect(await runCli(['connect', 'claude-code', '--scope', 'project'], s.io)).toBe(0)
     const { stderr } = s.out()
-    expect(stderr).toContain(`warning: ${path.join(s.io.cwd, '.claude/settings.json')} and ${path.join(s.io.cwd, '.mcp.json')} now hold this machine's absolute paths (node, the mnemo CLI `)
+    expect(stderr).toContain(
+      `warning: ${path.join(s.io.cwd, '.claude/settings.json')} and ${path.join(s.io.cwd, '.mcp.json')} now hold this machine's absolute paths (node, the mnemo CLI `,
+    )
     expect(stderr).toContain('Do not commit them (add them to .gitignore)')
     // The user scope too would make Claude Code run every hook twice: refused, naming the other scope and the fix.
     const before = s.out().stderr.length
     expect(await runCli(['connect', 'claude-code'], s.io)).toBe(2)
-    expect(s.out().stderr.slice(before)).toContain(`mnemo's hooks for claude-code are already registered in the project scope of ${s.io.cwd}; connecting the user scope too would run every hook twice\nhint: keep that one, or run mnemo disconnect claude-code --scope project first`)
+    expect(s.out().stderr.slice(before)).toContain(
+      `mnemo's hooks for claude-code are already registered in the project scope of ${s.io.cwd}; connecting the user scope too would run every hook twice\nhint: keep that one, or run mnemo disconnect claude-code --scope project first`,
+    )
     expect(existsSync(path.join(s.home, '.claude/settings.json'))).toBe(false)
   })
 
@@ -76,8 +85,14 @@ describe('connect --all and doctor', () => {
     writeFileSync(path.join(s.io.cwd, '.claude/settings.json'), readFileSync(path.join(s.home, '.claude/settings.json'), 'utf8'))
     const before = s.out().stdout.length
     expect(await runCli(['doctor', '--json'], s.io)).toBe(1)
-    const report = JSON.parse(s.out().stdout.slice(before)) as { agents: { agent: string; scope: string; status: string; detail: string; fix: string }[] }
-    expect(report.agents.find((a) => a.agent === 'claude-code' && a.scope === 'project')).toMatchObject({ status: 'broken', detail: expect.stringContaining('every event is captured twice'), fix: 'mnemo disconnect claude-code --scope project (or --scope user: keep one)' })
+    const report = JSON.parse(s.out().stdout.slice(before)) as {
+      agents: { agent: string; scope: string; status: string; detail: string; fix: string }[]
+    }
+    expect(report.agents.find((a) => a.agent === 'claude-code' && a.scope === 'project')).toMatchObject({
+      status: 'broken',
+      detail: expect.stringContaining('every event is captured twice'),
+      fix: 'mnemo disconnect claude-code --scope project (or --scope user: keep one)',
+    })
   })
 
   it('--scope project writes to the repository’s top level when run from a subfolder, and doctor checks it there', async () => {
@@ -94,7 +109,10 @@ describe('connect --all and doctor', () => {
     const before = s.out().stdout.length
     await runCli(['doctor', '--json'], io)
     const report = JSON.parse(s.out().stdout.slice(before)) as { agents: { agent: string; scope: string; status: string }[] }
-    expect(report.agents.filter((a) => a.scope === 'project' && ['claude-code', 'cursor'].includes(a.agent)).map((a) => a.status)).toEqual(['ok', 'ok'])
+    expect(report.agents.filter((a) => a.scope === 'project' && ['claude-code', 'cursor'].includes(a.agent)).map((a) => a.status)).toEqual([
+      'ok',
+      'ok',
+    ])
   })
 
   it('status and doctor say when the stored rows were derived by an older mnemo, until a rebuild', async () => {
@@ -113,8 +131,13 @@ describe('connect --all and doctor', () => {
     expect((await json(['status'])).derivation).toMatchObject({ derivedWith: 1, stale: true })
     const before = s.out().stdout.length
     await runCli(['status'], s.io)
-    expect(s.out().stdout.slice(before)).toMatch(/derived rows {4}made by an older mnemo \(derivation 1; this one makes \d+\): run mnemo rebuild/)
-    expect((await json(['doctor'])).store.find((c: { check: string }) => c.check === 'derived rows')).toMatchObject({ status: 'stale', fix: expect.stringContaining('mnemo rebuild') })
+    expect(s.out().stdout.slice(before)).toMatch(
+      /derived rows {4}made by an older mnemo \(derivation 1; this one makes \d+\): run mnemo rebuild/,
+    )
+    expect((await json(['doctor'])).store.find((c: { check: string }) => c.check === 'derived rows')).toMatchObject({
+      status: 'stale',
+      fix: expect.stringContaining('mnemo rebuild'),
+    })
     expect(await runCli(['rebuild'], s.io)).toBe(0)
     expect((await json(['status'])).derivation.stale).toBe(false)
     expect((await json(['doctor'])).store.find((c: { check: string }) => c.check === 'derived rows').status).toBe('ok')
@@ -127,15 +150,25 @@ describe('connect --all and doctor', () => {
     set('abc')
     expect((await json(['status'])).derivation).toMatchObject({ derivedWith: 1, stale: true })
     set('99')
-    expect((await json(['doctor'])).store.find((c: { check: string }) => c.check === 'derived rows')).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^derivation 99 \(made by a newer mnemo; this one makes \d+\)$/) })
+    expect((await json(['doctor'])).store.find((c: { check: string }) => c.check === 'derived rows')).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^derivation 99 \(made by a newer mnemo; this one makes \d+\)$/),
+    })
   })
 
   it('doctor names what is missing and how to fix it, as one JSON document', async () => {
     const s = sandbox()
     expect(await runCli(['doctor', '--json'], s.io)).toBe(0)
-    const doc = JSON.parse(s.out().stdout) as { ok: boolean; agents: { agent: string; status: string; fix: string }[]; store: { check: string; status: string }[] }
+    const doc = JSON.parse(s.out().stdout) as {
+      ok: boolean
+      agents: { agent: string; status: string; fix: string }[]
+      store: { check: string; status: string }[]
+    }
     expect(doc.ok).toBe(true)
-    expect(doc.agents.find((a) => a.agent === 'cursor')).toMatchObject({ status: 'missing', fix: expect.stringContaining('mnemo connect cursor') })
+    expect(doc.agents.find((a) => a.agent === 'cursor')).toMatchObject({
+      status: 'missing',
+      fix: expect.stringContaining('mnemo connect cursor'),
+    })
     expect(doc.store.map((x) => [x.check, x.status])).toEqual([
       ['data directory', 'ok'],
       ['database', 'ok'],
@@ -155,21 +188,31 @@ describe('connect --all and doctor', () => {
       const run = async (env: Record<string, string>) => {
         const at = s.out().stdout.length
         const code = await runCli(['doctor', '--json'], { ...s.io, env: { ...s.io.env, ...env } })
-        return { code, doc: JSON.parse(s.out().stdout.slice(at)) as { store: { check: string; status: string; detail: string; fix: string }[] } }
+        return {
+          code,
+          doc: JSON.parse(s.out().stdout.slice(at)) as { store: { check: string; status: string; detail: string; fix: string }[] },
+        }
       }
       const good = await run({ MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: server.token })
       expect(good.code).toBe(0)
       expect(good.doc.store[0]).toMatchObject({ check: 'team server', status: 'ok', detail: `${server.url}: reachable, token accepted` })
       const badToken = await run({ MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: 'nope' })
       expect(badToken.code).toBe(1)
-      expect(badToken.doc.store[0]).toMatchObject({ check: 'team server', status: 'broken', fix: expect.stringContaining('MNEMO_SERVER_TOKEN') })
+      expect(badToken.doc.store[0]).toMatchObject({
+        check: 'team server',
+        status: 'broken',
+        fix: expect.stringContaining('MNEMO_SERVER_TOKEN'),
+      })
 
       // remember goes to the server too, for the project of the working directory.
       const clientHome = path.join(s.home, 'client-mnemo')
       const team = { ...s.io, env: { ...s.io.env, MNEMO_HOME: clientHome, MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: server.token } }
       const at = s.out().stdout.length
       expect(await runCli(['remember', 'deploys need the VPN', '--kind', 'lesson', '--json'], team)).toBe(0)
-      expect(JSON.parse(s.out().stdout.slice(at))).toMatchObject({ created: true, memory: { kind: 'lesson', text: 'deploys need the VPN', project: path.basename(s.io.cwd) } })
+      expect(JSON.parse(s.out().stdout.slice(at))).toMatchObject({
+        created: true,
+        memory: { kind: 'lesson', text: 'deploys need the VPN', project: path.basename(s.io.cwd) },
+      })
       expect(existsSync(clientHome)).toBe(false) // nothing stored on the client
       expect(await runCli(['remember', 'x', '--supersedes', 'mem_1'], team)).toBe(2)
     } finally {
@@ -195,7 +238,14 @@ describe('connect --all and doctor', () => {
     const doc = JSON.parse(s.out().stdout) as { ok: boolean; agents: unknown[]; store: { status: string; detail: string; fix: string }[] }
     expect(doc.ok).toBe(false)
     expect(doc.agents.length).toBeGreaterThan(0)
-    expect(doc.store).toEqual([{ check: 'data directory / database', status: 'broken', detail: `MNEMO_HOME ${s.io.env.MNEMO_HOME} is not a directory (it is a file)`, fix: expect.stringContaining('MNEMO_HOME') }])
+    expect(doc.store).toEqual([
+      {
+        check: 'data directory / database',
+        status: 'broken',
+        detail: `MNEMO_HOME ${s.io.env.MNEMO_HOME} is not a directory (it is a file)`,
+        fix: expect.stringContaining('MNEMO_HOME'),
+      },
+    ])
   })
 
   it('refuses an unknown agent and a missing agent name as usage errors', async () => {
@@ -209,10 +259,21 @@ describe('connect --all and doctor', () => {
 describe('hook payloads of other agents', () => {
   it('normalises Cursor and Gemini CLI payloads onto the same observations, under their own agent', async () => {
     const { engine } = createTestEngine()
-    engine.captureHook('UserPromptSubmit', JSON.stringify({ conversation_id: 'c-1', generation_id: 'g-1', workspace_roots: ['/work/shop'], prompt: 'add a cart endpoint' }), 'cursor')
+    engine.captureHook(
+      'UserPromptSubmit',
+      JSON.stringify({ conversation_id: 'c-1', generation_id: 'g-1', workspace_roots: ['/work/shop'], prompt: 'add a cart endpoint' }),
+      'cursor',
+    )
     engine.captureHook(
       'PostToolUse',
-      JSON.stringify({ session_id: 'gem-1', cwd: '/work/shop', hook_event_name: 'AfterTool', tool_name: 'run_shell_command', tool_input: { command: 'npm test' }, tool_response: { output: 'all green' } }),
+      JSON.stringify({
+        session_id: 'gem-1',
+        cwd: '/work/shop',
+        hook_event_name: 'AfterTool',
+        tool_name: 'run_shell_command',
+        tool_input: { command: 'npm test' },
+        tool_response: { output: 'all green' },
+      }),
       'gemini',
     )
     const hits = await engine.recall('cart endpoint npm test green', { limit: 5 })
@@ -220,15 +281,37 @@ describe('hook payloads of other agents', () => {
       ['prompt', 'shop'],
       ['tool', 'shop'],
     ])
-    expect(engine.sessions().map((s) => s.agent).sort()).toEqual(['cursor', 'gemini'])
+    expect(
+      engine
+        .sessions()
+        .map((s) => s.agent)
+        .sort(),
+    ).toEqual(['cursor', 'gemini'])
   })
 
   it("maps an agent's own event names to the events connect registers for them", async () => {
     const { engine } = createTestEngine()
-    engine.captureHook('beforeSubmitPrompt', JSON.stringify({ conversation_id: 'c-2', workspace_roots: ['/work/shop'], prompt: 'rename the checkout service' }), 'cursor')
-    engine.captureHook('AfterTool', JSON.stringify({ session_id: 'gem-2', cwd: '/work/shop', tool_name: 'read_file', tool_input: { absolute_path: '/work/shop/src/checkout.ts' }, tool_response: { output: 'export const checkout' } }), 'gemini')
+    engine.captureHook(
+      'beforeSubmitPrompt',
+      JSON.stringify({ conversation_id: 'c-2', workspace_roots: ['/work/shop'], prompt: 'rename the checkout service' }),
+      'cursor',
+    )
+    engine.captureHook(
+      'AfterTool',
+      JSON.stringify({
+        session_id: 'gem-2',
+        cwd: '/work/shop',
+        tool_name: 'read_file',
+        tool_input: { absolute_path: '/work/shop/src/checkout.ts' },
+        tool_response: { output: 'export const checkout' },
+      }),
+      'gemini',
+    )
     // The same name from Claude Code is not an agent alias: kept as given (log only).
-    engine.captureHook('beforeSubmitPrompt', JSON.stringify({ session_id: 'cc-1', cwd: '/work/shop', prompt: 'not mapped for claude-code' }))
+    engine.captureHook(
+      'beforeSubmitPrompt',
+      JSON.stringify({ session_id: 'cc-1', cwd: '/work/shop', prompt: 'not mapped for claude-code' }),
+    )
     const hits = await engine.recall('checkout', { limit: 5 })
     expect(hits.map((h) => h.kind).sort()).toEqual(['prompt', 'tool'])
     expect(await engine.recall('not mapped for claude-code', { limit: 5 })).toEqual([])

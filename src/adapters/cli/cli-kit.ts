@@ -21,7 +21,13 @@ export async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMn
   // Loaded here, not with this module: command tables that import the option parsers below stay light.
   const { openMnemo } = await import('../../runtime/open-mnemo.js')
   // A store this user cannot write is still read (status, recall, …); a command that writes then fails naming why.
-  const m = openMnemo({ env: io.env, cwd: io.cwd, readOnlyFallback: true, ...(o.home ? { home: o.home } : {}), ...(o.allUsers ? { allUsers: true } : {}) })
+  const m = openMnemo({
+    env: io.env,
+    cwd: io.cwd,
+    readOnlyFallback: true,
+    ...(o.home ? { home: o.home } : {}),
+    ...(o.allUsers ? { allUsers: true } : {}),
+  })
   try {
     if (!io.env['MNEMO_SERVER_URL']) m.drainSpool()
     return await fn(m)
@@ -42,7 +48,10 @@ export function parseIntOption(name: string, value: string | undefined, min: num
 /** Parses `--channels bm25,vector` into channel names. */
 export function parseChannels(value: string | undefined): ChannelName[] | undefined {
   if (value === undefined) return undefined
-  const names = value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0)
   const bad = names.filter((n) => !(CHANNEL_NAMES as readonly string[]).includes(n))
   if (names.length === 0 || bad.length > 0) {
     throw invalidInput('channels', `--channels takes a comma-separated list of ${CHANNEL_NAMES.join(', ')} (got ${JSON.stringify(value)})`)
@@ -63,7 +72,11 @@ export function projectIds(m: OpenedMnemo, project: string | undefined): string[
  * @returns `projectIds` undefined for every project.
  * @throws {MnemoError} `INVALID_INPUT` — both `--project` and `--all-projects`; `NOT_FOUND` — an unknown `--project`.
  */
-export function readScope(m: OpenedMnemo, io: CliIo, o: { project?: string; allProjects?: boolean }): { projectIds: string[] | undefined; note?: string } {
+export function readScope(
+  m: OpenedMnemo,
+  io: CliIo,
+  o: { project?: string; allProjects?: boolean },
+): { projectIds: string[] | undefined; note?: string } {
   if (o.project !== undefined && o.allProjects) throw invalidInput('all-projects', 'give --project or --all-projects, not both')
   if (o.allProjects) return { projectIds: undefined }
   if (o.project !== undefined) return { projectIds: projectIds(m, o.project) }
@@ -82,7 +95,8 @@ export function readScope(m: OpenedMnemo, io: CliIo, o: { project?: string; allP
 export async function readTextArgument(io: CliIo, words: readonly string[], command: string): Promise<string> {
   if (words.length > 0 && !(words.length === 1 && words[0] === '-')) return words.join(' ')
   if (io.readStdin) return (await io.readStdin()).trim()
-  if (words.length === 0 && process.stdin.isTTY) throw invalidInput('text', `${command} needs the text: mnemo ${command} "…", or - to read it from stdin`)
+  if (words.length === 0 && process.stdin.isTTY)
+    throw invalidInput('text', `${command} needs the text: mnemo ${command} "…", or - to read it from stdin`)
   const chunks: Buffer[] = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString('utf8').trim()
@@ -99,9 +113,16 @@ export async function readTextArgument(io: CliIo, words: readonly string[], comm
  * writes to, and the project a command means — `--project`, else the
  * working directory's project root, sent as an absolute path as hooks do.
  */
-export async function teamTarget(io: CliIo, o: GlobalOptions & { project?: string }): Promise<{ remote: RemoteServer; project: string; remoteJson: typeof import('../../runtime/remote-server.js').remoteJson } | undefined> {
+export async function teamTarget(
+  io: CliIo,
+  o: GlobalOptions & { project?: string },
+): Promise<{ remote: RemoteServer; project: string; remoteJson: typeof import('../../runtime/remote-server.js').remoteJson } | undefined> {
   if (!io.env['MNEMO_SERVER_URL']) return undefined
-  if (o.allUsers) throw invalidInput('all-users', '--all-users is not available in team mode: the server reads for the user of your token (MNEMO_SERVER_TOKEN)')
+  if (o.allUsers)
+    throw invalidInput(
+      'all-users',
+      '--all-users is not available in team mode: the server reads for the user of your token (MNEMO_SERVER_TOKEN)',
+    )
   const { resolveConfig } = await import('../../config/config.js')
   const { remoteServer, remoteJson } = await import('../../runtime/remote-server.js')
   const { resolveProjectRoot } = await import('../../capture/project.js')
@@ -117,6 +138,7 @@ export function parseTimeOption(name: string, value: string | undefined): number
   const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(value)
   // Date.parse rolls an impossible day over (2026-02-30 → 2026-03-02): the calendar date must exist as written.
   const exists = date !== null && new Date(Date.UTC(Number(date[1]), Number(date[2]) - 1, Number(date[3]))).getUTCDate() === Number(date[3])
-  if (!date || !exists || Number.isNaN(ms)) throw invalidInput(name, `--${name} must be an ISO-8601 time like 2026-05-01 or 2026-05-01T12:00:00Z (got ${JSON.stringify(value)})`)
+  if (!date || !exists || Number.isNaN(ms))
+    throw invalidInput(name, `--${name} must be an ISO-8601 time like 2026-05-01 or 2026-05-01T12:00:00Z (got ${JSON.stringify(value)})`)
   return ms
 }

@@ -18,7 +18,10 @@ const json = async (argv: string[]) => JSON.parse((await cli([...argv, '--json']
 
 describe('remember supersedes an older memory a new one contradicts in natural words', () => {
   for (const [older, newer] of [
-    ['The orders service stores its data in PostgreSQL 14.', 'The orders database was migrated from PostgreSQL to MySQL 8 this week; PostgreSQL is no longer used.'],
+    [
+      'The orders service stores its data in PostgreSQL 14.',
+      'The orders database was migrated from PostgreSQL to MySQL 8 this week; PostgreSQL is no longer used.',
+    ],
     ['Code style: indent with tabs.', 'Code style changed: indent with 2 spaces, never tabs.'],
     ['we deploy on Fridays', 'we deploy on Thursdays now'],
   ] as const) {
@@ -27,7 +30,10 @@ describe('remember supersedes an older memory a new one contradicts in natural w
       const r = await cli(['remember', newer])
       expect(r.stdout).toMatch(new RegExp(`^remembered mem_\\w+ \\[fact\\] in project proj \\(.+\\), superseding ${old}\\n$`))
       const history = await json(['history', old])
-      expect(history.versions.map((v: { text: string; validTo: string | null }) => [v.text, v.validTo === null])).toEqual([[older, false], [newer, true]])
+      expect(history.versions.map((v: { text: string; validTo: string | null }) => [v.text, v.validTo === null])).toEqual([
+        [older, false],
+        [newer, true],
+      ])
       const context = (await cli(['context'])).stdout
       expect(context).toContain(newer)
       expect(context).not.toContain(older)

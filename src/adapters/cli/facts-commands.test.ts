@@ -20,7 +20,9 @@ describe('mnemo facts', () => {
     expect((await cli(['facts', 'add', 'trips', '{"id":1,"date":"2024-02-01","destination":"Tokyo","nights":4}'])).code).toBe(0)
     const file = path.join(tmp, 'more.csv')
     writeFileSync(file, 'id,date,destination,nights\n2,2024-08-01,Lima,9\n3,2025-01-05,Oslo,2\n')
-    expect((await cli(['facts', 'import', file, '--collection', 'trips'])).stdout).toBe('imported 2 records into trips: 2 new, 0 updated, 0 unchanged\n')
+    expect((await cli(['facts', 'import', file, '--collection', 'trips'])).stdout).toBe(
+      'imported 2 records into trips: 2 new, 0 updated, 0 unchanged\n',
+    )
     const q = await cli(['facts', 'query', 'from trips where date in 2024 sum nights', '--json'])
     expect(JSON.parse(q.stdout)).toMatchObject({ value: 13, coverage: { matched: 2 } })
     const explained = await cli(['facts', 'query', 'from trips where destination = "Lima" count', '--explain'])
@@ -41,8 +43,12 @@ describe('mnemo facts', () => {
     await cli(['facts', 'state', 'team_lead', 'Seokjin Kang'])
     await cli(['facts', 'state', 'code_reviewer', 'Seoyun Choi'])
     await cli(['facts', 'rule', 'team_lead', 'code_reviewer', '--uncertain'])
-    expect((await cli(['facts', 'state', 'team_lead', 'Jihoon Ryu'])).stdout).toMatch(/^team_lead: Seokjin Kang → Jihoon Ryu\ncode_reviewer: unknown now \(was Seoyun Choi\), because it depended on team_lead, which changed to Jihoon Ryu on \d{4}-\d{2}-\d{2}\n$/)
-    expect((await cli(['facts', 'state', 'code_reviewer'])).stdout).toMatch(/^code_reviewer: unknown now: it was Seoyun Choi, but it depended on team_lead/)
+    expect((await cli(['facts', 'state', 'team_lead', 'Jihoon Ryu'])).stdout).toMatch(
+      /^team_lead: Seokjin Kang → Jihoon Ryu\ncode_reviewer: unknown now \(was Seoyun Choi\), because it depended on team_lead, which changed to Jihoon Ryu on \d{4}-\d{2}-\d{2}\n$/,
+    )
+    expect((await cli(['facts', 'state', 'code_reviewer'])).stdout).toMatch(
+      /^code_reviewer: unknown now: it was Seoyun Choi, but it depended on team_lead/,
+    )
     expect((await cli(['facts', 'rule', 'a', 'b'])).code).toBe(2)
   })
 })

@@ -37,7 +37,11 @@ function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text) as unknown
   } catch {
-    throw invalidInput(what, `${what} must be JSON (got ${JSON.stringify(text.slice(0, 60))})`, `quote it for the shell: '{"destination":"Tokyo"}'`)
+    throw invalidInput(
+      what,
+      `${what} must be JSON (got ${JSON.stringify(text.slice(0, 60))})`,
+      `quote it for the shell: '{"destination":"Tokyo"}'`,
+    )
   }
 }
 
@@ -47,7 +51,8 @@ function projectOf(m: OpenedMnemo, o: FactsOptions): { project?: ProjectRef } {
 
 function statusOf(value: string | undefined): { status?: FactStatus } {
   if (value === undefined) return {}
-  if (!(FACT_STATUSES as readonly string[]).includes(value)) throw invalidInput('status', `--status must be one of ${FACT_STATUSES.join(', ')} (got ${JSON.stringify(value)})`)
+  if (!(FACT_STATUSES as readonly string[]).includes(value))
+    throw invalidInput('status', `--status must be one of ${FACT_STATUSES.join(', ')} (got ${JSON.stringify(value)})`)
   return { status: value as FactStatus }
 }
 
@@ -58,7 +63,9 @@ function timeOf(name: string, value: string | undefined): number | undefined {
 /** Registers `mnemo facts` and its subcommands on the program. */
 export function registerFactsCommands(program: Command, io: CliIo, run: Run): void {
   const out = (o: GlobalOptions): Out => ({ json: o.json === true, stdout: io.stdout, stderr: io.stderr })
-  const facts = program.command('facts').description('typed facts you can compute with: collections, records, exact queries (docs/FACTS.md)')
+  const facts = program
+    .command('facts')
+    .description('typed facts you can compute with: collections, records, exact queries (docs/FACTS.md)')
   const sub = (spec: string, description: string): Command =>
     facts
       .command(spec)
@@ -85,7 +92,10 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
             provenance: { source: 'user' },
           })
           if (out(o).json) printJson(out(o), r)
-          else io.stdout(`${r.records.map((x) => `${x.outcome} ${x.id}`).join('\n')}\n${r.schemaChanged ? `collection ${collection}: ${r.collection.fields.length} fields\n` : ''}`)
+          else
+            io.stdout(
+              `${r.records.map((x) => `${x.outcome} ${x.id}`).join('\n')}\n${r.schemaChanged ? `collection ${collection}: ${r.collection.fields.length} fields\n` : ''}`,
+            )
         }),
       ),
     )
@@ -97,10 +107,25 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     .action((file: string, o: FactsOptions & { collection: string; format?: 'jsonl' | 'csv'; status?: string }) =>
       run(() =>
         withMnemo(io, o, (m) => {
-          const r = m.engine.facts.importFile(file, o.collection, { ...projectOf(m, o), ...statusOf(o.status), ...(o.format ? { format: o.format } : {}) })
+          const r = m.engine.facts.importFile(file, o.collection, {
+            ...projectOf(m, o),
+            ...statusOf(o.status),
+            ...(o.format ? { format: o.format } : {}),
+          })
           const count = (k: string): number => r.records.filter((x) => x.outcome === k).length
-          if (out(o).json) printJson(out(o), { file: r.file, collection: o.collection, created: count('created'), updated: count('updated'), unchanged: count('unchanged'), schemaChanged: r.schemaChanged })
-          else io.stdout(`imported ${r.records.length} records into ${o.collection}: ${count('created')} new, ${count('updated')} updated, ${count('unchanged')} unchanged\n`)
+          if (out(o).json)
+            printJson(out(o), {
+              file: r.file,
+              collection: o.collection,
+              created: count('created'),
+              updated: count('updated'),
+              unchanged: count('unchanged'),
+              schemaChanged: r.schemaChanged,
+            })
+          else
+            io.stdout(
+              `imported ${r.records.length} records into ${o.collection}: ${count('created')} new, ${count('updated')} updated, ${count('unchanged')} unchanged\n`,
+            )
         }),
       ),
     )
@@ -136,21 +161,27 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
         }
         if (schema.length === 0) io.stdout('no collections yet (mnemo facts add <collection> <json> creates one)\n')
         for (const c of schema) {
-          io.stdout(`${c.name}: ${c.records} records${c.from !== undefined ? ` from ${c.from} to ${c.to}` : ''}${c.identity.length > 0 ? `; identity (${c.identity.join(', ')})` : ''}${c.timeField ? `; time ${c.timeField}` : ''}\n`)
-          for (const f of c.fields) io.stdout(`  ${f.name}: ${describeType(f)}${(c.examples[f.name] ?? []).length > 0 ? `  e.g. ${(c.examples[f.name] ?? []).map((v) => JSON.stringify(v)).join(', ')}` : ''}\n`)
+          io.stdout(
+            `${c.name}: ${c.records} records${c.from !== undefined ? ` from ${c.from} to ${c.to}` : ''}${c.identity.length > 0 ? `; identity (${c.identity.join(', ')})` : ''}${c.timeField ? `; time ${c.timeField}` : ''}\n`,
+          )
+          for (const f of c.fields)
+            io.stdout(
+              `  ${f.name}: ${describeType(f)}${(c.examples[f.name] ?? []).length > 0 ? `  e.g. ${(c.examples[f.name] ?? []).map((v) => JSON.stringify(v)).join(', ')}` : ''}\n`,
+            )
         }
       }),
     ),
   )
 
-  sub('declare <json>', 'declare a collection or extend one: {"name","fields":[{"name","type"}],"identity":[…],"timeField"}').action((json: string, o: FactsOptions) =>
-    run(() =>
-      withMnemo(io, o, (m) => {
-        const spec = m.engine.facts.declare(parseJson(json, 'collection'), projectOf(m, o))
-        if (out(o).json) printJson(out(o), spec)
-        else io.stdout(`collection ${spec.name}: ${spec.fields.map((f) => `${f.name} ${describeType(f)}`).join(', ')}\n`)
-      }),
-    ),
+  sub('declare <json>', 'declare a collection or extend one: {"name","fields":[{"name","type"}],"identity":[…],"timeField"}').action(
+    (json: string, o: FactsOptions) =>
+      run(() =>
+        withMnemo(io, o, (m) => {
+          const spec = m.engine.facts.declare(parseJson(json, 'collection'), projectOf(m, o))
+          if (out(o).json) printJson(out(o), spec)
+          else io.stdout(`collection ${spec.name}: ${spec.fields.map((f) => `${f.name} ${describeType(f)}`).join(', ')}\n`)
+        }),
+      ),
   )
 
   sub('list <collection>', "a collection's records, oldest recorded first")
@@ -159,7 +190,11 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     .action((collection: string, o: FactsOptions & { limit?: string; offset?: string }) =>
       run(() =>
         withMnemo(io, o, (m) => {
-          const r = m.engine.facts.list(collection, { ...projectOf(m, o), limit: parseIntOption('limit', o.limit, 1, 1000) ?? 50, offset: parseIntOption('offset', o.offset, 0, 1_000_000_000) ?? 0 })
+          const r = m.engine.facts.list(collection, {
+            ...projectOf(m, o),
+            limit: parseIntOption('limit', o.limit, 1, 1000) ?? 50,
+            offset: parseIntOption('offset', o.offset, 0, 1_000_000_000) ?? 0,
+          })
           if (out(o).json) printJson(out(o), r)
           else {
             for (const rec of r.records) io.stdout(`${rec.id} [${rec.status}] ${JSON.stringify(rec.values)}\n`)
@@ -176,8 +211,13 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
         if (out(o).json) printJson(out(o), r)
         else if ('deleted' in r) io.stdout(`${id}: ${r.deleted.text}\n`)
         else {
-          io.stdout(`${r.record.id} in ${r.record.collection} [${r.record.status}] version ${r.record.version}${r.record.retractedAt !== undefined ? ', retracted' : ''}\n${JSON.stringify(r.record.values, null, 2)}\n`)
-          for (const v of r.history) io.stdout(`  v${v.version} ${v.action} recorded ${new Date(v.recordedAt).toISOString()} (${v.provenance.source}): ${JSON.stringify(v.values)}\n`)
+          io.stdout(
+            `${r.record.id} in ${r.record.collection} [${r.record.status}] version ${r.record.version}${r.record.retractedAt !== undefined ? ', retracted' : ''}\n${JSON.stringify(r.record.values, null, 2)}\n`,
+          )
+          for (const v of r.history)
+            io.stdout(
+              `  v${v.version} ${v.action} recorded ${new Date(v.recordedAt).toISOString()} (${v.provenance.source}): ${JSON.stringify(v.values)}\n`,
+            )
         }
       }),
     ),
@@ -195,23 +235,29 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
       ),
     )
 
-  sub('state <key> [value]', 'dependent facts: state a value for a key (its rules run: dependants change or become unknown), or, without a value, answer it')
-    .action((key: string, value: string | undefined, o: FactsOptions) =>
-      run(() =>
-        withMnemo(io, o, (m) => {
-          const deps = m.engine.facts.dependencies
-          if (value === undefined) {
-            const a = deps.answer(key, projectOf(m, o))
-            if (out(o).json) printJson(out(o), a)
-            else io.stdout(`${key}: ${a.text}\n`)
-            return
-          }
-          const changes = deps.set(key, value, projectOf(m, o))
-          if (out(o).json) printJson(out(o), { changes })
-          else for (const c of changes) io.stdout(`${c.key}: ${c.certainty === 'uncertain' ? `unknown now (was ${c.before})` : `${c.before ?? '(none)'} → ${c.after}`}${c.because ? `, because ${c.because}` : ''}\n`)
-        }),
-      ),
-    )
+  sub(
+    'state <key> [value]',
+    'dependent facts: state a value for a key (its rules run: dependants change or become unknown), or, without a value, answer it',
+  ).action((key: string, value: string | undefined, o: FactsOptions) =>
+    run(() =>
+      withMnemo(io, o, (m) => {
+        const deps = m.engine.facts.dependencies
+        if (value === undefined) {
+          const a = deps.answer(key, projectOf(m, o))
+          if (out(o).json) printJson(out(o), a)
+          else io.stdout(`${key}: ${a.text}\n`)
+          return
+        }
+        const changes = deps.set(key, value, projectOf(m, o))
+        if (out(o).json) printJson(out(o), { changes })
+        else
+          for (const c of changes)
+            io.stdout(
+              `${c.key}: ${c.certainty === 'uncertain' ? `unknown now (was ${c.before})` : `${c.before ?? '(none)'} → ${c.after}`}${c.because ? `, because ${c.because}` : ''}\n`,
+            )
+      }),
+    ),
+  )
 
   sub('rule <source> <target>', 'a dependency rule: when <source> changes, <target> takes --set <value>, or becomes unknown (--uncertain)')
     .option('--set <value>', 'the value the target takes')
@@ -219,22 +265,33 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     .action((source: string, target: string, o: FactsOptions & { set?: string; uncertain?: boolean }) =>
       run(() =>
         withMnemo(io, o, (m) => {
-          if ((o.set === undefined) === (o.uncertain !== true)) throw invalidInput('set', 'give exactly one of --set <value> and --uncertain')
-          m.engine.facts.dependencies.addRule({ source, target, effect: o.set !== undefined ? 'set' : 'uncertain', ...(o.set !== undefined ? { value: o.set } : {}) }, projectOf(m, o))
-          if (out(o).json) printJson(out(o), { source, target, effect: o.set !== undefined ? 'set' : 'uncertain', ...(o.set !== undefined ? { value: o.set } : {}) })
+          if ((o.set === undefined) === (o.uncertain !== true))
+            throw invalidInput('set', 'give exactly one of --set <value> and --uncertain')
+          m.engine.facts.dependencies.addRule(
+            { source, target, effect: o.set !== undefined ? 'set' : 'uncertain', ...(o.set !== undefined ? { value: o.set } : {}) },
+            projectOf(m, o),
+          )
+          if (out(o).json)
+            printJson(out(o), {
+              source,
+              target,
+              effect: o.set !== undefined ? 'set' : 'uncertain',
+              ...(o.set !== undefined ? { value: o.set } : {}),
+            })
           else io.stdout(`when ${source} changes, ${target} ${o.set !== undefined ? `becomes ${o.set}` : 'becomes unknown'}\n`)
         }),
       ),
     )
 
-  sub('forget-state <key>', 'forget a dependent fact for good (answers then say it was forgotten on request)').action((key: string, o: FactsOptions) =>
-    run(() =>
-      withMnemo(io, o, (m) => {
-        m.engine.facts.dependencies.forget(key, projectOf(m, o))
-        if (out(o).json) printJson(out(o), { forgotten: key })
-        else io.stdout(`forgot ${key}\n`)
-      }),
-    ),
+  sub('forget-state <key>', 'forget a dependent fact for good (answers then say it was forgotten on request)').action(
+    (key: string, o: FactsOptions) =>
+      run(() =>
+        withMnemo(io, o, (m) => {
+          m.engine.facts.dependencies.forget(key, projectOf(m, o))
+          if (out(o).json) printJson(out(o), { forgotten: key })
+          else io.stdout(`forgot ${key}\n`)
+        }),
+      ),
   )
 
   sub('delete <id>', 'delete a record for good: its values leave every view, index and export').action((id: string, o: FactsOptions) =>

@@ -23,7 +23,9 @@ describe('forget of the newest version of a memory', () => {
     expect(newer.supersedes).toBe(old)
     const r = await cli(['forget', newer.id])
     expect(r.code).toBe(0)
-    expect(r.stdout).toBe(`forgot memory ${newer.id}\nthe previous version ${old} is current again: "Node version is 18"\n(forget ${old} too, or run mnemo forget ${newer.id} --chain next time, to remove every version)\n`)
+    expect(r.stdout).toBe(
+      `forgot memory ${newer.id}\nthe previous version ${old} is current again: "Node version is 18"\n(forget ${old} too, or run mnemo forget ${newer.id} --chain next time, to remove every version)\n`,
+    )
     expect((await json(['recall', 'Node version'])).hits.map((h: { id: string }) => h.id)).toEqual([old])
   })
 

@@ -25,15 +25,26 @@ function namedCommands(): Map<string, string> {
     const text = readFileSync(file, 'utf8')
     const where = path.relative(SRC, file)
     // A backticked span (also as \`…\` inside a template string); `mnemo serve: …` log prefixes are not commands.
-    for (const m of text.matchAll(/\\?`mnemo ([a-z][a-z-]*)((?: [^`\n\\]*)?)\\?`/g)) out.set(`${m[1]!}${m[2]!}`.replace(/\$\{[^}]*\}/g, '<x>').trim(), where)
-    for (const m of text.matchAll(/['"](run |start )?mnemo ([a-z][a-z-]*(?: [a-z][a-z-]*)*(?: --?[a-z][a-z-]*)*)(?=[ '",(;)])/g)) out.set(`${m[1] === undefined ? '?' : ''}${m[2]!.trim()}`, where)
+    for (const m of text.matchAll(/\\?`mnemo ([a-z][a-z-]*)((?: [^`\n\\]*)?)\\?`/g))
+      out.set(`${m[1]!}${m[2]!}`.replace(/\$\{[^}]*\}/g, '<x>').trim(), where)
+    for (const m of text.matchAll(/['"](run |start )?mnemo ([a-z][a-z-]*(?: [a-z][a-z-]*)*(?: --?[a-z][a-z-]*)*)(?=[ '",(;)])/g))
+      out.set(`${m[1] === undefined ? '?' : ''}${m[2]!.trim()}`, where)
   }
   return out
 }
 
 async function help(argv: readonly string[]): Promise<{ code: number; text: string }> {
   let text = ''
-  const io = { stdout: (s: string) => { text += s }, stderr: (s: string) => { text += s }, env: {}, cwd: SRC }
+  const io = {
+    stdout: (s: string) => {
+      text += s
+    },
+    stderr: (s: string) => {
+      text += s
+    },
+    env: {},
+    cwd: SRC,
+  }
   const code = await runCli([...argv, '--help'], io)
   return { code, text }
 }
@@ -42,7 +53,7 @@ async function help(argv: readonly string[]): Promise<{ code: number; text: stri
 const subcommands = (text: string): Set<string> =>
   new Set([...(text.split(/\nCommands:\n/)[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)/gm)].map((m) => m[1]!))
 
-describe('commands named in mnemo\'s messages and docs', () => {
+describe("commands named in mnemo's messages and docs", () => {
   const named = namedCommands()
 
   it('are found (the scan sees the doctor fixes and hints)', () => {
@@ -57,15 +68,22 @@ describe('commands named in mnemo\'s messages and docs', () => {
       // A quoted string that is not run as a command ('mnemo is misconfigured') counts only when it names a command.
       const prose = cmd.startsWith('?')
       const words = cmd.replace(/^\?/, '').split(/\s+/)
-      if (!top.has(words[0]!)) { if (!prose) bad.push(`${where}: mnemo ${cmd} (no command "${words[0]}")`); continue }
+      if (!top.has(words[0]!)) {
+        if (!prose) bad.push(`${where}: mnemo ${cmd} (no command "${words[0]}")`)
+        continue
+      }
       const argv = [words[0]!]
       let h = await help(argv)
       for (const w of words.slice(1)) {
         if (!/^[a-z][a-z-]*$/.test(w)) break
-        if (subcommands(h.text).has(w)) { argv.push(w); h = await help(argv) }
+        if (subcommands(h.text).has(w)) {
+          argv.push(w)
+          h = await help(argv)
+        }
       }
       for (const flag of words.filter((w) => /^--[a-z][a-z-]*$/.test(w))) {
-        if (!new RegExp(`(^|[ ,])${flag}\\b`, 'm').test(h.text)) bad.push(`${where}: mnemo ${cmd.replace(/^\?/, '')} (mnemo ${argv.join(' ')} takes no ${flag})`)
+        if (!new RegExp(`(^|[ ,])${flag}\\b`, 'm').test(h.text))
+          bad.push(`${where}: mnemo ${cmd.replace(/^\?/, '')} (mnemo ${argv.join(' ')} takes no ${flag})`)
       }
     }
     expect(bad).toEqual([])

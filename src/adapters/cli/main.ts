@@ -16,7 +16,27 @@ const argv = process.argv.slice(2)
  * felt (the engine's ~80 modules). `--version`, `--help` and the rest (servers, connect, benchmarks) load the few
  * ES modules they need instead, which costs less than compiling the whole bundle.
  */
-const BUNDLED_COMMANDS = new Set(['recall', 'remember', 'forget', 'pin', 'unpin', 'archive', 'restore', 'history', 'sessions', 'show', 'context', 'status', 'import', 'rebuild', 'compact', 'consolidate', 'export', 'redact', 'reindex'])
+const BUNDLED_COMMANDS = new Set([
+  'recall',
+  'remember',
+  'forget',
+  'pin',
+  'unpin',
+  'archive',
+  'restore',
+  'history',
+  'sessions',
+  'show',
+  'context',
+  'status',
+  'import',
+  'rebuild',
+  'compact',
+  'consolidate',
+  'export',
+  'redact',
+  'reindex',
+])
 
 // `mnemo export | head` closes the pipe early: that is the reader's choice, not a failure.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -25,7 +45,10 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 })
 
 // `mnemo hook [--agent A] [--home H] <event>`: the event is the first word that is neither an option nor an option's value.
-const hookEvent = argv[0] === 'hook' ? argv.slice(1).find((a, i, rest) => !a.startsWith('--') && rest[i - 1] !== '--agent' && rest[i - 1] !== '--home') : undefined
+const hookEvent =
+  argv[0] === 'hook'
+    ? argv.slice(1).find((a, i, rest) => !a.startsWith('--') && rest[i - 1] !== '--agent' && rest[i - 1] !== '--home')
+    : undefined
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // Answered before anything else loads, with the line the CLI's `.version()` prints.
   const { MNEMO_VERSION } = await import('./version.js')
@@ -57,7 +80,8 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     agentAt > 0 ? (argv[agentAt + 1] ?? '') : 'claude-code',
   )
 } else {
-  const { runCli } = BUNDLED_COMMANDS.has(argv[0] ?? '') && !argv.some((a) => a === '--help' || a === '-h') ? await loadCli() : await import('./program.js')
+  const { runCli } =
+    BUNDLED_COMMANDS.has(argv[0] ?? '') && !argv.some((a) => a === '--help' || a === '-h') ? await loadCli() : await import('./program.js')
   process.exitCode = await runCli(argv, {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
@@ -91,7 +115,11 @@ async function loadBundle<T>(name: string): Promise<T | undefined> {
   if (process.features.require_module !== true) return undefined
   const bundle = fileURLToPath(new URL(`${name}.bundle.cjs`, import.meta.url))
   const built = statSync(bundle, { throwIfNoEntry: false })
-  if (built === undefined || built.mtimeMs < (statSync(fileURLToPath(new URL(`${name}.js`, import.meta.url)), { throwIfNoEntry: false })?.mtimeMs ?? 0)) return undefined
+  if (
+    built === undefined ||
+    built.mtimeMs < (statSync(fileURLToPath(new URL(`${name}.js`, import.meta.url)), { throwIfNoEntry: false })?.mtimeMs ?? 0)
+  )
+    return undefined
   const require = createRequire(bundle)
   const cached = statSync(`${bundle}.cache`, { throwIfNoEntry: false })
   if (cached === undefined || cached.mtimeMs < built.mtimeMs) return require(bundle) as T

@@ -128,7 +128,19 @@ describe('remember and recall', () => {
     expect(doc.query).toBe('postgres')
     expect(doc.hits).toHaveLength(1)
     const hit = doc.hits[0]
-    expect(Object.keys(hit)).toEqual(['id', 'type', 'kind', 'project', 'projectId', 'sessionId', 'time', 'score', 'snippet', 'sourceRef', 'flags'])
+    expect(Object.keys(hit)).toEqual([
+      'id',
+      'type',
+      'kind',
+      'project',
+      'projectId',
+      'sessionId',
+      'time',
+      'score',
+      'snippet',
+      'sourceRef',
+      'flags',
+    ])
     expect(hit).toEqual({
       id: created.memory.id,
       type: 'memory',
@@ -278,7 +290,11 @@ describe('--json prints exactly one JSON document', () => {
     expect(await ok(['recall', 'anything', '--all-projects'])).toEqual({ query: 'anything', hits: [], warnings: [] })
     // In a folder with nothing captured yet: nothing, and a warning saying how to search elsewhere.
     const here = await cliJson(['recall', 'anything'])
-    expect([here.code, here.doc.hits, here.doc.warnings]).toEqual([0, [], [`nothing captured in this folder's project (${proj}) yet: pass --project <name> or --all-projects`]])
+    expect([here.code, here.doc.hits, here.doc.warnings]).toEqual([
+      0,
+      [],
+      [`nothing captured in this folder's project (${proj}) yet: pass --project <name> or --all-projects`],
+    ])
     expect(await ok(['sessions'])).toEqual({ sessions: [] })
     const ctx = await ok(['context'])
     expect(ctx).toMatchObject({ text: '', tokens: 0 })
@@ -298,7 +314,9 @@ describe('--json prints exactly one JSON document', () => {
     for (const [argv, exit, code] of cases) {
       const r = await cliJson(argv)
       expect(r.code, argv.join(' ')).toBe(exit)
-      expect(r.doc).toEqual({ error: { code, message: expect.any(String), hint: expect.toSatisfy((h: unknown) => h === null || typeof h === 'string') } })
+      expect(r.doc).toEqual({
+        error: { code, message: expect.any(String), hint: expect.toSatisfy((h: unknown) => h === null || typeof h === 'string') },
+      })
       expect(r.stderr.length).toBeGreaterThan(0)
     }
   })
@@ -328,7 +346,11 @@ describe('usage errors exit 2 and name the offending value', () => {
     ['forget a session id', ['forget', 'ses_0000000000000000000000'], 'ses_0000000000000000000000 is a session'],
     ['show not-an-id', ['show', 'not-an-id'], '"not-an-id"'],
     ['remember blank text', ['remember', '  '], 'empty'],
-    ['bench locomo --conversations with no id', ['bench', 'locomo', path.join(FIXTURES, 'locomo/mini-locomo.json'), '--conversations', ' , '], '" , "'],
+    [
+      'bench locomo --conversations with no id',
+      ['bench', 'locomo', path.join(FIXTURES, 'locomo/mini-locomo.json'), '--conversations', ' , '],
+      '" , "',
+    ],
   ])('%s', async (_name, argv, offending) => {
     const error = await expectFailure(argv, 2, 'INVALID_INPUT', offending)
     expect(typeof error.message).toBe('string')
@@ -416,9 +438,14 @@ describe('forget and rebuild', () => {
     await expectFailure(['compact'], 2, 'INVALID_INPUT', 'compact needs --before <time>')
     await expectFailure(['compact', '--before', 'last week'], 2, 'INVALID_INPUT', '--before must be an ISO-8601 time')
     // A day that does not exist is refused, not rolled over to the next month.
-    for (const day of ['2026-02-30', '2026-04-31', '2025-02-29']) await expectFailure(['compact', '--before', day], 2, 'INVALID_INPUT', `(got "${day}")`)
+    for (const day of ['2026-02-30', '2026-04-31', '2025-02-29'])
+      await expectFailure(['compact', '--before', day], 2, 'INVALID_INPUT', `(got "${day}")`)
     // An empty --project (an unset shell variable) never means "the project I am in".
-    for (const argv of [['compact', '--before', '2099-01-01', '--project', ''], ['forget', '--project', '', '--yes'], ['recall', 'login', '--project', '']]) {
+    for (const argv of [
+      ['compact', '--before', '2099-01-01', '--project', ''],
+      ['forget', '--project', '', '--yes'],
+      ['recall', 'login', '--project', ''],
+    ]) {
       await expectFailure(argv, 2, 'INVALID_INPUT', 'project is empty')
     }
   })
@@ -508,7 +535,19 @@ describe('sessions and show', () => {
     const imported = list.filter((s) => s.agent !== 'mnemo' && s.project !== 'other')
     expect(imported.map((s) => s.agent)).toEqual(['codex', 'claude-code'])
     expect(imported.map((s) => s.lastEventAt)).toEqual(['2026-03-02T08:00:20.000Z', '2026-03-01T10:02:10.000Z'])
-    expect(Object.keys(list[0]!)).toEqual(['id', 'project', 'projectId', 'agent', 'sessionKey', 'user', 'startedAt', 'lastEventAt', 'endedAt', 'title', 'observations'])
+    expect(Object.keys(list[0]!)).toEqual([
+      'id',
+      'project',
+      'projectId',
+      'agent',
+      'sessionKey',
+      'user',
+      'startedAt',
+      'lastEventAt',
+      'endedAt',
+      'title',
+      'observations',
+    ])
     for (const s of list) expect(s.startedAt).toMatch(ISO)
     expect((await ok(['sessions', '--limit', '1'])).sessions.map((s: { id: string }) => s.id)).toEqual([list[0].id])
 
@@ -526,7 +565,9 @@ describe('sessions and show', () => {
     expect(times).toEqual([...times].sort())
     expect(times[0]).toBe('2026-03-01T10:00:00.000Z')
     expect(obs.map((o) => o.text)).toContain('请修复 src/login.ts 里的登录错误')
-    expect(obs.map((o) => o.text).indexOf('请修复 src/login.ts 里的登录错误')).toBeLessThan(obs.map((o) => o.text).indexOf('1 test failed: login throws'))
+    expect(obs.map((o) => o.text).indexOf('请修复 src/login.ts 里的登录错误')).toBeLessThan(
+      obs.map((o) => o.text).indexOf('1 test failed: login throws'),
+    )
 
     const plain = await cli(['show', claude.id])
     expect(plain.code).toBe(0)
@@ -541,7 +582,8 @@ describe('sessions and show', () => {
 
 describe('context', () => {
   it('--budget 300 stays within 300 estimated tokens and is one delimited block', async () => {
-    for (let i = 0; i < 30; i++) await remember(`decision ${i}: the service keeps request logs for thirty days and rotates them nightly (${i})`)
+    for (let i = 0; i < 30; i++)
+      await remember(`decision ${i}: the service keeps request logs for thirty days and rotates them nightly (${i})`)
     await ok(['import', CLAUDE_FIXTURE, '--project', proj])
     const r = await cli(['context', '--budget', '300'])
     expect(r.code).toBe(0)
@@ -614,16 +656,31 @@ describe('recall matching', () => {
 
 describe('status', () => {
   it('in team mode (MNEMO_SERVER_URL) leaves the spool for the server, and refuses a URL that is not http(s)', async () => {
-    new Spool(path.join(home, 'spool')).put({ event: 'UserPromptSubmit', stdin: JSON.stringify({ session_id: 's', cwd: '/w/x', prompt: 'for the server' }), cwd: '/w/x', spooledAt: 1, agent: 'claude-code' })
+    new Spool(path.join(home, 'spool')).put({
+      event: 'UserPromptSubmit',
+      stdin: JSON.stringify({ session_id: 's', cwd: '/w/x', prompt: 'for the server' }),
+      cwd: '/w/x',
+      spooledAt: 1,
+      agent: 'claude-code',
+    })
     const run = async (url: string) => {
       let stdout = ''
       let stderr = ''
-      const code = await runCli(['status', '--json'], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { MNEMO_HOME: home, HOME: tmp, MNEMO_SERVER_URL: url }, cwd: sub })
+      const code = await runCli(['status', '--json'], {
+        stdout: (t) => (stdout += t),
+        stderr: (t) => (stderr += t),
+        env: { MNEMO_HOME: home, HOME: tmp, MNEMO_SERVER_URL: url },
+        cwd: sub,
+      })
       return { code, stdout, stderr }
     }
     const team = await run('http://127.0.0.1:9')
     expect(team.code).toBe(0)
-    expect(JSON.parse(team.stdout)).toMatchObject({ counts: { events: 0 }, spool: { pending: 1 }, server: { url: 'http://127.0.0.1:9', ok: false, detail: expect.stringMatching(/^unreachable: /) } })
+    expect(JSON.parse(team.stdout)).toMatchObject({
+      counts: { events: 0 },
+      spool: { pending: 1 },
+      server: { url: 'http://127.0.0.1:9', ok: false, detail: expect.stringMatching(/^unreachable: /) },
+    })
     const bad = await run('notaurl')
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('MNEMO_SERVER_URL')
@@ -633,11 +690,23 @@ describe('status', () => {
 
   it('in team mode, recall, context and sessions read the server, not the local store', async () => {
     const { startServer } = await import('../http/server.js')
-    const server = await startServer({ home: path.join(tmp, 'server-home'), host: '127.0.0.1', port: 0, env: {}, consolidateEveryMinutes: 0 })
+    const server = await startServer({
+      home: path.join(tmp, 'server-home'),
+      host: '127.0.0.1',
+      port: 0,
+      env: {},
+      consolidateEveryMinutes: 0,
+    })
     try {
-      const demo = readFileSync(path.join(FIXTURES, 'demo/claude-code-session.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
+      const demo = readFileSync(path.join(FIXTURES, 'demo/claude-code-session.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
       for (const line of demo) {
-        const res = await fetch(`${server.url}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: line })
+        const res = await fetch(`${server.url}/v1/events`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+          body: line,
+        })
         expect(res.status).toBe(202)
       }
       const env = { MNEMO_HOME: home, HOME: tmp, MNEMO_SERVER_URL: server.url, MNEMO_SERVER_TOKEN: server.token }
@@ -650,23 +719,36 @@ describe('status', () => {
       const recalled = await team(['recall', 'jose middleware', '--project', 'acme-api', '--json'])
       expect(recalled.code).toBe(0)
       const hits = JSON.parse(recalled.stdout).hits as { id: string; project: string }[]
-      const onServer = await server.engine.recall('jose middleware', { projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) })
+      const onServer = await server.engine.recall('jose middleware', {
+        projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id),
+      })
       expect(hits.map((h) => h.id)).toEqual(onServer.map((h) => h.id))
       expect((await team(['recall', 'jose middleware', '--project', 'acme-api'])).stdout).toContain(`${onServer[0]!.id}  `)
       const block = await team(['context', '--project', 'acme-api'])
       expect(block.stdout).toContain('<mnemo-context project="acme-api"')
       expect(block.stderr).toContain(`from ${server.url}`)
       const listed = JSON.parse((await team(['sessions', '--project', 'acme-api', '--json'])).stdout).sessions as { id: string }[]
-      expect(listed.map((x) => x.id)).toEqual(server.engine.sessions({ projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) }).map((x) => x.id))
+      expect(listed.map((x) => x.id)).toEqual(
+        server.engine.sessions({ projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) }).map((x) => x.id),
+      )
       // The server's own verdict comes through: an unknown project is not a wrong URL.
-      for (const argv of [['recall', 'jose', '--project', 'nosuch'], ['sessions', '--project', 'nosuch']]) {
+      for (const argv of [
+        ['recall', 'jose', '--project', 'nosuch'],
+        ['sessions', '--project', 'nosuch'],
+      ]) {
         const r = await team(argv)
-        expect([r.code, r.stderr.split('\n')[0]], argv.join(' ')).toEqual([1, 'mnemo: team server: no project named or containing "nosuch"'])
+        expect([r.code, r.stderr.split('\n')[0]], argv.join(' ')).toEqual([
+          1,
+          'mnemo: team server: no project named or containing "nosuch"',
+        ])
       }
       const ctx = await team(['context', '--project', 'nosuch'])
       expect([ctx.code, ctx.stderr.split('\n')[0]]).toEqual([1, 'mnemo: team server: no project named or containing "nosuch"'])
       const asOf = await team(['recall', 'jose', '--as-of', '2026-01-01'])
-      expect([asOf.code, asOf.stderr.split('\n')[0]]).toEqual([2, 'mnemo: --as-of is not available in team mode (the server\'s recall route has no such option)'])
+      expect([asOf.code, asOf.stderr.split('\n')[0]]).toEqual([
+        2,
+        "mnemo: --as-of is not available in team mode (the server's recall route has no such option)",
+      ])
       // Nothing went into the local store.
       expect(await ok(['status'])).toMatchObject({ counts: { events: 0 } })
     } finally {
@@ -676,7 +758,19 @@ describe('status', () => {
 
   it('--json reports home, database, counts, bytes, last capture, spool, derivation and errors', async () => {
     const empty = await ok(['status'])
-    expect(Object.keys(empty)).toEqual(['home', 'database', 'readOnly', 'counts', 'channels', 'bytes', 'lastCaptureAt', 'spool', 'server', 'derivation', 'errors'])
+    expect(Object.keys(empty)).toEqual([
+      'home',
+      'database',
+      'readOnly',
+      'counts',
+      'channels',
+      'bytes',
+      'lastCaptureAt',
+      'spool',
+      'server',
+      'derivation',
+      'errors',
+    ])
     expect(empty).toEqual({
       home,
       database: path.join(home, 'mnemo.db'),
@@ -768,7 +862,13 @@ describe('what REST and the viewer have, on the CLI too (issue 17 item 17)', () 
   async function withStdin(argv: string[], input: string, cwd: string = sub): Promise<Run> {
     let stdout = ''
     let stderr = ''
-    const code = await runCli(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), env: { MNEMO_HOME: home, HOME: tmp }, cwd, readStdin: async () => input })
+    const code = await runCli(argv, {
+      stdout: (t) => (stdout += t),
+      stderr: (t) => (stderr += t),
+      env: { MNEMO_HOME: home, HOME: tmp },
+      cwd,
+      readStdin: async () => input,
+    })
     return { code, stdout, stderr }
   }
 
@@ -779,9 +879,13 @@ describe('what REST and the viewer have, on the CLI too (issue 17 item 17)', () 
     expect([piped.code, JSON.parse(piped.stdout).memory.text]).toEqual([0, 'the build cache lives in /var/cache/ci'])
     const bare = await withStdin(['remember', '--kind', 'lesson', '--json'], 'pin the node version in CI')
     expect(JSON.parse(bare.stdout).memory).toMatchObject({ text: 'pin the node version in CI', kind: 'lesson' })
-    expect((await ok(['remember', '-5 degrees in the server room is too cold'])).memory.text).toBe('-5 degrees in the server room is too cold')
+    expect((await ok(['remember', '-5 degrees in the server room is too cold'])).memory.text).toBe(
+      '-5 degrees in the server room is too cold',
+    )
     // After `--` every word is text (options go before it).
-    expect(JSON.parse((await cli(['remember', '--json', '--', '-5', 'is', 'the', 'offset', '--json'])).stdout).memory.text).toBe('-5 is the offset --json')
+    expect(JSON.parse((await cli(['remember', '--json', '--', '-5', 'is', 'the', 'offset', '--json'])).stdout).memory.text).toBe(
+      '-5 is the offset --json',
+    )
     expect((await ok(['recall', '-5 degrees'])).hits[0].snippet).toContain('server room')
     // One rule for text with nothing to search by: refused by remember as by recall.
     await expectFailure(['recall', '🚀'], 2, 'INVALID_INPUT', '"🚀"')
@@ -821,7 +925,12 @@ describe('what REST and the viewer have, on the CLI too (issue 17 item 17)', () 
 
   it('spool list, retry and purge work on spool/bad/', async () => {
     const bad = new Spool(path.join(home, 'spool'))
-    bad.putBad({ event: 'UserPromptSubmit', stdin: JSON.stringify({ session_id: 's1', cwd: proj, prompt: 'kept aside while the disk was full' }), cwd: proj, spooledAt: Date.parse('2026-03-01T10:00:00Z') })
+    bad.putBad({
+      event: 'UserPromptSubmit',
+      stdin: JSON.stringify({ session_id: 's1', cwd: proj, prompt: 'kept aside while the disk was full' }),
+      cwd: proj,
+      spooledAt: Date.parse('2026-03-01T10:00:00Z'),
+    })
     bad.putBad({ event: 'UserPromptSubmit', stdin: 'not json', cwd: proj, spooledAt: Date.parse('2026-03-01T10:00:01Z') })
     const list = await ok(['spool', 'list'])
     expect(list.files.map((f: { event: string; spooledAt: string }) => [f.event, f.spooledAt])).toEqual([
@@ -842,7 +951,14 @@ describe('what REST and the viewer have, on the CLI too (issue 17 item 17)', () 
     mkdirSync(projects, { recursive: true })
     writeFileSync(path.join(projects, 'session.jsonl'), readFileSync(CLAUDE_FIXTURE))
     const r = await ok(['import'])
-    expect(r.folders).toEqual([{ agent: 'claude-code', folder: path.join(tmp, 'claude', 'projects'), report: expect.objectContaining({ imported: expect.any(Number) }), error: null }])
+    expect(r.folders).toEqual([
+      {
+        agent: 'claude-code',
+        folder: path.join(tmp, 'claude', 'projects'),
+        report: expect.objectContaining({ imported: expect.any(Number) }),
+        error: null,
+      },
+    ])
     expect(r.folders[0].report.imported).toBeGreaterThan(0)
   })
 })
@@ -854,11 +970,15 @@ describe('small things a user sees (issue 17 item 19)', () => {
     expect(r.stdout).toMatch(/counts {10}\d+ events? · 1 project · \d+ sessions? · 0 observations · 1 memory\n/)
     expect(r.stdout).toContain('recall channels bm25 1 · vector off · embedding off · graph 0.1 · time 0.5')
     expect((await ok(['status'])).channels).toContainEqual({ name: 'vector', weight: 0, on: false })
-    expect((await cli(['consolidate'])).stdout).toMatch(/^consolidated 0 finished sessions: 0 summaries, 0 lessons, 0 procedure versions, 0 other memories .*archived 0 decayed memories\n$/)
+    expect((await cli(['consolidate'])).stdout).toMatch(
+      /^consolidated 0 finished sessions: 0 summaries, 0 lessons, 0 procedure versions, 0 other memories .*archived 0 decayed memories\n$/,
+    )
   })
 
   it('reindex progress names projects, not ids', async () => {
-    expect(progressLabel('builtin prj_01m8ssc18p5e6405f2d801', new Map([['prj_01m8ssc18p5e6405f2d801', 'acme-api']]))).toBe('builtin acme-api')
+    expect(progressLabel('builtin prj_01m8ssc18p5e6405f2d801', new Map([['prj_01m8ssc18p5e6405f2d801', 'acme-api']]))).toBe(
+      'builtin acme-api',
+    )
     expect(progressLabel('openai:text-embedding-3-small', new Map())).toBe('openai:text-embedding-3-small')
     await remember('reindex me please')
     const r = await cli(['reindex'])

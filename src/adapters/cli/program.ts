@@ -71,7 +71,11 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--agent <name>', 'the agent calling: claude-code, codex, gemini, cursor, opencode (default claude-code)')
     .action(() => undefined)
 
-  common(program.command('connect [agent]').description('register mnemo hooks (where the agent has them) and MCP server: claude-code, codex, gemini, cursor, opencode'))
+  common(
+    program
+      .command('connect [agent]')
+      .description('register mnemo hooks (where the agent has them) and MCP server: claude-code, codex, gemini, cursor, opencode'),
+  )
     .addOption(new Option('--scope <scope>', 'user settings or this project').choices(['user', 'project']).default('user'))
     .option('--all', 'every supported agent')
     .option('--dry-run', 'print the change instead of writing it')
@@ -84,10 +88,21 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--dry-run', 'print the change instead of writing it')
     .action((agent: string | undefined, o) => run(async () => (await agentCommands()).disconnect(io, out(o), agent, o)))
 
-  common(program.command('doctor').description("check each agent's configuration, the data directory, the database, the spool, and say what to fix"))
-    .action((o) => run(async () => (await agentCommands()).doctor(io, out(o), o)))
+  common(
+    program
+      .command('doctor')
+      .description("check each agent's configuration, the data directory, the database, the spool, and say what to fix"),
+  ).action((o) => run(async () => (await agentCommands()).doctor(io, out(o), o)))
 
-  anyUser(common(program.command('import [path]').description('import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage, Cursor state.vscdb (file or folder) or LoCoMo JSON')))
+  anyUser(
+    common(
+      program
+        .command('import [path]')
+        .description(
+          'import Claude Code / Codex / Gemini CLI transcripts, OpenCode storage, Cursor state.vscdb (file or folder) or LoCoMo JSON',
+        ),
+    ),
+  )
     .addOption(new Option('--format <format>', 'input format (mnemo = a mnemo export)').choices(IMPORT_FORMATS).default('auto'))
     .option('--project <project>', 'project to file the sessions under (name or path)')
     .action((p: string | undefined, o) => run(async () => (await storeCommands()).importCmd(io, out(o), p, o)))
@@ -95,7 +110,10 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
   textArguments(anyUser(common(program.command('recall <query...>').description('ranked full-text recall over observations and memories'))))
     .option('--project <project>', "project name or any path inside it (default: this folder's project)")
     .option('--all-projects', 'search every project')
-    .option('--kind <list>', `only these kinds, comma-separated: observation kinds (prompt, tool, error, …) or memory kinds (${ALL_MEMORY_KINDS.join(', ')})`)
+    .option(
+      '--kind <list>',
+      `only these kinds, comma-separated: observation kinds (prompt, tool, error, …) or memory kinds (${ALL_MEMORY_KINDS.join(', ')})`,
+    )
     .option('--session <id>', 'only this session (ses_… id)')
     .option('--limit <n>', 'most hits, 1–100', '10')
     .option('--channels <list>', `channels to use, comma-separated: ${CHANNEL_NAMES.join(',')} (default: every channel with a weight)`)
@@ -104,8 +122,10 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--include-archived', 'also search archived memories')
     .action((q: string[], o) => run(async () => (await memoryCommands()).recall(io, out(o), q.join(' '), o)))
 
-  textArguments(common(program.command('remember [text...]').description('store an explicit memory (the words joined; - or no text reads stdin)')))
-    .option('--project <project>', 'project name or path, created if new (default: this folder\'s project)')
+  textArguments(
+    common(program.command('remember [text...]').description('store an explicit memory (the words joined; - or no text reads stdin)')),
+  )
+    .option('--project <project>', "project name or path, created if new (default: this folder's project)")
     .addOption(new Option('--kind <kind>', 'kind of memory').choices(['decision', 'fact', 'preference', 'lesson']).default('fact'))
     .option('--supersedes <id>', 'the memory this one replaces (mem_…)')
     .option('--scope <scope>', 'project (default) or user: yours, recalled in every project of this user')
@@ -115,21 +135,46 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--project <project>', "project name or any path inside it (default: this folder's project)")
     .option('--all-projects', "every project's memories")
     .option('--kind <list>', `only these kinds, comma-separated: ${ALL_MEMORY_KINDS.join(', ')}`)
-    .addOption(new Option('--tier <tier>', 'episodic (summaries), semantic (facts, decisions, …), procedural').choices(['episodic', 'semantic', 'procedural', 'all']).default('all'))
-    .addOption(new Option('--state <state>', 'current, archived, superseded (older versions) or all').choices(['current', 'archived', 'superseded', 'all']).default('current'))
+    .addOption(
+      new Option('--tier <tier>', 'episodic (summaries), semantic (facts, decisions, …), procedural')
+        .choices(['episodic', 'semantic', 'procedural', 'all'])
+        .default('all'),
+    )
+    .addOption(
+      new Option('--state <state>', 'current, archived, superseded (older versions) or all')
+        .choices(['current', 'archived', 'superseded', 'all'])
+        .default('current'),
+    )
     .option('--limit <n>', 'most memories, 1–1000', '50')
     .action((o) => run(async () => (await memoryCommands()).memories(io, out(o), o)))
 
-  textArguments(anyUser(common(program.command('edit <id> [text...]').description('correct a memory: the new text is stored as a new version that supersedes it (- or no text reads stdin)'))))
-    .action((id: string, t: string[], o) => run(async () => (await memoryCommands()).edit(io, out(o), id, t, o)))
+  textArguments(
+    anyUser(
+      common(
+        program
+          .command('edit <id> [text...]')
+          .description('correct a memory: the new text is stored as a new version that supersedes it (- or no text reads stdin)'),
+      ),
+    ),
+  ).action((id: string, t: string[], o) => run(async () => (await memoryCommands()).edit(io, out(o), id, t, o)))
 
-  common(program.command('move <id>').description('make a memory yours in every project (--to user) or a project\'s (--to project [--project P])'))
+  common(
+    program
+      .command('move <id>')
+      .description("make a memory yours in every project (--to user) or a project's (--to project [--project P])"),
+  )
     .requiredOption('--to <where>', 'user or project')
-    .option('--project <project>', 'with --to project: project name or path (default: this folder\'s project)')
+    .option('--project <project>', "with --to project: project name or path (default: this folder's project)")
     .action((id: string, o) => run(async () => (await memoryCommands()).move(io, out(o), id, o)))
 
-  anyUser(common(program.command('forget [id]').description('delete an observation or memory for good, or a whole scope (--project with --session/--before)')))
-    .option('--project <project>', 'delete this project\'s data (name or path)')
+  anyUser(
+    common(
+      program
+        .command('forget [id]')
+        .description('delete an observation or memory for good, or a whole scope (--project with --session/--before)'),
+    ),
+  )
+    .option('--project <project>', "delete this project's data (name or path)")
     .option('--session <id>', 'with --project: only this session (ses_… id)')
     .option('--before <time>', 'with --project: only what happened before this ISO-8601 time')
     .option('--yes', 'confirm a scoped delete')
@@ -142,54 +187,77 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     ['archive', 'move a memory out of default recall and context (restorable)'],
     ['restore', 'bring an archived memory back'],
   ] as const) {
-    anyUser(common(program.command(`${name} <id>`).description(what))).action((id: string, o) => run(async () => (await memoryCommands()).memoryState(io, out(o), id, name, o)))
+    anyUser(common(program.command(`${name} <id>`).description(what))).action((id: string, o) =>
+      run(async () => (await memoryCommands()).memoryState(io, out(o), id, name, o)),
+    )
   }
 
-  anyUser(common(program.command('history <id>').description("a memory's version chain: what it superseded and what superseded it")))
-    .action((id: string, o) => run(async () => (await memoryCommands()).history(io, out(o), id, o)))
+  anyUser(
+    common(program.command('history <id>').description("a memory's version chain: what it superseded and what superseded it")),
+  ).action((id: string, o) => run(async () => (await memoryCommands()).history(io, out(o), id, o)))
 
   anyUser(common(program.command('sessions').description('list sessions, newest first')))
     .option('--project <project>', 'project name or any path inside it')
     .option('--limit <n>', 'most sessions, 1–1000', '50')
     .action((o) => run(async () => (await memoryCommands()).sessions(io, out(o), o)))
 
-  anyUser(common(program.command('show <id>').description('show an observation, memory or session in full')))
-    .action((id: string, o) => run(async () => (await memoryCommands()).show(io, out(o), id, o)))
+  anyUser(common(program.command('show <id>').description('show an observation, memory or session in full'))).action((id: string, o) =>
+    run(async () => (await memoryCommands()).show(io, out(o), id, o)),
+  )
 
   anyUser(common(program.command('context').description('print the context block a new session of a project gets')))
-    .option('--project <project>', 'project name or path (default: this folder\'s project)')
+    .option('--project <project>', "project name or path (default: this folder's project)")
     .option('--budget <tokens>', 'token budget (default: $MNEMO_CONTEXT_BUDGET or 2000)')
     .action((o) => run(async () => (await memoryCommands()).context(io, out(o), o)))
 
-  common(program.command('status').description('data directory, counts, last capture, spool and recent errors'))
-    .action((o) => run(async () => (await storeCommands()).status(io, out(o), o)))
+  common(program.command('status').description('data directory, counts, last capture, spool and recent errors')).action((o) =>
+    run(async () => (await storeCommands()).status(io, out(o), o)),
+  )
 
-  const spool = program.command('spool').description("hook inputs mnemo could not store: list, retry or purge those kept in spool/bad/")
-  common(spool.command('list').description('what spool/bad/ holds, oldest first')).action((o) => run(async () => (await storeCommands()).spoolList(io, out(o), o)))
-  common(spool.command('retry').description('store what spool/bad/ holds again (after the cause is fixed); what still fails stays'))
-    .action((o) => run(async () => (await storeCommands()).spoolRetry(io, out(o), o)))
+  const spool = program.command('spool').description('hook inputs mnemo could not store: list, retry or purge those kept in spool/bad/')
+  common(spool.command('list').description('what spool/bad/ holds, oldest first')).action((o) =>
+    run(async () => (await storeCommands()).spoolList(io, out(o), o)),
+  )
+  common(spool.command('retry').description('store what spool/bad/ holds again (after the cause is fixed); what still fails stays')).action(
+    (o) => run(async () => (await storeCommands()).spoolRetry(io, out(o), o)),
+  )
   common(spool.command('purge').description('delete what spool/bad/ holds, for good'))
     .option('--yes', 'confirm')
     .action((o) => run(async () => (await storeCommands()).spoolPurge(io, out(o), o)))
 
-  common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log'))
-    .action((o) => run(async () => (await storeCommands()).rebuild(io, out(o), o)))
+  common(program.command('rebuild').description('re-derive sessions, observations, memories and indexes from the event log')).action((o) =>
+    run(async () => (await storeCommands()).rebuild(io, out(o), o)),
+  )
 
-  common(program.command('compact').description('fold old capture events into what they derived (answers unchanged, log smaller), then vacuum'))
+  common(
+    program.command('compact').description('fold old capture events into what they derived (answers unchanged, log smaller), then vacuum'),
+  )
     .option('--before <time>', 'fold events older than this ISO-8601 time (required)')
     .option('--project <project>', 'only this project (name or path)')
     .option('--no-vacuum', 'skip rewriting the database file afterwards')
     .action((o) => run(async () => (await storeCommands()).compact(io, out(o), o)))
 
-  common(program.command('consolidate').description('summarise finished sessions, derive lessons, archive what decayed (deterministic, no model)'))
+  common(
+    program
+      .command('consolidate')
+      .description('summarise finished sessions, derive lessons, archive what decayed (deterministic, no model)'),
+  )
     .option('--idle-minutes <n>', 'a session idle this long counts as finished', '30')
     .action((o) => run(async () => (await storeCommands()).consolidate(io, out(o), o)))
 
-  anyUser(common(program.command('export').description('write everything (or one project) as a versioned JSONL export on stdout, or Markdown files')))
+  anyUser(
+    common(
+      program.command('export').description('write everything (or one project) as a versioned JSONL export on stdout, or Markdown files'),
+    ),
+  )
     .option('--project <project>', 'only this project (name or path)')
-    .addOption(new Option('--format <format>', 'jsonl (lossless, re-importable) or markdown (for people)').choices(['jsonl', 'markdown']).default('jsonl'))
+    .addOption(
+      new Option('--format <format>', 'jsonl (lossless, re-importable) or markdown (for people)')
+        .choices(['jsonl', 'markdown'])
+        .default('jsonl'),
+    )
     .option('--out <path>', 'write to this file (jsonl) or folder (markdown) instead of stdout')
-    .option('--force', 'replace files that already exist (never the store\'s own files)')
+    .option('--force', "replace files that already exist (never the store's own files)")
     .action((o) => run(async () => (await storeCommands()).exportCmd(io, out(o), o)))
 
   common(program.command('redact').description('re-run secret redaction over everything stored (new patterns), with an audit record'))
@@ -200,10 +268,15 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--project <project>', 'only this project (name or path)')
     .action((o) => run(async () => (await storeCommands()).reindex(io, out(o), o)))
 
-  common(program.command('serve').description('run the HTTP server: REST API under /v1 and MCP (streamable HTTP) at /mcp, with a bearer token'))
+  common(
+    program.command('serve').description('run the HTTP server: REST API under /v1 and MCP (streamable HTTP) at /mcp, with a bearer token'),
+  )
     .option('--port <n>', 'port to listen on, 0 for any free port (default: $MNEMO_PORT or 7077)')
     .option('--host <host>', 'address to bind', '127.0.0.1')
-    .option('--allowed-hosts <names>', 'comma-separated host names clients may reach it by besides its own addresses (other Host/Origin headers get 403)')
+    .option(
+      '--allowed-hosts <names>',
+      'comma-separated host names clients may reach it by besides its own addresses (other Host/Origin headers get 403)',
+    )
     .action((o) => run(async () => (await serverCommands()).serve(io, out(o), o)))
 
   common(program.command('viewer').description("print the web viewer's address (with the token) for the server on this machine"))
@@ -211,12 +284,18 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--host <host>', 'address the server listens on', '127.0.0.1')
     .action((o) => run(async () => (await serverCommands()).viewer(io, out(o), o)))
 
-  const user = program.command('user').description("team server users: each gets a token of their own and reads and writes only their data and shared data")
+  const user = program
+    .command('user')
+    .description('team server users: each gets a token of their own and reads and writes only their data and shared data')
   common(user.command('add <name>').description('give a user a token (printed once)'))
     .option('--replace', 'give a user who has a token a new one (the old one stops working)')
     .action((name: string, o) => run(async () => (await serverCommands()).userAdd(io, out(o), name, o)))
-  common(user.command('remove <name>').description("revoke a user's token (their data stays)")).action((name: string, o) => run(async () => (await serverCommands()).userRemove(io, out(o), name, o)))
-  common(user.command('list').description('users with a token')).action((o) => run(async () => (await serverCommands()).userList(io, out(o), o)))
+  common(user.command('remove <name>').description("revoke a user's token (their data stays)")).action((name: string, o) =>
+    run(async () => (await serverCommands()).userRemove(io, out(o), name, o)),
+  )
+  common(user.command('list').description('users with a token')).action((o) =>
+    run(async () => (await serverCommands()).userList(io, out(o), o)),
+  )
 
   common(program.command('mcp').description('run the MCP server over stdio'))
     .option('--agent <name>', 'the agent launching it (mnemo connect writes it): claude-code, codex, gemini, cursor, opencode')
@@ -231,7 +310,9 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--conversations <list>', 'only these conversations (sample_id), comma-separated: conv-26,conv-41')
     .action((file: string, o) => run(async () => (await agentCommands()).benchLocomo(io, out(o), file, o)))
 
-  common(bench.command('longmemeval <file>').description('LongMemEval retrieval scoring: session and turn level recall_any/recall_all/NDCG@k'))
+  common(
+    bench.command('longmemeval <file>').description('LongMemEval retrieval scoring: session and turn level recall_any/recall_all/NDCG@k'),
+  )
     .option('--limit-questions <n>', 'only the first n questions (quick runs)')
     .option('--channels <list>', 'channels to use (ablation), comma-separated')
     .action((file: string, o) => run(async () => (await agentCommands()).benchLongMemEval(io, out(o), file, o)))
@@ -286,7 +367,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') return 0
-      if (wantsJson) io.stdout(`${JSON.stringify({ error: { code: 'INVALID_INPUT', message: error.message.replace(/^error: /, ''), hint: 'run mnemo --help for usage' } })}\n`)
+      if (wantsJson)
+        io.stdout(
+          `${JSON.stringify({ error: { code: 'INVALID_INPUT', message: error.message.replace(/^error: /, ''), hint: 'run mnemo --help for usage' } })}\n`,
+        )
       return 2
     }
     return report(io, error, wantsJson, wantsDebug)

@@ -14,7 +14,9 @@ async function servePort(io: CliIo, option: string | undefined): Promise<number>
   if (envPort === undefined || envPort === '') return DEFAULT_PORT
   const n = Number(envPort)
   if (!/^\s*\d+\s*$/.test(envPort) || n > 65_535) {
-    throw new MnemoError('CONFIG_INVALID', `MNEMO_PORT must be an integer 0–65535 (got ${JSON.stringify(envPort)})`, { details: { keys: ['MNEMO_PORT'] } })
+    throw new MnemoError('CONFIG_INVALID', `MNEMO_PORT must be an integer 0–65535 (got ${JSON.stringify(envPort)})`, {
+      details: { keys: ['MNEMO_PORT'] },
+    })
   }
   return n
 }
@@ -32,14 +34,20 @@ export async function userAdd(io: CliIo, out: Out, name: string, o: GlobalOption
   if (out.json) printJson(out, { user: name, token, file: serverUsersPath(home) })
   else {
     out.stdout(`user ${name}: token ${token}\n`)
-    out.stderr(`the token is shown once; ${name} sets MNEMO_SERVER_TOKEN to it (with MNEMO_SERVER_URL) and reads and writes only their data and shared data\n`)
+    out.stderr(
+      `the token is shown once; ${name} sets MNEMO_SERVER_TOKEN to it (with MNEMO_SERVER_URL) and reads and writes only their data and shared data\n`,
+    )
   }
 }
 
 export async function userRemove(io: CliIo, out: Out, name: string, o: GlobalOptions): Promise<void> {
   const { removeServerUser } = await import('../http/server-users.js')
   const removed = removeServerUser(await serverHome(io, o), name)
-  if (!removed) throw new MnemoError('NOT_FOUND', `no user ${JSON.stringify(name)} has a token`, { details: { kind: 'user', id: name }, hint: 'mnemo user list shows who has one' })
+  if (!removed)
+    throw new MnemoError('NOT_FOUND', `no user ${JSON.stringify(name)} has a token`, {
+      details: { kind: 'user', id: name },
+      hint: 'mnemo user list shows who has one',
+    })
   if (out.json) printJson(out, { user: name, removed })
   else out.stdout(`user ${name}: token revoked (their data stays)\n`)
 }
@@ -48,7 +56,12 @@ export async function userList(io: CliIo, out: Out, o: GlobalOptions): Promise<v
   const { listServerUsers } = await import('../http/server-users.js')
   const users = listServerUsers(await serverHome(io, o))
   if (out.json) printJson(out, { users })
-  else out.stdout(users.length === 0 ? 'no users (only the server token; add one with mnemo user add <name>)\n' : users.map((u) => `${u.user}\t${u.createdAt}\n`).join(''))
+  else
+    out.stdout(
+      users.length === 0
+        ? 'no users (only the server token; add one with mnemo user add <name>)\n'
+        : users.map((u) => `${u.user}\t${u.createdAt}\n`).join(''),
+    )
 }
 
 /**
@@ -64,17 +77,24 @@ export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: st
   const config = resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env)
   const token = readServerToken(config.home)
   if (token === undefined) {
-    throw new MnemoError('NOT_FOUND', `no server token in ${serverTokenPath(config.home)}: the server has not run with this data directory`, {
-      details: { kind: 'file', id: serverTokenPath(config.home) },
-      hint: 'start it with mnemo serve (it prints the viewer address)',
-    })
+    throw new MnemoError(
+      'NOT_FOUND',
+      `no server token in ${serverTokenPath(config.home)}: the server has not run with this data directory`,
+      {
+        details: { kind: 'file', id: serverTokenPath(config.home) },
+        hint: 'start it with mnemo serve (it prints the viewer address)',
+      },
+    )
   }
   const port = await servePort(io, o.port)
   const host = o.host ?? '127.0.0.1'
   const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`
   const url = `${base}/#token=${encodeURIComponent(token)}`
   // Whether a server answers there, and whether it takes this data directory's token (another server's would refuse it).
-  const status = await fetch(`${base}/v1/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(1000) }).then(
+  const status = await fetch(`${base}/v1/status`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(1000),
+  }).then(
     (r) => r.status,
     () => 0,
   )
@@ -87,8 +107,8 @@ export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: st
       : status === 404 || status === 405
         ? `(something answers at ${base}, but not a mnemo server (HTTP ${status}): check --port)\n`
         : !tokenAccepted
-        ? `(the server at ${base} refuses this token (HTTP ${status}): it serves another data directory; pass that one's --home)\n`
-        : ''
+          ? `(the server at ${base} refuses this token (HTTP ${status}): it serves another data directory; pass that one's --home)\n`
+          : ''
     out.stdout(`${url}\n${note}`)
   }
 }
@@ -102,11 +122,23 @@ export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: st
  * @throws {MnemoError} `INVALID_INPUT` — a bad `--port`. `CONFIG_INVALID` — a bad `MNEMO_PORT`.
  * @throws {MnemoError} `CONFLICT` — the port is in use: `port 7077 is already in use (--port or MNEMO_PORT to choose another)`.
  */
-export async function serve(io: CliIo, out: Out, o: GlobalOptions & { port?: string; host?: string; allowedHosts?: string }): Promise<void> {
+export async function serve(
+  io: CliIo,
+  out: Out,
+  o: GlobalOptions & { port?: string; host?: string; allowedHosts?: string },
+): Promise<void> {
   const { startServer } = await import('../http/server.js')
   const host = o.host ?? '127.0.0.1'
-  const allowedHosts = o.allowedHosts?.split(',').map((h) => h.trim()).filter((h) => h.length > 0)
-  if (allowedHosts?.some((h) => !/^[\w.-]+$|^\[?[0-9a-fA-F:.]+\]?$/.test(h))) throw invalidInput('allowed-hosts', `--allowed-hosts must list host names without scheme or port (got ${JSON.stringify(o.allowedHosts)})`, 'like --allowed-hosts mnemo.internal,10.0.0.5')
+  const allowedHosts = o.allowedHosts
+    ?.split(',')
+    .map((h) => h.trim())
+    .filter((h) => h.length > 0)
+  if (allowedHosts?.some((h) => !/^[\w.-]+$|^\[?[0-9a-fA-F:.]+\]?$/.test(h)))
+    throw invalidInput(
+      'allowed-hosts',
+      `--allowed-hosts must list host names without scheme or port (got ${JSON.stringify(o.allowedHosts)})`,
+      'like --allowed-hosts mnemo.internal,10.0.0.5',
+    )
   const server = await startServer({
     env: io.env,
     host,
@@ -119,8 +151,14 @@ export async function serve(io: CliIo, out: Out, o: GlobalOptions & { port?: str
   const viewerUrl = io.stdoutIsTTY === true ? server.viewerUrl : `${server.url}/`
   if (out.json) printJson(out, { url: server.url, viewerUrl, home: server.home, tokenPath: server.tokenPath, pid: process.pid })
   else {
-    out.stdout(`mnemo serve: listening on ${server.url} (REST ${server.url}/v1, MCP ${server.url}/mcp); data ${server.home}; bearer token in ${server.tokenPath}\n`)
-    out.stdout(io.stdoutIsTTY === true ? `viewer: ${viewerUrl}\n` : `viewer: ${viewerUrl} (mnemo viewer prints the address with the token; it is not written here because this output is not a terminal)\n`)
+    out.stdout(
+      `mnemo serve: listening on ${server.url} (REST ${server.url}/v1, MCP ${server.url}/mcp); data ${server.home}; bearer token in ${server.tokenPath}\n`,
+    )
+    out.stdout(
+      io.stdoutIsTTY === true
+        ? `viewer: ${viewerUrl}\n`
+        : `viewer: ${viewerUrl} (mnemo viewer prints the address with the token; it is not written here because this output is not a terminal)\n`,
+    )
   }
   if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
     io.stderr(`warning: bound to ${host}: anyone who can reach this address and holds the token can read and change these memories\n`)

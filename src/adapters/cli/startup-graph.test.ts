@@ -38,13 +38,23 @@ function loaded(args: string[], input = ''): { files: string[]; code: number | n
     env: { PATH: process.env['PATH'], HOME: t.dir, MNEMO_HOME: path.join(t.dir, 'home'), MNEMO_TEST_LOADED: log, NODE_DEBUG: 'module' },
     encoding: 'utf8',
   })
-  const esm = readFileSync(log, 'utf8').split('\n').filter((l) => l.length > 0).map((u) => new URL(u).pathname)
+  const esm = readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((l) => l.length > 0)
+    .map((u) => new URL(u).pathname)
   const cjs = [...r.stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)].map((m) => m[1]!)
   const files = [...new Set([...esm, ...cjs])].map((f) => path.relative(ROOT, f)).sort()
   return { files, code: r.status, stdout: r.stdout, home: path.join(t.dir, 'home') }
 }
 
-const HEAVY = ['node_modules/zod/', 'node_modules/chrono-node/', 'node_modules/@modelcontextprotocol/', 'node_modules/hono/', 'node_modules/smol-toml/', 'node_modules/jsonc-parser/']
+const HEAVY = [
+  'node_modules/zod/',
+  'node_modules/chrono-node/',
+  'node_modules/@modelcontextprotocol/',
+  'node_modules/hono/',
+  'node_modules/smol-toml/',
+  'node_modules/jsonc-parser/',
+]
 const heavyIn = (files: string[]): string[] => files.filter((f) => HEAVY.some((h) => f.startsWith(h)))
 
 // The ES modules a bundled process loads besides its bundle: the entry and the loader of V8 code caches.
@@ -68,7 +78,9 @@ describe('start-up module graph', () => {
     const ours = r.files.filter((f) => f.startsWith('dist/'))
     expect(ours).toContain('dist/adapters/cli/program.js')
     // No engine, store, capture or runtime module; of the command modules only the facts table (it registers its own).
-    expect(ours.filter((f) => /^dist\/(engine|storage|capture|runtime|lifecycle|context)\//.test(f))).toEqual(['dist/engine/import-format.js'])
+    expect(ours.filter((f) => /^dist\/(engine|storage|capture|runtime|lifecycle|context)\//.test(f))).toEqual([
+      'dist/engine/import-format.js',
+    ])
     expect(ours.filter((f) => /-commands\.js$/.test(f))).toEqual(['dist/adapters/cli/facts-commands.js'])
     expect(r.files.filter((f) => f.startsWith('node_modules/')).every((f) => f.startsWith('node_modules/commander/'))).toBe(true)
   })
@@ -78,12 +90,20 @@ describe('start-up module graph', () => {
       const r = loaded(args)
       expect(r.code, args.join(' ')).toBe(0)
       expect(heavyIn(r.files), args.join(' ')).toEqual([])
-      expect(r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs')), args.join(' ')).toEqual(ENTRY)
+      expect(
+        r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs')),
+        args.join(' '),
+      ).toEqual(ENTRY)
     }
   })
 
   it('a hook runs from the hook bundle, without commander or the heavy packages', () => {
-    const payload = JSON.stringify({ session_id: 's1', cwd: '/tmp/startup-graph', hook_event_name: 'UserPromptSubmit', prompt: 'why does the retry loop spin?' })
+    const payload = JSON.stringify({
+      session_id: 's1',
+      cwd: '/tmp/startup-graph',
+      hook_event_name: 'UserPromptSubmit',
+      prompt: 'why does the retry loop spin?',
+    })
     const r = loaded(['hook', 'UserPromptSubmit'], payload)
     expect(r.code).toBe(0)
     // Stored, not spooled: the bundle did the whole job.

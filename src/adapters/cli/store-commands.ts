@@ -1,4 +1,15 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { toIso } from '../../core/clock.js'
@@ -20,15 +31,24 @@ import { parseIntOption, parseTimeOption, projectIds, withMnemo } from './cli-ki
  *
  * @throws {MnemoError} `NOT_FOUND` — no path and none of the default folders exists (the message lists them).
  */
-export async function importCmd(io: CliIo, out: Out, target: string | undefined, o: GlobalOptions & { format?: string; project?: string }): Promise<void> {
+export async function importCmd(
+  io: CliIo,
+  out: Out,
+  target: string | undefined,
+  o: GlobalOptions & { format?: string; project?: string },
+): Promise<void> {
   const format = toImportFormat(o.format)
   const defaults = target === undefined ? defaultImportFolders(io.env, process.platform) : undefined
   const folders = defaults ? defaults.filter((d) => existsSync(d.folder)) : [{ agent: undefined, folder: path.resolve(io.cwd, target!) }]
   if (defaults && folders.length === 0) {
-    throw new MnemoError('NOT_FOUND', `nothing to import: none of the agents' default folders exists (${defaults.map((d) => d.folder).join(', ')})`, {
-      details: { kind: 'file', id: defaults.map((d) => d.folder).join(',') },
-      hint: 'give a file or folder: mnemo import <path>',
-    })
+    throw new MnemoError(
+      'NOT_FOUND',
+      `nothing to import: none of the agents' default folders exists (${defaults.map((d) => d.folder).join(', ')})`,
+      {
+        details: { kind: 'file', id: defaults.map((d) => d.folder).join(',') },
+        hint: 'give a file or folder: mnemo import <path>',
+      },
+    )
   }
   await withMnemo(io, o, async (m) => {
     const project = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
@@ -51,9 +71,16 @@ export async function importCmd(io: CliIo, out: Out, target: string | undefined,
         if (!out.json) out.stdout(`${agent} (${folder}): ${error.message}\n`)
       }
     }
-    if (out.json) printJson(out, { folders: results.map((r) => ({ agent: r.agent, folder: r.folder, report: r.report ?? null, error: r.error ?? null })) })
+    if (out.json)
+      printJson(out, {
+        folders: results.map((r) => ({ agent: r.agent, folder: r.folder, report: r.report ?? null, error: r.error ?? null })),
+      })
     if (results.every((r) => r.report === undefined)) {
-      throw new MnemoError('IMPORT_FAILED', `no records imported from the agents' default folders (${folders.map((f) => f.folder).join(', ')})`, { details: { file: folders.map((f) => f.folder).join(','), read: 0, skipped: 0 } })
+      throw new MnemoError(
+        'IMPORT_FAILED',
+        `no records imported from the agents' default folders (${folders.map((f) => f.folder).join(', ')})`,
+        { details: { file: folders.map((f) => f.folder).join(','), read: 0, skipped: 0 } },
+      )
     }
   })
 }
@@ -117,7 +144,10 @@ export async function spoolList(io: CliIo, out: Out, o: GlobalOptions): Promise<
     }
     if (items.length === 0) out.stdout(`spool/bad/ is empty (${dir})\n`)
     for (const i of items) out.stdout(`${i.file}  ${i.event ?? '(unreadable)'}  ${i.agent ?? ''}  ${i.spooledAt ?? ''}  ${i.bytes} B\n`)
-    if (items.length > 0) out.stdout(`${items.length} file${items.length === 1 ? '' : 's'} in ${dir}: mnemo spool retry stores them again, mnemo spool purge --yes deletes them\n`)
+    if (items.length > 0)
+      out.stdout(
+        `${items.length} file${items.length === 1 ? '' : 's'} in ${dir}: mnemo spool retry stores them again, mnemo spool purge --yes deletes them\n`,
+      )
   })
 }
 
@@ -141,9 +171,12 @@ export async function spoolRetry(io: CliIo, out: Out, o: GlobalOptions): Promise
     const stored = files.length - stillBad - waiting
     if (out.json) printJson(out, { retried: files.length, stored, stillBad, waiting })
     else {
-      out.stdout(`retried ${files.length} file(s): ${stored} stored, ${stillBad} still cannot be stored (back in spool/bad/; mnemo status shows why)${waiting > 0 ? `, ${waiting} waiting in the spool` : ''}\n`)
+      out.stdout(
+        `retried ${files.length} file(s): ${stored} stored, ${stillBad} still cannot be stored (back in spool/bad/; mnemo status shows why)${waiting > 0 ? `, ${waiting} waiting in the spool` : ''}\n`,
+      )
     }
-    if (failed !== undefined) out.stderr(`warning: the store refused the spool: ${failed instanceof Error ? failed.message : String(failed)}\n`)
+    if (failed !== undefined)
+      out.stderr(`warning: the store refused the spool: ${failed instanceof Error ? failed.message : String(failed)}\n`)
   })
 }
 
@@ -152,7 +185,11 @@ export async function spoolPurge(io: CliIo, out: Out, o: GlobalOptions & { yes?:
   await withMnemo(io, o, (m) => {
     const { bad, dir } = badSpool(m)
     const files = bad.list()
-    if (!o.yes) throw invalidInput('yes', `this deletes the ${files.length} file(s) in ${dir} for good; add --yes to confirm (mnemo spool list shows them)`)
+    if (!o.yes)
+      throw invalidInput(
+        'yes',
+        `this deletes the ${files.length} file(s) in ${dir} for good; add --yes to confirm (mnemo spool list shows them)`,
+      )
     for (const file of files) bad.remove(file)
     if (out.json) printJson(out, { purged: files.length })
     else out.stdout(`purged ${files.length} file(s) from ${dir}\n`)
@@ -173,7 +210,13 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
       /** Opened read-only: the data directory or database cannot be written by this user (reads work, writes fail). */
       readOnly: m.readOnly,
       ...(m.readOnlyReason !== undefined ? { readOnlyReason: m.readOnlyReason } : {}),
-      counts: { events: stats.events, projects: stats.projects, sessions: stats.sessions, observations: stats.observations, memories: stats.memories },
+      counts: {
+        events: stats.events,
+        projects: stats.projects,
+        sessions: stats.sessions,
+        observations: stats.observations,
+        memories: stats.memories,
+      },
       /** Recall channels with their weights; `on` false for a weight of 0 or an embedder not configured (the viewer ticks only those on). */
       channels: m.engine.recallChannels(),
       bytes: stats.bytes,
@@ -199,7 +242,11 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
         `last capture    ${doc.lastCaptureAt ?? 'never'}`,
         `spool           ${doc.spool.pending} pending · ${doc.spool.bad} unreadable (${doc.spool.dir})`,
         ...(server ? [`team server     ${server.url}: ${server.detail}${server.ok ? '' : ' (hooks spool until this is fixed)'}`] : []),
-        ...(derivation.stale ? [`derived rows    made by an older mnemo (derivation ${derivation.derivedWith}; this one makes ${derivation.current}): run mnemo rebuild`] : []),
+        ...(derivation.stale
+          ? [
+              `derived rows    made by an older mnemo (derivation ${derivation.derivedWith}; this one makes ${derivation.current}): run mnemo rebuild`,
+            ]
+          : []),
         `recent errors   ${errors.length === 0 ? 'none' : ''}`,
         ...errors.map((e) => `  ${e.at}  ${e.where}  ${e.code}: ${e.message}`),
       ].join('\n') + '\n',
@@ -221,14 +268,20 @@ export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<vo
  *
  * @throws {MnemoError} `INVALID_INPUT` — no or a bad `--before`, a `--project` matching several projects.
  */
-export async function compact(io: CliIo, out: Out, o: GlobalOptions & { before?: string; project?: string; vacuum?: boolean }): Promise<void> {
+export async function compact(
+  io: CliIo,
+  out: Out,
+  o: GlobalOptions & { before?: string; project?: string; vacuum?: boolean },
+): Promise<void> {
   const before = parseTimeOption('before', o.before)
-  if (before === undefined) throw invalidInput('before', 'compact needs --before <time>: events older than it are folded (e.g. --before 2026-01-01)')
+  if (before === undefined)
+    throw invalidInput('before', 'compact needs --before <time>: events older than it are folded (e.g. --before 2026-01-01)')
   await withMnemo(io, o, (m) => {
     let project: Project | undefined
     if (o.project !== undefined) {
       const projects = m.engine.resolveProjects(o.project)
-      if (projects.length !== 1) throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
+      if (projects.length !== 1)
+        throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
       project = projects[0]!
     }
     const r = m.engine.compact({ before, ...(project ? { project } : {}), vacuum: o.vacuum !== false }, 'cli')
@@ -258,18 +311,26 @@ export async function consolidate(io: CliIo, out: Out, o: GlobalOptions & { idle
   })
 }
 
-export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { project?: string; format?: string; out?: string; force?: boolean }): Promise<void> {
+export async function exportCmd(
+  io: CliIo,
+  out: Out,
+  o: GlobalOptions & { project?: string; format?: string; out?: string; force?: boolean },
+): Promise<void> {
   if (o.format === 'markdown' && o.out === undefined) throw invalidInput('out', 'a Markdown export needs --out <folder>')
   await withMnemo(io, o, (m) => {
     const projects = o.project === undefined ? undefined : m.engine.resolveProjects(o.project)
-    if (projects && projects.length !== 1) throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
+    if (projects && projects.length !== 1)
+      throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
     const project = projects?.[0]
     if (o.format === 'markdown') {
       const dir = path.resolve(io.cwd, o.out!)
-      if (existsSync(dir) && !statSync(dir).isDirectory()) throw invalidInput('out', `--out ${JSON.stringify(o.out)} is a file; a Markdown export needs a folder`)
+      if (existsSync(dir) && !statSync(dir).isDirectory())
+        throw invalidInput('out', `--out ${JSON.stringify(o.out)} is a file; a Markdown export needs a folder`)
       const files = m.engine.exportMarkdown(project ? { project } : {})
       // Every file is checked before any is written: a refusal leaves the folder as it was.
-      const refused = exportTargetError(dir, m.config, true) ?? [...files.keys()].map((name) => exportTargetError(path.join(dir, name), m.config, o.force === true)).find((e) => e !== undefined)
+      const refused =
+        exportTargetError(dir, m.config, true) ??
+        [...files.keys()].map((name) => exportTargetError(path.join(dir, name), m.config, o.force === true)).find((e) => e !== undefined)
       if (refused) throw refused
       mkdirSync(dir, { recursive: true })
       for (const [name, text] of files) writeFileSync(path.join(dir, name), text)
@@ -283,7 +344,8 @@ export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { projec
       return
     }
     const file = path.resolve(io.cwd, o.out)
-    if (existsSync(file) && !statSync(file).isFile()) throw invalidInput('out', `--out ${JSON.stringify(o.out)} is a folder; give a file name`)
+    if (existsSync(file) && !statSync(file).isFile())
+      throw invalidInput('out', `--out ${JSON.stringify(o.out)} is a folder; give a file name`)
     const refused = exportTargetError(file, m.config, o.force === true)
     if (refused) throw refused
     mkdirSync(path.dirname(file), { recursive: true })
@@ -298,7 +360,10 @@ export async function exportCmd(io: CliIo, out: Out, o: GlobalOptions & { projec
     }
     renameSync(tmp, file)
     if (out.json) printJson(out, { file, manifest })
-    else out.stdout(`exported ${manifest.counts.events} events, ${manifest.counts.tombstones} tombstones, ${manifest.counts.audit} audit records to ${file}\n`)
+    else
+      out.stdout(
+        `exported ${manifest.counts.events} events, ${manifest.counts.tombstones} tombstones, ${manifest.counts.audit} audit records to ${file}\n`,
+      )
   })
 }
 
@@ -307,7 +372,10 @@ export async function redact(io: CliIo, out: Out, o: GlobalOptions & { rescan?: 
   await withMnemo(io, o, (m) => {
     const r = m.engine.rescanSecrets('cli')
     if (out.json) printJson(out, r)
-    else out.stdout(`redacted ${r.eventsChanged} event(s); rebuilt ${r.observations} observations from ${r.events} events (audit record written)\n`)
+    else
+      out.stdout(
+        `redacted ${r.eventsChanged} event(s); rebuilt ${r.observations} observations from ${r.events} events (audit record written)\n`,
+      )
   })
 }
 
@@ -332,6 +400,9 @@ export async function reindex(io: CliIo, out: Out, o: GlobalOptions & { project?
     })
     if (last) io.stderr('\n')
     if (out.json) printJson(out, r)
-    else out.stdout(`builtin model refitted for ${counted(r.builtinProjects, 'project')}${r.space ? `; ${counted(r.embedded, 'document')} embedded into ${r.space}` : '; no neural embedder configured (MNEMO_EMBEDDER)'}\n`)
+    else
+      out.stdout(
+        `builtin model refitted for ${counted(r.builtinProjects, 'project')}${r.space ? `; ${counted(r.embedded, 'document')} embedded into ${r.space}` : '; no neural embedder configured (MNEMO_EMBEDDER)'}\n`,
+      )
   })
 }

@@ -57,8 +57,9 @@ const existingMcp = { numStartups: 4, mcpServers: { other: otherServer }, projec
 describe('claudeCodeHookCommand', () => {
   it('quotes node and cli paths and optionally prefixes MNEMO_HOME', () => {
     expect(claudeCodeHookCommand('Stop', { nodePath: NODE, cliPath: CLI })).toBe(`"${NODE}" "${CLI}" hook Stop`)
-    expect(claudeCodeHookCommand('Stop', { nodePath: '/a b/$x/n`o"d\\e', cliPath: CLI, mnemoHome: '/h $1' }))
-      .toBe(`MNEMO_HOME="/h \\$1" "/a b/\\$x/n\\\`o\\"d\\\\e" "${CLI}" hook Stop`)
+    expect(claudeCodeHookCommand('Stop', { nodePath: '/a b/$x/n`o"d\\e', cliPath: CLI, mnemoHome: '/h $1' })).toBe(
+      `MNEMO_HOME="/h \\$1" "/a b/\\$x/n\\\`o\\"d\\\\e" "${CLI}" hook Stop`,
+    )
     expect(shellQuote('plain')).toBe('"plain"')
   })
 
@@ -95,13 +96,20 @@ describe('planClaudeCodeConnect + applyConnectPlan', () => {
     expect(CLAUDE_CODE_HOOK_EVENTS).toHaveLength(11)
     expect(settings).toEqual({ hooks: Object.fromEntries(CLAUDE_CODE_HOOK_EVENTS.map((e) => [e, [mnemoGroup(e)]])) })
     expect(read(settingsPath())).toBe(`${JSON.stringify(settings, null, 2)}\n`)
-    expect(read(mcpPath())).toBe(`${JSON.stringify({ mcpServers: { mnemo: { type: 'stdio', command: NODE, args: [CLI, 'mcp', '--agent', 'claude-code'] } } }, null, 2)}\n`)
+    expect(read(mcpPath())).toBe(
+      `${JSON.stringify({ mcpServers: { mnemo: { type: 'stdio', command: NODE, args: [CLI, 'mcp', '--agent', 'claude-code'] } } }, null, 2)}\n`,
+    )
   })
 
   it('writes MNEMO_HOME into hook commands and the MCP env', () => {
     connect({ mnemoHome: '/data/mnemo home' })
     expect(readJson(settingsPath()).hooks.Stop[0].hooks[0].command).toBe(`MNEMO_HOME="/data/mnemo home" ${cmd('Stop')}`)
-    expect(readJson(mcpPath()).mcpServers.mnemo).toEqual({ type: 'stdio', command: NODE, args: [CLI, 'mcp', '--agent', 'claude-code'], env: { MNEMO_HOME: '/data/mnemo home' } })
+    expect(readJson(mcpPath()).mcpServers.mnemo).toEqual({
+      type: 'stdio',
+      command: NODE,
+      args: [CLI, 'mcp', '--agent', 'claude-code'],
+      env: { MNEMO_HOME: '/data/mnemo home' },
+    })
   })
 
   it('keeps unrelated hooks, keys and MCP servers in order', () => {
@@ -112,7 +120,11 @@ describe('planClaudeCodeConnect + applyConnectPlan', () => {
     expect(Object.keys(settings)).toEqual(['permissions', 'hooks', 'model'])
     expect(settings.permissions).toEqual(existingSettings.permissions)
     expect(settings.model).toBe('opus')
-    expect(Object.keys(settings.hooks)).toEqual(['PostToolUse', 'Stop', ...CLAUDE_CODE_HOOK_EVENTS.filter((e) => e !== 'PostToolUse' && e !== 'Stop')])
+    expect(Object.keys(settings.hooks)).toEqual([
+      'PostToolUse',
+      'Stop',
+      ...CLAUDE_CODE_HOOK_EVENTS.filter((e) => e !== 'PostToolUse' && e !== 'Stop'),
+    ])
     expect(settings.hooks.PostToolUse).toEqual([userHook, mnemoGroup('PostToolUse')])
     expect(settings.hooks.Stop).toEqual([existingSettings.hooks.Stop[0], mnemoGroup('Stop')])
     const mcp = readJson(mcpPath())
@@ -132,7 +144,9 @@ describe('planClaudeCodeConnect + applyConnectPlan', () => {
     expect(plan.files.map((f) => f.after)).toEqual([s1, m1])
     expect(written).toEqual([])
     expect([read(settingsPath()), read(mcpPath())]).toEqual([s1, m1])
-    expect(renderPlanDiff(plan)).toBe(`${settingsPath()} (unchanged)\n  hooks unchanged: ${['PostToolUse', 'Stop', ...CLAUDE_CODE_HOOK_EVENTS.filter((e) => e !== 'PostToolUse' && e !== 'Stop')].join(', ')}\n${mcpPath()} (unchanged)\n  mcp servers unchanged: mnemo\n`)
+    expect(renderPlanDiff(plan)).toBe(
+      `${settingsPath()} (unchanged)\n  hooks unchanged: ${['PostToolUse', 'Stop', ...CLAUDE_CODE_HOOK_EVENTS.filter((e) => e !== 'PostToolUse' && e !== 'Stop')].join(', ')}\n${mcpPath()} (unchanged)\n  mcp servers unchanged: mnemo\n`,
+    )
   })
 
   it('keeps the bytes of a file that needs no semantic change, whatever its formatting', () => {
@@ -161,7 +175,13 @@ describe('planClaudeCodeConnect + applyConnectPlan', () => {
   })
 
   it('removes legacy mnemo commands from mixed groups and keeps the rest of the group', () => {
-    const mixed = { matcher: '', hooks: [{ type: 'command', command: 'echo hi' }, { type: 'command', command: 'npx mnemo hook Stop' }] }
+    const mixed = {
+      matcher: '',
+      hooks: [
+        { type: 'command', command: 'echo hi' },
+        { type: 'command', command: 'npx mnemo hook Stop' },
+      ],
+    }
     write(settingsPath(), { hooks: { Stop: [mixed] } })
     connect()
     expect(readJson(settingsPath()).hooks.Stop).toEqual([{ matcher: '', hooks: [mixed.hooks[0]] }, mnemoGroup('Stop')])
@@ -193,7 +213,9 @@ describe('planClaudeCodeConnect + applyConnectPlan', () => {
     expect(existsSync(join(home, '.claude'))).toBe(false)
     expect(existsSync(mcpPath())).toBe(false)
     const text = renderPlanDiff(plan)
-    expect(text).toContain(`${settingsPath()} (create)\n  hooks added: ${CLAUDE_CODE_HOOK_EVENTS.join(', ')}\n  @@ line 1 @@\n  + {\n  +   "hooks": {`)
+    expect(text).toContain(
+      `${settingsPath()} (create)\n  hooks added: ${CLAUDE_CODE_HOOK_EVENTS.join(', ')}\n  @@ line 1 @@\n  + {\n  +   "hooks": {`,
+    )
     expect(text).toContain(`${mcpPath()} (create)\n  mcp servers added: mnemo\n`)
     expect(text).toContain(`  +             "command": ${JSON.stringify(cmd('SessionStart'))},\n  +             "timeout": 15\n`)
   })
@@ -237,7 +259,9 @@ describe('disconnectClaudeCode', () => {
     const [s0, m0] = [read(settingsPath()), read(mcpPath())]
     connect()
     const plan = disconnectClaudeCode({ ...base, cliPath: CLI })
-    expect(renderPlanDiff(plan)).toContain(`  hooks removed: ${['PostToolUse', 'Stop', ...CLAUDE_CODE_HOOK_EVENTS.filter((e) => e !== 'PostToolUse' && e !== 'Stop')].join(', ')}\n`)
+    expect(renderPlanDiff(plan)).toContain(
+      `  hooks removed: ${['PostToolUse', 'Stop', ...CLAUDE_CODE_HOOK_EVENTS.filter((e) => e !== 'PostToolUse' && e !== 'Stop')].join(', ')}\n`,
+    )
     expect(renderPlanDiff(plan)).toContain('  mcp servers removed: mnemo\n')
     expect(applyConnectPlan(plan)).toEqual([settingsPath(), mcpPath()])
     expect([read(settingsPath()), read(mcpPath())]).toEqual([s0, m0])

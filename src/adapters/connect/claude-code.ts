@@ -97,7 +97,10 @@ export function shellQuote(value: string): string {
 function resolveCommand(o: ClaudeCodeCommandOptions): { nodePath: string; cliPath: string; mnemoHome: string | undefined } {
   const nodePath = o.nodePath ?? process.execPath
   const cliPath = o.cliPath ?? fileURLToPath(new URL('../cli/main.js', import.meta.url))
-  for (const [name, p] of [['nodePath', nodePath], ['cliPath', cliPath]] as const) {
+  for (const [name, p] of [
+    ['nodePath', nodePath],
+    ['cliPath', cliPath],
+  ] as const) {
     if (!isAbsolute(p)) throw invalidInput(name, `${name} must be an absolute path, got "${p}"`)
   }
   if (o.mnemoHome === '') throw invalidInput('mnemoHome', 'mnemoHome must not be empty')
@@ -170,14 +173,22 @@ function parseConfig(path: string, text: string | undefined): JsonObject {
   try {
     value = JSON.parse(body)
   } catch (err) {
-    throw invalidInput(path, `${path} is not valid JSON (${(err as Error).message}); mnemo will not overwrite it`,
-      'Fix the file (comments and trailing commas are not allowed) or move it aside, then run again.')
+    throw invalidInput(
+      path,
+      `${path} is not valid JSON (${(err as Error).message}); mnemo will not overwrite it`,
+      'Fix the file (comments and trailing commas are not allowed) or move it aside, then run again.',
+    )
   }
   if (!isObject(value)) throw invalidInput(path, `${path} must hold a JSON object, found ${describe(value)}; mnemo will not overwrite it`)
   return value
 }
 
-function planFile(path: string, kind: ConnectPlanFile['kind'], mutate: (config: JsonObject) => void, skipMissing: boolean): ConnectPlanFile | undefined {
+function planFile(
+  path: string,
+  kind: ConnectPlanFile['kind'],
+  mutate: (config: JsonObject) => void,
+  skipMissing: boolean,
+): ConnectPlanFile | undefined {
   const before = readText(path)
   if (before === undefined && skipMissing) return undefined
   const config = parseConfig(path, before)
@@ -194,9 +205,15 @@ function stripGroups(groups: Json[], mine: (command: string) => boolean): { grou
   let slot = -1
   let removed = 0
   for (const group of groups) {
-    if (!isObject(group) || !Array.isArray(group.hooks)) { out.push(group); continue }
+    if (!isObject(group) || !Array.isArray(group.hooks)) {
+      out.push(group)
+      continue
+    }
     const kept = group.hooks.filter((h) => !(isObject(h) && typeof h.command === 'string' && mine(h.command)))
-    if (kept.length === group.hooks.length) { out.push(group); continue }
+    if (kept.length === group.hooks.length) {
+      out.push(group)
+      continue
+    }
     removed += group.hooks.length - kept.length
     if (kept.length > 0) out.push({ ...group, hooks: kept })
     else if (slot < 0) slot = out.length
@@ -210,16 +227,23 @@ function stripGroups(groups: Json[], mine: (command: string) => boolean): { grou
  * group was, or at the end. Without `add`, event lists and a `hooks` object
  * emptied by the removal are deleted.
  */
-function rewriteHooks(path: string, settings: JsonObject, mine: (c: string) => boolean, add?: (e: ClaudeCodeHookEvent) => JsonObject): void {
+function rewriteHooks(
+  path: string,
+  settings: JsonObject,
+  mine: (c: string) => boolean,
+  add?: (e: ClaudeCodeHookEvent) => JsonObject,
+): void {
   const raw = settings.hooks
   if (raw === undefined && add === undefined) return
-  if (raw !== undefined && !isObject(raw)) throw invalidInput(path, `${path}: "hooks" must be an object, found ${describe(raw)}; mnemo will not overwrite it`)
+  if (raw !== undefined && !isObject(raw))
+    throw invalidInput(path, `${path}: "hooks" must be an object, found ${describe(raw)}; mnemo will not overwrite it`)
   const next: JsonObject = {}
   let removedAny = false
   const ours = new Set<string>(add === undefined ? [] : CLAUDE_CODE_HOOK_EVENTS)
   for (const [event, value] of Object.entries(raw ?? {})) {
     if (!Array.isArray(value)) {
-      if (ours.has(event)) throw invalidInput(path, `${path}: "hooks.${event}" must be an array, found ${describe(value)}; mnemo will not overwrite it`)
+      if (ours.has(event))
+        throw invalidInput(path, `${path}: "hooks.${event}" must be an array, found ${describe(value)}; mnemo will not overwrite it`)
       setKey(next, event, value)
       continue
     }
@@ -236,7 +260,8 @@ function rewriteHooks(path: string, settings: JsonObject, mine: (c: string) => b
 
 function rewriteMcp(path: string, config: JsonObject, entry: JsonObject | undefined): void {
   const raw = config.mcpServers
-  if (raw !== undefined && !isObject(raw)) throw invalidInput(path, `${path}: "mcpServers" must be an object, found ${describe(raw)}; mnemo will not overwrite it`)
+  if (raw !== undefined && !isObject(raw))
+    throw invalidInput(path, `${path}: "mcpServers" must be an object, found ${describe(raw)}; mnemo will not overwrite it`)
   if (entry !== undefined) {
     const servers = raw ?? {}
     setKey(servers, MCP_SERVER, entry)
@@ -266,7 +291,11 @@ export function planClaudeCodeConnect(options: ClaudeCodeConnectOptions = {}): C
   const cmd = resolveCommand(options)
   const mine = (c: string): boolean => isMnemoHookCommand(c, shellQuote(cmd.cliPath))
   const group = (event: ClaudeCodeHookEvent): JsonObject => {
-    const hook: JsonObject = { type: 'command', command: claudeCodeHookCommand(event, cmd), timeout: TIMEOUT_SECONDS[event] ?? DEFAULT_TIMEOUT_SECONDS }
+    const hook: JsonObject = {
+      type: 'command',
+      command: claudeCodeHookCommand(event, cmd),
+      timeout: TIMEOUT_SECONDS[event] ?? DEFAULT_TIMEOUT_SECONDS,
+    }
     return TOOL_EVENTS.has(event) ? { matcher: '*', hooks: [hook] } : { hooks: [hook] }
   }
   const entry: JsonObject = { type: 'stdio', command: cmd.nodePath, args: [cmd.cliPath, 'mcp', '--agent', 'claude-code'] }
@@ -349,12 +378,16 @@ function mnemoItems(kind: ConnectPlanFile['kind'], text: string | undefined): Ma
   const config = parseQuiet(text)
   const out = new Map<string, string>()
   if (kind === 'mcp') {
-    if (isObject(config.mcpServers) && Object.hasOwn(config.mcpServers, MCP_SERVER)) out.set(MCP_SERVER, JSON.stringify(config.mcpServers[MCP_SERVER]))
+    if (isObject(config.mcpServers) && Object.hasOwn(config.mcpServers, MCP_SERVER))
+      out.set(MCP_SERVER, JSON.stringify(config.mcpServers[MCP_SERVER]))
     return out
   }
   for (const [event, groups] of Object.entries(isObject(config.hooks) ? config.hooks : {})) {
-    const found = (Array.isArray(groups) ? groups : []).flatMap((g) => (isObject(g) && Array.isArray(g.hooks) ? g.hooks : [])
-      .filter((h) => isObject(h) && typeof h.command === 'string' && isMnemoHookCommand(h.command)).map((h) => [isObject(g) ? g.matcher : null, h]))
+    const found = (Array.isArray(groups) ? groups : []).flatMap((g) =>
+      (isObject(g) && Array.isArray(g.hooks) ? g.hooks : [])
+        .filter((h) => isObject(h) && typeof h.command === 'string' && isMnemoHookCommand(h.command))
+        .map((h) => [isObject(g) ? g.matcher : null, h]),
+    )
     if (found.length > 0) out.set(event, JSON.stringify(found))
   }
   return out
@@ -370,8 +403,10 @@ function summarize(file: ConnectPlanFile): string[] {
     ['unchanged', (k) => b.get(k) === a.get(k)],
   ]
   const label = file.kind === 'mcp' ? 'mcp servers' : 'hooks'
-  return groups.map(([what, test]) => [what, keys.filter(test)] as const)
-    .filter(([, list]) => list.length > 0).map(([what, list]) => `  ${label} ${what}: ${list.join(', ')}`)
+  return groups
+    .map(([what, test]) => [what, keys.filter(test)] as const)
+    .filter(([, list]) => list.length > 0)
+    .map(([what, list]) => `  ${label} ${what}: ${list.join(', ')}`)
 }
 
 /** Line diff: common head and tail trimmed, LCS over the rest when small enough. */
@@ -381,7 +416,10 @@ function lineDiff(before: string, after: string): string[] {
   let start = 0
   while (start < a.length && start < b.length && a[start] === b[start]) start++
   let [ea, eb] = [a.length, b.length]
-  while (ea > start && eb > start && a[ea - 1] === b[eb - 1]) { ea--; eb-- }
+  while (ea > start && eb > start && a[ea - 1] === b[eb - 1]) {
+    ea--
+    eb--
+  }
   const [x, y] = [a.slice(start, ea), b.slice(start, eb)]
   const out = [`  @@ line ${start + 1} @@`]
   if (x.length * y.length > 1_000_000) return [...out, ...x.map((l) => `  - ${l}`), ...y.map((l) => `  + ${l}`)]

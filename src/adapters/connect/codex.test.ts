@@ -7,7 +7,15 @@ import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testi
 import { MnemoError } from '../../core/errors.js'
 import { shellQuote } from './claude-code.js'
 import { createHash } from 'node:crypto'
-import { CODEX_HOOK_EVENTS, codexEventLabel, codexHookTrustHash, codexPaths, describeCodexHooks, planCodexConnect, planCodexDisconnect } from './codex.js'
+import {
+  CODEX_HOOK_EVENTS,
+  codexEventLabel,
+  codexHookTrustHash,
+  codexPaths,
+  describeCodexHooks,
+  planCodexConnect,
+  planCodexDisconnect,
+} from './codex.js'
 import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectOptions } from './config-files.js'
 
 let root: string
@@ -22,10 +30,16 @@ const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   return { plan, written: applyAgentConnectPlan(plan) }
 }
 const cmd = (event: string, cli = CLI): string => `"${NODE}" "${cli}" hook ${event} --agent codex`
-const group = (event: string, cli = CLI) => ({ hooks: [{ type: 'command', command: cmd(event, cli), timeout: event === 'SessionStart' ? 15 : 10 }] })
+const group = (event: string, cli = CLI) => ({
+  hooks: [{ type: 'command', command: cmd(event, cli), timeout: event === 'SessionStart' ? 15 : 10 }],
+})
 const EVENTS = CODEX_HOOK_EVENTS.map((e) => e.agentEvent)
 /** The text without the trust records connect adds at user scope (one test below checks those). */
-const withoutTrust = (text: string): string => text.replace(/\r?\n?\[hooks\.state\.[^\n]*\]\r?\ntrusted_hash = "sha256:[0-9a-f]{64}"\r?\n/g, '').replace(/(\S)$/, '$1\n').replace(/^$/, '')
+const withoutTrust = (text: string): string =>
+  text
+    .replace(/\r?\n?\[hooks\.state\.[^\n]*\]\r?\ntrusted_hash = "sha256:[0-9a-f]{64}"\r?\n/g, '')
+    .replace(/(\S)$/, '$1\n')
+    .replace(/^$/, '')
 const mnemoTable = (cli = CLI): string => `[mcp_servers.mnemo]\ncommand = "${NODE}"\nargs = ["${cli}", "mcp", "--agent", "codex"]\n`
 const expectInvalid = (fn: () => unknown, path: string): MnemoError => {
   try {
@@ -74,7 +88,7 @@ describe('planCodexConnect', () => {
     expect(plan.notes).toEqual([])
   })
 
-  it('records Codex\'s trust in exactly the hooks it wrote, at user scope only, and disconnect removes the records', () => {
+  it("records Codex's trust in exactly the hooks it wrote, at user scope only, and disconnect removes the records", () => {
     write(configPath(), USER_TOML)
     write(hooksPath(), USER_HOOKS)
     connect()
@@ -89,8 +103,12 @@ describe('planCodexConnect', () => {
       expect(doc.hooks.state[`${hooksPath()}:${codexEventLabel(e)}:${g}:0`]!.trusted_hash).toBe(codexHookTrustHash(e, undefined, h))
     }
     // Codex's own hash of {"event_name":"stop","hooks":[{"async":false,"command":"echo hi","timeout":600,"type":"command"}]}.
-    expect(codexHookTrustHash('Stop', 'ignored', { command: 'echo hi' })).toBe(`sha256:${createHash('sha256').update('{"event_name":"stop","hooks":[{"async":false,"command":"echo hi","timeout":600,"type":"command"}]}').digest('hex')}`)
-    expect(codexHookTrustHash('SessionEnd', undefined, { command: 'x', timeout: 10 })).toBe(codexHookTrustHash('SessionEnd', undefined, { command: 'x', timeout: 3 }))
+    expect(codexHookTrustHash('Stop', 'ignored', { command: 'echo hi' })).toBe(
+      `sha256:${createHash('sha256').update('{"event_name":"stop","hooks":[{"async":false,"command":"echo hi","timeout":600,"type":"command"}]}').digest('hex')}`,
+    )
+    expect(codexHookTrustHash('SessionEnd', undefined, { command: 'x', timeout: 10 })).toBe(
+      codexHookTrustHash('SessionEnd', undefined, { command: 'x', timeout: 3 }),
+    )
     applyAgentConnectPlan(planCodexDisconnect(base))
     expect(read(configPath())).toBe(USER_TOML)
     const proj = join(root, 'proj-trust')
@@ -111,7 +129,9 @@ describe('planCodexConnect', () => {
     write(hooksPath(), USER_HOOKS)
     connect()
     const lines = USER_TOML.split('\n')
-    expect(withoutTrust(read(configPath()))).toBe([...lines.slice(0, 6), '', ...mnemoTable().trimEnd().split('\n'), ...lines.slice(6)].join('\n'))
+    expect(withoutTrust(read(configPath()))).toBe(
+      [...lines.slice(0, 6), '', ...mnemoTable().trimEnd().split('\n'), ...lines.slice(6)].join('\n'),
+    )
     const hooks = readJson(hooksPath()).hooks
     expect(Object.keys(hooks)).toEqual(['PreToolUse', 'Stop', 'SessionStart', 'UserPromptSubmit', 'PostToolUse', 'SubagentStop'])
     expect(hooks.PreToolUse).toEqual([userHook])
@@ -134,7 +154,13 @@ describe('planCodexConnect', () => {
     expect(plan.files.map((f) => f.after)).toEqual([c1, h1])
     expect(written).toEqual([])
     expect(plan.notes).toEqual([])
-    expect(renderAgentPlanDiff(plan)).toBe(`${configPath()} (unchanged)\n  mcp servers unchanged: mnemo\n  hook trust records unchanged: stop:1:0, ${EVENTS.filter((e) => e !== 'Stop').map((e) => `${codexEventLabel(e)}:0:0`).join(', ')}\n${hooksPath()} (unchanged)\n  hooks unchanged: Stop, ${EVENTS.filter((e) => e !== 'Stop').join(', ')}\n`)
+    expect(renderAgentPlanDiff(plan)).toBe(
+      `${configPath()} (unchanged)\n  mcp servers unchanged: mnemo\n  hook trust records unchanged: stop:1:0, ${EVENTS.filter(
+        (e) => e !== 'Stop',
+      )
+        .map((e) => `${codexEventLabel(e)}:0:0`)
+        .join(', ')}\n${hooksPath()} (unchanged)\n  hooks unchanged: Stop, ${EVENTS.filter((e) => e !== 'Stop').join(', ')}\n`,
+    )
   })
 
   it('rewrites an older mnemo table in place, sub-tables included, and leaves the comment after it', () => {
@@ -154,7 +180,9 @@ describe('planCodexConnect', () => {
     write(configPath(), text)
     const { plan } = connect()
     expect(withoutTrust(read(configPath()))).toBe(`${mnemoTable()}\n# next: the other server\n[mcp_servers.other]\ncommand = "other"\n`)
-    expect(renderAgentPlanDiff(plan)).toContain(`${configPath()} (update)\n  mcp servers updated: mnemo\n  hook trust records added: ${EVENTS.map((e) => `${codexEventLabel(e)}:0:0`).join(', ')}\n  @@ line 2 @@\n`)
+    expect(renderAgentPlanDiff(plan)).toContain(
+      `${configPath()} (update)\n  mcp servers updated: mnemo\n  hook trust records added: ${EVENTS.map((e) => `${codexEventLabel(e)}:0:0`).join(', ')}\n  @@ line 2 @@\n`,
+    )
   })
 
   it('quotes and escapes paths with spaces, quotes, backslashes and $ for TOML and for the shell', () => {
@@ -168,7 +196,9 @@ describe('planCodexConnect', () => {
     connect({ nodePath: fakeNode, cliPath: cli, mnemoHome })
     const toml = withoutTrust(read(configPath()))
     expect(toml).toContain(`command = "${fakeNode.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)
-    expect(parseToml(toml)).toEqual({ mcp_servers: { mnemo: { command: fakeNode, args: [cli, 'mcp', '--agent', 'codex'], env: { MNEMO_HOME: mnemoHome } } } })
+    expect(parseToml(toml)).toEqual({
+      mcp_servers: { mnemo: { command: fakeNode, args: [cli, 'mcp', '--agent', 'codex'], env: { MNEMO_HOME: mnemoHome } } },
+    })
     const command: string = readJson(hooksPath()).hooks.PostToolUse[0].hooks[0].command
     expect(command).toBe(`MNEMO_HOME=${shellQuote(mnemoHome)} ${shellQuote(fakeNode)} ${shellQuote(cli)} hook PostToolUse --agent codex`)
     const out = execFileSync('/bin/sh', ['-c', command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } })
@@ -179,7 +209,9 @@ describe('planCodexConnect', () => {
   it('keeps CRLF line ends', () => {
     write(configPath(), 'model = "o3"\r\n\r\n[mcp_servers.other]\r\ncommand = "x"\r\n')
     connect()
-    expect(withoutTrust(read(configPath()))).toBe(`model = "o3"\r\n\r\n[mcp_servers.other]\r\ncommand = "x"\r\n\r\n${mnemoTable().replace(/\n/g, '\r\n')}`)
+    expect(withoutTrust(read(configPath()))).toBe(
+      `model = "o3"\r\n\r\n[mcp_servers.other]\r\ncommand = "x"\r\n\r\n${mnemoTable().replace(/\n/g, '\r\n')}`,
+    )
   })
 
   it('refuses invalid TOML, inline or dotted mnemo entries and non-strict hooks.json without touching the file', () => {
@@ -202,7 +234,9 @@ describe('planCodexConnect', () => {
 
   it('notes hooks turned off in [features] and project trust', () => {
     write(configPath(), '[features]\nhooks = false\n')
-    expect(planCodexConnect(base).notes[0]).toBe(`hooks are turned off in ${configPath()} ([features] hooks = false); mnemo's MCP server still works, capture does not.`)
+    expect(planCodexConnect(base).notes[0]).toBe(
+      `hooks are turned off in ${configPath()} ([features] hooks = false); mnemo's MCP server still works, capture does not.`,
+    )
     const proj = join(root, 'proj')
     const { plan, written } = connect({ scope: 'project' })
     expect(written).toEqual([join(proj, '.codex', 'config.toml'), join(proj, '.codex', 'hooks.json')])
@@ -211,7 +245,11 @@ describe('planCodexConnect', () => {
 
   it('honours CODEX_HOME', () => {
     const dir = join(root, 'codex-home')
-    expect(codexPaths({ ...base, env: { CODEX_HOME: dir } })).toEqual({ scope: 'user', configPath: join(dir, 'config.toml'), hooksPath: join(dir, 'hooks.json') })
+    expect(codexPaths({ ...base, env: { CODEX_HOME: dir } })).toEqual({
+      scope: 'user',
+      configPath: join(dir, 'config.toml'),
+      hooksPath: join(dir, 'hooks.json'),
+    })
     expect(codexPaths({ ...base, env: { CODEX_HOME: '' } }).configPath).toBe(configPath())
     const { written } = connect({ env: { CODEX_HOME: dir } })
     expect(written).toEqual([join(dir, 'config.toml'), join(dir, 'hooks.json')])
@@ -221,7 +259,13 @@ describe('planCodexConnect', () => {
   it('describes its hooks', () => {
     const d = describeCodexHooks()
     expect(d.supported).toBe(true)
-    expect(d.events.map((e) => `${e.agentEvent}>${e.mnemoEvent}`)).toEqual(['SessionStart>SessionStart', 'UserPromptSubmit>UserPromptSubmit', 'PostToolUse>PostToolUse', 'SubagentStop>SubagentStop', 'Stop>Stop'])
+    expect(d.events.map((e) => `${e.agentEvent}>${e.mnemoEvent}`)).toEqual([
+      'SessionStart>SessionStart',
+      'UserPromptSubmit>UserPromptSubmit',
+      'PostToolUse>PostToolUse',
+      'SubagentStop>SubagentStop',
+      'Stop>Stop',
+    ])
   })
 })
 

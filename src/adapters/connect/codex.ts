@@ -86,9 +86,10 @@ export function describeCodexHooks(): AgentHooksDescription {
     agent: 'codex',
     supported: true,
     events: CODEX_HOOK_EVENTS,
-    note: 'hooks.json command hooks, payload JSON on stdin (Claude Code field names: session_id, transcript_path, cwd, hook_event_name, plus turn_id and model); '
-      + 'command `"<node>" "<cli>" hook <mnemoEvent> --agent codex`. Codex runs a hook only once it is trusted: at user scope connect records that trust in config.toml ([hooks.state]); project-scope hooks are trusted in Codex\'s hook review. '
-      + 'Not registered: PreToolUse/PermissionRequest (per-call latency, log-only in mnemo), PreCompact/PostCompact (mnemo prints plain text there), SubagentStart, StopFailure.',
+    note:
+      'hooks.json command hooks, payload JSON on stdin (Claude Code field names: session_id, transcript_path, cwd, hook_event_name, plus turn_id and model); ' +
+      'command `"<node>" "<cli>" hook <mnemoEvent> --agent codex`. Codex runs a hook only once it is trusted: at user scope connect records that trust in config.toml ([hooks.state]); project-scope hooks are trusted in Codex\'s hook review. ' +
+      'Not registered: PreToolUse/PermissionRequest (per-call latency, log-only in mnemo), PreCompact/PostCompact (mnemo prints plain text there), SubagentStart, StopFailure.',
   }
 }
 
@@ -100,7 +101,8 @@ export function describeCodexHooks(): AgentHooksDescription {
  */
 export function codexPaths(options: AgentLocation = {}): { scope: ConnectScope; configPath: string; hooksPath: string } {
   const scope = resolveScope(options.scope)
-  const dir = scope === 'project' ? join(resolveProject(options), '.codex') : envDir(options, 'CODEX_HOME') ?? join(resolveHome(options), '.codex')
+  const dir =
+    scope === 'project' ? join(resolveProject(options), '.codex') : (envDir(options, 'CODEX_HOME') ?? join(resolveHome(options), '.codex'))
   return { scope, configPath: join(dir, 'config.toml'), hooksPath: join(dir, 'hooks.json') }
 }
 
@@ -120,7 +122,10 @@ const mcpItems = (doc: TomlTable): Map<string, string> => {
 function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`
   if (typeof v === 'object' && v !== null) {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`
   }
   return JSON.stringify(v)
 }
@@ -176,12 +181,24 @@ export function codexMnemoHookTrust(hooksPath: string, hooks: JsonObject, mine: 
       if (typeof g !== 'object' || g === null || Array.isArray(g) || !Array.isArray(g.hooks)) return
       const matcher = typeof g.matcher === 'string' ? g.matcher : undefined
       g.hooks.forEach((h, hi) => {
-        if (typeof h !== 'object' || h === null || Array.isArray(h) || h.type !== 'command' || typeof h.command !== 'string' || !mine(h.command)) return
+        if (
+          typeof h !== 'object' ||
+          h === null ||
+          Array.isArray(h) ||
+          h.type !== 'command' ||
+          typeof h.command !== 'string' ||
+          !mine(h.command)
+        )
+          return
         const hook: CodexCommandHook = { command: h.command }
         if (typeof h.timeout === 'number') hook.timeout = h.timeout
         if (typeof h.async === 'boolean') hook.async = h.async
         if (typeof h.statusMessage === 'string') hook.statusMessage = h.statusMessage
-        out.push({ key: `${resolve(hooksPath)}:${codexEventLabel(event)}:${gi}:${hi}`, event, hash: codexHookTrustHash(event, matcher, hook) })
+        out.push({
+          key: `${resolve(hooksPath)}:${codexEventLabel(event)}:${gi}:${hi}`,
+          event,
+          hash: codexHookTrustHash(event, matcher, hook),
+        })
       })
     })
   }
@@ -190,13 +207,24 @@ export function codexMnemoHookTrust(hooksPath: string, hooks: JsonObject, mine: 
 
 /** The trust records at `keys`, by the event label in each key (`session_start`), for the plan summary. */
 const trustItems = (doc: TomlTable, keys: readonly string[]): Map<string, string> =>
-  new Map(keys.flatMap((k) => { const v = tomlValueAt(doc, ['hooks', 'state', k]); return v === undefined ? [] : [[k.split(':').slice(-3).join(':'), JSON.stringify(v)]] }))
+  new Map(
+    keys.flatMap((k) => {
+      const v = tomlValueAt(doc, ['hooks', 'state', k])
+      return v === undefined ? [] : [[k.split(':').slice(-3).join(':'), JSON.stringify(v)]]
+    }),
+  )
 
 /**
  * Plans config.toml: the MCP table, then the trust records — `untrust` keys
  * removed (unless trusted again), each of `trust` set to `trusted_hash`.
  */
-function planConfig(path: string, entry: Record<string, TomlScalar> | undefined, skipMissing: boolean, trust: readonly CodexTrustRecord[] = [], untrust: readonly string[] = []): AgentPlanFile | undefined {
+function planConfig(
+  path: string,
+  entry: Record<string, TomlScalar> | undefined,
+  skipMissing: boolean,
+  trust: readonly CodexTrustRecord[] = [],
+  untrust: readonly string[] = [],
+): AgentPlanFile | undefined {
   const before = readConfigText(path)
   if (before === undefined && skipMissing) return undefined
   let after = editTomlTable(path, before, CODEX_MCP_KEY, entry)
@@ -211,18 +239,40 @@ function planConfig(path: string, entry: Record<string, TomlScalar> | undefined,
   const keys = [...new Set([...trust.map((t) => t.key), ...untrust])]
   const summary = [
     ...summarizeItems('mcp servers', mcpItems(parseTomlConfig(path, before)), mcpItems(parseTomlConfig(path, after))),
-    ...summarizeItems('hook trust records', trustItems(parseTomlConfig(path, before), keys), trustItems(parseTomlConfig(path, after), keys)),
+    ...summarizeItems(
+      'hook trust records',
+      trustItems(parseTomlConfig(path, before), keys),
+      trustItems(parseTomlConfig(path, after), keys),
+    ),
   ]
   return planFileOf(path, 'mcp', before, after, summary)
 }
 
-function planHooks(path: string, mine: (c: string) => boolean, add: ((event: string) => JsonObject) | undefined, skipMissing: boolean): AgentPlanFile | undefined {
+function planHooks(
+  path: string,
+  mine: (c: string) => boolean,
+  add: ((event: string) => JsonObject) | undefined,
+  skipMissing: boolean,
+): AgentPlanFile | undefined {
   const before = readConfigText(path)
   if (before === undefined && skipMissing) return undefined
   const config = parseJsonConfig(path, before, false) // Codex reads hooks.json with a strict JSON parser
-  const edits = planGroupedHooks(path, config, 'hooks', CODEX_HOOK_EVENTS.map((e) => e.agentEvent), mine, add)
+  const edits = planGroupedHooks(
+    path,
+    config,
+    'hooks',
+    CODEX_HOOK_EVENTS.map((e) => e.agentEvent),
+    mine,
+    add,
+  )
   const after = editJsonText(before, config, edits)
-  return planFileOf(path, 'settings', before, after, summarizeItems('hooks', groupedHookItems(config, 'hooks', mine), groupedHookItems(parseJsonQuiet(after), 'hooks', mine)))
+  return planFileOf(
+    path,
+    'settings',
+    before,
+    after,
+    summarizeItems('hooks', groupedHookItems(config, 'hooks', mine), groupedHookItems(parseJsonQuiet(after), 'hooks', mine)),
+  )
 }
 
 const hooksDisabled = (doc: TomlTable): boolean =>
@@ -247,17 +297,32 @@ export function planCodexConnect(options: AgentConnectOptions = {}): AgentConnec
   const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'codex', shellQuote(cmd.cliPath))
   const mnemoEvent = new Map(CODEX_HOOK_EVENTS.map((e) => [e.agentEvent, e.mnemoEvent]))
   const group = (event: string): JsonObject => ({
-    hooks: [{ type: 'command', command: agentHookCommand('codex', mnemoEvent.get(event) ?? 'Stop', cmd, shellQuote), timeout: TIMEOUT_SECONDS[event] ?? DEFAULT_TIMEOUT_SECONDS }],
+    hooks: [
+      {
+        type: 'command',
+        command: agentHookCommand('codex', mnemoEvent.get(event) ?? 'Stop', cmd, shellQuote),
+        timeout: TIMEOUT_SECONDS[event] ?? DEFAULT_TIMEOUT_SECONDS,
+      },
+    ],
   })
   const hooksFile = planHooks(hooksPath, mine, group, false)
   // At user scope connect records Codex's trust in the hooks it wrote (see the module comment); never at project scope.
   const trust = scope === 'user' && hooksFile !== undefined ? codexMnemoHookTrust(hooksPath, parseJsonQuiet(hooksFile.after), mine) : []
-  const untrust = scope === 'user' && hooksFile !== undefined ? codexMnemoHookTrust(hooksPath, parseJsonQuiet(hooksFile.before), mine).map((t) => t.key) : []
-  const files = [planConfig(configPath, codexMcpEntry(cmd), false, trust, untrust), hooksFile].filter((f): f is AgentPlanFile => f !== undefined)
+  const untrust =
+    scope === 'user' && hooksFile !== undefined
+      ? codexMnemoHookTrust(hooksPath, parseJsonQuiet(hooksFile.before), mine).map((t) => t.key)
+      : []
+  const files = [planConfig(configPath, codexMcpEntry(cmd), false, trust, untrust), hooksFile].filter(
+    (f): f is AgentPlanFile => f !== undefined,
+  )
   const notes: string[] = []
-  if (scope === 'project' && files[1]?.changed === true) notes.push('Codex runs project hooks only after you trust them: start `codex` in this project and accept the hook review (or open /hooks).')
+  if (scope === 'project' && files[1]?.changed === true)
+    notes.push(
+      'Codex runs project hooks only after you trust them: start `codex` in this project and accept the hook review (or open /hooks).',
+    )
   const after = files[0] === undefined ? {} : parseTomlConfig(configPath, files[0].after)
-  if (hooksDisabled(after)) notes.push(`hooks are turned off in ${configPath} ([features] hooks = false); mnemo's MCP server still works, capture does not.`)
+  if (hooksDisabled(after))
+    notes.push(`hooks are turned off in ${configPath} ([features] hooks = false); mnemo's MCP server still works, capture does not.`)
   if (scope === 'project') notes.push('Codex reads .codex/ in a project only when you trust that project.')
   return { client: 'codex', action: 'connect', scope, files, notes }
 }
@@ -276,7 +341,12 @@ export function planCodexDisconnect(options: AgentDisconnectOptions = {}): Agent
   const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'codex', quoted)
   const hooksFile = planHooks(hooksPath, mine, undefined, true)
   // The trust records of the hooks being removed go with them.
-  const untrust = scope === 'user' && hooksFile !== undefined ? codexMnemoHookTrust(hooksPath, parseJsonQuiet(hooksFile.before), mine).map((t) => t.key) : []
-  const files = [removeIfEmptied(planConfig(configPath, undefined, true, [], untrust), 'toml'), removeIfEmptied(hooksFile, 'json')].filter((f): f is AgentPlanFile => f !== undefined)
+  const untrust =
+    scope === 'user' && hooksFile !== undefined
+      ? codexMnemoHookTrust(hooksPath, parseJsonQuiet(hooksFile.before), mine).map((t) => t.key)
+      : []
+  const files = [removeIfEmptied(planConfig(configPath, undefined, true, [], untrust), 'toml'), removeIfEmptied(hooksFile, 'json')].filter(
+    (f): f is AgentPlanFile => f !== undefined,
+  )
   return { client: 'codex', action: 'disconnect', scope, files, notes: [] }
 }

@@ -14,7 +14,18 @@ import { readFileSync, rmSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { applyEdits, findNodeAtLocation, modify, parse, parseTree, printParseErrorCode, type FormattingOptions, type JSONPath, type Node, type ParseError } from 'jsonc-parser'
+import {
+  applyEdits,
+  findNodeAtLocation,
+  modify,
+  parse,
+  parseTree,
+  printParseErrorCode,
+  type FormattingOptions,
+  type JSONPath,
+  type Node,
+  type ParseError,
+} from 'jsonc-parser'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { invalidInput } from '../../core/errors.js'
 import type { ClaudeHookEvent } from '../../capture/claude-hook.js'
@@ -35,7 +46,12 @@ export type { ConnectScope }
 export type ConnectAgent = 'codex' | 'gemini' | 'cursor' | 'opencode'
 
 /** Display names used in messages. */
-export const AGENT_LABELS: Readonly<Record<ConnectAgent, string>> = { codex: 'Codex CLI', gemini: 'Gemini CLI', cursor: 'Cursor', opencode: 'OpenCode' }
+export const AGENT_LABELS: Readonly<Record<ConnectAgent, string>> = {
+  codex: 'Codex CLI',
+  gemini: 'Gemini CLI',
+  cursor: 'Cursor',
+  opencode: 'OpenCode',
+}
 
 /** One file of an agent plan: a {@link ConnectPlanFile} plus mnemo's own entries summarised (`  mcp servers added: mnemo`). */
 export interface AgentPlanFile extends ConnectPlanFile {
@@ -103,7 +119,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
   const ka = Object.keys(a)
   const kb = Object.keys(b)
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  )
 }
 
 /**
@@ -114,7 +133,10 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 export function resolveAgentCommand(o: AgentCommandOptions): ResolvedCommand {
   const nodePath = o.nodePath ?? process.execPath
   const cliPath = o.cliPath ?? fileURLToPath(new URL('../cli/main.js', import.meta.url))
-  for (const [name, p] of [['nodePath', nodePath], ['cliPath', cliPath]] as const) {
+  for (const [name, p] of [
+    ['nodePath', nodePath],
+    ['cliPath', cliPath],
+  ] as const) {
     if (!isAbsolute(p)) throw invalidInput(name, `${name} must be an absolute path, got "${p}"`)
   }
   if (o.mnemoHome === '') throw invalidInput('mnemoHome', 'mnemoHome must not be empty')
@@ -128,11 +150,18 @@ export function resolveAgentCommand(o: AgentCommandOptions): ResolvedCommand {
  * @throws MnemoError INVALID_INPUT (details.path = the option name).
  */
 export function refuseSubstitution(cmd: ResolvedCommand, pattern: RegExp, agentLabel: string, syntax: string): void {
-  const values: Array<[string, string | undefined]> = [['nodePath', cmd.nodePath], ['cliPath', cmd.cliPath], ['mnemoHome', cmd.mnemoHome]]
+  const values: Array<[string, string | undefined]> = [
+    ['nodePath', cmd.nodePath],
+    ['cliPath', cmd.cliPath],
+    ['mnemoHome', cmd.mnemoHome],
+  ]
   for (const [name, value] of values) {
     if (value !== undefined && pattern.test(value)) {
-      throw invalidInput(name, `${name} "${value}" contains ${syntax}, which ${agentLabel} replaces when it reads its configuration; mnemo will not write it`,
-        'Install mnemo (or point MNEMO_HOME) at a path without that sequence, then run again.')
+      throw invalidInput(
+        name,
+        `${name} "${value}" contains ${syntax}, which ${agentLabel} replaces when it reads its configuration; mnemo will not write it`,
+        'Install mnemo (or point MNEMO_HOME) at a path without that sequence, then run again.',
+      )
     }
   }
 }
@@ -160,7 +189,12 @@ export function envDir(o: AgentLocation, name: string): string | undefined {
  * payload field names and event names to map (capture/claude-hook.ts,
  * capture/agent-hook-events.ts).
  */
-export function agentHookCommand(agent: ConnectAgent, mnemoEvent: ClaudeHookEvent, cmd: ResolvedCommand, quote: (s: string) => string): string {
+export function agentHookCommand(
+  agent: ConnectAgent,
+  mnemoEvent: ClaudeHookEvent,
+  cmd: ResolvedCommand,
+  quote: (s: string) => string,
+): string {
   const prefix = cmd.mnemoHome === undefined ? '' : `MNEMO_HOME=${quote(cmd.mnemoHome)} `
   return `${prefix}${quote(cmd.nodePath)} ${quote(cmd.cliPath)} hook ${mnemoEvent} --agent ${agent}`
 }
@@ -175,7 +209,11 @@ const CLI_SCRIPT = /adapters[\\/]+cli[\\/]+main\.js/
 export function isMnemoAgentHookCommand(command: string, agent: ConnectAgent, cliPathQuoted?: string): boolean {
   const tail = new RegExp(`(?:^|\\s)hook\\s+["']?[A-Za-z]+["']?(?:\\s+--agent(?:\\s+|=)["']?${agent}["']?)?\\s*$`)
   if (!tail.test(command)) return false
-  return /mnemo/i.test(command) || CLI_SCRIPT.test(command) || (cliPathQuoted !== undefined && cliPathQuoted !== '' && command.includes(cliPathQuoted))
+  return (
+    /mnemo/i.test(command) ||
+    CLI_SCRIPT.test(command) ||
+    (cliPathQuoted !== undefined && cliPathQuoted !== '' && command.includes(cliPathQuoted))
+  )
 }
 
 /** Reads a file; `undefined` when it does not exist. @throws MnemoError INVALID_INPUT (details.path = the file) when unreadable. */
@@ -197,15 +235,23 @@ export function parseJsonConfig(path: string, text: string | undefined, allowCom
   const body = (text ?? '').replace(/^\uFEFF/, '')
   if (body.trim() === '') return {}
   const errors: ParseError[] = []
-  const value: unknown = parse(body, errors, { allowTrailingComma: allowComments, disallowComments: !allowComments, allowEmptyContent: false })
+  const value: unknown = parse(body, errors, {
+    allowTrailingComma: allowComments,
+    disallowComments: !allowComments,
+    allowEmptyContent: false,
+  })
   const first = errors[0]
   if (first !== undefined) {
     const line = body.slice(0, first.offset).split('\n').length
     const what = allowComments ? 'valid JSON' : 'valid JSON (comments and trailing commas are not allowed in this file)'
-    throw invalidInput(path, `${path} is not ${what}: ${printParseErrorCode(first.error)} at line ${line}; mnemo will not overwrite it`,
-      'Fix the file or move it aside, then run again.')
+    throw invalidInput(
+      path,
+      `${path} is not ${what}: ${printParseErrorCode(first.error)} at line ${line}; mnemo will not overwrite it`,
+      'Fix the file or move it aside, then run again.',
+    )
   }
-  if (!isJsonObject(value)) throw invalidInput(path, `${path} must hold a JSON object, found ${describeJson(value)}; mnemo will not overwrite it`)
+  if (!isJsonObject(value))
+    throw invalidInput(path, `${path} must hold a JSON object, found ${describeJson(value)}; mnemo will not overwrite it`)
   return value
 }
 
@@ -254,7 +300,9 @@ function setIn(root: JsonObject, path: JSONPath, value: Json | undefined): void 
 /** `value` as indented JSON whose continuation lines start with `baseIndent`. */
 function pretty(value: Json, fmt: FormattingOptions, baseIndent: string): string {
   const unit = fmt.insertSpaces === false ? '\t' : ' '.repeat(fmt.tabSize ?? 2)
-  return JSON.stringify(value, null, unit).split('\n').join(`${fmt.eol ?? '\n'}${baseIndent}`)
+  return JSON.stringify(value, null, unit)
+    .split('\n')
+    .join(`${fmt.eol ?? '\n'}${baseIndent}`)
 }
 
 const lineIndent = (text: string, offset: number): string => {
@@ -274,7 +322,8 @@ function setJsonText(text: string, path: JSONPath, value: Json, fmt: FormattingO
   const fallback = (): string => applyEdits(text, modify(text, path, value, { formattingOptions: fmt }))
   if (tree === undefined) return fallback()
   const node = findNodeAtLocation(tree, path)
-  if (node !== undefined) return `${text.slice(0, node.offset)}${pretty(value, fmt, lineIndent(text, node.offset))}${text.slice(node.offset + node.length)}`
+  if (node !== undefined)
+    return `${text.slice(0, node.offset)}${pretty(value, fmt, lineIndent(text, node.offset))}${text.slice(node.offset + node.length)}`
   let depth = path.length - 1
   let parent: Node | undefined
   for (; depth >= 0; depth--) {
@@ -365,12 +414,20 @@ export function summarizeItems(label: string, before: ReadonlyMap<string, string
     ['removed', (k) => !after.has(k)],
     ['unchanged', (k) => before.get(k) === after.get(k)],
   ]
-  return groups.map(([what, test]) => [what, keys.filter(test)] as const)
-    .filter(([, list]) => list.length > 0).map(([what, list]) => `  ${label} ${what}: ${list.join(', ')}`)
+  return groups
+    .map(([what, test]) => [what, keys.filter(test)] as const)
+    .filter(([, list]) => list.length > 0)
+    .map(([what, list]) => `  ${label} ${what}: ${list.join(', ')}`)
 }
 
 /** A plan file from before/after texts. */
-export function planFileOf(path: string, kind: ConnectPlanFile['kind'], before: string | undefined, after: string, summary: string[]): AgentPlanFile {
+export function planFileOf(
+  path: string,
+  kind: ConnectPlanFile['kind'],
+  before: string | undefined,
+  after: string,
+  summary: string[],
+): AgentPlanFile {
   return { path, kind, before, after, changed: after !== before, summary }
 }
 
@@ -383,7 +440,11 @@ export function planFileOf(path: string, kind: ConnectPlanFile['kind'], before: 
  * it instead of leaving an empty shell. A file mnemo did not change (no mnemo
  * entry in it) is never deleted. Returns `file` itself otherwise.
  */
-export function removeIfEmptied(file: AgentPlanFile | undefined, format: 'json' | 'toml', leftover: readonly JsonObject[] = [{}]): AgentPlanFile | undefined {
+export function removeIfEmptied(
+  file: AgentPlanFile | undefined,
+  format: 'json' | 'toml',
+  leftover: readonly JsonObject[] = [{}],
+): AgentPlanFile | undefined {
   if (file === undefined || !file.changed || file.before === undefined) return file
   const rest = file.after.replace(/\s+/g, '')
   const empty = format === 'toml' ? rest === '' : rest === '' || leftover.some((l) => rest === JSON.stringify(l))
@@ -398,10 +459,16 @@ export function removeIfEmptied(file: AgentPlanFile | undefined, format: 'json' 
  */
 export function applyAgentConnectPlan(plan: AgentConnectPlan): string[] {
   // applyConnectPlan reads only `files`; its ConnectPlan type still names claude-code as the only client.
-  const written = applyConnectPlan({ client: 'claude-code', action: plan.action, scope: plan.scope, files: plan.files.filter((f) => f.remove !== true) })
+  const written = applyConnectPlan({
+    client: 'claude-code',
+    action: plan.action,
+    scope: plan.scope,
+    files: plan.files.filter((f) => f.remove !== true),
+  })
   for (const file of plan.files) {
     if (file.remove !== true || !file.changed) continue
-    if (readConfigText(file.path) !== file.before) throw invalidInput(file.path, `${file.path} changed since the plan was made; not removed`, 'Run the command again.')
+    if (readConfigText(file.path) !== file.before)
+      throw invalidInput(file.path, `${file.path} changed since the plan was made; not removed`, 'Run the command again.')
     rmSync(file.path, { force: true })
     written.push(file.path)
   }
@@ -423,7 +490,9 @@ export function renderAgentPlanDiff(plan: AgentConnectPlan): string {
       out.push(`${file.changed ? 'remove' : 'unchanged'} ${file.path}`, ...file.summary)
       continue
     }
-    const lines = renderPlanDiff({ client: 'claude-code', action: plan.action, scope: plan.scope, files: [file] }).replace(/\n$/, '').split('\n')
+    const lines = renderPlanDiff({ client: 'claude-code', action: plan.action, scope: plan.scope, files: [file] })
+      .replace(/\n$/, '')
+      .split('\n')
     const [header, ...rest] = lines
     out.push(header ?? file.path, ...file.summary, ...rest.filter((l) => !CLAUDE_SUMMARY.test(l)))
   }
@@ -443,17 +512,29 @@ export function renderAgentPlanDiff(plan: AgentConnectPlan): string {
  * changed event, so everything else in the map keeps its text.
  * @throws MnemoError INVALID_INPUT (details.path = `path`) when the map or one of `events`' lists has the wrong type.
  */
-export function planGroupedHooks(path: string, config: JsonObject, hooksKey: string, events: readonly string[], mine: (command: string) => boolean, add?: (event: string) => JsonObject): JsonEdit[] {
+export function planGroupedHooks(
+  path: string,
+  config: JsonObject,
+  hooksKey: string,
+  events: readonly string[],
+  mine: (command: string) => boolean,
+  add?: (event: string) => JsonObject,
+): JsonEdit[] {
   const raw = config[hooksKey]
   if (raw === undefined && add === undefined) return []
-  if (raw !== undefined && !isJsonObject(raw)) throw invalidInput(path, `${path}: "${hooksKey}" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
+  if (raw !== undefined && !isJsonObject(raw))
+    throw invalidInput(path, `${path}: "${hooksKey}" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
   const ours = new Set(add === undefined ? [] : events)
   const edits: JsonEdit[] = []
   let removedAny = false
   let kept = 0
   for (const [event, value] of Object.entries(raw ?? {})) {
     if (!Array.isArray(value)) {
-      if (ours.has(event)) throw invalidInput(path, `${path}: "${hooksKey}.${event}" must be an array, found ${describeJson(value)}; mnemo will not overwrite it`)
+      if (ours.has(event))
+        throw invalidInput(
+          path,
+          `${path}: "${hooksKey}.${event}" must be an array, found ${describeJson(value)}; mnemo will not overwrite it`,
+        )
       kept++
       continue
     }
@@ -461,20 +542,30 @@ export function planGroupedHooks(path: string, config: JsonObject, hooksKey: str
     let slot = -1
     let removed = 0
     for (const group of value) {
-      if (!isJsonObject(group) || !Array.isArray(group.hooks)) { out.push(group); continue }
+      if (!isJsonObject(group) || !Array.isArray(group.hooks)) {
+        out.push(group)
+        continue
+      }
       const rest = group.hooks.filter((h) => !(isJsonObject(h) && typeof h.command === 'string' && mine(h.command)))
-      if (rest.length === group.hooks.length) { out.push(group); continue }
+      if (rest.length === group.hooks.length) {
+        out.push(group)
+        continue
+      }
       removed += group.hooks.length - rest.length
       if (rest.length > 0) out.push({ ...group, hooks: rest })
       else if (slot < 0) slot = out.length
     }
     if (removed > 0) removedAny = true
     if (add !== undefined && ours.has(event)) out.splice(slot < 0 ? out.length : slot, 0, add(event))
-    if (out.length === 0 && removed > 0 && !ours.has(event)) { edits.push({ path: [hooksKey, event], value: undefined }); continue }
+    if (out.length === 0 && removed > 0 && !ours.has(event)) {
+      edits.push({ path: [hooksKey, event], value: undefined })
+      continue
+    }
     kept++
     if (!jsonEqual(out, value)) edits.push({ path: [hooksKey, event], value: out })
   }
-  if (add !== undefined) for (const event of events) if (!Object.hasOwn(raw ?? {}, event)) edits.push({ path: [hooksKey, event], value: [add(event)] })
+  if (add !== undefined)
+    for (const event of events) if (!Object.hasOwn(raw ?? {}, event)) edits.push({ path: [hooksKey, event], value: [add(event)] })
   if (add === undefined && removedAny && kept === 0) return [{ path: [hooksKey], value: undefined }]
   return edits
 }
@@ -484,8 +575,11 @@ export function groupedHookItems(config: JsonObject, hooksKey: string, mine: (co
   const out = new Map<string, string>()
   const raw = config[hooksKey]
   for (const [event, groups] of Object.entries(isJsonObject(raw) ? raw : {})) {
-    const found = (Array.isArray(groups) ? groups : []).flatMap((g) => (isJsonObject(g) && Array.isArray(g.hooks) ? g.hooks : [])
-      .filter((h) => isJsonObject(h) && typeof h.command === 'string' && mine(h.command)).map((h) => [isJsonObject(g) ? g.matcher ?? null : null, h]))
+    const found = (Array.isArray(groups) ? groups : []).flatMap((g) =>
+      (isJsonObject(g) && Array.isArray(g.hooks) ? g.hooks : [])
+        .filter((h) => isJsonObject(h) && typeof h.command === 'string' && mine(h.command))
+        .map((h) => [isJsonObject(g) ? (g.matcher ?? null) : null, h]),
+    )
     if (found.length > 0) out.set(event, JSON.stringify(found))
   }
   return out
@@ -518,7 +612,11 @@ export function parseTomlConfig(path: string, text: string | undefined): TomlTab
   } catch (err) {
     const where = err instanceof TomlError ? ` at line ${err.line}, column ${err.column}` : ''
     const first = ((err as Error).message.split('\n')[0] ?? '').trim()
-    throw invalidInput(path, `${path} is not valid TOML${where} (${first}); mnemo will not overwrite it`, 'Fix the file or move it aside, then run again.')
+    throw invalidInput(
+      path,
+      `${path} is not valid TOML${where} (${first}); mnemo will not overwrite it`,
+      'Fix the file or move it aside, then run again.',
+    )
   }
 }
 
@@ -560,7 +658,9 @@ const KEY_ESCAPES: Readonly<Record<string, string>> = { b: '\b', t: '\t', n: '\n
 function readTomlKey(src: string): string[] | undefined {
   const out: string[] = []
   let i = 0
-  const skip = (): void => { while (src[i] === ' ' || src[i] === '\t') i++ }
+  const skip = (): void => {
+    while (src[i] === ' ' || src[i] === '\t') i++
+  }
   for (;;) {
     skip()
     const c = src[i]
@@ -568,7 +668,11 @@ function readTomlKey(src: string): string[] | undefined {
       let j = i + 1
       let seg = ''
       while (j < src.length && src[j] !== '"') {
-        if (src[j] !== '\\') { seg += src[j]; j++; continue }
+        if (src[j] !== '\\') {
+          seg += src[j]
+          j++
+          continue
+        }
         const esc = src[j + 1] ?? ''
         if (esc === 'u' || esc === 'U') {
           const len = esc === 'u' ? 4 : 8
@@ -641,7 +745,10 @@ function scanTomlHeaders(lines: readonly string[]): TomlHeader[] {
         if (ml === ML_BASIC) {
           let back = 0
           for (let k = j - 1; k >= i && line[k] === '\\'; k--) back++
-          if (back % 2 === 1) { i = j + 1; continue }
+          if (back % 2 === 1) {
+            i = j + 1
+            continue
+          }
         }
         i = j + 3
         while (line[i] === ml[0]) i++ // up to two more quotes belong to the string
@@ -651,14 +758,22 @@ function scanTomlHeaders(lines: readonly string[]): TomlHeader[] {
       const c = line[i]
       if (c === '#') break
       if (c !== ' ' && c !== '\t') content = true
-      if (line.startsWith(ML_BASIC, i) || line.startsWith(ML_LITERAL, i)) { ml = line.startsWith(ML_BASIC, i) ? ML_BASIC : ML_LITERAL; i += 3; continue }
+      if (line.startsWith(ML_BASIC, i) || line.startsWith(ML_LITERAL, i)) {
+        ml = line.startsWith(ML_BASIC, i) ? ML_BASIC : ML_LITERAL
+        i += 3
+        continue
+      }
       if (c === '"') {
         let j = i + 1
         while (j < line.length && line[j] !== '"') j += line[j] === '\\' ? 2 : 1
         i = j + 1
         continue
       }
-      if (c === "'") { const j = line.indexOf("'", i + 1); i = j < 0 ? line.length : j + 1; continue }
+      if (c === "'") {
+        const j = line.indexOf("'", i + 1)
+        i = j < 0 ? line.length : j + 1
+        continue
+      }
       if (c === '[' || c === '{') depth++
       else if (c === ']' || c === '}') depth = Math.max(0, depth - 1)
       i++
@@ -679,7 +794,11 @@ function canonicalToml(v: unknown): string {
     if (x instanceof Date) return `date:${String(x)}`
     if (typeof x === 'number' && !Number.isFinite(x)) return `num:${String(x)}`
     if (typeof x === 'object' && x !== null && !Array.isArray(x)) {
-      return Object.fromEntries(Object.keys(x).sort().map((k) => [k, (x as Record<string, unknown>)[k]]))
+      return Object.fromEntries(
+        Object.keys(x)
+          .sort()
+          .map((k) => [k, (x as Record<string, unknown>)[k]]),
+      )
     }
     return x
   })
@@ -691,7 +810,10 @@ function withoutKey(doc: TomlTable, key: readonly string[]): unknown {
   let cur: Record<string, unknown> | undefined = copy
   for (const [i, seg] of key.entries()) {
     if (cur === undefined) break
-    if (i === key.length - 1) { delete cur[seg]; break }
+    if (i === key.length - 1) {
+      delete cur[seg]
+      break
+    }
     parents.push([cur, seg])
     const next: unknown = cur[seg]
     cur = typeof next === 'object' && next !== null && !Array.isArray(next) ? (next as Record<string, unknown>) : undefined
@@ -729,7 +851,12 @@ export function tomlValueAt(doc: TomlTable, key: readonly string[]): unknown {
  *   not valid TOML, or the table is defined in a form this edit cannot
  *   rewrite safely (inline table, dotted keys elsewhere).
  */
-export function editTomlTable(path: string, text: string | undefined, key: readonly string[], entry: Readonly<Record<string, TomlScalar>> | undefined): string {
+export function editTomlTable(
+  path: string,
+  text: string | undefined,
+  key: readonly string[],
+  entry: Readonly<Record<string, TomlScalar>> | undefined,
+): string {
   const original = text ?? ''
   const doc = parseTomlConfig(path, text)
   const current = tomlValueAt(doc, key)
@@ -742,7 +869,11 @@ export function editTomlTable(path: string, text: string | undefined, key: reado
   const headers = scanTomlHeaders(lines)
   const name = `[${key.map(tomlKey).join('.')}]`
   const refuse = (why: string): never => {
-    throw invalidInput(path, `${path}: ${why}; mnemo will not rewrite it`, `Move mnemo's settings into a plain ${name} table (or delete them), then run again.`)
+    throw invalidInput(
+      path,
+      `${path}: ${why}; mnemo will not rewrite it`,
+      `Move mnemo's settings into a plain ${name} table (or delete them), then run again.`,
+    )
   }
   const mine = headers.filter((h) => !h.array && keyStartsWith(h.key, key))
   if (current !== undefined && mine.length === 0) refuse(`${name} is defined inline or with dotted keys`)
@@ -763,7 +894,10 @@ export function editTomlTable(path: string, text: string | undefined, key: reado
   const out: string[] = []
   let removedAt = -1
   for (const [n, line] of lines.entries()) {
-    if (n === first?.line) { removedAt = out.length; out.push(...block) }
+    if (n === first?.line) {
+      removedAt = out.length
+      out.push(...block)
+    }
     if (!drop.has(n)) out.push(line)
     if (n === insertAfter) out.push(cr, ...block)
   }
@@ -786,6 +920,7 @@ export function editTomlTable(path: string, text: string | undefined, key: reado
   }
   const got = tomlValueAt(after, key)
   const sameTarget = entry === undefined ? got === undefined : canonicalToml(got) === canonicalToml(want)
-  if (!sameTarget || canonicalToml(withoutKey(after, key)) !== canonicalToml(withoutKey(doc, key))) refuse(`${name} could not be isolated from the rest of the file`)
+  if (!sameTarget || canonicalToml(withoutKey(after, key)) !== canonicalToml(withoutKey(doc, key)))
+    refuse(`${name} could not be isolated from the rest of the file`)
   return next
 }

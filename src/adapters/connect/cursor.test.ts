@@ -58,10 +58,23 @@ describe('planCursorConnect', () => {
   it('fresh install writes mcp.json and hooks.json', () => {
     const { plan, written } = connect()
     expect(written).toEqual([mcpPath(), hooksPath()])
-    expect(plan.files.map((f) => [f.path, f.kind, f.before, f.changed])).toEqual([[mcpPath(), 'mcp', undefined, true], [hooksPath(), 'settings', undefined, true]])
+    expect(plan.files.map((f) => [f.path, f.kind, f.before, f.changed])).toEqual([
+      [mcpPath(), 'mcp', undefined, true],
+      [hooksPath(), 'settings', undefined, true],
+    ])
     expect(read(mcpPath())).toBe(`${JSON.stringify({ mcpServers: { mnemo: mcp } }, null, 2)}\n`)
-    expect(read(hooksPath())).toBe(`${JSON.stringify({ version: 1, hooks: Object.fromEntries(EVENTS.map((e) => [e, [hook(e)]])) }, null, 2)}\n`)
-    expect(EVENTS).toEqual(['sessionStart', 'beforeSubmitPrompt', 'postToolUse', 'postToolUseFailure', 'subagentStop', 'afterAgentResponse', 'sessionEnd'])
+    expect(read(hooksPath())).toBe(
+      `${JSON.stringify({ version: 1, hooks: Object.fromEntries(EVENTS.map((e) => [e, [hook(e)]])) }, null, 2)}\n`,
+    )
+    expect(EVENTS).toEqual([
+      'sessionStart',
+      'beforeSubmitPrompt',
+      'postToolUse',
+      'postToolUseFailure',
+      'subagentStop',
+      'afterAgentResponse',
+      'sessionEnd',
+    ])
   })
 
   it('writes MNEMO_HOME into the MCP env and the hook commands', () => {
@@ -74,13 +87,30 @@ describe('planCursorConnect', () => {
     write(mcpPath(), USER_MCP)
     write(hooksPath(), USER_HOOKS)
     connect()
-    const mnemoLines = JSON.stringify({ mnemo: mcp }, null, 2).split('\n').slice(1, -1).map((l) => `  ${l}`)
-    expect(read(mcpPath())).toBe([...USER_MCP.split('\n').slice(0, 7).map((l, i) => (i === 6 ? `${l},` : l)), ...mnemoLines, '  }', '}', ''].join('\n'))
+    const mnemoLines = JSON.stringify({ mnemo: mcp }, null, 2)
+      .split('\n')
+      .slice(1, -1)
+      .map((l) => `  ${l}`)
+    expect(read(mcpPath())).toBe(
+      [
+        ...USER_MCP.split('\n')
+          .slice(0, 7)
+          .map((l, i) => (i === 6 ? `${l},` : l)),
+        ...mnemoLines,
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+    )
     const hooks = readJson(hooksPath())
     expect(Object.keys(hooks.hooks)).toEqual(['afterFileEdit', 'stop', ...EVENTS])
     expect(hooks.hooks.afterFileEdit).toEqual([{ command: './format.sh' }])
     expect(hooks.hooks.stop).toEqual([{ command: 'say done' }])
-    expect(read(hooksPath()).startsWith('{\n  "version": 1,\n  "hooks": {\n    "afterFileEdit": [{ "command": "./format.sh" }],\n    "stop": [{ "command": "say done" }],\n')).toBe(true)
+    expect(
+      read(hooksPath()).startsWith(
+        '{\n  "version": 1,\n  "hooks": {\n    "afterFileEdit": [{ "command": "./format.sh" }],\n    "stop": [{ "command": "say done" }],\n',
+      ),
+    ).toBe(true)
   })
 
   it('is idempotent: a second run is byte-identical and reports no change', () => {
@@ -89,16 +119,26 @@ describe('planCursorConnect', () => {
     connect()
     const [m1, h1] = [read(mcpPath()), read(hooksPath())]
     const { plan, written } = connect()
-    expect(plan.files.map((f) => [f.changed, f.after])).toEqual([[false, m1], [false, h1]])
+    expect(plan.files.map((f) => [f.changed, f.after])).toEqual([
+      [false, m1],
+      [false, h1],
+    ])
     expect(written).toEqual([])
-    expect(renderAgentPlanDiff(plan)).toBe(`${mcpPath()} (unchanged)\n  mcp servers unchanged: mnemo\n${hooksPath()} (unchanged)\n  hooks unchanged: ${EVENTS.join(', ')}\n`)
+    expect(renderAgentPlanDiff(plan)).toBe(
+      `${mcpPath()} (unchanged)\n  mcp servers unchanged: mnemo\n${hooksPath()} (unchanged)\n  hooks unchanged: ${EVENTS.join(', ')}\n`,
+    )
   })
 
   it('replaces an older mnemo command in place', () => {
-    write(hooksPath(), `${JSON.stringify({ version: 1, hooks: { stop: [{ command: 'a' }], sessionStart: [{ command: 'first' }, { command: '"/n" "/old/dist/adapters/cli/main.js" hook SessionStart --agent cursor' }, { command: 'last' }] } }, null, 2)}\n`)
+    write(
+      hooksPath(),
+      `${JSON.stringify({ version: 1, hooks: { stop: [{ command: 'a' }], sessionStart: [{ command: 'first' }, { command: '"/n" "/old/dist/adapters/cli/main.js" hook SessionStart --agent cursor' }, { command: 'last' }] } }, null, 2)}\n`,
+    )
     const { plan } = connect()
     expect(readJson(hooksPath()).hooks.sessionStart).toEqual([{ command: 'first' }, hook('sessionStart'), { command: 'last' }])
-    expect(renderAgentPlanDiff(plan)).toContain('  hooks added: beforeSubmitPrompt, postToolUse, postToolUseFailure, subagentStop, afterAgentResponse, sessionEnd\n  hooks updated: sessionStart\n')
+    expect(renderAgentPlanDiff(plan)).toContain(
+      '  hooks added: beforeSubmitPrompt, postToolUse, postToolUseFailure, subagentStop, afterAgentResponse, sessionEnd\n  hooks updated: sessionStart\n',
+    )
   })
 
   it('quotes paths for the shell and refuses ${ that Cursor would interpolate', () => {
@@ -112,12 +152,25 @@ describe('planCursorConnect', () => {
     expect(readJson(mcpPath()).mcpServers.mnemo).toEqual({ command: fakeNode, args: [cli, 'mcp', '--agent', 'cursor'] })
     const command: string = readJson(hooksPath()).hooks.postToolUse[0].command
     expect(command).toBe(`${shellQuote(fakeNode)} ${shellQuote(cli)} hook PostToolUse --agent cursor`)
-    expect(execFileSync('/bin/sh', ['-c', command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).split('\n')).toEqual([fakeNode, cli, 'hook', 'PostToolUse', '--agent', 'cursor', ''])
+    expect(execFileSync('/bin/sh', ['-c', command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).split('\n')).toEqual([
+      fakeNode,
+      cli,
+      'hook',
+      'PostToolUse',
+      '--agent',
+      'cursor',
+      '',
+    ])
     expectInvalid(() => planCursorConnect({ ...base, cliPath: '/opt/${userHome}/main.js' }), 'cliPath')
   })
 
   it('refuses invalid JSON and wrong types without touching the file', () => {
-    const cases: Array<[string, string]> = [[mcpPath(), '{"mcpServers": '], [mcpPath(), '{"mcpServers": [1]}\n'], [hooksPath(), '{"hooks": []}\n'], [hooksPath(), '{"hooks": {"stop": "x", "sessionStart": {}}}\n']]
+    const cases: Array<[string, string]> = [
+      [mcpPath(), '{"mcpServers": '],
+      [mcpPath(), '{"mcpServers": [1]}\n'],
+      [hooksPath(), '{"hooks": []}\n'],
+      [hooksPath(), '{"hooks": {"stop": "x", "sessionStart": {}}}\n'],
+    ]
     for (const [path, text] of cases) {
       rmSync(join(home, '.cursor'), { recursive: true, force: true })
       write(path, text)
@@ -132,7 +185,15 @@ describe('planCursorConnect', () => {
   })
 
   it('describes its hooks', () => {
-    expect(describeCursorHooks().events.map((e) => `${e.agentEvent}>${e.mnemoEvent}`)).toEqual(['sessionStart>SessionStart', 'beforeSubmitPrompt>UserPromptSubmit', 'postToolUse>PostToolUse', 'postToolUseFailure>PostToolUseFailure', 'subagentStop>SubagentStop', 'afterAgentResponse>Stop', 'sessionEnd>SessionEnd'])
+    expect(describeCursorHooks().events.map((e) => `${e.agentEvent}>${e.mnemoEvent}`)).toEqual([
+      'sessionStart>SessionStart',
+      'beforeSubmitPrompt>UserPromptSubmit',
+      'postToolUse>PostToolUse',
+      'postToolUseFailure>PostToolUseFailure',
+      'subagentStop>SubagentStop',
+      'afterAgentResponse>Stop',
+      'sessionEnd>SessionEnd',
+    ])
   })
 })
 

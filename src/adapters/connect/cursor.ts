@@ -65,10 +65,11 @@ export function describeCursorHooks(): AgentHooksDescription {
     agent: 'cursor',
     supported: true,
     events: CURSOR_HOOK_EVENTS,
-    note: 'hooks.json command hooks, payload JSON on stdin with Cursor field names (conversation_id, generation_id, hook_event_name, workspace_roots; '
-      + 'beforeSubmitPrompt: prompt; postToolUse: tool_name, tool_input, tool_output; afterAgentResponse: text) — mapped onto the Claude Code field names by mnemo hook --agent cursor; '
-      + 'command `"<node>" "<cli>" hook <mnemoEvent> --agent cursor`. afterAgentResponse stands in for Stop because it carries the reply text. '
-      + 'Not registered: preToolUse, before*/after* Shell/MCP/ReadFile/FileEdit (per-call latency; postToolUse covers them), preCompact (mnemo prints plain text there), stop, subagentStart, afterAgentThought, Tab hooks.',
+    note:
+      'hooks.json command hooks, payload JSON on stdin with Cursor field names (conversation_id, generation_id, hook_event_name, workspace_roots; ' +
+      'beforeSubmitPrompt: prompt; postToolUse: tool_name, tool_input, tool_output; afterAgentResponse: text) — mapped onto the Claude Code field names by mnemo hook --agent cursor; ' +
+      'command `"<node>" "<cli>" hook <mnemoEvent> --agent cursor`. afterAgentResponse stands in for Stop because it carries the reply text. ' +
+      'Not registered: preToolUse, before*/after* Shell/MCP/ReadFile/FileEdit (per-call latency; postToolUse covers them), preCompact (mnemo prints plain text there), stop, subagentStart, afterAgentThought, Tab hooks.',
   }
 }
 
@@ -91,16 +92,25 @@ export function cursorMcpEntry(cmd: ResolvedCommand): JsonObject {
 }
 
 const mcpItems = (config: JsonObject): Map<string, string> =>
-  new Map(isJsonObject(config.mcpServers) && Object.hasOwn(config.mcpServers, 'mnemo') ? [['mnemo', JSON.stringify(config.mcpServers.mnemo)]] : [])
+  new Map(
+    isJsonObject(config.mcpServers) && Object.hasOwn(config.mcpServers, 'mnemo')
+      ? [['mnemo', JSON.stringify(config.mcpServers.mnemo)]]
+      : [],
+  )
 
 function planMcp(path: string, entry: JsonObject | undefined, skipMissing: boolean): AgentPlanFile | undefined {
   const before = readConfigText(path)
   if (before === undefined && skipMissing) return undefined
   const config = parseJsonConfig(path, before, true)
   const raw = config.mcpServers
-  if (raw !== undefined && !isJsonObject(raw)) throw invalidInput(path, `${path}: "mcpServers" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
-  const edits: JsonEdit[] = entry !== undefined ? [{ path: ['mcpServers', 'mnemo'], value: entry }]
-    : raw !== undefined && Object.hasOwn(raw, 'mnemo') ? [{ path: Object.keys(raw).length === 1 ? ['mcpServers'] : ['mcpServers', 'mnemo'], value: undefined }] : []
+  if (raw !== undefined && !isJsonObject(raw))
+    throw invalidInput(path, `${path}: "mcpServers" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
+  const edits: JsonEdit[] =
+    entry !== undefined
+      ? [{ path: ['mcpServers', 'mnemo'], value: entry }]
+      : raw !== undefined && Object.hasOwn(raw, 'mnemo')
+        ? [{ path: Object.keys(raw).length === 1 ? ['mcpServers'] : ['mcpServers', 'mnemo'], value: undefined }]
+        : []
   const after = editJsonText(before, config, edits)
   return planFileOf(path, 'mcp', before, after, summarizeItems('mcp servers', mcpItems(config), mcpItems(parseJsonQuiet(after))))
 }
@@ -116,12 +126,18 @@ function hookItems(config: JsonObject, mine: (c: string) => boolean): Map<string
   return out
 }
 
-function planHooks(path: string, mine: (c: string) => boolean, add: ((event: string) => JsonObject) | undefined, skipMissing: boolean): AgentPlanFile | undefined {
+function planHooks(
+  path: string,
+  mine: (c: string) => boolean,
+  add: ((event: string) => JsonObject) | undefined,
+  skipMissing: boolean,
+): AgentPlanFile | undefined {
   const before = readConfigText(path)
   if (before === undefined && skipMissing) return undefined
   const config = parseJsonConfig(path, before, true)
   const raw = config.hooks
-  if (raw !== undefined && !isJsonObject(raw)) throw invalidInput(path, `${path}: "hooks" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
+  if (raw !== undefined && !isJsonObject(raw))
+    throw invalidInput(path, `${path}: "hooks" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
   const ours = new Set(add === undefined ? [] : CURSOR_HOOK_EVENTS.map((e) => e.agentEvent))
   const edits: JsonEdit[] = []
   if (add !== undefined && config.version === undefined) edits.push({ path: ['version'], value: 1 })
@@ -129,7 +145,8 @@ function planHooks(path: string, mine: (c: string) => boolean, add: ((event: str
   let removedAny = false
   for (const [event, list] of Object.entries(raw ?? {})) {
     if (!Array.isArray(list)) {
-      if (ours.has(event)) throw invalidInput(path, `${path}: "hooks.${event}" must be an array, found ${describeJson(list)}; mnemo will not overwrite it`)
+      if (ours.has(event))
+        throw invalidInput(path, `${path}: "hooks.${event}" must be an array, found ${describeJson(list)}; mnemo will not overwrite it`)
       kept++
       continue
     }
@@ -137,14 +154,25 @@ function planHooks(path: string, mine: (c: string) => boolean, add: ((event: str
     const next: Json[] = list.filter((h) => !isMine(h, mine))
     if (slot >= 0) removedAny = true
     if (add !== undefined && ours.has(event)) next.splice(slot < 0 ? next.length : slot, 0, add(event))
-    if (next.length === 0 && slot >= 0) { edits.push({ path: ['hooks', event], value: undefined }); continue }
+    if (next.length === 0 && slot >= 0) {
+      edits.push({ path: ['hooks', event], value: undefined })
+      continue
+    }
     kept++
     if (!jsonEqual(next, list)) edits.push({ path: ['hooks', event], value: next })
   }
-  if (add !== undefined) for (const { agentEvent } of CURSOR_HOOK_EVENTS) if (!Object.hasOwn(raw ?? {}, agentEvent)) edits.push({ path: ['hooks', agentEvent], value: [add(agentEvent)] })
+  if (add !== undefined)
+    for (const { agentEvent } of CURSOR_HOOK_EVENTS)
+      if (!Object.hasOwn(raw ?? {}, agentEvent)) edits.push({ path: ['hooks', agentEvent], value: [add(agentEvent)] })
   const finalEdits = add === undefined && removedAny && kept === 0 ? [{ path: ['hooks'], value: undefined }] : edits
   const after = editJsonText(before, config, finalEdits)
-  return planFileOf(path, 'settings', before, after, summarizeItems('hooks', hookItems(config, mine), hookItems(parseJsonQuiet(after), mine)))
+  return planFileOf(
+    path,
+    'settings',
+    before,
+    after,
+    summarizeItems('hooks', hookItems(config, mine), hookItems(parseJsonQuiet(after), mine)),
+  )
 }
 
 /**
@@ -165,7 +193,9 @@ export function planCursorConnect(options: AgentConnectOptions = {}): AgentConne
   const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'cursor', shellQuote(cmd.cliPath))
   const mnemoEvent = new Map(CURSOR_HOOK_EVENTS.map((e) => [e.agentEvent, e.mnemoEvent]))
   const hook = (event: string): JsonObject => ({ command: agentHookCommand('cursor', mnemoEvent.get(event) ?? 'Stop', cmd, shellQuote) })
-  const files = [planMcp(mcpPath, cursorMcpEntry(cmd), false), planHooks(hooksPath, mine, hook, false)].filter((f): f is AgentPlanFile => f !== undefined)
+  const files = [planMcp(mcpPath, cursorMcpEntry(cmd), false), planHooks(hooksPath, mine, hook, false)].filter(
+    (f): f is AgentPlanFile => f !== undefined,
+  )
   return { client: 'cursor', action: 'connect', scope, files, notes: [] }
 }
 
@@ -181,6 +211,9 @@ export function planCursorDisconnect(options: AgentDisconnectOptions = {}): Agen
   const { scope, mcpPath, hooksPath } = cursorPaths(options)
   const quoted = options.cliPath === undefined ? undefined : shellQuote(options.cliPath)
   const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'cursor', quoted)
-  const files = [removeIfEmptied(planMcp(mcpPath, undefined, true), 'json'), removeIfEmptied(planHooks(hooksPath, mine, undefined, true), 'json', [{}, { version: 1 }])].filter((f): f is AgentPlanFile => f !== undefined)
+  const files = [
+    removeIfEmptied(planMcp(mcpPath, undefined, true), 'json'),
+    removeIfEmptied(planHooks(hooksPath, mine, undefined, true), 'json', [{}, { version: 1 }]),
+  ].filter((f): f is AgentPlanFile => f !== undefined)
   return { client: 'cursor', action: 'disconnect', scope, files, notes: [] }
 }

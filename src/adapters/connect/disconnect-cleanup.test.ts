@@ -2,7 +2,13 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { read, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
-import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectOptions, type AgentConnectPlan, type AgentDisconnectOptions } from './config-files.js'
+import {
+  applyAgentConnectPlan,
+  renderAgentPlanDiff,
+  type AgentConnectOptions,
+  type AgentConnectPlan,
+  type AgentDisconnectOptions,
+} from './config-files.js'
 import { planCodexConnect, planCodexDisconnect } from './codex.js'
 import { planCursorConnect, planCursorDisconnect } from './cursor.js'
 import { planGeminiConnect, planGeminiDisconnect } from './gemini.js'
@@ -20,7 +26,10 @@ const AGENTS: Record<string, [(o: AgentConnectOptions) => AgentConnectPlan, (o: 
   opencode: [planOpenCodeConnect, planOpenCodeDisconnect],
 }
 const files = (dir: string): string[] =>
-  readdirSync(dir, { recursive: true, withFileTypes: true }).filter((d) => d.isFile()).map((d) => relative(dir, join(d.parentPath, d.name))).sort()
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => relative(dir, join(d.parentPath, d.name)))
+    .sort()
 
 describe('disconnect deletes the files connect created and left empty', () => {
   it('connect then disconnect of every agent in a fresh HOME leaves no file behind', () => {

@@ -35,25 +35,50 @@ const of = (f: DoctorFinding[], agent: string, scope = 'user'): DoctorFinding =>
 describe('checkAgents', () => {
   it('reports every agent missing on an empty home, with the connect command as fix', () => {
     const f = check()
-    expect(statusOf(f)).toEqual(['claude-code/user:missing', 'codex/user:missing', 'gemini/user:missing', 'cursor/user:missing', 'opencode/user:missing'])
-    expect(of(f, 'cursor')).toEqual({ agent: 'cursor', scope: 'user', status: 'missing', detail: 'no configuration files', fix: 'mnemo connect cursor' })
+    expect(statusOf(f)).toEqual([
+      'claude-code/user:missing',
+      'codex/user:missing',
+      'gemini/user:missing',
+      'cursor/user:missing',
+      'opencode/user:missing',
+    ])
+    expect(of(f, 'cursor')).toEqual({
+      agent: 'cursor',
+      scope: 'user',
+      status: 'missing',
+      detail: 'no configuration files',
+      fix: 'mnemo connect cursor',
+    })
   })
 
-  it('reports ok after connect for each agent, and stale when Codex\'s trust records no longer match or OpenCode\'s plugin is gone', () => {
+  it("reports ok after connect for each agent, and stale when Codex's trust records no longer match or OpenCode's plugin is gone", () => {
     applyConnectPlan(planClaudeCodeConnect(opts))
-    for (const plan of [planCodexConnect(opts), planGeminiConnect(opts), planCursorConnect(opts), planOpenCodeConnect(opts)]) applyAgentConnectPlan(plan)
+    for (const plan of [planCodexConnect(opts), planGeminiConnect(opts), planCursorConnect(opts), planOpenCodeConnect(opts)])
+      applyAgentConnectPlan(plan)
     let f = check()
     expect(statusOf(f)).toEqual(['claude-code/user:ok', 'codex/user:ok', 'gemini/user:ok', 'cursor/user:ok', 'opencode/user:ok'])
     expect(of(f, 'gemini').detail).toBe(`MCP server and 5 hooks registered in ${join(home, '.gemini', 'settings.json')}`)
     const pluginPath = join(home, '.config', 'opencode', 'plugins', 'mnemo.js')
-    expect(of(f, 'opencode')).toMatchObject({ status: 'ok', detail: `MCP server registered in ${join(home, '.config', 'opencode', 'opencode.json')}, ${pluginPath}`, fix: 'nothing to do' })
+    expect(of(f, 'opencode')).toMatchObject({
+      status: 'ok',
+      detail: `MCP server registered in ${join(home, '.config', 'opencode', 'opencode.json')}, ${pluginPath}`,
+      fix: 'nothing to do',
+    })
     // A hook edited after connect no longer matches the hash Codex was told to trust.
     const hooksJson = join(home, '.codex', 'hooks.json')
     writeFileSync(hooksJson, readFileSync(hooksJson, 'utf8').replace('"timeout": 10', '"timeout": 11'))
     rmSync(pluginPath)
     f = check()
-    expect(of(f, 'codex')).toMatchObject({ status: 'stale', detail: "Codex has no current trust record for mnemo's hooks (UserPromptSubmit), so it skips them", fix: 'mnemo connect codex' })
-    expect(of(f, 'opencode')).toMatchObject({ status: 'stale', detail: `mnemo's OpenCode plugin ${pluginPath} is missing, so nothing is captured`, fix: 'mnemo connect opencode' })
+    expect(of(f, 'codex')).toMatchObject({
+      status: 'stale',
+      detail: "Codex has no current trust record for mnemo's hooks (UserPromptSubmit), so it skips them",
+      fix: 'mnemo connect codex',
+    })
+    expect(of(f, 'opencode')).toMatchObject({
+      status: 'stale',
+      detail: `mnemo's OpenCode plugin ${pluginPath} is missing, so nothing is captured`,
+      fix: 'mnemo connect opencode',
+    })
     applyAgentConnectPlan(planCodexConnect(opts))
     applyAgentConnectPlan(planOpenCodeConnect(opts))
     expect(statusOf(check())).toEqual(['claude-code/user:ok', 'codex/user:ok', 'gemini/user:ok', 'cursor/user:ok', 'opencode/user:ok'])
@@ -69,7 +94,9 @@ describe('checkAgents', () => {
     writeFileSync(moved, '')
     const f = check({ cliPath: moved, mnemoHome: '/data/m' })
     expect(of(f, 'cursor')).toMatchObject({ status: 'stale', fix: 'mnemo connect cursor' })
-    expect(of(f, 'cursor').detail).toBe(`MCP entry runs ${cli}, this mnemo is ${moved}; MNEMO_HOME is unset in the MCP entry, expected /data/m; hooks for sessionStart, beforeSubmitPrompt, postToolUse, postToolUseFailure, subagentStop, afterAgentResponse, sessionEnd run another CLI than ${moved}`)
+    expect(of(f, 'cursor').detail).toBe(
+      `MCP entry runs ${cli}, this mnemo is ${moved}; MNEMO_HOME is unset in the MCP entry, expected /data/m; hooks for sessionStart, beforeSubmitPrompt, postToolUse, postToolUseFailure, subagentStop, afterAgentResponse, sessionEnd run another CLI than ${moved}`,
+    )
     expect(of(f, 'gemini').detail.startsWith(`node ${join(root, 'gone', 'node')} does not exist`)).toBe(true)
     expect(of(f, 'claude-code').detail).toContain('hooks missing for SessionStart')
   })
@@ -90,7 +117,14 @@ describe('checkAgents', () => {
   it('adds project-scope findings only for agents with project files', () => {
     applyAgentConnectPlan(planCursorConnect({ ...opts, scope: 'project' }))
     const f = check()
-    expect(statusOf(f)).toEqual(['claude-code/user:missing', 'codex/user:missing', 'gemini/user:missing', 'cursor/user:missing', 'cursor/project:ok', 'opencode/user:missing'])
+    expect(statusOf(f)).toEqual([
+      'claude-code/user:missing',
+      'codex/user:missing',
+      'gemini/user:missing',
+      'cursor/user:missing',
+      'cursor/project:ok',
+      'opencode/user:missing',
+    ])
     expect(of(check({ cliPath: join(root, 'x.js') }), 'cursor', 'project').fix).toBe('mnemo connect cursor --scope project')
   })
 })

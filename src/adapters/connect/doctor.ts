@@ -87,13 +87,14 @@ function stdioEntry(servers: Json | undefined): McpFound | undefined {
 function groupedHooks(config: JsonObject | undefined, mine: (c: string) => boolean): Map<string, string[]> {
   const out = new Map<string, string[]>()
   for (const [event, groups] of Object.entries(obj(config?.hooks))) {
-    const cmds = (Array.isArray(groups) ? groups : []).flatMap((g) => (Array.isArray(obj(g).hooks) ? (obj(g).hooks as Json[]) : []))
-      .map((h) => obj(h).command).filter((c): c is string => typeof c === 'string' && mine(c))
+    const cmds = (Array.isArray(groups) ? groups : [])
+      .flatMap((g) => (Array.isArray(obj(g).hooks) ? (obj(g).hooks as Json[]) : []))
+      .map((h) => obj(h).command)
+      .filter((c): c is string => typeof c === 'string' && mine(c))
     if (cmds.length > 0) out.set(event, cmds)
   }
   return out
 }
-
 
 function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions): Inspection {
   const loc = { scope, homeDir: o.homeDir, projectDir: o.projectDir, env: o.env }
@@ -102,7 +103,12 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
       const { settingsPath, mcpPath } = claudeCodePaths(loc)
       const settings = json(settingsPath)
       const mcp = json(mcpPath)
-      return { files: [settingsPath, mcpPath].filter((p) => existsSync(p)), mcp: stdioEntry(mcp?.mcpServers), hooks: { expected: CLAUDE_CODE_HOOK_EVENTS, found: groupedHooks(settings, (c) => isMnemoHookCommand(c)) }, problems: [] }
+      return {
+        files: [settingsPath, mcpPath].filter((p) => existsSync(p)),
+        mcp: stdioEntry(mcp?.mcpServers),
+        hooks: { expected: CLAUDE_CODE_HOOK_EVENTS, found: groupedHooks(settings, (c) => isMnemoHookCommand(c)) },
+        problems: [],
+      }
     }
     case 'codex': {
       const { configPath, hooksPath } = codexPaths(loc)
@@ -111,25 +117,56 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
       const hooksText = readConfigText(hooksPath)
       const hooks = hooksText === undefined ? undefined : parseJsonConfig(hooksPath, hooksText, false)
       const e = tomlValueAt(doc, CODEX_MCP_KEY) as Record<string, unknown> | undefined
-      const mcp = e === undefined ? undefined : { node: e.command, cli: Array.isArray(e.args) ? e.args[0] : undefined, mnemoHome: (e.env as Record<string, unknown> | undefined)?.MNEMO_HOME }
+      const mcp =
+        e === undefined
+          ? undefined
+          : {
+              node: e.command,
+              cli: Array.isArray(e.args) ? e.args[0] : undefined,
+              mnemoHome: (e.env as Record<string, unknown> | undefined)?.MNEMO_HOME,
+            }
       const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'codex')
       const problems: Array<[string, string]> = []
       // Codex runs a hook only when config.toml holds its current hash under "<hooks.json>:<event>:<group>:<handler>" (codex.ts).
-      const untrusted = hooks === undefined ? [] : codexMnemoHookTrust(hooksPath, hooks, mine)
-        .filter((t) => (tomlValueAt(doc, ['hooks', 'state', t.key]) as Record<string, unknown> | undefined)?.trusted_hash !== t.hash).map((t) => t.event)
+      const untrusted =
+        hooks === undefined
+          ? []
+          : codexMnemoHookTrust(hooksPath, hooks, mine)
+              .filter((t) => (tomlValueAt(doc, ['hooks', 'state', t.key]) as Record<string, unknown> | undefined)?.trusted_hash !== t.hash)
+              .map((t) => t.event)
       if (untrusted.length > 0) {
-        problems.push([`Codex has no current trust record for mnemo's hooks (${untrusted.join(', ')}), so it skips them`,
-          scope === 'user' ? 'mnemo connect codex' : 'start `codex` in this project and trust the hooks in the review prompt (or /hooks)'])
+        problems.push([
+          `Codex has no current trust record for mnemo's hooks (${untrusted.join(', ')}), so it skips them`,
+          scope === 'user' ? 'mnemo connect codex' : 'start `codex` in this project and trust the hooks in the review prompt (or /hooks)',
+        ])
       }
-      if (tomlValueAt(doc, ['features', 'hooks']) === false || tomlValueAt(doc, ['features', 'codex_hooks']) === false) problems.push([`hooks are turned off in ${configPath}`, `remove "hooks = false" from [features] in ${configPath}`])
-      return { files: [configPath, hooksPath].filter((p) => existsSync(p)), mcp, hooks: { expected: CODEX_HOOK_EVENTS.map((x) => x.agentEvent), found: groupedHooks(hooks, mine) }, problems }
+      if (tomlValueAt(doc, ['features', 'hooks']) === false || tomlValueAt(doc, ['features', 'codex_hooks']) === false)
+        problems.push([`hooks are turned off in ${configPath}`, `remove "hooks = false" from [features] in ${configPath}`])
+      return {
+        files: [configPath, hooksPath].filter((p) => existsSync(p)),
+        mcp,
+        hooks: { expected: CODEX_HOOK_EVENTS.map((x) => x.agentEvent), found: groupedHooks(hooks, mine) },
+        problems,
+      }
     }
     case 'gemini': {
       const { settingsPath } = geminiPaths(loc)
       const s = json(settingsPath)
       const problems: Array<[string, string]> = []
-      if (obj(s?.hooksConfig).enabled === false || obj(s?.tools).enableHooks === false) problems.push([`the hooks system is turned off in ${settingsPath}`, 'turn on "Enable Hooks System" in /settings (hooksConfig.enabled)'])
-      return { files: [settingsPath].filter((p) => existsSync(p)), mcp: stdioEntry(s?.mcpServers), hooks: { expected: GEMINI_HOOK_EVENTS.map((x) => x.agentEvent), found: groupedHooks(s, (c) => isMnemoAgentHookCommand(c, 'gemini')) }, problems }
+      if (obj(s?.hooksConfig).enabled === false || obj(s?.tools).enableHooks === false)
+        problems.push([
+          `the hooks system is turned off in ${settingsPath}`,
+          'turn on "Enable Hooks System" in /settings (hooksConfig.enabled)',
+        ])
+      return {
+        files: [settingsPath].filter((p) => existsSync(p)),
+        mcp: stdioEntry(s?.mcpServers),
+        hooks: {
+          expected: GEMINI_HOOK_EVENTS.map((x) => x.agentEvent),
+          found: groupedHooks(s, (c) => isMnemoAgentHookCommand(c, 'gemini')),
+        },
+        problems,
+      }
     }
     case 'cursor': {
       const { mcpPath, hooksPath } = cursorPaths(loc)
@@ -137,10 +174,17 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
       const hooks = json(hooksPath)
       const found = new Map<string, string[]>()
       for (const [event, list] of Object.entries(obj(hooks?.hooks))) {
-        const cmds = (Array.isArray(list) ? list : []).map((h) => obj(h).command).filter((c): c is string => typeof c === 'string' && isMnemoAgentHookCommand(c, 'cursor'))
+        const cmds = (Array.isArray(list) ? list : [])
+          .map((h) => obj(h).command)
+          .filter((c): c is string => typeof c === 'string' && isMnemoAgentHookCommand(c, 'cursor'))
         if (cmds.length > 0) found.set(event, cmds)
       }
-      return { files: [mcpPath, hooksPath].filter((p) => existsSync(p)), mcp: stdioEntry(mcp?.mcpServers), hooks: { expected: CURSOR_HOOK_EVENTS.map((x) => x.agentEvent), found }, problems: [] }
+      return {
+        files: [mcpPath, hooksPath].filter((p) => existsSync(p)),
+        mcp: stdioEntry(mcp?.mcpServers),
+        hooks: { expected: CURSOR_HOOK_EVENTS.map((x) => x.agentEvent), found },
+        problems: [],
+      }
     }
     case 'opencode': {
       const { configPath, pluginPath } = openCodePaths(loc)
@@ -149,18 +193,24 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
       const e = m.mnemo ?? obj(m.servers).mnemo
       const cmd = Array.isArray(obj(e).command) ? (obj(e).command as Json[]) : []
       const mcp = e === undefined ? undefined : { node: cmd[0], cli: cmd[1], mnemoHome: obj(obj(e).environment).MNEMO_HOME }
-      const problems: Array<[string, string]> = obj(e).enabled === false || obj(e).disabled === true ? [[`mnemo's server is disabled in ${configPath}`, connectCommand('opencode', scope)]] : []
+      const problems: Array<[string, string]> =
+        obj(e).enabled === false || obj(e).disabled === true
+          ? [[`mnemo's server is disabled in ${configPath}`, connectCommand('opencode', scope)]]
+          : []
       // Capture runs through mnemo's plugin; it must be there and run this CLI.
       const plugin = readConfigText(pluginPath)
-      if (!isMnemoOpenCodePlugin(plugin)) problems.push([`mnemo's OpenCode plugin ${pluginPath} is missing, so nothing is captured`, connectCommand('opencode', scope)])
-      else if (!plugin!.includes(JSON.stringify(o.cliPath))) problems.push([`mnemo's OpenCode plugin ${pluginPath} runs another CLI than ${o.cliPath}`, connectCommand('opencode', scope)])
+      if (!isMnemoOpenCodePlugin(plugin))
+        problems.push([`mnemo's OpenCode plugin ${pluginPath} is missing, so nothing is captured`, connectCommand('opencode', scope)])
+      else if (!plugin!.includes(JSON.stringify(o.cliPath)))
+        problems.push([`mnemo's OpenCode plugin ${pluginPath} runs another CLI than ${o.cliPath}`, connectCommand('opencode', scope)])
       return { files: [configPath, pluginPath].filter((p) => existsSync(p)), mcp, hooks: undefined, problems }
     }
   }
 }
 
 /** The command that (re)connects an agent at a scope, as doctor prints it. */
-const connectCommand = (agent: DoctorAgent, scope: ConnectScope): string => `mnemo connect ${agent}${scope === 'project' ? ' --scope project' : ''}`
+const connectCommand = (agent: DoctorAgent, scope: ConnectScope): string =>
+  `mnemo connect ${agent}${scope === 'project' ? ' --scope project' : ''}`
 
 function finding(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions): DoctorFinding {
   const connect = connectCommand(agent, scope)
@@ -186,7 +236,8 @@ function finding(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
       if (!existsSync(mcp.cli)) stale.push(`CLI ${mcp.cli} does not exist`)
       else if (mcp.cli !== o.cliPath) stale.push(`MCP entry runs ${mcp.cli}, this mnemo is ${o.cliPath}`)
     }
-    if (o.mnemoHome !== undefined && mcp.mnemoHome !== o.mnemoHome) stale.push(`MNEMO_HOME is ${typeof mcp.mnemoHome === 'string' ? mcp.mnemoHome : 'unset'} in the MCP entry, expected ${o.mnemoHome}`)
+    if (o.mnemoHome !== undefined && mcp.mnemoHome !== o.mnemoHome)
+      stale.push(`MNEMO_HOME is ${typeof mcp.mnemoHome === 'string' ? mcp.mnemoHome : 'unset'} in the MCP entry, expected ${o.mnemoHome}`)
   }
   if (found.hooks !== undefined) {
     const missing = found.hooks.expected.filter((e) => !found.hooks!.found.has(e))
@@ -205,11 +256,22 @@ function finding(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
 const projectFilesOf = (agent: DoctorAgent, o: CheckAgentsOptions): string[] => {
   const loc = { scope: 'project' as const, homeDir: o.homeDir, projectDir: o.projectDir, env: o.env }
   switch (agent) {
-    case 'claude-code': { const p = claudeCodePaths(loc); return [p.settingsPath, p.mcpPath] }
-    case 'codex': { const p = codexPaths(loc); return [p.configPath, p.hooksPath] }
-    case 'gemini': return [geminiPaths(loc).settingsPath]
-    case 'cursor': { const p = cursorPaths(loc); return [p.mcpPath, p.hooksPath] }
-    case 'opencode': return [openCodePaths(loc).configPath]
+    case 'claude-code': {
+      const p = claudeCodePaths(loc)
+      return [p.settingsPath, p.mcpPath]
+    }
+    case 'codex': {
+      const p = codexPaths(loc)
+      return [p.configPath, p.hooksPath]
+    }
+    case 'gemini':
+      return [geminiPaths(loc).settingsPath]
+    case 'cursor': {
+      const p = cursorPaths(loc)
+      return [p.mcpPath, p.hooksPath]
+    }
+    case 'opencode':
+      return [openCodePaths(loc).configPath]
   }
 }
 
@@ -252,7 +314,9 @@ function doubleRegistration(agent: DoctorAgent, options: CheckAgentsOptions): Do
     agent,
     scope: 'project',
     status: 'broken',
-    detail: `mnemo's hooks are registered in both the user and the project configuration (${projectFilesOf(agent, options).filter((p) => existsSync(p)).join(', ')}): every event is captured twice and the context injected twice`,
+    detail: `mnemo's hooks are registered in both the user and the project configuration (${projectFilesOf(agent, options)
+      .filter((p) => existsSync(p))
+      .join(', ')}): every event is captured twice and the context injected twice`,
     fix: `mnemo disconnect ${agent} --scope project (or --scope user: keep one)`,
   }
 }

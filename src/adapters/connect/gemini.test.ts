@@ -19,9 +19,17 @@ const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   return { plan, written: applyAgentConnectPlan(plan) }
 }
 const EVENTS = GEMINI_HOOK_EVENTS.map((e) => e.agentEvent)
-const MNEMO_EVENT: Record<string, string> = { SessionStart: 'SessionStart', BeforeAgent: 'UserPromptSubmit', AfterTool: 'PostToolUse', AfterAgent: 'Stop', SessionEnd: 'SessionEnd' }
+const MNEMO_EVENT: Record<string, string> = {
+  SessionStart: 'SessionStart',
+  BeforeAgent: 'UserPromptSubmit',
+  AfterTool: 'PostToolUse',
+  AfterAgent: 'Stop',
+  SessionEnd: 'SessionEnd',
+}
 const cmd = (event: string, cli = CLI): string => `"${NODE}" "${cli}" hook ${MNEMO_EVENT[event]} --agent gemini`
-const group = (event: string, cli = CLI) => ({ hooks: [{ name: `mnemo-${event}`, type: 'command', command: cmd(event, cli), timeout: event === 'SessionStart' ? 15000 : 10000 }] })
+const group = (event: string, cli = CLI) => ({
+  hooks: [{ name: `mnemo-${event}`, type: 'command', command: cmd(event, cli), timeout: event === 'SessionStart' ? 15000 : 10000 }],
+})
 const mcp = { command: NODE, args: [CLI, 'mcp', '--agent', 'gemini'] }
 const expectInvalid = (fn: () => unknown, path: string): MnemoError => {
   try {
@@ -56,10 +64,14 @@ describe('planGeminiConnect', () => {
     const { plan, written } = connect()
     expect(written).toEqual([settingsPath()])
     expect(plan.files.map((f) => [f.path, f.kind, f.before, f.changed])).toEqual([[settingsPath(), 'settings', undefined, true]])
-    expect(read(settingsPath())).toBe(`${JSON.stringify({ mcpServers: { mnemo: mcp }, hooks: Object.fromEntries(EVENTS.map((e) => [e, [group(e)]])) }, null, 2)}\n`)
+    expect(read(settingsPath())).toBe(
+      `${JSON.stringify({ mcpServers: { mnemo: mcp }, hooks: Object.fromEntries(EVENTS.map((e) => [e, [group(e)]])) }, null, 2)}\n`,
+    )
     expect(EVENTS).toEqual(['SessionStart', 'BeforeAgent', 'AfterTool', 'AfterAgent', 'SessionEnd'])
     expect(plan.notes).toEqual([])
-    expect(renderAgentPlanDiff(plan)).toContain(`${settingsPath()} (create)\n  mcp servers added: mnemo\n  hooks added: ${EVENTS.join(', ')}\n  @@ line 1 @@\n`)
+    expect(renderAgentPlanDiff(plan)).toContain(
+      `${settingsPath()} (create)\n  mcp servers added: mnemo\n  hooks added: ${EVENTS.join(', ')}\n  @@ line 1 @@\n`,
+    )
   })
 
   it('writes MNEMO_HOME into the MCP env and the hook commands', () => {
@@ -73,7 +85,11 @@ describe('planGeminiConnect', () => {
     write(settingsPath(), USER_SETTINGS)
     connect()
     const text = read(settingsPath())
-    expect(text.startsWith('{\n  // theme first\n  "theme": "GitHub",\n  "mcpServers": {\n    "other": { "command": "other-mcp", "args": ["--x"] }, // keep\n')).toBe(true)
+    expect(
+      text.startsWith(
+        '{\n  // theme first\n  "theme": "GitHub",\n  "mcpServers": {\n    "other": { "command": "other-mcp", "args": ["--x"] }, // keep\n',
+      ),
+    ).toBe(true)
     expect(text.endsWith('  "general": { "vimMode": true },\n}\n')).toBe(true)
     const parsed: any = parseJsonQuiet(text)
     expect(Object.keys(parsed)).toEqual(['theme', 'mcpServers', 'hooks', 'general'])
@@ -91,14 +107,29 @@ describe('planGeminiConnect', () => {
     const { plan, written } = connect()
     expect(plan.files.map((f) => [f.changed, f.after])).toEqual([[false, s1]])
     expect(written).toEqual([])
-    expect(renderAgentPlanDiff(plan)).toBe(`${settingsPath()} (unchanged)\n  mcp servers unchanged: mnemo\n  hooks unchanged: ${EVENTS.join(', ')}\n`)
+    expect(renderAgentPlanDiff(plan)).toBe(
+      `${settingsPath()} (unchanged)\n  mcp servers unchanged: mnemo\n  hooks unchanged: ${EVENTS.join(', ')}\n`,
+    )
   })
 
   it('replaces an older mnemo hook in place and keeps the rest of its group', () => {
-    const mixed = { matcher: '*', hooks: [{ type: 'command', command: 'echo hi' }, { type: 'command', command: `"${NODE}" "/old/dist/adapters/cli/main.js" hook Stop --agent gemini` }] }
-    write(settingsPath(), `${JSON.stringify({ hooks: { AfterAgent: [mixed, { hooks: [{ type: 'command', command: 'later' }] }] } }, null, 2)}\n`)
+    const mixed = {
+      matcher: '*',
+      hooks: [
+        { type: 'command', command: 'echo hi' },
+        { type: 'command', command: `"${NODE}" "/old/dist/adapters/cli/main.js" hook Stop --agent gemini` },
+      ],
+    }
+    write(
+      settingsPath(),
+      `${JSON.stringify({ hooks: { AfterAgent: [mixed, { hooks: [{ type: 'command', command: 'later' }] }] } }, null, 2)}\n`,
+    )
     const { plan } = connect()
-    expect(readJson(settingsPath()).hooks.AfterAgent).toEqual([{ matcher: '*', hooks: [mixed.hooks[0]] }, { hooks: [{ type: 'command', command: 'later' }] }, group('AfterAgent')])
+    expect(readJson(settingsPath()).hooks.AfterAgent).toEqual([
+      { matcher: '*', hooks: [mixed.hooks[0]] },
+      { hooks: [{ type: 'command', command: 'later' }] },
+      group('AfterAgent'),
+    ])
     expect(renderAgentPlanDiff(plan)).toContain('  hooks updated: AfterAgent\n')
   })
 
@@ -117,7 +148,9 @@ describe('planGeminiConnect', () => {
     expect(command).toBe(`MNEMO_HOME=${shellQuote(mnemoHome)} ${shellQuote(fakeNode)} ${shellQuote(cli)} hook PostToolUse --agent gemini`)
     const out = execFileSync('/bin/sh', ['-c', command], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } })
     expect(out.split('\n')).toEqual([fakeNode, cli, 'hook', 'PostToolUse', '--agent', 'gemini', `home=${mnemoHome}`, ''])
-    expect(expectInvalid(() => planGeminiConnect({ ...base, cliPath: '/opt/$HOME/main.js' }), 'cliPath').message).toContain('Gemini CLI replaces')
+    expect(expectInvalid(() => planGeminiConnect({ ...base, cliPath: '/opt/$HOME/main.js' }), 'cliPath').message).toContain(
+      'Gemini CLI replaces',
+    )
     expectInvalid(() => planGeminiConnect({ ...base, mnemoHome: '/data/${USER}' }), 'mnemoHome')
     expectInvalid(() => planGeminiConnect({ ...base, nodePath: '/n/$1/node' }), 'nodePath')
   })
@@ -133,7 +166,9 @@ describe('planGeminiConnect', () => {
 
   it('notes a hooks system turned off, and uses GEMINI_CLI_HOME and the project scope', () => {
     write(settingsPath(), '{"hooksConfig": {"enabled": false}}\n')
-    expect(planGeminiConnect(base).notes).toEqual([`the hooks system is turned off in ${settingsPath()} (hooksConfig.enabled or tools.enableHooks is false); mnemo's MCP server still works, capture does not.`])
+    expect(planGeminiConnect(base).notes).toEqual([
+      `the hooks system is turned off in ${settingsPath()} (hooksConfig.enabled or tools.enableHooks is false); mnemo's MCP server still works, capture does not.`,
+    ])
     const alt = join(root, 'alt')
     expect(geminiPaths({ ...base, env: { GEMINI_CLI_HOME: alt } }).settingsPath).toBe(join(alt, '.gemini', 'settings.json'))
     const { written, plan } = connect({ scope: 'project' })
@@ -143,7 +178,13 @@ describe('planGeminiConnect', () => {
   })
 
   it('describes its hooks', () => {
-    expect(describeGeminiHooks().events.map((e) => `${e.agentEvent}>${e.mnemoEvent}`)).toEqual(['SessionStart>SessionStart', 'BeforeAgent>UserPromptSubmit', 'AfterTool>PostToolUse', 'AfterAgent>Stop', 'SessionEnd>SessionEnd'])
+    expect(describeGeminiHooks().events.map((e) => `${e.agentEvent}>${e.mnemoEvent}`)).toEqual([
+      'SessionStart>SessionStart',
+      'BeforeAgent>UserPromptSubmit',
+      'AfterTool>PostToolUse',
+      'AfterAgent>Stop',
+      'SessionEnd>SessionEnd',
+    ])
   })
 })
 

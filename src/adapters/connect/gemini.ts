@@ -71,10 +71,11 @@ export function describeGeminiHooks(): AgentHooksDescription {
     agent: 'gemini',
     supported: true,
     events: GEMINI_HOOK_EVENTS,
-    note: 'settings.json command hooks, payload JSON on stdin (session_id, transcript_path, cwd, hook_event_name, timestamp; BeforeAgent: prompt; '
-      + 'AfterTool: tool_name, tool_input, tool_response; AfterAgent: prompt, prompt_response; SessionEnd: reason); '
-      + 'command `"<node>" "<cli>" hook <mnemoEvent> --agent gemini`. stdout must be JSON or empty. '
-      + 'Not registered: BeforeTool, BeforeModel/AfterModel/BeforeToolSelection (per-call latency), PreCompress (mnemo prints plain text there), Notification.',
+    note:
+      'settings.json command hooks, payload JSON on stdin (session_id, transcript_path, cwd, hook_event_name, timestamp; BeforeAgent: prompt; ' +
+      'AfterTool: tool_name, tool_input, tool_response; AfterAgent: prompt, prompt_response; SessionEnd: reason); ' +
+      'command `"<node>" "<cli>" hook <mnemoEvent> --agent gemini`. stdout must be JSON or empty. ' +
+      'Not registered: BeforeTool, BeforeModel/AfterModel/BeforeToolSelection (per-call latency), PreCompress (mnemo prints plain text there), Notification.',
   }
 }
 
@@ -84,7 +85,7 @@ export function describeGeminiHooks(): AgentHooksDescription {
  */
 export function geminiPaths(options: AgentLocation = {}): { scope: ConnectScope; settingsPath: string } {
   const scope = resolveScope(options.scope)
-  const root = scope === 'project' ? resolveProject(options) : envDir(options, 'GEMINI_CLI_HOME') ?? resolveHome(options)
+  const root = scope === 'project' ? resolveProject(options) : (envDir(options, 'GEMINI_CLI_HOME') ?? resolveHome(options))
   return { scope, settingsPath: join(root, '.gemini', 'settings.json') }
 }
 
@@ -97,23 +98,47 @@ export function geminiMcpEntry(cmd: ResolvedCommand): JsonObject {
 
 function mcpEdit(path: string, config: JsonObject, entry: JsonObject | undefined): JsonEdit[] {
   const raw = config.mcpServers
-  if (raw !== undefined && !isJsonObject(raw)) throw invalidInput(path, `${path}: "mcpServers" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
+  if (raw !== undefined && !isJsonObject(raw))
+    throw invalidInput(path, `${path}: "mcpServers" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
   if (entry !== undefined) return [{ path: ['mcpServers', 'mnemo'], value: entry }]
   if (raw === undefined || !Object.hasOwn(raw, 'mnemo')) return []
   return [{ path: Object.keys(raw).length === 1 ? ['mcpServers'] : ['mcpServers', 'mnemo'], value: undefined }]
 }
 
 const mcpItems = (config: JsonObject): Map<string, string> =>
-  new Map(isJsonObject(config.mcpServers) && Object.hasOwn(config.mcpServers, 'mnemo') ? [['mnemo', JSON.stringify(config.mcpServers.mnemo)]] : [])
+  new Map(
+    isJsonObject(config.mcpServers) && Object.hasOwn(config.mcpServers, 'mnemo')
+      ? [['mnemo', JSON.stringify(config.mcpServers.mnemo)]]
+      : [],
+  )
 
-function plan(path: string, mine: (c: string) => boolean, entry: JsonObject | undefined, add: ((event: string) => JsonObject) | undefined, skipMissing: boolean): AgentPlanFile | undefined {
+function plan(
+  path: string,
+  mine: (c: string) => boolean,
+  entry: JsonObject | undefined,
+  add: ((event: string) => JsonObject) | undefined,
+  skipMissing: boolean,
+): AgentPlanFile | undefined {
   const before = readConfigText(path)
   if (before === undefined && skipMissing) return undefined
   const config = parseJsonConfig(path, before, true)
-  const edits = [...mcpEdit(path, config, entry), ...planGroupedHooks(path, config, 'hooks', GEMINI_HOOK_EVENTS.map((e) => e.agentEvent), mine, add)]
+  const edits = [
+    ...mcpEdit(path, config, entry),
+    ...planGroupedHooks(
+      path,
+      config,
+      'hooks',
+      GEMINI_HOOK_EVENTS.map((e) => e.agentEvent),
+      mine,
+      add,
+    ),
+  ]
   const after = editJsonText(before, config, edits)
   const next = parseJsonQuiet(after)
-  const summary = [...summarizeItems('mcp servers', mcpItems(config), mcpItems(next)), ...summarizeItems('hooks', groupedHookItems(config, 'hooks', mine), groupedHookItems(next, 'hooks', mine))]
+  const summary = [
+    ...summarizeItems('mcp servers', mcpItems(config), mcpItems(next)),
+    ...summarizeItems('hooks', groupedHookItems(config, 'hooks', mine), groupedHookItems(next, 'hooks', mine)),
+  ]
   return planFileOf(path, 'settings', before, after, summary)
 }
 
@@ -137,14 +162,26 @@ export function planGeminiConnect(options: AgentConnectOptions = {}): AgentConne
   const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'gemini', shellQuote(cmd.cliPath))
   const mnemoEvent = new Map(GEMINI_HOOK_EVENTS.map((e) => [e.agentEvent, e.mnemoEvent]))
   const group = (event: string): JsonObject => ({
-    hooks: [{ name: `mnemo-${event}`, type: 'command', command: agentHookCommand('gemini', mnemoEvent.get(event) ?? 'Stop', cmd, shellQuote), timeout: TIMEOUT_MS[event] ?? DEFAULT_TIMEOUT_MS }],
+    hooks: [
+      {
+        name: `mnemo-${event}`,
+        type: 'command',
+        command: agentHookCommand('gemini', mnemoEvent.get(event) ?? 'Stop', cmd, shellQuote),
+        timeout: TIMEOUT_MS[event] ?? DEFAULT_TIMEOUT_MS,
+      },
+    ],
   })
   const file = plan(settingsPath, mine, geminiMcpEntry(cmd), group, false)
   const files = file === undefined ? [] : [file]
   const notes: string[] = []
   const after = parseJsonQuiet(file?.after)
-  const off = (isJsonObject(after.hooksConfig) && after.hooksConfig.enabled === false) || (isJsonObject(after.tools) && after.tools.enableHooks === false)
-  if (off) notes.push(`the hooks system is turned off in ${settingsPath} (hooksConfig.enabled or tools.enableHooks is false); mnemo's MCP server still works, capture does not.`)
+  const off =
+    (isJsonObject(after.hooksConfig) && after.hooksConfig.enabled === false) ||
+    (isJsonObject(after.tools) && after.tools.enableHooks === false)
+  if (off)
+    notes.push(
+      `the hooks system is turned off in ${settingsPath} (hooksConfig.enabled or tools.enableHooks is false); mnemo's MCP server still works, capture does not.`,
+    )
   if (scope === 'project') notes.push('Gemini CLI ignores project settings in a folder you have not trusted when folder trust is on.')
   return { client: 'gemini', action: 'connect', scope, files, notes }
 }
@@ -160,6 +197,9 @@ export function planGeminiConnect(options: AgentConnectOptions = {}): AgentConne
 export function planGeminiDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
   const { scope, settingsPath } = geminiPaths(options)
   const quoted = options.cliPath === undefined ? undefined : shellQuote(options.cliPath)
-  const file = removeIfEmptied(plan(settingsPath, (c) => isMnemoAgentHookCommand(c, 'gemini', quoted), undefined, undefined, true), 'json')
+  const file = removeIfEmptied(
+    plan(settingsPath, (c) => isMnemoAgentHookCommand(c, 'gemini', quoted), undefined, undefined, true),
+    'json',
+  )
   return { client: 'gemini', action: 'disconnect', scope, files: file === undefined ? [] : [file], notes: [] }
 }

@@ -36,7 +36,10 @@ describe('planOpenCodeConnect', () => {
   it('fresh install writes opencode.json with $schema and the local server', () => {
     const { plan, written } = connect()
     expect(written).toEqual([jsonPath(), pluginPath()])
-    expect(plan.files.map((f) => [f.kind, f.before, f.changed])).toEqual([['mcp', undefined, true], ['settings', undefined, true]])
+    expect(plan.files.map((f) => [f.kind, f.before, f.changed])).toEqual([
+      ['mcp', undefined, true],
+      ['settings', undefined, true],
+    ])
     expect(read(jsonPath())).toBe(`${JSON.stringify({ $schema: 'https://opencode.ai/config.json', mcp: { mnemo: entry } }, null, 2)}\n`)
     expect(read(pluginPath())).toBe(openCodePluginSource({ nodePath: NODE, cliPath: CLI, mnemoHome: undefined }))
     expect(renderAgentPlanDiff(plan)).toContain(`${jsonPath()} (create)\n  mcp servers added: mnemo\n`)
@@ -55,11 +58,19 @@ describe('planOpenCodeConnect', () => {
     connect()
     const text = read(jsonc)
     const lines = USER_JSONC.split('\n')
-    const mnemo = JSON.stringify({ mnemo: entry }, null, 2).split('\n').slice(1, -1).map((l) => `  ${l}`)
-    expect(text).toBe([...lines.slice(0, 6), `${mnemo[0]}`, ...mnemo.slice(1, -1), `${mnemo[mnemo.length - 1]},`, ...lines.slice(6)].join('\n'))
+    const mnemo = JSON.stringify({ mnemo: entry }, null, 2)
+      .split('\n')
+      .slice(1, -1)
+      .map((l) => `  ${l}`)
+    expect(text).toBe(
+      [...lines.slice(0, 6), `${mnemo[0]}`, ...mnemo.slice(1, -1), `${mnemo[mnemo.length - 1]},`, ...lines.slice(6)].join('\n'),
+    )
     expect(Object.keys(parseJsonQuiet(text).mcp as object)).toEqual(['context7', 'mnemo'])
     const { plan, written } = connect()
-    expect(plan.files.map((f) => [f.changed, f.after])).toEqual([[false, text], [false, read(pluginPath())]])
+    expect(plan.files.map((f) => [f.changed, f.after])).toEqual([
+      [false, text],
+      [false, read(pluginPath())],
+    ])
     expect(written).toEqual([])
   })
 
@@ -67,7 +78,12 @@ describe('planOpenCodeConnect', () => {
     write(jsonPath(), `${JSON.stringify({ mcp: { servers: { gh: { type: 'remote', url: 'https://mcp.grep.app' } } } }, null, 2)}\n`)
     connect()
     const mcp = JSON.parse(read(jsonPath())).mcp
-    expect(mcp).toEqual({ servers: { gh: { type: 'remote', url: 'https://mcp.grep.app' }, mnemo: { type: 'local', command: [NODE, CLI, 'mcp', '--agent', 'opencode'] } } })
+    expect(mcp).toEqual({
+      servers: {
+        gh: { type: 'remote', url: 'https://mcp.grep.app' },
+        mnemo: { type: 'local', command: [NODE, CLI, 'mcp', '--agent', 'opencode'] },
+      },
+    })
   })
 
   it('paths with spaces, quotes, backslashes and $ are stored verbatim; {env: and {file: are refused', () => {
@@ -103,9 +119,19 @@ describe('planOpenCodeConnect', () => {
   it('honours XDG_CONFIG_HOME and the project scope; has no hooks', () => {
     const xdg = join(root, 'xdg')
     expect(openCodePaths({ ...base, env: { XDG_CONFIG_HOME: xdg } }).configPath).toBe(join(xdg, 'opencode', 'opencode.json'))
-    expect(connect({ scope: 'project' }).written).toEqual([join(root, 'proj', 'opencode.json'), join(root, 'proj', '.opencode', 'plugins', 'mnemo.js')])
+    expect(connect({ scope: 'project' }).written).toEqual([
+      join(root, 'proj', 'opencode.json'),
+      join(root, 'proj', '.opencode', 'plugins', 'mnemo.js'),
+    ])
     expect(describeOpenCodeHooks()).toMatchObject({ agent: 'opencode', supported: true })
-    expect(describeOpenCodeHooks().events.map((e) => e.mnemoEvent)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SessionEnd'])
+    expect(describeOpenCodeHooks().events.map((e) => e.mnemoEvent)).toEqual([
+      'SessionStart',
+      'UserPromptSubmit',
+      'PreToolUse',
+      'PostToolUse',
+      'Stop',
+      'SessionEnd',
+    ])
   })
 })
 

@@ -69,8 +69,9 @@ export function describeOpenCodeHooks(): AgentHooksDescription {
       { agentEvent: 'session.idle', mnemoEvent: 'Stop' },
       { agentEvent: 'session.deleted', mnemoEvent: 'SessionEnd' },
     ],
-    note: 'an in-process plugin (plugins/mnemo.js in the OpenCode config folder) that runs `"<node>" "<cli>" hook <mnemoEvent> --agent opencode` with a Claude Code-shaped payload on stdin; '
-      + 'SessionStart\'s context block goes into the system prompt (experimental.chat.system.transform).',
+    note:
+      'an in-process plugin (plugins/mnemo.js in the OpenCode config folder) that runs `"<node>" "<cli>" hook <mnemoEvent> --agent opencode` with a Claude Code-shaped payload on stdin; ' +
+      "SessionStart's context block goes into the system prompt (experimental.chat.system.transform).",
   }
 }
 
@@ -80,7 +81,10 @@ export function describeOpenCodeHooks(): AgentHooksDescription {
  */
 export function openCodePaths(options: AgentLocation = {}): { scope: ConnectScope; configPath: string; pluginPath: string } {
   const scope = resolveScope(options.scope)
-  const dir = scope === 'project' ? resolveProject(options) : join(envDir(options, 'XDG_CONFIG_HOME') ?? join(resolveHome(options), '.config'), 'opencode')
+  const dir =
+    scope === 'project'
+      ? resolveProject(options)
+      : join(envDir(options, 'XDG_CONFIG_HOME') ?? join(resolveHome(options), '.config'), 'opencode')
   const json = join(dir, 'opencode.json')
   const jsonc = join(dir, 'opencode.jsonc')
   const pluginDir = scope === 'project' ? join(dir, '.opencode', 'plugins') : join(dir, 'plugins')
@@ -96,14 +100,20 @@ export function openCodePaths(options: AgentLocation = {}): { scope: ConnectScop
 function planPlugin(path: string, cmd: ResolvedCommand | undefined): AgentPlanFile | undefined {
   const before = readConfigText(path)
   if (before !== undefined && !isMnemoOpenCodePlugin(before)) {
-    throw invalidInput(path, `${path} exists and was not written by mnemo; mnemo will not ${cmd === undefined ? 'remove' : 'overwrite'} it`, 'Move it aside (or rename it), then run again.')
+    throw invalidInput(
+      path,
+      `${path} exists and was not written by mnemo; mnemo will not ${cmd === undefined ? 'remove' : 'overwrite'} it`,
+      'Move it aside (or rename it), then run again.',
+    )
   }
   if (cmd === undefined) {
     if (before === undefined) return undefined
     return { ...planFileOf(path, 'settings', before, '', ['  plugin removed: mnemo']), remove: true }
   }
   const after = openCodePluginSource(cmd)
-  return planFileOf(path, 'settings', before, after, [`  plugin ${before === undefined ? 'added' : before === after ? 'unchanged' : 'updated'}: mnemo`])
+  return planFileOf(path, 'settings', before, after, [
+    `  plugin ${before === undefined ? 'added' : before === after ? 'unchanged' : 'updated'}: mnemo`,
+  ])
 }
 
 /** True when `mcp` is in OpenCode 2's native shape: `mcp.servers` is a map of servers, not a server named "servers". */
@@ -121,7 +131,8 @@ function items(config: JsonObject): Map<string, string> {
   const mcp = isJsonObject(config.mcp) ? config.mcp : {}
   const out = new Map<string, string>()
   if (Object.hasOwn(mcp, 'mnemo')) out.set('mnemo', JSON.stringify(mcp.mnemo))
-  if (isV2(mcp) && isJsonObject(mcp.servers) && Object.hasOwn(mcp.servers, 'mnemo')) out.set('servers.mnemo', JSON.stringify(mcp.servers.mnemo))
+  if (isV2(mcp) && isJsonObject(mcp.servers) && Object.hasOwn(mcp.servers, 'mnemo'))
+    out.set('servers.mnemo', JSON.stringify(mcp.servers.mnemo))
   return out
 }
 
@@ -131,7 +142,8 @@ function plan(options: AgentLocation, cmd: ResolvedCommand | undefined, skipMiss
   if (before === undefined && skipMissing) return []
   const config = parseJsonConfig(path, before, true)
   const raw = config.mcp
-  if (raw !== undefined && !isJsonObject(raw)) throw invalidInput(path, `${path}: "mcp" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
+  if (raw !== undefined && !isJsonObject(raw))
+    throw invalidInput(path, `${path}: "mcp" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
   const mcp = raw ?? {}
   const v2 = isV2(mcp)
   const edits: JsonEdit[] = []
@@ -184,6 +196,9 @@ export function planOpenCodeConnect(options: AgentConnectOptions = {}): AgentCon
  */
 export function planOpenCodeDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
   const { scope, pluginPath } = openCodePaths(options)
-  const files = [...plan(options, undefined, true).map((f) => removeIfEmptied(f, 'json', [{}, { $schema: SCHEMA }])), planPlugin(pluginPath, undefined)].filter((f): f is AgentPlanFile => f !== undefined)
+  const files = [
+    ...plan(options, undefined, true).map((f) => removeIfEmptied(f, 'json', [{}, { $schema: SCHEMA }])),
+    planPlugin(pluginPath, undefined),
+  ].filter((f): f is AgentPlanFile => f !== undefined)
   return { client: 'opencode', action: 'disconnect', scope, files, notes: [] }
 }

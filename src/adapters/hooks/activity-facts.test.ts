@@ -17,14 +17,33 @@ let home: string
 async function hook(event: string, sessionId: string, at: string, fields: Record<string, unknown>): Promise<void> {
   const input = new PassThrough()
   const ts = Date.parse(at)
-  const run = runHook(event, { stdin: input, stdout: { write: () => true }, env: { MNEMO_HOME: home, HOME: home }, cwd: CWD, exit: () => undefined, now: () => ts })
+  const run = runHook(event, {
+    stdin: input,
+    stdout: { write: () => true },
+    env: { MNEMO_HOME: home, HOME: home },
+    cwd: CWD,
+    exit: () => undefined,
+    now: () => ts,
+  })
   input.end(hookPayload(event, fields, sessionId, CWD))
   await run
 }
 
-const bash = (command: string, output: string) => ({ tool_name: 'Bash', tool_input: { command }, tool_response: { stdout: output, stderr: '', interrupted: false } })
-const edit = (file: string) => ({ tool_name: 'Edit', tool_input: { file_path: `${CWD}/${file}`, old_string: 'a', new_string: 'b' }, tool_response: { filePath: `${CWD}/${file}` } })
-const tool = (name: string, file: string) => ({ tool_name: name, tool_input: { file_path: `${CWD}/${file}`, content: 'x' }, tool_response: { filePath: `${CWD}/${file}` } })
+const bash = (command: string, output: string) => ({
+  tool_name: 'Bash',
+  tool_input: { command },
+  tool_response: { stdout: output, stderr: '', interrupted: false },
+})
+const edit = (file: string) => ({
+  tool_name: 'Edit',
+  tool_input: { file_path: `${CWD}/${file}`, old_string: 'a', new_string: 'b' },
+  tool_response: { filePath: `${CWD}/${file}` },
+})
+const tool = (name: string, file: string) => ({
+  tool_name: name,
+  tool_input: { file_path: `${CWD}/${file}`, content: 'x' },
+  tool_response: { filePath: `${CWD}/${file}` },
+})
 
 let n = 0
 const id = () => `tu_${++n}`
@@ -34,24 +53,56 @@ async function script(): Promise<void> {
   await hook('SessionStart', 'sa', '2025-06-10T09:00:00Z', { source: 'startup' })
   await hook('UserPromptSubmit', 'sa', '2025-06-10T09:01:00Z', { prompt: 'fix the login bug' })
   await hook('PostToolUse', 'sa', '2025-06-10T09:05:00Z', { ...edit('src/auth.ts'), tool_use_id: id() })
-  await hook('PostToolUse', 'sa', '2025-06-10T09:10:00Z', { ...bash('npx vitest run', ' ✓ a.test.ts (3)\n ❯ b.test.ts (9)\n\n Test Files  1 failed | 1 passed (2)\n      Tests  2 failed | 10 passed (12)\n'), tool_use_id: id() })
-  await hook('PostToolUseFailure', 'sa', '2025-06-10T09:20:00Z', { tool_name: 'Bash', tool_input: { command: 'npm run build' }, error: 'tsc: error TS2322', tool_use_id: id() })
+  await hook('PostToolUse', 'sa', '2025-06-10T09:10:00Z', {
+    ...bash(
+      'npx vitest run',
+      ' ✓ a.test.ts (3)\n ❯ b.test.ts (9)\n\n Test Files  1 failed | 1 passed (2)\n      Tests  2 failed | 10 passed (12)\n',
+    ),
+    tool_use_id: id(),
+  })
+  await hook('PostToolUseFailure', 'sa', '2025-06-10T09:20:00Z', {
+    tool_name: 'Bash',
+    tool_input: { command: 'npm run build' },
+    error: 'tsc: error TS2322',
+    tool_use_id: id(),
+  })
   await hook('PostToolUse', 'sa', '2025-06-10T09:30:00Z', { ...edit('src/auth.ts'), tool_use_id: id() })
   await hook('PostToolUse', 'sa', '2025-06-10T09:40:00Z', { ...bash('npx vitest run', '      Tests  12 passed (12)\n'), tool_use_id: id() })
   await hook('UserPromptSubmit', 'sa', '2025-06-10T09:45:00Z', { prompt: 'commit it' })
-  await hook('PostToolUse', 'sa', '2025-06-10T09:46:00Z', { ...bash('git commit -am "fix login token check"', '[main 1a2b3c] fix login token check'), tool_use_id: id() })
+  await hook('PostToolUse', 'sa', '2025-06-10T09:46:00Z', {
+    ...bash('git commit -am "fix login token check"', '[main 1a2b3c] fix login token check'),
+    tool_use_id: id(),
+  })
   await hook('SessionEnd', 'sa', '2025-06-10T09:50:00Z', { reason: 'exit' })
   // Session B, 2025-06-12 14:00–14:30: pytest and go test, each with a failure; a read and a write.
   await hook('UserPromptSubmit', 'sb', '2025-06-12T14:00:00Z', { prompt: 'port the db layer' })
   await hook('PostToolUse', 'sb', '2025-06-12T14:05:00Z', { ...tool('Read', 'src/auth.ts'), tool_use_id: id() })
   await hook('PostToolUse', 'sb', '2025-06-12T14:10:00Z', { ...tool('Write', 'src/db.ts'), tool_use_id: id() })
-  await hook('PostToolUse', 'sb', '2025-06-12T14:20:00Z', { ...bash('pytest -q', '..F.....ss\n===== 1 failed, 5 passed, 2 skipped in 0.52s =====\n'), tool_use_id: id() })
-  await hook('PostToolUse', 'sb', '2025-06-12T14:25:00Z', { ...bash('go test -v ./...', '=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.01s)\nFAIL\nFAIL\texample.com/db\t0.02s\n'), tool_use_id: id() })
+  await hook('PostToolUse', 'sb', '2025-06-12T14:20:00Z', {
+    ...bash('pytest -q', '..F.....ss\n===== 1 failed, 5 passed, 2 skipped in 0.52s =====\n'),
+    tool_use_id: id(),
+  })
+  await hook('PostToolUse', 'sb', '2025-06-12T14:25:00Z', {
+    ...bash(
+      'go test -v ./...',
+      '=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.01s)\nFAIL\nFAIL\texample.com/db\t0.02s\n',
+    ),
+    tool_use_id: id(),
+  })
   await hook('SessionEnd', 'sb', '2025-06-12T14:30:00Z', { reason: 'exit' })
   // Session C, 2025-06-13 08:00–08:20: cargo (passing), jest and mocha (one failure each), one more edit.
   await hook('UserPromptSubmit', 'sc', '2025-06-13T08:00:00Z', { prompt: 'run every suite' })
-  await hook('PostToolUse', 'sc', '2025-06-13T08:05:00Z', { ...bash('cargo test', 'running 5 tests\ntest result: ok. 4 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s\n'), tool_use_id: id() })
-  await hook('PostToolUse', 'sc', '2025-06-13T08:10:00Z', { ...bash('npx jest', 'Tests:       1 failed, 3 passed, 4 total\nSnapshots:   0 total\n'), tool_use_id: id() })
+  await hook('PostToolUse', 'sc', '2025-06-13T08:05:00Z', {
+    ...bash(
+      'cargo test',
+      'running 5 tests\ntest result: ok. 4 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s\n',
+    ),
+    tool_use_id: id(),
+  })
+  await hook('PostToolUse', 'sc', '2025-06-13T08:10:00Z', {
+    ...bash('npx jest', 'Tests:       1 failed, 3 passed, 4 total\nSnapshots:   0 total\n'),
+    tool_use_id: id(),
+  })
   await hook('PostToolUse', 'sc', '2025-06-13T08:15:00Z', { ...bash('npx mocha', '  3 passing (20ms)\n  1 failing\n'), tool_use_id: id() })
   await hook('PostToolUse', 'sc', '2025-06-13T08:18:00Z', { ...edit('src/auth.ts'), tool_use_id: id() })
   await hook('SessionEnd', 'sc', '2025-06-13T08:20:00Z', { reason: 'exit' })
@@ -86,7 +137,9 @@ const EXPECTED: [string, string][] = [
 function answers(engine: ReturnType<typeof openMnemo>['engine']): string[] {
   return EXPECTED.map(([q]) => {
     const a = engine.facts.query(q)
-    return a.kind === 'rows' ? JSON.stringify((a.value as Record<string, unknown>[]).map(({ id: _id, ...rest }) => rest)) : answerValueText(a)
+    return a.kind === 'rows'
+      ? JSON.stringify((a.value as Record<string, unknown>[]).map(({ id: _id, ...rest }) => rest))
+      : answerValueText(a)
   })
 }
 
@@ -107,9 +160,18 @@ describe('the agent’s activity as fact collections', () => {
       const got = answers(m.engine)
       const sessions = m.engine.sessions().filter((s) => s.agent === 'claude-code')
       const longest = sessions.find((s) => s.sessionKey === 'sa')!.id
-      const expected = EXPECTED.map(([q, v]) => (q.includes('argmax duration_min') ? longest : q.includes('action = "write" list') ? JSON.stringify([{ path: 'src/db.ts' }]) : v))
+      const expected = EXPECTED.map(([q, v]) =>
+        q.includes('argmax duration_min') ? longest : q.includes('action = "write" list') ? JSON.stringify([{ path: 'src/db.ts' }]) : v,
+      )
       expect(EXPECTED.map(([q], i) => `${q} → ${got[i]}`)).toEqual(EXPECTED.map(([q], i) => `${q} → ${expected[i]}`))
-      expect(m.engine.facts.schema().map((c) => `${c.name}:${c.records}`)).toEqual(['commits:1', 'errors:1', 'file_touches:5', 'sessions:3', 'test_runs:7', 'tool_calls:14'])
+      expect(m.engine.facts.schema().map((c) => `${c.name}:${c.records}`)).toEqual([
+        'commits:1',
+        'errors:1',
+        'file_touches:5',
+        'sessions:3',
+        'test_runs:7',
+        'tool_calls:14',
+      ])
     } finally {
       m.close()
     }

@@ -14,17 +14,32 @@ const PROJECT = '/home/dev/project'
 const AGENTS: readonly HookAgent[] = ['claude-code', 'codex', 'gemini', 'opencode']
 const WORD = 'zanzibarquokka'
 
-interface Fixture { file: string; session: number; event: string; stdin: string; stdout: string | undefined }
+interface Fixture {
+  file: string
+  session: number
+  event: string
+  stdin: string
+  stdout: string | undefined
+}
 
 function fixtures(agent: string): Fixture[] {
   const dir = path.join(ROOT, agent, 'suite-run')
   if (!existsSync(dir)) return []
-  return readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => {
-    const m = /^s(\d+)-\d+-([A-Za-z]+)\.json$/.exec(f)
-    if (m === null) throw new Error(`unexpected fixture name ${f}`)
-    const out = path.join(dir, f.replace(/\.json$/, '.mnemo-stdout'))
-    return { file: f, session: Number(m[1]), event: m[2]!, stdin: readFileSync(path.join(dir, f), 'utf8'), stdout: existsSync(out) ? readFileSync(out, 'utf8') : undefined }
-  })
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => {
+      const m = /^s(\d+)-\d+-([A-Za-z]+)\.json$/.exec(f)
+      if (m === null) throw new Error(`unexpected fixture name ${f}`)
+      const out = path.join(dir, f.replace(/\.json$/, '.mnemo-stdout'))
+      return {
+        file: f,
+        session: Number(m[1]),
+        event: m[2]!,
+        stdin: readFileSync(path.join(dir, f), 'utf8'),
+        stdout: existsSync(out) ? readFileSync(out, 'utf8') : undefined,
+      }
+    })
 }
 
 describe.each(AGENTS)('the %s payloads of the agent suite', (agent) => {
@@ -53,24 +68,34 @@ describe.each(AGENTS)('the %s payloads of the agent suite', (agent) => {
     expect(shown.detail.project?.root).toBe(PROJECT)
     const obs = shown.detail.observations
     expect(obs.some((o) => o.kind === 'prompt' && o.text.includes(`write the word ${WORD} into notes.txt`))).toBe(true)
-    expect(obs.some((o) => o.tool !== undefined && o.tool !== null && o.text.includes('notes.txt') && o.text.includes(WORD.toUpperCase()))).toBe(true)
+    expect(
+      obs.some((o) => o.tool !== undefined && o.tool !== null && o.text.includes('notes.txt') && o.text.includes(WORD.toUpperCase())),
+    ).toBe(true)
   })
 
-  it('replay stores no mnemo block as anybody\'s words and no mnemo tool call, in either session', () => {
+  it("replay stores no mnemo block as anybody's words and no mnemo tool call, in either session", () => {
     const { engine, clock } = createTestEngine({ cwd: PROJECT })
     for (const f of all) {
       clock.advance(1000)
       engine.captureHook(f.event, f.stdin, agent, clock.now())
     }
-    const obs = engine.sessions().flatMap((s) => { const d = engine.show(s.id); return d.type === 'session' ? d.detail.observations : [] })
-    expect(obs.filter((o) => (o.kind === 'prompt' || o.kind === 'message') && /mnemo-context|hook_context/.test(o.text)).map((o) => o.text.slice(0, 80))).toEqual([])
+    const obs = engine.sessions().flatMap((s) => {
+      const d = engine.show(s.id)
+      return d.type === 'session' ? d.detail.observations : []
+    })
+    expect(
+      obs
+        .filter((o) => (o.kind === 'prompt' || o.kind === 'message') && /mnemo-context|hook_context/.test(o.text))
+        .map((o) => o.text.slice(0, 80)),
+    ).toEqual([])
     expect(obs.filter((o) => typeof o.tool === 'string' && /memory_recall/.test(o.tool)).map((o) => o.tool)).toEqual([])
   })
 
-  it('session 2 began with a context block that holds session 1\'s work', () => {
+  it("session 2 began with a context block that holds session 1's work", () => {
     const start = all.find((f) => f.session === 2 && f.event === 'SessionStart')
     expect(start?.stdout).toBeDefined()
-    const ctx = (JSON.parse(start!.stdout!) as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext ?? ''
+    const ctx =
+      (JSON.parse(start!.stdout!) as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext ?? ''
     expect(ctx).toMatch(/^<mnemo-context /)
     expect(ctx).toContain('notes.txt')
   })

@@ -16,7 +16,11 @@ const PAGE = 4096
 function filledStore(): { home: string; db: string } {
   const home = scratch()
   const m = openMnemo({ env: { MNEMO_HOME: home } })
-  for (let i = 0; i < 200; i++) m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `prompt ${i} about the orders service cache ${'x'.repeat(300)}` }, `s${i % 5}`))
+  for (let i = 0; i < 200; i++)
+    m.engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: `prompt ${i} about the orders service cache ${'x'.repeat(300)}` }, `s${i % 5}`),
+    )
   expect(m.engine.integrityCheck()).toBe('ok')
   m.close()
   return { home, db: path.join(home, 'mnemo.db') }
@@ -35,7 +39,13 @@ function damage(db: string, from: number, to: number): void {
 async function hook(home: string, prompt: string): Promise<number | undefined> {
   const input = new PassThrough()
   let code: number | undefined
-  const run = runHook('UserPromptSubmit', { stdin: input, stdout: { write: () => {} }, env: { MNEMO_HOME: home, HOME: home }, cwd: '/work/demo-app', exit: (c) => (code = c) })
+  const run = runHook('UserPromptSubmit', {
+    stdin: input,
+    stdout: { write: () => {} },
+    env: { MNEMO_HOME: home, HOME: home },
+    cwd: '/work/demo-app',
+    exit: (c) => (code = c),
+  })
   input.end(hookPayload('UserPromptSubmit', { prompt }, 'damaged'))
   await run
   return code
@@ -43,7 +53,12 @@ async function hook(home: string, prompt: string): Promise<number | undefined> {
 
 async function doctor(home: string): Promise<{ code: number; checks: { check: string; status: string; detail: string; fix: string }[] }> {
   let stdout = ''
-  const code = await runCli(['doctor', '--json'], { stdout: (t) => (stdout += t), stderr: () => {}, env: { MNEMO_HOME: home, HOME: home }, cwd: '/work/demo-app' })
+  const code = await runCli(['doctor', '--json'], {
+    stdout: (t) => (stdout += t),
+    stderr: () => {},
+    env: { MNEMO_HOME: home, HOME: home },
+    cwd: '/work/demo-app',
+  })
   return { code, checks: (JSON.parse(stdout) as { store: { check: string; status: string; detail: string; fix: string }[] }).store }
 }
 
@@ -56,7 +71,10 @@ describe('a database with damaged pages', () => {
     const spooled = readdirSync(path.join(home, 'spool')).filter((f) => f.endsWith('.json'))
     expect(spooled).toHaveLength(1)
     expect(readFileSync(path.join(home, 'spool', spooled[0]!), 'utf8')).toContain('a prompt into a damaged store')
-    const log = readFileSync(path.join(home, 'logs', 'errors.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { code: string; message: string; hint?: string })
+    const log = readFileSync(path.join(home, 'logs', 'errors.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { code: string; message: string; hint?: string })
     expect(log.at(-1)).toMatchObject({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining(`the database ${db} is damaged`) })
     expect(JSON.stringify(log.at(-1))).toContain('mnemo doctor')
     const d = await doctor(home)
@@ -66,7 +84,8 @@ describe('a database with damaged pages', () => {
 
   it('doctor finds damage in a page no hook touched, and the repair it names works as written', async () => {
     const { home, db } = filledStore()
-    const cli = async (argv: string[]): Promise<number> => runCli(argv, { stdout: () => {}, stderr: () => {}, env: { MNEMO_HOME: home, HOME: home }, cwd: home })
+    const cli = async (argv: string[]): Promise<number> =>
+      runCli(argv, { stdout: () => {}, stderr: () => {}, env: { MNEMO_HOME: home, HOME: home }, cwd: home })
     const backup = path.join(scratch(), 'last-export.jsonl')
     expect(await cli(['export', '--out', backup])).toBe(0)
     const pages = statSync(db).size / PAGE
@@ -75,7 +94,9 @@ describe('a database with damaged pages', () => {
     expect(d.code).toBe(1)
     const database = d.checks.find((c) => c.check === 'database')
     expect(database).toMatchObject({ status: 'broken', detail: expect.stringContaining(`${db} is damaged: `) })
-    expect(database!.fix).toBe(`move ${db} aside (mnemo then starts an empty store) and restore your last export with mnemo import <export file>`)
+    expect(database!.fix).toBe(
+      `move ${db} aside (mnemo then starts an empty store) and restore your last export with mnemo import <export file>`,
+    )
     renameSync(db, `${db}.damaged`)
     expect(await cli(['import', backup])).toBe(0)
     expect((await doctor(home)).checks.find((c) => c.check === 'database')).toMatchObject({ status: 'ok' })

@@ -1,5 +1,16 @@
 import { execFileSync } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
@@ -58,7 +69,15 @@ async function hook(event: string, fields: Record<string, unknown>): Promise<{ c
     cwd: '/work/demo-app',
     exit: (c) => (code = c),
   })
-  input.end(JSON.stringify({ hook_event_name: event, session_id: 'sess-disk', transcript_path: '/tmp/sess-disk.jsonl', cwd: '/work/demo-app', ...fields }))
+  input.end(
+    JSON.stringify({
+      hook_event_name: event,
+      session_id: 'sess-disk',
+      transcript_path: '/tmp/sess-disk.jsonl',
+      cwd: '/work/demo-app',
+      ...fields,
+    }),
+  )
   await run
   return { code, stderr }
 }
@@ -87,7 +106,13 @@ function fillDisk(): number {
 /** Every spooled event file, in the data directory's spool and in spool/elsewhere of the default one. */
 function spooled(): string[] {
   const dirs = [path.join(home, 'spool'), path.join(userHome, '.mnemo', 'spool'), path.join(userHome, '.mnemo', 'spool', 'elsewhere')]
-  return dirs.filter((d) => existsSync(d)).flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.json')).map((f) => path.join(d, f)))
+  return dirs
+    .filter((d) => existsSync(d))
+    .flatMap((d) =>
+      readdirSync(d)
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => path.join(d, f)),
+    )
 }
 
 /** Files on the small disk this process still has open (a store whose open failed once kept its descriptors, so umount failed). */
@@ -105,45 +130,55 @@ function openOnDisk(): string[] {
 function observationsWith(text: string): number {
   const m = openMnemo({ env })
   try {
-    return m.engine.browseObservations({ projectIds: m.engine.listProjects().map((p) => p.id), order: 'asc', limit: 100 }).filter((o) => JSON.stringify(o).includes(text)).length
+    return m.engine
+      .browseObservations({ projectIds: m.engine.listProjects().map((p) => p.id), order: 'asc', limit: 100 })
+      .filter((o) => JSON.stringify(o).includes(text)).length
   } finally {
     m.close()
   }
 }
 
-describe.skipIf(skipReason !== undefined)(`a full disk under MNEMO_HOME (2 MB tmpfs)${skipReason ? ` — skipped: ${skipReason}` : ''}`, () => {
-  it('keeps a hook event elsewhere, status and recall still answer naming the disk, and the event is stored once space frees', async () => {
-    expect(await hook('UserPromptSubmit', { prompt: 'migrate the ledger tables before the disk filled' })).toMatchObject({ code: 0 })
-    expect(observationsWith('before the disk filled')).toBe(1)
-    expect(fillDisk()).toBeGreaterThan(0)
+describe.skipIf(skipReason !== undefined)(
+  `a full disk under MNEMO_HOME (2 MB tmpfs)${skipReason ? ` — skipped: ${skipReason}` : ''}`,
+  () => {
+    it('keeps a hook event elsewhere, status and recall still answer naming the disk, and the event is stored once space frees', async () => {
+      expect(await hook('UserPromptSubmit', { prompt: 'migrate the ledger tables before the disk filled' })).toMatchObject({ code: 0 })
+      expect(observationsWith('before the disk filled')).toBe(1)
+      expect(fillDisk()).toBeGreaterThan(0)
 
-    const full = await hook('PostToolUse', { tool_name: 'Bash', tool_use_id: 't-full', tool_input: { command: 'echo kept-while-full' }, tool_response: { stdout: 'kept-while-full marker output', stderr: '' } })
-    expect(full.code).toBe(0)
-    const kept = spooled()
-    expect(kept).toHaveLength(1)
-    expect(kept[0]!.startsWith(mnt)).toBe(false)
-    expect(readFileSync(kept[0]!, 'utf8')).toContain('kept-while-full')
-    expect(full.stderr).toContain(kept[0]!)
+      const full = await hook('PostToolUse', {
+        tool_name: 'Bash',
+        tool_use_id: 't-full',
+        tool_input: { command: 'echo kept-while-full' },
+        tool_response: { stdout: 'kept-while-full marker output', stderr: '' },
+      })
+      expect(full.code).toBe(0)
+      const kept = spooled()
+      expect(kept).toHaveLength(1)
+      expect(kept[0]!.startsWith(mnt)).toBe(false)
+      expect(readFileSync(kept[0]!, 'utf8')).toContain('kept-while-full')
+      expect(full.stderr).toContain(kept[0]!)
 
-    const status = await cli(['status', '--json'])
-    expect(status.code, status.stderr).toBe(0)
-    const doc = JSON.parse(status.stdout) as { readOnly: boolean; readOnlyReason: string; counts: { events: number } }
-    expect(doc).toMatchObject({ readOnly: true, counts: { events: 1 } })
-    expect(doc.readOnlyReason).toContain(`MNEMO_HOME ${home} cannot be written: its disk is full (0 bytes free)`)
-    const recall = await cli(['recall', 'ledger tables', '--json'])
-    expect(recall.code, recall.stderr).toBe(0)
-    expect(recall.stdout).toContain('migrate the ledger tables before the disk filled')
+      const status = await cli(['status', '--json'])
+      expect(status.code, status.stderr).toBe(0)
+      const doc = JSON.parse(status.stdout) as { readOnly: boolean; readOnlyReason: string; counts: { events: number } }
+      expect(doc).toMatchObject({ readOnly: true, counts: { events: 1 } })
+      expect(doc.readOnlyReason).toContain(`MNEMO_HOME ${home} cannot be written: its disk is full (0 bytes free)`)
+      const recall = await cli(['recall', 'ledger tables', '--json'])
+      expect(recall.code, recall.stderr).toBe(0)
+      expect(recall.stdout).toContain('migrate the ledger tables before the disk filled')
 
-    rmSync(filler)
-    expect(await hook('UserPromptSubmit', { prompt: 'space is back' })).toMatchObject({ code: 0 })
-    expect(spooled()).toEqual([])
-    expect(observationsWith('kept-while-full')).toBe(1)
-    // Further commands and hooks store it no second time.
-    expect((await cli(['status', '--json'])).code).toBe(0)
-    expect(await hook('UserPromptSubmit', { prompt: 'and once more' })).toMatchObject({ code: 0 })
-    expect(observationsWith('kept-while-full')).toBe(1)
-    expect(observationsWith('before the disk filled')).toBe(1)
-    // Every open that failed on the full disk closed what it had opened.
-    expect(openOnDisk()).toEqual([])
-  })
-})
+      rmSync(filler)
+      expect(await hook('UserPromptSubmit', { prompt: 'space is back' })).toMatchObject({ code: 0 })
+      expect(spooled()).toEqual([])
+      expect(observationsWith('kept-while-full')).toBe(1)
+      // Further commands and hooks store it no second time.
+      expect((await cli(['status', '--json'])).code).toBe(0)
+      expect(await hook('UserPromptSubmit', { prompt: 'and once more' })).toMatchObject({ code: 0 })
+      expect(observationsWith('kept-while-full')).toBe(1)
+      expect(observationsWith('before the disk filled')).toBe(1)
+      // Every open that failed on the full disk closed what it had opened.
+      expect(openOnDisk()).toEqual([])
+    })
+  },
+)

@@ -26,7 +26,11 @@ function home(): string {
 }
 
 function runCli(mnemoHome: string, args: string[], input?: string) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { input, env: { PATH: process.env['PATH'], MNEMO_HOME: mnemoHome, HOME: mnemoHome }, encoding: 'utf8' })
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    input,
+    env: { PATH: process.env['PATH'], MNEMO_HOME: mnemoHome, HOME: mnemoHome },
+    encoding: 'utf8',
+  })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
 
@@ -50,7 +54,12 @@ describe('`mnemo hook --home <dir>`', () => {
     const env = home()
     const chosen = home()
     for (const args of [['--home', chosen], [`--home=${chosen}`]]) {
-      const payload = JSON.stringify({ session_id: `s-${args.length}`, cwd: '/p/shop', hook_event_name: 'UserPromptSubmit', prompt: `add a cart endpoint ${args.length}` })
+      const payload = JSON.stringify({
+        session_id: `s-${args.length}`,
+        cwd: '/p/shop',
+        hook_event_name: 'UserPromptSubmit',
+        prompt: `add a cart endpoint ${args.length}`,
+      })
       const r = runCli(env, ['hook', 'UserPromptSubmit', ...args], payload)
       expect(r.code, r.stderr).toBe(0)
     }
@@ -96,7 +105,9 @@ describe('a scripted Claude Code session through `mnemo hook`, one process per e
     expect(hits.every((x) => x.project === 'acme-api')).toBe(true)
     expect(hits.map((x) => x.kind)).toContain('error')
 
-    const sessions = JSON.parse(runCli(h, ['sessions', '--json']).stdout) as { sessions: { endedAt: string | null; observations: number }[] }
+    const sessions = JSON.parse(runCli(h, ['sessions', '--json']).stdout) as {
+      sessions: { endedAt: string | null; observations: number }[]
+    }
     expect(sessions.sessions).toHaveLength(2)
     expect(sessions.sessions[1]).toMatchObject({ observations: 11, endedAt: expect.any(String) })
   })
@@ -104,11 +115,23 @@ describe('a scripted Claude Code session through `mnemo hook`, one process per e
 
 describe('concurrent hook processes', () => {
   const payload = (id: string) =>
-    JSON.stringify({ session_id: 'par', cwd: '/work/par', hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_use_id: id, tool_input: { command: `echo ${id}` }, tool_response: { stdout: id } })
+    JSON.stringify({
+      session_id: 'par',
+      cwd: '/work/par',
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_use_id: id,
+      tool_input: { command: `echo ${id}` },
+      tool_response: { stdout: id },
+    })
 
   it('store exactly one event for eight simultaneous copies of one delivery', async () => {
     const h = home()
-    const codes = await parallelHooks(h, 'PostToolUse', Array.from({ length: 8 }, () => payload('toolu_same')))
+    const codes = await parallelHooks(
+      h,
+      'PostToolUse',
+      Array.from({ length: 8 }, () => payload('toolu_same')),
+    )
     expect(codes).toEqual(Array(8).fill(0))
     // On a loaded machine a hook may hit its lock deadline and spool instead; any command drains the spool.
     expect(runCli(h, ['status', '--json']).code).toBe(0)
@@ -120,7 +143,11 @@ describe('concurrent hook processes', () => {
 
   it('lose none of eight simultaneous different events', async () => {
     const h = home()
-    const codes = await parallelHooks(h, 'PostToolUse', Array.from({ length: 8 }, (_, i) => payload(`toolu_${i}`)))
+    const codes = await parallelHooks(
+      h,
+      'PostToolUse',
+      Array.from({ length: 8 }, (_, i) => payload(`toolu_${i}`)),
+    )
     expect(codes).toEqual(Array(8).fill(0))
     expect(runCli(h, ['status', '--json']).code).toBe(0)
     const m = openMnemo({ env: { MNEMO_HOME: h } })

@@ -22,7 +22,8 @@ async function read(text: string, chunkBytes: number, maxBytes: number, fieldCha
 function capped(value: unknown, fieldChars: number): unknown {
   if (typeof value === 'string') return capText(value, fieldChars)
   if (Array.isArray(value)) return value.map((v) => capped(v, fieldChars))
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [capped(k, fieldChars), capped(v, fieldChars)]))
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [capped(k, fieldChars), capped(v, fieldChars)]))
   return value
 }
 
@@ -66,7 +67,10 @@ describe('readStdin', () => {
   it('gives up only when the cut input is still over the cap, handing on a copy no larger than the cap', async () => {
     const many = JSON.stringify({ session_id: 's', items: Array.from({ length: 50 }, (_, i) => `${i}`.repeat(90)) })
     const r = await read(many, 1000, 1000, 100)
-    expect(r.error).toMatchObject({ code: 'INVALID_INPUT', message: `hook stdin is ${Buffer.byteLength(many)} bytes, over the 1000-byte cap, even with every string cut to 100 characters` })
+    expect(r.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: `hook stdin is ${Buffer.byteLength(many)} bytes, over the 1000-byte cap, even with every string cut to 100 characters`,
+    })
     expect(Buffer.byteLength(r.partial!)).toBeLessThanOrEqual(1000)
     expect(many.startsWith(r.partial!)).toBe(true)
   })

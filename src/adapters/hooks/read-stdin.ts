@@ -34,7 +34,11 @@ export interface ReadStdinOptions {
  * @returns The text and the size that arrived; `cutStrings` > 0 when strings were cut.
  * @throws {MnemoError} `INVALID_INPUT` — the stream was not closed within `timeoutMs`, or the input stays over `maxBytes` after cutting.
  */
-export function readStdin(stream: NodeJS.ReadableStream, options: ReadStdinOptions, onPartial: (partial: string) => void): Promise<StdinRead> {
+export function readStdin(
+  stream: NodeJS.ReadableStream,
+  options: ReadStdinOptions,
+  onPartial: (partial: string) => void,
+): Promise<StdinRead> {
   const { timeoutMs, maxBytes } = options
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = []
@@ -56,7 +60,13 @@ export function readStdin(stream: NodeJS.ReadableStream, options: ReadStdinOptio
       const read = text()
       if (capper && Buffer.byteLength(read) > maxBytes) {
         onPartial(Buffer.from(read).subarray(0, maxBytes).toString('utf8'))
-        reject(new MnemoError('INVALID_INPUT', `hook stdin is ${size} bytes, over the ${maxBytes}-byte cap, even with every string cut to ${capper.fieldChars} characters`, { details: { path: 'stdin' } }))
+        reject(
+          new MnemoError(
+            'INVALID_INPUT',
+            `hook stdin is ${size} bytes, over the ${maxBytes}-byte cap, even with every string cut to ${capper.fieldChars} characters`,
+            { details: { path: 'stdin' } },
+          ),
+        )
         return
       }
       resolve({ text: read, bytes: size, cutStrings: capper?.cutStrings ?? 0 })
@@ -76,7 +86,11 @@ export function readStdin(stream: NodeJS.ReadableStream, options: ReadStdinOptio
           // not complete
         }
         onPartial(Buffer.byteLength(sofar) > maxBytes ? Buffer.from(sofar).subarray(0, maxBytes).toString('utf8') : sofar)
-        done(new MnemoError('INVALID_INPUT', `stdin was not closed within ${timeoutMs} ms (${size} bytes read)`, { details: { path: 'stdin' } }))
+        done(
+          new MnemoError('INVALID_INPUT', `stdin was not closed within ${timeoutMs} ms (${size} bytes read)`, {
+            details: { path: 'stdin' },
+          }),
+        )
       })
     }, timeoutMs)
     stream.on('data', (chunk: Buffer | string) => {
@@ -208,7 +222,10 @@ export class JsonStringCapper {
     try {
       decoded = JSON.parse(`"${data.toString('utf8', 0, safe)}"`) as string
     } catch (cause) {
-      throw new MnemoError('INVALID_INPUT', 'hook stdin is not valid JSON (a bad character or escape inside a string)', { details: { path: 'stdin' }, cause })
+      throw new MnemoError('INVALID_INPUT', 'hook stdin is not valid JSON (a bad character or escape inside a string)', {
+        details: { path: 'stdin' },
+        cause,
+      })
     }
     long.total += decoded.length
     if (long.head.length < this.fieldChars) long.head += decoded.slice(0, this.fieldChars - long.head.length)
@@ -224,7 +241,10 @@ export class JsonStringCapper {
         const carry = this.long.carry
         this.long.carry = Buffer.alloc(0)
         this.decode(carry)
-        if (this.long.carry.length > 0) throw new MnemoError('INVALID_INPUT', 'hook stdin is not valid JSON (a string ends inside an escape)', { details: { path: 'stdin' } })
+        if (this.long.carry.length > 0)
+          throw new MnemoError('INVALID_INPUT', 'hook stdin is not valid JSON (a string ends inside an escape)', {
+            details: { path: 'stdin' },
+          })
       }
       const value = this.cut()
       if (this.long.total > this.fieldChars) this.cutStrings++
@@ -279,4 +299,3 @@ function safeEnd(data: Buffer): number {
   }
   return end
 }
-

@@ -22,7 +22,13 @@ function home(): string {
 }
 
 /** Runs the hook in-process with `stdin` and returns what it printed and its exit code. */
-async function hook(mnemoHome: string, event: string, stdin: string | undefined, env: Record<string, string> = {}, io: Pick<HookIo, 'maxStdinBytes' | 'stderr'> = {}): Promise<{ stdout: string; code: number | undefined }> {
+async function hook(
+  mnemoHome: string,
+  event: string,
+  stdin: string | undefined,
+  env: Record<string, string> = {},
+  io: Pick<HookIo, 'maxStdinBytes' | 'stderr'> = {},
+): Promise<{ stdout: string; code: number | undefined }> {
   const input = new PassThrough()
   let stdout = ''
   let code: number | undefined
@@ -42,11 +48,26 @@ async function hook(mnemoHome: string, event: string, stdin: string | undefined,
 }
 
 /** Runs the hook as `mnemo hook <event> --agent <agent>` would. */
-async function hookAs(mnemoHome: string, event: string, stdin: string, agent: string): Promise<{ stdout: string; code: number | undefined }> {
+async function hookAs(
+  mnemoHome: string,
+  event: string,
+  stdin: string,
+  agent: string,
+): Promise<{ stdout: string; code: number | undefined }> {
   const input = new PassThrough()
   let stdout = ''
   let code: number | undefined
-  const run = runHook(event, { stdin: input, stdout: { write: (t: string) => (stdout += t) }, env: { MNEMO_HOME: mnemoHome, HOME: mnemoHome }, cwd: '/work/demo-app', exit: (c) => (code = c) }, agent)
+  const run = runHook(
+    event,
+    {
+      stdin: input,
+      stdout: { write: (t: string) => (stdout += t) },
+      env: { MNEMO_HOME: mnemoHome, HOME: mnemoHome },
+      cwd: '/work/demo-app',
+      exit: (c) => (code = c),
+    },
+    agent,
+  )
   input.end(stdin)
   await run
   return { stdout, code }
@@ -83,16 +104,31 @@ describe('mnemo hook', () => {
   it('injects per-prompt recall through each agent’s channel for it, and nothing when turned off', async () => {
     const h = home()
     const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
-    m.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', { project: { root: '/work/demo-app', name: 'demo-app' }, kind: 'decision' })
+    m.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', {
+      project: { root: '/work/demo-app', name: 'demo-app' },
+      kind: 'decision',
+    })
     m.close()
     const ask = (session: string) => hookPayload('UserPromptSubmit', { prompt: 'how do we rate-limit the API?' }, session)
-    const out = (r: { stdout: string }) => JSON.parse(r.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
+    const out = (r: { stdout: string }) =>
+      JSON.parse(r.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
     const claude = out(await hook(h, 'UserPromptSubmit', ask('c1')))
     expect(claude.hookSpecificOutput.hookEventName).toBe('UserPromptSubmit')
     expect(claude.hookSpecificOutput.additionalContext).toMatch(/^<mnemo-recall>\n[^]*token bucket[^]*<\/mnemo-recall>$/)
     // Gemini CLI passes the SessionStart block back inside the prompt (escaped, in <hook_context>): only the user's words are recalled for.
-    const wrapped = (session: string) => hookPayload('BeforeAgent', { prompt: '<hook_context>&lt;mnemo-context project="demo-app"&gt;\n- [fact] billing module tests\n&lt;/mnemo-context&gt;</hook_context>\n\nhow do we rate-limit the API?' }, session)
-    for (const [agent, name] of [['codex', 'UserPromptSubmit'], ['gemini', 'BeforeAgent']] as const) {
+    const wrapped = (session: string) =>
+      hookPayload(
+        'BeforeAgent',
+        {
+          prompt:
+            '<hook_context>&lt;mnemo-context project="demo-app"&gt;\n- [fact] billing module tests\n&lt;/mnemo-context&gt;</hook_context>\n\nhow do we rate-limit the API?',
+        },
+        session,
+      )
+    for (const [agent, name] of [
+      ['codex', 'UserPromptSubmit'],
+      ['gemini', 'BeforeAgent'],
+    ] as const) {
       const r = await hookAs(h, 'UserPromptSubmit', agent === 'gemini' ? wrapped(`${agent}-1`) : ask(`${agent}-1`), agent)
       expect(out(r).hookSpecificOutput).toMatchObject({ hookEventName: name, additionalContext: expect.stringContaining('token bucket') })
     }
@@ -105,10 +141,19 @@ describe('mnemo hook', () => {
   it('gives Claude Code file hints at PreToolUse, once per file per session', async () => {
     const h = home()
     const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
-    m.engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', { project: { root: '/work/demo-app', name: 'demo-app' }, kind: 'decision' })
+    m.engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', {
+      project: { root: '/work/demo-app', name: 'demo-app' },
+      kind: 'decision',
+    })
     m.close()
-    const read = hookPayload('PreToolUse', { tool_name: 'Read', tool_use_id: 'r1', tool_input: { file_path: '/work/demo-app/src/billing/invoice.ts' } }, 's1')
-    const r = JSON.parse((await hook(h, 'PreToolUse', read)).stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
+    const read = hookPayload(
+      'PreToolUse',
+      { tool_name: 'Read', tool_use_id: 'r1', tool_input: { file_path: '/work/demo-app/src/billing/invoice.ts' } },
+      's1',
+    )
+    const r = JSON.parse((await hook(h, 'PreToolUse', read)).stdout) as {
+      hookSpecificOutput: { hookEventName: string; additionalContext: string }
+    }
     expect(r.hookSpecificOutput.hookEventName).toBe('PreToolUse')
     expect(r.hookSpecificOutput.additionalContext).toContain('integer cents')
     expect((await hook(h, 'PreToolUse', read.replace('"r1"', '"r2"'))).stdout).toBe('')
@@ -141,10 +186,19 @@ describe('mnemo hook', () => {
     // The clock moves on while the hook waits for the store: the event is still the moment it fired.
     let t = Date.parse('2026-03-01T10:00:00.000Z')
     const input = new PassThrough()
-    const run = runHook('UserPromptSubmit', { stdin: input, stdout: { write: () => true }, env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app', exit: () => {}, now: () => (t += 4000) - 4000 })
+    const run = runHook('UserPromptSubmit', {
+      stdin: input,
+      stdout: { write: () => true },
+      env: { MNEMO_HOME: h, HOME: h },
+      cwd: '/work/demo-app',
+      exit: () => {},
+      now: () => (t += 4000) - 4000,
+    })
     input.end(hookPayload('UserPromptSubmit', { prompt: 'fired at ten' }))
     await run
-    const spooled = JSON.parse(readFileSync(path.join(h, 'spool', readdirSync(path.join(h, 'spool')).find((f) => f.endsWith('.json'))!), 'utf8')) as { spooledAt: number }
+    const spooled = JSON.parse(
+      readFileSync(path.join(h, 'spool', readdirSync(path.join(h, 'spool')).find((f) => f.endsWith('.json'))!), 'utf8'),
+    ) as { spooledAt: number }
     expect(spooled.spooledAt).toBe(Date.parse('2026-03-01T10:00:00.000Z'))
     rmSync(path.join(h, 'mnemo.db'), { recursive: true })
     await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'second prompt' }))
@@ -157,10 +211,16 @@ describe('mnemo hook', () => {
   it('a spooled event stays its user’s: drained by another user’s hook, it is stored as the first user’s', async () => {
     const h = home()
     mkdirSync(path.join(h, 'mnemo.db'), { recursive: true })
-    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Auth0 keys' }, 'sess-alice'), { MNEMO_USER: 'alice' })
-    expect(JSON.parse(readFileSync(path.join(h, 'spool', readdirSync(path.join(h, 'spool')).find((f) => f.endsWith('.json'))!), 'utf8'))).toMatchObject({ user: 'alice' })
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Auth0 keys' }, 'sess-alice'), {
+      MNEMO_USER: 'alice',
+    })
+    expect(
+      JSON.parse(readFileSync(path.join(h, 'spool', readdirSync(path.join(h, 'spool')).find((f) => f.endsWith('.json'))!), 'utf8')),
+    ).toMatchObject({ user: 'alice' })
     rmSync(path.join(h, 'mnemo.db'), { recursive: true })
-    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Okta keys' }, 'sess-bob'), { MNEMO_USER: 'bob' })
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'rotate the Okta keys' }, 'sess-bob'), {
+      MNEMO_USER: 'bob',
+    })
     expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toEqual([])
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     try {
@@ -174,10 +234,22 @@ describe('mnemo hook', () => {
 
   it('under agent isolation an unknown --agent is refused (kept aside), never filed under another agent nor given its context', async () => {
     const h = home()
-    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'claude only pelican' }, 'c1'), { MNEMO_AGENT_SCOPE: 'own' })
+    await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'claude only pelican' }, 'c1'), {
+      MNEMO_AGENT_SCOPE: 'own',
+    })
     const input = new PassThrough()
     let stdout = ''
-    const run = runHook('SessionStart', { stdin: input, stdout: { write: (t: string) => (stdout += t) }, env: { MNEMO_HOME: h, HOME: h, MNEMO_AGENT_SCOPE: 'own' }, cwd: '/work/demo-app', exit: () => undefined }, 'unknownagent')
+    const run = runHook(
+      'SessionStart',
+      {
+        stdin: input,
+        stdout: { write: (t: string) => (stdout += t) },
+        env: { MNEMO_HOME: h, HOME: h, MNEMO_AGENT_SCOPE: 'own' },
+        cwd: '/work/demo-app',
+        exit: () => undefined,
+      },
+      'unknownagent',
+    )
     input.end(hookPayload('SessionStart', { source: 'startup' }, 'u1'))
     await run
     expect(stdout).toBe('')
@@ -187,7 +259,13 @@ describe('mnemo hook', () => {
 
   it('a team-mode spooled event (it names its token) is never stored locally by a local drain', () => {
     const h = home()
-    new Spool(path.join(h, 'spool')).put({ event: 'UserPromptSubmit', stdin: hookPayload('UserPromptSubmit', { prompt: 'bob revoked capture gorilla' }), cwd: '/work/demo-app', spooledAt: 1, tokenId: '0123456789abcdef' })
+    new Spool(path.join(h, 'spool')).put({
+      event: 'UserPromptSubmit',
+      stdin: hookPayload('UserPromptSubmit', { prompt: 'bob revoked capture gorilla' }),
+      cwd: '/work/demo-app',
+      spooledAt: 1,
+      tokenId: '0123456789abcdef',
+    })
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     try {
       expect(m.drainSpool()).toMatchObject({ drained: 0 })
@@ -227,7 +305,10 @@ describe('mnemo hook', () => {
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     const logged = m.errors.tail(1)[0]!
     m.close()
-    expect(logged).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/^hook UserPromptSubmit: stdin is not valid JSON \(unexpected character\)/) })
+    expect(logged).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringMatching(/^hook UserPromptSubmit: stdin is not valid JSON \(unexpected character\)/),
+    })
     expect(readFileSync(path.join(h, 'logs', 'errors.jsonl'), 'utf8')).not.toContain('ghp_aB')
   })
 
@@ -235,7 +316,10 @@ describe('mnemo hook', () => {
     const h = home()
     const token = 'ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5'
     for (const name of [`${token}<x>`, token]) expect((await hook(h, name, JSON.stringify({ session_id: 's', cwd: '/x' }))).code).toBe(0)
-    const files = [path.join(h, 'logs', 'errors.jsonl'), ...readdirSync(path.join(h, 'spool', 'bad')).map((f) => path.join(h, 'spool', 'bad', f))]
+    const files = [
+      path.join(h, 'logs', 'errors.jsonl'),
+      ...readdirSync(path.join(h, 'spool', 'bad')).map((f) => path.join(h, 'spool', 'bad', f)),
+    ]
     for (const f of files) expect(readFileSync(f, 'utf8'), f).not.toContain('ghp_aB3d')
     expect(files.length).toBe(3)
     expect(counts(h).events).toBe(0)
@@ -243,7 +327,11 @@ describe('mnemo hook', () => {
 
   it('stores a payload over the stdin cap with its longest strings cut as the store cuts them, and logs its size and the cap', async () => {
     const h = home()
-    const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make oversized-output' }, tool_response: { stdout: `${'B'.repeat(1_500_000)} tail-of-output` } })
+    const stdin = hookPayload('PostToolUse', {
+      tool_name: 'Bash',
+      tool_input: { command: 'make oversized-output' },
+      tool_response: { stdout: `${'B'.repeat(1_500_000)} tail-of-output` },
+    })
     expect((await hook(h, 'PostToolUse', stdin, {}, { maxStdinBytes: 1 << 20 })).code).toBe(0)
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     try {
@@ -251,7 +339,10 @@ describe('mnemo hook', () => {
       const [hit] = await m.engine.recall('oversized-output', { limit: 1 })
       expect(hit?.snippet).toContain('oversized-output')
       expect(m.errors.tail(5)).toEqual([
-        expect.objectContaining({ where: 'hook PostToolUse', message: `hook stdin is ${Buffer.byteLength(stdin)} bytes, over the 1048576-byte cap: 1 string(s) cut to 1000000 characters (head and tail kept) before storing` }),
+        expect.objectContaining({
+          where: 'hook PostToolUse',
+          message: `hook stdin is ${Buffer.byteLength(stdin)} bytes, over the 1048576-byte cap: 1 string(s) cut to 1000000 characters (head and tail kept) before storing`,
+        }),
       ])
     } finally {
       m.close()
@@ -262,7 +353,11 @@ describe('mnemo hook', () => {
   it('spools an event holding a 20 MB string (redacting it once overflowed the regex stack) instead of losing it', async () => {
     const h = home()
     mkdirSync(path.join(h, 'mnemo.db'), { recursive: true })
-    const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make twenty-megabytes' }, tool_response: { stdout: 'B'.repeat(20_000_000) } })
+    const stdin = hookPayload('PostToolUse', {
+      tool_name: 'Bash',
+      tool_input: { command: 'make twenty-megabytes' },
+      tool_response: { stdout: 'B'.repeat(20_000_000) },
+    })
     expect((await hook(h, 'PostToolUse', stdin)).code).toBe(0)
     const spooled = readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))
     expect(spooled).toHaveLength(1)
@@ -275,12 +370,24 @@ describe('mnemo hook', () => {
 
   it('stores a misspelled event under the payload’s hook_event_name, so it is derived, and logs the misspelling', async () => {
     const h = home()
-    const stdin = hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make deploy-typo' }, tool_response: { stdout: 'ok' } })
+    const stdin = hookPayload('PostToolUse', {
+      tool_name: 'Bash',
+      tool_input: { command: 'make deploy-typo' },
+      tool_response: { stdout: 'ok' },
+    })
     expect((await hook(h, 'PostTooluse', stdin)).code).toBe(0)
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     try {
-      expect((await m.engine.recall('deploy-typo', { limit: 1 })).map((x) => x.snippet)).toEqual([expect.stringContaining('make deploy-typo')])
-      expect(m.errors.tail(5)).toEqual([expect.objectContaining({ where: 'hook PostTooluse', code: 'INVALID_INPUT', message: expect.stringContaining('unknown hook event "PostTooluse" for claude-code: stored as PostToolUse') })])
+      expect((await m.engine.recall('deploy-typo', { limit: 1 })).map((x) => x.snippet)).toEqual([
+        expect.stringContaining('make deploy-typo'),
+      ])
+      expect(m.errors.tail(5)).toEqual([
+        expect.objectContaining({
+          where: 'hook PostTooluse',
+          code: 'INVALID_INPUT',
+          message: expect.stringContaining('unknown hook event "PostTooluse" for claude-code: stored as PostToolUse'),
+        }),
+      ])
     } finally {
       m.close()
     }
@@ -300,7 +407,13 @@ describe('mnemo hook', () => {
     /** Runs the hook with MNEMO_HOME `mnemoHome` and HOME `userHome`; returns its exit code and what it wrote on stderr. */
     async function hookWithStderr(mnemoHome: string, userHome: string): Promise<{ code: number | undefined; stderr: string }> {
       let stderr = ''
-      const r = await hook(mnemoHome, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'kept somewhere' }), { HOME: userHome }, { stderr: { write: (t: string) => (stderr += t) } })
+      const r = await hook(
+        mnemoHome,
+        'UserPromptSubmit',
+        hookPayload('UserPromptSubmit', { prompt: 'kept somewhere' }),
+        { HOME: userHome },
+        { stderr: { write: (t: string) => (stderr += t) } },
+      )
       return { code: r.code, stderr }
     }
     const badFiles = (userHome: string) => readdirSync(path.join(userHome, '.mnemo', 'spool', 'elsewhere'))
@@ -313,10 +426,18 @@ describe('mnemo hook', () => {
       expect(r.code).toBe(0)
       const [kept] = badFiles(user)
       const keptPath = path.join(user, '.mnemo', 'spool', 'elsewhere', kept!)
-      expect(r.stderr).toBe(`mnemo hook UserPromptSubmit: MNEMO_HOME ${file} is not a directory (it is a file); event kept as ${keptPath} (stored in ${file} by its next command or hook once it can be written)\n`)
-      expect(JSON.parse(readFileSync(keptPath, 'utf8'))).toMatchObject({ event: 'UserPromptSubmit', stdin: expect.stringContaining('kept somewhere'), home: file })
+      expect(r.stderr).toBe(
+        `mnemo hook UserPromptSubmit: MNEMO_HOME ${file} is not a directory (it is a file); event kept as ${keptPath} (stored in ${file} by its next command or hook once it can be written)\n`,
+      )
+      expect(JSON.parse(readFileSync(keptPath, 'utf8'))).toMatchObject({
+        event: 'UserPromptSubmit',
+        stdin: expect.stringContaining('kept somewhere'),
+        home: file,
+      })
       const log = openMnemo({ env: { MNEMO_HOME: path.join(user, '.mnemo') }, dbPath: ':memory:' })
-      expect(log.errors.tail(5)).toEqual([expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining(`event kept as ${keptPath}`) })])
+      expect(log.errors.tail(5)).toEqual([
+        expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining(`event kept as ${keptPath}`) }),
+      ])
       log.close()
       // Fixed (as when a full disk gets space again): the data directory's next drain takes the event back and stores it.
       rmSync(file)
@@ -338,20 +459,29 @@ describe('mnemo hook', () => {
         const user = home()
         const r = await hookWithStderr(mnemoHome, user)
         expect(r.code).toBe(0)
-        expect(r.stderr).toMatch(new RegExp(`^mnemo hook UserPromptSubmit: MNEMO_HOME ${mnemoHome} is not writable \\(permission denied\\); event kept as ${user}/\\.mnemo/spool/elsewhere/[^ ]+\\.json \\(stored in ${mnemoHome} by its next command or hook once it can be written\\)\\n$`))
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^mnemo hook UserPromptSubmit: MNEMO_HOME ${mnemoHome} is not writable \\(permission denied\\); event kept as ${user}/\\.mnemo/spool/elsewhere/[^ ]+\\.json \\(stored in ${mnemoHome} by its next command or hook once it can be written\\)\\n$`,
+          ),
+        )
         expect(badFiles(user)).toHaveLength(1)
       } finally {
         restore()
       }
     })
 
-    it.runIf(existsSync('/proc/self'))('returns (exit 0) when MNEMO_HOME is below /proc, naming it, with the event kept in the default spool/elsewhere', async () => {
-      const user = home()
-      const r = await hookWithStderr('/proc/nope', user)
-      expect(r.code).toBe(0)
-      expect(r.stderr).toMatch(/^mnemo hook UserPromptSubmit: MNEMO_HOME \/proc\/nope cannot be created: mkdir \/proc\/nope failed with ENOENT though \/proc exists/)
-      expect(badFiles(user)).toHaveLength(1)
-    })
+    it.runIf(existsSync('/proc/self'))(
+      'returns (exit 0) when MNEMO_HOME is below /proc, naming it, with the event kept in the default spool/elsewhere',
+      async () => {
+        const user = home()
+        const r = await hookWithStderr('/proc/nope', user)
+        expect(r.code).toBe(0)
+        expect(r.stderr).toMatch(
+          /^mnemo hook UserPromptSubmit: MNEMO_HOME \/proc\/nope cannot be created: mkdir \/proc\/nope failed with ENOENT though \/proc exists/,
+        )
+        expect(badFiles(user)).toHaveLength(1)
+      },
+    )
 
     it('says the event was lost when the default data directory cannot keep it either', async () => {
       const file = path.join(home(), 'home-file')
@@ -359,7 +489,9 @@ describe('mnemo hook', () => {
       // HOME is a file too: ~/.mnemo cannot exist.
       const r = await hookWithStderr(path.join(file, '.mnemo'), file)
       expect(r.code).toBe(0)
-      expect(r.stderr).toBe(`mnemo hook UserPromptSubmit: MNEMO_HOME ${path.join(file, '.mnemo')} is not a directory (${file} is a file); the event was lost (no data directory could keep it)\n`)
+      expect(r.stderr).toBe(
+        `mnemo hook UserPromptSubmit: MNEMO_HOME ${path.join(file, '.mnemo')} is not a directory (${file} is a file); the event was lost (no data directory could keep it)\n`,
+      )
     })
   })
 
@@ -368,19 +500,31 @@ describe('mnemo hook', () => {
     const h = home()
     const input = new PassThrough()
     let code: number | undefined
-    const run = runHook('Notification', { stdin: input, stdout: { write: () => true }, env: { MNEMO_HOME: h }, cwd: '/x', exit: (c) => (code = c) })
+    const run = runHook('Notification', {
+      stdin: input,
+      stdout: { write: () => true },
+      env: { MNEMO_HOME: h },
+      cwd: '/x',
+      exit: (c) => (code = c),
+    })
     input.write('{"session_id": "s", "message": "partial')
     await vi.advanceTimersByTimeAsync(HOOK_DEADLINE_MS)
     await run
     expect(code).toBe(0)
     vi.useRealTimers()
     const m = openMnemo({ env: { MNEMO_HOME: h }, dbPath: ':memory:' })
-    expect(m.errors.tail(1)[0]).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('stdin was not closed within 1000 ms') })
+    expect(m.errors.tail(1)[0]).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: expect.stringContaining('stdin was not closed within 1000 ms'),
+    })
     m.close()
     // What did arrive is kept for inspection, not dropped.
     const kept = readdirSync(path.join(h, 'spool', 'bad'))
     expect(kept).toHaveLength(1)
-    expect(JSON.parse(readFileSync(path.join(h, 'spool', 'bad', kept[0]!), 'utf8'))).toMatchObject({ event: 'Notification', stdin: '{"session_id": "s", "message": "partial' })
+    expect(JSON.parse(readFileSync(path.join(h, 'spool', 'bad', kept[0]!), 'utf8'))).toMatchObject({
+      event: 'Notification',
+      stdin: '{"session_id": "s", "message": "partial',
+    })
   })
 })
 
@@ -389,19 +533,37 @@ describe('mnemo hook --agent', () => {
     const h = home()
     const input = new PassThrough()
     let code: number | undefined
-    const run = runHook('UserPromptSubmit', { stdin: input, stdout: { write: () => true }, env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app', exit: (c) => (code = c) }, 'bogus')
+    const run = runHook(
+      'UserPromptSubmit',
+      { stdin: input, stdout: { write: () => true }, env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app', exit: (c) => (code = c) },
+      'bogus',
+    )
     input.end(hookPayload('UserPromptSubmit', { prompt: 'agent typo' }))
     await run
     expect(code).toBe(0)
     expect(counts(h)).toMatchObject({ events: 1, observations: 1 })
-    const logged = readFileSync(path.join(h, 'logs', 'errors.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { message: string })
-    expect(logged.map((e) => e.message)).toEqual(['unknown --agent "bogus" (one of claude-code, codex, gemini, cursor, opencode); read as claude-code'])
+    const logged = readFileSync(path.join(h, 'logs', 'errors.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { message: string })
+    expect(logged.map((e) => e.message)).toEqual([
+      'unknown --agent "bogus" (one of claude-code, codex, gemini, cursor, opencode); read as claude-code',
+    ])
   })
 })
 
 describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
   /** Runs the hook against `url` with `token`; the client's own data directory is `client`. */
-  async function remoteHook(client: string, url: string, token: string, event: string, stdin: string, base = `${url}/`, remoteBudgetMs = { capture: 1500, context: 1500 }, now?: () => number): Promise<{ stdout: string; code: number | undefined }> {
+  async function remoteHook(
+    client: string,
+    url: string,
+    token: string,
+    event: string,
+    stdin: string,
+    base = `${url}/`,
+    remoteBudgetMs = { capture: 1500, context: 1500 },
+    now?: () => number,
+  ): Promise<{ stdout: string; code: number | undefined }> {
     const input = new PassThrough()
     let stdout = ''
     let code: number | undefined
@@ -439,10 +601,11 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       return {
         url: `http://127.0.0.1:${port}`,
         connections: () => n,
-        close: () => new Promise<void>((resolve) => {
-          for (const s of sockets) s.destroy()
-          server.close(() => resolve())
-        }),
+        close: () =>
+          new Promise<void>((resolve) => {
+            for (const s of sockets) s.destroy()
+            server.close(() => resolve())
+          }),
       }
     }
 
@@ -451,7 +614,15 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       const client = home()
       try {
         const budget = { capture: 60, context: 60 }
-        const post = await remoteHook(client, silent.url, 'tok', 'PostToolUse', hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok' } }), `${silent.url}/`, budget)
+        const post = await remoteHook(
+          client,
+          silent.url,
+          'tok',
+          'PostToolUse',
+          hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok' } }),
+          `${silent.url}/`,
+          budget,
+        )
         expect(post).toEqual({ stdout: '', code: 0 })
         // The server side sees the accept on its own turn of the event loop.
         await vi.waitFor(() => expect(silent.connections()).toBe(1))
@@ -459,7 +630,19 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
         const log = readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')
         expect(log).toContain(`server ${silent.url} unreachable`)
         // Ten sessions starting together now spool at once: none opens a connection, none waits out a budget.
-        const starts = await Promise.all(Array.from({ length: 10 }, (_, i) => remoteHook(client, silent.url, 'tok', 'SessionStart', hookPayload('SessionStart', { source: 'startup' }, `s${i}`), `${silent.url}/`, budget)))
+        const starts = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            remoteHook(
+              client,
+              silent.url,
+              'tok',
+              'SessionStart',
+              hookPayload('SessionStart', { source: 'startup' }, `s${i}`),
+              `${silent.url}/`,
+              budget,
+            ),
+          ),
+        )
         expect(starts.every((r) => r.code === 0 && r.stdout === '')).toBe(true)
         expect(silent.connections()).toBe(1)
         expect(spooled(client)).toHaveLength(11)
@@ -480,7 +663,15 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       const client = home()
       const server = await startServer({ home: home(), host: '127.0.0.1', port: 0, env: {}, consolidateEveryMinutes: 0 })
       try {
-        await remoteHook(client, silent.url, server.token, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'kept while the server hangs' }), `${silent.url}/`, { capture: 60, context: 60 })
+        await remoteHook(
+          client,
+          silent.url,
+          server.token,
+          'UserPromptSubmit',
+          hookPayload('UserPromptSubmit', { prompt: 'kept while the server hangs' }),
+          `${silent.url}/`,
+          { capture: 60, context: 60 },
+        )
         expect(spooled(client)).toHaveLength(1)
         await remoteHook(client, server.url, server.token, 'Stop', hookPayload('Stop', {}))
         expect(spooled(client)).toHaveLength(0)
@@ -497,12 +688,27 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     const serverHome = home()
     const server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {}, consolidateEveryMinutes: 0 })
     try {
-      const payload = { session_id: 't', cwd: '/nonexistent/typo', hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'make deploy-typo' }, tool_response: { stdout: 'ok' } }
-      const res = await fetch(`${server.url}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ event: 'PostTooluse', payload }) })
+      const payload = {
+        session_id: 't',
+        cwd: '/nonexistent/typo',
+        hook_event_name: 'PostToolUse',
+        tool_name: 'Bash',
+        tool_input: { command: 'make deploy-typo' },
+        tool_response: { stdout: 'ok' },
+      }
+      const res = await fetch(`${server.url}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ event: 'PostTooluse', payload }),
+      })
       expect(res.status).toBe(202)
-      expect((await server.engine.recall('deploy-typo', { limit: 1 })).map((x) => x.snippet)).toEqual([expect.stringContaining('make deploy-typo')])
+      expect((await server.engine.recall('deploy-typo', { limit: 1 })).map((x) => x.snippet)).toEqual([
+        expect.stringContaining('make deploy-typo'),
+      ])
       const log = openMnemo({ env: { MNEMO_HOME: serverHome }, dbPath: ':memory:' })
-      expect(log.errors.tail(5)).toEqual([expect.objectContaining({ where: 'http POST /v1/events', message: expect.stringContaining('stored as PostToolUse') })])
+      expect(log.errors.tail(5)).toEqual([
+        expect.objectContaining({ where: 'http POST /v1/events', message: expect.stringContaining('stored as PostToolUse') }),
+      ])
       log.close()
     } finally {
       await server.close()
@@ -521,15 +727,28 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       expect((await remoteHook(client, server.url, server.token, 'UserPromptSubmit', payload)).code).toBe(0)
       expect(server.engine.listProjects().map((p) => p.root)).toEqual([repo])
       // The server checks what it is told: a root must be absolute and hold the event's cwd.
-      const post = (body: unknown) => fetch(`${server.url}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      const post = (body: unknown) =>
+        fetch(`${server.url}/v1/events`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
       const outside = await post({ event: 'UserPromptSubmit', payload: JSON.parse(payload), projectRoot: '/elsewhere' })
-      expect([outside.status, ((await outside.json()) as { error: { message: string } }).error.message]).toEqual([400, `projectRoot "/elsewhere" does not contain the event's cwd "${path.join(repo, 'src', 'api')}"`])
+      expect([outside.status, ((await outside.json()) as { error: { message: string } }).error.message]).toEqual([
+        400,
+        `projectRoot "/elsewhere" does not contain the event's cwd "${path.join(repo, 'src', 'api')}"`,
+      ])
       expect((await post({ event: 'UserPromptSubmit', payload: JSON.parse(payload), projectRoot: 'shop' })).status).toBe(400)
       // A folder the server does not have: without the client's root it could only file the event under the subfolder.
       const remote = { session_id: 'far', cwd: '/nonexistent/team/src/api', hook_event_name: 'UserPromptSubmit', prompt: 'far away' }
       expect((await post({ event: 'UserPromptSubmit', payload: remote, projectRoot: '/nonexistent/team' })).status).toBe(202)
       expect((await post({ event: 'UserPromptSubmit', payload: { ...remote, session_id: 'far2' } })).status).toBe(202)
-      expect(server.engine.listProjects().map((p) => p.root).sort()).toEqual(['/nonexistent/team', '/nonexistent/team/src/api', repo].sort())
+      expect(
+        server.engine
+          .listProjects()
+          .map((p) => p.root)
+          .sort(),
+      ).toEqual(['/nonexistent/team', '/nonexistent/team/src/api', repo].sort())
     } finally {
       await server.close()
     }
@@ -544,25 +763,49 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     try {
       const prompt = hookPayload('UserPromptSubmit', { prompt: 'add caching to the orders endpoint' }, 'earlier')
       expect(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', prompt)).toEqual({ stdout: '', code: 0 })
-      const start = await remoteHook(client, server.url, server.token, 'SessionStart', hookPayload('SessionStart', { source: 'startup' }, 'now'))
+      const start = await remoteHook(
+        client,
+        server.url,
+        server.token,
+        'SessionStart',
+        hookPayload('SessionStart', { source: 'startup' }, 'now'),
+      )
       expect(start.code).toBe(0)
       const context = JSON.parse(start.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
       expect(context.hookSpecificOutput.hookEventName).toBe('SessionStart')
       expect(context.hookSpecificOutput.additionalContext).toContain('orders endpoint')
       // What `mnemo status` reports about the server.
-      expect(await checkRemote({ url: server.url, token: server.token })).toEqual({ url: server.url, ok: true, detail: 'reachable, token accepted' })
+      expect(await checkRemote({ url: server.url, token: server.token })).toEqual({
+        url: server.url,
+        ok: true,
+        detail: 'reachable, token accepted',
+      })
       expect((await checkRemote({ url: server.url, token: 'wrong' })).detail).toMatch(/^token refused \(401\)/)
-      expect((await checkRemote({ url: `${server.url}/v1`, token: server.token })).detail).toBe('no mnemo API at this URL (give the base URL, without /v1)')
+      expect((await checkRemote({ url: `${server.url}/v1`, token: server.token })).detail).toBe(
+        'no mnemo API at this URL (give the base URL, without /v1)',
+      )
       // Nothing is stored on the client.
       expect(readdirSync(client).filter((f) => f.endsWith('.db'))).toEqual([])
 
       const url = server.url
       await server.close()
-      const down = await remoteHook(client, url, server.token, 'PostToolUse', hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok' } }, 'now'))
+      const down = await remoteHook(
+        client,
+        url,
+        server.token,
+        'PostToolUse',
+        hookPayload('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok' } }, 'now'),
+      )
       expect(down).toEqual({ stdout: '', code: 0 })
       expect(spooled(client)).toHaveLength(1)
       // A wrong token is not the event's fault: it is spooled too, never dropped.
-      const bad = await remoteHook(client, url, 'wrong-token', 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'second prompt while offline' }, 'now'))
+      const bad = await remoteHook(
+        client,
+        url,
+        'wrong-token',
+        'UserPromptSubmit',
+        hookPayload('UserPromptSubmit', { prompt: 'second prompt while offline' }, 'now'),
+      )
       expect(bad.code).toBe(0)
       expect(spooled(client)).toHaveLength(2)
 
@@ -576,17 +819,30 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       await remoteHook(client, server.url, server.token, 'Stop', hookPayload('Stop', {}, 'now'), 'notaurl')
       expect(spooled(client)).toHaveLength(4)
       expect(readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')).toContain('MNEMO_SERVER_URL is not an http(s) URL')
-      await remoteHook(client, server.url, server.token, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'third prompt, back online' }, 'now'))
+      await remoteHook(
+        client,
+        server.url,
+        server.token,
+        'UserPromptSubmit',
+        hookPayload('UserPromptSubmit', { prompt: 'third prompt, back online' }, 'now'),
+      )
       // The event spooled for the wrong token (the server was down, so it was never refused) waits for a hook with that token:
       // the spool of a shared data directory never sends one identity's events with another's token.
       expect(spooled(client)).toHaveLength(1)
-      expect(JSON.parse(readFileSync(path.join(client, 'spool', spooled(client)[0]!), 'utf8'))).toMatchObject({ stdin: expect.stringContaining('second prompt while offline'), tokenId: expect.stringMatching(/^[0-9a-f]{16}$/) })
+      expect(JSON.parse(readFileSync(path.join(client, 'spool', spooled(client)[0]!), 'utf8'))).toMatchObject({
+        stdin: expect.stringContaining('second prompt while offline'),
+        tokenId: expect.stringMatching(/^[0-9a-f]{16}$/),
+      })
       // Refused now, it still is never sent with another token (a revoked member's captures never become another's):
       // it waits, counted as pending, until that token works again.
       await remoteHook(client, server.url, 'wrong-token', 'Stop', hookPayload('Stop', {}, 'now'))
       await remoteHook(client, server.url, server.token, 'Stop', hookPayload('Stop', {}, 'now'))
       expect(spooled(client)).toHaveLength(2)
-      expect((await server.engine.recall('second prompt while offline', { limit: 100 })).some((h) => h.snippet.includes('second prompt while offline'))).toBe(false)
+      expect(
+        (await server.engine.recall('second prompt while offline', { limit: 100 })).some((h) =>
+          h.snippet.includes('second prompt while offline'),
+        ),
+      ).toBe(false)
       for (const f of spooled(client)) rmSync(path.join(client, 'spool', f))
       // The first prompt again (an agent retry): the server's idempotency key keeps one copy.
       await remoteHook(client, server.url, server.token, 'UserPromptSubmit', prompt)
@@ -611,7 +867,12 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     const client = home()
     const server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {} })
     try {
-      const big = hookPayload('PostToolUse', { tool_name: 'Bash', tool_use_id: 'b1', tool_input: { command: 'cat big.log' }, tool_response: { stdout: `start ${'A'.repeat(12 * 1024 * 1024)} end` } })
+      const big = hookPayload('PostToolUse', {
+        tool_name: 'Bash',
+        tool_use_id: 'b1',
+        tool_input: { command: 'cat big.log' },
+        tool_response: { stdout: `start ${'A'.repeat(12 * 1024 * 1024)} end` },
+      })
       expect(await remoteHook(client, server.url, server.token, 'PostToolUse', big)).toEqual({ stdout: '', code: 0 })
     } finally {
       await server.close()
@@ -626,9 +887,21 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     const client = home()
     const server = await startServer({ home: serverHome, host: '127.0.0.1', port: 0, env: {} })
     try {
-      await remoteHook(client, server.url, server.token, 'UserPromptSubmit', JSON.stringify({ session_id: 's', cwd: 'relative/dir', prompt: 'x' }))
+      await remoteHook(
+        client,
+        server.url,
+        server.token,
+        'UserPromptSubmit',
+        JSON.stringify({ session_id: 's', cwd: 'relative/dir', prompt: 'x' }),
+      )
       expect(readdirSync(path.join(client, 'spool', 'bad'))).toHaveLength(1)
-      await remoteHook(client, server.url, server.token, 'UserPromptSubmit', JSON.stringify({ session_id: 's2', prompt: 'no cwd in this payload' }))
+      await remoteHook(
+        client,
+        server.url,
+        server.token,
+        'UserPromptSubmit',
+        JSON.stringify({ session_id: 's2', prompt: 'no cwd in this payload' }),
+      )
     } finally {
       await server.close()
     }

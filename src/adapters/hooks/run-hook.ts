@@ -10,7 +10,16 @@ import { ErrorLog } from '../../runtime/error-log.js'
 import { Spool } from '../../runtime/spool.js'
 import { dataDirError } from '../../runtime/data-dir.js'
 import { resolveConfig, type MnemoEnv } from '../../config/config.js'
-import { markUnreachable, recentlyUnreachable, REMOTE_BACKOFF_MS, REMOTE_BUDGET_MS, remoteFetch, remoteServer, settingProblem, type RemoteServer } from '../../runtime/remote-server.js'
+import {
+  markUnreachable,
+  recentlyUnreachable,
+  REMOTE_BACKOFF_MS,
+  REMOTE_BUDGET_MS,
+  remoteFetch,
+  remoteServer,
+  settingProblem,
+  type RemoteServer,
+} from '../../runtime/remote-server.js'
 import { PRE_REDACTION_CHARS, sanitizePayload } from '../../capture/sanitize.js'
 import { readStdin } from './read-stdin.js'
 import { resolveProjectRoot } from '../../capture/project.js'
@@ -65,7 +74,11 @@ export interface HookIo {
  * `{"hookSpecificOutput":{"hookEventName":"SessionStart","additionalContext":…}}`;
  * PreCompact prints the block as plain text.
  */
-export async function runHook(givenEventName: string, io: HookIo, givenAgentName: HookAgent | (string & {}) = 'claude-code'): Promise<void> {
+export async function runHook(
+  givenEventName: string,
+  io: HookIo,
+  givenAgentName: HookAgent | (string & {}) = 'claude-code',
+): Promise<void> {
   const now = io.now ?? Date.now
   // When the hook fired: the event's time wherever it ends up (stored now, spooled, sent to a server, retried), so a
   // retry keeps the idempotency key of a payload without an id (it names the second it fired).
@@ -106,7 +119,12 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
   const unknownUnderIsolation = agent !== agentName && config.agentScope === 'own'
   if (agent !== agentName && !unknownUnderIsolation) {
     // The event is still stored (as Claude Code's field names), but the hook command line needs fixing.
-    errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}); read as claude-code` })
+    errors.append({
+      at: new Date(now()).toISOString(),
+      where: `hook ${eventName}`,
+      code: 'INVALID_INPUT',
+      message: `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}); read as claude-code`,
+    })
   }
   let stdin = ''
   const finish = (): void => {
@@ -125,7 +143,13 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       } else {
         // Secrets never rest on disk, not even in the spool (redaction keeps JSON parseable).
         spool.put({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner })
-        errors.append({ at: new Date(now()).toISOString(), where, code, message: `${message} (event spooled for the next run)`, ...(MnemoError.is(error) && error.hint !== undefined ? { hint: error.hint } : {}) })
+        errors.append({
+          at: new Date(now()).toISOString(),
+          where,
+          code,
+          message: `${message} (event spooled for the next run)`,
+          ...(MnemoError.is(error) && error.hint !== undefined ? { hint: error.hint } : {}),
+        })
       }
     } catch (spoolError) {
       keepElsewhere(code, message, spoolError)
@@ -139,17 +163,34 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
   const keepElsewhere = (code: string, message: string, spoolError: unknown): void => {
     const at = new Date(now()).toISOString()
     const where = `hook ${eventName}`
-    const problem = dataDirError(config.home, spoolError)?.message ?? `the spool ${config.spoolDir} cannot be written (${spoolError instanceof Error ? spoolError.message : String(spoolError)})`
+    const problem =
+      dataDirError(config.home, spoolError)?.message ??
+      `the spool ${config.spoolDir} cannot be written (${spoolError instanceof Error ? spoolError.message : String(spoolError)})`
     const failure = message === problem ? problem : `${message}; ${problem}`
     const stderr = io.stderr ?? process.stderr
     const fallback = resolveConfig({ HOME: io.env['HOME'] })
     if (fallback.home !== config.home) {
       try {
         // Kept for that data directory: its next drain, once it can be written again, stores it (see Spool.adoptFrom).
-        const name = new Spool(fallback.spoolDir).putForElsewhere({ event: eventName, stdin: redactSecrets(stdin), cwd: io.cwd, spooledAt: firedAt, agent, ...owner, home: config.home })
+        const name = new Spool(fallback.spoolDir).putForElsewhere({
+          event: eventName,
+          stdin: redactSecrets(stdin),
+          cwd: io.cwd,
+          spooledAt: firedAt,
+          agent,
+          ...owner,
+          home: config.home,
+        })
         const file = path.join(fallback.spoolDir, 'elsewhere', name)
-        new ErrorLog(fallback.errorLogPath).append({ at, where, code, message: `${failure} (event kept as ${file}; stored in ${config.home} by its next command or hook once it can be written)` })
-        stderr.write(`mnemo ${where}: ${failure}; event kept as ${file} (stored in ${config.home} by its next command or hook once it can be written)\n`)
+        new ErrorLog(fallback.errorLogPath).append({
+          at,
+          where,
+          code,
+          message: `${failure} (event kept as ${file}; stored in ${config.home} by its next command or hook once it can be written)`,
+        })
+        stderr.write(
+          `mnemo ${where}: ${failure}; event kept as ${file} (stored in ${config.home} by its next command or hook once it can be written)\n`,
+        )
         return
       } catch {
         // the default data directory cannot take it either
@@ -177,11 +218,21 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
     if (finished) return
     if (read.cutStrings > 0) {
       // Stored all the same: only the middles of the longest strings are gone (the store would cut them anyway).
-      errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: `hook stdin is ${read.bytes} bytes, over the ${maxBytes}-byte cap: ${read.cutStrings} string(s) cut to ${PRE_REDACTION_CHARS} characters (head and tail kept) before storing` })
+      errors.append({
+        at: new Date(now()).toISOString(),
+        where: `hook ${eventName}`,
+        code: 'INVALID_INPUT',
+        message: `hook stdin is ${read.bytes} bytes, over the ${maxBytes}-byte cap: ${read.cutStrings} string(s) cut to ${PRE_REDACTION_CHARS} characters (head and tail kept) before storing`,
+      })
     }
-    if (eventName.trim().length === 0) throw new MnemoError('INVALID_INPUT', 'mnemo hook needs an event name (mnemo hook <Event>)', { details: { path: 'event' } })
+    if (eventName.trim().length === 0)
+      throw new MnemoError('INVALID_INPUT', 'mnemo hook needs an event name (mnemo hook <Event>)', { details: { path: 'event' } })
     if (unknownUnderIsolation) {
-      throw new MnemoError('INVALID_INPUT', `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}): MNEMO_AGENT_SCOPE=own files every event under its agent`, { details: { path: 'agent' } })
+      throw new MnemoError(
+        'INVALID_INPUT',
+        `unknown --agent ${JSON.stringify(agentName)} (one of ${HOOK_AGENTS.join(', ')}): MNEMO_AGENT_SCOPE=own files every event under its agent`,
+        { details: { path: 'agent' } },
+      )
     }
     if (remote) {
       // Team mode: the server stores the event; anything spooled while it was unreachable goes first — within the
@@ -189,7 +240,11 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       const budget = io.remoteBudgetMs ?? REMOTE_BUDGET_MS
       const down = recentlyUnreachable(config.spoolDir, remote.url, now())
       if (down !== undefined) {
-        throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} did not answer a hook at ${new Date(down).toISOString()}: spooled without trying for ${REMOTE_BACKOFF_MS / 1000} s`, { details: { dialect: 'sqlite', operation: 'remote append' } })
+        throw new MnemoError(
+          'STORE_UNAVAILABLE',
+          `server ${remote.url} did not answer a hook at ${new Date(down).toISOString()}: spooled without trying for ${REMOTE_BACKOFF_MS / 1000} s`,
+          { details: { dialect: 'sqlite', operation: 'remote append' } },
+        )
       }
       const deadline = Date.now() + budget.capture
       const left = (): number => Math.max(1, deadline - Date.now())
@@ -203,7 +258,12 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       markUnreachable(config.spoolDir, remote.url, undefined)
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd, agent, budget.context)
-        if (block !== undefined && block !== '') io.stdout.write(eventName === 'SessionStart' ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n` : `${block}\n`)
+        if (block !== undefined && block !== '')
+          io.stdout.write(
+            eventName === 'SessionStart'
+              ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n`
+              : `${block}\n`,
+          )
       }
       return
     }
@@ -217,13 +277,16 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       // Another process holds the write lock (the drain does not wait for it): this event waits in the spool too.
       if (drained.failed !== undefined) throw drained.failed
       // A context event does not wait for the lock either: its session waits for the block.
-      result = CONTEXT_EVENTS.has(eventName) ? opened.withoutLockWait(() => engine.captureHook(eventName, stdin, agent, firedAt)) : engine.captureHook(eventName, stdin, agent, firedAt)
+      result = CONTEXT_EVENTS.has(eventName)
+        ? opened.withoutLockWait(() => engine.captureHook(eventName, stdin, agent, firedAt))
+        : engine.captureHook(eventName, stdin, agent, firedAt)
     } catch (error) {
       // A session must still get its context while another process writes: readers need no lock (WAL).
       if (!CONTEXT_EVENTS.has(eventName) || !MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
       giveUp(`hook ${eventName}`, error)
     }
-    if (result?.note !== undefined) errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: result.note })
+    if (result?.note !== undefined)
+      errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName}`, code: 'INVALID_INPUT', message: result.note })
     // A misspelled event stored under the payload's name is answered as that event (a SessionStart still gets its context).
     const answered = result?.event ?? eventName
     if (CONTEXT_EVENTS.has(answered) && !finished) {
@@ -231,22 +294,39 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
       const sessionKey = result?.sessionKey ?? sessionIdOf(stdin)
       const project = result?.project ?? engine.projectForPath(cwdOf(stdin) ?? io.cwd, { workingDir: true })
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
-      const block = engine.scoped({ agent }).context({ project, ...(sessionKey ? { excludeSessionKey: sessionKey, recordFor: { agent, sessionKey } } : {}) })
-      if (block.notRecorded !== undefined) errors.append({ at: new Date(now()).toISOString(), where: `hook ${answered} context`, code: block.notRecorded.code, message: `${block.notRecorded.message} (the block was injected; what it showed is not recorded for the session's later prompts)` })
+      const block = engine
+        .scoped({ agent })
+        .context({ project, ...(sessionKey ? { excludeSessionKey: sessionKey, recordFor: { agent, sessionKey } } : {}) })
+      if (block.notRecorded !== undefined)
+        errors.append({
+          at: new Date(now()).toISOString(),
+          where: `hook ${answered} context`,
+          code: block.notRecorded.code,
+          message: `${block.notRecorded.message} (the block was injected; what it showed is not recorded for the session's later prompts)`,
+        })
       // Nothing recorded yet (a new project): nothing is injected.
-      if (block.text !== '') io.stdout.write(
-        answered === 'SessionStart'
-          ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
-          : `${block.text}\n`,
-      )
+      if (block.text !== '')
+        io.stdout.write(
+          answered === 'SessionStart'
+            ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
+            : `${block.text}\n`,
+        )
     }
     if (result !== undefined && PROMPT_EVENTS.has(answered) && config.promptRecallTokens !== undefined && !finished) {
       // Per-prompt recall and file hints; the event is already stored, so a failure here is logged, never spooled.
       try {
         const extra = await engine.scoped({ agent }).hookInjection(answered, agent, stdin, result.project, config.promptRecallTokens)
-        if (extra && !finished) io.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`)
+        if (extra && !finished)
+          io.stdout.write(
+            `${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`,
+          )
       } catch (error) {
-        errors.append({ at: new Date(now()).toISOString(), where: `hook ${eventName} recall`, code: MnemoError.is(error) ? error.code : 'HOOK_FAILED', message: error instanceof Error ? error.message : String(error) })
+        errors.append({
+          at: new Date(now()).toISOString(),
+          where: `hook ${eventName} recall`,
+          code: MnemoError.is(error) ? error.code : 'HOOK_FAILED',
+          message: error instanceof Error ? error.message : String(error),
+        })
       }
     }
   } catch (error) {
@@ -262,7 +342,6 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
   }
 }
 
-
 /**
  * Sends one hook event to the server, its strings capped and secrets
  * redacted as the store would (so a 12 MB tool output fits the server's body
@@ -274,28 +353,53 @@ export async function runHook(givenEventName: string, io: HookIo, givenAgentName
  *
  * @param at - When the hook fired (a spooled event's time), epoch ms; undefined for now.
  */
-async function postEvent(remote: RemoteServer, event: string, stdin: string, agent: HookAgent, cwd: string, at: number | undefined, timeoutMs?: number): Promise<void> {
+async function postEvent(
+  remote: RemoteServer,
+  event: string,
+  stdin: string,
+  agent: HookAgent,
+  cwd: string,
+  at: number | undefined,
+  timeoutMs?: number,
+): Promise<void> {
   let payload: unknown
   try {
     payload = JSON.parse(stdin)
   } catch (cause) {
-    throw new MnemoError('INVALID_INPUT', `hook ${event}: stdin is not valid JSON (${jsonSyntaxError(cause)})`, { details: { path: 'stdin' } })
+    throw new MnemoError('INVALID_INPUT', `hook ${event}: stdin is not valid JSON (${jsonSyntaxError(cause)})`, {
+      details: { path: 'stdin' },
+    })
   }
   // The server has no working directory of its own: a payload without cwd gets the hook's.
-  if (payload !== null && typeof payload === 'object' && !Array.isArray(payload) && typeof (payload as { cwd?: unknown }).cwd !== 'string') {
+  if (
+    payload !== null &&
+    typeof payload === 'object' &&
+    !Array.isArray(payload) &&
+    typeof (payload as { cwd?: unknown }).cwd !== 'string'
+  ) {
     payload = { ...payload, cwd }
   }
   // The project is resolved here, where its folder exists (git top-level of cwd); the server may not have it.
   const eventCwd = payload !== null && typeof payload === 'object' ? (payload as { cwd?: unknown }).cwd : undefined
   const projectRoot = typeof eventCwd === 'string' && path.isAbsolute(eventCwd) ? resolveProjectRoot(eventCwd).root : undefined
-  const body = JSON.stringify({ event, payload: sanitizePayload(payload), agent, ...(at !== undefined ? { at: new Date(at).toISOString() } : {}), ...(projectRoot ? { projectRoot } : {}) })
+  const body = JSON.stringify({
+    event,
+    payload: sanitizePayload(payload),
+    agent,
+    ...(at !== undefined ? { at: new Date(at).toISOString() } : {}),
+    ...(projectRoot ? { projectRoot } : {}),
+  })
   const res = await remoteFetch(remote, '/v1/events', { method: 'POST', body, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
   if (res.status === 400 || res.status === 413 || res.status === 422) {
-    throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, { details: { path: 'payload' } })
+    throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, {
+      details: { path: 'payload' },
+    })
   }
   if (res.status >= 300) {
     const problem = settingProblem(res.status)
-    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status}${problem ? ` (${problem})` : ''}`, { details: { dialect: 'sqlite', operation: 'POST /v1/events' } })
+    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status}${problem ? ` (${problem})` : ''}`, {
+      details: { dialect: 'sqlite', operation: 'POST /v1/events' },
+    })
   }
 }
 
@@ -305,7 +409,14 @@ async function postEvent(remote: RemoteServer, event: string, stdin: string, age
  * STORE_UNAVAILABLE, so the current event is spooled behind it at once instead
  * of waiting out a second timeout.
  */
-async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLog, now: () => number, owner: { user?: string; tokenId?: string }, left: () => number): Promise<void> {
+async function drainToRemote(
+  spool: Spool,
+  remote: RemoteServer,
+  errors: ErrorLog,
+  now: () => number,
+  owner: { user?: string; tokenId?: string },
+  left: () => number,
+): Promise<void> {
   let sent = 0
   for (const file of spool.list()) {
     // At most 50 sent per run; files left for another token do not count.
@@ -323,7 +434,12 @@ async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLo
     } catch (error) {
       if (MnemoError.is(error, 'INVALID_INPUT')) {
         spool.moveAside(file)
-        errors.append({ at: new Date(now()).toISOString(), where: `spool drain ${item.event}`, code: 'INVALID_INPUT', message: error.message })
+        errors.append({
+          at: new Date(now()).toISOString(),
+          where: `spool drain ${item.event}`,
+          code: 'INVALID_INPUT',
+          message: error.message,
+        })
         continue
       }
       throw error
@@ -331,21 +447,29 @@ async function drainToRemote(spool: Spool, remote: RemoteServer, errors: ErrorLo
   }
 }
 
-
 /** The context block from the server for the project of the payload's cwd, or undefined when it cannot be had in time. */
-async function remoteContext(remote: RemoteServer, stdin: string, defaultCwd: string, agent: HookAgent, timeoutMs: number): Promise<string | undefined> {
+async function remoteContext(
+  remote: RemoteServer,
+  stdin: string,
+  defaultCwd: string,
+  agent: HookAgent,
+  timeoutMs: number,
+): Promise<string | undefined> {
   try {
     const cwd = (JSON.parse(stdin) as { cwd?: unknown }).cwd
     const project = typeof cwd === 'string' && cwd.length > 0 ? cwd : defaultCwd
     const session = sessionIdOf(stdin)
-    const res = await remoteFetch(remote, `/v1/context?project=${encodeURIComponent(project)}&agent=${agent}${session ? `&excludeSession=${encodeURIComponent(session)}` : ''}`, { method: 'GET', timeoutMs })
+    const res = await remoteFetch(
+      remote,
+      `/v1/context?project=${encodeURIComponent(project)}&agent=${agent}${session ? `&excludeSession=${encodeURIComponent(session)}` : ''}`,
+      { method: 'GET', timeoutMs },
+    )
     if (!res.ok) return undefined
     return ((await res.json()) as { text?: string }).text
   } catch {
     return undefined
   }
 }
-
 
 /** The payload's absolute `cwd`, if it has one. */
 function cwdOf(stdin: string): string | undefined {

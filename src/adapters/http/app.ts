@@ -48,7 +48,12 @@ export interface HttpAppOptions {
 
 /** The 413 answer, thrown as an HTTPException so that it ends the request from anywhere. */
 function tooLarge(maxBodyBytes: number): HTTPException {
-  const res = errorJson(413, 'PAYLOAD_TOO_LARGE', `request body is larger than ${maxBodyBytes} bytes`, 'send a smaller body: cap large fields, or import big transcripts with POST /v1/import')
+  const res = errorJson(
+    413,
+    'PAYLOAD_TOO_LARGE',
+    `request body is larger than ${maxBodyBytes} bytes`,
+    'send a smaller body: cap large fields, or import big transcripts with POST /v1/import',
+  )
   return new HTTPException(413, { res })
 }
 
@@ -91,7 +96,8 @@ export function capDepth(value: unknown, maxDepth = MAX_BODY_DEPTH, depth = 0): 
   if (depth >= maxDepth) return '[mnemo: nesting too deep]'
   if (Array.isArray(value)) return value.map((v) => capDepth(v, maxDepth, depth + 1))
   const out: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: capDepth(v, maxDepth, depth + 1), enumerable: true, writable: true, configurable: true })
+  for (const [k, v] of Object.entries(value))
+    Object.defineProperty(out, k, { value: capDepth(v, maxDepth, depth + 1), enumerable: true, writable: true, configurable: true })
   return out
 }
 
@@ -102,7 +108,11 @@ async function readJson(c: Context, maxBodyBytes: number): Promise<unknown> {
   try {
     return capDepth(JSON.parse(text) as unknown)
   } catch (error) {
-    throw invalidInput('body', `body is not valid JSON (${jsonSyntaxError(error)})`, 'send Content-Type: application/json with a JSON object')
+    throw invalidInput(
+      'body',
+      `body is not valid JSON (${jsonSyntaxError(error)})`,
+      'send Content-Type: application/json with a JSON object',
+    )
   }
 }
 
@@ -115,15 +125,25 @@ async function readJson(c: Context, maxBodyBytes: number): Promise<unknown> {
 function queryObject(c: Context, schema: z.ZodObject): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   // Hono's queries() leaves out a parameter with no name (`?=1`); the URL keeps it.
-  if (new URL(c.req.url).searchParams.has('')) throw invalidInput('query', 'a parameter with no name is not a query parameter of this route', 'write name=value pairs')
+  if (new URL(c.req.url).searchParams.has(''))
+    throw invalidInput('query', 'a parameter with no name is not a query parameter of this route', 'write name=value pairs')
   for (const [key, values] of Object.entries(c.req.queries())) {
     if (!Object.hasOwn(schema.shape, key)) {
       const known = Object.keys(schema.shape)
-      const paging = 'before' in schema.shape ? "; pages are cut by before: pass the previous page's nextBefore" : 'offset' in schema.shape ? '; pages are cut by offset and limit' : ''
+      const paging =
+        'before' in schema.shape
+          ? "; pages are cut by before: pass the previous page's nextBefore"
+          : 'offset' in schema.shape
+            ? '; pages are cut by offset and limit'
+            : ''
       // The value is not repeated: an unknown parameter may carry what should not be echoed (a token pasted in the wrong place).
       // Nor is a name that is no parameter name (a token pasted as `?ghp_…`).
       const name = /^[A-Za-z][\w-]{0,31}$/.test(key) && redactSecrets(key) === key ? key : 'a parameter whose name is not shown'
-      throw invalidInput(key, `${name} is not a query parameter of this route`, `${known.length > 0 ? `it takes ${known.join(', ')}` : 'it takes no query parameters'}${paging}`)
+      throw invalidInput(
+        key,
+        `${name} is not a query parameter of this route`,
+        `${known.length > 0 ? `it takes ${known.join(', ')}` : 'it takes no query parameters'}${paging}`,
+      )
     }
     if (values.length > 1) throw invalidInput(key, `${key} is given more than once (${values.length} times)`)
     const value = values[0]
@@ -139,10 +159,17 @@ const NO_QUERY = z.object({})
 /** What the auth check learnt about a request: the user of a per-user token (undefined for the server token). */
 type AuthVariables = { Variables: { user: string | undefined } }
 
-async function runRoute(route: AnyRestRoute, c: Context<AuthVariables>, ctx: Omit<RouteContext, 'engine' | 'user'>, maxBodyBytes: number): Promise<Response> {
+async function runRoute(
+  route: AnyRestRoute,
+  c: Context<AuthVariables>,
+  ctx: Omit<RouteContext, 'engine' | 'user'>,
+  maxBodyBytes: number,
+): Promise<Response> {
   const body = route.body ? parseInput(route.body as z.ZodType, await readJson(c, maxBodyBytes), 'body') : undefined
   // A route without query parameters refuses any: `DELETE /v1/observations/{id}?project=…` must not read as scoped.
-  const query = route.query ? parseInput(route.query as z.ZodType, queryObject(c, route.query as z.ZodObject), 'query string') : (queryObject(c, NO_QUERY), undefined)
+  const query = route.query
+    ? parseInput(route.query as z.ZodType, queryObject(c, route.query as z.ZodObject), 'query string')
+    : (queryObject(c, NO_QUERY), undefined)
   const reply = await route.handle({ body, query, params: c.req.param() }, { ...ctx, engine: engineFor(ctx.mnemo, c), user: c.get('user') })
   return c.json(reply.body, reply.status)
 }
@@ -162,7 +189,12 @@ function engineFor(mnemo: OpenedMnemo, c: Context<AuthVariables>): MnemoEngine {
 export function createHttpApp(options: HttpAppOptions): Hono<AuthVariables> {
   const { mnemo, token, maxBodyBytes } = options
   let openApi: Record<string, unknown> | undefined
-  const ctx: Omit<RouteContext, 'engine' | 'user'> = { mnemo, startedAt: options.startedAt, openApi: () => (openApi ??= buildOpenApiDocument()), jobs: options.jobs ?? (() => []) }
+  const ctx: Omit<RouteContext, 'engine' | 'user'> = {
+    mnemo,
+    startedAt: options.startedAt,
+    openApi: () => (openApi ??= buildOpenApiDocument()),
+    jobs: options.jobs ?? (() => []),
+  }
   const publicRoutes = new Set(REST_ROUTES.filter((r) => r.public).map((r) => `${r.method} ${r.path}`))
   const tokenHint = `send Authorization: Bearer <token>: your user token (mnemo user add <name> on the server), or the server token in ${serverTokenPath(mnemo.config.home)}`
   const app = new Hono<AuthVariables>()
@@ -177,7 +209,12 @@ export function createHttpApp(options: HttpAppOptions): Hono<AuthVariables> {
   app.use('*', async (c, next) => {
     const refused = refusedHostOrOrigin({ host: c.req.header('host'), origin: c.req.header('origin') }, allowedHosts)
     if (refused === undefined) return next()
-    return errorJson(403, 'FORBIDDEN', refused, `open the server by one of its names (${[...allowedHosts].slice(0, 4).join(', ')}${allowedHosts.size > 4 ? ', …' : ''}); a server reached by another DNS name needs it in mnemo serve --allowed-hosts`)
+    return errorJson(
+      403,
+      'FORBIDDEN',
+      refused,
+      `open the server by one of its names (${[...allowedHosts].slice(0, 4).join(', ')}${allowedHosts.size > 4 ? ', …' : ''}); a server reached by another DNS name needs it in mnemo serve --allowed-hosts`,
+    )
   })
   app.use('*', async (c, next) => {
     if (publicRoutes.has(`${c.req.method} ${c.req.path}`) || isViewerAsset(c.req.method, c.req.path)) return next()
@@ -231,7 +268,9 @@ export function createHttpApp(options: HttpAppOptions): Hono<AuthVariables> {
   })
   app.on(['GET', 'DELETE'], '/mcp', () => mcpMethodNotAllowed())
 
-  app.notFound((c) => errorJson(404, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}`, 'the routes are listed by GET /v1/openapi.json'))
+  app.notFound((c) =>
+    errorJson(404, 'NOT_FOUND', `no route ${c.req.method} ${c.req.path}`, 'the routes are listed by GET /v1/openapi.json'),
+  )
   app.onError((error, c) => {
     if (error instanceof HTTPException) return error.getResponse()
     if (!MnemoError.is(error)) {

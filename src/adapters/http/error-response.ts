@@ -17,14 +17,13 @@ export const STATUS_BY_CODE: Record<ErrorCode, 400 | 403 | 404 | 409 | 422 | 500
 export type HttpOnlyCode = 'UNAUTHORIZED' | 'PAYLOAD_TOO_LARGE' | 'INTERNAL' | 'VIEWER_NOT_BUILT'
 
 /** The body of every error response. */
-export const errorBodySchema = z
-  .object({
-    error: z.object({
-      code: z.string().describe('An ErrorCode (INVALID_INPUT, NOT_FOUND, …) or UNAUTHORIZED, PAYLOAD_TOO_LARGE, INTERNAL.'),
-      message: z.string().describe('What failed, naming the offending value or key path.'),
-      hint: z.string().nullable().describe('How to fix it, when known.'),
-    }),
-  })
+export const errorBodySchema = z.object({
+  error: z.object({
+    code: z.string().describe('An ErrorCode (INVALID_INPUT, NOT_FOUND, …) or UNAUTHORIZED, PAYLOAD_TOO_LARGE, INTERNAL.'),
+    message: z.string().describe('What failed, naming the offending value or key path.'),
+    hint: z.string().nullable().describe('How to fix it, when known.'),
+  }),
+})
 export type ErrorBody = z.output<typeof errorBodySchema>
 
 /** A JSON error response. */

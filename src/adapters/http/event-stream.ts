@@ -53,7 +53,9 @@ function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
  */
 export function streamObservations(c: Context, query: z.output<typeof streamQuery>, options: StreamOptions): Response {
   const { engine } = options
-  const projects = engine.resolveProjects(requireProject(query.project, () => engine.listProjects().map((p) => p.name), 'add ?project=<name> to the URL'))
+  const projects = engine.resolveProjects(
+    requireProject(query.project, () => engine.listProjects().map((p) => p.name), 'add ?project=<name> to the URL'),
+  )
   const byId = new Map(projects.map((p) => [p.id as string, p]))
   const resume = c.req.header('last-event-id')
   if (resume !== undefined && !/^\d{1,15}$/.test(resume.trim())) {
@@ -89,7 +91,11 @@ export function streamObservations(c: Context, query: z.output<typeof streamQuer
           ...(query.agent ? { agent: query.agent } : {}),
         })
         for (const row of rows) {
-          await stream.writeSSE({ event: 'observation', id: String(row.eventSeq), data: JSON.stringify(toListedObservationJson(row, byId.get(row.projectId))) })
+          await stream.writeSSE({
+            event: 'observation',
+            id: String(row.eventSeq),
+            data: JSON.stringify(toListedObservationJson(row, byId.get(row.projectId))),
+          })
           cursor = row.eventSeq
         }
         if (rows.length === PAGE) continue

@@ -27,14 +27,33 @@ afterAll(async () => {
 
 describe('/v1/facts', () => {
   it('records, describes, answers, shows, updates and deletes, each reply as documented', async () => {
-    const rec = conforms('POST', '/v1/facts/records', await api('POST', '/v1/facts/records', { project: P, collection: 'trips', records: [{ id: 1, date: '2024-02-01', destination: 'Tokyo', nights: 4 }, { id: 2, date: '2024-09-01', destination: 'Lima', nights: 9 }] }))
+    const rec = conforms(
+      'POST',
+      '/v1/facts/records',
+      await api('POST', '/v1/facts/records', {
+        project: P,
+        collection: 'trips',
+        records: [
+          { id: 1, date: '2024-02-01', destination: 'Tokyo', nights: 4 },
+          { id: 2, date: '2024-09-01', destination: 'Lima', nights: 9 },
+        ],
+      }),
+    )
     expect(rec.records.map((r: { outcome: string }) => r.outcome)).toEqual(['created', 'created'])
     const schema = conforms('GET', '/v1/facts/schema', await api('GET', `/v1/facts/schema?project=${encodeURIComponent(P)}`))
     expect(schema.collections[0]).toMatchObject({ name: 'trips', records: 2, timeField: 'date' })
-    const answer = conforms('POST', '/v1/facts/query', await api('POST', '/v1/facts/query', { project: P, query: 'from trips where date in 2024-H2 sum nights', explain: true }))
+    const answer = conforms(
+      'POST',
+      '/v1/facts/query',
+      await api('POST', '/v1/facts/query', { project: P, query: 'from trips where date in 2024-H2 sum nights', explain: true }),
+    )
     expect(answer).toMatchObject({ value: 9, empty: false, coverage: { matched: 1 } })
     const id = answer.records[0]
-    const updated = conforms('PATCH', '/v1/facts/records/:id', await api('PATCH', `/v1/facts/records/${id}`, { project: P, values: { nights: 10 } }))
+    const updated = conforms(
+      'PATCH',
+      '/v1/facts/records/:id',
+      await api('PATCH', `/v1/facts/records/${id}`, { project: P, values: { nights: 10 } }),
+    )
     expect(updated).toMatchObject({ version: 2, values: { nights: 10 } })
     const shown = conforms('GET', '/v1/facts/records/:id', await api('GET', `/v1/facts/records/${id}?project=${encodeURIComponent(P)}`))
     expect(shown.history).toHaveLength(2)

@@ -13,8 +13,21 @@ const projectQuery = inputObject(project)
 const answerJson = z.object({
   collection: z.string(),
   kind: z.enum(['count', 'number', 'value', 'values', 'groups', 'rows', 'comparison']),
-  value: z.unknown().describe('A number, a text, a list of values or groups, rows, or increase / decrease / same / unknown; null when nothing matched an average or extreme.'),
-  groups: z.array(z.object({ key: z.union([z.string(), z.number()]), value: z.union([z.number(), z.string(), z.null()]), count: z.number(), share: z.number().optional() })).optional(),
+  value: z
+    .unknown()
+    .describe(
+      'A number, a text, a list of values or groups, rows, or increase / decrease / same / unknown; null when nothing matched an average or extreme.',
+    ),
+  groups: z
+    .array(
+      z.object({
+        key: z.union([z.string(), z.number()]),
+        value: z.union([z.number(), z.string(), z.null()]),
+        count: z.number(),
+        share: z.number().optional(),
+      }),
+    )
+    .optional(),
   comparison: z.record(z.string(), z.unknown()).optional(),
   records: z.array(z.string()).describe('Ids of the records the answer rests on (at most 1000).'),
   coverage: z.object({
@@ -44,7 +57,13 @@ const recordJson = z.object({
   identity: z.string().optional().describe("The identity key's values (JSON), when the collection has an identity."),
   user: z.string().optional(),
 })
-const specJson = z.object({ name: z.string(), description: z.string().optional(), fields: z.array(z.record(z.string(), z.unknown())), identity: z.array(z.string()), timeField: z.string().optional() })
+const specJson = z.object({
+  name: z.string(),
+  description: z.string().optional(),
+  fields: z.array(z.record(z.string(), z.unknown())),
+  identity: z.array(z.string()),
+  timeField: z.string().optional(),
+})
 
 function refOf(engine: MnemoEngine, arg: string | undefined, where: 'body' | 'query'): ProjectRef {
   return engine.projectForWrite(needProject(engine, arg, where))
@@ -59,7 +78,21 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     summary: "A project's fact collections: fields, types, identity, time field, counts, example values",
     query: projectQuery,
     projectRequired: true,
-    responses: { 200: { description: 'The collections, by name.', schema: z.object({ collections: z.array(specJson.extend({ records: z.number(), from: z.string().optional(), to: z.string().optional(), examples: z.record(z.string(), z.array(z.unknown())) })) }) } },
+    responses: {
+      200: {
+        description: 'The collections, by name.',
+        schema: z.object({
+          collections: z.array(
+            specJson.extend({
+              records: z.number(),
+              from: z.string().optional(),
+              to: z.string().optional(),
+              examples: z.record(z.string(), z.array(z.unknown())),
+            }),
+          ),
+        }),
+      },
+    },
     errors: [400, 404],
     handle: ({ query }, { engine }) => ok({ collections: engine.facts.schema({ project: refOf(engine, query.project, 'query') }) }),
   }),
@@ -72,7 +105,8 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'The answer; `empty` when no record matched.', schema: answerJson } },
     errors: [400, 404, 413],
-    handle: ({ body }, { engine }) => ok(engine.facts.query(body.query, { project: refOf(engine, body.project, 'body'), explain: body.explain === true })),
+    handle: ({ body }, { engine }) =>
+      ok(engine.facts.query(body.query, { project: refOf(engine, body.project, 'body'), explain: body.explain === true })),
   }),
   defineRoute({
     method: 'POST',
@@ -81,10 +115,26 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     summary: 'Record one or more typed records (an unknown collection is inferred from them)',
     body: inputObject({ ...factRecordInput.shape, ...project }),
     projectRequired: true,
-    responses: { 201: { description: 'What happened to each record, in order.', schema: z.object({ collection: specJson, schemaChanged: z.boolean(), records: z.array(z.object({ id: z.string(), outcome: z.enum(['created', 'updated', 'unchanged']) })) }) } },
+    responses: {
+      201: {
+        description: 'What happened to each record, in order.',
+        schema: z.object({
+          collection: specJson,
+          schemaChanged: z.boolean(),
+          records: z.array(z.object({ id: z.string(), outcome: z.enum(['created', 'updated', 'unchanged']) })),
+        }),
+      },
+    },
     errors: [400, 404, 413],
     handle: ({ body }, { engine, user }) =>
-      ok(engine.facts.add(body.collection, body.records, { project: refOf(engine, body.project, 'body'), ...(body.status ? { status: body.status } : {}), provenance: { source: user === undefined ? 'agent' : 'user' } }), 201),
+      ok(
+        engine.facts.add(body.collection, body.records, {
+          project: refOf(engine, body.project, 'body'),
+          ...(body.status ? { status: body.status } : {}),
+          provenance: { source: user === undefined ? 'agent' : 'user' },
+        }),
+        201,
+      ),
   }),
   defineRoute({
     method: 'GET',
@@ -93,9 +143,21 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     summary: 'A record with its history, or when it was deleted',
     query: projectQuery,
     projectRequired: true,
-    responses: { 200: { description: 'The record and its versions, oldest first; or `deleted`.', schema: z.union([z.object({ record: recordJson, history: z.array(recordJson.extend({ action: z.string(), supersededAt: z.number().optional() })) }), z.object({ deleted: z.object({ id: z.string(), collection: z.string(), deletedAt: z.number(), text: z.string() }) })]) } },
+    responses: {
+      200: {
+        description: 'The record and its versions, oldest first; or `deleted`.',
+        schema: z.union([
+          z.object({
+            record: recordJson,
+            history: z.array(recordJson.extend({ action: z.string(), supersededAt: z.number().optional() })),
+          }),
+          z.object({ deleted: z.object({ id: z.string(), collection: z.string(), deletedAt: z.number(), text: z.string() }) }),
+        ]),
+      },
+    },
     errors: [400, 404],
-    handle: ({ query, params }, { engine }) => ok(engine.facts.show(params['id'] ?? '', { project: refOf(engine, query.project, 'query') })),
+    handle: ({ query, params }, { engine }) =>
+      ok(engine.facts.show(params['id'] ?? '', { project: refOf(engine, query.project, 'query') })),
   }),
   defineRoute({
     method: 'PATCH',
@@ -106,7 +168,13 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'The record as it is now.', schema: recordJson } },
     errors: [400, 404, 413],
-    handle: ({ body, params }, { engine }) => ok(engine.facts.update(params['id'] ?? '', body.values, { project: refOf(engine, body.project, 'body'), ...(body.status ? { status: body.status } : {}) })),
+    handle: ({ body, params }, { engine }) =>
+      ok(
+        engine.facts.update(params['id'] ?? '', body.values, {
+          project: refOf(engine, body.project, 'body'),
+          ...(body.status ? { status: body.status } : {}),
+        }),
+      ),
   }),
   defineRoute({
     method: 'DELETE',
@@ -115,9 +183,12 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     summary: 'Delete a record for good: its values leave every view, index and export',
     query: projectQuery,
     projectRequired: true,
-    responses: { 200: { description: 'What was deleted.', schema: z.object({ id: z.string(), collection: z.string(), events: z.number() }) } },
+    responses: {
+      200: { description: 'What was deleted.', schema: z.object({ id: z.string(), collection: z.string(), events: z.number() }) },
+    },
     errors: [400, 404],
-    handle: ({ query, params }, { engine, user }) => ok(engine.facts.delete(params['id'] ?? '', { project: refOf(engine, query.project, 'query'), actor: user ?? 'rest' })),
+    handle: ({ query, params }, { engine, user }) =>
+      ok(engine.facts.delete(params['id'] ?? '', { project: refOf(engine, query.project, 'query'), actor: user ?? 'rest' })),
   }),
   defineRoute({
     method: 'POST',

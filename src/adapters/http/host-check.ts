@@ -25,7 +25,11 @@ export function allowedHostNames(bindHost: string, extra: readonly string[] = []
 
 /** A host name as compared: lower-case, IPv6 brackets and an IPv6 zone removed, a final dot removed. */
 function normaliseHost(host: string): string {
-  return host.toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '').replace(/\.$/, '')
+  return host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/%.*$/, '')
+    .replace(/\.$/, '')
 }
 
 /** The host name of a `Host` header value (`name`, `name:port`, `[v6]:port`), or undefined when it is malformed. */
@@ -44,7 +48,10 @@ export function hostOfHeader(value: string): string | undefined {
  *
  * @returns A message naming the header and its value.
  */
-export function refusedHostOrOrigin(headers: { host: string | undefined; origin: string | undefined }, allowed: ReadonlySet<string>): string | undefined {
+export function refusedHostOrOrigin(
+  headers: { host: string | undefined; origin: string | undefined },
+  allowed: ReadonlySet<string>,
+): string | undefined {
   if (headers.host !== undefined) {
     const host = hostOfHeader(headers.host)
     if (host === undefined || !allowed.has(host)) return `Host ${JSON.stringify(headers.host)} is not a name of this server`

@@ -21,8 +21,15 @@ function urlScope(url: URL, engine: MnemoEngine): { project: string | undefined;
     return given[0]
   }
   const [project, agent] = [one('project'), one('agent')]
-  const q = parseInput(mcpQuery, { ...(project !== undefined ? { project } : {}), ...(agent !== undefined ? { agent } : {}) }, 'query string')
-  return { project: q.project === undefined ? undefined : requireProject(q.project, () => engine.listProjects().map((p) => p.name)), agent: q.agent }
+  const q = parseInput(
+    mcpQuery,
+    { ...(project !== undefined ? { project } : {}), ...(agent !== undefined ? { agent } : {}) },
+    'query string',
+  )
+  return {
+    project: q.project === undefined ? undefined : requireProject(q.project, () => engine.listProjects().map((p) => p.name)),
+    agent: q.agent,
+  }
 }
 
 /**
@@ -38,8 +45,16 @@ function urlScope(url: URL, engine: MnemoEngine): { project: string | undefined;
 export async function handleMcpPost(request: Request, engine: MnemoEngine, maxBodyBytes: number): Promise<Response> {
   const { project, agent } = urlScope(new URL(request.url), engine)
   // MCP is agent-facing: under agent isolation a call that names no agent would read every agent's data.
-  if (engine.agentScope === 'own' && agent === undefined) throw invalidInput('agent', 'this server isolates agents (MNEMO_AGENT_SCOPE=own): add ?agent=<claude-code|codex|gemini|cursor|opencode> to the /mcp URL')
-  const server = createMcpServer(agent === undefined ? engine : engine.scoped({ agent }), undefined, project === undefined ? {} : { project })
+  if (engine.agentScope === 'own' && agent === undefined)
+    throw invalidInput(
+      'agent',
+      'this server isolates agents (MNEMO_AGENT_SCOPE=own): add ?agent=<claude-code|codex|gemini|cursor|opencode> to the /mcp URL',
+    )
+  const server = createMcpServer(
+    agent === undefined ? engine : engine.scoped({ agent }),
+    undefined,
+    project === undefined ? {} : { project },
+  )
   const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true, maxRequestBodySize: maxBodyBytes })
   await server.connect(transport)
   try {
@@ -52,7 +67,11 @@ export async function handleMcpPost(request: Request, engine: MnemoEngine, maxBo
 /** The answer to GET and DELETE on `/mcp`: this server keeps no sessions and opens no server-sent stream. */
 export function mcpMethodNotAllowed(): Response {
   return Response.json(
-    { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; POST JSON-RPC messages to /mcp' }, id: null },
+    {
+      jsonrpc: '2.0',
+      error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; POST JSON-RPC messages to /mcp' },
+      id: null,
+    },
     { status: 405, headers: { allow: 'POST' } },
   )
 }

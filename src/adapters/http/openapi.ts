@@ -16,9 +16,21 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
 }
 
 const ERROR_RESPONSES: Record<number, { name: string; description: string }> = {
-  400: { name: 'BadRequest', description: 'Invalid input (INVALID_INPUT): the message names the key path and the value, e.g. `limit must be an integer 1–100 (got 0)`.' },
-  401: { name: 'Unauthorized', description: 'No bearer token, or neither the server token (<MNEMO_HOME>/server-token) nor a current user token (`mnemo user add`) (UNAUTHORIZED).' },
-  403: { name: 'Forbidden', description: "Not allowed with this token or agent: a user's token importing a server path, an agent under agent isolation exporting the raw log (FORBIDDEN)." },
+  400: {
+    name: 'BadRequest',
+    description:
+      'Invalid input (INVALID_INPUT): the message names the key path and the value, e.g. `limit must be an integer 1–100 (got 0)`.',
+  },
+  401: {
+    name: 'Unauthorized',
+    description:
+      'No bearer token, or neither the server token (<MNEMO_HOME>/server-token) nor a current user token (`mnemo user add`) (UNAUTHORIZED).',
+  },
+  403: {
+    name: 'Forbidden',
+    description:
+      "Not allowed with this token or agent: a user's token importing a server path, an agent under agent isolation exporting the raw log (FORBIDDEN).",
+  },
   404: { name: 'NotFound', description: 'No such id, project or route (NOT_FOUND).' },
   413: { name: 'PayloadTooLarge', description: 'The body is larger than the limit, 1 MiB by default (PAYLOAD_TOO_LARGE).' },
   422: { name: 'ImportFailed', description: 'Not one valid record in what was imported (IMPORT_FAILED).' },
@@ -69,10 +81,25 @@ function mcpOperation(): Json {
     description:
       'The tools of `mnemo mcp` (memory_recall, memory_remember, memory_forget, memory_sessions, memory_context, memory_show, memory_status) for MCP clients. ' +
       'There is no working directory over HTTP: a project-scoped tool needs a `project` argument or `?project=` on this URL; with neither it returns an isError result. GET and DELETE answer 405 (no sessions, no server-sent stream).',
-    parameters: [{ name: 'project', in: 'query', required: false, description: 'Default project for tool calls that name none.', schema: jsonSchema(projectField, 'input') }],
+    parameters: [
+      {
+        name: 'project',
+        in: 'query',
+        required: false,
+        description: 'Default project for tool calls that name none.',
+        schema: jsonSchema(projectField, 'input'),
+      },
+    ],
     requestBody: {
       required: true,
-      content: { 'application/json': { schema: { description: 'A JSON-RPC 2.0 message or batch.', oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }] } } },
+      content: {
+        'application/json': {
+          schema: {
+            description: 'A JSON-RPC 2.0 message or batch.',
+            oneOf: [{ type: 'object' }, { type: 'array', items: { type: 'object' } }],
+          },
+        },
+      },
     },
     responses: {
       '200': { description: 'The JSON-RPC response(s).', content: { 'application/json': { schema: { type: ['object', 'array'] } } } },
@@ -92,10 +119,16 @@ function streamOperation(): Json {
     const { description, ...schema } = prop
     return { name, in: 'query', required: name === 'project', ...(description ? { description } : {}), schema }
   })
-  parameters.push({ name: 'Last-Event-ID', in: 'header', required: false, description: 'Resume after this event sequence number (the `id:` of the last event received).', schema: { type: 'string', pattern: '^[0-9]{1,15}$' } })
+  parameters.push({
+    name: 'Last-Event-ID',
+    in: 'header',
+    required: false,
+    description: 'Resume after this event sequence number (the `id:` of the last event received).',
+    schema: { type: 'string', pattern: '^[0-9]{1,15}$' },
+  })
   return {
     operationId: 'streamObservations',
-    summary: "New observations of a project as they are captured (server-sent events)",
+    summary: 'New observations of a project as they are captured (server-sent events)',
     description:
       'A text/event-stream that stays open. First `event: ready` (data `{"seq": n}`: where the stream starts), then one `event: observation` per new observation, ' +
       '`id:` its event sequence number and `data:` the observation as GET /v1/observations lists it; `: ping` comments keep a quiet stream open. ' +

@@ -3,7 +3,18 @@ import { z } from 'zod'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import type { SessionId } from '../../core/ids.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
-import { contextInput, describeValue, hookEventInput, inputObject, integer, limited, projectField, recallInput, rememberInput, sessionsInput } from '../../core/schemas.js'
+import {
+  contextInput,
+  describeValue,
+  hookEventInput,
+  inputObject,
+  integer,
+  limited,
+  projectField,
+  recallInput,
+  rememberInput,
+  sessionsInput,
+} from '../../core/schemas.js'
 import { IMPORT_FORMATS, type ImportFormat } from '../../engine/import-files.js'
 import {
   contextJson,
@@ -38,8 +49,13 @@ export const SERVER_VERSION = '0.1.0'
 /** Body of POST /v1/import. */
 export const importInput = inputObject({
   path: limited(z.string(), { minLength: 1, maxLength: 4096 }).describe('A file or folder on the server machine, absolute.'),
-  format: z.enum(IMPORT_FORMATS as readonly [ImportFormat, ...ImportFormat[]]).optional().describe('Default auto.'),
-  project: projectField.optional().describe('File every session under this project (a name or an absolute path). Default: each record\'s own cwd.'),
+  format: z
+    .enum(IMPORT_FORMATS as readonly [ImportFormat, ...ImportFormat[]])
+    .optional()
+    .describe('Default auto.'),
+  project: projectField
+    .optional()
+    .describe("File every session under this project (a name or an absolute path). Default: each record's own cwd."),
 })
 
 /** Query of GET /v1/sessions (the sessions input, paginated). */
@@ -58,12 +74,15 @@ export const forgetQuery = inputObject({ project: projectField.optional() })
  */
 function assertInProject(engine: MnemoEngine, id: string, project: string): void {
   const r = engine.show(id)
-  const projectId = r.type === 'observation' ? r.observation.projectId : r.type === 'memory' ? r.memory.projectId : r.detail.session.projectId
+  const projectId =
+    r.type === 'observation' ? r.observation.projectId : r.type === 'memory' ? r.memory.projectId : r.detail.session.projectId
   if (engine.resolveProjects(project).some((p) => p.id === projectId)) return
   const owner = r.type === 'session' ? r.detail.project : r.project
   throw new MnemoError('NOT_FOUND', `no ${r.type} ${id} in project ${JSON.stringify(project)}`, {
     details: { kind: r.type, id },
-    ...(owner ? { hint: `it belongs to project ${JSON.stringify(owner.name)}: add ?project=${encodeURIComponent(owner.name)} to reach it` } : {}),
+    ...(owner
+      ? { hint: `it belongs to project ${JSON.stringify(owner.name)}: add ?project=${encodeURIComponent(owner.name)} to reach it` }
+      : {}),
   })
 }
 
@@ -84,7 +103,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     path: '/v1/status',
     operationId: 'status',
     summary: 'Data directory, counts, projects, spool and recent errors',
-    description: "With a member's token (`mnemo user add`): that user's counts and projects (their own and shared data), and no server errors.",
+    description:
+      "With a member's token (`mnemo user add`): that user's counts and projects (their own and shared data), and no server errors.",
     responses: { 200: { description: 'What this server holds.', schema: statusJson } },
     errors: [],
     handle: (_input, { mnemo, engine, startedAt, jobs, user }) => {
@@ -92,7 +112,13 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
       const body: z.output<typeof statusJson> = {
         home: mnemo.config.home,
         database: mnemo.config.dbPath,
-        counts: { events: stats.events, projects: stats.projects, sessions: stats.sessions, observations: stats.observations, memories: stats.memories },
+        counts: {
+          events: stats.events,
+          projects: stats.projects,
+          sessions: stats.sessions,
+          observations: stats.observations,
+          memories: stats.memories,
+        },
         bytes: stats.bytes,
         lastCaptureAt: stats.lastEventAt === undefined ? null : new Date(stats.lastEventAt).toISOString(),
         projects: engine
@@ -134,11 +160,22 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     handle: ({ body }, { engine, mnemo }) => {
       const cwd = body.payload['cwd']
       if (typeof cwd !== 'string' || !path.isAbsolute(cwd)) {
-        throw invalidInput('payload.cwd', `payload.cwd must be an absolute path (got ${describeValue(cwd)})`, "the server has no working directory: the hook payload's cwd says which project the event belongs to")
+        throw invalidInput(
+          'payload.cwd',
+          `payload.cwd must be an absolute path (got ${describeValue(cwd)})`,
+          "the server has no working directory: the hook payload's cwd says which project the event belongs to",
+        )
       }
-      const result = engine.captureHook(body.event, JSON.stringify(body.payload), body.agent ?? 'claude-code', body.at === undefined ? undefined : Date.parse(body.at), body.projectRoot)
+      const result = engine.captureHook(
+        body.event,
+        JSON.stringify(body.payload),
+        body.agent ?? 'claude-code',
+        body.at === undefined ? undefined : Date.parse(body.at),
+        body.projectRoot,
+      )
       // A misnamed event (stored under the payload's own name, or kept raw) is logged where `mnemo status` shows it.
-      if (result.note !== undefined) mnemo.errors.append({ at: new Date().toISOString(), where: 'http POST /v1/events', code: 'INVALID_INPUT', message: result.note })
+      if (result.note !== undefined)
+        mnemo.errors.append({ at: new Date().toISOString(), where: 'http POST /v1/events', code: 'INVALID_INPUT', message: result.note })
       return ok({ stored: result.stored }, 202)
     },
   }),
@@ -176,7 +213,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     errors: [400, 404, 413],
     handle: ({ body }, { engine }) => {
       // A user-wide memory names no project (it is recalled in all of this user's).
-      const where = body.scope === 'user' ? { scope: 'user' as const } : { project: engine.projectForWrite(needProject(engine, body.project, 'body')) }
+      const where =
+        body.scope === 'user' ? { scope: 'user' as const } : { project: engine.projectForWrite(needProject(engine, body.project, 'body')) }
       const { memory, created } = engine.remember(body.text, { kind: body.kind ?? 'fact', ...where })
       const stored = engine.listProjects().find((p) => p.id === memory.projectId)
       return ok({ created, memory: toMemoryJson(memory, stored) }, created ? 201 : 200)
@@ -203,7 +241,12 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     description: 'The memory must belong to `project` (404 naming its project otherwise), as MCP memory_forget.',
     query: inputObject({
       project: projectField.optional(),
-      chain: z.enum(['true', 'false']).optional().describe('true: forget every version of its chain; else only this one, and the previous version (returned as `restored`) is current again.'),
+      chain: z
+        .enum(['true', 'false'])
+        .optional()
+        .describe(
+          'true: forget every version of its chain; else only this one, and the previous version (returned as `restored`) is current again.',
+        ),
     }),
     projectRequired: true,
     responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
@@ -277,7 +320,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     method: 'GET',
     path: '/v1/context',
     operationId: 'context',
-    summary: "The context block a new session of a project gets",
+    summary: 'The context block a new session of a project gets',
     query: contextInput,
     projectRequired: true,
     responses: { 200: { description: 'The block and what it holds.', schema: contextJson } },
@@ -285,7 +328,11 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     handle: ({ query }, { engine }) => {
       const project = engine.projectForWrite(needProject(engine, query.project, 'query'), { create: false })
       // Context is what an agent gets injected: under agent isolation it must say which agent it is for.
-      if (engine.agentScope === 'own' && query.agent === undefined) throw invalidInput('agent', 'this server isolates agents (MNEMO_AGENT_SCOPE=own): add &agent=<claude-code|codex|gemini|cursor|opencode>')
+      if (engine.agentScope === 'own' && query.agent === undefined)
+        throw invalidInput(
+          'agent',
+          'this server isolates agents (MNEMO_AGENT_SCOPE=own): add &agent=<claude-code|codex|gemini|cursor|opencode>',
+        )
       const block = (query.agent !== undefined ? engine.scoped({ agent: query.agent }) : engine).context({
         project,
         ...(query.budget !== undefined ? { budgetTokens: query.budget } : {}),
@@ -315,16 +362,26 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     errors: [400, 403, 404, 413, 422],
     handle: async ({ body }, { engine, user }) => {
       if (user !== undefined) {
-        throw new MnemoError('FORBIDDEN', "importing a path reads the server machine's files: only the server token may; a user sends events with POST /v1/events or imports on their own machine", {
-          details: { action: 'import' },
-        })
+        throw new MnemoError(
+          'FORBIDDEN',
+          "importing a path reads the server machine's files: only the server token may; a user sends events with POST /v1/events or imports on their own machine",
+          {
+            details: { action: 'import' },
+          },
+        )
       }
       if (!path.isAbsolute(body.path)) {
-        throw invalidInput('path', `path must be absolute (got ${describeValue(body.path)})`, 'the server has no working directory; paths are read on the server machine')
+        throw invalidInput(
+          'path',
+          `path must be absolute (got ${describeValue(body.path)})`,
+          'the server has no working directory; paths are read on the server machine',
+        )
       }
       const project = body.project === undefined ? undefined : engine.projectForWrite(needProject(engine, body.project, 'body'))
       // The server token is the operator's: a mnemo export is restored with the users it names (as `import --all-users`).
-      const report = await engine.scoped({ allUsers: true }).importPath(body.path, { ...(body.format ? { format: body.format } : {}), ...(project ? { project } : {}) })
+      const report = await engine
+        .scoped({ allUsers: true })
+        .importPath(body.path, { ...(body.format ? { format: body.format } : {}), ...(project ? { project } : {}) })
       return ok(toImportJson(report))
     },
   }),

@@ -71,7 +71,9 @@ export interface RestRoute<B extends z.ZodType | undefined = undefined, Q extend
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRestRoute = RestRoute<any, any>
 
-export function defineRoute<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(route: RestRoute<B, Q>): AnyRestRoute {
+export function defineRoute<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
+  route: RestRoute<B, Q>,
+): AnyRestRoute {
   return route as AnyRestRoute
 }
 
@@ -98,7 +100,10 @@ export function csvOf<T extends string>(values: readonly T[], what: string) {
   return limited(z.string(), { minLength: 1, maxLength: 200 })
     .describe(`${what}, comma-separated: ${values.join(', ')}.`)
     .transform((text, ctx) => {
-      const parts = text.split(',').map((p) => p.trim()).filter((p) => p.length > 0)
+      const parts = text
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p.length > 0)
       const bad = parts.filter((p) => !(values as readonly string[]).includes(p))
       if (bad.length > 0 || parts.length === 0) {
         ctx.addIssue({ code: 'custom', message: `must be one or more of ${values.join(', ')}` })

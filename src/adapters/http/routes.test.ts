@@ -22,7 +22,12 @@ let server: RunningServer
 let client: Client
 
 /** A call's status and body only: the assertions below compare whole replies. */
-async function api(method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<Pick<RestReply, 'status' | 'body'>> {
+async function api(
+  method: string,
+  route: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Pick<RestReply, 'status' | 'body'>> {
   const { status, body: json } = await callRest(server, method, route, body, headers)
   return { status, body: json }
 }
@@ -33,20 +38,27 @@ async function callTool(name: string, args: Record<string, unknown>): Promise<Ca
 
 function toolText(result: CallToolResult): string {
   const first = result.content[0]
-  if (result.content.length !== 1 || first?.type !== 'text') throw new Error(`expected one text content, got ${JSON.stringify(result.content)}`)
+  if (result.content.length !== 1 || first?.type !== 'text')
+    throw new Error(`expected one text content, got ${JSON.stringify(result.content)}`)
   return first.text
 }
 
 async function mcpClient(query = ''): Promise<Client> {
   const c = new Client({ name: 'mnemo-http-test', version: '0.0.0' })
-  await c.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp${query}`), { requestInit: { headers: { authorization: `Bearer ${server.token}` } } }))
+  await c.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp${query}`), {
+      requestInit: { headers: { authorization: `Bearer ${server.token}` } },
+    }),
+  )
   return c
 }
 
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(tmpdir(), 'mnemo-http-'))
   server = await startServer({ home: path.join(tmp, 'home'), host: '127.0.0.1', port: 0, env: {} })
-  for (const line of readFileSync(DEMO, 'utf8').split('\n').filter((l) => l.trim())) {
+  for (const line of readFileSync(DEMO, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())) {
     const reply = await api('POST', '/v1/events', line)
     expect(reply, line.slice(0, 80)).toEqual({ status: 202, body: { stored: true } })
   }
@@ -95,7 +107,9 @@ describe('a Claude Code hook sequence posted to /v1/events', () => {
   it('takes the MCP project from ?project= when the tool call names none', async () => {
     const scoped = await mcpClient('?project=acme-api')
     try {
-      const direct = (await server.engine.recall('validateToken', { projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) })).map((h) => h.id)
+      const direct = (
+        await server.engine.recall('validateToken', { projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) })
+      ).map((h) => h.id)
       const result = await scoped.callTool({ name: 'memory_recall', arguments: { query: 'validateToken' } })
       expect((result.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id)).toEqual(direct)
     } finally {
@@ -105,7 +119,23 @@ describe('a Claude Code hook sequence posted to /v1/events', () => {
 
   it('lists the same tools over HTTP as over stdio', async () => {
     const { tools } = await client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(['facts_declare', 'facts_delete', 'facts_query', 'facts_record', 'facts_schema', 'facts_update', 'memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status', 'memory_timeline'])
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'facts_declare',
+      'facts_delete',
+      'facts_query',
+      'facts_record',
+      'facts_schema',
+      'facts_update',
+      'memory_context',
+      'memory_export',
+      'memory_forget',
+      'memory_recall',
+      'memory_remember',
+      'memory_sessions',
+      'memory_show',
+      'memory_status',
+      'memory_timeline',
+    ])
     const recall = tools.find((t) => t.name === 'memory_recall')!
     expect(recall.inputSchema.required).toEqual(['query'])
     expect(recall.inputSchema.properties?.['limit']).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 })
@@ -147,21 +177,41 @@ describe('a missing project never means every project', () => {
   it('REST recall, sessions and context answer 400 naming project', async () => {
     expect(await api('POST', '/v1/recall', { query: 'validateToken' })).toEqual({
       status: 400,
-      body: { error: { code: 'INVALID_INPUT', message: 'project is required (got nothing)', hint: `pass "project" in the JSON body: a project name or an absolute path inside it; ${hint}` } },
+      body: {
+        error: {
+          code: 'INVALID_INPUT',
+          message: 'project is required (got nothing)',
+          hint: `pass "project" in the JSON body: a project name or an absolute path inside it; ${hint}`,
+        },
+      },
     })
     for (const route of ['/v1/sessions', '/v1/context', '/v1/sessions?limit=5']) {
       expect(await api('GET', route)).toEqual({
         status: 400,
-        body: { error: { code: 'INVALID_INPUT', message: 'project is required (got nothing)', hint: `add ?project=<name> to the URL: a project name or an absolute path inside it; ${hint}` } },
+        body: {
+          error: {
+            code: 'INVALID_INPUT',
+            message: 'project is required (got nothing)',
+            hint: `add ?project=<name> to the URL: a project name or an absolute path inside it; ${hint}`,
+          },
+        },
       })
     }
-    expect((await api('POST', '/v1/memories', { text: 'a fact with no home' })).body.error.message).toBe('project is required (got nothing)')
+    expect((await api('POST', '/v1/memories', { text: 'a fact with no home' })).body.error.message).toBe(
+      'project is required (got nothing)',
+    )
   })
 
   it('a relative path is refused (the server has no working directory)', async () => {
     expect(await api('GET', '/v1/sessions?project=./acme-api')).toEqual({
       status: 400,
-      body: { error: { code: 'INVALID_INPUT', message: 'project must be a project name or an absolute path (got "./acme-api")', hint: `the server has no working directory; ${hint}` } },
+      body: {
+        error: {
+          code: 'INVALID_INPUT',
+          message: 'project must be a project name or an absolute path (got "./acme-api")',
+          hint: `the server has no working directory; ${hint}`,
+        },
+      },
     })
   })
 
@@ -185,12 +235,22 @@ describe('a missing project never means every project', () => {
   it('a relative ?project= on the MCP URL is refused before MCP runs', async () => {
     const res = await fetch(`${server.url}/mcp?project=../x`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${server.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     })
     expect({ status: res.status, body: await res.json() }).toEqual({
       status: 400,
-      body: { error: { code: 'INVALID_INPUT', message: 'project must be a project name or an absolute path (got "../x")', hint: `the server has no working directory; ${hint}` } },
+      body: {
+        error: {
+          code: 'INVALID_INPUT',
+          message: 'project must be a project name or an absolute path (got "../x")',
+          hint: `the server has no working directory; ${hint}`,
+        },
+      },
     })
   })
 
@@ -225,10 +285,18 @@ describe('a missing project never means every project', () => {
 
 describe('REST routes', () => {
   it('remembers a user-wide memory with no project, and a project’s recall finds it labelled as the user’s', async () => {
-    const created = await api('POST', '/v1/memories', { text: 'I prefer squash merges for zanzibarquokka branches', kind: 'preference', scope: 'user' })
+    const created = await api('POST', '/v1/memories', {
+      text: 'I prefer squash merges for zanzibarquokka branches',
+      kind: 'preference',
+      scope: 'user',
+    })
     expect(created.status).toBe(201)
     expect(conforms('POST', '/v1/memories', created).memory.project).toMatch(/^~/)
-    const found = conforms('POST', '/v1/recall', await api('POST', '/v1/recall', { query: 'zanzibarquokka squash merges', project: 'acme-api' }))
+    const found = conforms(
+      'POST',
+      '/v1/recall',
+      await api('POST', '/v1/recall', { query: 'zanzibarquokka squash merges', project: 'acme-api' }),
+    )
     expect(found.hits.find((h: { id: string }) => h.id === created.body.memory.id)?.project).toBe(created.body.memory.project)
   })
 
@@ -263,33 +331,55 @@ describe('REST routes', () => {
     expect(again.status).toBe(200)
     expect(conforms('POST', '/v1/memories', again)).toMatchObject({ created: false, memory: { id } })
 
-    expect(conforms('GET', '/v1/memories/:id', await api('GET', `/v1/memories/${id}`))).toMatchObject({ id, text: 'orders DB is PostgreSQL 14' })
+    expect(conforms('GET', '/v1/memories/:id', await api('GET', `/v1/memories/${id}`))).toMatchObject({
+      id,
+      text: 'orders DB is PostgreSQL 14',
+    })
     const hits = (await api('POST', '/v1/recall', { query: 'PostgreSQL', project: 'acme-api' })).body.hits as { id: string }[]
     expect(hits.map((h) => h.id)).toEqual([id])
 
     // A delete names the project it acts in: another project's id is refused, naming its project, as MCP memory_forget does (issue 17 item 16).
-    expect((await api('DELETE', `/v1/memories/${id}`)).body.error).toMatchObject({ code: 'INVALID_INPUT', message: 'project is required (got nothing)' })
+    expect((await api('DELETE', `/v1/memories/${id}`)).body.error).toMatchObject({
+      code: 'INVALID_INPUT',
+      message: 'project is required (got nothing)',
+    })
     await api('POST', '/v1/memories', { text: 'another project for the delete rule', project: '/srv/elsewhere' })
     expect(await api('DELETE', `/v1/memories/${id}?project=elsewhere`)).toEqual({
       status: 404,
-      body: { error: { code: 'NOT_FOUND', message: `no memory ${id} in project "elsewhere"`, hint: 'it belongs to project "acme-api": add ?project=acme-api to reach it' } },
+      body: {
+        error: {
+          code: 'NOT_FOUND',
+          message: `no memory ${id} in project "elsewhere"`,
+          hint: 'it belongs to project "acme-api": add ?project=acme-api to reach it',
+        },
+      },
     })
     const refused = await callTool('memory_forget', { id, project: 'elsewhere' })
-    expect([refused.isError, toolText(refused)]).toEqual([true, `Not found: no memory ${id} in this project (hint: it belongs to project "acme-api": pass project: "acme-api" to reach it)`])
+    expect([refused.isError, toolText(refused)]).toEqual([
+      true,
+      `Not found: no memory ${id} in this project (hint: it belongs to project "acme-api": pass project: "acme-api" to reach it)`,
+    ])
     const forgotten = await api('DELETE', `/v1/memories/${id}?project=acme-api`)
     expect(conforms('DELETE', '/v1/memories/:id', forgotten)).toEqual({ forgotten: { id, type: 'memory', events: 2, alsoRecorded: [] } })
     expect((await api('POST', '/v1/recall', { query: 'PostgreSQL', project: 'acme-api' })).body.hits).toEqual([])
-    expect(await api('GET', `/v1/memories/${id}`)).toEqual({ status: 404, body: { error: { code: 'NOT_FOUND', message: `no memory with id ${id}`, hint: null } } })
+    expect(await api('GET', `/v1/memories/${id}`)).toEqual({
+      status: 404,
+      body: { error: { code: 'NOT_FOUND', message: `no memory with id ${id}`, hint: null } },
+    })
     expect((await api('DELETE', `/v1/memories/${id}?project=acme-api`)).status).toBe(404)
   })
 
   it('a project named on a write is exactly that project, created if new: a path below a known root, or a new name (issue 17 item 11)', async () => {
-    const root = ((await api('GET', '/v1/status')).body.projects as { name: string; root: string }[]).find((p) => p.name === 'acme-api')!.root
+    const root = ((await api('GET', '/v1/status')).body.projects as { name: string; root: string }[]).find(
+      (p) => p.name === 'acme-api',
+    )!.root
     const nested = path.join(root, 'tools', 'new-folder')
     const below = await api('POST', '/v1/memories', { text: 'the zanzibar folder keeps its own notes', project: nested })
     expect(below.status).toBe(201)
     expect(below.body.memory.project).toBe('new-folder')
-    expect((await api('POST', '/v1/recall', { query: 'zanzibar', project: nested })).body.hits.map((h: { id: string }) => h.id)).toEqual([below.body.memory.id])
+    expect((await api('POST', '/v1/recall', { query: 'zanzibar', project: nested })).body.hits.map((h: { id: string }) => h.id)).toEqual([
+      below.body.memory.id,
+    ])
     expect((await api('POST', '/v1/recall', { query: 'zanzibar', project: 'acme-api' })).body.hits).toEqual([])
     const named = await api('POST', '/v1/memories', { text: 'the shop deploys on Fridays', project: 'shop' })
     expect([named.status, named.body.memory.project]).toEqual([201, 'shop'])
@@ -303,11 +393,18 @@ describe('REST routes', () => {
   })
 
   it('DELETE of the newest version names the version current again; ?chain=true deletes every version', async () => {
-    const v18 = (await api('POST', '/v1/memories', { text: 'Node version is 18', kind: 'fact', project: 'acme-api' })).body.memory.id as string
-    const v20 = (await api('POST', '/v1/memories', { text: 'Node version is 20', kind: 'fact', project: 'acme-api' })).body.memory.id as string
-    expect(conforms('DELETE', '/v1/memories/:id', await api('DELETE', `/v1/memories/${v20}?project=acme-api`))).toMatchObject({ forgotten: { id: v20, restored: { id: v18, text: 'Node version is 18' } } })
-    const v22 = (await api('POST', '/v1/memories', { text: 'Node version is 22', kind: 'fact', project: 'acme-api' })).body.memory.id as string
-    expect((await api('DELETE', `/v1/memories/${v22}?project=acme-api&chain=true`)).body).toMatchObject({ forgotten: { id: v22, versions: [v18, v22] } })
+    const v18 = (await api('POST', '/v1/memories', { text: 'Node version is 18', kind: 'fact', project: 'acme-api' })).body.memory
+      .id as string
+    const v20 = (await api('POST', '/v1/memories', { text: 'Node version is 20', kind: 'fact', project: 'acme-api' })).body.memory
+      .id as string
+    expect(conforms('DELETE', '/v1/memories/:id', await api('DELETE', `/v1/memories/${v20}?project=acme-api`))).toMatchObject({
+      forgotten: { id: v20, restored: { id: v18, text: 'Node version is 18' } },
+    })
+    const v22 = (await api('POST', '/v1/memories', { text: 'Node version is 22', kind: 'fact', project: 'acme-api' })).body.memory
+      .id as string
+    expect((await api('DELETE', `/v1/memories/${v22}?project=acme-api&chain=true`)).body).toMatchObject({
+      forgotten: { id: v22, versions: [v18, v22] },
+    })
     expect((await api('GET', `/v1/memories/${v18}`)).status).toBe(404)
   })
 
@@ -316,7 +413,9 @@ describe('REST routes', () => {
       status: 400,
       body: { error: { code: 'INVALID_INPUT', message: 'id must be a memory id (mem_…) (got "obs_0000000000000000000000")', hint: null } },
     })
-    expect((await api('DELETE', '/v1/observations/not-an-id')).body.error.message).toBe('id must be an observation id (obs_…) (got "not-an-id")')
+    expect((await api('DELETE', '/v1/observations/not-an-id')).body.error.message).toBe(
+      'id must be an observation id (obs_…) (got "not-an-id")',
+    )
   })
 
   it('sessions, a session with its timeline, an observation, and forgetting it', async () => {
@@ -334,7 +433,9 @@ describe('REST routes', () => {
     expect(obs).toMatchObject({ id: expect.stringMatching(/^obs_/), sessionId: first.id, project: 'acme-api' })
 
     expect(conforms('GET', '/v1/observations/:id', await api('GET', `/v1/observations/${obs.id}`))).toEqual(obs)
-    expect(conforms('DELETE', '/v1/observations/:id', await api('DELETE', `/v1/observations/${obs.id}?project=acme-api`))).toEqual({ forgotten: { id: obs.id, type: 'observation', events: 1, alsoRecorded: [] } })
+    expect(conforms('DELETE', '/v1/observations/:id', await api('DELETE', `/v1/observations/${obs.id}?project=acme-api`))).toEqual({
+      forgotten: { id: obs.id, type: 'observation', events: 1, alsoRecorded: [] },
+    })
     expect((await api('GET', `/v1/observations/${obs.id}`)).status).toBe(404)
     expect(await api('GET', '/v1/sessions?project=acme-api&limit=500')).toEqual({
       status: 400,
@@ -348,7 +449,9 @@ describe('REST routes', () => {
     expect(doc.text.startsWith('<mnemo-context project="acme-api"')).toBe(true)
     expect(doc.tokens).toBeLessThanOrEqual(300)
     expect(doc.budgetTokens).toBe(300)
-    expect((await api('GET', '/v1/context?project=acme-api&budget=100')).body.error.message).toBe('budget must be an integer 200–100000 (got 100)')
+    expect((await api('GET', '/v1/context?project=acme-api&budget=100')).body.error.message).toBe(
+      'budget must be an integer 200–100000 (got 100)',
+    )
     // The session asking (a team-mode SessionStart) is left out of the recent sessions.
     const all = conforms('GET', '/v1/context', await api('GET', '/v1/context?project=acme-api'))
     const without = conforms('GET', '/v1/context', await api('GET', '/v1/context?project=acme-api&excludeSession=4f1c2e7a-demo-0001'))
@@ -364,9 +467,17 @@ describe('REST routes', () => {
     expect(again).toMatchObject({ imported: 0, duplicates: first.imported })
     expect(await api('POST', '/v1/import', { path: 'fixtures/x.jsonl' })).toEqual({
       status: 400,
-      body: { error: { code: 'INVALID_INPUT', message: 'path must be absolute (got "fixtures/x.jsonl")', hint: 'the server has no working directory; paths are read on the server machine' } },
+      body: {
+        error: {
+          code: 'INVALID_INPUT',
+          message: 'path must be absolute (got "fixtures/x.jsonl")',
+          hint: 'the server has no working directory; paths are read on the server machine',
+        },
+      },
     })
-    expect((await api('POST', '/v1/import', { path: file, format: 'word' })).body.error.message).toBe(`format must be one of ${IMPORT_FORMATS.join(', ')} (got "word")`)
+    expect((await api('POST', '/v1/import', { path: file, format: 'word' })).body.error.message).toBe(
+      `format must be one of ${IMPORT_FORMATS.join(', ')} (got "word")`,
+    )
   })
 
   it('events: refuses a payload with no absolute cwd, and a payload that is not a hook payload', async () => {
@@ -380,7 +491,9 @@ describe('REST routes', () => {
         },
       },
     })
-    expect((await api('POST', '/v1/events', { event: 'Stop', payload: { cwd: '/w/p' } })).body.error.message).toBe('hook Stop: session_id is missing')
+    expect((await api('POST', '/v1/events', { event: 'Stop', payload: { cwd: '/w/p' } })).body.error.message).toBe(
+      'hook Stop: session_id is missing',
+    )
     expect((await api('POST', '/v1/events', { event: 'Stop', payload: [] })).body.error.message).toBe('payload must be an object (got [])')
     expect((await api('POST', '/v1/events', { payload: {} })).body.error.message).toBe('event is required (got nothing)')
   })
@@ -388,7 +501,13 @@ describe('REST routes', () => {
   it('JSON that does not parse, an empty body and a body that is not an object are 400', async () => {
     expect(await api('POST', '/v1/recall', '{"query": ')).toEqual({
       status: 400,
-      body: { error: { code: 'INVALID_INPUT', message: expect.stringMatching(/^body is not valid JSON \(.+\)$/), hint: 'send Content-Type: application/json with a JSON object' } },
+      body: {
+        error: {
+          code: 'INVALID_INPUT',
+          message: expect.stringMatching(/^body is not valid JSON \(.+\)$/),
+          hint: 'send Content-Type: application/json with a JSON object',
+        },
+      },
     })
     expect((await api('POST', '/v1/recall', '')).body.error.message).toBe('body is empty (expected a JSON object)')
     expect((await api('POST', '/v1/recall', '[1]')).body.error.message).toBe('body must be an object (got [1])')
@@ -397,7 +516,9 @@ describe('REST routes', () => {
   it('an unknown route is 404 naming it', async () => {
     expect(await api('GET', '/v1/nothing-here')).toEqual({
       status: 404,
-      body: { error: { code: 'NOT_FOUND', message: 'no route GET /v1/nothing-here', hint: 'the routes are listed by GET /v1/openapi.json' } },
+      body: {
+        error: { code: 'NOT_FOUND', message: 'no route GET /v1/nothing-here', hint: 'the routes are listed by GET /v1/openapi.json' },
+      },
     })
   })
 })
@@ -414,14 +535,36 @@ describe('OpenAPI', () => {
   it('documents every route of the table, and /mcp', async () => {
     const doc = (await api('GET', '/v1/openapi.json')).body
     expect(doc.openapi).toBe('3.1.0')
-    const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`))
-    expect(ops.sort()).toEqual([...REST_ROUTES.map((r) => `${r.method} ${r.path.replace(':id', '{id}')}`), 'GET /v1/stream', 'POST /mcp'].sort())
+    const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, methods]) =>
+      Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`),
+    )
+    expect(ops.sort()).toEqual(
+      [...REST_ROUTES.map((r) => `${r.method} ${r.path.replace(':id', '{id}')}`), 'GET /v1/stream', 'POST /mcp'].sort(),
+    )
     expect(doc.paths['/v1/health'].get.security).toEqual([])
     expect(doc.paths['/v1/recall'].post.requestBody.content['application/json'].schema.required).toEqual(['query', 'project'])
     expect(doc.paths['/v1/sessions'].get.parameters).toEqual([
-      { name: 'project', in: 'query', required: true, description: expect.any(String), schema: { type: 'string', minLength: 1, maxLength: 4096 } },
-      { name: 'limit', in: 'query', required: false, description: 'Most sessions, 1–200. Default 20.', schema: { type: 'integer', minimum: 1, maximum: 200 } },
-      { name: 'offset', in: 'query', required: false, description: 'Sessions to skip (pagination). Default 0.', schema: { type: 'integer', minimum: 0, maximum: 1000000 } },
+      {
+        name: 'project',
+        in: 'query',
+        required: true,
+        description: expect.any(String),
+        schema: { type: 'string', minLength: 1, maxLength: 4096 },
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: 'Most sessions, 1–200. Default 20.',
+        schema: { type: 'integer', minimum: 1, maximum: 200 },
+      },
+      {
+        name: 'offset',
+        in: 'query',
+        required: false,
+        description: 'Sessions to skip (pagination). Default 0.',
+        schema: { type: 'integer', minimum: 0, maximum: 1000000 },
+      },
     ])
   })
 })

@@ -16,7 +16,14 @@ describe('background consolidation in mnemo serve', () => {
       mnemo.engine.captureHook('SessionEnd', JSON.stringify({ session_id: 's1', cwd: '/p/shop', reason: 'exit' }))
       vi.useFakeTimers()
       const job = scheduleConsolidation(mnemo, 15, undefined)
-      expect(job.status()).toMatchObject({ name: 'consolidate', everyMinutes: 15, running: false, lastRunAt: null, lastResult: null, lastError: null })
+      expect(job.status()).toMatchObject({
+        name: 'consolidate',
+        everyMinutes: 15,
+        running: false,
+        lastRunAt: null,
+        lastResult: null,
+        lastError: null,
+      })
       expect(job.status().nextRunAt).not.toBeNull()
       expect((await mnemo.engine.recall('Session cart endpoint')).some((h) => h.kind === 'summary')).toBe(false)
       await vi.advanceTimersByTimeAsync(15 * 60_000)

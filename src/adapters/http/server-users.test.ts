@@ -21,7 +21,10 @@ let server: RunningServer
 const tokens: Record<string, string> = {}
 
 const as = (user: string) => ({ url: server.url, token: tokens[user] ?? server.token })
-const prompt = (session: string, text: string) => ({ event: 'UserPromptSubmit', payload: { session_id: session, cwd: CWD, hook_event_name: 'UserPromptSubmit', prompt: text } })
+const prompt = (session: string, text: string) => ({
+  event: 'UserPromptSubmit',
+  payload: { session_id: session, cwd: CWD, hook_event_name: 'UserPromptSubmit', prompt: text },
+})
 
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(tmpdir(), 'mnemo-users-'))
@@ -29,8 +32,13 @@ beforeAll(async () => {
   server = await startServer({ home, host: '127.0.0.1', port: 0, env: {} })
   tokens['alice'] = addServerUser(home, 'alice', T0)
   tokens['bob'] = addServerUser(home, 'bob', T0)
-  expect((await callRest(as('alice'), 'POST', '/v1/events', prompt('sess-a', 'rotate the Auth0 signing keys for validateToken in Frankfurt'))).status).toBe(202)
-  expect((await callRest(as('bob'), 'POST', '/v1/events', prompt('sess-b', 'rotate the Okta signing keys for validateToken in Oregon'))).status).toBe(202)
+  expect(
+    (await callRest(as('alice'), 'POST', '/v1/events', prompt('sess-a', 'rotate the Auth0 signing keys for validateToken in Frankfurt')))
+      .status,
+  ).toBe(202)
+  expect(
+    (await callRest(as('bob'), 'POST', '/v1/events', prompt('sess-b', 'rotate the Okta signing keys for validateToken in Oregon'))).status,
+  ).toBe(202)
 })
 
 afterAll(async () => {
@@ -75,7 +83,10 @@ describe('per-user tokens', () => {
 
   it('status names a member only their own projects and counts, and no server errors; the operator sees the whole store', async () => {
     const secret = '/nonexistent-mnemo-team/acquisition-2027'
-    const event = { event: 'UserPromptSubmit', payload: { session_id: 'sess-secret', cwd: secret, hook_event_name: 'UserPromptSubmit', prompt: 'draft the term sheet' } }
+    const event = {
+      event: 'UserPromptSubmit',
+      payload: { session_id: 'sess-secret', cwd: secret, hook_event_name: 'UserPromptSubmit', prompt: 'draft the term sheet' },
+    }
     expect((await callRest(as('alice'), 'POST', '/v1/events', event)).status).toBe(202)
     const bob = await callRest(as('bob'), 'GET', '/v1/status')
     expect(bob.status).toBe(200)
@@ -96,7 +107,11 @@ describe('per-user tokens', () => {
 
   it('MCP over HTTP with a user token recalls that user’s data only', async () => {
     const client = new Client({ name: 'users-test', version: '0.0.0' })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?project=${encodeURIComponent(CWD)}`), { requestInit: { headers: { authorization: `Bearer ${tokens['bob']}` } } }))
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp?project=${encodeURIComponent(CWD)}`), {
+        requestInit: { headers: { authorization: `Bearer ${tokens['bob']}` } },
+      }),
+    )
     try {
       const result = await client.callTool({ name: 'memory_recall', arguments: { query: 'rotate signing keys validateToken' } })
       const text = JSON.stringify(result.structuredContent)
@@ -128,7 +143,8 @@ describe('per-user tokens', () => {
   })
 
   it('a bad user name is refused before anything is written; names that are object keys elsewhere are plain names', async () => {
-    for (const bad of ['a b', 'b\u043eb', 'u\u0308n', '']) expect(() => addServerUser(home, bad, T0), bad).toThrow(/user must be 1–64 ASCII/)
+    for (const bad of ['a b', 'b\u043eb', 'u\u0308n', ''])
+      expect(() => addServerUser(home, bad, T0), bad).toThrow(/user must be 1–64 ASCII/)
     expect(listServerUsers(home).map((u) => u.user)).toEqual(['alice', 'bob'])
     for (const name of ['constructor', 'valueOf', 'toString']) {
       const token = addServerUser(home, name, T0)
@@ -139,7 +155,10 @@ describe('per-user tokens', () => {
   })
 
   it('a user token cannot make the server read a path (403); the server token can', async () => {
-    expect(await callRest(as('alice'), 'POST', '/v1/import', { path: '/etc/passwd' })).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } })
+    expect(await callRest(as('alice'), 'POST', '/v1/import', { path: '/etc/passwd' })).toMatchObject({
+      status: 403,
+      body: { error: { code: 'FORBIDDEN' } },
+    })
     expect((await callRest(server, 'POST', '/v1/import', { path: '/nonexistent-mnemo/x.jsonl' })).status).toBe(404)
   })
 
@@ -185,12 +204,19 @@ describe('a server that isolates agents (MNEMO_AGENT_SCOPE=own)', () => {
     try {
       const mcp = await fetch(`${own.url}/mcp?project=${encodeURIComponent(CWD)}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${own.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${own.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
       })
       expect(mcp.status).toBe(400)
       expect(((await mcp.json()) as { error: { message: string } }).error.message).toMatch(/add \?agent=/)
-      expect(await callRest(own, 'GET', `/v1/context?project=${encodeURIComponent(CWD)}`)).toMatchObject({ status: 400, body: { error: { code: 'INVALID_INPUT' } } })
+      expect(await callRest(own, 'GET', `/v1/context?project=${encodeURIComponent(CWD)}`)).toMatchObject({
+        status: 400,
+        body: { error: { code: 'INVALID_INPUT' } },
+      })
       expect((await callRest(own, 'GET', `/v1/context?project=${encodeURIComponent(CWD)}&agent=codex`)).status).not.toBe(400)
     } finally {
       await own.close()
@@ -201,18 +227,21 @@ describe('a server that isolates agents (MNEMO_AGENT_SCOPE=own)', () => {
 describe('changes of the users file', () => {
   const built = path.resolve(import.meta.dirname, '../../../dist/adapters/http/server-users.js')
 
-  it.skipIf(!existsSync(built))('concurrent adds and a remove in separate processes all land: the revocation sticks, every printed token exists', async () => {
-    const h = path.join(tmp, 'race')
-    addServerUser(h, 'victim', T0)
-    const run = promisify(execFile)
-    const script = (call: string): string[] => ['--input-type=module', '-e', `import * as u from ${JSON.stringify(built)}; ${call}`]
-    await Promise.all([
-      run(process.execPath, script(`u.removeServerUser(${JSON.stringify(h)}, 'victim')`)),
-      ...Array.from({ length: 8 }, (_, i) => run(process.execPath, script(`u.addServerUser(${JSON.stringify(h)}, 'w${i}', 0)`))),
-    ])
-    expect(listServerUsers(h).map((u) => u.user)).toEqual(['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7'])
-    expect(existsSync(`${serverUsersPath(h)}.lock`)).toBe(false)
-  })
+  it.skipIf(!existsSync(built))(
+    'concurrent adds and a remove in separate processes all land: the revocation sticks, every printed token exists',
+    async () => {
+      const h = path.join(tmp, 'race')
+      addServerUser(h, 'victim', T0)
+      const run = promisify(execFile)
+      const script = (call: string): string[] => ['--input-type=module', '-e', `import * as u from ${JSON.stringify(built)}; ${call}`]
+      await Promise.all([
+        run(process.execPath, script(`u.removeServerUser(${JSON.stringify(h)}, 'victim')`)),
+        ...Array.from({ length: 8 }, (_, i) => run(process.execPath, script(`u.addServerUser(${JSON.stringify(h)}, 'w${i}', 0)`))),
+      ])
+      expect(listServerUsers(h).map((u) => u.user)).toEqual(['w0', 'w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7'])
+      expect(existsSync(`${serverUsersPath(h)}.lock`)).toBe(false)
+    },
+  )
 
   it('a lock left by a crashed process is taken over once stale', () => {
     const h = path.join(tmp, 'stale')
@@ -227,8 +256,27 @@ describe('changes of the users file', () => {
 
   it('a server-token import restores a mnemo export with the users it names (the operator restoring a store)', async () => {
     const lines = [
-      JSON.stringify({ format: 'mnemo-export', version: 1, exportedAt: new Date(T0).toISOString(), project: null, counts: { events: 1, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 1 } }),
-      JSON.stringify({ kind: 'event', seq: 1, idemKey: 'restore-1', agent: 'mnemo', format: 'mnemo', type: 'remember', sessionKey: `mnemo:${CWD}`, project: { root: CWD, name: 'shop' }, ts: T0, user: 'bob', receivedAt: T0, payload: { op: 'remember', kind: 'fact', text: 'restored ostrich fact of Bob' } }),
+      JSON.stringify({
+        format: 'mnemo-export',
+        version: 1,
+        exportedAt: new Date(T0).toISOString(),
+        project: null,
+        counts: { events: 1, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 1 },
+      }),
+      JSON.stringify({
+        kind: 'event',
+        seq: 1,
+        idemKey: 'restore-1',
+        agent: 'mnemo',
+        format: 'mnemo',
+        type: 'remember',
+        sessionKey: `mnemo:${CWD}`,
+        project: { root: CWD, name: 'shop' },
+        ts: T0,
+        user: 'bob',
+        receivedAt: T0,
+        payload: { op: 'remember', kind: 'fact', text: 'restored ostrich fact of Bob' },
+      }),
     ]
     const file = path.join(tmp, 'restore.jsonl')
     writeFileSync(file, lines.join('\n'))

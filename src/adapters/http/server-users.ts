@@ -20,7 +20,9 @@ export const SERVER_USERS_FILE = 'server-users.json'
 // A list, not an object keyed by name: a name like `constructor` or `__proto__` is then only a string.
 const usersFileSchema = z.object({
   version: z.literal(1),
-  users: z.array(z.object({ name: z.string().regex(USER_NAME_PATTERN), tokenSha256: z.string().regex(/^[0-9a-f]{64}$/), createdAt: z.string() })),
+  users: z.array(
+    z.object({ name: z.string().regex(USER_NAME_PATTERN), tokenSha256: z.string().regex(/^[0-9a-f]{64}$/), createdAt: z.string() }),
+  ),
 })
 type UsersFile = z.output<typeof usersFileSchema>
 
@@ -54,11 +56,20 @@ function readUsers(home: string): UsersFile {
   }
   const r = usersFileSchema.safeParse(parsed)
   if (!r.success) {
-    const where = r.success ? '' : `: ${r.error.issues.map((i) => `${i.path.join('.') || 'file'} ${i.message}`).slice(0, 3).join('; ')}`
-    throw new MnemoError('CONFIG_INVALID', `${file} is not a mnemo users file ({"version":1,"users":[{"name","tokenSha256":"<64 hex>","createdAt"}]})${where}`, {
-      details: { keys: [SERVER_USERS_FILE] },
-      hint: `fix or delete ${file}, then add the users again with \`mnemo user add <name>\``,
-    })
+    const where = r.success
+      ? ''
+      : `: ${r.error.issues
+          .map((i) => `${i.path.join('.') || 'file'} ${i.message}`)
+          .slice(0, 3)
+          .join('; ')}`
+    throw new MnemoError(
+      'CONFIG_INVALID',
+      `${file} is not a mnemo users file ({"version":1,"users":[{"name","tokenSha256":"<64 hex>","createdAt"}]})${where}`,
+      {
+        details: { keys: [SERVER_USERS_FILE] },
+        hint: `fix or delete ${file}, then add the users again with \`mnemo user add <name>\``,
+      },
+    )
   }
   return r.data
 }
@@ -101,7 +112,9 @@ function withUsersLock<T>(home: string, fn: () => T): T {
         // released meanwhile
       }
       if (Date.now() > deadline) {
-        throw new MnemoError('STORE_UNAVAILABLE', `${lock} is held by another change of the users: try again`, { details: { dialect: 'sqlite', operation: 'users file' } })
+        throw new MnemoError('STORE_UNAVAILABLE', `${lock} is held by another change of the users: try again`, {
+          details: { dialect: 'sqlite', operation: 'users file' },
+        })
       }
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
     }
@@ -132,10 +145,19 @@ function addLocked(home: string, user: string, nowMs: number, replace: boolean):
   const users = readUsers(home)
   const same = users.users.find((u) => u.name.toLowerCase() === user.toLowerCase())
   if (same && (same.name !== user || !replace)) {
-    throw new MnemoError('CONFLICT', same.name === user ? `user ${user} already has a token` : `user ${same.name} already has a token, and ${user} differs from it only in case`, {
-      details: { kind: 'user', id: same.name },
-      hint: same.name === user ? `\`mnemo user add ${user} --replace\` gives them a new token (the old one stops working)` : 'pick a distinct name',
-    })
+    throw new MnemoError(
+      'CONFLICT',
+      same.name === user
+        ? `user ${user} already has a token`
+        : `user ${same.name} already has a token, and ${user} differs from it only in case`,
+      {
+        details: { kind: 'user', id: same.name },
+        hint:
+          same.name === user
+            ? `\`mnemo user add ${user} --replace\` gives them a new token (the old one stops working)`
+            : 'pick a distinct name',
+      },
+    )
   }
   const token = randomBytes(32).toString('hex')
   const entry = { name: user, tokenSha256: digest(token), createdAt: new Date(nowMs).toISOString() }

@@ -13,7 +13,9 @@ import { ensureServerToken } from './server-token.js'
 // `mnemo serve` as a process.
 const ROOT = path.resolve(import.meta.dirname, '../../..')
 const CLI = path.join(ROOT, 'dist/adapters/cli/main.js')
-const DEMO_LINES = readFileSync(path.join(ROOT, 'fixtures/demo/claude-code-session.jsonl'), 'utf8').split('\n').filter((l) => l.trim())
+const DEMO_LINES = readFileSync(path.join(ROOT, 'fixtures/demo/claude-code-session.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim())
 
 let tmp: string
 const started: RunningServer[] = []
@@ -24,7 +26,12 @@ async function start(name: string, options: Parameters<typeof startServer>[0] = 
   return server
 }
 
-async function request(server: RunningServer, method: string, route: string, init: { token?: string | null; body?: string; headers?: Record<string, string> } = {}) {
+async function request(
+  server: RunningServer,
+  method: string,
+  route: string,
+  init: { token?: string | null; body?: string; headers?: Record<string, string> } = {},
+) {
   const token = init.token === undefined ? server.token : init.token
   const res = await fetch(`${server.url}${route}`, {
     method,
@@ -46,7 +53,13 @@ afterAll(() => {
 })
 
 /** One request over a raw socket (fetch does not let a caller set Host), with exactly these headers. */
-function rawRequest(server: RunningServer, method: string, route: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: any }> {
+function rawRequest(
+  server: RunningServer,
+  method: string,
+  route: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port: server.port, method, path: route, headers, setHost: false }, (res) => {
       let text = ''
@@ -59,29 +72,52 @@ function rawRequest(server: RunningServer, method: string, route: string, header
 }
 
 describe('Host and Origin checks (DNS rebinding)', () => {
-  const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '0' } } })
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+  })
   const mcpHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 
   it('refuses REST, the viewer and /mcp with 403 when Host or Origin names another site, even with the token', async () => {
     const server = await start('rebinding')
     const auth = { authorization: `Bearer ${server.token}` }
     const own = `127.0.0.1:${server.port}`
-    expect(await rawRequest(server, 'GET', '/v1/status', { ...auth, host: 'evil.example' })).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN', message: 'Host "evil.example" is not a name of this server' } } })
+    expect(await rawRequest(server, 'GET', '/v1/status', { ...auth, host: 'evil.example' })).toMatchObject({
+      status: 403,
+      body: { error: { code: 'FORBIDDEN', message: 'Host "evil.example" is not a name of this server' } },
+    })
     expect(await rawRequest(server, 'GET', '/v1/status', { ...auth, host: `evil.example:${server.port}` })).toMatchObject({ status: 403 })
     expect(await rawRequest(server, 'GET', '/', { host: 'evil.example' })).toMatchObject({ status: 403 })
     expect(await rawRequest(server, 'GET', '/v1/health', { host: 'evil.example' })).toMatchObject({ status: 403 })
     const mcp = await rawRequest(server, 'POST', '/mcp', { ...auth, ...mcpHeaders, host: own, origin: 'https://evil.example' }, initialize)
-    expect(mcp).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN', message: 'Origin "https://evil.example" is not this server\'s' } } })
+    expect(mcp).toMatchObject({
+      status: 403,
+      body: { error: { code: 'FORBIDDEN', message: 'Origin "https://evil.example" is not this server\'s' } },
+    })
     expect(await rawRequest(server, 'GET', '/v1/status', { ...auth, host: own, origin: 'null' })).toMatchObject({ status: 403 })
   })
 
   it('answers its own names: 127.0.0.1, localhost and [::1] with any port, a same-origin Origin, and --allowed-hosts names', async () => {
     const server = await start('own-names', { allowedHosts: ['mnemo.internal'] })
     const auth = { authorization: `Bearer ${server.token}` }
-    for (const host of [`127.0.0.1:${server.port}`, `localhost:${server.port}`, 'LOCALHOST', `[::1]:${server.port}`, 'mnemo.internal:7077']) {
+    for (const host of [
+      `127.0.0.1:${server.port}`,
+      `localhost:${server.port}`,
+      'LOCALHOST',
+      `[::1]:${server.port}`,
+      'mnemo.internal:7077',
+    ]) {
       expect((await rawRequest(server, 'GET', '/v1/status', { ...auth, host })).status).toBe(200)
     }
-    const mcp = await rawRequest(server, 'POST', '/mcp', { ...auth, ...mcpHeaders, host: `localhost:${server.port}`, origin: `http://localhost:${server.port}` }, initialize)
+    const mcp = await rawRequest(
+      server,
+      'POST',
+      '/mcp',
+      { ...auth, ...mcpHeaders, host: `localhost:${server.port}`, origin: `http://localhost:${server.port}` },
+      initialize,
+    )
     expect(mcp.status).toBe(200)
     expect((await rawRequest(server, 'GET', '/v1/status', { ...auth, host: 'mnemo.internal.evil.example' })).status).toBe(403)
   })
@@ -99,12 +135,16 @@ describe('auth', () => {
     const wrong = await request(server, 'GET', '/v1/status', { token: 'f'.repeat(64) })
     expect(wrong).toMatchObject({ status: 401, body: { error: { code: 'UNAUTHORIZED', message: 'wrong bearer token', hint } } })
     expect(await request(server, 'GET', '/v1/status', { token: server.token.slice(0, 63) })).toMatchObject({ status: 401 })
-    expect(await request(server, 'GET', '/v1/status', { token: null, headers: { authorization: `Basic ${server.token}` } })).toMatchObject({ status: 401 })
+    expect(await request(server, 'GET', '/v1/status', { token: null, headers: { authorization: `Basic ${server.token}` } })).toMatchObject({
+      status: 401,
+    })
 
     const ok = await request(server, 'GET', '/v1/status')
     expect(ok.status).toBe(200)
     expect(ok.body.counts).toEqual({ events: 0, projects: 0, sessions: 0, observations: 0, memories: 0 })
-    expect(await request(server, 'GET', '/v1/status', { token: null, headers: { authorization: `bearer ${server.token}` } })).toMatchObject({ status: 200 })
+    expect(await request(server, 'GET', '/v1/status', { token: null, headers: { authorization: `bearer ${server.token}` } })).toMatchObject(
+      { status: 200 },
+    )
   })
 
   it('guards every route but /v1/health, MCP and unknown routes included', async () => {
@@ -125,7 +165,10 @@ describe('auth', () => {
 
   it('answers /v1/health without a token', async () => {
     const server = await start('health')
-    expect(await request(server, 'GET', '/v1/health', { token: null })).toMatchObject({ status: 200, body: { ok: true, name: 'mnemo', version: '0.1.0' } })
+    expect(await request(server, 'GET', '/v1/health', { token: null })).toMatchObject({
+      status: 200,
+      body: { ok: true, name: 'mnemo', version: '0.1.0' },
+    })
   })
 
   it('creates the token on first start: 64 hex characters, mode 0600, kept across restarts and readable with readServerToken', async () => {
@@ -171,7 +214,9 @@ describe('limits and failures', () => {
 
     // Just under the limit is read (and judged on its content).
     const fits = JSON.stringify({ event: 'Stop', payload: { pad: 'x'.repeat(DEFAULT_MAX_BODY_BYTES - 100) } })
-    expect((await request(server, 'POST', '/v1/events', { body: fits })).body.error.message).toBe('payload.cwd must be an absolute path (got nothing)')
+    expect((await request(server, 'POST', '/v1/events', { body: fits })).body.error.message).toBe(
+      'payload.cwd must be an absolute path (got nothing)',
+    )
   })
 
   it('fails fast on a port already in use, with the documented message', async () => {
@@ -217,11 +262,15 @@ describe('servers side by side', () => {
 
     expect((await request(a, 'GET', '/v1/status')).body.projects).toMatchObject([{ name: 'acme-api', root: '/home/demo/acme-api' }])
     expect((await request(b, 'GET', '/v1/status')).body.projects).toMatchObject([{ name: 'billing', root: '/srv/billing' }])
-    expect((await request(a, 'POST', '/v1/recall', { body: JSON.stringify({ query: 'validateToken', project: 'acme-api' }) })).body.hits.length).toBeGreaterThan(0)
-    expect(await request(b, 'POST', '/v1/recall', { body: JSON.stringify({ query: 'validateToken', project: 'acme-api' }) })).toMatchObject({
-      status: 404,
-      body: { error: { code: 'NOT_FOUND', message: 'no project named or containing "acme-api"', hint: 'known projects: billing' } },
-    })
+    expect(
+      (await request(a, 'POST', '/v1/recall', { body: JSON.stringify({ query: 'validateToken', project: 'acme-api' }) })).body.hits.length,
+    ).toBeGreaterThan(0)
+    expect(await request(b, 'POST', '/v1/recall', { body: JSON.stringify({ query: 'validateToken', project: 'acme-api' }) })).toMatchObject(
+      {
+        status: 404,
+        body: { error: { code: 'NOT_FOUND', message: 'no project named or containing "acme-api"', hint: 'known projects: billing' } },
+      },
+    )
     expect((await request(b, 'GET', '/v1/status', { token: a.token })).status).toBe(401)
   })
 })
@@ -275,7 +324,9 @@ describe('graceful shutdown', () => {
   it('`mnemo serve` stops on SIGTERM and exits 0', async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`)
     const home = path.join(tmp, 'cli-serve')
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--json'], { env: { ...process.env, MNEMO_HOME: home, MNEMO_PORT: '' } })
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--json'], {
+      env: { ...process.env, MNEMO_HOME: home, MNEMO_PORT: '' },
+    })
     let stdout = ''
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')))
@@ -312,19 +363,25 @@ describe('graceful shutdown', () => {
     mkdirSync(otherHome, { recursive: true })
     ensureServerToken(otherHome)
     const other = spawnSync(process.execPath, [CLI, 'viewer', '--port', port, '--home', otherHome], { env, encoding: 'utf8' })
-    expect(other.stdout).toContain(`(the server at ${listening.url} refuses this token (HTTP 401): it serves another data directory; pass that one's --home)`)
+    expect(other.stdout).toContain(
+      `(the server at ${listening.url} refuses this token (HTTP 401): it serves another data directory; pass that one's --home)`,
+    )
     child.kill('SIGTERM')
     expect(await exited).toBe(0)
     expect(stderr).toBe('mnemo serve: SIGTERM, finishing in-flight requests\nmnemo serve: stopped\n')
     const after = spawnSync(process.execPath, [CLI, 'viewer', '--port', port], { env, encoding: 'utf8' })
     expect(after.status).toBe(0)
-    expect(after.stdout).toBe(`${listening.url}/#token=${token}\n(no server answers at ${listening.url}: start it with mnemo serve --port ${port})\n`)
+    expect(after.stdout).toBe(
+      `${listening.url}/#token=${token}\n(no server answers at ${listening.url}: start it with mnemo serve --port ${port})\n`,
+    )
   })
 
   it('`mnemo viewer` before any server ran names the missing token file', () => {
     const home = path.join(tmp, 'never-served')
     const r = spawnSync(process.execPath, [CLI, 'viewer'], { env: { ...process.env, MNEMO_HOME: home, MNEMO_PORT: '' }, encoding: 'utf8' })
     expect(r.status).toBe(1)
-    expect(r.stderr).toBe(`mnemo: no server token in ${path.join(home, 'server-token')}: the server has not run with this data directory\nhint: start it with mnemo serve (it prints the viewer address)\n`)
+    expect(r.stderr).toBe(
+      `mnemo: no server token in ${path.join(home, 'server-token')}: the server has not run with this data directory\nhint: start it with mnemo serve (it prints the viewer address)\n`,
+    )
   })
 })

@@ -149,7 +149,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       if (code === 'EADDRINUSE') throw portInUse(host, port, error)
       if (code === 'EACCES') throw invalidInput('port', `port ${port} needs privileges to listen on (EACCES)`, 'use a port above 1023')
       if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
-        throw invalidInput('host', `cannot listen on host ${JSON.stringify(host)} (${code})`, 'use an address of this machine, such as 127.0.0.1')
+        throw invalidInput(
+          'host',
+          `cannot listen on host ${JSON.stringify(host)} (${code})`,
+          'use an address of this machine, such as 127.0.0.1',
+        )
       }
       throw error
     }
@@ -182,7 +186,11 @@ function consolidationMinutes(options: StartServerOptions): number {
   if (options.consolidateEveryMinutes !== undefined) return options.consolidateEveryMinutes
   const text = (options.env ?? process.env)['MNEMO_CONSOLIDATE_MINUTES']
   const n = text === undefined || text === '' ? 15 : Number(text)
-  if (!Number.isFinite(n) || n < 0) throw invalidInput('MNEMO_CONSOLIDATE_MINUTES', `MNEMO_CONSOLIDATE_MINUTES must be a number of minutes >= 0 (got ${JSON.stringify(text)})`)
+  if (!Number.isFinite(n) || n < 0)
+    throw invalidInput(
+      'MNEMO_CONSOLIDATE_MINUTES',
+      `MNEMO_CONSOLIDATE_MINUTES must be a number of minutes >= 0 (got ${JSON.stringify(text)})`,
+    )
   return n
 }
 
@@ -221,7 +229,12 @@ export function scheduleConsolidation(mnemo: OpenedMnemo, minutes: number, log: 
             .catch((error: unknown) => {
               const message = error instanceof Error ? error.message : String(error)
               lastError = message
-              mnemo.errors.append({ at: new Date().toISOString(), where: 'serve consolidate', code: MnemoError.is(error) ? error.code : 'INTERNAL', message })
+              mnemo.errors.append({
+                at: new Date().toISOString(),
+                where: 'serve consolidate',
+                code: MnemoError.is(error) ? error.code : 'INTERNAL',
+                message,
+              })
             })
             .finally(() => {
               running = undefined
@@ -231,7 +244,15 @@ export function scheduleConsolidation(mnemo: OpenedMnemo, minutes: number, log: 
   timer?.unref()
   const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString())
   return {
-    status: () => ({ name: 'consolidate', everyMinutes: minutes, running: running !== undefined, lastRunAt: iso(lastRunAt), nextRunAt: iso(nextRunAt), lastResult, lastError }),
+    status: () => ({
+      name: 'consolidate',
+      everyMinutes: minutes,
+      running: running !== undefined,
+      lastRunAt: iso(lastRunAt),
+      nextRunAt: iso(nextRunAt),
+      lastResult,
+      lastError,
+    }),
     stop: async () => {
       if (timer) clearInterval(timer)
       nextRunAt = undefined

@@ -17,7 +17,8 @@ let tmp: string
 let server: RunningServer
 const P = 'acme-api'
 
-const api = (method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<RestReply> => callRest(server, method, route, body, headers)
+const api = (method: string, route: string, body?: unknown, headers: Record<string, string> = {}): Promise<RestReply> =>
+  callRest(server, method, route, body, headers)
 
 /** A well-formed id of the same kind that names nothing. */
 function otherId(id: string): string {
@@ -31,7 +32,9 @@ function hookLine(event: string, payload: Record<string, unknown>): string {
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(tmpdir(), 'mnemo-viewer-api-'))
   server = await startServer({ home: path.join(tmp, 'home'), host: '127.0.0.1', port: 0, env: {}, streamPollMs: 20 })
-  for (const line of readFileSync(DEMO, 'utf8').split('\n').filter((l) => l.trim())) {
+  for (const line of readFileSync(DEMO, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())) {
     expect((await api('POST', '/v1/events', line)).status).toBe(202)
   }
   await server.engine.consolidate({ idleMs: 0 })
@@ -64,7 +67,9 @@ describe('GET /v1/observations', () => {
   it('names a bad kind, and needs a project', async () => {
     const bad = await api('GET', `/v1/observations?project=${P}&kind=prompt,banana`)
     expect(bad.status).toBe(400)
-    expect(bad.body.error.message).toBe('kind must be one or more of prompt, message, reasoning, tool, tool_result, error, summary (got "prompt,banana")')
+    expect(bad.body.error.message).toBe(
+      'kind must be one or more of prompt, message, reasoning, tool, tool_result, error, summary (got "prompt,banana")',
+    )
     const none = await api('GET', '/v1/observations')
     expect(none.status).toBe(400)
     expect(none.body.error.message).toBe('project is required (got nothing)')
@@ -74,7 +79,9 @@ describe('GET /v1/observations', () => {
     const cursor = await api('GET', `/v1/observations?project=${P}&cursor=garbage`)
     expect(cursor.status).toBe(400)
     expect(cursor.body.error).toMatchObject({ code: 'INVALID_INPUT', message: 'cursor is not a query parameter of this route' })
-    expect(cursor.body.error.hint).toBe("it takes project, session, kind, agent, before, limit; pages are cut by before: pass the previous page's nextBefore")
+    expect(cursor.body.error.hint).toBe(
+      "it takes project, session, kind, agent, before, limit; pages are cut by before: pass the previous page's nextBefore",
+    )
     const typo = await api('GET', `/v1/memories?project=${P}&limt=5`)
     expect(typo.status).toBe(400)
     expect(typo.body.error.message).toBe('limt is not a query parameter of this route')
@@ -95,11 +102,15 @@ describe('GET /v1/observations', () => {
     expect((await api('GET', '/v1/status?=1')).status).toBe(400)
     // Nor a token pasted as the parameter's name, nor the values of a parameter given twice.
     const named = await api('GET', '/v1/status?ghp_abcdefghijklmnopqrstuvwxyz0123456789')
-    expect([named.status, named.body.error.message]).toEqual([400, 'a parameter whose name is not shown is not a query parameter of this route'])
+    expect([named.status, named.body.error.message]).toEqual([
+      400,
+      'a parameter whose name is not shown is not a query parameter of this route',
+    ])
     const twice = await api('GET', `/v1/observations?project=${P}&limit=1&limit=SUPERSECRET2`)
     expect([twice.status, JSON.stringify(twice.body).includes('SUPERSECRET2')]).toEqual([400, false])
     expect((await api('GET', `/v1/observations/${obs.id}`)).status).toBe(200)
-    for (const url of ['/v1/health?foo=1', '/v1/status?zz=1', `/v1/sessions/${obs.session}?zz=1`]) expect((await api('GET', url)).status, url).toBe(400)
+    for (const url of ['/v1/health?foo=1', '/v1/status?zz=1', `/v1/sessions/${obs.session}?zz=1`])
+      expect((await api('GET', url)).status, url).toBe(400)
   })
 })
 
@@ -150,7 +161,11 @@ describe('memories: browse, history, edit', () => {
     expect(semantic.memories.every((m: any) => m.kind !== 'summary')).toBe(true)
     expect(semantic.total).toBe(semantic.memories.length)
 
-    const edited = conforms('PATCH', '/v1/memories/:id', await api('PATCH', `/v1/memories/${made.id}`, { text: 'staging runs on Render' })).memory
+    const edited = conforms(
+      'PATCH',
+      '/v1/memories/:id',
+      await api('PATCH', `/v1/memories/${made.id}`, { text: 'staging runs on Render' }),
+    ).memory
     expect(edited.id).not.toBe(made.id)
     expect(edited).toMatchObject({ text: 'staging runs on Render', kind: 'fact', supersedes: made.id, validTo: null })
     const history = conforms('GET', '/v1/memories/:id/history', await api('GET', `/v1/memories/${made.id}/history`))
@@ -173,7 +188,10 @@ describe('memories: browse, history, edit', () => {
 
   it('an edit keeps the pin, and the history shows the provenance of every version', async () => {
     const summary = (await api('GET', `/v1/memories?project=${P}&kind=summary`)).body.memories[0]
-    const lesson = server.engine.remember('orders routes need the auth middleware first', { kind: 'lesson', project: { root: '/home/demo/acme-api', name: P } }).memory
+    const lesson = server.engine.remember('orders routes need the auth middleware first', {
+      kind: 'lesson',
+      project: { root: '/home/demo/acme-api', name: P },
+    }).memory
     expect((await api('PATCH', `/v1/memories/${lesson.id}`, { pinned: true })).body.memory.pinned).toBe(true)
     const edited = (await api('PATCH', `/v1/memories/${lesson.id}`, { text: 'orders routes need the JWT middleware first' })).body.memory
     expect(edited).toMatchObject({ pinned: true, supersedes: lesson.id })
@@ -197,18 +215,31 @@ describe('memories: browse, history, edit', () => {
     const m = (await api('POST', '/v1/memories', { text: 'the staging DB is restored nightly', kind: 'fact', project: P })).body.memory
     await api('PATCH', `/v1/memories/${m.id}`, { pinned: true })
     const pinned = await api('PATCH', `/v1/memories/${m.id}`, { archived: true })
-    expect([pinned.status, pinned.body.error.code, pinned.body.error.message]).toEqual([409, 'CONFLICT', `memory ${m.id} is pinned: pinned memories are never archived; unpin it first`])
+    expect([pinned.status, pinned.body.error.code, pinned.body.error.message]).toEqual([
+      409,
+      'CONFLICT',
+      `memory ${m.id} is pinned: pinned memories are never archived; unpin it first`,
+    ])
     const newer = (await api('PATCH', `/v1/memories/${m.id}`, { text: 'the staging DB is restored every hour' })).body.memory
     // A second tab still showing the old version:
     for (const body of [{ text: 'the staging DB is restored weekly' }, { archived: true }, { pinned: false }]) {
       const stale = await api('PATCH', `/v1/memories/${m.id}`, body)
-      expect([stale.status, stale.body.error.message]).toEqual([409, `memory ${m.id} was superseded by ${newer.id}: change the current version`])
+      expect([stale.status, stale.body.error.message]).toEqual([
+        409,
+        `memory ${m.id} was superseded by ${newer.id}: change the current version`,
+      ])
     }
-    expect((await api('GET', `/v1/memories/${newer.id}`)).body).toMatchObject({ text: 'the staging DB is restored every hour', pinned: true, archivedAt: null, validTo: null })
+    expect((await api('GET', `/v1/memories/${newer.id}`)).body).toMatchObject({
+      text: 'the staging DB is restored every hour',
+      pinned: true,
+      archivedAt: null,
+      validTo: null,
+    })
   })
 
   it('refuses a patch with no change or two, a summary edit, and unknown ids — nothing changes', async () => {
-    const m = (await api('POST', '/v1/memories', { text: 'the CI cache key includes the lockfile hash', kind: 'lesson', project: P })).body.memory
+    const m = (await api('POST', '/v1/memories', { text: 'the CI cache key includes the lockfile hash', kind: 'lesson', project: P })).body
+      .memory
     for (const body of [{}, { pinned: true, text: 'x' }]) {
       const r = await api('PATCH', `/v1/memories/${m.id}`, body)
       expect(r.status).toBe(400)
@@ -238,13 +269,21 @@ describe('deeply nested bodies', () => {
       expect([r.status, r.body.error.code], `${method} ${route}`).toEqual([400, 'INVALID_INPUT'])
     }
     const event = JSON.parse(hookLine('UserPromptSubmit', { prompt: 'deep extra field' })) as { payload: Record<string, unknown> }
-    const r = await api('POST', '/v1/events', `{"event": "UserPromptSubmit", "payload": ${JSON.stringify(event.payload).slice(0, -1)}, "extra": ${deep(100_000)}}}`)
+    const r = await api(
+      'POST',
+      '/v1/events',
+      `{"event": "UserPromptSubmit", "payload": ${JSON.stringify(event.payload).slice(0, -1)}, "extra": ${deep(100_000)}}}`,
+    )
     expect([r.status, r.body]).toEqual([202, { stored: true }])
     expect((await api('GET', '/v1/status')).body.counts.events).toBe(before + 1)
     // MCP over HTTP: a JSON-RPC error or tool error, never a 500.
     const mcp = await fetch(`${server.url}/mcp`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: {
+        authorization: `Bearer ${server.token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
       body: `{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "memory_recall", "arguments": {"query": ${deep(100_000)}, "project": "${P}"}}}`,
     })
     expect(mcp.status).toBeLessThan(500)
@@ -254,8 +293,14 @@ describe('deeply nested bodies', () => {
 describe('hook event names', () => {
   it('refuses a name that is not an identifier without echoing it, and stores nothing', async () => {
     const before = (await api('GET', '/v1/status')).body.counts.events
-    const r = await api('POST', '/v1/events', { event: 'Evil<script>alert(1)</script>', payload: { session_id: 'x', cwd: '/home/demo/acme-api' } })
-    expect([r.status, r.body.error.message]).toEqual([400, 'hook event name must be letters, digits, _ or -, starting with a letter, at most 64 characters (got a 29-character name containing "<")'])
+    const r = await api('POST', '/v1/events', {
+      event: 'Evil<script>alert(1)</script>',
+      payload: { session_id: 'x', cwd: '/home/demo/acme-api' },
+    })
+    expect([r.status, r.body.error.message]).toEqual([
+      400,
+      'hook event name must be letters, digits, _ or -, starting with a letter, at most 64 characters (got a 29-character name containing "<")',
+    ])
     for (const event of ['Evil<script>ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5', 'ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5']) {
       const secret = await api('POST', '/v1/events', { event, payload: { session_id: 'x', cwd: '/home/demo/acme-api' } })
       expect([secret.status, secret.body.error.message]).toEqual([400, 'hook event name looks like a secret (a token or key): not stored'])
@@ -279,7 +324,12 @@ describe('GET /v1/graph', () => {
     const ids = new Set(g.nodes.map((n: any) => n.id))
     expect(g.edges.every((e: any) => ids.has(e.source) && ids.has(e.target) && e.weight > 0)).toBe(true)
     expect(g.edges.some((e: any) => e.source === g.center.id || e.target === g.center.id)).toBe(g.nodes.length > 1)
-    expect((await api('GET', `/v1/graph?project=${P}&entity=no-such-thing-anywhere`)).body).toEqual({ center: null, nodes: [], edges: [], mentions: [] })
+    expect((await api('GET', `/v1/graph?project=${P}&entity=no-such-thing-anywhere`)).body).toEqual({
+      center: null,
+      nodes: [],
+      edges: [],
+      mentions: [],
+    })
   })
 })
 
@@ -292,14 +342,30 @@ describe('POST /v1/recall with explain', () => {
     expect((await api('POST', '/v1/recall', { query: 'jose middleware', project: P })).body.hits[0].channels).toBeUndefined()
     // Channels that cannot answer say why instead of returning nothing silently.
     const off = (await api('POST', '/v1/recall', { query: 'jose middleware', project: P, channels: ['vector', 'embedding'] })).body
-    expect(off).toMatchObject({ hits: [], warnings: ['channel vector is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)', 'channel embedding has no embedder (set MNEMO_EMBEDDER)'] })
+    expect(off).toMatchObject({
+      hits: [],
+      warnings: [
+        'channel vector is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)',
+        'channel embedding has no embedder (set MNEMO_EMBEDDER)',
+      ],
+    })
   })
 })
 
 describe('GET /v1/status jobs', () => {
   it('reports the consolidation job', async () => {
     const s = conforms('GET', '/v1/status', await api('GET', '/v1/status'))
-    expect(s.jobs).toEqual([{ name: 'consolidate', everyMinutes: 15, running: false, lastRunAt: null, nextRunAt: expect.any(String), lastResult: null, lastError: null }])
+    expect(s.jobs).toEqual([
+      {
+        name: 'consolidate',
+        everyMinutes: 15,
+        running: false,
+        lastRunAt: null,
+        nextRunAt: expect.any(String),
+        lastResult: null,
+        lastError: null,
+      },
+    ])
   })
 })
 
@@ -312,7 +378,11 @@ describe('GET /v1/stream', () => {
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toContain('text/event-stream')
     const reading = readEvents(res, (events) => events.some((e) => e.event === 'observation'))
-    await api('POST', '/v1/events', hookLine('PreToolUse', { tool_name: 'Read', tool_input: { file_path: '/home/demo/acme-api/a.ts' }, tool_use_id: 't-live' }))
+    await api(
+      'POST',
+      '/v1/events',
+      hookLine('PreToolUse', { tool_name: 'Read', tool_input: { file_path: '/home/demo/acme-api/a.ts' }, tool_use_id: 't-live' }),
+    )
     await api('POST', '/v1/events', hookLine('UserPromptSubmit', { prompt: 'live prompt about rate limits' }))
     const events = await reading
     expect(events[0]?.event).toBe('ready')
@@ -322,12 +392,21 @@ describe('GET /v1/stream', () => {
     expect(observation.id).toBe(String(observation.data.seq))
 
     // A reconnect from before that event gets it again (and nothing of another kind).
-    const again = await readEvents(await open(`project=${P}&kind=prompt`, { 'last-event-id': String(Number(observation.id) - 2) }), (e) => e.some((x) => x.event === 'observation'))
+    const again = await readEvents(await open(`project=${P}&kind=prompt`, { 'last-event-id': String(Number(observation.id) - 2) }), (e) =>
+      e.some((x) => x.event === 'observation'),
+    )
     expect(again.filter((e) => e.event === 'observation').map((e) => e.data.id)).toEqual([observation.data.id])
   })
 
   it('ends open streams when the server shuts down, so close() does not wait out the grace period', async () => {
-    const s = await startServer({ home: path.join(tmp, 'home-close'), host: '127.0.0.1', port: 0, env: {}, streamPollMs: 20, shutdownGraceMs: 600_000 })
+    const s = await startServer({
+      home: path.join(tmp, 'home-close'),
+      host: '127.0.0.1',
+      port: 0,
+      env: {},
+      streamPollMs: 20,
+      shutdownGraceMs: 600_000,
+    })
     await fetch(`${s.url}/v1/events`, {
       method: 'POST',
       headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
@@ -394,7 +473,13 @@ describe('the viewer page', () => {
   })
 
   it('without a build, / says how to build it', async () => {
-    const s = await startServer({ home: path.join(tmp, 'home3'), host: '127.0.0.1', port: 0, env: {}, viewerDir: path.join(tmp, 'nowhere') })
+    const s = await startServer({
+      home: path.join(tmp, 'home3'),
+      host: '127.0.0.1',
+      port: 0,
+      env: {},
+      viewerDir: path.join(tmp, 'nowhere'),
+    })
     try {
       const r = await fetch(`${s.url}/`)
       expect(r.status).toBe(503)

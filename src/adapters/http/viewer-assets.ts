@@ -54,7 +54,12 @@ export function registerViewer(app: Hono<any>, dir = viewerDir()): void {
   app.use('/', secure)
   app.use('/viewer/*', secure)
   const missing = (): Response =>
-    errorJson(503, 'VIEWER_NOT_BUILT', `the viewer is not built (no ${path.join(dir, 'index.html')})`, 'run npm run build in the mnemo checkout, then restart mnemo serve')
+    errorJson(
+      503,
+      'VIEWER_NOT_BUILT',
+      `the viewer is not built (no ${path.join(dir, 'index.html')})`,
+      'run npm run build in the mnemo checkout, then restart mnemo serve',
+    )
   // Made on first use and the build checked per request (a stat): a build made while the server runs is picked up.
   let handlers: { page: MiddlewareHandler; assets: MiddlewareHandler } | undefined
   const built = (): typeof handlers => {

@@ -31,8 +31,12 @@ export const observationsQuery = inputObject({
   project: projectField.optional(),
   session: idField.optional().describe('Only this session (a ses_… id).'),
   kind: csvOf(OBSERVATION_KINDS, 'Only these observation kinds').optional(),
-  agent: limited(z.string(), { minLength: 1, maxLength: 64 }).optional().describe('Only sessions of this agent (claude-code, codex, gemini, …).'),
-  before: integer(1, Number.MAX_SAFE_INTEGER).optional().describe('Only rows older than this event sequence number (`nextBefore` of the previous page).'),
+  agent: limited(z.string(), { minLength: 1, maxLength: 64 })
+    .optional()
+    .describe('Only sessions of this agent (claude-code, codex, gemini, …).'),
+  before: integer(1, Number.MAX_SAFE_INTEGER)
+    .optional()
+    .describe('Only rows older than this event sequence number (`nextBefore` of the previous page).'),
   limit: integer(1, 500).optional().describe('Most rows, 1–500. Default 100.'),
 })
 
@@ -47,15 +51,25 @@ export const streamQuery = inputObject({
 export const timelineQuery = inputObject({
   offset: integer(0, 10_000_000).optional().describe('Steps to skip. Default 0.'),
   limit: integer(1, 500).optional().describe('Most steps, 1–500. Default 200.'),
-  at: idField.optional().describe('An observation of this session (obs_…): the answer says its 0-based `position`, to open the page holding it.'),
+  at: idField
+    .optional()
+    .describe('An observation of this session (obs_…): the answer says its 0-based `position`, to open the page holding it.'),
 })
 
 /** Query of GET /v1/memories. */
 export const memoriesQuery = inputObject({
   project: projectField.optional(),
-  tier: z.enum(['episodic', 'semantic', 'procedural', 'all']).optional().describe('episodic (session summaries), semantic (facts, decisions, preferences, lessons), procedural (procedures) or all. Default all.'),
+  tier: z
+    .enum(['episodic', 'semantic', 'procedural', 'all'])
+    .optional()
+    .describe(
+      'episodic (session summaries), semantic (facts, decisions, preferences, lessons), procedural (procedures) or all. Default all.',
+    ),
   kind: csvOf(ALL_MEMORY_KINDS, 'Only these memory kinds').optional(),
-  state: z.enum(['current', 'archived', 'superseded', 'all']).optional().describe('current (default), archived, superseded (older versions) or all.'),
+  state: z
+    .enum(['current', 'archived', 'superseded', 'all'])
+    .optional()
+    .describe('current (default), archived, superseded (older versions) or all.'),
   offset: integer(0, 10_000_000).optional().describe('Memories to skip. Default 0.'),
   limit: integer(1, 200).optional().describe('Most memories, 1–200. Default 50.'),
 })
@@ -64,13 +78,17 @@ export const memoriesQuery = inputObject({
 export const memoryPatchInput = inputObject({
   pinned: z.boolean().optional().describe('Pin (never decays or archives) or unpin.'),
   archived: z.boolean().optional().describe('Archive (out of default recall and context) or restore.'),
-  text: limited(z.string(), { minLength: 1, maxLength: MAX_INPUT_TEXT_CHARS }).optional().describe('New text: stored as a new version that supersedes this one.'),
+  text: limited(z.string(), { minLength: 1, maxLength: MAX_INPUT_TEXT_CHARS })
+    .optional()
+    .describe('New text: stored as a new version that supersedes this one.'),
 })
 
 /** Query of GET /v1/graph. */
 export const graphQuery = inputObject({
   project: projectField.optional(),
-  entity: limited(z.string(), { minLength: 1, maxLength: 512 }).optional().describe('A name, file, symbol, tool or URL; the best match is the center. Without it: the most mentioned entities.'),
+  entity: limited(z.string(), { minLength: 1, maxLength: 512 })
+    .optional()
+    .describe('A name, file, symbol, tool or URL; the best match is the center. Without it: the most mentioned entities.'),
   limit: integer(1, 100).optional().describe('Most neighbours, 1–100. Default 30.'),
 })
 
@@ -81,7 +99,8 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     path: '/v1/observations',
     operationId: 'listObservations',
     summary: "A project's observations, newest first, by session, kind and agent",
-    description: 'Pages are cut by event sequence number: pass `nextBefore` as `before` for older rows. For new rows as they arrive, use GET /v1/stream.',
+    description:
+      'Pages are cut by event sequence number: pass `nextBefore` as `before` for older rows. For new rows as they arrive, use GET /v1/stream.',
     query: observationsQuery,
     projectRequired: true,
     responses: { 200: { description: 'A page of observations.', schema: observationsPageJson } },
@@ -100,7 +119,10 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
         ...(query.before !== undefined ? { beforeSeq: query.before } : {}),
       })
       const last = rows.at(-1)
-      return ok({ observations: rows.map((o) => toListedObservationJson(o, byId.get(o.projectId))), nextBefore: rows.length === limit && last ? last.eventSeq : null })
+      return ok({
+        observations: rows.map((o) => toListedObservationJson(o, byId.get(o.projectId))),
+        nextBefore: rows.length === limit && last ? last.eventSeq : null,
+      })
     },
   }),
   defineRoute({
@@ -139,7 +161,13 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
       const tier = query.tier ?? 'all'
       const kinds = (query.kind ?? ALL_MEMORY_KINDS).filter((k) => tier === 'all' || tierOf(k) === tier)
       if (kinds.length === 0) return ok({ memories: [], total: 0 })
-      const page = engine.browseMemories({ projectIds: projects.map((p) => p.id), kinds, state: query.state ?? 'current', offset: query.offset ?? 0, limit: query.limit ?? 50 })
+      const page = engine.browseMemories({
+        projectIds: projects.map((p) => p.id),
+        kinds,
+        state: query.state ?? 'current',
+        offset: query.offset ?? 0,
+        limit: query.limit ?? 50,
+      })
       return ok({ memories: page.memories.map((m) => toMemoryJson(m, byId.get(m.projectId))), total: page.total })
     },
   }),
@@ -148,7 +176,9 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     path: `/v1/memories/:${idParam}/history`,
     operationId: 'memoryHistory',
     summary: "A memory's version chain and provenance",
-    responses: { 200: { description: 'Every version, oldest first, and the observations the versions came from.', schema: memoryHistoryJson } },
+    responses: {
+      200: { description: 'Every version, oldest first, and the observations the versions came from.', schema: memoryHistoryJson },
+    },
     errors: [400, 404],
     handle: ({ params }, { engine }) => {
       const id = idOfKind(params, 'mem')
@@ -165,7 +195,8 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     path: `/v1/memories/:${idParam}`,
     operationId: 'updateMemory',
     summary: 'Pin, unpin, archive, restore or correct a memory',
-    description: 'Exactly one of `pinned`, `archived`, `text`. A new text is stored as a new version that supersedes this one (the old one stays in its history); the answer is then the new version.',
+    description:
+      'Exactly one of `pinned`, `archived`, `text`. A new text is stored as a new version that supersedes this one (the old one stays in its history); the answer is then the new version.',
     body: memoryPatchInput,
     responses: { 200: { description: 'The memory after the change.', schema: memoryUpdatedJson } },
     errors: [400, 404, 413],
@@ -194,7 +225,11 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     errors: [400, 404],
     handle: ({ query }, { engine }) => {
       const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
-      const g = engine.entityGraph(projects.map((p) => p.id), query.entity, query.limit ?? 30)
+      const g = engine.entityGraph(
+        projects.map((p) => p.id),
+        query.entity,
+        query.limit ?? 30,
+      )
       return ok({ center: g.center ?? null, nodes: g.nodes, edges: g.edges, mentions: g.mentions.map((h) => toHitJson(h)) })
     },
   }),

@@ -12,7 +12,23 @@ import { estimateTokens } from '../../core/text.js'
 // `mnemo mcp`, started the way an agent starts it (in the project folder).
 const ROOT = path.resolve(import.meta.dirname, '../../..')
 const CLI = path.join(ROOT, 'dist/adapters/cli/main.js')
-const TOOLS = ['facts_declare', 'facts_delete', 'facts_query', 'facts_record', 'facts_schema', 'facts_update', 'memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_show', 'memory_status', 'memory_timeline']
+const TOOLS = [
+  'facts_declare',
+  'facts_delete',
+  'facts_query',
+  'facts_record',
+  'facts_schema',
+  'facts_update',
+  'memory_context',
+  'memory_export',
+  'memory_forget',
+  'memory_recall',
+  'memory_remember',
+  'memory_sessions',
+  'memory_show',
+  'memory_status',
+  'memory_timeline',
+]
 
 let tmp: string
 let home: string
@@ -98,12 +114,31 @@ describe('mnemo mcp over stdio', () => {
       expect(JSON.stringify(tool.inputSchema)).not.toContain('$schema')
       if (tool.outputSchema) expect(JSON.stringify(tool.outputSchema)).not.toContain('$schema')
     }
-    expect(tools.filter((t) => t.outputSchema).map((t) => t.name).sort()).toEqual(['memory_context', 'memory_export', 'memory_forget', 'memory_recall', 'memory_remember', 'memory_sessions', 'memory_status', 'memory_timeline'])
+    expect(
+      tools
+        .filter((t) => t.outputSchema)
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual([
+      'memory_context',
+      'memory_export',
+      'memory_forget',
+      'memory_recall',
+      'memory_remember',
+      'memory_sessions',
+      'memory_status',
+      'memory_timeline',
+    ])
   })
 
   it('memory_remember then memory_recall finds it', async () => {
     const remembered = okDoc(await call('memory_remember', { text: 'checkout uses the stripe zebra adapter', kind: 'decision' }))
-    expect(remembered).toEqual({ created: true, id: expect.stringMatching(/^mem_/), kind: 'decision', text: 'checkout uses the stripe zebra adapter' })
+    expect(remembered).toEqual({
+      created: true,
+      id: expect.stringMatching(/^mem_/),
+      kind: 'decision',
+      text: 'checkout uses the stripe zebra adapter',
+    })
 
     const doc = okDoc(await call('memory_recall', { query: 'stripe adapter' }))
     // The hit view of REST and the CLI (`sessionId`, not `session`; every field, null when absent; issue 17 item 16).
@@ -129,7 +164,10 @@ describe('mnemo mcp over stdio', () => {
     expect(again).toMatchObject({ created: false, id: remembered.id })
 
     const shown = okDoc(await call('memory_show', { id: remembered.id }))
-    expect(shown).toMatchObject({ type: 'memory', memory: { project: 'webshop', id: remembered.id, text: 'checkout uses the stripe zebra adapter', validTo: null } })
+    expect(shown).toMatchObject({
+      type: 'memory',
+      memory: { project: 'webshop', id: remembered.id, text: 'checkout uses the stripe zebra adapter', validTo: null },
+    })
     // The same view as every surface: no internal fields such as the event sequence number.
     expect(Object.keys(shown.memory as object)).not.toContain('eventSeq')
   })
@@ -143,7 +181,10 @@ describe('mnemo mcp over stdio', () => {
     expect(await recallIds('billing')).toEqual([])
 
     // Named explicitly, the other project is searchable.
-    const billing = okDoc(await call('memory_recall', { query: 'zebra', project: 'billing' })).hits as { project: string; snippet: string }[]
+    const billing = okDoc(await call('memory_recall', { query: 'zebra', project: 'billing' })).hits as {
+      project: string
+      snippet: string
+    }[]
     expect(billing.map((h) => [h.project, h.snippet])).toEqual([['billing', 'zebra stripes belong to the billing project']])
     expect(okDoc(await call('memory_recall', { query: 'zebra', project: otherProject })).hits).toHaveLength(1)
   })
@@ -210,13 +251,21 @@ describe('mnemo mcp over stdio', () => {
   })
 
   it('memory_forget reaches another project’s item only when the call names that project; memory_show shows it by id', async () => {
-    const seeded = JSON.parse(mnemo(['recall', 'zebra', '--project', 'billing', '--json']).stdout).hits[0] as { id: string; project: string }
+    const seeded = JSON.parse(mnemo(['recall', 'zebra', '--project', 'billing', '--json']).stdout).hits[0] as {
+      id: string
+      project: string
+    }
     expect(seeded.project).toBe('billing')
     const refused = await call('memory_forget', { id: seeded.id })
     expect(refused.isError).toBe(true)
-    expect(textOf(refused)).toBe(`Not found: no memory ${seeded.id} in this project (hint: it belongs to project "billing": pass project: "billing" to reach it)`)
+    expect(textOf(refused)).toBe(
+      `Not found: no memory ${seeded.id} in this project (hint: it belongs to project "billing": pass project: "billing" to reach it)`,
+    )
     // Still there: shown by its id.
-    expect(okDoc(await call('memory_show', { id: seeded.id }))).toMatchObject({ type: 'memory', memory: { id: seeded.id, project: 'billing' } })
+    expect(okDoc(await call('memory_show', { id: seeded.id }))).toMatchObject({
+      type: 'memory',
+      memory: { id: seeded.id, project: 'billing' },
+    })
   })
 
   it('memory_forget removes a memory from recall', async () => {
@@ -249,7 +298,8 @@ describe('mnemo mcp over stdio', () => {
     const { resources } = await client.listResources()
     expect(resources.map((r) => r.uri).sort()).toEqual(['mnemo://memories/recent', 'mnemo://project/profile', 'mnemo://status'])
     const recent = await client.readResource({ uri: 'mnemo://memories/recent' })
-    const memories = (JSON.parse((recent.contents[0] as { text: string }).text) as { memories: { text: string; project: string }[] }).memories
+    const memories = (JSON.parse((recent.contents[0] as { text: string }).text) as { memories: { text: string; project: string }[] })
+      .memories
     expect(memories.map((m) => m.text)).toContain('the checkout flow retries stripe calls twice')
     expect(new Set(memories.map((m) => m.project))).toEqual(new Set(['webshop']))
     const profile = await client.readResource({ uri: 'mnemo://project/profile' })
@@ -263,7 +313,6 @@ describe('mnemo mcp over stdio', () => {
     expect(text).toContain('Task: make stripe checkout more reliable')
   })
 
-
   it('writes nothing but protocol messages and no errors on stderr', () => {
     expect(serverStderr).toBe('')
   })
@@ -274,7 +323,12 @@ describe('mnemo mcp lifecycle', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mnemo-mcp-eof-'))
     try {
       const messages = [
-        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+        },
         { jsonrpc: '2.0', method: 'notifications/initialized' },
         { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'memory_status', arguments: {} } },
       ]
@@ -287,7 +341,10 @@ describe('mnemo mcp lifecycle', () => {
       })
       expect(r.stderr).toBe('')
       expect(r.status).toBe(0)
-      const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result: any })
+      const replies = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { id: number; result: any })
       expect(replies.map((m) => m.id)).toEqual([1, 2])
       expect(replies[0]!.result.serverInfo).toMatchObject({ name: 'mnemo' })
       expect(replies[1]!.result.structuredContent).toMatchObject({ events: 0, memories: 0 })
@@ -299,7 +356,12 @@ describe('mnemo mcp lifecycle', () => {
   it('answers a line that is not JSON with -32700 and one that is not JSON-RPC with -32600, then goes on', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mnemo-mcp-bad-'))
     try {
-      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }
+      const init = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      }
       const r = spawnSync(process.execPath, [CLI, 'mcp'], {
         cwd: dir,
         env: { ...process.env, MNEMO_HOME: path.join(dir, 'home') },
@@ -308,7 +370,10 @@ describe('mnemo mcp lifecycle', () => {
         timeout: 10_000,
       })
       expect([r.status, r.stderr]).toEqual([0, ''])
-      const replies = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number | null; error?: { code: number; message: string }; result?: unknown })
+      const replies = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { id: number | null; error?: { code: number; message: string }; result?: unknown })
       expect(replies.map((m) => [m.id, m.error?.code])).toEqual([
         [null, -32700],
         [null, -32600],

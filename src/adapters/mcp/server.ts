@@ -18,7 +18,11 @@ export async function serveMcpStdio(options: { env: MnemoEnv; cwd: string; home?
   const opened = openMnemo({ env: options.env, cwd: options.cwd, ...(options.home ? { home: options.home } : {}) })
   if (opened.config.agentScope === 'own' && options.agent === undefined) {
     opened.close()
-    throw new MnemoError('CONFIG_INVALID', 'MNEMO_AGENT_SCOPE=own needs the agent: run `mnemo mcp --agent <name>` (`mnemo connect <agent>` writes it)', { details: { keys: ['MNEMO_AGENT_SCOPE'] } })
+    throw new MnemoError(
+      'CONFIG_INVALID',
+      'MNEMO_AGENT_SCOPE=own needs the agent: run `mnemo mcp --agent <name>` (`mnemo connect <agent>` writes it)',
+      { details: { keys: ['MNEMO_AGENT_SCOPE'] } },
+    )
   }
   const server = createMcpServer(options.agent ? opened.engine.scoped({ agent: options.agent }) : opened.engine, options.cwd)
   const transport = new StdioServerTransport()
@@ -50,6 +54,8 @@ function answerUnreadableLines(transport: StdioServerTransport): void {
     if (code === undefined) return
     const message = code === -32700 ? `Parse error: ${error.message}` : 'Invalid Request: not a JSON-RPC 2.0 message'
     // The SDK's message type has no null id; the specification requires one here.
-    void transport.send({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as Parameters<StdioServerTransport['send']>[0]).catch(() => {})
+    void transport
+      .send({ jsonrpc: '2.0', id: null, error: { code, message } } as unknown as Parameters<StdioServerTransport['send']>[0])
+      .catch(() => {})
   }
 }

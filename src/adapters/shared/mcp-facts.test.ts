@@ -27,11 +27,22 @@ describe('fact tools', () => {
       ],
     })
     expect(recorded.isError).toBeFalsy()
-    const schema = (await call('facts_schema', {})).structuredContent as { collections: { name: string; records: number; fields: { name: string; type: string; examples: unknown[] }[] }[]; grammar: string }
+    const schema = (await call('facts_schema', {})).structuredContent as {
+      collections: { name: string; records: number; fields: { name: string; type: string; examples: unknown[] }[] }[]
+      grammar: string
+    }
     expect(schema.collections[0]).toMatchObject({ name: 'flights', records: 3 })
-    expect(schema.collections[0]!.fields.find((f) => f.name === 'cost_usd')).toEqual({ name: 'cost_usd', type: 'money (USD)', examples: [900, 650.5, 1010] })
+    expect(schema.collections[0]!.fields.find((f) => f.name === 'cost_usd')).toEqual({
+      name: 'cost_usd',
+      type: 'money (USD)',
+      examples: [900, 650.5, 1010],
+    })
     expect(schema.grammar).toContain('group by')
-    const answer = (await call('facts_query', { query: 'from flights where to = "Tokyo" and date in 2024 count' })).structuredContent as { value: number; records: string[]; coverage: { sources: string[] } }
+    const answer = (await call('facts_query', { query: 'from flights where to = "Tokyo" and date in 2024 count' })).structuredContent as {
+      value: number
+      records: string[]
+      coverage: { sources: string[] }
+    }
     expect(answer.value).toBe(1)
     expect(answer.coverage.sources).toEqual(['agent'])
     const id = answer.records[0]!

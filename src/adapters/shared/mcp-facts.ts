@@ -2,7 +2,14 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { parseInput } from '../../core/schemas.js'
-import { FACT_QUERY_GRAMMAR, factDeclareInput, factDeleteInput, factQueryInput, factRecordInput, factUpdateInput } from '../../core/facts/fact-inputs.js'
+import {
+  FACT_QUERY_GRAMMAR,
+  factDeclareInput,
+  factDeleteInput,
+  factQueryInput,
+  factRecordInput,
+  factUpdateInput,
+} from '../../core/facts/fact-inputs.js'
 import { describeType } from '../../core/facts/fact-values.js'
 import type { ProjectRef } from '../../core/types.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
@@ -13,7 +20,11 @@ import { errorResult, okResult } from './tool-result.js'
  * `facts_delete`, `facts_declare`, `facts_query`. Scoped like the memory tools (the `project` argument, else the
  * agent's working directory's project) and to the server's user.
  */
-export function registerFactTools(server: McpServer, engine: MnemoEngine, scope: { writeRef: (project: string | undefined) => ProjectRef; projectArg: z.ZodType }): void {
+export function registerFactTools(
+  server: McpServer,
+  engine: MnemoEngine,
+  scope: { writeRef: (project: string | undefined) => ProjectRef; projectArg: z.ZodType },
+): void {
   const handler =
     <S extends z.ZodObject>(schema: S, fn: (input: z.output<S>, project: ProjectRef) => Record<string, unknown>) =>
     async (args: unknown): Promise<CallToolResult> => {
@@ -41,7 +52,12 @@ export function registerFactTools(server: McpServer, engine: MnemoEngine, scope:
         ...(c.from !== undefined ? { from: c.from, to: c.to } : {}),
         identity: c.identity,
         ...(c.timeField !== undefined ? { timeField: c.timeField } : {}),
-        fields: c.fields.map((f) => ({ name: f.name, type: describeType(f), examples: c.examples[f.name] ?? [], ...(f.synonyms ? { synonyms: f.synonyms } : {}) })),
+        fields: c.fields.map((f) => ({
+          name: f.name,
+          type: describeType(f),
+          examples: c.examples[f.name] ?? [],
+          ...(f.synonyms ? { synonyms: f.synonyms } : {}),
+        })),
       })),
       grammar: FACT_QUERY_GRAMMAR,
     })),
@@ -69,7 +85,11 @@ export function registerFactTools(server: McpServer, engine: MnemoEngine, scope:
       inputSchema: { ...factRecordInput.shape, ...project },
     },
     handler(factRecordInput, (input, p) => {
-      const r = engine.facts.add(input.collection, input.records, { project: p, ...(input.status ? { status: input.status } : {}), provenance: { source: 'agent' } })
+      const r = engine.facts.add(input.collection, input.records, {
+        project: p,
+        ...(input.status ? { status: input.status } : {}),
+        provenance: { source: 'agent' },
+      })
       return { collection: r.collection.name, schemaChanged: r.schemaChanged, records: r.records }
     }),
   )
@@ -81,14 +101,21 @@ export function registerFactTools(server: McpServer, engine: MnemoEngine, scope:
       description: 'Change fields (or the status) of a record by id; the earlier version stays in its history.',
       inputSchema: { ...factUpdateInput.shape, ...project },
     },
-    handler(factUpdateInput, (input, p) => ({ record: engine.facts.update(input.id, input.values, { project: p, ...(input.status ? { status: input.status } : {}), provenance: { source: 'agent' } }) })),
+    handler(factUpdateInput, (input, p) => ({
+      record: engine.facts.update(input.id, input.values, {
+        project: p,
+        ...(input.status ? { status: input.status } : {}),
+        provenance: { source: 'agent' },
+      }),
+    })),
   )
 
   server.registerTool(
     'facts_delete',
     {
       title: 'Delete a fact record',
-      description: 'Delete a record for good: its values leave every view, index and export (only the fact that it was deleted, and when, is kept).',
+      description:
+        'Delete a record for good: its values leave every view, index and export (only the fact that it was deleted, and when, is kept).',
       inputSchema: { ...factDeleteInput.shape, ...project },
     },
     handler(factDeleteInput, (input, p) => ({ ...engine.facts.delete(input.id, { project: p, actor: 'mcp' }) })),
@@ -98,7 +125,8 @@ export function registerFactTools(server: McpServer, engine: MnemoEngine, scope:
     'facts_declare',
     {
       title: 'Declare a fact collection',
-      description: 'Declare a typed collection (or add fields to one): field types, identity key (fields whose values make a record the same one), time field.',
+      description:
+        'Declare a typed collection (or add fields to one): field types, identity key (fields whose values make a record the same one), time field.',
       inputSchema: { ...factDeclareInput.shape, ...project },
     },
     handler(factDeclareInput, (input, p) => ({ collection: engine.facts.declare(input.collection, { project: p }) })),

@@ -12,13 +12,17 @@ describe('memory_timeline', () => {
       clock.advance(1000)
     }
     engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'elsewhere' }, 'other', '/work/other-app'))
-    const [mine, theirs] = [engine.sessions().find((s) => s.sessionKey === 'sess-1')!, engine.sessions().find((s) => s.sessionKey === 'other')!]
+    const [mine, theirs] = [
+      engine.sessions().find((s) => s.sessionKey === 'sess-1')!,
+      engine.sessions().find((s) => s.sessionKey === 'other')!,
+    ]
     const server = createMcpServer(engine, '/work/demo-app')
     const [a, b] = InMemoryTransport.createLinkedPair()
     await server.connect(a)
     const client = new Client({ name: 't', version: '0' })
     await client.connect(b)
-    const page = (await client.callTool({ name: 'memory_timeline', arguments: { session: mine.id, offset: 1, limit: 2 } })).structuredContent as { total: number; observations: { text: string }[] }
+    const page = (await client.callTool({ name: 'memory_timeline', arguments: { session: mine.id, offset: 1, limit: 2 } }))
+      .structuredContent as { total: number; observations: { text: string }[] }
     expect(page.total).toBe(5)
     expect(page.observations.map((o) => o.text)).toEqual(['step 1', 'step 2'])
     const foreign = await client.callTool({ name: 'memory_timeline', arguments: { session: theirs.id } })
@@ -30,7 +34,9 @@ describe('memory_timeline', () => {
 describe('memory_context', () => {
   it('caps one long memory to its share of the block and stays well-formed with astral text', async () => {
     const { engine, clock } = createTestEngine({ cwd: '/work/demo-app' })
-    const long = engine.remember(`Build log 🔴: ${'👨‍👩‍👧 step ok; '.repeat(600)}`, { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
+    const long = engine.remember(`Build log 🔴: ${'👨‍👩‍👧 step ok; '.repeat(600)}`, {
+      project: { root: '/work/demo-app', name: 'demo-app' },
+    }).memory
     clock.advance(1000)
     const short = engine.remember('we deploy with the release script', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
     const server = createMcpServer(engine, '/work/demo-app')
@@ -38,7 +44,10 @@ describe('memory_context', () => {
     await server.connect(a)
     const client = new Client({ name: 't', version: '0' })
     await client.connect(b)
-    const block = (await client.callTool({ name: 'memory_context', arguments: { budget: 400 } })).structuredContent as { tokens: number; text: string }
+    const block = (await client.callTool({ name: 'memory_context', arguments: { budget: 400 } })).structuredContent as {
+      tokens: number
+      text: string
+    }
     expect(block.tokens).toBeLessThanOrEqual(400)
     expect(block.text.isWellFormed()).toBe(true)
     expect(block.text).toContain(`(cut; memory_show ${long.id})`)
@@ -58,11 +67,15 @@ describe('memory_forget', () => {
     await server.connect(a)
     const client = new Client({ name: 't', version: '0' })
     await client.connect(b)
-    const one = (await client.callTool({ name: 'memory_forget', arguments: { id: v20.id } })).structuredContent as { forgotten: { restored?: { id: string; text: string } } }
+    const one = (await client.callTool({ name: 'memory_forget', arguments: { id: v20.id } })).structuredContent as {
+      forgotten: { restored?: { id: string; text: string } }
+    }
     expect(one.forgotten.restored).toEqual({ id: v18.id, text: 'Node version is 18' })
     const v22 = engine.remember('Node version is 22', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
     expect(v22.supersedes).toBe(v18.id)
-    const all = (await client.callTool({ name: 'memory_forget', arguments: { id: v22.id, chain: true } })).structuredContent as { forgotten: { versions?: string[]; restored?: unknown } }
+    const all = (await client.callTool({ name: 'memory_forget', arguments: { id: v22.id, chain: true } })).structuredContent as {
+      forgotten: { versions?: string[]; restored?: unknown }
+    }
     expect(all.forgotten).toMatchObject({ versions: [v18.id, v22.id] })
     expect(all.forgotten.restored).toBeUndefined()
     expect(engine.currentMemories(v18.projectId)).toEqual([])

@@ -24,5 +24,8 @@ export function errorResult(error: unknown): CallToolResult {
     const text = `${PREFIX_BY_CODE[error.code]}: ${error.message}${error.hint ? ` (hint: ${error.hint})` : ''}`
     return { isError: true, content: [{ type: 'text', text }] }
   }
-  return { isError: true, content: [{ type: 'text', text: `Unexpected failure: ${error instanceof Error ? error.message : String(error)}` }] }
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `Unexpected failure: ${error instanceof Error ? error.message : String(error)}` }],
+  }
 }

@@ -11,7 +11,13 @@ import type { hitJson, importJson, listedObservationJson, memoryJson, observatio
 
 export function toHitJson(h: RecallHit, explain = false): z.output<typeof hitJson> {
   return {
-    ...(explain ? { channels: h.channels ?? {}, viaNeighbor: h.viaNeighbor ?? false, ...(h.fusedRank !== undefined ? { fusedRank: h.fusedRank } : {}) } : {}),
+    ...(explain
+      ? {
+          channels: h.channels ?? {},
+          viaNeighbor: h.viaNeighbor ?? false,
+          ...(h.fusedRank !== undefined ? { fusedRank: h.fusedRank } : {}),
+        }
+      : {}),
     id: h.id,
     type: h.type,
     kind: h.kind,
@@ -108,6 +114,9 @@ export function toImportJson(r: ImportReport): z.output<typeof importJson> {
   }
 }
 
-export function toListedObservationJson(o: Observation & { agent: string }, project: Project | undefined): z.output<typeof listedObservationJson> {
+export function toListedObservationJson(
+  o: Observation & { agent: string },
+  project: Project | undefined,
+): z.output<typeof listedObservationJson> {
   return { ...toObservationJson(o, project), agent: o.agent, seq: o.eventSeq }
 }

@@ -1,6 +1,14 @@
 import { z } from 'zod'
 
-export { fromHitJson, toHitJson, toImportJson, toListedObservationJson, toMemoryJson, toObservationJson, toSessionJson } from './view-mappers.js'
+export {
+  fromHitJson,
+  toHitJson,
+  toImportJson,
+  toListedObservationJson,
+  toMemoryJson,
+  toObservationJson,
+  toSessionJson,
+} from './view-mappers.js'
 
 /**
  * The JSON every surface returns (CLI `--json`, REST, MCP show), as zod
@@ -57,10 +65,16 @@ export const memoryJson = z.object({
   pinned: z.boolean(),
   archivedAt: iso.nullable(),
   sources: z.array(z.string()).describe('Provenance: the observation ids it was derived from.'),
-  confidence: z.number().nullable().describe('0–1: how sure the extraction that derived it was; null for a stated memory, a summary or a procedure.'),
+  confidence: z
+    .number()
+    .nullable()
+    .describe('0–1: how sure the extraction that derived it was; null for a stated memory, a summary or a procedure.'),
 })
 
-export const rememberJson = z.object({ created: z.boolean().describe('False when the same text was already remembered.'), memory: memoryJson })
+export const rememberJson = z.object({
+  created: z.boolean().describe('False when the same text was already remembered.'),
+  memory: memoryJson,
+})
 
 export const observationJson = z.object({
   id: z.string(),
@@ -113,13 +127,24 @@ export const forgottenJson = z.object({
     id: z.string(),
     type: z.enum(['observation', 'memory']),
     events: count.describe('Events deleted from the log.'),
-    alsoRecorded: z.array(z.string()).describe('Observations through which another capture path (hooks, an imported transcript) recorded the same step: forget them too to remove it everywhere.'),
-    restored: z.object({ id: z.string(), text: z.string() }).optional().describe('The older version of the memory that is current again because its newest version was forgotten; forget it too, or forget with chain, to remove every version.'),
+    alsoRecorded: z
+      .array(z.string())
+      .describe(
+        'Observations through which another capture path (hooks, an imported transcript) recorded the same step: forget them too to remove it everywhere.',
+      ),
+    restored: z
+      .object({ id: z.string(), text: z.string() })
+      .optional()
+      .describe(
+        'The older version of the memory that is current again because its newest version was forgotten; forget it too, or forget with chain, to remove every version.',
+      ),
     versions: z.array(z.string()).optional().describe('With chain: every version of the memory forgotten, oldest first.'),
   }),
 })
 
-export const eventAcceptedJson = z.object({ stored: z.boolean().describe('False for a duplicate delivery or an event mnemo deliberately skips (its own tool calls).') })
+export const eventAcceptedJson = z.object({
+  stored: z.boolean().describe('False for a duplicate delivery or an event mnemo deliberately skips (its own tool calls).'),
+})
 
 /** One background job of `mnemo serve`. */
 export const jobJson = z.object({
@@ -139,10 +164,22 @@ export const statusJson = z.object({
   bytes: count,
   lastCaptureAt: iso.nullable(),
   projects: z
-    .array(z.object({ name: z.string(), root: z.string(), lastActivityAt: iso.nullable().describe('When anything was last captured or remembered in it; null when nothing was.') }))
+    .array(
+      z.object({
+        name: z.string(),
+        root: z.string(),
+        lastActivityAt: iso.nullable().describe('When anything was last captured or remembered in it; null when nothing was.'),
+      }),
+    )
     .describe('Every project, to name in `project`; the one with the latest activity first.'),
   channels: z
-    .array(z.object({ name: z.string(), weight: z.number(), on: z.boolean().describe('False for a weight of 0 or an embedder not configured: recall does not use it.') }))
+    .array(
+      z.object({
+        name: z.string(),
+        weight: z.number(),
+        on: z.boolean().describe('False for a weight of 0 or an embedder not configured: recall does not use it.'),
+      }),
+    )
     .describe('The recall channels, as `mnemo status` shows them.'),
   spool: z.object({ pending: count, bad: count }),
   errors: z.array(z.object({ at: z.string(), where: z.string(), code: z.string(), message: z.string() })).describe('The last 5 failures.'),
@@ -161,7 +198,9 @@ export const importJson = z.object({
       imported: count,
       duplicates: count,
       observations: count,
-      covered: count.describe('Steps not stored again: another capture path (hooks, another import) had already stored them in the same session.'),
+      covered: count.describe(
+        'Steps not stored again: another capture path (hooks, another import) had already stored them in the same session.',
+      ),
       skipped: z.array(z.object({ line: z.union([z.number(), z.string()]), reason: z.string() })),
       unknownTypes: z.record(z.string(), z.number()),
       error: z.string().nullable(),
@@ -171,7 +210,9 @@ export const importJson = z.object({
   imported: count,
   duplicates: count,
   observations: count,
-  covered: count.describe('Steps not stored again: another capture path (hooks, another import) had already stored them in the same session.'),
+  covered: count.describe(
+    'Steps not stored again: another capture path (hooks, another import) had already stored them in the same session.',
+  ),
   skipped: count,
   unknown: count,
 })
@@ -191,7 +232,11 @@ export const observationsPageJson = z.object({
 
 export const timelineJson = z.object({
   session: sessionJson,
-  observations: z.array(observationJson.extend({ derivedMemories: z.array(z.string()).describe('Ids of the memories whose provenance names this step.') })).describe('In time order.'),
+  observations: z
+    .array(
+      observationJson.extend({ derivedMemories: z.array(z.string()).describe('Ids of the memories whose provenance names this step.') }),
+    )
+    .describe('In time order.'),
   total: count.describe("The session's number of observations."),
   offset: count,
   position: count.nullable().describe('With `at`: the 0-based place of that observation in the session; otherwise null.'),
@@ -204,12 +249,19 @@ export const memoriesPageJson = z.object({
 
 export const memoryHistoryJson = z.object({
   chain: z.array(memoryJson).describe('Every version, oldest first; the one with validTo null is current.'),
-  sources: z.array(observationJson).describe('Provenance: the observations any version of the chain was derived from that still exist, oldest first.'),
+  sources: z
+    .array(observationJson)
+    .describe('Provenance: the observations any version of the chain was derived from that still exist, oldest first.'),
 })
 
 export const memoryUpdatedJson = z.object({ memory: memoryJson.describe('The memory after the change; for a text edit, the new version.') })
 
-const entityJson = z.object({ id: count, type: z.string().describe('name, file, symbol, tool, url, date, …'), name: z.string(), docs: count.describe('Documents mentioning it.') })
+const entityJson = z.object({
+  id: count,
+  type: z.string().describe('name, file, symbol, tool, url, date, …'),
+  name: z.string(),
+  docs: count.describe('Documents mentioning it.'),
+})
 
 export const graphJson = z.object({
   center: entityJson.nullable().describe('The entity asked for (best match); null without one or when none matches.'),

@@ -6,28 +6,57 @@ import type { CollectionSpec } from './fact-types.js'
  * it. Pure: the specs and the parsers the views use (test runner output, commands, file actions).
  */
 
-const t = (name: string, type: CollectionSpec['fields'][number]['type'], extra: Partial<CollectionSpec['fields'][number]> = {}): CollectionSpec['fields'][number] => ({ name, type, ...extra })
+const t = (
+  name: string,
+  type: CollectionSpec['fields'][number]['type'],
+  extra: Partial<CollectionSpec['fields'][number]> = {},
+): CollectionSpec['fields'][number] => ({ name, type, ...extra })
 
 /** The activity collections, by name; their names are reserved (a declaration or record under one is refused). */
 export const ACTIVITY_SPECS: readonly CollectionSpec[] = [
   {
     name: 'sessions',
     description: "The agent's sessions in this project: when, how long, how much happened.",
-    fields: [t('session', 'string'), t('agent', 'string'), t('title', 'string'), t('started', 'datetime'), t('ended', 'datetime'), t('duration_min', 'number'), t('prompts', 'integer'), t('tool_calls', 'integer'), t('errors', 'integer')],
+    fields: [
+      t('session', 'string'),
+      t('agent', 'string'),
+      t('title', 'string'),
+      t('started', 'datetime'),
+      t('ended', 'datetime'),
+      t('duration_min', 'number'),
+      t('prompts', 'integer'),
+      t('tool_calls', 'integer'),
+      t('errors', 'integer'),
+    ],
     identity: ['session'],
     timeField: 'started',
   },
   {
     name: 'tool_calls',
     description: 'Every tool call of the agent: the tool, its command or target, whether it failed.',
-    fields: [t('tool', 'string'), t('command', 'string'), t('failed', 'boolean'), t('files', 'list', { items: 'string' }), t('session', 'string'), t('agent', 'string'), t('at', 'datetime')],
+    fields: [
+      t('tool', 'string'),
+      t('command', 'string'),
+      t('failed', 'boolean'),
+      t('files', 'list', { items: 'string' }),
+      t('session', 'string'),
+      t('agent', 'string'),
+      t('at', 'datetime'),
+    ],
     identity: [],
     timeField: 'at',
   },
   {
     name: 'file_touches',
     description: 'Every file a tool call read, edited or wrote (paths as the agent wrote them).',
-    fields: [t('path', 'string'), t('action', 'enum', { values: ['read', 'edit', 'write', 'other'] }), t('tool', 'string'), t('session', 'string'), t('agent', 'string'), t('at', 'datetime')],
+    fields: [
+      t('path', 'string'),
+      t('action', 'enum', { values: ['read', 'edit', 'write', 'other'] }),
+      t('tool', 'string'),
+      t('session', 'string'),
+      t('agent', 'string'),
+      t('at', 'datetime'),
+    ],
     identity: [],
     timeField: 'at',
   },
@@ -106,24 +135,52 @@ export function parseTestOutput(output: string, command = ''): TestRunCounts | u
   const vitest = /^\s*Tests\s+((?:\d+ (?:failed|passed|skipped|todo)(?:\s*\|\s*)?)+)\s*\(\d+\)/m.exec(text)
   if (vitest && !/Tests:/.test(text)) {
     const part = vitest[1]!
-    return { runner: 'vitest', passed: num(/(\d+) passed/.exec(part)), failed: num(/(\d+) failed/.exec(part)), skipped: num(/(\d+) skipped/.exec(part)) + num(/(\d+) todo/.exec(part)) }
+    return {
+      runner: 'vitest',
+      passed: num(/(\d+) passed/.exec(part)),
+      failed: num(/(\d+) failed/.exec(part)),
+      skipped: num(/(\d+) skipped/.exec(part)) + num(/(\d+) todo/.exec(part)),
+    }
   }
   const jest = /^\s*Tests:\s+(.*\d+ total)/m.exec(text)
   if (jest) {
     const part = jest[1]!
-    return { runner: 'jest', passed: num(/(\d+) passed/.exec(part)), failed: num(/(\d+) failed/.exec(part)), skipped: num(/(\d+) skipped/.exec(part)) + num(/(\d+) todo/.exec(part)) }
+    return {
+      runner: 'jest',
+      passed: num(/(\d+) passed/.exec(part)),
+      failed: num(/(\d+) failed/.exec(part)),
+      skipped: num(/(\d+) skipped/.exec(part)) + num(/(\d+) todo/.exec(part)),
+    }
   }
   const cargo = [...text.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored/g)]
   if (cargo.length > 0) {
-    return { runner: 'cargo', passed: cargo.reduce((a, m) => a + Number(m[1]), 0), failed: cargo.reduce((a, m) => a + Number(m[2]), 0), skipped: cargo.reduce((a, m) => a + Number(m[3]), 0) }
+    return {
+      runner: 'cargo',
+      passed: cargo.reduce((a, m) => a + Number(m[1]), 0),
+      failed: cargo.reduce((a, m) => a + Number(m[2]), 0),
+      skipped: cargo.reduce((a, m) => a + Number(m[3]), 0),
+    }
   }
-  const pytest = /^=+ (.*?(?:passed|failed|skipped|error|errors)[^=]*?) in [\d.]+s(?: \([^)]*\))? =+\s*$/m.exec(text) ?? /^(\d+ (?:passed|failed)[^\n]*) in [\d.]+s\s*$/m.exec(text)
+  const pytest =
+    /^=+ (.*?(?:passed|failed|skipped|error|errors)[^=]*?) in [\d.]+s(?: \([^)]*\))? =+\s*$/m.exec(text) ??
+    /^(\d+ (?:passed|failed)[^\n]*) in [\d.]+s\s*$/m.exec(text)
   if (pytest) {
     const part = pytest[1]!
-    return { runner: 'pytest', passed: num(/(\d+) passed/.exec(part)), failed: num(/(\d+) failed/.exec(part)) + num(/(\d+) errors?/.exec(part)), skipped: num(/(\d+) skipped/.exec(part)) }
+    return {
+      runner: 'pytest',
+      passed: num(/(\d+) passed/.exec(part)),
+      failed: num(/(\d+) failed/.exec(part)) + num(/(\d+) errors?/.exec(part)),
+      skipped: num(/(\d+) skipped/.exec(part)),
+    }
   }
   const mochaPassing = /^\s*(\d+) passing \(/m.exec(text)
-  if (mochaPassing) return { runner: 'mocha', passed: num(mochaPassing), failed: num(/^\s*(\d+) failing/m.exec(text)), skipped: num(/^\s*(\d+) pending/m.exec(text)) }
+  if (mochaPassing)
+    return {
+      runner: 'mocha',
+      passed: num(mochaPassing),
+      failed: num(/^\s*(\d+) failing/m.exec(text)),
+      skipped: num(/^\s*(\d+) pending/m.exec(text)),
+    }
   const goPass = (text.match(/^\s*--- PASS: /gm) ?? []).length
   const goFail = (text.match(/^\s*--- FAIL: /gm) ?? []).length
   const goSkip = (text.match(/^\s*--- SKIP: /gm) ?? []).length
@@ -131,7 +188,8 @@ export function parseTestOutput(output: string, command = ''): TestRunCounts | u
   if (/\bgo test\b/.test(command)) {
     const ok = (text.match(/^ok\s+\S+/gm) ?? []).length
     const fail = (text.match(/^FAIL\s+\S+/gm) ?? []).length
-    if (ok + fail > 0) return { runner: 'go', passed: ok, failed: fail, skipped: (text.match(/^\?\s+\S+\s+\[no test files\]/gm) ?? []).length }
+    if (ok + fail > 0)
+      return { runner: 'go', passed: ok, failed: fail, skipped: (text.match(/^\?\s+\S+\s+\[no test files\]/gm) ?? []).length }
   }
   return undefined
 }

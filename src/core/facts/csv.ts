@@ -57,7 +57,8 @@ export function parseCsv(text: string, file: string): { line: number; record: Re
   if (header === undefined) return []
   const names = header.cells.map((h) => h.trim())
   return rows.map((r) => {
-    if (r.cells.length > names.length) throw invalidInput(`${file}:${r.line}`, `${file} line ${r.line}: ${r.cells.length} cells, but the header names ${names.length}`)
+    if (r.cells.length > names.length)
+      throw invalidInput(`${file}:${r.line}`, `${file} line ${r.line}: ${r.cells.length} cells, but the header names ${names.length}`)
     const record: Record<string, string> = {}
     names.forEach((n, j) => {
       record[n] = (r.cells[j] ?? '').trim()

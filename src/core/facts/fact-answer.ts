@@ -26,7 +26,13 @@ export interface FactQueryResult {
   kind: 'count' | 'number' | 'value' | 'values' | 'groups' | 'rows' | 'comparison'
   value: number | string | null | (string | number)[] | FactGroup[] | Record<string, FactValue>[]
   groups?: FactGroup[]
-  comparison?: { a: FactPeriodValue; b: FactPeriodValue; delta: number | null; ratio: number | null; direction: 'increase' | 'decrease' | 'same' | 'unknown' }
+  comparison?: {
+    a: FactPeriodValue
+    b: FactPeriodValue
+    delta: number | null
+    ratio: number | null
+    direction: 'increase' | 'decrease' | 'same' | 'unknown'
+  }
   /** Ids of the records the answer rests on (at most 1000, time order). */
   records: string[]
   /** How many records the answer rests on (all of them, not only the ids listed). */
@@ -41,7 +47,6 @@ export interface FactQueryResult {
   /** The statements run, in order, with their parameters. */
   sql: { sql: string; params: unknown[] }[]
 }
-
 
 /**
  * The answer to a fact query: its value and kind, the records it rests on, and its coverage, with a one-line
@@ -136,7 +141,8 @@ export function toFactAnswer(query: FactQuery, r: FactQueryResult, explain: bool
       case 'comparison': {
         const c = r.comparison!
         text = `${c.direction} (${c.a.label}: ${c.a.value === null ? 'unknown' : num(c.a.value)} over ${c.a.count} → ${c.b.label}: ${c.b.value === null ? 'unknown' : num(c.b.value)} over ${c.b.count}${c.delta !== null ? `, ${c.delta >= 0 ? '+' : ''}${num(c.delta)}` : ''})`
-        if (c.a.count === 0 && c.b.count === 0) text = `unknown: no ${query.collection} record falls in ${c.a.label} or ${c.b.label} (${extent})`
+        if (c.a.count === 0 && c.b.count === 0)
+          text = `unknown: no ${query.collection} record falls in ${c.a.label} or ${c.b.label} (${extent})`
         break
       }
       case 'rows':

@@ -22,7 +22,9 @@ const record = z.record(z.string(), z.unknown())
 
 export const factRecordInput = z.object({
   collection: name,
-  records: z.union([record, z.array(record).min(1).max(10_000)]).describe('One record (field → value) or an array of them. An unknown collection is inferred from them; new fields are added.'),
+  records: z
+    .union([record, z.array(record).min(1).max(10_000)])
+    .describe('One record (field → value) or an array of them. An unknown collection is inferred from them; new fields are added.'),
   status,
 })
 
@@ -48,5 +50,7 @@ export const factDeclareInput = z.object({
       identity: z.array(z.string()).optional(),
       timeField: z.string().optional(),
     })
-    .describe('{ name, fields: [{ name, type: string|integer|number|money|boolean|date|datetime|time|enum|list|reference, values?, items?, currency?, synonyms? }], identity?, timeField? }'),
+    .describe(
+      '{ name, fields: [{ name, type: string|integer|number|money|boolean|date|datetime|time|enum|list|reference, values?, items?, currency?, synonyms? }], identity?, timeField? }',
+    ),
 })

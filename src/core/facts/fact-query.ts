@@ -65,7 +65,12 @@ export type Verb =
   | { verb: 'aggregate'; measure: Measure }
   | { verb: 'list'; fields: string[]; order?: { field: string; dir: 'asc' | 'desc' }; limit?: number }
   | { verb: 'argmax' | 'argmin'; field: string; return?: string; ties: Tie }
-  | { verb: 'group'; key: GroupKey; measure: Measure; pick: { top: number; ties: Tie } | { share: { op: '>=' | '>'; percent: number } } | { all: true } }
+  | {
+      verb: 'group'
+      key: GroupKey
+      measure: Measure
+      pick: { top: number; ties: Tie } | { share: { op: '>=' | '>'; percent: number } } | { all: true }
+    }
   | { verb: 'compare'; measure: Measure; over: string; a: Period; b: Period }
 
 /** A parsed query: the JSON form of the language (what the MCP tool and the library accept as well as text). */
@@ -129,7 +134,8 @@ function unquote(raw: string): string {
  * @throws {MnemoError} `INVALID_INPUT` (path `query`) naming what was expected and the word found, with its position.
  */
 export function parseFactQuery(text: string): FactQuery {
-  if (text.length > MAX_QUERY_CHARS) throw invalidInput('query', `query is ${text.length} characters, above the limit of ${MAX_QUERY_CHARS}`)
+  if (text.length > MAX_QUERY_CHARS)
+    throw invalidInput('query', `query is ${text.length} characters, above the limit of ${MAX_QUERY_CHARS}`)
   return new Parser(tokenize(text)).query()
 }
 
@@ -448,7 +454,10 @@ class Parser {
         if (!isDate(t.v)) throw invalidInput('query', `query: ${t.v} is not a calendar date`)
         return { kind: 'date', value: t.v }
       case 'datetime':
-        return { kind: 'datetime', value: new Date(Date.parse(t.v.length === 16 ? `${t.v}Z` : /Z|[+-]\d{2}:\d{2}$/.test(t.v) ? t.v : `${t.v}Z`)).toISOString() }
+        return {
+          kind: 'datetime',
+          value: new Date(Date.parse(t.v.length === 16 ? `${t.v}Z` : /Z|[+-]\d{2}:\d{2}$/.test(t.v) ? t.v : `${t.v}Z`)).toISOString(),
+        }
       case 'time':
         return { kind: 'time', value: t.v }
       case 'word':
@@ -514,7 +523,8 @@ export function bucketPeriod(label: string, unit: BucketUnit): { from: string; t
       return { from, to: new Date(monday.getTime() + 6 * 86_400_000).toISOString().slice(0, 10), label }
     }
   }
-  const kind: Tok['t'] = unit === 'year' ? 'num' : unit === 'quarter' ? 'quarter' : unit === 'half' ? 'half' : unit === 'month' ? 'month' : 'date'
+  const kind: Tok['t'] =
+    unit === 'year' ? 'num' : unit === 'quarter' ? 'quarter' : unit === 'half' ? 'half' : unit === 'month' ? 'month' : 'date'
   const p = periodOf({ t: kind, v: label, at: 0 })
   if (p === undefined || 'relative' in p) throw invalidInput('query', `query: ${label} is not a ${unit}`)
   return p

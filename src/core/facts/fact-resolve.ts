@@ -15,13 +15,21 @@ const ORDERABLE = [...NUMERIC, 'date', 'datetime', 'time', 'string', 'enum', 're
 /** The field a query's name stands for: itself, a synonym of one, or a pseudo-field (`id`, `status`). */
 export function fieldFor(spec: CollectionSpec, name: string, path: string): FieldSpec {
   if (PSEUDO_FIELDS.includes(name)) return { name, type: 'string' }
-  const f = spec.fields.find((x) => x.name === name) ?? spec.fields.find((x) => x.name.toLowerCase() === name.toLowerCase() || (x.synonyms ?? []).some((s) => s.toLowerCase() === name.toLowerCase()))
+  const f =
+    spec.fields.find((x) => x.name === name) ??
+    spec.fields.find(
+      (x) => x.name.toLowerCase() === name.toLowerCase() || (x.synonyms ?? []).some((s) => s.toLowerCase() === name.toLowerCase()),
+    )
   if (f) return f
-  throw invalidInput(path, `query: ${spec.name} has no field ${name} (fields: ${[...spec.fields.map((x) => x.name), ...PSEUDO_FIELDS].join(', ')})`)
+  throw invalidInput(
+    path,
+    `query: ${spec.name} has no field ${name} (fields: ${[...spec.fields.map((x) => x.name), ...PSEUDO_FIELDS].join(', ')})`,
+  )
 }
 
 function need(f: FieldSpec, allowed: readonly string[], path: string, what: string): void {
-  if (f.type === 'list' || !allowed.includes(f.type)) throw invalidInput(path, `query: ${what} needs ${allowed.join(' or ')} (${f.name} is ${describeType(f)})`)
+  if (f.type === 'list' || !allowed.includes(f.type))
+    throw invalidInput(path, `query: ${what} needs ${allowed.join(' or ')} (${f.name} is ${describeType(f)})`)
 }
 
 /**
@@ -50,7 +58,8 @@ function resolveCond(c: Cond, spec: CollectionSpec): Cond {
       need(f, ['string', 'enum', 'reference'], path, '"contains"')
       return { field, op: 'contains', value: c.value }
     case 'has':
-      if (f.type !== 'list') throw invalidInput(path, `query: "has" needs a list field (${f.name} is ${describeType(f)}); use = for one value`)
+      if (f.type !== 'list')
+        throw invalidInput(path, `query: "has" needs a list field (${f.name} is ${describeType(f)}); use = for one value`)
       return { field, op: 'has', value: literalFor({ ...f, type: f.items ?? 'string' }, c.value, path) }
     case 'within':
       need(f, ['date', 'datetime'], path, `"in ${'relative' in c.period ? `${c.period.relative} ${c.period.unit}` : c.period.label}"`)
@@ -62,7 +71,8 @@ function resolveCond(c: Cond, spec: CollectionSpec): Cond {
       return { field, op: 'between', low: literalFor(f, c.low, path), high: literalFor(f, c.high, path) }
     default:
       if (f.type === 'list') throw invalidInput(path, `query: ${f.name} is ${describeType(f)}; use "${f.name} has <value>"`)
-      if (f.type === 'boolean' && c.op !== '=' && c.op !== '!=') throw invalidInput(path, `query: ${f.name} is a boolean; compare it with = or !=`)
+      if (f.type === 'boolean' && c.op !== '=' && c.op !== '!=')
+        throw invalidInput(path, `query: ${f.name} is a boolean; compare it with = or !=`)
       return { field, op: c.op, value: literalFor(f, c.value, path) }
   }
 }
@@ -89,7 +99,12 @@ function literalFor(f: FieldSpec, v: Literal, path: string): Literal {
         return v.kind === 'string'
     }
   })()
-  if (!ok) throw invalidInput(path, `query: ${f.name} is ${describeType(f)}, but ${JSON.stringify(v.value)} is a ${v.kind}`, f.type === 'string' || f.type === 'enum' ? 'quote text values: purpose = "business"' : undefined)
+  if (!ok)
+    throw invalidInput(
+      path,
+      `query: ${f.name} is ${describeType(f)}, but ${JSON.stringify(v.value)} is a ${v.kind}`,
+      f.type === 'string' || f.type === 'enum' ? 'quote text values: purpose = "business"' : undefined,
+    )
   if (f.type === 'enum' && v.kind === 'string' && f.values && !f.values.includes(v.value)) {
     throw invalidInput(path, `query: ${f.name} is one of ${f.values.join(', ')} (got ${JSON.stringify(v.value)})`)
   }
@@ -148,8 +163,10 @@ function resolveVerb(v: Verb, spec: CollectionSpec): Verb {
         throw invalidInput(path, `query: cannot group by ${describeType(f)}`)
       }
       const measure = resolveMeasure(v.measure, spec, 'query.measure')
-      if ('share' in v.pick && measure.fn !== 'count' && measure.fn !== 'sum') throw invalidInput('query.share', `query: a share needs count or sum as its measure (got ${measure.fn})`)
-      if ('top' in v.pick && (v.pick.top < 1 || v.pick.top > 1000)) throw invalidInput('query.top', `query: top must be 1–1000 (got ${v.pick.top})`)
+      if ('share' in v.pick && measure.fn !== 'count' && measure.fn !== 'sum')
+        throw invalidInput('query.share', `query: a share needs count or sum as its measure (got ${measure.fn})`)
+      if ('top' in v.pick && (v.pick.top < 1 || v.pick.top > 1000))
+        throw invalidInput('query.top', `query: top must be 1–1000 (got ${v.pick.top})`)
       const pick = 'top' in v.pick ? { top: v.pick.top, ties: resolveTie(v.pick.ties, spec, 'query.ties') } : v.pick
       return { verb: 'group', key: { field: f.name, ...(v.key.bucket ? { bucket: v.key.bucket } : {}) }, measure, pick }
     }

@@ -1,6 +1,14 @@
 import { invalidInput, MnemoError } from '../errors.js'
 import { stableStringify } from '../hash.js'
-import { FIELD_TYPES, SCALAR_TYPES, type CollectionSpec, type FactValue, type FactValues, type FieldSpec, type ScalarType } from './fact-types.js'
+import {
+  FIELD_TYPES,
+  SCALAR_TYPES,
+  type CollectionSpec,
+  type FactValue,
+  type FactValues,
+  type FieldSpec,
+  type ScalarType,
+} from './fact-types.js'
 
 // Checking, coercing and inferring typed field values (docs/FACTS.md "Collections and records").
 
@@ -35,11 +43,13 @@ export function isDate(value: string): boolean {
  * @throws {MnemoError} `INVALID_INPUT` naming the bad key path (`fields[2].type`).
  */
 export function checkSpec(raw: unknown): CollectionSpec {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw invalidInput('collection', 'a collection spec must be an object { name, fields, identity?, timeField? }')
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw invalidInput('collection', 'a collection spec must be an object { name, fields, identity?, timeField? }')
   const r = raw as Record<string, unknown>
   const name = checkName(r['name'], 'name')
   if (!Array.isArray(r['fields'])) throw invalidInput('fields', `collection ${name}: fields must be an array of { name, type }`)
-  if (r['fields'].length > MAX_FIELDS) throw invalidInput('fields', `collection ${name}: at most ${MAX_FIELDS} fields (got ${r['fields'].length})`)
+  if (r['fields'].length > MAX_FIELDS)
+    throw invalidInput('fields', `collection ${name}: at most ${MAX_FIELDS} fields (got ${r['fields'].length})`)
   const fields = r['fields'].map((f, i) => checkField(f, `fields[${i}]`))
   const names = new Set<string>()
   for (const f of fields) {
@@ -53,7 +63,8 @@ export function checkSpec(raw: unknown): CollectionSpec {
   const timeField = r['timeField']
   if (timeField !== undefined) {
     const f = fields.find((x) => x.name === timeField)
-    if (!f || (f.type !== 'date' && f.type !== 'datetime')) throw invalidInput('timeField', `collection ${name}: timeField must name a date or datetime field (got ${JSON.stringify(timeField)})`)
+    if (!f || (f.type !== 'date' && f.type !== 'datetime'))
+      throw invalidInput('timeField', `collection ${name}: timeField must name a date or datetime field (got ${JSON.stringify(timeField)})`)
   }
   return {
     name,
@@ -68,7 +79,12 @@ function checkField(raw: unknown, path: string): FieldSpec {
   if (raw === null || typeof raw !== 'object') throw invalidInput(path, `${path} must be an object { name, type }`)
   const r = raw as Record<string, unknown>
   const name = checkName(r['name'], `${path}.name`)
-  if (RESERVED_FIELDS.includes(name)) throw invalidInput(`${path}.name`, `${path}.name ${name} is reserved for the record's own column`, `rename it (for example ${name}_value)`)
+  if (RESERVED_FIELDS.includes(name))
+    throw invalidInput(
+      `${path}.name`,
+      `${path}.name ${name} is reserved for the record's own column`,
+      `rename it (for example ${name}_value)`,
+    )
   if (typeof r['type'] !== 'string' || !(FIELD_TYPES as readonly string[]).includes(r['type'])) {
     throw invalidInput(`${path}.type`, `${path}.type must be one of ${FIELD_TYPES.join(', ')} (got ${JSON.stringify(r['type'])})`)
   }
@@ -109,14 +125,22 @@ export function mergeSpecs(old: CollectionSpec, next: CollectionSpec): Collectio
       continue
     }
     if (had.type !== f.type || had.items !== f.items) {
-      throw new MnemoError('CONFLICT', `collection ${old.name}: field ${f.name} is ${describeType(had)}, cannot become ${describeType(f)}`, { details: { kind: 'collection', id: `${old.name}.${f.name}` } })
+      throw new MnemoError(
+        'CONFLICT',
+        `collection ${old.name}: field ${f.name} is ${describeType(had)}, cannot become ${describeType(f)}`,
+        { details: { kind: 'collection', id: `${old.name}.${f.name}` } },
+      )
     }
     const values = had.values || f.values ? [...new Set([...(had.values ?? []), ...(f.values ?? [])])] : undefined
     const synonyms = had.synonyms || f.synonyms ? [...new Set([...(had.synonyms ?? []), ...(f.synonyms ?? [])])] : undefined
     fields[i] = { ...had, ...f, ...(values ? { values } : {}), ...(synonyms ? { synonyms } : {}) }
   }
   if (old.identity.length > 0 && next.identity.length > 0 && old.identity.join(',') !== next.identity.join(',')) {
-    throw new MnemoError('CONFLICT', `collection ${old.name}: its identity is (${old.identity.join(', ')}), cannot become (${next.identity.join(', ')})`, { details: { kind: 'collection', id: old.name } })
+    throw new MnemoError(
+      'CONFLICT',
+      `collection ${old.name}: its identity is (${old.identity.join(', ')}), cannot become (${next.identity.join(', ')})`,
+      { details: { kind: 'collection', id: old.name } },
+    )
   }
   const description = next.description ?? old.description
   const timeField = old.timeField ?? next.timeField
@@ -131,8 +155,15 @@ export function mergeSpecs(old: CollectionSpec, next: CollectionSpec): Collectio
 
 /** `integer`, `list of date`, `enum (a, b)`, `money (USD)`: a field's type in words. */
 export function describeType(f: FieldSpec): string {
-  const base = f.type === 'list' ? f.items ?? 'string' : f.type
-  const extra = base === 'enum' && f.values ? ` (${f.values.join(', ')})` : base === 'money' ? ` (${f.currency ?? 'USD'})` : base === 'reference' ? ` (${f.collection})` : ''
+  const base = f.type === 'list' ? (f.items ?? 'string') : f.type
+  const extra =
+    base === 'enum' && f.values
+      ? ` (${f.values.join(', ')})`
+      : base === 'money'
+        ? ` (${f.currency ?? 'USD'})`
+        : base === 'reference'
+          ? ` (${f.collection})`
+          : ''
   return f.type === 'list' ? `list of ${base}${extra}` : `${base}${extra}`
 }
 
@@ -148,7 +179,10 @@ export function checkValues(spec: CollectionSpec, raw: Record<string, unknown>, 
   const out: FactValues = {}
   for (const key of Object.keys(raw)) {
     if (!spec.fields.some((f) => f.name === key)) {
-      throw invalidInput(`${where}.${key}`, `${where}: field ${key} is not a field of ${spec.name} (fields: ${spec.fields.map((f) => f.name).join(', ')})`)
+      throw invalidInput(
+        `${where}.${key}`,
+        `${where}: field ${key} is not a field of ${spec.name} (fields: ${spec.fields.map((f) => f.name).join(', ')})`,
+      )
     }
   }
   for (const f of spec.fields) {
@@ -161,7 +195,13 @@ export function checkValues(spec: CollectionSpec, raw: Record<string, unknown>, 
 function checkValue(f: FieldSpec, v: unknown, path: string, coerce: boolean): FactValue {
   if (f.type === 'list') {
     let items = v
-    if (coerce && typeof v === 'string') items = v.startsWith('[') ? safeJson(v) : v.split(/[;|]/).map((x) => x.trim()).filter((x) => x.length > 0)
+    if (coerce && typeof v === 'string')
+      items = v.startsWith('[')
+        ? safeJson(v)
+        : v
+            .split(/[;|]/)
+            .map((x) => x.trim())
+            .filter((x) => x.length > 0)
     if (!Array.isArray(items)) throw wrongType(f, v, path)
     return items.map((x, i) => checkScalar(f.items ?? 'string', f, x, `${path}[${i}]`, coerce))
   }
@@ -186,7 +226,8 @@ function checkScalar(type: ScalarType, f: FieldSpec, v: unknown, path: string, c
     }
     case 'number':
     case 'money': {
-      const n = coerce && typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim().replace(/^\$/, '')) ? Number(v.trim().replace(/^\$/, '')) : v
+      const n =
+        coerce && typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim().replace(/^\$/, '')) ? Number(v.trim().replace(/^\$/, '')) : v
       if (typeof n !== 'number' || !Number.isFinite(n)) throw bad()
       return n
     }
@@ -208,7 +249,8 @@ function checkScalar(type: ScalarType, f: FieldSpec, v: unknown, path: string, c
       return v
     }
     case 'enum': {
-      if (typeof v !== 'string' || !(f.values ?? []).includes(v)) throw invalidInput(path, `${path} must be one of ${(f.values ?? []).join(', ')} (got ${JSON.stringify(v)})`)
+      if (typeof v !== 'string' || !(f.values ?? []).includes(v))
+        throw invalidInput(path, `${path} must be one of ${(f.values ?? []).join(', ')} (got ${JSON.stringify(v)})`)
       return v
     }
     case 'reference':
@@ -223,7 +265,10 @@ function checkScalar(type: ScalarType, f: FieldSpec, v: unknown, path: string, c
 
 function wrongType(f: FieldSpec, v: unknown, path: string): MnemoError {
   const shown = JSON.stringify(v)
-  return invalidInput(path, `${path} must be ${describeType(f)} (got ${shown === undefined ? String(v) : shown.length > 60 ? `${shown.slice(0, 57)}...` : shown})`)
+  return invalidInput(
+    path,
+    `${path} must be ${describeType(f)} (got ${shown === undefined ? String(v) : shown.length > 60 ? `${shown.slice(0, 57)}...` : shown})`,
+  )
 }
 
 /**
@@ -241,7 +286,11 @@ export function inferFields(records: readonly Record<string, unknown>[], coerce 
       return { name, type: 'list', items, ...(items === 'money' ? { currency: 'USD' } : {}) } satisfies FieldSpec
     }
     if (coerce && values.length > 0 && values.every((v) => typeof v === 'string' && v.startsWith('[') && Array.isArray(safeJson(v)))) {
-      const items = inferScalar(name, values.flatMap((v) => safeJson(v as string) as unknown[]), false)
+      const items = inferScalar(
+        name,
+        values.flatMap((v) => safeJson(v as string) as unknown[]),
+        false,
+      )
       return { name, type: 'list', items } satisfies FieldSpec
     }
     const type = inferScalar(name, values, coerce)
@@ -254,7 +303,8 @@ function inferScalar(name: string, values: readonly unknown[], coerce: boolean):
   const all = (test: (v: unknown) => boolean): boolean => values.every(test)
   const text = (v: unknown): string | undefined => (typeof v === 'string' ? v.trim() : undefined)
   if (all((v) => typeof v === 'boolean' || (coerce && /^(true|false)$/i.test(text(v) ?? '')))) return 'boolean'
-  const num = (v: unknown): number | undefined => (typeof v === 'number' ? v : coerce && /^-?\d+(\.\d+)?$/.test(text(v) ?? '') ? Number(text(v)) : undefined)
+  const num = (v: unknown): number | undefined =>
+    typeof v === 'number' ? v : coerce && /^-?\d+(\.\d+)?$/.test(text(v) ?? '') ? Number(text(v)) : undefined
   if (all((v) => num(v) !== undefined)) {
     if (/(_usd|_eur|_gbp|cost|price|amount|spent)/i.test(name)) return 'money'
     return all((v) => Number.isSafeInteger(num(v))) ? 'integer' : 'number'
@@ -272,7 +322,9 @@ function inferScalar(name: string, values: readonly unknown[], coerce: boolean):
  */
 export function inferSpec(name: string, records: readonly Record<string, unknown>[], coerce = false): CollectionSpec {
   const fields = inferFields(records, coerce)
-  const time = fields.find((f) => f.name === 'date' && (f.type === 'date' || f.type === 'datetime')) ?? fields.find((f) => f.type === 'date' || f.type === 'datetime')
+  const time =
+    fields.find((f) => f.name === 'date' && (f.type === 'date' || f.type === 'datetime')) ??
+    fields.find((f) => f.type === 'date' || f.type === 'datetime')
   const identity = fields.some((f) => f.name === EXTERNAL_ID) ? [EXTERNAL_ID] : []
   return { name, fields, identity, ...(time ? { timeField: time.name } : {}) }
 }

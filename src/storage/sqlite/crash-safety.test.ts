@@ -39,7 +39,9 @@ beforeAll(() => {
 /** Runs a writer until it has acknowledged `after` events, then SIGKILLs it. Resolves with the acknowledged keys. */
 function killAfter(home: string, id: string, after: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', WRITER, id], { env: { PATH: process.env['PATH'], MNEMO_HOME: home } })
+    const child = spawn(process.execPath, ['--input-type=module', '-e', WRITER, id], {
+      env: { PATH: process.env['PATH'], MNEMO_HOME: home },
+    })
     const acked: string[] = []
     let buffer = ''
     let killed = false
@@ -57,7 +59,9 @@ function killAfter(home: string, id: string, after: number): Promise<string[]> {
       }
     })
     child.on('error', reject)
-    child.on('close', (_code, signal) => (signal === 'SIGKILL' ? resolve(acked) : reject(new Error(`writer ${id} exited without being killed`))))
+    child.on('close', (_code, signal) =>
+      signal === 'SIGKILL' ? resolve(acked) : reject(new Error(`writer ${id} exited without being killed`)),
+    )
   })
 }
 

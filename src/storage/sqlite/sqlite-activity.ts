@@ -23,7 +23,13 @@ export function registerActivityFunctions(s: SqliteDb): void {
   s.db.function('mnemo_error_message', fn, (text: unknown) => {
     if (typeof text !== 'string') return null
     const out = outputOf(text) || text
-    return out.split('\n').find((l) => l.trim().length > 0)?.trim().slice(0, 300) ?? ''
+    return (
+      out
+        .split('\n')
+        .find((l) => l.trim().length > 0)
+        ?.trim()
+        .slice(0, 300) ?? ''
+    )
   })
 }
 

@@ -86,7 +86,10 @@ export function wrap(cause: unknown, operation: string, path?: string): MnemoErr
     /locked|busy/i.test(message)
       ? { ...init, hint: 'another mnemo process holds the database; retry, or raise busyTimeoutMs' }
       : /readonly database/i.test(message)
-        ? { ...init, hint: 'the data directory (MNEMO_HOME) or its database is not writable by this user: commands that only read still work' }
+        ? {
+            ...init,
+            hint: 'the data directory (MNEMO_HOME) or its database is not writable by this user: commands that only read still work',
+          }
         : init,
   )
 }

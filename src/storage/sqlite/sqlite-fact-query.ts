@@ -1,5 +1,15 @@
 import { invalidInput } from '../../core/errors.js'
-import { bucketPeriod, nextDay, type BucketUnit, type Cond, type FactQuery, type Literal, type Measure, type Period, type Tie } from '../../core/facts/fact-query.js'
+import {
+  bucketPeriod,
+  nextDay,
+  type BucketUnit,
+  type Cond,
+  type FactQuery,
+  type Literal,
+  type Measure,
+  type Period,
+  type Tie,
+} from '../../core/facts/fact-query.js'
 import { mentionsStatus } from '../../core/facts/fact-resolve.js'
 import type { CollectionSpec, FactValue } from '../../core/facts/fact-types.js'
 import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
@@ -89,14 +99,21 @@ function cond(sql: Sql, c: Cond): string {
     case 'has':
       return `EXISTS (SELECT 1 FROM json_each(r.data, ${sql.path(c.field)}) WHERE value = ${sql.p(literal(c.value))})`
     case 'within': {
-      if ('relative' in c.period) throw invalidInput(`query.where.${c.field}`, `query: "in ${c.period.relative} ${c.period.unit}" is for compare; give a period (2024, 2024-Q4, …)`)
+      if ('relative' in c.period)
+        throw invalidInput(
+          `query.where.${c.field}`,
+          `query: "in ${c.period.relative} ${c.period.unit}" is for compare; give a period (2024, 2024-Q4, …)`,
+        )
       return `(${x} >= ${sql.p(c.period.from)} AND ${x} < ${sql.p(nextDay(c.period.to))})`
     }
     case 'in':
       return `${x} IN (${c.values.map((v) => sql.p(literal(v))).join(', ')})`
     case 'between': {
       // An inclusive date range ends at the end of its last day for a datetime field.
-      const high = c.high.kind === 'date' && fieldType(sql, c.field) === 'datetime' ? `${x} < ${sql.p(nextDay(c.high.value))}` : `${x} <= ${sql.p(literal(c.high))}`
+      const high =
+        c.high.kind === 'date' && fieldType(sql, c.field) === 'datetime'
+          ? `${x} < ${sql.p(nextDay(c.high.value))}`
+          : `${x} <= ${sql.p(literal(c.high))}`
       return `(${x} >= ${sql.p(literal(c.low))} AND ${high})`
     }
     default: {
@@ -124,7 +141,12 @@ function deadlineFor(s: SqliteDb): { until: number; now: () => number } {
   if (d === undefined) {
     const state = { until: Number.POSITIVE_INFINITY, now: s.now }
     s.db.function('fact_deadline', { deterministic: false }, () => {
-      if (state.now() > state.until) throw invalidInput('query', 'query: stopped at its time limit before it finished', 'narrow it with where, or raise the limit (timeoutMs)')
+      if (state.now() > state.until)
+        throw invalidInput(
+          'query',
+          'query: stopped at its time limit before it finished',
+          'narrow it with where, or raise the limit (timeoutMs)',
+        )
       return 1
     })
     registerActivityFunctions(s)
@@ -138,14 +160,25 @@ function deadlineFor(s: SqliteDb): { until: number; now: () => number } {
 export function runFactQuery(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery, limits: FactQueryLimits): FactQueryResult {
   return s.guard('facts query', () => {
     const activity = isActivityCollection(spec.name)
-    if (activity && q.asOf !== undefined) throw invalidInput('query', `query: "as of" is for recorded facts; ${spec.name} is the activity as it is in the log now`)
+    if (activity && q.asOf !== undefined)
+      throw invalidInput('query', `query: "as of" is for recorded facts; ${spec.name} is the activity as it is in the log now`)
     const size = (
       activity
-        ? s.stmt('SELECT count(*) FROM observations WHERE project_id = (SELECT id FROM projects WHERE root = ?) AND user_id IS ?').pluck().get(scope.projectRoot, scope.user)
-        : s.stmt('SELECT count(*) FROM fact_records WHERE project_root = ? AND collection = ? AND user_id IS ?').pluck().get(scope.projectRoot, spec.name, scope.user)
+        ? s
+            .stmt('SELECT count(*) FROM observations WHERE project_id = (SELECT id FROM projects WHERE root = ?) AND user_id IS ?')
+            .pluck()
+            .get(scope.projectRoot, scope.user)
+        : s
+            .stmt('SELECT count(*) FROM fact_records WHERE project_root = ? AND collection = ? AND user_id IS ?')
+            .pluck()
+            .get(scope.projectRoot, spec.name, scope.user)
     ) as number
     if (size > limits.maxRows) {
-      throw invalidInput('query', `query: ${spec.name} holds ${size} records, above the query limit of ${limits.maxRows}`, 'raise maxRows, or split the collection')
+      throw invalidInput(
+        'query',
+        `query: ${spec.name} holds ${size} records, above the query limit of ${limits.maxRows}`,
+        'raise maxRows, or split the collection',
+      )
     }
     const deadline = deadlineFor(s)
     deadline.until = s.now() + limits.timeoutMs
@@ -172,12 +205,12 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
       activity !== undefined
         ? activity
         : q.asOf === undefined
-        ? `SELECT rowid AS rn, id, data, status, recorded_at, provenance FROM fact_records WHERE project_root = ${sql.p(scope.projectRoot)} AND collection = ${sql.p(spec.name)} AND user_id IS ${sql.p(scope.user)} AND retracted_at IS NULL`
-        : (() => {
-            const at = Date.parse(q.asOf.length === 10 ? `${q.asOf}T23:59:59.999Z` : q.asOf)
-            const t = sql.p(at)
-            return `SELECT event_seq AS rn, record_id AS id, data, status, recorded_at, provenance FROM fact_versions WHERE project_root = ${sql.p(scope.projectRoot)} AND collection = ${sql.p(spec.name)} AND user_id IS ${sql.p(scope.user)} AND action = 'assert' AND recorded_at <= ${t} AND (superseded_at IS NULL OR superseded_at > ${t})`
-          })()
+          ? `SELECT rowid AS rn, id, data, status, recorded_at, provenance FROM fact_records WHERE project_root = ${sql.p(scope.projectRoot)} AND collection = ${sql.p(spec.name)} AND user_id IS ${sql.p(scope.user)} AND retracted_at IS NULL`
+          : (() => {
+              const at = Date.parse(q.asOf.length === 10 ? `${q.asOf}T23:59:59.999Z` : q.asOf)
+              const t = sql.p(at)
+              return `SELECT event_seq AS rn, record_id AS id, data, status, recorded_at, provenance FROM fact_versions WHERE project_root = ${sql.p(scope.projectRoot)} AND collection = ${sql.p(spec.name)} AND user_id IS ${sql.p(scope.user)} AND action = 'assert' AND recorded_at <= ${t} AND (superseded_at IS NULL OR superseded_at > ${t})`
+            })()
     // The time limit is checked on every 64th row: a call into JavaScript per row would cost more than the query.
     const parts = ['(r.rn % 64 <> 0 OR fact_deadline())']
     if (q.status !== 'any' && !mentionsStatus(q.where)) parts.push(`r.status = ${sql.p(q.status ?? 'done')}`)
@@ -192,7 +225,10 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
    * The records an answer rests on (those of the filter and `extra`): ids (time order), how many, their time range and
    * sources; and, from the same scan, the collection's records of the counted statuses and their time range.
    */
-  const contributing = (extra: (sql: Sql) => string | undefined, join: (sql: Sql) => string = () => ''): Pick<FactQueryResult, 'records' | 'matched' | 'sources'> & { from?: string; to?: string } => {
+  const contributing = (
+    extra: (sql: Sql) => string | undefined,
+    join: (sql: Sql) => string = () => '',
+  ): Pick<FactQueryResult, 'records' | 'matched' | 'sources'> & { from?: string; to?: string } => {
     const { sql, head, scan, filter } = start()
     const more = extra(sql)
     const joined = join(sql)
@@ -232,11 +268,21 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
     }
     case 'list': {
       const { sql, head, w } = start()
-      const order = v.order ? `${sql.field(v.order.field)} ${v.order.dir === 'desc' ? 'DESC' : 'ASC'}, ` : spec.timeField ? `${sql.field(spec.timeField)}, ` : ''
-      const rows = exec<{ id: string; data: string; status: string }>(sql, `${head} SELECT r.id AS id, json(r.data) AS data, r.status AS status FROM r WHERE ${w} ORDER BY ${order}r.recorded_at, r.rn, r.id LIMIT ${sql.p(v.limit ?? DEFAULT_LIST_LIMIT)}`)
+      const order = v.order
+        ? `${sql.field(v.order.field)} ${v.order.dir === 'desc' ? 'DESC' : 'ASC'}, `
+        : spec.timeField
+          ? `${sql.field(spec.timeField)}, `
+          : ''
+      const rows = exec<{ id: string; data: string; status: string }>(
+        sql,
+        `${head} SELECT r.id AS id, json(r.data) AS data, r.status AS status FROM r WHERE ${w} ORDER BY ${order}r.recorded_at, r.rn, r.id LIMIT ${sql.p(v.limit ?? DEFAULT_LIST_LIMIT)}`,
+      )
       const value = rows.map((row) => {
         const data = JSON.parse(row.data) as Record<string, FactValue>
-        const picked = v.fields.length > 0 ? Object.fromEntries(v.fields.map((f) => [f, f === 'id' ? row.id : f === 'status' ? row.status : data[f] ?? null])) : data
+        const picked =
+          v.fields.length > 0
+            ? Object.fromEntries(v.fields.map((f) => [f, f === 'id' ? row.id : f === 'status' ? row.status : (data[f] ?? null)]))
+            : data
         return { id: row.id, ...picked }
       })
       const c = contributing(() => undefined)
@@ -257,7 +303,12 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
       const values = rows.map((r) => (r.ret === null ? null : (r.ret as string | number)))
       return done({
         kind: values.length > 1 ? 'values' : 'value',
-        value: values.length === 0 ? null : values.length === 1 ? (values[0] ?? null) : (values.filter((x) => x !== null) as (string | number)[]),
+        value:
+          values.length === 0
+            ? null
+            : values.length === 1
+              ? (values[0] ?? null)
+              : (values.filter((x) => x !== null) as (string | number)[]),
         ...c,
         // The winners first: they are what the answer names.
         records: [...rows.map((r) => r.id), ...c.records.filter((id) => !rows.some((r) => r.id === id))].slice(0, MAX_ANSWER_IDS),
@@ -269,19 +320,27 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
       const join = listKey ? `, json_each(r.data, ${sql.path(v.key.field)}) AS j` : ''
       const key = listKey ? 'j.value' : v.key.bucket !== undefined ? bucket(sql.field(v.key.field), v.key.bucket) : sql.field(v.key.field)
       const m = measureSql(sql, v.measure)
-      const tie = 'top' in v.pick && (v.pick.ties.rule === 'earliest' || v.pick.ties.rule === 'latest') ? sql.field(v.pick.ties.field) : 'NULL'
+      const tie =
+        'top' in v.pick && (v.pick.ties.rule === 'earliest' || v.pick.ties.rule === 'latest') ? sql.field(v.pick.ties.field) : 'NULL'
       const g = `${head}, g AS (SELECT ${key} AS key, count(*) AS n, ${m} AS m, min(${tie}) AS tmin, max(${tie}) AS tmax FROM r${join} WHERE ${w} AND ${key} IS NOT NULL GROUP BY 1)`
       let text: string
       if ('top' in v.pick) {
         const t = v.pick.ties
-        if (t.rule === 'all') text = `${g} SELECT key, n, m FROM g WHERE m >= (SELECT m FROM g ORDER BY m DESC LIMIT 1 OFFSET ${sql.p(v.pick.top - 1)}) ORDER BY m DESC, key`
-        else text = `${g} SELECT key, n, m FROM g ORDER BY m DESC, ${t.rule === 'first' ? 'key' : t.rule === 'earliest' ? 'tmin, key' : 'tmax DESC, key'} LIMIT ${sql.p(v.pick.top)}`
+        if (t.rule === 'all')
+          text = `${g} SELECT key, n, m FROM g WHERE m >= (SELECT m FROM g ORDER BY m DESC LIMIT 1 OFFSET ${sql.p(v.pick.top - 1)}) ORDER BY m DESC, key`
+        else
+          text = `${g} SELECT key, n, m FROM g ORDER BY m DESC, ${t.rule === 'first' ? 'key' : t.rule === 'earliest' ? 'tmin, key' : 'tmax DESC, key'} LIMIT ${sql.p(v.pick.top)}`
       } else if ('share' in v.pick) {
         const total = v.measure.fn === 'count' ? 'count(*)' : measureSql(sql, v.measure)
         text = `${g}, t AS (SELECT ${total} AS total FROM r WHERE ${w}) SELECT key, n, m, m * 100.0 / t.total AS share FROM g, t WHERE t.total > 0 AND m * 100.0 / t.total ${v.pick.share.op} ${sql.p(v.pick.share.percent)} ORDER BY m DESC, key`
       } else text = `${g} SELECT key, n, m FROM g ORDER BY m DESC, key`
       const rows = exec<{ key: string | number; n: number; m: number | string | null; share?: number }>(sql, text)
-      const groups: FactGroup[] = rows.map((r) => ({ key: r.key, value: r.m, count: r.n, ...(r.share !== undefined ? { share: r.share } : {}) }))
+      const groups: FactGroup[] = rows.map((r) => ({
+        key: r.key,
+        value: r.m,
+        count: r.n,
+        ...(r.share !== undefined ? { share: r.share } : {}),
+      }))
       const keys = JSON.stringify(groups.map((x) => x.key))
       // A share rests on every filtered record (they make its total); a top or full grouping on its groups' records.
       const c = contributing(
@@ -312,7 +371,13 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
       const bv = row.b ?? (zero ? 0 : null)
       const delta = av !== null && bv !== null ? bv - av : null
       const direction = delta === null ? 'unknown' : delta > 0 ? 'increase' : delta < 0 ? 'decrease' : 'same'
-      const side = (p: { from: string; to: string; label: string }, value: number | null, count: number): FactPeriodValue => ({ label: p.label, from: p.from, to: p.to, value, count })
+      const side = (p: { from: string; to: string; label: string }, value: number | null, count: number): FactPeriodValue => ({
+        label: p.label,
+        from: p.from,
+        to: p.to,
+        value,
+        count,
+      })
       const c = contributing((y) => {
         const oo = y.field(v.over)
         return `((${oo} >= ${y.p(a.from)} AND ${oo} < ${y.p(nextDay(a.to))}) OR (${oo} >= ${y.p(b.from)} AND ${oo} < ${y.p(nextDay(b.to))}))`
@@ -320,7 +385,13 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
       return done({
         kind: 'comparison',
         value: direction,
-        comparison: { a: side(a, av, row.an), b: side(b, bv, row.bn), delta, ratio: av !== null && bv !== null && av !== 0 ? bv / av : null, direction },
+        comparison: {
+          a: side(a, av, row.an),
+          b: side(b, bv, row.bn),
+          delta,
+          ratio: av !== null && bv !== null && av !== 0 ? bv / av : null,
+          direction,
+        },
         ...c,
       })
     }
@@ -331,7 +402,12 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
     if (!('relative' in p)) return p
     const { sql, head, w } = start()
     const bx = bucket(sql.field(over), p.unit)
-    const label = exec<string | null>(sql, `${head} SELECT ${p.relative === 'first' ? 'min' : 'max'}(${bx}) FROM r WHERE ${w} AND ${sql.field(over)} IS NOT NULL`, true)[0] ?? null
+    const label =
+      exec<string | null>(
+        sql,
+        `${head} SELECT ${p.relative === 'first' ? 'min' : 'max'}(${bx}) FROM r WHERE ${w} AND ${sql.field(over)} IS NOT NULL`,
+        true,
+      )[0] ?? null
     if (label === null) return { from: '9999-12-31', to: '9999-12-31', label: `${p.relative} ${p.unit} (no records)` }
     return { ...bucketPeriod(String(label), p.unit), label: `${p.relative} ${p.unit} (${label})` }
   }

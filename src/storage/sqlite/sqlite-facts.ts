@@ -1,5 +1,14 @@
 import { mergeSpecs } from '../../core/facts/fact-values.js'
-import type { CollectionSpec, FactOp, FactProvenance, FactRecord, FactStatus, FactValue, FactValues, FactVersion } from '../../core/facts/fact-types.js'
+import type {
+  CollectionSpec,
+  FactOp,
+  FactProvenance,
+  FactRecord,
+  FactStatus,
+  FactValue,
+  FactValues,
+  FactVersion,
+} from '../../core/facts/fact-types.js'
 import type { EventInput } from '../../core/types.js'
 import type { FactQueryLimits, FactQueryResult, FactScope, FactStore } from '../fact-store.js'
 import type { FactQuery } from '../../core/facts/fact-query.js'
@@ -10,8 +19,10 @@ import { runFactQuery } from './sqlite-fact-query.js'
 // a deleted event wrote, and the reads of the FactStore port.
 
 /** Record columns as read back: data and provenance (stored as JSONB, which json_extract reads without parsing text) as JSON text. */
-const RECORD_COLUMNS = 'id, collection, identity, json(data) AS data, status, valid_from, valid_to, retracted_at, recorded_at, version, json(provenance) AS provenance, user_id'
-const VERSION_COLUMNS = 'record_id, project_root, collection, action, json(data) AS data, status, valid_from, valid_to, recorded_at, superseded_at, json(provenance) AS provenance, event_seq, user_id, version'
+const RECORD_COLUMNS =
+  'id, collection, identity, json(data) AS data, status, valid_from, valid_to, retracted_at, recorded_at, version, json(provenance) AS provenance, user_id'
+const VERSION_COLUMNS =
+  'record_id, project_root, collection, action, json(data) AS data, status, valid_from, valid_to, recorded_at, superseded_at, json(provenance) AS provenance, event_seq, user_id, version'
 
 /** The fact tables a rebuild empties before replaying the log. */
 export const FACT_TABLES_SQL = 'DELETE FROM fact_schema; DELETE FROM fact_versions; DELETE FROM fact_records; DELETE FROM fact_tombstones;'
@@ -59,16 +70,24 @@ export function applyFacts(s: SqliteDb, event: EventInput, seq: number, ops: rea
   const user = event.user ?? null
   for (const op of ops) {
     if (op.action === 'declare') {
-      s.stmt('INSERT INTO fact_schema (project_root, user_id, collection, event_seq, spec) VALUES (?, ?, ?, ?, ?)').run(root, user, op.collection.name, seq, JSON.stringify(op.collection))
+      s.stmt('INSERT INTO fact_schema (project_root, user_id, collection, event_seq, spec) VALUES (?, ?, ?, ?, ?)').run(
+        root,
+        user,
+        op.collection.name,
+        seq,
+        JSON.stringify(op.collection),
+      )
       continue
     }
-    const current = s.stmt('SELECT id, user_id, version, data FROM fact_records WHERE id = ? AND project_root = ? AND user_id IS ?').get(op.id, root, user) as
-      | { id: string; version: number; data: string }
-      | undefined
+    const current = s
+      .stmt('SELECT id, user_id, version, data FROM fact_records WHERE id = ? AND project_root = ? AND user_id IS ?')
+      .get(op.id, root, user) as { id: string; version: number; data: string } | undefined
     if (op.action === 'delete') {
       s.stmt('DELETE FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ?').run(op.id, root, user)
       s.stmt('DELETE FROM fact_records WHERE id = ? AND project_root = ? AND user_id IS ?').run(op.id, root, user)
-      s.stmt('INSERT INTO fact_tombstones (record_id, project_root, user_id, collection, identity, deleted_at, event_seq) VALUES (?, ?, ?, ?, ?, ?, ?)').run(op.id, root, user, op.collection, op.identity ?? null, event.ts, seq)
+      s.stmt(
+        'INSERT INTO fact_tombstones (record_id, project_root, user_id, collection, identity, deleted_at, event_seq) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ).run(op.id, root, user, op.collection, op.identity ?? null, event.ts, seq)
       continue
     }
     // Another user's record (or another project's) with this id is not this event's to change.
@@ -90,14 +109,35 @@ export function applyFacts(s: SqliteDb, event: EventInput, seq: number, ops: rea
          ON CONFLICT (id) DO UPDATE SET identity = excluded.identity, data = excluded.data, status = excluded.status, valid_from = excluded.valid_from,
            valid_to = excluded.valid_to, retracted_at = NULL, recorded_at = excluded.recorded_at, version = excluded.version, provenance = excluded.provenance,
            event_seq = excluded.event_seq`,
-      ).run(op.id, root, user, op.collection, identity, data, op.status, op.validFrom ?? null, op.validTo ?? null, event.ts, version, provenance, seq)
+      ).run(
+        op.id,
+        root,
+        user,
+        op.collection,
+        identity,
+        data,
+        op.status,
+        op.validFrom ?? null,
+        op.validTo ?? null,
+        event.ts,
+        version,
+        provenance,
+        seq,
+      )
     } else {
       const row = s.stmt('SELECT * FROM fact_records WHERE id = ?').get(op.id) as RecordRow
       s.stmt(
         `INSERT INTO fact_versions (record_id, version, project_root, user_id, collection, action, data, status, valid_from, valid_to, recorded_at, provenance, event_seq)
          VALUES (?, ?, ?, ?, ?, 'retract', ?, ?, ?, ?, ?, ?, ?)`,
       ).run(op.id, version, root, user, row.collection, row.data, row.status, row.valid_from, op.at, event.ts, row.provenance, seq)
-      s.stmt('UPDATE fact_records SET valid_to = ?, retracted_at = ?, version = ?, recorded_at = ?, event_seq = ? WHERE id = ?').run(op.at, event.ts, version, event.ts, seq, op.id)
+      s.stmt('UPDATE fact_records SET valid_to = ?, retracted_at = ?, version = ?, recorded_at = ?, event_seq = ? WHERE id = ?').run(
+        op.at,
+        event.ts,
+        version,
+        event.ts,
+        seq,
+        op.id,
+      )
     }
   }
 }
@@ -121,7 +161,22 @@ export function removeFactsOfEvent(s: SqliteDb, seq: number): void {
       s.stmt(
         `INSERT INTO fact_versions (record_id, version, project_root, user_id, collection, action, data, status, valid_from, valid_to, recorded_at, superseded_at, provenance, event_seq)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(id, i + 1, v.project_root, v.user_id, v.collection, v.action, v.data, v.status, v.valid_from, v.valid_to, v.recorded_at, versions[i + 1]?.recorded_at ?? null, v.provenance, v.event_seq)
+      ).run(
+        id,
+        i + 1,
+        v.project_root,
+        v.user_id,
+        v.collection,
+        v.action,
+        v.data,
+        v.status,
+        v.valid_from,
+        v.valid_to,
+        v.recorded_at,
+        versions[i + 1]?.recorded_at ?? null,
+        v.provenance,
+        v.event_seq,
+      )
     })
     const last = versions.at(-1)
     if (last === undefined) continue
@@ -167,7 +222,9 @@ function toRecord(r: RecordRow): FactRecord & { retractedAt?: number } {
 /** The SQLite FactStore over one connection. */
 export function createSqliteFacts(s: SqliteDb): FactStore {
   const specs = (scope: FactScope): CollectionSpec[] => {
-    const rows = s.stmt('SELECT collection, spec FROM fact_schema WHERE project_root = ? AND user_id IS ? ORDER BY event_seq').all(scope.projectRoot, scope.user) as { collection: string; spec: string }[]
+    const rows = s
+      .stmt('SELECT collection, spec FROM fact_schema WHERE project_root = ? AND user_id IS ? ORDER BY event_seq')
+      .all(scope.projectRoot, scope.user) as { collection: string; spec: string }[]
     const byName = new Map<string, CollectionSpec>()
     for (const r of rows) {
       const spec = JSON.parse(r.spec) as CollectionSpec
@@ -186,7 +243,12 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
           const records = s.stmt(`SELECT count(*) ${base}`).pluck().get(scope.projectRoot, scope.user, spec.name) as number
           const stats: { records: number; from?: string; to?: string; examples: Record<string, FactValue[]> } = { records, examples: {} }
           if (spec.timeField !== undefined) {
-            const range = s.stmt(`SELECT min(json_extract(data, ?)) AS lo, max(json_extract(data, ?)) AS hi ${base}`).get(`$.${spec.timeField}`, `$.${spec.timeField}`, scope.projectRoot, scope.user, spec.name) as { lo: string | null; hi: string | null }
+            const range = s
+              .stmt(`SELECT min(json_extract(data, ?)) AS lo, max(json_extract(data, ?)) AS hi ${base}`)
+              .get(`$.${spec.timeField}`, `$.${spec.timeField}`, scope.projectRoot, scope.user, spec.name) as {
+              lo: string | null
+              hi: string | null
+            }
             if (range.lo !== null) stats.from = range.lo
             if (range.hi !== null) stats.to = range.hi
           }
@@ -195,8 +257,14 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
               f.type === 'list'
                 ? `SELECT DISTINCT j.value FROM fact_records r, json_each(r.data, ?) j WHERE r.project_root = ? AND r.user_id IS ? AND r.collection = ? AND r.retracted_at IS NULL ORDER BY r.recorded_at LIMIT ?`
                 : `SELECT DISTINCT json_extract(data, ?) AS v ${base} AND json_extract(data, ?) IS NOT NULL ORDER BY recorded_at LIMIT ?`
-            const params = f.type === 'list' ? [`$.${f.name}`, scope.projectRoot, scope.user, spec.name, examples] : [`$.${f.name}`, scope.projectRoot, scope.user, spec.name, `$.${f.name}`, examples]
-            const values = s.stmt(sql).pluck().all(...params) as FactValue[]
+            const params =
+              f.type === 'list'
+                ? [`$.${f.name}`, scope.projectRoot, scope.user, spec.name, examples]
+                : [`$.${f.name}`, scope.projectRoot, scope.user, spec.name, `$.${f.name}`, examples]
+            const values = s
+              .stmt(sql)
+              .pluck()
+              .all(...params) as FactValue[]
             stats.examples[f.name] = f.type === 'boolean' || f.items === 'boolean' ? values.map((v) => v === 1 || v === true) : values
           }
           out.set(spec.name, stats)
@@ -205,25 +273,38 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
       }),
     byIdentity: (scope, collection, identity) =>
       s.guard('facts read', () => {
-        const row = s.stmt(`SELECT ${RECORD_COLUMNS} FROM fact_records WHERE project_root = ? AND collection = ? AND identity = ? AND user_id IS ? AND retracted_at IS NULL`).get(scope.projectRoot, collection, identity, scope.user) as RecordRow | undefined
+        const row = s
+          .stmt(
+            `SELECT ${RECORD_COLUMNS} FROM fact_records WHERE project_root = ? AND collection = ? AND identity = ? AND user_id IS ? AND retracted_at IS NULL`,
+          )
+          .get(scope.projectRoot, collection, identity, scope.user) as RecordRow | undefined
         return row ? toRecord(row) : undefined
       }),
     get: (scope, id) =>
       s.guard('facts read', () => {
-        const row = s.stmt(`SELECT ${RECORD_COLUMNS} FROM fact_records WHERE id = ? AND project_root = ? AND user_id IS ?`).get(id, scope.projectRoot, scope.user) as RecordRow | undefined
+        const row = s
+          .stmt(`SELECT ${RECORD_COLUMNS} FROM fact_records WHERE id = ? AND project_root = ? AND user_id IS ?`)
+          .get(id, scope.projectRoot, scope.user) as RecordRow | undefined
         return row ? toRecord(row) : undefined
       }),
     list: (scope, collection, offset, limit) =>
       s.guard('facts read', () => {
         const rows = s
-          .stmt(`SELECT ${RECORD_COLUMNS} FROM fact_records WHERE project_root = ? AND user_id IS ? AND collection = ? AND retracted_at IS NULL ORDER BY recorded_at, id LIMIT ? OFFSET ?`)
+          .stmt(
+            `SELECT ${RECORD_COLUMNS} FROM fact_records WHERE project_root = ? AND user_id IS ? AND collection = ? AND retracted_at IS NULL ORDER BY recorded_at, id LIMIT ? OFFSET ?`,
+          )
           .all(scope.projectRoot, scope.user, collection, limit, offset) as RecordRow[]
-        const total = s.stmt('SELECT count(*) FROM fact_records WHERE project_root = ? AND user_id IS ? AND collection = ? AND retracted_at IS NULL').pluck().get(scope.projectRoot, scope.user, collection) as number
+        const total = s
+          .stmt('SELECT count(*) FROM fact_records WHERE project_root = ? AND user_id IS ? AND collection = ? AND retracted_at IS NULL')
+          .pluck()
+          .get(scope.projectRoot, scope.user, collection) as number
         return { records: rows.map(toRecord), total }
       }),
     history: (scope, id) =>
       s.guard('facts read', () => {
-        const rows = s.stmt(`SELECT ${VERSION_COLUMNS} FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY version`).all(id, scope.projectRoot, scope.user) as VersionRow[]
+        const rows = s
+          .stmt(`SELECT ${VERSION_COLUMNS} FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY version`)
+          .all(id, scope.projectRoot, scope.user) as VersionRow[]
         return rows.map(
           (v): FactVersion => ({
             ...toRecord({ ...v, id: v.record_id, retracted_at: null }),
@@ -234,20 +315,32 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
       }),
     tombstone: (scope, id) =>
       s.guard('facts read', () => {
-        const row = s.stmt('SELECT collection, deleted_at FROM fact_tombstones WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY deleted_at DESC LIMIT 1').get(id, scope.projectRoot, scope.user) as
-          | { collection: string; deleted_at: number }
-          | undefined
+        const row = s
+          .stmt(
+            'SELECT collection, deleted_at FROM fact_tombstones WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY deleted_at DESC LIMIT 1',
+          )
+          .get(id, scope.projectRoot, scope.user) as { collection: string; deleted_at: number } | undefined
         return row ? { collection: row.collection, deletedAt: row.deleted_at } : undefined
       }),
     tombstoneByIdentity: (scope, collection, identity) =>
       s.guard('facts read', () => {
-        const row = s.stmt('SELECT record_id, deleted_at FROM fact_tombstones WHERE project_root = ? AND collection = ? AND identity = ? AND user_id IS ? ORDER BY deleted_at DESC LIMIT 1').get(scope.projectRoot, collection, identity, scope.user) as
-          | { record_id: string; deleted_at: number }
-          | undefined
+        const row = s
+          .stmt(
+            'SELECT record_id, deleted_at FROM fact_tombstones WHERE project_root = ? AND collection = ? AND identity = ? AND user_id IS ? ORDER BY deleted_at DESC LIMIT 1',
+          )
+          .get(scope.projectRoot, collection, identity, scope.user) as { record_id: string; deleted_at: number } | undefined
         return row ? { id: row.record_id, deletedAt: row.deleted_at } : undefined
       }),
     eventSeqs: (scope, id) =>
-      s.guard('facts read', () => s.stmt('SELECT event_seq FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY version').pluck().all(id, scope.projectRoot, scope.user) as number[]),
-    query: (scope: FactScope, spec: CollectionSpec, query: FactQuery, limits: FactQueryLimits): FactQueryResult => runFactQuery(s, scope, spec, query, limits),
+      s.guard(
+        'facts read',
+        () =>
+          s
+            .stmt('SELECT event_seq FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY version')
+            .pluck()
+            .all(id, scope.projectRoot, scope.user) as number[],
+      ),
+    query: (scope: FactScope, spec: CollectionSpec, query: FactQuery, limits: FactQueryLimits): FactQueryResult =>
+      runFactQuery(s, scope, spec, query, limits),
   }
 }

@@ -11,17 +11,29 @@ import { removeFactsOfEvent } from './sqlite-facts.js'
 
 export function observationIdsOfEvents(s: SqliteDb, filter: EventFilter & { projectRoot: string }): string[] {
   const where = eventConditions(filter, 'e.')
-  return s.stmt(`SELECT o.id FROM observations o JOIN events e ON e.seq = o.event_seq WHERE ${where.sql.join(' AND ')}`).pluck().all(...where.params) as string[]
+  return s
+    .stmt(`SELECT o.id FROM observations o JOIN events e ON e.seq = o.event_seq WHERE ${where.sql.join(' AND ')}`)
+    .pluck()
+    .all(...where.params) as string[]
 }
 
 export function eventsHaveCopies(s: SqliteDb, seqs: readonly number[]): boolean {
   if (seqs.length === 0) return false
   return (
-    s.stmt(`SELECT 1 FROM observation_copies c JOIN observations o ON o.rowid = c.observation_rowid WHERE o.event_seq IN (${seqs.map(() => '?').join(',')}) LIMIT 1`).get(...seqs) !== undefined
+    s
+      .stmt(
+        `SELECT 1 FROM observation_copies c JOIN observations o ON o.rowid = c.observation_rowid WHERE o.event_seq IN (${seqs.map(() => '?').join(',')}) LIMIT 1`,
+      )
+      .get(...seqs) !== undefined
   )
 }
 
-export function stepRecords(s: SqliteDb, session: StepSession, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[] {
+export function stepRecords(
+  s: SqliteDb,
+  session: StepSession,
+  origin: string,
+  step: { sourceRef?: string; kind: string; text: string; ts: number },
+): string[] {
   const sessionId = sessionIdOf(s, session)
   if (sessionId === undefined) return []
   return otherPathRecords(s, sessionId, origin, step)
@@ -31,7 +43,9 @@ export function stepRecords(s: SqliteDb, session: StepSession, origin: string, s
 
 export function stepOf(s: SqliteDb, observationId: string): { origin: string | undefined; session: StepSession } | undefined {
   const row = s
-    .stmt('SELECT o.origin, p.root AS projectRoot, se.agent, se.session_key AS key FROM observations o JOIN sessions se ON se.id = o.session_id JOIN projects p ON p.id = se.project_id WHERE o.id = ?')
+    .stmt(
+      'SELECT o.origin, p.root AS projectRoot, se.agent, se.session_key AS key FROM observations o JOIN sessions se ON se.id = o.session_id JOIN projects p ON p.id = se.project_id WHERE o.id = ?',
+    )
     .get(observationId) as { origin: string | null; projectRoot: string; agent: string; key: string } | undefined
   return row ? { origin: row.origin ?? undefined, session: { projectRoot: row.projectRoot, agent: row.agent, key: row.key } } : undefined
 }
@@ -46,17 +60,29 @@ export function deleteEvents(s: SqliteDb, filter: EventFilter): number {
   return s.guard('delete', () => {
     if (filter.seqs && filter.seqs.length === 0) return 0
     const { sql: where, params } = eventConditions(filter)
-    if (where.length === 0) throw new MnemoError('INVALID_INPUT', 'a delete needs a scope (ids, project, session or time)', { details: { path: 'scope' } })
+    if (where.length === 0)
+      throw new MnemoError('INVALID_INPUT', 'a delete needs a scope (ids, project, session or time)', { details: { path: 'scope' } })
     let deleted = 0
     s.db
       .transaction(() => {
-        const rows = s.stmt(`SELECT seq, idem_key, project_root FROM events WHERE ${where.join(' AND ')}`).all(...params) as { seq: number; idem_key: string; project_root: string }[]
+        const rows = s.stmt(`SELECT seq, idem_key, project_root FROM events WHERE ${where.join(' AND ')}`).all(...params) as {
+          seq: number
+          idem_key: string
+          project_root: string
+        }[]
         for (const r of rows) {
           // Derived rows first (they reference the event), then the event; its key becomes a tombstone.
           for (const o of s.stmt('SELECT id FROM observations WHERE event_seq = ?').pluck().all(r.seq) as string[]) removeDerived(s, o)
-          for (const m of s.stmt('SELECT id, superseded_by FROM memories WHERE event_seq = ?').all(r.seq) as { id: string; superseded_by: string | null }[]) {
+          for (const m of s.stmt('SELECT id, superseded_by FROM memories WHERE event_seq = ?').all(r.seq) as {
+            id: string
+            superseded_by: string | null
+          }[]) {
             removeDerived(s, m.id)
-            const next = m.superseded_by ? (s.stmt('SELECT id, valid_from FROM memories WHERE id = ?').get(m.superseded_by) as { id: string; valid_from: number } | undefined) : undefined
+            const next = m.superseded_by
+              ? (s.stmt('SELECT id, valid_from FROM memories WHERE id = ?').get(m.superseded_by) as
+                  | { id: string; valid_from: number }
+                  | undefined)
+              : undefined
             if (next) {
               // A middle version goes: the one before it is now superseded by the one after it (as a rebuild would derive).
               s.stmt('UPDATE memories SET superseded_by = ?, valid_to = ? WHERE superseded_by = ?').run(next.id, next.valid_from, m.id)
@@ -69,7 +95,11 @@ export function deleteEvents(s: SqliteDb, filter: EventFilter): number {
           }
           s.stmt('DELETE FROM observation_copies WHERE event_seq = ?').run(r.seq)
           removeFactsOfEvent(s, r.seq)
-          s.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(r.idem_key, s.now(), r.project_root)
+          s.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(
+            r.idem_key,
+            s.now(),
+            r.project_root,
+          )
           s.stmt('DELETE FROM events WHERE seq = ?').run(r.seq)
         }
         for (const root of new Set(rows.map((r) => r.project_root))) dropProjectIfEmpty(s, root)
@@ -90,7 +120,8 @@ function dropProjectIfEmpty(s: SqliteDb, root: string): void {
   const id = (s.stmt('SELECT id FROM projects WHERE root = ?').get(root) as { id: string } | undefined)?.id
   if (id === undefined) return
   const sessions = s.stmt('SELECT id FROM sessions WHERE project_id = ?').pluck().all(id) as string[]
-  for (const session of sessions) for (const o of s.stmt('SELECT id FROM observations WHERE session_id = ?').pluck().all(session) as string[]) removeDerived(s, o)
+  for (const session of sessions)
+    for (const o of s.stmt('SELECT id FROM observations WHERE session_id = ?').pluck().all(session) as string[]) removeDerived(s, o)
   s.stmt('DELETE FROM sessions WHERE project_id = ?').run(id)
   s.stmt('DELETE FROM entity_mentions WHERE entity_id IN (SELECT id FROM entities WHERE project_id = ?)').run(id)
   s.stmt('DELETE FROM entities WHERE project_id = ?').run(id)
@@ -106,7 +137,10 @@ export function rewritePayloads(s: SqliteDb, fn: (payload: unknown) => unknown):
       .transaction(() => {
         let after = 0
         for (;;) {
-          const rows = s.stmt('SELECT seq, payload FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as { seq: number; payload: string | Buffer }[]
+          const rows = s.stmt('SELECT seq, payload FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as {
+            seq: number
+            payload: string | Buffer
+          }[]
           if (rows.length === 0) break
           for (const row of rows) {
             after = row.seq
@@ -124,8 +158,11 @@ export function rewritePayloads(s: SqliteDb, fn: (payload: unknown) => unknown):
   })
 }
 
-export function foldEvents(s: SqliteDb, options: { before: number; projectRoot?: string; user?: string | null },
-    fold: (event: StoredEvent) => { format: EventFormat; payload: unknown } | undefined,): { events: number; bytesBefore: number; bytesAfter: number } {
+export function foldEvents(
+  s: SqliteDb,
+  options: { before: number; projectRoot?: string; user?: string | null },
+  fold: (event: StoredEvent) => { format: EventFormat; payload: unknown } | undefined,
+): { events: number; bytesBefore: number; bytesAfter: number } {
   return s.guard('fold events', () => {
     const out = { events: 0, bytesBefore: 0, bytesAfter: 0 }
     const scope = `${options.projectRoot !== undefined ? ' AND project_root = ?' : ''}${options.user === null ? ' AND user_id IS NULL' : options.user !== undefined ? ' AND user_id = ?' : ''}`
@@ -133,12 +170,14 @@ export function foldEvents(s: SqliteDb, options: { before: number; projectRoot?:
       .transaction(() => {
         let after = 0
         for (;;) {
-          const rows = s.stmt(`SELECT * FROM events WHERE seq > ? AND ts < ?${scope} ORDER BY seq LIMIT 1000`).all(
-            after,
-            options.before,
-            ...(options.projectRoot !== undefined ? [options.projectRoot] : []),
-            ...(typeof options.user === 'string' ? [options.user] : []),
-          ) as EventRow[]
+          const rows = s
+            .stmt(`SELECT * FROM events WHERE seq > ? AND ts < ?${scope} ORDER BY seq LIMIT 1000`)
+            .all(
+              after,
+              options.before,
+              ...(options.projectRoot !== undefined ? [options.projectRoot] : []),
+              ...(typeof options.user === 'string' ? [options.user] : []),
+            ) as EventRow[]
           if (rows.length === 0) break
           for (const row of rows) {
             after = row.seq
@@ -181,7 +220,12 @@ export function putTombstones(s: SqliteDb, rows: readonly { idemKey: string; at:
   s.guard('put tombstones', () =>
     s.db
       .transaction(() => {
-        for (const r of rows) s.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(r.idemKey, r.at, r.projectRoot ?? null)
+        for (const r of rows)
+          s.stmt('INSERT INTO tombstones (idem_key, at, project_root) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(
+            r.idemKey,
+            r.at,
+            r.projectRoot ?? null,
+          )
       })
       .immediate(),
   )
@@ -189,20 +233,25 @@ export function putTombstones(s: SqliteDb, rows: readonly { idemKey: string; at:
 
 export function audit(s: SqliteDb, entry: AuditEntry): void {
   s.guard('audit', () =>
-    s.stmt('INSERT INTO audit_log (at, actor, action, target, count, details) VALUES (?, ?, ?, ?, ?, ?)').run(
-      entry.at,
-      entry.actor,
-      entry.action,
-      entry.target,
-      entry.count,
-      entry.details ? JSON.stringify(entry.details) : null,
-    ),
+    s
+      .stmt('INSERT INTO audit_log (at, actor, action, target, count, details) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(entry.at, entry.actor, entry.action, entry.target, entry.count, entry.details ? JSON.stringify(entry.details) : null),
   )
 }
 
 export function auditLog(s: SqliteDb, limit: number): AuditEntry[] {
-  const rows = s.stmt('SELECT at, actor, action, target, count, details FROM audit_log ORDER BY id DESC LIMIT ?').all(limit) as (Omit<AuditEntry, 'details'> & { details: string | null })[]
-  return rows.map((r) => ({ at: r.at, actor: r.actor, action: r.action, target: r.target, count: r.count, ...(r.details ? { details: JSON.parse(r.details) as Record<string, unknown> } : {}) }))
+  const rows = s.stmt('SELECT at, actor, action, target, count, details FROM audit_log ORDER BY id DESC LIMIT ?').all(limit) as (Omit<
+    AuditEntry,
+    'details'
+  > & { details: string | null })[]
+  return rows.map((r) => ({
+    at: r.at,
+    actor: r.actor,
+    action: r.action,
+    target: r.target,
+    count: r.count,
+    ...(r.details ? { details: JSON.parse(r.details) as Record<string, unknown> } : {}),
+  }))
 }
 
 export function integrityCheck(s: SqliteDb): string {

@@ -139,7 +139,8 @@ export const onTable =
   (name: string): string =>
     `${alias}.${name}`
 /** The outer joins that make a document key (`f.rowid`, `x.doc_key`) an observation `o` or a memory `m` (positive keys are observations, negative memories). */
-export const docJoin = (key: string): string => `LEFT JOIN observations o ON ${key} > 0 AND o.rowid = ${key} LEFT JOIN memories m ON ${key} < 0 AND m.rowid = -${key}`
+export const docJoin = (key: string): string =>
+  `LEFT JOIN observations o ON ${key} > 0 AND o.rowid = ${key} LEFT JOIN memories m ON ${key} < 0 AND m.rowid = -${key}`
 /** Columns of a document that is an observation `o` or a memory `m` (outer-joined, one of them NULL). */
 export const onEither = (name: string): string => `COALESCE(o.${name}, m.${name})`
 

@@ -45,7 +45,10 @@ export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[]
       if (!Number.isFinite(window)) return s.stmt(select(ranked)).all(options.match, ...params, options.limit) as TextMatch[]
       const found = s.stmt(select(`${ranked} LIMIT ?`)).all(options.match, window, ...params, options.limit) as TextMatch[]
       if (found.length >= options.limit) return found
-      const matches = s.stmt(`SELECT COUNT(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)`).pluck().get(options.match, window + 1) as number
+      const matches = s
+        .stmt(`SELECT COUNT(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)`)
+        .pluck()
+        .get(options.match, window + 1) as number
       if (matches <= window) return found
       window = window * 8 > 100_000 ? Infinity : window * 8
     }
@@ -55,12 +58,17 @@ export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[]
 export function vectors(s: SqliteDb, space: string, scope: Scope): { docKey: number; vec: Float32Array }[] {
   return s.guard('vectors', () => {
     const inScope = scopeWhere(scope, onEither)
-    const rows = s.stmt(
-      `SELECT v.doc_key AS docKey, v.vec AS vec FROM doc_vectors v
+    const rows = s
+      .stmt(
+        `SELECT v.doc_key AS docKey, v.vec AS vec FROM doc_vectors v
        ${docJoin('v.doc_key')}
        WHERE v.space = ? AND (o.id IS NOT NULL OR m.id IS NOT NULL)${inScope.sql}`,
-    ).all(space, ...inScope.params) as { docKey: number; vec: Buffer }[]
-    return rows.map((r) => ({ docKey: r.docKey, vec: new Float32Array(r.vec.buffer.slice(r.vec.byteOffset, r.vec.byteOffset + r.vec.byteLength)) }))
+      )
+      .all(space, ...inScope.params) as { docKey: number; vec: Buffer }[]
+    return rows.map((r) => ({
+      docKey: r.docKey,
+      vec: new Float32Array(r.vec.buffer.slice(r.vec.byteOffset, r.vec.byteOffset + r.vec.byteLength)),
+    }))
   })
 }
 
@@ -68,7 +76,12 @@ export function putVectors(s: SqliteDb, space: string, rows: readonly { docKey: 
   s.guard('put vectors', () => {
     s.db
       .transaction(() => {
-        for (const r of rows) s.stmt('INSERT OR REPLACE INTO doc_vectors (space, doc_key, vec) VALUES (?, ?, ?)').run(space, r.docKey, Buffer.from(r.vec.buffer, r.vec.byteOffset, r.vec.byteLength))
+        for (const r of rows)
+          s.stmt('INSERT OR REPLACE INTO doc_vectors (space, doc_key, vec) VALUES (?, ?, ?)').run(
+            space,
+            r.docKey,
+            Buffer.from(r.vec.buffer, r.vec.byteOffset, r.vec.byteLength),
+          )
       })
       .immediate()
   })
@@ -82,28 +95,41 @@ export function docsWithoutVector(s: SqliteDb, space: string, scope: Scope, limi
   return s.guard('docs without vector', () => {
     const inO = scopeWhere(scope, onTable('observations'))
     const inM = scopeWhere(scope, onTable('memories'))
-    const obs = s.stmt(
-      `SELECT rowid AS docKey, text FROM observations WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = observations.rowid)${inO.sql} ORDER BY rowid LIMIT ?`,
-    ).all(space, ...inO.params, limit) as { docKey: number; text: string }[]
-    const mem = s.stmt(
-      `SELECT -rowid AS docKey, text FROM memories WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = -memories.rowid)${inM.sql} ORDER BY rowid LIMIT ?`,
-    ).all(space, ...inM.params, limit) as { docKey: number; text: string }[]
+    const obs = s
+      .stmt(
+        `SELECT rowid AS docKey, text FROM observations WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = observations.rowid)${inO.sql} ORDER BY rowid LIMIT ?`,
+      )
+      .all(space, ...inO.params, limit) as { docKey: number; text: string }[]
+    const mem = s
+      .stmt(
+        `SELECT -rowid AS docKey, text FROM memories WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = -memories.rowid)${inM.sql} ORDER BY rowid LIMIT ?`,
+      )
+      .all(space, ...inM.params, limit) as { docKey: number; text: string }[]
     return [...obs, ...mem].slice(0, limit)
   })
 }
 
 export function projectTexts(s: SqliteDb, projectId: ProjectId, limit: number): string[] {
   return s.guard('project texts', () => {
-    const obs = s.stmt('SELECT text FROM observations WHERE project_id = ? ORDER BY rowid DESC LIMIT ?').pluck().all(projectId, limit) as string[]
-    const mem = s.stmt('SELECT text FROM memories WHERE project_id = ? ORDER BY rowid DESC LIMIT ?').pluck().all(projectId, limit) as string[]
+    const obs = s
+      .stmt('SELECT text FROM observations WHERE project_id = ? ORDER BY rowid DESC LIMIT ?')
+      .pluck()
+      .all(projectId, limit) as string[]
+    const mem = s
+      .stmt('SELECT text FROM memories WHERE project_id = ? ORDER BY rowid DESC LIMIT ?')
+      .pluck()
+      .all(projectId, limit) as string[]
     return [...mem, ...obs].slice(0, limit)
   })
 }
 
-export function getLsaModel(s: SqliteDb, projectId: ProjectId): { space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined {
-  const row = s.stmt('SELECT space, doc_count AS docCount, built_at AS builtAt, model FROM lsa_models WHERE project_id = ?').get(projectId) as
-    | { space: string; docCount: number; builtAt: number; model: Buffer }
-    | undefined
+export function getLsaModel(
+  s: SqliteDb,
+  projectId: ProjectId,
+): { space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined {
+  const row = s
+    .stmt('SELECT space, doc_count AS docCount, built_at AS builtAt, model FROM lsa_models WHERE project_id = ?')
+    .get(projectId) as { space: string; docCount: number; builtAt: number; model: Buffer } | undefined
   return row && { ...row, model: new Uint8Array(row.model) }
 }
 
@@ -113,9 +139,15 @@ export function lsaModelInfo(s: SqliteDb, projectId: ProjectId): { space: string
     | undefined
 }
 
-export function putLsaModel(s: SqliteDb, projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): void {
+export function putLsaModel(
+  s: SqliteDb,
+  projectId: ProjectId,
+  row: { space: string; docCount: number; builtAt: number; model: Uint8Array },
+): void {
   s.guard('put model', () =>
-    s.stmt('INSERT OR REPLACE INTO lsa_models (project_id, space, doc_count, built_at, model) VALUES (?, ?, ?, ?, ?)').run(projectId, row.space, row.docCount, row.builtAt, Buffer.from(row.model)),
+    s
+      .stmt('INSERT OR REPLACE INTO lsa_models (project_id, space, doc_count, built_at, model) VALUES (?, ?, ?, ?, ?)')
+      .run(projectId, row.space, row.docCount, row.builtAt, Buffer.from(row.model)),
   )
 }
 
@@ -126,13 +158,21 @@ export function entityNames(s: SqliteDb, projectIds: readonly ProjectId[]): stri
   const hit = s.namesCache.get(key)
   if (hit && hit.version === version) return hit.names
   const where = projectIds.length > 0 ? ` AND project_id IN (${projectIds.map(() => '?').join(',')})` : ''
-  const names = s.stmt(`SELECT DISTINCT name FROM entities WHERE type = 'name'${where}`).pluck().all(...projectIds) as string[]
+  const names = s
+    .stmt(`SELECT DISTINCT name FROM entities WHERE type = 'name'${where}`)
+    .pluck()
+    .all(...projectIds) as string[]
   if (s.namesCache.size > 100) s.namesCache.clear()
   s.namesCache.set(key, { version, names })
   return names
 }
 
-export function findEntities(s: SqliteDb, scope: Scope, refs: readonly EntityRef[], maxDocs?: number): { id: number; type: string; name: string; docs: number }[] {
+export function findEntities(
+  s: SqliteDb,
+  scope: Scope,
+  refs: readonly EntityRef[],
+  maxDocs?: number,
+): { id: number; type: string; name: string; docs: number }[] {
   const projectIds = scope.projectIds ?? []
   // Every project when none is named, spelled out so that the (project_id, type, name) index finds the name (else: a scan of every entity per name).
   const where = ` AND e.project_id IN (${projectIds.length > 0 ? projectIds.map(() => '?').join(',') : 'SELECT id FROM projects'})`
@@ -140,7 +180,9 @@ export function findEntities(s: SqliteDb, scope: Scope, refs: readonly EntityRef
   const out: { id: number; type: string; name: string; docs: number }[] = []
   for (const r of refs) {
     out.push(
-      ...(s.stmt(`SELECT e.id, e.type, e.name, ${count.sql} AS docs FROM entities e WHERE e.type = ? AND e.name = ?${where}`).all(...count.params, r.type, r.name, ...projectIds) as {
+      ...(s
+        .stmt(`SELECT e.id, e.type, e.name, ${count.sql} AS docs FROM entities e WHERE e.type = ? AND e.name = ?${where}`)
+        .all(...count.params, r.type, r.name, ...projectIds) as {
         id: number
         type: string
         name: string
@@ -161,7 +203,12 @@ function whoMatters(s: SqliteDb, scope: Scope): Scope {
   if (scope.user !== null) return scope
   const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
   if (s.usersCache?.version !== version) {
-    const any = s.stmt('SELECT EXISTS (SELECT 1 FROM observations WHERE user_id IS NOT NULL) OR EXISTS (SELECT 1 FROM memories WHERE user_id IS NOT NULL)').pluck().get() as number
+    const any = s
+      .stmt(
+        'SELECT EXISTS (SELECT 1 FROM observations WHERE user_id IS NOT NULL) OR EXISTS (SELECT 1 FROM memories WHERE user_id IS NOT NULL)',
+      )
+      .pluck()
+      .get() as number
     s.usersCache = { version, any: any === 1 }
   }
   if (s.usersCache.any) return scope
@@ -177,7 +224,8 @@ function whoMatters(s: SqliteDb, scope: Scope): Scope {
  */
 function mentionCount(s: SqliteDb, scope: Scope, entity: string, maxDocs?: number): { sql: string; params: unknown[] } {
   const cap = maxDocs === undefined ? '' : ` LIMIT ${Math.floor(maxDocs) + 1}`
-  if (scope.user === undefined && scope.agent === undefined) return { sql: `(SELECT COUNT(*) FROM (SELECT 1 FROM entity_mentions c WHERE c.entity_id = ${entity}${cap}))`, params: [] }
+  if (scope.user === undefined && scope.agent === undefined)
+    return { sql: `(SELECT COUNT(*) FROM (SELECT 1 FROM entity_mentions c WHERE c.entity_id = ${entity}${cap}))`, params: [] }
   const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
   return {
     sql: `(SELECT COUNT(*) FROM (SELECT 1 FROM entity_mentions c ${docJoin('c.doc_key')} WHERE c.entity_id = ${entity}${inScope.sql}${cap}))`,
@@ -185,45 +233,64 @@ function mentionCount(s: SqliteDb, scope: Scope, entity: string, maxDocs?: numbe
   }
 }
 
-export function entityMentions(s: SqliteDb, entityIds: readonly number[], given: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[] {
+export function entityMentions(
+  s: SqliteDb,
+  entityIds: readonly number[],
+  given: Scope & { sessionId?: SessionId },
+  limit: number,
+): { entityId: number; docKey: number }[] {
   if (entityIds.length === 0) return []
   const scope = { ...whoMatters(s, given), ...(given.sessionId ? { sessionId: given.sessionId } : {}) }
   const ids = entityIds.map(() => '?').join(',')
   // Entities belong to one project, so the project scope is already applied; a session scope needs the observation join.
   if (scope.sessionId) {
     const inScope = scopeWhere({ ...scope, projectIds: [] }, onTable('o'))
-    return s.stmt(
-      `SELECT m.entity_id AS entityId, m.doc_key AS docKey FROM entity_mentions m JOIN observations o ON o.rowid = m.doc_key
+    return s
+      .stmt(
+        `SELECT m.entity_id AS entityId, m.doc_key AS docKey FROM entity_mentions m JOIN observations o ON o.rowid = m.doc_key
        WHERE m.entity_id IN (${ids}) AND o.session_id = ?${inScope.sql} LIMIT ?`,
-    ).all(...entityIds, scope.sessionId, ...inScope.params, limit) as { entityId: number; docKey: number }[]
+      )
+      .all(...entityIds, scope.sessionId, ...inScope.params, limit) as { entityId: number; docKey: number }[]
   }
   if (scope.user !== undefined || scope.agent !== undefined) {
     const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
-    return s.stmt(
-      `SELECT x.entity_id AS entityId, x.doc_key AS docKey FROM entity_mentions x
+    return s
+      .stmt(
+        `SELECT x.entity_id AS entityId, x.doc_key AS docKey FROM entity_mentions x
        ${docJoin('x.doc_key')}
        WHERE x.entity_id IN (${ids})${inScope.sql} LIMIT ?`,
-    ).all(...entityIds, ...inScope.params, limit) as { entityId: number; docKey: number }[]
+      )
+      .all(...entityIds, ...inScope.params, limit) as { entityId: number; docKey: number }[]
   }
-  return s.stmt(`SELECT entity_id AS entityId, doc_key AS docKey FROM entity_mentions WHERE entity_id IN (${ids}) LIMIT ?`).all(...entityIds, limit) as {
+  return s
+    .stmt(`SELECT entity_id AS entityId, doc_key AS docKey FROM entity_mentions WHERE entity_id IN (${ids}) LIMIT ?`)
+    .all(...entityIds, limit) as {
     entityId: number
     docKey: number
   }[]
 }
 
-export function coMentioned(s: SqliteDb, entityIds: readonly number[], given: Scope, limit: number, maxDocs?: number): { id: number; shared: number; docs: number }[] {
+export function coMentioned(
+  s: SqliteDb,
+  entityIds: readonly number[],
+  given: Scope,
+  limit: number,
+  maxDocs?: number,
+): { id: number; shared: number; docs: number }[] {
   if (entityIds.length === 0) return []
   const scope = whoMatters(s, given)
   const ids = entityIds.map(() => '?').join(',')
   // Only documents of the scope make two entities related: another user's text never decides where the graph walks.
   const inScope = scope.user !== undefined || scope.agent !== undefined ? scopeWhere({ ...scope, projectIds: [] }, onEither) : undefined
-  const hops = s.stmt(
-    `SELECT x.entity_id AS id, COUNT(*) AS shared
+  const hops = s
+    .stmt(
+      `SELECT x.entity_id AS id, COUNT(*) AS shared
      FROM entity_mentions q JOIN entity_mentions x ON x.doc_key = q.doc_key AND x.entity_id <> q.entity_id
      ${inScope ? docJoin('q.doc_key') : ''}
      WHERE q.entity_id IN (${ids}) AND x.entity_id NOT IN (${ids})${inScope?.sql ?? ''}
      GROUP BY x.entity_id ORDER BY shared DESC, x.entity_id LIMIT ?`,
-  ).all(...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number }[]
+    )
+    .all(...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number }[]
   // Document counts for the hops kept only (a correlated count per co-mentioned entity before the cut costs more than the walk).
   const count = mentionCount(s, scope, '?', maxDocs)
   const docsOf = s.stmt(`SELECT ${count.sql}`).pluck()
@@ -245,22 +312,35 @@ export function countDocs(s: SqliteDb, scope: Scope): number {
 function countScope(s: SqliteDb, scope: Scope): number {
   const inO = scopeWhere(scope, onTable('observations'))
   const inM = scopeWhere(scope, onTable('memories'))
-  const obs = s.stmt(`SELECT COUNT(*) FROM observations WHERE 1 = 1${inO.sql}`).pluck().get(...inO.params) as number
-  const mem = s.stmt(`SELECT COUNT(*) FROM memories WHERE 1 = 1${inM.sql}`).pluck().get(...inM.params) as number
+  const obs = s
+    .stmt(`SELECT COUNT(*) FROM observations WHERE 1 = 1${inO.sql}`)
+    .pluck()
+    .get(...inO.params) as number
+  const mem = s
+    .stmt(`SELECT COUNT(*) FROM memories WHERE 1 = 1${inM.sql}`)
+    .pluck()
+    .get(...inM.params) as number
   return obs + mem
 }
 
-export function docsInTimeRange(s: SqliteDb, options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean }): number[] {
+export function docsInTimeRange(
+  s: SqliteDb,
+  options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean },
+): number[] {
   return s.guard('time range', () => {
     const inO = scopeWhere(options, onTable('observations'))
     const inM = scopeWhere(options, onTable('memories'))
-    const obs = s.stmt(
-      `SELECT rowid FROM observations WHERE ts >= ? AND ts < ?${inO.sql}${options.sessionId ? ' AND session_id = ?' : ''} ORDER BY ${options.newestFirst ? 'ts DESC, rowid DESC' : 'ts, rowid'} LIMIT ?`,
-    )
+    const obs = s
+      .stmt(
+        `SELECT rowid FROM observations WHERE ts >= ? AND ts < ?${inO.sql}${options.sessionId ? ' AND session_id = ?' : ''} ORDER BY ${options.newestFirst ? 'ts DESC, rowid DESC' : 'ts, rowid'} LIMIT ?`,
+      )
       .pluck()
       .all(options.from, options.to, ...inO.params, ...(options.sessionId ? [options.sessionId] : []), options.limit) as number[]
     if (options.sessionId) return obs
-    const mems = s.stmt(`SELECT -rowid FROM memories WHERE created_at >= ? AND created_at < ?${inM.sql} ORDER BY ${options.newestFirst ? 'created_at DESC, rowid DESC' : 'created_at, rowid'} LIMIT ?`)
+    const mems = s
+      .stmt(
+        `SELECT -rowid FROM memories WHERE created_at >= ? AND created_at < ?${inM.sql} ORDER BY ${options.newestFirst ? 'created_at DESC, rowid DESC' : 'created_at, rowid'} LIMIT ?`,
+      )
       .pluck()
       .all(options.from, options.to, ...inM.params, options.limit) as number[]
     return [...obs, ...mems].slice(0, options.limit)
@@ -274,7 +354,9 @@ export function docs(s: SqliteDb, docKeys: readonly number[]): SearchDoc[] {
     const memKeys = docKeys.filter((k) => k < 0).map((k) => -k)
     for (let i = 0; i < obsKeys.length; i += 500) {
       const chunk = obsKeys.slice(i, i + 500)
-      const rows = s.stmt(`SELECT rowid AS doc_key, * FROM observations WHERE rowid IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as (ObservationRow & { doc_key: number })[]
+      const rows = s
+        .stmt(`SELECT rowid AS doc_key, * FROM observations WHERE rowid IN (${chunk.map(() => '?').join(',')})`)
+        .all(...chunk) as (ObservationRow & { doc_key: number })[]
       for (const o of rows) {
         found.set(o.doc_key, {
           docKey: o.doc_key,
@@ -293,7 +375,9 @@ export function docs(s: SqliteDb, docKeys: readonly number[]): SearchDoc[] {
     }
     for (let i = 0; i < memKeys.length; i += 500) {
       const chunk = memKeys.slice(i, i + 500)
-      const rows = s.stmt(`SELECT rowid AS row_id, * FROM memories WHERE rowid IN (${chunk.map(() => '?').join(',')})`).all(...chunk) as (MemoryRow & { row_id: number })[]
+      const rows = s
+        .stmt(`SELECT rowid AS row_id, * FROM memories WHERE rowid IN (${chunk.map(() => '?').join(',')})`)
+        .all(...chunk) as (MemoryRow & { row_id: number })[]
       for (const m of rows) {
         found.set(-m.row_id, {
           docKey: -m.row_id,
@@ -316,17 +400,23 @@ export function docs(s: SqliteDb, docKeys: readonly number[]): SearchDoc[] {
   })
 }
 
-export function neighbors(s: SqliteDb, docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[], span: number): Map<number, { prev: number[]; next: number[] }> {
+export function neighbors(
+  s: SqliteDb,
+  docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
+  span: number,
+): Map<number, { prev: number[]; next: number[] }> {
   return s.guard('neighbors', () => {
     const out = new Map<number, { prev: number[]; next: number[] }>()
     for (const d of docs) {
       if (d.docKey <= 0 || d.sessionId === undefined) continue
-      const prev = s.stmt(
-        'SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) < (?, ?) ORDER BY ts DESC, rowid DESC LIMIT ?',
-      ).pluck().all(d.sessionId, d.ts, d.docKey, span) as number[]
-      const next = s.stmt(
-        'SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) > (?, ?) ORDER BY ts, rowid LIMIT ?',
-      ).pluck().all(d.sessionId, d.ts, d.docKey, span) as number[]
+      const prev = s
+        .stmt('SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) < (?, ?) ORDER BY ts DESC, rowid DESC LIMIT ?')
+        .pluck()
+        .all(d.sessionId, d.ts, d.docKey, span) as number[]
+      const next = s
+        .stmt('SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) > (?, ?) ORDER BY ts, rowid LIMIT ?')
+        .pluck()
+        .all(d.sessionId, d.ts, d.docKey, span) as number[]
       out.set(d.docKey, { prev, next })
     }
     return out
@@ -348,12 +438,19 @@ export function matchCount(s: SqliteDb, options: Scope & { match: string; limit:
   })
 }
 
-export function recordInjections(s: SqliteDb, key: InjectionKey, rows: readonly { itemId: string; what: InjectionWhat }[], at: number): void {
+export function recordInjections(
+  s: SqliteDb,
+  key: InjectionKey,
+  rows: readonly { itemId: string; what: InjectionWhat }[],
+  at: number,
+): void {
   if (rows.length === 0) return
   s.guard('record injections', () => {
     s.db
       .transaction(() => {
-        const insert = s.stmt('INSERT OR IGNORE INTO context_injections (agent, session_key, user, item_id, what, at) VALUES (?, ?, ?, ?, ?, ?)')
+        const insert = s.stmt(
+          'INSERT OR IGNORE INTO context_injections (agent, session_key, user, item_id, what, at) VALUES (?, ?, ?, ?, ?, ?)',
+        )
         for (const r of rows) insert.run(key.agent, key.sessionKey, key.user, r.itemId, r.what, at)
       })
       .immediate()
@@ -361,7 +458,13 @@ export function recordInjections(s: SqliteDb, key: InjectionKey, rows: readonly 
 }
 
 export function injections(s: SqliteDb, key: InjectionKey): { itemId: string; what: InjectionWhat; at: number }[] {
-  return s.guard('injections', () =>
-    s.stmt('SELECT item_id AS itemId, what, at FROM context_injections WHERE agent = ? AND session_key = ? AND user = ? ORDER BY at, item_id').all(key.agent, key.sessionKey, key.user) as { itemId: string; what: InjectionWhat; at: number }[],
+  return s.guard(
+    'injections',
+    () =>
+      s
+        .stmt(
+          'SELECT item_id AS itemId, what, at FROM context_injections WHERE agent = ? AND session_key = ? AND user = ? ORDER BY at, item_id',
+        )
+        .all(key.agent, key.sessionKey, key.user) as { itemId: string; what: InjectionWhat; at: number }[],
   )
 }

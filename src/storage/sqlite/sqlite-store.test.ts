@@ -13,7 +13,16 @@ afterEach(() => {
 })
 
 function event(idemKey: string, ts = 1_000): EventInput {
-  return { agent: 'claude-code', format: 'claude-hook', type: 'UserPromptSubmit', sessionKey: 's1', project: { root: '/p/a', name: 'a' }, ts, idemKey, payload: { prompt: idemKey } }
+  return {
+    agent: 'claude-code',
+    format: 'claude-hook',
+    type: 'UserPromptSubmit',
+    sessionKey: 's1',
+    project: { root: '/p/a', name: 'a' },
+    ts,
+    idemKey,
+    payload: { prompt: idemKey },
+  }
 }
 /** Rolls a file back from version 10 to what version 9 wrote. */
 const UNDO_V10 = 'DROP TABLE context_injections'
@@ -28,7 +37,12 @@ const UNDO_V6 = `${UNDO_V7}; DROP TABLE kept_ids`
 /** Rolls a file back from version 6 to what version 4 wrote. */
 const UNDO_V5 = `${UNDO_V6}; DROP TABLE observation_copies; DROP INDEX observations_session_ref; DROP INDEX observations_session_origin; ALTER TABLE observations DROP COLUMN part; ALTER TABLE observations DROP COLUMN origin`
 /** A store file holding `batch`, then changed by `sql` and marked as schema `version`: what an older (or newer) mnemo left. */
-function fileAtVersion(name: string, version: number, sql: string, batch: Parameters<ReturnType<typeof openSqliteStore>['append']>[0] = []): string {
+function fileAtVersion(
+  name: string,
+  version: number,
+  sql: string,
+  batch: Parameters<ReturnType<typeof openSqliteStore>['append']>[0] = [],
+): string {
   const t = tempDir()
   cleanups.push(t.cleanup)
   const file = path.join(t.dir, name)
@@ -41,15 +55,26 @@ function fileAtVersion(name: string, version: number, sql: string, batch: Parame
   db.close()
   return file
 }
-const derive = (text: string) => (): Derivation => ({ observations: [{ kind: 'prompt', role: 'user', text, index: { body: text, parts: '', meta: '' }, entities: [] }] })
+const derive = (text: string) => (): Derivation => ({
+  observations: [{ kind: 'prompt', role: 'user', text, index: { body: text, parts: '', meta: '' }, entities: [] }],
+})
 
 describe('sqlite store', () => {
   it('migrating a version-3 file gives its rows no user (shared) and its observations their session’s agent', () => {
     // Rolled back to what version 3 wrote: no user or agent columns.
-    const undoV4 = [['events', 'user_id'], ['sessions', 'user_id'], ['observations', 'user_id'], ['observations', 'agent'], ['memories', 'user_id'], ['memories', 'agent']]
+    const undoV4 = [
+      ['events', 'user_id'],
+      ['sessions', 'user_id'],
+      ['observations', 'user_id'],
+      ['observations', 'agent'],
+      ['memories', 'user_id'],
+      ['memories', 'agent'],
+    ]
       .map(([table, column]) => `ALTER TABLE ${table} DROP COLUMN ${column};`)
       .join(' ')
-    const file = fileAtVersion('v3.db', 3, `DROP INDEX events_user; ${UNDO_V5}; ${undoV4}`, [{ event: event('k1'), derive: derive('written before users existed') }])
+    const file = fileAtVersion('v3.db', 3, `DROP INDEX events_user; ${UNDO_V5}; ${undoV4}`, [
+      { event: event('k1'), derive: derive('written before users existed') },
+    ])
     const store = openSqliteStore({ path: file })
     cleanups.push(() => store.close())
     const project = store.listProjects()[0]!
@@ -61,7 +86,11 @@ describe('sqlite store', () => {
   })
 
   it('migrating a version-4 file gives every observation the capture path of its event (a folded one, the path it was folded from)', () => {
-    const folded: EventInput = { ...event('k2', 2_000), format: 'folded', payload: { v: 1, from: 'claude-transcript', observations: [{ kind: 'prompt', role: 'user', text: 'folded' }] } }
+    const folded: EventInput = {
+      ...event('k2', 2_000),
+      format: 'folded',
+      payload: { v: 1, from: 'claude-transcript', observations: [{ kind: 'prompt', role: 'user', text: 'folded' }] },
+    }
     const file = fileAtVersion('v4.db', 4, UNDO_V5, [
       { event: event('k1'), derive: derive('from a hook') },
       { event: folded, derive: derive('folded') },
@@ -97,7 +126,10 @@ describe('sqlite store', () => {
     raw.prepare('UPDATE events SET payload = ? WHERE idem_key = ?').run(JSON.stringify({ ...long, old: true }), 'short')
     expect(store.readEvents(0, 10).map((e) => e.payload)).toEqual([long, { ...long, old: true }])
     store.rewritePayloads((p) => ({ ...(p as object), rewritten: 1 }))
-    expect(store.readEvents(0, 10).map((e) => e.payload)).toEqual([{ ...long, rewritten: 1 }, { ...long, old: true, rewritten: 1 }])
+    expect(store.readEvents(0, 10).map((e) => e.payload)).toEqual([
+      { ...long, rewritten: 1 },
+      { ...long, old: true, rewritten: 1 },
+    ])
     expect(raw.prepare('SELECT typeof(payload) AS type FROM events ORDER BY seq').pluck().all()).toEqual(['blob', 'blob'])
   })
 
@@ -156,7 +188,14 @@ describe('sqlite store', () => {
   it('refuses a file a newer mnemo wrote (a schema version it does not know), writing nothing', () => {
     const file = fileAtVersion('newer.db', MIGRATIONS.at(-1)!.version + 1, '')
     for (const readonly of [false, true]) {
-      expect(() => openSqliteStore({ path: file, readonly })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining(`written by a newer mnemo (schema version ${MIGRATIONS.at(-1)!.version + 1}; this mnemo knows up to ${MIGRATIONS.at(-1)!.version})`) }))
+      expect(() => openSqliteStore({ path: file, readonly })).toThrow(
+        expect.objectContaining({
+          code: 'STORE_UNAVAILABLE',
+          message: expect.stringContaining(
+            `written by a newer mnemo (schema version ${MIGRATIONS.at(-1)!.version + 1}; this mnemo knows up to ${MIGRATIONS.at(-1)!.version})`,
+          ),
+        }),
+      )
     }
   })
 
@@ -211,6 +250,8 @@ describe('sqlite store', () => {
   })
 
   it('wraps an unopenable path as STORE_UNAVAILABLE', () => {
-    expect(() => openSqliteStore({ path: '/proc/definitely/not/here.db' })).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', details: { dialect: 'sqlite', operation: 'open' } }))
+    expect(() => openSqliteStore({ path: '/proc/definitely/not/here.db' })).toThrow(
+      expect.objectContaining({ code: 'STORE_UNAVAILABLE', details: { dialect: 'sqlite', operation: 'open' } }),
+    )
   })
 })

@@ -4,13 +4,92 @@ import { MnemoError } from '../../core/errors.js'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
-import type { AppendResult, AuditEntry, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, EntityRow, EventFilter, InjectionKey, InjectionWhat, Scope, SearchDoc, SearchTextOptions, Store, StepSession, StoreStats, StoredEvent, TextMatch } from '../store.js'
+import type {
+  AppendResult,
+  AuditEntry,
+  BrowseMemoriesOptions,
+  BrowseObservationsOptions,
+  Derivation,
+  EntityRow,
+  EventFilter,
+  InjectionKey,
+  InjectionWhat,
+  Scope,
+  SearchDoc,
+  SearchTextOptions,
+  Store,
+  StepSession,
+  StoreStats,
+  StoredEvent,
+  TextMatch,
+} from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 import { isLockError, SqliteDb, wrap } from './sqlite-db.js'
 import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities } from './sqlite-graph.js'
-import { audit, auditLog, deleteEvents, eventsHaveCopies, foldEvents, integrityCheck, observationIdsOfEvents, putTombstones, rewritePayloads, sourceEventOf, tombstones, vacuum, stepOf, stepRecords } from './sqlite-log.js'
-import { allMemories, browseMemories, browseObservations, currentMemoryByContent, getMemory, getObservation, getProject, getSession, lastEventSeq, listMemories, listProjects, listSessions, memoriesFromObservations, memoryByIdemKey, memoryHistory, observationPosition, readEvents, readScopedEvents, recordUsage, scopeCounts, sessionObservations, sessionObservationsPage, stats, usageCounts } from './sqlite-read.js'
-import { coMentioned, countDocs, docs, injections, matchCount, recordInjections, docsInTimeRange, docsWithoutVector, dropSpace, entityMentions, entityNames, findEntities, getLsaModel, lsaModelInfo, neighbors, projectTexts, putLsaModel, putVectors, searchText, vectors } from './sqlite-search.js'
+import {
+  audit,
+  auditLog,
+  deleteEvents,
+  eventsHaveCopies,
+  foldEvents,
+  integrityCheck,
+  observationIdsOfEvents,
+  putTombstones,
+  rewritePayloads,
+  sourceEventOf,
+  tombstones,
+  vacuum,
+  stepOf,
+  stepRecords,
+} from './sqlite-log.js'
+import {
+  allMemories,
+  browseMemories,
+  browseObservations,
+  currentMemoryByContent,
+  getMemory,
+  getObservation,
+  getProject,
+  getSession,
+  lastEventSeq,
+  listMemories,
+  listProjects,
+  listSessions,
+  memoriesFromObservations,
+  memoryByIdemKey,
+  memoryHistory,
+  observationPosition,
+  readEvents,
+  readScopedEvents,
+  recordUsage,
+  scopeCounts,
+  sessionObservations,
+  sessionObservationsPage,
+  stats,
+  usageCounts,
+} from './sqlite-read.js'
+import {
+  coMentioned,
+  countDocs,
+  docs,
+  injections,
+  matchCount,
+  recordInjections,
+  docsInTimeRange,
+  docsWithoutVector,
+  dropSpace,
+  entityMentions,
+  entityNames,
+  findEntities,
+  getLsaModel,
+  lsaModelInfo,
+  neighbors,
+  projectTexts,
+  putLsaModel,
+  putVectors,
+  searchText,
+  vectors,
+} from './sqlite-search.js'
 import { append, rebuild, rederiveSession } from './sqlite-write.js'
 import { createSqliteFacts } from './sqlite-facts.js'
 import type { FactStore } from '../fact-store.js'
@@ -57,8 +136,13 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
     if (!options.readonly) {
       migrate(db)
       // Read first: a write, even one that changes nothing, costs a hook about 5 ms on every open.
-      if (options.derivationVersion !== undefined && db.prepare("SELECT 1 FROM store_meta WHERE key = 'derived_with'").get() === undefined) {
-        db.prepare("INSERT INTO store_meta (key, value) SELECT 'derived_with', CASE WHEN EXISTS (SELECT 1 FROM events) THEN '1' ELSE ? END ON CONFLICT DO NOTHING").run(String(options.derivationVersion))
+      if (
+        options.derivationVersion !== undefined &&
+        db.prepare("SELECT 1 FROM store_meta WHERE key = 'derived_with'").get() === undefined
+      ) {
+        db.prepare(
+          "INSERT INTO store_meta (key, value) SELECT 'derived_with', CASE WHEN EXISTS (SELECT 1 FROM events) THEN '1' ELSE ? END ON CONFLICT DO NOTHING",
+        ).run(String(options.derivationVersion))
       }
     }
   } catch (cause) {
@@ -81,10 +165,14 @@ function refuseNewerSchema(db: DatabaseModule.Database, path: string): void {
   const version = db.pragma('user_version', { simple: true }) as number
   const known = MIGRATIONS.at(-1)?.version ?? 0
   if (version <= known) return
-  throw new MnemoError('STORE_UNAVAILABLE', `the database ${path} was written by a newer mnemo (schema version ${version}; this mnemo knows up to ${known})`, {
-    details: { dialect: 'sqlite', operation: 'open' },
-    hint: 'upgrade mnemo (npm install mnemo@latest), or point MNEMO_HOME at another data directory',
-  })
+  throw new MnemoError(
+    'STORE_UNAVAILABLE',
+    `the database ${path} was written by a newer mnemo (schema version ${version}; this mnemo knows up to ${known})`,
+    {
+      details: { dialect: 'sqlite', operation: 'open' },
+      hint: 'upgrade mnemo (npm install mnemo@latest), or point MNEMO_HOME at another data directory',
+    },
+  )
 }
 
 function migrate(db: DatabaseModule.Database): void {
@@ -181,7 +269,11 @@ class SqliteStore implements Store {
     return findEntities(this.s, scope, refs, maxDocs)
   }
 
-  entityMentions(entityIds: readonly number[], scope: Scope & { sessionId?: SessionId }, limit: number): { entityId: number; docKey: number }[] {
+  entityMentions(
+    entityIds: readonly number[],
+    scope: Scope & { sessionId?: SessionId },
+    limit: number,
+  ): { entityId: number; docKey: number }[] {
     return entityMentions(this.s, entityIds, scope, limit)
   }
 
@@ -213,7 +305,10 @@ class SqliteStore implements Store {
     return docs(this.s, docKeys)
   }
 
-  neighbors(docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[], span: number): Map<number, { prev: number[]; next: number[] }> {
+  neighbors(
+    docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
+    span: number,
+  ): Map<number, { prev: number[]; next: number[] }> {
     return neighbors(this.s, docs, span)
   }
 
@@ -352,7 +447,11 @@ class SqliteStore implements Store {
     return entityEdges(this.s, ids, docKeys)
   }
 
-  scopeCounts(projectRoot?: string, user?: string | null, agent?: AgentName): { events: number; sessions: number; observations: number; memories: number } {
+  scopeCounts(
+    projectRoot?: string,
+    user?: string | null,
+    agent?: AgentName,
+  ): { events: number; sessions: number; observations: number; memories: number } {
     return scopeCounts(this.s, projectRoot, user, agent)
   }
 

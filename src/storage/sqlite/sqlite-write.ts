@@ -2,13 +2,24 @@ import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
 import type { EventInput, StepPart } from '../../core/types.js'
 import type { EntityRef } from '../../retrieval/entities.js'
 import { CROSS_PATH_WINDOW_MS, type AppendResult, type Derivation, type StepSession, type StoredEvent } from '../store.js'
-import { encodePayload, splitStoredKey, storedSessionKey, toStoredEvent, valueAfterSubject, type EventRow, type OldRow } from './sqlite-rows.js'
+import {
+  encodePayload,
+  splitStoredKey,
+  storedSessionKey,
+  toStoredEvent,
+  valueAfterSubject,
+  type EventRow,
+  type OldRow,
+} from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { applyFacts, FACT_TABLES_SQL } from './sqlite-facts.js'
 
 // Appending events and applying their derivations: observations, the full-text index, entities, memories and the write guard, sessions; and rebuild.
 
-export function append(s: SqliteDb, batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]): AppendResult {
+export function append(
+  s: SqliteDb,
+  batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[],
+): AppendResult {
   return s.guard('append', () => {
     const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [] }
     s.db
@@ -22,23 +33,25 @@ export function append(s: SqliteDb, batch: readonly { event: EventInput; derive:
             result.seqs.push(undefined)
             continue
           }
-          const info = s.stmt(
-            `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload, user_id)
+          const info = s
+            .stmt(
+              `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload, user_id)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING`,
-          ).run(
-            event.idemKey,
-            event.agent,
-            event.format,
-            event.type,
-            event.sessionKey,
-            event.project.root,
-            event.project.name,
-            event.ts,
-            event.sessionStartedAt ?? null,
-            receivedAt,
-            encodePayload(event.payload),
-            event.user ?? null,
-          )
+            )
+            .run(
+              event.idemKey,
+              event.agent,
+              event.format,
+              event.type,
+              event.sessionKey,
+              event.project.root,
+              event.project.name,
+              event.ts,
+              event.sessionStartedAt ?? null,
+              receivedAt,
+              encodePayload(event.payload),
+              event.user ?? null,
+            )
           if (info.changes === 0) {
             result.duplicates++
             result.seqs.push(undefined)
@@ -68,38 +81,49 @@ function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { ad
     const ts = o.ts ?? event.ts
     const stored = d.origin !== undefined ? storedByOtherPath(s, sessionId, d.origin, o, ts) : []
     if (stored.length > 0) {
-      for (const rowid of stored) s.stmt('INSERT INTO observation_copies (observation_rowid, event_seq, origin) VALUES (?, ?, ?)').run(rowid, seq, d.origin)
+      for (const rowid of stored)
+        s.stmt('INSERT INTO observation_copies (observation_rowid, event_seq, origin) VALUES (?, ?, ?)').run(rowid, seq, d.origin)
       covered++
       return
     }
     // The index in the id is the derivation's, so ids stay the same whatever was covered.
     const id = makeId('obs', ts, `${event.idemKey}#${i}`)
-    const info = s.stmt(
-      `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin, part)
+    const info = s
+      .stmt(
+        `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin, part)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      id,
-      seq,
-      sessionId,
-      projectId,
-      o.kind,
-      o.role,
-      o.tool ?? null,
-      o.files && o.files.length > 0 ? JSON.stringify(o.files) : null,
-      o.sourceRef ?? null,
-      ts,
-      o.text,
-      o.flags && o.flags.length > 0 ? o.flags.join(',') : null,
-      user,
-      event.agent,
-      d.origin ?? null,
-      o.part ?? null,
+      )
+      .run(
+        id,
+        seq,
+        sessionId,
+        projectId,
+        o.kind,
+        o.role,
+        o.tool ?? null,
+        o.files && o.files.length > 0 ? JSON.stringify(o.files) : null,
+        o.sourceRef ?? null,
+        ts,
+        o.text,
+        o.flags && o.flags.length > 0 ? o.flags.join(',') : null,
+        user,
+        event.agent,
+        d.origin ?? null,
+        o.part ?? null,
+      )
+    s.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(
+      info.lastInsertRowid,
+      o.index.body,
+      o.index.parts,
+      o.index.meta,
     )
-    s.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(info.lastInsertRowid, o.index.body, o.index.parts, o.index.meta)
     mention(s, projectId, Number(info.lastInsertRowid), o.entities)
     added++
     if (o.kind === 'prompt') {
-      s.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(o.text.replace(/\s+/g, ' ').trim().slice(0, 160), sessionId)
+      s.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(
+        o.text.replace(/\s+/g, ' ').trim().slice(0, 160),
+        sessionId,
+      )
     }
   })
   if (d.memory) applyMemory(s, event, seq, projectId, d.memory)
@@ -122,7 +146,8 @@ function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o:
   if (o.sourceRef === undefined && o.kind !== 'prompt' && o.kind !== 'message') return []
   // One index probe settles the common case: a session captured through one path only.
   // (Two range probes: `origin <> ?` would walk every row of the session's own path in the index.)
-  const other = (op: '<' | '>'): boolean => s.stmt(`SELECT 1 FROM observations WHERE session_id = ? AND origin ${op} ? LIMIT 1`).get(sessionId, origin) !== undefined
+  const other = (op: '<' | '>'): boolean =>
+    s.stmt(`SELECT 1 FROM observations WHERE session_id = ? AND origin ${op} ? LIMIT 1`).get(sessionId, origin) !== undefined
   if (!other('<') && !other('>')) return []
   const rows = otherPathRecords(s, sessionId, origin, { ...o, ts })
   if (o.sourceRef !== undefined) {
@@ -132,7 +157,9 @@ function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o:
     return held ? rows.map((r) => r.rowid) : []
   }
   // The nearest one not yet standing for a copy from this path.
-  const free = rows.find((r) => s.stmt('SELECT 1 FROM observation_copies WHERE observation_rowid = ? AND origin = ?').get(r.rowid, origin) === undefined)
+  const free = rows.find(
+    (r) => s.stmt('SELECT 1 FROM observation_copies WHERE observation_rowid = ? AND origin = ?').get(r.rowid, origin) === undefined,
+  )
   return free === undefined ? [] : [free.rowid]
 }
 
@@ -149,7 +176,9 @@ export function otherPathRecords(
   step: { sourceRef?: string | undefined; kind: string; text: string; ts: number },
 ): { rowid: number; id: string; ts: number; part: StepPart | null }[] {
   if (step.sourceRef !== undefined) {
-    return s.stmt('SELECT rowid, id, ts, part FROM observations WHERE session_id = ? AND source_ref = ? AND origin <> ? ORDER BY ts, id').all(sessionId, step.sourceRef, origin) as {
+    return s
+      .stmt('SELECT rowid, id, ts, part FROM observations WHERE session_id = ? AND source_ref = ? AND origin <> ? ORDER BY ts, id')
+      .all(sessionId, step.sourceRef, origin) as {
       rowid: number
       id: string
       ts: number
@@ -157,21 +186,31 @@ export function otherPathRecords(
     }[]
   }
   return s
-    .stmt('SELECT rowid, id, ts, part FROM observations WHERE session_id = ? AND ts BETWEEN ? AND ? AND kind = ? AND text = ? AND origin <> ? ORDER BY abs(ts - ?), rowid')
-    .all(sessionId, step.ts - CROSS_PATH_WINDOW_MS, step.ts + CROSS_PATH_WINDOW_MS, step.kind, step.text, origin, step.ts) as { rowid: number; id: string; ts: number; part: StepPart | null }[]
+    .stmt(
+      'SELECT rowid, id, ts, part FROM observations WHERE session_id = ? AND ts BETWEEN ? AND ? AND kind = ? AND text = ? AND origin <> ? ORDER BY abs(ts - ?), rowid',
+    )
+    .all(sessionId, step.ts - CROSS_PATH_WINDOW_MS, step.ts + CROSS_PATH_WINDOW_MS, step.kind, step.text, origin, step.ts) as {
+    rowid: number
+    id: string
+    ts: number
+    part: StepPart | null
+  }[]
 }
 
 /** The id a session has now, found by what identifies it (see `StepSession`); undefined when it has no row. */
 export function sessionIdOf(s: SqliteDb, session: StepSession): SessionId | undefined {
-  return s.stmt('SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = ? AND s.agent = ? AND s.session_key = ?').pluck().get(session.projectRoot, session.agent, session.key) as
-    | SessionId
-    | undefined
+  return s
+    .stmt('SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = ? AND s.agent = ? AND s.session_key = ?')
+    .pluck()
+    .get(session.projectRoot, session.agent, session.key) as SessionId | undefined
 }
 
 function mention(s: SqliteDb, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
   for (const e of entities) {
     s.stmt('INSERT INTO entities (project_id, type, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(projectId, e.type, e.name)
-    const row = s.stmt('SELECT id FROM entities WHERE project_id = ? AND type = ? AND name = ?').get(projectId, e.type, e.name) as { id: number }
+    const row = s.stmt('SELECT id FROM entities WHERE project_id = ? AND type = ? AND name = ?').get(projectId, e.type, e.name) as {
+      id: number
+    }
     s.stmt('INSERT INTO entity_mentions (entity_id, doc_key) VALUES (?, ?) ON CONFLICT DO NOTHING').run(row.id, docKey)
   }
 }
@@ -189,12 +228,15 @@ function applyMemory(s: SqliteDb, event: EventInput, seq: number, projectId: Pro
   const agent = m.agent ?? (event.agent === 'mnemo' ? null : event.agent)
   // Under agent isolation also within the memory's agent; `mine` is the condition and its parameters.
   const mine = m.guardByAgent ? { sql: 'user_id IS ? AND agent IS ?', params: [user, agent] } : { sql: 'user_id IS ?', params: [user] }
-  const same = (m.sameAs ? s.stmt(`SELECT rowid, id FROM memories WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`).get(m.sameAs, projectId, ...mine.params) : undefined) as
-    | { rowid: number; id: string }
-    | undefined ??
-    (s.stmt(`SELECT rowid, id FROM memories WHERE project_id = ? AND ${mine.sql} AND content_key = ? AND valid_to IS NULL`).get(projectId, ...mine.params, m.contentKey) as
-      | { rowid: number; id: string }
-      | undefined)
+  const same =
+    ((m.sameAs
+      ? s
+          .stmt(`SELECT rowid, id FROM memories WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`)
+          .get(m.sameAs, projectId, ...mine.params)
+      : undefined) as { rowid: number; id: string } | undefined) ??
+    (s
+      .stmt(`SELECT rowid, id FROM memories WHERE project_id = ? AND ${mine.sql} AND content_key = ? AND valid_to IS NULL`)
+      .get(projectId, ...mine.params, m.contentKey) as { rowid: number; id: string } | undefined)
   if (same) {
     // Seen again: a stated memory stays stated (NULL); a derived one keeps the surest extraction.
     s.stmt(
@@ -202,45 +244,50 @@ function applyMemory(s: SqliteDb, event: EventInput, seq: number, projectId: Pro
     ).run(event.ts, m.confidence ?? null, m.confidence ?? null, same.rowid)
     // Stated again as the replacement of another memory (`--supersedes`): that one ends here, superseded by this one.
     if (m.supersedes !== undefined && m.supersedes !== same.id) {
-      const closed = s.stmt(`UPDATE memories SET valid_to = ?, superseded_by = ? WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`).run(event.ts, same.id, m.supersedes, projectId, ...mine.params)
-      if (closed.changes > 0) s.stmt('UPDATE memories SET supersedes = ? WHERE rowid = ? AND supersedes IS NULL').run(m.supersedes, same.rowid)
+      const closed = s
+        .stmt(`UPDATE memories SET valid_to = ?, superseded_by = ? WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`)
+        .run(event.ts, same.id, m.supersedes, projectId, ...mine.params)
+      if (closed.changes > 0)
+        s.stmt('UPDATE memories SET supersedes = ? WHERE rowid = ? AND supersedes IS NULL').run(m.supersedes, same.rowid)
     }
     return
   }
   const id = makeId('mem', event.ts, event.idemKey)
-  const info = s.stmt(
-    `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence, user_id, agent)
+  const info = s
+    .stmt(
+      `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence, user_id, agent)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    id,
-    seq,
-    projectId,
-    m.kind,
-    m.text,
-    event.ts,
-    m.flags && m.flags.length > 0 ? m.flags.join(',') : null,
-    m.contentKey,
-    m.subjectKey ?? null,
-    event.ts,
-    event.ts,
-    m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null,
-    m.confidence ?? null,
-    user,
-    agent,
-  )
+    )
+    .run(
+      id,
+      seq,
+      projectId,
+      m.kind,
+      m.text,
+      event.ts,
+      m.flags && m.flags.length > 0 ? m.flags.join(',') : null,
+      m.contentKey,
+      m.subjectKey ?? null,
+      event.ts,
+      event.ts,
+      m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null,
+      m.confidence ?? null,
+      user,
+      agent,
+    )
   const rowid = Number(info.lastInsertRowid)
   s.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-rowid, m.index.body, m.index.parts, m.index.meta)
   mention(s, projectId, -rowid, m.entities)
   const old = m.supersedes
-    ? (s.stmt(`SELECT rowid, id, text, subject_key FROM memories WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`).all(m.supersedes, projectId, ...mine.params) as OldRow[])
+    ? (s
+        .stmt(`SELECT rowid, id, text, subject_key FROM memories WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`)
+        .all(m.supersedes, projectId, ...mine.params) as OldRow[])
     : m.subjectKey
-      ? (s.stmt(`SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ? AND ${mine.sql} AND kind = ? AND subject_key = ? AND valid_to IS NULL AND rowid <> ?`).all(
-          projectId,
-          ...mine.params,
-          m.kind,
-          m.subjectKey,
-          rowid,
-        ) as OldRow[])
+      ? (s
+          .stmt(
+            `SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ? AND ${mine.sql} AND kind = ? AND subject_key = ? AND valid_to IS NULL AND rowid <> ?`,
+          )
+          .all(projectId, ...mine.params, m.kind, m.subjectKey, rowid) as OldRow[])
       : []
   for (const o of old) {
     s.stmt('UPDATE memories SET valid_to = ?, superseded_by = ? WHERE rowid = ?').run(event.ts, id, o.rowid)
@@ -257,8 +304,10 @@ function applyMemory(s: SqliteDb, event: EventInput, seq: number, projectId: Pro
 
 /** A pin, unpin, archive or restore: applied only to a memory of the event's user (none: a shared memory), so no event changes another user's memory. */
 function applyMemoryOp(s: SqliteDb, op: NonNullable<Derivation['memoryOps']>[number], ts: number, user: string | null): void {
-  if (op.op === 'pin' || op.op === 'unpin') s.stmt('UPDATE memories SET pinned = ? WHERE id = ? AND user_id IS ?').run(op.op === 'pin' ? 1 : 0, op.id, user)
-  else if (op.op === 'archive') s.stmt('UPDATE memories SET archived_at = ? WHERE id = ? AND user_id IS ? AND pinned = 0').run(ts, op.id, user)
+  if (op.op === 'pin' || op.op === 'unpin')
+    s.stmt('UPDATE memories SET pinned = ? WHERE id = ? AND user_id IS ?').run(op.op === 'pin' ? 1 : 0, op.id, user)
+  else if (op.op === 'archive')
+    s.stmt('UPDATE memories SET archived_at = ? WHERE id = ? AND user_id IS ? AND pinned = 0').run(ts, op.id, user)
   else s.stmt('UPDATE memories SET archived_at = NULL WHERE id = ? AND user_id IS ?').run(op.id, user)
 }
 
@@ -327,16 +376,18 @@ function ensureProject(s: SqliteDb, event: EventInput): ProjectId {
 function ensureSession(s: SqliteDb, event: EventInput, projectId: ProjectId, d: Derivation): SessionId {
   const user = event.agent === 'mnemo' ? null : (event.user ?? null)
   const key = storedSessionKey(event.sessionKey, user)
-  const found = s.stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ? AND user_id IS ?').get(event.agent, key, projectId, user) as
-    | { id: SessionId }
-    | undefined
+  const found = s
+    .stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ? AND user_id IS ?')
+    .get(event.agent, key, projectId, user) as { id: SessionId } | undefined
   const startedAt = event.sessionStartedAt ?? event.ts
   let id: SessionId
   if (found) {
     id = found.id
-    s.stmt(
-      'UPDATE sessions SET last_event_at = MAX(last_event_at, ?), started_at = MIN(started_at, ?) WHERE id = ?',
-    ).run(event.ts, startedAt, id)
+    s.stmt('UPDATE sessions SET last_event_at = MAX(last_event_at, ?), started_at = MIN(started_at, ?) WHERE id = ?').run(
+      event.ts,
+      startedAt,
+      id,
+    )
   } else {
     id = keptId(s, keptIdentity({ projectRoot: event.project.root, agent: event.agent, key }), () => {
       // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
@@ -370,7 +421,9 @@ export function rederiveSession(s: SqliteDb, session: StepSession, derive: (even
           s.stmt('DELETE FROM sessions WHERE id = ?').run(id)
         }
         const { key, user } = splitStoredKey(session.key)
-        const rows = s.stmt('SELECT * FROM events WHERE project_root = ? AND agent = ? AND session_key = ? AND user_id IS ? ORDER BY seq').all(session.projectRoot, session.agent, key, user) as EventRow[]
+        const rows = s
+          .stmt('SELECT * FROM events WHERE project_root = ? AND agent = ? AND session_key = ? AND user_id IS ? ORDER BY seq')
+          .all(session.projectRoot, session.agent, key, user) as EventRow[]
         for (const row of rows) observations += replay(s, row, derive)
         pruneKeptIds(s)
       })
@@ -379,13 +432,19 @@ export function rederiveSession(s: SqliteDb, session: StepSession, derive: (even
   })
 }
 
-export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation, derivedWith?: number): { events: number; observations: number } {
+export function rebuild(
+  s: SqliteDb,
+  derive: (event: StoredEvent) => Derivation,
+  derivedWith?: number,
+): { events: number; observations: number } {
   return s.guard('rebuild', () => {
     let events = 0
     let observations = 0
     s.db
       .transaction(() => {
-        s.db.exec('DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observation_copies; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;')
+        s.db.exec(
+          'DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observation_copies; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;',
+        )
         s.db.exec(FACT_TABLES_SQL)
         // Read the log into memory in pages: iterate() cannot run while this connection writes.
         let after = 0
@@ -400,7 +459,9 @@ export function rebuild(s: SqliteDb, derive: (event: StoredEvent) => Derivation,
         }
         pruneKeptIds(s)
         if (derivedWith !== undefined) {
-          s.stmt("INSERT INTO store_meta (key, value) VALUES ('derived_with', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(derivedWith))
+          s.stmt(
+            "INSERT INTO store_meta (key, value) VALUES ('derived_with', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+          ).run(String(derivedWith))
         }
       })
       .immediate()

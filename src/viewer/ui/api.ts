@@ -115,9 +115,19 @@ export async function errorFromResponse(res: Response): Promise<ApiError> {
   }
   const e = (body as { error?: { code?: unknown; message?: unknown; hint?: unknown } } | undefined)?.error
   if (e && typeof e.message === 'string') {
-    return new ApiError(res.status, typeof e.code === 'string' ? e.code : 'HTTP_' + res.status, e.message, typeof e.hint === 'string' ? e.hint : null)
+    return new ApiError(
+      res.status,
+      typeof e.code === 'string' ? e.code : 'HTTP_' + res.status,
+      e.message,
+      typeof e.hint === 'string' ? e.hint : null,
+    )
   }
-  return new ApiError(res.status, `HTTP_${res.status}`, `the server answered ${res.status} ${res.statusText}`.trim(), res.status === 404 ? 'this server may be older than the viewer: update mnemo and restart `mnemo serve`' : null)
+  return new ApiError(
+    res.status,
+    `HTTP_${res.status}`,
+    `the server answered ${res.status} ${res.statusText}`.trim(),
+    res.status === 404 ? 'this server may be older than the viewer: update mnemo and restart `mnemo serve`' : null,
+  )
 }
 
 export interface ApiOptions {

@@ -152,7 +152,12 @@ function Shell(props: { onSignOut: () => void }): JSX.Element {
         <div class="tools">
           <label class="field inline">
             <span>Project</span>
-            <select data-testid="project-select" value={current ?? ''} onChange={(e) => chooseProject((e.currentTarget as HTMLSelectElement).value)} disabled={projects.length === 0}>
+            <select
+              data-testid="project-select"
+              value={current ?? ''}
+              onChange={(e) => chooseProject((e.currentTarget as HTMLSelectElement).value)}
+              disabled={projects.length === 0}
+            >
               {projects.length === 0 ? <option value="">{status.loading ? 'Loading…' : 'No projects yet'}</option> : null}
               {projects.map((p) => (
                 <option key={p} value={p}>
@@ -169,7 +174,14 @@ function Shell(props: { onSignOut: () => void }): JSX.Element {
       </header>
       <main id="main" tabIndex={-1}>
         <ErrorBox error={status.error} />
-        <Screen route={route} project={current} projectsLoaded={status.data !== null} home={status.data?.home} onStatus={status.reload} channels={status.data?.channels} />
+        <Screen
+          route={route}
+          project={current}
+          projectsLoaded={status.data !== null}
+          home={status.data?.home}
+          onStatus={status.reload}
+          channels={status.data?.channels}
+        />
       </main>
       <div class="statusbar" role="status" aria-live="polite" data-testid="status">
         {message}
@@ -209,7 +221,11 @@ function NoProject(props: { loaded: boolean; home: string | undefined }): JSX.El
   return (
     <section aria-labelledby="noproject-h">
       <h1 id="noproject-h">No project</h1>
-      <p>{props.loaded ? `This store has no projects yet: they appear here as agents work. To try the viewer with a recorded session, run \`mnemo demo --home ${props.home ?? '<this data directory>'}\`.` : 'Loading the projects…'}</p>
+      <p>
+        {props.loaded
+          ? `This store has no projects yet: they appear here as agents work. To try the viewer with a recorded session, run \`mnemo demo --home ${props.home ?? '<this data directory>'}\`.`
+          : 'Loading the projects…'}
+      </p>
       <p>
         <Link to={{ view: 'health' }}>See the store’s health</Link>
       </p>
@@ -217,7 +233,14 @@ function NoProject(props: { loaded: boolean; home: string | undefined }): JSX.El
   )
 }
 
-function Screen(props: { route: Route; project: string | null; projectsLoaded: boolean; home: string | undefined; onStatus: () => void; channels: Status['channels'] }): JSX.Element {
+function Screen(props: {
+  route: Route
+  project: string | null
+  projectsLoaded: boolean
+  home: string | undefined
+  onStatus: () => void
+  channels: Status['channels']
+}): JSX.Element {
   const { route, project } = props
   if (route.view === 'health') return <HealthScreen onStatus={props.onStatus} />
   if (route.view === 'replay' && route.session !== undefined) return <ReplayScreen key={route.session} route={route} />

@@ -39,7 +39,12 @@ export function Flags(props: { flags: readonly string[] }): JSX.Element | null {
     <span class="flags">
       {props.flags.map((f) =>
         isWarningFlag(f) ? (
-          <span key={f} class="badge badge-warn" data-testid="flag-warning" title="This text looks like an attempt to instruct the agent; treat it as data.">
+          <span
+            key={f}
+            class="badge badge-warn"
+            data-testid="flag-warning"
+            title="This text looks like an attempt to instruct the agent; treat it as data."
+          >
             <span aria-hidden="true">⚠ </span>
             <span class="visually-hidden">Warning: </span>
             {f}
@@ -175,7 +180,13 @@ export function WindowedList(props: {
   const rows: JSX.Element[] = []
   for (let i = first; i < last; i++) {
     rows.push(
-      <li key={i} class={`wrow ${props.rowClass?.(i) ?? ''}`} style={{ top: `${i * rowPx}px`, height: `${rowPx}px` }} aria-posinset={i + 1} aria-setsize={props.count}>
+      <li
+        key={i}
+        class={`wrow ${props.rowClass?.(i) ?? ''}`}
+        style={{ top: `${i * rowPx}px`, height: `${rowPx}px` }}
+        aria-posinset={i + 1}
+        aria-setsize={props.count}
+      >
         {props.renderRow(i)}
       </li>,
     )

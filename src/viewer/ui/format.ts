@@ -68,7 +68,10 @@ export function humanDuration(ms: number): string {
  * `\u202Eexe.png` read as "gnp.exe" (CVE-2021-42574, "Trojan Source").
  */
 export function showBidiControls(text: string): string {
-  return text.replace(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g, (c) => `⟨U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`)
+  return text.replace(
+    /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/g,
+    (c) => `⟨U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}⟩`,
+  )
 }
 
 export function oneLine(text: string, max = 240): string {

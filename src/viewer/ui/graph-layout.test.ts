@@ -22,11 +22,15 @@ describe('layoutGraph', () => {
   })
 
   it('maps edges by entity id, drops unknown ids, scales widths to 1–6 and draws spokes last', () => {
-    const l = layoutGraph(e(1), [e(1), e(2), e(3)], [
-      { source: 2, target: 3, weight: 1 },
-      { source: 1, target: 2, weight: 4 },
-      { source: 1, target: 99, weight: 9 },
-    ])
+    const l = layoutGraph(
+      e(1),
+      [e(1), e(2), e(3)],
+      [
+        { source: 2, target: 3, weight: 1 },
+        { source: 1, target: 2, weight: 4 },
+        { source: 1, target: 99, weight: 9 },
+      ],
+    )
     expect(l.edges.map((x) => [x.from.entity.id, x.to.entity.id, x.width, x.spoke])).toEqual([
       [2, 3, 2.25, false],
       [1, 2, 6, true],
@@ -41,7 +45,17 @@ describe('layoutGraph', () => {
 
 describe('edgeWeight', () => {
   it('sums the edges between two entities in either direction', () => {
-    expect(edgeWeight([{ source: 1, target: 2, weight: 2 }, { source: 2, target: 1, weight: 1 }, { source: 1, target: 3, weight: 5 }], 1, 2)).toBe(3)
+    expect(
+      edgeWeight(
+        [
+          { source: 1, target: 2, weight: 2 },
+          { source: 2, target: 1, weight: 1 },
+          { source: 1, target: 3, weight: 5 },
+        ],
+        1,
+        2,
+      ),
+    ).toBe(3)
     expect(edgeWeight([], 1, 2)).toBe(0)
   })
 })

@@ -36,7 +36,13 @@ export interface Layout {
  * on a circle, heaviest first from the top, clockwise) and the `edges` among
  * them; edges naming an entity id not placed are dropped.
  */
-export function layoutGraph(center: Entity | null, nodes: readonly Entity[], edges: readonly GraphEdge[], width = 960, height = 620): Layout {
+export function layoutGraph(
+  center: Entity | null,
+  nodes: readonly Entity[],
+  edges: readonly GraphEdge[],
+  width = 960,
+  height = 620,
+): Layout {
   const cx = width / 2
   const cy = height / 2
   const ring = nodes.filter((n) => center === null || n.id !== center.id)
@@ -71,7 +77,11 @@ export function layoutGraph(center: Entity | null, nodes: readonly Entity[], edg
     kept.push({ from, to, weight: e.weight })
   }
   const maxWeight = Math.max(1e-9, ...kept.map((e) => e.weight))
-  const placedEdges: PlacedEdge[] = kept.map((e) => ({ ...e, width: 1 + 5 * Math.max(0, e.weight / maxWeight), spoke: e.from.isCenter || e.to.isCenter }))
+  const placedEdges: PlacedEdge[] = kept.map((e) => ({
+    ...e,
+    width: 1 + 5 * Math.max(0, e.weight / maxWeight),
+    spoke: e.from.isCenter || e.to.isCenter,
+  }))
   // Spokes last, so they are drawn over the edges among neighbours.
   placedEdges.sort((a, b) => Number(a.spoke) - Number(b.spoke))
   return { width, height, nodes: placed, edges: placedEdges }

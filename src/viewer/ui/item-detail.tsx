@@ -23,7 +23,16 @@ export function ObservationView(props: { obs: Observation; headingLevel?: 2 | 3 
           ['Id', <code>{o.id}</code>],
           ...(o.agent ? ([['Agent', o.agent]] as [string, string][]) : []),
           ...(o.project !== null ? ([['Project', o.project]] as [string, string][]) : []),
-          ['Session', props.showReplayLink === false ? <code>{o.sessionId}</code> : <Link to={replayRoute(o.sessionId, { obs: o.id })} testid="replay-link">Open in session replay</Link>],
+          [
+            'Session',
+            props.showReplayLink === false ? (
+              <code>{o.sessionId}</code>
+            ) : (
+              <Link to={replayRoute(o.sessionId, { obs: o.id })} testid="replay-link">
+                Open in session replay
+              </Link>
+            ),
+          ],
           ...(o.sourceRef !== null ? ([['Source', <code class="wrap">{o.sourceRef}</code>]] as [string, JSX.Element][]) : []),
         ]}
       />
@@ -57,7 +66,12 @@ export function MemoryBrief(props: { mem: Memory; headingLevel?: 3 | 4 }): JSX.E
       <Facts
         items={[
           ['Valid from', <Time iso={m.validFrom} full />],
-          ['Id', <Link to={{ view: 'memories', memory: m.id }} testid="memory-link">{m.id}</Link>],
+          [
+            'Id',
+            <Link to={{ view: 'memories', memory: m.id }} testid="memory-link">
+              {m.id}
+            </Link>,
+          ],
           ['Sources', m.sources.length === 0 ? 'none' : m.sources.map((s) => <code key={s}>{s} </code>)],
         ]}
       />
@@ -72,7 +86,8 @@ export function FlagNote(props: { flags: readonly string[] }): JSX.Element | nul
   if (!props.flags.some(isWarningFlag)) return null
   return (
     <p class="flag-note" data-testid="flag-note">
-      <span aria-hidden="true">⚠ </span>This text reads like instructions aimed at an AI agent (a possible prompt injection). It is shown as plain data.
+      <span aria-hidden="true">⚠ </span>This text reads like instructions aimed at an AI agent (a possible prompt injection). It is shown as
+      plain data.
     </p>
   )
 }
@@ -94,14 +109,22 @@ export function MemoryStateBadges(props: { mem: Memory }): JSX.Element {
 export function ItemDetail(props: { id: string }): JSX.Element {
   const type = idType(props.id)
   const loaded = useLoad<Observation | Memory>(props.id, (signal) =>
-    type === 'memory' ? api<Memory>(`/v1/memories/${encodeURIComponent(props.id)}`, { signal }) : api<Observation>(`/v1/observations/${encodeURIComponent(props.id)}`, { signal }),
+    type === 'memory'
+      ? api<Memory>(`/v1/memories/${encodeURIComponent(props.id)}`, { signal })
+      : api<Observation>(`/v1/observations/${encodeURIComponent(props.id)}`, { signal }),
   )
   if (type !== 'memory' && type !== 'observation') return <p class="muted">Unknown id {props.id}</p>
   return (
     <div class="detail-inline">
       <Busy loading={loaded.loading && loaded.data === null} />
       <ErrorBox error={loaded.error} />
-      {loaded.data !== null ? type === 'memory' ? <MemoryBrief mem={loaded.data as Memory} headingLevel={3} /> : <ObservationView obs={loaded.data as Observation} headingLevel={3} /> : null}
+      {loaded.data !== null ? (
+        type === 'memory' ? (
+          <MemoryBrief mem={loaded.data as Memory} headingLevel={3} />
+        ) : (
+          <ObservationView obs={loaded.data as Observation} headingLevel={3} />
+        )
+      ) : null}
     </div>
   )
 }

@@ -15,7 +15,12 @@ describe('recall helpers', () => {
   })
 
   it('omits channels when all are checked and asks for explain', () => {
-    expect(recallBody('q', 'p', 10, ['bm25', 'time', 'graph', 'vector', 'embedding'])).toEqual({ query: 'q', project: 'p', limit: 10, explain: true })
+    expect(recallBody('q', 'p', 10, ['bm25', 'time', 'graph', 'vector', 'embedding'])).toEqual({
+      query: 'q',
+      project: 'p',
+      limit: 10,
+      explain: true,
+    })
   })
 
   it('sends only the checked channels, in canonical order', () => {

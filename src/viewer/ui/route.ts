@@ -83,5 +83,10 @@ export function onRouteChange(listener: (r: Route) => void): () => void {
 
 /** Links to the replay of a session, at a step or an observation. */
 export function replayRoute(session: string, at?: { step?: number; obs?: string }): Route {
-  return { view: 'replay', session, ...(at?.step !== undefined ? { step: at.step } : {}), ...(at?.obs !== undefined ? { obs: at.obs } : {}) }
+  return {
+    view: 'replay',
+    session,
+    ...(at?.step !== undefined ? { step: at.step } : {}),
+    ...(at?.obs !== undefined ? { obs: at.obs } : {}),
+  }
 }

@@ -9,7 +9,14 @@ export function SignIn(props: { refused: boolean; onSignedIn: () => void }): JSX
   const [value, setValue] = useState('')
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<ApiError | null>(
-    props.refused ? new ApiError(401, 'UNAUTHORIZED', 'the server refused the token', 'the token changes when the server’s data directory does; get the current one as below') : null,
+    props.refused
+      ? new ApiError(
+          401,
+          'UNAUTHORIZED',
+          'the server refused the token',
+          'the token changes when the server’s data directory does; get the current one as below',
+        )
+      : null,
   )
 
   const submit = async (e: Event): Promise<void> => {
@@ -27,7 +34,11 @@ export function SignIn(props: { refused: boolean; onSignedIn: () => void }): JSX
     } catch (err) {
       setToken(null)
       const e2 = toApiError(err)
-      setError(e2.status === 401 ? new ApiError(401, 'UNAUTHORIZED', 'the server refused this token', 'check that you copied the whole token') : e2)
+      setError(
+        e2.status === 401
+          ? new ApiError(401, 'UNAUTHORIZED', 'the server refused this token', 'check that you copied the whole token')
+          : e2,
+      )
     } finally {
       setBusy(false)
     }
@@ -60,8 +71,8 @@ export function SignIn(props: { refused: boolean; onSignedIn: () => void }): JSX
             />
           </div>
           <p id="token-hint" class="hint">
-            The token is in <code>&lt;data dir&gt;/server-token</code> (by default <code>~/.mnemo/server-token</code>), or run <code>mnemo viewer</code> to print the
-            address with the token in it.
+            The token is in <code>&lt;data dir&gt;/server-token</code> (by default <code>~/.mnemo/server-token</code>), or run{' '}
+            <code>mnemo viewer</code> to print the address with the token in it.
           </p>
           <button type="submit" class="button primary" disabled={busy} data-testid="sign-in">
             {busy ? 'Signing in…' : 'Sign in'}

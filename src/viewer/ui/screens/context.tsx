@@ -13,7 +13,9 @@ const MAX_BUDGET = 100_000
 export function ContextScreen(props: { project: string }): JSX.Element {
   const [budgetText, setBudgetText] = useState('')
   const [budget, setBudget] = useState<number | null>(null)
-  const block = useLoad<ContextBlock>(JSON.stringify([props.project, budget]), (signal) => api<ContextBlock>(`/v1/context${query({ project: props.project, budget })}`, { signal }))
+  const block = useLoad<ContextBlock>(JSON.stringify([props.project, budget]), (signal) =>
+    api<ContextBlock>(`/v1/context${query({ project: props.project, budget })}`, { signal }),
+  )
   const c = block.data
 
   return (

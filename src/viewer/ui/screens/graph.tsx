@@ -50,7 +50,14 @@ export function GraphScreen(props: { project: string; route: Route }): JSX.Eleme
       >
         <div class="field grow">
           <label for="graph-entity">Entity</label>
-          <input id="graph-entity" type="search" value={text} placeholder="a file path, a person, a concept" onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} data-testid="graph-entity" />
+          <input
+            id="graph-entity"
+            type="search"
+            value={text}
+            placeholder="a file path, a person, a concept"
+            onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
+            data-testid="graph-entity"
+          />
         </div>
         <button type="submit" class="button primary" data-testid="graph-submit">
           Show
@@ -66,17 +73,35 @@ export function GraphScreen(props: { project: string; route: Route }): JSX.Eleme
       {g !== null && layout !== null ? (
         <>
           <p class="muted" data-testid="graph-summary" tabIndex={-1} ref={summary}>
-            {g.center !== null ? `“${g.center.name}” (${g.center.type}) and ${neighbours.length} related entities` : entity !== '' ? `No entity named “${entity}”; showing nothing.` : `The ${g.nodes.length} most mentioned entities`}
+            {g.center !== null
+              ? `“${g.center.name}” (${g.center.type}) and ${neighbours.length} related entities`
+              : entity !== ''
+                ? `No entity named “${entity}”; showing nothing.`
+                : `The ${g.nodes.length} most mentioned entities`}
           </p>
           {g.nodes.length > 0 ? (
             <div class="graph-wrap">
-              <svg class="graph" viewBox={`0 0 ${layout.width} ${layout.height}`} role="img" aria-labelledby="graph-svg-title" data-testid="graph-svg">
+              <svg
+                class="graph"
+                viewBox={`0 0 ${layout.width} ${layout.height}`}
+                role="img"
+                aria-labelledby="graph-svg-title"
+                data-testid="graph-svg"
+              >
                 <title id="graph-svg-title">
                   {g.center !== null ? `Entities related to ${g.center.name}` : 'Most mentioned entities'}; the table below lists the same.
                 </title>
                 <g class="edges">
                   {layout.edges.map((e, i) => (
-                    <line key={i} class={e.spoke || g.center === null ? 'spoke' : ''} x1={e.from.x} y1={e.from.y} x2={e.to.x} y2={e.to.y} stroke-width={e.spoke || g.center === null ? e.width : Math.min(2, e.width)} />
+                    <line
+                      key={i}
+                      class={e.spoke || g.center === null ? 'spoke' : ''}
+                      x1={e.from.x}
+                      y1={e.from.y}
+                      x2={e.to.x}
+                      y2={e.to.y}
+                      stroke-width={e.spoke || g.center === null ? e.width : Math.min(2, e.width)}
+                    />
                   ))}
                 </g>
                 <g class="nodes">
@@ -95,7 +120,9 @@ export function GraphScreen(props: { project: string; route: Route }): JSX.Eleme
           ) : null}
           {neighbours.length > 0 ? (
             <table class="table" data-testid="graph-table">
-              <caption>{g.center !== null ? `Related to “${g.center.name}”` : 'Most mentioned entities'}; choose one to put it in the centre</caption>
+              <caption>
+                {g.center !== null ? `Related to “${g.center.name}”` : 'Most mentioned entities'}; choose one to put it in the centre
+              </caption>
               <thead>
                 <tr>
                   <th scope="col">Entity</th>

@@ -118,7 +118,9 @@ export function HealthScreen(props: { onStatus?: () => void }): JSX.Element {
                       <td>
                         <Time iso={j.nextRunAt} />
                       </td>
-                      <td class="wrap">{j.lastError !== null ? <span class="badge badge-warn">failed: {j.lastError}</span> : (j.lastResult ?? '—')}</td>
+                      <td class="wrap">
+                        {j.lastError !== null ? <span class="badge badge-warn">failed: {j.lastError}</span> : (j.lastResult ?? '—')}
+                      </td>
                     </tr>
                   ))}
                 </tbody>

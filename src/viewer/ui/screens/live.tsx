@@ -140,7 +140,9 @@ export function LiveScreen(props: { project: string }): JSX.Element {
       <div class="split">
         <div class="split-main">
           <p class="muted count">
-            {rows.length === 0 ? 'No events yet: they appear here as agents work.' : `${rows.length} event${rows.length === 1 ? '' : 's'} (newest first, the last ${capRef.current} kept)`}
+            {rows.length === 0
+              ? 'No events yet: they appear here as agents work.'
+              : `${rows.length} event${rows.length === 1 ? '' : 's'} (newest first, the last ${capRef.current} kept)`}
           </p>
           {rows.length > 0 ? (
             <WindowedList
@@ -153,7 +155,13 @@ export function LiveScreen(props: { project: string }): JSX.Element {
                 const o = rows[i]
                 if (o === undefined) return null
                 return (
-                  <button type="button" class="row-button" aria-current={o.id === selectedId ? 'true' : undefined} onClick={() => setSelectedId(o.id)} data-testid="live-row">
+                  <button
+                    type="button"
+                    class="row-button"
+                    aria-current={o.id === selectedId ? 'true' : undefined}
+                    onClick={() => setSelectedId(o.id)}
+                    data-testid="live-row"
+                  >
                     <span class="cell time">
                       <Time iso={o.time} />
                     </span>

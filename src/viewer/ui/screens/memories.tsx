@@ -33,7 +33,10 @@ export function MemoriesScreen(props: { project: string | null; route: Route }):
   const selectedId = props.route.memory ?? null
   const listKey = props.project === null ? null : JSON.stringify([props.project, tier, kind, state, offset])
   const list = useLoad<MemoryList>(listKey, (signal) =>
-    api<MemoryList>(`/v1/memories${query({ project: props.project, tier: tier === 'all' ? undefined : tier, kind, state, offset, limit: PAGE })}`, { signal }),
+    api<MemoryList>(
+      `/v1/memories${query({ project: props.project, tier: tier === 'all' ? undefined : tier, kind, state, offset, limit: PAGE })}`,
+      { signal },
+    ),
   )
   const select = (id: string | null): void => navigate(id === null ? { view: 'memories' } : { view: 'memories', memory: id })
   const setFilter = (f: (v: string) => void) => (e: Event) => {
@@ -88,18 +91,38 @@ export function MemoriesScreen(props: { project: string | null; route: Route }):
         {props.project !== null ? (
           <div class="split-main">
             <nav class="pager" aria-label="Memory pages">
-              <button type="button" class="button" disabled={offset === 0 || list.loading} onClick={() => setOffset(Math.max(0, offset - PAGE))} data-testid="memories-prev">
+              <button
+                type="button"
+                class="button"
+                disabled={offset === 0 || list.loading}
+                onClick={() => setOffset(Math.max(0, offset - PAGE))}
+                data-testid="memories-prev"
+              >
                 Previous page
               </button>
-              <span data-testid="memories-range">{total === 0 ? (list.loading ? 'Loading…' : 'No memories') : `${offset + 1}–${offset + memories.length} of ${total}`}</span>
-              <button type="button" class="button" disabled={offset + PAGE >= total || list.loading} onClick={() => setOffset(offset + PAGE)} data-testid="memories-next">
+              <span data-testid="memories-range">
+                {total === 0 ? (list.loading ? 'Loading…' : 'No memories') : `${offset + 1}–${offset + memories.length} of ${total}`}
+              </span>
+              <button
+                type="button"
+                class="button"
+                disabled={offset + PAGE >= total || list.loading}
+                onClick={() => setOffset(offset + PAGE)}
+                data-testid="memories-next"
+              >
                 Next page
               </button>
             </nav>
             <ul class="rows" aria-label="Memories" aria-busy={list.loading}>
               {memories.map((m) => (
                 <li key={m.id} class={m.id === selectedId ? 'selected' : ''}>
-                  <button type="button" class="row-button tall" aria-current={m.id === selectedId ? 'true' : undefined} onClick={() => select(m.id)} data-testid="memory-row">
+                  <button
+                    type="button"
+                    class="row-button tall"
+                    aria-current={m.id === selectedId ? 'true' : undefined}
+                    onClick={() => select(m.id)}
+                    data-testid="memory-row"
+                  >
                     <span class="row-top">
                       <KindBadge kind={m.kind} />
                       <MemoryStateBadges mem={m} />
@@ -117,12 +140,7 @@ export function MemoriesScreen(props: { project: string | null; route: Route }):
         ) : null}
         <div class="split-side" tabIndex={0} role="region" aria-label="Selected memory">
           {selectedId !== null ? (
-            <MemoryDetail
-              key={selectedId}
-              id={selectedId}
-              onChanged={list.reload}
-              onSelect={select}
-            />
+            <MemoryDetail key={selectedId} id={selectedId} onChanged={list.reload} onSelect={select} />
           ) : (
             <p class="muted">Select a memory to see its history and provenance.</p>
           )}
@@ -134,7 +152,9 @@ export function MemoriesScreen(props: { project: string | null; route: Route }):
 
 function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id: string | null) => void }): JSX.Element {
   const mem = useLoad<Memory>(props.id, (signal) => api<Memory>(`/v1/memories/${encodeURIComponent(props.id)}`, { signal }))
-  const history = useLoad<MemoryHistory>(props.id, (signal) => api<MemoryHistory>(`/v1/memories/${encodeURIComponent(props.id)}/history`, { signal }))
+  const history = useLoad<MemoryHistory>(props.id, (signal) =>
+    api<MemoryHistory>(`/v1/memories/${encodeURIComponent(props.id)}/history`, { signal }),
+  )
   const [editing, setEditing] = useState(false)
   const [draft, setDraft] = useState('')
   const [busy, setBusy] = useState(false)
@@ -177,7 +197,9 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
     setActionError(null)
     try {
       // A delete names the project the memory is in (REST refuses an id of another project).
-      const r = await api<Forgotten>(`/v1/memories/${encodeURIComponent(props.id)}?project=${encodeURIComponent(m?.project ?? '')}`, { method: 'DELETE' })
+      const r = await api<Forgotten>(`/v1/memories/${encodeURIComponent(props.id)}?project=${encodeURIComponent(m?.project ?? '')}`, {
+        method: 'DELETE',
+      })
       props.onChanged()
       props.onSelect(null)
       announce(`Deleted memory ${r.forgotten.id}`)
@@ -205,14 +227,26 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
         <KindBadge kind={m.kind} /> Memory <code>{m.id}</code> <MemoryStateBadges mem={m} /> <Flags flags={m.flags} />
       </h2>
       <div class="actions" role="group" aria-label="Memory actions">
-        <button type="button" class="button" disabled={busy} onClick={() => void act(m.pinned ? 'Unpin' : 'Pin', { pinned: !m.pinned }, () => (m.pinned ? `Unpinned ${m.id}` : `Pinned ${m.id}`))} data-testid="memory-pin">
+        <button
+          type="button"
+          class="button"
+          disabled={busy}
+          onClick={() =>
+            void act(m.pinned ? 'Unpin' : 'Pin', { pinned: !m.pinned }, () => (m.pinned ? `Unpinned ${m.id}` : `Pinned ${m.id}`))
+          }
+          data-testid="memory-pin"
+        >
           {m.pinned ? 'Unpin' : 'Pin'}
         </button>
         <button
           type="button"
           class="button"
           disabled={busy}
-          onClick={() => void act(m.archivedAt !== null ? 'Restore' : 'Archive', { archived: m.archivedAt === null }, () => (m.archivedAt !== null ? `Restored ${m.id}` : `Archived ${m.id}`))}
+          onClick={() =>
+            void act(m.archivedAt !== null ? 'Restore' : 'Archive', { archived: m.archivedAt === null }, () =>
+              m.archivedAt !== null ? `Restored ${m.id}` : `Archived ${m.id}`,
+            )
+          }
           data-testid="memory-archive"
         >
           {m.archivedAt !== null ? 'Restore' : 'Archive'}
@@ -221,7 +255,13 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
           type="button"
           class="button"
           disabled={busy || editing || !editable(m)}
-          title={editable(m) ? undefined : m.validTo !== null ? 'An older version: edit the current one' : 'Consolidation maintains this memory; it cannot be edited by hand'}
+          title={
+            editable(m)
+              ? undefined
+              : m.validTo !== null
+                ? 'An older version: edit the current one'
+                : 'Consolidation maintains this memory; it cannot be edited by hand'
+          }
           onClick={() => {
             setDraft(m.text)
             setEditing(true)
@@ -241,7 +281,9 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
           onSubmit={(e) => {
             e.preventDefault()
             if (draft.trim() === '' || draft === m.text || draft.length > MAX_MEMORY_CHARS) return
-            void act('Save', { text: draft }, (n) => `Saved a new version ${n.id}, which supersedes ${m.id}`).then((ok) => ok && setEditing(false))
+            void act('Save', { text: draft }, (n) => `Saved a new version ${n.id}, which supersedes ${m.id}`).then(
+              (ok) => ok && setEditing(false),
+            )
           }}
         >
           <label for="memory-edit-text">Memory text</label>
@@ -262,7 +304,12 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
               : 'Saving stores a new version that supersedes this one; this one stays in the history.'}
           </p>
           <div class="actions">
-            <button type="submit" class="button primary" disabled={busy || draft.trim() === '' || draft === m.text || draft.length > MAX_MEMORY_CHARS} data-testid="memory-save">
+            <button
+              type="submit"
+              class="button primary"
+              disabled={busy || draft.trim() === '' || draft === m.text || draft.length > MAX_MEMORY_CHARS}
+              data-testid="memory-save"
+            >
               Save new version
             </button>
             <button type="button" class="button" onClick={() => setEditing(false)} data-testid="memory-cancel">
@@ -287,7 +334,14 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
           ['Pinned', m.pinned ? 'yes' : 'no'],
           ['Archived', m.archivedAt === null ? 'no' : <Time iso={m.archivedAt} full />],
           ['Seen', `${m.seenCount} time${m.seenCount === 1 ? '' : 's'}`],
-          ['Confidence', m.confidence === null ? (m.kind === 'summary' || m.kind === 'procedure' ? 'checked against its sources' : 'stated') : `${Math.round(m.confidence * 100)}% (derived)`],
+          [
+            'Confidence',
+            m.confidence === null
+              ? m.kind === 'summary' || m.kind === 'procedure'
+                ? 'checked against its sources'
+                : 'stated'
+              : `${Math.round(m.confidence * 100)}% (derived)`,
+          ],
           ['Review', m.review ?? 'none'],
           ['Project', m.project ?? m.projectId],
         ]}
@@ -304,7 +358,11 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
               <li key={v.id} class={v.id === m.id ? 'this' : ''} aria-current={v.id === m.id ? 'true' : undefined}>
                 <span class="row-top">
                   {v.id === m.id ? <code>{v.id}</code> : <Link to={{ view: 'memories', memory: v.id }}>{v.id}</Link>}
-                  {v.validTo === null && v.supersededBy === null ? <span class="badge badge-info">current</span> : <span class="badge">superseded</span>}
+                  {v.validTo === null && v.supersededBy === null ? (
+                    <span class="badge badge-info">current</span>
+                  ) : (
+                    <span class="badge">superseded</span>
+                  )}
                   {v.id === m.id ? <span class="badge">this version</span> : null}
                   <span class="muted">
                     <Time iso={v.validFrom} /> → {v.validTo === null ? 'now' : <Time iso={v.validTo} />}

@@ -49,7 +49,10 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
     if (totalRef.current !== null && p * REPLAY_PAGE >= totalRef.current && p > 0) return undefined
     inflight.current.add(p)
     try {
-      const r = await api<SessionPage>(`/v1/sessions/${encodeURIComponent(id)}/observations?offset=${p * REPLAY_PAGE}&limit=${REPLAY_PAGE}`, { signal: abort.current.signal })
+      const r = await api<SessionPage>(
+        `/v1/sessions/${encodeURIComponent(id)}/observations?offset=${p * REPLAY_PAGE}&limit=${REPLAY_PAGE}`,
+        { signal: abort.current.signal },
+      )
       pages.current.set(p, r.observations)
       // The count can run ahead of the rows (an observation forgotten since): a short page marks the real end.
       const end = p * REPLAY_PAGE + r.observations.length
@@ -79,7 +82,9 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
       await fetchPage(0)
       if (obs === undefined || props.route.step !== undefined) return
       try {
-        const r = await api<SessionPage>(`/v1/sessions/${encodeURIComponent(id)}/observations?limit=1&at=${encodeURIComponent(obs)}`, { signal: abort.current.signal })
+        const r = await api<SessionPage>(`/v1/sessions/${encodeURIComponent(id)}/observations?limit=1&at=${encodeURIComponent(obs)}`, {
+          signal: abort.current.signal,
+        })
         if (r.position !== null) setStep(r.position)
       } catch (e) {
         if (!isAbort(e)) setError(toApiError(e))
@@ -173,8 +178,8 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
       </h1>
       {session !== null ? (
         <p class="muted">
-          {session.agent} · {session.project ?? session.projectId} · started <Time iso={session.startedAt} full /> · {humanDuration(Date.parse(session.lastEventAt) - Date.parse(session.startedAt))} ·{' '}
-          {count} step{count === 1 ? '' : 's'}
+          {session.agent} · {session.project ?? session.projectId} · started <Time iso={session.startedAt} full /> ·{' '}
+          {humanDuration(Date.parse(session.lastEventAt) - Date.parse(session.startedAt))} · {count} step{count === 1 ? '' : 's'}
         </p>
       ) : null}
       <ErrorBox error={error} />
@@ -183,19 +188,37 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
       {total !== null && total > 0 ? (
         <>
           <div class="player" role="group" aria-label="Player" data-testid="replay-controls">
-            <button type="button" class="button" onClick={() => go(-1)} disabled={step <= 0} aria-keyshortcuts="ArrowLeft" data-testid="replay-prev">
+            <button
+              type="button"
+              class="button"
+              onClick={() => go(-1)}
+              disabled={step <= 0}
+              aria-keyshortcuts="ArrowLeft"
+              data-testid="replay-prev"
+            >
               <span aria-hidden="true">◀ </span>Previous step
             </button>
             <button type="button" class="button primary" onClick={togglePlay} aria-keyshortcuts="Space" data-testid="replay-play">
               <span aria-hidden="true">{playing ? '❚❚ ' : '▶ '}</span>
               {playing ? 'Pause' : 'Play'}
             </button>
-            <button type="button" class="button" onClick={() => go(1)} disabled={step >= last} aria-keyshortcuts="ArrowRight" data-testid="replay-next">
+            <button
+              type="button"
+              class="button"
+              onClick={() => go(1)}
+              disabled={step >= last}
+              aria-keyshortcuts="ArrowRight"
+              data-testid="replay-next"
+            >
               Next step<span aria-hidden="true"> ▶</span>
             </button>
             <label class="field inline">
               <span>Speed</span>
-              <select value={String(speed)} onChange={(e) => setSpeed(Number((e.currentTarget as HTMLSelectElement).value))} data-testid="replay-speed">
+              <select
+                value={String(speed)}
+                onChange={(e) => setSpeed(Number((e.currentTarget as HTMLSelectElement).value))}
+                data-testid="replay-speed"
+              >
                 {SPEEDS.map((s) => (
                   <option key={s} value={String(s)}>
                     {s}×
@@ -240,7 +263,13 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
                     return <span class="row-button muted">Step {i + 1}: loading…</span>
                   }
                   return (
-                    <button type="button" class="row-button" aria-current={i === step ? 'step' : undefined} onClick={() => setStep(i)} data-testid="replay-row">
+                    <button
+                      type="button"
+                      class="row-button"
+                      aria-current={i === step ? 'step' : undefined}
+                      onClick={() => setStep(i)}
+                      data-testid="replay-row"
+                    >
                       <span class="cell num">{i + 1}</span>
                       <span class="cell time">
                         <Time iso={o.time} />

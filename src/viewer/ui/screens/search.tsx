@@ -9,7 +9,11 @@ import { navigate, replayRoute, type Route } from '../route.js'
 import { channelBadges, defaultChannels, recallBody } from '../recall.js'
 import { RECALL_CHANNELS, type Hit, type RecallResult } from '../types.js'
 
-export function SearchScreen(props: { project: string; route: Route; channels?: { name: string; on: boolean }[] | undefined }): JSX.Element {
+export function SearchScreen(props: {
+  project: string
+  route: Route
+  channels?: { name: string; on: boolean }[] | undefined
+}): JSX.Element {
   const [text, setText] = useState(props.route.q ?? '')
   // Ticked: the channels recall uses (weight above 0, embedder configured), as `mnemo status` lists them.
   const [channels, setChannels] = useState<string[]>(defaultChannels(props.channels))
@@ -31,7 +35,11 @@ export function SearchScreen(props: { project: string; route: Route; channels?: 
     controller.current = c
     setLoading(true)
     setError(null)
-    api<RecallResult>('/v1/recall', { method: 'POST', body: recallBody(q, props.project, clampInt(limitText, 1, 100, 20), channels), signal: c.signal })
+    api<RecallResult>('/v1/recall', {
+      method: 'POST',
+      body: recallBody(q, props.project, clampInt(limitText, 1, 100, 20), channels),
+      signal: c.signal,
+    })
       .then((r) => {
         setResult(r)
         setOpen(new Set())
@@ -72,7 +80,15 @@ export function SearchScreen(props: { project: string; route: Route; channels?: 
       <form class="searchform" onSubmit={submit} role="search" aria-label="Recall">
         <div class="field grow">
           <label for="search-q">Query</label>
-          <input id="search-q" type="search" value={text} onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} data-testid="search-input" required maxLength={16000} />
+          <input
+            id="search-q"
+            type="search"
+            value={text}
+            onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
+            data-testid="search-input"
+            required
+            maxLength={16000}
+          />
         </div>
         <fieldset class="channels">
           <legend>Channels</legend>
@@ -93,7 +109,15 @@ export function SearchScreen(props: { project: string; route: Route; channels?: 
         </fieldset>
         <div class="field narrow">
           <label for="search-limit">Limit</label>
-          <input id="search-limit" type="number" min={1} max={100} value={limitText} onInput={(e) => setLimitText((e.currentTarget as HTMLInputElement).value)} data-testid="search-limit" />
+          <input
+            id="search-limit"
+            type="number"
+            min={1}
+            max={100}
+            value={limitText}
+            onInput={(e) => setLimitText((e.currentTarget as HTMLInputElement).value)}
+            data-testid="search-limit"
+          />
         </div>
         <button type="submit" class="button primary" data-testid="search-submit" disabled={loading}>
           Search
@@ -126,7 +150,8 @@ export function SearchScreen(props: { project: string; route: Route; channels?: 
 
 /** One hit: score, kind, time, snippet, the channels that found it; expands to the full item. */
 export function HitRow(props: {
-  hit: Pick<Hit, 'id' | 'type' | 'kind' | 'time' | 'snippet' | 'sessionId'> & Partial<Pick<Hit, 'score' | 'flags' | 'channels' | 'viaNeighbor'>>
+  hit: Pick<Hit, 'id' | 'type' | 'kind' | 'time' | 'snippet' | 'sessionId'> &
+    Partial<Pick<Hit, 'score' | 'flags' | 'channels' | 'viaNeighbor'>>
   n: number
   open: boolean
   onToggle: () => void
@@ -137,10 +162,21 @@ export function HitRow(props: {
   return (
     <li class="hit" data-testid={props.testid ?? 'hit-row'}>
       <div class="hit-head">
-        <button type="button" class="button quiet expander" aria-expanded={props.open} aria-controls={detailId} onClick={props.onToggle} data-testid="hit-expand">
+        <button
+          type="button"
+          class="button quiet expander"
+          aria-expanded={props.open}
+          aria-controls={detailId}
+          onClick={props.onToggle}
+          data-testid="hit-expand"
+        >
           <span aria-hidden="true">{props.open ? '▾' : '▸'}</span> {props.open ? 'Hide' : 'Show'} {h.type} {props.n}
         </button>
-        {h.score !== undefined && h.score > 0 ? <span class="score" title="Fused relevance">{h.score.toFixed(3)}</span> : null}
+        {h.score !== undefined && h.score > 0 ? (
+          <span class="score" title="Fused relevance">
+            {h.score.toFixed(3)}
+          </span>
+        ) : null}
         <KindBadge kind={h.kind} />
         <span class="muted">{h.type}</span>
         <Time iso={h.time} />

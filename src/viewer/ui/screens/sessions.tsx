@@ -73,9 +73,15 @@ export function SessionsScreen(props: { project: string }): JSX.Element {
                   <span class="timeline-title">{oneLine(s.title ?? s.sessionKey, 160)}</span>
                 </Link>
                 <span class="timeline-meta">
-                  <Time iso={s.startedAt} /> · {humanDuration(Date.parse(s.lastEventAt) - Date.parse(s.startedAt))} · {s.agent} · {s.observations} step
+                  <Time iso={s.startedAt} /> · {humanDuration(Date.parse(s.lastEventAt) - Date.parse(s.startedAt))} · {s.agent} ·{' '}
+                  {s.observations} step
                   {s.observations === 1 ? '' : 's'}
-                  {s.endedAt === null ? <> <span class="badge badge-info">open</span></> : null}
+                  {s.endedAt === null ? (
+                    <>
+                      {' '}
+                      <span class="badge badge-info">open</span>
+                    </>
+                  ) : null}
                 </span>
               </li>
             ))}
