@@ -4,25 +4,20 @@ import os from 'node:os'
 import path from 'node:path'
 import { resolveProjectRoot } from '../../capture/project.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
-import { SURFACE_AGENTS, type AgentName } from '../../core/types.js'
+import { type AgentName, SURFACE_AGENTS } from '../../core/types.js'
 import { dataDirError } from '../../runtime/data-dir.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
-import { applyConnectPlan, disconnectClaudeCode, planClaudeCodeConnect, renderPlanDiff, type ConnectPlan } from '../connect/claude-code.js'
+import type { AgentConnectOptions, AgentDisconnectOptions } from '../connect/agent-command.js'
+import { disconnectClaudeCode, planClaudeCodeConnect } from '../connect/claude-code.js'
 import { planCodexConnect, planCodexDisconnect } from '../connect/codex.js'
-import {
-  applyAgentConnectPlan,
-  renderAgentPlanDiff,
-  type AgentConnectPlan,
-  type AgentConnectOptions,
-  type AgentDisconnectOptions,
-} from '../connect/config-files.js'
+import { applyConnectPlan, type ConnectPlan, renderPlanDiff } from '../connect/connect-plan.js'
 import { planCursorConnect, planCursorDisconnect } from '../connect/cursor.js'
-import { checkAgents, mnemoHookCount, type DoctorAgent } from '../connect/doctor.js'
+import { checkAgents, type DoctorAgent, mnemoHookCount } from '../connect/doctor.js'
 import { planGeminiConnect, planGeminiDisconnect } from '../connect/gemini.js'
 import { planOpenCodeConnect, planOpenCodeDisconnect } from '../connect/opencode.js'
-import type { CliIo, GlobalOptions } from './program.js'
-import { formatHits, hitToJson, printJson, type Out } from './output.js'
 import { CLI_PATH, DEMO_SESSION, parseChannels, parseIntOption, withMnemo } from './cli-kit.js'
+import { formatHits, hitToJson, type Out, printJson } from './output.js'
+import type { CliIo, GlobalOptions } from './program.js'
 
 // CLI commands that work with agents: mcp, connect/disconnect, doctor, the benches and the demo.
 
@@ -42,17 +37,16 @@ export async function mcp(io: CliIo, o: GlobalOptions & { agent?: string }): Pro
 /** Agents `connect` and `disconnect` know, with their planners. */
 const AGENT_PLANNERS: Record<
   string,
-  { connect: (o: AgentConnectOptions) => AgentConnectPlan; disconnect: (o: AgentDisconnectOptions) => AgentConnectPlan }
+  { connect: (o: AgentConnectOptions) => ConnectPlan; disconnect: (o: AgentDisconnectOptions) => ConnectPlan }
 > = {
+  'claude-code': { connect: planClaudeCodeConnect, disconnect: disconnectClaudeCode },
   codex: { connect: planCodexConnect, disconnect: planCodexDisconnect },
   gemini: { connect: planGeminiConnect, disconnect: planGeminiDisconnect },
   cursor: { connect: planCursorConnect, disconnect: planCursorDisconnect },
   opencode: { connect: planOpenCodeConnect, disconnect: planOpenCodeDisconnect },
 }
 
-export const CONNECT_AGENTS = ['claude-code', ...Object.keys(AGENT_PLANNERS)]
-
-type AnyPlan = { kind: 'claude'; plan: ConnectPlan } | { kind: 'agent'; plan: AgentConnectPlan }
+export const CONNECT_AGENTS = Object.keys(AGENT_PLANNERS)
 
 function connectPlan(
   agent: string,
@@ -60,7 +54,7 @@ function connectPlan(
   io: CliIo,
   disconnecting: boolean,
   nodePath: string = process.execPath,
-): AnyPlan {
+): ConnectPlan {
   if (!CONNECT_AGENTS.includes(agent))
     throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: ${CONNECT_AGENTS.join(', ')}`)
   // --scope project means the repository, wherever in it the command runs (as captures file it): its git top-level.
@@ -84,44 +78,33 @@ function connectPlan(
     )
   }
   const command = { cliPath: CLI_PATH, nodePath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) }
-  if (agent === 'claude-code') {
-    return {
-      kind: 'claude',
-      plan: disconnecting ? disconnectClaudeCode({ ...location, cliPath: CLI_PATH }) : planClaudeCodeConnect({ ...location, ...command }),
-    }
-  }
   const planners = AGENT_PLANNERS[agent]!
-  return {
-    kind: 'agent',
-    plan: disconnecting ? planners.disconnect({ ...location, cliPath: CLI_PATH }) : planners.connect({ ...location, ...command }),
-  }
+  return disconnecting ? planners.disconnect({ ...location, cliPath: CLI_PATH }) : planners.connect({ ...location, ...command })
 }
 
-function reportPlans(out: Out, plans: readonly AnyPlan[], dryRun: boolean): void {
+function reportPlans(out: Out, plans: readonly ConnectPlan[], dryRun: boolean): void {
   const docs: Record<string, unknown>[] = []
   for (const p of plans) {
-    const written = dryRun ? [] : p.kind === 'claude' ? applyConnectPlan(p.plan) : applyAgentConnectPlan(p.plan)
-    const notes = p.kind === 'agent' ? p.plan.notes : []
+    const written = dryRun ? [] : applyConnectPlan(p)
     // Project-scope files are often committed: say that they hold this machine's paths.
     const machinePaths =
-      p.plan.scope === 'project' && p.plan.action === 'connect'
-        ? p.plan.files.filter((f) => f.after.includes(CLI_PATH)).map((f) => f.path)
-        : []
+      p.scope === 'project' && p.action === 'connect' ? p.files.filter((f) => f.after.includes(CLI_PATH)).map((f) => f.path) : []
     const warning =
       machinePaths.length > 0
-        ? `${machinePaths.join(' and ')} now hold this machine's absolute paths (node, the mnemo CLI ${CLI_PATH}${p.plan.files.some((f) => /MNEMO_HOME/.test(f.after)) ? ', MNEMO_HOME' : ''}): they work on this machine only. Do not commit them (add them to .gitignore); on a shared repository each person runs mnemo connect ${p.plan.client} (user scope) instead`
+        ? `${machinePaths.join(' and ')} now hold this machine's absolute paths (node, the mnemo CLI ${CLI_PATH}${p.files.some((f) => /MNEMO_HOME/.test(f.after)) ? ', MNEMO_HOME' : ''}): they work on this machine only. Do not commit them (add them to .gitignore); on a shared repository each person runs mnemo connect ${p.client} (user scope) instead`
         : undefined
     docs.push({
-      agent: p.plan.client,
+      agent: p.client,
       dryRun,
-      files: p.plan.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })),
+      files: p.files.map((f) => ({ path: f.path, kind: f.kind, changed: f.changed, ...(dryRun ? { after: f.after } : {}) })),
       written,
-      notes,
+      notes: p.notes,
       ...(warning ? { warnings: [warning] } : {}),
     })
     if (warning) out.stderr(`warning: ${warning}\n`)
     if (out.json) continue
-    out.stdout(p.kind === 'claude' ? renderPlanDiff(p.plan) : `${renderAgentPlanDiff(p.plan)}\n`)
+    // A blank line after every agent's plan but Claude Code's, as the output has always had.
+    out.stdout(`${renderPlanDiff(p)}${p.client === 'claude-code' ? '' : '\n'}`)
     out.stdout(dryRun ? '(dry run: nothing written)\n' : written.length > 0 ? `wrote ${written.join(', ')}\n` : 'already up to date\n')
   }
   if (out.json) printJson(out, plans.length === 1 ? docs[0] : { agents: docs })

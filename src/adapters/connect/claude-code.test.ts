@@ -2,28 +2,20 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
-import {
-  applyConnectPlan,
-  CLAUDE_CODE_HOOK_EVENTS,
-  claudeCodeHookCommand,
-  disconnectClaudeCode,
-  isMnemoHookCommand,
-  planClaudeCodeConnect,
-  renderPlanDiff,
-  shellQuote,
-  type ClaudeCodeConnectOptions,
-} from './claude-code.js'
+import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
+import { type AgentConnectOptions, isMnemoHookCommand, shellQuote } from './agent-command.js'
+import { CLAUDE_CODE_HOOK_EVENTS, claudeCodeHookCommand, disconnectClaudeCode, planClaudeCodeConnect } from './claude-code.js'
+import { applyConnectPlan, renderPlanDiff } from './connect-plan.js'
 
 let root: string
 let home: string
-let base: ClaudeCodeConnectOptions
+let base: AgentConnectOptions
 useConnectSandbox('mnemo-connect-', (s) => ({ root, home, base } = s))
 
 const settingsPath = (): string => join(home, '.claude', 'settings.json')
 const mcpPath = (): string => join(home, '.claude.json')
-const connect = (extra: Partial<ClaudeCodeConnectOptions> = {}) => {
+const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   const plan = planClaudeCodeConnect({ ...base, ...extra })
   return { plan, written: applyConnectPlan(plan) }
 }

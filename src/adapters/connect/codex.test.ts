@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { describe, expect, it } from 'vitest'
-import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
-import { shellQuote } from './claude-code.js'
-import { createHash } from 'node:crypto'
+import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
+import { type AgentConnectOptions, shellQuote } from './agent-command.js'
 import {
   CODEX_HOOK_EVENTS,
   codexEventLabel,
@@ -16,7 +16,7 @@ import {
   planCodexConnect,
   planCodexDisconnect,
 } from './codex.js'
-import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectOptions } from './config-files.js'
+import { applyConnectPlan, renderPlanDiff } from './connect-plan.js'
 
 let root: string
 let home: string
@@ -27,7 +27,7 @@ const configPath = (): string => join(home, '.codex', 'config.toml')
 const hooksPath = (): string => join(home, '.codex', 'hooks.json')
 const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   const plan = planCodexConnect({ ...base, ...extra })
-  return { plan, written: applyAgentConnectPlan(plan) }
+  return { plan, written: applyConnectPlan(plan) }
 }
 const cmd = (event: string, cli = CLI): string => `"${NODE}" "${cli}" hook ${event} --agent codex`
 const group = (event: string, cli = CLI) => ({
@@ -109,7 +109,7 @@ describe('planCodexConnect', () => {
     expect(codexHookTrustHash('SessionEnd', undefined, { command: 'x', timeout: 10 })).toBe(
       codexHookTrustHash('SessionEnd', undefined, { command: 'x', timeout: 3 }),
     )
-    applyAgentConnectPlan(planCodexDisconnect(base))
+    applyConnectPlan(planCodexDisconnect(base))
     expect(read(configPath())).toBe(USER_TOML)
     const proj = join(root, 'proj-trust')
     mkdirSync(proj)
@@ -154,7 +154,7 @@ describe('planCodexConnect', () => {
     expect(plan.files.map((f) => f.after)).toEqual([c1, h1])
     expect(written).toEqual([])
     expect(plan.notes).toEqual([])
-    expect(renderAgentPlanDiff(plan)).toBe(
+    expect(renderPlanDiff(plan)).toBe(
       `${configPath()} (unchanged)\n  mcp servers unchanged: mnemo\n  hook trust records unchanged: stop:1:0, ${EVENTS.filter(
         (e) => e !== 'Stop',
       )
@@ -180,7 +180,7 @@ describe('planCodexConnect', () => {
     write(configPath(), text)
     const { plan } = connect()
     expect(withoutTrust(read(configPath()))).toBe(`${mnemoTable()}\n# next: the other server\n[mcp_servers.other]\ncommand = "other"\n`)
-    expect(renderAgentPlanDiff(plan)).toContain(
+    expect(renderPlanDiff(plan)).toContain(
       `${configPath()} (update)\n  mcp servers updated: mnemo\n  hook trust records added: ${EVENTS.map((e) => `${codexEventLabel(e)}:0:0`).join(', ')}\n  @@ line 2 @@\n`,
     )
   })
@@ -275,18 +275,18 @@ describe('planCodexDisconnect', () => {
     write(hooksPath(), USER_HOOKS)
     connect()
     const plan = planCodexDisconnect({ ...base, cliPath: CLI })
-    expect(renderAgentPlanDiff(plan)).toContain('  mcp servers removed: mnemo\n')
-    expect(renderAgentPlanDiff(plan)).toContain(`  hooks removed: Stop, ${EVENTS.filter((e) => e !== 'Stop').join(', ')}\n`)
-    expect(applyAgentConnectPlan(plan)).toEqual([configPath(), hooksPath()])
+    expect(renderPlanDiff(plan)).toContain('  mcp servers removed: mnemo\n')
+    expect(renderPlanDiff(plan)).toContain(`  hooks removed: Stop, ${EVENTS.filter((e) => e !== 'Stop').join(', ')}\n`)
+    expect(applyConnectPlan(plan)).toEqual([configPath(), hooksPath()])
     expect(withoutTrust(read(configPath()))).toBe(USER_TOML)
     expect(read(hooksPath())).toBe(USER_HOOKS)
   })
 
   it('deletes the files left empty when only mnemo was there, and skips missing files', () => {
     connect()
-    applyAgentConnectPlan(planCodexDisconnect(base))
+    applyConnectPlan(planCodexDisconnect(base))
     expect(existsSync(configPath())).toBe(false)
     expect(existsSync(hooksPath())).toBe(false)
-    expect(renderAgentPlanDiff(planCodexDisconnect(base))).toBe('nothing to do: no Codex CLI configuration files found\n')
+    expect(renderPlanDiff(planCodexDisconnect(base))).toBe('nothing to do: no Codex CLI configuration files found\n')
   })
 })

@@ -38,41 +38,35 @@
  */
 import { createHash } from 'node:crypto'
 import { join, resolve } from 'node:path'
-import { shellQuote } from './claude-code.js'
+import { CODEX_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
 import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+  type AgentLocation,
   agentHookCommand,
-  editJsonText,
-  editTomlTable,
+  type ConnectScope,
   envDir,
-  groupedHookItems,
-  isMnemoAgentHookCommand,
-  parseJsonConfig,
-  parseJsonQuiet,
-  parseTomlConfig,
-  planFileOf,
-  removeIfEmptied,
-  planGroupedHooks,
-  readConfigText,
+  isMnemoHookCommand,
   resolveAgentCommand,
   resolveHome,
   resolveProject,
   resolveScope,
-  summarizeItems,
-  tomlValueAt,
-  type AgentConnectOptions,
-  type AgentConnectPlan,
-  type AgentDisconnectOptions,
+  shellQuote,
+  stdioMcpEntry,
+} from './agent-command.js'
+import {
   type AgentHooksDescription,
-  type AgentLocation,
-  type AgentPlanFile,
-  type ConnectScope,
-  type JsonObject,
-  type ResolvedCommand,
-  type TomlScalar,
-  type TomlTable,
-} from './config-files.js'
+  type ConnectPlan,
+  type ConnectPlanFile,
+  planFileOf,
+  readConfigText,
+  removeIfEmptied,
+  summarizeItems,
+} from './connect-plan.js'
+import { groupedHookItems, type JsonObject, parseJsonQuiet, planGroupedHooks } from './json-config.js'
+import { planJsonFile } from './json-edit.js'
+import { editTomlTable, parseTomlConfig, type TomlScalar, type TomlTable, tomlValueAt } from './toml-config.js'
 
-import { CODEX_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
 export { CODEX_HOOK_EVENTS }
 
 /** The MCP server table mnemo owns. */
@@ -104,13 +98,6 @@ export function codexPaths(options: AgentLocation = {}): { scope: ConnectScope; 
   const dir =
     scope === 'project' ? join(resolveProject(options), '.codex') : (envDir(options, 'CODEX_HOME') ?? join(resolveHome(options), '.codex'))
   return { scope, configPath: join(dir, 'config.toml'), hooksPath: join(dir, 'hooks.json') }
-}
-
-/** The `[mcp_servers.mnemo]` entry: `command` = node, `args` = [cli, "mcp"], `env` = { MNEMO_HOME } when set. */
-export function codexMcpEntry(cmd: ResolvedCommand): Record<string, TomlScalar> {
-  const entry: Record<string, TomlScalar> = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp', '--agent', 'codex'] }
-  if (cmd.mnemoHome !== undefined) entry.env = { MNEMO_HOME: cmd.mnemoHome }
-  return entry
 }
 
 const mcpItems = (doc: TomlTable): Map<string, string> => {
@@ -224,7 +211,7 @@ function planConfig(
   skipMissing: boolean,
   trust: readonly CodexTrustRecord[] = [],
   untrust: readonly string[] = [],
-): AgentPlanFile | undefined {
+): ConnectPlanFile | undefined {
   const before = readConfigText(path)
   if (before === undefined && skipMissing) return undefined
   let after = editTomlTable(path, before, CODEX_MCP_KEY, entry)
@@ -253,26 +240,14 @@ function planHooks(
   mine: (c: string) => boolean,
   add: ((event: string) => JsonObject) | undefined,
   skipMissing: boolean,
-): AgentPlanFile | undefined {
-  const before = readConfigText(path)
-  if (before === undefined && skipMissing) return undefined
-  const config = parseJsonConfig(path, before, false) // Codex reads hooks.json with a strict JSON parser
-  const edits = planGroupedHooks(
-    path,
-    config,
-    'hooks',
-    CODEX_HOOK_EVENTS.map((e) => e.agentEvent),
-    mine,
-    add,
-  )
-  const after = editJsonText(before, config, edits)
-  return planFileOf(
-    path,
-    'settings',
-    before,
-    after,
-    summarizeItems('hooks', groupedHookItems(config, 'hooks', mine), groupedHookItems(parseJsonQuiet(after), 'hooks', mine)),
-  )
+): ConnectPlanFile | undefined {
+  const events = CODEX_HOOK_EVENTS.map((e) => e.agentEvent)
+  return planJsonFile(path, skipMissing, {
+    kind: 'settings',
+    comments: false, // Codex reads hooks.json with a strict JSON parser
+    edits: (config) => planGroupedHooks(path, config, 'hooks', events, mine, add),
+    items: { hooks: (config) => groupedHookItems(config, 'hooks', mine) },
+  })
 }
 
 const hooksDisabled = (doc: TomlTable): boolean =>
@@ -280,7 +255,7 @@ const hooksDisabled = (doc: TomlTable): boolean =>
 
 /**
  * Plans `mnemo connect codex`; reads files, writes nothing. `config.toml`
- * gets `[mcp_servers.mnemo]` ({@link codexMcpEntry}); `hooks.json` gets one
+ * gets `[mcp_servers.mnemo]` ({@link stdioMcpEntry}); `hooks.json` gets one
  * group per {@link CODEX_HOOK_EVENTS} event running
  * `[MNEMO_HOME="…" ]"<node>" "<cli>" hook <Event> --agent codex` (timeout
  * 15 s for SessionStart, 10 s else), replacing earlier mnemo commands in
@@ -291,16 +266,16 @@ const hooksDisabled = (doc: TomlTable): boolean =>
  *   `[mcp_servers.mnemo]` defined inline / with dotted keys; INVALID_INPUT
  *   (details.path = the option) for bad options.
  */
-export function planCodexConnect(options: AgentConnectOptions = {}): AgentConnectPlan {
+export function planCodexConnect(options: AgentConnectOptions = {}): ConnectPlan {
   const { scope, configPath, hooksPath } = codexPaths(options)
   const cmd = resolveAgentCommand(options)
-  const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'codex', shellQuote(cmd.cliPath))
+  const mine = (c: string): boolean => isMnemoHookCommand(c, shellQuote(cmd.cliPath), 'codex')
   const mnemoEvent = new Map(CODEX_HOOK_EVENTS.map((e) => [e.agentEvent, e.mnemoEvent]))
   const group = (event: string): JsonObject => ({
     hooks: [
       {
         type: 'command',
-        command: agentHookCommand('codex', mnemoEvent.get(event) ?? 'Stop', cmd, shellQuote),
+        command: agentHookCommand(cmd, mnemoEvent.get(event) ?? 'Stop', 'codex'),
         timeout: TIMEOUT_SECONDS[event] ?? DEFAULT_TIMEOUT_SECONDS,
       },
     ],
@@ -312,8 +287,8 @@ export function planCodexConnect(options: AgentConnectOptions = {}): AgentConnec
     scope === 'user' && hooksFile !== undefined
       ? codexMnemoHookTrust(hooksPath, parseJsonQuiet(hooksFile.before), mine).map((t) => t.key)
       : []
-  const files = [planConfig(configPath, codexMcpEntry(cmd), false, trust, untrust), hooksFile].filter(
-    (f): f is AgentPlanFile => f !== undefined,
+  const files = [planConfig(configPath, stdioMcpEntry(cmd, 'codex'), false, trust, untrust), hooksFile].filter(
+    (f): f is ConnectPlanFile => f !== undefined,
   )
   const notes: string[] = []
   if (scope === 'project' && files[1]?.changed === true)
@@ -330,15 +305,15 @@ export function planCodexConnect(options: AgentConnectOptions = {}): AgentConnec
 /**
  * Plans `mnemo disconnect codex`; reads files, writes nothing. Removes
  * `[mcp_servers.mnemo]` (with its sub-tables) and every mnemo hook command
- * ({@link isMnemoAgentHookCommand}), nothing else; groups, event lists and a
+ * ({@link isMnemoHookCommand}), nothing else; groups, event lists and a
  * `hooks` object emptied by that are removed. Missing files are left out of
  * the plan; a file left empty by the removal is deleted ({@link removeIfEmptied}).
  * @throws MnemoError INVALID_INPUT as {@link planCodexConnect}.
  */
-export function planCodexDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
+export function planCodexDisconnect(options: AgentDisconnectOptions = {}): ConnectPlan {
   const { scope, configPath, hooksPath } = codexPaths(options)
   const quoted = options.cliPath === undefined ? undefined : shellQuote(options.cliPath)
-  const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'codex', quoted)
+  const mine = (c: string): boolean => isMnemoHookCommand(c, quoted, 'codex')
   const hooksFile = planHooks(hooksPath, mine, undefined, true)
   // The trust records of the hooks being removed go with them.
   const untrust =
@@ -346,7 +321,7 @@ export function planCodexDisconnect(options: AgentDisconnectOptions = {}): Agent
       ? codexMnemoHookTrust(hooksPath, parseJsonQuiet(hooksFile.before), mine).map((t) => t.key)
       : []
   const files = [removeIfEmptied(planConfig(configPath, undefined, true, [], untrust), 'toml'), removeIfEmptied(hooksFile, 'json')].filter(
-    (f): f is AgentPlanFile => f !== undefined,
+    (f): f is ConnectPlanFile => f !== undefined,
   )
   return { client: 'codex', action: 'disconnect', scope, files, notes: [] }
 }

@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
-import { shellQuote } from './claude-code.js'
-import { applyAgentConnectPlan, renderAgentPlanDiff, type AgentConnectOptions } from './config-files.js'
+import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
+import { type AgentConnectOptions, shellQuote } from './agent-command.js'
+import { applyConnectPlan, renderPlanDiff } from './connect-plan.js'
 import { CURSOR_HOOK_EVENTS, describeCursorHooks, planCursorConnect, planCursorDisconnect } from './cursor.js'
 
 let root: string
@@ -17,7 +17,7 @@ const mcpPath = (): string => join(home, '.cursor', 'mcp.json')
 const hooksPath = (): string => join(home, '.cursor', 'hooks.json')
 const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   const plan = planCursorConnect({ ...base, ...extra })
-  return { plan, written: applyAgentConnectPlan(plan) }
+  return { plan, written: applyConnectPlan(plan) }
 }
 const EVENTS = CURSOR_HOOK_EVENTS.map((e) => e.agentEvent)
 const MNEMO: Record<string, string> = Object.fromEntries(CURSOR_HOOK_EVENTS.map((e) => [e.agentEvent, e.mnemoEvent]))
@@ -124,7 +124,7 @@ describe('planCursorConnect', () => {
       [false, h1],
     ])
     expect(written).toEqual([])
-    expect(renderAgentPlanDiff(plan)).toBe(
+    expect(renderPlanDiff(plan)).toBe(
       `${mcpPath()} (unchanged)\n  mcp servers unchanged: mnemo\n${hooksPath()} (unchanged)\n  hooks unchanged: ${EVENTS.join(', ')}\n`,
     )
   })
@@ -136,7 +136,7 @@ describe('planCursorConnect', () => {
     )
     const { plan } = connect()
     expect(readJson(hooksPath()).hooks.sessionStart).toEqual([{ command: 'first' }, hook('sessionStart'), { command: 'last' }])
-    expect(renderAgentPlanDiff(plan)).toContain(
+    expect(renderPlanDiff(plan)).toContain(
       '  hooks added: beforeSubmitPrompt, postToolUse, postToolUseFailure, subagentStop, afterAgentResponse, sessionEnd\n  hooks updated: sessionStart\n',
     )
   })
@@ -203,19 +203,19 @@ describe('planCursorDisconnect', () => {
     write(hooksPath(), USER_HOOKS)
     connect()
     const plan = planCursorDisconnect({ ...base, cliPath: CLI })
-    expect(renderAgentPlanDiff(plan)).toContain(`  hooks removed: ${EVENTS.join(', ')}\n`)
-    expect(applyAgentConnectPlan(plan)).toEqual([mcpPath(), hooksPath()])
+    expect(renderPlanDiff(plan)).toContain(`  hooks removed: ${EVENTS.join(', ')}\n`)
+    expect(applyConnectPlan(plan)).toEqual([mcpPath(), hooksPath()])
     expect([read(mcpPath()), read(hooksPath())]).toEqual([USER_MCP, USER_HOOKS])
   })
 
   it('deletes files left with only what connect wrote (version), skips missing files', () => {
     connect()
-    applyAgentConnectPlan(planCursorDisconnect(base))
+    applyConnectPlan(planCursorDisconnect(base))
     expect(existsSync(mcpPath())).toBe(false)
     expect(existsSync(hooksPath())).toBe(false)
     write(hooksPath(), { version: 1, hooks: { stop: [{ command: 'mine' }] } })
     connect()
-    applyAgentConnectPlan(planCursorDisconnect(base))
+    applyConnectPlan(planCursorDisconnect(base))
     expect(readJson(hooksPath())).toEqual({ version: 1, hooks: { stop: [{ command: 'mine' }] } })
     expect(planCursorDisconnect(base).files.map((f) => f.path)).toEqual([hooksPath()])
   })

@@ -20,40 +20,36 @@
  * everything else byte for byte.
  */
 import { join } from 'node:path'
-import { shellQuote } from './claude-code.js'
+import { CURSOR_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
+import { invalidInput } from '../../core/errors.js'
 import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+  type AgentLocation,
   agentHookCommand,
-  describeJson,
-  editJsonText,
-  isJsonObject,
-  isMnemoAgentHookCommand,
-  parseJsonConfig,
-  parseJsonQuiet,
-  planFileOf,
-  removeIfEmptied,
-  readConfigText,
+  type ConnectScope,
+  isMnemoHookCommand,
   refuseSubstitution,
   resolveAgentCommand,
   resolveHome,
   resolveProject,
   resolveScope,
-  summarizeItems,
-  jsonEqual,
-  type AgentConnectOptions,
-  type AgentConnectPlan,
-  type AgentDisconnectOptions,
-  type AgentHooksDescription,
-  type AgentLocation,
-  type AgentPlanFile,
-  type ConnectScope,
+  shellQuote,
+  stdioMcpEntry,
+} from './agent-command.js'
+import { type AgentHooksDescription, type ConnectPlan, type ConnectPlanFile, removeIfEmptied } from './connect-plan.js'
+import {
+  describeJson,
+  isJsonObject,
   type Json,
   type JsonEdit,
   type JsonObject,
-  type ResolvedCommand,
-} from './config-files.js'
-import { invalidInput } from '../../core/errors.js'
+  jsonEqual,
+  mcpServerEdits,
+  mcpServerItems,
+} from './json-config.js'
+import { planJsonFile } from './json-edit.js'
 
-import { CURSOR_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
 export { CURSOR_HOOK_EVENTS }
 
 /** `${…}` as Cursor interpolates it in mcp.json. */
@@ -84,35 +80,13 @@ export function cursorPaths(options: AgentLocation = {}): { scope: ConnectScope;
   return { scope, mcpPath: join(dir, 'mcp.json'), hooksPath: join(dir, 'hooks.json') }
 }
 
-/** `mcpServers.mnemo`: `{ command: node, args: [cli, "mcp"], env?: { MNEMO_HOME } }`. */
-export function cursorMcpEntry(cmd: ResolvedCommand): JsonObject {
-  const entry: JsonObject = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp', '--agent', 'cursor'] }
-  if (cmd.mnemoHome !== undefined) entry.env = { MNEMO_HOME: cmd.mnemoHome }
-  return entry
-}
-
-const mcpItems = (config: JsonObject): Map<string, string> =>
-  new Map(
-    isJsonObject(config.mcpServers) && Object.hasOwn(config.mcpServers, 'mnemo')
-      ? [['mnemo', JSON.stringify(config.mcpServers.mnemo)]]
-      : [],
-  )
-
-function planMcp(path: string, entry: JsonObject | undefined, skipMissing: boolean): AgentPlanFile | undefined {
-  const before = readConfigText(path)
-  if (before === undefined && skipMissing) return undefined
-  const config = parseJsonConfig(path, before, true)
-  const raw = config.mcpServers
-  if (raw !== undefined && !isJsonObject(raw))
-    throw invalidInput(path, `${path}: "mcpServers" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
-  const edits: JsonEdit[] =
-    entry !== undefined
-      ? [{ path: ['mcpServers', 'mnemo'], value: entry }]
-      : raw !== undefined && Object.hasOwn(raw, 'mnemo')
-        ? [{ path: Object.keys(raw).length === 1 ? ['mcpServers'] : ['mcpServers', 'mnemo'], value: undefined }]
-        : []
-  const after = editJsonText(before, config, edits)
-  return planFileOf(path, 'mcp', before, after, summarizeItems('mcp servers', mcpItems(config), mcpItems(parseJsonQuiet(after))))
+function planMcp(path: string, entry: JsonObject | undefined, skipMissing: boolean): ConnectPlanFile | undefined {
+  return planJsonFile(path, skipMissing, {
+    kind: 'mcp',
+    comments: true,
+    edits: (config) => mcpServerEdits(path, config, entry),
+    items: { 'mcp servers': mcpServerItems },
+  })
 }
 
 const isMine = (h: Json, mine: (c: string) => boolean): boolean => isJsonObject(h) && typeof h.command === 'string' && mine(h.command)
@@ -131,10 +105,22 @@ function planHooks(
   mine: (c: string) => boolean,
   add: ((event: string) => JsonObject) | undefined,
   skipMissing: boolean,
-): AgentPlanFile | undefined {
-  const before = readConfigText(path)
-  if (before === undefined && skipMissing) return undefined
-  const config = parseJsonConfig(path, before, true)
+): ConnectPlanFile | undefined {
+  return planJsonFile(path, skipMissing, {
+    kind: 'settings',
+    comments: true,
+    edits: (config) => hookEdits(path, config, mine, add),
+    items: { hooks: (config) => hookItems(config, mine) },
+  })
+}
+
+/** Cursor's flat hook map (`hooks.<event>` = a list of `{ command }`): mnemo's commands replaced in place, or removed. */
+function hookEdits(
+  path: string,
+  config: JsonObject,
+  mine: (c: string) => boolean,
+  add: ((event: string) => JsonObject) | undefined,
+): JsonEdit[] {
   const raw = config.hooks
   if (raw !== undefined && !isJsonObject(raw))
     throw invalidInput(path, `${path}: "hooks" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
@@ -164,20 +150,12 @@ function planHooks(
   if (add !== undefined)
     for (const { agentEvent } of CURSOR_HOOK_EVENTS)
       if (!Object.hasOwn(raw ?? {}, agentEvent)) edits.push({ path: ['hooks', agentEvent], value: [add(agentEvent)] })
-  const finalEdits = add === undefined && removedAny && kept === 0 ? [{ path: ['hooks'], value: undefined }] : edits
-  const after = editJsonText(before, config, finalEdits)
-  return planFileOf(
-    path,
-    'settings',
-    before,
-    after,
-    summarizeItems('hooks', hookItems(config, mine), hookItems(parseJsonQuiet(after), mine)),
-  )
+  return add === undefined && removedAny && kept === 0 ? [{ path: ['hooks'], value: undefined }] : edits
 }
 
 /**
  * Plans `mnemo connect cursor`; reads files, writes nothing. `mcp.json` gets
- * `mcpServers.mnemo` ({@link cursorMcpEntry}); `hooks.json` gets `"version":
+ * `mcpServers.mnemo` ({@link stdioMcpEntry}); `hooks.json` gets `"version":
  * 1` when it has none and one `{ "command": "[MNEMO_HOME=\"…\" ]\"<node>\"
  * \"<cli>\" hook <mnemoEvent> --agent cursor" }` per {@link CURSOR_HOOK_EVENTS}
  * event, replacing earlier mnemo commands in place. Written in that order
@@ -186,15 +164,15 @@ function planHooks(
  *   or wrong types; INVALID_INPUT (details.path = the option) for bad
  *   options, including a path containing `${`.
  */
-export function planCursorConnect(options: AgentConnectOptions = {}): AgentConnectPlan {
+export function planCursorConnect(options: AgentConnectOptions = {}): ConnectPlan {
   const { scope, mcpPath, hooksPath } = cursorPaths(options)
   const cmd = resolveAgentCommand(options)
   refuseSubstitution(cmd, CURSOR_SUBSTITUTION, 'Cursor', '"${"')
-  const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'cursor', shellQuote(cmd.cliPath))
+  const mine = (c: string): boolean => isMnemoHookCommand(c, shellQuote(cmd.cliPath), 'cursor')
   const mnemoEvent = new Map(CURSOR_HOOK_EVENTS.map((e) => [e.agentEvent, e.mnemoEvent]))
-  const hook = (event: string): JsonObject => ({ command: agentHookCommand('cursor', mnemoEvent.get(event) ?? 'Stop', cmd, shellQuote) })
-  const files = [planMcp(mcpPath, cursorMcpEntry(cmd), false), planHooks(hooksPath, mine, hook, false)].filter(
-    (f): f is AgentPlanFile => f !== undefined,
+  const hook = (event: string): JsonObject => ({ command: agentHookCommand(cmd, mnemoEvent.get(event) ?? 'Stop', 'cursor') })
+  const files = [planMcp(mcpPath, stdioMcpEntry(cmd, 'cursor'), false), planHooks(hooksPath, mine, hook, false)].filter(
+    (f): f is ConnectPlanFile => f !== undefined,
   )
   return { client: 'cursor', action: 'connect', scope, files, notes: [] }
 }
@@ -207,13 +185,13 @@ export function planCursorConnect(options: AgentConnectOptions = {}): AgentConne
  * with only `version`) is deleted ({@link removeIfEmptied}).
  * @throws MnemoError INVALID_INPUT (details.path = the file) as {@link planCursorConnect}.
  */
-export function planCursorDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
+export function planCursorDisconnect(options: AgentDisconnectOptions = {}): ConnectPlan {
   const { scope, mcpPath, hooksPath } = cursorPaths(options)
   const quoted = options.cliPath === undefined ? undefined : shellQuote(options.cliPath)
-  const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'cursor', quoted)
+  const mine = (c: string): boolean => isMnemoHookCommand(c, quoted, 'cursor')
   const files = [
     removeIfEmptied(planMcp(mcpPath, undefined, true), 'json'),
     removeIfEmptied(planHooks(hooksPath, mine, undefined, true), 'json', [{}, { version: 1 }]),
-  ].filter((f): f is AgentPlanFile => f !== undefined)
+  ].filter((f): f is ConnectPlanFile => f !== undefined)
   return { client: 'cursor', action: 'disconnect', scope, files, notes: [] }
 }

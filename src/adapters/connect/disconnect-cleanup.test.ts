@@ -2,14 +2,9 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { read, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
-import {
-  applyAgentConnectPlan,
-  renderAgentPlanDiff,
-  type AgentConnectOptions,
-  type AgentConnectPlan,
-  type AgentDisconnectOptions,
-} from './config-files.js'
+import type { AgentConnectOptions, AgentDisconnectOptions } from './agent-command.js'
 import { planCodexConnect, planCodexDisconnect } from './codex.js'
+import { applyConnectPlan, type ConnectPlan, renderPlanDiff } from './connect-plan.js'
 import { planCursorConnect, planCursorDisconnect } from './cursor.js'
 import { planGeminiConnect, planGeminiDisconnect } from './gemini.js'
 import { planOpenCodeConnect, planOpenCodeDisconnect } from './opencode.js'
@@ -19,7 +14,7 @@ let home: string
 let base: AgentConnectOptions
 useConnectSandbox('mnemo-cleanup-', (s) => ({ home, base } = s))
 
-const AGENTS: Record<string, [(o: AgentConnectOptions) => AgentConnectPlan, (o: AgentDisconnectOptions) => AgentConnectPlan]> = {
+const AGENTS: Record<string, [(o: AgentConnectOptions) => ConnectPlan, (o: AgentDisconnectOptions) => ConnectPlan]> = {
   codex: [planCodexConnect, planCodexDisconnect],
   cursor: [planCursorConnect, planCursorDisconnect],
   gemini: [planGeminiConnect, planGeminiDisconnect],
@@ -33,13 +28,13 @@ const files = (dir: string): string[] =>
 
 describe('disconnect deletes the files connect created and left empty', () => {
   it('connect then disconnect of every agent in a fresh HOME leaves no file behind', () => {
-    for (const [connect] of Object.values(AGENTS)) applyAgentConnectPlan(connect(base))
+    for (const [connect] of Object.values(AGENTS)) applyConnectPlan(connect(base))
     const created = files(home)
     expect(created).toEqual(expect.arrayContaining(['.codex/config.toml', '.codex/hooks.json', '.cursor/hooks.json', '.cursor/mcp.json']))
     for (const [, disconnect] of Object.values(AGENTS)) {
       const plan = disconnect(base)
-      for (const f of plan.files) expect(renderAgentPlanDiff({ ...plan, files: [f] })).toContain(`remove ${f.path}`)
-      applyAgentConnectPlan(plan)
+      for (const f of plan.files) expect(renderPlanDiff({ ...plan, files: [f] })).toContain(`remove ${f.path}`)
+      applyConnectPlan(plan)
     }
     expect(files(home)).toEqual([])
   })
@@ -51,9 +46,9 @@ describe('disconnect deletes the files connect created and left empty', () => {
     write(toml, 'model = "o3"\n')
     write(cursorMcp, { mcpServers: { other: { command: 'x' } } })
     write(cursorHooks, '{\n  // mine\n  "version": 1\n}\n')
-    for (const agent of ['codex', 'cursor'] as const) applyAgentConnectPlan(AGENTS[agent]![0](base))
+    for (const agent of ['codex', 'cursor'] as const) applyConnectPlan(AGENTS[agent]![0](base))
     expect(read(toml)).toContain('mnemo')
-    for (const agent of ['codex', 'cursor'] as const) applyAgentConnectPlan(AGENTS[agent]![1](base))
+    for (const agent of ['codex', 'cursor'] as const) applyConnectPlan(AGENTS[agent]![1](base))
     expect(read(toml)).toBe('model = "o3"\n')
     expect(JSON.parse(read(cursorMcp))).toEqual({ mcpServers: { other: { command: 'x' } } })
     expect(read(cursorHooks)).toContain('// mine')
@@ -65,7 +60,7 @@ describe('disconnect deletes the files connect created and left empty', () => {
   it('never deletes an empty file that held no mnemo entry', () => {
     const mcp = join(home, '.cursor', 'mcp.json')
     write(mcp, '{}\n')
-    applyAgentConnectPlan(planCursorDisconnect(base))
+    applyConnectPlan(planCursorDisconnect(base))
     expect(read(mcp)).toBe('{}\n')
   })
 })

@@ -2,9 +2,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { applyConnectPlan, planClaudeCodeConnect } from './claude-code.js'
+import type { AgentConnectOptions } from './agent-command.js'
+import { planClaudeCodeConnect } from './claude-code.js'
 import { planCodexConnect } from './codex.js'
-import { applyAgentConnectPlan, type AgentConnectOptions } from './config-files.js'
+import { applyConnectPlan } from './connect-plan.js'
 import { planCursorConnect } from './cursor.js'
 import { checkAgents, type DoctorFinding } from './doctor.js'
 import { planGeminiConnect } from './gemini.js'
@@ -54,7 +55,7 @@ describe('checkAgents', () => {
   it("reports ok after connect for each agent, and stale when Codex's trust records no longer match or OpenCode's plugin is gone", () => {
     applyConnectPlan(planClaudeCodeConnect(opts))
     for (const plan of [planCodexConnect(opts), planGeminiConnect(opts), planCursorConnect(opts), planOpenCodeConnect(opts)])
-      applyAgentConnectPlan(plan)
+      applyConnectPlan(plan)
     let f = check()
     expect(statusOf(f)).toEqual(['claude-code/user:ok', 'codex/user:ok', 'gemini/user:ok', 'cursor/user:ok', 'opencode/user:ok'])
     expect(of(f, 'gemini').detail).toBe(`MCP server and 5 hooks registered in ${join(home, '.gemini', 'settings.json')}`)
@@ -79,14 +80,14 @@ describe('checkAgents', () => {
       detail: `mnemo's OpenCode plugin ${pluginPath} is missing, so nothing is captured`,
       fix: 'mnemo connect opencode',
     })
-    applyAgentConnectPlan(planCodexConnect(opts))
-    applyAgentConnectPlan(planOpenCodeConnect(opts))
+    applyConnectPlan(planCodexConnect(opts))
+    applyConnectPlan(planOpenCodeConnect(opts))
     expect(statusOf(check())).toEqual(['claude-code/user:ok', 'codex/user:ok', 'gemini/user:ok', 'cursor/user:ok', 'opencode/user:ok'])
   })
 
   it('reports stale when the CLI moved, the node is gone, hooks are missing or MNEMO_HOME differs', () => {
-    applyAgentConnectPlan(planCursorConnect(opts))
-    applyAgentConnectPlan(planGeminiConnect({ ...opts, nodePath: join(root, 'gone', 'node') }))
+    applyConnectPlan(planCursorConnect(opts))
+    applyConnectPlan(planGeminiConnect({ ...opts, nodePath: join(root, 'gone', 'node') }))
     applyConnectPlan(planClaudeCodeConnect(opts))
     rmSync(join(home, '.claude', 'settings.json'))
     const moved = join(root, 'new', 'main.js')
@@ -115,7 +116,7 @@ describe('checkAgents', () => {
   })
 
   it('adds project-scope findings only for agents with project files', () => {
-    applyAgentConnectPlan(planCursorConnect({ ...opts, scope: 'project' }))
+    applyConnectPlan(planCursorConnect({ ...opts, scope: 'project' }))
     const f = check()
     expect(statusOf(f)).toEqual([
       'claude-code/user:missing',

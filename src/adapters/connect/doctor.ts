@@ -7,24 +7,16 @@
  */
 import { existsSync } from 'node:fs'
 import { MnemoError } from '../../core/errors.js'
-import { CLAUDE_CODE_HOOK_EVENTS, claudeCodePaths, isMnemoHookCommand, shellQuote } from './claude-code.js'
+import { type ConnectAgent, type ConnectScope, isMnemoHookCommand, shellQuote } from './agent-command.js'
+import { CLAUDE_CODE_HOOK_EVENTS, claudeCodePaths } from './claude-code.js'
 import { CODEX_HOOK_EVENTS, CODEX_MCP_KEY, codexMnemoHookTrust, codexPaths } from './codex.js'
-import {
-  isJsonObject,
-  isMnemoAgentHookCommand,
-  parseJsonConfig,
-  parseTomlConfig,
-  readConfigText,
-  tomlValueAt,
-  type ConnectAgent,
-  type ConnectScope,
-  type Json,
-  type JsonObject,
-} from './config-files.js'
+import { readConfigText } from './connect-plan.js'
 import { CURSOR_HOOK_EVENTS, cursorPaths } from './cursor.js'
 import { GEMINI_HOOK_EVENTS, geminiPaths } from './gemini.js'
+import { isJsonObject, type Json, type JsonObject, parseJsonConfig } from './json-config.js'
 import { openCodePaths } from './opencode.js'
 import { isMnemoOpenCodePlugin } from './opencode-plugin.js'
+import { parseTomlConfig, tomlValueAt } from './toml-config.js'
 
 /** Every agent `checkAgents` looks at, in report order. */
 export const DOCTOR_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] as const
@@ -125,7 +117,7 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
               cli: Array.isArray(e.args) ? e.args[0] : undefined,
               mnemoHome: (e.env as Record<string, unknown> | undefined)?.MNEMO_HOME,
             }
-      const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'codex')
+      const mine = (c: string): boolean => isMnemoHookCommand(c, undefined, 'codex')
       const problems: Array<[string, string]> = []
       // Codex runs a hook only when config.toml holds its current hash under "<hooks.json>:<event>:<group>:<handler>" (codex.ts).
       const untrusted =
@@ -163,7 +155,7 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
         mcp: stdioEntry(s?.mcpServers),
         hooks: {
           expected: GEMINI_HOOK_EVENTS.map((x) => x.agentEvent),
-          found: groupedHooks(s, (c) => isMnemoAgentHookCommand(c, 'gemini')),
+          found: groupedHooks(s, (c) => isMnemoHookCommand(c, undefined, 'gemini')),
         },
         problems,
       }
@@ -176,7 +168,7 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
       for (const [event, list] of Object.entries(obj(hooks?.hooks))) {
         const cmds = (Array.isArray(list) ? list : [])
           .map((h) => obj(h).command)
-          .filter((c): c is string => typeof c === 'string' && isMnemoAgentHookCommand(c, 'cursor'))
+          .filter((c): c is string => typeof c === 'string' && isMnemoHookCommand(c, undefined, 'cursor'))
         if (cmds.length > 0) found.set(event, cmds)
       }
       return {

@@ -2,11 +2,12 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
-import { shellQuote } from './claude-code.js'
-import { applyAgentConnectPlan, parseJsonQuiet, renderAgentPlanDiff, type AgentConnectOptions } from './config-files.js'
+import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
+import { type AgentConnectOptions, shellQuote } from './agent-command.js'
+import { applyConnectPlan, renderPlanDiff } from './connect-plan.js'
 import { describeGeminiHooks, GEMINI_HOOK_EVENTS, geminiPaths, planGeminiConnect, planGeminiDisconnect } from './gemini.js'
+import { parseJsonQuiet } from './json-config.js'
 
 let root: string
 let home: string
@@ -16,7 +17,7 @@ useConnectSandbox('mnemo-gemini-', (s) => ({ root, home, base } = s))
 const settingsPath = (): string => join(home, '.gemini', 'settings.json')
 const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   const plan = planGeminiConnect({ ...base, ...extra })
-  return { plan, written: applyAgentConnectPlan(plan) }
+  return { plan, written: applyConnectPlan(plan) }
 }
 const EVENTS = GEMINI_HOOK_EVENTS.map((e) => e.agentEvent)
 const MNEMO_EVENT: Record<string, string> = {
@@ -69,7 +70,7 @@ describe('planGeminiConnect', () => {
     )
     expect(EVENTS).toEqual(['SessionStart', 'BeforeAgent', 'AfterTool', 'AfterAgent', 'SessionEnd'])
     expect(plan.notes).toEqual([])
-    expect(renderAgentPlanDiff(plan)).toContain(
+    expect(renderPlanDiff(plan)).toContain(
       `${settingsPath()} (create)\n  mcp servers added: mnemo\n  hooks added: ${EVENTS.join(', ')}\n  @@ line 1 @@\n`,
     )
   })
@@ -107,7 +108,7 @@ describe('planGeminiConnect', () => {
     const { plan, written } = connect()
     expect(plan.files.map((f) => [f.changed, f.after])).toEqual([[false, s1]])
     expect(written).toEqual([])
-    expect(renderAgentPlanDiff(plan)).toBe(
+    expect(renderPlanDiff(plan)).toBe(
       `${settingsPath()} (unchanged)\n  mcp servers unchanged: mnemo\n  hooks unchanged: ${EVENTS.join(', ')}\n`,
     )
   })
@@ -130,7 +131,7 @@ describe('planGeminiConnect', () => {
       { hooks: [{ type: 'command', command: 'later' }] },
       group('AfterAgent'),
     ])
-    expect(renderAgentPlanDiff(plan)).toContain('  hooks updated: AfterAgent\n')
+    expect(renderPlanDiff(plan)).toContain('  hooks updated: AfterAgent\n')
   })
 
   it('quotes paths with spaces, quotes and backslashes for the shell, and refuses what Gemini would substitute', () => {
@@ -193,14 +194,14 @@ describe('planGeminiDisconnect', () => {
     write(settingsPath(), USER_SETTINGS)
     connect()
     const plan = planGeminiDisconnect({ ...base, cliPath: CLI })
-    expect(renderAgentPlanDiff(plan)).toContain(`  mcp servers removed: mnemo\n  hooks removed: ${EVENTS.join(', ')}\n`)
-    expect(applyAgentConnectPlan(plan)).toEqual([settingsPath()])
+    expect(renderPlanDiff(plan)).toContain(`  mcp servers removed: mnemo\n  hooks removed: ${EVENTS.join(', ')}\n`)
+    expect(applyConnectPlan(plan)).toEqual([settingsPath()])
     expect(read(settingsPath())).toBe(USER_SETTINGS)
   })
 
   it('drops containers emptied by the removal and skips a missing file', () => {
     connect()
-    applyAgentConnectPlan(planGeminiDisconnect(base))
+    applyConnectPlan(planGeminiDisconnect(base))
     expect(existsSync(settingsPath())).toBe(false)
     expect(planGeminiDisconnect(base).files).toEqual([])
   })

@@ -23,41 +23,35 @@
  * its own keys and keeps them.
  */
 import { join } from 'node:path'
-import { shellQuote } from './claude-code.js'
+import { GEMINI_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
 import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+  type AgentLocation,
   agentHookCommand,
-  editJsonText,
+  type ConnectScope,
   envDir,
-  groupedHookItems,
-  isJsonObject,
-  isMnemoAgentHookCommand,
-  parseJsonConfig,
-  parseJsonQuiet,
-  planFileOf,
-  removeIfEmptied,
-  planGroupedHooks,
-  readConfigText,
+  isMnemoHookCommand,
   refuseSubstitution,
   resolveAgentCommand,
   resolveHome,
   resolveProject,
   resolveScope,
-  summarizeItems,
-  describeJson,
-  type AgentConnectOptions,
-  type AgentConnectPlan,
-  type AgentDisconnectOptions,
-  type AgentHooksDescription,
-  type AgentLocation,
-  type AgentPlanFile,
-  type ConnectScope,
-  type JsonEdit,
+  shellQuote,
+  stdioMcpEntry,
+} from './agent-command.js'
+import { type AgentHooksDescription, type ConnectPlan, type ConnectPlanFile, removeIfEmptied } from './connect-plan.js'
+import {
+  groupedHookItems,
+  isJsonObject,
   type JsonObject,
-  type ResolvedCommand,
-} from './config-files.js'
-import { invalidInput } from '../../core/errors.js'
+  mcpServerEdits,
+  mcpServerItems,
+  parseJsonQuiet,
+  planGroupedHooks,
+} from './json-config.js'
+import { planJsonFile } from './json-edit.js'
 
-import { GEMINI_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
 export { GEMINI_HOOK_EVENTS }
 
 const TIMEOUT_MS: Readonly<Record<string, number>> = { SessionStart: 15_000 }
@@ -89,62 +83,25 @@ export function geminiPaths(options: AgentLocation = {}): { scope: ConnectScope;
   return { scope, settingsPath: join(root, '.gemini', 'settings.json') }
 }
 
-/** `mcpServers.mnemo`: `{ command: node, args: [cli, "mcp"], env?: { MNEMO_HOME } }`. */
-export function geminiMcpEntry(cmd: ResolvedCommand): JsonObject {
-  const entry: JsonObject = { command: cmd.nodePath, args: [cmd.cliPath, 'mcp', '--agent', 'gemini'] }
-  if (cmd.mnemoHome !== undefined) entry.env = { MNEMO_HOME: cmd.mnemoHome }
-  return entry
-}
-
-function mcpEdit(path: string, config: JsonObject, entry: JsonObject | undefined): JsonEdit[] {
-  const raw = config.mcpServers
-  if (raw !== undefined && !isJsonObject(raw))
-    throw invalidInput(path, `${path}: "mcpServers" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
-  if (entry !== undefined) return [{ path: ['mcpServers', 'mnemo'], value: entry }]
-  if (raw === undefined || !Object.hasOwn(raw, 'mnemo')) return []
-  return [{ path: Object.keys(raw).length === 1 ? ['mcpServers'] : ['mcpServers', 'mnemo'], value: undefined }]
-}
-
-const mcpItems = (config: JsonObject): Map<string, string> =>
-  new Map(
-    isJsonObject(config.mcpServers) && Object.hasOwn(config.mcpServers, 'mnemo')
-      ? [['mnemo', JSON.stringify(config.mcpServers.mnemo)]]
-      : [],
-  )
-
 function plan(
   path: string,
   mine: (c: string) => boolean,
   entry: JsonObject | undefined,
   add: ((event: string) => JsonObject) | undefined,
   skipMissing: boolean,
-): AgentPlanFile | undefined {
-  const before = readConfigText(path)
-  if (before === undefined && skipMissing) return undefined
-  const config = parseJsonConfig(path, before, true)
-  const edits = [
-    ...mcpEdit(path, config, entry),
-    ...planGroupedHooks(
-      path,
-      config,
-      'hooks',
-      GEMINI_HOOK_EVENTS.map((e) => e.agentEvent),
-      mine,
-      add,
-    ),
-  ]
-  const after = editJsonText(before, config, edits)
-  const next = parseJsonQuiet(after)
-  const summary = [
-    ...summarizeItems('mcp servers', mcpItems(config), mcpItems(next)),
-    ...summarizeItems('hooks', groupedHookItems(config, 'hooks', mine), groupedHookItems(next, 'hooks', mine)),
-  ]
-  return planFileOf(path, 'settings', before, after, summary)
+): ConnectPlanFile | undefined {
+  const events = GEMINI_HOOK_EVENTS.map((e) => e.agentEvent)
+  return planJsonFile(path, skipMissing, {
+    kind: 'settings',
+    comments: true,
+    edits: (config) => [...mcpServerEdits(path, config, entry), ...planGroupedHooks(path, config, 'hooks', events, mine, add)],
+    items: { 'mcp servers': mcpServerItems, hooks: (config) => groupedHookItems(config, 'hooks', mine) },
+  })
 }
 
 /**
  * Plans `mnemo connect gemini`; reads the file, writes nothing. Sets
- * `mcpServers.mnemo` ({@link geminiMcpEntry}) and one hook group per
+ * `mcpServers.mnemo` ({@link stdioMcpEntry}) and one hook group per
  * {@link GEMINI_HOOK_EVENTS} event: `{ name: "mnemo-<Event>", type:
  * "command", command: [MNEMO_HOME="…" ]"<node>" "<cli>" hook <mnemoEvent>
  * --agent gemini, timeout: 15000 for SessionStart, 10000 else }`, replacing
@@ -155,23 +112,23 @@ function plan(
  *   INVALID_INPUT (details.path = the option) for bad options, including a
  *   path Gemini CLI would rewrite (`$NAME`, `${NAME}`).
  */
-export function planGeminiConnect(options: AgentConnectOptions = {}): AgentConnectPlan {
+export function planGeminiConnect(options: AgentConnectOptions = {}): ConnectPlan {
   const { scope, settingsPath } = geminiPaths(options)
   const cmd = resolveAgentCommand(options)
   refuseSubstitution(cmd, GEMINI_SUBSTITUTION, 'Gemini CLI', '"$" followed by a name or "{"')
-  const mine = (c: string): boolean => isMnemoAgentHookCommand(c, 'gemini', shellQuote(cmd.cliPath))
+  const mine = (c: string): boolean => isMnemoHookCommand(c, shellQuote(cmd.cliPath), 'gemini')
   const mnemoEvent = new Map(GEMINI_HOOK_EVENTS.map((e) => [e.agentEvent, e.mnemoEvent]))
   const group = (event: string): JsonObject => ({
     hooks: [
       {
         name: `mnemo-${event}`,
         type: 'command',
-        command: agentHookCommand('gemini', mnemoEvent.get(event) ?? 'Stop', cmd, shellQuote),
+        command: agentHookCommand(cmd, mnemoEvent.get(event) ?? 'Stop', 'gemini'),
         timeout: TIMEOUT_MS[event] ?? DEFAULT_TIMEOUT_MS,
       },
     ],
   })
-  const file = plan(settingsPath, mine, geminiMcpEntry(cmd), group, false)
+  const file = plan(settingsPath, mine, stdioMcpEntry(cmd, 'gemini'), group, false)
   const files = file === undefined ? [] : [file]
   const notes: string[] = []
   const after = parseJsonQuiet(file?.after)
@@ -194,11 +151,11 @@ export function planGeminiConnect(options: AgentConnectOptions = {}): AgentConne
  * ({@link removeIfEmptied}).
  * @throws MnemoError INVALID_INPUT as {@link planGeminiConnect} (file errors only).
  */
-export function planGeminiDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
+export function planGeminiDisconnect(options: AgentDisconnectOptions = {}): ConnectPlan {
   const { scope, settingsPath } = geminiPaths(options)
   const quoted = options.cliPath === undefined ? undefined : shellQuote(options.cliPath)
   const file = removeIfEmptied(
-    plan(settingsPath, (c) => isMnemoAgentHookCommand(c, 'gemini', quoted), undefined, undefined, true),
+    plan(settingsPath, (c) => isMnemoHookCommand(c, quoted, 'gemini'), undefined, undefined, true),
     'json',
   )
   return { client: 'gemini', action: 'disconnect', scope, files: file === undefined ? [] : [file], notes: [] }

@@ -28,7 +28,7 @@
  * `mnemo connect opencode` rewrites it, `mnemo disconnect opencode` removes
  * it.
  */
-import type { ResolvedCommand } from './config-files.js'
+import type { ResolvedCommand } from './agent-command.js'
 
 /** The first line of every plugin mnemo writes; disconnect and doctor recognise the file by it. */
 export const OPENCODE_PLUGIN_MARKER = '// mnemo OpenCode plugin: written by `mnemo connect opencode`'

@@ -1,9 +1,11 @@
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI, NODE, read, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
 import { MnemoError } from '../../core/errors.js'
-import { applyAgentConnectPlan, parseJsonQuiet, renderAgentPlanDiff, type AgentConnectOptions } from './config-files.js'
+import { CLI, NODE, read, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
+import type { AgentConnectOptions } from './agent-command.js'
+import { applyConnectPlan, renderPlanDiff } from './connect-plan.js'
+import { parseJsonQuiet } from './json-config.js'
 import { describeOpenCodeHooks, openCodePaths, planOpenCodeConnect, planOpenCodeDisconnect } from './opencode.js'
 import { openCodePluginSource } from './opencode-plugin.js'
 
@@ -17,7 +19,7 @@ const jsonPath = (): string => join(dir(), 'opencode.json')
 const pluginPath = (): string => join(dir(), 'plugins', 'mnemo.js')
 const connect = (extra: Partial<AgentConnectOptions> = {}) => {
   const plan = planOpenCodeConnect({ ...base, ...extra })
-  return { plan, written: applyAgentConnectPlan(plan) }
+  return { plan, written: applyConnectPlan(plan) }
 }
 const entry = { type: 'local', command: [NODE, CLI, 'mcp', '--agent', 'opencode'], enabled: true }
 
@@ -42,8 +44,8 @@ describe('planOpenCodeConnect', () => {
     ])
     expect(read(jsonPath())).toBe(`${JSON.stringify({ $schema: 'https://opencode.ai/config.json', mcp: { mnemo: entry } }, null, 2)}\n`)
     expect(read(pluginPath())).toBe(openCodePluginSource({ nodePath: NODE, cliPath: CLI, mnemoHome: undefined }))
-    expect(renderAgentPlanDiff(plan)).toContain(`${jsonPath()} (create)\n  mcp servers added: mnemo\n`)
-    expect(renderAgentPlanDiff(plan)).toContain(`${pluginPath()} (create)\n  plugin added: mnemo\n`)
+    expect(renderPlanDiff(plan)).toContain(`${jsonPath()} (create)\n  mcp servers added: mnemo\n`)
+    expect(renderPlanDiff(plan)).toContain(`${pluginPath()} (create)\n  plugin added: mnemo\n`)
   })
 
   it('writes MNEMO_HOME as environment', () => {
@@ -141,9 +143,9 @@ describe('planOpenCodeDisconnect', () => {
     write(jsonc, USER_JSONC)
     connect()
     const plan = planOpenCodeDisconnect(base)
-    expect(renderAgentPlanDiff(plan)).toContain('  mcp servers removed: mnemo\n')
-    expect(renderAgentPlanDiff(plan)).toContain(`remove ${pluginPath()}\n  plugin removed: mnemo\n`)
-    applyAgentConnectPlan(plan)
+    expect(renderPlanDiff(plan)).toContain('  mcp servers removed: mnemo\n')
+    expect(renderPlanDiff(plan)).toContain(`remove ${pluginPath()}\n  plugin removed: mnemo\n`)
+    applyConnectPlan(plan)
     expect(read(jsonc)).toBe(USER_JSONC)
     expect(existsSync(pluginPath())).toBe(false)
   })
@@ -163,10 +165,10 @@ describe('planOpenCodeDisconnect', () => {
 
   it('drops an emptied mcp (V1 and V2 shapes) and skips a missing file', () => {
     connect()
-    applyAgentConnectPlan(planOpenCodeDisconnect(base))
+    applyConnectPlan(planOpenCodeDisconnect(base))
     expect(existsSync(jsonPath())).toBe(false)
     write(jsonPath(), `${JSON.stringify({ mcp: { servers: { mnemo: { type: 'local', command: ['x'] } } }, model: 'm' }, null, 2)}\n`)
-    applyAgentConnectPlan(planOpenCodeDisconnect(base))
+    applyConnectPlan(planOpenCodeDisconnect(base))
     expect(JSON.parse(read(jsonPath()))).toEqual({ model: 'm' })
     rmSync(jsonPath())
     expect(planOpenCodeDisconnect(base).files).toEqual([])

@@ -23,35 +23,31 @@
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { invalidInput } from '../../core/errors.js'
 import {
-  describeJson,
-  editJsonText,
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+  type AgentLocation,
+  type ConnectScope,
   envDir,
-  isJsonObject,
-  parseJsonConfig,
-  parseJsonQuiet,
-  planFileOf,
-  removeIfEmptied,
-  readConfigText,
+  type ResolvedCommand,
   refuseSubstitution,
   resolveAgentCommand,
   resolveHome,
   resolveProject,
   resolveScope,
-  summarizeItems,
-  type AgentConnectOptions,
-  type AgentConnectPlan,
-  type AgentDisconnectOptions,
+} from './agent-command.js'
+import {
   type AgentHooksDescription,
-  type AgentLocation,
-  type ConnectScope,
-  type JsonEdit,
-  type JsonObject,
-  type ResolvedCommand,
-} from './config-files.js'
-import { invalidInput } from '../../core/errors.js'
-import { OPENCODE_PLUGIN_FILE, isMnemoOpenCodePlugin, openCodePluginSource } from './opencode-plugin.js'
-import type { AgentPlanFile } from './config-files.js'
+  type ConnectPlan,
+  type ConnectPlanFile,
+  planFileOf,
+  readConfigText,
+  removeIfEmptied,
+} from './connect-plan.js'
+import { describeJson, isJsonObject, type JsonEdit, type JsonObject } from './json-config.js'
+import { planJsonFile } from './json-edit.js'
+import { isMnemoOpenCodePlugin, OPENCODE_PLUGIN_FILE, openCodePluginSource } from './opencode-plugin.js'
 
 const OPENCODE_SUBSTITUTION = /\{(?:env|file):/
 const SCHEMA = 'https://opencode.ai/config.json'
@@ -97,7 +93,7 @@ export function openCodePaths(options: AgentLocation = {}): { scope: ConnectScop
  * refused either way, never overwritten or deleted).
  * @throws MnemoError INVALID_INPUT (details.path = the file) for a `mnemo.js` there that mnemo did not write.
  */
-function planPlugin(path: string, cmd: ResolvedCommand | undefined): AgentPlanFile | undefined {
+function planPlugin(path: string, cmd: ResolvedCommand | undefined): ConnectPlanFile | undefined {
   const before = readConfigText(path)
   if (before !== undefined && !isMnemoOpenCodePlugin(before)) {
     throw invalidInput(
@@ -136,11 +132,19 @@ function items(config: JsonObject): Map<string, string> {
   return out
 }
 
-function plan(options: AgentLocation, cmd: ResolvedCommand | undefined, skipMissing: boolean): AgentConnectPlan['files'] {
+function plan(options: AgentLocation, cmd: ResolvedCommand | undefined, skipMissing: boolean): ConnectPlan['files'] {
   const { configPath: path } = openCodePaths(options)
-  const before = readConfigText(path)
-  if (before === undefined && skipMissing) return []
-  const config = parseJsonConfig(path, before, true)
+  const file = planJsonFile(path, skipMissing, {
+    kind: 'mcp',
+    comments: true,
+    edits: (config, before) => mcpEdits(path, config, before, cmd),
+    items: { 'mcp servers': items },
+  })
+  return file === undefined ? [] : [file]
+}
+
+/** `mcp.mnemo` (or `mcp.servers.mnemo` in a V2-shaped file) set to mnemo's entry, or with `cmd` undefined removed with what that empties. */
+function mcpEdits(path: string, config: JsonObject, before: string | undefined, cmd: ResolvedCommand | undefined): JsonEdit[] {
   const raw = config.mcp
   if (raw !== undefined && !isJsonObject(raw))
     throw invalidInput(path, `${path}: "mcp" must be an object, found ${describeJson(raw)}; mnemo will not overwrite it`)
@@ -163,8 +167,7 @@ function plan(options: AgentLocation, cmd: ResolvedCommand | undefined, skipMiss
       if (inServers) edits.push({ path: serversEmptied ? ['mcp', 'servers'] : ['mcp', 'servers', 'mnemo'], value: undefined })
     }
   }
-  const after = editJsonText(before, config, edits)
-  return [planFileOf(path, 'mcp', before, after, summarizeItems('mcp servers', items(config), items(parseJsonQuiet(after))))]
+  return edits
 }
 
 /**
@@ -177,12 +180,12 @@ function plan(options: AgentLocation, cmd: ResolvedCommand | undefined, skipMiss
  *   or a non-object `mcp`; INVALID_INPUT (details.path = the option) for bad
  *   options, including a path containing `{env:` or `{file:`.
  */
-export function planOpenCodeConnect(options: AgentConnectOptions = {}): AgentConnectPlan {
+export function planOpenCodeConnect(options: AgentConnectOptions = {}): ConnectPlan {
   const { scope } = openCodePaths(options)
   const cmd = resolveAgentCommand(options)
   refuseSubstitution(cmd, OPENCODE_SUBSTITUTION, 'OpenCode', '"{env:" or "{file:"')
   const { pluginPath } = openCodePaths(options)
-  const files = [...plan(options, cmd, false), planPlugin(pluginPath, cmd)].filter((f): f is AgentPlanFile => f !== undefined)
+  const files = [...plan(options, cmd, false), planPlugin(pluginPath, cmd)].filter((f): f is ConnectPlanFile => f !== undefined)
   return { client: 'opencode', action: 'connect', scope, files, notes: [] }
 }
 
@@ -194,11 +197,11 @@ export function planOpenCodeConnect(options: AgentConnectOptions = {}): AgentCon
  * deleted ({@link removeIfEmptied}).
  * @throws MnemoError INVALID_INPUT (details.path = the file) as {@link planOpenCodeConnect}.
  */
-export function planOpenCodeDisconnect(options: AgentDisconnectOptions = {}): AgentConnectPlan {
+export function planOpenCodeDisconnect(options: AgentDisconnectOptions = {}): ConnectPlan {
   const { scope, pluginPath } = openCodePaths(options)
   const files = [
     ...plan(options, undefined, true).map((f) => removeIfEmptied(f, 'json', [{}, { $schema: SCHEMA }])),
     planPlugin(pluginPath, undefined),
-  ].filter((f): f is AgentPlanFile => f !== undefined)
+  ].filter((f): f is ConnectPlanFile => f !== undefined)
   return { client: 'opencode', action: 'disconnect', scope, files, notes: [] }
 }
