@@ -97,13 +97,11 @@ const KNOWN_VIOLATIONS: readonly string[] = [
   'src/adapters/cli/agent-commands.ts → src/adapters/mcp/server.ts (sibling)',
   'src/adapters/cli/agent-commands.ts → src/capture/project.ts (engine-bypass)',
   'src/adapters/cli/cli-kit.ts → src/capture/project.ts (engine-bypass)',
-  'src/adapters/cli/cli-kit.ts → src/retrieval/fusion.ts (engine-bypass)',
   'src/adapters/cli/main.ts → src/adapters/hooks/run-hook.ts (sibling)',
   'src/adapters/cli/memory-commands.ts → src/adapters/shared/view-mappers.ts (sibling)',
   'src/adapters/cli/memory-commands.ts → src/adapters/shared/views.ts (sibling)',
   'src/adapters/cli/memory-commands.ts → src/context/context-block.ts (engine-bypass)',
   'src/adapters/cli/output.ts → src/adapters/shared/view-mappers.ts (sibling)',
-  'src/adapters/cli/program.ts → src/retrieval/fusion.ts (engine-bypass)',
   'src/adapters/cli/server-commands.ts → src/adapters/http/server-users.ts (sibling)',
   'src/adapters/cli/server-commands.ts → src/adapters/http/server.ts (sibling)',
   'src/adapters/connect/claude-code.ts → src/capture/claude-hook.ts (engine-bypass)',
@@ -131,11 +129,6 @@ const KNOWN_VIOLATIONS: readonly string[] = [
   'src/lifecycle/consolidate.ts → src/context/session-summary.ts (upward)',
   'src/lifecycle/llm-consolidator.ts → src/context/session-summary.ts (upward)',
   'src/lifecycle/procedure-steps.ts → src/context/session-summary.ts (upward)',
-  'src/storage/sqlite/sqlite-search.ts → src/retrieval/entities.ts (upward)',
-  'src/storage/sqlite/sqlite-store.ts → src/retrieval/entities.ts (upward)',
-  'src/storage/sqlite/sqlite-write.ts → src/retrieval/entities.ts (upward)',
-  'src/storage/store.ts → src/retrieval/entities.ts (upward)',
-  'src/storage/store.ts → src/retrieval/search-text.ts (upward)',
 ]
 
 /**

@@ -8,14 +8,13 @@
  * of LLM Agents", ACL 2024 (snap-research/LoCoMo, CC BY-NC 4.0). The data is
  * read from a file at run time and never bundled.
  */
-import type { ChannelName } from '../retrieval/fusion.js'
 import { readFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { parseLocomo } from '../capture/locomo.js'
 import { MnemoError } from '../core/errors.js'
-import type { RecallHit } from '../core/types.js'
+import type { ChannelName, RecallHit } from '../core/types.js'
 import type { Embedder } from '../providers/embedder.js'
 import { openMnemo } from '../runtime/open-mnemo.js'
 

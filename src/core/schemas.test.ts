@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { CHANNEL_NAMES } from '../retrieval/fusion.js'
 import {
   contextInput,
   hookEventInput,
@@ -11,6 +10,7 @@ import {
   requireProject,
   sessionsInput,
 } from './schemas.js'
+import { CHANNEL_NAMES } from './types.js'
 
 function errorOf(fn: () => unknown): { code: string; message: string; details: unknown; hint: string | undefined } {
   try {

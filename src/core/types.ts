@@ -232,11 +232,47 @@ export interface RecallHit {
   /** Source reference (`dia_id`, `tool_use_id`) when the hit is an observation. */
   sourceRef: string | undefined
   /** Which channels found it, with its 1-based rank and raw score in each (`--explain`). */
-  channels?: Partial<Record<'bm25' | 'vector' | 'embedding' | 'graph' | 'time', { rank: number; score: number }>>
+  channels?: Partial<Record<ChannelName, { rank: number; score: number }>>
   /** True when it entered only as the neighbour of a matching turn in its session. */
   viaNeighbor?: boolean
   /** Its 1-based rank in the fused list before the re-ranker reordered the head (`--explain`); absent when the re-ranker is off. */
   fusedRank?: number
   /** Reasons the text is suspect (`injection:…`); shown, never hidden from recall. */
   flags?: string[]
+}
+
+/**
+ * Retrieval channels mnemo fuses: `bm25` keyword search, `vector` the builtin
+ * LSA embedder, `embedding` a configured neural embedder (on top of the
+ * builtin one, never instead), `graph` the entity graph, `time` dates named
+ * in the query.
+ */
+export type ChannelName = 'bm25' | 'vector' | 'embedding' | 'graph' | 'time'
+export const CHANNEL_NAMES: readonly ChannelName[] = ['bm25', 'vector', 'embedding', 'graph', 'time']
+
+/**
+ * The two full-text columns mnemo indexes for every observation and memory.
+ * FTS5's `porter unicode61` tokenizer then lowercases, strips diacritics and
+ * stems them.
+ */
+export interface IndexedText {
+  /** The text, with every CJK run rewritten as overlapping bigrams. */
+  body: string
+  /** Extra terms: the parts of camelCase/PascalCase identifiers and file names. */
+  parts: string
+  /** Who and when: role or speaker, kind, and the date in words (`user prompt 8 May 2023 Monday`). */
+  meta: string
+}
+
+/** Kinds of entity mnemo extracts deterministically (no model). */
+export type EntityType = 'file' | 'symbol' | 'url' | 'tool' | 'name'
+
+/**
+ * An entity as stored: its type and normalised name. Files keep their case
+ * (`fileEntityName`), URLs keep the case of their path (scheme and host are
+ * lowercased); symbols, tools and names are lowercase. Trimmed.
+ */
+export interface EntityRef {
+  type: EntityType
+  name: string
 }

@@ -1,10 +1,3 @@
-import { CHANNEL_NAMES, type ChannelName } from '../retrieval/fusion.js'
-import { stripTerminalControls } from '../core/text.js'
-import type { Clock } from '../core/clock.js'
-import { invalidInput, MnemoError } from '../core/errors.js'
-import type { ProjectId, SessionId } from '../core/ids.js'
-import type { AgentName, EventInput, HookAgent, Memory, MemoryKind, Observation, Project, ProjectRef, Session } from '../core/types.js'
-import { checkUserName, ownKey } from '../core/user.js'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
 import { foldPayload } from '../capture/folded.js'
@@ -12,41 +5,48 @@ import { resolveProjectRoot } from '../capture/project.js'
 import { redactSecrets, redactValue } from '../capture/redact.js'
 import type { Redactor } from '../capture/sanitize.js'
 import type { ContextBlock } from '../context/context-block.js'
+import { DEFAULT_PROMPT_BUDGET, MAX_PROMPT_BUDGET, MIN_PROMPT_BUDGET, type PromptBlock } from '../context/prompt-block.js'
+import type { GateConfig } from '../context/relevance-gate.js'
+import type { Clock } from '../core/clock.js'
+import { invalidInput, MnemoError } from '../core/errors.js'
+import type { ProjectId, SessionId } from '../core/ids.js'
+import { stripTerminalControls } from '../core/text.js'
+import type { AgentName, EventInput, HookAgent, Memory, MemoryKind, Observation, Project, ProjectRef, Session } from '../core/types.js'
+import { CHANNEL_NAMES, type ChannelName } from '../core/types.js'
+import { checkUserName, ownKey } from '../core/user.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { Embedder } from '../providers/embedder.js'
 import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Store, StoreStats } from '../storage/store.js'
 import { Access } from './access.js'
-import { entityGraph, memorySources, sessionTimeline, type EntityGraph, type SessionTimeline } from './browse.js'
+import { type EntityGraph, entityGraph, memorySources, type SessionTimeline, sessionTimeline } from './browse.js'
 import type { BuiltinVectors } from './builtin-vectors.js'
 import type { ConsolidationOptions, ConsolidationReport } from './consolidation.js'
-import { isMnemoExport, memoriesMarkdown, type ExportManifest } from './export.js'
+import type { EngineContext } from './engine-context.js'
+import { type ExportManifest, isMnemoExport, memoriesMarkdown } from './export.js'
 import { readExport, writeExport } from './export-io.js'
+import { EngineFacts } from './facts.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
 import { DERIVATION_VERSION, indexEvent } from './index-event.js'
-import { EngineFacts } from './facts.js'
+import { deleteScope, editMemory, type ForgetResult, forget, observationAgent, remember, setMemoryState } from './memory-writes.js'
 import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects, userProject } from './projects.js'
-import { buildContext, show, type ShowResult } from './reads.js'
 import {
   fileHints,
+  type HookInjection,
   hookInjection,
   noteInjected,
-  promptRecall,
-  type HookInjection,
   type PromptRecallResult,
+  promptRecall,
   type SessionRef,
 } from './prompt-recall.js'
-import { DEFAULT_PROMPT_BUDGET, MAX_PROMPT_BUDGET, MIN_PROMPT_BUDGET, type PromptBlock } from '../context/prompt-block.js'
-import type { GateConfig } from '../context/relevance-gate.js'
-import type { EngineContext } from './engine-context.js'
-import { deleteScope, editMemory, forget, observationAgent, remember, setMemoryState, type ForgetResult } from './memory-writes.js'
-import { DEFAULT_RECALL_CONFIG, type RecallConfig } from './recall-pipeline.js'
+import { buildContext, type ShowResult, show } from './reads.js'
 import type { RecallHits, RecallOptions } from './recall.js'
+import { DEFAULT_RECALL_CONFIG, type RecallConfig } from './recall-pipeline.js'
 
-export type { RecallHits, RecallOptions } from './recall.js'
 export type { ImportFileReport, ImportReport } from './import-files.js'
+export type { PromptRecallResult, SessionRef } from './prompt-recall.js'
 
 export type { SessionDetail, ShowResult } from './reads.js'
-export type { PromptRecallResult, SessionRef } from './prompt-recall.js'
+export type { RecallHits, RecallOptions } from './recall.js'
 
 function checkPromptBudget(budget: number): void {
   if (!Number.isInteger(budget) || budget < MIN_PROMPT_BUDGET || budget > MAX_PROMPT_BUDGET) {
@@ -1001,7 +1001,7 @@ export function markdownFileBase(projectName: string): string {
   const safe = [
     ...projectName
       .normalize('NFC')
-      .replace(/[\/\\:*?"<>|\p{Cc}]+/gu, '_')
+      .replace(/[/\\:*?"<>|\p{Cc}]+/gu, '_')
       .replace(/^[.\s]+|[.\s]+$/g, ''),
   ]
     .slice(0, 100)

@@ -4,14 +4,8 @@ import { repairUnicode, truncateGraphemes } from '../core/text.js'
 import { DEFAULT_SPREAD, spreadToNeighbors, type SpreadWeights } from '../retrieval/context-spread.js'
 import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
 import { searchForm } from '../retrieval/search-text.js'
-import {
-  CHANNEL_NAMES,
-  reciprocalRankFusion,
-  RRF_K,
-  type ChannelEvidence,
-  type ChannelList,
-  type ChannelName,
-} from '../retrieval/fusion.js'
+import { CHANNEL_NAMES, type ChannelName } from '../core/types.js'
+import { reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList } from '../retrieval/fusion.js'
 import { answerTypeOf, endsWithQuestion, hasAnswerType, type AnswerType } from '../retrieval/answer-type.js'
 import { makeSnippet } from '../retrieval/snippet.js'
 import { queryEntities } from '../retrieval/entities.js'

@@ -1,17 +1,17 @@
 import { invalidInput } from '../core/errors.js'
 import type { ProjectId, SessionId } from '../core/ids.js'
-import type { RecallHit } from '../core/types.js'
+import type { ChannelName, RecallHit } from '../core/types.js'
 import type { Embedder } from '../providers/embedder.js'
-import type { ChannelList, ChannelName } from '../retrieval/fusion.js'
+import type { ChannelList } from '../retrieval/fusion.js'
 import { isTimeOnlyQuery, parseQueryTimes, unreadTimePhrases } from '../retrieval/query-time.js'
-import type { TimeRange } from '../retrieval/time-expressions.js'
 import { searchForm } from '../retrieval/search-text.js'
+import type { TimeRange } from '../retrieval/time-expressions.js'
 import { VectorMatrix } from '../retrieval/vector-index.js'
 import type { Scope } from '../storage/store.js'
 import type { BuiltinVectors } from './builtin-vectors.js'
 import type { EngineContext } from './engine-context.js'
-import { runRecall } from './recall-pipeline.js'
 import { withUserProject } from './projects.js'
+import { runRecall } from './recall-pipeline.js'
 
 /** Options of `recall`. */
 export interface RecallOptions {

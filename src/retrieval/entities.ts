@@ -1,17 +1,5 @@
+import type { EntityRef, EntityType } from '../core/types.js'
 import { splitIdentifier } from './search-text.js'
-
-/** Kinds of entity mnemo extracts deterministically (no model). */
-export type EntityType = 'file' | 'symbol' | 'url' | 'tool' | 'name'
-
-/**
- * An entity as stored: its type and normalised name. Files keep their case
- * (`fileEntityName`), URLs keep the case of their path (scheme and host are
- * lowercased); symbols, tools and names are lowercase. Trimmed.
- */
-export interface EntityRef {
-  type: EntityType
-  name: string
-}
 
 /** Most entities kept per document; the rest are the least specific. */
 export const MAX_ENTITIES_PER_DOC = 24

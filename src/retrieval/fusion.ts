@@ -1,11 +1,4 @@
-/**
- * Retrieval channels mnemo fuses: `bm25` keyword search, `vector` the builtin
- * LSA embedder, `embedding` a configured neural embedder (on top of the
- * builtin one, never instead), `graph` the entity graph, `time` dates named
- * in the query.
- */
-export type ChannelName = 'bm25' | 'vector' | 'embedding' | 'graph' | 'time'
-export const CHANNEL_NAMES: readonly ChannelName[] = ['bm25', 'vector', 'embedding', 'graph', 'time']
+import type { ChannelName } from '../core/types.js'
 
 /** One channel's candidates, best first, with the channel's own scores. */
 export interface ChannelList {

@@ -1,19 +1,6 @@
 import { isCjkCodePoint } from '../core/text.js'
+import type { IndexedText } from '../core/types.js'
 import { zonedDate } from './time-expressions.js'
-
-/**
- * The two full-text columns mnemo indexes for every observation and memory.
- * FTS5's `porter unicode61` tokenizer then lowercases, strips diacritics and
- * stems them.
- */
-export interface IndexedText {
-  /** The text, with every CJK run rewritten as overlapping bigrams. */
-  body: string
-  /** Extra terms: the parts of camelCase/PascalCase identifiers and file names. */
-  parts: string
-  /** Who and when: role or speaker, kind, and the date in words (`user prompt 8 May 2023 Monday`). */
-  meta: string
-}
 
 /**
  * The form text is searched in: Unicode NFKC, so compatibility variants

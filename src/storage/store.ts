@@ -1,9 +1,12 @@
+import type { FactOp } from '../core/facts/fact-types.js'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../core/ids.js'
 import type {
   AgentName,
   DerivedObservation,
+  EntityRef,
   EventFormat,
   EventInput,
+  IndexedText,
   Memory,
   MemoryKind,
   Observation,
@@ -13,9 +16,6 @@ import type {
   SessionEffect,
   StepPart,
 } from '../core/types.js'
-import type { IndexedText } from '../retrieval/search-text.js'
-import type { EntityRef } from '../retrieval/entities.js'
-import type { FactOp } from '../core/facts/fact-types.js'
 import type { FactStore } from './fact-store.js'
 
 /**

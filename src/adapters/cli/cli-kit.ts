@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url'
 import { invalidInput } from '../../core/errors.js'
-import type { RemoteServer } from '../../runtime/remote-server.js'
-import { CHANNEL_NAMES, type ChannelName } from '../../retrieval/fusion.js'
+import { CHANNEL_NAMES, type ChannelName } from '../../core/types.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
+import type { RemoteServer } from '../../runtime/remote-server.js'
 import type { CliIo, GlobalOptions } from './program.js'
 
 // What the CLI's commands share: opening mnemo for one command, option parsing, the team-mode target.

@@ -1,14 +1,13 @@
 import { createRequire } from 'node:module'
 import type * as CommanderModule from 'commander'
-import { MnemoError } from '../../core/errors.js'
 import type { MnemoEnv } from '../../config/config.js'
+import { MnemoError } from '../../core/errors.js'
+import { ALL_MEMORY_KINDS, CHANNEL_NAMES } from '../../core/types.js'
 import { IMPORT_FORMATS } from '../../engine/import-format.js'
-import { ALL_MEMORY_KINDS } from '../../core/types.js'
-import { CHANNEL_NAMES } from '../../retrieval/fusion.js'
 import { EXIT_CODE_BY_ERROR } from './exit-codes.js'
-import { MNEMO_VERSION } from './version.js'
 import { registerFactsCommands } from './facts-commands.js'
 import type { Out } from './output.js'
+import { MNEMO_VERSION } from './version.js'
 
 // commander is CommonJS: required, not imported, so that Node skips the export scan (cjs-module-lexer) an ES import
 // of a CommonJS module costs at start-up.

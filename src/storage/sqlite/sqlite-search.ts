@@ -1,8 +1,8 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
-import type { EntityRef } from '../../retrieval/entities.js'
+import type { EntityRef } from '../../core/types.js'
 import type { InjectionKey, InjectionWhat, Scope, SearchDoc, SearchTextOptions, TextMatch } from '../store.js'
-import { docJoin, onEither, onTable, scopeWhere, splitFlags, type MemoryRow, type ObservationRow } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
+import { docJoin, type MemoryRow, type ObservationRow, onEither, onTable, scopeWhere, splitFlags } from './sqlite-rows.js'
 
 // The retrieval primitives: BM25 search, vectors and LSA models, entity lookups for the graph channel, time ranges, documents and their neighbours.
 

@@ -2,8 +2,8 @@ import { createRequire } from 'node:module'
 import type DatabaseModule from 'better-sqlite3'
 import { MnemoError } from '../../core/errors.js'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
-import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
-import type { EntityRef } from '../../retrieval/entities.js'
+import type { AgentName, EntityRef, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
+import type { FactStore } from '../fact-store.js'
 import type {
   AppendResult,
   AuditEntry,
@@ -17,14 +17,15 @@ import type {
   Scope,
   SearchDoc,
   SearchTextOptions,
-  Store,
   StepSession,
-  StoreStats,
+  Store,
   StoredEvent,
+  StoreStats,
   TextMatch,
 } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
 import { isLockError, SqliteDb, wrap } from './sqlite-db.js'
+import { createSqliteFacts } from './sqlite-facts.js'
 import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities } from './sqlite-graph.js'
 import {
   audit,
@@ -37,10 +38,10 @@ import {
   putTombstones,
   rewritePayloads,
   sourceEventOf,
-  tombstones,
-  vacuum,
   stepOf,
   stepRecords,
+  tombstones,
+  vacuum,
 } from './sqlite-log.js'
 import {
   allMemories,
@@ -72,9 +73,6 @@ import {
   coMentioned,
   countDocs,
   docs,
-  injections,
-  matchCount,
-  recordInjections,
   docsInTimeRange,
   docsWithoutVector,
   dropSpace,
@@ -82,17 +80,18 @@ import {
   entityNames,
   findEntities,
   getLsaModel,
+  injections,
   lsaModelInfo,
+  matchCount,
   neighbors,
   projectTexts,
   putLsaModel,
   putVectors,
+  recordInjections,
   searchText,
   vectors,
 } from './sqlite-search.js'
 import { append, rebuild, rederiveSession } from './sqlite-write.js'
-import { createSqliteFacts } from './sqlite-facts.js'
-import type { FactStore } from '../fact-store.js'
 
 // better-sqlite3 is CommonJS: required, not imported, so that Node skips the export scan (cjs-module-lexer) an ES
 // import of a CommonJS module costs every process at start-up. (The hook's bundle requires it either way.)

@@ -1,18 +1,17 @@
 import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
-import type { EventInput, StepPart } from '../../core/types.js'
-import type { EntityRef } from '../../retrieval/entities.js'
-import { CROSS_PATH_WINDOW_MS, type AppendResult, type Derivation, type StepSession, type StoredEvent } from '../store.js'
+import type { EntityRef, EventInput, StepPart } from '../../core/types.js'
+import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession, type StoredEvent } from '../store.js'
+import type { SqliteDb } from './sqlite-db.js'
+import { applyFacts, FACT_TABLES_SQL } from './sqlite-facts.js'
 import {
+  type EventRow,
   encodePayload,
+  type OldRow,
   splitStoredKey,
   storedSessionKey,
   toStoredEvent,
   valueAfterSubject,
-  type EventRow,
-  type OldRow,
 } from './sqlite-rows.js'
-import type { SqliteDb } from './sqlite-db.js'
-import { applyFacts, FACT_TABLES_SQL } from './sqlite-facts.js'
 
 // Appending events and applying their derivations: observations, the full-text index, entities, memories and the write guard, sessions; and rebuild.
 
