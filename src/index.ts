@@ -18,7 +18,7 @@ export {
   type ShowResult,
 } from './engine/mnemo.js'
 export { MnemoError, type ErrorCode, type ErrorDetails } from './core/errors.js'
-export type { ContextBlock } from './context/context-block.js'
+export type { ContextBlock } from './core/types.js'
 export type * from './core/types.js'
 export { EngineFacts, DEFAULT_FACT_LIMITS, type FactWriteOptions, type FactWriteResult, type FactShowResult } from './engine/facts.js'
 export {

@@ -1,49 +1,13 @@
-import { truncateGraphemes } from '../core/text.js'
+import { escapeForBlock, truncateGraphemes } from '../core/text.js'
 import { anchorRelativeDates } from './anchor-dates.js'
 import { BlockBuilder } from './block-builder.js'
-import type { Memory } from '../core/types.js'
+import { MIN_CONTEXT_BUDGET, type ContextBlock, type Memory } from '../core/types.js'
 import { procedureHeadline } from '../lifecycle/procedure-text.js'
 import { digestParts, type SessionDigest } from './session-summary.js'
 
-/** The block injected into a new session, with what went into it. */
-export interface ContextBlock {
-  /** The delimited block, ready to inject; empty when there is nothing to show (inject nothing). */
-  text: string
-  /** Estimated tokens of `text` (see `estimateTokens`); never above the budget. */
-  tokens: number
-  budgetTokens: number
-  /** Ids of the memories and sessions included, in order. */
-  memoryIds: string[]
-  sessionIds: string[]
-  /** Items left out because the budget ran out (the block's last line before the closing tag says how many). */
-  omitted: number
-}
-
 export const CONTEXT_TAG = 'mnemo-context'
-/** Smallest budget honoured: the header and closing tag take about 90 tokens. */
-export const MIN_CONTEXT_BUDGET = 200
 /** Most procedures listed in the block (one line each: name and trigger; their steps are a recall away). */
 export const MAX_CONTEXT_PROCEDURES = 5
-
-/**
- * Neutralises anything in stored text that could close or reopen the
- * context block or pose as another speaker: `<mnemo-context` /
- * `</mnemo-context` and every tag of the `<mnemo-…>` family (`<mnemo-recall`; any case, any spacing) and `<system>`-style tags get
- * their `<` replaced with `‹` (U+2039), chat-template tokens (`<|im_start|>`)
- * become `‹|im_start|›`, and a role label opening a line (`System:`,
- * `Assistant:`) gets a ratio colon `∶` (U+2236). Stored text is data; it must
- * not be able to end the block and speak as instructions.
- */
-export function escapeForBlock(text: string): string {
-  return (
-    text
-      .replace(/<(\s*\/?\s*mnemo-[a-z-]*)/gi, '‹$1')
-      // Chat-template and role markers cannot open a turn of their own inside the block.
-      .replace(/<(\|[a-z_]+\|)>/gi, '‹$1›')
-      .replace(/<(\s*\/?\s*(?:system|assistant|user|human|instructions?)\b)/gi, '‹$1')
-      .replace(/(^|\n)(\s*)(system|assistant|user|human|developer)(\s*):/gi, '$1$2$3$4∶')
-  )
-}
 
 function isoMinute(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16).replace('T', ' ')

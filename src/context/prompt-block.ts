@@ -1,5 +1,5 @@
 import { BlockBuilder } from './block-builder.js'
-import { escapeForBlock } from './context-block.js'
+import { escapeForBlock } from '../core/text.js'
 
 /** Tag of the per-prompt block (one of the `<mnemo-…>` family capture recognises and never stores as the user's words). */
 export const PROMPT_TAG = 'mnemo-recall'

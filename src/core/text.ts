@@ -372,3 +372,23 @@ export function jsonSyntaxError(error: unknown): string {
   if (/^Unexpected token/.test(message)) return 'unexpected character'
   return message.replace(/"(?:[^"\\]|\\.)*"(?:\.\.\.)?/gs, '…')
 }
+
+/**
+ * Neutralises anything in stored text that could close or reopen the
+ * context block or pose as another speaker: `<mnemo-context` /
+ * `</mnemo-context` and every tag of the `<mnemo-…>` family (`<mnemo-recall`; any case, any spacing) and `<system>`-style tags get
+ * their `<` replaced with `‹` (U+2039), chat-template tokens (`<|im_start|>`)
+ * become `‹|im_start|›`, and a role label opening a line (`System:`,
+ * `Assistant:`) gets a ratio colon `∶` (U+2236). Stored text is data; it must
+ * not be able to end the block and speak as instructions.
+ */
+export function escapeForBlock(text: string): string {
+  return (
+    text
+      .replace(/<(\s*\/?\s*mnemo-[a-z-]*)/gi, '‹$1')
+      // Chat-template and role markers cannot open a turn of their own inside the block.
+      .replace(/<(\|[a-z_]+\|)>/gi, '‹$1›')
+      .replace(/<(\s*\/?\s*(?:system|assistant|user|human|instructions?)\b)/gi, '‹$1')
+      .replace(/(^|\n)(\s*)(system|assistant|user|human|developer)(\s*):/gi, '$1$2$3$4∶')
+  )
+}

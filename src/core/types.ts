@@ -276,3 +276,20 @@ export interface EntityRef {
   type: EntityType
   name: string
 }
+
+/** The block injected into a new session, with what went into it. */
+export interface ContextBlock {
+  /** The delimited block, ready to inject; empty when there is nothing to show (inject nothing). */
+  text: string
+  /** Estimated tokens of `text` (see `estimateTokens`); never above the budget. */
+  tokens: number
+  budgetTokens: number
+  /** Ids of the memories and sessions included, in order. */
+  memoryIds: string[]
+  sessionIds: string[]
+  /** Items left out because the budget ran out (the block's last line before the closing tag says how many). */
+  omitted: number
+}
+
+/** Smallest budget honoured: the header and closing tag take about 90 tokens. */
+export const MIN_CONTEXT_BUDGET = 200

@@ -4,14 +4,24 @@ import { foldPayload } from '../capture/folded.js'
 import { resolveProjectRoot } from '../capture/project.js'
 import { redactSecrets, redactValue } from '../capture/redact.js'
 import type { Redactor } from '../capture/sanitize.js'
-import type { ContextBlock } from '../context/context-block.js'
 import { DEFAULT_PROMPT_BUDGET, MAX_PROMPT_BUDGET, MIN_PROMPT_BUDGET, type PromptBlock } from '../context/prompt-block.js'
 import type { GateConfig } from '../context/relevance-gate.js'
 import type { Clock } from '../core/clock.js'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import type { ProjectId, SessionId } from '../core/ids.js'
 import { stripTerminalControls } from '../core/text.js'
-import type { AgentName, EventInput, HookAgent, Memory, MemoryKind, Observation, Project, ProjectRef, Session } from '../core/types.js'
+import type {
+  AgentName,
+  ContextBlock,
+  EventInput,
+  HookAgent,
+  Memory,
+  MemoryKind,
+  Observation,
+  Project,
+  ProjectRef,
+  Session,
+} from '../core/types.js'
 import { CHANNEL_NAMES, type ChannelName } from '../core/types.js'
 import { checkUserName, ownKey } from '../core/user.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'

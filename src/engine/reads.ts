@@ -1,7 +1,15 @@
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { idPrefix, type SessionId } from '../core/ids.js'
-import type { Memory, Observation, Project, ProjectRef, Session } from '../core/types.js'
-import { assembleContext, MIN_CONTEXT_BUDGET, type ContextBlock } from '../context/context-block.js'
+import {
+  MIN_CONTEXT_BUDGET,
+  type ContextBlock,
+  type Memory,
+  type Observation,
+  type Project,
+  type ProjectRef,
+  type Session,
+} from '../core/types.js'
+import { assembleContext } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../context/session-summary.js'
 import type { Store } from '../storage/store.js'
 import type { EngineContext } from './engine-context.js'

@@ -4,7 +4,7 @@ import { noRedaction } from '../capture/sanitize.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 import { createTestEngine, hookPayload, T0 } from '../testing/test-mnemo.js'
 import { MnemoEngine } from './mnemo.js'
-import { escapeForBlock } from '../context/context-block.js'
+import { escapeForBlock } from '../core/text.js'
 
 const AWS = 'AKIAIOSFODNN7EXAMPLE'
 

@@ -1,11 +1,18 @@
 import { toIso } from '../../core/clock.js'
 import { truncateGraphemes } from '../../core/text.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
-import { ALL_MEMORY_KINDS, OBSERVATION_KINDS, tierOf, type Memory, type MemoryKind, type ProjectRef } from '../../core/types.js'
+import {
+  ALL_MEMORY_KINDS,
+  MIN_CONTEXT_BUDGET,
+  OBSERVATION_KINDS,
+  tierOf,
+  type Memory,
+  type MemoryKind,
+  type ProjectRef,
+} from '../../core/types.js'
 import type { z } from 'zod'
 import { fromHitJson, toMemoryJson, toObservationJson, toSessionJson } from '../shared/view-mappers.js'
 import type { hitJson, sessionJson } from '../shared/views.js'
-import { MIN_CONTEXT_BUDGET } from '../../context/context-block.js'
 import type { CliIo, GlobalOptions } from './program.js'
 import { formatHits, hitToJson, printJson, type Out } from './output.js'
 import {

@@ -21,7 +21,7 @@ import {
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { errorResult, okResult } from './tool-result.js'
 import { forgottenJson, hitJson, toHitJson, toMemoryJson, toObservationJson, toSessionJson } from './views.js'
-import { escapeForBlock } from '../../context/context-block.js'
+import { escapeForBlock } from '../../core/text.js'
 import { registerFactTools } from './mcp-facts.js'
 
 /** Options of `createMcpServer`. */
