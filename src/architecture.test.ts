@@ -68,19 +68,42 @@ interface ImportEdge {
   readonly external: boolean
   /** 1-based line of the import in `from`. */
   readonly line: number
+  /** True for `import('…')`, loaded when the code runs rather than with the file. */
+  readonly dynamic: boolean
 }
 
 interface Violation {
   readonly from: string
   readonly to: string
   readonly rule: Rule
+  /** True when every import of `to` in `from` is dynamic. */
+  readonly dynamic: boolean
+}
+
+interface Exception {
+  readonly from: string
+  readonly to: string
+  readonly rule: Rule
+  /** Why this import stays. */
+  readonly reason: string
+  /** Only dynamic imports are excepted: a static import of the same file is still a violation. */
+  readonly dynamicOnly?: boolean
 }
 
 /**
  * The deliberate exceptions, each with its reason: the only imports that break a rule and stay.
  * An exception that no longer matches an import fails the test, so this list cannot go stale.
  */
-const EXCEPTIONS: readonly (Violation & { readonly reason: string })[] = []
+const EXCEPTIONS: readonly Exception[] = [
+  {
+    from: 'src/adapters/http/mcp-endpoint.ts',
+    to: 'src/adapters/mcp/mcp-server.ts',
+    rule: 'sibling',
+    reason:
+      'the HTTP server hosts the MCP adapter at /mcp (streamable HTTP) beside REST: it mounts the same tool set the stdio ' +
+      'server serves, which is the MCP adapter own code; MCP never imports HTTP',
+  },
+]
 
 /**
  * Violations the tree still has, to be moved away (issue 20 item 1). Temporary: the test requires this list to be
@@ -98,9 +121,6 @@ const KNOWN_VIOLATIONS: readonly string[] = [
   'src/adapters/cli/agent-commands.ts → src/capture/project.ts (engine-bypass)',
   'src/adapters/cli/cli-kit.ts → src/capture/project.ts (engine-bypass)',
   'src/adapters/cli/main.ts → src/adapters/hooks/run-hook.ts (sibling)',
-  'src/adapters/cli/memory-commands.ts → src/adapters/shared/view-mappers.ts (sibling)',
-  'src/adapters/cli/memory-commands.ts → src/adapters/shared/views.ts (sibling)',
-  'src/adapters/cli/output.ts → src/adapters/shared/view-mappers.ts (sibling)',
   'src/adapters/cli/server-commands.ts → src/adapters/http/server-users.ts (sibling)',
   'src/adapters/cli/server-commands.ts → src/adapters/http/server.ts (sibling)',
   'src/adapters/connect/claude-code.ts → src/capture/claude-hook.ts (engine-bypass)',
@@ -113,15 +133,7 @@ const KNOWN_VIOLATIONS: readonly string[] = [
   'src/adapters/hooks/run-hook.ts → src/capture/project.ts (engine-bypass)',
   'src/adapters/hooks/run-hook.ts → src/capture/redact.ts (engine-bypass)',
   'src/adapters/hooks/run-hook.ts → src/capture/sanitize.ts (engine-bypass)',
-  'src/adapters/http/app.ts → src/adapters/shared/views.ts (sibling)',
   'src/adapters/http/app.ts → src/capture/redact.ts (engine-bypass)',
-  'src/adapters/http/event-stream.ts → src/adapters/shared/views.ts (sibling)',
-  'src/adapters/http/mcp-endpoint.ts → src/adapters/shared/mcp-server.ts (sibling)',
-  'src/adapters/http/rest-routes.ts → src/adapters/shared/views.ts (sibling)',
-  'src/adapters/http/route-kit.ts → src/adapters/shared/views.ts (sibling)',
-  'src/adapters/http/server.ts → src/adapters/shared/views.ts (sibling)',
-  'src/adapters/http/viewer-routes.ts → src/adapters/shared/views.ts (sibling)',
-  'src/adapters/mcp/server.ts → src/adapters/shared/mcp-server.ts (sibling)',
   'src/capture/cursor-db.ts → better-sqlite3 (driver)',
   'src/lifecycle/consolidate.ts → src/context/session-summary.ts (upward)',
   'src/lifecycle/llm-consolidator.ts → src/context/session-summary.ts (upward)',
@@ -178,14 +190,19 @@ function checkImports(edges: readonly ImportEdge[]): Violation[] {
   const seen = new Map<string, Violation>()
   for (const edge of edges) {
     for (const rule of rulesBroken(edge)) {
-      const violation = { from: edge.from, to: edge.to, rule }
-      seen.set(formatViolation(violation), violation)
+      const key = formatViolation({ from: edge.from, to: edge.to, rule })
+      const dynamic = edge.dynamic && (seen.get(key)?.dynamic ?? true)
+      seen.set(key, { from: edge.from, to: edge.to, rule, dynamic })
     }
   }
   return [...seen.values()]
 }
 
-const formatViolation = (v: Violation): string => `${v.from} → ${v.to} (${v.rule})`
+const formatViolation = (v: Pick<Violation, 'from' | 'to' | 'rule'>): string => `${v.from} → ${v.to} (${v.rule})`
+
+/** True when `exception` covers `violation`: the same import and rule, and dynamic if it must be. */
+const excepts = (exception: Exception, violation: Violation): boolean =>
+  formatViolation(exception) === formatViolation(violation) && (!exception.dynamicOnly || violation.dynamic)
 
 /** The package a bare specifier names: `@scope/name/sub` → `@scope/name`, `hono/streaming` → `hono`. */
 function packageName(specifier: string): string {
@@ -202,15 +219,21 @@ function packageName(specifier: string): string {
 function importsOf(file: string, text: string, files: ReadonlySet<string>): ImportEdge[] {
   const info = ts.preProcessFile(text, true, true)
   const lineOf = (pos: number): number => text.slice(0, pos).split('\n').length
+  // `pos` is the specifier's opening quote; a dynamic import has `import (` before it.
+  const isDynamic = (pos: number): boolean => {
+    const before = text.slice(Math.max(0, pos - 64), pos).trimEnd()
+    return before.endsWith('(') && /(^|[^\w$.])import$/.test(before.slice(0, -1).trimEnd())
+  }
   return info.importedFiles.map((ref) => {
     const specifier = ref.fileName
-    if (!specifier.startsWith('.')) return { from: file, to: packageName(specifier), external: true, line: lineOf(ref.pos) }
+    const at = { line: lineOf(ref.pos), dynamic: isDynamic(ref.pos) }
+    if (!specifier.startsWith('.')) return { from: file, to: packageName(specifier), external: true, ...at }
     const base = path.posix.join(path.posix.dirname(file), specifier)
     const stem = base.replace(/\.(m?js|jsx)$/, '')
     const candidates = [base, `${stem}.ts`, `${stem}.tsx`, `${stem}/index.ts`, `${stem}/index.tsx`]
     const to = candidates.find((c) => files.has(c))
     if (to === undefined) throw new Error(`${file}:${lineOf(ref.pos)}: import '${specifier}' names no file of src/`)
-    return { from: file, to, external: false, line: lineOf(ref.pos) }
+    return { from: file, to, external: false, ...at }
   })
 }
 
@@ -238,10 +261,9 @@ describe('architecture (ARCHITECTURE.md layer rules)', () => {
   const violations = checkImports(edges)
 
   it(`the ${production.length} internal imports of production code break no rule beyond the listed exceptions and the ${KNOWN_VIOLATIONS.length} known violations`, () => {
-    const excepted = new Set(EXCEPTIONS.map(formatViolation))
     const remaining = violations
+      .filter((v) => !EXCEPTIONS.some((exception) => excepts(exception, v)))
       .map(formatViolation)
-      .filter((v) => !excepted.has(v))
       .sort()
     // A failure here lists the difference: an import that breaks a rule is moved where it belongs (or, when it is
     // deliberate, listed in EXCEPTIONS with its reason); a violation that is gone leaves KNOWN_VIOLATIONS.
@@ -249,9 +271,11 @@ describe('architecture (ARCHITECTURE.md layer rules)', () => {
   })
 
   it('every deliberate exception still matches an import and gives its reason', () => {
-    const found = new Set(violations.map(formatViolation))
     for (const exception of EXCEPTIONS) {
-      expect(found.has(formatViolation(exception)), formatViolation(exception)).toBe(true)
+      expect(
+        violations.some((v) => excepts(exception, v)),
+        `${formatViolation(exception)} is listed in EXCEPTIONS but no import matches it`,
+      ).toBe(true)
       expect(exception.reason.length).toBeGreaterThan(20)
     }
   })
@@ -262,6 +286,7 @@ describe('architecture (ARCHITECTURE.md layer rules)', () => {
     const has = (from: string, to: string) => edges.some((e) => e.from === from && e.to === to)
     expect(has('src/storage/sqlite/sqlite-db.ts', 'better-sqlite3')).toBe(true)
     expect(has('src/index.ts', 'src/engine/mnemo.ts')).toBe(true)
+    expect(edges.some((e) => e.from === 'src/adapters/cli/main.ts' && e.dynamic)).toBe(true)
     expect(production.length).toBeGreaterThan(500)
   })
 })
@@ -300,16 +325,30 @@ describe('the rules catch a planted violation of each kind', () => {
       "import { z } from 'zod/v4'",
     ].join('\n')
     const edges = importsOf('src/storage/sqlite/sqlite-store.ts', text, files)
-    expect(edges.map((e) => [e.to, e.external, e.line])).toEqual([
-      ['src/core/types.ts', false, 1],
-      ['src/storage/store.ts', false, 2],
-      ['src/retrieval/fusion.ts', false, 3],
-      ['src/capture/redact.ts', false, 4],
-      ['src/engine/mnemo.ts', false, 5],
-      ['better-sqlite3', true, 6],
-      ['zod', true, 7],
+    expect(edges.map((e) => [e.to, e.external, e.line, e.dynamic])).toEqual([
+      ['src/core/types.ts', false, 1, false],
+      ['src/storage/store.ts', false, 2, false],
+      ['src/retrieval/fusion.ts', false, 3, false],
+      ['src/capture/redact.ts', false, 4, false],
+      ['src/engine/mnemo.ts', false, 5, true],
+      ['better-sqlite3', true, 6, false],
+      ['zod', true, 7, false],
     ])
     expect(() => importsOf('src/core/types.ts', "import './missing.js'", files)).toThrow(/names no file/)
+  })
+
+  it('an exception for dynamic imports only covers a lazy import, not a static one of the same file', () => {
+    const launch: Exception = {
+      from: 'src/adapters/cli/program.ts',
+      to: 'src/adapters/http/server.ts',
+      rule: 'sibling',
+      reason: 'a planted exception for this test',
+      dynamicOnly: true,
+    }
+    const covered = (text: string) => checkImports(importsOf(launch.from, text, files)).map((v) => excepts(launch, v))
+    expect(covered("const { start } = await import('../http/server.js')")).toEqual([true])
+    expect(covered("import '../http/server.js'\nconst later = () => import('../http/server.js')")).toEqual([false])
+    expect(covered("const { start } = await import('../mcp/server.js')")).toEqual([false])
   })
 
   it('allows downward imports, a folder importing its layer top level, and tests importing anything', () => {

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { describe, expect, it } from 'vitest'
-import { createMcpServer } from '../adapters/shared/mcp-server.js'
+import { createMcpServer } from '../adapters/mcp/mcp-server.js'
 import { createTestEngine, hookPayload } from '../testing/test-mnemo.js'
 
 const SHOP = { root: '/nonexistent-mnemo-user-wide/shop', name: 'shop' }

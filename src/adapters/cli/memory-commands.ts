@@ -11,8 +11,8 @@ import {
   type ProjectRef,
 } from '../../core/types.js'
 import type { z } from 'zod'
-import { fromHitJson, toMemoryJson, toObservationJson, toSessionJson } from '../shared/view-mappers.js'
-import type { hitJson, sessionJson } from '../shared/views.js'
+import { fromHitJson, toMemoryJson, toObservationJson, toSessionJson } from '../../engine/view-mappers.js'
+import type { hitJson, sessionJson } from '../../engine/views.js'
 import type { CliIo, GlobalOptions } from './program.js'
 import { formatHits, hitToJson, printJson, type Out } from './output.js'
 import {

@@ -1,6 +1,6 @@
 import { toIso } from '../../core/clock.js'
 import type { RecallHit } from '../../core/types.js'
-import { toHitJson } from '../shared/view-mappers.js'
+import { toHitJson } from '../../engine/view-mappers.js'
 import type { ImportReport } from '../../engine/mnemo.js'
 
 /** Where a command writes. `json` selects one JSON document on stdout and nothing else there. */

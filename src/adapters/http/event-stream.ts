@@ -4,7 +4,7 @@ import type { z } from 'zod'
 import { invalidInput } from '../../core/errors.js'
 import { describeValue, requireProject } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
-import { toListedObservationJson } from '../shared/views.js'
+import { toListedObservationJson } from '../../engine/views.js'
 import type { streamQuery } from './rest-routes.js'
 
 /** Options of `streamObservations`. */

@@ -4,7 +4,7 @@ import { describeValue, inputObject, parseInput, projectField, requireProject } 
 import { z } from 'zod'
 import { SURFACE_AGENTS, type AgentName } from '../../core/types.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
-import { createMcpServer } from '../shared/mcp-server.js'
+import { createMcpServer } from '../mcp/mcp-server.js'
 
 const mcpQuery = inputObject({ project: projectField.optional(), agent: z.enum(SURFACE_AGENTS).optional() })
 

@@ -35,7 +35,7 @@ import {
   toMemoryJson,
   toObservationJson,
   toSessionJson,
-} from '../shared/views.js'
+} from '../../engine/views.js'
 import { defineRoute, idOfKind, idParam, needProject, ok, type AnyRestRoute } from './route-kit.js'
 import { VIEWER_ROUTES } from './viewer-routes.js'
 import { FACT_ROUTES } from './facts-routes.js'

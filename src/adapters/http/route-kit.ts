@@ -4,7 +4,7 @@ import { idPrefix } from '../../core/ids.js'
 import { describeValue, limited, parseInput, requireProject, showInput } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
-import type { jobJson } from '../shared/views.js'
+import type { jobJson } from '../../engine/views.js'
 
 /**
  * What every REST route is made of: the route type the table (REST_ROUTES)

@@ -15,7 +15,7 @@ import {
   toMemoryJson,
   toObservationJson,
   toSessionJson,
-} from '../shared/views.js'
+} from '../../engine/views.js'
 import { csvOf, defineRoute, idOfKind, idParam, needProject, ok, type AnyRestRoute } from './route-kit.js'
 
 /**

@@ -3,7 +3,7 @@ import type { MnemoEnv } from '../../config/config.js'
 import { MnemoError } from '../../core/errors.js'
 import type { AgentName } from '../../core/types.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
-import { createMcpServer } from '../shared/mcp-server.js'
+import { createMcpServer } from './mcp-server.js'
 
 export { createMcpServer }
 

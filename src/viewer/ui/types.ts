@@ -1,5 +1,5 @@
 /**
- * The JSON shapes the viewer reads from `mnemo serve` (see src/adapters/shared/views.ts
+ * The JSON shapes the viewer reads from `mnemo serve` (see src/engine/views.ts
  * for the server's side). Times are ISO-8601 strings; absent values are `null`.
  */
 

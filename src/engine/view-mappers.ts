@@ -1,7 +1,7 @@
 import type { z } from 'zod'
-import { toIso } from '../../core/clock.js'
-import type { Memory, Observation, Project, RecallHit, Session } from '../../core/types.js'
-import type { ImportReport } from '../../engine/mnemo.js'
+import { toIso } from '../core/clock.js'
+import type { Memory, Observation, Project, RecallHit, Session } from '../core/types.js'
+import type { ImportReport } from './mnemo.js'
 import type { hitJson, importJson, listedObservationJson, memoryJson, observationJson, sessionJson } from './views.js'
 
 /**

@@ -20,7 +20,7 @@ import {
 } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { errorResult, okResult } from './tool-result.js'
-import { forgottenJson, hitJson, toHitJson, toMemoryJson, toObservationJson, toSessionJson } from './views.js'
+import { forgottenJson, hitJson, toHitJson, toMemoryJson, toObservationJson, toSessionJson } from '../../engine/views.js'
 import { escapeForBlock } from '../../core/text.js'
 import { registerFactTools } from './mcp-facts.js'
 
