@@ -1,15 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import {
-  findSecrets,
-  isPlaceholderValue,
-  redactSecrets,
-  redactValue,
-  redactWith,
-  SECRET_PATTERNS,
-  secretKeyType,
-  type SecretPattern,
-} from './redact.js'
-import { sanitizePayload, type Redactor } from './sanitize.js'
+import { findSecrets, redactSecrets, redactValue, redactWith } from './redact.js'
+import { type Redactor, sanitizePayload } from './sanitize.js'
+import { secretKeyType } from './secret-keys.js'
+import { isPlaceholderValue, SECRET_PATTERNS, type SecretPattern } from './secret-patterns.js'
 
 // Fake credentials are assembled at run time so no scanner mistakes this file for a leak.
 const cat = (...parts: string[]): string => parts.join('')
