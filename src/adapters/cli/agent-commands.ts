@@ -7,10 +7,15 @@ import { invalidInput, MnemoError } from '../../core/errors.js'
 import { type AgentName, SURFACE_AGENTS } from '../../core/types.js'
 import { dataDirError } from '../../runtime/data-dir.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
-import type { AgentConnectOptions, AgentDisconnectOptions } from '../connect/agent-command.js'
 import { disconnectClaudeCode, planClaudeCodeConnect } from '../connect/claude-code.js'
 import { planCodexConnect, planCodexDisconnect } from '../connect/codex.js'
-import { applyConnectPlan, type ConnectPlan, renderPlanDiff } from '../connect/connect-plan.js'
+import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+  applyConnectPlan,
+  type ConnectPlan,
+  renderPlanDiff,
+} from '../connect/connect-plan.js'
 import { planCursorConnect, planCursorDisconnect } from '../connect/cursor.js'
 import { checkAgents, type DoctorAgent, mnemoHookCount } from '../connect/doctor.js'
 import { planGeminiConnect, planGeminiDisconnect } from '../connect/gemini.js'

@@ -50,14 +50,6 @@ export interface AgentCommandOptions {
   mnemoHome?: string | undefined
 }
 
-/** Options of every `plan<Agent>Connect`. */
-export interface AgentConnectOptions extends AgentLocation, AgentCommandOptions {}
-
-/** Options of every `plan<Agent>Disconnect`; `cliPath`, when given, also marks hook commands containing it as mnemo's. */
-export interface AgentDisconnectOptions extends AgentLocation {
-  cliPath?: string | undefined
-}
-
 /** Resolved command options. */
 export interface ResolvedCommand {
   nodePath: string

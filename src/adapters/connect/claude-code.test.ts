@@ -4,9 +4,9 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { MnemoError } from '../../core/errors.js'
 import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
-import { type AgentConnectOptions, isMnemoHookCommand, shellQuote } from './agent-command.js'
+import { isMnemoHookCommand, shellQuote } from './agent-command.js'
 import { CLAUDE_CODE_HOOK_EVENTS, claudeCodeHookCommand, disconnectClaudeCode, planClaudeCodeConnect } from './claude-code.js'
-import { applyConnectPlan, renderPlanDiff } from './connect-plan.js'
+import { type AgentConnectOptions, applyConnectPlan, renderPlanDiff } from './connect-plan.js'
 
 let root: string
 let home: string

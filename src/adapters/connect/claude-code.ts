@@ -14,8 +14,6 @@ import { join } from 'node:path'
 import { CLAUDE_HOOK_EVENTS, type ClaudeHookEvent } from '../../capture/claude-hook.js'
 import {
   type AgentCommandOptions,
-  type AgentConnectOptions,
-  type AgentDisconnectOptions,
   type AgentLocation,
   agentHookCommand,
   type ConnectScope,
@@ -28,7 +26,7 @@ import {
   shellQuote,
   stdioMcpEntry,
 } from './agent-command.js'
-import type { ConnectPlan, ConnectPlanFile } from './connect-plan.js'
+import type { AgentConnectOptions, AgentDisconnectOptions, ConnectPlan, ConnectPlanFile } from './connect-plan.js'
 import { groupedHookItems, type JsonObject, mcpServerEdits, mcpServerItems, planGroupedHooks } from './json-config.js'
 import { planJsonFile } from './json-edit.js'
 

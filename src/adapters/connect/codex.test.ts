@@ -6,7 +6,7 @@ import { parse as parseToml } from 'smol-toml'
 import { describe, expect, it } from 'vitest'
 import { MnemoError } from '../../core/errors.js'
 import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
-import { type AgentConnectOptions, shellQuote } from './agent-command.js'
+import { shellQuote } from './agent-command.js'
 import {
   CODEX_HOOK_EVENTS,
   codexEventLabel,
@@ -16,7 +16,7 @@ import {
   planCodexConnect,
   planCodexDisconnect,
 } from './codex.js'
-import { applyConnectPlan, renderPlanDiff } from './connect-plan.js'
+import { type AgentConnectOptions, applyConnectPlan, renderPlanDiff } from './connect-plan.js'
 
 let root: string
 let home: string

@@ -40,8 +40,6 @@ import { createHash } from 'node:crypto'
 import { join, resolve } from 'node:path'
 import { CODEX_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
 import {
-  type AgentConnectOptions,
-  type AgentDisconnectOptions,
   type AgentLocation,
   agentHookCommand,
   type ConnectScope,
@@ -55,6 +53,8 @@ import {
   stdioMcpEntry,
 } from './agent-command.js'
 import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
   type AgentHooksDescription,
   type ConnectPlan,
   type ConnectPlanFile,

@@ -10,8 +10,23 @@ import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, s
 import { basename, dirname, join } from 'node:path'
 import type { HookEventMapping } from '../../capture/agent-hook-events.js'
 import { invalidInput } from '../../core/errors.js'
-import { AGENT_LABELS, type ConnectAgent, type ConnectClient, type ConnectScope } from './agent-command.js'
+import {
+  AGENT_LABELS,
+  type AgentCommandOptions,
+  type AgentLocation,
+  type ConnectAgent,
+  type ConnectClient,
+  type ConnectScope,
+} from './agent-command.js'
 import type { JsonObject } from './json-config.js'
+
+/** Options of every `plan<Agent>Connect`. */
+export interface AgentConnectOptions extends AgentLocation, AgentCommandOptions {}
+
+/** Options of every `plan<Agent>Disconnect`; `cliPath`, when given, also marks hook commands containing it as mnemo's. */
+export interface AgentDisconnectOptions extends AgentLocation {
+  cliPath?: string | undefined
+}
 
 /**
  * One file a plan would write. `changed` is `after !== before`; `before` is

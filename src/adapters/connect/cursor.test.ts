@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { MnemoError } from '../../core/errors.js'
 import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
-import { type AgentConnectOptions, shellQuote } from './agent-command.js'
-import { applyConnectPlan, renderPlanDiff } from './connect-plan.js'
+import { shellQuote } from './agent-command.js'
+import { type AgentConnectOptions, applyConnectPlan, renderPlanDiff } from './connect-plan.js'
 import { CURSOR_HOOK_EVENTS, describeCursorHooks, planCursorConnect, planCursorDisconnect } from './cursor.js'
 
 let root: string

@@ -23,8 +23,6 @@ import { join } from 'node:path'
 import { CURSOR_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
 import { invalidInput } from '../../core/errors.js'
 import {
-  type AgentConnectOptions,
-  type AgentDisconnectOptions,
   type AgentLocation,
   agentHookCommand,
   type ConnectScope,
@@ -37,7 +35,14 @@ import {
   shellQuote,
   stdioMcpEntry,
 } from './agent-command.js'
-import { type AgentHooksDescription, type ConnectPlan, type ConnectPlanFile, removeIfEmptied } from './connect-plan.js'
+import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+  type AgentHooksDescription,
+  type ConnectPlan,
+  type ConnectPlanFile,
+  removeIfEmptied,
+} from './connect-plan.js'
 import {
   describeJson,
   isJsonObject,

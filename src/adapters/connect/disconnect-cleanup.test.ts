@@ -2,9 +2,14 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { read, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
-import type { AgentConnectOptions, AgentDisconnectOptions } from './agent-command.js'
 import { planCodexConnect, planCodexDisconnect } from './codex.js'
-import { applyConnectPlan, type ConnectPlan, renderPlanDiff } from './connect-plan.js'
+import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+  applyConnectPlan,
+  type ConnectPlan,
+  renderPlanDiff,
+} from './connect-plan.js'
 import { planCursorConnect, planCursorDisconnect } from './cursor.js'
 import { planGeminiConnect, planGeminiDisconnect } from './gemini.js'
 import { planOpenCodeConnect, planOpenCodeDisconnect } from './opencode.js'

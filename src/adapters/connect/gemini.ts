@@ -25,8 +25,6 @@
 import { join } from 'node:path'
 import { GEMINI_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
 import {
-  type AgentConnectOptions,
-  type AgentDisconnectOptions,
   type AgentLocation,
   agentHookCommand,
   type ConnectScope,
@@ -40,7 +38,14 @@ import {
   shellQuote,
   stdioMcpEntry,
 } from './agent-command.js'
-import { type AgentHooksDescription, type ConnectPlan, type ConnectPlanFile, removeIfEmptied } from './connect-plan.js'
+import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+  type AgentHooksDescription,
+  type ConnectPlan,
+  type ConnectPlanFile,
+  removeIfEmptied,
+} from './connect-plan.js'
 import {
   groupedHookItems,
   isJsonObject,

@@ -25,8 +25,6 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { invalidInput } from '../../core/errors.js'
 import {
-  type AgentConnectOptions,
-  type AgentDisconnectOptions,
   type AgentLocation,
   type ConnectScope,
   envDir,
@@ -38,6 +36,8 @@ import {
   resolveScope,
 } from './agent-command.js'
 import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
   type AgentHooksDescription,
   type ConnectPlan,
   type ConnectPlanFile,
