@@ -25,7 +25,9 @@ const opt = (name, fallback) => {
 }
 const flag = (name) => {
   const i = argv.indexOf(`--${name}`)
-  return i >= 0 ? (argv.splice(i, 1), true) : false
+  if (i < 0) return false
+  argv.splice(i, 1)
+  return true
 }
 const depth = opt('depth', 100)
 const l2 = opt('l2', 0.001)
@@ -87,7 +89,7 @@ const questions = dumped.questions
     }
   })
 
-function fit(train) {
+function fitWeights(train) {
   const pairs = []
   for (const q of train) {
     q.rel.forEach((gi, i) => {
@@ -120,7 +122,10 @@ function score(qs, w) {
       h5 = 0,
       h10 = 0
     order.slice(0, 10).forEach((i, p) => {
-      if (q.rel[i]) h10++, p < 5 && h5++, p < 1 && h1++
+      if (!q.rel[i]) return
+      h10++
+      if (p < 5) h5++
+      if (p < 1) h1++
     })
     const sessions = []
     for (const i of order) if (sessions.length < 3 && !sessions.includes(q.sess[i])) sessions.push(q.sess[i])
@@ -129,7 +134,10 @@ function score(qs, w) {
     m.r5 += h5 / n
     m.r10 += h10 / n
     m.s3 += sessions.some((x) => q.goldSessions.has(x)) ? 1 : 0
-    if (q.cat === 1) (m.cat1 += h10 / n), m.n1++
+    if (q.cat === 1) {
+      m.cat1 += h10 / n
+      m.n1++
+    }
   }
   return m
 }
@@ -143,7 +151,7 @@ if (cv) {
   const sum = { n: 0, r1: 0, r5: 0, r10: 0, s3: 0, cat1: 0, n1: 0 }
   const base = { ...sum }
   for (const conv of TUNE) {
-    const w = fit(tune.filter((q) => q.conv !== conv))
+    const w = fitWeights(tune.filter((q) => q.conv !== conv))
     const out = tune.filter((q) => q.conv === conv)
     for (const [acc, m] of [
       [sum, score(out, w)],
@@ -154,7 +162,7 @@ if (cv) {
   console.log(`leave one tuning conversation out: fused order ${line(base)}`)
   console.log(`                                   re-ranked   ${line(sum)}`)
 } else {
-  const w = fit(tune)
+  const w = fitWeights(tune)
   console.log(`tune fused order ${line(score(tune, identity))}\n     re-ranked   ${line(score(tune, w))}`)
   console.log(`held fused order ${line(score(held, identity))}\n     re-ranked   ${line(score(held, w))}`)
   console.log(JSON.stringify(Object.fromEntries(RERANK_FEATURES.map((f, j) => [f, Math.round(w[j] * 1000) / 1000]))))

@@ -60,7 +60,7 @@ const MAX_FAILURES_PER_TARGET = 3
 
 const dist = (p) => import(pathToFileURL(path.join(DIST, p)).href)
 const { MnemoError } = await dist('core/errors.js')
-const { DEFAULT_CAPS, repairUnicode } = await dist('core/text.js')
+const { DEFAULT_CAPS } = await dist('core/text.js')
 const { createManualClock } = await dist('core/clock.js')
 const { captureClaudeHook, deriveClaudeHook } = await dist('capture/claude-hook.js')
 const { isOwnTool } = await dist('capture/tool-text.js')
@@ -123,7 +123,7 @@ function describeError(error) {
 }
 function walk(value, visit, keyPath = '$') {
   if (typeof value === 'string') visit('string', value, keyPath)
-  else if (Array.isArray(value)) value.forEach((v, i) => walk(v, visit, `${keyPath}[${i}]`))
+  else if (Array.isArray(value)) for (const [i, v] of value.entries()) walk(v, visit, `${keyPath}[${i}]`)
   else if (value !== null && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
       visit('key', k, keyPath)
@@ -698,6 +698,7 @@ const SECRET_SYNTAX = [
   'hunter2',
   'secret-value-123',
   'changeme',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal `${TOKEN}` is the fuzz input (an unexpanded shell reference)
   '${TOKEN}',
   'null',
   '-----BEGIN ',
@@ -1235,12 +1236,14 @@ const TARGETS = [
         if (typeof a === 'string') return check(typeof b === 'string', 'redactValue keeps strings strings', at)
         if (Array.isArray(a)) {
           check(Array.isArray(b) && b.length === a.length, 'redactValue keeps array lengths', at)
-          return a.forEach((v, i) => same(v, b[i], `${at}[${i}]`))
+          for (const [i, v] of a.entries()) same(v, b[i], `${at}[${i}]`)
+          return
         }
         if (a !== null && typeof a === 'object') {
           check(b !== null && typeof b === 'object' && !Array.isArray(b), 'redactValue keeps objects objects', at)
           check(JSON.stringify(Object.keys(a)) === JSON.stringify(Object.keys(b)), 'redactValue keeps the same keys in order', at)
-          return Object.keys(a).forEach((k) => same(a[k], b[k], `${at}.${k}`))
+          for (const k of Object.keys(a)) same(a[k], b[k], `${at}.${k}`)
+          return
         }
         check(Object.is(a, b), 'redactValue keeps numbers, booleans and null', at)
       }

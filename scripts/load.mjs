@@ -157,7 +157,7 @@ console.log(
       recall_ms: { p50: pct(recallMs, 0.5), p95: pct(recallMs, 0.95), n: recallMs.length },
       export_ms: { p50: pct(exportMs, 0.5), p95: pct(exportMs, 0.95), n: exportMs.length },
     },
-    (k, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v),
+    (_key, v) => (typeof v === 'number' ? Math.round(v * 10) / 10 : v),
     2,
   ),
 )

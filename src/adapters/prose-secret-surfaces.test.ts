@@ -15,6 +15,7 @@ import { runCliCaptured } from '../testing/run-cli.js'
 import { runHook } from './hooks/run-hook.js'
 import { startServer } from './http/server.js'
 import { readEvents } from '../testing/sse.js'
+import type { ParsedJson } from '../testing/json.js'
 
 // Issue 17 item 1: "the staging password is Hunter2-xyz" sent through every surface the item names (hook, CLI
 // remember, MCP memory_remember, REST POST and PATCH /v1/memories, import) never comes back out of recall, context,
@@ -72,7 +73,7 @@ describe('a password stated in prose, through every surface (issue 17 item 1)', 
     expect(imported.code, imported.stderr).toBe(0)
 
     const server = await startServer({ home, host: '127.0.0.1', port: 0, env: { HOME: tmp }, streamPollMs: 20 })
-    let streamed: { event: string; data: any }[]
+    let streamed: { event: string; data: ParsedJson }[]
     try {
       const mcp = new Client({ name: 'prose-secret-test', version: '0.0.0' })
       await mcp.connect(

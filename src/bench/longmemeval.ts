@@ -88,7 +88,7 @@ export function parseLongMemEvalDate(text: string): number | undefined {
  */
 export function validateLongMemEval(data: unknown, source = 'LongMemEval data'): LongMemEvalInstance[] {
   if (!Array.isArray(data)) throw new Error(`${source}: LongMemEval data must be a JSON array of instances`)
-  data.forEach((inst, i) => {
+  for (const [i, inst] of data.entries()) {
     const fail = (field: string, what: string): never => {
       throw new Error(`${source}: instance ${i}: ${field} ${what}`)
     }
@@ -101,9 +101,9 @@ export function validateLongMemEval(data: unknown, source = 'LongMemEval data'):
     if (!('answer' in inst) || inst['answer'] === undefined) fail('answer', 'is missing')
     const sessions = inst['haystack_sessions']
     if (!Array.isArray(sessions)) return fail('haystack_sessions', 'must be an array of sessions')
-    sessions.forEach((session, s) => {
+    for (const [s, session] of sessions.entries()) {
       if (!Array.isArray(session)) return fail(`haystack_sessions[${s}]`, 'must be an array of turns')
-      session.forEach((turn, t) => {
+      for (const [t, turn] of session.entries()) {
         const at = `haystack_sessions[${s}][${t}]`
         if (!isRecord(turn)) return fail(at, 'must be an object')
         if (turn['role'] !== 'user' && turn['role'] !== 'assistant')
@@ -111,8 +111,8 @@ export function validateLongMemEval(data: unknown, source = 'LongMemEval data'):
         if (typeof turn['content'] !== 'string') fail(`${at}.content`, 'must be a string')
         if (turn['has_answer'] !== undefined && typeof turn['has_answer'] !== 'boolean')
           fail(`${at}.has_answer`, 'must be a boolean when present')
-      })
-    })
+      }
+    }
     const ids = inst['haystack_session_ids']
     if (!Array.isArray(ids)) return fail('haystack_session_ids', 'must be an array of strings')
     ids.forEach((id, s) => {
@@ -131,8 +131,7 @@ export function validateLongMemEval(data: unknown, source = 'LongMemEval data'):
     answers.forEach((id, s) => {
       if (typeof id !== 'string') fail(`answer_session_ids[${s}]`, 'must be a string')
     })
-    return undefined
-  })
+  }
   return data as LongMemEvalInstance[]
 }
 

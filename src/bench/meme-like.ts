@@ -252,7 +252,8 @@ export function memeScores(
     const name =
       { ER: 'exact', Agg: 'aggregation', Tr: 'tracking', Del: 'deletion', Cas: 'cascade', Abs: 'absence' }[r.probe.task] +
       (r.probe.phase === 'before' ? ' (before)' : '')
-    const s = (out[name] ??= { correct: 0, total: 0, accuracy: 0 })
+    out[name] ??= { correct: 0, total: 0, accuracy: 0 }
+    const s = out[name]
     s.total++
     if (r.correct) s.correct++
     s.accuracy = s.correct / s.total

@@ -4,14 +4,14 @@ import { describeToolResult, isOwnTool } from './tool-text.js'
 
 const BLOCK =
   '<mnemo-context project="shop" generated="2026-12-01T20:38:45.386Z">\nRecalled by mnemo from earlier sessions.\n- Asked: fix the cart\n</mnemo-context>'
-const escape = (s: string): string => s.replaceAll('<', '&lt;').replaceAll('>', '&gt;')
+const escapeHtml = (s: string): string => s.replaceAll('<', '&lt;').replaceAll('>', '&gt;')
 
 describe('userWords: mnemo blocks and hook output are not the user’s words', () => {
   it.each([
-    ['Gemini hook_context, escaped inside', `<hook_context>${escape(BLOCK)}</hook_context>\n\nPlease fix the cart.`],
+    ['Gemini hook_context, escaped inside', `<hook_context>${escapeHtml(BLOCK)}</hook_context>\n\nPlease fix the cart.`],
     ['raw block before the prompt', `${BLOCK}\n\nPlease fix the cart.`],
-    ['escaped block, no wrapper', `${escape(BLOCK)}\nPlease fix the cart.`],
-    ['double-escaped block', `${escape(BLOCK).replaceAll('&', '&amp;')}\nPlease fix the cart.`],
+    ['escaped block, no wrapper', `${escapeHtml(BLOCK)}\nPlease fix the cart.`],
+    ['double-escaped block', `${escapeHtml(BLOCK).replaceAll('&', '&amp;')}\nPlease fix the cart.`],
     ['system-reminder around the block', `<system-reminder>${BLOCK}</system-reminder>\nPlease fix the cart.`],
     ['Claude user-prompt-submit-hook', `Please fix the cart.\n<user-prompt-submit-hook>${BLOCK}</user-prompt-submit-hook>`],
     ['a per-prompt block of another mnemo tag', `<mnemo-recall query="cart">\n- obs_1: cart total\n</mnemo-recall>\nPlease fix the cart.`],
@@ -24,7 +24,7 @@ describe('userWords: mnemo blocks and hook output are not the user’s words', (
   })
 
   it('a prompt that is only a block has no words; text without a block comes back unchanged', () => {
-    expect(userWords(`<hook_context>${escape(BLOCK)}</hook_context>`)).toBe('')
+    expect(userWords(`<hook_context>${escapeHtml(BLOCK)}</hook_context>`)).toBe('')
     expect(userWords(BLOCK)).toBe('')
     const plain = 'Explain the <context> element and mnemo-style names like mnemonic.'
     expect(userWords(plain)).toBe(plain)
@@ -36,7 +36,7 @@ describe('userWords: mnemo blocks and hook output are not the user’s words', (
 
   it('stripOwnBlocks keeps words on both sides; a tag without its pair is text', () => {
     expect(stripOwnBlocks(`before\n${BLOCK}\nafter`)).toBe('before\n\nafter')
-    expect(stripOwnBlocks(`a\n${BLOCK}\nb\n${escape(BLOCK)}\nc`)).toBe('a\n\nb\n\nc')
+    expect(stripOwnBlocks(`a\n${BLOCK}\nb\n${escapeHtml(BLOCK)}\nc`)).toBe('a\n\nb\n\nc')
     for (const t of [
       'answer: <mnemo-context project="x">\nRecalled… (cut',
       'a stray </mnemo-context> tag',

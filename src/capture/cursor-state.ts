@@ -342,7 +342,7 @@ function parseComposer(
     result.events.push(event)
   }
   push('composer', 'composer', startedAt, pick(composer, COMPOSER_FIELDS))
-  bubbles.forEach((b, i) => push('bubble', b.key, times[i] ?? startedAt, bubblePayload(b.bubble)))
+  for (const [i, b] of bubbles.entries()) push('bubble', b.key, times[i] ?? startedAt, bubblePayload(b.bubble))
 }
 
 function bubblePayload(b: JsonRecord): JsonRecord {
@@ -425,7 +425,7 @@ function parseChatTabs(source: CursorStateSource, options: CursorParseOptions, r
       })
     }
     push('tab', 'tab', startedAt, pick(tab, TAB_FIELDS))
-    bubbles.forEach((b, i) => push('bubble', b.key, times[i] ?? startedAt, bubblePayload(b.bubble)))
+    for (const [i, b] of bubbles.entries()) push('bubble', b.key, times[i] ?? startedAt, bubblePayload(b.bubble))
   })
 }
 

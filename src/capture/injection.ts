@@ -189,6 +189,7 @@ const RULES: readonly Rule[] = [
 const INVISIBLE = /[\u00AD\u200B-\u200F\u2060-\u2064\uFEFF]/g
 
 function normalize(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is all of ASCII, NUL included
   if (!/[^\x00-\x7F]/.test(text)) return text
   // NFKC folds full-width and compatibility letters (ｉｇｎｏｒｅ) to ASCII.
   return text

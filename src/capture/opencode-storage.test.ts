@@ -19,7 +19,7 @@ const SB = 'ses_5d3a01b7cffeHj2Kl4Mn6Pq8Rs'
 const SESSION_A_FILE = path.join(STORAGE, 'session/4f1c9e2ab7d35c08e6f1a92b3c4d5e6f7a8b9c0d', `${SA}.json`)
 const T0 = Date.parse('2026-04-09T14:00:00Z')
 
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 const parse = () => parseOpenCodeStorage({ file: STORAGE })
 function observe(events: EventInput[]): (string | undefined)[][] {
   return events.flatMap((e) => deriveOpenCodeStorage(e).observations.map((o) => [o.kind, o.role, o.tool, o.sourceRef, o.text]))
@@ -244,7 +244,7 @@ describe('importing OpenCode storage', () => {
         code: 'IMPORT_FAILED',
         message: expect.stringMatching(
           new RegExp(
-            `^${escape(`no records imported from ${copy}: 1 read, 1 skipped (no valid records; first skipped: ${copy}: invalid JSON: `)}`,
+            `^${escapeRegExp(`no records imported from ${copy}: 1 read, 1 skipped (no valid records; first skipped: ${copy}: invalid JSON: `)}`,
           ),
         ),
       })
@@ -275,7 +275,7 @@ describe('importing OpenCode storage', () => {
       const sqliteOnly = `OpenCode 1.2 and later keep sessions in a SQLite database (${db}), which mnemo does not read: only OpenCode's JSON storage layout (storage/ with session/, message/ and part/) is imported`
       expect(parseImportFile(path.join(t.dir, 'storage'), 'opencode', {}).error).toBe(sqliteOnly)
       expect(parseImportFile(db, 'auto', {}).error).toBe(sqliteOnly)
-      expect(parseImportFile(repoRoot + 'fixtures/transcripts/gemini', 'opencode', {}).error).toBe(
+      expect(parseImportFile(`${repoRoot}fixtures/transcripts/gemini`, 'opencode', {}).error).toBe(
         'not an OpenCode storage folder (it needs session/, message/ and part/ folders)',
       )
       rmSync(path.join(t.dir, 'opencode.db'))

@@ -24,7 +24,7 @@ describe('cutToTokens and capItem', () => {
     // Each hard grapheme at every offset: a 2-char ASCII prefix shifts surrogate parity like the "ab" + "🔴"×300 prompt.
     for (const g of HARD) {
       for (const prefix of ['', 'a', 'ab', 'abc']) {
-        const text = prefix + g.repeat(40) + ' tail'
+        const text = `${prefix}${g.repeat(40)} tail`
         const total = estimateTokens(text)
         for (let t = 0; t <= total + 1; t++) {
           const cut = cutToTokens(text, t)

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { invalidInput, MnemoError } from './errors.js'
+import { invalidInput, type MnemoError } from './errors.js'
 import { MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './types.js'
 
 /**

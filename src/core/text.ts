@@ -119,7 +119,7 @@ function replaceLongBase64Runs(text: string): string {
       out += `${text.slice(last, i)}${binaryPlaceholder(mime, base64Bytes(text.slice(i, end)))}`
       last = end
     }
-    i = end > j ? end : j
+    i = Math.max(end, j)
   }
   return last === 0 ? text : out + text.slice(last)
 }

@@ -17,7 +17,10 @@ describe('builtin LSA vectors', () => {
     const counting = new Proxy(store, {
       get: (target, prop, receiver) =>
         prop === 'getLsaModel'
-          ? (...args: Parameters<Store['getLsaModel']>) => (reads++, target.getLsaModel(...args))
+          ? (...args: Parameters<Store['getLsaModel']>) => {
+              reads++
+              return target.getLsaModel(...args)
+            }
           : Reflect.get(target, prop, receiver),
     })
     const other = new BuiltinVectors(counting, clock)

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs'
+import { closeSync, openSync, readdirSync, readFileSync, readSync, type Stats, statSync } from 'node:fs'
 import path from 'node:path'
 import { MnemoError } from '../core/errors.js'
 import type { EventInput, ProjectRef } from '../core/types.js'
@@ -47,7 +47,7 @@ export interface ParsedFile {
  * @throws {MnemoError} `NOT_FOUND` — `target` does not exist.
  */
 export function listImportFiles(target: string): string[] {
-  let st
+  let st: Stats
   try {
     st = statSync(target)
   } catch {

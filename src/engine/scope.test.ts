@@ -8,6 +8,7 @@ import type { ChannelName, Memory, Observation, Project, ProjectRef, RecallHit, 
 import { FIRST, FIRST_ONLY, hooksOf, memoriesOf, type OverlapFacts, SAME_MEMORY, SECOND, SECOND_ONLY } from '../testing/overlap-fixtures.js'
 import { createTestEngine, hookPayload, recallWith } from '../testing/test-mnemo.js'
 import type { MnemoEngine } from './mnemo.js'
+import type { ParsedJson } from '../testing/json.js'
 
 // Project isolation on every read path. Two projects whose texts overlap heavily — the same
 // words, the same file names, the same identifier (validateToken), one identical memory — but
@@ -340,7 +341,7 @@ describe('the MCP server started in ALPHA’s folder', () => {
     await Promise.all(clients.splice(0).map((c) => c.close()))
   })
 
-  async function connect(engine: MnemoEngine, cwd: string): Promise<(name: string, args: Record<string, unknown>) => Promise<any>> {
+  async function connect(engine: MnemoEngine, cwd: string): Promise<(name: string, args: Record<string, unknown>) => Promise<ParsedJson>> {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
     await createMcpServer(engine, cwd).connect(serverSide)
     const client = new Client({ name: 'scope-test', version: '0.0.0' })

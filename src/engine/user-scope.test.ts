@@ -482,10 +482,10 @@ describe('writes and deletes stay inside the user', () => {
     expect(names(alice)).toEqual(['merger', 'shop']) // shop through the shared memory
     expect(names(bob)).toEqual(['shop'])
     expect(bob.stats()).toMatchObject({ projects: 1, sessions: 1, observations: 1, memories: 1 })
-    expect(() => bob.resolveProjects('merger')).toThrow(/no project named[^]*$/)
+    expect(() => bob.resolveProjects('merger')).toThrow(/no project named[\s\S]*$/)
     // A write naming it gets a project of bob's own by that name, never alice's (nor its root).
     expect(bob.projectForWrite('merger')).toEqual({ root: 'project:merger', name: 'merger' })
-    expect(() => bob.projectForWrite('merger', { create: false })).toThrow(/no project named[^]*$/)
+    expect(() => bob.projectForWrite('merger', { create: false })).toThrow(/no project named[\s\S]*$/)
     // The machine's owner (no user) and --all-users see every project.
     expect(names(engine)).toEqual(['merger', 'shop'])
     expect(engine.scoped({ user: 'bob', allUsers: true }).stats().sessions).toBe(2)
@@ -737,7 +737,7 @@ describe('agent isolation (agentScope: own)', () => {
     expect(() => a.codex.show(a.claudeMemory.id)).toThrow(/no memory/)
     // A person (no agent) sees both.
     expect((await a.base.recall('validateToken signing keys', { limit: 100 })).map((h) => h.snippet).join(' ')).toMatch(
-      /Auth0[^]*Okta|Okta[^]*Auth0/,
+      /Auth0[\s\S]*Okta|Okta[\s\S]*Auth0/,
     )
   })
 

@@ -214,7 +214,7 @@ describe('procedures through consolidation (deterministic)', () => {
     const md = engine.exportMarkdown().get('demo-app.md')!
     expect(md).toContain('## Procedures')
     // Each step on its own line under the procedure's item, as the memory writes them.
-    expect(md).toMatch(/\n- \*\*.+\*\* _\(since \d{4}-\d{2}-\d{2}\)_\n  When: .+\n  Steps:\n  1\. .+\n  2\. /)
+    expect(md).toMatch(/\n- \*\*.+\*\* _\(since \d{4}-\d{2}-\d{2}\)_\n {2}When: .+\n {2}Steps:\n {2}1\. .+\n {2}2\. /)
   })
 
   it('needs as many successful sessions as configured', async () => {

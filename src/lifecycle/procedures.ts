@@ -173,7 +173,7 @@ function capSteps(labels: readonly string[], max: number): string[] {
   const out = [...labels]
   while (out.length > max) {
     const read = out.findIndex((l, i) => i < out.length - 1 && l.startsWith('Read '))
-    out.splice(read >= 0 ? read : 0, 1)
+    out.splice(Math.max(read, 0), 1)
   }
   return out
 }

@@ -12,13 +12,14 @@ import {
   type OpenAiCompatibleLlmOptions,
   type TokenBudgetState,
 } from './llm.js'
+import type { ParsedJson } from '../testing/json.js'
 
 /** One request as the fake endpoint saw it. */
 interface Seen {
   method: string
   url: string
   headers: IncomingHttpHeaders
-  body: any
+  body: ParsedJson
 }
 
 type Handler = (seen: Seen, res: ServerResponse, count: number) => void

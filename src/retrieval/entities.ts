@@ -49,8 +49,7 @@ export function fileEntityName(path: string, projectRoot?: string): string {
   let name = normalizeSegments(path.trim()).replace(/(?<=.)[./]+$/, '')
   while (name.startsWith('./')) name = name.slice(2)
   const root = projectRoot?.replace(/\/+$/, '')
-  if (root !== undefined && root.startsWith('/') && name.length > root.length + 1 && name.startsWith(`${root}/`))
-    name = name.slice(root.length + 1)
+  if (root?.startsWith('/') && name.length > root.length + 1 && name.startsWith(`${root}/`)) name = name.slice(root.length + 1)
   return name
 }
 

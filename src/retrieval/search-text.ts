@@ -12,6 +12,7 @@ import { zonedDate } from './time-expressions.js'
  */
 export function searchForm(text: string): string {
   // ASCII is already NFKC: skip the ICU call for the common case.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is all of ASCII, NUL included
   return /^[\x00-\x7F]*$/.test(text) ? text : text.normalize('NFKC')
 }
 

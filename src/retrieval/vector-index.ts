@@ -15,7 +15,7 @@ export class VectorMatrix {
     const usable = rows.filter((r) => r.vec.length === dim)
     this.keys = Float64Array.from(usable.map((r) => r.docKey))
     this.data = new Float32Array(usable.length * dim)
-    usable.forEach((r, i) => this.data.set(r.vec, i * dim))
+    for (const [i, r] of usable.entries()) this.data.set(r.vec, i * dim)
   }
 
   get size(): number {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterEach, beforeEach } from 'vitest'
 import type { AgentConnectOptions } from '../adapters/connect/connect-plan.js'
+import type { ParsedJson } from './json.js'
 
 /** The node and CLI paths every connect test plans hook commands with. */
 export const NODE = '/usr/local/bin/node'
@@ -31,7 +32,7 @@ export function useConnectSandbox(prefix: string, use: (sandbox: ConnectSandbox)
 }
 
 export const read = (p: string): string => readFileSync(p, 'utf8')
-export const readJson = (p: string): any => JSON.parse(read(p))
+export const readJson = (p: string): ParsedJson => JSON.parse(read(p))
 
 /** Writes `value` to `p`, making its folder: text as it is, anything else as pretty JSON with a final newline. */
 export const write = (p: string, value: unknown): void => {

@@ -1,10 +1,11 @@
 import { expect } from 'vitest'
 import { REST_ROUTES } from '../adapters/http/rest-routes.js'
+import type { ParsedJson } from './json.js'
 
 /** What a REST call answered: status, parsed JSON body (undefined when empty), headers. */
 export interface RestReply {
   status: number
-  body: any
+  body: ParsedJson
   headers: Headers
 }
 
@@ -26,7 +27,7 @@ export async function callRest(
 }
 
 /** Asserts a success body is exactly what the route's OpenAPI response schema describes (no missing, no extra keys); returns it. */
-export function conforms(method: string, route: string, reply: { status: number; body: any }): any {
+export function conforms(method: string, route: string, reply: { status: number; body: ParsedJson }): ParsedJson {
   const spec = REST_ROUTES.find((r) => r.method === method && r.path === route)
   const schema = spec?.responses[reply.status as 200 | 201 | 202]?.schema
   if (!schema) throw new Error(`${method} ${route} documents no ${reply.status} response (body: ${JSON.stringify(reply.body)})`)

@@ -1,8 +1,10 @@
+import type { ParsedJson } from './json.js'
+
 /** One server-sent event as the stream framed it: its `event:` name, its `id:` (if any) and its `data:` parsed as JSON. */
 export interface ServerSentEvent {
   event: string
   id: string | undefined
-  data: any
+  data: ParsedJson
 }
 
 /**
@@ -18,8 +20,7 @@ export async function readEvents(res: Response, until: (events: ServerSentEvent[
       const { done, value } = await reader.read()
       if (done) break
       buffer += value
-      let cut: number
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
         const lines = buffer.slice(0, cut).split('\n')
         buffer = buffer.slice(cut + 2)
         const event = lines.find((l) => l.startsWith('event: '))?.slice(7)

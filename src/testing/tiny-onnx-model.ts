@@ -216,7 +216,7 @@ function floatTensor(name: string, dims: number[], data: Float32Array): Message 
 function int64Tensor(name: string, values: number[]): Message {
   const raw = new Uint8Array(values.length * 8)
   const view = new DataView(raw.buffer)
-  values.forEach((v, i) => view.setBigInt64(i * 8, BigInt(v), true))
+  for (const [i, v] of values.entries()) view.setBigInt64(i * 8, BigInt(v), true)
   return new Message().packed(1, [values.length]).varint(2, DT_INT64).string(8, name).bytes(9, raw)
 }
 

@@ -172,9 +172,9 @@ for (const spec of AGENTS) {
       }
       writeFileSync(
         join(w.out, 'hooks.jsonl'),
-        [...s1.hooks, ...s2.hooks]
+        `${[...s1.hooks, ...s2.hooks]
           .map((h) => JSON.stringify({ event: h.event, rc: h.rc, hookMs: h.hookMs, bareNodeMs: h.bareNodeMs }))
-          .join('\n') + '\n',
+          .join('\n')}\n`,
       )
     }, 400_000)
 

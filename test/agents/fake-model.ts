@@ -72,14 +72,20 @@ export function decide(x: BrainInput, word: string, state: BrainState = { recall
 
 /** A call of the agent's shell tool (whatever it is named and however it takes its command), or undefined when none is offered. */
 function shellCall(toolNames: readonly string[], cmd: string): BrainReply | undefined {
-  const x = { toolNames }
-  const pick = (re: RegExp): string | undefined => x.toolNames.find((n) => re.test(n))
-  let n: string | undefined
-  if ((n = pick(/^Bash$/)) || (n = pick(/^run_shell_command$/)) || (n = pick(/^bash$/)))
-    return { kind: 'tool', name: n, input: { command: cmd, description: 'Write the word into notes.txt' } }
-  if ((n = pick(/^shell_command$/))) return { kind: 'tool', name: n, input: { command: cmd } }
-  if ((n = pick(/^exec_command$/))) return { kind: 'tool', name: n, input: { cmd } }
-  if ((n = pick(/^shell$/))) return { kind: 'tool', name: n, input: { command: ['bash', '-lc', cmd] } }
+  // Tried in this order: the first name offered wins, with the input its tool takes.
+  const described = { command: cmd, description: 'Write the word into notes.txt' }
+  const shells: [RegExp, Record<string, unknown>][] = [
+    [/^Bash$/, described],
+    [/^run_shell_command$/, described],
+    [/^bash$/, described],
+    [/^shell_command$/, { command: cmd }],
+    [/^exec_command$/, { cmd }],
+    [/^shell$/, { command: ['bash', '-lc', cmd] }],
+  ]
+  for (const [re, input] of shells) {
+    const name = toolNames.find((n) => re.test(n))
+    if (name) return { kind: 'tool', name, input }
+  }
   return undefined
 }
 
@@ -213,7 +219,7 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
   const state: BrainState = { recalled: false, waits: 0 }
   let n = 0
   const handle = (req: IncomingMessage, res: ServerResponse, raw: string): void => {
-    let body: unknown = undefined
+    let body: unknown
     try {
       body = raw === '' ? undefined : JSON.parse(raw)
     } catch {
@@ -225,11 +231,15 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
     requests.push(rec)
     const id = ++n
     const usage = { input_tokens: Math.ceil(raw.length / 4), output_tokens: 20 }
-    if (req.method === 'POST' && path === '/v1/messages/count_tokens') return json(res, 200, { input_tokens: usage.input_tokens })
+    if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
+      json(res, 200, { input_tokens: usage.input_tokens })
+      return
+    }
     if (req.method === 'POST' && path === '/v1/messages') {
       rec.api = 'anthropic'
       rec.brain = anthropicBrain(b)
-      const d = (rec.reply = decide(rec.brain, word, state))
+      const d = decide(rec.brain, word, state)
+      rec.reply = d
       const content =
         d.kind === 'tool' ? [{ type: 'tool_use', id: `toolu_fake_${id}`, name: d.name, input: d.input }] : [{ type: 'text', text: d.text }]
       const stop = d.kind === 'tool' ? 'tool_use' : 'end_turn'
@@ -241,9 +251,12 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
         model: str(b.model) || 'claude-fake',
         stop_sequence: null,
       }
-      if (b.stream !== true) return json(res, 200, { ...message, content, stop_reason: stop, usage: u })
+      if (b.stream !== true) {
+        json(res, 200, { ...message, content, stop_reason: stop, usage: u })
+        return
+      }
       const first = content[0]!
-      return sse(res, [
+      sse(res, [
         [
           'message_start',
           { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...u, output_tokens: 1 } } },
@@ -271,11 +284,13 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
         ['message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 20 } }],
         ['message_stop', { type: 'message_stop' }],
       ])
+      return
     }
     if (req.method === 'POST' && path.endsWith('/responses')) {
       rec.api = 'responses'
       rec.brain = responsesBrain(b)
-      const d = (rec.reply = decide(rec.brain, word, state))
+      const d = decide(rec.brain, word, state)
+      rec.reply = d
       let item: Json
       if (d.kind === 'tool') {
         const ns = arr(b.tools)
@@ -322,12 +337,14 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
           response: { id: rid, object: 'response', status: 'completed', model: b.model, output: [item], usage: u },
         },
       ])
-      return sse(res, ev)
+      sse(res, ev)
+      return
     }
     if (req.method === 'POST' && path.endsWith('/chat/completions')) {
       rec.api = 'chat'
       rec.brain = chatBrain(b)
-      const d = (rec.reply = decide(rec.brain, word, state))
+      const d = decide(rec.brain, word, state)
+      rec.reply = d
       const created = Math.floor(Date.now() / 1000)
       const model = str(b.model) || 'fake-model'
       const base = { id: `chatcmpl_fake_${id}`, created, model }
@@ -337,8 +354,8 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
           : undefined
       const finish = d.kind === 'tool' ? 'tool_calls' : 'stop'
       const u = { prompt_tokens: usage.input_tokens, completion_tokens: 20, total_tokens: usage.input_tokens + 20 }
-      if (b.stream !== true)
-        return json(res, 200, {
+      if (b.stream !== true) {
+        json(res, 200, {
           ...base,
           object: 'chat.completion',
           choices: [
@@ -350,6 +367,8 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
           ],
           usage: u,
         })
+        return
+      }
       const chunk = (delta: Json, fin: string | null = null): [undefined, unknown] => [
         undefined,
         { ...base, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: fin }] },
@@ -360,13 +379,19 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
         chunk({}, finish),
       ]
       ev.push([undefined, { ...base, object: 'chat.completion.chunk', choices: [], usage: u }], [undefined, '[DONE]'])
-      return sse(res, ev)
+      sse(res, ev)
+      return
     }
-    if (req.method === 'GET' && path.endsWith('/models'))
-      return json(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }], models: [] })
+    if (req.method === 'GET' && path.endsWith('/models')) {
+      json(res, 200, { object: 'list', data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'fake' }], models: [] })
+      return
+    }
     const g = /\/models\/([^/:]+):(streamGenerateContent|generateContent|countTokens)$/.exec(path)
     if (req.method === 'POST' && g !== null) {
-      if (g[2] === 'countTokens') return json(res, 200, { totalTokens: usage.input_tokens })
+      if (g[2] === 'countTokens') {
+        json(res, 200, { totalTokens: usage.input_tokens })
+        return
+      }
       rec.api = 'gemini'
       rec.brain = geminiBrain(b)
       const gc = isObj(b.generationConfig) ? b.generationConfig : {}
@@ -384,10 +409,14 @@ export async function startFakeModel(word: string): Promise<FakeModel> {
         modelVersion: g[1],
         responseId: `fake_${id}`,
       }
-      if (g[2] === 'generateContent') return json(res, 200, resp)
-      return sse(res, [[undefined, resp]])
+      if (g[2] === 'generateContent') {
+        json(res, 200, resp)
+        return
+      }
+      sse(res, [[undefined, resp]])
+      return
     }
-    return json(res, 404, { error: { message: `fake model: no ${req.method ?? ''} ${path}`, type: 'not_found' } })
+    json(res, 404, { error: { message: `fake model: no ${req.method ?? ''} ${path}`, type: 'not_found' } })
   }
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = []

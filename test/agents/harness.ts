@@ -193,7 +193,7 @@ export async function runAgent(
   const requests = model.requests.slice(firstRequest)
   writeFileSync(
     join(w.out, `${label}.requests.jsonl`),
-    requests.map((r) => JSON.stringify({ api: r.api, path: r.path, brain: r.brain, reply: r.reply, body: r.body })).join('\n') + '\n',
+    `${requests.map((r) => JSON.stringify({ api: r.api, path: r.path, brain: r.brain, reply: r.reply, body: r.body })).join('\n')}\n`,
   )
   return {
     label,

@@ -6,6 +6,7 @@ import { resolveProjectRoot } from '../../capture/project.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { type AgentName, SURFACE_AGENTS } from '../../core/types.js'
 import { dataDirError } from '../../runtime/data-dir.js'
+import type { LongMemEvalReport } from '../../bench/longmemeval.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { disconnectClaudeCode, planClaudeCodeConnect } from '../connect/claude-code.js'
 import { planCodexConnect, planCodexDisconnect } from '../connect/codex.js'
@@ -297,7 +298,7 @@ export async function benchLongMemEval(
   if (!existsSync(path.resolve(io.cwd, file)))
     throw new MnemoError('NOT_FOUND', `no file at ${path.resolve(io.cwd, file)}`, { details: { kind: 'file', id: file } })
   const { runLongMemEvalBench, formatLongMemEvalReport } = await import('../../bench/longmemeval.js')
-  let report
+  let report: LongMemEvalReport
   try {
     report = await runLongMemEvalBench(path.resolve(io.cwd, file), {
       ...(limitQuestions === undefined ? {} : { limitQuestions }),
@@ -379,7 +380,7 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
         sessionStartOutput: nextContext.trim(),
       })
     } else {
-      results.forEach((r, i) => say(`\n2${'abc'[i] ?? ''}. mnemo recall ${JSON.stringify(r.query)}\n${formatHits(r.hits)}`))
+      for (const [i, r] of results.entries()) say(`\n2${'abc'[i] ?? ''}. mnemo recall ${JSON.stringify(r.query)}\n${formatHits(r.hits)}`)
       say(`\n3. The next session's context block (mnemo context; ${block?.tokens ?? 0} tokens):\n\n${block?.text ?? ''}\n`)
       if (nextContext)
         say(`\n4. What the SessionStart hook printed for Claude Code to inject (first 300 chars):\n${nextContext.slice(0, 300)}…\n`)

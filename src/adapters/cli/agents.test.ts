@@ -4,6 +4,7 @@ import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestEngine, tempDir } from '../../testing/test-mnemo.js'
 import { runCli } from './program.js'
+import type { ParsedJson } from '../../testing/json.js'
 
 const cleanups: (() => void)[] = []
 afterEach(() => {
@@ -118,7 +119,7 @@ describe('connect --all and doctor', () => {
   it('status and doctor say when the stored rows were derived by an older mnemo, until a rebuild', async () => {
     const s = sandbox()
     expect(await runCli(['remember', 'rows derived before an upgrade'], s.io)).toBe(0)
-    const json = async (argv: string[]): Promise<any> => {
+    const json = async (argv: string[]): Promise<ParsedJson> => {
       const before = s.out().stdout.length
       await runCli([...argv, '--json'], s.io)
       return JSON.parse(s.out().stdout.slice(before))

@@ -15,6 +15,7 @@ type Command = CommanderModule.Command
 
 // `mnemo facts …`: the typed fact ledger (docs/FACTS.md) from the command line. Thin: parse flags, call engine.facts, print.
 
+// biome-ignore lint/suspicious/noConfusingVoidType: an action returns nothing or an exit code; `void`, unlike `undefined`, admits `async () => {…}` bodies
 type Run = (fn: () => Promise<void | number> | void | number) => Promise<void>
 type FactsOptions = GlobalOptions & { project?: string }
 

@@ -6,6 +6,7 @@ import { estimateTokens } from '../../core/text.js'
 import { Spool } from '../../runtime/spool.js'
 import { runCli } from './program.js'
 import { progressLabel } from './store-commands.js'
+import type { ParsedJson } from '../../testing/json.js'
 
 /**
  * The CLI in-process: `runCli(argv, io)` with fake stdout/stderr, a private
@@ -59,13 +60,13 @@ async function cli(argv: string[], cwd: string = sub): Promise<Run> {
 }
 
 /** Runs with `--json`; the whole of stdout must be exactly one JSON document. */
-async function cliJson(argv: string[], cwd: string = sub): Promise<Run & { doc: any }> {
+async function cliJson(argv: string[], cwd: string = sub): Promise<Run & { doc: ParsedJson }> {
   const r = await cli([...argv, '--json'], cwd)
   return { ...r, doc: JSON.parse(r.stdout) }
 }
 
 /** Runs with `--json` and expects success: exit 0, one JSON document, nothing on stderr. */
-async function ok(argv: string[], cwd: string = sub): Promise<any> {
+async function ok(argv: string[], cwd: string = sub): Promise<ParsedJson> {
   const r = await cliJson(argv, cwd)
   expect(r.stderr).toBe('')
   expect(r.code).toBe(0)
@@ -83,7 +84,7 @@ async function recallIds(query: string, extra: string[] = [], cwd: string = sub)
 }
 
 /** Expects an error: the exit code, the JSON error document, and a stderr whose first line names `offending`. */
-async function expectFailure(argv: string[], exit: 1 | 2, code: string, offending: string, cwd: string = sub): Promise<any> {
+async function expectFailure(argv: string[], exit: 1 | 2, code: string, offending: string, cwd: string = sub): Promise<ParsedJson> {
   const plain = await cli(argv, cwd)
   expect(plain.code).toBe(exit)
   expect(plain.stdout).toBe('')
@@ -522,7 +523,7 @@ describe('sessions and show', () => {
     await ok(['import', CLAUDE_FIXTURE])
     await ok(['import', CODEX_FIXTURE])
     await remember('a memory makes a mnemo session in proj')
-    const list = (await ok(['sessions'])).sessions as any[]
+    const list = (await ok(['sessions'])).sessions as ParsedJson[]
     // Newest activity first (mnemo's own bookkeeping session for the memory is not listed).
     const byActivity = [...list].sort((a, b) => (a.lastEventAt < b.lastEventAt ? 1 : a.lastEventAt > b.lastEventAt ? -1 : 0))
     expect(list).toEqual(byActivity)

@@ -45,6 +45,7 @@ export interface GlobalOptions {
   allUsers?: boolean
 }
 
+// biome-ignore lint/suspicious/noConfusingVoidType: an action returns nothing or an exit code; `void`, unlike `undefined`, admits `async () => {…}` bodies
 function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number) => Promise<void>): Command {
   const program = new Command('mnemo')
     .description('Memory engine for AI coding agents: capture, recall and inject context.')
@@ -351,6 +352,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   let exitCode = 0
   const wantsJson = argv.includes('--json')
   const wantsDebug = argv.includes('--debug')
+  // biome-ignore lint/suspicious/noConfusingVoidType: an action returns nothing or an exit code; `void`, unlike `undefined`, admits `async () => {…}` bodies
   const run = async (fn: () => Promise<void | number> | void | number): Promise<void> => {
     try {
       // A command may return its own exit code (doctor: 1 when something is broken).

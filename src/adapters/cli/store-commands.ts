@@ -15,6 +15,7 @@ import path from 'node:path'
 import { toIso } from '../../core/clock.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import type { ImportReport } from '../../engine/mnemo.js'
+import type { ExportManifest } from '../../engine/export.js'
 import { Spool, type SpooledEvent } from '../../runtime/spool.js'
 import type { Project } from '../../core/types.js'
 import { exportTargetError } from '../../engine/export-target.js'
@@ -234,7 +235,7 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
     }
     const c = doc.counts
     out.stdout(
-      [
+      `${[
         `data directory  ${doc.home}`,
         `database        ${doc.database} (${(doc.bytes / 1024).toFixed(0)} KiB)${doc.readOnly ? `, opened read-only: ${m.readOnlyReason ?? 'this user cannot write it'}, so captures and changes fail` : ''}`,
         `counts          ${counted(c.events, 'event')} · ${counted(c.projects, 'project')} · ${counted(c.sessions, 'session')} · ${counted(c.observations, 'observation')} · ${counted(c.memories, 'memory', 'memories')}`,
@@ -249,7 +250,7 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
           : []),
         `recent errors   ${errors.length === 0 ? 'none' : ''}`,
         ...errors.map((e) => `  ${e.at}  ${e.where}  ${e.code}: ${e.message}`),
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
     )
   })
 }
@@ -351,7 +352,7 @@ export async function exportCmd(
     mkdirSync(path.dirname(file), { recursive: true })
     const tmp = `${file}.tmp-${process.pid}`
     const fd = openSync(tmp, 'w', 0o600)
-    let manifest
+    let manifest: ExportManifest
     try {
       manifest = m.engine.exportJsonl((line) => writeSync(fd, `${line}\n`), project ? { project } : {})
       fsyncSync(fd)

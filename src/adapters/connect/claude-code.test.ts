@@ -158,7 +158,7 @@ describe('planClaudeCodeConnect + applyConnectPlan', () => {
     const settings = readJson(settingsPath())
     expect(settings.hooks.PostToolUse).toEqual([mnemoGroup('PostToolUse', moved), userHook])
     for (const e of CLAUDE_CODE_HOOK_EVENTS) {
-      const commands = settings.hooks[e].flatMap((g: any) => g.hooks.map((h: any) => h.command))
+      const commands = settings.hooks[e].flatMap((g: { hooks: { command: string }[] }) => g.hooks.map((h) => h.command))
       expect(commands.filter((c: string) => isMnemoHookCommand(c))).toEqual([cmd(e, moved)])
     }
     expect(readJson(mcpPath()).mcpServers.mnemo.args).toEqual([moved, 'mcp', '--agent', 'claude-code'])

@@ -161,6 +161,7 @@ describe('planCursorConnect', () => {
       'cursor',
       '',
     ])
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal `${userHome}` (Cursor's variable syntax) is the bad input
     expectInvalid(() => planCursorConnect({ ...base, cliPath: '/opt/${userHome}/main.js' }), 'cliPath')
   })
 

@@ -8,6 +8,7 @@ import { shellQuote } from './agent-command.js'
 import { type AgentConnectOptions, applyConnectPlan, renderPlanDiff } from './connect-plan.js'
 import { describeGeminiHooks, GEMINI_HOOK_EVENTS, geminiPaths, planGeminiConnect, planGeminiDisconnect } from './gemini.js'
 import { parseJsonQuiet } from './json-config.js'
+import type { ParsedJson } from '../../testing/json.js'
 
 let root: string
 let home: string
@@ -92,7 +93,7 @@ describe('planGeminiConnect', () => {
       ),
     ).toBe(true)
     expect(text.endsWith('  "general": { "vimMode": true },\n}\n')).toBe(true)
-    const parsed: any = parseJsonQuiet(text)
+    const parsed: ParsedJson = parseJsonQuiet(text)
     expect(Object.keys(parsed)).toEqual(['theme', 'mcpServers', 'hooks', 'general'])
     expect(Object.keys(parsed.mcpServers)).toEqual(['other', 'mnemo'])
     expect(parsed.mcpServers.mnemo).toEqual(mcp)
@@ -152,6 +153,7 @@ describe('planGeminiConnect', () => {
     expect(expectInvalid(() => planGeminiConnect({ ...base, cliPath: '/opt/$HOME/main.js' }), 'cliPath').message).toContain(
       'Gemini CLI replaces',
     )
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal `${USER}` (which Gemini CLI expands) is the bad input
     expectInvalid(() => planGeminiConnect({ ...base, mnemoHome: '/data/${USER}' }), 'mnemoHome')
     expectInvalid(() => planGeminiConnect({ ...base, nodePath: '/n/$1/node' }), 'nodePath')
   })

@@ -37,7 +37,7 @@ export const OPENCODE_PLUGIN_MARKER = '// mnemo OpenCode plugin: written by `mne
 export const OPENCODE_PLUGIN_FILE = 'mnemo.js'
 
 /** True when a file's text is a plugin mnemo wrote. */
-export const isMnemoOpenCodePlugin = (text: string | undefined): boolean => text !== undefined && text.startsWith(OPENCODE_PLUGIN_MARKER)
+export const isMnemoOpenCodePlugin = (text: string | undefined): boolean => text?.startsWith(OPENCODE_PLUGIN_MARKER) === true
 
 /**
  * The plugin's source for one install: `cmd`'s node binary, CLI script and

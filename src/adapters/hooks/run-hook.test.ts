@@ -114,7 +114,7 @@ describe('mnemo hook', () => {
       JSON.parse(r.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
     const claude = out(await hook(h, 'UserPromptSubmit', ask('c1')))
     expect(claude.hookSpecificOutput.hookEventName).toBe('UserPromptSubmit')
-    expect(claude.hookSpecificOutput.additionalContext).toMatch(/^<mnemo-recall>\n[^]*token bucket[^]*<\/mnemo-recall>$/)
+    expect(claude.hookSpecificOutput.additionalContext).toMatch(/^<mnemo-recall>\n[\s\S]*token bucket[\s\S]*<\/mnemo-recall>$/)
     // Gemini CLI passes the SessionStart block back inside the prompt (escaped, in <hook_context>): only the user's words are recalled for.
     const wrapped = (session: string) =>
       hookPayload(
@@ -192,7 +192,10 @@ describe('mnemo hook', () => {
       env: { MNEMO_HOME: h, HOME: h },
       cwd: '/work/demo-app',
       exit: () => {},
-      now: () => (t += 4000) - 4000,
+      now: () => {
+        t += 4000
+        return t - 4000
+      },
     })
     input.end(hookPayload('UserPromptSubmit', { prompt: 'fired at ten' }))
     await run
@@ -282,7 +285,12 @@ describe('mnemo hook', () => {
     for (let i = 0; i < 3; i++) spool.put({ event: 'UserPromptSubmit', stdin: '{}', cwd: '/', spooledAt: i, tokenId: '0123456789abcdef' })
     spool.put({ event: 'UserPromptSubmit', stdin: '{}', cwd: '/', spooledAt: 9 })
     const stored: number[] = []
-    expect(spool.drain((item) => (item.tokenId ? 'skip' : (stored.push(item.spooledAt), 'stored')), 2)).toMatchObject({ drained: 1 })
+    const drained = spool.drain((item) => {
+      if (item.tokenId) return 'skip'
+      stored.push(item.spooledAt)
+      return 'stored'
+    }, 2)
+    expect(drained).toMatchObject({ drained: 1 })
     expect(stored).toEqual([9])
     expect(spool.list()).toHaveLength(3)
   })

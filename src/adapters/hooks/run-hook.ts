@@ -89,7 +89,7 @@ export async function runHook(
   const agentName = redactSecrets(givenAgentName)
   const agent = toHookAgent(agentName)
   let finished = false
-  let config
+  let config: ReturnType<typeof resolveConfig> | undefined
   // Set when the environment's settings are bad: the local store is then not opened (the event is spooled).
   let configError: unknown
   try {

@@ -167,9 +167,9 @@ async function runRoute(
 ): Promise<Response> {
   const body = route.body ? parseInput(route.body as z.ZodType, await readJson(c, maxBodyBytes), 'body') : undefined
   // A route without query parameters refuses any: `DELETE /v1/observations/{id}?project=…` must not read as scoped.
-  const query = route.query
-    ? parseInput(route.query as z.ZodType, queryObject(c, route.query as z.ZodObject), 'query string')
-    : (queryObject(c, NO_QUERY), undefined)
+  // queryObject throws on a parameter the schema does not name: against NO_QUERY, on any.
+  const raw = queryObject(c, (route.query as z.ZodObject | undefined) ?? NO_QUERY)
+  const query = route.query ? parseInput(route.query as z.ZodType, raw, 'query string') : undefined
   const reply = await route.handle({ body, query, params: c.req.param() }, { ...ctx, engine: engineFor(ctx.mnemo, c), user: c.get('user') })
   return c.json(reply.body, reply.status)
 }

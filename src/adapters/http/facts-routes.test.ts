@@ -4,13 +4,14 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { callRest, conforms } from '../../testing/rest-client.js'
 import { startServer, type RunningServer } from './server.js'
+import type { ParsedJson } from '../../testing/json.js'
 
 // The fact routes against a real server on 127.0.0.1, port 0.
 let tmp: string
 let server: RunningServer
 const P = '/work/trips-app'
 
-async function api(method: string, route: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function api(method: string, route: string, body?: unknown): Promise<{ status: number; body: ParsedJson }> {
   const { status, body: json } = await callRest(server, method, route, body)
   return { status, body: json }
 }

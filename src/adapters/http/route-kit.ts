@@ -68,8 +68,7 @@ export interface RestRoute<B extends z.ZodType | undefined = undefined, Q extend
 }
 
 /** A route of any input types, as stored in the table. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRestRoute = RestRoute<any, any>
+export type AnyRestRoute = RestRoute<z.ZodType | undefined, z.ZodType | undefined>
 
 export function defineRoute<B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(
   route: RestRoute<B, Q>,

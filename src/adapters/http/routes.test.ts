@@ -9,6 +9,8 @@ import { IMPORT_FORMATS } from '../../engine/import-files.js'
 import { REST_ROUTES } from './rest-routes.js'
 import { callRest, conforms, type RestReply } from '../../testing/rest-client.js'
 import { startServer, type RunningServer } from './server.js'
+import type { z } from 'zod'
+import type { sessionJson } from '../shared/views.js'
 
 // REST and MCP over HTTP against a real server on 127.0.0.1, port 0, fed the
 // recorded Claude Code session of the demo through POST /v1/events.
@@ -420,9 +422,9 @@ describe('REST routes', () => {
 
   it('sessions, a session with its timeline, an observation, and forgetting it', async () => {
     const list = conforms('GET', '/v1/sessions', await api('GET', '/v1/sessions?project=acme-api&limit=5'))
-    const captured = (list.sessions as { agent: string; sessionKey: string }[]).filter((s) => s.agent === 'claude-code')
+    const captured = (list.sessions as z.infer<typeof sessionJson>[]).filter((s) => s.agent === 'claude-code')
     expect(captured.map((s) => s.sessionKey)).toEqual(['9b3d5f10-demo-0002', '4f1c2e7a-demo-0001'])
-    const first = captured[1] as any
+    const first = captured[1]!
     expect(first).toMatchObject({ project: 'acme-api', agent: 'claude-code', endedAt: expect.stringMatching(ISO) })
     expect(conforms('GET', '/v1/sessions', await api('GET', '/v1/sessions?project=/home/demo/acme-api&limit=1')).sessions).toHaveLength(1)
 

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_BODY_BYTES } from './app.js'
 import { readServerToken, startServer, type RunningServer } from './server.js'
 import { ensureServerToken } from './server-token.js'
+import type { ParsedJson } from '../../testing/json.js'
 
 // The server's lifecycle against real sockets on 127.0.0.1: auth, the token
 // file, limits, port conflicts, servers side by side, graceful shutdown, and
@@ -59,7 +60,7 @@ function rawRequest(
   route: string,
   headers: Record<string, string>,
   body?: string,
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: ParsedJson }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port: server.port, method, path: route, headers, setHost: false }, (res) => {
       let text = ''
@@ -292,7 +293,7 @@ describe('graceful shutdown', () => {
       method: 'POST',
       headers: { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     })
-    const response = new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const response = new Promise<{ status: number; body: ParsedJson }>((resolve, reject) => {
       req.on('response', (res) => {
         let text = ''
         res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')))

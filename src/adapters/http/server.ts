@@ -177,7 +177,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     viewerUrl: `http://${urlHost}:${address.port}/#token=${encodeURIComponent(token)}`,
     close: () => {
       closing.abort()
-      return (closed ??= job.stop().then(() => shutDown(server, mnemo, graceMs)))
+      closed ??= job.stop().then(() => shutDown(server, mnemo, graceMs))
+      return closed
     },
   }
 }

@@ -6,12 +6,21 @@ import { callRest, conforms, type RestReply } from '../../testing/rest-client.js
 import { startServer, type RunningServer } from './server.js'
 import { VIEWER_CSP } from './viewer-assets.js'
 import { readEvents } from '../../testing/sse.js'
+import type { z } from 'zod'
+import type { graphJson, listedObservationJson, memoryJson, observationJson, sessionJson, timelineJson } from '../shared/views.js'
 
 // The routes the viewer reads and writes (browse, replay, history, edit, graph,
 // live stream, the page itself), against a real server on 127.0.0.1, port 0,
 // fed the recorded Claude Code session of the demo and then consolidated.
 const ROOT = path.resolve(import.meta.dirname, '../../..')
 const DEMO = path.join(ROOT, 'fixtures/demo/claude-code-session.jsonl')
+
+type ListedObservation = z.infer<typeof listedObservationJson>
+type Step = z.infer<typeof timelineJson>['observations'][number]
+type Session = z.infer<typeof sessionJson>
+type Memory = z.infer<typeof memoryJson>
+type Observation = z.infer<typeof observationJson>
+type Graph = z.infer<typeof graphJson>
 
 let tmp: string
 let server: RunningServer
@@ -49,18 +58,18 @@ describe('GET /v1/observations', () => {
   it('pages newest first by event sequence, and filters by kind and agent', async () => {
     const first = conforms('GET', '/v1/observations', await api('GET', `/v1/observations?project=${P}&limit=5`))
     expect(first.observations).toHaveLength(5)
-    const seqs = first.observations.map((o: any) => o.seq)
+    const seqs = first.observations.map((o: ListedObservation) => o.seq)
     expect([...seqs].sort((a: number, b: number) => b - a)).toEqual(seqs)
-    expect(first.observations.every((o: any) => o.agent === 'claude-code' && o.project === P)).toBe(true)
+    expect(first.observations.every((o: ListedObservation) => o.agent === 'claude-code' && o.project === P)).toBe(true)
     expect(first.nextBefore).toBe(seqs.at(-1))
     const second = (await api('GET', `/v1/observations?project=${P}&limit=5&before=${first.nextBefore}`)).body
     expect(second.observations[0].seq).toBeLessThan(first.nextBefore)
-    const ids = new Set([...first.observations, ...second.observations].map((o: any) => o.id))
+    const ids = new Set([...first.observations, ...second.observations].map((o: ListedObservation) => o.id))
     expect(ids.size).toBe(10)
 
     const prompts = (await api('GET', `/v1/observations?project=${P}&kind=prompt,error`)).body.observations
     expect(prompts.length).toBeGreaterThan(0)
-    expect(prompts.every((o: any) => o.kind === 'prompt' || o.kind === 'error')).toBe(true)
+    expect(prompts.every((o: ListedObservation) => o.kind === 'prompt' || o.kind === 'error')).toBe(true)
     expect((await api('GET', `/v1/observations?project=${P}&agent=codex`)).body).toEqual({ observations: [], nextBefore: null })
   })
 
@@ -119,32 +128,34 @@ describe('sessions for replay', () => {
     // The demo holds two sessions: the recorded one and the start of the next.
     const sessions = conforms('GET', '/v1/sessions', await api('GET', `/v1/sessions?project=${P}`)).sessions
     expect(sessions).toHaveLength(2)
-    expect((await api('GET', `/v1/sessions?project=${P}&limit=1&offset=1`)).body.sessions.map((s: any) => s.id)).toEqual([sessions[1].id])
+    expect((await api('GET', `/v1/sessions?project=${P}&limit=1&offset=1`)).body.sessions.map((s: Session) => s.id)).toEqual([
+      sessions[1].id,
+    ])
     expect((await api('GET', `/v1/sessions?project=${P}&offset=2`)).body.sessions).toEqual([])
-    const recorded = sessions.find((s: any) => s.observations > 5)
+    const recorded = sessions.find((s: Session) => s.observations > 5)
     const id = recorded.id
     const all = conforms('GET', '/v1/sessions/:id/observations', await api('GET', `/v1/sessions/${id}/observations`))
     expect(all.total).toBe(recorded.observations)
     expect(all.observations).toHaveLength(all.total)
-    const times = all.observations.map((o: any) => o.time)
+    const times = all.observations.map((o: Step) => o.time)
     expect([...times].sort()).toEqual(times)
     // The session summary written by consolidation names its steps as provenance: each is linked back.
     const summary = (await api('GET', `/v1/memories?project=${P}&tier=episodic`)).body.memories[0]
     expect(summary.kind).toBe('summary')
-    const linked = all.observations.filter((o: any) => o.derivedMemories.includes(summary.id)).map((o: any) => o.id)
+    const linked = all.observations.filter((o: Step) => o.derivedMemories.includes(summary.id)).map((o: Step) => o.id)
     expect(linked.length).toBeGreaterThan(0)
     expect(linked.sort()).toEqual([...summary.sources].sort())
 
     expect(all.position).toBeNull()
     const page = (await api('GET', `/v1/sessions/${id}/observations?offset=3&limit=2`)).body
     expect(page.offset).toBe(3)
-    expect(page.observations.map((o: any) => o.id)).toEqual(all.observations.slice(3, 5).map((o: any) => o.id))
+    expect(page.observations.map((o: Step) => o.id)).toEqual(all.observations.slice(3, 5).map((o: Step) => o.id))
     // ?at= says where an observation sits, to open the page holding it.
     const seventh = all.observations[7].id
     expect((await api('GET', `/v1/sessions/${id}/observations?limit=1&at=${seventh}`)).body.position).toBe(7)
     const wrongKind = await api('GET', `/v1/sessions/${id}/observations?at=${id}`)
     expect([wrongKind.status, wrongKind.body.error.message]).toEqual([400, `at must be an observation id (obs_…) (got "${id}")`])
-    const other = sessions.find((s: any) => s.id !== id).id
+    const other = sessions.find((s: Session) => s.id !== id).id
     const elsewhere = await api('GET', `/v1/sessions/${other}/observations?at=${seventh}`)
     expect(elsewhere.status).toBe(404)
     expect(elsewhere.body.error.message).toBe(`no observation ${seventh} in session ${other}`)
@@ -157,8 +168,8 @@ describe('memories: browse, history, edit', () => {
   it('lists by tier and state, edits into a new version, and shows the chain', async () => {
     const made = (await api('POST', '/v1/memories', { text: 'staging runs on Fly.io', kind: 'fact', project: P })).body.memory
     const semantic = conforms('GET', '/v1/memories', await api('GET', `/v1/memories?project=${P}&tier=semantic`))
-    expect(semantic.memories.map((m: any) => m.id)).toContain(made.id)
-    expect(semantic.memories.every((m: any) => m.kind !== 'summary')).toBe(true)
+    expect(semantic.memories.map((m: Memory) => m.id)).toContain(made.id)
+    expect(semantic.memories.every((m: Memory) => m.kind !== 'summary')).toBe(true)
     expect(semantic.total).toBe(semantic.memories.length)
 
     const edited = conforms(
@@ -169,7 +180,7 @@ describe('memories: browse, history, edit', () => {
     expect(edited.id).not.toBe(made.id)
     expect(edited).toMatchObject({ text: 'staging runs on Render', kind: 'fact', supersedes: made.id, validTo: null })
     const history = conforms('GET', '/v1/memories/:id/history', await api('GET', `/v1/memories/${made.id}/history`))
-    expect(history.chain.map((m: any) => m.id)).toEqual([made.id, edited.id])
+    expect(history.chain.map((m: Memory) => m.id)).toEqual([made.id, edited.id])
     expect(history.chain[0].validTo).not.toBeNull()
     expect(history.chain[0].supersededBy).toBe(edited.id)
     expect(history.sources).toEqual([])
@@ -177,9 +188,9 @@ describe('memories: browse, history, edit', () => {
     // The procedural tier is listed like the others (none distilled from one session).
     expect((await api('GET', `/v1/memories?project=${P}&tier=procedural`)).body).toEqual({ memories: [], total: 0 })
     expect((await api('GET', `/v1/memories?project=${P}&kind=procedure,summary&tier=procedural`)).body).toEqual({ memories: [], total: 0 })
-    const superseded = (await api('GET', `/v1/memories?project=${P}&state=superseded`)).body.memories.map((m: any) => m.id)
+    const superseded = (await api('GET', `/v1/memories?project=${P}&state=superseded`)).body.memories.map((m: Memory) => m.id)
     expect(superseded).toEqual([made.id])
-    const current = (await api('GET', `/v1/memories?project=${P}&kind=fact`)).body.memories.map((m: any) => m.id)
+    const current = (await api('GET', `/v1/memories?project=${P}&kind=fact`)).body.memories.map((m: Memory) => m.id)
     expect(current).toContain(edited.id)
     expect(current).not.toContain(made.id)
     // The edit is audited like the CLI's changes.
@@ -197,7 +208,7 @@ describe('memories: browse, history, edit', () => {
     expect(edited).toMatchObject({ pinned: true, supersedes: lesson.id })
     // A summary's history lists the observations it came from.
     const history = (await api('GET', `/v1/memories/${summary.id}/history`)).body
-    expect(history.sources.map((o: any) => o.id).sort()).toEqual([...summary.sources].sort())
+    expect(history.sources.map((o: Observation) => o.id).sort()).toEqual([...summary.sources].sort())
   })
 
   it('pins, archives and restores; an archived memory leaves the current list', async () => {
@@ -206,8 +217,8 @@ describe('memories: browse, history, edit', () => {
     expect((await api('GET', `/v1/memories?project=${P}`)).body.memories[0].id).toBe(m.id)
     expect((await api('PATCH', `/v1/memories/${m.id}`, { pinned: false })).body.memory.pinned).toBe(false)
     expect((await api('PATCH', `/v1/memories/${m.id}`, { archived: true })).body.memory.archivedAt).not.toBeNull()
-    expect((await api('GET', `/v1/memories?project=${P}`)).body.memories.map((x: any) => x.id)).not.toContain(m.id)
-    expect((await api('GET', `/v1/memories?project=${P}&state=archived`)).body.memories.map((x: any) => x.id)).toEqual([m.id])
+    expect((await api('GET', `/v1/memories?project=${P}`)).body.memories.map((x: Memory) => x.id)).not.toContain(m.id)
+    expect((await api('GET', `/v1/memories?project=${P}&state=archived`)).body.memories.map((x: Memory) => x.id)).toEqual([m.id])
     expect((await api('PATCH', `/v1/memories/${m.id}`, { archived: false })).body.memory.archivedAt).toBeNull()
   })
 
@@ -314,16 +325,16 @@ describe('GET /v1/graph', () => {
     const top = conforms('GET', '/v1/graph', await api('GET', `/v1/graph?project=${P}&limit=10`))
     expect(top.center).toBeNull()
     expect(top.nodes.length).toBeGreaterThan(1)
-    expect(top.nodes.every((n: any) => n.docs > 0)).toBe(true)
+    expect(top.nodes.every((n: Graph['nodes'][number]) => n.docs > 0)).toBe(true)
     expect(top.edges.length).toBeGreaterThan(0)
     const name = top.nodes[0].name as string
     const g = conforms('GET', '/v1/graph', await api('GET', `/v1/graph?project=${P}&entity=${encodeURIComponent(name.toUpperCase())}`))
     expect(g.center).toMatchObject({ name, docs: top.nodes[0].docs })
     expect(g.nodes[0]).toEqual(g.center)
     expect(g.mentions).toHaveLength(Math.min(50, g.center.docs))
-    const ids = new Set(g.nodes.map((n: any) => n.id))
-    expect(g.edges.every((e: any) => ids.has(e.source) && ids.has(e.target) && e.weight > 0)).toBe(true)
-    expect(g.edges.some((e: any) => e.source === g.center.id || e.target === g.center.id)).toBe(g.nodes.length > 1)
+    const ids = new Set(g.nodes.map((n: Graph['nodes'][number]) => n.id))
+    expect(g.edges.every((e: Graph['edges'][number]) => ids.has(e.source) && ids.has(e.target) && e.weight > 0)).toBe(true)
+    expect(g.edges.some((e: Graph['edges'][number]) => e.source === g.center.id || e.target === g.center.id)).toBe(g.nodes.length > 1)
     expect((await api('GET', `/v1/graph?project=${P}&entity=no-such-thing-anywhere`)).body).toEqual({
       center: null,
       nodes: [],
@@ -433,7 +444,7 @@ describe('GET /v1/stream', () => {
     expect((await open('')).status).toBe(400)
     const bad = await open(`project=${P}`, { 'last-event-id': 'yesterday' })
     expect(bad.status).toBe(400)
-    expect(((await bad.json()) as any).error.message).toContain('Last-Event-ID')
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain('Last-Event-ID')
     expect((await fetch(`${server.url}/v1/stream?project=${P}`)).status).toBe(401)
   })
 })
@@ -483,7 +494,10 @@ describe('the viewer page', () => {
     try {
       const r = await fetch(`${s.url}/`)
       expect(r.status).toBe(503)
-      expect(((await r.json()) as any).error).toMatchObject({ code: 'VIEWER_NOT_BUILT', hint: expect.stringContaining('npm run build') })
+      expect(((await r.json()) as { error: unknown }).error).toMatchObject({
+        code: 'VIEWER_NOT_BUILT',
+        hint: expect.stringContaining('npm run build'),
+      })
     } finally {
       await s.close()
     }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { serveStatic } from '@hono/node-server/serve-static'
-import type { Hono, MiddlewareHandler } from 'hono'
+import type { Env, Hono, MiddlewareHandler } from 'hono'
 import { errorJson } from './error-response.js'
 
 /**
@@ -42,8 +42,7 @@ export function isViewerAsset(method: string, p: string): boolean {
  * Without a build (`npm run build`), `/` answers 503 saying so.
  */
 // Any app type: the viewer routes read no request variables.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function registerViewer(app: Hono<any>, dir = viewerDir()): void {
+export function registerViewer<E extends Env>(app: Hono<E>, dir = viewerDir()): void {
   const secure = async (c: { header: (name: string, value: string) => void }, next: () => Promise<void>): Promise<void> => {
     await next()
     c.header('Content-Security-Policy', VIEWER_CSP)
@@ -64,10 +63,11 @@ export function registerViewer(app: Hono<any>, dir = viewerDir()): void {
   let handlers: { page: MiddlewareHandler; assets: MiddlewareHandler } | undefined
   const built = (): typeof handlers => {
     if (!existsSync(path.join(dir, 'index.html'))) return undefined
-    return (handlers ??= {
+    handlers ??= {
       page: serveStatic({ root: dir, path: 'index.html' }),
       assets: serveStatic({ root: dir, rewriteRequestPath: (p) => p.replace(/^\/viewer/, '') }),
-    })
+    }
+    return handlers
   }
   app.get('/', async (c, next) => (await built()?.page(c, next)) ?? missing())
   app.get('/viewer/*', async (c, next) => (await built()?.assets(c, next)) ?? missing())

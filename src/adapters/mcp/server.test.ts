@@ -7,6 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { estimateTokens } from '../../core/text.js'
+import type { ParsedJson } from '../../testing/json.js'
 
 // End to end over stdio: the official MCP SDK client talks to the built CLI's
 // `mnemo mcp`, started the way an agent starts it (in the project folder).
@@ -56,7 +57,7 @@ function textOf(result: CallToolResult): string {
 }
 
 /** A successful result: not an error, and its text is the JSON of its structured content. */
-function okDoc(result: CallToolResult): any {
+function okDoc(result: CallToolResult): ParsedJson {
   expect(result.isError ?? false, textOf(result)).toBe(false)
   const doc = JSON.parse(textOf(result))
   expect(result.structuredContent).toEqual(doc)
@@ -344,7 +345,7 @@ describe('mnemo mcp lifecycle', () => {
       const replies = r.stdout
         .trim()
         .split('\n')
-        .map((l) => JSON.parse(l) as { id: number; result: any })
+        .map((l) => JSON.parse(l) as { id: number; result: ParsedJson })
       expect(replies.map((m) => m.id)).toEqual([1, 2])
       expect(replies[0]!.result.serverInfo).toMatchObject({ name: 'mnemo' })
       expect(replies[1]!.result.structuredContent).toMatchObject({ events: 0, memories: 0 })

@@ -98,7 +98,7 @@ export function isActivityCollection(name: string): boolean {
   return ACTIVITY_SPECS.some((s) => s.name === name)
 }
 
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: an ANSI escape sequence starts with ESC
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g
 
 /** The command line of a tool observation's text (`Bash: npm test\n→ …`): its first line after the tool name. */

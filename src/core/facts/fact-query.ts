@@ -113,7 +113,7 @@ function tokenize(text: string): Tok[] {
   while (at < text.length) {
     TOKEN.lastIndex = at
     const m = TOKEN.exec(text)
-    if (!m || !m.groups) throw invalidInput('query', `query: cannot read ${JSON.stringify(text.slice(at, at + 12))} at character ${at + 1}`)
+    if (!m?.groups) throw invalidInput('query', `query: cannot read ${JSON.stringify(text.slice(at, at + 12))} at character ${at + 1}`)
     const g = Object.entries(m.groups).find(([, v]) => v !== undefined)
     if (g && g[0] !== 'ws') {
       const [kind, raw] = g as [Tok['t'], string]

@@ -47,8 +47,7 @@ function killAfter(home: string, id: string, after: number): Promise<string[]> {
     let killed = false
     child.stdout.on('data', (chunk: Buffer) => {
       buffer += chunk.toString()
-      let nl
-      while ((nl = buffer.indexOf('\n')) >= 0) {
+      for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
         const line = buffer.slice(0, nl)
         buffer = buffer.slice(nl + 1)
         if (line.startsWith('ack ')) acked.push(line.slice(4))

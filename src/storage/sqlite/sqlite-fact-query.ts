@@ -242,6 +242,7 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
     )
     const range = (xs: { t: string | null }[]): { from?: string; to?: string } => {
       const times = xs.map((r) => r.t).filter((x): x is string => typeof x === 'string')
+      // biome-ignore lint/complexity/useMathMinMax: the times are ISO strings, which Math.min would turn into NaN
       return times.length > 0 ? { from: times.reduce((a, b) => (a < b ? a : b)), to: times.reduce((a, b) => (a > b ? a : b)) } : {}
     }
     collection = { records: rows.length, ...range(rows) }

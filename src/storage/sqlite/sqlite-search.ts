@@ -176,7 +176,7 @@ export function findEntities(
   const projectIds = scope.projectIds ?? []
   // Every project when none is named, spelled out so that the (project_id, type, name) index finds the name (else: a scan of every entity per name).
   const where = ` AND e.project_id IN (${projectIds.length > 0 ? projectIds.map(() => '?').join(',') : 'SELECT id FROM projects'})`
-  const count = mentionCount(s, whoMatters(s, scope), 'e.id', maxDocs)
+  const count = mentionCount(whoMatters(s, scope), 'e.id', maxDocs)
   const out: { id: number; type: string; name: string; docs: number }[] = []
   for (const r of refs) {
     out.push(
@@ -222,7 +222,7 @@ function whoMatters(s: SqliteDb, scope: Scope): Scope {
  * counting at `maxDocs + 1` (a common entity, a speaker's name, can be in most documents: its exact count is
  * not needed to know it is over the caller's cut).
  */
-function mentionCount(s: SqliteDb, scope: Scope, entity: string, maxDocs?: number): { sql: string; params: unknown[] } {
+function mentionCount(scope: Scope, entity: string, maxDocs?: number): { sql: string; params: unknown[] } {
   const cap = maxDocs === undefined ? '' : ` LIMIT ${Math.floor(maxDocs) + 1}`
   if (scope.user === undefined && scope.agent === undefined)
     return { sql: `(SELECT COUNT(*) FROM (SELECT 1 FROM entity_mentions c WHERE c.entity_id = ${entity}${cap}))`, params: [] }
@@ -292,7 +292,7 @@ export function coMentioned(
     )
     .all(...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number }[]
   // Document counts for the hops kept only (a correlated count per co-mentioned entity before the cut costs more than the walk).
-  const count = mentionCount(s, scope, '?', maxDocs)
+  const count = mentionCount(scope, '?', maxDocs)
   const docsOf = s.stmt(`SELECT ${count.sql}`).pluck()
   return hops.map((h) => ({ ...h, docs: docsOf.get(h.id, ...count.params) as number }))
 }

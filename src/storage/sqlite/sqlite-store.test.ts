@@ -111,7 +111,7 @@ describe('sqlite store', () => {
     const file = path.join(t.dir, 'payloads.db')
     const store = openSqliteStore({ path: file })
     cleanups.push(() => store.close())
-    const long = { prompt: 'é '.repeat(150) + 'the end 🔴', nested: { n: 1.5, list: [null, true, 'x'] } }
+    const long = { prompt: `${'é '.repeat(150)}the end 🔴`, nested: { n: 1.5, list: [null, true, 'x'] } }
     store.append([
       { event: { ...event('long'), payload: long }, derive: derive('long') },
       { event: event('short'), derive: derive('short') },
@@ -217,8 +217,20 @@ describe('sqlite store', () => {
     const store = openSqliteStore({ path: ':memory:' })
     let derived = 0
     const r = store.append([
-      { event: event('same'), derive: () => (derived++, derive('one')()) },
-      { event: event('same'), derive: () => (derived++, derive('two')()) },
+      {
+        event: event('same'),
+        derive: () => {
+          derived++
+          return derive('one')()
+        },
+      },
+      {
+        event: event('same'),
+        derive: () => {
+          derived++
+          return derive('two')()
+        },
+      },
     ])
     expect(r).toMatchObject({ inserted: 1, duplicates: 1, observations: 1 })
     expect(r.seqs).toEqual([1, undefined])

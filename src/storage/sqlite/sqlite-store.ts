@@ -233,11 +233,11 @@ class SqliteStore implements Store {
   }
 
   putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): void {
-    return putVectors(this.s, space, rows)
+    putVectors(this.s, space, rows)
   }
 
   dropSpace(space: string): void {
-    return dropSpace(this.s, space)
+    dropSpace(this.s, space)
   }
 
   docsWithoutVector(space: string, scope: Scope, limit: number): { docKey: number; text: string }[] {
@@ -257,7 +257,7 @@ class SqliteStore implements Store {
   }
 
   putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): void {
-    return putLsaModel(this.s, projectId, row)
+    putLsaModel(this.s, projectId, row)
   }
 
   entityNames(projectIds: readonly ProjectId[]): string[] {
@@ -482,11 +482,11 @@ class SqliteStore implements Store {
   }
 
   putTombstones(rows: readonly { idemKey: string; at: number; projectRoot: string | undefined }[]): void {
-    return putTombstones(this.s, rows)
+    putTombstones(this.s, rows)
   }
 
   audit(entry: AuditEntry): void {
-    return audit(this.s, entry)
+    audit(this.s, entry)
   }
 
   auditLog(limit: number): AuditEntry[] {
