@@ -117,7 +117,7 @@ export async function errorFromResponse(res: Response): Promise<ApiError> {
   if (e && typeof e.message === 'string') {
     return new ApiError(
       res.status,
-      typeof e.code === 'string' ? e.code : 'HTTP_' + res.status,
+      typeof e.code === 'string' ? e.code : `HTTP_${res.status}`,
       e.message,
       typeof e.hint === 'string' ? e.hint : null,
     )

@@ -1,7 +1,7 @@
 /** Small building blocks every screen uses. Stored text is always rendered as text, never as markup. */
 import type { ComponentChildren, JSX } from 'preact'
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks'
-import { ApiError, isAbort, toApiError } from './api.js'
+import { type ApiError, isAbort, toApiError } from './api.js'
 import { fullTime, isWarningFlag, shortTime, showBidiControls } from './format.js'
 import { navigate, routeHref, type Route } from './route.js'
 
@@ -77,9 +77,11 @@ export function Time(props: { iso: string | null; full?: boolean }): JSX.Element
 /** Long stored text, wrapped, as text. */
 export function TextBlock(props: { text: string; testid?: string; label?: string }): JSX.Element {
   return (
-    <pre class="text" data-testid={props.testid} aria-label={props.label}>
-      {showBidiControls(props.text)}
-    </pre>
+    <figure class="text-block" aria-label={props.label}>
+      <pre class="text" data-testid={props.testid}>
+        {showBidiControls(props.text)}
+      </pre>
+    </figure>
   )
 }
 

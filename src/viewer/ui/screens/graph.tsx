@@ -39,35 +39,35 @@ export function GraphScreen(props: { project: string; route: Route }): JSX.Eleme
   return (
     <section class="screen" aria-labelledby="graph-h">
       <h1 id="graph-h">Graph</h1>
-      <form
-        class="searchform"
-        role="search"
-        aria-label="Entity"
-        onSubmit={(e) => {
-          e.preventDefault()
-          recentre(text.trim())
-        }}
-      >
-        <div class="field grow">
-          <label for="graph-entity">Entity</label>
-          <input
-            id="graph-entity"
-            type="search"
-            value={text}
-            placeholder="a file path, a person, a concept"
-            onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
-            data-testid="graph-entity"
-          />
-        </div>
-        <button type="submit" class="button primary" data-testid="graph-submit">
-          Show
-        </button>
-        {entity !== '' ? (
-          <button type="button" class="button" onClick={() => recentre('')} data-testid="graph-top">
-            Top entities
+      <search aria-label="Entity">
+        <form
+          class="searchform"
+          onSubmit={(e) => {
+            e.preventDefault()
+            recentre(text.trim())
+          }}
+        >
+          <div class="field grow">
+            <label for="graph-entity">Entity</label>
+            <input
+              id="graph-entity"
+              type="search"
+              value={text}
+              placeholder="a file path, a person, a concept"
+              onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
+              data-testid="graph-entity"
+            />
+          </div>
+          <button type="submit" class="button primary" data-testid="graph-submit">
+            Show
           </button>
-        ) : null}
-      </form>
+          {entity !== '' ? (
+            <button type="button" class="button" onClick={() => recentre('')} data-testid="graph-top">
+              Top entities
+            </button>
+          ) : null}
+        </form>
+      </search>
       <ErrorBox error={graph.error} />
       <Busy loading={graph.loading} what="the graph" />
       {g !== null && layout !== null ? (
@@ -106,6 +106,7 @@ export function GraphScreen(props: { project: string; route: Route }): JSX.Eleme
                 </g>
                 <g class="nodes">
                   {layout.nodes.map((n) => (
+                    // biome-ignore lint/a11y/noStaticElementInteractions: a click on a node is the mouse's shortcut; the table below has a link per entity for the keyboard
                     <g key={n.entity.id} class={n.isCenter ? 'node center' : 'node'} onClick={() => recentre(n.entity.name)}>
                       <title>{`${n.entity.name} (${n.entity.type}, ${n.entity.docs} mentions)`}</title>
                       <circle cx={n.x} cy={n.y} r={n.r} class={`t-${n.entity.type.replace(/[^a-z]/gi, '')}`} />

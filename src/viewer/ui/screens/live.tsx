@@ -1,7 +1,7 @@
 /** Live: the newest observations of a project, then each new one as it is captured. */
 import type { JSX } from 'preact'
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks'
-import { api, ApiError, isAbort, query, toApiError } from '../api.js'
+import { api, type ApiError, isAbort, query, toApiError } from '../api.js'
 import { announce } from '../announce.js'
 import { ErrorBox, KindBadge, Time, WindowedList } from '../components.js'
 import { humanDuration, isWarningFlag, oneLine, roleTool } from '../format.js'
@@ -105,7 +105,7 @@ export function LiveScreen(props: { project: string }): JSX.Element {
   return (
     <section class="screen" aria-labelledby="live-h">
       <h1 id="live-h">Live</h1>
-      <div class="toolbar" role="group" aria-label="Filters">
+      <fieldset class="toolbar" aria-label="Filters">
         <label class="field inline">
           <span>Agent</span>
           <select data-testid="live-agent" value={agent} onChange={(e) => setAgent((e.currentTarget as HTMLSelectElement).value)}>
@@ -135,7 +135,7 @@ export function LiveScreen(props: { project: string }): JSX.Element {
           <span class={`dot dot-${stream.state}`} aria-hidden="true" />
           {streamLabel(stream, paused, held.length)}
         </p>
-      </div>
+      </fieldset>
       <ErrorBox error={error} />
       <div class="split">
         <div class="split-main">
@@ -185,7 +185,12 @@ export function LiveScreen(props: { project: string }): JSX.Element {
             </button>
           ) : null}
         </div>
-        <aside class="split-side" aria-label="Selected event" tabIndex={0}>
+        <aside
+          class="split-side"
+          aria-label="Selected event"
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: the side pane scrolls (overflow: auto), so it takes focus for keyboard scrolling
+          tabIndex={0}
+        >
           {selected !== null ? (
             <ObservationView obs={selected} headingLevel={2} />
           ) : (

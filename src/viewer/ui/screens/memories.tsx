@@ -1,7 +1,7 @@
 /** Memories: browse a project's memories by tier, kind and state; inspect, pin, archive, edit or delete one. */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, ApiError, query, toApiError } from '../api.js'
+import { api, type ApiError, query, toApiError } from '../api.js'
 import { announce } from '../announce.js'
 import { Busy, ErrorBox, Facts, Flags, KindBadge, Link, TextBlock, Time, useLoad } from '../components.js'
 import { oneLine } from '../format.js'
@@ -51,7 +51,7 @@ export function MemoriesScreen(props: { project: string | null; route: Route }):
       <h1 id="memories-h">Memories</h1>
       {props.project !== null ? (
         <>
-          <div class="toolbar" role="group" aria-label="Filters">
+          <fieldset class="toolbar" aria-label="Filters">
             <label class="field inline">
               <span>Tier</span>
               <select value={tier} onChange={setFilter(setTier)} data-testid="memories-tier">
@@ -83,7 +83,7 @@ export function MemoriesScreen(props: { project: string | null; route: Route }):
                 ))}
               </select>
             </label>
-          </div>
+          </fieldset>
           <ErrorBox error={list.error} />
         </>
       ) : null}
@@ -138,13 +138,18 @@ export function MemoriesScreen(props: { project: string | null; route: Route }):
             </ul>
           </div>
         ) : null}
-        <div class="split-side" tabIndex={0} role="region" aria-label="Selected memory">
+        <section
+          class="split-side"
+          // biome-ignore lint/a11y/noNoninteractiveTabindex: the side pane scrolls (overflow: auto), so it takes focus for keyboard scrolling
+          tabIndex={0}
+          aria-label="Selected memory"
+        >
           {selectedId !== null ? (
             <MemoryDetail key={selectedId} id={selectedId} onChanged={list.reload} onSelect={select} />
           ) : (
             <p class="muted">Select a memory to see its history and provenance.</p>
           )}
-        </div>
+        </section>
       </div>
     </section>
   )
@@ -226,7 +231,7 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
       <h2 id="memory-detail-h" class="item-title">
         <KindBadge kind={m.kind} /> Memory <code>{m.id}</code> <MemoryStateBadges mem={m} /> <Flags flags={m.flags} />
       </h2>
-      <div class="actions" role="group" aria-label="Memory actions">
+      <fieldset class="actions" aria-label="Memory actions">
         <button
           type="button"
           class="button"
@@ -273,7 +278,7 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
         <button type="button" class="button danger" disabled={busy} onClick={() => dialog.current?.showModal()} data-testid="memory-delete">
           Delete
         </button>
-      </div>
+      </fieldset>
       <ErrorBox error={actionError} testid="memory-action-error" />
       {editing ? (
         <form
@@ -410,6 +415,7 @@ function MemoryDetail(props: { id: string; onChanged: () => void; onSelect: (id:
             <button type="button" class="button danger" onClick={() => void remove()} data-testid="memory-delete-confirm">
               Delete
             </button>
+            {/* biome-ignore lint/a11y/noAutofocus: the delete dialog opens with the focus on its safe choice, Cancel (WAI-ARIA APG, alert dialog) */}
             <button type="button" class="button" onClick={() => dialog.current?.close()} autoFocus data-testid="memory-delete-cancel">
               Cancel
             </button>

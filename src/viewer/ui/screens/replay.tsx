@@ -5,7 +5,7 @@
  */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, ApiError, isAbort, toApiError } from '../api.js'
+import { api, type ApiError, isAbort, toApiError } from '../api.js'
 import { announce } from '../announce.js'
 import { Busy, ErrorBox, KindBadge, Link, Time, WindowedList } from '../components.js'
 import { humanDuration, isWarningFlag, oneLine, roleTool } from '../format.js'
@@ -187,7 +187,7 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
       {total === 0 ? <p>This session has no steps.</p> : null}
       {total !== null && total > 0 ? (
         <>
-          <div class="player" role="group" aria-label="Player" data-testid="replay-controls">
+          <fieldset class="player" aria-label="Player" data-testid="replay-controls">
             <button
               type="button"
               class="button"
@@ -244,7 +244,7 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
             <output for="replay-step" data-testid="replay-position">
               {step + 1} / {count}
             </output>
-          </div>
+          </fieldset>
           <p class="hint">Keys: Space plays or pauses; ← and → go one step.</p>
           <div class="split">
             <div class="split-main">
@@ -288,7 +288,13 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
                 }}
               />
             </div>
-            <div class="split-side" data-testid="replay-current" tabIndex={0} role="region" aria-label="Current step">
+            <section
+              class="split-side"
+              data-testid="replay-current"
+              // biome-ignore lint/a11y/noNoninteractiveTabindex: the side pane scrolls (overflow: auto), so it takes focus for keyboard scrolling
+              tabIndex={0}
+              aria-label="Current step"
+            >
               <h2 class="sub">
                 Step {step + 1} of {count}
               </h2>
@@ -300,7 +306,7 @@ export function ReplayScreen(props: { route: Route }): JSX.Element {
                   <DerivedMemories ids={current.derivedMemories ?? []} />
                 </>
               )}
-            </div>
+            </section>
           </div>
         </>
       ) : null}

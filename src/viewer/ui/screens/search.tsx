@@ -77,52 +77,54 @@ export function SearchScreen(props: {
   return (
     <section class="screen" aria-labelledby="search-h">
       <h1 id="search-h">Search</h1>
-      <form class="searchform" onSubmit={submit} role="search" aria-label="Recall">
-        <div class="field grow">
-          <label for="search-q">Query</label>
-          <input
-            id="search-q"
-            type="search"
-            value={text}
-            onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
-            data-testid="search-input"
-            required
-            maxLength={16000}
-          />
-        </div>
-        <fieldset class="channels">
-          <legend>Channels</legend>
-          {RECALL_CHANNELS.map((c) => (
-            <label key={c} class="check">
-              <input
-                type="checkbox"
-                checked={channels.includes(c)}
-                onChange={(e) => {
-                  const on = (e.currentTarget as HTMLInputElement).checked
-                  setChannels((cur) => (on ? [...cur, c] : cur.filter((x) => x !== c)))
-                }}
-                data-testid={`channel-${c}`}
-              />
-              {c}
-            </label>
-          ))}
-        </fieldset>
-        <div class="field narrow">
-          <label for="search-limit">Limit</label>
-          <input
-            id="search-limit"
-            type="number"
-            min={1}
-            max={100}
-            value={limitText}
-            onInput={(e) => setLimitText((e.currentTarget as HTMLInputElement).value)}
-            data-testid="search-limit"
-          />
-        </div>
-        <button type="submit" class="button primary" data-testid="search-submit" disabled={loading}>
-          Search
-        </button>
-      </form>
+      <search aria-label="Recall">
+        <form class="searchform" onSubmit={submit}>
+          <div class="field grow">
+            <label for="search-q">Query</label>
+            <input
+              id="search-q"
+              type="search"
+              value={text}
+              onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
+              data-testid="search-input"
+              required
+              maxLength={16000}
+            />
+          </div>
+          <fieldset class="channels">
+            <legend>Channels</legend>
+            {RECALL_CHANNELS.map((c) => (
+              <label key={c} class="check">
+                <input
+                  type="checkbox"
+                  checked={channels.includes(c)}
+                  onChange={(e) => {
+                    const on = (e.currentTarget as HTMLInputElement).checked
+                    setChannels((cur) => (on ? [...cur, c] : cur.filter((x) => x !== c)))
+                  }}
+                  data-testid={`channel-${c}`}
+                />
+                {c}
+              </label>
+            ))}
+          </fieldset>
+          <div class="field narrow">
+            <label for="search-limit">Limit</label>
+            <input
+              id="search-limit"
+              type="number"
+              min={1}
+              max={100}
+              value={limitText}
+              onInput={(e) => setLimitText((e.currentTarget as HTMLInputElement).value)}
+              data-testid="search-limit"
+            />
+          </div>
+          <button type="submit" class="button primary" data-testid="search-submit" disabled={loading}>
+            Search
+          </button>
+        </form>
+      </search>
       <ErrorBox error={error} />
       <Busy loading={loading} what="hits" />
       {result !== null ? (
@@ -181,7 +183,8 @@ export function HitRow(props: {
         <span class="muted">{h.type}</span>
         <Time iso={h.time} />
         {Object.keys(h.channels ?? {}).length > 0 || h.viaNeighbor ? (
-          <span class="flags" aria-label="Found by">
+          <span class="flags">
+            <span class="visually-hidden">Found by:</span>
             {channelBadges(h).map((b) => (
               <span key={b} class="badge badge-channel">
                 {b}
@@ -197,6 +200,7 @@ export function HitRow(props: {
           </Link>
         ) : null}
       </div>
+      {/* biome-ignore lint/a11y/useKeyWithClickEvents: a click on the snippet is the mouse's shortcut for the Show button above, which the keyboard uses */}
       <p class="snippet" onClick={props.onToggle}>
         {h.snippet}
       </p>

@@ -1,7 +1,7 @@
 /** Sessions: a project's sessions as a timeline, newest first, 50 at a time; each opens its replay. */
 import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
-import { api, ApiError, isAbort, query, toApiError } from '../api.js'
+import { api, type ApiError, isAbort, query, toApiError } from '../api.js'
 import { Busy, ErrorBox, Link, Time } from '../components.js'
 import { dayOf, humanDuration, oneLine } from '../format.js'
 import { replayRoute } from '../route.js'
