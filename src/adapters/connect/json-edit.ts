@@ -10,7 +10,7 @@ import { isJsonObject, type Json, type JsonEdit, type JsonObject, jsonEqual, par
 function formattingOf(text: string): FormattingOptions {
   const eol = text.includes('\r\n') ? '\r\n' : '\n'
   const indent = /\n([ \t]+)["}\]\w/]/.exec(text)?.[1]
-  if (indent !== undefined && indent.startsWith('\t')) return { tabSize: 1, insertSpaces: false, eol }
+  if (indent?.startsWith('\t')) return { tabSize: 1, insertSpaces: false, eol }
   return { tabSize: indent === undefined ? 2 : Math.max(1, Math.min(8, indent.length)), insertSpaces: true, eol }
 }
 

@@ -33,6 +33,7 @@ export function parseTomlConfig(path: string, text: string | undefined): TomlTab
 /** A TOML basic string: `"…"` with backslash, `"` and control characters escaped. */
 export function tomlString(value: string): string {
   const named: Record<string, string> = { '\\': '\\\\', '"': '\\"', '\b': '\\b', '\t': '\\t', '\n': '\\n', '\f': '\\f', '\r': '\\r' }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: TOML escapes these control characters, so the class names them
   return `"${value.replace(/[\\"\u0000-\u001f\u007f]/g, (c) => named[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`
 }
 
