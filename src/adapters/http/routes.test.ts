@@ -10,7 +10,7 @@ import { REST_ROUTES } from './rest-routes.js'
 import { callRest, conforms, type RestReply } from '../../testing/rest-client.js'
 import { startServer, type RunningServer } from './server.js'
 import type { z } from 'zod'
-import type { sessionJson } from '../shared/views.js'
+import type { sessionJson } from '../../engine/views.js'
 
 // REST and MCP over HTTP against a real server on 127.0.0.1, port 0, fed the
 // recorded Claude Code session of the demo through POST /v1/events.

@@ -7,7 +7,7 @@ import { startServer, type RunningServer } from './server.js'
 import { VIEWER_CSP } from './viewer-assets.js'
 import { readEvents } from '../../testing/sse.js'
 import type { z } from 'zod'
-import type { graphJson, listedObservationJson, memoryJson, observationJson, sessionJson, timelineJson } from '../shared/views.js'
+import type { graphJson, listedObservationJson, memoryJson, observationJson, sessionJson, timelineJson } from '../../engine/views.js'
 
 // The routes the viewer reads and writes (browse, replay, history, edit, graph,
 // live stream, the page itself), against a real server on 127.0.0.1, port 0,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startServer, type RunningServer } from './server.js'
 import type { ParsedJson } from '../../testing/json.js'
 import type { z } from 'zod'
-import type { hitJson, memoryJson, sessionJson, timelineJson } from '../shared/views.js'
+import type { hitJson, memoryJson, sessionJson, timelineJson } from '../../engine/views.js'
 
 // The viewer in a real browser: Debian's headless Chromium driven by
 // playwright-core against `mnemo serve` on loopback, with a store seeded from
