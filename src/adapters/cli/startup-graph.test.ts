@@ -77,9 +77,12 @@ describe('start-up module graph', () => {
     expect(r.stdout).toContain('Usage: mnemo')
     const ours = r.files.filter((f) => f.startsWith('dist/'))
     expect(ours).toContain('dist/adapters/cli/program.js')
-    // No engine, store, capture or runtime module; of the command modules only the facts table (it registers its own).
+    // No engine, store, capture or runtime module but two light ones: the import format names, and the JSON views'
+    // mappers (core types only) that the output helpers use; of the command modules only the facts table (it
+    // registers its own).
     expect(ours.filter((f) => /^dist\/(engine|storage|capture|runtime|lifecycle|context)\//.test(f))).toEqual([
       'dist/engine/import-format.js',
+      'dist/engine/view-mappers.js',
     ])
     expect(ours.filter((f) => /-commands\.js$/.test(f))).toEqual(['dist/adapters/cli/facts-commands.js'])
     expect(r.files.filter((f) => f.startsWith('node_modules/')).every((f) => f.startsWith('node_modules/commander/'))).toBe(true)
