@@ -125,7 +125,7 @@ export async function teamTarget(
     )
   const { resolveConfig } = await import('../../config/config.js')
   const { remoteServer, remoteJson } = await import('../../runtime/remote-server.js')
-  const { resolveProjectRoot } = await import('../../capture/project.js')
+  const { resolveProjectRoot } = await import('../../engine/project-root.js')
   const config = resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env)
   const remote = remoteServer(io.env, config.home)!
   return { remote, project: o.project ?? resolveProjectRoot(io.cwd).root, remoteJson }

@@ -1,6 +1,6 @@
 import { MnemoError } from '../../core/errors.js'
 import { capSplit, isLowSurrogate, joinCut } from '../../core/text.js'
-import { PRE_REDACTION_CHARS } from '../../capture/sanitize.js'
+import { PRE_REDACTION_CHARS } from '../../engine/capture-rules.js'
 
 /** What `readStdin` read. */
 export interface StdinRead {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { MnemoError } from '../../core/errors.js'
 import { jsonSyntaxError } from '../../core/text.js'
-import { redactSecrets } from '../../capture/redact.js'
+import { PRE_REDACTION_CHARS, redactSecrets, sanitizePayload } from '../../engine/capture-rules.js'
 import { HOOK_AGENTS, toHookAgent, type HookAgent } from '../../core/types.js'
 
 export { toHookAgent }
@@ -20,9 +20,8 @@ import {
   settingProblem,
   type RemoteServer,
 } from '../../runtime/remote-server.js'
-import { PRE_REDACTION_CHARS, sanitizePayload } from '../../capture/sanitize.js'
 import { readStdin } from './read-stdin.js'
-import { resolveProjectRoot } from '../../capture/project.js'
+import { resolveProjectRoot } from '../../engine/project-root.js'
 import path from 'node:path'
 
 /** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */

@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import { z } from 'zod'
-import { redactSecrets } from '../../capture/redact.js'
+import { redactSecrets } from '../../engine/capture-rules.js'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { parseInput } from '../../core/schemas.js'
 import { jsonSyntaxError } from '../../core/text.js'
