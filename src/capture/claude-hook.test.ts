@@ -14,7 +14,7 @@ describe('chooseHookEvent', () => {
       event: 'PostToolUse',
       note: 'unknown hook event "PostTooluse" for claude-code: stored as PostToolUse, the payload\'s hook_event_name "PostToolUse" (fix the event name in the hook command)',
     })
-    // Each agent's own names, as their payloads carry them (capture/agent-hook-events.ts).
+    // Each agent's own names, as their payloads carry them (core/hook-events.ts).
     expect(chooseHookEvent('cursor', 'beforeSubmitprompt', 'beforeSubmitPrompt')).toMatchObject({ event: 'UserPromptSubmit' })
     expect(chooseHookEvent('gemini', 'AfterToll', 'AfterTool')).toMatchObject({ event: 'PostToolUse' })
     expect(chooseHookEvent('codex', 'Stpo', 'Stop')).toMatchObject({ event: 'Stop' })

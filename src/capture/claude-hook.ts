@@ -15,24 +15,8 @@ import {
 } from './tool-text.js'
 import { capText, jsonSyntaxError } from '../core/text.js'
 import { redactSecrets } from './redact.js'
-import { agentHookEventNames, toMnemoEvent } from './agent-hook-events.js'
+import { agentHookEventNames, CLAUDE_HOOK_EVENTS, toMnemoEvent } from '../core/hook-events.js'
 import { userWords } from './agent-wrappers.js'
-
-/** Claude Code hook events mnemo registers for and understands. */
-export const CLAUDE_HOOK_EVENTS = [
-  'SessionStart',
-  'UserPromptSubmit',
-  'PreToolUse',
-  'PostToolUse',
-  'PostToolUseFailure',
-  'PreCompact',
-  'SubagentStart',
-  'SubagentStop',
-  'Notification',
-  'Stop',
-  'SessionEnd',
-] as const
-export type ClaudeHookEvent = (typeof CLAUDE_HOOK_EVENTS)[number]
 
 /**
  * The fields of a Claude Code hook payload mnemo relies on. Every event

@@ -8,7 +8,7 @@
 import { homedir } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { ClaudeHookEvent } from '../../capture/claude-hook.js'
+import type { ClaudeHookEvent } from '../../core/hook-events.js'
 import { invalidInput } from '../../core/errors.js'
 
 /** Agents with a planner in this folder besides Claude Code. */
@@ -126,7 +126,7 @@ export function shellQuote(value: string): string {
  * `[MNEMO_HOME="<home>" ]"<node>" "<cli>" hook <mnemoEvent>[ --agent <agent>]`,
  * every path quoted by {@link shellQuote}. `--agent` (absent for Claude
  * Code, whose payload is the default) tells `mnemo hook` which payload field
- * names and event names to map (capture/claude-hook.ts, capture/agent-hook-events.ts).
+ * names and event names to map (capture/claude-hook.ts, core/hook-events.ts).
  */
 export function agentHookCommand(cmd: ResolvedCommand, mnemoEvent: ClaudeHookEvent, agent?: ConnectAgent): string {
   const prefix = cmd.mnemoHome === undefined ? '' : `MNEMO_HOME=${shellQuote(cmd.mnemoHome)} `

@@ -20,7 +20,7 @@
  * everything else byte for byte.
  */
 import { join } from 'node:path'
-import { CURSOR_HOOK_EVENTS } from '../../capture/agent-hook-events.js'
+import { CURSOR_HOOK_EVENTS } from '../../core/hook-events.js'
 import { invalidInput } from '../../core/errors.js'
 import {
   type AgentLocation,

@@ -1,5 +1,23 @@
-import type { HookAgent } from '../core/types.js'
-import type { ClaudeHookEvent } from './claude-hook.js'
+import type { HookAgent } from './types.js'
+
+// The agent hook events mnemo captures: what `mnemo connect` registers in each agent's configuration and what capture
+// maps each agent's own event names to (capture/claude-hook.ts).
+
+/** Claude Code hook events mnemo registers for and understands. */
+export const CLAUDE_HOOK_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'PreCompact',
+  'SubagentStart',
+  'SubagentStop',
+  'Notification',
+  'Stop',
+  'SessionEnd',
+] as const
+export type ClaudeHookEvent = (typeof CLAUDE_HOOK_EVENTS)[number]
 
 /** A hook event of an agent and the mnemo capture event (Claude Code vocabulary) its command passes to `mnemo hook`. */
 export interface HookEventMapping {
