@@ -3,15 +3,10 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { MnemoError } from '../core/errors.js'
-import {
-  createAnthropicLlm,
-  createOpenAiCompatibleLlm,
-  createTokenBudget,
-  usageOfError,
-  type AnthropicLlmOptions,
-  type OpenAiCompatibleLlmOptions,
-  type TokenBudgetState,
-} from './llm.js'
+import { type AnthropicLlmOptions, createAnthropicLlm } from './anthropic-llm.js'
+import { usageOfError } from './llm.js'
+import { createTokenBudget, type TokenBudgetState } from './llm-budget.js'
+import { createOpenAiCompatibleLlm, type OpenAiCompatibleLlmOptions } from './openai-llm.js'
 import type { ParsedJson } from '../testing/json.js'
 
 /** One request as the fake endpoint saw it. */

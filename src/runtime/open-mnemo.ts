@@ -63,17 +63,19 @@ function createConsolidator(c: LlmConfig, budgetFile: string, clock: Clock): Llm
   let inner: Promise<LlmConsolidator> | undefined
   const load = (): Promise<LlmConsolidator> =>
     (inner ??= (async () => {
-      const llmModule = await import('../providers/llm.js')
+      const { createAnthropicLlm } = await import('../providers/anthropic-llm.js')
+      const { createOpenAiCompatibleLlm } = await import('../providers/openai-llm.js')
+      const { createTokenBudget } = await import('../providers/llm-budget.js')
       const { createLlmConsolidator } = await import('../lifecycle/llm-consolidator.js')
       const llm =
         c.provider === 'anthropic'
-          ? llmModule.createAnthropicLlm({ apiKey: c.apiKey ?? '', model: c.model, ...(c.url ? { baseUrl: c.url } : {}) })
-          : llmModule.createOpenAiCompatibleLlm({
+          ? createAnthropicLlm({ apiKey: c.apiKey ?? '', model: c.model, ...(c.url ? { baseUrl: c.url } : {}) })
+          : createOpenAiCompatibleLlm({
               baseUrl: c.url ?? 'https://api.openai.com/v1',
               model: c.model,
               ...(c.apiKey ? { apiKey: c.apiKey } : {}),
             })
-      const budget = llmModule.createTokenBudget({
+      const budget = createTokenBudget({
         perDay: c.dailyTokens,
         now: () => clock.now(),
         persist: {

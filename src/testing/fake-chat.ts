@@ -1,6 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createOpenAiCompatibleLlm, type Llm } from '../providers/llm.js'
+import type { Llm } from '../providers/llm.js'
+import { createOpenAiCompatibleLlm } from '../providers/openai-llm.js'
 
 /** The part of an OpenAI chat-completions request the fakes look at. */
 export interface ChatRequest {
