@@ -179,7 +179,11 @@ function editDistance(a: string, b: string): number {
 }
 
 /**
- * Turns the stdin of `mnemo hook <eventName>` into an event for the log.
+ * Turns the stdin of `mnemo hook <eventName> [--agent <agent>]` into an event for the log, for every
+ * agent whose hooks run that command: Claude Code (the default), Codex CLI, Gemini CLI and Cursor, and
+ * OpenCode through mnemo's plugin. Another agent's payload fields and event names are first mapped
+ * onto Claude Code's (`normalizeHookPayload`, `toMnemoEvent`), so one validation and one key scheme
+ * serve them all; the stored event carries `agent`.
  *
  * The idempotency key says which event of the agent's session this is, never when it arrived, so a
  * payload delivered twice, retried from the spool, or replayed later (an import of the same session's
@@ -197,9 +201,13 @@ function editDistance(a: string, b: string): number {
  *
  * @param givenEvent - The event named on the command line (an agent's own name is mapped, see toMnemoEvent); wins over
  *   `hook_event_name` unless mnemo does not know it and does know the payload's (see chooseHookEvent; `note` then says so).
- * @param stdin - The raw JSON text Claude Code wrote.
+ * @param stdin - The raw JSON text the agent wrote to the hook's stdin.
  * @param nowMs - Receipt time, used as the event time (hook payloads have no timestamp); not part of the key.
- * @param resolveProject - Maps `cwd` to a project. Default: git top-level lookup.
+ * @param options.agent - The agent that ran the hook (`--agent`). Default `claude-code`.
+ * @param options.redact - Applied to every string of the payload before it is stored. Default: the secret redactor.
+ * @param options.resolveProject - Maps `cwd` to a project. Default: git top-level lookup.
+ * @param options.defaultCwd - The folder for a payload without `cwd`. Default `process.cwd()`.
+ * @returns The event to append, or `skip` (mnemo's own MCP tool calls), with `note` when the event name was replaced.
  * @throws {MnemoError} `INVALID_INPUT` — stdin is not a JSON object with a `session_id`.
  */
 export function captureClaudeHook(

@@ -103,15 +103,12 @@ export async function readTextArgument(io: CliIo, words: readonly string[], comm
 }
 
 /**
- * `remember` in team mode: `POST /v1/memories` on the server, for the project
- * given or the project of the working directory (its git top-level folder).
- * Nothing is stored locally; an unreachable server is an error (exit 1), not
- * spooled: the user is there to see it.
- */
-/**
  * Team mode (`MNEMO_SERVER_URL` set): the server this CLI reads from and
  * writes to, and the project a command means — `--project`, else the
  * working directory's project root, sent as an absolute path as hooks do.
+ * Undefined outside team mode (the command then works on the local store).
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — `--all-users` in team mode (the server reads for the token's user).
  */
 export async function teamTarget(
   io: CliIo,

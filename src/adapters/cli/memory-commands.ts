@@ -230,6 +230,12 @@ export async function edit(io: CliIo, out: Out, id: string, words: readonly stri
   })
 }
 
+/**
+ * `remember` in team mode: `POST /v1/memories` on the server, for the project
+ * given or the project of the working directory (its git top-level folder).
+ * Nothing is stored locally; an unreachable server is an error (exit 1), not
+ * spooled: the user is there to see it.
+ */
 async function rememberRemote(
   io: CliIo,
   out: Out,
