@@ -31,6 +31,15 @@ const brand = Symbol.for('mnemo.MnemoError')
 /**
  * The only error type mnemo throws on purpose. Branch on `code`; read
  * `details` for structured facts and `hint` for a suggested fix.
+ *
+ * @example
+ * import { MnemoError, parseFactQuery } from 'mnemo'
+ * try {
+ *   parseFactQuery('from expenses')
+ * } catch (error) {
+ *   if (!MnemoError.is(error, 'INVALID_INPUT')) throw error
+ *   console.log(error.code, error.details.path) // → INVALID_INPUT query
+ * }
  */
 export class MnemoError<C extends ErrorCode = ErrorCode> extends Error {
   override readonly name = 'MnemoError'

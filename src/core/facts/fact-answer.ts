@@ -88,7 +88,15 @@ function num(n: number): string {
   return Number.isInteger(n) ? String(n) : String(Math.round(n * 100) / 100)
 }
 
-/** The bare value as text (`42`, `7.62`, `Thailand`, `["a","b"]`, `increase`): what a scorer compares. */
+/**
+ * The bare value as text (`42`, `7.62`, `Thailand`, `["a","b"]`, `increase`): what a scorer compares. Numbers
+ * keep at most two decimals; `null` is ''.
+ *
+ * @example
+ * import { answerValueText } from 'mnemo'
+ * console.log(answerValueText({ kind: 'number', value: 7.625 })) // → 7.63
+ * console.log(answerValueText({ kind: 'values', value: ['Lisbon', 'Porto'] })) // → ["Lisbon","Porto"]
+ */
 export function answerValueText(a: Pick<FactAnswer, 'kind' | 'value'>): string {
   const v = a.value
   if (v === null) return ''

@@ -132,6 +132,11 @@ function unquote(raw: string): string {
  * Parses query text into a `FactQuery`. Keywords are case-insensitive; field and collection names are not checked
  * here (see `resolveQuery`).
  * @throws {MnemoError} `INVALID_INPUT` (path `query`) naming what was expected and the word found, with its position.
+ *
+ * @example
+ * import { parseFactQuery } from 'mnemo'
+ * const q = parseFactQuery('from expenses where category = "food" sum amount')
+ * console.log(q.collection, q.verb.verb, JSON.stringify(q.where)) // → expenses aggregate {"field":"category","op":"=","value":{"kind":"string","value":"food"}}
  */
 export function parseFactQuery(text: string): FactQuery {
   if (text.length > MAX_QUERY_CHARS)
