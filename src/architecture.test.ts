@@ -95,6 +95,30 @@ interface Exception {
  * An exception that no longer matches an import fails the test, so this list cannot go stale.
  */
 const EXCEPTIONS: readonly Exception[] = [
+  // The `mnemo` executable is the one entry of every surface: the CLI starts the hook runner, the stdio MCP server and
+  // the HTTP server for `mnemo hook`, `mnemo mcp` and `mnemo serve`. Each launch is a dynamic import, so a process
+  // loads only the surface it runs (an agent starts a hook process per event: start-up time is latency it feels).
+  {
+    from: 'src/adapters/cli/main.ts',
+    to: 'src/adapters/hooks/run-hook.ts',
+    rule: 'sibling',
+    reason: '`mnemo hook <event>` launches the hook runner (its bundle when built) on the fast path, before the CLI loads',
+    dynamicOnly: true,
+  },
+  {
+    from: 'src/adapters/cli/agent-commands.ts',
+    to: 'src/adapters/mcp/server.ts',
+    rule: 'sibling',
+    reason: '`mnemo mcp` launches the MCP server on stdio',
+    dynamicOnly: true,
+  },
+  {
+    from: 'src/adapters/cli/server-commands.ts',
+    to: 'src/adapters/http/server.ts',
+    rule: 'sibling',
+    reason: '`mnemo serve` launches the HTTP server (REST, MCP over HTTP, the viewer)',
+    dynamicOnly: true,
+  },
   {
     from: 'src/adapters/http/mcp-endpoint.ts',
     to: 'src/adapters/mcp/mcp-server.ts',
@@ -117,10 +141,6 @@ const KNOWN_VIOLATIONS: readonly string[] = [
   'src/adapters/cli/agent-commands.ts → src/adapters/connect/doctor.ts (sibling)',
   'src/adapters/cli/agent-commands.ts → src/adapters/connect/gemini.ts (sibling)',
   'src/adapters/cli/agent-commands.ts → src/adapters/connect/opencode.ts (sibling)',
-  'src/adapters/cli/agent-commands.ts → src/adapters/mcp/server.ts (sibling)',
-  'src/adapters/cli/main.ts → src/adapters/hooks/run-hook.ts (sibling)',
-  'src/adapters/cli/server-commands.ts → src/adapters/http/server-users.ts (sibling)',
-  'src/adapters/cli/server-commands.ts → src/adapters/http/server.ts (sibling)',
   'src/capture/cursor-db.ts → better-sqlite3 (driver)',
   'src/lifecycle/consolidate.ts → src/context/session-summary.ts (upward)',
   'src/lifecycle/llm-consolidator.ts → src/context/session-summary.ts (upward)',

@@ -89,6 +89,10 @@ export type MnemoEnv = Readonly<Record<string, string | undefined>>
 /** Default token budget of the injected context block. */
 export const DEFAULT_CONTEXT_BUDGET = 2000
 
+/** Default address of `mnemo serve` (`--port` or `MNEMO_PORT`, and `--host`, choose another). */
+export const DEFAULT_PORT = 7077
+export const DEFAULT_HOST = '127.0.0.1'
+
 /**
  * Resolves the configuration from the environment and flags. Paths are made
  * absolute; `~` at the start of `MNEMO_HOME` expands to the home directory.

@@ -7,7 +7,7 @@ import { parseIntOption } from './cli-kit.js'
 
 /** The port of `mnemo serve`: `--port`, else `MNEMO_PORT`, else 7077. @throws {MnemoError} `INVALID_INPUT` (bad --port), `CONFIG_INVALID` (bad MNEMO_PORT). */
 async function servePort(io: CliIo, option: string | undefined): Promise<number> {
-  const { DEFAULT_PORT } = await import('../http/server.js')
+  const { DEFAULT_PORT } = await import('../../config/config.js')
   const port = parseIntOption('port', option, 0, 65_535)
   if (port !== undefined) return port
   const envPort = io.env['MNEMO_PORT']
@@ -28,7 +28,7 @@ async function serverHome(io: CliIo, o: GlobalOptions): Promise<string> {
 }
 
 export async function userAdd(io: CliIo, out: Out, name: string, o: GlobalOptions & { replace?: boolean }): Promise<void> {
-  const { addServerUser, serverUsersPath } = await import('../http/server-users.js')
+  const { addServerUser, serverUsersPath } = await import('../../runtime/server-users.js')
   const home = await serverHome(io, o)
   const token = addServerUser(home, name, Date.now(), { replace: o.replace === true })
   if (out.json) printJson(out, { user: name, token, file: serverUsersPath(home) })
@@ -41,7 +41,7 @@ export async function userAdd(io: CliIo, out: Out, name: string, o: GlobalOption
 }
 
 export async function userRemove(io: CliIo, out: Out, name: string, o: GlobalOptions): Promise<void> {
-  const { removeServerUser } = await import('../http/server-users.js')
+  const { removeServerUser } = await import('../../runtime/server-users.js')
   const removed = removeServerUser(await serverHome(io, o), name)
   if (!removed)
     throw new MnemoError('NOT_FOUND', `no user ${JSON.stringify(name)} has a token`, {
@@ -53,7 +53,7 @@ export async function userRemove(io: CliIo, out: Out, name: string, o: GlobalOpt
 }
 
 export async function userList(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
-  const { listServerUsers } = await import('../http/server-users.js')
+  const { listServerUsers } = await import('../../runtime/server-users.js')
   const users = listServerUsers(await serverHome(io, o))
   if (out.json) printJson(out, { users })
   else
@@ -72,7 +72,7 @@ export async function userList(io: CliIo, out: Out, o: GlobalOptions): Promise<v
  * @throws {MnemoError} `NOT_FOUND` — no server token yet (the server never ran with this data directory).
  */
 export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: string; host?: string }): Promise<void> {
-  const { readServerToken, serverTokenPath } = await import('../http/server.js')
+  const { readServerToken, serverTokenPath } = await import('../../runtime/server-token.js')
   const { resolveConfig } = await import('../../config/config.js')
   const config = resolveConfig(o.home ? { ...io.env, MNEMO_HOME: o.home } : io.env)
   const token = readServerToken(config.home)

@@ -10,13 +10,14 @@ import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { errorJson, errorResponse } from './error-response.js'
 import { handleMcpPost, mcpMethodNotAllowed } from './mcp-endpoint.js'
 import { allowedHostNames, refusedHostOrOrigin } from './host-check.js'
-import { buildOpenApiDocument, DEFAULT_HOST } from './openapi.js'
+import { DEFAULT_HOST } from '../../config/config.js'
+import { buildOpenApiDocument } from './openapi.js'
 import { REST_ROUTES, streamQuery, type AnyRestRoute, type RouteContext } from './rest-routes.js'
 import type { jobJson } from '../../engine/views.js'
 import { streamObservations } from './event-stream.js'
 import { isViewerAsset, registerViewer } from './viewer-assets.js'
-import { bearerMatches, serverTokenPath } from './server-token.js'
-import { ServerUsers } from './server-users.js'
+import { bearerMatches, serverTokenPath } from '../../runtime/server-token.js'
+import { ServerUsers } from '../../runtime/server-users.js'
 
 /** Default largest request body, bytes (1 MiB). */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024

@@ -1,11 +1,8 @@
 import { z } from 'zod'
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../config/config.js'
 import { idField, projectField } from '../../core/schemas.js'
 import { errorBodySchema } from './error-response.js'
 import { REST_ROUTES, SERVER_VERSION, streamQuery, type AnyRestRoute } from './rest-routes.js'
-
-/** Default address of `mnemo serve`. */
-export const DEFAULT_PORT = 7077
-export const DEFAULT_HOST = '127.0.0.1'
 
 type Json = Record<string, unknown>
 

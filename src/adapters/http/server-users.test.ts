@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { T0 } from '../../testing/test-mnemo.js'
 import { callRest } from '../../testing/rest-client.js'
 import { startServer, type RunningServer } from './server.js'
-import { addServerUser, listServerUsers, removeServerUser, serverUsersPath } from './server-users.js'
+import { addServerUser, listServerUsers, removeServerUser, serverUsersPath } from '../../runtime/server-users.js'
 
 // A team server with per-user tokens: Alice and Bob capture into the same project with the same
 // words and different facts; every surface answers each of them with their own data only.
@@ -225,7 +225,7 @@ describe('a server that isolates agents (MNEMO_AGENT_SCOPE=own)', () => {
 })
 
 describe('changes of the users file', () => {
-  const built = path.resolve(import.meta.dirname, '../../../dist/adapters/http/server-users.js')
+  const built = path.resolve(import.meta.dirname, '../../../dist/runtime/server-users.js')
 
   it.skipIf(!existsSync(built))(
     'concurrent adds and a remove in separate processes all land: the revocation sticks, every printed token exists',

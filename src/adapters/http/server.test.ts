@@ -6,7 +6,7 @@ import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_BODY_BYTES } from './app.js'
 import { readServerToken, startServer, type RunningServer } from './server.js'
-import { ensureServerToken } from './server-token.js'
+import { ensureServerToken } from '../../runtime/server-token.js'
 import type { ParsedJson } from '../../testing/json.js'
 
 // The server's lifecycle against real sockets on 127.0.0.1: auth, the token

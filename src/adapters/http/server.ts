@@ -8,12 +8,11 @@ import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
 import type { z } from 'zod'
 import type { jobJson } from '../../engine/views.js'
 import { createHttpApp, DEFAULT_MAX_BODY_BYTES } from './app.js'
-import { DEFAULT_HOST, DEFAULT_PORT } from './openapi.js'
+import { DEFAULT_HOST, DEFAULT_PORT } from '../../config/config.js'
 import { allowedHostNames } from './host-check.js'
-import { ensureServerToken, serverTokenPath } from './server-token.js'
+import { ensureServerToken, serverTokenPath } from '../../runtime/server-token.js'
 
-export { DEFAULT_HOST, DEFAULT_PORT } from './openapi.js'
-export { readServerToken, serverTokenPath } from './server-token.js'
+export { readServerToken, serverTokenPath } from '../../runtime/server-token.js'
 
 /** Options of `startServer`. All optional. */
 export interface StartServerOptions {

@@ -2,9 +2,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { chmodSync, closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { z } from 'zod'
-import { MnemoError } from '../../core/errors.js'
-import { makeDirectory } from '../../runtime/data-dir.js'
-import { checkUserName, USER_NAME_PATTERN } from '../../core/user.js'
+import { MnemoError } from '../core/errors.js'
+import { makeDirectory } from './data-dir.js'
+import { checkUserName, USER_NAME_PATTERN } from '../core/user.js'
 
 /**
  * Per-user bearer tokens of a team server. The server token

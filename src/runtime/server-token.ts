@@ -1,8 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { chmodSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { MnemoError } from '../../core/errors.js'
-import { makeDirectory } from '../../runtime/data-dir.js'
+import { MnemoError } from '../core/errors.js'
+import { makeDirectory } from './data-dir.js'
 
 /** Name of the bearer token file inside the data directory. */
 export const SERVER_TOKEN_FILE = 'server-token'
