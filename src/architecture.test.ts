@@ -120,6 +120,14 @@ const EXCEPTIONS: readonly Exception[] = [
     dynamicOnly: true,
   },
   {
+    from: 'src/capture/cursor-db.ts',
+    to: 'better-sqlite3',
+    rule: 'driver',
+    reason:
+      "importing from Cursor reads Cursor's own state.vscdb, a SQLite file of another program opened read-only: a " +
+      "capture format, not mnemo's store, and it must work whichever dialect the store uses",
+  },
+  {
     from: 'src/adapters/http/mcp-endpoint.ts',
     to: 'src/adapters/mcp/mcp-server.ts',
     rule: 'sibling',
@@ -141,7 +149,6 @@ const KNOWN_VIOLATIONS: readonly string[] = [
   'src/adapters/cli/agent-commands.ts → src/adapters/connect/doctor.ts (sibling)',
   'src/adapters/cli/agent-commands.ts → src/adapters/connect/gemini.ts (sibling)',
   'src/adapters/cli/agent-commands.ts → src/adapters/connect/opencode.ts (sibling)',
-  'src/capture/cursor-db.ts → better-sqlite3 (driver)',
   'src/lifecycle/consolidate.ts → src/context/session-summary.ts (upward)',
   'src/lifecycle/llm-consolidator.ts → src/context/session-summary.ts (upward)',
   'src/lifecycle/procedure-steps.ts → src/context/session-summary.ts (upward)',
