@@ -142,13 +142,6 @@ const EXCEPTIONS: readonly Exception[] = [
  * exact, so a fixed violation must be removed from it and a new one fails.
  */
 const KNOWN_VIOLATIONS: readonly string[] = [
-  'src/adapters/cli/agent-commands.ts → src/adapters/connect/claude-code.ts (sibling)',
-  'src/adapters/cli/agent-commands.ts → src/adapters/connect/codex.ts (sibling)',
-  'src/adapters/cli/agent-commands.ts → src/adapters/connect/connect-plan.ts (sibling)',
-  'src/adapters/cli/agent-commands.ts → src/adapters/connect/cursor.ts (sibling)',
-  'src/adapters/cli/agent-commands.ts → src/adapters/connect/doctor.ts (sibling)',
-  'src/adapters/cli/agent-commands.ts → src/adapters/connect/gemini.ts (sibling)',
-  'src/adapters/cli/agent-commands.ts → src/adapters/connect/opencode.ts (sibling)',
   'src/lifecycle/consolidate.ts → src/context/session-summary.ts (upward)',
   'src/lifecycle/llm-consolidator.ts → src/context/session-summary.ts (upward)',
   'src/lifecycle/procedure-steps.ts → src/context/session-summary.ts (upward)',

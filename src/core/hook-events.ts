@@ -59,7 +59,7 @@ const BY_AGENT: Readonly<Record<HookAgent, readonly HookEventMapping[]>> = {
   codex: CODEX_HOOK_EVENTS,
   cursor: CURSOR_HOOK_EVENTS,
   gemini: GEMINI_HOOK_EVENTS,
-  // mnemo's OpenCode plugin passes Claude Code event names (src/adapters/connect/opencode-plugin.ts).
+  // mnemo's OpenCode plugin passes Claude Code event names (src/adapters/cli/connect/opencode-plugin.ts).
   opencode: [],
 }
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { afterEach, beforeEach } from 'vitest'
-import type { AgentConnectOptions } from '../adapters/connect/connect-plan.js'
+import type { AgentConnectOptions } from '../adapters/cli/connect/connect-plan.js'
 import type { ParsedJson } from './json.js'
 
 /** The node and CLI paths every connect test plans hook commands with. */

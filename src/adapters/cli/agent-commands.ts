@@ -8,19 +8,19 @@ import { resolveProjectRoot } from '../../engine/project-root.js'
 import { dataDirError } from '../../runtime/data-dir.js'
 import type { LongMemEvalReport } from '../../bench/longmemeval.js'
 import { openMnemo } from '../../runtime/open-mnemo.js'
-import { disconnectClaudeCode, planClaudeCodeConnect } from '../connect/claude-code.js'
-import { planCodexConnect, planCodexDisconnect } from '../connect/codex.js'
+import { disconnectClaudeCode, planClaudeCodeConnect } from './connect/claude-code.js'
+import { planCodexConnect, planCodexDisconnect } from './connect/codex.js'
 import {
   type AgentConnectOptions,
   type AgentDisconnectOptions,
   applyConnectPlan,
   type ConnectPlan,
   renderPlanDiff,
-} from '../connect/connect-plan.js'
-import { planCursorConnect, planCursorDisconnect } from '../connect/cursor.js'
-import { checkAgents, type DoctorAgent, mnemoHookCount } from '../connect/doctor.js'
-import { planGeminiConnect, planGeminiDisconnect } from '../connect/gemini.js'
-import { planOpenCodeConnect, planOpenCodeDisconnect } from '../connect/opencode.js'
+} from './connect/connect-plan.js'
+import { planCursorConnect, planCursorDisconnect } from './connect/cursor.js'
+import { checkAgents, type DoctorAgent, mnemoHookCount } from './connect/doctor.js'
+import { planGeminiConnect, planGeminiDisconnect } from './connect/gemini.js'
+import { planOpenCodeConnect, planOpenCodeDisconnect } from './connect/opencode.js'
 import { CLI_PATH, DEMO_SESSION, parseChannels, parseIntOption, withMnemo } from './cli-kit.js'
 import { formatHits, hitToJson, type Out, printJson } from './output.js'
 import type { CliIo, GlobalOptions } from './program.js'

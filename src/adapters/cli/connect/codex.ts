@@ -38,7 +38,7 @@
  */
 import { createHash } from 'node:crypto'
 import { join, resolve } from 'node:path'
-import { CODEX_HOOK_EVENTS } from '../../core/hook-events.js'
+import { CODEX_HOOK_EVENTS } from '../../../core/hook-events.js'
 import {
   type AgentLocation,
   agentHookCommand,

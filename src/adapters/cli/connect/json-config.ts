@@ -6,7 +6,7 @@
  * json-edit.ts.
  */
 import { type JSONPath, type ParseError, parse, printParseErrorCode } from 'jsonc-parser'
-import { invalidInput } from '../../core/errors.js'
+import { invalidInput } from '../../../core/errors.js'
 
 export type Json = null | boolean | number | string | Json[] | JsonObject
 export type JsonObject = { [key: string]: Json }

@@ -4,8 +4,8 @@ import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs
 import { join } from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { describe, expect, it } from 'vitest'
-import { MnemoError } from '../../core/errors.js'
-import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
+import { MnemoError } from '../../../core/errors.js'
+import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../../testing/connect-sandbox.js'
 import { shellQuote } from './agent-command.js'
 import {
   CODEX_HOOK_EVENTS,

@@ -23,7 +23,7 @@
  * its own keys and keeps them.
  */
 import { join } from 'node:path'
-import { GEMINI_HOOK_EVENTS } from '../../core/hook-events.js'
+import { GEMINI_HOOK_EVENTS } from '../../../core/hook-events.js'
 import {
   type AgentLocation,
   agentHookCommand,

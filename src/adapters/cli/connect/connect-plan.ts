@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import type { HookEventMapping } from '../../core/hook-events.js'
-import { invalidInput } from '../../core/errors.js'
+import type { HookEventMapping } from '../../../core/hook-events.js'
+import { invalidInput } from '../../../core/errors.js'
 import {
   AGENT_LABELS,
   type AgentCommandOptions,

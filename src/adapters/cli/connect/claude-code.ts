@@ -11,7 +11,7 @@
  * written back whole as 2-space JSON.
  */
 import { join } from 'node:path'
-import { CLAUDE_HOOK_EVENTS, type ClaudeHookEvent } from '../../core/hook-events.js'
+import { CLAUDE_HOOK_EVENTS, type ClaudeHookEvent } from '../../../core/hook-events.js'
 import {
   type AgentCommandOptions,
   type AgentLocation,

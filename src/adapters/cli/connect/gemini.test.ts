@@ -2,13 +2,13 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { MnemoError } from '../../core/errors.js'
-import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
+import { MnemoError } from '../../../core/errors.js'
+import { CLI, NODE, read, readJson, useConnectSandbox, write } from '../../../testing/connect-sandbox.js'
 import { shellQuote } from './agent-command.js'
 import { type AgentConnectOptions, applyConnectPlan, renderPlanDiff } from './connect-plan.js'
 import { describeGeminiHooks, GEMINI_HOOK_EVENTS, geminiPaths, planGeminiConnect, planGeminiDisconnect } from './gemini.js'
 import { parseJsonQuiet } from './json-config.js'
-import type { ParsedJson } from '../../testing/json.js'
+import type { ParsedJson } from '../../../testing/json.js'
 
 let root: string
 let home: string

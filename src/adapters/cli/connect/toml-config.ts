@@ -4,7 +4,7 @@
  * lines; everything else keeps its bytes.
  */
 import { parse as parseToml, TomlError } from 'smol-toml'
-import { invalidInput } from '../../core/errors.js'
+import { invalidInput } from '../../../core/errors.js'
 import { scanTomlHeaders } from './toml-scan.js'
 
 /** A parsed TOML document (smol-toml: plain objects, arrays, strings, numbers, booleans, dates). */

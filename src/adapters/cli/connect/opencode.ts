@@ -23,7 +23,7 @@
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { invalidInput } from '../../core/errors.js'
+import { invalidInput } from '../../../core/errors.js'
 import {
   type AgentLocation,
   type ConnectScope,

@@ -20,8 +20,8 @@
  * everything else byte for byte.
  */
 import { join } from 'node:path'
-import { CURSOR_HOOK_EVENTS } from '../../core/hook-events.js'
-import { invalidInput } from '../../core/errors.js'
+import { CURSOR_HOOK_EVENTS } from '../../../core/hook-events.js'
+import { invalidInput } from '../../../core/errors.js'
 import {
   type AgentLocation,
   agentHookCommand,

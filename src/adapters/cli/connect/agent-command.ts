@@ -7,9 +7,9 @@
  */
 import { homedir } from 'node:os'
 import { isAbsolute, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import type { ClaudeHookEvent } from '../../core/hook-events.js'
-import { invalidInput } from '../../core/errors.js'
+import type { ClaudeHookEvent } from '../../../core/hook-events.js'
+import { invalidInput } from '../../../core/errors.js'
+import { CLI_PATH } from '../cli-kit.js'
 
 /** Agents with a planner in this folder besides Claude Code. */
 export type ConnectAgent = 'codex' | 'gemini' | 'cursor' | 'opencode'
@@ -44,7 +44,7 @@ export interface AgentLocation {
 export interface AgentCommandOptions {
   /** Absolute node binary. Default `process.execPath`. */
   nodePath?: string | undefined
-  /** Absolute path of the built CLI. Default `../cli/main.js` next to this module (dist/adapters/cli/main.js when built). */
+  /** Absolute path of the built CLI. Default `CLI_PATH` (dist/adapters/cli/main.js of this package). */
   cliPath?: string | undefined
   /** When given, hooks and the MCP server run with `MNEMO_HOME` set to it (made absolute). */
   mnemoHome?: string | undefined
@@ -64,7 +64,7 @@ export interface ResolvedCommand {
  */
 export function resolveAgentCommand(o: AgentCommandOptions): ResolvedCommand {
   const nodePath = o.nodePath ?? process.execPath
-  const cliPath = o.cliPath ?? fileURLToPath(new URL('../cli/main.js', import.meta.url))
+  const cliPath = o.cliPath ?? CLI_PATH
   for (const [name, p] of [
     ['nodePath', nodePath],
     ['cliPath', cliPath],

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { read, useConnectSandbox, write } from '../../testing/connect-sandbox.js'
+import { read, useConnectSandbox, write } from '../../../testing/connect-sandbox.js'
 import { planCodexConnect, planCodexDisconnect } from './codex.js'
 import {
   type AgentConnectOptions,

@@ -6,7 +6,7 @@
  * that exist and that this mnemo would write. Reads files only.
  */
 import { existsSync } from 'node:fs'
-import { MnemoError } from '../../core/errors.js'
+import { MnemoError } from '../../../core/errors.js'
 import { type ConnectAgent, type ConnectScope, isMnemoHookCommand, shellQuote } from './agent-command.js'
 import { CLAUDE_CODE_HOOK_EVENTS, claudeCodePaths } from './claude-code.js'
 import { CODEX_HOOK_EVENTS, CODEX_MCP_KEY, codexMnemoHookTrust, codexPaths } from './codex.js'
