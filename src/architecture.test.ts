@@ -138,16 +138,6 @@ const EXCEPTIONS: readonly Exception[] = [
 ]
 
 /**
- * Violations the tree still has, to be moved away (issue 20 item 1). Temporary: the test requires this list to be
- * exact, so a fixed violation must be removed from it and a new one fails.
- */
-const KNOWN_VIOLATIONS: readonly string[] = [
-  'src/lifecycle/consolidate.ts → src/context/session-summary.ts (upward)',
-  'src/lifecycle/llm-consolidator.ts → src/context/session-summary.ts (upward)',
-  'src/lifecycle/procedure-steps.ts → src/context/session-summary.ts (upward)',
-]
-
-/**
  * Folders of code that only tests run: the test helpers, and the store contract suite that runs every dialect
  * against the same tests (ARCHITECTURE.md, `storage/`), which must open each dialect and drive the engine.
  */
@@ -267,14 +257,14 @@ describe('architecture (ARCHITECTURE.md layer rules)', () => {
   const production = edges.filter((e) => !e.external && !isTestSupport(e.from))
   const violations = checkImports(edges)
 
-  it(`the ${production.length} internal imports of production code break no rule beyond the listed exceptions and the ${KNOWN_VIOLATIONS.length} known violations`, () => {
+  it(`the ${production.length} internal imports of production code break no rule beyond the ${EXCEPTIONS.length} listed exceptions`, () => {
     const remaining = violations
       .filter((v) => !EXCEPTIONS.some((exception) => excepts(exception, v)))
       .map(formatViolation)
       .sort()
-    // A failure here lists the difference: an import that breaks a rule is moved where it belongs (or, when it is
-    // deliberate, listed in EXCEPTIONS with its reason); a violation that is gone leaves KNOWN_VIOLATIONS.
-    expect(remaining, 'imports that break the layer rules (src/architecture.test.ts)').toEqual([...KNOWN_VIOLATIONS].sort())
+    // A failure here lists each import that breaks a rule: move the code where it belongs (ARCHITECTURE.md), or, when
+    // the import is deliberate, list it in EXCEPTIONS with its reason.
+    expect(remaining, 'imports that break the layer rules (src/architecture.test.ts)').toEqual([])
   })
 
   it('every deliberate exception still matches an import and gives its reason', () => {

@@ -3,7 +3,7 @@ import { anchorRelativeDates } from './anchor-dates.js'
 import { BlockBuilder } from './block-builder.js'
 import { MIN_CONTEXT_BUDGET, type ContextBlock, type Memory } from '../core/types.js'
 import { procedureHeadline } from '../lifecycle/procedure-text.js'
-import { digestParts, type SessionDigest } from './session-summary.js'
+import { digestParts, type SessionDigest } from '../lifecycle/session-summary.js'
 
 export const CONTEXT_TAG = 'mnemo-context'
 /** Most procedures listed in the block (one line each: name and trigger; their steps are a recall away). */

@@ -10,7 +10,7 @@ import {
   type Session,
 } from '../core/types.js'
 import { assembleContext } from '../context/context-block.js'
-import { digestSession, type SessionDigest } from '../context/session-summary.js'
+import { digestSession, type SessionDigest } from '../lifecycle/session-summary.js'
 import type { Store } from '../storage/store.js'
 import type { EngineContext } from './engine-context.js'
 import { observationAgent } from './memory-writes.js'

@@ -1,6 +1,6 @@
 import type { Memory, MemoryKind, Observation } from '../core/types.js'
 import { squash } from '../core/text.js'
-import { digestParts, type SessionDigest } from '../context/session-summary.js'
+import { digestParts, type SessionDigest } from './session-summary.js'
 
 /**
  * Deterministic consolidation: no model. Session digests become episodic

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { digestSession } from '../context/session-summary.js'
+import { digestSession } from './session-summary.js'
 import { MnemoError } from '../core/errors.js'
 import { makeId, type ProjectId, type SessionId } from '../core/ids.js'
 import type { Observation, ObservationKind, Session } from '../core/types.js'

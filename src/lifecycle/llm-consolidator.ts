@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { digestSession } from '../context/session-summary.js'
+import { digestSession } from './session-summary.js'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import { capText } from '../core/text.js'
 import type { Observation, Session } from '../core/types.js'

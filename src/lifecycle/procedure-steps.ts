@@ -1,4 +1,4 @@
-import { SHELL_TOOLS } from '../context/session-summary.js'
+import { SHELL_TOOLS } from './session-summary.js'
 import { squash } from '../core/text.js'
 import type { Observation } from '../core/types.js'
 
