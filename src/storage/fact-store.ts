@@ -22,30 +22,30 @@ export interface FactQueryLimits {
 /** The fact ledger's storage: the materialised views of fact events (applied through `Derivation.facts`) and their queries. */
 export interface FactStore {
   /** The current spec of each collection of the scope (the union of its declarations), by name. */
-  collections(scope: FactScope): CollectionSpec[]
+  collections(scope: FactScope): Promise<CollectionSpec[]>
   /** Record counts, time ranges and up to `examples` distinct example values per field of each collection. */
   collectionStats(
     scope: FactScope,
     examples: number,
-  ): Map<string, { records: number; from?: string; to?: string; examples: Record<string, FactValue[]> }>
+  ): Promise<Map<string, { records: number; from?: string; to?: string; examples: Record<string, FactValue[]> }>>
   /** The live record with this identity (see `identityOf`) in a collection, if any. */
-  byIdentity(scope: FactScope, collection: string, identity: string): FactRecord | undefined
+  byIdentity(scope: FactScope, collection: string, identity: string): Promise<FactRecord | undefined>
   /** A live record by id (retracted ones included, with `validTo`), if in scope. */
-  get(scope: FactScope, id: string): (FactRecord & { retractedAt?: number }) | undefined
+  get(scope: FactScope, id: string): Promise<(FactRecord & { retractedAt?: number }) | undefined>
   /** A page of a collection's live records, oldest recorded first, and how many it holds. */
-  list(scope: FactScope, collection: string, offset: number, limit: number): { records: FactRecord[]; total: number }
+  list(scope: FactScope, collection: string, offset: number, limit: number): Promise<{ records: FactRecord[]; total: number }>
   /** Every version of a record, oldest first; empty when unknown or out of scope. */
-  history(scope: FactScope, id: string): FactVersion[]
+  history(scope: FactScope, id: string): Promise<FactVersion[]>
   /** When a record of the scope was deleted at a person's request, if it was. */
-  tombstone(scope: FactScope, id: string): { collection: string; deletedAt: number } | undefined
+  tombstone(scope: FactScope, id: string): Promise<{ collection: string; deletedAt: number } | undefined>
   /** The latest deleted record of a collection with this identity, if one was deleted at a person's request. */
-  tombstoneByIdentity(scope: FactScope, collection: string, identity: string): { id: string; deletedAt: number } | undefined
+  tombstoneByIdentity(scope: FactScope, collection: string, identity: string): Promise<{ id: string; deletedAt: number } | undefined>
   /** Sequence numbers of the events that wrote a record's versions (what a real delete removes from the log). */
-  eventSeqs(scope: FactScope, id: string): number[]
+  eventSeqs(scope: FactScope, id: string): Promise<number[]>
   /**
    * Runs a query resolved against `spec` (see `resolveQuery`) as parameterised SQL inside the scope.
    * @param now - Epoch ms, for the time limit's clock.
    * @throws {MnemoError} `INVALID_INPUT` (path `query`) — the collection holds more than `limits.maxRows` records, or the query ran past `limits.timeoutMs`.
    */
-  query(scope: FactScope, spec: CollectionSpec, query: FactQuery, limits: FactQueryLimits): FactQueryResult
+  query(scope: FactScope, spec: CollectionSpec, query: FactQuery, limits: FactQueryLimits): Promise<FactQueryResult>
 }

@@ -156,11 +156,6 @@ export interface AuditEntry {
   details?: Record<string, unknown>
 }
 
-/**
- * Whose rows a read sees: the namespace it is confined to (PRODUCT.md: scope =
- * project + agent + user). Every read primitive applies it inside its own
- * query, never to a truncated result.
- */
 /** One session of one agent, as the agent names it (its own session id), and whose it is (`''`: no user). */
 export interface InjectionKey {
   agent: string
@@ -171,6 +166,11 @@ export interface InjectionKey {
 /** What an injection record says: an item was shown, a correction of it was shown, or a file's hints were shown. */
 export type InjectionWhat = 'item' | 'correction' | 'file'
 
+/**
+ * Whose rows a read sees: the namespace it is confined to (PRODUCT.md: scope =
+ * project + agent + user). Every read primitive applies it inside its own
+ * query, never to a truncated result.
+ */
 export interface Scope {
   /** Projects to read; empty or omitted = every project. */
   projectIds?: readonly ProjectId[]
@@ -194,7 +194,11 @@ export interface TextMatch {
 }
 
 export interface SearchTextOptions extends Scope {
-  /** FTS5 MATCH expression. */
+  /**
+   * What to match: a disjunction of quoted phrases, each optionally a prefix (`"jwt verify" OR "auth.ts" OR "認証"*`),
+   * the subset of FTS5 query syntax that `toMatchExpression` writes. Each dialect translates it (SQLite: FTS5 MATCH as
+   * is; PostgreSQL: a tsquery of phrases).
+   */
   match: string
   sessionId?: SessionId
   /** Most matches returned, best first. */
@@ -251,119 +255,36 @@ export interface StoreStats {
   bytes: number
 }
 
-/**
- * The storage port: everything the engine needs from a database. One
- * implementation per dialect (storage/sqlite now). Writes are transactional;
- * a thrown error leaves the store unchanged.
- */
-export interface Store {
-  /** The typed fact ledger: views derived from fact events (see `Derivation.facts`), and their queries. */
-  readonly facts: FactStore
+/** The append-only event log, the source of truth (ARCHITECTURE.md): appends with their derivation, reads, governance deletes and tombstones, in-place rewrites, rebuild. */
+export interface EventLog {
   /**
    * Appends events to the log and applies their derivations, all in one
    * transaction. An event whose `idemKey` is already stored, or one of whose
    * `sameAs` keys is (the same delivery keyed in a neighbouring second), is
    * skipped (counted in `duplicates`) and its derivation not applied.
    */
-  append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]): AppendResult
+  append(
+    batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[],
+  ): Promise<AppendResult>
   /** Logged events with `seq > afterSeq`, in order, at most `limit`. */
-  readEvents(afterSeq: number, limit: number): StoredEvent[]
+  readEvents(afterSeq: number, limit: number): Promise<StoredEvent[]>
+  /** Logged events with `seq > afterSeq` of one project and user scope, in order, at most `limit` (for export). */
+  readScopedEvents(afterSeq: number, limit: number, scope: { projectRoot?: string; user?: string | null }): Promise<StoredEvent[]>
+  /** The highest event sequence number in the log (0 when empty). */
+  lastEventSeq(): Promise<number>
   /**
    * Deletes every derived row and re-applies `derive` to each logged event in order.
    * @param derivedWith - The derivation version `derive` makes, recorded with the rows (see `derivedWith`).
    */
-  rebuild(derive: (event: StoredEvent) => Derivation, derivedWith?: number): { events: number; observations: number }
+  rebuild(derive: (event: StoredEvent) => Derivation, derivedWith?: number): Promise<{ events: number; observations: number }>
   /** The derivation version the store's rows were made with (1: before versions were kept); undefined when not recorded. */
-  derivedWith(): number | undefined
+  derivedWith(): Promise<number | undefined>
   /**
    * Re-derives one session from its events, as `rebuild` would derive it (its rows, full-text
    * entries, entities and the one-copy matching, which never crosses sessions), leaving the rest
    * of the store alone. Returns the observations it derived.
    */
-  rederiveSession(session: StepSession, derive: (event: StoredEvent) => Derivation): number
-  /** Full-text search, scope-filtered inside the query. */
-  searchText(options: SearchTextOptions): TextMatch[]
-  /** Keys of documents whose time is in [from, to), oldest first, scope-filtered inside the query. */
-  docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean }): number[]
-  /** Lowercase names of the `name` entities of these projects (all projects when empty). */
-  entityNames(projectIds: readonly ProjectId[]): string[]
-  /**
-   * The stored entities matching `refs` in the scope's projects, with how many of the scope's documents mention each
-   * (unmentioned ones left out). With `maxDocs`, a count over it is reported as `maxDocs + 1` (counting stops there).
-   */
-  findEntities(scope: Scope, refs: readonly EntityRef[], maxDocs?: number): { id: number; type: string; name: string; docs: number }[]
-  /** Documents mentioning any of `entityIds`: (entity, document) pairs, scope-filtered. */
-  entityMentions(
-    entityIds: readonly number[],
-    scope: Scope & { sessionId?: SessionId },
-    limit: number,
-  ): { entityId: number; docKey: number }[]
-  /**
-   * The `limit` entities sharing most documents of the scope with `entityIds`, with the number of shared documents and
-   * their own document count (with `maxDocs`, a count over it is reported as `maxDocs + 1`).
-   */
-  coMentioned(entityIds: readonly number[], scope: Scope, limit: number, maxDocs?: number): { id: number; shared: number; docs: number }[]
-  /** Number of documents (observations and memories) in the scope. */
-  countDocs(scope: Scope): number
-  /** Documents of the scope matching an FTS5 expression (current memories only), counted up to `limit` (a count of `limit` means at least that many). */
-  matchCount(options: Scope & { match: string; limit: number }): number
-  /** Records items shown to one agent session (ignoring ones already recorded). */
-  recordInjections(key: InjectionKey, rows: readonly { itemId: string; what: InjectionWhat }[], at: number): void
-  /** Everything recorded as shown to one agent session, oldest first. */
-  injections(key: InjectionKey): { itemId: string; what: InjectionWhat; at: number }[]
-  /** All vectors of a space among the scope's documents, as (key, vector) pairs. */
-  vectors(space: string, scope: Scope): { docKey: number; vec: Float32Array }[]
-  /** Stores vectors of a space (replacing existing ones). */
-  putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): void
-  /** Deletes every vector of a space. */
-  dropSpace(space: string): void
-  /** Keys and texts of the scope's documents that have no vector in `space`, oldest first. */
-  docsWithoutVector(space: string, scope: Scope, limit: number): { docKey: number; text: string }[]
-  /** Texts of a project's documents, newest first (for fitting the builtin model). */
-  projectTexts(projectId: ProjectId, limit: number): string[]
-  /** The stored builtin model of a project. */
-  getLsaModel(projectId: ProjectId): { space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined
-  /** The stored LSA model's space, document count and fit time, without its bytes (what a cache checks on every search). */
-  lsaModelInfo(projectId: ProjectId): { space: string; docCount: number; builtAt: number } | undefined
-  putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): void
-  /** Documents by key, in the order asked; unknown keys are left out. */
-  docs(docKeys: readonly number[]): SearchDoc[]
-  /**
-   * For each observation key, the keys of up to `span` observations before
-   * and after it in its session (time order; nearest first). Memory keys get none.
-   */
-  neighbors(
-    docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
-    span: number,
-  ): Map<number, { prev: number[]; next: number[] }>
-
-  getObservation(id: ObservationId | string): Observation | undefined
-  getMemory(id: MemoryId | string): Memory | undefined
-  getSession(id: SessionId | string): Session | undefined
-  getProject(id: ProjectId | string): Project | undefined
-  /** The memory derived from the logged event with this idempotency key, if any. */
-  memoryByIdemKey(idemKey: string): Memory | undefined
-  /**
-   * The current memory of a project and user (undefined = shared) with this content key, if any; with `agent`
-   * given, only that agent's (null: one of no agent), as the write guard matches under agent isolation.
-   */
-  currentMemoryByContent(projectRoot: string, contentKey: string, user: string | undefined, agent?: AgentName | null): Memory | undefined
-  /**
-   * Records that memories were used today (context, show); once per memory per day. Best effort: while another
-   * process holds the write lock it records nothing rather than make the read wait.
-   */
-  recordUsage(memoryIds: readonly string[], day: string): void
-  /**
-   * Runs `fn` with no wait for another process's write lock: a write inside it that meets the lock fails at once
-   * (`STORE_UNAVAILABLE`, "database is locked") instead of waiting the busy timeout. Reads never wait (WAL).
-   */
-  withoutLockWait<T>(fn: () => T): T
-  /** Days each memory was used, for the retention score. */
-  usageCounts(memoryIds: readonly string[]): Map<string, number>
-  /** Every memory of a project, all versions, archived included, oldest first. */
-  allMemories(projectId: ProjectId): Memory[]
-  /** A memory and every version before and after it, oldest first. */
-  memoryHistory(id: string): Memory[]
+  rederiveSession(session: StepSession, derive: (event: StoredEvent) => Derivation): Promise<number>
   /**
    * Deletes logged events for good (a governance delete): their rows, every
    * row derived from them, and their idempotency keys become tombstones so a
@@ -371,72 +292,28 @@ export interface Store {
    * name the deleted items go too.
    * @returns How many events were deleted.
    */
-  deleteEvents(filter: EventFilter): number
+  deleteEvents(filter: EventFilter): Promise<number>
   /** Ids of the observations derived from the events a `deleteEvents` filter would delete. */
-  observationIdsOfEvents(filter: EventFilter & { projectRoot: string }): string[]
+  observationIdsOfEvents(filter: EventFilter & { projectRoot: string }): Promise<string[]>
   /** Whether an observation of these events stands for a copy another capture path carried and that was not stored (see `Derivation.origin`). */
-  eventsHaveCopies(seqs: readonly number[]): boolean
+  eventsHaveCopies(seqs: readonly number[]): Promise<boolean>
   /**
    * Ids of the observations of a session through which a capture path other than `origin` recorded
    * the same step: the same `sourceRef`, or (without one) the same kind and text within
    * `CROSS_PATH_WINDOW_MS` of `ts`. The session is named by what identifies it (see `StepSession`),
    * not its id.
    */
-  stepRecords(session: StepSession, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[]
+  stepRecords(session: StepSession, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): Promise<string[]>
   /** An observation's capture path (undefined for an older mnemo's row) and session identity; undefined for an unknown id. */
-  stepOf(observationId: string): { origin: string | undefined; session: StepSession } | undefined
+  stepOf(observationId: string): Promise<{ origin: string | undefined; session: StepSession } | undefined>
   /** The log sequence number of the event an observation or memory was derived from. */
-  sourceEventOf(id: string): number | undefined
-
-  /**
-   * Projects by name then root. With a user or agent in `scope`, only those the reader has
-   * something in: an agent's session or a memory it may see (another user's project is not
-   * named to them).
-   */
-  listProjects(scope?: Omit<Scope, 'projectIds'>): Project[]
-  /** Sessions newest first (by last event), from `offset` (default 0), leaving out sessions of `excludeAgent`. */
-  listSessions(options: Scope & { limit: number; offset?: number; excludeAgent?: string }): Session[]
-  /** A session's observations in time order. */
-  sessionObservations(sessionId: SessionId, limit: number): Observation[]
-  /** Current, unarchived memories of the scope, pinned first then newest. */
-  listMemories(options: Scope & { limit: number }): Memory[]
-  /**
-   * A page of observations of these projects with the agent of their session,
-   * filtered by session, kinds and agent. `order: 'desc'` pages newest first
-   * with `beforeSeq`; `'asc'` tails the log with `afterSeq` (event sequence
-   * numbers, so rows written by other processes are seen in log order).
-   */
-  browseObservations(options: BrowseObservationsOptions): (Observation & { agent: AgentName })[]
-  /** The highest event sequence number in the log (0 when empty). */
-  lastEventSeq(): number
-  /** A session's observations in time order from `offset`, at most `limit`. */
-  sessionObservationsPage(sessionId: SessionId, offset: number, limit: number): Observation[]
-  /** The 0-based place of an observation in its session's time order, or undefined when it is not in that session. */
-  observationPosition(sessionId: SessionId, observationId: string): number | undefined
-  /** A page of memories of these projects (all versions) with the total matching, pinned first then newest. */
-  browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number }
-  /** For each observation id, the ids of the memories whose provenance names it. */
-  memoriesFromObservations(projectId: ProjectId, observationIds: readonly string[]): Map<string, string[]>
-  /** Entities of the scope's projects mentioned in its documents whose name contains `text` (case-insensitive), exact matches first, then most mentioned. */
-  searchEntities(scope: Scope & { projectIds: readonly ProjectId[] }, text: string, limit: number): EntityRow[]
-  /**
-   * Keys of the newest `limit` documents of these projects that mention
-   * `entityId` (observations newest first, then memories), or of any newest
-   * observations without one: the sample the viewer's graph is drawn from.
-   */
-  sampleDocs(scope: Scope & { projectIds: readonly ProjectId[] }, entityId: number | undefined, limit: number): number[]
-  /** Entities mentioned in `docKeys`, most mentioned there first, with that count (`shared`). */
-  entitiesInDocs(docKeys: readonly number[], limit: number): { id: number; shared: number }[]
-  /** Entities by id (unknown ids left out), with their document counts over the whole store. */
-  entitiesById(ids: readonly number[]): EntityRow[]
-  /** Co-mention edges among `ids` within `docKeys`: pairs that share documents there, with how many. */
-  entityEdges(ids: readonly number[], docKeys: readonly number[]): { source: number; target: number; weight: number }[]
+  sourceEventOf(id: string): Promise<number | undefined>
   /**
    * Rewrites stored event payloads in place, in one transaction: `fn` returns
    * a new payload or `undefined` to keep the event as it is.
    * @returns How many events changed.
    */
-  rewritePayloads(fn: (payload: unknown) => unknown): number
+  rewritePayloads(fn: (payload: unknown) => unknown): Promise<number>
   /**
    * Rewrites logged events older than `before` (event time, epoch ms) in
    * place, in one transaction: `fold` returns a new format and payload, or
@@ -447,27 +324,197 @@ export interface Store {
   foldEvents(
     options: { before: number; projectRoot?: string; user?: string | null },
     fold: (event: StoredEvent) => { format: EventFormat; payload: unknown } | undefined,
-  ): { events: number; bytesBefore: number; bytesAfter: number }
-  /** Rewrites the database file without free pages (SQLite VACUUM). @returns Its size in bytes before and after. */
-  vacuum(): { bytesBefore: number; bytesAfter: number }
-  /** Logged events with `seq > afterSeq` of one project and user scope, in order, at most `limit` (for export). */
-  readScopedEvents(afterSeq: number, limit: number, scope: { projectRoot?: string; user?: string | null }): StoredEvent[]
+  ): Promise<{ events: number; bytesBefore: number; bytesAfter: number }>
   /** Tombstones (deleted events' idempotency keys), optionally of one project. */
-  tombstones(projectRoot?: string): { idemKey: string; at: number; projectRoot: string | undefined }[]
+  tombstones(projectRoot?: string): Promise<{ idemKey: string; at: number; projectRoot: string | undefined }[]>
   /** Adds tombstones (from an export); existing ones are kept. */
-  putTombstones(rows: readonly { idemKey: string; at: number; projectRoot: string | undefined }[]): void
+  putTombstones(rows: readonly { idemKey: string; at: number; projectRoot: string | undefined }[]): Promise<void>
+}
+
+/** Reads of the rows derived from the log: projects, sessions, observations, memories and their versions, and what was shown or used. */
+export interface DerivedReads {
+  getObservation(id: ObservationId | string): Promise<Observation | undefined>
+  getMemory(id: MemoryId | string): Promise<Memory | undefined>
+  getSession(id: SessionId | string): Promise<Session | undefined>
+  getProject(id: ProjectId | string): Promise<Project | undefined>
+  /** The memory derived from the logged event with this idempotency key, if any. */
+  memoryByIdemKey(idemKey: string): Promise<Memory | undefined>
+  /**
+   * The current memory of a project and user (undefined = shared) with this content key, if any; with `agent`
+   * given, only that agent's (null: one of no agent), as the write guard matches under agent isolation.
+   */
+  currentMemoryByContent(
+    projectRoot: string,
+    contentKey: string,
+    user: string | undefined,
+    agent?: AgentName | null,
+  ): Promise<Memory | undefined>
+  /** Every memory of a project, all versions, archived included, oldest first. */
+  allMemories(projectId: ProjectId): Promise<Memory[]>
+  /** A memory and every version before and after it, oldest first. */
+  memoryHistory(id: string): Promise<Memory[]>
+  /**
+   * Projects by name then root. With a user or agent in `scope`, only those the reader has
+   * something in: an agent's session or a memory it may see (another user's project is not
+   * named to them).
+   */
+  listProjects(scope?: Omit<Scope, 'projectIds'>): Promise<Project[]>
+  /** Sessions newest first (by last event), from `offset` (default 0), leaving out sessions of `excludeAgent`. */
+  listSessions(options: Scope & { limit: number; offset?: number; excludeAgent?: string }): Promise<Session[]>
+  /** A session's observations in time order. */
+  sessionObservations(sessionId: SessionId, limit: number): Promise<Observation[]>
+  /** A session's observations in time order from `offset`, at most `limit`. */
+  sessionObservationsPage(sessionId: SessionId, offset: number, limit: number): Promise<Observation[]>
+  /** The 0-based place of an observation in its session's time order, or undefined when it is not in that session. */
+  observationPosition(sessionId: SessionId, observationId: string): Promise<number | undefined>
+  /** Current, unarchived memories of the scope, pinned first then newest. */
+  listMemories(options: Scope & { limit: number }): Promise<Memory[]>
+  /**
+   * A page of observations of these projects with the agent of their session,
+   * filtered by session, kinds and agent. `order: 'desc'` pages newest first
+   * with `beforeSeq`; `'asc'` tails the log with `afterSeq` (event sequence
+   * numbers, so rows written by other processes are seen in log order).
+   */
+  browseObservations(options: BrowseObservationsOptions): Promise<(Observation & { agent: AgentName })[]>
+  /** A page of memories of these projects (all versions) with the total matching, pinned first then newest. */
+  browseMemories(options: BrowseMemoriesOptions): Promise<{ memories: Memory[]; total: number }>
+  /** For each observation id, the ids of the memories whose provenance names it. */
+  memoriesFromObservations(projectId: ProjectId, observationIds: readonly string[]): Promise<Map<string, string[]>>
+  /**
+   * Records that memories were used today (context, show); once per memory per day. Best effort: while another
+   * process holds the write lock it records nothing rather than make the read wait.
+   */
+  recordUsage(memoryIds: readonly string[], day: string): Promise<void>
+  /** Days each memory was used, for the retention score. */
+  usageCounts(memoryIds: readonly string[]): Promise<Map<string, number>>
+  /** Records items shown to one agent session (ignoring ones already recorded). */
+  recordInjections(key: InjectionKey, rows: readonly { itemId: string; what: InjectionWhat }[], at: number): Promise<void>
+  /** Everything recorded as shown to one agent session, oldest first. */
+  injections(key: InjectionKey): Promise<{ itemId: string; what: InjectionWhat; at: number }[]>
+}
+
+/** The keyword and time channels of recall, and the documents they return: every read filters by scope inside its own query. */
+export interface SearchIndex {
+  /** Full-text search, scope-filtered inside the query. */
+  searchText(options: SearchTextOptions): Promise<TextMatch[]>
+  /** Documents of the scope matching an FTS5 expression (current memories only), counted up to `limit` (a count of `limit` means at least that many). */
+  matchCount(options: Scope & { match: string; limit: number }): Promise<number>
+  /** Number of documents (observations and memories) in the scope. */
+  countDocs(scope: Scope): Promise<number>
+  /** Keys of documents whose time is in [from, to), oldest first, scope-filtered inside the query. */
+  docsInTimeRange(
+    options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean },
+  ): Promise<number[]>
+  /** Documents by key, in the order asked; unknown keys are left out. */
+  docs(docKeys: readonly number[]): Promise<SearchDoc[]>
+  /**
+   * For each observation key, the keys of up to `span` observations before
+   * and after it in its session (time order; nearest first). Memory keys get none.
+   */
+  neighbors(
+    docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
+    span: number,
+  ): Promise<Map<number, { prev: number[]; next: number[] }>>
+}
+
+/** The entity graph: entities named in documents, their mentions and co-mentions (the graph channel and the viewer's graph). */
+export interface GraphIndex {
+  /** Lowercase names of the `name` entities of these projects (all projects when empty). */
+  entityNames(projectIds: readonly ProjectId[]): Promise<string[]>
+  /**
+   * The stored entities matching `refs` in the scope's projects, with how many of the scope's documents mention each
+   * (unmentioned ones left out). With `maxDocs`, a count over it is reported as `maxDocs + 1` (counting stops there).
+   */
+  findEntities(
+    scope: Scope,
+    refs: readonly EntityRef[],
+    maxDocs?: number,
+  ): Promise<{ id: number; type: string; name: string; docs: number }[]>
+  /** Documents mentioning any of `entityIds`: (entity, document) pairs, scope-filtered. */
+  entityMentions(
+    entityIds: readonly number[],
+    scope: Scope & { sessionId?: SessionId },
+    limit: number,
+  ): Promise<{ entityId: number; docKey: number }[]>
+  /**
+   * The `limit` entities sharing most documents of the scope with `entityIds`, with the number of shared documents and
+   * their own document count (with `maxDocs`, a count over it is reported as `maxDocs + 1`).
+   */
+  coMentioned(
+    entityIds: readonly number[],
+    scope: Scope,
+    limit: number,
+    maxDocs?: number,
+  ): Promise<{ id: number; shared: number; docs: number }[]>
+  /** Entities of the scope's projects mentioned in its documents whose name contains `text` (case-insensitive), exact matches first, then most mentioned. */
+  searchEntities(scope: Scope & { projectIds: readonly ProjectId[] }, text: string, limit: number): Promise<EntityRow[]>
+  /**
+   * Keys of the newest `limit` documents of these projects that mention
+   * `entityId` (observations newest first, then memories), or of any newest
+   * observations without one: the sample the viewer's graph is drawn from.
+   */
+  sampleDocs(scope: Scope & { projectIds: readonly ProjectId[] }, entityId: number | undefined, limit: number): Promise<number[]>
+  /** Entities mentioned in `docKeys`, most mentioned there first, with that count (`shared`). */
+  entitiesInDocs(docKeys: readonly number[], limit: number): Promise<{ id: number; shared: number }[]>
+  /** Entities by id (unknown ids left out), with their document counts over the whole store. */
+  entitiesById(ids: readonly number[]): Promise<EntityRow[]>
+  /** Co-mention edges among `ids` within `docKeys`: pairs that share documents there, with how many. */
+  entityEdges(ids: readonly number[], docKeys: readonly number[]): Promise<{ source: number; target: number; weight: number }[]>
+}
+
+/** The vector channel: stored vectors per embedding space, and the builtin LSA model per project. */
+export interface VectorIndex {
+  /** All vectors of a space among the scope's documents, as (key, vector) pairs. */
+  vectors(space: string, scope: Scope): Promise<{ docKey: number; vec: Float32Array }[]>
+  /** Stores vectors of a space (replacing existing ones). */
+  putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): Promise<void>
+  /** Deletes every vector of a space. */
+  dropSpace(space: string): Promise<void>
+  /** Keys and texts of the scope's documents that have no vector in `space`, oldest first. */
+  docsWithoutVector(space: string, scope: Scope, limit: number): Promise<{ docKey: number; text: string }[]>
+  /** Texts of a project's documents, newest first (for fitting the builtin model). */
+  projectTexts(projectId: ProjectId, limit: number): Promise<string[]>
+  /** The stored builtin model of a project. */
+  getLsaModel(projectId: ProjectId): Promise<{ space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined>
+  /** The stored LSA model's space, document count and fit time, without its bytes (what a cache checks on every search). */
+  lsaModelInfo(projectId: ProjectId): Promise<{ space: string; docCount: number; builtAt: number } | undefined>
+  putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): Promise<void>
+}
+
+/** Lifecycle and administration: the audit log, counts, maintenance, integrity, locking, closing. */
+export interface StoreAdmin {
   /** Appends an audit entry. */
-  audit(entry: AuditEntry): void
+  audit(entry: AuditEntry): Promise<void>
   /** The last `limit` audit entries, newest first. */
-  auditLog(limit: number): AuditEntry[]
+  auditLog(limit: number): Promise<AuditEntry[]>
   /** Row counts of one project (or the whole store), user scope and agent (an agent's rows and agent-less ones): events, sessions, observations, memories (all versions). */
   scopeCounts(
     projectRoot?: string,
     user?: string | null,
     agent?: AgentName,
-  ): { events: number; sessions: number; observations: number; memories: number }
-  stats(): StoreStats
-  /** Runs SQLite's integrity check; returns 'ok' or the problems found. */
-  integrityCheck(): string
-  close(): void
+  ): Promise<{ events: number; sessions: number; observations: number; memories: number }>
+  stats(): Promise<StoreStats>
+  /** Rewrites the database without free space (SQLite VACUUM, PostgreSQL VACUUM FULL of mnemo's tables). @returns Its size in bytes before and after. */
+  vacuum(): Promise<{ bytesBefore: number; bytesAfter: number }>
+  /** Runs the dialect's integrity check (SQLite `integrity_check`; PostgreSQL: the derived rows against the log); returns 'ok' or the problems found. */
+  integrityCheck(): Promise<string>
+  /**
+   * Runs `fn` with no wait for another process's write lock: a write inside it that meets the lock fails at once
+   * (`STORE_UNAVAILABLE`, "database is locked") instead of waiting the busy timeout. Reads never wait (WAL).
+   */
+  withoutLockWait<T>(fn: () => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+
+/**
+ * The storage port: everything the engine needs from a database, split by concern and asynchronous so that a
+ * network database (PostgreSQL) implements it as well as the embedded one (SQLite). One implementation per dialect
+ * (`storage/sqlite`, `storage/postgres`), each held to the same contract suite. Writes are transactional: a rejected
+ * promise leaves the store unchanged.
+ */
+export interface Store extends EventLog, DerivedReads, SearchIndex, GraphIndex, VectorIndex, StoreAdmin {
+  /** Which dialect implements it. */
+  readonly dialect: 'sqlite' | 'postgres'
+  /** The typed fact ledger: views derived from fact events (see `Derivation.facts`), and their queries. */
+  readonly facts: FactStore
 }
