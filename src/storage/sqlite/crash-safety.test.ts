@@ -18,7 +18,7 @@ const id = process.argv[1]
 for (let i = 0; ; i++) {
   const payload = JSON.stringify({ session_id: 'crash-' + id, cwd: '/p/crash', tool_name: 'Bash', tool_use_id: id + '-' + i, tool_input: { command: 'echo ' + i }, tool_response: { stdout: 'x'.repeat(i % 7 * 300) } })
   try {
-    m.engine.captureHook('PostToolUse', payload)
+    await m.engine.captureHook('PostToolUse', payload)
   } catch (error) {
     // On a loaded machine a lock wait can time out: not acknowledged, so not counted; a hook would spool it.
     if (error.code !== 'STORE_UNAVAILABLE') throw error
@@ -28,9 +28,9 @@ for (let i = 0; ; i++) {
 }
 `
 
-const cleanups: (() => void)[] = []
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!()
+const cleanups: (() => unknown)[] = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
 })
 beforeAll(() => {
   if (!existsSync(OPEN)) throw new Error(`${OPEN} is missing: run \`npm run build\` first (npm test does)`)
@@ -81,13 +81,13 @@ describe('crash safety', () => {
     }
     const store = openSqliteStore({ path: path.join(t.dir, 'mnemo.db') })
     try {
-      expect(store.integrityCheck()).toBe('ok')
-      const stored = new Set(store.readEvents(0, 100_000).map((e) => e.idemKey.split(':').pop()))
+      expect(await store.integrityCheck()).toBe('ok')
+      const stored = new Set((await store.readEvents(0, 100_000)).map((e) => e.idemKey.split(':').pop()))
       const lost = acknowledged.filter((k) => !stored.has(k))
       expect(lost).toEqual([])
       expect(acknowledged.length).toBeGreaterThan(18)
     } finally {
-      store.close()
+      await store.close()
     }
   })
 })

@@ -1,4 +1,4 @@
-import { mergeSpecs } from '../../core/facts/fact-values.js'
+import type { FactQuery } from '../../core/facts/fact-query.js'
 import type {
   CollectionSpec,
   FactOp,
@@ -9,9 +9,9 @@ import type {
   FactValues,
   FactVersion,
 } from '../../core/facts/fact-types.js'
+import { mergeSpecs } from '../../core/facts/fact-values.js'
 import type { EventInput } from '../../core/types.js'
 import type { FactQueryLimits, FactQueryResult, FactScope, FactStore } from '../fact-store.js'
-import type { FactQuery } from '../../core/facts/fact-query.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { runFactQuery } from './sqlite-fact-query.js'
 
@@ -234,8 +234,8 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
     return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))
   }
   return {
-    collections: (scope) => s.guard('facts schema', () => specs(scope)),
-    collectionStats: (scope, examples) =>
+    collections: async (scope) => s.guard('facts schema', () => specs(scope)),
+    collectionStats: async (scope, examples) =>
       s.guard('facts schema', () => {
         const out = new Map<string, { records: number; from?: string; to?: string; examples: Record<string, FactValue[]> }>()
         for (const spec of specs(scope)) {
@@ -271,7 +271,7 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
         }
         return out
       }),
-    byIdentity: (scope, collection, identity) =>
+    byIdentity: async (scope, collection, identity) =>
       s.guard('facts read', () => {
         const row = s
           .stmt(
@@ -280,14 +280,14 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
           .get(scope.projectRoot, collection, identity, scope.user) as RecordRow | undefined
         return row ? toRecord(row) : undefined
       }),
-    get: (scope, id) =>
+    get: async (scope, id) =>
       s.guard('facts read', () => {
         const row = s
           .stmt(`SELECT ${RECORD_COLUMNS} FROM fact_records WHERE id = ? AND project_root = ? AND user_id IS ?`)
           .get(id, scope.projectRoot, scope.user) as RecordRow | undefined
         return row ? toRecord(row) : undefined
       }),
-    list: (scope, collection, offset, limit) =>
+    list: async (scope, collection, offset, limit) =>
       s.guard('facts read', () => {
         const rows = s
           .stmt(
@@ -300,7 +300,7 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
           .get(scope.projectRoot, scope.user, collection) as number
         return { records: rows.map(toRecord), total }
       }),
-    history: (scope, id) =>
+    history: async (scope, id) =>
       s.guard('facts read', () => {
         const rows = s
           .stmt(`SELECT ${VERSION_COLUMNS} FROM fact_versions WHERE record_id = ? AND project_root = ? AND user_id IS ? ORDER BY version`)
@@ -313,7 +313,7 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
           }),
         )
       }),
-    tombstone: (scope, id) =>
+    tombstone: async (scope, id) =>
       s.guard('facts read', () => {
         const row = s
           .stmt(
@@ -322,7 +322,7 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
           .get(id, scope.projectRoot, scope.user) as { collection: string; deleted_at: number } | undefined
         return row ? { collection: row.collection, deletedAt: row.deleted_at } : undefined
       }),
-    tombstoneByIdentity: (scope, collection, identity) =>
+    tombstoneByIdentity: async (scope, collection, identity) =>
       s.guard('facts read', () => {
         const row = s
           .stmt(
@@ -331,7 +331,7 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
           .get(scope.projectRoot, collection, identity, scope.user) as { record_id: string; deleted_at: number } | undefined
         return row ? { id: row.record_id, deletedAt: row.deleted_at } : undefined
       }),
-    eventSeqs: (scope, id) =>
+    eventSeqs: async (scope, id) =>
       s.guard(
         'facts read',
         () =>
@@ -340,7 +340,7 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
             .pluck()
             .all(id, scope.projectRoot, scope.user) as number[],
       ),
-    query: (scope: FactScope, spec: CollectionSpec, query: FactQuery, limits: FactQueryLimits): FactQueryResult =>
+    query: async (scope: FactScope, spec: CollectionSpec, query: FactQuery, limits: FactQueryLimits): Promise<FactQueryResult> =>
       runFactQuery(s, scope, spec, query, limits),
   }
 }

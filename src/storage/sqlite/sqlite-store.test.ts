@@ -1,15 +1,15 @@
 import path from 'node:path'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../../core/types.js'
 import { tempDir } from '../../testing/test-mnemo.js'
 import type { Derivation } from '../store.js'
-import Database from 'better-sqlite3'
 import { MIGRATIONS } from './migrations.js'
 import { openSqliteStore } from './sqlite-store.js'
 
-const cleanups: (() => void)[] = []
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!()
+const cleanups: (() => unknown)[] = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
 })
 
 function event(idemKey: string, ts = 1_000): EventInput {
@@ -37,18 +37,18 @@ const UNDO_V6 = `${UNDO_V7}; DROP TABLE kept_ids`
 /** Rolls a file back from version 6 to what version 4 wrote. */
 const UNDO_V5 = `${UNDO_V6}; DROP TABLE observation_copies; DROP INDEX observations_session_ref; DROP INDEX observations_session_origin; ALTER TABLE observations DROP COLUMN part; ALTER TABLE observations DROP COLUMN origin`
 /** A store file holding `batch`, then changed by `sql` and marked as schema `version`: what an older (or newer) mnemo left. */
-function fileAtVersion(
+async function fileAtVersion(
   name: string,
   version: number,
   sql: string,
   batch: Parameters<ReturnType<typeof openSqliteStore>['append']>[0] = [],
-): string {
+): Promise<string> {
   const t = tempDir()
   cleanups.push(t.cleanup)
   const file = path.join(t.dir, name)
   const store = openSqliteStore({ path: file })
-  if (batch.length > 0) store.append(batch)
-  store.close()
+  if (batch.length > 0) await store.append(batch)
+  await store.close()
   const db = new Database(file)
   if (sql) db.exec(sql)
   db.pragma(`user_version = ${version}`)
@@ -60,7 +60,7 @@ const derive = (text: string) => (): Derivation => ({
 })
 
 describe('sqlite store', () => {
-  it('migrating a version-3 file gives its rows no user (shared) and its observations their session’s agent', () => {
+  it('migrating a version-3 file gives its rows no user (shared) and its observations their session’s agent', async () => {
     // Rolled back to what version 3 wrote: no user or agent columns.
     const undoV4 = [
       ['events', 'user_id'],
@@ -72,30 +72,30 @@ describe('sqlite store', () => {
     ]
       .map(([table, column]) => `ALTER TABLE ${table} DROP COLUMN ${column};`)
       .join(' ')
-    const file = fileAtVersion('v3.db', 3, `DROP INDEX events_user; ${UNDO_V5}; ${undoV4}`, [
+    const file = await fileAtVersion('v3.db', 3, `DROP INDEX events_user; ${UNDO_V5}; ${undoV4}`, [
       { event: event('k1'), derive: derive('written before users existed') },
     ])
     const store = openSqliteStore({ path: file })
     cleanups.push(() => store.close())
-    const project = store.listProjects()[0]!
-    const [row] = store.browseObservations({ projectIds: [project.id], agent: 'claude-code', order: 'desc', limit: 10 })
+    const project = (await store.listProjects())[0]!
+    const [row] = await store.browseObservations({ projectIds: [project.id], agent: 'claude-code', order: 'desc', limit: 10 })
     expect(row).toMatchObject({ text: 'written before users existed', agent: 'claude-code' })
     expect(row!.user).toBeUndefined()
     // Shared rows: a reader with no user and a reader with a user both see them.
-    for (const user of [null, 'alice']) expect(store.searchText({ match: '"users"', limit: 5, user })).toHaveLength(1)
+    for (const user of [null, 'alice']) expect(await store.searchText({ match: '"users"', limit: 5, user })).toHaveLength(1)
   })
 
-  it('migrating a version-4 file gives every observation the capture path of its event (a folded one, the path it was folded from)', () => {
+  it('migrating a version-4 file gives every observation the capture path of its event (a folded one, the path it was folded from)', async () => {
     const folded: EventInput = {
       ...event('k2', 2_000),
       format: 'folded',
       payload: { v: 1, from: 'claude-transcript', observations: [{ kind: 'prompt', role: 'user', text: 'folded' }] },
     }
-    const file = fileAtVersion('v4.db', 4, UNDO_V5, [
+    const file = await fileAtVersion('v4.db', 4, UNDO_V5, [
       { event: event('k1'), derive: derive('from a hook') },
       { event: folded, derive: derive('folded') },
     ])
-    openSqliteStore({ path: file }).close()
+    await openSqliteStore({ path: file }).close()
     const after = new Database(file, { readonly: true })
     cleanups.push(() => after.close())
     expect(after.prepare('SELECT text, origin FROM observations ORDER BY event_seq').all()).toEqual([
@@ -105,14 +105,14 @@ describe('sqlite store', () => {
     expect(after.pragma('user_version', { simple: true })).toBe(MIGRATIONS.at(-1)!.version)
   })
 
-  it('stores a long payload compressed and a short one as text, and reads both back exactly, with old text payloads', () => {
+  it('stores a long payload compressed and a short one as text, and reads both back exactly, with old text payloads', async () => {
     const t = tempDir()
     cleanups.push(t.cleanup)
     const file = path.join(t.dir, 'payloads.db')
     const store = openSqliteStore({ path: file })
     cleanups.push(() => store.close())
     const long = { prompt: `${'é '.repeat(150)}the end 🔴`, nested: { n: 1.5, list: [null, true, 'x'] } }
-    store.append([
+    await store.append([
       { event: { ...event('long'), payload: long }, derive: derive('long') },
       { event: event('short'), derive: derive('short') },
     ])
@@ -124,69 +124,71 @@ describe('sqlite store', () => {
     ])
     // A payload written before payloads were compressed: JSON text, however long.
     raw.prepare('UPDATE events SET payload = ? WHERE idem_key = ?').run(JSON.stringify({ ...long, old: true }), 'short')
-    expect(store.readEvents(0, 10).map((e) => e.payload)).toEqual([long, { ...long, old: true }])
-    store.rewritePayloads((p) => ({ ...(p as object), rewritten: 1 }))
-    expect(store.readEvents(0, 10).map((e) => e.payload)).toEqual([
+    expect((await store.readEvents(0, 10)).map((e) => e.payload)).toEqual([long, { ...long, old: true }])
+    await store.rewritePayloads((p) => ({ ...(p as object), rewritten: 1 }))
+    expect((await store.readEvents(0, 10)).map((e) => e.payload)).toEqual([
       { ...long, rewritten: 1 },
       { ...long, old: true, rewritten: 1 },
     ])
     expect(raw.prepare('SELECT typeof(payload) AS type FROM events ORDER BY seq').pluck().all()).toEqual(['blob', 'blob'])
   })
 
-  it('migrating a version-5 file keeps the ids its sessions and projects had, through a rebuild after their first events are deleted', () => {
-    const file = fileAtVersion('v5.db', 5, UNDO_V6, [
+  it('migrating a version-5 file keeps the ids its sessions and projects had, through a rebuild after their first events are deleted', async () => {
+    const file = await fileAtVersion('v5.db', 5, UNDO_V6, [
       { event: event('k1', 1_000), derive: derive('first prompt') },
       { event: event('k2', 90_000_000), derive: derive('second prompt') },
     ])
     const store = openSqliteStore({ path: file })
     cleanups.push(() => store.close())
-    const [project] = store.listProjects()
-    const [session] = store.listSessions({ projectIds: [project!.id], limit: 5 })
-    store.deleteEvents({ seqs: [1] })
-    store.rebuild(derive('re-derived'))
-    expect(store.listProjects().map((p) => p.id)).toEqual([project!.id])
-    expect(store.listSessions({ projectIds: [project!.id], limit: 5 }).map((x) => [x.id, x.startedAt])).toEqual([[session!.id, 90_000_000]])
+    const [project] = await store.listProjects()
+    const [session] = await store.listSessions({ projectIds: [project!.id], limit: 5 })
+    await store.deleteEvents({ seqs: [1] })
+    await store.rebuild(derive('re-derived'))
+    expect((await store.listProjects()).map((p) => p.id)).toEqual([project!.id])
+    expect((await store.listSessions({ projectIds: [project!.id], limit: 5 })).map((x) => [x.id, x.startedAt])).toEqual([
+      [session!.id, 90_000_000],
+    ])
   })
 
-  it('records the derivation a store’s rows were made with: 1 for a migrated store holding events, the given version for a new one, and what a rebuild says', () => {
-    const old = fileAtVersion('v6.db', 6, UNDO_V7, [{ event: event('k1'), derive: derive('derived by an older mnemo') }])
+  it('records the derivation a store’s rows were made with: 1 for a migrated store holding events, the given version for a new one, and what a rebuild says', async () => {
+    const old = await fileAtVersion('v6.db', 6, UNDO_V7, [{ event: event('k1'), derive: derive('derived by an older mnemo') }])
     const migrated = openSqliteStore({ path: old, derivationVersion: 2 })
     cleanups.push(() => migrated.close())
-    expect(migrated.derivedWith()).toBe(1)
-    migrated.rebuild(derive('re-derived'), 2)
-    expect(migrated.derivedWith()).toBe(2)
+    expect(await migrated.derivedWith()).toBe(1)
+    await migrated.rebuild(derive('re-derived'), 2)
+    expect(await migrated.derivedWith()).toBe(2)
     const t = tempDir()
     cleanups.push(t.cleanup)
     const fresh = openSqliteStore({ path: path.join(t.dir, 'new.db'), derivationVersion: 2 })
     cleanups.push(() => fresh.close())
-    expect(fresh.derivedWith()).toBe(2)
-    fresh.append([{ event: event('k1'), derive: derive('new') }])
+    expect(await fresh.derivedWith()).toBe(2)
+    await fresh.append([{ event: event('k1'), derive: derive('new') }])
     // Reopening with a newer version does not pretend the rows were made by it.
-    fresh.close()
+    await fresh.close()
     const reopened = openSqliteStore({ path: path.join(t.dir, 'new.db'), derivationVersion: 3 })
     cleanups.push(() => reopened.close())
-    expect(reopened.derivedWith()).toBe(2)
+    expect(await reopened.derivedWith()).toBe(2)
   })
 
-  it('keeps nothing about a session or project whose events are all deleted, once re-derived', () => {
+  it('keeps nothing about a session or project whose events are all deleted, once re-derived', async () => {
     const t = tempDir()
     cleanups.push(t.cleanup)
     const file = path.join(t.dir, 'k.db')
     const store = openSqliteStore({ path: file })
-    store.append([
+    await store.append([
       { event: event('k1'), derive: derive('kept') },
       { event: { ...event('k2'), sessionKey: 's2', project: { root: '/p/b', name: 'b' } }, derive: derive('deleted') },
     ])
     const kept = () => new Database(file, { readonly: true }).prepare('SELECT identity FROM kept_ids ORDER BY identity').pluck().all()
     expect(kept()).toHaveLength(4)
-    store.deleteEvents({ projectRoot: '/p/b' })
-    store.rebuild(derive('re-derived'))
-    store.close()
+    await store.deleteEvents({ projectRoot: '/p/b' })
+    await store.rebuild(derive('re-derived'))
+    await store.close()
     expect(kept()).toEqual(['project\u0000/p/a', 'session\u0000claude-code\u0000s1\u0000/p/a'])
   })
 
-  it('refuses a file a newer mnemo wrote (a schema version it does not know), writing nothing', () => {
-    const file = fileAtVersion('newer.db', MIGRATIONS.at(-1)!.version + 1, '')
+  it('refuses a file a newer mnemo wrote (a schema version it does not know), writing nothing', async () => {
+    const file = await fileAtVersion('newer.db', MIGRATIONS.at(-1)!.version + 1, '')
     for (const readonly of [false, true]) {
       expect(() => openSqliteStore({ path: file, readonly })).toThrow(
         expect.objectContaining({
@@ -199,24 +201,24 @@ describe('sqlite store', () => {
     }
   })
 
-  it('persists across reopen, migrates once, and passes the integrity check', () => {
+  it('persists across reopen, migrates once, and passes the integrity check', async () => {
     const t = tempDir()
     cleanups.push(t.cleanup)
     const file = path.join(t.dir, 'm.db')
     const a = openSqliteStore({ path: file })
-    a.append([{ event: event('k1'), derive: derive('hello world') }])
-    a.close()
+    await a.append([{ event: event('k1'), derive: derive('hello world') }])
+    await a.close()
     const b = openSqliteStore({ path: file })
-    expect(b.stats()).toMatchObject({ events: 1, sessions: 1, observations: 1, projects: 1 })
-    expect(b.integrityCheck()).toBe('ok')
-    expect(b.searchText({ match: '"hello"', limit: 5 })).toHaveLength(1)
-    b.close()
+    expect(await b.stats()).toMatchObject({ events: 1, sessions: 1, observations: 1, projects: 1 })
+    expect(await b.integrityCheck()).toBe('ok')
+    expect(await b.searchText({ match: '"hello"', limit: 5 })).toHaveLength(1)
+    await b.close()
   })
 
-  it('treats a repeated idempotency key in one batch as a duplicate and does not derive it again', () => {
+  it('treats a repeated idempotency key in one batch as a duplicate and does not derive it again', async () => {
     const store = openSqliteStore({ path: ':memory:' })
     let derived = 0
-    const r = store.append([
+    const r = await store.append([
       {
         event: event('same'),
         derive: () => {
@@ -237,9 +239,9 @@ describe('sqlite store', () => {
     expect(derived).toBe(1)
   })
 
-  it('writes nothing from a batch whose derivation fails', () => {
+  it('writes nothing from a batch whose derivation fails', async () => {
     const store = openSqliteStore({ path: ':memory:' })
-    expect(() =>
+    await expect(
       store.append([
         { event: event('ok'), derive: derive('fine') },
         {
@@ -249,19 +251,42 @@ describe('sqlite store', () => {
           },
         },
       ]),
-    ).toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }))
-    expect(store.stats()).toMatchObject({ events: 0, observations: 0, sessions: 0 })
+    ).rejects.toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE' }))
+    expect(await store.stats()).toMatchObject({ events: 0, observations: 0, sessions: 0 })
   })
 
-  it('keeps session bounds as the earliest and latest event time', () => {
+  it('keeps session bounds as the earliest and latest event time', async () => {
     const store = openSqliteStore({ path: ':memory:' })
-    store.append([{ event: event('b', 5_000), derive: derive('later') }])
-    store.append([{ event: event('a', 2_000), derive: derive('earlier') }])
-    const [s] = store.listSessions({ limit: 5 })
+    await store.append([{ event: event('b', 5_000), derive: derive('later') }])
+    await store.append([{ event: event('a', 2_000), derive: derive('earlier') }])
+    const [s] = await store.listSessions({ limit: 5 })
     expect(s).toMatchObject({ startedAt: 2_000, lastEventAt: 5_000, observationCount: 2, title: 'later' })
   })
 
-  it('wraps an unopenable path as STORE_UNAVAILABLE', () => {
+  it('gives the no-wait window to the writes inside withoutLockWait, through its awaits, and to none after it', async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'lock.db')
+    const store = openSqliteStore({ path: file, busyTimeoutMs: 60_000 })
+    cleanups.push(() => store.close())
+    const other = new Database(file)
+    cleanups.push(() => other.close())
+    other.exec('BEGIN IMMEDIATE')
+    // With the other connection's lock held, a waiting write would block a minute: these fail at once.
+    const inside = store.withoutLockWait(async () => {
+      await Promise.resolve()
+      await store.append([{ event: event('k1'), derive: derive('before the lock is gone') }])
+    })
+    await expect(inside).rejects.toThrow(expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining('locked') }))
+    await expect(store.withoutLockWait(() => store.audit({ at: 1, actor: 'cli', action: 'test', target: '*', count: 0 }))).rejects.toThrow(
+      expect.objectContaining({ code: 'STORE_UNAVAILABLE' }),
+    )
+    other.exec('ROLLBACK')
+    expect(await store.append([{ event: event('k1'), derive: derive('after') }])).toMatchObject({ inserted: 1 })
+    expect(await store.withoutLockWait(async () => (await store.stats()).events)).toBe(1)
+  })
+
+  it('wraps an unopenable path as STORE_UNAVAILABLE', async () => {
     expect(() => openSqliteStore({ path: '/proc/definitely/not/here.db' })).toThrow(
       expect.objectContaining({ code: 'STORE_UNAVAILABLE', details: { dialect: 'sqlite', operation: 'open' } }),
     )

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { createRequire } from 'node:module'
 import type DatabaseModule from 'better-sqlite3'
 import { MnemoError } from '../../core/errors.js'
@@ -97,6 +98,9 @@ import { append, rebuild, rederiveSession } from './sqlite-write.js'
 // import of a CommonJS module costs every process at start-up. (The hook's bundle requires it either way.)
 const Database = createRequire(import.meta.url)('better-sqlite3') as typeof DatabaseModule
 
+/** Set (true) for the calls made inside `withoutLockWait`'s function, through its awaits (see `SqliteStore.withoutLockWait`). */
+const noLockWait = new AsyncLocalStorage<boolean>()
+
 export interface SqliteStoreOptions {
   /** Database file path, or `:memory:`. */
   path: string
@@ -188,8 +192,13 @@ function migrate(db: DatabaseModule.Database): void {
   }).immediate()
 }
 
-/** The SQLite implementation of the Store port; each method's body lives in the module of its concern (sqlite-write, -search, -read, -graph, -log). */
+/**
+ * The SQLite implementation of the Store port; each method's body lives in the module of its concern (sqlite-write,
+ * -search, -read, -graph, -log). better-sqlite3 is synchronous: each method runs its statements synchronously and
+ * returns a settled promise, so one call's transaction never interleaves with another's.
+ */
 class SqliteStore implements Store {
+  readonly dialect = 'sqlite' as const
   private readonly s: SqliteDb
   readonly facts: FactStore
 
@@ -198,19 +207,21 @@ class SqliteStore implements Store {
     this.facts = createSqliteFacts(this.s)
   }
 
-  append(batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]): AppendResult {
-    return append(this.s, batch)
+  async append(
+    batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[],
+  ): Promise<AppendResult> {
+    return this.write(() => append(this.s, batch))
   }
 
-  readEvents(afterSeq: number, limit: number): StoredEvent[] {
+  async readEvents(afterSeq: number, limit: number): Promise<StoredEvent[]> {
     return readEvents(this.s, afterSeq, limit)
   }
 
-  rebuild(derive: (event: StoredEvent) => Derivation, derivedWith?: number): { events: number; observations: number } {
-    return rebuild(this.s, derive, derivedWith)
+  async rebuild(derive: (event: StoredEvent) => Derivation, derivedWith?: number): Promise<{ events: number; observations: number }> {
+    return this.write(() => rebuild(this.s, derive, derivedWith))
   }
 
-  derivedWith(): number | undefined {
+  async derivedWith(): Promise<number | undefined> {
     // A store opened read-only is not migrated: before schema 7 it has no store_meta, and its rows are of derivation 1.
     const hasMeta = this.s.stmt("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'").get() !== undefined
     if (!hasMeta) return this.s.stmt('SELECT 1 FROM events LIMIT 1').get() !== undefined ? 1 : undefined
@@ -220,114 +231,128 @@ class SqliteStore implements Store {
     return /^[1-9]\d{0,5}$/.test(value) ? Number(value) : 1
   }
 
-  rederiveSession(session: StepSession, derive: (event: StoredEvent) => Derivation): number {
-    return rederiveSession(this.s, session, derive)
+  async rederiveSession(session: StepSession, derive: (event: StoredEvent) => Derivation): Promise<number> {
+    return this.write(() => rederiveSession(this.s, session, derive))
   }
 
-  searchText(options: SearchTextOptions): TextMatch[] {
+  async searchText(options: SearchTextOptions): Promise<TextMatch[]> {
     return searchText(this.s, options)
   }
 
-  vectors(space: string, scope: Scope): { docKey: number; vec: Float32Array }[] {
+  async vectors(space: string, scope: Scope): Promise<{ docKey: number; vec: Float32Array }[]> {
     return vectors(this.s, space, scope)
   }
 
-  putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): void {
-    putVectors(this.s, space, rows)
+  async putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): Promise<void> {
+    return this.write(() => putVectors(this.s, space, rows))
   }
 
-  dropSpace(space: string): void {
-    dropSpace(this.s, space)
+  async dropSpace(space: string): Promise<void> {
+    return this.write(() => dropSpace(this.s, space))
   }
 
-  docsWithoutVector(space: string, scope: Scope, limit: number): { docKey: number; text: string }[] {
+  async docsWithoutVector(space: string, scope: Scope, limit: number): Promise<{ docKey: number; text: string }[]> {
     return docsWithoutVector(this.s, space, scope, limit)
   }
 
-  projectTexts(projectId: ProjectId, limit: number): string[] {
+  async projectTexts(projectId: ProjectId, limit: number): Promise<string[]> {
     return projectTexts(this.s, projectId, limit)
   }
 
-  getLsaModel(projectId: ProjectId): { space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined {
+  async getLsaModel(projectId: ProjectId): Promise<{ space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined> {
     return getLsaModel(this.s, projectId)
   }
 
-  lsaModelInfo(projectId: ProjectId): { space: string; docCount: number; builtAt: number } | undefined {
+  async lsaModelInfo(projectId: ProjectId): Promise<{ space: string; docCount: number; builtAt: number } | undefined> {
     return lsaModelInfo(this.s, projectId)
   }
 
-  putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): void {
-    putLsaModel(this.s, projectId, row)
+  async putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): Promise<void> {
+    return this.write(() => putLsaModel(this.s, projectId, row))
   }
 
-  entityNames(projectIds: readonly ProjectId[]): string[] {
+  async entityNames(projectIds: readonly ProjectId[]): Promise<string[]> {
     return entityNames(this.s, projectIds)
   }
 
-  findEntities(scope: Scope, refs: readonly EntityRef[], maxDocs?: number): { id: number; type: string; name: string; docs: number }[] {
+  async findEntities(
+    scope: Scope,
+    refs: readonly EntityRef[],
+    maxDocs?: number,
+  ): Promise<{ id: number; type: string; name: string; docs: number }[]> {
     return findEntities(this.s, scope, refs, maxDocs)
   }
 
-  entityMentions(
+  async entityMentions(
     entityIds: readonly number[],
     scope: Scope & { sessionId?: SessionId },
     limit: number,
-  ): { entityId: number; docKey: number }[] {
+  ): Promise<{ entityId: number; docKey: number }[]> {
     return entityMentions(this.s, entityIds, scope, limit)
   }
 
-  coMentioned(entityIds: readonly number[], scope: Scope, limit: number, maxDocs?: number): { id: number; shared: number; docs: number }[] {
+  async coMentioned(
+    entityIds: readonly number[],
+    scope: Scope,
+    limit: number,
+    maxDocs?: number,
+  ): Promise<{ id: number; shared: number; docs: number }[]> {
     return coMentioned(this.s, entityIds, scope, limit, maxDocs)
   }
 
-  countDocs(scope: Scope): number {
+  async countDocs(scope: Scope): Promise<number> {
     return countDocs(this.s, scope)
   }
 
-  matchCount(options: Scope & { match: string; limit: number }): number {
+  async matchCount(options: Scope & { match: string; limit: number }): Promise<number> {
     return matchCount(this.s, options)
   }
 
-  recordInjections(key: InjectionKey, rows: readonly { itemId: string; what: InjectionWhat }[], at: number): void {
-    recordInjections(this.s, key, rows, at)
+  async recordInjections(key: InjectionKey, rows: readonly { itemId: string; what: InjectionWhat }[], at: number): Promise<void> {
+    return this.write(() => recordInjections(this.s, key, rows, at))
   }
 
-  injections(key: InjectionKey): { itemId: string; what: InjectionWhat; at: number }[] {
+  async injections(key: InjectionKey): Promise<{ itemId: string; what: InjectionWhat; at: number }[]> {
     return injections(this.s, key)
   }
 
-  docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): number[] {
+  async docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): Promise<number[]> {
     return docsInTimeRange(this.s, options)
   }
 
-  docs(docKeys: readonly number[]): SearchDoc[] {
+  async docs(docKeys: readonly number[]): Promise<SearchDoc[]> {
     return docs(this.s, docKeys)
   }
 
-  neighbors(
+  async neighbors(
     docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
     span: number,
-  ): Map<number, { prev: number[]; next: number[] }> {
+  ): Promise<Map<number, { prev: number[]; next: number[] }>> {
     return neighbors(this.s, docs, span)
   }
 
-  getObservation(id: ObservationId | string): Observation | undefined {
+  async getObservation(id: ObservationId | string): Promise<Observation | undefined> {
     return getObservation(this.s, id)
   }
 
-  getMemory(id: MemoryId | string): Memory | undefined {
+  async getMemory(id: MemoryId | string): Promise<Memory | undefined> {
     return getMemory(this.s, id)
   }
 
-  memoryByIdemKey(idemKey: string): Memory | undefined {
+  async memoryByIdemKey(idemKey: string): Promise<Memory | undefined> {
     return memoryByIdemKey(this.s, idemKey)
   }
 
-  currentMemoryByContent(projectRoot: string, contentKey: string, user: string | undefined, agent?: AgentName | null): Memory | undefined {
+  async currentMemoryByContent(
+    projectRoot: string,
+    contentKey: string,
+    user: string | undefined,
+    agent?: AgentName | null,
+  ): Promise<Memory | undefined> {
     return currentMemoryByContent(this.s, projectRoot, contentKey, user, agent)
   }
 
-  recordUsage(memoryIds: readonly string[], day: string): void {
+  async recordUsage(memoryIds: readonly string[], day: string): Promise<void> {
     // Reinforcement is a side effect of reading: a store opened read-only is read without it.
     if (this.s.db.readonly) return
     try {
@@ -338,166 +363,181 @@ class SqliteStore implements Store {
     }
   }
 
-  withoutLockWait<T>(fn: () => T): T {
-    return this.s.withoutLockWait(fn)
+  /**
+   * The no-wait window belongs to `fn`'s own calls, not to the connection for as long as `fn` is pending: while `fn`
+   * awaits, another caller of this store (a request of `mnemo serve`) runs, and its writes must wait the busy timeout as
+   * before. So the window is carried by an AsyncLocalStorage context through `fn`'s awaits, and each write method that
+   * runs in it sets the timeout to 0 around its own synchronous statement (`write`), where nothing else can interleave.
+   */
+  async withoutLockWait<T>(fn: () => Promise<T>): Promise<T> {
+    return noLockWait.run(true, fn)
   }
 
-  usageCounts(memoryIds: readonly string[]): Map<string, number> {
+  /** Runs a synchronous write, with no wait for another process's lock when called inside `withoutLockWait`. */
+  private write<T>(fn: () => T): T {
+    return noLockWait.getStore() === true ? this.s.withoutLockWait(fn) : fn()
+  }
+
+  async usageCounts(memoryIds: readonly string[]): Promise<Map<string, number>> {
     return usageCounts(this.s, memoryIds)
   }
 
-  allMemories(projectId: ProjectId): Memory[] {
+  async allMemories(projectId: ProjectId): Promise<Memory[]> {
     return allMemories(this.s, projectId)
   }
 
-  memoryHistory(id: string): Memory[] {
+  async memoryHistory(id: string): Promise<Memory[]> {
     return memoryHistory(this.s, id)
   }
 
-  observationIdsOfEvents(filter: EventFilter & { projectRoot: string }): string[] {
+  async observationIdsOfEvents(filter: EventFilter & { projectRoot: string }): Promise<string[]> {
     return observationIdsOfEvents(this.s, filter)
   }
 
-  eventsHaveCopies(seqs: readonly number[]): boolean {
+  async eventsHaveCopies(seqs: readonly number[]): Promise<boolean> {
     return eventsHaveCopies(this.s, seqs)
   }
 
-  stepRecords(session: StepSession, origin: string, step: { sourceRef?: string; kind: string; text: string; ts: number }): string[] {
+  async stepRecords(
+    session: StepSession,
+    origin: string,
+    step: { sourceRef?: string; kind: string; text: string; ts: number },
+  ): Promise<string[]> {
     return stepRecords(this.s, session, origin, step)
   }
 
-  stepOf(observationId: string): { origin: string | undefined; session: StepSession } | undefined {
+  async stepOf(observationId: string): Promise<{ origin: string | undefined; session: StepSession } | undefined> {
     return stepOf(this.s, observationId)
   }
 
-  sourceEventOf(id: string): number | undefined {
+  async sourceEventOf(id: string): Promise<number | undefined> {
     return sourceEventOf(this.s, id)
   }
 
-  deleteEvents(filter: EventFilter): number {
-    return deleteEvents(this.s, filter)
+  async deleteEvents(filter: EventFilter): Promise<number> {
+    return this.write(() => deleteEvents(this.s, filter))
   }
 
-  getSession(id: SessionId | string): Session | undefined {
+  async getSession(id: SessionId | string): Promise<Session | undefined> {
     return getSession(this.s, id)
   }
 
-  getProject(id: ProjectId | string): Project | undefined {
+  async getProject(id: ProjectId | string): Promise<Project | undefined> {
     return getProject(this.s, id)
   }
 
-  listProjects(scope: Omit<Scope, 'projectIds'> = {}): Project[] {
+  async listProjects(scope: Omit<Scope, 'projectIds'> = {}): Promise<Project[]> {
     return listProjects(this.s, scope)
   }
 
-  listSessions(options: Scope & { limit: number; offset?: number; excludeAgent?: string }): Session[] {
+  async listSessions(options: Scope & { limit: number; offset?: number; excludeAgent?: string }): Promise<Session[]> {
     return listSessions(this.s, options)
   }
 
-  sessionObservations(sessionId: SessionId, limit: number): Observation[] {
+  async sessionObservations(sessionId: SessionId, limit: number): Promise<Observation[]> {
     return sessionObservations(this.s, sessionId, limit)
   }
 
-  listMemories(options: Scope & { limit: number }): Memory[] {
+  async listMemories(options: Scope & { limit: number }): Promise<Memory[]> {
     return listMemories(this.s, options)
   }
 
-  browseObservations(options: BrowseObservationsOptions): (Observation & { agent: AgentName })[] {
+  async browseObservations(options: BrowseObservationsOptions): Promise<(Observation & { agent: AgentName })[]> {
     return browseObservations(this.s, options)
   }
 
-  lastEventSeq(): number {
+  async lastEventSeq(): Promise<number> {
     return lastEventSeq(this.s)
   }
 
-  sessionObservationsPage(sessionId: SessionId, offset: number, limit: number): Observation[] {
+  async sessionObservationsPage(sessionId: SessionId, offset: number, limit: number): Promise<Observation[]> {
     return sessionObservationsPage(this.s, sessionId, offset, limit)
   }
 
-  observationPosition(sessionId: SessionId, observationId: string): number | undefined {
+  async observationPosition(sessionId: SessionId, observationId: string): Promise<number | undefined> {
     return observationPosition(this.s, sessionId, observationId)
   }
 
-  browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number } {
+  async browseMemories(options: BrowseMemoriesOptions): Promise<{ memories: Memory[]; total: number }> {
     return browseMemories(this.s, options)
   }
 
-  memoriesFromObservations(projectId: ProjectId, observationIds: readonly string[]): Map<string, string[]> {
+  async memoriesFromObservations(projectId: ProjectId, observationIds: readonly string[]): Promise<Map<string, string[]>> {
     return memoriesFromObservations(this.s, projectId, observationIds)
   }
 
-  searchEntities(scope: Scope & { projectIds: readonly ProjectId[] }, text: string, limit: number): EntityRow[] {
+  async searchEntities(scope: Scope & { projectIds: readonly ProjectId[] }, text: string, limit: number): Promise<EntityRow[]> {
     return searchEntities(this.s, scope, text, limit)
   }
 
-  sampleDocs(scope: Scope & { projectIds: readonly ProjectId[] }, entityId: number | undefined, limit: number): number[] {
+  async sampleDocs(scope: Scope & { projectIds: readonly ProjectId[] }, entityId: number | undefined, limit: number): Promise<number[]> {
     return sampleDocs(this.s, scope, entityId, limit)
   }
 
-  entitiesInDocs(docKeys: readonly number[], limit: number): { id: number; shared: number }[] {
+  async entitiesInDocs(docKeys: readonly number[], limit: number): Promise<{ id: number; shared: number }[]> {
     return entitiesInDocs(this.s, docKeys, limit)
   }
 
-  entitiesById(ids: readonly number[]): EntityRow[] {
+  async entitiesById(ids: readonly number[]): Promise<EntityRow[]> {
     return entitiesById(this.s, ids)
   }
 
-  entityEdges(ids: readonly number[], docKeys: readonly number[]): { source: number; target: number; weight: number }[] {
+  async entityEdges(ids: readonly number[], docKeys: readonly number[]): Promise<{ source: number; target: number; weight: number }[]> {
     return entityEdges(this.s, ids, docKeys)
   }
 
-  scopeCounts(
+  async scopeCounts(
     projectRoot?: string,
     user?: string | null,
     agent?: AgentName,
-  ): { events: number; sessions: number; observations: number; memories: number } {
+  ): Promise<{ events: number; sessions: number; observations: number; memories: number }> {
     return scopeCounts(this.s, projectRoot, user, agent)
   }
 
-  readScopedEvents(afterSeq: number, limit: number, scope: { projectRoot?: string; user?: string | null }): StoredEvent[] {
+  async readScopedEvents(afterSeq: number, limit: number, scope: { projectRoot?: string; user?: string | null }): Promise<StoredEvent[]> {
     return readScopedEvents(this.s, afterSeq, limit, scope)
   }
 
-  stats(): StoreStats {
+  async stats(): Promise<StoreStats> {
     return stats(this.s)
   }
 
-  rewritePayloads(fn: (payload: unknown) => unknown): number {
-    return rewritePayloads(this.s, fn)
+  async rewritePayloads(fn: (payload: unknown) => unknown): Promise<number> {
+    return this.write(() => rewritePayloads(this.s, fn))
   }
 
-  foldEvents(
+  async foldEvents(
     options: { before: number; projectRoot?: string; user?: string | null },
     fold: (event: StoredEvent) => { format: EventFormat; payload: unknown } | undefined,
-  ): { events: number; bytesBefore: number; bytesAfter: number } {
-    return foldEvents(this.s, options, fold)
+  ): Promise<{ events: number; bytesBefore: number; bytesAfter: number }> {
+    return this.write(() => foldEvents(this.s, options, fold))
   }
 
-  vacuum(): { bytesBefore: number; bytesAfter: number } {
-    return vacuum(this.s)
+  async vacuum(): Promise<{ bytesBefore: number; bytesAfter: number }> {
+    return this.write(() => vacuum(this.s))
   }
 
-  tombstones(projectRoot?: string): { idemKey: string; at: number; projectRoot: string | undefined }[] {
+  async tombstones(projectRoot?: string): Promise<{ idemKey: string; at: number; projectRoot: string | undefined }[]> {
     return tombstones(this.s, projectRoot)
   }
 
-  putTombstones(rows: readonly { idemKey: string; at: number; projectRoot: string | undefined }[]): void {
-    putTombstones(this.s, rows)
+  async putTombstones(rows: readonly { idemKey: string; at: number; projectRoot: string | undefined }[]): Promise<void> {
+    return this.write(() => putTombstones(this.s, rows))
   }
 
-  audit(entry: AuditEntry): void {
-    audit(this.s, entry)
+  async audit(entry: AuditEntry): Promise<void> {
+    return this.write(() => audit(this.s, entry))
   }
 
-  auditLog(limit: number): AuditEntry[] {
+  async auditLog(limit: number): Promise<AuditEntry[]> {
     return auditLog(this.s, limit)
   }
 
-  integrityCheck(): string {
+  async integrityCheck(): Promise<string> {
     return integrityCheck(this.s)
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.s.db.open) this.s.db.close()
   }
 }
