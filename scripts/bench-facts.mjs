@@ -55,12 +55,12 @@ const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]
 }
-const time = (fn) => {
-  for (let i = 0; i < 10; i++) fn()
+const time = async (fn) => {
+  for (let i = 0; i < 10; i++) await fn()
   const ms = []
   for (let i = 0; i < RUNS; i++) {
     const t = process.hrtime.bigint()
-    fn()
+    await fn()
     ms.push(Number(process.hrtime.bigint() - t) / 1e6)
   }
   return { p50: pct(ms, 50), p95: pct(ms, 95) }
@@ -69,13 +69,13 @@ const rows = []
 for (const q of questions) {
   const type = q.user_id.replace(/_n\d+$/, '')
   const query = UAC_QUERIES[q.case_id].replace(/^from \S+/, `from ${type}_bench`)
-  const t = time(() => e.facts.query(query))
-  const stmts = e.facts.query(query, { explain: true }).sql.map((x) => ({ st: raw.prepare(x.sql), params: x.params[0] }))
-  const same = time(() => {
+  const t = await time(() => e.facts.query(query))
+  const stmts = (await e.facts.query(query, { explain: true })).sql.map((x) => ({ st: raw.prepare(x.sql), params: x.params[0] }))
+  const same = await time(() => {
     for (const x of stmts) x.st.all(x.params)
   })
-  const fc = time(() => floorCount.get('/work/ledger', `${type}_bench`))
-  const ff = time(() => floorFilter.get('/work/ledger', `${type}_bench`, '2024-01-01'))
+  const fc = await time(() => floorCount.get('/work/ledger', `${type}_bench`))
+  const ff = await time(() => floorFilter.get('/work/ledger', `${type}_bench`, '2024-01-01'))
   rows.push({ case: q.case_id, query, ...t, floorCount: fc.p95, floorFilter: ff.p95, sameP50: same.p50, sameP95: same.p95 })
 }
 for (const r of rows)
@@ -134,5 +134,5 @@ console.log(
   `ratio max p95 / filtered floor: ${(worst.p95 / floorF).toFixed(1)}×; median p95 / filtered floor: ${(pct(p95s, 50) / floorF).toFixed(1)}×`,
 )
 raw.close()
-m.close()
+await m.close()
 rmSync(home, { recursive: true, force: true })

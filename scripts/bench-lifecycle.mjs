@@ -39,18 +39,18 @@ let events = 0
 for (let day = 0; day < DAYS; day++) {
   for (let s = 0; s < PER_DAY; s++) {
     const sid = `d${day}s${s}`
-    const hook = (event, fields) => {
-      e.captureHook(event, JSON.stringify({ session_id: sid, cwd: '/work/shop', hook_event_name: event, ...fields }))
+    const hook = async (event, fields) => {
+      await e.captureHook(event, JSON.stringify({ session_id: sid, cwd: '/work/shop', hook_event_name: event, ...fields }))
       events++
       now += 20_000
     }
-    hook('SessionStart', { source: 'startup' })
-    hook('UserPromptSubmit', {
+    await hook('SessionStart', { source: 'startup' })
+    await hook('UserPromptSubmit', {
       prompt: `day ${day}: improve ${files[(day + s) % files.length]} and keep ${subjects[(day + s) % subjects.length]} in mind`,
     })
     for (let k = 0; k < 8; k++) {
       const f = files[(day * 7 + s * 3 + k) % files.length]
-      hook('PostToolUse', {
+      await hook('PostToolUse', {
         tool_name: k % 2 ? 'Edit' : 'Read',
         tool_use_id: `${sid}-${k}`,
         tool_input: { file_path: `/work/shop/${f}`, new_string: `change ${day}.${k}` },
@@ -58,30 +58,30 @@ for (let day = 0; day < DAYS; day++) {
       })
     }
     if ((day + s) % 4 === 0) {
-      hook('PostToolUseFailure', {
+      await hook('PostToolUseFailure', {
         tool_name: 'Bash',
         tool_use_id: `${sid}-t1`,
         tool_input: { command: 'npm test' },
         error: `FAIL test/orders.test.ts: expected ${day}`,
       })
-      hook('PostToolUse', {
+      await hook('PostToolUse', {
         tool_name: 'Edit',
         tool_use_id: `${sid}-fix`,
         tool_input: { file_path: '/work/shop/src/orders.ts', new_string: 'fix' },
         tool_response: {},
       })
-      hook('PostToolUse', {
+      await hook('PostToolUse', {
         tool_name: 'Bash',
         tool_use_id: `${sid}-t2`,
         tool_input: { command: 'npm test' },
         tool_response: { stdout: 'PASS' },
       })
     }
-    hook('Stop', { last_assistant_message: `done with day ${day} session ${s}` })
-    hook('SessionEnd', { reason: 'exit' })
+    await hook('Stop', { last_assistant_message: `done with day ${day} session ${s}` })
+    await hook('SessionEnd', { reason: 'exit' })
   }
-  if (day % 30 === 0) for (const subject of subjects) e.remember(values(subject, day / 30 + 1), { kind: 'fact' })
-  if (day % 7 === 0) e.context({}) // a new session's injected context reinforces what it shows
+  if (day % 30 === 0) for (const subject of subjects) await e.remember(values(subject, day / 30 + 1), { kind: 'fact' })
+  if (day % 7 === 0) await e.context({}) // a new session's injected context reinforces what it shows
   now = Date.parse('2026-01-05T09:00:00Z') + (day + 1) * DAY
   const before = performance.now()
   const r = await e.consolidate({ idleMs: 60 * 60_000 })
@@ -91,10 +91,10 @@ for (let day = 0; day < DAYS; day++) {
   procedureWrites += r.procedures
 }
 
-const stats = e.stats()
-const project = e.listProjects()[0]
-const all = m.engine.exportMarkdown({ project }).get('shop.md') ?? ''
-const versions = e.history((await e.recall('orders DB is PostgreSQL', { limit: 5 })).find((h) => h.type === 'memory').id)
+const stats = await e.stats()
+const project = (await e.listProjects())[0]
+const all = (await m.engine.exportMarkdown({ project })).get('shop.md') ?? ''
+const versions = await e.history((await e.recall('orders DB is PostgreSQL', { limit: 5 })).find((h) => h.type === 'memory').id)
 let correct = 0
 for (const subject of subjects) {
   const top = (await e.recall(`${subject} is`, { limit: 3 })).find((h) => h.type === 'memory')
@@ -117,8 +117,14 @@ console.log(
 console.log(
   `consolidation (deterministic): ${consolidatedSessions} sessions summarised in ${(consolidateMs / 1000).toFixed(2)} s over ${DAYS} runs = ${(consolidatedSessions / (consolidateMs / 1000)).toFixed(0)} sessions/s`,
 )
-const procedureVersions = e.browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: 'all', offset: 0, limit: 200 })
-const currentProcedures = e.browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: 'current', offset: 0, limit: 200 })
+const procedureVersions = await e.browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: 'all', offset: 0, limit: 200 })
+const currentProcedures = await e.browseMemories({
+  projectIds: [project.id],
+  kinds: ['procedure'],
+  state: 'current',
+  offset: 0,
+  limit: 200,
+})
 console.log(
   `procedures: ${currentProcedures.total} distilled (${procedureVersions.total} versions, ${procedureWrites} writes incl. seen-again), ` +
     `${(procedureMs / 1000).toFixed(2)} s of the consolidation time (${(procedureMs / DAYS).toFixed(1)} ms per daily run, ${((100 * procedureMs) / consolidateMs).toFixed(0)}%)`,
@@ -130,5 +136,5 @@ console.log(`recall of changed facts: ${correct}/${subjects.length} subjects ret
 console.log(
   `decay: ${archivedSummaries} of ${stats.memories} memories archived by retention (out of default recall and context, restorable)`,
 )
-m.close()
+await m.close()
 rmSync(home, { recursive: true, force: true })

@@ -99,8 +99,8 @@ for (const [i, sample] of samples.entries()) {
   const root = `/nonexistent-locomo/${String(parsed.events[0].project.name).replace(/[^\w.-]+/g, '-')}`
   const events = parsed.events.map((e) => ({ ...e, project: { root, name: path.basename(root) } }))
   const m = openMnemo({ env: { HOME: home, MNEMO_HOME: home, MNEMO_TZ: 'UTC' } })
-  m.engine.append(events)
-  m.close()
+  await m.engine.append(events)
+  await m.close()
   const turnText = new Map()
   const validIds = new Set()
   for (const [key, session] of Object.entries(sample.conversation)) {
@@ -182,7 +182,7 @@ function printLocomo() {
 const THRESHOLDS = [0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.8, 1]
 const curve = THRESHOLDS.map((t) => ({ t, own: 0, ownHit: 0, foreign: 0, n: 0 }))
 /** The block for threshold `t` from one promptContext result (its verdicts), as promptRecall assembles it. */
-function blockAt(engine, result, t) {
+async function blockAt(engine, result, t) {
   const open = result.judged.some(
     (j) => j.skipped !== 'this-session' && j.skipped !== 'echo' && j.skipped !== 'flagged' && j.rare && j.share >= t,
   )
@@ -190,7 +190,7 @@ function blockAt(engine, result, t) {
   const items = []
   for (const j of result.judged) {
     if (j.skipped !== undefined || j.share < DEFAULT_GATE.minItemShare) continue
-    const shown = engine.show(j.id)
+    const shown = await engine.show(j.id)
     const item = shown.type === 'observation' ? shown.observation : shown.memory
     items.push({ id: j.id, label: `${item.kind} · ${new Date(item.ts ?? item.createdAt).toISOString().slice(0, 10)}`, text: item.text })
   }
@@ -212,15 +212,15 @@ for (const [ci, conv] of convs.entries()) {
       budget,
     )
     for (const c of curve) {
-      const ownText = blockAt(ownM.engine, own, c.t)
+      const ownText = await blockAt(ownM.engine, own, c.t)
       c.n++
       if (ownText !== '') c.own++
       if (q.gold.some((id) => ownText.includes(conv.turnText.get(id)))) c.ownHit++
-      if (blockAt(foreignM.engine, foreign, c.t) !== '') c.foreign++
+      if ((await blockAt(foreignM.engine, foreign, c.t)) !== '') c.foreign++
     }
   }
-  ownM.close()
-  foreignM.close()
+  await ownM.close()
+  await foreignM.close()
 }
 printLocomo()
 
@@ -234,7 +234,7 @@ if (existsSync(gen) && codingSessions > 0) {
   mkdirSync(home, { recursive: true })
   const m = openMnemo({ env: { HOME: home, MNEMO_HOME: home, MNEMO_TZ: 'UTC' } })
   await m.engine.importPath(tdir)
-  m.close()
+  await m.close()
   // Each transcript: its project cwd and first prompt, in time order.
   const sessions = []
   for (const d of readdirSync(tdir)) {
@@ -268,7 +268,7 @@ if (existsSync(gen) && codingSessions > 0) {
     const fblock = await promptHook(freshCopy(home, 'coding-foreign'), { session_id: `cf-${n}`, cwd: otherRoot, prompt: question })
     coding.foreign.push({ injected: fblock !== '', hit: false, tokens: fblock === '' ? 0 : estimateTokens(fblock) })
   }
-  reader.close()
+  await reader.close()
 }
 
 // ---------------------------------------------------------------- hook timing (real processes, alternating)

@@ -39,7 +39,7 @@ let now = Date.parse('2026-03-01T09:00:00Z')
 const m = openMnemo({ home, env: {}, clock: { now: () => now }, timeZone: 'UTC', cwd: '/work/shop' })
 const fillStart = performance.now()
 let sessions = 0
-while (m.engine.stats().observations < TARGET) {
+while ((await m.engine.stats()).observations < TARGET) {
   const cwd = sessions % 5 === 0 ? '/work/billing' : '/work/shop'
   const sid = `s${sessions}`
   const batch = []
@@ -63,9 +63,12 @@ while (m.engine.stats().observations < TARGET) {
     hook('PostToolUseFailure', { tool_name: 'Bash', tool_use_id: `${sid}-t`, tool_input: { command: 'npm test' }, error: `FAIL ${w} test` })
   hook('Stop', { last_assistant_message: `fixed the ${w} handling` })
   hook('SessionEnd', { reason: 'exit' })
-  for (const [event, payload] of batch) m.engine.captureHook(event, payload)
+  for (const [event, payload] of batch) await m.engine.captureHook(event, payload)
   if (sessions % 200 === 1)
-    m.engine.remember(`the ${w} path is owned by team ${sessions % 7}`, { kind: 'fact', project: { root: cwd, name: path.basename(cwd) } })
+    await m.engine.remember(`the ${w} path is owned by team ${sessions % 7}`, {
+      kind: 'fact',
+      project: { root: cwd, name: path.basename(cwd) },
+    })
   sessions++
   now += 3_600_000
 }
@@ -73,8 +76,8 @@ const fillSeconds = (performance.now() - fillStart) / 1000
 const consolidateStart = performance.now()
 await m.engine.consolidate({ idleMs: 0 })
 const consolidateSeconds = (performance.now() - consolidateStart) / 1000
-const stats = m.engine.stats()
-m.close()
+const stats = await m.engine.stats()
+await m.close()
 console.log(
   `store: ${stats.observations} observations, ${stats.sessions} sessions, ${stats.memories} memories, ${(stats.bytes / 1048576).toFixed(1)} MiB`,
 )
@@ -164,12 +167,12 @@ await next('ready')
 const delays = []
 for (let i = 0; i < 10; i++) {
   const t = performance.now()
-  writer.engine.captureHook('UserPromptSubmit', JSON.stringify({ session_id: `live-${i}`, cwd: '/work/shop', prompt: `live ${i}` }))
+  await writer.engine.captureHook('UserPromptSubmit', JSON.stringify({ session_id: `live-${i}`, cwd: '/work/shop', prompt: `live ${i}` }))
   await next('observation')
   delays.push(performance.now() - t)
 }
 await reader.cancel()
-writer.close()
+await writer.close()
 console.log(
   `${'live: capture → stream arrival (poll 500 ms)'.padEnd(44)} p50 ${pct(delays, 50).toFixed(1).padStart(7)} ms  p95 ${pct(delays, 95).toFixed(1).padStart(7)} ms`,
 )

@@ -90,7 +90,7 @@ function engineFactory() {
   let uses = 0
   return () => {
     if (!engine || uses++ > 150) {
-      engine?.close()
+      void engine?.close()
       const clock = createManualClock(NOW)
       const store = openSqliteStore({ path: ':memory:' }, () => clock.now())
       engine = new MnemoEngine({ store, clock, cwd: '/fuzz/project', contextBudgetTokens: 2000, timeZone: 'UTC' })
@@ -111,6 +111,14 @@ function check(ok, invariant, detail) {
 function noThrow(invariant, fn) {
   try {
     return fn()
+  } catch (error) {
+    if (error instanceof Violation) throw error
+    throw new Violation(`${invariant}: threw ${describeError(error)}`)
+  }
+}
+async function noThrowAsync(invariant, fn) {
+  try {
+    return await fn()
   } catch (error) {
     if (error instanceof Violation) throw error
     throw new Violation(`${invariant}: threw ${describeError(error)}`)
@@ -999,7 +1007,7 @@ function checkStoredPayload(payload, where) {
   })
 }
 
-function checkParse(result, text, deriver, engine, label) {
+async function checkParse(result, text, deriver, engine, label) {
   const lines = text.split('\n')
   const nonBlank = lines.filter((l) => l.trim().length > 0).length
   check(result.read === nonBlank, `${label}: read = non-blank lines`, `read ${result.read}, non-blank ${nonBlank}`)
@@ -1017,7 +1025,7 @@ function checkParse(result, text, deriver, engine, label) {
     const d = noThrow(`${label}: derivation never throws`, () => deriver(e))
     check(Array.isArray(d.observations), `${label}: derivation gives observations`)
   }
-  noThrow(`${label}: engine.append of the parsed events never throws`, () => engine().append(result.events))
+  await noThrowAsync(`${label}: engine.append of the parsed events never throws`, () => engine().append(result.events))
 }
 
 const TARGETS = [
@@ -1051,7 +1059,7 @@ const TARGETS = [
     'hook-shaped',
     1.5,
     fc.tuple(hookEvent, hookObject),
-    ([event, obj]) => {
+    async ([event, obj]) => {
       const stdin = JSON.stringify(obj)
       const captured = noThrow('a valid-shaped hook payload is accepted', () =>
         captureClaudeHook(event, stdin, NOW, { defaultCwd: '/fuzz/project' }),
@@ -1062,20 +1070,20 @@ const TARGETS = [
       }
       checkStoredPayload(captured.event.payload, 'hook')
       noThrow('hook: derivation never throws', () => deriveClaudeHook(captured.event))
-      noThrow('hook: engine.captureHook never throws on a valid-shaped payload', () => hookEngine().captureHook(event, stdin))
+      await noThrowAsync('hook: engine.captureHook never throws on a valid-shaped payload', () => hookEngine().captureHook(event, stdin))
     },
   ],
   [
     'claude-transcript',
     1.5,
     fc.tuple(jsonlText(claudeRecord), fc.boolean()),
-    ([text, withProject]) => {
+    async ([text, withProject]) => {
       const options = {
         file: '/fuzz/claude/session-abc.jsonl',
         ...(withProject ? { project: { root: '/fuzz/claude', name: 'claude' } } : {}),
       }
       const result = noThrow('parseClaudeTranscript never throws', () => parseClaudeTranscript(text, options))
-      checkParse(result, text, deriveClaudeTranscript, claudeEngine, 'claude')
+      await checkParse(result, text, deriveClaudeTranscript, claudeEngine, 'claude')
       noThrow('detectTranscriptFormat never throws', () => detectTranscriptFormat(text))
     },
   ],
@@ -1083,13 +1091,13 @@ const TARGETS = [
     'codex-rollout',
     1.5,
     fc.tuple(jsonlText(codexRecord), fc.boolean()),
-    ([text, withProject]) => {
+    async ([text, withProject]) => {
       const options = {
         file: '/fuzz/codex/rollout-2025-01-01.jsonl',
         ...(withProject ? { project: { root: '/fuzz/codex', name: 'codex' } } : {}),
       }
       const result = noThrow('parseCodexRollout never throws', () => parseCodexRollout(text, options))
-      checkParse(result, text, deriveCodexRollout, codexEngine, 'codex')
+      await checkParse(result, text, deriveCodexRollout, codexEngine, 'codex')
       const format = noThrow('detectTranscriptFormat never throws', () => detectTranscriptFormat(text))
       check(format === undefined || format === 'codex' || format === 'claude-code', 'detectTranscriptFormat gives a known format')
     },
@@ -1098,7 +1106,7 @@ const TARGETS = [
     'locomo',
     1,
     locomoData,
-    (data) => {
+    async (data) => {
       const result = noThrow('parseLocomo never throws', () => parseLocomo(data))
       for (const s of result.skipped) check(typeof s.reason === 'string' && s.reason.length > 0, 'locomo: every skip has a reason')
       check(result.events.length + result.skipped.length >= Math.min(1, result.read), 'locomo: records are either events or skipped')
@@ -1108,7 +1116,7 @@ const TARGETS = [
         serialisable(e.payload, 'locomo: payload JSON-serialises')
         noThrow('locomo: derivation never throws', () => deriveLocomoTurn(e))
       }
-      noThrow('locomo: engine.append of the parsed events never throws', () => locomoEngine().append(result.events))
+      await noThrowAsync('locomo: engine.append of the parsed events never throws', () => locomoEngine().append(result.events))
     },
   ],
   [
@@ -1190,8 +1198,8 @@ const TARGETS = [
             'Ann said the NEAR operator is confusing',
             'データベース の 移行',
           ])
-            engine.remember(text, { project })
-          for (let i = 0; i < 30; i++) engine.remember(`note ${i} about deploys, tokens and the billing service`, { project })
+            await engine.remember(text, { project })
+          for (let i = 0; i < 30; i++) await engine.remember(`note ${i} about deploys, tokens and the billing service`, { project })
         }
         let hits
         try {

@@ -31,8 +31,8 @@ for (const sample of JSON.parse(readFileSync(file, 'utf8'))) {
   }
   const mnemo = openMnemo({ dbPath: ':memory:', home: path.join(os.tmpdir(), 'mnemo-misses'), env: {}, timeZone: 'UTC' })
   const parsed = parseLocomo([sample])
-  mnemo.engine.append(parsed.events)
-  const projectIds = mnemo.engine.listProjects().map((p) => p.id)
+  await mnemo.engine.append(parsed.events)
+  const projectIds = (await mnemo.engine.listProjects()).map((p) => p.id)
   for (const qa of sample.qa) {
     if (category !== undefined && String(qa.category) !== category) continue
     if (qa.category === 5) continue
@@ -55,5 +55,5 @@ for (const sample of JSON.parse(readFileSync(file, 'utf8'))) {
     }
     for (const id of ranking.slice(0, 3)) console.log(`    top ${id}: ${(text.get(id) ?? '').slice(0, 140)}`)
   }
-  mnemo.close()
+  await mnemo.close()
 }

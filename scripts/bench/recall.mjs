@@ -74,7 +74,7 @@ export async function figures(ctx) {
       p95s.push({ size, observations: store.observations, p95: ctx.quantile(fused, 0.95) })
     } finally {
       db.close()
-      m.close()
+      await m.close()
     }
   }
   if (p95s.length >= 2) {

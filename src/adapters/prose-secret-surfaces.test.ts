@@ -145,12 +145,12 @@ describe('a password stated in prose, through every surface (issue 17 item 1)', 
     mkdirSync(home, { recursive: true })
     const store = openSqliteStore({ path: path.join(home, 'mnemo.db') }, () => clock.now())
     const legacy = new MnemoEngine({ store, clock, cwd: proj, contextBudgetTokens: 2000, timeZone: 'UTC', redact: noRedaction })
-    legacy.captureHook(
+    await legacy.captureHook(
       'UserPromptSubmit',
       JSON.stringify({ hook_event_name: 'UserPromptSubmit', session_id: 's', cwd: proj, prompt: SAID }),
     )
-    expect(JSON.stringify(store.readEvents(0, 10))).toContain(SECRET)
-    store.close()
+    expect(JSON.stringify(await store.readEvents(0, 10))).toContain(SECRET)
+    await store.close()
     expect(databaseBytes()).toContain(SECRET)
 
     const rescan = await cli(['redact', '--rescan'])

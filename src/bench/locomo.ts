@@ -353,15 +353,12 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
       const engine = mnemo.engine
       const t0 = performance.now()
       const parsed = parseLocomo([sample])
-      engine.append(parsed.events)
+      await engine.append(parsed.events)
       ingestMs += performance.now() - t0
       conversations++
       turns += parsed.events.length
       const root = parsed.events[0]?.project.root
-      const projectIds = engine
-        .listProjects()
-        .filter((p) => p.root === root)
-        .map((p) => p.id)
+      const projectIds = (await engine.listProjects()).filter((p) => p.root === root).map((p) => p.id)
       if (options.embedder && projectIds.length > 0) {
         const e0 = performance.now()
         await engine.reindex({ projectIds })
@@ -397,7 +394,7 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
         scored.push({ category: Number(item['category']), conversation, metrics: scoreRanking(turnRanking(hits, k), gold) })
       }
     } finally {
-      mnemo.close()
+      await mnemo.close()
     }
   }
 

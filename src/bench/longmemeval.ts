@@ -399,15 +399,12 @@ export async function runLongMemEvalBench(file: string, options: LongMemEvalBenc
       const engine = mnemo.engine
       const t0 = performance.now()
       const events = longMemEvalEvents(instance)
-      engine.append(events)
+      await engine.append(events)
       ingestMs += performance.now() - t0
       sessions += instance.haystack_sessions.length
       turns += events.length
       const root = events[0]?.project.root
-      const projectIds = engine
-        .listProjects()
-        .filter((p) => p.root === root)
-        .map((p) => p.id)
+      const projectIds = (await engine.listProjects()).filter((p) => p.root === root).map((p) => p.id)
 
       let hits: RecallHit[] = []
       const start = performance.now()
@@ -430,7 +427,7 @@ export async function runLongMemEvalBench(file: string, options: LongMemEvalBenc
       if (gold.session.size > 0)
         scored.session.push({ type: instance.question_type, metrics: scoreLongMemEvalRanking(sessionRankingOf(turnIds), gold.session) })
     } finally {
-      mnemo.close()
+      await mnemo.close()
     }
   }
 

@@ -215,27 +215,28 @@ export function scoreMemeProbe(p: MemeProbe, answers: StateAnswer[]): boolean {
 }
 
 /** Runs an episode through the dependent-facts engine and scores each probe, in order. */
-export function runMemeEpisode(
+export async function runMemeEpisode(
   deps: FactDependencies,
   episode: MemeEpisode,
   advance: () => void,
-): { probe: MemeProbe; correct: boolean; answers: StateAnswer[] }[] {
+): Promise<{ probe: MemeProbe; correct: boolean; answers: StateAnswer[] }[]> {
   const out: { probe: MemeProbe; correct: boolean; answers: StateAnswer[] }[] = []
   for (const op of episode.ops) {
     advance()
-    if (op.op === 'set') deps.set(op.key, op.value, { quote: op.quote })
+    if (op.op === 'set') await deps.set(op.key, op.value, { quote: op.quote })
     else if (op.op === 'rule')
-      deps.addRule({
+      await deps.addRule({
         source: op.source,
         target: op.target,
         effect: op.effect,
         ...(op.value !== undefined ? { value: op.value } : {}),
         stated: op.quote,
       })
-    else if (op.op === 'forget') deps.forget(op.key)
+    else if (op.op === 'forget') await deps.forget(op.key)
     else {
       for (const probe of episode.probes.filter((p) => p.phase === op.phase)) {
-        const answers = probe.keys.map((k) => deps.answer(k))
+        const answers: StateAnswer[] = []
+        for (const k of probe.keys) answers.push(await deps.answer(k))
         out.push({ probe, correct: scoreMemeProbe(probe, answers), answers })
       }
     }

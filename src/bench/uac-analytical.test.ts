@@ -24,11 +24,11 @@ describe('the published UaC scorer', () => {
 })
 
 describe.skipIf(DIR === undefined)('UaC analytical dev split (reads ../shared/datasets/uac-analytical; skipped when absent)', () => {
-  it('answers all 60 questions with hand-written queries, scored by the published scorer', () => {
+  it('answers all 60 questions with hand-written queries, scored by the published scorer', async () => {
     const { engine } = createTestEngine()
     const { users, questions } = readUac(DIR!)
-    ingestUac(engine, users)
-    const results = runUac(engine, questions)
+    await ingestUac(engine, users)
+    const results = await runUac(engine, questions)
     const wrong = results.filter((r) => !r.correct).map((r) => `${r.caseId}: ${r.query} → ${r.prediction} (gold ${JSON.stringify(r.gold)})`)
     expect(wrong).toEqual([])
     expect(results).toHaveLength(60)

@@ -52,8 +52,11 @@ export function readUac(dir: string): { users: { user_id: string; records: Recor
 }
 
 /** Ingests every user's records as a collection named by its user id (provenance `import`). */
-export function ingestUac(engine: MnemoEngine, users: readonly { user_id: string; records: Record<string, unknown>[] }[]): void {
-  for (const u of users) engine.facts.add(u.user_id, u.records, { provenance: { source: 'import', file: 'users.jsonl' } })
+export async function ingestUac(
+  engine: MnemoEngine,
+  users: readonly { user_id: string; records: Record<string, unknown>[] }[],
+): Promise<void> {
+  for (const u of users) await engine.facts.add(u.user_id, u.records, { provenance: { source: 'import', file: 'users.jsonl' } })
 }
 
 /**
@@ -66,12 +69,14 @@ export function predictionFor(kind: UacAnswerKind, answer: FactAnswer): string {
 }
 
 /** Answers each question with its hand-written query and scores it with the published scorer. */
-export function runUac(engine: MnemoEngine, questions: readonly UacQuestion[]): UacResult[] {
-  return questions.map((q) => {
+export async function runUac(engine: MnemoEngine, questions: readonly UacQuestion[]): Promise<UacResult[]> {
+  const results: UacResult[] = []
+  for (const q of questions) {
     const query = UAC_QUERIES[q.case_id]
     if (query === undefined) throw new Error(`no query written for ${q.case_id}`)
-    const answer = engine.facts.query(query)
+    const answer = await engine.facts.query(query)
     const prediction = predictionFor(q.answer_kind, answer)
-    return { caseId: q.case_id, query, prediction, gold: q.gold, correct: scoreUac(q.answer_kind, prediction, q.gold), answer }
-  })
+    results.push({ caseId: q.case_id, query, prediction, gold: q.gold, correct: scoreUac(q.answer_kind, prediction, q.gold), answer })
+  }
+  return results
 }

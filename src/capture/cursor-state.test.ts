@@ -50,12 +50,12 @@ const parseGlobal = () => parseCursorDatabase(globalDb, { file: globalDb }).pars
 function observe(events: EventInput[]): (string | undefined)[][] {
   return events.flatMap((e) => deriveCursorState(e).observations.map((o) => [o.kind, o.role, o.tool, o.sourceRef, o.text]))
 }
-function snapshot(engine: MnemoEngine): unknown {
-  const ids = engine.listProjects().map((p) => p.id)
+async function snapshot(engine: MnemoEngine): Promise<unknown> {
+  const ids = (await engine.listProjects()).map((p) => p.id)
   return {
-    projects: engine.listProjects(),
-    sessions: engine.sessions({ limit: 100 }),
-    observations: engine.browseObservations({ projectIds: ids, order: 'asc', limit: 500 }),
+    projects: await engine.listProjects(),
+    sessions: await engine.sessions({ limit: 100 }),
+    observations: await engine.browseObservations({ projectIds: ids, order: 'asc', limit: 500 }),
   }
 }
 const sha = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex')
@@ -266,9 +266,9 @@ describe('importing Cursor databases', () => {
     expect(hit).toMatchObject({ project: 'cursor-app', sourceRef: 'toolu_cr02' })
     expect((await engine.recall('retryWithBackoff', { limit: 1 }))[0]).toMatchObject({ project: 'cursor-app' })
     expect(await engine.importPath(globalDb, { format: 'cursor' })).toMatchObject({ imported: 0, duplicates: 15 })
-    const snap = snapshot(engine)
-    expect(engine.rebuild().events).toBe(18)
-    expect(snapshot(engine)).toEqual(snap)
+    const snap = await snapshot(engine)
+    expect((await engine.rebuild()).events).toBe(18)
+    expect(await snapshot(engine)).toEqual(snap)
     expect({ global: sha(globalDb), workspace: sha(workspaceDb), files: readdirSync(path.dirname(globalDb)) }).toEqual(before)
   })
 
@@ -298,7 +298,7 @@ describe('importing Cursor databases', () => {
           message: `no records imported from ${file}: 0 read, 0 skipped (${why})`,
         })
       }
-      expect(engine.stats().events).toBe(0)
+      expect((await engine.stats()).events).toBe(0)
       // An OpenCode database given as Cursor's is named as such.
       const oc = path.join(t.dir, 'oc.vscdb')
       new Database(oc).exec('CREATE TABLE session (id TEXT); CREATE TABLE message (id TEXT); CREATE TABLE part (id TEXT)').close()

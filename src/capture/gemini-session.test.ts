@@ -166,14 +166,14 @@ describe('importing a Gemini CLI session', () => {
     expect(parsed.format).toBe('gemini')
     const { engine } = createTestEngine()
     // The project is known from an earlier session: the file's projectHash is matched to it.
-    engine.remember('exports stream rows', { project: { root: APP, name: 'gemini-app' } })
+    await engine.remember('exports stream rows', { project: { root: APP, name: 'gemini-app' } })
     const first = await engine.importPath(fixture)
     expect(first).toMatchObject({ read: 9, imported: 9, skipped: 2, unknown: 1 })
     const hits = await engine.recall('exportCsv timed out', { limit: 3 })
     expect(hits.map((h) => h.kind)).toContain('error')
     expect(hits.every((h) => h.project === 'gemini-app')).toBe(true)
     expect(await engine.importPath(fixture)).toMatchObject({ imported: 0, duplicates: 9 })
-    expect(engine.sessions().find((s) => s.agent === 'gemini')).toMatchObject({ agent: 'gemini' })
+    expect((await engine.sessions()).find((s) => s.agent === 'gemini')).toMatchObject({ agent: 'gemini' })
   })
 
   it('names the problem when --format gemini is given something else, or the file is cut short', async () => {

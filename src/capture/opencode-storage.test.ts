@@ -26,12 +26,12 @@ function observe(events: EventInput[]): (string | undefined)[][] {
 }
 
 /** Every row a query can see, comparable across a rebuild. */
-function snapshot(engine: MnemoEngine): unknown {
-  const ids = engine.listProjects().map((p) => p.id)
+async function snapshot(engine: MnemoEngine): Promise<unknown> {
+  const ids = (await engine.listProjects()).map((p) => p.id)
   return {
-    projects: engine.listProjects(),
-    sessions: engine.sessions({ limit: 100 }),
-    observations: engine.browseObservations({ projectIds: ids, order: 'asc', limit: 500 }),
+    projects: await engine.listProjects(),
+    sessions: await engine.sessions({ limit: 100 }),
+    observations: await engine.browseObservations({ projectIds: ids, order: 'asc', limit: 500 }),
   }
 }
 
@@ -170,15 +170,13 @@ describe('importing OpenCode storage', () => {
     expect(hits[0]).toMatchObject({ kind: 'error', project: 'opencode-app', sourceRef: 'toolu_02Bash9c1d' })
     expect((await engine.recall('rebase onto newbase', { limit: 1 }))[0]).toMatchObject({ kind: 'message', project: 'scratch' })
     expect(await engine.importPath(STORAGE, { format: 'opencode' })).toMatchObject({ imported: 0, duplicates: 28 })
-    expect(
-      engine
-        .sessions()
-        .filter((s) => s.agent === 'opencode')
-        .map((s) => s.title),
-    ).toEqual(['What does git rebase --onto do?', 'Rate-limit the login route'])
-    const before = snapshot(engine)
-    expect(engine.rebuild().events).toBe(28)
-    expect(snapshot(engine)).toEqual(before)
+    expect((await engine.sessions()).filter((s) => s.agent === 'opencode').map((s) => s.title)).toEqual([
+      'What does git rebase --onto do?',
+      'Rate-limit the login route',
+    ])
+    const before = await snapshot(engine)
+    expect((await engine.rebuild()).events).toBe(28)
+    expect(await snapshot(engine)).toEqual(before)
   })
 
   it('imports one session from its session file, and finds the storage inside a parent folder', async () => {
@@ -248,7 +246,7 @@ describe('importing OpenCode storage', () => {
           ),
         ),
       })
-      expect(engine.stats().events).toBe(0)
+      expect((await engine.stats()).events).toBe(0)
       // In the whole folder the other session still imports; the bad file is named.
       const all = await engine.importPath(t.dir)
       expect(all.files[0]!.skipped[0]).toMatchObject({

@@ -14,9 +14,9 @@ const dir = fileURLToPath(new URL('../../fixtures/agents/', import.meta.url))
 const fixture = (name: string): string => readFileSync(path.join(dir, name), 'utf8')
 const PROJECT = '/nonexistent/mnemo-fixture'
 
-const cleanups: (() => void)[] = []
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!()
+const cleanups: (() => unknown)[] = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
 })
 
 function engineFor() {
@@ -26,10 +26,10 @@ function engineFor() {
 }
 
 /** Every observation text of every project, oldest first. */
-function observations(engine: ReturnType<typeof engineFor>['engine']): { kind: string; text: string }[] {
-  const projectIds = engine.listProjects().map((p) => p.id)
+async function observations(engine: ReturnType<typeof engineFor>['engine']): Promise<{ kind: string; text: string }[]> {
+  const projectIds = (await engine.listProjects()).map((p) => p.id)
   if (projectIds.length === 0) return []
-  return engine.browseObservations({ projectIds, order: 'asc', limit: 500 }).map((o) => ({ kind: o.kind, text: o.text }))
+  return (await engine.browseObservations({ projectIds, order: 'asc', limit: 500 })).map((o) => ({ kind: o.kind, text: o.text }))
 }
 
 function hook(engine: ReturnType<typeof engineFor>['engine'], event: string, file: string, agent: HookAgent) {
@@ -37,40 +37,44 @@ function hook(engine: ReturnType<typeof engineFor>['engine'], event: string, fil
 }
 
 describe('Gemini CLI 0.61 hooks (D1–D4)', () => {
-  it('D1: the BeforeAgent prompt is stored without mnemo’s <hook_context> block, title and context too', () => {
+  it('D1: the BeforeAgent prompt is stored without mnemo’s <hook_context> block, title and context too', async () => {
     const { engine } = engineFor()
-    hook(engine, 'BeforeAgent', 'gemini/capture-beforeagent-nested-context.json', 'gemini')
-    const obs = observations(engine)
+    await hook(engine, 'BeforeAgent', 'gemini/capture-beforeagent-nested-context.json', 'gemini')
+    const obs = await observations(engine)
     expect(obs).toEqual([{ kind: 'prompt', text: 'RECALLTEST: what did we do in the last session? Use the memory recall tool.' }])
-    expect(engine.sessions().map((s) => s.title)).toEqual(['RECALLTEST: what did we do in the last session? Use the memory recall tool.'])
-    const block = engine.context({ project: engine.projectForPath(`${PROJECT}/proj-gemini`) }).text
+    expect((await engine.sessions()).map((s) => s.title)).toEqual([
+      'RECALLTEST: what did we do in the last session? Use the memory recall tool.',
+    ])
+    const block = (await engine.context({ project: await engine.projectForPath(`${PROJECT}/proj-gemini`) })).text
     expect(block).toContain('Asked: RECALLTEST')
     expect(block).not.toMatch(/hook_context|&lt;mnemo-context/)
   })
 
-  it('D2: AfterAgent’s prompt_response is the final answer', () => {
+  it('D2: AfterAgent’s prompt_response is the final answer', async () => {
     const { engine } = engineFor()
-    hook(engine, 'BeforeAgent', 'gemini/capture-beforeagent-first.json', 'gemini')
-    hook(engine, 'AfterAgent', 'gemini/capture-afteragent.json', 'gemini')
-    const obs = observations(engine)
+    await hook(engine, 'BeforeAgent', 'gemini/capture-beforeagent-first.json', 'gemini')
+    await hook(engine, 'AfterAgent', 'gemini/capture-afteragent.json', 'gemini')
+    const obs = await observations(engine)
     expect(obs.map((o) => o.kind)).toEqual(['prompt', 'message'])
     expect(obs[0]!.text).toBe('Please write the word zanzibarquokka into notes.txt in this project.')
     expect(obs[1]!.text).toMatch(/^Final answer: done\./)
-    expect(engine.context({ project: engine.projectForPath(`${PROJECT}/proj-gemini`) }).text).toContain('Last: Final answer: done.')
+    expect((await engine.context({ project: await engine.projectForPath(`${PROJECT}/proj-gemini`) })).text).toContain(
+      'Last: Final answer: done.',
+    )
   })
 
-  it('D3: a call of mcp_mnemo_memory_recall is not captured', () => {
+  it('D3: a call of mcp_mnemo_memory_recall is not captured', async () => {
     const { engine } = engineFor()
-    const r = hook(engine, 'AfterTool', 'gemini/capture-aftertool-mnemo-recall.json', 'gemini')
+    const r = await hook(engine, 'AfterTool', 'gemini/capture-aftertool-mnemo-recall.json', 'gemini')
     expect(r.stored).toBe(false)
     expect(r.skipped).toBe('own tool mcp_mnemo_memory_recall')
-    expect(engine.stats().events).toBe(0)
+    expect((await engine.stats()).events).toBe(0)
   })
 
-  it('D4: shell output is stored without <untrusted_context> and the process-group line', () => {
+  it('D4: shell output is stored without <untrusted_context> and the process-group line', async () => {
     const { engine } = engineFor()
-    hook(engine, 'AfterTool', 'gemini/capture-aftertool-shell.json', 'gemini')
-    expect(observations(engine)).toEqual([
+    await hook(engine, 'AfterTool', 'gemini/capture-aftertool-shell.json', 'gemini')
+    expect(await observations(engine)).toEqual([
       {
         kind: 'tool',
         text: 'run_shell_command: echo zanzibarquokka > notes.txt && cat notes.txt\nWrite the word to notes.txt\n→ zanzibarquokka',
@@ -80,14 +84,14 @@ describe('Gemini CLI 0.61 hooks (D1–D4)', () => {
 })
 
 describe('Codex CLI 0.171 and Claude Code 2.1.197 hooks', () => {
-  it('their mcp__mnemo__memory_recall calls are not captured; ordinary calls and answers are', () => {
+  it('their mcp__mnemo__memory_recall calls are not captured; ordinary calls and answers are', async () => {
     const { engine } = engineFor()
-    expect(hook(engine, 'PostToolUse', 'codex/capture-posttooluse-mnemo-recall.json', 'codex').stored).toBe(false)
-    expect(hook(engine, 'PostToolUse', 'claude-code/capture-posttooluse-mnemo-recall.json', 'claude-code').stored).toBe(false)
-    hook(engine, 'PostToolUse', 'codex/capture-posttooluse-shell.json', 'codex')
-    hook(engine, 'Stop', 'codex/capture-stop.json', 'codex')
-    expect(observations(engine).map((o) => o.kind)).toEqual(['tool', 'message'])
-    expect(observations(engine)[0]!.text).toBe('Bash: echo zanzibarquokka > notes.txt && cat notes.txt\n→ zanzibarquokka')
+    expect((await hook(engine, 'PostToolUse', 'codex/capture-posttooluse-mnemo-recall.json', 'codex')).stored).toBe(false)
+    expect((await hook(engine, 'PostToolUse', 'claude-code/capture-posttooluse-mnemo-recall.json', 'claude-code')).stored).toBe(false)
+    await hook(engine, 'PostToolUse', 'codex/capture-posttooluse-shell.json', 'codex')
+    await hook(engine, 'Stop', 'codex/capture-stop.json', 'codex')
+    expect((await observations(engine)).map((o) => o.kind)).toEqual(['tool', 'message'])
+    expect((await observations(engine))[0]!.text).toBe('Bash: echo zanzibarquokka > notes.txt && cat notes.txt\n→ zanzibarquokka')
   })
 })
 
@@ -100,7 +104,7 @@ describe('import of the current session formats (D5, D6)', () => {
     cpSync(path.join(dir, 'codex/capture-rollout-0.171.jsonl'), file)
     const report = await engine.importPath(file)
     expect(report.files[0]!.format).toBe('codex')
-    expect(observations(engine)).toEqual([
+    expect(await observations(engine)).toEqual([
       { kind: 'prompt', text: 'Please write the word zanzibarquokka into notes.txt in this project.' },
       { kind: 'tool', text: 'exec_command: echo zanzibarquokka > notes.txt && cat notes.txt' },
       { kind: 'tool_result', text: 'zanzibarquokka' },
@@ -111,7 +115,7 @@ describe('import of the current session formats (D5, D6)', () => {
     ])
     // A second import adds nothing.
     await engine.importPath(file)
-    expect(observations(engine)).toHaveLength(4)
+    expect(await observations(engine)).toHaveLength(4)
   })
 
   it('D6: a Gemini 0.61 JSONL session (header, messages, $set lines) imports under the project its .project_root names', async () => {
@@ -135,8 +139,8 @@ describe('import of the current session formats (D5, D6)', () => {
     writeFileSync(path.join(t.dir, 'gemini-tmp', 'proj-gemini', '.project_root'), `${root}\n`)
     const report = await engine.importPath(path.join(t.dir, 'gemini-tmp'))
     expect(report.files.map((f) => [f.format, f.error])).toEqual([['gemini', undefined]])
-    expect(engine.listProjects().map((p) => p.root)).toEqual([root])
-    expect(observations(engine)).toEqual([
+    expect((await engine.listProjects()).map((p) => p.root)).toEqual([root])
+    expect(await observations(engine)).toEqual([
       { kind: 'prompt', text: 'Please write the word zanzibarquokka into notes.txt in this project.' },
       { kind: 'tool', text: 'run_shell_command: echo zanzibarquokka > notes.txt && cat notes.txt\nWrite the word to notes.txt' },
       { kind: 'tool_result', text: 'zanzibarquokka' },

@@ -39,23 +39,30 @@ export interface EntityGraph {
  *
  * @throws {MnemoError} `NOT_FOUND` — no such session, or `at` is not one of its observations.
  */
-export function sessionTimeline(store: Store, redact: Redact, id: string, offset: number, limit: number, at?: string): SessionTimeline {
-  const session = store.getSession(id)
+export async function sessionTimeline(
+  store: Store,
+  redact: Redact,
+  id: string,
+  offset: number,
+  limit: number,
+  at?: string,
+): Promise<SessionTimeline> {
+  const session = await store.getSession(id)
   if (!session) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
   let position: number | undefined
   if (at !== undefined) {
-    position = store.observationPosition(session.id, at)
+    position = await store.observationPosition(session.id, at)
     if (position === undefined)
       throw new MnemoError('NOT_FOUND', `no observation ${at} in session ${id}`, { details: { kind: 'observation', id: at } })
   }
-  const page = store.sessionObservationsPage(session.id, offset, limit)
-  const derived = store.memoriesFromObservations(
+  const page = await store.sessionObservationsPage(session.id, offset, limit)
+  const derived = await store.memoriesFromObservations(
     session.projectId,
     page.map((o) => o.id),
   )
   return {
     session: { ...session, ...(session.title ? { title: redact(session.title) } : {}) },
-    project: store.getProject(session.projectId),
+    project: await store.getProject(session.projectId),
     observations: page.map((o) => ({ ...o, text: redact(o.text), derivedMemories: derived.get(o.id) ?? [] })),
     ...(position !== undefined ? { position } : {}),
   }
@@ -66,9 +73,10 @@ export function sessionTimeline(store: Store, redact: Redact, id: string, offset
  * exist, each once, in time order, text redacted. Pass a version chain to
  * get the provenance of every version (a hand edit has none of its own).
  */
-export function memorySources(store: Store, redact: Redact, memories: readonly Memory[]): Observation[] {
-  return [...new Set(memories.flatMap((m) => m.sources))]
-    .map((id) => store.getObservation(id))
+export async function memorySources(store: Store, redact: Redact, memories: readonly Memory[]): Promise<Observation[]> {
+  const found: (Observation | undefined)[] = []
+  for (const id of new Set(memories.flatMap((m) => m.sources))) found.push(await store.getObservation(id))
+  return found
     .filter((o): o is Observation => o !== undefined)
     .sort((a, b) => a.ts - b.ts)
     .map((o) => ({ ...o, text: redact(o.text) }))
@@ -88,30 +96,27 @@ export function memorySources(store: Store, redact: Redact, memories: readonly M
  * @param limit - Neighbours at most, 1–100.
  * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
  */
-export function entityGraph(
+export async function entityGraph(
   store: Store,
   redact: Redact,
   scope: Scope & { projectIds: readonly ProjectId[] },
   entity: string | undefined,
   limit: number,
-): EntityGraph {
+): Promise<EntityGraph> {
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
   const asked = entity?.trim()
-  const center = asked ? store.searchEntities(scope, asked, 1)[0] : undefined
+  const center = asked ? (await store.searchEntities(scope, asked, 1))[0] : undefined
   if (asked && !center) return { center: undefined, nodes: [], edges: [], mentions: [] }
-  const sample = store.sampleDocs(scope, center?.id, center ? 1000 : 2000)
-  const ranked = store
-    .entitiesInDocs(sample, limit + 1)
-    .filter((e) => e.id !== center?.id)
-    .slice(0, limit)
-  const nodes = store.entitiesById([...(center ? [center.id] : []), ...ranked.map((e) => e.id)])
-  const edges = store.entityEdges(
+  const sample = await store.sampleDocs(scope, center?.id, center ? 1000 : 2000)
+  const ranked = (await store.entitiesInDocs(sample, limit + 1)).filter((e) => e.id !== center?.id).slice(0, limit)
+  const nodes = await store.entitiesById([...(center ? [center.id] : []), ...ranked.map((e) => e.id)])
+  const edges = await store.entityEdges(
     nodes.map((n) => n.id),
     sample,
   )
-  const projects = new Map(store.listProjects().map((p) => [p.id as string, p.name]))
+  const projects = new Map((await store.listProjects()).map((p) => [p.id as string, p.name]))
   const mentions = center
-    ? store.docs(sample.slice(0, 50)).map(
+    ? (await store.docs(sample.slice(0, 50))).map(
         (d): RecallHit => ({
           id: d.id as RecallHit['id'],
           type: d.type,

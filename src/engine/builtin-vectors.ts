@@ -42,42 +42,42 @@ export class BuiltinVectors {
    * @param force - Refit even if the model is fresh (`mnemo reindex`).
    * @returns The space and model, or `undefined` when the project is too small for a model.
    */
-  prepare(
+  async prepare(
     projectId: ProjectId,
     force = false,
     onProgress?: (done: number, total: number) => void,
     scope: Omit<Scope, 'projectIds'> = {},
-  ): Prepared | undefined {
-    if (force) return this.prepareNow(projectId, true, onProgress, scope)
+  ): Promise<Prepared | undefined> {
+    if (force) return await this.prepareNow(projectId, true, onProgress, scope)
     // A recall does not wait for another process's write lock to store vectors: this once it searches without them.
     try {
-      return this.store.withoutLockWait(() => this.prepareNow(projectId, false, onProgress, scope))
+      return await this.store.withoutLockWait(() => this.prepareNow(projectId, false, onProgress, scope))
     } catch (error) {
       if (MnemoError.is(error, 'STORE_UNAVAILABLE') && /locked|busy/i.test(error.message)) return undefined
       throw error
     }
   }
 
-  private prepareNow(
+  private async prepareNow(
     projectId: ProjectId,
     force: boolean,
     onProgress: ((done: number, total: number) => void) | undefined,
     scope: Omit<Scope, 'projectIds'>,
-  ): Prepared | undefined {
-    const count = this.store.countDocs({ projectIds: [projectId] })
-    let stored = this.store.lsaModelInfo(projectId)
-    let model = stored ? this.decoded(projectId, stored.space) : undefined
+  ): Promise<Prepared | undefined> {
+    const count = await this.store.countDocs({ projectIds: [projectId] })
+    let stored = await this.store.lsaModelInfo(projectId)
+    let model = stored ? await this.decoded(projectId, stored.space) : undefined
     if (force || !stored || !model || count > Math.max(stored.docCount * LSA_REFIT_GROWTH, stored.docCount + 20)) {
-      const fitted = fitLsa(this.store.projectTexts(projectId, LSA_MAX_TRAIN_DOCS), LSA_DIM)
+      const fitted = fitLsa(await this.store.projectTexts(projectId, LSA_MAX_TRAIN_DOCS), LSA_DIM)
       if (!fitted) return undefined
       const builtAt = this.clock.now()
       const space = `lsa:${projectId}:${builtAt}`
       if (stored) {
-        this.store.dropSpace(stored.space)
+        await this.store.dropSpace(stored.space)
         for (const key of this.cache.keys()) if (key.startsWith(`${stored.space}|`)) this.cache.delete(key)
         this.models.delete(stored.space)
       }
-      this.store.putLsaModel(projectId, { space, docCount: count, builtAt, model: serializeLsa(fitted) })
+      await this.store.putLsaModel(projectId, { space, docCount: count, builtAt, model: serializeLsa(fitted) })
       stored = { space, docCount: count, builtAt }
       model = fitted
       this.models.set(space, fitted)
@@ -85,9 +85,9 @@ export class BuiltinVectors {
     const space = stored.space
     let added = 0
     for (;;) {
-      const missing = this.store.docsWithoutVector(space, { projectIds: [projectId] }, 2000)
+      const missing = await this.store.docsWithoutVector(space, { projectIds: [projectId] }, 2000)
       if (missing.length === 0) break
-      this.store.putVectors(
+      await this.store.putVectors(
         space,
         missing.map((d) => ({ docKey: d.docKey, vec: embedLsa(model!, d.text) })),
       )
@@ -99,16 +99,20 @@ export class BuiltinVectors {
     const cached = this.cache.get(cacheKey)
     if (cached && added === 0) return cached
     if (added > 0) for (const key of this.cache.keys()) if (key.startsWith(`${space}|`)) this.cache.delete(key)
-    const prepared = { space, model, matrix: new VectorMatrix(this.store.vectors(space, { ...scope, projectIds: [projectId] }), model.dim) }
+    const prepared = {
+      space,
+      model,
+      matrix: new VectorMatrix(await this.store.vectors(space, { ...scope, projectIds: [projectId] }), model.dim),
+    }
     this.cache.set(cacheKey, prepared)
     return prepared
   }
 
   /** The decoded model of `space`, read and decoded only the first time (another process may have refitted: a new space). */
-  private decoded(projectId: ProjectId, space: string): LsaModel | undefined {
+  private async decoded(projectId: ProjectId, space: string): Promise<LsaModel | undefined> {
     const known = this.models.get(space)
     if (known) return known
-    const stored = this.store.getLsaModel(projectId)
+    const stored = await this.store.getLsaModel(projectId)
     const model = stored && stored.space === space ? deserializeLsa(stored.model) : undefined
     if (model) {
       // A fit made elsewhere replaced this project's model: the older ones are not searched again.
@@ -119,12 +123,12 @@ export class BuiltinVectors {
   }
 
   /** Top `k` documents of the scope's projects (every project when it names none) by cosine similarity to `query` (per-project models; scores merged). */
-  search(query: string, scope: Scope, k: number): { key: number; score: number }[] {
-    const projects = scope.projectIds && scope.projectIds.length > 0 ? scope.projectIds : this.store.listProjects().map((p) => p.id)
+  async search(query: string, scope: Scope, k: number): Promise<{ key: number; score: number }[]> {
+    const projects = scope.projectIds && scope.projectIds.length > 0 ? scope.projectIds : (await this.store.listProjects()).map((p) => p.id)
     const { projectIds: _all, ...who } = scope
     const out: { key: number; score: number }[] = []
     for (const p of projects) {
-      const prepared = this.prepare(p, false, undefined, who)
+      const prepared = await this.prepare(p, false, undefined, who)
       if (!prepared) continue
       out.push(...prepared.matrix.topK(embedLsa(prepared.model, query), k))
     }

@@ -11,7 +11,7 @@ describe('image data and binary output never reach the log (issue 17 item 2)', (
     const block = png(9000) // 12,000 base64 characters
     const inline = png(3000) // 4,000 more in the output text
     expect(block.length).toBe(12_000)
-    engine.captureHook(
+    await engine.captureHook(
       'PostToolUse',
       hookPayload('PostToolUse', {
         tool_name: 'mcp__browser__screenshot',
@@ -26,15 +26,15 @@ describe('image data and binary output never reach the log (issue 17 item 2)', (
       }),
     )
     const exported: string[] = []
-    engine.exportJsonl((l) => exported.push(l))
-    const raw = JSON.stringify(store.readEvents(0, 10))
+    await engine.exportJsonl((l) => exported.push(l))
+    const raw = JSON.stringify(await store.readEvents(0, 10))
     for (const where of [raw, exported.join('\n')]) {
       expect(where).not.toContain('iVBORw0KGgo')
       expect(where).not.toMatch(/A{64}/)
       expect(where).toContain('[image: image/png, 9,000 B]')
       expect(where).toContain('saved [image: image/png, 3,000 B]')
     }
-    const [obs] = engine.browseObservations({ projectIds: engine.listProjects().map((p) => p.id), order: 'asc', limit: 5 })
+    const [obs] = await engine.browseObservations({ projectIds: (await engine.listProjects()).map((p) => p.id), order: 'asc', limit: 5 })
     expect(obs!.text).toBe(
       'mcp__browser__screenshot: http://localhost:3000\n→ [image: image/png, 9,000 B]\nsaved [image: image/png, 3,000 B]',
     )
@@ -43,7 +43,7 @@ describe('image data and binary output never reach the log (issue 17 item 2)', (
   it('replaces binary stdout, and removes the control bytes of mostly-text output', async () => {
     const { engine, store } = createTestEngine()
     const binary = Array.from({ length: 600 }, (_, i) => String.fromCharCode(i % 32)).join('')
-    engine.captureHook(
+    await engine.captureHook(
       'PostToolUse',
       hookPayload('PostToolUse', {
         tool_name: 'Bash',
@@ -52,7 +52,7 @@ describe('image data and binary output never reach the log (issue 17 item 2)', (
         tool_response: { stdout: binary },
       }),
     )
-    engine.captureHook(
+    await engine.captureHook(
       'PostToolUse',
       hookPayload('PostToolUse', {
         tool_name: 'Bash',
@@ -61,7 +61,7 @@ describe('image data and binary output never reach the log (issue 17 item 2)', (
         tool_response: { stdout: 'built\x07 ok\x08\x08\x1b[1m done\x1b[0m' },
       }),
     )
-    const raw = JSON.stringify(store.readEvents(0, 10))
+    const raw = JSON.stringify(await store.readEvents(0, 10))
     expect(raw).toContain('[binary data: 600 chars]')
     expect(raw).toContain('built ok done')
     expect(raw).not.toMatch(/\\u000[1-8]|\\u001b/)
@@ -73,8 +73,8 @@ describe('terminal escape sequences (issue 17 item 3)', () => {
 
   it('are stripped at capture: the log, recall, show and context hold only the words', async () => {
     const { engine, store } = createTestEngine()
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `why does \x1b]0;owned\x07the cart fail` }))
-    engine.captureHook(
+    await engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `why does \x1b]0;owned\x07the cart fail` }))
+    await engine.captureHook(
       'PostToolUse',
       hookPayload('PostToolUse', {
         tool_name: 'Bash',
@@ -84,23 +84,23 @@ describe('terminal escape sequences (issue 17 item 3)', () => {
       }),
     )
     const hits = await engine.recall('cart')
-    const shown = hits.map((h) => JSON.stringify(engine.show(h.id)))
+    const shown = await Promise.all(hits.map(async (h) => JSON.stringify(await engine.show(h.id))))
     const all = [
-      JSON.stringify(store.readEvents(0, 10)),
+      JSON.stringify(await store.readEvents(0, 10)),
       JSON.stringify(hits),
       ...shown,
-      engine.context().text,
-      JSON.stringify(engine.sessions()),
+      (await engine.context()).text,
+      JSON.stringify(await engine.sessions()),
     ].join('\n')
     expect(all).not.toMatch(/\x1b|\\u001b|\x07|\\u0007/)
     expect(all).toContain('FAIL cart.test.ts')
-    expect(engine.sessions()[0]!.title).toBe('why does the cart fail')
+    expect((await engine.sessions())[0]!.title).toBe('why does the cart fail')
   })
 
   it('stored before the rule, they are stripped on the way out (recall, show, sessions, context)', async () => {
     const { engine } = createTestEngine()
     // An event appended as an older mnemo stored it: its payload was never stripped.
-    engine.append([
+    await engine.append([
       {
         agent: 'claude-code',
         format: 'claude-hook',
@@ -116,9 +116,9 @@ describe('terminal escape sequences (issue 17 item 3)', () => {
     expect(hits.length).toBeGreaterThan(0)
     const out = [
       JSON.stringify(hits),
-      ...hits.map((h) => JSON.stringify(engine.show(h.id))),
-      JSON.stringify(engine.sessions()),
-      engine.context().text,
+      ...(await Promise.all(hits.map(async (h) => JSON.stringify(await engine.show(h.id))))),
+      JSON.stringify(await engine.sessions()),
+      (await engine.context()).text,
     ].join('\n')
     expect(out).not.toMatch(/\x1b|\\u001b|\x07|\\u0007/)
     expect(out).toContain('fix the cart FAIL cart.test.ts')

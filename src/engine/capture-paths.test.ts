@@ -57,14 +57,14 @@ function transcript(extra: object[] = []): string {
 }
 
 /** The same steps as the hooks deliver them, a second or two after the transcript records. */
-function runHooks(engine: ReturnType<typeof createTestEngine>['engine']): void {
-  engine.captureHook(
+async function runHooks(engine: ReturnType<typeof createTestEngine>['engine']): Promise<void> {
+  await engine.captureHook(
     'UserPromptSubmit',
     hookPayload('UserPromptSubmit', { prompt: 'Fix the login bug in src/login.ts' }, SESSION, CWD),
     'claude-code',
     at('10:00:01'),
   )
-  engine.captureHook(
+  await engine.captureHook(
     'PostToolUseFailure',
     hookPayload(
       'PostToolUseFailure',
@@ -75,7 +75,7 @@ function runHooks(engine: ReturnType<typeof createTestEngine>['engine']): void {
     'claude-code',
     at('10:00:21'),
   )
-  engine.captureHook(
+  await engine.captureHook(
     'Stop',
     hookPayload('Stop', { last_assistant_message: 'Fixed: login no longer throws.' }, SESSION, CWD),
     'claude-code',
@@ -95,8 +95,13 @@ const continued = (...times: string[]): object[] =>
   }))
 
 /** The hook of the user typing "continue" at `time` (hh:mm:ss). */
-function hookContinue(engine: ReturnType<typeof createTestEngine>['engine'], time: string): void {
-  engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'continue' }, SESSION, CWD), 'claude-code', at(time))
+async function hookContinue(engine: ReturnType<typeof createTestEngine>['engine'], time: string): Promise<void> {
+  await engine.captureHook(
+    'UserPromptSubmit',
+    hookPayload('UserPromptSubmit', { prompt: 'continue' }, SESSION, CWD),
+    'claude-code',
+    at(time),
+  )
 }
 
 const cleanups: (() => void)[] = []
@@ -110,11 +115,14 @@ function setup(text = transcript()) {
   const file = path.join(t.dir, `${SESSION}.jsonl`)
   writeFileSync(file, text)
   const { engine } = createTestEngine({ cwd: CWD })
-  const rows = () => {
-    const projectIds = engine.listProjects().map((p) => p.id)
-    return engine
-      .browseObservations({ projectIds, order: 'asc', limit: 100 })
-      .map((o) => ({ id: o.id, kind: o.kind, text: o.text, sessionId: o.sessionId }))
+  const rows = async () => {
+    const projectIds = (await engine.listProjects()).map((p) => p.id)
+    return (await engine.browseObservations({ projectIds, order: 'asc', limit: 100 })).map((o) => ({
+      id: o.id,
+      kind: o.kind,
+      text: o.text,
+      sessionId: o.sessionId,
+    }))
   }
   return { engine, file, rows }
 }
@@ -122,11 +130,11 @@ function setup(text = transcript()) {
 describe('a session captured by hooks and by its imported transcript', () => {
   it('hooks first: the import stores only the steps the hooks did not see, and says how many it left out', async () => {
     const { engine, file, rows } = setup()
-    runHooks(engine)
-    expect(rows()).toHaveLength(3)
+    await runHooks(engine)
+    expect(await rows()).toHaveLength(3)
     const report = await engine.importPath(file, { format: 'claude-code' })
     expect(report).toMatchObject({ imported: 4, covered: 4, observations: 1 })
-    const after = rows()
+    const after = await rows()
     expect(new Set(after.map((r) => r.sessionId)).size).toBe(1)
     // The prompt, the failed call (the hook's error holds input and output) and the last message once each; the
     // transcript adds the message only it has.
@@ -142,8 +150,8 @@ describe('a session captured by hooks and by its imported transcript', () => {
     const { engine, file, rows } = setup()
     const report = await engine.importPath(file, { format: 'claude-code' })
     expect(report).toMatchObject({ imported: 4, covered: 0, observations: 5 })
-    runHooks(engine)
-    const after = rows()
+    await runHooks(engine)
+    const after = await rows()
     expect(after.map((r) => r.kind).sort()).toEqual(['error', 'message', 'message', 'prompt', 'tool'])
     expect(after.filter((r) => r.text.includes('Fix the login bug'))).toHaveLength(1)
   })
@@ -151,17 +159,17 @@ describe('a session captured by hooks and by its imported transcript', () => {
   it('keeps a path’s own repeats, and the same text from the other path when it is far apart in time', async () => {
     const { engine, file, rows } = setup(transcript(continued('10:02:00', '10:03:00')))
     // A prompt with the same words, typed through the hook half an hour later: another step.
-    hookContinue(engine, '10:40:00')
+    await hookContinue(engine, '10:40:00')
     await engine.importPath(file, { format: 'claude-code' })
-    expect(rows().filter((r) => r.text === 'continue')).toHaveLength(3)
+    expect((await rows()).filter((r) => r.text === 'continue')).toHaveLength(3)
   })
 
   it('matches one copy per stored prompt: two "continue" in the transcript against one from the hooks keeps two', async () => {
     const { engine, file, rows } = setup(transcript(continued('10:02:00', '10:05:00')))
-    hookContinue(engine, '10:05:01')
+    await hookContinue(engine, '10:05:01')
     const report = await engine.importPath(file, { format: 'claude-code' })
     expect(report.covered).toBe(1)
-    expect(rows().filter((r) => r.text === 'continue')).toHaveLength(2)
+    expect((await rows()).filter((r) => r.text === 'continue')).toHaveLength(2)
   })
 
   it('a tool call the transcript caught still running keeps the result the hook brings afterwards', async () => {
@@ -199,33 +207,33 @@ describe('a session captured by hooks and by its imported transcript', () => {
       SESSION,
       CWD,
     )
-    expect(engine.captureHook('PostToolUseFailure', failure, 'claude-code', at('10:00:30')).stored).toBe(true)
+    expect((await engine.captureHook('PostToolUseFailure', failure, 'claude-code', at('10:00:30'))).stored).toBe(true)
     const hits = await engine.recall('orders_v2 already exists', { limit: 5 })
     expect(hits.some((h) => h.snippet.includes('already exists'))).toBe(true)
   })
 
   it('forgetting one record of a step lets the other path’s record in, as a rebuild would, and names it; forgetting both removes the step for good', async () => {
     const { engine, file, rows } = setup()
-    runHooks(engine)
+    await runHooks(engine)
     await engine.importPath(file, { format: 'claude-code' })
-    const failure = rows().find((r) => r.kind === 'error')!
-    const first = engine.forget(failure.id)
+    const failure = (await rows()).find((r) => r.kind === 'error')!
+    const first = await engine.forget(failure.id)
     // The transcript's record of the call (its input, in the record that also holds "Let me run the tests.") and of its result.
-    const others = rows().filter((r) => first.alsoRecorded.includes(r.id))
+    const others = (await rows()).filter((r) => first.alsoRecorded.includes(r.id))
     expect(others.map((r) => r.kind).sort()).toEqual(['error', 'tool'])
-    expect(rows().some((r) => r.text === 'Let me run the tests.')).toBe(true)
-    const live = rows()
-    engine.rebuild()
-    expect(rows()).toEqual(live)
+    expect((await rows()).some((r) => r.text === 'Let me run the tests.')).toBe(true)
+    const live = await rows()
+    await engine.rebuild()
+    expect(await rows()).toEqual(live)
     // Forgetting those too: the step is gone, the other steps of their records with them (a record is forgotten whole), and nothing brings it back.
-    for (const id of first.alsoRecorded) if (rows().some((r) => r.id === id)) engine.forget(id)
-    const left = rows()
+    for (const id of first.alsoRecorded) if ((await rows()).some((r) => r.id === id)) await engine.forget(id)
+    const left = await rows()
     expect(left.some((r) => r.text.includes('1 failed') || r.text.includes('npm test'))).toBe(false)
-    expect(engine.rebuild().observations).toBe(left.length)
-    expect(rows()).toEqual(left)
-    expect(engine.rescanSecrets('test').observations).toBe(left.length)
+    expect((await engine.rebuild()).observations).toBe(left.length)
+    expect(await rows()).toEqual(left)
+    expect((await engine.rescanSecrets('test')).observations).toBe(left.length)
     const lines: string[] = []
-    engine.exportJsonl((line) => lines.push(line))
+    await engine.exportJsonl((line) => lines.push(line))
     const fresh = createTestEngine({ cwd: CWD }).engine
     const restored = await fresh.importExport(lines.join('\n'), 'export.jsonl')
     expect(restored.observations).toBe(left.length)
@@ -234,12 +242,12 @@ describe('a session captured by hooks and by its imported transcript', () => {
 
   it('names the other record of a forgotten first prompt, and the re-derived session keeps its id', async () => {
     const { engine, file, rows } = setup()
-    runHooks(engine)
+    await runHooks(engine)
     await engine.importPath(file, { format: 'claude-code' })
-    const hookPrompt = rows().find((r) => r.kind === 'prompt')!
+    const hookPrompt = (await rows()).find((r) => r.kind === 'prompt')!
     const before = hookPrompt.sessionId
-    const r = engine.forget(hookPrompt.id)
-    const prompts = rows().filter((x) => x.kind === 'prompt')
+    const r = await engine.forget(hookPrompt.id)
+    const prompts = (await rows()).filter((x) => x.kind === 'prompt')
     expect(prompts).toHaveLength(1)
     expect(r.alsoRecorded).toEqual([prompts[0]!.id])
     expect(prompts[0]!.sessionId).toBe(before)
@@ -248,42 +256,42 @@ describe('a session captured by hooks and by its imported transcript', () => {
   it('does the same for a named user’s session (its stored key is namespaced by the user)', async () => {
     const { engine: base, file } = setup()
     const alice = base.scoped({ user: 'alice' })
-    runHooks(alice)
+    await runHooks(alice)
     await alice.importPath(file, { format: 'claude-code' })
-    const mine = () =>
-      alice
-        .browseObservations({ projectIds: alice.listProjects().map((p) => p.id), order: 'asc', limit: 100 })
-        .map((o) => ({ id: o.id, kind: o.kind, text: o.text }))
-    const failure = mine().find((r) => r.kind === 'error')!
-    const r = alice.forget(failure.id)
+    const mine = async () =>
+      (await alice.browseObservations({ projectIds: (await alice.listProjects()).map((p) => p.id), order: 'asc', limit: 100 })).map(
+        (o) => ({ id: o.id, kind: o.kind, text: o.text }),
+      )
+    const failure = (await mine()).find((r) => r.kind === 'error')!
+    const r = await alice.forget(failure.id)
     expect(r.alsoRecorded).toHaveLength(2)
-    const live = mine()
-    alice.rebuild()
-    expect(mine()).toEqual(live)
+    const live = await mine()
+    await alice.rebuild()
+    expect(await mine()).toEqual(live)
   })
 
   it('forgetting a transcript record that stood for a hook’s step brings the hook’s record in: live rows stay what a rebuild derives', async () => {
     const { engine, file, rows } = setup()
     await engine.importPath(file, { format: 'claude-code' })
-    runHooks(engine)
+    await runHooks(engine)
     // The record holding "Let me run the tests." also holds the tool call the hook's failure was matched against.
-    engine.forget(rows().find((r) => r.text === 'Let me run the tests.')!.id)
-    const live = rows()
+    await engine.forget((await rows()).find((r) => r.text === 'Let me run the tests.')!.id)
+    const live = await rows()
     expect(live.some((r) => r.kind === 'error' && r.text.includes('npm test'))).toBe(true)
-    engine.rebuild()
-    expect(rows()).toEqual(live)
+    await engine.rebuild()
+    expect(await rows()).toEqual(live)
   })
 
   it('rebuild, and compaction followed by rebuild, derive exactly the rows capture stored', async () => {
     const { engine, file, rows } = setup()
-    runHooks(engine)
+    await runHooks(engine)
     await engine.importPath(file, { format: 'claude-code' })
-    const stored = rows()
-    expect(engine.rebuild().observations).toBe(stored.length)
-    expect(rows()).toEqual(stored)
+    const stored = await rows()
+    expect((await engine.rebuild()).observations).toBe(stored.length)
+    expect(await rows()).toEqual(stored)
     // Folding keeps each event's whole derivation and its capture path, so the rule applies the same way again.
-    expect(engine.compact({ before: at('23:59:59'), vacuum: false }).events).toBeGreaterThan(0)
-    engine.rebuild()
-    expect(rows()).toEqual(stored)
+    expect((await engine.compact({ before: at('23:59:59'), vacuum: false })).events).toBeGreaterThan(0)
+    await engine.rebuild()
+    expect(await rows()).toEqual(stored)
   })
 })

@@ -9,11 +9,11 @@ const NEW_SESSION_AT = Date.parse('2030-01-01T00:00:00Z')
 
 /** Everything a query can see: every row, every recall, every context block and graph, in a comparable form. */
 async function snapshot(engine: MnemoEngine): Promise<unknown> {
-  const projects = engine.listProjects()
+  const projects = await engine.listProjects()
   const ids = projects.map((p) => p.id)
   const observations = []
   for (let before: number | undefined; ; ) {
-    const page = engine.browseObservations({
+    const page = await engine.browseObservations({
       projectIds: ids,
       order: 'desc',
       limit: 500,
@@ -30,11 +30,11 @@ async function snapshot(engine: MnemoEngine): Promise<unknown> {
   return {
     projects,
     observations: observations.sort((a, b) => a.id.localeCompare(b.id)),
-    sessions: engine.sessions({ limit: 1000 }),
-    memories: engine.browseMemories({ projectIds: ids, state: 'all', offset: 0, limit: 10_000 }),
+    sessions: await engine.sessions({ limit: 1000 }),
+    memories: await engine.browseMemories({ projectIds: ids, state: 'all', offset: 0, limit: 10_000 }),
     recalls,
-    contexts: projects.map((p) => engine.context({ project: p, budgetTokens: 4000 }).text),
-    graphs: projects.map((p) => engine.entityGraph([p.id], undefined, 30)),
+    contexts: await Promise.all(projects.map(async (p) => (await engine.context({ project: p, budgetTokens: 4000 })).text)),
+    graphs: await Promise.all(projects.map((p) => engine.entityGraph([p.id], undefined, 30))),
   }
 }
 
@@ -44,12 +44,12 @@ async function seeded() {
   const { engine, clock } = t
   await engine.importPath(path.join(ROOT, 'fixtures/transcripts'))
   await engine.importPath(path.join(ROOT, 'fixtures/locomo/mini-locomo.json'))
-  const hook = (event: string, fields: Record<string, unknown>, session: string): void => {
-    engine.captureHook(event, hookPayload(event, fields, session))
+  const hook = async (event: string, fields: Record<string, unknown>, session: string): Promise<void> => {
+    await engine.captureHook(event, hookPayload(event, fields, session))
     clock.advance(1000)
   }
-  hook('UserPromptSubmit', { prompt: 'add JWT middleware to the auth routes' }, 'old')
-  hook(
+  await hook('UserPromptSubmit', { prompt: 'add JWT middleware to the auth routes' }, 'old')
+  await hook(
     'PostToolUse',
     {
       tool_name: 'Edit',
@@ -59,17 +59,17 @@ async function seeded() {
     },
     'old',
   )
-  hook(
+  await hook(
     'PostToolUseFailure',
     { tool_name: 'Bash', tool_use_id: 'b1', tool_input: { command: 'npm test' }, error: 'npm test failed: 2 failing' },
     'old',
   )
-  hook('SessionEnd', { reason: 'exit' }, 'old')
-  engine.remember('rate limiting goes in src/middleware next to auth', { kind: 'decision' })
+  await hook('SessionEnd', { reason: 'exit' }, 'old')
+  await engine.remember('rate limiting goes in src/middleware next to auth', { kind: 'decision' })
   await engine.consolidate({ idleMs: 0 })
   // The fixtures' transcripts are from 2026; the cut falls after them, and one session comes after the cut.
   clock.set(NEW_SESSION_AT)
-  hook('UserPromptSubmit', { prompt: 'now add rate limiting' }, 'new')
+  await hook('UserPromptSubmit', { prompt: 'now add rate limiting' }, 'new')
   return t
 }
 
@@ -78,9 +78,11 @@ describe('mnemo compact: folding old capture events into what they derived', () 
     const { engine, clock } = await seeded()
     const before = await snapshot(engine)
     const cut = CUT
-    const newest = engine.browseObservations({ projectIds: engine.listProjects().map((p) => p.id), order: 'desc', limit: 1 })[0]!
+    const newest = (
+      await engine.browseObservations({ projectIds: (await engine.listProjects()).map((p) => p.id), order: 'desc', limit: 1 })
+    )[0]!
 
-    const r = engine.compact({ before: cut })
+    const r = await engine.compact({ before: cut })
     expect(r.events).toBeGreaterThan(20)
     expect(r.payloadBytesAfter).toBeLessThan(r.payloadBytesBefore)
     expect(await snapshot(engine)).toEqual(before)
@@ -88,7 +90,7 @@ describe('mnemo compact: folding old capture events into what they derived', () 
     // Newer events and mnemo's own operations are kept as they were.
     const formats = new Map<string, string[]>()
     const lines: string[] = []
-    engine.exportJsonl((l) => lines.push(l))
+    await engine.exportJsonl((l) => lines.push(l))
     for (const rec of lines.map((l) => JSON.parse(l) as { kind: string; format?: string; ts?: number; idemKey?: string })) {
       if (rec.kind !== 'event') continue
       const key = rec.ts! < cut ? 'old' : 'new'
@@ -97,9 +99,9 @@ describe('mnemo compact: folding old capture events into what they derived', () 
     expect(formats.get('old')).toContain('folded')
     expect(formats.get('old')).toContain('mnemo')
     expect(formats.get('new')).not.toContain('folded')
-    expect(engine.show(newest.id)).toMatchObject({ type: 'observation' })
+    expect(await engine.show(newest.id)).toMatchObject({ type: 'observation' })
 
-    engine.rebuild()
+    await engine.rebuild()
     expect(await snapshot(engine)).toEqual(before)
 
     const other = createTestEngine()
@@ -108,23 +110,23 @@ describe('mnemo compact: folding old capture events into what they derived', () 
     const imported = await fresh.importExport(lines.join('\n'), 'export.jsonl')
     expect(imported.events).toBe(lines.filter((l) => l.includes('"kind":"event"')).length)
     expect(await snapshot(fresh)).toEqual(before)
-    expect(engine.auditLog(1)[0]).toMatchObject({ action: 'compact', actor: 'cli', count: r.events })
+    expect((await engine.auditLog(1))[0]).toMatchObject({ action: 'compact', actor: 'cli', count: r.events })
   })
 
   it('is idempotent, and can be limited to one project', async () => {
     const { engine } = await seeded()
-    const demo = engine.resolveProjects('demo-app')[0]!
+    const demo = (await engine.resolveProjects('demo-app'))[0]!
     // Of the old session's four hook events, the three whose payload is longer than what they derived.
-    expect(engine.compact({ before: CUT, project: demo, vacuum: false }).events).toBe(3)
-    expect(engine.compact({ before: CUT, project: demo, vacuum: false }).events).toBe(0)
+    expect((await engine.compact({ before: CUT, project: demo, vacuum: false })).events).toBe(3)
+    expect((await engine.compact({ before: CUT, project: demo, vacuum: false })).events).toBe(0)
     // The other projects' events were not folded: a compaction of everything still finds them.
-    expect(engine.compact({ before: CUT, vacuum: false }).events).toBeGreaterThan(20)
-    expect(engine.compact({ before: CUT, vacuum: false }).events).toBe(0)
+    expect((await engine.compact({ before: CUT, vacuum: false })).events).toBeGreaterThan(20)
+    expect((await engine.compact({ before: CUT, vacuum: false })).events).toBe(0)
   })
 
-  it('refuses a time that is not one', () => {
+  it('refuses a time that is not one', async () => {
     const { engine } = createTestEngine()
-    expect(() => engine.compact({ before: Number.NaN })).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
-    expect(engine.compact({ before: T0 }).events).toBe(0)
+    await expect(engine.compact({ before: Number.NaN })).rejects.toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
+    expect((await engine.compact({ before: T0 })).events).toBe(0)
   })
 })

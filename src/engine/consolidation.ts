@@ -20,7 +20,7 @@ export interface ConsolidationContext {
   consolidator: LlmConsolidator | undefined
   /** Under `own`, procedures are distilled per agent. */
   agentScope: 'shared' | 'own'
-  append: (events: readonly EventInput[]) => AppendResult
+  append: (events: readonly EventInput[]) => Promise<AppendResult>
 }
 
 /** Options of a consolidation run. */
@@ -94,25 +94,24 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
   // Each owner's most recent finished sessions, per project: users never share a procedure, nor (under agent
   // isolation) agents, and one owner's many sessions never crowd another's out of the window.
   const recent = new Map<string, Map<string, Session[]>>()
-  for (const p of ctx.store.listProjects()) {
+  for (const p of await ctx.store.listProjects()) {
     const groups = new Map<string, Session[]>()
     recent.set(p.id, groups)
     const ref = { root: p.root, name: p.name }
     // Current summaries, archived ones included: an archived summary is not a reason to write it again.
     const summaryOf = new Map(
-      ctx.store
-        .allMemories(p.id)
+      (await ctx.store.allMemories(p.id))
         .filter((m) => m.kind === 'summary' && m.validTo === undefined)
         .map((m) => [`${m.user ?? ''}\u0000${m.sources[0] ?? ''}`, m]),
     )
-    for (const s of ctx.store.listSessions({ projectIds: [p.id], limit: 100_000 })) {
+    for (const s of await ctx.store.listSessions({ projectIds: [p.id], limit: 100_000 })) {
       if (!finished(s)) continue
       sessions++
       const key = `${s.user ?? ''}\u0000${ctx.agentScope === 'own' ? s.agent : ''}`
       const group = groups.get(key) ?? []
       if (group.length < config.windowSessions) groups.set(key, [...group, s])
       // Flagged text (reads like instructions) never reaches a model or a summary.
-      const observations = sessionSample(ctx.store, s, CONSOLIDATION_HEAD, CONSOLIDATION_TAIL).filter((o) => o.flags.length === 0)
+      const observations = (await sessionSample(ctx.store, s, CONSOLIDATION_HEAD, CONSOLIDATION_TAIL)).filter((o) => o.flags.length === 0)
       if (observations.length === 0) continue
       const existing = summaryOf.get(`${s.user ?? ''}\u0000${observations[0]!.id}`)
       if (existing && existing.createdAt >= s.lastEventAt) continue
@@ -142,7 +141,7 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
       }
     }
   }
-  ctx.append(events)
+  await ctx.append(events)
   // Semantic → procedural, where new successful work finished.
   const procedureStart = performance.now()
   let procedures = 0
@@ -151,25 +150,26 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
     for (const p of changedProjects) {
       for (const group of recent.get(p.id)?.values() ?? []) {
         const sessionOf = new Map<string, string>()
-        const steps = group.slice(0, config.windowSessions).map((s) => {
+        const steps: ReturnType<typeof readSessionSteps>[] = []
+        for (const s of group.slice(0, config.windowSessions)) {
           // Flagged text never reaches a model or a memory (as for summaries).
-          const observations = sessionSample(ctx.store, s, CONSOLIDATION_HEAD, CONSOLIDATION_TAIL).filter((o) => o.flags.length === 0)
+          const observations = (await sessionSample(ctx.store, s, CONSOLIDATION_HEAD, CONSOLIDATION_TAIL)).filter(
+            (o) => o.flags.length === 0,
+          )
           for (const o of observations) sessionOf.set(o.id, s.id)
-          return readSessionSteps(s.id, s.startedAt, observations, p.root)
-        })
+          steps.push(readSessionSteps(s.id, s.startedAt, observations, p.root))
+        }
         const user = group[0]!.user
         const agents = new Set(group.slice(0, config.windowSessions).map((s) => s.agent))
         const owner = { ...(user !== undefined ? { user } : {}), ...(agents.size === 1 ? { agent: group[0]!.agent } : {}) }
         // Compared with the same owner's procedures only: another user's (or, isolated, another agent's) wording or archive never decides this one.
-        const existing = ctx.store
-          .allMemories(p.id)
-          .filter(
-            (m) =>
-              m.kind === 'procedure' &&
-              m.validTo === undefined &&
-              m.user === user &&
-              (ctx.agentScope !== 'own' || m.agent === group[0]!.agent),
-          )
+        const existing = (await ctx.store.allMemories(p.id)).filter(
+          (m) =>
+            m.kind === 'procedure' &&
+            m.validTo === undefined &&
+            m.user === user &&
+            (ctx.agentScope !== 'own' || m.agent === group[0]!.agent),
+        )
         const plan = await planProcedures(ctx.consolidator, {
           projectRoot: p.root,
           sessions: steps,
@@ -191,15 +191,15 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
       }
     }
     procedures = writes.length
-    ctx.append(writes)
+    await ctx.append(writes)
   }
   const procedureMs = performance.now() - procedureStart
   // Decay: archive what has not been used or seen for long enough.
   let archived = 0
   const archive: EventInput[] = []
-  for (const p of ctx.store.listProjects()) {
-    const memories = ctx.store.listMemories({ projectIds: [p.id], limit: 100_000 }).filter(decays)
-    const uses = ctx.store.usageCounts(memories.map((m) => m.id))
+  for (const p of await ctx.store.listProjects()) {
+    const memories = (await ctx.store.listMemories({ projectIds: [p.id], limit: 100_000 })).filter(decays)
+    const uses = await ctx.store.usageCounts(memories.map((m) => m.id))
     for (const m of memories) {
       if (retention(m, uses.get(m.id) ?? 0, now, options.retention) < (options.retention ?? DEFAULT_RETENTION).archiveBelow) {
         archive.push(memoryOpEvent({ root: p.root, name: p.name }, 'archive', m.id, now, m.user))
@@ -207,6 +207,6 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
       }
     }
   }
-  ctx.append(archive)
+  await ctx.append(archive)
   return { sessions, summaries, lessons, memories, procedures, procedureMs, archived, via, errors }
 }

@@ -22,10 +22,10 @@ export interface EngineContext {
   /** Default context budget, tokens. */
   contextBudgetTokens: number
   /** Appends events as they are (the caller has made them the user's). */
-  append(events: readonly EventInput[]): AppendResult
-  rebuild(): { events: number; observations: number }
+  append(events: readonly EventInput[]): Promise<AppendResult>
+  rebuild(): Promise<{ events: number; observations: number }>
   /** Re-derives one session (see `Store.rederiveSession`) with the engine's derivation. */
-  rederiveSession(session: StepSession): number
+  rederiveSession(session: StepSession): Promise<number>
   /** The read-side redaction of text that leaves the store. */
   readRedact(text: string): string
   /** An observation with its text through `readRedact`. */

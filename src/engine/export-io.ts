@@ -18,27 +18,22 @@ import { auditRecord, eventRecord, EXPORT_FORMAT, EXPORT_VERSION, type ExportMan
  * @param scope.user - A user's events and tombstones and shared ones, no audit records; `null`: shared ones only (audit included); omitted: every user's.
  * @returns The manifest written.
  */
-export function writeExport(
+export async function writeExport(
   store: Store,
   clock: Clock,
   write: (line: string) => void,
   scope: { projectRoot?: string; user?: string | null } = {},
-): ExportManifest {
+): Promise<ExportManifest> {
   const root = scope.projectRoot
   const user = scope.user
   // A named user's export holds their own tombstones and shared ones (keys are namespaced by user: see `ownKey`), and no
   // audit records: the audit log is the operator's and names every user's items.
   const ownTombstone = (key: string): boolean =>
     user === undefined || !key.startsWith('user:') || (user !== null && key.startsWith(`user:${user}:`))
-  const tombstones = store.tombstones(root).filter((t) => ownTombstone(t.idemKey))
+  const tombstones = (await store.tombstones(root)).filter((t) => ownTombstone(t.idemKey))
   const audit =
-    typeof user === 'string'
-      ? []
-      : store
-          .auditLog(1_000_000)
-          .reverse()
-          .filter((a) => root === undefined || a.target === root)
-  const counts = store.scopeCounts(root, user)
+    typeof user === 'string' ? [] : (await store.auditLog(1_000_000)).reverse().filter((a) => root === undefined || a.target === root)
+  const counts = await store.scopeCounts(root, user)
   const manifest: ExportManifest = {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
@@ -55,7 +50,7 @@ export function writeExport(
   }
   write(JSON.stringify(manifest))
   for (let after = 0; ; ) {
-    const page = store.readScopedEvents(after, 1000, {
+    const page = await store.readScopedEvents(after, 1000, {
       ...(root !== undefined ? { projectRoot: root } : {}),
       ...(user !== undefined ? { user } : {}),
     })
@@ -101,7 +96,7 @@ export async function readExport(
 }> {
   const { parseExport } = await import('./export-parse.js')
   const parsed = parseExport(text, file)
-  const wasEmpty = store.stats().events === 0
+  const wasEmpty = (await store.stats()).events === 0
   // An export is input like any other: its payloads pass the same caps and secret detectors as a capture before they are stored.
   const batch = parsed.events.map(({ event, receivedAt }) => {
     // Room for the cut markers capture already put in: a field capped once is not cut again (the round trip stays lossless).
@@ -111,14 +106,14 @@ export async function readExport(
     }
     return { event: owner ? ownEvent(clean, owner.user) : clean, receivedAt }
   })
-  const r = store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => derive(event) })))
+  const r = await store.append(batch.map(({ event, receivedAt }) => ({ event, receivedAt, derive: () => derive(event) })))
   const events = r.inserted
   const duplicates = r.duplicates
   // A tombstone blocks a key for good: a file may only block keys of its importer's own namespace.
-  store.putTombstones(owner ? parsed.tombstones.map((t) => ({ ...t, idemKey: ownKey(t.idemKey, owner.user) })) : parsed.tombstones)
-  for (const a of parsed.audit) store.audit(a)
+  await store.putTombstones(owner ? parsed.tombstones.map((t) => ({ ...t, idemKey: ownKey(t.idemKey, owner.user) })) : parsed.tombstones)
+  for (const a of parsed.audit) await store.audit(a)
   if (wasEmpty) {
-    const got = store.scopeCounts(parsed.manifest.project ?? undefined)
+    const got = await store.scopeCounts(parsed.manifest.project ?? undefined)
     const want = parsed.manifest.counts
     const off = (['events', 'sessions', 'observations', 'memories'] as const).filter((k) => got[k] !== want[k])
     if (off.length > 0) {
@@ -132,7 +127,7 @@ export async function readExport(
       )
     }
   }
-  store.audit({ at: clock.now(), actor: 'cli', action: 'import-export', target: parsed.manifest.project ?? '*', count: events })
+  await store.audit({ at: clock.now(), actor: 'cli', action: 'import-export', target: parsed.manifest.project ?? '*', count: events })
   return {
     events,
     duplicates,

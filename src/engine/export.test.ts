@@ -6,15 +6,15 @@ const A = { root: '/p/alpha', name: 'alpha' }
 const B = { root: '/p/beta', name: 'beta' }
 
 /** A store with every kind of record: events from hooks, memories with a version chain, pin and archive state, a forget (tombstone, audit). */
-function seeded() {
+async function seeded() {
   const t = createTestEngine()
   const { engine, clock } = t
-  engine.captureHook(
+  await engine.captureHook(
     'UserPromptSubmit',
     hookPayload('UserPromptSubmit', { prompt: 'add rate limiting to validateToken' }, 's1', '/p/alpha'),
   )
   clock.advance(1000)
-  engine.captureHook(
+  await engine.captureHook(
     'PostToolUse',
     hookPayload(
       'PostToolUse',
@@ -29,23 +29,23 @@ function seeded() {
     ),
   )
   clock.advance(1000)
-  engine.remember('orders DB is PostgreSQL 14', { project: A })
+  await engine.remember('orders DB is PostgreSQL 14', { project: A })
   clock.advance(1000)
-  engine.remember('orders DB migrated to MySQL 8', { project: A })
-  const pinned = engine.remember('never force-push to main', { project: A, kind: 'lesson' }).memory
-  engine.setMemoryState(pinned.id, 'pin')
-  const archived = engine.remember('the old cron ran at 03:00', { project: A }).memory
-  engine.setMemoryState(archived.id, 'archive')
-  const gone = engine.remember('temporary note to forget', { project: A }).memory
-  engine.forget(gone.id)
-  engine.remember('beta uses redis for sessions', { project: B })
+  await engine.remember('orders DB migrated to MySQL 8', { project: A })
+  const pinned = (await engine.remember('never force-push to main', { project: A, kind: 'lesson' })).memory
+  await engine.setMemoryState(pinned.id, 'pin')
+  const archived = (await engine.remember('the old cron ran at 03:00', { project: A })).memory
+  await engine.setMemoryState(archived.id, 'archive')
+  const gone = (await engine.remember('temporary note to forget', { project: A })).memory
+  await engine.forget(gone.id)
+  await engine.remember('beta uses redis for sessions', { project: B })
   // Other agents' events (hooks with --agent) travel too.
-  engine.captureHook(
+  await engine.captureHook(
     'BeforeAgent',
     JSON.stringify({ session_id: 'g1', cwd: '/p/beta', hook_event_name: 'BeforeAgent', prompt: 'gemini prompt about redis' }),
     'gemini',
   )
-  engine.captureHook(
+  await engine.captureHook(
     'beforeSubmitPrompt',
     JSON.stringify({
       conversation_id: 'c1',
@@ -59,25 +59,29 @@ function seeded() {
 }
 
 async function snapshot(engine: MnemoEngine) {
-  const projects = engine.listProjects()
+  const projects = await engine.listProjects()
   return {
     projects,
-    sessions: engine.sessions(),
-    memories: projects.flatMap((p) =>
-      [...engine.exportMarkdown({ project: p }).values()].map((md) => md.replace(/, exported [^.]+\.\d+Z\./, '')),
-    ),
+    sessions: await engine.sessions(),
+    memories: (
+      await Promise.all(
+        projects.map(async (p) =>
+          [...(await engine.exportMarkdown({ project: p })).values()].map((md) => md.replace(/, exported [^.]+\.\d+Z\./, '')),
+        ),
+      )
+    ).flat(),
     recall: (await engine.recall('orders DB', { includeArchived: true })).map((h) => [h.id, h.ts]),
-    history: engine.history((await engine.recall('orders DB'))[0]!.id),
-    audit: engine.auditLog(10),
-    stats: engine.stats(),
+    history: await engine.history((await engine.recall('orders DB'))[0]!.id),
+    audit: await engine.auditLog(10),
+    stats: await engine.stats(),
   }
 }
 
 describe('export and import', () => {
   it('an export imported into an empty store reproduces every record, with ids, times, versions, pins, archive and tombstones', async () => {
-    const { engine } = seeded()
+    const { engine } = await seeded()
     const lines: string[] = []
-    const manifest = engine.exportJsonl((l) => lines.push(l))
+    const manifest = await engine.exportJsonl((l) => lines.push(l))
     expect(manifest).toMatchObject({ format: 'mnemo-export', version: 1, project: null, counts: { tombstones: 1, audit: 1 } })
     const fresh = createTestEngine().engine
     const r = await fresh.importExport(lines.join('\n'), 'export.jsonl')
@@ -88,13 +92,13 @@ describe('export and import', () => {
       stats: { ...a.stats, lastEventAt: undefined },
     })
     // The tombstone came along: re-capturing the forgotten memory's event is still refused.
-    expect(fresh.exportJsonl(() => undefined).counts.tombstones).toBe(1)
+    expect((await fresh.exportJsonl(() => undefined)).counts.tombstones).toBe(1)
   })
 
   it('redacts secrets in an imported export (hand-made or from before a detector existed) before storing them', async () => {
-    const { engine } = seeded()
+    const { engine } = await seeded()
     const lines: string[] = []
-    engine.exportJsonl((l) => lines.push(l))
+    await engine.exportJsonl((l) => lines.push(l))
     // Put a raw key into one event's payload, as an edited or foreign export could hold it.
     const i = lines.findIndex((l) => l.includes('"kind":"event"') && l.includes('UserPromptSubmit'))
     const rec = JSON.parse(lines[i]!) as { payload: { prompt: string } }
@@ -103,21 +107,16 @@ describe('export and import', () => {
     const fresh = createTestEngine().engine
     await fresh.importExport(lines.join('\n'), 'export.jsonl')
     const out: string[] = []
-    fresh.exportJsonl((l) => out.push(l))
+    await fresh.exportJsonl((l) => out.push(l))
     expect(out.join('\n')).not.toContain('AKIAIOSFODNN7EXAMPLE')
-    expect(
-      fresh
-        .sessions()
-        .map((s) => s.title ?? '')
-        .join(' '),
-    ).not.toContain('AKIAIOSFODNN7EXAMPLE')
+    expect((await fresh.sessions()).map((s) => s.title ?? '').join(' ')).not.toContain('AKIAIOSFODNN7EXAMPLE')
     expect(out.join('\n')).toContain('[REDACTED:aws-access-key]')
   })
 
-  it('a project export holds that project only', () => {
-    const { engine } = seeded()
+  it('a project export holds that project only', async () => {
+    const { engine } = await seeded()
     const lines: string[] = []
-    engine.exportJsonl((l) => lines.push(l), { project: engine.resolveProjects('beta')[0]! })
+    await engine.exportJsonl((l) => lines.push(l), { project: (await engine.resolveProjects('beta'))[0]! })
     const events = lines
       .slice(1)
       .map((l) => JSON.parse(l) as { kind: string; project?: { root: string } })
@@ -126,16 +125,16 @@ describe('export and import', () => {
   })
 
   it('refuses a malformed file without storing anything, naming the line', async () => {
-    const { engine } = seeded()
+    const { engine } = await seeded()
     const lines: string[] = []
-    engine.exportJsonl((l) => lines.push(l))
+    await engine.exportJsonl((l) => lines.push(l))
     lines[3] = '{"kind":"event","seq":"three"}'
     const fresh = createTestEngine().engine
     await expect(fresh.importExport(lines.join('\n'), 'bad.jsonl')).rejects.toMatchObject({
       code: 'IMPORT_FAILED',
       message: expect.stringContaining('bad.jsonl:4: invalid record'),
     })
-    expect(fresh.stats().events).toBe(0)
+    expect((await fresh.stats()).events).toBe(0)
     await expect(fresh.importExport(lines.slice(0, 3).join('\n'), 'cut.jsonl')).rejects.toMatchObject({
       message: expect.stringContaining('truncated?'),
     })
@@ -143,12 +142,12 @@ describe('export and import', () => {
     await expect(fresh.importExport(future, 'new.jsonl')).rejects.toMatchObject({
       message: 'new.jsonl:1: export format version 2 is not supported (this mnemo reads version 1)',
     })
-    expect(fresh.stats().events).toBe(0)
+    expect((await fresh.stats()).events).toBe(0)
   })
 
   it('a field capture already cut is not cut again: export → import → export is byte for byte the same', async () => {
     const { engine } = createTestEngine()
-    engine.captureHook(
+    await engine.captureHook(
       'PostToolUse',
       hookPayload('PostToolUse', {
         tool_name: 'Bash',
@@ -158,20 +157,20 @@ describe('export and import', () => {
       }),
     )
     const first: string[] = []
-    engine.exportJsonl((l) => first.push(l))
+    await engine.exportJsonl((l) => first.push(l))
     expect(first.join('\n')).toMatch(/chars cut/)
     const copy = createTestEngine().engine
     await copy.importExport(first.join('\n'), 'big.jsonl')
     const second: string[] = []
-    copy.exportJsonl((l) => second.push(l))
+    await copy.exportJsonl((l) => second.push(l))
     const events = (lines: string[]) => lines.filter((l) => l.includes('"kind":"event"'))
     expect(events(second)).toEqual(events(first))
   })
 
   it('importing the same export twice adds nothing', async () => {
-    const { engine } = seeded()
+    const { engine } = await seeded()
     const lines: string[] = []
-    engine.exportJsonl((l) => lines.push(l))
+    await engine.exportJsonl((l) => lines.push(l))
     const fresh = createTestEngine().engine
     await fresh.importExport(lines.join('\n'), 'x')
     const again = await fresh.importExport(lines.join('\n'), 'x')
@@ -179,9 +178,9 @@ describe('export and import', () => {
     expect(again.duplicates).toBe(JSON.parse(lines[0]!).counts.events)
   })
 
-  it('writes a Markdown file per project: memories by kind, superseded versions struck through', () => {
-    const { engine } = seeded()
-    const files = engine.exportMarkdown()
+  it('writes a Markdown file per project: memories by kind, superseded versions struck through', async () => {
+    const { engine } = await seeded()
+    const files = await engine.exportMarkdown()
     expect([...files.keys()]).toEqual(['alpha.md', 'beta.md'])
     const alpha = files.get('alpha.md')!
     expect(alpha).toContain('## Facts\n\n- orders DB migrated to MySQL 8')

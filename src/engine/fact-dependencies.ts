@@ -70,15 +70,15 @@ export class FactDependencies {
     private readonly now: () => number,
   ) {}
 
-  private ensure(project: ProjectRef | undefined): void {
+  private async ensure(project: ProjectRef | undefined): Promise<void> {
     const where = project ? { project } : {}
-    if (this.facts.collection(STATE_COLLECTION.name, where) === undefined) this.facts.declare(STATE_COLLECTION, where)
-    if (this.facts.collection(RULE_COLLECTION.name, where) === undefined) this.facts.declare(RULE_COLLECTION, where)
+    if ((await this.facts.collection(STATE_COLLECTION.name, where)) === undefined) await this.facts.declare(STATE_COLLECTION, where)
+    if ((await this.facts.collection(RULE_COLLECTION.name, where)) === undefined) await this.facts.declare(RULE_COLLECTION, where)
   }
 
-  private current(key: string, project: ProjectRef | undefined): FactRecord | undefined {
-    if (this.facts.collection(STATE_COLLECTION.name, project ? { project } : {}) === undefined) return undefined
-    const a = this.facts.query(
+  private async current(key: string, project: ProjectRef | undefined): Promise<FactRecord | undefined> {
+    if ((await this.facts.collection(STATE_COLLECTION.name, project ? { project } : {})) === undefined) return undefined
+    const a = await this.facts.query(
       {
         collection: STATE_COLLECTION.name,
         status: 'any',
@@ -89,13 +89,16 @@ export class FactDependencies {
     )
     const id = a.records[0]
     if (id === undefined) return undefined
-    const shown = this.facts.show(id, project ? { project } : {})
+    const shown = await this.facts.show(id, project ? { project } : {})
     return 'record' in shown ? shown.record : undefined
   }
 
-  private rulesFrom(key: string, project: ProjectRef | undefined): { target: string; effect: 'set' | 'uncertain'; value: string | null }[] {
-    if (this.facts.collection(RULE_COLLECTION.name, project ? { project } : {}) === undefined) return []
-    const a = this.facts.query(
+  private async rulesFrom(
+    key: string,
+    project: ProjectRef | undefined,
+  ): Promise<{ target: string; effect: 'set' | 'uncertain'; value: string | null }[]> {
+    if ((await this.facts.collection(RULE_COLLECTION.name, project ? { project } : {})) === undefined) return []
+    const a = await this.facts.query(
       {
         collection: RULE_COLLECTION.name,
         where: { field: 'source', op: '=', value: { kind: 'string', value: key } },
@@ -114,15 +117,15 @@ export class FactDependencies {
    * States a rule: when `source` changes, `target` takes `value` (`effect: 'set'`) or becomes uncertain.
    * @throws {MnemoError} `INVALID_INPUT` — a `set` rule without a value, or a rule from a key to itself.
    */
-  addRule(
+  async addRule(
     rule: { source: string; target: string; effect: 'set' | 'uncertain'; value?: string; stated?: string },
     options: { project?: ProjectRef } = {},
-  ): void {
+  ): Promise<void> {
     if (rule.source === rule.target) throw invalidInput('target', `a rule cannot make ${rule.source} depend on itself`)
     if (rule.effect === 'set' && (rule.value === undefined || rule.value.length === 0))
       throw invalidInput('value', `a set rule from ${rule.source} to ${rule.target} needs the value ${rule.target} takes`)
-    this.ensure(options.project)
-    this.facts.add(
+    await this.ensure(options.project)
+    await this.facts.add(
       RULE_COLLECTION.name,
       {
         source: rule.source,
@@ -144,15 +147,21 @@ export class FactDependencies {
    * A first value, or the same value again, changes nothing downstream.
    * @returns The changes made, the stated one first.
    */
-  set(key: string, value: string, options: { project?: ProjectRef; quote?: string } = {}): StateChange[] {
+  async set(key: string, value: string, options: { project?: ProjectRef; quote?: string } = {}): Promise<StateChange[]> {
     if (key.length === 0) throw invalidInput('key', 'a state key must not be empty')
-    this.ensure(options.project)
+    await this.ensure(options.project)
     const project = options.project
     const at = new Date(this.now()).toISOString()
-    const before = this.current(key, project)
+    const before = await this.current(key, project)
     const changes: StateChange[] = []
-    const write = (k: string, v: string, certainty: 'known' | 'uncertain', because: string | undefined, source: 'user' | 'rule'): void => {
-      this.facts.add(
+    const write = async (
+      k: string,
+      v: string,
+      certainty: 'known' | 'uncertain',
+      because: string | undefined,
+      source: 'user' | 'rule',
+    ): Promise<void> => {
+      await this.facts.add(
         STATE_COLLECTION.name,
         { key: k, value: v, certainty, ...(because !== undefined ? { because } : {}), changed_at: at },
         {
@@ -163,26 +172,26 @@ export class FactDependencies {
     }
     const old = (before?.values['value'] as string | null | undefined) ?? null
     const wasKnown = before?.values['certainty'] !== 'uncertain'
-    write(key, value, 'known', undefined, 'user')
+    await write(key, value, 'known', undefined, 'user')
     changes.push({ key, before: old, after: value, certainty: 'known' })
     if (before === undefined || (old === value && wasKnown)) return changes
     const seen = new Set([key])
     const queue: { key: string; value: string; certain: boolean }[] = [{ key, value, certain: true }]
     while (queue.length > 0) {
       const source = queue.shift()!
-      for (const rule of this.rulesFrom(source.key, project)) {
+      for (const rule of await this.rulesFrom(source.key, project)) {
         if (seen.has(rule.target)) continue
         seen.add(rule.target)
-        const target = this.current(rule.target, project)
+        const target = await this.current(rule.target, project)
         const prior = (target?.values['value'] as string | null | undefined) ?? null
         if (rule.effect === 'set' && source.certain && rule.value !== null) {
           const because = `${source.key} changed to ${source.value} on ${at.slice(0, 10)}`
-          write(rule.target, rule.value, 'known', because, 'rule')
+          await write(rule.target, rule.value, 'known', because, 'rule')
           changes.push({ key: rule.target, before: prior, after: rule.value, certainty: 'known', because })
           queue.push({ key: rule.target, value: rule.value, certain: true })
         } else if (prior !== null) {
           const because = `it depended on ${source.key}, which ${source.certain ? `changed to ${source.value}` : 'became unknown'} on ${at.slice(0, 10)}`
-          write(rule.target, prior, 'uncertain', because, 'rule')
+          await write(rule.target, prior, 'uncertain', because, 'rule')
           changes.push({ key: rule.target, before: prior, after: prior, certainty: 'uncertain', because })
           queue.push({ key: rule.target, value: prior, certain: false })
         }
@@ -192,10 +201,10 @@ export class FactDependencies {
   }
 
   /** Forgets a key for real (see `EngineFacts.delete`). @throws {MnemoError} `NOT_FOUND` — no such key. */
-  forget(key: string, options: { project?: ProjectRef } = {}): void {
-    const record = this.current(key, options.project)
+  async forget(key: string, options: { project?: ProjectRef } = {}): Promise<void> {
+    const record = await this.current(key, options.project)
     if (!record) throw new MnemoError('NOT_FOUND', `no fact ${key} is recorded`, { details: { kind: 'record', id: key } })
-    this.facts.delete(record.id, { ...(options.project ? { project: options.project } : {}), actor: 'facts' })
+    await this.facts.delete(record.id, { ...(options.project ? { project: options.project } : {}), actor: 'facts' })
   }
 
   /**
@@ -203,16 +212,16 @@ export class FactDependencies {
    * rule set it; "unknown now: it was X, but it depended on …" when uncertain; "you asked me to forget that on …"
    * when deleted; "nothing recorded about <key>" otherwise.
    */
-  answer(key: string, options: { project?: ProjectRef } = {}): StateAnswer {
-    const record = this.current(key, options.project)
+  async answer(key: string, options: { project?: ProjectRef } = {}): Promise<StateAnswer> {
+    const record = await this.current(key, options.project)
     if (!record) {
-      const gone = this.facts.collection(STATE_COLLECTION.name, options.project ? { project: options.project } : {})
-        ? this.facts.deletedByIdentity(STATE_COLLECTION.name, { key }, options.project ? { project: options.project } : {})
+      const gone = (await this.facts.collection(STATE_COLLECTION.name, options.project ? { project: options.project } : {}))
+        ? await this.facts.deletedByIdentity(STATE_COLLECTION.name, { key }, options.project ? { project: options.project } : {})
         : undefined
       if (gone) return { key, status: 'deleted', value: null, history: [], text: `you asked me to forget that on ${day(gone.deletedAt)}` }
       return { key, status: 'unknown', value: null, history: [], text: `nothing recorded about ${key}` }
     }
-    const shown = this.facts.show(record.id, options.project ? { project: options.project } : {})
+    const shown = await this.facts.show(record.id, options.project ? { project: options.project } : {})
     const history: string[] = []
     if ('history' in shown)
       for (const v of shown.history)

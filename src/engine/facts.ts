@@ -85,7 +85,7 @@ export class EngineFacts {
   }
 
   /** A collection's spec (an activity collection's, or a declared one's), or undefined. */
-  collection(name: string, options: { project?: ProjectRef } = {}): CollectionSpec | undefined {
+  collection(name: string, options: { project?: ProjectRef } = {}): Promise<CollectionSpec | undefined> {
     return this.spec(this.scope(options.project).scope, name)
   }
 
@@ -93,15 +93,15 @@ export class EngineFacts {
    * The record of a collection that had these identity values and was deleted at a person's request, with when.
    * Undefined when none was, or the collection has no identity key.
    */
-  deletedByIdentity(
+  async deletedByIdentity(
     collection: string,
     values: FactValues,
     options: { project?: ProjectRef } = {},
-  ): { id: string; deletedAt: number } | undefined {
+  ): Promise<{ id: string; deletedAt: number } | undefined> {
     const { scope } = this.scope(options.project)
-    const spec = this.spec(scope, collection)
+    const spec = await this.spec(scope, collection)
     const identity = spec ? identityOf(spec, fill(spec, values)) : undefined
-    return identity === undefined ? undefined : this.ctx.store.facts.tombstoneByIdentity(scope, collection, identity)
+    return identity === undefined ? undefined : await this.ctx.store.facts.tombstoneByIdentity(scope, collection, identity)
   }
 
   private scope(project?: ProjectRef): { scope: FactScope; project: ProjectRef } {
@@ -109,8 +109,8 @@ export class EngineFacts {
     return { scope: { projectRoot: p.root, user: this.ctx.access.user ?? null }, project: p }
   }
 
-  private spec(scope: FactScope, name: string): CollectionSpec | undefined {
-    return ACTIVITY_SPECS.find((c) => c.name === name) ?? this.ctx.store.facts.collections(scope).find((c) => c.name === name)
+  private async spec(scope: FactScope, name: string): Promise<CollectionSpec | undefined> {
+    return ACTIVITY_SPECS.find((c) => c.name === name) ?? (await this.ctx.store.facts.collections(scope)).find((c) => c.name === name)
   }
 
   /** @throws {MnemoError} `INVALID_INPUT` — a name of the activity collections, which the event log fills. */
@@ -124,10 +124,10 @@ export class EngineFacts {
     }
   }
 
-  private specOrThrow(scope: FactScope, name: string): CollectionSpec {
-    const spec = this.spec(scope, name)
+  private async specOrThrow(scope: FactScope, name: string): Promise<CollectionSpec> {
+    const spec = await this.spec(scope, name)
     if (spec) return spec
-    const known = this.ctx.store.facts.collections(scope).map((c) => c.name)
+    const known = (await this.ctx.store.facts.collections(scope)).map((c) => c.name)
     throw new MnemoError(
       'NOT_FOUND',
       `no collection ${name} in this project${known.length > 0 ? ` (collections: ${known.join(', ')})` : ' (it has none yet)'}`,
@@ -143,14 +143,16 @@ export class EngineFacts {
    * where it had none).
    * @throws {MnemoError} `INVALID_INPUT` — a bad spec, naming its key path. `CONFLICT` — a field's type would change.
    */
-  declare(raw: unknown, options: { project?: ProjectRef } = {}): CollectionSpec {
+  async declare(raw: unknown, options: { project?: ProjectRef } = {}): Promise<CollectionSpec> {
     const spec = checkSpec(raw)
     this.writable(spec.name)
     const { scope, project } = this.scope(options.project)
-    const had = this.spec(scope, spec.name)
+    const had = await this.spec(scope, spec.name)
     const merged = had ? mergeSpecs(had, spec) : spec
     if (had && stableStringify(had) === stableStringify(merged)) return had
-    this.ctx.append([factEvent(project, { op: 'fact', action: 'declare', collection: spec }, this.ctx.clock.now(), this.ctx.access.user)])
+    await this.ctx.append([
+      factEvent(project, { op: 'fact', action: 'declare', collection: spec }, this.ctx.clock.now(), this.ctx.access.user),
+    ])
     return merged
   }
 
@@ -166,11 +168,11 @@ export class EngineFacts {
    *   `CONFLICT` — two records of the input with the same identity and different values (identity clash).
    *   Nothing is stored when it throws.
    */
-  add(
+  async add(
     collection: string,
     input: unknown,
     options: FactWriteOptions & { coerce?: boolean; labels?: string[]; provenances?: FactProvenance[] } = {},
-  ): FactWriteResult {
+  ): Promise<FactWriteResult> {
     checkName(collection, 'collection')
     this.writable(collection)
     const list = Array.isArray(input) ? input : [input]
@@ -188,7 +190,7 @@ export class EngineFacts {
       return clean
     })
     const { scope, project } = this.scope(options.project)
-    const had = this.spec(scope, collection)
+    const had = await this.spec(scope, collection)
     let spec = had ?? inferSpec(collection, raws, options.coerce ?? false)
     let declared: CollectionSpec | undefined = had ? undefined : spec
     if (had) {
@@ -203,7 +205,7 @@ export class EngineFacts {
     const ops: FactOp[] = []
     const records: FactWriteResult['records'] = []
     const seen = new Map<string, { i: number; values: string; id: string }>()
-    raws.forEach((raw, i) => {
+    for (const [i, raw] of raws.entries()) {
       const values = checkValues(spec, raw, label(i), options.coerce ?? false)
       const identity = identityOf(spec, values)
       const shown = stableStringify(values)
@@ -221,15 +223,15 @@ export class EngineFacts {
             )
           }
           records.push({ id: before.id, outcome: 'unchanged' })
-          return
+          continue
         }
       }
-      const stored = identity !== undefined ? this.ctx.store.facts.byIdentity(scope, collection, identity) : undefined
+      const stored = identity !== undefined ? await this.ctx.store.facts.byIdentity(scope, collection, identity) : undefined
       const provenance = options.provenances?.[i] ?? options.provenance ?? { source: 'user' }
       if (stored && stableStringify(fill(spec, stored.values)) === shown && stored.status === status) {
         records.push({ id: stored.id, outcome: 'unchanged' })
         if (identity !== undefined) seen.set(identity, { i, values: shown, id: stored.id })
-        return
+        continue
       }
       const id =
         stored?.id ??
@@ -252,11 +254,11 @@ export class EngineFacts {
         provenance,
       })
       records.push({ id, outcome: stored ? 'updated' : 'created' })
-    })
+    }
     const events = [...(declared ? [{ op: 'fact', action: 'declare', collection: declared } as const] : []), ...ops].map((op) =>
       factEvent(project, op, now, this.ctx.access.user),
     )
-    if (events.length > 0) this.ctx.append(events)
+    if (events.length > 0) await this.ctx.append(events)
     return { collection: spec, schemaChanged: declared !== undefined, records }
   }
 
@@ -265,16 +267,16 @@ export class EngineFacts {
    * @throws {MnemoError} `NOT_FOUND` — no such record in scope. `INVALID_INPUT` — a bad value. `CONFLICT` — the change
    *   gives it the identity of another record (identity clash).
    */
-  update(id: string, patch: unknown, options: FactWriteOptions = {}): FactRecord {
+  async update(id: string, patch: unknown, options: FactWriteOptions = {}): Promise<FactRecord> {
     const { scope, project } = this.scope(options.project)
-    const record = this.recordOrThrow(scope, id)
+    const record = await this.recordOrThrow(scope, id)
     if (patch === null || typeof patch !== 'object' || Array.isArray(patch))
       throw invalidInput('values', `the change to ${id} must be a JSON object of field values`)
-    const spec = this.specOrThrow(scope, record.collection)
+    const spec = await this.specOrThrow(scope, record.collection)
     const clean = sanitizePayload(renameExternalId(patch as Record<string, unknown>), this.ctx.redact) as Record<string, unknown>
     const values = checkValues(spec, { ...record.values, ...clean }, `${record.collection} record ${id}`)
     const identity = identityOf(spec, values)
-    const other = identity !== undefined ? this.ctx.store.facts.byIdentity(scope, record.collection, identity) : undefined
+    const other = identity !== undefined ? await this.ctx.store.facts.byIdentity(scope, record.collection, identity) : undefined
     if (other && other.id !== id) {
       throw new MnemoError(
         'CONFLICT',
@@ -295,16 +297,16 @@ export class EngineFacts {
       ...((options.validTo ?? record.validTo) !== undefined ? { validTo: (options.validTo ?? record.validTo)! } : {}),
       provenance: options.provenance ?? { source: 'user' },
     }
-    this.ctx.append([factEvent(project, op, this.ctx.clock.now(), this.ctx.access.user)])
-    return this.recordOrThrow(scope, id)
+    await this.ctx.append([factEvent(project, op, this.ctx.clock.now(), this.ctx.access.user)])
+    return await this.recordOrThrow(scope, id)
   }
 
   /** Marks a record as no longer holding from `at` (world time, epoch ms; default now): it leaves queries, its history stays. */
-  retract(id: string, options: { project?: ProjectRef; at?: number } = {}): FactRecord {
+  async retract(id: string, options: { project?: ProjectRef; at?: number } = {}): Promise<FactRecord> {
     const { scope, project } = this.scope(options.project)
-    const record = this.recordOrThrow(scope, id)
+    const record = await this.recordOrThrow(scope, id)
     const now = this.ctx.clock.now()
-    this.ctx.append([
+    await this.ctx.append([
       factEvent(
         project,
         { op: 'fact', action: 'retract', collection: record.collection, id, at: options.at ?? now },
@@ -312,7 +314,7 @@ export class EngineFacts {
         this.ctx.access.user,
       ),
     ])
-    return this.recordOrThrow(scope, id)
+    return await this.recordOrThrow(scope, id)
   }
 
   /**
@@ -321,13 +323,16 @@ export class EngineFacts {
    * the time, so `show` can say it was removed on request. Audited.
    * @throws {MnemoError} `NOT_FOUND` — no such record in scope.
    */
-  delete(id: string, options: { project?: ProjectRef; actor?: string } = {}): { id: string; collection: string; events: number } {
+  async delete(
+    id: string,
+    options: { project?: ProjectRef; actor?: string } = {},
+  ): Promise<{ id: string; collection: string; events: number }> {
     const { scope, project } = this.scope(options.project)
-    const record = this.ctx.store.facts.get(scope, id)
-    if (!record) throw this.notFound(scope, id)
-    const seqs = this.ctx.store.facts.eventSeqs(scope, id)
+    const record = await this.ctx.store.facts.get(scope, id)
+    if (!record) throw await this.notFound(scope, id)
+    const seqs = await this.ctx.store.facts.eventSeqs(scope, id)
     const now = this.ctx.clock.now()
-    this.ctx.append([
+    await this.ctx.append([
       factEvent(
         project,
         {
@@ -341,8 +346,8 @@ export class EngineFacts {
         this.ctx.access.user,
       ),
     ])
-    const events = this.ctx.store.deleteEvents({ seqs })
-    this.ctx.store.audit({
+    const events = await this.ctx.store.deleteEvents({ seqs })
+    await this.ctx.store.audit({
       at: now,
       actor: options.actor ?? 'cli',
       action: 'fact-delete',
@@ -353,8 +358,8 @@ export class EngineFacts {
     return { id, collection: record.collection, events }
   }
 
-  private notFound(scope: FactScope, id: string): MnemoError {
-    const gone = this.ctx.store.facts.tombstone(scope, id)
+  private async notFound(scope: FactScope, id: string): Promise<MnemoError> {
+    const gone = await this.ctx.store.facts.tombstone(scope, id)
     return new MnemoError(
       'NOT_FOUND',
       gone ? `record ${id} was deleted at your request on ${new Date(gone.deletedAt).toISOString()}` : `no record ${id} in this project`,
@@ -362,18 +367,18 @@ export class EngineFacts {
     )
   }
 
-  private recordOrThrow(scope: FactScope, id: string): FactRecord & { retractedAt?: number } {
-    const record = this.ctx.store.facts.get(scope, id)
-    if (!record) throw this.notFound(scope, id)
+  private async recordOrThrow(scope: FactScope, id: string): Promise<FactRecord & { retractedAt?: number }> {
+    const record = await this.ctx.store.facts.get(scope, id)
+    if (!record) throw await this.notFound(scope, id)
     return record
   }
 
   /** A record with its history (oldest first), or, for a deleted one, when it was deleted. @throws {MnemoError} `NOT_FOUND` — never recorded here. */
-  show(id: string, options: { project?: ProjectRef } = {}): FactShowResult {
+  async show(id: string, options: { project?: ProjectRef } = {}): Promise<FactShowResult> {
     const { scope } = this.scope(options.project)
-    const record = this.ctx.store.facts.get(scope, id)
-    if (record) return { record, history: this.ctx.store.facts.history(scope, id) }
-    const gone = this.ctx.store.facts.tombstone(scope, id)
+    const record = await this.ctx.store.facts.get(scope, id)
+    if (record) return { record, history: await this.ctx.store.facts.history(scope, id) }
+    const gone = await this.ctx.store.facts.tombstone(scope, id)
     if (gone)
       return {
         deleted: {
@@ -383,26 +388,26 @@ export class EngineFacts {
           text: `you asked me to forget that on ${new Date(gone.deletedAt).toISOString().slice(0, 10)}`,
         },
       }
-    throw this.notFound(scope, id)
+    throw await this.notFound(scope, id)
   }
 
   /** A page of a collection's live records, oldest recorded first (limit 1–1000, default 50). @throws {MnemoError} `NOT_FOUND` — unknown collection. */
-  list(
+  async list(
     collection: string,
     options: { project?: ProjectRef; offset?: number; limit?: number } = {},
-  ): { records: FactRecord[]; total: number } {
+  ): Promise<{ records: FactRecord[]; total: number }> {
     const { scope } = this.scope(options.project)
-    this.specOrThrow(scope, collection)
+    await this.specOrThrow(scope, collection)
     const limit = options.limit ?? 50
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be 1–1000 (got ${limit})`)
-    return this.ctx.store.facts.list(scope, collection, Math.max(0, options.offset ?? 0), limit)
+    return await this.ctx.store.facts.list(scope, collection, Math.max(0, options.offset ?? 0), limit)
   }
 
   /** The scope's collections with fields, types, identity, time field, record counts, time range and up to 3 example values per field. */
-  schema(options: { project?: ProjectRef; examples?: number } = {}): CollectionInfo[] {
+  async schema(options: { project?: ProjectRef; examples?: number } = {}): Promise<CollectionInfo[]> {
     const { scope } = this.scope(options.project)
-    const stats = this.ctx.store.facts.collectionStats(scope, options.examples ?? 3)
-    const declared = this.ctx.store.facts.collections(scope).map((spec): CollectionInfo => {
+    const stats = await this.ctx.store.facts.collectionStats(scope, options.examples ?? 3)
+    const declared = (await this.ctx.store.facts.collections(scope)).map((spec): CollectionInfo => {
       const s = stats.get(spec.name)
       return {
         ...spec,
@@ -412,25 +417,27 @@ export class EngineFacts {
         ...(s?.to !== undefined ? { to: s.to } : {}),
       }
     })
-    return [...declared, ...this.activityInfo(scope, options.examples ?? 3)].sort((a, b) => a.name.localeCompare(b.name))
+    return [...declared, ...(await this.activityInfo(scope, options.examples ?? 3))].sort((a, b) => a.name.localeCompare(b.name))
   }
 
   /** The activity collections that hold records in the scope, with counts, ranges and example values (from their first 200 rows). */
-  private activityInfo(scope: FactScope, examples: number): CollectionInfo[] {
+  private async activityInfo(scope: FactScope, examples: number): Promise<CollectionInfo[]> {
     const out: CollectionInfo[] = []
     for (const spec of ACTIVITY_SPECS) {
-      const count = this.ctx.store.facts.query(
+      const count = await this.ctx.store.facts.query(
         scope,
         spec,
         { collection: spec.name, status: 'any', verb: { verb: 'aggregate', measure: { fn: 'count' } } },
         DEFAULT_FACT_LIMITS,
       )
       if (count.matched === 0) continue
-      const rows = this.ctx.store.facts.query(
-        scope,
-        spec,
-        { collection: spec.name, status: 'any', verb: { verb: 'list', fields: [], limit: 200 } },
-        DEFAULT_FACT_LIMITS,
+      const rows = (
+        await this.ctx.store.facts.query(
+          scope,
+          spec,
+          { collection: spec.name, status: 'any', verb: { verb: 'list', fields: [], limit: 200 } },
+          DEFAULT_FACT_LIMITS,
+        )
       ).value as Record<string, FactValues[string]>[]
       const sample: Record<string, FactValues[string][]> = {}
       for (const f of spec.fields) {
@@ -459,15 +466,15 @@ export class EngineFacts {
    * @throws {MnemoError} `INVALID_INPUT` — a query that does not parse, names a field the collection lacks, compares a
    *   field with a value of another type, or would run too long. `NOT_FOUND` — an unknown collection.
    */
-  query(
+  async query(
     query: string | FactQuery,
     options: { project?: ProjectRef; explain?: boolean; limits?: Partial<FactQueryLimits> } = {},
-  ): FactAnswer {
+  ): Promise<FactAnswer> {
     const parsed = typeof query === 'string' ? parseFactQuery(query) : query
     const { scope } = this.scope(options.project)
-    const spec = this.specOrThrow(scope, parsed.collection)
+    const spec = await this.specOrThrow(scope, parsed.collection)
     const resolved = resolveQuery(parsed, spec)
-    const result = this.ctx.store.facts.query(scope, spec, resolved, { ...DEFAULT_FACT_LIMITS, ...options.limits })
+    const result = await this.ctx.store.facts.query(scope, spec, resolved, { ...DEFAULT_FACT_LIMITS, ...options.limits })
     return toFactAnswer(resolved, result, options.explain ?? false)
   }
 
@@ -477,11 +484,11 @@ export class EngineFacts {
    * @throws {MnemoError} `INVALID_INPUT` — an unreadable line or a bad value, naming the file, line and field; nothing is stored.
    *   `NOT_FOUND` — no such file.
    */
-  importFile(
+  async importFile(
     file: string,
     collection: string,
     options: FactWriteOptions & { format?: 'jsonl' | 'csv' } = {},
-  ): FactWriteResult & { file: string } {
+  ): Promise<FactWriteResult & { file: string }> {
     const abs = path.resolve(this.ctx.cwd, file)
     let text: string
     try {
@@ -512,7 +519,7 @@ export class EngineFacts {
       })
     }
     if (rows.length === 0) throw invalidInput('file', `${file} holds no records`)
-    const result = this.add(
+    const result = await this.add(
       collection,
       rows.map((r) => r.record),
       {

@@ -6,10 +6,11 @@ import type { Store } from '../storage/store.js'
 // deleted observations, and every logged statement of a forgotten memory.
 
 /** Ids of the memories whose provenance names any of these observations. */
-export function derivedMemoryIds(store: Store, projectId: ProjectId, observationIds: readonly string[]): string[] {
+export async function derivedMemoryIds(store: Store, projectId: ProjectId, observationIds: readonly string[]): Promise<string[]> {
   const out = new Set<string>()
   for (let i = 0; i < observationIds.length; i += 5000) {
-    for (const ids of store.memoriesFromObservations(projectId, observationIds.slice(i, i + 5000)).values()) for (const m of ids) out.add(m)
+    const page = await store.memoriesFromObservations(projectId, observationIds.slice(i, i + 5000))
+    for (const ids of page.values()) for (const m of ids) out.add(m)
   }
   return [...out]
 }
@@ -20,19 +21,19 @@ export function derivedMemoryIds(store: Store, projectId: ProjectId, observation
  * history, in one pass over the log. Ids of memories that are gone are skipped.
  * @returns How many events were deleted.
  */
-export function forgetMemoryEvents(store: Store, ids: readonly string[]): number {
-  const targets = ids.flatMap((id) => {
-    const memory = store.getMemory(id)
-    const seq = store.sourceEventOf(id)
-    const root = memory && store.getProject(memory.projectId)?.root
-    return memory && seq !== undefined && root !== undefined
-      ? [{ id, seq, root, user: memory.user, key: contentKey(memory.kind, memory.text) }]
-      : []
-  })
+export async function forgetMemoryEvents(store: Store, ids: readonly string[]): Promise<number> {
+  const targets: { id: string; seq: number; root: string; user: string | undefined; key: string }[] = []
+  for (const id of ids) {
+    const memory = await store.getMemory(id)
+    const seq = await store.sourceEventOf(id)
+    const root = memory && (await store.getProject(memory.projectId))?.root
+    if (memory && seq !== undefined && root !== undefined)
+      targets.push({ id, seq, root, user: memory.user, key: contentKey(memory.kind, memory.text) })
+  }
   if (targets.length === 0) return 0
   const seqs = new Set(targets.map((t) => t.seq))
   for (let after = 0; ; ) {
-    const page = store.readEvents(after, 1000)
+    const page = await store.readEvents(after, 1000)
     if (page.length === 0) break
     for (const e of page) {
       after = e.seq
@@ -44,5 +45,5 @@ export function forgetMemoryEvents(store: Store, ids: readonly string[]): number
       if (targets.some(names)) seqs.add(e.seq)
     }
   }
-  return store.deleteEvents({ seqs: [...seqs] })
+  return await store.deleteEvents({ seqs: [...seqs] })
 }

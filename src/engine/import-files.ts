@@ -339,7 +339,7 @@ export interface ImportReport {
  * @param target - What the user named (for messages).
  * @throws {MnemoError} `IMPORT_FAILED` — not one valid record in any file (the message names the first file's problem).
  */
-export function importFiles(
+export async function importFiles(
   target: string,
   files: readonly string[],
   format: ImportFormat,
@@ -347,9 +347,9 @@ export function importFiles(
     redact?: Redactor
     project?: ProjectRef
     candidateRoots: readonly string[]
-    append: (events: readonly EventInput[]) => AppendResult
+    append: (events: readonly EventInput[]) => Promise<AppendResult>
   },
-): ImportReport {
+): Promise<ImportReport> {
   const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, covered: 0, skipped: 0, unknown: 0 }
   let valid = 0
   for (const file of files) {
@@ -371,7 +371,7 @@ export function importFiles(
     }
     if (parsed.error) fileReport.error = parsed.error
     for (let i = 0; i < parsed.parse.events.length; i += 500) {
-      const r = options.append(parsed.parse.events.slice(i, i + 500))
+      const r = await options.append(parsed.parse.events.slice(i, i + 500))
       fileReport.imported += r.inserted
       fileReport.duplicates += r.duplicates
       fileReport.observations += r.observations

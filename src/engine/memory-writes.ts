@@ -29,11 +29,11 @@ import { runRecall } from './recall-pipeline.js'
 const MAX_TEXT_CHARS = 16_000
 
 /** `MnemoEngine.remember`: the write guard's front. */
-export function remember(
+export async function remember(
   ctx: EngineContext,
   text: string,
   options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName; scope?: 'project' | 'user' } = {},
-): { memory: Memory; created: boolean } {
+): Promise<{ memory: Memory; created: boolean }> {
   const kind = options.kind ?? 'fact'
   if (!MEMORY_KINDS.includes(kind))
     throw invalidInput('kind', `kind must be one of ${MEMORY_KINDS.join(', ')} (got ${JSON.stringify(kind)})`)
@@ -52,23 +52,23 @@ export function remember(
     throw invalidInput('scope', `scope must be project or user (got ${JSON.stringify(options.scope)})`)
   // A user-wide memory lives in the user's own project, recalled beside every project's (see `userProject`).
   const project = options.scope === 'user' ? userProject(ctx.access.user) : (options.project ?? resolveProjectRoot(ctx.cwd))
-  const old = options.supersedes !== undefined ? ctx.store.getMemory(options.supersedes) : undefined
+  const old = options.supersedes !== undefined ? await ctx.store.getMemory(options.supersedes) : undefined
   if (options.supersedes !== undefined) {
-    const oldProject = old && ctx.store.getProject(old.projectId)
+    const oldProject = old && (await ctx.store.getProject(old.projectId))
     if (!old || oldProject?.root !== project.root || !ctx.access.sees(old)) {
       throw new MnemoError('NOT_FOUND', `no current memory ${options.supersedes} in project ${project.name} to supersede`, {
         details: { kind: 'memory', id: options.supersedes },
       })
     }
-    assertCurrent(ctx, old)
+    await assertCurrent(ctx, old)
     ctx.access.assertOwn(old)
   }
   // A new version of an agent's memory is that agent's (so the write guard, per agent under isolation, replaces it).
   const agent = options.agent ?? old?.agent
-  const sameAs = options.supersedes === undefined ? nearDuplicate(ctx, clean, kind, project, agent) : undefined
+  const sameAs = options.supersedes === undefined ? await nearDuplicate(ctx, clean, kind, project, agent) : undefined
   // A statement that retires an older one in natural words ("migrated from X to Y", "never X", "… now") supersedes it;
   // the choice is written into the event, so a rebuild derives the same.
-  const supersedes = options.supersedes ?? (sameAs === undefined ? contradicted(ctx, clean, kind, project, agent) : undefined)
+  const supersedes = options.supersedes ?? (sameAs === undefined ? await contradicted(ctx, clean, kind, project, agent) : undefined)
   const now = ctx.clock.now()
   const event = rememberEvent(project, kind, clean, now, {
     ...(ctx.redact ? { redact: ctx.redact } : {}),
@@ -79,16 +79,19 @@ export function remember(
     // Under agent isolation the write guard, like every read, stays within one agent; recorded in the event, so a rebuild under another setting derives the same.
     ...(ctx.access.agentScope === 'own' ? { guardByAgent: true } : {}),
   })
-  ctx.append([event])
+  await ctx.append([event])
   const stored = (event.payload as { text: string }).text
+  // The memory this event made, when it made one: read by the event, not by content, so a write that lands between the
+  // append and this read (another request of the same server, another replica) cannot make it look unstored.
   const memory =
-    (sameAs ? ctx.store.getMemory(sameAs) : undefined) ??
-    ctx.store.currentMemoryByContent(
+    (await ctx.store.memoryByIdemKey(event.idemKey)) ??
+    (sameAs ? await ctx.store.getMemory(sameAs) : undefined) ??
+    (await ctx.store.currentMemoryByContent(
       project.root,
       contentKey(kind, stored),
       ctx.access.user,
       ctx.access.agentScope === 'own' ? (agent ?? null) : undefined,
-    )
+    ))
   if (!memory)
     throw new MnemoError('NOT_FOUND', `memory ${JSON.stringify(truncateGraphemes(clean, 40))} was not stored`, {
       details: { kind: 'memory', id: event.idemKey },
@@ -97,45 +100,46 @@ export function remember(
 }
 
 /** A current memory of the same kind in the project whose words nearly equal `text`, if any. */
-function nearDuplicate(
+async function nearDuplicate(
   ctx: EngineContext,
   text: string,
   kind: MemoryKind,
   project: ProjectRef,
   agent: AgentName | undefined,
-): string | undefined {
-  const known = ctx.store.listProjects().find((p) => p.root === project.root)
+): Promise<string | undefined> {
+  const known = (await ctx.store.listProjects()).find((p) => p.root === project.root)
   if (!known || toMatchExpression(text) === undefined) return undefined
   // Only this user's own memories: a shared one is matched in the shared scope, another user's never.
-  const hits = runRecall(
+  const hits = await runRecall(
     ctx.store,
     { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...ctx.access.who() },
     ctx.recallConfig,
   )
   const mine = (m: Memory | undefined): boolean =>
     m !== undefined && m.user === ctx.access.user && (ctx.access.agentScope !== 'own' || m.agent === agent)
-  const match = hits.find(
-    (h) => h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && mine(ctx.store.getMemory(h.doc.id)),
-  )
-  return match?.doc.id
+  for (const h of hits) {
+    if (h.doc.type === 'memory' && h.doc.kind === kind && isNearDuplicate(h.doc.text, text) && mine(await ctx.store.getMemory(h.doc.id)))
+      return h.doc.id
+  }
+  return undefined
 }
 
 /**
  * The current memory `text` contradicts (see `findContradicted`), among this user's stated memories of the project
  * that share words with it, best BM25 match first; undefined when there is none, or when `text` is already stored.
  */
-function contradicted(
+async function contradicted(
   ctx: EngineContext,
   text: string,
   kind: MemoryKind,
   project: ProjectRef,
   agent: AgentName | undefined,
-): string | undefined {
-  const known = ctx.store.listProjects().find((p) => p.root === project.root)
+): Promise<string | undefined> {
+  const known = (await ctx.store.listProjects()).find((p) => p.root === project.root)
   if (!known || toMatchExpression(text) === undefined) return undefined
   const key = contentKey(kind, text)
   const subject = subjectKey(text)
-  const hits = runRecall(
+  const hits = await runRecall(
     ctx.store,
     { query: text, limit: 10, projectIds: [known.id], channels: ['bm25'], ...ctx.access.who() },
     ctx.recallConfig,
@@ -143,7 +147,7 @@ function contradicted(
   const candidates: { id: string; text: string }[] = []
   for (const h of hits) {
     if (h.doc.type !== 'memory') continue
-    const m = ctx.store.getMemory(h.doc.id)
+    const m = await ctx.store.getMemory(h.doc.id)
     // Stated kinds only (a summary or procedure is not a claim to retire), current, this user's (and agent's, under isolation).
     if (
       !m ||
@@ -176,14 +180,14 @@ export interface ForgetResult {
   versions?: string[]
 }
 
-export function forget(ctx: EngineContext, id: string, actor: string, options: { chain?: boolean } = {}): ForgetResult {
+export async function forget(ctx: EngineContext, id: string, actor: string, options: { chain?: boolean } = {}): Promise<ForgetResult> {
   const prefix = idPrefix(id)
   if (prefix !== 'obs' && prefix !== 'mem')
     throw invalidInput('id', `expected an observation (obs_…) or memory (mem_…) id (got ${JSON.stringify(id)})`)
   const kind = prefix === 'obs' ? 'observation' : 'memory'
-  const seq = ctx.store.sourceEventOf(id)
-  const row = prefix === 'obs' ? ctx.store.getObservation(id) : ctx.store.getMemory(id)
-  if (seq === undefined || !row || !ctx.access.sees(row, 'sessionId' in row ? observationAgent(ctx, row) : undefined))
+  const seq = await ctx.store.sourceEventOf(id)
+  const row = prefix === 'obs' ? await ctx.store.getObservation(id) : await ctx.store.getMemory(id)
+  if (seq === undefined || !row || !ctx.access.sees(row, 'sessionId' in row ? await observationAgent(ctx, row) : undefined))
     throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
   ctx.access.assertOwn(row)
   let events: number
@@ -194,14 +198,14 @@ export function forget(ctx: EngineContext, id: string, actor: string, options: {
     const memory = row as Memory
     if (options.chain) {
       // Every version of its chain this engine sees, each one this engine's own to delete.
-      const chain = ctx.store.memoryHistory(id).filter((m) => ctx.access.sees(m))
+      const chain = (await ctx.store.memoryHistory(id)).filter((m) => ctx.access.sees(m))
       for (const m of chain) ctx.access.assertOwn(m)
       versions = chain.map((m) => m.id)
     }
-    events = forgetMemoryEvents(ctx.store, versions ?? [id])
+    events = await forgetMemoryEvents(ctx.store, versions ?? [id])
     // The newest version gone, the one it superseded is current again: say so, rather than let it come back unseen.
     if (versions === undefined && memory.supersededBy === undefined && memory.supersedes !== undefined) {
-      const previous = ctx.store.getMemory(memory.supersedes)
+      const previous = await ctx.store.getMemory(memory.supersedes)
       if (previous !== undefined && previous.supersededBy === undefined && ctx.access.sees(previous))
         restored = { id: previous.id, text: ctx.readRedact(previous.text) }
     }
@@ -209,49 +213,49 @@ export function forget(ctx: EngineContext, id: string, actor: string, options: {
     // The memories derived from it (a session summary quoting it, a lesson, a procedure step) go too.
     const observation = row as Observation
     // Only the owner's: another user's statement citing this observation is theirs to keep.
-    const derived = derivedMemoryIds(ctx.store, observation.projectId, [id]).filter(
-      (m) => ctx.store.getMemory(m)?.user === observation.user,
-    )
+    const derived: string[] = []
+    for (const m of await derivedMemoryIds(ctx.store, observation.projectId, [id]))
+      if ((await ctx.store.getMemory(m))?.user === observation.user) derived.push(m)
     // The step's session by its identity (project root, agent, key), which re-deriving keeps.
-    const step = ctx.store.stepOf(id)
+    const step = await ctx.store.stepOf(id)
     // Another capture path's copy of a step this record stood for comes in again once the record is gone, exactly as a
     // rebuild would derive it: re-derive its session (the other record may hold other steps, so it is not deleted with
     // this one; matching never crosses sessions, so the rest of the store stays as it is).
-    const uncovers = ctx.store.eventsHaveCopies([seq])
+    const uncovers = await ctx.store.eventsHaveCopies([seq])
     // The session's title and start come from its first events: forgetting the prompt that titled it (or its first
     // event) re-derives it, so no trace of the forgotten text stays in session lists and context headers.
-    const session = ctx.store.getSession(observation.sessionId)
+    const session = await ctx.store.getSession(observation.sessionId)
     const shapedSession =
       session !== undefined &&
       (observation.ts <= session.startedAt ||
         (observation.kind === 'prompt' && oneLine(observation.text, SESSION_TITLE_CHARS) === session.title))
-    events = ctx.store.deleteEvents({ seqs: [seq] }) + forgetMemoryEvents(ctx.store, derived)
-    if ((uncovers || shapedSession) && step !== undefined) ctx.rederiveSession(step.session)
+    events = (await ctx.store.deleteEvents({ seqs: [seq] })) + (await forgetMemoryEvents(ctx.store, derived))
+    if ((uncovers || shapedSession) && step !== undefined) await ctx.rederiveSession(step.session)
     // Say where else the step is recorded, so a person removing it everywhere can forget those too.
     if (step?.origin !== undefined) {
-      alsoRecorded = ctx.store
-        .stepRecords(step.session, step.origin, {
+      alsoRecorded = (
+        await ctx.store.stepRecords(step.session, step.origin, {
           ...(observation.sourceRef !== undefined ? { sourceRef: observation.sourceRef } : {}),
           kind: observation.kind,
           text: observation.text,
           ts: observation.ts,
         })
-        .filter((other) => other !== id)
+      ).filter((other) => other !== id)
     }
   }
-  ctx.store.audit({ at: ctx.clock.now(), actor, action: 'forget', target: id, count: events })
+  await ctx.store.audit({ at: ctx.clock.now(), actor, action: 'forget', target: id, count: events })
   return { id, type: kind, events, alsoRecorded, ...(restored ? { restored } : {}), ...(versions ? { versions } : {}) }
 }
 
 /** `MnemoEngine.deleteScope`. */
-export function deleteScope(
+export async function deleteScope(
   ctx: EngineContext,
   scope: { project: Project; session?: string; before?: number },
   actor: string,
-): { events: number } {
+): Promise<{ events: number }> {
   let session: Session | undefined
   if (scope.session !== undefined) {
-    session = ctx.store.getSession(scope.session)
+    session = await ctx.store.getSession(scope.session)
     if (!session || !ctx.access.sees(session, session.agent))
       throw new MnemoError('NOT_FOUND', `no session with id ${scope.session}`, { details: { kind: 'session', id: scope.session } })
     if (session.projectId !== scope.project.id) throw invalidInput('session', `${scope.session} is not a session of ${scope.project.name}`)
@@ -272,15 +276,16 @@ export function deleteScope(
   // a whole-project delete takes mnemo's own events of the project anyway.
   const partial = scope.session !== undefined || scope.before !== undefined
   // Only the memories of the users whose events go: another user's statement citing a deleted observation is theirs to keep.
-  const derived = partial
-    ? derivedMemoryIds(ctx.store, scope.project.id, ctx.store.observationIdsOfEvents(filter)).filter((m) => {
-        const owner = ctx.store.getMemory(m)?.user
-        return session ? owner === session.user : ctx.access.allUsers || owner === ctx.access.user
-      })
-    : []
-  const events = ctx.store.deleteEvents(filter) + forgetMemoryEvents(ctx.store, derived)
-  if (events > 0) ctx.rebuild()
-  ctx.store.audit({
+  const derived: string[] = []
+  if (partial) {
+    for (const m of await derivedMemoryIds(ctx.store, scope.project.id, await ctx.store.observationIdsOfEvents(filter))) {
+      const owner = (await ctx.store.getMemory(m))?.user
+      if (session ? owner === session.user : ctx.access.allUsers || owner === ctx.access.user) derived.push(m)
+    }
+  }
+  const events = (await ctx.store.deleteEvents(filter)) + (await forgetMemoryEvents(ctx.store, derived))
+  if (events > 0) await ctx.rebuild()
+  await ctx.store.audit({
     at: ctx.clock.now(),
     actor,
     action: 'delete',
@@ -295,12 +300,12 @@ export function deleteScope(
 }
 
 /** `MnemoEngine.setMemoryState`. */
-export function setMemoryState(ctx: EngineContext, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
-  const memory = ctx.store.getMemory(id)
-  const project = memory && ctx.store.getProject(memory.projectId)
+export async function setMemoryState(ctx: EngineContext, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Promise<Memory> {
+  const memory = await ctx.store.getMemory(id)
+  const project = memory && (await ctx.store.getProject(memory.projectId))
   if (!memory || !project || !ctx.access.sees(memory))
     throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
-  assertCurrent(ctx, memory)
+  await assertCurrent(ctx, memory)
   ctx.access.assertOwn(memory)
   if (op === 'archive' && memory.pinned) {
     throw new MnemoError('CONFLICT', `memory ${id} is pinned: pinned memories are never archived; unpin it first`, {
@@ -317,15 +322,15 @@ export function setMemoryState(ctx: EngineContext, id: string, op: 'pin' | 'unpi
           ? memory.archivedAt !== undefined
           : memory.archivedAt === undefined
   if (already) return { ...memory, text: ctx.readRedact(memory.text) }
-  ctx.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, ctx.clock.now(), memory.user)])
-  const changed = ctx.store.getMemory(id)!
+  await ctx.append([memoryOpEvent({ root: project.root, name: project.name }, op, id, ctx.clock.now(), memory.user)])
+  const changed = (await ctx.store.getMemory(id))!
   return { ...changed, text: ctx.readRedact(changed.text) }
 }
 
 /** `MnemoEngine.editMemory`. */
-export function editMemory(ctx: EngineContext, id: string, text: string, actor: string): Memory {
-  const old = ctx.store.getMemory(id)
-  const project = old && ctx.store.getProject(old.projectId)
+export async function editMemory(ctx: EngineContext, id: string, text: string, actor: string): Promise<Memory> {
+  const old = await ctx.store.getMemory(id)
+  const project = old && (await ctx.store.getProject(old.projectId))
   if (!old || !project || !ctx.access.sees(old))
     throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
   if (repairUnicode(text).trim() === old.text && old.validTo === undefined) return { ...old, text: ctx.readRedact(old.text) }
@@ -335,21 +340,21 @@ export function editMemory(ctx: EngineContext, id: string, text: string, actor: 
       `${id} is a ${old.kind === 'summary' ? 'session summary' : 'procedure'}: consolidation rewrites it; edit a fact, decision, preference or lesson`,
     )
   }
-  const { memory } = remember(ctx, text, { kind: old.kind, project: { root: project.root, name: project.name }, supersedes: id })
-  ctx.store.audit({ at: ctx.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })
+  const { memory } = await remember(ctx, text, { kind: old.kind, project: { root: project.root, name: project.name }, supersedes: id })
+  await ctx.store.audit({ at: ctx.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })
   // A correction keeps what the person decided about the memory: pinned stays pinned.
-  return old.pinned && !memory.pinned ? setMemoryState(ctx, memory.id, 'pin') : { ...memory, text: ctx.readRedact(memory.text) }
+  return old.pinned && !memory.pinned ? await setMemoryState(ctx, memory.id, 'pin') : { ...memory, text: ctx.readRedact(memory.text) }
 }
 
 /** The agent of an observation's session (for the agent scope). */
-export function observationAgent(ctx: Pick<EngineContext, 'store'>, o: { sessionId: SessionId }): AgentName | undefined {
-  return ctx.store.getSession(o.sessionId)?.agent
+export async function observationAgent(ctx: Pick<EngineContext, 'store'>, o: { sessionId: SessionId }): Promise<AgentName | undefined> {
+  return (await ctx.store.getSession(o.sessionId))?.agent
 }
 
 /** @throws {MnemoError} `CONFLICT` — `memory` was superseded: the message names the current version. */
-function assertCurrent(ctx: Pick<EngineContext, 'store'>, memory: Memory): void {
+async function assertCurrent(ctx: Pick<EngineContext, 'store'>, memory: Memory): Promise<void> {
   if (memory.validTo === undefined) return
-  const current = ctx.store.memoryHistory(memory.id).find((m) => m.validTo === undefined)
+  const current = (await ctx.store.memoryHistory(memory.id)).find((m) => m.validTo === undefined)
   throw new MnemoError('CONFLICT', `memory ${memory.id} was superseded${current ? ` by ${current.id}` : ''}: change the current version`, {
     details: { kind: 'memory', id: current?.id ?? memory.id },
   })

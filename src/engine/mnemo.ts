@@ -100,8 +100,9 @@ export interface EngineDeps {
 /**
  * The one front door of mnemo: capture, import, recall, remember, forget,
  * sessions, context, rebuild. Adapters (CLI, hooks, MCP) call this and never
- * a store directly. Synchronous underneath (embedded SQLite); methods return
- * plain values and throw `MnemoError`.
+ * a store directly. Every method that reads or writes the store is
+ * asynchronous (the store port is: a network database implements it too) and
+ * rejects with `MnemoError`; the others return plain values and throw it.
  */
 export class MnemoEngine {
   private readonly store: Store
@@ -196,7 +197,7 @@ export class MnemoEngine {
   }
 
   /** Appends events (idempotently) and derives their observations in one transaction. */
-  append(events: readonly EventInput[]): AppendResult {
+  append(events: readonly EventInput[]): Promise<AppendResult> {
     return this.store.append(events.map((event) => ({ event, derive: () => this.derive(event) })))
   }
 
@@ -235,10 +236,10 @@ export class MnemoEngine {
    * @param actor - Who asked (`cli`, `mcp`, a user name), for the audit log.
    * @returns How many events changed, and the rebuild's counts.
    */
-  rescanSecrets(actor: string): { eventsChanged: number; events: number; observations: number } {
-    const changed = this.store.rewritePayloads((payload) => redactValue(payload))
-    const rebuilt = this.rebuild()
-    this.store.audit({
+  async rescanSecrets(actor: string): Promise<{ eventsChanged: number; events: number; observations: number }> {
+    const changed = await this.store.rewritePayloads((payload) => redactValue(payload))
+    const rebuilt = await this.rebuild()
+    await this.store.audit({
       at: this.clock.now(),
       actor,
       action: 'redact-rescan',
@@ -265,13 +266,13 @@ export class MnemoEngine {
    * @param at - When the hook fired, epoch ms (a spooled event's `spooledAt`); default now.
    * @throws {MnemoError} `INVALID_INPUT` — stdin is not a hook payload.
    */
-  captureHook(
+  async captureHook(
     eventName: string,
     stdin: string,
     agent: HookAgent = 'claude-code',
     at?: number,
     projectRoot?: string,
-  ): { stored: boolean; project: ProjectRef; sessionKey?: string; skipped?: string; note?: string; event?: string } {
+  ): Promise<{ stored: boolean; project: ProjectRef; sessionKey?: string; skipped?: string; note?: string; event?: string }> {
     const captured = captureClaudeHook(eventName, stdin, at ?? this.clock.now(), {
       agent,
       ...(this.redact ? { redact: this.redact } : {}),
@@ -282,16 +283,16 @@ export class MnemoEngine {
     })
     const noted = captured.note !== undefined ? { note: captured.note } : {}
     if ('skip' in captured)
-      return { stored: false, project: this.projectForPath(this.cwd, { workingDir: true }), skipped: captured.skip, ...noted }
+      return { stored: false, project: await this.projectForPath(this.cwd, { workingDir: true }), skipped: captured.skip, ...noted }
     const [event] = this.access.own([captured.event])
     const sameAs = captured.sameAs?.map((key) => ownKey(key, this.user))
-    const result = this.store.append([{ event: event!, derive: () => this.derive(event!), ...(sameAs ? { sameAs } : {}) }])
+    const result = await this.store.append([{ event: event!, derive: () => this.derive(event!), ...(sameAs ? { sameAs } : {}) }])
     const renamed = captured.note !== undefined && captured.event.type !== eventName ? { event: captured.event.type } : {}
     return { stored: result.inserted === 1, project: captured.event.project, sessionKey: captured.event.sessionKey, ...noted, ...renamed }
   }
 
   /** The project a path names, for reads; see `projectForPath` in projects.ts (`workingDir`: `p` is where a command or agent runs). */
-  projectForPath(p: string, options: { workingDir?: boolean } = {}): ProjectRef {
+  projectForPath(p: string, options: { workingDir?: boolean } = {}): Promise<ProjectRef> {
     return projectForPath(this.store, p, options)
   }
 
@@ -341,13 +342,7 @@ export class MnemoEngine {
       }
     }
     // A Gemini session names its project only by a hash of its root: try the folder we run in and the projects already known.
-    const candidateRoots = [
-      process.cwd(),
-      ...this.store
-        .listProjects()
-        .map((p) => p.root)
-        .filter((r) => r.startsWith('/')),
-    ]
+    const candidateRoots = [process.cwd(), ...(await this.store.listProjects()).map((p) => p.root).filter((r) => r.startsWith('/'))]
     return importFiles(target, files, options.format ?? 'auto', {
       ...(this.redact ? { redact: this.redact } : {}),
       ...(options.project ? { project: options.project } : {}),
@@ -406,7 +401,7 @@ export class MnemoEngine {
   remember(
     text: string,
     options: { kind?: MemoryKind; project?: ProjectRef; supersedes?: string; agent?: AgentName; scope?: 'project' | 'user' } = {},
-  ): { memory: Memory; created: boolean } {
+  ): Promise<{ memory: Memory; created: boolean }> {
     return remember(this.ctx, text, options)
   }
 
@@ -420,8 +415,8 @@ export class MnemoEngine {
    * @throws {MnemoError} `CONFLICT` — not the current version, or another user's or a shared memory this reader cannot change.
    * @throws {MnemoError} `INVALID_INPUT` — it is already there.
    */
-  move(id: string, to: 'user' | ProjectRef): { memory: Memory; from: string } {
-    const old = this.store.getMemory(id)
+  async move(id: string, to: 'user' | ProjectRef): Promise<{ memory: Memory; from: string }> {
+    const old = await this.store.getMemory(id)
     if (!old || !this.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
     if (old.validTo !== undefined)
       throw new MnemoError(
@@ -431,13 +426,13 @@ export class MnemoEngine {
       )
     this.access.assertOwn(old)
     const target = to === 'user' ? userProject(this.user) : to
-    if (this.store.getProject(old.projectId)?.root === target.root) throw invalidInput('to', `${id} is already in ${target.name}`)
-    const { memory } = remember(this.ctx, old.text, {
+    if ((await this.store.getProject(old.projectId))?.root === target.root) throw invalidInput('to', `${id} is already in ${target.name}`)
+    const { memory } = await remember(this.ctx, old.text, {
       kind: old.kind,
       ...(to === 'user' ? { scope: 'user' as const } : { project: to }),
       ...(old.agent !== undefined ? { agent: old.agent } : {}),
     })
-    forget(this.ctx, id, 'move')
+    await forget(this.ctx, id, 'move')
     return { memory, from: id }
   }
 
@@ -466,7 +461,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `NOT_FOUND` — no such item.
    * @throws {MnemoError} `CONFLICT` — with `chain`, a version that is another user's or shared (for an engine with a user).
    */
-  forget(id: string, actor = 'cli', options: { chain?: boolean } = {}): ForgetResult {
+  forget(id: string, actor = 'cli', options: { chain?: boolean } = {}): Promise<ForgetResult> {
     return forget(this.ctx, id, actor, options)
   }
 
@@ -485,7 +480,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — the session is not one of the project's. `NOT_FOUND` — no such session in scope.
    * @throws {MnemoError} `CONFLICT` — the session is shared and this engine has a user, or another user's (with `allUsers` it may be).
    */
-  deleteScope(scope: { project: Project; session?: string; before?: number }, actor = 'cli'): { events: number } {
+  deleteScope(scope: { project: Project; session?: string; before?: number }, actor = 'cli'): Promise<{ events: number }> {
     return deleteScope(this.ctx, scope, actor)
   }
 
@@ -498,43 +493,44 @@ export class MnemoEngine {
    * @throws {MnemoError} `NOT_FOUND` — no such memory.
    * @throws {MnemoError} `CONFLICT` — it was superseded (the message names the current version), or archiving a pinned one.
    */
-  setMemoryState(id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Memory {
+  setMemoryState(id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Promise<Memory> {
     return setMemoryState(this.ctx, id, op)
   }
 
   /** The agent of an observation's session (for the agent scope). */
-  private observationAgent(o: { sessionId: SessionId }): AgentName | undefined {
+  private observationAgent(o: { sessionId: SessionId }): Promise<AgentName | undefined> {
     return observationAgent(this.ctx, o)
   }
 
   /** A project's current, unarchived memories, pinned first then newest, text redacted. */
-  currentMemories(projectId: ProjectId, limit = 50): Memory[] {
-    return this.store
-      .listMemories({ projectIds: [projectId], limit, ...this.access.who() })
-      .map((m) => ({ ...m, text: this.readRedact(m.text) }))
+  async currentMemories(projectId: ProjectId, limit = 50): Promise<Memory[]> {
+    return (await this.store.listMemories({ projectIds: [projectId], limit, ...this.access.who() })).map((m) => ({
+      ...m,
+      text: this.readRedact(m.text),
+    }))
   }
 
   /** A memory's version chain, oldest first (what it superseded and what superseded it). */
-  history(id: string): Memory[] {
-    const chain = this.store.memoryHistory(id).filter((m) => this.access.sees(m))
+  async history(id: string): Promise<Memory[]> {
+    const chain = (await this.store.memoryHistory(id)).filter((m) => this.access.sees(m))
     if (chain.length === 0) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
     return chain.map((m) => ({ ...m, text: this.readRedact(m.text) }))
   }
 
   /** Sessions newest first, optionally of some projects, from `offset` (default 0). `limit` 1–1000, default 50. */
-  sessions(options: { projectIds?: readonly ProjectId[]; limit?: number; offset?: number } = {}): Session[] {
+  async sessions(options: { projectIds?: readonly ProjectId[]; limit?: number; offset?: number } = {}): Promise<Session[]> {
     const limit = options.limit ?? 50
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
     // mnemo's own operations (remember, consolidation) are logged under a bookkeeping session per project: not an agent's session.
-    return this.store
-      .listSessions({
+    return (
+      await this.store.listSessions({
         limit,
         offset: options.offset ?? 0,
         excludeAgent: 'mnemo',
         ...(options.projectIds ? { projectIds: options.projectIds } : {}),
         ...this.access.who(),
       })
-      .map((s) => (s.title !== undefined ? { ...s, title: this.readRedact(s.title) } : s))
+    ).map((s) => (s.title !== undefined ? { ...s, title: this.readRedact(s.title) } : s))
   }
 
   /**
@@ -545,19 +541,22 @@ export class MnemoEngine {
    *
    * @param options.limit - 1–500.
    */
-  browseObservations(options: Omit<BrowseObservationsOptions, 'limit'> & { limit: number }): (Observation & { agent: AgentName })[] {
+  async browseObservations(
+    options: Omit<BrowseObservationsOptions, 'limit'> & { limit: number },
+  ): Promise<(Observation & { agent: AgentName })[]> {
     if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > 500)
       throw invalidInput('limit', `limit must be an integer 1–500 (got ${options.limit})`)
     const { agent: only, ...who } = this.access.who()
     // Under agent isolation an agent's surface sees its own rows only, whatever agent filter it asks for.
     if (only !== undefined && options.agent !== undefined && options.agent !== only) return []
-    return this.store
-      .browseObservations({ ...options, ...who, ...(only !== undefined ? { agent: only } : {}) })
-      .map((o) => ({ ...o, text: this.readRedact(o.text) }))
+    return (await this.store.browseObservations({ ...options, ...who, ...(only !== undefined ? { agent: only } : {}) })).map((o) => ({
+      ...o,
+      text: this.readRedact(o.text),
+    }))
   }
 
   /** The sequence number of the newest logged event (0 for an empty store). */
-  lastEventSeq(): number {
+  lastEventSeq(): Promise<number> {
     return this.store.lastEventSeq()
   }
 
@@ -568,33 +567,41 @@ export class MnemoEngine {
    *
    * @throws {MnemoError} `NOT_FOUND` — no such session, or `at` is not one of its observations.
    */
-  sessionTimeline(id: string, offset: number, limit: number, at?: string): SessionTimeline {
-    const session = this.store.getSession(id)
+  async sessionTimeline(id: string, offset: number, limit: number, at?: string): Promise<SessionTimeline> {
+    const session = await this.store.getSession(id)
     if (session && !this.access.sees(session, session.agent))
       throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
-    const timeline = sessionTimeline(this.store, (t) => this.readRedact(t), id, offset, limit, at)
+    const timeline = await sessionTimeline(this.store, (t) => this.readRedact(t), id, offset, limit, at)
     // Only memories this reader may see are named as derived from a step.
-    const visible = (m: string): boolean => {
-      const memory = this.store.getMemory(m)
-      return memory !== undefined && this.access.sees(memory)
+    const observations: SessionTimeline['observations'] = []
+    for (const o of timeline.observations) {
+      const derivedMemories: string[] = []
+      for (const m of o.derivedMemories) {
+        const memory = await this.store.getMemory(m)
+        if (memory !== undefined && this.access.sees(memory)) derivedMemories.push(m)
+      }
+      observations.push({ ...o, derivedMemories })
     }
-    return { ...timeline, observations: timeline.observations.map((o) => ({ ...o, derivedMemories: o.derivedMemories.filter(visible) })) }
+    return { ...timeline, observations }
   }
 
   /** A page of a project's memories by kind and state (all versions with `state: 'all'`), pinned first then newest, text redacted. */
-  browseMemories(options: BrowseMemoriesOptions): { memories: Memory[]; total: number } {
-    const page = this.store.browseMemories({ ...options, ...this.access.who() })
+  async browseMemories(options: BrowseMemoriesOptions): Promise<{ memories: Memory[]; total: number }> {
+    const page = await this.store.browseMemories({ ...options, ...this.access.who() })
     return { total: page.total, memories: page.memories.map((m) => ({ ...m, text: this.readRedact(m.text) })) }
   }
 
   /** The observations memories were derived from that still exist, each once, oldest first; see `memorySources` in browse.ts. */
-  memorySources(memories: readonly Memory[]): Observation[] {
+  async memorySources(memories: readonly Memory[]): Promise<Observation[]> {
     // A memory's provenance may name observations this reader cannot see (an imported statement citing them): those are left out.
-    return memorySources(
+    const sources = await memorySources(
       this.store,
       (t) => this.readRedact(t),
       memories.filter((m) => this.access.sees(m)),
-    ).filter((o) => this.access.sees(o, this.observationAgent(o)))
+    )
+    const out: Observation[] = []
+    for (const o of sources) if (this.access.sees(o, await this.observationAgent(o))) out.push(o)
+    return out
   }
 
   /**
@@ -606,7 +613,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `CONFLICT` — it was superseded (the message names the current version).
    * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, or a summary or procedure.
    */
-  editMemory(id: string, text: string, actor = 'cli'): Memory {
+  editMemory(id: string, text: string, actor = 'cli'): Promise<Memory> {
     return editMemory(this.ctx, id, text, actor)
   }
 
@@ -617,7 +624,7 @@ export class MnemoEngine {
    * @param limit - Neighbours at most, 1–100.
    * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
    */
-  entityGraph(projectIds: readonly ProjectId[], entity: string | undefined, limit: number): EntityGraph {
+  entityGraph(projectIds: readonly ProjectId[], entity: string | undefined, limit: number): Promise<EntityGraph> {
     return entityGraph(this.store, (t) => this.readRedact(t), { projectIds, ...this.access.who() }, entity, limit)
   }
 
@@ -626,7 +633,7 @@ export class MnemoEngine {
    *
    * @throws {MnemoError} `INVALID_INPUT` — not a mnemo id. `NOT_FOUND` — no such item.
    */
-  show(id: string): ShowResult {
+  show(id: string): Promise<ShowResult> {
     return show(this.ctx, id)
   }
 
@@ -642,21 +649,21 @@ export class MnemoEngine {
    *   waiting for another process's write lock: when the record cannot be written the block is still returned, with
    *   the store's error as `notRecorded` (later prompts of the session may then repeat an item it showed).
    */
-  context(
+  async context(
     options: {
       project?: ProjectRef
       budgetTokens?: number
       excludeSessionKey?: string
       recordFor?: { agent: string; sessionKey: string }
     } = {},
-  ): ContextBlock & { project: string; notRecorded?: MnemoError } {
-    const { sourceIds, ...block } = buildContext(this.ctx, options)
+  ): Promise<ContextBlock & { project: string; notRecorded?: MnemoError }> {
+    const { sourceIds, ...block } = await buildContext(this.ctx, options)
     if (options.recordFor && block.text !== '') {
-      const session = { ...options.recordFor, project: options.project ?? this.projectForPath(this.cwd, { workingDir: true }) }
+      const session = { ...options.recordFor, project: options.project ?? (await this.projectForPath(this.cwd, { workingDir: true })) }
       const rows = [...block.memoryIds, ...block.sessionIds, ...sourceIds].map((itemId) => ({ itemId, what: 'item' as const }))
       try {
         // What SessionStart showed is never repeated by a later prompt, and is corrected when it changes.
-        this.ctx.store.withoutLockWait(() => noteInjected(this.ctx, session, rows))
+        await this.ctx.store.withoutLockWait(() => noteInjected(this.ctx, session, rows))
       } catch (error) {
         // A session waits for its block, never for another process's write: the block goes out unrecorded.
         if (!MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
@@ -701,7 +708,11 @@ export class MnemoEngine {
    * @param budgetTokens - Most tokens, 100–4000. Default: 300.
    * @throws {MnemoError} `INVALID_INPUT` — budget out of range.
    */
-  fileHints(session: SessionRef, files: readonly string[], budgetTokens = DEFAULT_PROMPT_BUDGET): PromptBlock & { files: string[] } {
+  async fileHints(
+    session: SessionRef,
+    files: readonly string[],
+    budgetTokens = DEFAULT_PROMPT_BUDGET,
+  ): Promise<PromptBlock & { files: string[] }> {
     checkPromptBudget(budgetTokens)
     return fileHints(this.ctx, session, files, budgetTokens)
   }
@@ -729,7 +740,7 @@ export class MnemoEngine {
    *
    * @throws {MnemoError} `NOT_FOUND` — nothing matches; the hint lists the projects this reader may know.
    */
-  resolveProjects(arg: string): Project[] {
+  resolveProjects(arg: string): Promise<Project[]> {
     return resolveProjects(this.ctx, arg)
   }
 
@@ -737,7 +748,7 @@ export class MnemoEngine {
    * The project a `--project` argument means, exactly (created by a write when new; a read with
    * `create: false` refuses an unknown name); see projects.ts.
    */
-  projectForWrite(arg: string, options: { create?: boolean } = {}): ProjectRef {
+  projectForWrite(arg: string, options: { create?: boolean } = {}): Promise<ProjectRef> {
     return projectForWrite(this.ctx, arg, options)
   }
 
@@ -754,12 +765,12 @@ export class MnemoEngine {
   }
 
   /** When anything was last captured or stated in a project (an agent's session or a remembered memory), epoch ms; undefined when nothing this reader sees. */
-  lastActivityAt(projectId: ProjectId): number | undefined {
-    return this.store.listSessions({ limit: 1, offset: 0, projectIds: [projectId], ...this.access.who() })[0]?.lastEventAt
+  async lastActivityAt(projectId: ProjectId): Promise<number | undefined> {
+    return (await this.store.listSessions({ limit: 1, offset: 0, projectIds: [projectId], ...this.access.who() }))[0]?.lastEventAt
   }
 
   /** The projects this reader is told about, by name; see `listProjects` in projects.ts. */
-  listProjects(): Project[] {
+  listProjects(): Promise<Project[]> {
     return listProjects(this.ctx)
   }
 
@@ -776,22 +787,23 @@ export class MnemoEngine {
     options: { projectIds?: readonly ProjectId[]; onProgress?: (stage: string, done: number, total: number) => void } = {},
   ): Promise<{ builtinProjects: number; embedded: number; space: string | undefined }> {
     const projects =
-      options.projectIds && options.projectIds.length > 0 ? [...options.projectIds] : this.store.listProjects().map((p) => p.id)
+      options.projectIds && options.projectIds.length > 0 ? [...options.projectIds] : (await this.store.listProjects()).map((p) => p.id)
     let builtinProjects = 0
     for (const p of projects) {
-      if ((await this.builtin()).prepare(p, true, (done, total) => options.onProgress?.(`builtin ${p}`, done, total))) builtinProjects++
+      if (await (await this.builtin()).prepare(p, true, (done, total) => options.onProgress?.(`builtin ${p}`, done, total)))
+        builtinProjects++
     }
     let embedded = 0
     if (this.embedder) {
-      const total = this.store.countDocs({ projectIds: projects })
+      const total = await this.store.countDocs({ projectIds: projects })
       for (;;) {
-        const batch = this.store.docsWithoutVector(this.embedder.spaceId, { projectIds: projects }, 64)
+        const batch = await this.store.docsWithoutVector(this.embedder.spaceId, { projectIds: projects }, 64)
         if (batch.length === 0) break
         const vecs = await this.embedder.embed(
           batch.map((d) => d.text),
           'document',
         )
-        this.store.putVectors(
+        await this.store.putVectors(
           this.embedder.spaceId,
           batch.map((d, i) => ({ docKey: d.docKey, vec: vecs[i]! })),
         )
@@ -810,7 +822,7 @@ export class MnemoEngine {
    * @returns The manifest written.
    * @throws {MnemoError} `FORBIDDEN` — an agent's engine under agent isolation (the log holds every agent's events).
    */
-  exportJsonl(write: (line: string) => void, scope: { project?: Project } = {}): ExportManifest {
+  async exportJsonl(write: (line: string) => void, scope: { project?: Project } = {}): Promise<ExportManifest> {
     if (this.access.who().agent !== undefined) {
       // The raw log holds every agent's events of the user: under agent isolation an agent gets the Markdown export only.
       throw new MnemoError(
@@ -821,7 +833,7 @@ export class MnemoEngine {
         },
       )
     }
-    return writeExport(this.store, this.clock, write, {
+    return await writeExport(this.store, this.clock, write, {
       ...(scope.project ? { projectRoot: scope.project.root } : {}),
       ...(this.access.allUsers ? {} : { user: this.user ?? null }),
     })
@@ -864,12 +876,11 @@ export class MnemoEngine {
    *
    * @returns File name (`<project name>.md`, made unique) → Markdown.
    */
-  exportMarkdown(scope: { project?: Project } = {}): Map<string, string> {
-    const projects = scope.project ? [scope.project] : this.listProjects()
+  async exportMarkdown(scope: { project?: Project } = {}): Promise<Map<string, string>> {
+    const projects = scope.project ? [scope.project] : await this.listProjects()
     const out = new Map<string, string>()
     for (const p of projects) {
-      const all = this.store
-        .allMemories(p.id)
+      const all = (await this.store.allMemories(p.id))
         .filter((m) => this.access.sees(m))
         .map((m) => ({ ...m, text: this.readRedact(m.text) }))
       const base = markdownFileBase(p.name)
@@ -926,14 +937,14 @@ export class MnemoEngine {
    * @param options.project - Only this project's events.
    * @returns Events folded, their payload bytes before and after, and the database file size before and after.
    */
-  compact(
+  async compact(
     options: { before: number; project?: Project; vacuum?: boolean },
     actor = 'cli',
-  ): { events: number; payloadBytesBefore: number; payloadBytesAfter: number; fileBytesBefore: number; fileBytesAfter: number } {
+  ): Promise<{ events: number; payloadBytesBefore: number; payloadBytesAfter: number; fileBytesBefore: number; fileBytesAfter: number }> {
     if (!Number.isFinite(options.before)) throw invalidInput('before', `before must be a time (got ${String(options.before)})`)
     // A user compacts their own events (shared ones too without a user); `allUsers`, everyone's.
     const user = this.access.allUsers ? {} : { user: this.user ?? null }
-    const folded = this.store.foldEvents(
+    const folded = await this.store.foldEvents(
       { before: options.before, ...(options.project ? { projectRoot: options.project.root } : {}), ...user },
       (event) => {
         const payload = foldPayload(event, deriveEvent(event))
@@ -942,8 +953,10 @@ export class MnemoEngine {
       },
     )
     const file =
-      options.vacuum === false ? { bytesBefore: this.store.stats().bytes, bytesAfter: this.store.stats().bytes } : this.store.vacuum()
-    this.store.audit({
+      options.vacuum === false
+        ? { bytesBefore: (await this.store.stats()).bytes, bytesAfter: (await this.store.stats()).bytes }
+        : await this.store.vacuum()
+    await this.store.audit({
       at: this.clock.now(),
       actor,
       action: 'compact',
@@ -965,7 +978,7 @@ export class MnemoEngine {
   }
 
   /** Re-derives every observation, memory, session and index from the event log, and records the derivation version. */
-  rebuild(): { events: number; observations: number } {
+  rebuild(): Promise<{ events: number; observations: number }> {
     return this.store.rebuild((event) => this.derive(event), DERIVATION_VERSION)
   }
 
@@ -973,8 +986,8 @@ export class MnemoEngine {
    * Which derivation the store's rows were made with, against the one this code makes: `stale` when
    * `mnemo rebuild` would re-derive them differently (an upgrade changed what capture derives).
    */
-  derivation(): { derivedWith: number | undefined; current: number; stale: boolean } {
-    const derivedWith = this.store.derivedWith()
+  async derivation(): Promise<{ derivedWith: number | undefined; current: number; stale: boolean }> {
+    const derivedWith = await this.store.derivedWith()
     return { derivedWith, current: DERIVATION_VERSION, stale: derivedWith !== undefined && derivedWith < DERIVATION_VERSION }
   }
 
@@ -984,21 +997,21 @@ export class MnemoEngine {
    * isolation its own rows and agent-less ones, with their projects (see `listProjects`) and
    * latest capture. `bytes` is the database file's size either way.
    */
-  stats(): StoreStats {
-    const all = this.store.stats()
+  async stats(): Promise<StoreStats> {
+    const all = await this.store.stats()
     const who = this.access.who()
     if ((this.user === undefined || this.access.allUsers) && who.agent === undefined) return all
-    const counts = this.store.scopeCounts(undefined, who.user, who.agent)
-    const latest = this.sessions({ limit: 1 })[0]
-    return { ...counts, projects: this.listProjects().length, lastEventAt: latest?.lastEventAt, bytes: all.bytes }
+    const counts = await this.store.scopeCounts(undefined, who.user, who.agent)
+    const latest = (await this.sessions({ limit: 1 }))[0]
+    return { ...counts, projects: (await this.listProjects()).length, lastEventAt: latest?.lastEventAt, bytes: all.bytes }
   }
 
-  integrityCheck(): string {
+  integrityCheck(): Promise<string> {
     return this.store.integrityCheck()
   }
 
-  close(): void {
-    this.store.close()
+  close(): Promise<void> {
+    return this.store.close()
   }
 }
 

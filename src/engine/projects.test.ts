@@ -6,13 +6,13 @@ import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 import { createTestEngine, hookPayload, T0, tempDir } from '../testing/test-mnemo.js'
 import { MnemoEngine } from './mnemo.js'
 
-const cleanups: (() => void)[] = []
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!()
+const cleanups: (() => unknown)[] = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
 })
 
 describe('the project of a working directory', () => {
-  it('outside git, a folder on this machine is its own project (as its hooks file it), not a project that contains it', () => {
+  it('outside git, a folder on this machine is its own project (as its hooks file it), not a project that contains it', async () => {
     const t = tempDir()
     cleanups.push(t.cleanup)
     const fresh = path.join(t.dir, 'fresh')
@@ -22,20 +22,26 @@ describe('the project of a working directory', () => {
     cleanups.push(() => store.close())
     const at = (cwd: string) => new MnemoEngine({ store, clock, cwd, contextBudgetTokens: 2000, timeZone: 'UTC' })
     // Something was captured with the parent folder as the working directory (a transcript run from /tmp, say).
-    at(t.dir).captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'tune the parent folder build' }, 's1', t.dir))
+    await at(t.dir).captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'tune the parent folder build' }, 's1', t.dir),
+    )
     const engine = at(fresh)
-    const block = engine.context()
+    const block = await engine.context()
     expect(block.project).toBe('fresh')
     expect(block.text).not.toContain('parent folder build')
-    expect(engine.projectForPath(fresh, { workingDir: true }).root).toBe(fresh)
+    expect((await engine.projectForPath(fresh, { workingDir: true })).root).toBe(fresh)
     // A path the user names still resolves to the project holding it.
-    expect(engine.resolveProjects(fresh).map((p) => p.root)).toEqual([t.dir])
+    expect((await engine.resolveProjects(fresh)).map((p) => p.root)).toEqual([t.dir])
   })
 
-  it('a folder not on this machine (a project captured elsewhere) still reads the project containing it', () => {
+  it('a folder not on this machine (a project captured elsewhere) still reads the project containing it', async () => {
     const { engine } = createTestEngine({ cwd: '/elsewhere/acme/src' })
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'ship the acme release' }, 's1', '/elsewhere/acme'))
-    const block = engine.context()
+    await engine.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'ship the acme release' }, 's1', '/elsewhere/acme'),
+    )
+    const block = await engine.context()
     expect(block.project).toBe('acme')
     expect(block.text).toContain('ship the acme release')
   })

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
+import { requireProject } from '../core/schemas.js'
 import type { ProjectId } from '../core/ids.js'
 import type { Project, ProjectRef } from '../core/types.js'
 import { namedProject, normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'
@@ -19,16 +20,14 @@ import type { EngineContext } from './engine-context.js'
  *   on this machine outside any git repository is then its own project, as a hook run there files it, so a
  *   fresh folder never reads the memories of a project that happens to contain it (a home folder, /tmp).
  */
-export function projectForPath(store: Store, p: string, options: { workingDir?: boolean } = {}): ProjectRef {
+export async function projectForPath(store: Store, p: string, options: { workingDir?: boolean } = {}): Promise<ProjectRef> {
   const ref = resolveProjectRoot(p)
   if (ref.root !== normalizeRoot(p)) return ref
-  const known = store.listProjects().find((pr) => pr.root === ref.root)
+  const projects = await store.listProjects()
+  const known = projects.find((pr) => pr.root === ref.root)
   if (known) return { root: known.root, name: known.name }
   if (options.workingDir && existsSync(ref.root)) return ref
-  const container = store
-    .listProjects()
-    .filter((pr) => ref.root.startsWith(`${pr.root}/`))
-    .sort((a, b) => b.root.length - a.root.length)[0]
+  const container = projects.filter((pr) => ref.root.startsWith(`${pr.root}/`)).sort((a, b) => b.root.length - a.root.length)[0]
   return container ? { root: container.root, name: container.name } : ref
 }
 
@@ -37,7 +36,7 @@ export function projectForPath(store: Store, p: string, options: { workingDir?: 
  * something in (a session or a memory it may see): other users' project names and paths are
  * not listed to them. A reader with no user (the machine's owner, the server token) gets all.
  */
-export function listProjects(ctx: Pick<EngineContext, 'store' | 'access'>): Project[] {
+export function listProjects(ctx: Pick<EngineContext, 'store' | 'access'>): Promise<Project[]> {
   const who = ctx.access.who()
   return ctx.store.listProjects(ctx.access.user !== undefined || who.agent !== undefined ? who : {})
 }
@@ -48,19 +47,19 @@ export function listProjects(ctx: Pick<EngineContext, 'store' | 'access'>): Proj
  *
  * @throws {MnemoError} `NOT_FOUND` — nothing matches; the hint lists known projects.
  */
-export function resolveProjects(ctx: Pick<EngineContext, 'store' | 'access' | 'cwd'>, arg: string): Project[] {
+export async function resolveProjects(ctx: Pick<EngineContext, 'store' | 'access' | 'cwd'>, arg: string): Promise<Project[]> {
   if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
   // Names are matched among the projects this reader has something in (another user's project names are not
   // theirs to learn); a path, the reader's own checkout, among all, so a member's first capture there can be watched.
-  const all = listProjects(ctx)
+  const all = await listProjects(ctx)
   const byName = all.filter((p) => p.name === arg || p.root === arg)
   if (byName.length > 0) return byName
   // By location only for a path (relative to this engine's cwd) or an existing
   // folder: an unknown bare word is a typo, not "the project I am in".
   const full = path.resolve(ctx.cwd, arg)
   if (isPathArg(arg) || existsSync(full)) {
-    const ref = projectForPath(ctx.store, full)
-    const byRoot = ctx.store.listProjects().filter((p) => p.root === ref.root)
+    const ref = await projectForPath(ctx.store, full)
+    const byRoot = (await ctx.store.listProjects()).filter((p) => p.root === ref.root)
     if (byRoot.length > 0) return byRoot
   }
   const names = all.map((p) => p.name).slice(0, 10)
@@ -81,27 +80,45 @@ export function resolveProjects(ctx: Pick<EngineContext, 'store' | 'access' | 'c
  * @param options.create - Default true (a write). False for reads such as the context block.
  * @throws {MnemoError} `INVALID_INPUT` — an empty argument. `NOT_FOUND` — with `create: false`, an unknown name.
  */
-export function projectForWrite(
+export async function projectForWrite(
   ctx: Pick<EngineContext, 'store' | 'access' | 'cwd'>,
   arg: string,
   options: { create?: boolean } = {},
-): ProjectRef {
+): Promise<ProjectRef> {
   if (arg.trim() === '') throw invalidInput('project', 'project is empty (give a project name or a path inside it)')
-  const known = listProjects(ctx).find((p) => p.name === arg || p.root === arg)
+  const known = (await listProjects(ctx)).find((p) => p.name === arg || p.root === arg)
   if (known) return { root: known.root, name: known.name }
   // A bare word is a path when it names a folder here, as for reads (resolveProjects).
   if (isPathArg(arg) || existsSync(path.resolve(ctx.cwd, arg))) {
     const ref = resolveProjectRoot(path.resolve(ctx.cwd, arg))
-    const same = ctx.store.listProjects().find((p) => p.root === ref.root)
+    const same = (await ctx.store.listProjects()).find((p) => p.root === ref.root)
     return same ? { root: same.root, name: same.name } : ref
   }
   if (options.create === false) {
-    const [found] = resolveProjects(ctx, arg)
+    const [found] = await resolveProjects(ctx, arg)
     return { root: found!.root, name: found!.name }
   }
   const named = namedProject('project', arg)
-  const same = ctx.store.listProjects().find((p) => p.root === named.root)
+  const same = (await ctx.store.listProjects()).find((p) => p.root === named.root)
   return same ? { root: same.root, name: same.name } : named
+}
+
+/**
+ * `requireProject` with the reader's project names in its hint: the names are read only when the project is refused.
+ * @throws {MnemoError} `INVALID_INPUT` — as `requireProject`.
+ */
+export async function requireKnownProject(
+  reader: { listProjects(): Promise<readonly { name: string }[]> },
+  project: string | undefined,
+  howToPass?: string,
+): Promise<string> {
+  try {
+    return requireProject(project, () => [], howToPass)
+  } catch (error) {
+    if (!MnemoError.is(error, 'INVALID_INPUT')) throw error
+    const names = (await reader.listProjects()).map((p) => p.name)
+    return requireProject(project, () => names, howToPass)
+  }
 }
 
 /**
@@ -141,17 +158,20 @@ export function isUserProjectRoot(root: string): boolean {
 }
 
 /** The id of the reader's user project, when it holds anything. */
-export function userProjectId(ctx: Pick<EngineContext, 'store' | 'access'>): ProjectId | undefined {
+export async function userProjectId(ctx: Pick<EngineContext, 'store' | 'access'>): Promise<ProjectId | undefined> {
   const root = userProject(ctx.access.user).root
-  return ctx.store.listProjects(ctx.access.who()).find((p) => p.root === root)?.id
+  return (await ctx.store.listProjects(ctx.access.who())).find((p) => p.root === root)?.id
 }
 
 /**
  * `projectIds` with the reader's user project added, so a read of a project also finds the user's memories that apply
  * everywhere. An empty list (every project) is left as it is.
  */
-export function withUserProject(ctx: Pick<EngineContext, 'store' | 'access'>, projectIds: readonly ProjectId[]): ProjectId[] {
+export async function withUserProject(
+  ctx: Pick<EngineContext, 'store' | 'access'>,
+  projectIds: readonly ProjectId[],
+): Promise<ProjectId[]> {
   if (projectIds.length === 0) return []
-  const mine = userProjectId(ctx)
+  const mine = await userProjectId(ctx)
   return mine === undefined || projectIds.includes(mine) ? [...projectIds] : [...projectIds, mine]
 }

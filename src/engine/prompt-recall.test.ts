@@ -10,15 +10,16 @@ const NOW = { project: P, agent: 'claude-code', sessionKey: 'now' }
 const RATE = 'We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts: 100 requests per minute per key.'
 
 /** A project with a few memories and some unrelated busy work in earlier sessions. */
-function seeded() {
+async function seeded() {
   const t = createTestEngine()
   const { engine, clock } = t
-  const rate = engine.remember(RATE, { project: P, kind: 'decision' }).memory
+  const rate = (await engine.remember(RATE, { project: P, kind: 'decision' })).memory
   clock.advance(1000)
-  const db = engine.remember('The orders database is PostgreSQL 14, hosted on the staging cluster.', { project: P, kind: 'fact' }).memory
+  const db = (await engine.remember('The orders database is PostgreSQL 14, hosted on the staging cluster.', { project: P, kind: 'fact' }))
+    .memory
   for (let i = 0; i < 30; i++) {
     clock.advance(1000)
-    engine.captureHook(
+    await engine.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: `refactor module ${i} of the billing service and run the tests` }, `old-${i % 3}`),
     )
@@ -29,7 +30,7 @@ function seeded() {
 
 describe('per-prompt recall', () => {
   it('injects what the prompt is about, labelled and delimited, within the budget', async () => {
-    const { engine, rate } = seeded()
+    const { engine, rate } = await seeded()
     const r = await engine.promptContext(NOW, 'how do we rate-limit the API?')
     expect(r.itemIds).toContain(rate.id)
     expect(r.text.startsWith('<mnemo-recall>\n')).toBe(true)
@@ -39,7 +40,7 @@ describe('per-prompt recall', () => {
   })
 
   it('injects nothing when no candidate clears the gate: unknown words, fillers only, or words every document has', async () => {
-    const { engine } = seeded()
+    const { engine } = await seeded()
     // Words the project never saw weigh most and stay uncovered.
     expect((await engine.promptContext(NOW, 'what is the weather forecast for Lisbon tomorrow?')).text).toBe('')
     // Nothing to recall for.
@@ -64,9 +65,9 @@ describe('per-prompt recall', () => {
   })
 
   it('never injects what the session already has: its SessionStart block, an earlier prompt, its own observations', async () => {
-    const { engine, rate, db } = seeded()
+    const { engine, rate, db } = await seeded()
     // SessionStart showed both memories: a prompt about one of them injects nothing new.
-    const start = engine.context({ project: P, excludeSessionKey: 'now', recordFor: { agent: 'claude-code', sessionKey: 'now' } })
+    const start = await engine.context({ project: P, excludeSessionKey: 'now', recordFor: { agent: 'claude-code', sessionKey: 'now' } })
     expect(start.memoryIds).toEqual(expect.arrayContaining([rate.id, db.id]))
     const r = await engine.promptContext(NOW, 'how do we rate-limit the API?')
     expect(r.judged.find((j) => j.id === rate.id)?.skipped).toBe('already-shown')
@@ -76,7 +77,7 @@ describe('per-prompt recall', () => {
     expect((await engine.promptContext(other, 'how do we rate-limit the API?')).itemIds).toContain(rate.id)
     expect((await engine.promptContext(other, 'rate-limit per key?')).itemIds).not.toContain(rate.id)
     // The session's own prompt is never recalled back to it.
-    engine.captureHook(
+    await engine.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: 'the zanzibarquokka flag is set in config.yaml' }, 'third'),
     )
@@ -87,8 +88,8 @@ describe('per-prompt recall', () => {
 
   it('caps each item at a third of the budget and keeps the block well-formed with astral text', async () => {
     const { engine } = createTestEngine()
-    const long = engine.remember(`zanzibarquokka deployment notes: ${'🔴 step 👨‍👩‍👧 done; '.repeat(400)}`, { project: P }).memory
-    engine.remember('zanzibarquokka is deployed by the release script', { project: P })
+    const long = (await engine.remember(`zanzibarquokka deployment notes: ${'🔴 step 👨‍👩‍👧 done; '.repeat(400)}`, { project: P })).memory
+    await engine.remember('zanzibarquokka is deployed by the release script', { project: P })
     const r = await engine.promptContext(NOW, 'how is zanzibarquokka deployed?', 300)
     expect(r.itemIds).toHaveLength(2)
     const line = r.text.split('\n').find((l) => l.includes(long.id))!
@@ -110,8 +111,8 @@ describe('per-prompt recall', () => {
 describe('corrections, not rewrites', () => {
   const opened: OpenedMnemo[] = []
   const cleanups: (() => void)[] = []
-  afterEach(() => {
-    while (opened.length > 0) opened.pop()!.close()
+  afterEach(async () => {
+    while (opened.length > 0) await opened.pop()!.close()
     while (cleanups.length > 0) cleanups.pop()!()
   })
   /** Two processes' worth of engines on one data directory: the session's and another one's. */
@@ -127,10 +128,10 @@ describe('corrections, not rewrites', () => {
 
   it('a memory shown at SessionStart and superseded by another process is corrected once at the next prompt, the block never re-sent', async () => {
     const { a, b } = twoProcesses()
-    const old = a.remember('The orders database is PostgreSQL 14.', { project: P }).memory
-    const start = a.context({ project: P, recordFor: { agent: 'claude-code', sessionKey: 'now' } })
+    const old = (await a.remember('The orders database is PostgreSQL 14.', { project: P })).memory
+    const start = await a.context({ project: P, recordFor: { agent: 'claude-code', sessionKey: 'now' } })
     expect(start.memoryIds).toContain(old.id)
-    const neu = b.remember('The orders database is MySQL 8 now.', { project: P, supersedes: old.id }).memory
+    const neu = (await b.remember('The orders database is MySQL 8 now.', { project: P, supersedes: old.id })).memory
     const r = await a.promptContext(NOW, 'thanks, continue')
     expect(r.corrections).toBe(1)
     expect(r.text).toContain(
@@ -145,12 +146,12 @@ describe('corrections, not rewrites', () => {
 
   it('a memory injected by a prompt and then forgotten or archived by another process is corrected at the next prompt', async () => {
     const { a, b } = twoProcesses()
-    const gone = a.remember('zanzibarquokka builds need the --legacy flag', { project: P }).memory
-    const stale = a.remember('zanzibarquokka deploys go through the blue cluster', { project: P }).memory
+    const gone = (await a.remember('zanzibarquokka builds need the --legacy flag', { project: P })).memory
+    const stale = (await a.remember('zanzibarquokka deploys go through the blue cluster', { project: P })).memory
     const first = await a.promptContext(NOW, 'zanzibarquokka builds and deploys?')
     expect(first.itemIds).toEqual(expect.arrayContaining([gone.id, stale.id]))
-    b.forget(gone.id)
-    b.setMemoryState(stale.id, 'archive')
+    await b.forget(gone.id)
+    await b.setMemoryState(stale.id, 'archive')
     const r = await a.promptContext(NOW, 'ok')
     expect(r.corrections).toBe(2)
     expect(r.text).toContain(`- Correction: memory ${gone.id}, shown earlier in this session, was forgotten; disregard it.`)
@@ -164,10 +165,10 @@ describe('corrections, not rewrites', () => {
 })
 
 describe('file hints', () => {
-  it('brings past errors and decisions about a file once per file per session', () => {
+  it('brings past errors and decisions about a file once per file per session', async () => {
     const { engine, clock } = createTestEngine()
     const file = path.join(P.root, 'src/billing/invoice.ts')
-    engine.captureHook(
+    await engine.captureHook(
       'PostToolUseFailure',
       hookPayload(
         'PostToolUseFailure',
@@ -181,20 +182,22 @@ describe('file hints', () => {
       ),
     )
     clock.advance(1000)
-    const decision = engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', {
-      project: P,
-      kind: 'decision',
-    }).memory
+    const decision = (
+      await engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', {
+        project: P,
+        kind: 'decision',
+      })
+    ).memory
     clock.advance(1000)
-    const hints = engine.fileHints(NOW, [file])
+    const hints = await engine.fileHints(NOW, [file])
     expect(hints.files).toEqual(['src/billing/invoice.ts'])
     expect(hints.itemIds).toContain(decision.id)
     expect(hints.text).toContain('TS2322')
     expect(hints.text).toContain('[decision · src/billing/invoice.ts · 2025-06-14]')
     // Once per file per session; a new session gets them again.
-    expect(engine.fileHints(NOW, ['src/billing/invoice.ts']).text).toBe('')
-    expect(engine.fileHints({ ...NOW, sessionKey: 'next' }, [file]).itemIds).toContain(decision.id)
+    expect((await engine.fileHints(NOW, ['src/billing/invoice.ts'])).text).toBe('')
+    expect((await engine.fileHints({ ...NOW, sessionKey: 'next' }, [file])).itemIds).toContain(decision.id)
     // A file with no history gives nothing.
-    expect(engine.fileHints(NOW, ['src/other.ts']).text).toBe('')
+    expect((await engine.fileHints(NOW, ['src/other.ts'])).text).toBe('')
   })
 })

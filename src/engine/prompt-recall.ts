@@ -58,12 +58,16 @@ function injectionKey(ctx: EngineContext, s: SessionRef): InjectionKey {
 }
 
 /** Records what a session was shown (SessionStart's block included), so later prompts neither repeat nor forget to correct it. */
-export function noteInjected(ctx: EngineContext, s: SessionRef, rows: readonly { itemId: string; what: InjectionWhat }[]): void {
-  ctx.store.recordInjections(injectionKey(ctx, s), rows, ctx.clock.now())
+export async function noteInjected(
+  ctx: EngineContext,
+  s: SessionRef,
+  rows: readonly { itemId: string; what: InjectionWhat }[],
+): Promise<void> {
+  await ctx.store.recordInjections(injectionKey(ctx, s), rows, ctx.clock.now())
 }
 
-function projectOf(ctx: EngineContext, ref: ProjectRef): ProjectId | undefined {
-  return ctx.store.listProjects(ctx.access.who()).find((p) => p.root === ref.root)?.id
+async function projectOf(ctx: EngineContext, ref: ProjectRef): Promise<ProjectId | undefined> {
+  return (await ctx.store.listProjects(ctx.access.who())).find((p) => p.root === ref.root)?.id
 }
 
 function quoteShort(text: string): string {
@@ -75,10 +79,10 @@ function quoteShort(text: string): string {
  * One line per memory this session was shown that has since stopped being current (superseded, forgotten or
  * archived, by any process), each at most once per session: what replaced it, or that it no longer holds.
  */
-function corrections(
+async function corrections(
   ctx: EngineContext,
   shown: readonly { itemId: string; what: InjectionWhat }[],
-): { lines: string[]; corrected: string[]; replacements: string[] } {
+): Promise<{ lines: string[]; corrected: string[]; replacements: string[] }> {
   const done = new Set(shown.filter((r) => r.what === 'correction').map((r) => r.itemId))
   const lines: string[] = []
   const corrected: string[] = []
@@ -86,14 +90,14 @@ function corrections(
   const day = (ms: number): string => isoDay(ms, ctx.timeZone)
   for (const { itemId, what } of shown) {
     if (what !== 'item' || !itemId.startsWith('mem_') || done.has(itemId)) continue
-    const m = ctx.store.getMemory(itemId)
+    const m = await ctx.store.getMemory(itemId)
     if (m !== undefined && !ctx.access.sees(m)) continue
     if (m === undefined) {
       lines.push(`- Correction: memory ${itemId}, shown earlier in this session, was forgotten; disregard it.`)
     } else if (m.supersededBy !== undefined || m.validTo !== undefined) {
       let next: Memory | undefined = m
       // Follow the chain to the current version (bounded: a chain is short, and a cycle must not hang a hook).
-      for (let i = 0; i < 20 && next?.supersededBy !== undefined; i++) next = ctx.store.getMemory(next.supersededBy)
+      for (let i = 0; i < 20 && next?.supersededBy !== undefined; i++) next = await ctx.store.getMemory(next.supersededBy)
       if (next && next.id !== m.id && next.validTo === undefined && ctx.access.sees(next)) {
         lines.push(
           `- Correction: ${quoteShort(ctx.readRedact(next.text))} (since ${day(next.validFrom)}); earlier this session said ${quoteShort(ctx.readRedact(m.text))} (${m.id}).`,
@@ -133,30 +137,32 @@ export async function promptRecall(
   budgetTokens: number,
   gate: GateConfig = DEFAULT_GATE,
 ): Promise<PromptRecallResult> {
-  const projectId = projectOf(ctx, s.project)
+  const projectId = await projectOf(ctx, s.project)
   const empty: PromptRecallResult = { text: '', tokens: 0, itemIds: [], corrections: 0, omitted: 0, judged: [], terms: [] }
   if (projectId === undefined) return empty
   const key = injectionKey(ctx, s)
-  const shown = ctx.store.injections(key)
-  const fix = corrections(ctx, shown)
+  const shown = await ctx.store.injections(key)
+  const fix = await corrections(ctx, shown)
   const seen = new Set([...shown.filter((r) => r.what === 'item').map((r) => r.itemId), ...fix.replacements])
-  const session = ctx.store
-    .listSessions({ projectIds: [projectId], limit: 20, ...ctx.access.who() })
-    .find((x) => x.sessionKey === s.sessionKey && x.agent === s.agent)
+  const session = (await ctx.store.listSessions({ projectIds: [projectId], limit: 20, ...ctx.access.who() })).find(
+    (x) => x.sessionKey === s.sessionKey && x.agent === s.agent,
+  )
 
   const judged: PromptRecallResult['judged'] = []
   const items: PromptItem[] = []
   // The project and the user's own memories for every project (see `userProject`).
-  const projectIds = withUserProject(ctx, [projectId])
-  const mine = userProjectId(ctx)
+  const projectIds = await withUserProject(ctx, [projectId])
+  const mine = await userProjectId(ctx)
   const scope = { projectIds, ...ctx.access.who() }
   let terms = gateTerms(prompt)
   let n = 0
   if (terms.length > 0) {
-    n = ctx.store.countDocs(scope)
+    n = await ctx.store.countDocs(scope)
     // Counting stops at a quarter of the documents: a term that common weighs little either way.
     const cap = Math.max(64, Math.ceil(n / 4))
-    terms = weighTerms(terms, n, (expr) => ctx.store.matchCount({ ...scope, match: expr, limit: cap }))
+    const dfs = new Map<string, number>()
+    for (const t of terms) if (!dfs.has(t.expr)) dfs.set(t.expr, await ctx.store.matchCount({ ...scope, match: t.expr, limit: cap }))
+    terms = weighTerms(terms, n, (expr) => dfs.get(expr)!)
     let hits: RecallHit[] = []
     try {
       hits = await recallFn(prompt, { projectIds, limit: PROMPT_CANDIDATES, channels: PROMPT_CHANNELS })
@@ -170,7 +176,7 @@ export async function promptRecall(
     let shownBest: Coverage | undefined
     for (const hit of hits) {
       if (seen.has(hit.id)) {
-        const known = hit.type === 'memory' ? ctx.store.getMemory(hit.id) : ctx.store.getObservation(hit.id)
+        const known = hit.type === 'memory' ? await ctx.store.getMemory(hit.id) : await ctx.store.getObservation(hit.id)
         const c =
           known === undefined
             ? undefined
@@ -193,7 +199,7 @@ export async function promptRecall(
         judged.push({ id: hit.id, share: 0, cleared: false, skipped: 'flagged' })
         continue
       }
-      const full = hit.type === 'memory' ? ctx.store.getMemory(hit.id) : ctx.store.getObservation(hit.id)
+      const full = hit.type === 'memory' ? await ctx.store.getMemory(hit.id) : await ctx.store.getObservation(hit.id)
       if (full === undefined) continue
       // The same words asked before (in another session) tell the agent nothing it does not have.
       if (full.kind === 'prompt' && squash(full.text).toLowerCase() === echo) {
@@ -218,7 +224,7 @@ export async function promptRecall(
     }
   }
   const block = assemblePromptBlock({ items, corrections: fix.lines, budgetTokens })
-  noteInjected(ctx, s, [
+  await noteInjected(ctx, s, [
     ...block.itemIds.map((itemId) => ({ itemId, what: 'item' as const })),
     // A correction shown is recorded once; its replacement counts as shown (it was quoted).
     ...(block.corrections > 0 ? fix.corrected.map((itemId) => ({ itemId, what: 'correction' as const })) : []),
@@ -235,38 +241,37 @@ export async function promptRecall(
  * @param files - Paths as the tool named them (absolute, or relative to the project root).
  * @returns The block (empty text: inject nothing).
  */
-export function fileHints(
+export async function fileHints(
   ctx: EngineContext,
   s: SessionRef,
   files: readonly string[],
   budgetTokens: number,
-): PromptBlock & { files: string[] } {
-  const projectId = projectOf(ctx, s.project)
+): Promise<PromptBlock & { files: string[] }> {
+  const projectId = await projectOf(ctx, s.project)
   const empty = { text: '', tokens: 0, itemIds: [], corrections: 0, omitted: 0, files: [] }
   if (projectId === undefined || files.length === 0) return empty
   const key = injectionKey(ctx, s)
-  const shown = ctx.store.injections(key)
+  const shown = await ctx.store.injections(key)
   const hinted = new Set(shown.filter((r) => r.what === 'file').map((r) => r.itemId))
   const seen = new Set(shown.filter((r) => r.what === 'item').map((r) => r.itemId))
   const names = [...new Set(files.map((f) => fileEntityName(f, s.project.root)))].filter((n) => n.length >= 2 && !hinted.has(n))
   if (names.length === 0) return empty
   const scope = { projectIds: [projectId], ...ctx.access.who() }
-  const entities = ctx.store.findEntities(
+  const entities = await ctx.store.findEntities(
     scope,
     names.map((name) => ({ type: 'file' as const, name })),
   )
-  const session = ctx.store
-    .listSessions({ projectIds: [projectId], limit: 20, ...ctx.access.who() })
-    .find((x) => x.sessionKey === s.sessionKey && x.agent === s.agent)
+  const session = (await ctx.store.listSessions({ projectIds: [projectId], limit: 20, ...ctx.access.who() })).find(
+    (x) => x.sessionKey === s.sessionKey && x.agent === s.agent,
+  )
   const items: PromptItem[] = []
   if (entities.length > 0) {
-    const mentions = ctx.store.entityMentions(
+    const mentions = await ctx.store.entityMentions(
       entities.map((e) => e.id),
       scope,
       HINT_CANDIDATES,
     )
-    const docs = ctx.store
-      .docs([...new Set(mentions.map((m) => m.docKey))])
+    const docs = (await ctx.store.docs([...new Set(mentions.map((m) => m.docKey))]))
       .filter((d) => d.flags.length === 0 && !seen.has(d.id) && (session === undefined || d.sessionId !== session.id))
       .filter((d) =>
         d.type === 'memory' ? HINT_KINDS.has(d.kind) && d.validTo === undefined && d.archivedAt === undefined : d.kind === 'error',
@@ -279,7 +284,7 @@ export function fileHints(
   }
   const block = assemblePromptBlock({ items, corrections: [], budgetTokens })
   // Every file looked up is done for the session, with hints or without: the next touch asks nothing again.
-  noteInjected(ctx, s, [
+  await noteInjected(ctx, s, [
     ...names.map((itemId) => ({ itemId, what: 'file' as const })),
     ...block.itemIds.map((itemId) => ({ itemId, what: 'item' as const })),
   ])
@@ -316,7 +321,7 @@ export interface HookInjection {
 export async function hookInjection(
   engine: {
     promptContext: (s: SessionRef, prompt: string, budget: number) => Promise<PromptBlock>
-    fileHints: (s: SessionRef, files: readonly string[], budget: number) => PromptBlock
+    fileHints: (s: SessionRef, files: readonly string[], budget: number) => Promise<PromptBlock>
   },
   event: string,
   agent: HookAgent,
@@ -347,7 +352,7 @@ export async function hookInjection(
     const cwd = typeof payload['cwd'] === 'string' ? payload['cwd'] : undefined
     const files = filesOfToolInput(payload['tool_input'] ?? payload['tool_args'], cwd)
     if (files.length === 0) return undefined
-    block = engine.fileHints(session, files, budgetTokens)
+    block = await engine.fileHints(session, files, budgetTokens)
   }
   return block.text === '' ? undefined : { hookEventName: channel, text: block.text }
 }

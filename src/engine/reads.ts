@@ -31,27 +31,35 @@ export type ShowResult =
   | { type: 'session'; detail: SessionDetail }
 
 /** `MnemoEngine.show`. */
-export function show(ctx: EngineContext, id: string): ShowResult {
+export async function show(ctx: EngineContext, id: string): Promise<ShowResult> {
   const prefix = idPrefix(id)
   if (prefix === 'obs') {
-    const observation = ctx.store.getObservation(id)
-    if (observation && ctx.access.sees(observation, observationAgent(ctx, observation)))
-      return { type: 'observation', observation: ctx.redactObservation(observation), project: ctx.store.getProject(observation.projectId) }
+    const observation = await ctx.store.getObservation(id)
+    if (observation && ctx.access.sees(observation, await observationAgent(ctx, observation)))
+      return {
+        type: 'observation',
+        observation: ctx.redactObservation(observation),
+        project: await ctx.store.getProject(observation.projectId),
+      }
   } else if (prefix === 'mem') {
-    const memory = ctx.store.getMemory(id)
+    const memory = await ctx.store.getMemory(id)
     if (memory && ctx.access.sees(memory)) {
-      ctx.store.recordUsage([memory.id], new Date(ctx.clock.now()).toISOString().slice(0, 10))
-      return { type: 'memory', memory: { ...memory, text: ctx.readRedact(memory.text) }, project: ctx.store.getProject(memory.projectId) }
+      await ctx.store.recordUsage([memory.id], new Date(ctx.clock.now()).toISOString().slice(0, 10))
+      return {
+        type: 'memory',
+        memory: { ...memory, text: ctx.readRedact(memory.text) },
+        project: await ctx.store.getProject(memory.projectId),
+      }
     }
   } else if (prefix === 'ses') {
-    const session = ctx.store.getSession(id)
+    const session = await ctx.store.getSession(id)
     if (session && ctx.access.sees(session, session.agent)) {
-      const observations = ctx.store.sessionObservations(session.id as SessionId, 500).map((o) => ctx.redactObservation(o))
+      const observations = (await ctx.store.sessionObservations(session.id as SessionId, 500)).map((o) => ctx.redactObservation(o))
       return {
         type: 'session',
         detail: {
           session: { ...session, ...(session.title ? { title: ctx.readRedact(session.title) } : {}) },
-          project: ctx.store.getProject(session.projectId),
+          project: await ctx.store.getProject(session.projectId),
           observations,
         },
       }
@@ -69,38 +77,36 @@ const DIGEST_TAIL = 350
  * A session's first `head` and last `tail` observations, in time order (all of them when it has no more): its goal
  * and where it stopped, for a digest or a consolidation that cannot read a long session whole.
  */
-export function sessionSample(store: Store, session: Session, head: number, tail: number): Observation[] {
+export async function sessionSample(store: Store, session: Session, head: number, tail: number): Promise<Observation[]> {
   return session.observationCount <= head + tail
-    ? store.sessionObservations(session.id, head + tail)
+    ? await store.sessionObservations(session.id, head + tail)
     : [
-        ...store.sessionObservationsPage(session.id, 0, head),
-        ...store.sessionObservationsPage(session.id, session.observationCount - tail, tail),
+        ...(await store.sessionObservationsPage(session.id, 0, head)),
+        ...(await store.sessionObservationsPage(session.id, session.observationCount - tail, tail)),
       ]
 }
 
 /** `MnemoEngine.context`. */
-export function buildContext(
+export async function buildContext(
   ctx: EngineContext,
   options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string },
-): ContextBlock & { project: string; sourceIds: string[] } {
-  const ref = options.project ?? projectForPath(ctx.store, ctx.cwd, { workingDir: true })
+): Promise<ContextBlock & { project: string; sourceIds: string[] }> {
+  const ref = options.project ?? (await projectForPath(ctx.store, ctx.cwd, { workingDir: true }))
   const budget = options.budgetTokens ?? ctx.contextBudgetTokens
   if (!Number.isInteger(budget) || budget < MIN_CONTEXT_BUDGET || budget > 100_000) {
     throw invalidInput('budget', `budget must be an integer ${MIN_CONTEXT_BUDGET}–100000 tokens (got ${budget})`)
   }
-  const project = ctx.store.listProjects().find((p) => p.root === ref.root)
+  const project = (await ctx.store.listProjects()).find((p) => p.root === ref.root)
   let memories: Memory[] = []
   const digests: SessionDigest[] = []
   if (project) {
     // Flagged text (reads like instructions to an agent) is never injected automatically.
     // The project's memories and the user's own that apply in every project, newest first.
-    memories = ctx.store
-      .listMemories({ projectIds: withUserProject(ctx, [project.id]), limit: 40, ...ctx.access.who() })
+    memories = (await ctx.store.listMemories({ projectIds: await withUserProject(ctx, [project.id]), limit: 40, ...ctx.access.who() }))
       .filter((m) => m.flags.length === 0 && m.kind !== 'summary')
       .slice(0, 20)
       .map((m) => ({ ...m, text: ctx.readRedact(m.text) }))
-    const sessions = ctx.store
-      .listSessions({ projectIds: [project.id], limit: 12, ...ctx.access.who() })
+    const sessions = (await ctx.store.listSessions({ projectIds: [project.id], limit: 12, ...ctx.access.who() }))
       // The session asking is the one with its id, of its agent (when the caller said which) and of this reader's user.
       .filter(
         (s) =>
@@ -114,7 +120,7 @@ export function buildContext(
       .slice(0, 5)
     for (const s of sessions) {
       // A long session's digest is drawn from its first and last observations: its goal and where it stopped.
-      const read = sessionSample(ctx.store, s, DIGEST_HEAD, DIGEST_TAIL)
+      const read = await sessionSample(ctx.store, s, DIGEST_HEAD, DIGEST_TAIL)
       const observations = read.filter((o) => o.flags.length === 0).map((o) => ctx.redactObservation(o))
       digests.push(
         digestSession(
@@ -126,7 +132,7 @@ export function buildContext(
       )
     }
   }
-  const mine = userProjectId(ctx)
+  const mine = await userProjectId(ctx)
   const userWide = new Set(memories.filter((m) => m.projectId === mine).map((m) => m.id))
   const block = assembleContext({
     projectName: ref.name,
@@ -141,6 +147,6 @@ export function buildContext(
   // The observations the shown digests quote: a later per-prompt block does not repeat them.
   const sourceIds = digests.filter((d) => shownSessions.has(d.sessionId)).flatMap((d) => d.sourceIds)
   // Injected memories are used memories: they are reinforced (once a day each).
-  ctx.store.recordUsage(block.memoryIds, new Date(ctx.clock.now()).toISOString().slice(0, 10))
+  await ctx.store.recordUsage(block.memoryIds, new Date(ctx.clock.now()).toISOString().slice(0, 10))
   return { ...block, project: ref.name, sourceIds }
 }

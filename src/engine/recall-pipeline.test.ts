@@ -31,7 +31,7 @@ afterEach(async () => {
 describe('keyword channel with neighbour spreading', () => {
   it('brings in the reply to a matching question, and says so', async () => {
     const { engine } = createTestEngine()
-    engine.append(
+    await engine.append(
       dialogue('s1', '2023-05-08T13:56:00Z', [
         ['Ann', 'How often do you go climbing these days?'],
         ['Ben', 'Three times a week, mostly at the gym downtown.'],
@@ -48,7 +48,7 @@ describe('keyword channel with neighbour spreading', () => {
 
   it('ranks a turn that holds a time above one that only shares words when the question asks "when"', async () => {
     const { engine } = createTestEngine()
-    engine.append(
+    await engine.append(
       dialogue('s1', '2023-05-08T13:56:00Z', [
         ['Ann', 'I adopted a cat.'],
         ['Ben', 'Nice.'],
@@ -62,7 +62,7 @@ describe('keyword channel with neighbour spreading', () => {
 
   it('ranks the answer above the question that asked for it when both match', async () => {
     const { engine } = createTestEngine()
-    engine.append(
+    await engine.append(
       dialogue('s1', '2023-05-08T13:56:00Z', [
         ['Ann', 'Which games did you play at the picnic?'],
         ['Ben', 'We played games like charades at the picnic.'],
@@ -73,7 +73,7 @@ describe('keyword channel with neighbour spreading', () => {
 
   it('boosts turns by the speaker the query names', async () => {
     const { engine } = createTestEngine()
-    engine.append(
+    await engine.append(
       dialogue('s1', '2023-05-08T13:56:00Z', [
         ['Ann', 'I adopted a cat named Pixel from the shelter.'],
         ['Ben', 'I adopted a cat named Nova from the shelter too.'],
@@ -85,7 +85,7 @@ describe('keyword channel with neighbour spreading', () => {
 
   it("ranks the named speaker's reply to the other speaker's matching question first (the boost applies after spreading)", async () => {
     const { engine } = createTestEngine()
-    engine.append(
+    await engine.append(
       dialogue('s1', '2023-05-08T13:56:00Z', [
         ['Ann', 'Have you been painting lately? Painting portraits or painting landscapes?'],
         ['Ben', 'Yes, mostly sunsets over the lake.'],
@@ -94,7 +94,7 @@ describe('keyword channel with neighbour spreading', () => {
       ]),
     )
     // Ben speaks most turns, so his name alone says little to BM25 (FTS5 floors the IDF of a term in over half the documents).
-    engine.append(
+    await engine.append(
       dialogue(
         's2',
         '2023-05-09T13:56:00Z',
@@ -115,14 +115,14 @@ describe('time', () => {
 
   it('finds a turn by the date its relative phrase means ("yesterday" on 8 May 2023 is 7 May 2023)', async () => {
     const { engine } = createTestEngine()
-    engine.append(events())
+    await engine.append(events())
     const hits = await engine.recall('what happened on 7 May 2023', { limit: 1, channels: ['bm25'] })
     expect(hits[0]!.sourceRef).toBe('may:0')
   })
 
   it('ranks documents of a date the query names through the time channel', async () => {
     const { engine } = createTestEngine()
-    engine.append(events())
+    await engine.append(events())
     const hits = await engine.recall('what news did Ann share on 16 June 2023?', { limit: 2 })
     expect(hits[0]).toMatchObject({ sourceRef: 'june:0', channels: { time: { rank: 1 } } })
     const noTime = await engine.recall('what news did Ann share on 16 June 2023?', { limit: 2, channels: ['bm25'] })
@@ -133,10 +133,10 @@ describe('time', () => {
 describe('graph channel', () => {
   it('reaches documents about an entity that shares documents with the query entity', async () => {
     const { engine } = createTestEngine({ recall: recallWith({ graph: 1 }) })
-    engine.remember('validateToken is defined in src/middleware/auth.ts', { project: { root: '/p/a', name: 'a' } })
-    engine.remember('src/middleware/auth.ts reads JWKS_URL at start-up', { project: { root: '/p/a', name: 'a' } })
+    await engine.remember('validateToken is defined in src/middleware/auth.ts', { project: { root: '/p/a', name: 'a' } })
+    await engine.remember('src/middleware/auth.ts reads JWKS_URL at start-up', { project: { root: '/p/a', name: 'a' } })
     for (let i = 0; i < 60; i++)
-      engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: '/p/a', name: 'a' } })
+      await engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: '/p/a', name: 'a' } })
     const hits = await engine.recall('where is validateToken', { limit: 5 })
     const viaGraph = hits.filter((h) => h.channels?.graph)
     expect(viaGraph.map((h) => h.snippet)).toEqual([
@@ -150,26 +150,29 @@ describe('compatibility forms (NFKC)', () => {
   it('a full-width query finds ASCII text and an ASCII query finds full-width text, also after rebuild', async () => {
     const { engine } = createTestEngine()
     const project = { root: '/p/a', name: 'a' }
-    engine.remember('the checkout flow retries the payment twice', { project })
-    engine.remember('ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds', { project })
-    for (let i = 0; i < 20; i++) engine.remember(`unrelated note number ${i} about the billing service`, { project })
+    await engine.remember('the checkout flow retries the payment twice', { project })
+    await engine.remember('ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds', { project })
+    for (let i = 0; i < 20; i++) await engine.remember(`unrelated note number ${i} about the billing service`, { project })
     const found = async (query: string): Promise<string[]> => (await engine.recall(query, { limit: 3 })).map((h) => h.snippet)
     expect(await found('ｃｈｅｃｋｏｕｔ')).toEqual(['the checkout flow retries the payment twice'])
     expect(await found('gateway')).toEqual(['ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds'])
-    engine.rebuild()
+    await engine.rebuild()
     expect(await found('gateway')).toEqual(['ｐａｙｍｅｎｔ ｇａｔｅｗａｙ timeout is ３０ seconds'])
   })
 })
 
 describe('file entities', () => {
   const ROOT = '/tmp/tmp.wc3XzOVkQr'
-  function capture(engine: ReturnType<typeof createTestEngine>['engine'], clock: ReturnType<typeof createTestEngine>['clock']): void {
-    engine.captureHook(
+  async function capture(
+    engine: ReturnType<typeof createTestEngine>['engine'],
+    clock: ReturnType<typeof createTestEngine>['clock'],
+  ): Promise<void> {
+    await engine.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: 'fix the discount in src/Cart.ts: pct/100 is applied twice' }, 's1', ROOT),
     )
     clock.advance(1000)
-    engine.captureHook(
+    await engine.captureHook(
       'PostToolUse',
       hookPayload(
         'PostToolUse',
@@ -185,29 +188,30 @@ describe('file entities', () => {
     )
     clock.advance(1000)
     for (let i = 0; i < 40; i++)
-      engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: ROOT, name: 'app' } })
+      await engine.remember(`unrelated note number ${i} about the billing service`, { project: { root: ROOT, name: 'app' } })
   }
 
-  it('are one entity per file, named relative to the project root with their case kept, and arithmetic is no file', () => {
+  it('are one entity per file, named relative to the project root with their case kept, and arithmetic is no file', async () => {
     const { engine, clock } = createTestEngine({ cwd: ROOT })
-    capture(engine, clock)
-    const files = () =>
-      engine
-        .entityGraph(
-          engine.listProjects().map((p) => p.id),
+    await capture(engine, clock)
+    const files = async () =>
+      (
+        await engine.entityGraph(
+          (await engine.listProjects()).map((p) => p.id),
           undefined,
           50,
         )
-        .nodes.filter((n) => n.type === 'file')
+      ).nodes
+        .filter((n) => n.type === 'file')
         .map((n) => n.name)
-    expect(files()).toEqual(['src/Cart.ts'])
-    engine.rebuild()
-    expect(files()).toEqual(['src/Cart.ts'])
+    expect(await files()).toEqual(['src/Cart.ts'])
+    await engine.rebuild()
+    expect(await files()).toEqual(['src/Cart.ts'])
   })
 
   it('lead the graph channel from a path the query writes absolute or relative to the documents that touched the file', async () => {
     const { engine, clock } = createTestEngine({ cwd: ROOT, recall: recallWith({ bm25: 0, graph: 1 }) })
-    capture(engine, clock)
+    await capture(engine, clock)
     for (const query of [`what changed in ${ROOT}/src/Cart.ts`, 'what changed in src/Cart.ts']) {
       const hits = await engine.recall(query, { channels: ['graph'] })
       expect(hits.map((h) => h.kind).sort(), query).toEqual(['prompt', 'tool'])
@@ -219,7 +223,7 @@ describe('identifiers', () => {
   it('a hit holding applyDiscount outranks hits holding only apply (apply_patch calls) or only discount for "apply discount"', async () => {
     const { engine, clock } = createTestEngine()
     for (let i = 0; i < 10; i++) {
-      engine.captureHook(
+      await engine.captureHook(
         'PostToolUse',
         hookPayload('PostToolUse', {
           tool_name: 'apply_patch',
@@ -230,11 +234,13 @@ describe('identifiers', () => {
       )
       clock.advance(1000)
     }
-    for (let i = 0; i < 30; i++) engine.remember(`note ${i}: the orders service logs each request with its latency`)
-    const both = engine.remember(
-      'The cart total is computed in src/cart.ts; applyDiscount takes the coupon code, looks it up in the promotions table, checks the expiry date and the minimum basket value, and returns the reduced total rounded to cents.',
+    for (let i = 0; i < 30; i++) await engine.remember(`note ${i}: the orders service logs each request with its latency`)
+    const both = (
+      await engine.remember(
+        'The cart total is computed in src/cart.ts; applyDiscount takes the coupon code, looks it up in the promotions table, checks the expiry date and the minimum basket value, and returns the reduced total rounded to cents.',
+      )
     ).memory
-    engine.remember('a discount of 10% is given to returning customers')
+    await engine.remember('a discount of 10% is given to returning customers')
     const hits = await engine.recall('apply discount', { limit: 5 })
     expect(hits[0]?.id).toBe(both.id)
   })
@@ -244,7 +250,7 @@ describe('per-session cap', () => {
   it('keeps at most N hits of one session among the top results, then fills with the rest', async () => {
     const turns = Array.from({ length: 6 }, (_, i) => ['Ann', `deploy step ${i} of the release`] as [string, string])
     const { engine } = createTestEngine({ recall: recallWith({}, { maxPerSession: 2 }) })
-    engine.append([
+    await engine.append([
       ...dialogue('a', '2023-05-08T10:00:00Z', turns),
       ...dialogue('b', '2023-05-09T10:00:00Z', [['Ben', 'the release deploy went fine']]),
     ])
@@ -257,18 +263,19 @@ describe('vector channels', () => {
   it('builtin LSA channel: off by default, used when weighted, refitted by reindex, and forget removes vectors', async () => {
     const { engine, store } = createTestEngine({ recall: recallWith({ vector: 1 }) })
     const topics = ['painting sunset canvas brush', 'camping forest tent hike', 'database migration orders schema']
-    for (let i = 0; i < 30; i++) engine.remember(`${topics[i % 3]} note ${i}`, { project: { root: '/p/v', name: 'v' } })
+    for (let i = 0; i < 30; i++) await engine.remember(`${topics[i % 3]} note ${i}`, { project: { root: '/p/v', name: 'v' } })
     const hits = await engine.recall('canvas brush', { limit: 5 })
     expect(hits.some((h) => h.channels?.vector)).toBe(true)
     const r = await engine.reindex()
     expect(r).toEqual({ builtinProjects: 1, embedded: 0, space: undefined })
     const victim = hits[0]!
-    engine.forget(victim.id)
-    const project = engine.listProjects()[0]!
-    const space = store.getLsaModel(project.id)!.space
-    expect(
-      store.vectors(space, { projectIds: [project.id] }).some((v) => v.docKey < 0 && store.docs([v.docKey])[0]?.id === victim.id),
-    ).toBe(false)
+    await engine.forget(victim.id)
+    const project = (await engine.listProjects())[0]!
+    const space = (await store.getLsaModel(project.id))!.space
+    const victimVectors: number[] = []
+    for (const v of await store.vectors(space, { projectIds: [project.id] }))
+      if (v.docKey < 0 && (await store.docs([v.docKey]))[0]?.id === victim.id) victimVectors.push(v.docKey)
+    expect(victimVectors.length > 0).toBe(false)
   })
 
   it('embedding channel: reindex embeds every document through an OpenAI-compatible endpoint; an outage degrades to the other channels', async () => {
@@ -292,8 +299,8 @@ describe('vector channels', () => {
     const { port } = server.address() as AddressInfo
     const embedder = createOpenAiEmbedder({ baseUrl: `http://127.0.0.1:${port}/v1`, model: 'toy', maxRetries: 0 })
     const { engine } = createTestEngine({ embedder })
-    engine.remember('we adopted a kitten last spring')
-    engine.remember('the puppy chewed the sofa')
+    await engine.remember('we adopted a kitten last spring')
+    await engine.remember('the puppy chewed the sofa')
     const r = await engine.reindex()
     expect(r).toMatchObject({ embedded: 2, space: 'openai:toy:3' })
     const hits = await engine.recall('cat', { limit: 2 })
@@ -307,7 +314,7 @@ describe('vector channels', () => {
 
   it('gives each of two recalls running at once on one engine its own warnings', async () => {
     const { engine } = createTestEngine()
-    engine.remember('the puppy chewed the sofa')
+    await engine.remember('the puppy chewed the sofa')
     // Both start before either ends: a warning kept on the engine would be the last one written, for both.
     const [asked, plain] = await Promise.all([engine.recall('puppy', { channels: ['bm25', 'vector'] }), engine.recall('puppy')])
     expect(asked.warnings).toEqual(['channel vector is off (weight 0; set it in MNEMO_RECALL_WEIGHTS)'])
@@ -368,7 +375,7 @@ describe('re-ranker', () => {
 
   it('reorders the head by its features and keeps the scores falling down the list', async () => {
     const { engine } = createTestEngine()
-    engine.append(dialogue('s1', '2023-05-08T13:56:00Z', turns))
+    await engine.append(dialogue('s1', '2023-05-08T13:56:00Z', turns))
     const hits = await engine.recall('When did Ben adopt the cat?', { limit: 4 })
     expect(hits[0]?.sourceRef).toBe('s1:1')
     for (let i = 1; i < hits.length; i++) expect(hits[i]!.score).toBeLessThanOrEqual(hits[i - 1]!.score)
@@ -383,7 +390,7 @@ describe('re-ranker', () => {
       ),
     })
     const off = createTestEngine({ recall: recallWith({}, { rerank: undefined }) })
-    for (const { engine } of [on, off]) engine.append(dialogue('s1', '2023-05-08T13:56:00Z', turns))
+    for (const { engine } of [on, off]) await engine.append(dialogue('s1', '2023-05-08T13:56:00Z', turns))
     const a = await on.engine.recall('adopt cat', { limit: 10 })
     const b = await off.engine.recall('adopt cat', { limit: 10 })
     expect(a.map((h) => h.id).sort()).toEqual(b.map((h) => h.id).sort())

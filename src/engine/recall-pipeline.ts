@@ -148,7 +148,7 @@ export interface RankedDoc {
  *
  * @throws {MnemoError} `INVALID_INPUT` — a query with no searchable words, or over 16 000 characters.
  */
-export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = DEFAULT_RECALL_CONFIG): RankedDoc[] {
+export async function runRecall(store: Store, q: RecallQuery, config: RecallConfig = DEFAULT_RECALL_CONFIG): Promise<RankedDoc[]> {
   if (q.query.length > 16_000) throw invalidInput('query', `query is longer than 16000 characters (got ${q.query.length})`)
   // NFKC, as the index is (searchForm): a full-width `ｃｈｅｃｋｏｕｔ` is `checkout` to every channel.
   const query = searchForm(repairUnicode(q.query))
@@ -171,13 +171,13 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   let spreadScores = new Map<number, number>()
   const spreadOnly = new Set<number>()
   const docs = new Map<number, SearchDoc>()
-  const hydrate = (keys: Iterable<number>): void => {
+  const hydrate = async (keys: Iterable<number>): Promise<void> => {
     const missing = [...keys].filter((k) => !docs.has(k))
-    for (const d of store.docs(missing)) docs.set(d.docKey, d)
+    for (const d of await store.docs(missing)) docs.set(d.docKey, d)
   }
 
   if (enabled.has('bm25')) {
-    const matches = store.searchText({
+    const matches = await store.searchText({
       match: match!,
       limit: config.candidates,
       weights: config.columnWeights,
@@ -193,11 +193,11 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
       .sort((a, b) => b[1] - a[1])
       .slice(0, config.spread.top)
       .map(([k]) => k)
-    hydrate(spreadKeys)
+    await hydrate(spreadKeys)
     const spreaders = spreadKeys.map((k) => docs.get(k)).filter((d): d is SearchDoc => d !== undefined)
     const spread = spreadToNeighbors(
       scores,
-      store.neighbors(spreaders, 2),
+      await store.neighbors(spreaders, 2),
       config.spread,
       (key) => docs.get(key)?.text.includes('?') ?? false,
     )
@@ -206,13 +206,13 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     for (const key of spread.keys()) if (!scores.has(key)) spreadOnly.add(key)
     // The speaker prior goes on the spread scores: a turn by the named speaker that entered as the reply to the other's question is boosted too.
     const roles = new Map(matches.map((m) => [m.docKey, m.role]))
-    hydrate([...spreadOnly])
+    await hydrate([...spreadOnly])
     for (const key of spreadOnly) roles.set(key, docs.get(key)?.role ?? '')
     boostNamedRoles(spread, roles, queryWords, config.namedRoleBoost)
     const asked = config.answerTypeBoost !== 1 ? answerTypeOf(query) : undefined
     if (asked !== undefined || config.questionFactor !== 1) {
       const best = [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, config.priorTop)
-      hydrate(best.map(([k]) => k))
+      await hydrate(best.map(([k]) => k))
       for (const [key, score] of best) spread.set(key, score * textPrior(docs.get(key)?.text, asked, config))
     }
     lists.push({
@@ -224,20 +224,20 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
 
   if (enabled.has('graph')) {
     const projects = q.projectIds ?? []
-    const total = store.countDocs(scope)
+    const total = await store.countDocs(scope)
     // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
     // Paths inside a project searched are named relative to its root, as capture names them (fileEntityName).
-    const roots = (projects.length > 0 ? projects.map((id) => store.getProject(id)) : store.listProjects()).flatMap((p) =>
-      p ? [p.root] : [],
-    )
+    const roots = (
+      projects.length > 0 ? await Promise.all(projects.map((id) => store.getProject(id))) : await store.listProjects()
+    ).flatMap((p) => (p ? [p.root] : []))
     const maxDocs = Math.max(3, total * config.graphMaxDocShare)
-    const seeds = store
-      .findEntities(scope, queryEntities(query, store.entityNames(projects), roots), maxDocs)
-      .filter((e) => e.docs <= maxDocs)
+    const seeds = (await store.findEntities(scope, queryEntities(query, await store.entityNames(projects), roots), maxDocs)).filter(
+      (e) => e.docs <= maxDocs,
+    )
     if (seeds.length > 0) {
       const seedIds = seeds.map((s) => s.id)
-      const hops = store.coMentioned(seedIds, scope, config.graphHops, maxDocs)
-      const mentions = store.entityMentions(
+      const hops = await store.coMentioned(seedIds, scope, config.graphHops, maxDocs)
+      const mentions = await store.entityMentions(
         [...seedIds, ...hops.map((h) => h.id)],
         { ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) },
         config.candidates * 10,
@@ -256,7 +256,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
     // Documents of the asked-for time, those the keyword channel ranked first (in its order), then the rest by time.
     const inRange = new Set<number>()
     for (const r of q.timeRanges) {
-      for (const key of store.docsInTimeRange({
+      for (const key of await store.docsInTimeRange({
         from: r.from,
         to: r.to,
         limit: config.candidates,
@@ -273,7 +273,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   }
 
   for (const list of q.extraLists ?? []) if (enabled.has(list.channel)) lists.push(list)
-  hydrate(lists.flatMap((l) => l.hits.slice(0, Math.max(q.limit * 3, q.limit + 20)).map((h) => h.key)))
+  await hydrate(lists.flatMap((l) => l.hits.slice(0, Math.max(q.limit * 3, q.limit + 20)).map((h) => h.key)))
 
   // Every channel sees the same history: superseded and archived memories, and anything after `asOf`, stay out.
   const kinds = q.kinds && q.kinds.length > 0 ? new Set(q.kinds) : undefined
@@ -286,7 +286,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   for (const list of lists) {
     // Without asOf only memories (negative keys) can be hidden: hydrate just those.
     const mayHide = (key: number): boolean => q.asOf !== undefined || kinds !== undefined || key < 0
-    hydrate(list.hits.filter((h) => mayHide(h.key)).map((h) => h.key))
+    await hydrate(list.hits.filter((h) => mayHide(h.key)).map((h) => h.key))
     list.hits = list.hits.filter((h) => {
       if (!mayHide(h.key)) return true
       const doc = docs.get(h.key)
@@ -298,11 +298,11 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   let fusedRanks: Map<number, number> | undefined
   if (timeOnly) {
     // Newest first across the ranges (each range's list is newest first already).
-    hydrate(fused.map((c) => c.key))
+    await hydrate(fused.map((c) => c.key))
     fused = [...fused].sort((a, b) => (docs.get(b.key)?.ts ?? 0) - (docs.get(a.key)?.ts ?? 0) || b.key - a.key)
   } else if (config.rerank && config.rerank.depth > 1 && fused.length > 1) {
     const head = fused.slice(0, config.rerank.depth)
-    hydrate(head.map((c) => c.key))
+    await hydrate(head.map((c) => c.key))
     const known = head.filter((c) => docs.has(c.key))
     const candidates: RerankCandidate[] = known.map((c) => {
       const doc = docs.get(c.key)!
@@ -356,7 +356,7 @@ export function runRecall(store: Store, q: RecallQuery, config: RecallConfig = D
   }
   // With a per-session cap some of the best may be deferred: look further down the list then.
   const head = fused.slice(0, Number.isFinite(cap) ? Math.max(q.limit * 3, q.limit + 20) : q.limit + 5)
-  hydrate(head.map((c) => c.key))
+  await hydrate(head.map((c) => c.key))
   for (const c of head) {
     if (out.length >= q.limit) break
     const doc = docs.get(c.key)

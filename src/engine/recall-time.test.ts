@@ -11,7 +11,7 @@ import { createTestEngine, hookPayload } from '../testing/test-mnemo.js'
 const DAY = 86_400_000
 
 /** A store with one prompt a day, at 09:00 Tokyo time, from 2025-02-10 to 2025-03-01 (now: 2025-03-01 12:00 Tokyo). */
-function tokyoStore(timeZone = 'Asia/Tokyo') {
+async function tokyoStore(timeZone = 'Asia/Tokyo') {
   const { engine, clock } = createTestEngine({ timeZone })
   const first = Date.parse('2025-02-10T00:00:00Z') // 09:00 in Tokyo
   clock.set(first)
@@ -20,7 +20,7 @@ function tokyoStore(timeZone = 'Asia/Tokyo') {
     const ts = first + i * DAY
     clock.set(ts)
     const day = new Date(ts + 9 * 3_600_000).toISOString().slice(0, 10)
-    engine.captureHook(
+    await engine.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: `daily standup note number ${i} for the billing service` }, `s${i}`),
     )
@@ -35,7 +35,7 @@ const days = (hits: { ts: number }[], zone = 'Asia/Tokyo'): string[] =>
 
 describe('time phrases in recall', () => {
   it('"past 7 days" and "since 2025-02-21" are spans up to now, in MNEMO_TZ', async () => {
-    const { engine } = tokyoStore()
+    const { engine } = await tokyoStore()
     const past = await engine.recall('past 7 days', { limit: 100 })
     expect(days(past)).toEqual([
       '2025-02-22',
@@ -73,7 +73,7 @@ describe('time phrases in recall', () => {
   })
 
   it('a time recall cannot read, or a range with nothing in it, is said, not silent', async () => {
-    const { engine } = tokyoStore()
+    const { engine } = await tokyoStore()
     const sprints = await engine.recall('in 30 sprints', { limit: 10 })
     expect([...sprints]).toEqual([])
     expect(sprints.warnings).toEqual([
@@ -89,14 +89,14 @@ describe('time phrases in recall', () => {
   it('"last Tuesday" fused returns only that day, in America/Los_Angeles as with --channels time', async () => {
     const { engine, clock } = createTestEngine({ timeZone: 'America/Los_Angeles' })
     // Tuesday 2025-02-25 in Los Angeles; the other prompts mention Tuesday or "last" but are of other days.
-    const at = (iso: string, prompt: string, key: string) => {
+    const at = async (iso: string, prompt: string, key: string) => {
       clock.set(Date.parse(iso))
-      engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt }, key))
+      await engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt }, key))
     }
-    at('2025-02-25T18:00:00Z', 'rotate the staging certificates', 'a')
-    at('2025-02-26T05:00:00Z', 'the last deploy of the evening went fine', 'b') // still Tuesday 21:00 in LA
-    at('2025-02-26T09:00:00Z', 'on Tuesday we will review the last migration', 'c') // Wednesday 01:00 in LA
-    at('2025-02-18T18:00:00Z', 'Tuesday planning: the last sprint review', 'd')
+    await at('2025-02-25T18:00:00Z', 'rotate the staging certificates', 'a')
+    await at('2025-02-26T05:00:00Z', 'the last deploy of the evening went fine', 'b') // still Tuesday 21:00 in LA
+    await at('2025-02-26T09:00:00Z', 'on Tuesday we will review the last migration', 'c') // Wednesday 01:00 in LA
+    await at('2025-02-18T18:00:00Z', 'Tuesday planning: the last sprint review', 'd')
     clock.set(Date.parse('2025-02-28T20:00:00Z'))
     const fused = await engine.recall('last Tuesday', { limit: 10 })
     const timeOnly = await engine.recall('last Tuesday', { limit: 10, channels: ['time'] })
@@ -106,7 +106,7 @@ describe('time phrases in recall', () => {
   })
 
   it('MCP memory_recall returns the warnings with the hits', async () => {
-    const { engine } = tokyoStore()
+    const { engine } = await tokyoStore()
     const server = createMcpServer(engine, '/work/demo-app')
     const [a, b] = InMemoryTransport.createLinkedPair()
     await server.connect(a)
@@ -134,7 +134,7 @@ describe('the library', () => {
       code: 'INVALID_INPUT',
       message: 'query must be a string (got number)',
     })
-    expect(() => engine.remember(42 as unknown as string)).toThrow(
+    await expect(engine.remember(42 as unknown as string)).rejects.toThrow(
       expect.objectContaining({ code: 'INVALID_INPUT', message: 'memory text must be a string (got number)' }),
     )
   })

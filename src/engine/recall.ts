@@ -60,7 +60,7 @@ export async function recall(
   // A query that is only a time ("last Tuesday", "past 7 days") lists what happened then; its words are no keywords.
   const timeOnly = isTimeOnlyQuery(searchForm(query), timeRanges)
   // A read of projects also reads the user's own memories that apply in every project (`remember --scope user`).
-  const projectIds = options.projectIds ? withUserProject(ctx, options.projectIds) : undefined
+  const projectIds = options.projectIds ? await withUserProject(ctx, options.projectIds) : undefined
   const scope: Scope = { projectIds: projectIds ?? [], ...ctx.access.who() }
   const extraLists: ChannelList[] = []
   const warnings: string[] = []
@@ -73,28 +73,28 @@ export async function recall(
     extraLists.push({
       channel: 'vector',
       weight: ctx.recallConfig.weights.vector,
-      hits: vectors.builtin.search(query, scope, ctx.recallConfig.candidates),
+      hits: await vectors.builtin.search(query, scope, ctx.recallConfig.candidates),
     })
   }
   if (uses('embedding') && vectors.embedder && !timeOnly) {
     try {
       // The query leaves the machine: redact it like anything stored.
       const [qv] = await vectors.embedder.embed([ctx.readRedact(query)], 'query')
-      const matrix = new VectorMatrix(ctx.store.vectors(vectors.embedder.spaceId, scope), qv?.length ?? 0)
+      const matrix = new VectorMatrix(await ctx.store.vectors(vectors.embedder.spaceId, scope), qv?.length ?? 0)
       if (qv && matrix.size > 0)
         extraLists.push({
           channel: 'embedding',
           weight: ctx.recallConfig.weights.embedding,
           hits: matrix.topK(qv, ctx.recallConfig.candidates),
         })
-      const missing = ctx.store.docsWithoutVector(vectors.embedder.spaceId, scope, 1).length
+      const missing = (await ctx.store.docsWithoutVector(vectors.embedder.spaceId, scope, 1)).length
       if (missing > 0) warnings.push(`some documents have no ${vectors.embedder.spaceId} vector yet; run \`mnemo reindex\``)
     } catch (error) {
       // The other channels still answer: a provider outage degrades recall, it never breaks it.
       warnings.push(`embedding channel skipped: ${error instanceof Error ? error.message : String(error)}`)
     }
   }
-  const ranked = runRecall(
+  const ranked = await runRecall(
     ctx.store,
     {
       query,
@@ -114,15 +114,14 @@ export async function recall(
   )
   // A time read but nothing in it, or a time-shaped phrase not read: say so rather than answer nothing silently.
   for (const r of timeRanges) {
-    if (
-      ctx.store.docsInTimeRange({
-        from: r.from,
-        to: r.to,
-        limit: 1,
-        ...scope,
-        ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-      }).length === 0
-    ) {
+    const inRange = await ctx.store.docsInTimeRange({
+      from: r.from,
+      to: r.to,
+      limit: 1,
+      ...scope,
+      ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    })
+    if (inRange.length === 0) {
       warnings.push(`nothing was recorded in this scope for ${JSON.stringify(r.text)} (${describeRange(r, ctx.timeZone)})`)
     }
   }
@@ -131,7 +130,7 @@ export async function recall(
       `could not read ${JSON.stringify(phrase)} as a time (recall reads dates, weekdays, and numbers of hours, days, weeks, months or years): its words were searched instead`,
     )
   }
-  const projects = new Map(ctx.store.listProjects().map((p) => [p.id as string, p.name]))
+  const projects = new Map((await ctx.store.listProjects()).map((p) => [p.id as string, p.name]))
   const hits = ranked.map(
     (r): RecallHit => ({
       id: r.doc.id as RecallHit['id'],

@@ -53,7 +53,10 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
       [BETA, hooks[1]],
     ] as const) {
       const [event, fields] = list[i]!
-      expect(engine.captureHook(event, hookPayload(event, fields, f.session, f.ref.root))).toMatchObject({ stored: true, project: f.ref })
+      expect(await engine.captureHook(event, hookPayload(event, fields, f.session, f.ref.root))).toMatchObject({
+        stored: true,
+        project: f.ref,
+      })
       clock.advance(60_000)
     }
   }
@@ -63,7 +66,7 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
       [ALPHA, texts[0]],
       [BETA, texts[1]],
     ] as const) {
-      const { memory, created } = engine.remember(list[i]!, { project: f.ref })
+      const { memory, created } = await engine.remember(list[i]!, { project: f.ref })
       expect(created).toBe(true)
       remembered[f.ref.name as 'alpha' | 'beta'].push(memory)
       clock.advance(60_000)
@@ -71,24 +74,25 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
   }
   // Derived items: each ended session becomes a summary memory, the fixed failure a lesson.
   expect(await engine.consolidate()).toMatchObject({ sessions: 2, summaries: 2, lessons: 2, archived: 0 })
-  const byName = new Map(engine.listProjects().map((p) => [p.name, p]))
+  const byName = new Map((await engine.listProjects()).map((p) => [p.name, p]))
   const alpha = byName.get('alpha')!
   const beta = byName.get('beta')!
   expect([...byName.keys()].sort()).toEqual(['alpha', 'beta'])
-  const itemsOf = (p: Project): Seeded['items']['alpha'] => {
-    const sessions = engine.sessions({ projectIds: [p.id] })
-    const observations = sessions.flatMap((s) => {
-      const shown = engine.show(s.id)
-      return shown.type === 'session' ? shown.detail.observations : []
-    })
-    const memories = store.listMemories({ projectIds: [p.id], limit: 1000 })
+  const itemsOf = async (p: Project): Promise<Seeded['items']['alpha']> => {
+    const sessions = await engine.sessions({ projectIds: [p.id] })
+    const observations: Observation[] = []
+    for (const s of sessions) {
+      const shown = await engine.show(s.id)
+      if (shown.type === 'session') observations.push(...shown.detail.observations)
+    }
+    const memories = await store.listMemories({ projectIds: [p.id], limit: 1000 })
     return { ids: new Set([...memories.map((m) => m.id), ...observations.map((o) => o.id)]), memories, observations, sessions }
   }
   return {
     engine,
     alpha,
     beta,
-    items: { alpha: itemsOf(alpha), beta: itemsOf(beta) },
+    items: { alpha: await itemsOf(alpha), beta: await itemsOf(beta) },
     memory: (project, index) => remembered[project][index]!,
   }
 }
@@ -251,7 +255,7 @@ describe('recall scoped to one project, per channel', () => {
 describe('context, sessions, show', () => {
   it('context of ALPHA: ALPHA’s memories and session digest, no word of BETA’s', async () => {
     const s = await seed()
-    const block = s.engine.context({ project: ALPHA.ref, budgetTokens: 100_000 })
+    const block = await s.engine.context({ project: ALPHA.ref, budgetTokens: 100_000 })
     const alphaSession = s.items.alpha.sessions.find((x) => x.agent === 'claude-code')!
     expect(block.project).toBe('alpha')
     expect(block.sessionIds).toEqual([alphaSession.id])
@@ -260,12 +264,12 @@ describe('context, sessions, show', () => {
     for (const word of ALPHA_ONLY) expect(block.text).toContain(word)
     for (const word of BETA_ONLY) expect(block.text).not.toContain(word)
     // The default project is the working directory's (ALPHA): the same block.
-    expect(s.engine.context({ budgetTokens: 100_000 }).text).toBe(block.text)
+    expect((await s.engine.context({ budgetTokens: 100_000 })).text).toBe(block.text)
   })
 
   it('context of BETA mirrors it', async () => {
     const s = await seed()
-    const block = s.engine.context({ project: BETA.ref, budgetTokens: 100_000 })
+    const block = await s.engine.context({ project: BETA.ref, budgetTokens: 100_000 })
     expect(block.sessionIds).toEqual([s.items.beta.sessions.find((x) => x.agent === 'claude-code')!.id])
     for (const word of BETA_ONLY) expect(block.text).toContain(word)
     for (const word of ALPHA_ONLY) expect(block.text).not.toContain(word)
@@ -273,10 +277,10 @@ describe('context, sessions, show', () => {
 
   it("sessions of ALPHA: exactly its hook session (mnemo's own bookkeeping sessions are not listed)", async () => {
     const s = await seed()
-    const sessions = s.engine.sessions({ projectIds: [s.alpha.id] })
+    const sessions = await s.engine.sessions({ projectIds: [s.alpha.id] })
     expect(sessions.map((x) => [x.agent, x.sessionKey]).sort()).toEqual([['claude-code', ALPHA.session]])
     expect(sessions.every((x) => x.projectId === s.alpha.id)).toBe(true)
-    expect(sorted(s.engine.sessions().map((x) => x.id))).toEqual(
+    expect(sorted((await s.engine.sessions()).map((x) => x.id))).toEqual(
       sorted([...s.items.alpha.sessions, ...s.items.beta.sessions].filter((x) => x.agent !== 'mnemo').map((x) => x.id)),
     )
   })
@@ -284,16 +288,16 @@ describe('context, sessions, show', () => {
   it('show of a foreign id is allowed (ids are explicit) and says which project it is from', async () => {
     const s = await seed()
     const bObs = s.items.beta.observations[0]!
-    const shown = s.engine.show(bObs.id)
+    const shown = await s.engine.show(bObs.id)
     expect(shown).toMatchObject({ type: 'observation', observation: { id: bObs.id, projectId: s.beta.id }, project: { name: 'beta' } })
     const bMem = s.memory('beta', 0)
-    expect(s.engine.show(bMem.id)).toMatchObject({
+    expect(await s.engine.show(bMem.id)).toMatchObject({
       type: 'memory',
       memory: { id: bMem.id, text: `orders database engine is ${BETA.db}` },
       project: { name: 'beta' },
     })
     const bSession = s.items.beta.sessions.find((x) => x.agent === 'claude-code')!
-    const session = s.engine.show(bSession.id)
+    const session = await s.engine.show(bSession.id)
     if (session.type !== 'session') throw new Error('expected a session')
     expect(session.detail.project?.name).toBe('beta')
     expect(session.detail.observations.every((o) => o.projectId === s.beta.id)).toBe(true)
@@ -305,31 +309,31 @@ describe('forget never touches the other project', () => {
     const s = await seed()
     const queries = ['orders database', SHARED_MEMORY, 'validateToken', 'npm test orders-database']
     const before = await Promise.all(queries.map((q) => s.engine.recall(q, { projectIds: [s.beta.id], limit: 100 })))
-    const contextBefore = s.engine.context({ project: BETA.ref, budgetTokens: 100_000 }).text
+    const contextBefore = (await s.engine.context({ project: BETA.ref, budgetTokens: 100_000 })).text
 
-    expect(s.engine.forget(s.memory('alpha', 10).id)).toMatchObject({ type: 'memory' })
+    expect(await s.engine.forget(s.memory('alpha', 10).id)).toMatchObject({ type: 'memory' })
     const bashAlpha = s.items.alpha.observations.find((o) => o.tool === 'Bash' && o.kind === 'tool')!
-    s.engine.forget(bashAlpha.id)
+    await s.engine.forget(bashAlpha.id)
 
     const after = await Promise.all(queries.map((q) => s.engine.recall(q, { projectIds: [s.beta.id], limit: 100 })))
     expect(after.map(ids)).toEqual(before.map(ids))
-    expect(s.engine.context({ project: BETA.ref, budgetTokens: 100_000 }).text).toBe(contextBefore)
-    expect(s.engine.show(s.memory('beta', 10).id)).toMatchObject({ type: 'memory', memory: { text: SHARED_MEMORY } })
+    expect((await s.engine.context({ project: BETA.ref, budgetTokens: 100_000 })).text).toBe(contextBefore)
+    expect(await s.engine.show(s.memory('beta', 10).id)).toMatchObject({ type: 'memory', memory: { text: SHARED_MEMORY } })
     const shared = await s.engine.recall(SHARED_MEMORY, { channels: ['bm25'], limit: 100 })
     expect(ids(shared.filter((h) => h.snippet === SHARED_MEMORY))).toEqual([s.memory('beta', 10).id])
-    expect(() => s.engine.show(s.memory('alpha', 10).id)).toThrow(/no memory/)
+    await expect(s.engine.show(s.memory('alpha', 10).id)).rejects.toThrow(/no memory/)
     const bashBeta = s.items.beta.observations.find((o) => o.tool === 'Bash' && o.kind === 'tool')!
     const passed = await s.engine.recall('tests passed against', { channels: ['bm25'], limit: 100 })
     expect(ids(passed)).toContain(bashBeta.id)
     expect(ids(passed)).not.toContain(bashAlpha.id)
-    expect(() => s.engine.show(bashAlpha.id)).toThrow(/no observation/)
-    expect(s.engine.show(bashBeta.id)).toMatchObject({ type: 'observation', observation: { text: bashBeta.text } })
+    await expect(s.engine.show(bashAlpha.id)).rejects.toThrow(/no observation/)
+    expect(await s.engine.show(bashBeta.id)).toMatchObject({ type: 'observation', observation: { text: bashBeta.text } })
   })
 
   it('deleting ALPHA’s whole scope leaves every BETA item', async () => {
     const s = await seed()
-    s.engine.deleteScope({ project: s.alpha })
-    const betaSessions = s.engine.sessions({ projectIds: [s.beta.id] })
+    await s.engine.deleteScope({ project: s.alpha })
+    const betaSessions = await s.engine.sessions({ projectIds: [s.beta.id] })
     expect(sorted(betaSessions.map((x) => x.id))).toEqual(sorted(s.items.beta.sessions.map((x) => x.id)))
     for (const id of s.items.beta.ids) expect(() => s.engine.show(id)).not.toThrow()
   })
@@ -397,34 +401,34 @@ describe('the MCP server started in ALPHA’s folder', () => {
 describe('one agent session that moves between projects (same session id, two folders)', () => {
   // Sessions are keyed by agent + session id + project: the part of the session spent in BETA is
   // BETA's own session, so neither ALPHA's context digest nor neighbour spreading crosses over.
-  function moved(): { engine: MnemoEngine; alpha: ProjectId; beta: ProjectId } {
+  async function moved(): Promise<{ engine: MnemoEngine; alpha: ProjectId; beta: ProjectId }> {
     const { engine, clock } = createTestEngine({ cwd: ALPHA.ref.root })
-    engine.captureHook(
+    await engine.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: `check the orders database on ${ALPHA.db}` }, 'sess-moving', ALPHA.ref.root),
     )
     clock.advance(60_000)
-    engine.captureHook(
+    await engine.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: `check the orders database on ${BETA.db}` }, 'sess-moving', BETA.ref.root),
     )
-    const byName = new Map(engine.listProjects().map((p) => [p.name, p.id]))
+    const byName = new Map((await engine.listProjects()).map((p) => [p.name, p.id]))
     return { engine, alpha: byName.get('alpha')!, beta: byName.get('beta')! }
   }
 
   it('each observation keeps the project of its own folder, and recall scoped to ALPHA is ALPHA’s', async () => {
-    const m = moved()
+    const m = await moved()
     const hits = await m.engine.recall('check the orders database', { projectIds: [m.alpha], channels: ['bm25'], limit: 100 })
     expect(hits.filter((h) => !h.viaNeighbor).map((h) => h.snippet)).toEqual([`check the orders database on ${ALPHA.db}`])
   })
 
-  it('context of ALPHA leaves out what the session did in BETA', () => {
-    const m = moved()
-    expect(m.engine.context({ project: ALPHA.ref, budgetTokens: 100_000 }).text).not.toContain(BETA.db)
+  it('context of ALPHA leaves out what the session did in BETA', async () => {
+    const m = await moved()
+    expect((await m.engine.context({ project: ALPHA.ref, budgetTokens: 100_000 })).text).not.toContain(BETA.db)
   })
 
   it('recall scoped to ALPHA does not spread into BETA’s part of the session', async () => {
-    const m = moved()
+    const m = await moved()
     const hits = await m.engine.recall('check the orders database PostgreSQL', { projectIds: [m.alpha], channels: ['bm25'], limit: 100 })
     expect(hits.map((h) => h.projectId)).not.toContain(m.beta)
   })

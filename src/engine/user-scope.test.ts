@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { ChannelName, Memory, Project, RecallHit } from '../core/types.js'
+import type { ChannelName, Memory, Observation, Project, RecallHit } from '../core/types.js'
 import { FIRST, FIRST_ONLY, hooksOf, memoriesOf, type OverlapFacts, SAME_MEMORY, SECOND, SECOND_ONLY } from '../testing/overlap-fixtures.js'
 import { createTestEngine, hookPayload, recallWith, T0 } from '../testing/test-mnemo.js'
 import { readExport } from './export-io.js'
@@ -48,7 +48,7 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
       [BOB, hooks[1]],
     ] as const) {
       const [event, fields] = list[i]!
-      expect(as[f.user].captureHook(event, hookPayload(event, fields, f.session, PROJECT.root))).toMatchObject({ stored: true })
+      expect(await as[f.user].captureHook(event, hookPayload(event, fields, f.session, PROJECT.root))).toMatchObject({ stored: true })
       clock.advance(60_000)
     }
   }
@@ -59,21 +59,22 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
       [ALICE, texts[0]],
       [BOB, texts[1]],
     ] as const) {
-      const { memory, created } = as[f.user].remember(list[i]!, { project: PROJECT })
+      const { memory, created } = await as[f.user].remember(list[i]!, { project: PROJECT })
       expect(created, list[i]).toBe(true)
       remembered[f.user].push(memory)
       clock.advance(60_000)
     }
   }
-  const shared = base.remember(SHARED, { project: PROJECT }).memory
+  const shared = (await base.remember(SHARED, { project: PROJECT })).memory
   // Derived items: each ended session becomes a summary, the fixed failure a lesson; each is its session's user's.
   expect(await base.consolidate()).toMatchObject({ sessions: 2, summaries: 2, lessons: 2 })
-  const project = base.listProjects()[0]!
+  const project = (await base.listProjects())[0]!
   const all = base.scoped({ allUsers: true })
-  const idsOf = (user: string | undefined): Set<string> => {
-    const memories = store.listMemories({ projectIds: [project.id], limit: 1000 }).filter((m) => m.user === user)
-    const sessions = store.listSessions({ projectIds: [project.id], limit: 100 }).filter((s) => s.user === user)
-    const observations = sessions.flatMap((s) => store.sessionObservations(s.id, 1000))
+  const idsOf = async (user: string | undefined): Promise<Set<string>> => {
+    const memories = (await store.listMemories({ projectIds: [project.id], limit: 1000 })).filter((m) => m.user === user)
+    const sessions = (await store.listSessions({ projectIds: [project.id], limit: 100 })).filter((s) => s.user === user)
+    const observations: Observation[] = []
+    for (const s of sessions) observations.push(...(await store.sessionObservations(s.id, 1000)))
     return new Set([...memories.map((m) => m.id), ...observations.map((o) => o.id)])
   }
   return {
@@ -81,51 +82,51 @@ async function seed(options: Parameters<typeof createTestEngine>[0] = {}): Promi
     as,
     all,
     project,
-    ids: { alice: idsOf('alice'), bob: idsOf('bob'), shared: idsOf(undefined) },
+    ids: { alice: await idsOf('alice'), bob: await idsOf('bob'), shared: await idsOf(undefined) },
     memory: (u, i) => remembered[u][i]!,
     shared,
   }
 }
 
 /** One successful session of the same kind of work: read, write a middleware, edit the app, the tests pass. */
-function playWork(
+async function playWork(
   engine: MnemoEngine,
   clock: { advance: (ms: number) => void },
   agent: 'claude-code' | 'codex',
   id: string,
   prompt: string,
   file: string,
-): void {
-  const hook = (event: string, fields: Record<string, unknown>): void => {
-    engine.captureHook(event, hookPayload(event, fields, id, PROJECT.root), agent)
+): Promise<void> {
+  const hook = async (event: string, fields: Record<string, unknown>): Promise<void> => {
+    await engine.captureHook(event, hookPayload(event, fields, id, PROJECT.root), agent)
     clock.advance(1000)
   }
-  hook('UserPromptSubmit', { prompt })
-  hook('PostToolUse', {
+  await hook('UserPromptSubmit', { prompt })
+  await hook('PostToolUse', {
     tool_name: 'Read',
     tool_use_id: `${id}-r`,
     tool_input: { file_path: `${PROJECT.root}/src/app.ts` },
     tool_response: 'ok',
   })
-  hook('PostToolUse', {
+  await hook('PostToolUse', {
     tool_name: 'Write',
     tool_use_id: `${id}-w`,
     tool_input: { file_path: `${PROJECT.root}/src/middleware/${file}.ts`, content: 'x' },
     tool_response: 'ok',
   })
-  hook('PostToolUse', {
+  await hook('PostToolUse', {
     tool_name: 'Edit',
     tool_use_id: `${id}-e`,
     tool_input: { file_path: `${PROJECT.root}/src/app.ts`, old_string: 'a', new_string: 'b' },
     tool_response: 'ok',
   })
-  hook('PostToolUse', {
+  await hook('PostToolUse', {
     tool_name: 'Bash',
     tool_use_id: `${id}-t`,
     tool_input: { command: 'npm test' },
     tool_response: { stdout: 'Tests: 14 passed' },
   })
-  hook('SessionEnd', {})
+  await hook('SessionEnd', {})
   clock.advance(600_000)
 }
 
@@ -161,12 +162,12 @@ describe('the corpus overlaps', () => {
     const s = await seed()
     expect(s.memory('alice', 10).id).not.toBe(s.memory('bob', 10).id)
     // Same subject ("orders database engine"), other users: both stay current.
-    expect(s.as.alice.show(s.memory('alice', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, user: 'alice' } })
-    expect(s.as.bob.show(s.memory('bob', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, user: 'bob' } })
+    expect(await s.as.alice.show(s.memory('alice', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, user: 'alice' } })
+    expect(await s.as.bob.show(s.memory('bob', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, user: 'bob' } })
     // Within one user it still supersedes.
-    const next = s.as.bob.remember('orders database engine is MariaDB 11', { project: PROJECT }).memory
+    const next = (await s.as.bob.remember('orders database engine is MariaDB 11', { project: PROJECT })).memory
     expect(next.supersedes).toBe(s.memory('bob', 0).id)
-    expect(s.as.alice.show(s.memory('alice', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined } })
+    expect(await s.as.alice.show(s.memory('alice', 0).id)).toMatchObject({ type: 'memory', memory: { validTo: undefined } })
   })
 })
 
@@ -257,47 +258,47 @@ describe('recall as one user, per channel', () => {
 describe('context, sessions, show, browse, graph', () => {
   it('context as Alice: her memories, her session digest and the shared memory, no word of Bob’s', async () => {
     const s = await seed()
-    const block = s.as.alice.context({ project: PROJECT, budgetTokens: 100_000 })
+    const block = await s.as.alice.context({ project: PROJECT, budgetTokens: 100_000 })
     for (const word of ALICE_ONLY) expect(block.text).toContain(word)
     for (const word of BOB_ONLY) expect(block.text).not.toContain(word)
     expect(block.text).toContain(SHARED)
     expect(block.memoryIds.every((id) => s.ids.alice.has(id) || s.ids.shared.has(id))).toBe(true)
-    const bobs = s.as.bob.context({ project: PROJECT, budgetTokens: 100_000 })
+    const bobs = await s.as.bob.context({ project: PROJECT, budgetTokens: 100_000 })
     for (const word of ALICE_ONLY) expect(bobs.text).not.toContain(word)
   })
 
   it('sessions, memories and observation pages list the user’s own (and shared) rows only', async () => {
     const s = await seed()
-    expect(s.as.alice.sessions().map((x) => x.sessionKey)).toEqual([ALICE.session])
-    expect(sorted(s.all.sessions().map((x) => x.sessionKey))).toEqual([ALICE.session, BOB.session])
-    expect(s.base.sessions()).toEqual([])
-    const memories = s.as.alice.currentMemories(s.project.id, 100)
+    expect((await s.as.alice.sessions()).map((x) => x.sessionKey)).toEqual([ALICE.session])
+    expect(sorted((await s.all.sessions()).map((x) => x.sessionKey))).toEqual([ALICE.session, BOB.session])
+    expect(await s.base.sessions()).toEqual([])
+    const memories = await s.as.alice.currentMemories(s.project.id, 100)
     expect(memories.every((m) => s.ids.alice.has(m.id) || m.id === s.shared.id)).toBe(true)
     expect(memories.map((m) => m.id)).toContain(s.shared.id)
-    const page = s.as.alice.browseMemories({ projectIds: [s.project.id], state: 'all', offset: 0, limit: 100 })
+    const page = await s.as.alice.browseMemories({ projectIds: [s.project.id], state: 'all', offset: 0, limit: 100 })
     expect(page.total).toBe(page.memories.length)
     expect(page.memories.every((m) => m.user === 'alice' || m.user === undefined)).toBe(true)
-    const observations = s.as.alice.browseObservations({ projectIds: [s.project.id], order: 'desc', limit: 500 })
+    const observations = await s.as.alice.browseObservations({ projectIds: [s.project.id], order: 'desc', limit: 500 })
     expect(observations.length).toBeGreaterThan(0)
     expect(observations.every((o) => s.ids.alice.has(o.id))).toBe(true)
   })
 
   it('show, history and replay of Bob’s ids answer NOT_FOUND to Alice, and show them to Bob', async () => {
     const s = await seed()
-    const bobSession = s.all.sessions().find((x) => x.sessionKey === BOB.session)!
+    const bobSession = (await s.all.sessions()).find((x) => x.sessionKey === BOB.session)!
     for (const id of [s.memory('bob', 0).id, bobSession.id, [...s.ids.bob].find((x) => x.startsWith('obs_'))!]) {
-      expect(() => s.as.alice.show(id)).toThrow(/^no (memory|observation|session) with id/)
+      await expect(s.as.alice.show(id)).rejects.toThrow(/^no (memory|observation|session) with id/)
       expect(() => s.as.bob.show(id)).not.toThrow()
     }
-    expect(() => s.as.alice.history(s.memory('bob', 0).id)).toThrow(/no memory/)
-    expect(() => s.as.alice.sessionTimeline(bobSession.id, 0, 10)).toThrow(/no session/)
+    await expect(s.as.alice.history(s.memory('bob', 0).id)).rejects.toThrow(/no memory/)
+    await expect(s.as.alice.sessionTimeline(bobSession.id, 0, 10)).rejects.toThrow(/no session/)
   })
 
   it('the entity graph as Alice neither finds nor draws what only Bob wrote', async () => {
     const s = await seed()
-    expect(s.as.alice.entityGraph([s.project.id], 'Okta', 20).center).toBeUndefined()
-    expect(s.all.entityGraph([s.project.id], 'Okta', 20).center?.name).toMatch(/okta/i)
-    const graph = s.as.alice.entityGraph([s.project.id], 'checkIssuer', 50)
+    expect((await s.as.alice.entityGraph([s.project.id], 'Okta', 20)).center).toBeUndefined()
+    expect((await s.all.entityGraph([s.project.id], 'Okta', 20)).center?.name).toMatch(/okta/i)
+    const graph = await s.as.alice.entityGraph([s.project.id], 'checkIssuer', 50)
     expect(graph.mentions.every((m) => s.ids.alice.has(m.id) || s.ids.shared.has(m.id))).toBe(true)
     for (const node of graph.nodes) for (const word of BOB_ONLY) expect(node.name.toLowerCase()).not.toBe(word.toLowerCase())
   })
@@ -308,66 +309,66 @@ describe('writes and deletes stay inside the user', () => {
     const s = await seed()
     const bobMemory = s.memory('bob', 0).id
     const bobObservation = [...s.ids.bob].find((x) => x.startsWith('obs_'))!
-    expect(() => s.as.alice.forget(bobMemory)).toThrow(/no memory/)
-    expect(() => s.as.alice.forget(bobObservation)).toThrow(/no observation/)
-    expect(() => s.as.alice.setMemoryState(bobMemory, 'archive')).toThrow(/no memory/)
-    expect(() => s.as.alice.editMemory(bobMemory, 'orders database engine is SQLite')).toThrow(/no memory/)
-    expect(() => s.as.alice.remember('orders database engine is SQLite', { project: PROJECT, supersedes: bobMemory })).toThrow(
+    await expect(s.as.alice.forget(bobMemory)).rejects.toThrow(/no memory/)
+    await expect(s.as.alice.forget(bobObservation)).rejects.toThrow(/no observation/)
+    await expect(s.as.alice.setMemoryState(bobMemory, 'archive')).rejects.toThrow(/no memory/)
+    await expect(s.as.alice.editMemory(bobMemory, 'orders database engine is SQLite')).rejects.toThrow(/no memory/)
+    await expect(s.as.alice.remember('orders database engine is SQLite', { project: PROJECT, supersedes: bobMemory })).rejects.toThrow(
       /no current memory/,
     )
-    expect(() => s.as.alice.setMemoryState(s.shared.id, 'archive')).toThrow(/is shared/)
-    expect(() => s.as.alice.forget(s.shared.id)).toThrow(/is shared/)
-    expect(s.as.bob.show(bobMemory)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined, validTo: undefined } })
+    await expect(s.as.alice.setMemoryState(s.shared.id, 'archive')).rejects.toThrow(/is shared/)
+    await expect(s.as.alice.forget(s.shared.id)).rejects.toThrow(/is shared/)
+    expect(await s.as.bob.show(bobMemory)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined, validTo: undefined } })
     expect(() => s.as.bob.show(bobObservation)).not.toThrow()
     // Her own: fine.
-    expect(s.as.alice.forget(s.memory('alice', 0).id)).toMatchObject({ type: 'memory' })
+    expect(await s.as.alice.forget(s.memory('alice', 0).id)).toMatchObject({ type: 'memory' })
   })
 
   it('forgetting Alice’s copy of the memory both hold keeps Bob’s copy (the forget sweep matches her remembers only)', async () => {
     const s = await seed()
-    s.as.alice.forget(s.memory('alice', 10).id)
-    expect(s.as.bob.show(s.memory('bob', 10).id)).toMatchObject({ type: 'memory', memory: { text: SAME_TEXT } })
+    await s.as.alice.forget(s.memory('alice', 10).id)
+    expect(await s.as.bob.show(s.memory('bob', 10).id)).toMatchObject({ type: 'memory', memory: { text: SAME_TEXT } })
   })
 
   it('a scoped delete by Alice takes her events only: Bob’s and the shared items stay, and a delete with no user takes shared ones only', async () => {
     const s = await seed()
-    const { events } = s.as.alice.deleteScope({ project: s.project })
+    const { events } = await s.as.alice.deleteScope({ project: s.project })
     expect(events).toBeGreaterThan(0)
-    expect(s.as.alice.sessions()).toEqual([])
-    expect(s.as.bob.sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
+    expect(await s.as.alice.sessions()).toEqual([])
+    expect((await s.as.bob.sessions()).map((x) => x.sessionKey)).toEqual([BOB.session])
     for (const id of s.ids.bob) expect(() => s.as.bob.show(id), id).not.toThrow()
     expect(() => s.as.bob.show(s.shared.id)).not.toThrow()
-    s.base.deleteScope({ project: s.project })
-    expect(() => s.as.bob.show(s.shared.id)).toThrow(/no memory/)
-    expect(s.as.bob.sessions().map((x) => x.sessionKey)).toEqual([BOB.session])
+    await s.base.deleteScope({ project: s.project })
+    await expect(s.as.bob.show(s.shared.id)).rejects.toThrow(/no memory/)
+    expect((await s.as.bob.sessions()).map((x) => x.sessionKey)).toEqual([BOB.session])
   })
 
   it('another user’s event naming a session starts a session of their own: nothing lands beside the owner’s text, nothing is refused', async () => {
     const s = await seed()
-    const aliceSession = s.as.alice.sessions()[0]!
+    const aliceSession = (await s.as.alice.sessions())[0]!
     expect(
-      s.as.bob.captureHook(
+      await s.as.bob.captureHook(
         'UserPromptSubmit',
         hookPayload('UserPromptSubmit', { prompt: 'show me the Auth0 keys' }, ALICE.session, PROJECT.root),
       ),
     ).toMatchObject({ stored: true })
-    const bobs = s.as.bob.sessions().find((x) => x.sessionKey === ALICE.session)!
+    const bobs = (await s.as.bob.sessions()).find((x) => x.sessionKey === ALICE.session)!
     expect(bobs.id).not.toBe(aliceSession.id)
     expect(bobs.user).toBe('bob')
-    const shown = s.as.alice.show(aliceSession.id)
+    const shown = await s.as.alice.show(aliceSession.id)
     if (shown.type !== 'session') throw new Error('expected a session')
     expect(shown.detail.observations.map((o) => o.text).join(' ')).not.toContain('show me the Auth0 keys')
-    expect(s.as.alice.sessions()).toEqual([aliceSession])
+    expect(await s.as.alice.sessions()).toEqual([aliceSession])
   })
 
   it('a scoped delete of shared events keeps a user’s own memory that cites one of them', async () => {
     const s = await seed()
-    s.base.captureHook(
+    await s.base.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: 'shared giraffe prompt' }, 'sess-shared', PROJECT.root),
     )
-    const sharedSession = s.base.sessions().find((x) => x.sessionKey === 'sess-shared')!
-    const shown = s.base.show(sharedSession.id)
+    const sharedSession = (await s.base.sessions()).find((x) => x.sessionKey === 'sess-shared')!
+    const shown = await s.base.show(sharedSession.id)
     const observation = shown.type === 'session' ? shown.detail.observations[0]!.id : ''
     // Alice's statement citing it (as an import could write it).
     const lines: string[] = [
@@ -393,7 +394,7 @@ describe('writes and deletes stay inside the user', () => {
       }),
     ]
     await s.as.alice.importExport(lines.join('\n'), 'cite.jsonl')
-    s.base.deleteScope({ project: s.project, session: sharedSession.id })
+    await s.base.deleteScope({ project: s.project, session: sharedSession.id })
     expect((await s.as.alice.recall('alice note citing the giraffe', { channels: ['bm25'] })).map((h) => h.snippet)).toEqual([
       'alice note citing the giraffe prompt',
     ])
@@ -401,99 +402,99 @@ describe('writes and deletes stay inside the user', () => {
 
   it('a user’s compaction folds their own events only', async () => {
     const s = await seed()
-    const folded = s.as.alice.compact({ before: T0 + 86_400_000, vacuum: false })
+    const folded = await s.as.alice.compact({ before: T0 + 86_400_000, vacuum: false })
     expect(folded.events).toBeGreaterThan(0)
-    const formats = (engine: MnemoEngine): string[] => {
+    const formats = async (engine: MnemoEngine): Promise<string[]> => {
       const lines: string[] = []
-      engine.exportJsonl((l) => lines.push(l))
+      await engine.exportJsonl((l) => lines.push(l))
       return lines
         .slice(1)
         .map((l) => JSON.parse(l) as { kind: string; format?: string; user?: string })
         .filter((r) => r.kind === 'event' && r.user !== undefined)
         .map((r) => r.format!)
     }
-    expect(formats(s.as.bob)).not.toContain('folded')
-    expect(formats(s.as.alice)).toContain('folded')
+    expect(await formats(s.as.bob)).not.toContain('folded')
+    expect(await formats(s.as.alice)).toContain('folded')
   })
 
   it('a shared session id that looks like a user’s key (user:alice:s9) never takes in that user’s captures', async () => {
     const s = await seed()
-    s.base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'hello' }, 'user:alice:s9', PROJECT.root))
-    s.as.alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'alice private zebra plan' }, 's9', PROJECT.root))
-    const planted = s.base.sessions().find((x) => x.sessionKey === 'user:alice:s9')!
-    const shown = s.as.bob.show(planted.id)
+    await s.base.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'hello' }, 'user:alice:s9', PROJECT.root))
+    await s.as.alice.captureHook(
+      'UserPromptSubmit',
+      hookPayload('UserPromptSubmit', { prompt: 'alice private zebra plan' }, 's9', PROJECT.root),
+    )
+    const planted = (await s.base.sessions()).find((x) => x.sessionKey === 'user:alice:s9')!
+    const shown = await s.as.bob.show(planted.id)
     expect(shown.type === 'session' && shown.detail.observations.map((o) => o.text)).toEqual(['hello'])
-    expect(s.as.bob.context({ project: PROJECT, budgetTokens: 100_000 }).text).not.toContain('zebra')
-    expect(s.as.alice.sessions().map((x) => x.sessionKey)).toContain('s9')
+    expect((await s.as.bob.context({ project: PROJECT, budgetTokens: 100_000 })).text).not.toContain('zebra')
+    expect((await s.as.alice.sessions()).map((x) => x.sessionKey)).toContain('s9')
   })
 
   it('one user’s many sessions never crowd another’s out of procedure distillation', async () => {
     const { engine, clock } = createTestEngine({ cwd: PROJECT.root })
     const bob = engine.scoped({ user: 'bob' })
-    playWork(bob, clock, 'claude-code', 'b1', 'bob rate limiting', 'rate')
-    playWork(bob, clock, 'claude-code', 'b2', 'bob cors', 'cors')
+    await playWork(bob, clock, 'claude-code', 'b1', 'bob rate limiting', 'rate')
+    await playWork(bob, clock, 'claude-code', 'b2', 'bob cors', 'cors')
     const alice = engine.scoped({ user: 'alice' })
     for (let i = 0; i < 12; i++)
-      alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `alice misc ${i}` }, `a${i}`, PROJECT.root))
+      await alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `alice misc ${i}` }, `a${i}`, PROJECT.root))
     clock.advance(3_600_000)
     await engine.consolidate({ procedures: { windowSessions: 5 } })
-    const procedures = bob.browseMemories({
-      projectIds: [bob.listProjects()[0]!.id],
-      kinds: ['procedure'],
-      state: 'current',
-      offset: 0,
-      limit: 10,
-    }).memories
+    const procedures = (
+      await bob.browseMemories({
+        projectIds: [(await bob.listProjects())[0]!.id],
+        kinds: ['procedure'],
+        state: 'current',
+        offset: 0,
+        limit: 10,
+      })
+    ).memories
     expect(procedures.map((m) => m.user)).toEqual(['bob'])
   })
 
   it('forget --session deletes exactly the named session: not another user’s or agent’s session with the same agent session id', async () => {
     const { engine } = createTestEngine({ cwd: PROJECT.root })
     const alice = engine.scoped({ user: 'alice' })
-    alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'alice heron' }, 'S', PROJECT.root))
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'shared stork' }, 'S', PROJECT.root))
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'codex zebra' }, 'S', PROJECT.root), 'codex')
-    const project = engine.listProjects()[0]!
-    const shared = engine.sessions().find((x) => x.agent === 'claude-code')!
+    await alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'alice heron' }, 'S', PROJECT.root))
+    await engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'shared stork' }, 'S', PROJECT.root))
+    await engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'codex zebra' }, 'S', PROJECT.root), 'codex')
+    const project = (await engine.listProjects())[0]!
+    const shared = (await engine.sessions()).find((x) => x.agent === 'claude-code')!
     // Alice may not delete the shared session; she cannot hit her own by naming it.
-    expect(() => alice.deleteScope({ project, session: shared.id })).toThrow(/is shared/)
-    expect(alice.sessions().filter((x) => x.user === 'alice')).toHaveLength(1)
+    await expect(alice.deleteScope({ project, session: shared.id })).rejects.toThrow(/is shared/)
+    expect((await alice.sessions()).filter((x) => x.user === 'alice')).toHaveLength(1)
     const all = engine.scoped({ allUsers: true })
-    expect(all.deleteScope({ project, session: alice.sessions().find((x) => x.user === 'alice')!.id })).toEqual({ events: 1 })
-    expect(
-      all
-        .sessions()
-        .map((x) => `${x.agent}:${x.user ?? '-'}`)
-        .sort(),
-    ).toEqual(['claude-code:-', 'codex:-'])
+    expect(await all.deleteScope({ project, session: (await alice.sessions()).find((x) => x.user === 'alice')!.id })).toEqual({ events: 1 })
+    expect((await all.sessions()).map((x) => `${x.agent}:${x.user ?? '-'}`).sort()).toEqual(['claude-code:-', 'codex:-'])
   })
 
   it('a user is named only the projects they have something in, and counts of their own and shared rows; agents under isolation likewise', async () => {
     const { engine } = createTestEngine({ cwd: PROJECT.root, agentScope: 'own' })
     const alice = engine.scoped({ user: 'alice' })
     const bob = engine.scoped({ user: 'bob' })
-    alice.captureHook(
+    await alice.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: 'price the acquisition' }, 's1', '/nonexistent-mnemo-user-scope/merger'),
     )
-    bob.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fix the cart' }, 's2', PROJECT.root), 'codex')
-    engine.remember('the shop deploys on Fridays', { project: PROJECT })
-    const names = (e: MnemoEngine) => e.listProjects().map((p) => p.name)
-    expect(names(alice)).toEqual(['merger', 'shop']) // shop through the shared memory
-    expect(names(bob)).toEqual(['shop'])
-    expect(bob.stats()).toMatchObject({ projects: 1, sessions: 1, observations: 1, memories: 1 })
-    expect(() => bob.resolveProjects('merger')).toThrow(/no project named[\s\S]*$/)
+    await bob.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fix the cart' }, 's2', PROJECT.root), 'codex')
+    await engine.remember('the shop deploys on Fridays', { project: PROJECT })
+    const names = async (e: MnemoEngine) => (await e.listProjects()).map((p) => p.name)
+    expect(await names(alice)).toEqual(['merger', 'shop']) // shop through the shared memory
+    expect(await names(bob)).toEqual(['shop'])
+    expect(await bob.stats()).toMatchObject({ projects: 1, sessions: 1, observations: 1, memories: 1 })
+    await expect(bob.resolveProjects('merger')).rejects.toThrow(/no project named[\s\S]*$/)
     // A write naming it gets a project of bob's own by that name, never alice's (nor its root).
-    expect(bob.projectForWrite('merger')).toEqual({ root: 'project:merger', name: 'merger' })
-    expect(() => bob.projectForWrite('merger', { create: false })).toThrow(/no project named[\s\S]*$/)
+    expect(await bob.projectForWrite('merger')).toEqual({ root: 'project:merger', name: 'merger' })
+    await expect(bob.projectForWrite('merger', { create: false })).rejects.toThrow(/no project named[\s\S]*$/)
     // The machine's owner (no user) and --all-users see every project.
-    expect(names(engine)).toEqual(['merger', 'shop'])
-    expect(engine.scoped({ user: 'bob', allUsers: true }).stats().sessions).toBe(2)
+    expect(await names(engine)).toEqual(['merger', 'shop'])
+    expect((await engine.scoped({ user: 'bob', allUsers: true }).stats()).sessions).toBe(2)
     // Under isolation an agent is named the projects with its own sessions or agent-less memories.
-    expect(names(alice.scoped({ agent: 'codex' }))).toEqual(['shop'])
+    expect(await names(alice.scoped({ agent: 'codex' }))).toEqual(['shop'])
     // And counts only its own rows and agent-less ones: none of Claude Code's in the merger project.
-    expect(alice.scoped({ agent: 'codex' }).stats()).toMatchObject({ projects: 1, sessions: 0, observations: 0, memories: 1 })
-    expect(names(alice.scoped({ agent: 'claude-code' }))).toEqual(['merger', 'shop'])
+    expect(await alice.scoped({ agent: 'codex' }).stats()).toMatchObject({ projects: 1, sessions: 0, observations: 0, memories: 1 })
+    expect(await names(alice.scoped({ agent: 'claude-code' }))).toEqual(['merger', 'shop'])
   })
 
   it('a malformed user name is refused', async () => {
@@ -507,7 +508,7 @@ describe('export and import as a user', () => {
   it('Alice’s export holds her events and shared ones, not Bob’s; restored with allUsers it stays hers, with the same counts', async () => {
     const s = await seed()
     const lines: string[] = []
-    const manifest = s.as.alice.exportJsonl((l) => lines.push(l), {})
+    const manifest = await s.as.alice.exportJsonl((l) => lines.push(l), {})
     const text = lines.join('\n')
     for (const word of BOB_ONLY) expect(text).not.toContain(word)
     for (const word of ALICE_ONLY) expect(text).toContain(word)
@@ -516,47 +517,37 @@ describe('export and import as a user', () => {
     const imported = await fresh.scoped({ allUsers: true }).importExport(text, 'alice.jsonl')
     expect(imported.events).toBe(manifest.counts.events)
     const copy = fresh.scoped({ user: 'alice' })
-    expect(sorted(copy.sessions().map((x) => x.sessionKey))).toEqual([ALICE.session])
+    expect(sorted((await copy.sessions()).map((x) => x.sessionKey))).toEqual([ALICE.session])
     expect(ids(await copy.recall('backed up by the platform team', { channels: ['bm25'] }))).toEqual([s.shared.id])
     // Still hers, not turned into shared rows: a reader with no user, or Bob, sees only the shared memory.
-    expect(fresh.sessions()).toEqual([])
+    expect(await fresh.sessions()).toEqual([])
     expect(ids(await fresh.scoped({ user: 'bob' }).recall('orders database validateToken', { limit: 100 }))).toEqual([s.shared.id])
-    expect(copy.sessions()[0]!.user).toBe('alice')
+    expect((await copy.sessions())[0]!.user).toBe('alice')
   })
 
   it('a file cannot write into another user’s data: what Alice imports is hers, whatever users the file names, and its tombstones block only her keys', async () => {
     const s = await seed()
     const lines: string[] = []
-    s.as.bob.exportJsonl((l) => lines.push(l), {})
+    await s.as.bob.exportJsonl((l) => lines.push(l), {})
     // Bob's own export, plus a tombstone for a key of Bob's, handed to Alice.
     const bobKey = JSON.parse(lines.find((l) => l.includes('"kind":"event"') && l.includes('"user":"bob"'))!).idemKey as string
     const text = withTombstone(lines, `user:bob:future-${bobKey}`)
     const target = createTestEngine({ cwd: PROJECT.root }).engine
     await target.scoped({ user: 'alice' }).importExport(text, 'bob.jsonl')
-    expect(
-      target
-        .scoped({ user: 'alice' })
-        .sessions()
-        .map((x) => x.sessionKey),
-    ).toEqual([BOB.session])
-    expect(target.scoped({ user: 'bob' }).sessions()).toEqual([])
+    expect((await target.scoped({ user: 'alice' }).sessions()).map((x) => x.sessionKey)).toEqual([BOB.session])
+    expect(await target.scoped({ user: 'bob' }).sessions()).toEqual([])
     expect(ids(await target.scoped({ user: 'bob' }).recall(BOB_ONLY.join(' '), { limit: 100 }))).toEqual([])
     // Bob's own copy of the same records is still his to store: Alice's import took no key of his namespace.
     const bobs = await target.scoped({ user: 'bob' }).importExport(lines.join('\n'), 'bob.jsonl')
     expect(bobs.duplicates).toBe(0)
-    expect(
-      target
-        .scoped({ user: 'bob' })
-        .sessions()
-        .map((x) => x.sessionKey),
-    ).toEqual([BOB.session])
+    expect((await target.scoped({ user: 'bob' }).sessions()).map((x) => x.sessionKey)).toEqual([BOB.session])
   })
 
   it('pin, archive and provenance in a file touch only the importer’s own memories; a pin by Bob is his, kept by a shared delete', async () => {
     const s = await seed()
     const bobMemory = s.memory('bob', 0)
     const bobObservation = [...s.ids.bob].find((x) => x.startsWith('obs_'))!
-    s.as.bob.setMemoryState(s.memory('bob', 1).id, 'pin')
+    await s.as.bob.setMemoryState(s.memory('bob', 1).id, 'pin')
     const event = (type: string, payload: Record<string, unknown>, n: number) =>
       JSON.stringify({
         kind: 'event',
@@ -588,40 +579,36 @@ describe('export and import as a user', () => {
       counts: { events: lines.length, tombstones: 0, audit: 0, sessions: 0, observations: 0, memories: 0 },
     }
     await s.as.alice.importExport([JSON.stringify(manifest), ...lines].join('\n'), 'crafted.jsonl')
-    expect(s.as.bob.show(bobMemory.id)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined } })
-    expect(s.as.bob.show(s.memory('bob', 1).id)).toMatchObject({ type: 'memory', memory: { pinned: true } })
-    expect(s.base.show(s.shared.id)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined } })
+    expect(await s.as.bob.show(bobMemory.id)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined } })
+    expect(await s.as.bob.show(s.memory('bob', 1).id)).toMatchObject({ type: 'memory', memory: { pinned: true } })
+    expect(await s.base.show(s.shared.id)).toMatchObject({ type: 'memory', memory: { archivedAt: undefined } })
     // Her statement citing Bob's observation does not show her his text.
     const citing = (await s.as.alice.recall('cites what Bob did', { channels: ['bm25'] }))[0]!
-    expect(s.as.alice.memorySources(s.as.alice.history(citing.id)).map((o) => o.id)).not.toContain(bobObservation)
+    expect((await s.as.alice.memorySources(await s.as.alice.history(citing.id))).map((o) => o.id)).not.toContain(bobObservation)
     // A text that is not a string derives nothing; an oversized one is capped like any capture.
     const long = (await s.as.alice.recall('long', { channels: ['bm25'] })).find((h) => h.type === 'memory')!
-    const shown = s.as.alice.show(long.id)
+    const shown = await s.as.alice.show(long.id)
     expect(shown.type === 'memory' && shown.memory.text.length).toBeLessThanOrEqual(16_400)
     // Bob's pin is his: a delete of shared events (no user) leaves it.
-    s.base.deleteScope({ project: s.project })
-    expect(s.as.bob.show(s.memory('bob', 1).id)).toMatchObject({ type: 'memory', memory: { pinned: true } })
+    await s.base.deleteScope({ project: s.project })
+    expect(await s.as.bob.show(s.memory('bob', 1).id)).toMatchObject({ type: 'memory', memory: { pinned: true } })
   })
 
   it('a named user’s export holds their own tombstones and shared ones, and no audit records (they name every user’s items)', async () => {
     const s = await seed()
-    s.as.bob.forget(s.memory('bob', 2).id)
-    s.as.alice.forget(s.memory('alice', 2).id)
-    const records = (engine: MnemoEngine): { kind: string; idemKey?: string }[] => {
+    await s.as.bob.forget(s.memory('bob', 2).id)
+    await s.as.alice.forget(s.memory('alice', 2).id)
+    const records = async (engine: MnemoEngine): Promise<{ kind: string; idemKey?: string }[]> => {
       const lines: string[] = []
-      engine.exportJsonl((l) => lines.push(l))
+      await engine.exportJsonl((l) => lines.push(l))
       return lines.slice(1).map((l) => JSON.parse(l) as { kind: string; idemKey?: string })
     }
-    const alices = records(s.as.alice)
+    const alices = await records(s.as.alice)
     const tombstones = alices.filter((r) => r.kind === 'tombstone').map((r) => r.idemKey!)
     expect(tombstones.length).toBeGreaterThan(0)
     expect(tombstones.every((k) => k.startsWith('user:alice:'))).toBe(true)
     expect(alices.some((r) => r.kind === 'audit')).toBe(false)
-    expect(
-      records(s.all)
-        .filter((r) => r.kind === 'tombstone')
-        .some((r) => r.idemKey!.startsWith('user:bob:')),
-    ).toBe(true)
+    expect((await records(s.all)).filter((r) => r.kind === 'tombstone').some((r) => r.idemKey!.startsWith('user:bob:'))).toBe(true)
   })
 
   it('an import with event times outside 1970–9999, or oversized envelope fields, is refused naming the line; an unreadable payload names the event', async () => {
@@ -649,7 +636,7 @@ describe('export and import as a user', () => {
         payload: {},
         ...over,
       })
-    const before = s.base.scoped({ allUsers: true }).stats().events
+    const before = (await s.base.scoped({ allUsers: true }).stats()).events
     await expect(s.as.alice.importExport([manifest(1), event({ ts: 9_007_199_254_740_991 })].join('\n'), 'odd.jsonl')).rejects.toThrow(
       /odd\.jsonl:2: .*ts/,
     )
@@ -665,13 +652,13 @@ describe('export and import as a user', () => {
     await expect(s.as.alice.importExport([manifest(1), locomo].join('\n'), 'odd.jsonl')).rejects.toThrow(
       /event user:alice:odd-1 \(locomo-turn\) has a payload mnemo cannot read/,
     )
-    expect(s.base.scoped({ allUsers: true }).stats().events).toBe(before)
+    expect((await s.base.scoped({ allUsers: true }).stats()).events).toBe(before)
   })
 
   it('an import that fails part-way stores nothing, tombstones included (they are written only after every event is)', async () => {
     const s = await seed()
     const lines: string[] = []
-    s.as.alice.exportJsonl((l) => lines.push(l), {})
+    await s.as.alice.exportJsonl((l) => lines.push(l), {})
     const { engine, store } = createTestEngine()
     // The store fails the write (a lock, a full disk): the one transaction rolls back and no tombstone was written before it.
     const failing = new Proxy(store, {
@@ -687,8 +674,8 @@ describe('export and import as a user', () => {
         user: 'alice',
       }),
     ).rejects.toThrow(/disk full/)
-    expect(store.tombstones()).toEqual([])
-    expect(engine.stats().events).toBe(0)
+    expect(await store.tombstones()).toEqual([])
+    expect((await engine.stats()).events).toBe(0)
   })
 })
 
@@ -696,21 +683,22 @@ describe('agent isolation (agentScope: own)', () => {
   /** One project, one user: a Claude Code session and a Codex session, a memory each agent stated over MCP, one a person stated. */
   async function agents(agentScope: 'own' | 'shared') {
     const { engine: base, clock, store } = createTestEngine({ cwd: PROJECT.root, agentScope })
-    base.captureHook(
+    await base.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: 'rotate the Auth0 signing keys for validateToken' }, 'sess-claude', PROJECT.root),
       'claude-code',
     )
     clock.advance(60_000)
-    base.captureHook(
+    await base.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: 'rotate the Okta signing keys for validateToken' }, 'sess-codex', PROJECT.root),
       'codex',
     )
     clock.advance(60_000)
-    const claudeMemory = base.remember('validateToken caches Auth0 keys for 10 minutes', { project: PROJECT, agent: 'claude-code' }).memory
-    const codexMemory = base.remember('validateToken caches Okta keys for 5 minutes', { project: PROJECT, agent: 'codex' }).memory
-    const personMemory = base.remember('signing keys rotate every 90 days', { project: PROJECT }).memory
+    const claudeMemory = (await base.remember('validateToken caches Auth0 keys for 10 minutes', { project: PROJECT, agent: 'claude-code' }))
+      .memory
+    const codexMemory = (await base.remember('validateToken caches Okta keys for 5 minutes', { project: PROJECT, agent: 'codex' })).memory
+    const personMemory = (await base.remember('signing keys rotate every 90 days', { project: PROJECT })).memory
     return {
       base,
       store,
@@ -731,10 +719,10 @@ describe('agent isolation (agentScope: own)', () => {
     const codex = await a.codex.recall('validateToken signing keys', { limit: 100 })
     expect(codex.map((h) => h.snippet).join(' ')).not.toMatch(/Auth0/)
     expect(ids(codex)).toEqual(expect.arrayContaining([a.codexMemory.id, a.personMemory.id]))
-    const block = a.codex.context({ project: PROJECT, budgetTokens: 100_000 }).text
+    const block = (await a.codex.context({ project: PROJECT, budgetTokens: 100_000 })).text
     expect(block).toContain('Okta')
     expect(block).not.toContain('Auth0')
-    expect(() => a.codex.show(a.claudeMemory.id)).toThrow(/no memory/)
+    await expect(a.codex.show(a.claudeMemory.id)).rejects.toThrow(/no memory/)
     // A person (no agent) sees both.
     expect((await a.base.recall('validateToken signing keys', { limit: 100 })).map((h) => h.snippet).join(' ')).toMatch(
       /Auth0[\s\S]*Okta|Okta[\s\S]*Auth0/,
@@ -743,45 +731,46 @@ describe('agent isolation (agentScope: own)', () => {
 
   it('under isolation the write guard stays within the agent: Codex neither merges into, supersedes nor flags Claude’s memories', async () => {
     const a = await agents('own')
-    const claudeDb = a.base.remember('orders DB is PostgreSQL 14', { project: PROJECT, agent: 'claude-code' }).memory
-    const quoting = a.base.remember('the replica also runs PostgreSQL 14', { project: PROJECT, agent: 'claude-code' }).memory
-    const codexDb = a.base.remember('orders DB is MySQL 8', { project: PROJECT, agent: 'codex' }).memory
+    const claudeDb = (await a.base.remember('orders DB is PostgreSQL 14', { project: PROJECT, agent: 'claude-code' })).memory
+    const quoting = (await a.base.remember('the replica also runs PostgreSQL 14', { project: PROJECT, agent: 'claude-code' })).memory
+    const codexDb = (await a.base.remember('orders DB is MySQL 8', { project: PROJECT, agent: 'codex' })).memory
     expect(codexDb.supersedes).toBeUndefined()
-    expect(a.claude.show(claudeDb.id)).toMatchObject({ type: 'memory', memory: { validTo: undefined } })
-    expect(a.claude.show(quoting.id)).toMatchObject({ type: 'memory', memory: { review: undefined } })
+    expect(await a.claude.show(claudeDb.id)).toMatchObject({ type: 'memory', memory: { validTo: undefined } })
+    expect(await a.claude.show(quoting.id)).toMatchObject({ type: 'memory', memory: { review: undefined } })
     // The same words stated by both agents are two memories, so a duplicate tells Codex nothing about Claude's.
-    const again = a.base.remember('validateToken caches Auth0 keys for 10 minutes', { project: PROJECT, agent: 'codex' })
+    const again = await a.base.remember('validateToken caches Auth0 keys for 10 minutes', { project: PROJECT, agent: 'codex' })
     expect(again.created).toBe(true)
     expect(again.memory.id).not.toBe(a.claudeMemory.id)
   })
 
   it('the agent guard is recorded in the events: a rebuild under the shared setting merges and supersedes nothing across agents', async () => {
     const a = await agents('own')
-    const claudeDb = a.base.remember('orders DB is PostgreSQL 14', { project: PROJECT, agent: 'claude-code' }).memory
-    a.base.remember('orders DB is PostgreSQL 14', { project: PROJECT, agent: 'codex' })
-    a.base.remember('orders DB is MySQL 8', { project: PROJECT, agent: 'codex' })
+    const claudeDb = (await a.base.remember('orders DB is PostgreSQL 14', { project: PROJECT, agent: 'claude-code' })).memory
+    await a.base.remember('orders DB is PostgreSQL 14', { project: PROJECT, agent: 'codex' })
+    await a.base.remember('orders DB is MySQL 8', { project: PROJECT, agent: 'codex' })
     // The same store, opened with the default (shared) setting, rebuilt from its log.
     const reopened = new MnemoEngine({ store: a.store, clock: a.clock, cwd: PROJECT.root, contextBudgetTokens: 2000, timeZone: 'UTC' })
-    reopened.rebuild()
-    expect(reopened.show(claudeDb.id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, seenCount: 1 } })
+    await reopened.rebuild()
+    expect(await reopened.show(claudeDb.id)).toMatchObject({ type: 'memory', memory: { validTo: undefined, seenCount: 1 } })
   })
 
   it('under isolation each agent’s procedure is its own: no reuse of another agent’s wording, no block by its archive', async () => {
     const { engine, clock } = createTestEngine({ cwd: PROJECT.root, agentScope: 'own' })
-    const play = (agent: 'claude-code' | 'codex', id: string, prompt: string, file: string): void =>
+    const play = (agent: 'claude-code' | 'codex', id: string, prompt: string, file: string): Promise<void> =>
       playWork(engine, clock, agent, id, prompt, file)
-    const procedures = (e: MnemoEngine, state: 'current' | 'all' = 'current') =>
-      e.browseMemories({ projectIds: [e.listProjects()[0]!.id], kinds: ['procedure'], state, offset: 0, limit: 50 }).memories
-    play('claude-code', 'c1', 'SECRETCLAUDE alpha rate limiting', 'rate')
-    play('claude-code', 'c2', 'SECRETCLAUDE beta cors', 'cors')
+    const procedures = async (e: MnemoEngine, state: 'current' | 'all' = 'current') =>
+      (await e.browseMemories({ projectIds: [(await e.listProjects())[0]!.id], kinds: ['procedure'], state, offset: 0, limit: 50 }))
+        .memories
+    await play('claude-code', 'c1', 'SECRETCLAUDE alpha rate limiting', 'rate')
+    await play('claude-code', 'c2', 'SECRETCLAUDE beta cors', 'cors')
     await engine.consolidate()
-    const claudes = procedures(engine.scoped({ agent: 'claude-code' }))
+    const claudes = await procedures(engine.scoped({ agent: 'claude-code' }))
     expect(claudes).toHaveLength(1)
-    engine.setMemoryState(claudes[0]!.id, 'archive')
-    play('codex', 'x1', 'codex gamma gzip', 'gzip')
-    play('codex', 'x2', 'codex delta auth', 'auth')
+    await engine.setMemoryState(claudes[0]!.id, 'archive')
+    await play('codex', 'x1', 'codex gamma gzip', 'gzip')
+    await play('codex', 'x2', 'codex delta auth', 'auth')
     await engine.consolidate()
-    const codexes = procedures(engine.scoped({ agent: 'codex' }))
+    const codexes = await procedures(engine.scoped({ agent: 'codex' }))
     expect(codexes).toHaveLength(1)
     expect(codexes[0]!.agent).toBe('codex')
     expect(codexes[0]!.text).not.toMatch(/SECRETCLAUDE/i)
@@ -789,31 +778,31 @@ describe('agent isolation (agentScope: own)', () => {
 
   it('under isolation a new version of an agent’s memory (edit, --supersedes) is that agent’s and replaces it', async () => {
     const a = await agents('own')
-    const edited = a.base.editMemory(a.codexMemory.id, 'validateToken caches Okta keys for 15 minutes')
+    const edited = await a.base.editMemory(a.codexMemory.id, 'validateToken caches Okta keys for 15 minutes')
     expect(edited).toMatchObject({ agent: 'codex', supersedes: a.codexMemory.id })
-    expect(a.codex.show(a.codexMemory.id)).toMatchObject({ type: 'memory', memory: { validTo: expect.any(Number) } })
+    expect(await a.codex.show(a.codexMemory.id)).toMatchObject({ type: 'memory', memory: { validTo: expect.any(Number) } })
   })
 
   it('under isolation an agent may export Markdown, not the raw log of every agent (FORBIDDEN)', async () => {
     const a = await agents('own')
-    expect(() => a.codex.exportJsonl(() => undefined)).toThrow(expect.objectContaining({ code: 'FORBIDDEN' }))
-    const markdown = [...a.codex.exportMarkdown().values()].join('\n')
+    await expect(a.codex.exportJsonl(() => undefined)).rejects.toThrow(expect.objectContaining({ code: 'FORBIDDEN' }))
+    const markdown = [...(await a.codex.exportMarkdown()).values()].join('\n')
     expect(markdown).toContain('Okta')
     expect(markdown).not.toContain('Auth0')
     // A person (no agent) still exports everything.
     const lines: string[] = []
-    a.base.exportJsonl((l) => lines.push(l))
+    await a.base.exportJsonl((l) => lines.push(l))
     expect(lines.join('\n')).toMatch(/Auth0/)
   })
 
   it('the session a context leaves out is the caller’s own: another agent’s session with the same id stays in', async () => {
     const a = await agents('shared')
-    a.base.captureHook(
+    await a.base.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: 'codex quokka' }, 'sess-claude', PROJECT.root),
       'codex',
     )
-    const block = a.codex.context({ project: PROJECT, budgetTokens: 100_000, excludeSessionKey: 'sess-claude' }).text
+    const block = (await a.codex.context({ project: PROJECT, budgetTokens: 100_000, excludeSessionKey: 'sess-claude' })).text
     expect(block).toContain('Auth0')
     expect(block).not.toContain('quokka')
   })

@@ -8,25 +8,32 @@ const SHOP = { root: '/nonexistent-mnemo-user-wide/shop', name: 'shop' }
 const BLOG = { root: '/nonexistent-mnemo-user-wide/blog', name: 'blog' }
 
 /** One store, two users; each project has something of its own so a context block exists. */
-function seeded() {
+async function seeded() {
   const t = createTestEngine({ cwd: SHOP.root })
   const alice = t.engine.scoped({ user: 'alice' })
   const bob = t.engine.scoped({ user: 'bob' })
-  for (const p of [SHOP, BLOG]) for (const who of [alice, bob]) who.remember(`the ${p.name} project deploys from main`, { project: p })
+  for (const p of [SHOP, BLOG])
+    for (const who of [alice, bob]) await who.remember(`the ${p.name} project deploys from main`, { project: p })
   return { ...t, alice, bob }
 }
 
 describe('user-wide memories', () => {
   it('are recalled and injected in every project of their user, labelled, and never reach another user', async () => {
-    const { alice, bob, engine } = seeded()
-    const { memory } = alice.remember('I prefer pnpm over npm for every install', { kind: 'preference', scope: 'user', project: SHOP })
-    expect(alice.listProjects().find((p) => p.id === memory.projectId)).toMatchObject({ name: '~alice' })
+    const { alice, bob, engine } = await seeded()
+    const { memory } = await alice.remember('I prefer pnpm over npm for every install', {
+      kind: 'preference',
+      scope: 'user',
+      project: SHOP,
+    })
+    expect((await alice.listProjects()).find((p) => p.id === memory.projectId)).toMatchObject({ name: '~alice' })
     for (const p of [SHOP, BLOG]) {
-      const [project] = alice.resolveProjects(p.root)
+      const [project] = await alice.resolveProjects(p.root)
       const hits = await alice.recall('pnpm install', { projectIds: [project!.id] })
       expect(hits.map((h) => h.id)).toContain(memory.id)
       expect(hits.find((h) => h.id === memory.id)?.project).toBe('~alice')
-      expect(alice.context({ project: p }).text).toContain('- [preference · yours, every project] I prefer pnpm over npm for every install')
+      expect((await alice.context({ project: p })).text).toContain(
+        '- [preference · yours, every project] I prefer pnpm over npm for every install',
+      )
       const prompt = await alice.promptContext(
         { project: p, agent: 'claude-code', sessionKey: `a-${p.name}` },
         'which package manager for installs? pnpm or npm?',
@@ -34,9 +41,9 @@ describe('user-wide memories', () => {
       expect(prompt.text).toContain('[preference · yours, every project ·')
       // Bob, in the same projects, never gets it; nor does a reader with no user.
       for (const other of [bob, engine]) {
-        const [shared] = other.resolveProjects(p.root)
+        const [shared] = await other.resolveProjects(p.root)
         expect((await other.recall('pnpm install', { projectIds: [shared!.id] })).map((h) => h.id)).not.toContain(memory.id)
-        expect(other.context({ project: p }).text).not.toContain('pnpm')
+        expect((await other.context({ project: p })).text).not.toContain('pnpm')
         expect(
           (
             await other.promptContext(
@@ -47,28 +54,28 @@ describe('user-wide memories', () => {
         ).not.toContain('pnpm')
       }
     }
-    expect(() => bob.show(memory.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
+    await expect(bob.show(memory.id)).rejects.toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
   })
 
   it('move takes a project memory to the user and back to a project, and refuses another user’s', async () => {
-    const { alice, bob } = seeded()
-    const local = alice.remember('my editor is neovim', { kind: 'preference', project: SHOP }).memory
-    expect(() => bob.move(local.id, 'user')).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
-    const moved = alice.move(local.id, 'user')
+    const { alice, bob } = await seeded()
+    const local = (await alice.remember('my editor is neovim', { kind: 'preference', project: SHOP })).memory
+    await expect(bob.move(local.id, 'user')).rejects.toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
+    const moved = await alice.move(local.id, 'user')
     expect(moved.from).toBe(local.id)
-    expect(alice.context({ project: BLOG }).text).toContain('yours, every project] my editor is neovim')
-    expect(() => alice.show(local.id)).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
-    expect(() => alice.move(moved.memory.id, 'user')).toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
-    const back = alice.move(moved.memory.id, BLOG)
-    expect(alice.context({ project: SHOP }).text).not.toContain('neovim')
-    expect(alice.context({ project: BLOG }).text).toContain('- [preference] my editor is neovim')
+    expect((await alice.context({ project: BLOG })).text).toContain('yours, every project] my editor is neovim')
+    await expect(alice.show(local.id)).rejects.toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
+    await expect(alice.move(moved.memory.id, 'user')).rejects.toThrow(expect.objectContaining({ code: 'INVALID_INPUT' }))
+    const back = await alice.move(moved.memory.id, BLOG)
+    expect((await alice.context({ project: SHOP })).text).not.toContain('neovim')
+    expect((await alice.context({ project: BLOG })).text).toContain('- [preference] my editor is neovim')
     expect(back.memory.projectId).not.toBe(moved.memory.projectId)
   })
 
   it('MCP memory_remember takes scope user, and memory_recall in another project finds it', async () => {
     const { engine } = createTestEngine({ cwd: SHOP.root })
     const alice = engine.scoped({ user: 'alice' })
-    alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'set up the blog' }, 's1', BLOG.root))
+    await alice.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'set up the blog' }, 's1', BLOG.root))
     const connect = async (cwd: string) => {
       const server = createMcpServer(alice, cwd)
       const [a, b] = InMemoryTransport.createLinkedPair()

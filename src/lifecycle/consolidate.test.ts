@@ -9,13 +9,13 @@ const DEMO = path.resolve(import.meta.dirname, '../../fixtures/demo/claude-code-
 const DAY = 86_400_000
 
 /** Plays the demo Claude Code session (hook payloads) into an engine, one event per second. */
-function playDemo() {
+async function playDemo() {
   const t = createTestEngine({ cwd: '/home/demo/acme-api' })
   for (const line of readFileSync(DEMO, 'utf8')
     .split('\n')
     .filter((l) => l.trim())) {
     const { event, payload } = JSON.parse(line) as { event: string; payload: unknown }
-    t.engine.captureHook(event, JSON.stringify(payload))
+    await t.engine.captureHook(event, JSON.stringify(payload))
     t.clock.advance(1000)
   }
   return t
@@ -23,19 +23,19 @@ function playDemo() {
 
 describe('consolidation (deterministic)', () => {
   it('summarises a finished session with provenance, and derives the lesson of a fixed failure', async () => {
-    const { engine } = playDemo()
+    const { engine } = await playDemo()
     const r = await engine.consolidate()
     // The demo's second session only started: not finished, not idle.
     expect(r).toMatchObject({ sessions: 1, summaries: 1, lessons: 1 })
     const [summary] = await engine.recall('Session JWT authentication', { limit: 1 })
-    const shown = engine.show(summary!.id)
+    const shown = await engine.show(summary!.id)
     if (shown.type !== 'memory') throw new Error('expected a memory')
     expect(shown.memory.kind).toBe('summary')
     expect(shown.memory.text).toMatch(/^Session 2025-06-14 \(claude-code, 11 observations\)\. Asked: Add JWT authentication/)
     expect(shown.memory.sources.length).toBeGreaterThanOrEqual(4)
     expect(shown.memory.sources.every((id) => id.startsWith('obs_'))).toBe(true)
     const [lesson] = await engine.recall('npm test orders failed passed after editing', { limit: 1 })
-    const lessonShown = engine.show(lesson!.id)
+    const lessonShown = await engine.show(lesson!.id)
     if (lessonShown.type !== 'memory') throw new Error('expected a memory')
     expect(lessonShown.memory).toMatchObject({
       kind: 'lesson',
@@ -49,8 +49,8 @@ describe('consolidation (deterministic)', () => {
     const hook = (event: string, fields: Record<string, unknown>) =>
       engine.captureHook(event, JSON.stringify({ session_id: 'long', cwd: '/work/demo-app', hook_event_name: event, ...fields }))
     for (let i = 1; i <= 2600; i++) {
-      hook('UserPromptSubmit', { prompt: `Step ${i}: tune module ${i}` })
-      hook('PostToolUse', {
+      await hook('UserPromptSubmit', { prompt: `Step ${i}: tune module ${i}` })
+      await hook('PostToolUse', {
         tool_name: 'Edit',
         tool_use_id: `e${i}`,
         tool_input: { file_path: `/work/demo-app/src/m${i}.ts`, old_string: 'a', new_string: 'b' },
@@ -60,77 +60,79 @@ describe('consolidation (deterministic)', () => {
     }
     clock.advance(DAY)
     await engine.consolidate()
-    const [summary] = engine
-      .browseMemories({ projectIds: engine.listProjects().map((p) => p.id), state: 'all', offset: 0, limit: 10 })
-      .memories.filter((m) => m.kind === 'summary')
+    const [summary] = (
+      await engine.browseMemories({ projectIds: (await engine.listProjects()).map((p) => p.id), state: 'all', offset: 0, limit: 10 })
+    ).memories.filter((m) => m.kind === 'summary')
     expect(summary!.text).toMatch(
       /^Session 2025-06-14 \(claude-code, 5200 observations\)\. Asked: Step 1: tune module 1 \| \(\d+\+ more\) \| Step 2599: tune module 2599 \| Step 2600: tune module 2600\./,
     )
   })
 
   it('stores the confidence of what it derived, keeps it through rebuild, and a stated memory has none', async () => {
-    const { engine, clock } = playDemo()
+    const { engine, clock } = await playDemo()
     await engine.consolidate()
     clock.advance(1000)
-    const p = engine.resolveProjects('acme-api').map((x) => x.id)
-    const byKind = (kind: string) =>
-      engine.browseMemories({ projectIds: p, state: 'all', offset: 0, limit: 100 }).memories.filter((m) => m.kind === kind)
+    const p = (await engine.resolveProjects('acme-api')).map((x) => x.id)
+    const byKind = async (kind: string) =>
+      (await engine.browseMemories({ projectIds: p, state: 'all', offset: 0, limit: 100 })).memories.filter((m) => m.kind === kind)
     // "Remember for later: rate limiting should go in the same middleware folder" — a cue phrase, 0.7; the fixed failure's lesson, 0.6.
-    expect(byKind('preference').map((m) => m.confidence)).toEqual([0.7])
-    expect(byKind('lesson').map((m) => m.confidence)).toEqual([0.6])
-    expect(byKind('summary').map((m) => m.confidence)).toEqual([undefined])
-    engine.rebuild()
-    expect(byKind('preference').map((m) => m.confidence)).toEqual([0.7])
+    expect((await byKind('preference')).map((m) => m.confidence)).toEqual([0.7])
+    expect((await byKind('lesson')).map((m) => m.confidence)).toEqual([0.6])
+    expect((await byKind('summary')).map((m) => m.confidence)).toEqual([undefined])
+    await engine.rebuild()
+    expect((await byKind('preference')).map((m) => m.confidence)).toEqual([0.7])
     // Stating the same thing makes it a stated memory.
-    const stated = engine.remember(byKind('preference')[0]!.text, {
-      kind: 'preference',
-      project: { root: '/home/demo/acme-api', name: 'acme-api' },
-    }).memory
-    expect(stated).toMatchObject({ id: byKind('preference')[0]!.id, confidence: undefined, seenCount: 2 })
+    const stated = (
+      await engine.remember((await byKind('preference'))[0]!.text, {
+        kind: 'preference',
+        project: { root: '/home/demo/acme-api', name: 'acme-api' },
+      })
+    ).memory
+    expect(stated).toMatchObject({ id: (await byKind('preference'))[0]!.id, confidence: undefined, seenCount: 2 })
   })
 
   it('forgetting an observation takes the memories derived from it; a session delete takes its summary and lesson', async () => {
-    const { engine, clock } = playDemo()
+    const { engine, clock } = await playDemo()
     await engine.consolidate()
     clock.advance(1000)
-    const p = engine.resolveProjects('acme-api')[0]!
-    const derived = (kind: string) =>
-      engine.browseMemories({ projectIds: [p.id], state: 'all', offset: 0, limit: 100 }).memories.filter((m) => m.kind === kind)
-    const summary = derived('summary')[0]!
+    const p = (await engine.resolveProjects('acme-api'))[0]!
+    const derived = async (kind: string) =>
+      (await engine.browseMemories({ projectIds: [p.id], state: 'all', offset: 0, limit: 100 })).memories.filter((m) => m.kind === kind)
+    const summary = (await derived('summary'))[0]!
     const cited = summary.sources[1]!
-    engine.forget(cited, 'test')
-    expect(derived('summary')).toEqual([])
+    await engine.forget(cited, 'test')
+    expect(await derived('summary')).toEqual([])
     // Consolidation writes the summary again from what remains, without the forgotten step.
     await engine.consolidate()
-    const again = derived('summary')[0]!
+    const again = (await derived('summary'))[0]!
     expect(again.sources).not.toContain(cited)
     expect(again.sources.length).toBeGreaterThan(0)
     // Deleting the session takes its summary, its lesson and the preference stated in it.
-    const session = engine.sessions({ projectIds: [p.id] }).find((s) => s.observationCount > 5)!
-    engine.deleteScope({ project: p, session: session.id }, 'test')
-    for (const kind of ['summary', 'lesson', 'preference']) expect(derived(kind), kind).toEqual([])
-    engine.rebuild()
-    for (const kind of ['summary', 'lesson', 'preference']) expect(derived(kind), kind).toEqual([])
+    const session = (await engine.sessions({ projectIds: [p.id] })).find((s) => s.observationCount > 5)!
+    await engine.deleteScope({ project: p, session: session.id }, 'test')
+    for (const kind of ['summary', 'lesson', 'preference']) expect(await derived(kind), kind).toEqual([])
+    await engine.rebuild()
+    for (const kind of ['summary', 'lesson', 'preference']) expect(await derived(kind), kind).toEqual([])
   })
 
   it('is idempotent, and a resumed session gets a new summary that supersedes the old one', async () => {
-    const { engine, clock } = playDemo()
+    const { engine, clock } = await playDemo()
     await engine.consolidate()
     expect(await engine.consolidate()).toMatchObject({ summaries: 0, lessons: 0 })
     // An archived summary is not written again either.
     const [summary] = await engine.recall('Session JWT authentication', { limit: 1 })
-    engine.setMemoryState(summary!.id, 'archive')
+    await engine.setMemoryState(summary!.id, 'archive')
     expect(await engine.consolidate()).toMatchObject({ summaries: 0 })
-    engine.setMemoryState(summary!.id, 'restore')
+    await engine.setMemoryState(summary!.id, 'restore')
     // The session is resumed: one more prompt, then it ends again.
-    engine.captureHook(
+    await engine.captureHook(
       'UserPromptSubmit',
       JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', prompt: 'Also add a rateLimit middleware' }),
     )
     clock.advance(1000)
-    engine.captureHook('SessionEnd', JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', reason: 'exit' }))
+    await engine.captureHook('SessionEnd', JSON.stringify({ session_id: '4f1c2e7a-demo-0001', cwd: '/home/demo/acme-api', reason: 'exit' }))
     expect(await engine.consolidate()).toMatchObject({ summaries: 1 })
-    const summaries = engine.exportMarkdown().get('acme-api.md')!
+    const summaries = (await engine.exportMarkdown()).get('acme-api.md')!
     expect(summaries).toContain('~~Session 2025-06-14 (claude-code, 11 observations)')
     expect(summaries).toContain('Session 2025-06-14 (claude-code, 12 observations)')
     expect(summaries).toContain('Also add a rateLimit middleware')
@@ -139,23 +141,23 @@ describe('consolidation (deterministic)', () => {
   it('archives what decayed (a fact drawn from a prompt), never a pinned memory', async () => {
     const { engine, clock } = createTestEngine({ cwd: '/p/a' })
     const P = { root: '/p/a', name: 'a' }
-    engine.captureHook(
+    await engine.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: 'fyi we use the legacy VPN client for staging' }, 'sess-1', '/p/a'),
     )
     clock.advance(60 * 60_000)
     await engine.consolidate()
-    const derived = engine.currentMemories(engine.listProjects()[0]!.id).filter((m) => m.sources.length > 0)
+    const derived = (await engine.currentMemories((await engine.listProjects())[0]!.id)).filter((m) => m.sources.length > 0)
     const fact = derived.find((m) => m.kind === 'fact')!
     const summary = derived.find((m) => m.kind === 'summary')!
     expect([fact.text, summary.kind]).toEqual(['fyi we use the legacy VPN client for staging', 'summary'])
-    const pinned = engine.remember('never force-push to main', { project: P, kind: 'lesson' }).memory
-    engine.setMemoryState(pinned.id, 'pin')
+    const pinned = (await engine.remember('never force-push to main', { project: P, kind: 'lesson' })).memory
+    await engine.setMemoryState(pinned.id, 'pin')
     clock.advance(60 * DAY)
     clock.advance(60 * DAY)
     const r = await engine.consolidate()
-    expect(engine.history(fact.id)[0]!.archivedAt).toBe(clock.now())
-    expect(engine.history(pinned.id)[0]!.archivedAt).toBeUndefined()
+    expect((await engine.history(fact.id))[0]!.archivedAt).toBe(clock.now())
+    expect((await engine.history(pinned.id))[0]!.archivedAt).toBeUndefined()
     expect(r.archived).toBeGreaterThanOrEqual(1)
   })
 
@@ -163,23 +165,25 @@ describe('consolidation (deterministic)', () => {
     const { engine, clock } = createTestEngine({ cwd: '/p/a' })
     const P = { root: '/p/a', name: 'a' }
     const stated = [
-      engine.remember('the staging VPN needs the legacy client', { project: P }).memory,
-      engine.remember('deploys go through the release branch', { project: P, kind: 'decision' }).memory,
-      engine.remember('answers in British English', { project: P, kind: 'preference' }).memory,
-      engine.remember('run migrations before the seed script', { project: P, kind: 'lesson' }).memory,
+      (await engine.remember('the staging VPN needs the legacy client', { project: P })).memory,
+      (await engine.remember('deploys go through the release branch', { project: P, kind: 'decision' })).memory,
+      (await engine.remember('answers in British English', { project: P, kind: 'preference' })).memory,
+      (await engine.remember('run migrations before the seed script', { project: P, kind: 'lesson' })).memory,
     ]
-    engine.captureHook(
+    await engine.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: "let's go with zod for validation" }, 'sess-1', '/p/a'),
     )
     clock.advance(60 * 60_000)
     await engine.consolidate()
-    const decision = engine.currentMemories(engine.listProjects()[0]!.id).find((m) => m.kind === 'decision' && m.sources.length > 0)!
+    const decision = (await engine.currentMemories((await engine.listProjects())[0]!.id)).find(
+      (m) => m.kind === 'decision' && m.sources.length > 0,
+    )!
     expect(decision.text).toContain('zod')
     clock.advance(670 * DAY)
     await engine.consolidate()
-    for (const m of [...stated, decision]) expect(engine.history(m.id)[0]!.archivedAt).toBeUndefined()
-    const block = engine.context({ project: P }).text
+    for (const m of [...stated, decision]) expect((await engine.history(m.id))[0]!.archivedAt).toBeUndefined()
+    const block = (await engine.context({ project: P })).text
     for (const m of [...stated, decision]) expect(block).toContain(m.text)
     expect((await engine.recall('staging VPN legacy client')).map((h) => h.id)).toContain(stated[0]!.id)
   })
@@ -222,15 +226,15 @@ describe('statements from prompts', () => {
   })
 
   it('consolidation stores them as memories of their kind, once, with provenance', async () => {
-    const { engine } = playDemo()
+    const { engine } = await playDemo()
     const r = await engine.consolidate()
     expect(r.memories).toBe(1)
-    const project = engine.sessions()[0]!.projectId
-    const preferences = engine.currentMemories(project).filter((m) => m.kind === 'preference')
+    const project = (await engine.sessions())[0]!.projectId
+    const preferences = (await engine.currentMemories(project)).filter((m) => m.kind === 'preference')
     expect(preferences.map((m) => m.text)).toEqual([
       'Remember for later: rate limiting should go in the same middleware folder, next to auth.',
     ])
-    const source = engine.show(preferences[0]!.sources[0]!)
+    const source = await engine.show(preferences[0]!.sources[0]!)
     if (source.type !== 'observation') throw new Error('expected an observation')
     expect(source.observation.kind).toBe('prompt')
     expect((await engine.consolidate()).memories).toBe(0)

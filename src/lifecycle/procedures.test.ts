@@ -26,38 +26,38 @@ type Engine = MnemoEngine
 type Clock = { advance: (ms: number) => void }
 
 /** Plays one session (prompt, tool calls, a last word, SessionEnd), one event per second. */
-function play(engine: Engine, clock: Clock, id: string, prompt: string, calls: readonly Call[]): void {
-  const hook = (event: string, fields: Record<string, unknown>) => {
-    engine.captureHook(event, hookPayload(event, fields, id, CWD))
+async function play(engine: Engine, clock: Clock, id: string, prompt: string, calls: readonly Call[]): Promise<void> {
+  const hook = async (event: string, fields: Record<string, unknown>) => {
+    await engine.captureHook(event, hookPayload(event, fields, id, CWD))
     clock.advance(1000)
   }
-  hook('SessionStart', { source: 'startup' })
-  hook('UserPromptSubmit', { prompt })
-  calls.forEach((c, i) => {
+  await hook('SessionStart', { source: 'startup' })
+  await hook('UserPromptSubmit', { prompt })
+  for (const [i, c] of calls.entries()) {
     const tool_use_id = `${id}-${i}`
     if ('bash' in c) {
-      if (c.fail) hook('PostToolUseFailure', { tool_name: 'Bash', tool_use_id, tool_input: { command: c.bash }, error: c.fail })
+      if (c.fail) await hook('PostToolUseFailure', { tool_name: 'Bash', tool_use_id, tool_input: { command: c.bash }, error: c.fail })
       else
-        hook('PostToolUse', {
+        await hook('PostToolUse', {
           tool_name: 'Bash',
           tool_use_id,
           tool_input: { command: c.bash },
           tool_response: { stdout: c.out ?? 'ok', stderr: '' },
         })
     } else if ('grep' in c)
-      hook('PostToolUse', { tool_name: 'Grep', tool_use_id, tool_input: { pattern: c.grep }, tool_response: 'src/app.ts' })
+      await hook('PostToolUse', { tool_name: 'Grep', tool_use_id, tool_input: { pattern: c.grep }, tool_response: 'src/app.ts' })
     else {
       const [tool, file] = 'read' in c ? ['Read', c.read] : 'write' in c ? ['Write', c.write] : ['Edit', c.edit]
-      hook('PostToolUse', {
+      await hook('PostToolUse', {
         tool_name: tool,
         tool_use_id,
         tool_input: { file_path: `${CWD}/${file}`, new_string: 'x' },
         tool_response: { ok: true },
       })
     }
-  })
-  hook('Stop', { last_assistant_message: 'Done.' })
-  hook('SessionEnd', { reason: 'exit' })
+  }
+  await hook('Stop', { last_assistant_message: 'Done.' })
+  await hook('SessionEnd', { reason: 'exit' })
   clock.advance(10 * MIN)
 }
 
@@ -96,12 +96,18 @@ const GZIP: readonly Call[] = [
 ]
 
 /** The project's procedures (current ones, or every version), oldest first. */
-const procedures = (engine: Engine, current = true): Memory[] => {
-  const project = engine.listProjects()[0]
+const procedures = async (engine: Engine, current = true): Promise<Memory[]> => {
+  const project = (await engine.listProjects())[0]
   if (!project) return []
-  return engine
-    .browseMemories({ projectIds: [project.id], kinds: ['procedure'], state: current ? 'current' : 'all', offset: 0, limit: 50 })
-    .memories.sort((a, b) => a.createdAt - b.createdAt)
+  return (
+    await engine.browseMemories({
+      projectIds: [project.id],
+      kinds: ['procedure'],
+      state: current ? 'current' : 'all',
+      offset: 0,
+      limit: 50,
+    })
+  ).memories.sort((a, b) => a.createdAt - b.createdAt)
 }
 
 const EXPECTED_TEXT = [
@@ -119,16 +125,16 @@ const EXPECTED_TEXT = [
 describe('procedures through consolidation (deterministic)', () => {
   it('two successful sessions doing the same work give one procedure with the common steps, the check, and the attesting observations as sources', async () => {
     const { engine, clock } = createTestEngine({ cwd: CWD })
-    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-    play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+    await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    await play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
     const r = await engine.consolidate()
     expect(r).toMatchObject({ summaries: 2, procedures: 1 })
-    const [procedure, ...more] = procedures(engine)
+    const [procedure, ...more] = await procedures(engine)
     expect(more).toEqual([])
     // `npm install cors`, `git status` and the search are not in the rate-limit session: not steps.
     expect(procedure!.text).toBe(EXPECTED_TEXT)
     // Sources: read, write, edit and the passing test of each session (not the failed run, not the repeated edit).
-    const sources = engine.memorySources([procedure!])
+    const sources = await engine.memorySources([procedure!])
     expect(sources.map((o) => `${o.sessionId === sources[0]!.sessionId ? 'rate' : 'cors'} ${o.text.split('\n')[0]}`)).toEqual([
       `rate Read: ${CWD}/src/app.ts`,
       `rate Write: ${CWD}/src/middleware/rate-limit.ts`,
@@ -144,74 +150,76 @@ describe('procedures through consolidation (deterministic)', () => {
 
   it('one successful and one failed session of the same work give no procedure', async () => {
     const { engine, clock } = createTestEngine({ cwd: CWD })
-    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-    play(engine, clock, 'auth', 'Add auth middleware to the API', AUTH_FAILED)
+    await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    await play(engine, clock, 'auth', 'Add auth middleware to the API', AUTH_FAILED)
     expect(await engine.consolidate()).toMatchObject({ summaries: 2, procedures: 0 })
-    expect(procedures(engine)).toEqual([])
+    expect(await procedures(engine)).toEqual([])
   })
 
   it('adds nothing when run again, and rebuild re-derives the same procedure ids', async () => {
     const { engine, clock } = createTestEngine({ cwd: CWD })
-    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-    play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+    await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    await play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
     await engine.consolidate()
-    const before = procedures(engine, false)
-    const seq = engine.lastEventSeq()
+    const before = await procedures(engine, false)
+    const seq = await engine.lastEventSeq()
     expect(await engine.consolidate()).toMatchObject({ summaries: 0, procedures: 0 })
     // Other successful work runs the pass again: the procedure is checked against the same sessions, nothing is written.
-    play(engine, clock, 'docs', 'Fix a typo in the README', [{ edit: 'README.md' }, { bash: 'npm test' }])
+    await play(engine, clock, 'docs', 'Fix a typo in the README', [{ edit: 'README.md' }, { bash: 'npm test' }])
     expect(await engine.consolidate()).toMatchObject({ summaries: 1, procedures: 0 })
-    expect(engine.lastEventSeq()).toBe(seq + 7) // the docs session's 6 events and its summary
-    engine.rebuild()
-    const after = procedures(engine, false)
+    expect(await engine.lastEventSeq()).toBe(seq + 7) // the docs session's 6 events and its summary
+    await engine.rebuild()
+    const after = await procedures(engine, false)
     expect(after.map((m) => [m.id, m.text, m.sources, m.validTo])).toEqual(before.map((m) => [m.id, m.text, m.sources, m.validTo]))
   })
 
   it('a new supporting session updates the procedure (a new version supersedes it) instead of adding one', async () => {
     const { engine, clock } = createTestEngine({ cwd: CWD })
-    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-    play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+    await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    await play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
     await engine.consolidate()
-    const [first] = procedures(engine)
-    play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
+    const [first] = await procedures(engine)
+    await play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
     expect(await engine.consolidate()).toMatchObject({ procedures: 1 })
-    const current = procedures(engine)
+    const current = await procedures(engine)
     expect(current).toHaveLength(1)
     expect(current[0]!.supersedes).toBe(first!.id)
-    expect(engine.history(first!.id).map((m) => m.id)).toEqual([first!.id, current[0]!.id])
+    expect((await engine.history(first!.id)).map((m) => m.id)).toEqual([first!.id, current[0]!.id])
     expect(current[0]!.text).toBe(EXPECTED_TEXT.replace('each of 2', 'each of 3'))
-    expect(new Set(engine.memorySources([current[0]!]).map((o) => o.sessionId)).size).toBe(3)
+    expect(new Set((await engine.memorySources([current[0]!])).map((o) => o.sessionId)).size).toBe(3)
   })
 
   it('an archived procedure stays archived when another supporting session comes', async () => {
     const { engine, clock } = createTestEngine({ cwd: CWD })
-    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-    play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+    await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    await play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
     await engine.consolidate()
-    const [first] = procedures(engine)
-    engine.setMemoryState(first!.id, 'archive')
-    play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
+    const [first] = await procedures(engine)
+    await engine.setMemoryState(first!.id, 'archive')
+    await play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
     expect(await engine.consolidate()).toMatchObject({ procedures: 0 })
-    expect(engine.history(first!.id)).toEqual([expect.objectContaining({ id: first!.id, archivedAt: expect.any(Number), seenCount: 1 })])
-    expect(engine.context({ project: { root: CWD, name: 'demo-app' } }).text).not.toContain('Procedures')
+    expect(await engine.history(first!.id)).toEqual([
+      expect.objectContaining({ id: first!.id, archivedAt: expect.any(Number), seenCount: 1 }),
+    ])
+    expect((await engine.context({ project: { root: CWD, name: 'demo-app' } })).text).not.toContain('Procedures')
   })
 
   it('is recalled like any memory, listed by name and trigger in the context block, and exported', async () => {
     const { engine, clock } = createTestEngine({ cwd: CWD })
-    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-    play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+    await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    await play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
     await engine.consolidate()
-    const [procedure] = procedures(engine)
+    const [procedure] = await procedures(engine)
     const hits = await engine.recall('procedure add middleware', { limit: 5 })
     expect(hits[0]).toMatchObject({ id: procedure!.id, type: 'memory', kind: 'procedure' })
-    const block = engine.context({ project: { root: CWD, name: 'demo-app' } })
+    const block = await engine.context({ project: { root: CWD, name: 'demo-app' } })
     expect(block.text).toContain('## Procedures')
     expect(block.text).toContain(
       '\n- add middleware api — when: tasks like "Add rate limiting middleware to the API" or "Add CORS middleware to the API"\n',
     )
     expect(block.text).not.toContain('Steps:')
     expect(block.memoryIds).toContain(procedure!.id)
-    const md = engine.exportMarkdown().get('demo-app.md')!
+    const md = (await engine.exportMarkdown()).get('demo-app.md')!
     expect(md).toContain('## Procedures')
     // Each step on its own line under the procedure's item, as the memory writes them.
     expect(md).toMatch(/\n- \*\*.+\*\* _\(since \d{4}-\d{2}-\d{2}\)_\n {2}When: .+\n {2}Steps:\n {2}1\. .+\n {2}2\. /)
@@ -219,10 +227,10 @@ describe('procedures through consolidation (deterministic)', () => {
 
   it('needs as many successful sessions as configured', async () => {
     const { engine, clock } = createTestEngine({ cwd: CWD })
-    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-    play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+    await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    await play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
     expect(await engine.consolidate({ procedures: { minSessions: 3 } })).toMatchObject({ procedures: 0 })
-    play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
+    await play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
     expect(await engine.consolidate({ procedures: { minSessions: 3 } })).toMatchObject({ procedures: 1 })
   })
 })
@@ -386,11 +394,11 @@ describe('procedures through consolidation with a model', () => {
   it('stores the model’s name, trigger and wording, without steps the sessions do not attest', async () => {
     const { baseUrl, seen } = await fakeChat(chat((res) => reply(res, MODEL_PROCEDURE)))
     const { engine, clock } = llmEngine(baseUrl)
-    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-    play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+    await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    await play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
     const r = await engine.consolidate()
     expect(r).toMatchObject({ procedures: 1, errors: [] })
-    const [procedure] = procedures(engine)
+    const [procedure] = await procedures(engine)
     expect(procedure!.text).toBe(
       [
         'Procedure: Add an Express middleware',
@@ -411,12 +419,12 @@ describe('procedures through consolidation with a model', () => {
     expect(asked.messages[1]!.content).toContain('{"task":"Add CORS middleware to the API"}')
     // A new supporting session whose steps still attest the stored wording keeps it, without asking the model again.
     const asks = seen.length
-    play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
+    await play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
     expect(await engine.consolidate()).toMatchObject({ procedures: 1 })
     expect(seen.filter((b) => b.response_format.json_schema?.name === 'procedure')).toHaveLength(1)
     expect(seen.length).toBe(asks + 1) // the new session's summary only
-    expect(procedures(engine)[0]!.text).toContain('1. Read src/*.ts — see how app.ts mounts middleware')
-    expect(procedures(engine)[0]!.text).toContain('each of 3 successful sessions')
+    expect((await procedures(engine))[0]!.text).toContain('1. Read src/*.ts — see how app.ts mounts middleware')
+    expect((await procedures(engine))[0]!.text).toContain('each of 3 successful sessions')
   })
 
   it('falls back to the deterministic procedure when none of the model’s steps is attested', async () => {
@@ -429,8 +437,8 @@ describe('procedures through consolidation with a model', () => {
     }
     const { baseUrl } = await fakeChat(chat((res) => reply(res, invented)))
     const { engine, clock } = llmEngine(baseUrl)
-    play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-    play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+    await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+    await play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
     const r = await engine.consolidate()
     expect(r.procedures).toBe(1)
     expect(r.errors).toEqual([
@@ -438,7 +446,7 @@ describe('procedures through consolidation with a model', () => {
         /^procedure "add middleware api": the model's steps are not attested in the source sessions \(kept 0, dropped 2/,
       ),
     ])
-    expect(procedures(engine)[0]!.text).toBe(EXPECTED_TEXT)
+    expect((await procedures(engine))[0]!.text).toBe(EXPECTED_TEXT)
   })
 
   it('falls back to the deterministic procedure when the provider fails or the answer never validates', async () => {
@@ -448,12 +456,12 @@ describe('procedures through consolidation with a model', () => {
     ]) {
       const { baseUrl } = await fakeChat(chat(answer))
       const { engine, clock } = llmEngine(baseUrl)
-      play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
-      play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
+      await play(engine, clock, 'rate', 'Add rate limiting middleware to the API', RATE_LIMIT)
+      await play(engine, clock, 'cors', 'Add CORS middleware to the API', CORS)
       const r = await engine.consolidate()
       expect(r.procedures).toBe(1)
       expect(r.errors).toEqual([expect.stringMatching(/^procedure "add middleware api": .*(HTTP 503|does not match the schema)/)])
-      expect(procedures(engine)[0]!.text).toBe(EXPECTED_TEXT)
+      expect((await procedures(engine))[0]!.text).toBe(EXPECTED_TEXT)
     }
   })
 })

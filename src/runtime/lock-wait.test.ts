@@ -30,18 +30,18 @@ function holdWriteLock(db: string): Promise<void> {
   })
 }
 
-function seeded(): string {
+async function seeded(): Promise<string> {
   const home = scratch()
   const m = openMnemo({ env: { MNEMO_HOME: home, HOME: home }, cwd: '/work/demo-app' })
-  m.engine.remember('we deploy with the release script', { project: { root: '/work/demo-app', name: 'demo-app' } })
-  m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fix the login redirect' }, 'earlier'))
-  m.close()
+  await m.engine.remember('we deploy with the release script', { project: { root: '/work/demo-app', name: 'demo-app' } })
+  await m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'fix the login redirect' }, 'earlier'))
+  await m.close()
   return home
 }
 
 describe('while another process holds the write lock', () => {
   it('recall, context and the spool drain do not wait for it', async () => {
-    const home = seeded()
+    const home = await seeded()
     await holdWriteLock(path.join(home, 'mnemo.db'))
     const m = openMnemo({ env: { MNEMO_HOME: home, HOME: home }, cwd: '/work/demo-app', busyTimeoutMs: 60_000 })
     try {
@@ -51,23 +51,23 @@ describe('while another process holds the write lock', () => {
         cwd: '/work/demo-app',
         spooledAt: Date.now(),
       })
-      const drained = m.drainSpool()
+      const drained = await m.drainSpool()
       expect(drained).toMatchObject({
         drained: 0,
         remaining: 1,
         failed: expect.objectContaining({ message: expect.stringContaining('database is locked') }),
       })
       expect(JSON.stringify(await m.engine.recall('release script'))).toContain('we deploy with the release script')
-      expect(m.engine.context({ project: { root: '/work/demo-app', name: 'demo-app' } }).text).toContain(
+      expect((await m.engine.context({ project: { root: '/work/demo-app', name: 'demo-app' } })).text).toContain(
         'we deploy with the release script',
       )
     } finally {
-      m.close()
+      await m.close()
     }
   })
 
   it('SessionStart still injects the context block, and its event waits in the spool', async () => {
-    const home = seeded()
+    const home = await seeded()
     await holdWriteLock(path.join(home, 'mnemo.db'))
     const input = new PassThrough()
     let stdout = ''
@@ -88,6 +88,6 @@ describe('while another process holds the write lock', () => {
     )
     const m = openMnemo({ env: { MNEMO_HOME: home, HOME: home }, dbPath: ':memory:' })
     expect(m.spool.count()).toBe(1)
-    m.close()
+    await m.close()
   })
 })

@@ -10,11 +10,11 @@ import { openMnemo } from './open-mnemo.js'
 const { scratch, cleanups } = useScratch()
 
 /** A data directory with one prompt stored, closed (so no WAL file is left), then made unwritable. */
-function readOnlyStore(): string {
+async function readOnlyStore(): Promise<string> {
   const home = scratch()
   const m = openMnemo({ env: { MNEMO_HOME: home, HOME: home } })
-  m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'cache the orders endpoint' }))
-  m.close()
+  await m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'cache the orders endpoint' }))
+  await m.close()
   cleanups.push(makeUnwritable(home)!)
   return home
 }
@@ -30,8 +30,8 @@ describe('openMnemo on a data directory it cannot use', () => {
     }
   })
 
-  it.runIf(CAN_MAKE_UNWRITABLE)('says the data directory is not writable, instead of "unable to open database file"', () => {
-    const home = readOnlyStore()
+  it.runIf(CAN_MAKE_UNWRITABLE)('says the data directory is not writable, instead of "unable to open database file"', async () => {
+    const home = await readOnlyStore()
     expect(() => openMnemo({ env: { MNEMO_HOME: home } })).toThrow(
       expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: `MNEMO_HOME ${home} is not writable (permission denied)` }),
     )
@@ -40,21 +40,21 @@ describe('openMnemo on a data directory it cannot use', () => {
   it.runIf(CAN_MAKE_UNWRITABLE)(
     'with readOnlyFallback reads it (a snapshot, removed on close), and a write fails naming the real database and the cause',
     async () => {
-      const home = readOnlyStore()
+      const home = await readOnlyStore()
       const before = readdirSync(os.tmpdir()).filter((f) => f.startsWith('mnemo-readonly-')).length
       const m = openMnemo({ env: { MNEMO_HOME: home }, readOnlyFallback: true })
       try {
         expect(m.readOnly).toBe(true)
-        expect(m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
+        expect(await m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
         expect((await m.engine.recall('orders endpoint', { limit: 1 })).map((h) => h.snippet)).toEqual(['cache the orders endpoint'])
-        expect(() => m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'another' }))).toThrow(
+        await expect(m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'another' }))).rejects.toThrow(
           expect.objectContaining({
             message: expect.stringContaining(`(${path.join(home, 'mnemo.db')}): attempt to write a readonly database`),
             hint: expect.stringContaining('not writable by this user'),
           }),
         )
       } finally {
-        m.close()
+        await m.close()
       }
       expect(readdirSync(os.tmpdir()).filter((f) => f.startsWith('mnemo-readonly-')).length).toBe(before)
       expect(existsSync(path.join(home, 'mnemo.db-wal'))).toBe(false)

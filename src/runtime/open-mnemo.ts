@@ -154,10 +154,10 @@ export interface OpenedMnemo {
    * `spool/bad/` and logged, so one bad event never blocks the rest. Never waits for
    * another process's write lock: a held lock stops the drain at once (`failed`).
    */
-  drainSpool(): { drained: number; remaining: number; failed?: unknown }
+  drainSpool(): Promise<{ drained: number; remaining: number; failed?: unknown }>
   /** Runs `fn` with no wait for another process's write lock (see `Store.withoutLockWait`). */
-  withoutLockWait<T>(fn: () => T): T
-  close(): void
+  withoutLockWait<T>(fn: () => Promise<T>): Promise<T>
+  close(): Promise<void>
 }
 
 /**
@@ -333,13 +333,13 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   const errors = options.errors ?? new ErrorLog(config.errorLogPath)
   const drain = () =>
     store.withoutLockWait(() =>
-      spool.drain((item) => {
+      spool.drain(async (item) => {
         try {
           // A team-mode event (it names the token it was for) only ever goes to the server, with that token.
           if (item.tokenId !== undefined) return 'skip'
           // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
           const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
-          const { note } = owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
+          const { note } = await owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
           if (note !== undefined)
             errors.append({
               at: new Date(clock.now()).toISOString(),
@@ -377,9 +377,9 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
       return drain()
     },
     withoutLockWait: (fn) => store.withoutLockWait(fn),
-    close: () => {
+    close: async () => {
       try {
-        engine.close()
+        await engine.close()
       } finally {
         cleanup?.()
       }

@@ -136,10 +136,10 @@ export class Spool {
    *
    * @returns How many were drained and how many remain.
    */
-  drain(
-    store: (item: SpooledEvent) => 'stored' | 'bad' | 'skip',
+  async drain(
+    store: (item: SpooledEvent) => Promise<'stored' | 'bad' | 'skip'>,
     limit = DRAIN_BATCH,
-  ): { drained: number; remaining: number; failed?: unknown } {
+  ): Promise<{ drained: number; remaining: number; failed?: unknown }> {
     const files = this.list()
     let drained = 0
     for (const file of files) {
@@ -155,7 +155,7 @@ export class Spool {
         continue
       }
       try {
-        const outcome = store(item)
+        const outcome = await store(item)
         // Not this drain's to store (a team-mode event waiting for its token): it stays, in order.
         if (outcome === 'skip') continue
         if (outcome === 'bad') {

@@ -165,10 +165,10 @@ export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<num
   let store: Check[]
   try {
     store = await withMnemo(io, o, async (m) => {
-      const integrity = m.engine.integrityCheck()
+      const integrity = await m.engine.integrityCheck()
       const spool = { pending: m.spool.count(), bad: m.spool.badCount() }
       const errors = m.errors.tail(5)
-      const derivation = m.engine.derivation()
+      const derivation = await m.engine.derivation()
       // SQLite opens a database file this user may not write read-only without a word: ask the file system.
       const unwritable = m.config.dbPath === ':memory:' ? undefined : dataDirError(m.config.home, undefined, m.config.dbPath)
       const { remoteServer, checkRemote } = await import('../../runtime/remote-server.js')
@@ -322,13 +322,13 @@ export async function benchLongMemEval(
  * project: an earlier demo run, which is shown again rather than captured twice).
  * @throws {MnemoError} `INVALID_INPUT` — the store holds other data: the demo never writes into a real store.
  */
-function demoStoreState(env: CliIo['env'], cwd: string, home: string, lines: readonly string[]): 'new' | 'demo' {
+async function demoStoreState(env: CliIo['env'], cwd: string, home: string, lines: readonly string[]): Promise<'new' | 'demo'> {
   if (!existsSync(path.join(home, 'mnemo.db'))) return 'new'
   const demoRoot = resolveProjectRoot(String((JSON.parse(lines[0]!) as { payload: { cwd: string } }).payload.cwd)).root
   const m = openMnemo({ env, cwd, home, readOnlyFallback: true, allUsers: true })
   try {
-    const projects = m.engine.listProjects()
-    if (m.engine.stats().events === 0) return 'new'
+    const projects = await m.engine.listProjects()
+    if ((await m.engine.stats()).events === 0) return 'new'
     if (projects.length === 1 && projects[0]!.root === demoRoot) return 'demo'
     throw invalidInput(
       'home',
@@ -339,7 +339,7 @@ function demoStoreState(env: CliIo['env'], cwd: string, home: string, lines: rea
       'give a new folder: mnemo demo --home /tmp/mnemo-demo (or no --home: a throw-away one)',
     )
   } finally {
-    m.close()
+    await m.close()
   }
 }
 
@@ -352,7 +352,7 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
   const say = (t: string): void => {
     if (!out.json) out.stdout(t)
   }
-  const already = o.home ? demoStoreState(env, io.cwd, home, lines) : 'new'
+  const already = o.home ? await demoStoreState(env, io.cwd, home, lines) : 'new'
   say(`mnemo demo — data directory ${home}\n\n`)
   if (already === 'demo') say(`1. Session 1 is already in this data directory (an earlier mnemo demo): not captured again\n`)
   else say(`1. Session 1: ${lines.length} Claude Code hook events, one \`mnemo hook <event>\` process each\n`)
@@ -368,13 +368,13 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
   try {
     const queries = ['validateToken', 'how do we rate-limit the API?', 'src/middleware/auth.ts']
     const results = await Promise.all(queries.map(async (q) => ({ query: q, hits: await m.engine.recall(q, { limit: 3 }) })))
-    const project = m.engine.listProjects()[0]
-    const block = project ? m.engine.context({ project: { root: project.root, name: project.name } }) : undefined
+    const project = (await m.engine.listProjects())[0]
+    const block = project ? await m.engine.context({ project: { root: project.root, name: project.name } }) : undefined
     if (out.json) {
       printJson(out, {
         home,
         events: lines.length,
-        stats: m.engine.stats(),
+        stats: await m.engine.stats(),
         recall: results.map((r) => ({ query: r.query, hits: r.hits.map((h) => hitToJson(h)) })),
         context: block,
         sessionStartOutput: nextContext.trim(),
@@ -386,7 +386,7 @@ export async function demo(io: CliIo, out: Out, o: GlobalOptions & { keep?: bool
         say(`\n4. What the SessionStart hook printed for Claude Code to inject (first 300 chars):\n${nextContext.slice(0, 300)}…\n`)
     }
   } finally {
-    m.close()
+    await m.close()
     if (!o.keep && !o.home && existsSync(home)) rmSync(home, { recursive: true, force: true })
     else say(`\n(kept data directory ${home})\n`)
   }

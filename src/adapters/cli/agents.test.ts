@@ -225,9 +225,9 @@ describe('connect --all and doctor', () => {
     const { openMnemo } = await import('../../runtime/open-mnemo.js')
     const m = openMnemo({ env: { MNEMO_HOME: t.dir } })
     try {
-      expect(m.engine.stats().memories).toBe(1)
+      expect((await m.engine.stats()).memories).toBe(1)
     } finally {
-      m.close()
+      await m.close()
     }
   })
 
@@ -260,12 +260,12 @@ describe('connect --all and doctor', () => {
 describe('hook payloads of other agents', () => {
   it('normalises Cursor and Gemini CLI payloads onto the same observations, under their own agent', async () => {
     const { engine } = createTestEngine()
-    engine.captureHook(
+    await engine.captureHook(
       'UserPromptSubmit',
       JSON.stringify({ conversation_id: 'c-1', generation_id: 'g-1', workspace_roots: ['/work/shop'], prompt: 'add a cart endpoint' }),
       'cursor',
     )
-    engine.captureHook(
+    await engine.captureHook(
       'PostToolUse',
       JSON.stringify({
         session_id: 'gem-1',
@@ -282,22 +282,17 @@ describe('hook payloads of other agents', () => {
       ['prompt', 'shop'],
       ['tool', 'shop'],
     ])
-    expect(
-      engine
-        .sessions()
-        .map((s) => s.agent)
-        .sort(),
-    ).toEqual(['cursor', 'gemini'])
+    expect((await engine.sessions()).map((s) => s.agent).sort()).toEqual(['cursor', 'gemini'])
   })
 
   it("maps an agent's own event names to the events connect registers for them", async () => {
     const { engine } = createTestEngine()
-    engine.captureHook(
+    await engine.captureHook(
       'beforeSubmitPrompt',
       JSON.stringify({ conversation_id: 'c-2', workspace_roots: ['/work/shop'], prompt: 'rename the checkout service' }),
       'cursor',
     )
-    engine.captureHook(
+    await engine.captureHook(
       'AfterTool',
       JSON.stringify({
         session_id: 'gem-2',
@@ -309,7 +304,7 @@ describe('hook payloads of other agents', () => {
       'gemini',
     )
     // The same name from Claude Code is not an agent alias: kept as given (log only).
-    engine.captureHook(
+    await engine.captureHook(
       'beforeSubmitPrompt',
       JSON.stringify({ session_id: 'cc-1', cwd: '/work/shop', prompt: 'not mapped for claude-code' }),
     )

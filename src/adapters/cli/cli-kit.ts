@@ -29,10 +29,10 @@ export async function withMnemo<T>(io: CliIo, o: GlobalOptions, fn: (m: OpenedMn
     ...(o.allUsers ? { allUsers: true } : {}),
   })
   try {
-    if (!io.env['MNEMO_SERVER_URL']) m.drainSpool()
+    if (!io.env['MNEMO_SERVER_URL']) await m.drainSpool()
     return await fn(m)
   } finally {
-    m.close()
+    await m.close()
   }
 }
 
@@ -59,8 +59,8 @@ export function parseChannels(value: string | undefined): ChannelName[] | undefi
   return names as ChannelName[]
 }
 
-export function projectIds(m: OpenedMnemo, project: string | undefined): string[] | undefined {
-  return project === undefined ? undefined : m.engine.resolveProjects(project).map((p) => p.id)
+export async function projectIds(m: OpenedMnemo, project: string | undefined): Promise<string[] | undefined> {
+  return project === undefined ? undefined : (await m.engine.resolveProjects(project)).map((p) => p.id)
 }
 
 /**
@@ -72,16 +72,16 @@ export function projectIds(m: OpenedMnemo, project: string | undefined): string[
  * @returns `projectIds` undefined for every project.
  * @throws {MnemoError} `INVALID_INPUT` — both `--project` and `--all-projects`; `NOT_FOUND` — an unknown `--project`.
  */
-export function readScope(
+export async function readScope(
   m: OpenedMnemo,
   io: CliIo,
   o: { project?: string; allProjects?: boolean },
-): { projectIds: string[] | undefined; note?: string } {
+): Promise<{ projectIds: string[] | undefined; note?: string }> {
   if (o.project !== undefined && o.allProjects) throw invalidInput('all-projects', 'give --project or --all-projects, not both')
   if (o.allProjects) return { projectIds: undefined }
-  if (o.project !== undefined) return { projectIds: projectIds(m, o.project) }
-  const ref = m.engine.projectForPath(io.cwd, { workingDir: true })
-  const found = m.engine.listProjects().find((p) => p.root === ref.root)
+  if (o.project !== undefined) return { projectIds: await projectIds(m, o.project) }
+  const ref = await m.engine.projectForPath(io.cwd, { workingDir: true })
+  const found = (await m.engine.listProjects()).find((p) => p.root === ref.root)
   if (found) return { projectIds: [found.id] }
   return { projectIds: [], note: `nothing captured in this folder's project (${ref.root}) yet: pass --project <name> or --all-projects` }
 }

@@ -39,8 +39,8 @@ describe('the CLI on a data directory it cannot use', () => {
   it.runIf(CAN_MAKE_UNWRITABLE)('reads a store it cannot write (status, recall), and a command that writes fails saying why', async () => {
     const home = scratch()
     const m = openMnemo({ env: { MNEMO_HOME: home } })
-    m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'cache the orders endpoint' }))
-    m.close()
+    await m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'cache the orders endpoint' }))
+    await m.close()
     cleanups.push(makeUnwritable(home)!)
     expect(await cli(['status'], home)).toMatchObject({
       code: 0,
@@ -72,8 +72,8 @@ describe('the CLI on a data directory it cannot use', () => {
     async () => {
       const home = scratch()
       const m = openMnemo({ env: { MNEMO_HOME: home } })
-      m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'cache the orders endpoint' }))
-      m.close()
+      await m.engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'cache the orders endpoint' }))
+      await m.close()
       cleanups.push(makeUnwritable(path.join(home, 'mnemo.db'))!)
       const r = await cli(['doctor', '--json'], home)
       const doctor = JSON.parse(r.stdout) as { ok: boolean; store: { check: string; status: string; detail: string }[] }

@@ -20,13 +20,13 @@ afterEach(() => rmSync(tmp, { recursive: true, force: true }))
 const cli = (argv: string[]) => runCliCaptured(argv, { env: { MNEMO_HOME: home, HOME: tmp }, cwd: proj })
 
 /** The store still opens and holds the memory remembered before the refused export. */
-function storeIntact(): void {
+async function storeIntact(): Promise<void> {
   const m = openMnemo({ env: { MNEMO_HOME: home, HOME: tmp } })
   try {
-    expect(m.engine.integrityCheck()).toBe('ok')
-    expect(m.engine.stats().memories).toBe(1)
+    expect(await m.engine.integrityCheck()).toBe('ok')
+    expect((await m.engine.stats()).memories).toBe(1)
   } finally {
-    m.close()
+    await m.close()
   }
 }
 
@@ -49,7 +49,7 @@ describe('export --out never destroys the store nor a file it was not told to re
     expect(r.code).toBe(2)
     expect(r.stderr).toContain(`is inside the data directory ${home}`)
     expect(existsSync(path.join(home, 'backup.jsonl'))).toBe(false)
-    storeIntact()
+    await storeIntact()
   })
 
   it('refuses an existing file without --force, and replaces it with --force', async () => {
@@ -74,6 +74,6 @@ describe('export --out never destroys the store nor a file it was not told to re
     expect(readFileSync(path.join(dir, name!), 'utf8')).toContain('PostgreSQL 14')
     const inHome = await cli(['export', '--format', 'markdown', '--out', home, '--force'])
     expect(inHome).toMatchObject({ code: 2, stderr: expect.stringContaining(`--out ${home} is inside the data directory`) })
-    storeIntact()
+    await storeIntact()
   })
 })

@@ -46,8 +46,8 @@ function parseJson(text: string, what: string): unknown {
   }
 }
 
-function projectOf(m: OpenedMnemo, o: FactsOptions): { project?: ProjectRef } {
-  return o.project === undefined ? {} : { project: m.engine.projectForWrite(o.project) }
+async function projectOf(m: OpenedMnemo, o: FactsOptions): Promise<{ project?: ProjectRef }> {
+  return o.project === undefined ? {} : { project: await m.engine.projectForWrite(o.project) }
 }
 
 function statusOf(value: string | undefined): { status?: FactStatus } {
@@ -82,11 +82,11 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     .option('--valid-to <time>', 'world time the fact holds until (ISO-8601)')
     .action((collection: string, json: string, o: FactsOptions & { status?: string; validFrom?: string; validTo?: string }) =>
       run(() =>
-        withMnemo(io, o, (m) => {
+        withMnemo(io, o, async (m) => {
           const validFrom = timeOf('valid-from', o.validFrom)
           const validTo = timeOf('valid-to', o.validTo)
-          const r = m.engine.facts.add(collection, parseJson(json, 'record'), {
-            ...projectOf(m, o),
+          const r = await m.engine.facts.add(collection, parseJson(json, 'record'), {
+            ...(await projectOf(m, o)),
             ...statusOf(o.status),
             ...(validFrom !== undefined ? { validFrom } : {}),
             ...(validTo !== undefined ? { validTo } : {}),
@@ -107,9 +107,9 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     .option('--status <status>', `${FACT_STATUSES.join(', ')} (default done)`)
     .action((file: string, o: FactsOptions & { collection: string; format?: 'jsonl' | 'csv'; status?: string }) =>
       run(() =>
-        withMnemo(io, o, (m) => {
-          const r = m.engine.facts.importFile(file, o.collection, {
-            ...projectOf(m, o),
+        withMnemo(io, o, async (m) => {
+          const r = await m.engine.facts.importFile(file, o.collection, {
+            ...(await projectOf(m, o)),
             ...statusOf(o.status),
             ...(o.format ? { format: o.format } : {}),
           })
@@ -136,8 +136,8 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     .addHelpText('after', GRAMMAR)
     .action((query: string, o: FactsOptions & { explain?: boolean }) =>
       run(() =>
-        withMnemo(io, o, (m) => {
-          const a = m.engine.facts.query(query, { ...projectOf(m, o), explain: o.explain === true })
+        withMnemo(io, o, async (m) => {
+          const a = await m.engine.facts.query(query, { ...(await projectOf(m, o)), explain: o.explain === true })
           if (out(o).json) {
             printJson(out(o), a)
             return
@@ -154,8 +154,8 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
 
   sub('schema', "this project's collections: fields, types, identity, time field, counts and example values").action((o: FactsOptions) =>
     run(() =>
-      withMnemo(io, o, (m) => {
-        const schema = m.engine.facts.schema(projectOf(m, o))
+      withMnemo(io, o, async (m) => {
+        const schema = await m.engine.facts.schema(await projectOf(m, o))
         if (out(o).json) {
           printJson(out(o), { collections: schema })
           return
@@ -177,8 +177,8 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
   sub('declare <json>', 'declare a collection or extend one: {"name","fields":[{"name","type"}],"identity":[…],"timeField"}').action(
     (json: string, o: FactsOptions) =>
       run(() =>
-        withMnemo(io, o, (m) => {
-          const spec = m.engine.facts.declare(parseJson(json, 'collection'), projectOf(m, o))
+        withMnemo(io, o, async (m) => {
+          const spec = await m.engine.facts.declare(parseJson(json, 'collection'), await projectOf(m, o))
           if (out(o).json) printJson(out(o), spec)
           else io.stdout(`collection ${spec.name}: ${spec.fields.map((f) => `${f.name} ${describeType(f)}`).join(', ')}\n`)
         }),
@@ -190,9 +190,9 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     .option('--offset <n>', 'skip this many', '0')
     .action((collection: string, o: FactsOptions & { limit?: string; offset?: string }) =>
       run(() =>
-        withMnemo(io, o, (m) => {
-          const r = m.engine.facts.list(collection, {
-            ...projectOf(m, o),
+        withMnemo(io, o, async (m) => {
+          const r = await m.engine.facts.list(collection, {
+            ...(await projectOf(m, o)),
             limit: parseIntOption('limit', o.limit, 1, 1000) ?? 50,
             offset: parseIntOption('offset', o.offset, 0, 1_000_000_000) ?? 0,
           })
@@ -207,8 +207,8 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
 
   sub('show <id>', 'a record with its history (or when it was deleted)').action((id: string, o: FactsOptions) =>
     run(() =>
-      withMnemo(io, o, (m) => {
-        const r = m.engine.facts.show(id, projectOf(m, o))
+      withMnemo(io, o, async (m) => {
+        const r = await m.engine.facts.show(id, await projectOf(m, o))
         if (out(o).json) printJson(out(o), r)
         else if ('deleted' in r) io.stdout(`${id}: ${r.deleted.text}\n`)
         else {
@@ -228,8 +228,8 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     .option('--status <status>', `${FACT_STATUSES.join(', ')}`)
     .action((id: string, json: string, o: FactsOptions & { status?: string }) =>
       run(() =>
-        withMnemo(io, o, (m) => {
-          const r = m.engine.facts.update(id, parseJson(json, 'values'), { ...projectOf(m, o), ...statusOf(o.status) })
+        withMnemo(io, o, async (m) => {
+          const r = await m.engine.facts.update(id, parseJson(json, 'values'), { ...(await projectOf(m, o)), ...statusOf(o.status) })
           if (out(o).json) printJson(out(o), r)
           else io.stdout(`updated ${r.id} (version ${r.version})\n`)
         }),
@@ -241,15 +241,15 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     'dependent facts: state a value for a key (its rules run: dependants change or become unknown), or, without a value, answer it',
   ).action((key: string, value: string | undefined, o: FactsOptions) =>
     run(() =>
-      withMnemo(io, o, (m) => {
+      withMnemo(io, o, async (m) => {
         const deps = m.engine.facts.dependencies
         if (value === undefined) {
-          const a = deps.answer(key, projectOf(m, o))
+          const a = await deps.answer(key, await projectOf(m, o))
           if (out(o).json) printJson(out(o), a)
           else io.stdout(`${key}: ${a.text}\n`)
           return
         }
-        const changes = deps.set(key, value, projectOf(m, o))
+        const changes = await deps.set(key, value, await projectOf(m, o))
         if (out(o).json) printJson(out(o), { changes })
         else
           for (const c of changes)
@@ -265,12 +265,12 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
     .option('--uncertain', 'the target becomes unknown')
     .action((source: string, target: string, o: FactsOptions & { set?: string; uncertain?: boolean }) =>
       run(() =>
-        withMnemo(io, o, (m) => {
+        withMnemo(io, o, async (m) => {
           if ((o.set === undefined) === (o.uncertain !== true))
             throw invalidInput('set', 'give exactly one of --set <value> and --uncertain')
-          m.engine.facts.dependencies.addRule(
+          await m.engine.facts.dependencies.addRule(
             { source, target, effect: o.set !== undefined ? 'set' : 'uncertain', ...(o.set !== undefined ? { value: o.set } : {}) },
-            projectOf(m, o),
+            await projectOf(m, o),
           )
           if (out(o).json)
             printJson(out(o), {
@@ -287,8 +287,8 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
   sub('forget-state <key>', 'forget a dependent fact for good (answers then say it was forgotten on request)').action(
     (key: string, o: FactsOptions) =>
       run(() =>
-        withMnemo(io, o, (m) => {
-          m.engine.facts.dependencies.forget(key, projectOf(m, o))
+        withMnemo(io, o, async (m) => {
+          await m.engine.facts.dependencies.forget(key, await projectOf(m, o))
           if (out(o).json) printJson(out(o), { forgotten: key })
           else io.stdout(`forgot ${key}\n`)
         }),
@@ -297,8 +297,8 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
 
   sub('delete <id>', 'delete a record for good: its values leave every view, index and export').action((id: string, o: FactsOptions) =>
     run(() =>
-      withMnemo(io, o, (m) => {
-        const r = m.engine.facts.delete(id, { ...projectOf(m, o), actor: 'cli' })
+      withMnemo(io, o, async (m) => {
+        const r = await m.engine.facts.delete(id, { ...(await projectOf(m, o)), actor: 'cli' })
         if (out(o).json) printJson(out(o), r)
         else io.stdout(`deleted ${r.id} from ${r.collection} (${r.events} events removed from the log)\n`)
       }),

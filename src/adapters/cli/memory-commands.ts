@@ -78,10 +78,10 @@ export async function recall(
     return
   }
   await withMnemo(io, o, async (m) => {
-    const scope = readScope(m, io, o)
+    const scope = await readScope(m, io, o)
     const ids = scope.projectIds
     // A session that does not exist is an error, not an empty result.
-    if (o.session !== undefined && m.engine.show(o.session).type !== 'session')
+    if (o.session !== undefined && (await m.engine.show(o.session)).type !== 'session')
       throw invalidInput('session', `--session needs a session id (ses_…) (got ${JSON.stringify(o.session)})`)
     const hits = await m.engine.recall(query, {
       limit,
@@ -119,15 +119,15 @@ export async function remember(
     await rememberRemote(io, out, text, o)
     return
   }
-  await withMnemo(io, o, (m) => {
-    const project: ProjectRef | undefined = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
-    const { memory, created } = m.engine.remember(text, {
+  await withMnemo(io, o, async (m) => {
+    const project: ProjectRef | undefined = o.project === undefined ? undefined : await m.engine.projectForWrite(o.project)
+    const { memory, created } = await m.engine.remember(text, {
       kind: (o.kind ?? 'fact') as MemoryKind,
       ...(project ? { project } : {}),
       ...(o.supersedes ? { supersedes: o.supersedes } : {}),
       ...(o.scope === 'user' ? { scope: 'user' as const } : {}),
     })
-    const stored = m.engine.listProjects().find((p) => p.id === memory.projectId)
+    const stored = (await m.engine.listProjects()).find((p) => p.id === memory.projectId)
     if (out.json) printJson(out, { created, memory: toMemoryJson(memory, stored) })
     else {
       out.stdout(
@@ -177,14 +177,14 @@ export async function memories(
   const limit = parseIntOption('limit', o.limit, 1, 1000) ?? 50
   const tier = o.tier ?? 'all'
   const kinds = (parseKinds(o.kind, ALL_MEMORY_KINDS) ?? ALL_MEMORY_KINDS).filter((k) => tier === 'all' || tierOf(k) === tier)
-  await withMnemo(io, o, (m) => {
-    const scope = readScope(m, io, o)
-    const projects = m.engine.listProjects()
+  await withMnemo(io, o, async (m) => {
+    const scope = await readScope(m, io, o)
+    const projects = await m.engine.listProjects()
     const ids = scope.projectIds ?? projects.map((p) => p.id)
     const page =
       kinds.length === 0 || ids.length === 0
         ? { memories: [], total: 0 }
-        : m.engine.browseMemories({ projectIds: ids as never, kinds, state: (o.state ?? 'current') as 'current', offset: 0, limit })
+        : await m.engine.browseMemories({ projectIds: ids as never, kinds, state: (o.state ?? 'current') as 'current', offset: 0, limit })
     if (out.json) {
       printJson(out, {
         memories: page.memories.map((x) =>
@@ -217,9 +217,9 @@ export async function memories(
 /** `mnemo edit <id> <words…>`: a hand correction, stored as a new version that supersedes the memory (as REST PATCH). */
 export async function edit(io: CliIo, out: Out, id: string, words: readonly string[], o: GlobalOptions): Promise<void> {
   const text = await readTextArgument(io, words, 'edit')
-  await withMnemo(io, o, (m) => {
-    const memory = m.engine.editMemory(id, text, 'cli')
-    const project = m.engine.listProjects().find((p) => p.id === memory.projectId)
+  await withMnemo(io, o, async (m) => {
+    const memory = await m.engine.editMemory(id, text, 'cli')
+    const project = (await m.engine.listProjects()).find((p) => p.id === memory.projectId)
     if (out.json) printJson(out, { memory: toMemoryJson(memory, project) })
     else {
       out.stdout(
@@ -271,13 +271,13 @@ export async function forget(
     throw invalidInput('id', 'give either an id or a scope (--project with --session/--before), not both')
   }
   if (id === undefined && o.project === undefined) throw invalidInput('project', 'forget needs an id (obs_…/mem_…) or --project')
-  await withMnemo(io, o, (m) => {
+  await withMnemo(io, o, async (m) => {
     if (id !== undefined) {
       if (id.startsWith('ses_')) {
         // A session goes with the scoped delete, which says what it removes and asks for --yes.
         let project = '<project>'
         try {
-          const shown = m.engine.show(id)
+          const shown = await m.engine.show(id)
           if (shown.type === 'session') project = shown.detail.project?.name ?? project
         } catch (error) {
           if (!MnemoError.is(error, 'NOT_FOUND')) throw error
@@ -288,7 +288,7 @@ export async function forget(
           `to delete the whole session: mnemo forget --project ${JSON.stringify(project)} --session ${id} --yes`,
         )
       }
-      const r = m.engine.forget(id, 'cli', { chain: o.chain === true })
+      const r = await m.engine.forget(id, 'cli', { chain: o.chain === true })
       if (out.json) printJson(out, { forgotten: r })
       else {
         out.stdout(
@@ -307,12 +307,12 @@ export async function forget(
       }
       return
     }
-    const projects = m.engine.resolveProjects(o.project!)
+    const projects = await m.engine.resolveProjects(o.project!)
     if (projects.length !== 1)
       throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
     const project = projects[0]!
     if (o.session !== undefined) {
-      const shown = m.engine.show(o.session)
+      const shown = await m.engine.show(o.session)
       if (shown.type !== 'session' || shown.detail.session.projectId !== project.id)
         throw invalidInput('session', `${o.session} is not a session of ${project.name}`)
     }
@@ -321,7 +321,7 @@ export async function forget(
         'yes',
         `this deletes ${o.session !== undefined ? 'a session' : before !== undefined ? 'everything before that time' : 'everything'} in ${project.name} for good; add --yes to confirm`,
       )
-    const r = m.engine.deleteScope(
+    const r = await m.engine.deleteScope(
       { project, ...(o.session !== undefined ? { session: o.session } : {}), ...(before !== undefined ? { before } : {}) },
       'cli',
     )
@@ -337,13 +337,13 @@ export async function memoryState(
   op: 'pin' | 'unpin' | 'archive' | 'restore',
   o: GlobalOptions,
 ): Promise<void> {
-  await withMnemo(io, o, (m) => {
-    const memory = m.engine.setMemoryState(id, op)
+  await withMnemo(io, o, async (m) => {
+    const memory = await m.engine.setMemoryState(id, op)
     if (out.json)
       printJson(out, {
         memory: toMemoryJson(
           memory,
-          m.engine.listProjects().find((p) => p.id === memory.projectId),
+          (await m.engine.listProjects()).find((p) => p.id === memory.projectId),
         ),
       })
     else out.stdout(`${op}: ${memory.id}${memory.pinned ? ' (pinned)' : ''}${memory.archivedAt ? ' (archived)' : ''}\n`)
@@ -351,10 +351,10 @@ export async function memoryState(
 }
 
 export async function history(io: CliIo, out: Out, id: string, o: GlobalOptions): Promise<void> {
-  await withMnemo(io, o, (m) => {
-    const chain = m.engine.history(id)
+  await withMnemo(io, o, async (m) => {
+    const chain = await m.engine.history(id)
     if (out.json) {
-      const projects = m.engine.listProjects()
+      const projects = await m.engine.listProjects()
       printJson(out, {
         versions: chain.map((v) =>
           toMemoryJson(
@@ -389,12 +389,12 @@ export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project
     }
     return
   }
-  await withMnemo(io, o, (m) => {
-    const ids = projectIds(m, o.project)
-    const list = m.engine.sessions({ limit, ...(ids ? { projectIds: ids as never } : {}) })
-    const names = new Map(m.engine.listProjects().map((p) => [p.id as string, p.name]))
+  await withMnemo(io, o, async (m) => {
+    const ids = await projectIds(m, o.project)
+    const list = await m.engine.sessions({ limit, ...(ids ? { projectIds: ids as never } : {}) })
+    const names = new Map((await m.engine.listProjects()).map((p) => [p.id as string, p.name]))
     if (out.json) {
-      const projects = m.engine.listProjects()
+      const projects = await m.engine.listProjects()
       printJson(out, {
         sessions: list.map((s) =>
           toSessionJson(
@@ -416,8 +416,8 @@ export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project
 }
 
 export async function show(io: CliIo, out: Out, id: string, o: GlobalOptions): Promise<void> {
-  await withMnemo(io, o, (m) => {
-    const r = m.engine.show(id)
+  await withMnemo(io, o, async (m) => {
+    const r = await m.engine.show(id)
     if (r.type === 'observation') {
       if (out.json)
         printJson(out, { type: r.type, project: r.project?.name ?? null, observation: toObservationJson(r.observation, r.project) })
@@ -487,9 +487,9 @@ export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?
     }
     return
   }
-  await withMnemo(io, o, (m) => {
-    const project = o.project === undefined ? undefined : m.engine.projectForWrite(o.project, { create: false })
-    const block = m.engine.context({ ...(project ? { project } : {}), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
+  await withMnemo(io, o, async (m) => {
+    const project = o.project === undefined ? undefined : await m.engine.projectForWrite(o.project, { create: false })
+    const block = await m.engine.context({ ...(project ? { project } : {}), ...(budget !== undefined ? { budgetTokens: budget } : {}) })
     if (out.json) printJson(out, block)
     else if (block.text === '') out.stderr(`(nothing recorded yet for project ${block.project}: no context block is injected)\n`)
     else out.stdout(`${block.text}\n`)
@@ -504,10 +504,10 @@ export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?
 export async function move(io: CliIo, out: Out, id: string, o: GlobalOptions & { to?: string; project?: string }): Promise<void> {
   if (o.to !== 'user' && o.to !== 'project') throw invalidInput('to', `--to must be user or project (got ${JSON.stringify(o.to)})`)
   if (o.to === 'user' && o.project !== undefined) throw invalidInput('project', '--to user names no project: drop --project')
-  await withMnemo(io, o, (m) => {
-    const to = o.to === 'user' ? ('user' as const) : m.engine.projectForWrite(o.project ?? '.')
-    const r = m.engine.move(id, to)
-    const where = m.engine.listProjects().find((p) => p.id === r.memory.projectId)
+  await withMnemo(io, o, async (m) => {
+    const to = o.to === 'user' ? ('user' as const) : await m.engine.projectForWrite(o.project ?? '.')
+    const r = await m.engine.move(id, to)
+    const where = (await m.engine.listProjects()).find((p) => p.id === r.memory.projectId)
     if (out.json) printJson(out, { moved: r.from, memory: toMemoryJson(r.memory, where) })
     else out.stdout(`moved ${r.from} → ${r.memory.id} (${o.to === 'user' ? 'yours, every project' : `project ${where?.name ?? '?'}`})\n`)
   })

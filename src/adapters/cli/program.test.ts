@@ -721,7 +721,7 @@ describe('status', () => {
       expect(recalled.code).toBe(0)
       const hits = JSON.parse(recalled.stdout).hits as { id: string; project: string }[]
       const onServer = await server.engine.recall('jose middleware', {
-        projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id),
+        projectIds: (await server.engine.resolveProjects('acme-api')).map((p) => p.id),
       })
       expect(hits.map((h) => h.id)).toEqual(onServer.map((h) => h.id))
       expect((await team(['recall', 'jose middleware', '--project', 'acme-api'])).stdout).toContain(`${onServer[0]!.id}  `)
@@ -730,7 +730,7 @@ describe('status', () => {
       expect(block.stderr).toContain(`from ${server.url}`)
       const listed = JSON.parse((await team(['sessions', '--project', 'acme-api', '--json'])).stdout).sessions as { id: string }[]
       expect(listed.map((x) => x.id)).toEqual(
-        server.engine.sessions({ projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) }).map((x) => x.id),
+        (await server.engine.sessions({ projectIds: (await server.engine.resolveProjects('acme-api')).map((p) => p.id) })).map((x) => x.id),
       )
       // The server's own verdict comes through: an unknown project is not a wrong URL.
       for (const argv of [

@@ -52,7 +52,7 @@ export async function importCmd(
     )
   }
   await withMnemo(io, o, async (m) => {
-    const project = o.project === undefined ? undefined : m.engine.projectForWrite(o.project)
+    const project = o.project === undefined ? undefined : await m.engine.projectForWrite(o.project)
     if (!defaults) {
       const report = await m.engine.importPath(folders[0]!.folder, { format, ...(project ? { project } : {}) })
       if (out.json) printJson(out, report)
@@ -120,7 +120,7 @@ function badSpool(m: { config: { spoolDir: string } }): { spool: Spool; bad: Spo
 
 /** `mnemo spool list`: each file of `spool/bad/`, oldest first, with its event, agent, time and size. */
 export async function spoolList(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
-  await withMnemo(io, o, (m) => {
+  await withMnemo(io, o, async (m) => {
     const { bad, dir } = badSpool(m)
     const items = bad.list().map((file) => {
       const full = path.join(dir, file)
@@ -157,13 +157,13 @@ export async function spoolList(io: CliIo, out: Out, o: GlobalOptions): Promise<
  * would; an input that still cannot be stored goes back to `spool/bad/` (and `logs/errors.jsonl` says why).
  */
 export async function spoolRetry(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
-  await withMnemo(io, o, (m) => {
+  await withMnemo(io, o, async (m) => {
     const { spool, bad, dir } = badSpool(m)
     const files = bad.list()
     for (const file of files) renameSync(path.join(dir, file), path.join(m.config.spoolDir, file))
     let failed: unknown
     for (let round = 0; spool.count() > 0; round++) {
-      const r = m.drainSpool()
+      const r = await m.drainSpool()
       failed = r.failed
       if (r.drained === 0 || failed !== undefined || round > 10_000) break
     }
@@ -183,7 +183,7 @@ export async function spoolRetry(io: CliIo, out: Out, o: GlobalOptions): Promise
 
 /** `mnemo spool purge --yes`: deletes every file of `spool/bad/`, for good. */
 export async function spoolPurge(io: CliIo, out: Out, o: GlobalOptions & { yes?: boolean }): Promise<void> {
-  await withMnemo(io, o, (m) => {
+  await withMnemo(io, o, async (m) => {
     const { bad, dir } = badSpool(m)
     const files = bad.list()
     if (!o.yes)
@@ -202,9 +202,9 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
     const { remoteServer, checkRemote } = await import('../../runtime/remote-server.js')
     const remote = remoteServer(io.env, m.config.home)
     const server = remote ? await checkRemote(remote) : null
-    const stats = m.engine.stats()
+    const stats = await m.engine.stats()
     const errors = m.errors.tail(5)
-    const derivation = m.engine.derivation()
+    const derivation = await m.engine.derivation()
     const doc = {
       home: m.config.home,
       database: m.config.dbPath,
@@ -256,8 +256,8 @@ export async function status(io: CliIo, out: Out, o: GlobalOptions): Promise<voi
 }
 
 export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<void> {
-  await withMnemo(io, o, (m) => {
-    const r = m.engine.rebuild()
+  await withMnemo(io, o, async (m) => {
+    const r = await m.engine.rebuild()
     if (out.json) printJson(out, r)
     else out.stdout(`rebuilt ${r.observations} observations from ${r.events} events\n`)
   })
@@ -277,15 +277,15 @@ export async function compact(
   const before = parseTimeOption('before', o.before)
   if (before === undefined)
     throw invalidInput('before', 'compact needs --before <time>: events older than it are folded (e.g. --before 2026-01-01)')
-  await withMnemo(io, o, (m) => {
+  await withMnemo(io, o, async (m) => {
     let project: Project | undefined
     if (o.project !== undefined) {
-      const projects = m.engine.resolveProjects(o.project)
+      const projects = await m.engine.resolveProjects(o.project)
       if (projects.length !== 1)
         throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
       project = projects[0]!
     }
-    const r = m.engine.compact({ before, ...(project ? { project } : {}), vacuum: o.vacuum !== false }, 'cli')
+    const r = await m.engine.compact({ before, ...(project ? { project } : {}), vacuum: o.vacuum !== false }, 'cli')
     if (out.json) printJson(out, r)
     else {
       const kb = (n: number): string => `${(n / 1024).toFixed(1)} KiB`
@@ -318,8 +318,8 @@ export async function exportCmd(
   o: GlobalOptions & { project?: string; format?: string; out?: string; force?: boolean },
 ): Promise<void> {
   if (o.format === 'markdown' && o.out === undefined) throw invalidInput('out', 'a Markdown export needs --out <folder>')
-  await withMnemo(io, o, (m) => {
-    const projects = o.project === undefined ? undefined : m.engine.resolveProjects(o.project)
+  await withMnemo(io, o, async (m) => {
+    const projects = o.project === undefined ? undefined : await m.engine.resolveProjects(o.project)
     if (projects && projects.length !== 1)
       throw invalidInput('project', `--project ${JSON.stringify(o.project)} matches ${projects.length} projects; give its path`)
     const project = projects?.[0]
@@ -327,7 +327,7 @@ export async function exportCmd(
       const dir = path.resolve(io.cwd, o.out!)
       if (existsSync(dir) && !statSync(dir).isDirectory())
         throw invalidInput('out', `--out ${JSON.stringify(o.out)} is a file; a Markdown export needs a folder`)
-      const files = m.engine.exportMarkdown(project ? { project } : {})
+      const files = await m.engine.exportMarkdown(project ? { project } : {})
       // Every file is checked before any is written: a refusal leaves the folder as it was.
       const refused =
         exportTargetError(dir, m.config, true) ??
@@ -341,7 +341,7 @@ export async function exportCmd(
     }
     if (o.out === undefined) {
       if (out.json) throw invalidInput('json', '--json cannot be combined with an export to stdout; add --out <file>')
-      m.engine.exportJsonl((line) => out.stdout(`${line}\n`), project ? { project } : {})
+      await m.engine.exportJsonl((line) => out.stdout(`${line}\n`), project ? { project } : {})
       return
     }
     const file = path.resolve(io.cwd, o.out)
@@ -354,7 +354,7 @@ export async function exportCmd(
     const fd = openSync(tmp, 'w', 0o600)
     let manifest: ExportManifest
     try {
-      manifest = m.engine.exportJsonl((line) => writeSync(fd, `${line}\n`), project ? { project } : {})
+      manifest = await m.engine.exportJsonl((line) => writeSync(fd, `${line}\n`), project ? { project } : {})
       fsyncSync(fd)
     } finally {
       closeSync(fd)
@@ -370,8 +370,8 @@ export async function exportCmd(
 
 export async function redact(io: CliIo, out: Out, o: GlobalOptions & { rescan?: boolean }): Promise<void> {
   if (!o.rescan) throw invalidInput('rescan', 'mnemo redact needs --rescan (rewrites stored events in place)')
-  await withMnemo(io, o, (m) => {
-    const r = m.engine.rescanSecrets('cli')
+  await withMnemo(io, o, async (m) => {
+    const r = await m.engine.rescanSecrets('cli')
     if (out.json) printJson(out, r)
     else
       out.stdout(
@@ -387,9 +387,9 @@ export function progressLabel(stage: string, names: ReadonlyMap<string, string>)
 
 export async function reindex(io: CliIo, out: Out, o: GlobalOptions & { project?: string }): Promise<void> {
   await withMnemo(io, o, async (m) => {
-    const ids = projectIds(m, o.project)
+    const ids = await projectIds(m, o.project)
     // Progress names projects as people know them, not by id (`builtin prj_…` → `builtin acme-api`).
-    const names = new Map(m.engine.listProjects().map((p) => [p.id as string, p.name]))
+    const names = new Map((await m.engine.listProjects()).map((p) => [p.id as string, p.name]))
     let last = ''
     const r = await m.engine.reindex({
       ...(ids ? { projectIds: ids as never } : {}),

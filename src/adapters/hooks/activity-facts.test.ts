@@ -134,13 +134,15 @@ const EXPECTED: [string, string][] = [
   ['from commits argmax at return message', 'fix login token check'],
 ]
 
-function answers(engine: ReturnType<typeof openMnemo>['engine']): string[] {
-  return EXPECTED.map(([q]) => {
-    const a = engine.facts.query(q)
-    return a.kind === 'rows'
-      ? JSON.stringify((a.value as Record<string, unknown>[]).map(({ id: _id, ...rest }) => rest))
-      : answerValueText(a)
-  })
+async function answers(engine: ReturnType<typeof openMnemo>['engine']): Promise<string[]> {
+  const out: string[] = []
+  for (const [q] of EXPECTED) {
+    const a = await engine.facts.query(q)
+    out.push(
+      a.kind === 'rows' ? JSON.stringify((a.value as Record<string, unknown>[]).map(({ id: _id, ...rest }) => rest)) : answerValueText(a),
+    )
+  }
+  return out
 }
 
 beforeAll(async () => {
@@ -154,17 +156,17 @@ afterAll(() => {
 })
 
 describe('the agent’s activity as fact collections', () => {
-  it('answers every activity query of the scripted run exactly', () => {
+  it('answers every activity query of the scripted run exactly', async () => {
     const m = openMnemo({ env: { MNEMO_HOME: home }, cwd: CWD })
     try {
-      const got = answers(m.engine)
-      const sessions = m.engine.sessions().filter((s) => s.agent === 'claude-code')
+      const got = await answers(m.engine)
+      const sessions = (await m.engine.sessions()).filter((s) => s.agent === 'claude-code')
       const longest = sessions.find((s) => s.sessionKey === 'sa')!.id
       const expected = EXPECTED.map(([q, v]) =>
         q.includes('argmax duration_min') ? longest : q.includes('action = "write" list') ? JSON.stringify([{ path: 'src/db.ts' }]) : v,
       )
       expect(EXPECTED.map(([q], i) => `${q} → ${got[i]}`)).toEqual(EXPECTED.map(([q], i) => `${q} → ${expected[i]}`))
-      expect(m.engine.facts.schema().map((c) => `${c.name}:${c.records}`)).toEqual([
+      expect((await m.engine.facts.schema()).map((c) => `${c.name}:${c.records}`)).toEqual([
         'commits:1',
         'errors:1',
         'file_touches:5',
@@ -173,24 +175,24 @@ describe('the agent’s activity as fact collections', () => {
         'tool_calls:14',
       ])
     } finally {
-      m.close()
+      await m.close()
     }
   })
 
   it('answers the same after rebuild, and after export → import into an empty store', async () => {
     const m = openMnemo({ env: { MNEMO_HOME: home }, cwd: CWD })
-    const before = answers(m.engine)
-    m.engine.rebuild()
-    expect(answers(m.engine)).toEqual(before)
+    const before = await answers(m.engine)
+    await m.engine.rebuild()
+    expect(await answers(m.engine)).toEqual(before)
     const lines: string[] = []
-    m.engine.exportJsonl((line) => lines.push(line))
-    m.close()
+    await m.engine.exportJsonl((line) => lines.push(line))
+    await m.close()
     const other = openMnemo({ env: { MNEMO_HOME: path.join(dir, 'other') }, cwd: CWD })
     try {
       await other.engine.importExport(lines.join('\n'), 'export.jsonl')
-      expect(answers(other.engine)).toEqual(before)
+      expect(await answers(other.engine)).toEqual(before)
     } finally {
-      other.close()
+      await other.close()
     }
   })
 })

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import type { HookAgent } from '../../core/types.js'
+import type { HookAgent, Observation } from '../../core/types.js'
 import { createTestEngine } from '../../testing/test-mnemo.js'
 
 // The hook payloads the real agents sent during the last `UPDATE_AGENT_FIXTURES=1 npm run test:agents`
@@ -55,15 +55,15 @@ describe.each(AGENTS)('the %s payloads of the agent suite', (agent) => {
     }
   })
 
-  it('replay into one project: session 1 keeps the prompt and the shell call with its output', () => {
+  it('replay into one project: session 1 keeps the prompt and the shell call with its output', async () => {
     const { engine, clock } = createTestEngine({ cwd: PROJECT })
     for (const f of all) {
       clock.advance(1000)
-      engine.captureHook(f.event, f.stdin, agent, clock.now())
+      await engine.captureHook(f.event, f.stdin, agent, clock.now())
     }
-    const sessions = engine.sessions().reverse()
+    const sessions = (await engine.sessions()).reverse()
     expect(sessions).toHaveLength(2)
-    const shown = engine.show(sessions[0]!.id)
+    const shown = await engine.show(sessions[0]!.id)
     if (shown.type !== 'session') throw new Error('not a session')
     expect(shown.detail.project?.root).toBe(PROJECT)
     const obs = shown.detail.observations
@@ -73,16 +73,17 @@ describe.each(AGENTS)('the %s payloads of the agent suite', (agent) => {
     ).toBe(true)
   })
 
-  it("replay stores no mnemo block as anybody's words and no mnemo tool call, in either session", () => {
+  it("replay stores no mnemo block as anybody's words and no mnemo tool call, in either session", async () => {
     const { engine, clock } = createTestEngine({ cwd: PROJECT })
     for (const f of all) {
       clock.advance(1000)
-      engine.captureHook(f.event, f.stdin, agent, clock.now())
+      await engine.captureHook(f.event, f.stdin, agent, clock.now())
     }
-    const obs = engine.sessions().flatMap((s) => {
-      const d = engine.show(s.id)
-      return d.type === 'session' ? d.detail.observations : []
-    })
+    const obs: Observation[] = []
+    for (const s of await engine.sessions()) {
+      const d = await engine.show(s.id)
+      if (d.type === 'session') obs.push(...d.detail.observations)
+    }
     expect(
       obs
         .filter((o) => (o.kind === 'prompt' || o.kind === 'message') && /mnemo-context|hook_context/.test(o.text))

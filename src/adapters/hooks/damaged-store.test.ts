@@ -13,16 +13,16 @@ const { scratch } = useScratch()
 const PAGE = 4096
 
 /** A store with enough events to span many pages, closed (WAL checkpointed into the file). */
-function filledStore(): { home: string; db: string } {
+async function filledStore(): Promise<{ home: string; db: string }> {
   const home = scratch()
   const m = openMnemo({ env: { MNEMO_HOME: home } })
   for (let i = 0; i < 200; i++)
-    m.engine.captureHook(
+    await m.engine.captureHook(
       'UserPromptSubmit',
       hookPayload('UserPromptSubmit', { prompt: `prompt ${i} about the orders service cache ${'x'.repeat(300)}` }, `s${i % 5}`),
     )
-  expect(m.engine.integrityCheck()).toBe('ok')
-  m.close()
+  expect(await m.engine.integrityCheck()).toBe('ok')
+  await m.close()
   return { home, db: path.join(home, 'mnemo.db') }
 }
 
@@ -64,7 +64,7 @@ async function doctor(home: string): Promise<{ code: number; checks: { check: st
 
 describe('a database with damaged pages', () => {
   it('a hook whose append meets the damage logs it (naming the file, with the repair) and spools the event', async () => {
-    const { home, db } = filledStore()
+    const { home, db } = await filledStore()
     const pages = statSync(db).size / PAGE
     damage(db, 2, pages)
     expect(await hook(home, 'a prompt into a damaged store')).toBe(0)
@@ -83,7 +83,7 @@ describe('a database with damaged pages', () => {
   })
 
   it('doctor finds damage in a page no hook touched, and the repair it names works as written', async () => {
-    const { home, db } = filledStore()
+    const { home, db } = await filledStore()
     const cli = async (argv: string[]): Promise<number> =>
       runCli(argv, { stdout: () => {}, stderr: () => {}, env: { MNEMO_HOME: home, HOME: home }, cwd: home })
     const backup = path.join(scratch(), 'last-export.jsonl')
@@ -101,7 +101,7 @@ describe('a database with damaged pages', () => {
     expect(await cli(['import', backup])).toBe(0)
     expect((await doctor(home)).checks.find((c) => c.check === 'database')).toMatchObject({ status: 'ok' })
     const m = openMnemo({ env: { MNEMO_HOME: home } })
-    expect(m.engine.stats()).toMatchObject({ events: 200 })
-    m.close()
+    expect(await m.engine.stats()).toMatchObject({ events: 200 })
+    await m.close()
   })
 })

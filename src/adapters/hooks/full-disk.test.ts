@@ -127,14 +127,14 @@ function openOnDisk(): string[] {
   })
 }
 
-function observationsWith(text: string): number {
+async function observationsWith(text: string): Promise<number> {
   const m = openMnemo({ env })
   try {
-    return m.engine
-      .browseObservations({ projectIds: m.engine.listProjects().map((p) => p.id), order: 'asc', limit: 100 })
-      .filter((o) => JSON.stringify(o).includes(text)).length
+    return (
+      await m.engine.browseObservations({ projectIds: (await m.engine.listProjects()).map((p) => p.id), order: 'asc', limit: 100 })
+    ).filter((o) => JSON.stringify(o).includes(text)).length
   } finally {
-    m.close()
+    await m.close()
   }
 }
 
@@ -143,7 +143,7 @@ describe.skipIf(skipReason !== undefined)(
   () => {
     it('keeps a hook event elsewhere, status and recall still answer naming the disk, and the event is stored once space frees', async () => {
       expect(await hook('UserPromptSubmit', { prompt: 'migrate the ledger tables before the disk filled' })).toMatchObject({ code: 0 })
-      expect(observationsWith('before the disk filled')).toBe(1)
+      expect(await observationsWith('before the disk filled')).toBe(1)
       expect(fillDisk()).toBeGreaterThan(0)
 
       const full = await hook('PostToolUse', {
@@ -171,12 +171,12 @@ describe.skipIf(skipReason !== undefined)(
       rmSync(filler)
       expect(await hook('UserPromptSubmit', { prompt: 'space is back' })).toMatchObject({ code: 0 })
       expect(spooled()).toEqual([])
-      expect(observationsWith('kept-while-full')).toBe(1)
+      expect(await observationsWith('kept-while-full')).toBe(1)
       // Further commands and hooks store it no second time.
       expect((await cli(['status', '--json'])).code).toBe(0)
       expect(await hook('UserPromptSubmit', { prompt: 'and once more' })).toMatchObject({ code: 0 })
-      expect(observationsWith('kept-while-full')).toBe(1)
-      expect(observationsWith('before the disk filled')).toBe(1)
+      expect(await observationsWith('kept-while-full')).toBe(1)
+      expect(await observationsWith('before the disk filled')).toBe(1)
       // Every open that failed on the full disk closed what it had opened.
       expect(openOnDisk()).toEqual([])
     })

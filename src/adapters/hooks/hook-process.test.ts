@@ -50,7 +50,7 @@ function parallelHooks(mnemoHome: string, event: string, payloads: string[]): Pr
 }
 
 describe('`mnemo hook --home <dir>`', () => {
-  it('stores into that data directory, not MNEMO_HOME', () => {
+  it('stores into that data directory, not MNEMO_HOME', async () => {
     const env = home()
     const chosen = home()
     for (const args of [['--home', chosen], [`--home=${chosen}`]]) {
@@ -66,11 +66,11 @@ describe('`mnemo hook --home <dir>`', () => {
     const chosenStore = openMnemo({ env: { MNEMO_HOME: chosen } })
     const envStore = openMnemo({ env: { MNEMO_HOME: env } })
     try {
-      expect(chosenStore.engine.stats().observations).toBe(2)
-      expect(envStore.engine.stats().observations).toBe(0)
+      expect((await chosenStore.engine.stats()).observations).toBe(2)
+      expect((await envStore.engine.stats()).observations).toBe(0)
     } finally {
-      chosenStore.close()
-      envStore.close()
+      await chosenStore.close()
+      await envStore.close()
     }
   })
 })
@@ -136,9 +136,9 @@ describe('concurrent hook processes', () => {
     // On a loaded machine a hook may hit its lock deadline and spool instead; any command drains the spool.
     expect(runCli(h, ['status', '--json']).code).toBe(0)
     const m = openMnemo({ env: { MNEMO_HOME: h } })
-    expect(m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
+    expect(await m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
     expect(m.spool.count()).toBe(0)
-    m.close()
+    await m.close()
   })
 
   it('lose none of eight simultaneous different events', async () => {
@@ -151,8 +151,8 @@ describe('concurrent hook processes', () => {
     expect(codes).toEqual(Array(8).fill(0))
     expect(runCli(h, ['status', '--json']).code).toBe(0)
     const m = openMnemo({ env: { MNEMO_HOME: h } })
-    expect(m.engine.stats()).toMatchObject({ events: 8, observations: 8 })
+    expect(await m.engine.stats()).toMatchObject({ events: 8, observations: 8 })
     expect(m.spool.count()).toBe(0)
-    m.close()
+    await m.close()
   })
 })

@@ -73,12 +73,12 @@ async function hookAs(
   return { stdout, code }
 }
 
-function counts(mnemoHome: string) {
+async function counts(mnemoHome: string) {
   const m = openMnemo({ env: { MNEMO_HOME: mnemoHome } })
   try {
     return m.engine.stats()
   } finally {
-    m.close()
+    await m.close()
   }
 }
 
@@ -87,7 +87,7 @@ describe('mnemo hook', () => {
     const h = home()
     const r = await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'add caching' }))
     expect(r).toEqual({ stdout: '', code: 0 })
-    expect(counts(h)).toMatchObject({ events: 1, observations: 1 })
+    expect(await counts(h)).toMatchObject({ events: 1, observations: 1 })
   })
 
   it('prints the context block as Claude Code SessionStart JSON, and as text for PreCompact', async () => {
@@ -104,11 +104,11 @@ describe('mnemo hook', () => {
   it('injects per-prompt recall through each agent’s channel for it, and nothing when turned off', async () => {
     const h = home()
     const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
-    m.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', {
+    await m.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', {
       project: { root: '/work/demo-app', name: 'demo-app' },
       kind: 'decision',
     })
-    m.close()
+    await m.close()
     const ask = (session: string) => hookPayload('UserPromptSubmit', { prompt: 'how do we rate-limit the API?' }, session)
     const out = (r: { stdout: string }) =>
       JSON.parse(r.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
@@ -141,11 +141,11 @@ describe('mnemo hook', () => {
   it('gives Claude Code file hints at PreToolUse, once per file per session', async () => {
     const h = home()
     const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
-    m.engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', {
+    await m.engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', {
       project: { root: '/work/demo-app', name: 'demo-app' },
       kind: 'decision',
     })
-    m.close()
+    await m.close()
     const read = hookPayload(
       'PreToolUse',
       { tool_name: 'Read', tool_use_id: 'r1', tool_input: { file_path: '/work/demo-app/src/billing/invoice.ts' } },
@@ -173,11 +173,11 @@ describe('mnemo hook', () => {
     expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(1)
     const m = openMnemo({ env: { MNEMO_HOME: h }, dbPath: ':memory:' })
     expect(m.errors.tail(5)).toEqual([expect.objectContaining({ where: 'hook UserPromptSubmit', code: 'STORE_UNAVAILABLE' })])
-    m.close()
+    await m.close()
     rmSync(path.join(h, 'mnemo.db'), { recursive: true })
     await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'second prompt' }))
     expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(0)
-    expect(counts(h)).toMatchObject({ events: 2, observations: 2 })
+    expect(await counts(h)).toMatchObject({ events: 2, observations: 2 })
   })
 
   it('a spooled event keeps the time its hook fired, so its retry is stored at that time under the same key', async () => {
@@ -206,9 +206,13 @@ describe('mnemo hook', () => {
     rmSync(path.join(h, 'mnemo.db'), { recursive: true })
     await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'second prompt' }))
     const m = openMnemo({ env: { MNEMO_HOME: h } })
-    const rows = m.engine.browseObservations({ projectIds: m.engine.listProjects().map((p) => p.id), order: 'asc', limit: 10 })
+    const rows = await m.engine.browseObservations({
+      projectIds: (await m.engine.listProjects()).map((p) => p.id),
+      order: 'asc',
+      limit: 10,
+    })
     expect(rows.find((r) => r.text === 'fired at ten')?.ts).toBe(Date.parse('2026-03-01T10:00:00.000Z'))
-    m.close()
+    await m.close()
   })
 
   it('a spooled event stays its user’s: drained by another user’s hook, it is stored as the first user’s', async () => {
@@ -231,7 +235,7 @@ describe('mnemo hook', () => {
       expect((await as('alice').recall('rotate keys')).map((x) => x.snippet)).toEqual(['rotate the Auth0 keys'])
       expect((await as('bob').recall('rotate keys')).map((x) => x.snippet)).toEqual(['rotate the Okta keys'])
     } finally {
-      m.close()
+      await m.close()
     }
   })
 
@@ -257,10 +261,10 @@ describe('mnemo hook', () => {
     await run
     expect(stdout).toBe('')
     expect(readdirSync(path.join(h, 'spool', 'bad'))).toHaveLength(1)
-    expect(counts(h)).toMatchObject({ events: 1 })
+    expect(await counts(h)).toMatchObject({ events: 1 })
   })
 
-  it('a team-mode spooled event (it names its token) is never stored locally by a local drain', () => {
+  it('a team-mode spooled event (it names its token) is never stored locally by a local drain', async () => {
     const h = home()
     new Spool(path.join(h, 'spool')).put({
       event: 'UserPromptSubmit',
@@ -271,21 +275,21 @@ describe('mnemo hook', () => {
     })
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     try {
-      expect(m.drainSpool()).toMatchObject({ drained: 0 })
-      expect(m.engine.stats().events).toBe(0)
+      expect(await m.drainSpool()).toMatchObject({ drained: 0 })
+      expect((await m.engine.stats()).events).toBe(0)
     } finally {
-      m.close()
+      await m.close()
     }
     expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(1)
   })
 
-  it('files left for another drain do not count towards a drain’s batch: an event behind them is still stored', () => {
+  it('files left for another drain do not count towards a drain’s batch: an event behind them is still stored', async () => {
     const h = home()
     const spool = new Spool(path.join(h, 'spool'))
     for (let i = 0; i < 3; i++) spool.put({ event: 'UserPromptSubmit', stdin: '{}', cwd: '/', spooledAt: i, tokenId: '0123456789abcdef' })
     spool.put({ event: 'UserPromptSubmit', stdin: '{}', cwd: '/', spooledAt: 9 })
     const stored: number[] = []
-    const drained = spool.drain((item) => {
+    const drained = await spool.drain(async (item) => {
       if (item.tokenId) return 'skip'
       stored.push(item.spooledAt)
       return 'stored'
@@ -302,8 +306,8 @@ describe('mnemo hook', () => {
     expect(readdirSync(path.join(h, 'spool', 'bad'))).toHaveLength(1)
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     expect(m.errors.tail(1)[0]).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('session_id is missing') })
-    expect(m.engine.stats().events).toBe(0)
-    m.close()
+    expect((await m.engine.stats()).events).toBe(0)
+    await m.close()
   })
 
   it('logs why stdin is not JSON without quoting it: it may be a secret', async () => {
@@ -312,7 +316,7 @@ describe('mnemo hook', () => {
     expect((await hook(h, 'UserPromptSubmit', secret)).code).toBe(0)
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     const logged = m.errors.tail(1)[0]!
-    m.close()
+    await m.close()
     expect(logged).toMatchObject({
       code: 'INVALID_INPUT',
       message: expect.stringMatching(/^hook UserPromptSubmit: stdin is not valid JSON \(unexpected character\)/),
@@ -330,7 +334,7 @@ describe('mnemo hook', () => {
     ]
     for (const f of files) expect(readFileSync(f, 'utf8'), f).not.toContain('ghp_aB3d')
     expect(files.length).toBe(3)
-    expect(counts(h).events).toBe(0)
+    expect((await counts(h)).events).toBe(0)
   })
 
   it('stores a payload over the stdin cap with its longest strings cut as the store cuts them, and logs its size and the cap', async () => {
@@ -343,7 +347,7 @@ describe('mnemo hook', () => {
     expect((await hook(h, 'PostToolUse', stdin, {}, { maxStdinBytes: 1 << 20 })).code).toBe(0)
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     try {
-      expect(m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
+      expect(await m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
       const [hit] = await m.engine.recall('oversized-output', { limit: 1 })
       expect(hit?.snippet).toContain('oversized-output')
       expect(m.errors.tail(5)).toEqual([
@@ -353,7 +357,7 @@ describe('mnemo hook', () => {
         }),
       ])
     } finally {
-      m.close()
+      await m.close()
     }
     expect(readdirSync(h)).not.toContain('spool')
   })
@@ -373,7 +377,7 @@ describe('mnemo hook', () => {
     expect(JSON.parse(kept.stdin)).toMatchObject({ session_id: 'sess-1', tool_input: { command: 'make twenty-megabytes' } })
     rmSync(path.join(h, 'mnemo.db'), { recursive: true })
     await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'next prompt' }))
-    expect(counts(h)).toMatchObject({ events: 2, observations: 2 })
+    expect(await counts(h)).toMatchObject({ events: 2, observations: 2 })
   })
 
   it('stores a misspelled event under the payload’s hook_event_name, so it is derived, and logs the misspelling', async () => {
@@ -397,7 +401,7 @@ describe('mnemo hook', () => {
         }),
       ])
     } finally {
-      m.close()
+      await m.close()
     }
   })
 
@@ -446,15 +450,15 @@ describe('mnemo hook', () => {
       expect(log.errors.tail(5)).toEqual([
         expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining(`event kept as ${keptPath}`) }),
       ])
-      log.close()
+      await log.close()
       // Fixed (as when a full disk gets space again): the data directory's next drain takes the event back and stores it.
       rmSync(file)
       const fixed = openMnemo({ env: { MNEMO_HOME: file, HOME: user } })
       try {
-        expect(fixed.drainSpool()).toMatchObject({ drained: 1, remaining: 0 })
-        expect(fixed.engine.stats()).toMatchObject({ observations: 1 })
+        expect(await fixed.drainSpool()).toMatchObject({ drained: 1, remaining: 0 })
+        expect(await fixed.engine.stats()).toMatchObject({ observations: 1 })
       } finally {
-        fixed.close()
+        await fixed.close()
       }
       expect(badFiles(user)).toEqual([])
     })
@@ -525,7 +529,7 @@ describe('mnemo hook', () => {
       code: 'INVALID_INPUT',
       message: expect.stringContaining('stdin was not closed within 1000 ms'),
     })
-    m.close()
+    await m.close()
     // What did arrive is kept for inspection, not dropped.
     const kept = readdirSync(path.join(h, 'spool', 'bad'))
     expect(kept).toHaveLength(1)
@@ -549,7 +553,7 @@ describe('mnemo hook --agent', () => {
     input.end(hookPayload('UserPromptSubmit', { prompt: 'agent typo' }))
     await run
     expect(code).toBe(0)
-    expect(counts(h)).toMatchObject({ events: 1, observations: 1 })
+    expect(await counts(h)).toMatchObject({ events: 1, observations: 1 })
     const logged = readFileSync(path.join(h, 'logs', 'errors.jsonl'), 'utf8')
       .trim()
       .split('\n')
@@ -717,7 +721,7 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       expect(log.errors.tail(5)).toEqual([
         expect.objectContaining({ where: 'http POST /v1/events', message: expect.stringContaining('stored as PostToolUse') }),
       ])
-      log.close()
+      await log.close()
     } finally {
       await server.close()
     }
@@ -733,7 +737,7 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     try {
       const payload = hookPayload('UserPromptSubmit', { prompt: 'split the orders router' }, 'sub', path.join(repo, 'src', 'api'))
       expect((await remoteHook(client, server.url, server.token, 'UserPromptSubmit', payload)).code).toBe(0)
-      expect(server.engine.listProjects().map((p) => p.root)).toEqual([repo])
+      expect((await server.engine.listProjects()).map((p) => p.root)).toEqual([repo])
       // The server checks what it is told: a root must be absolute and hold the event's cwd.
       const post = (body: unknown) =>
         fetch(`${server.url}/v1/events`, {
@@ -751,12 +755,9 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       const remote = { session_id: 'far', cwd: '/nonexistent/team/src/api', hook_event_name: 'UserPromptSubmit', prompt: 'far away' }
       expect((await post({ event: 'UserPromptSubmit', payload: remote, projectRoot: '/nonexistent/team' })).status).toBe(202)
       expect((await post({ event: 'UserPromptSubmit', payload: { ...remote, session_id: 'far2' } })).status).toBe(202)
-      expect(
-        server.engine
-          .listProjects()
-          .map((p) => p.root)
-          .sort(),
-      ).toEqual(['/nonexistent/team', '/nonexistent/team/src/api', repo].sort())
+      expect((await server.engine.listProjects()).map((p) => p.root).sort()).toEqual(
+        ['/nonexistent/team', '/nonexistent/team/src/api', repo].sort(),
+      )
     } finally {
       await server.close()
     }
@@ -857,7 +858,7 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     } finally {
       await server.close()
     }
-    const stats = counts(serverHome)
+    const stats = await counts(serverHome)
     expect(stats.events).toBe(5) // the Stop events carry the same payload: one event; the wrong token's prompt never arrives
     // A spooled event keeps the time it fired, not the time it was delivered.
     const m = openMnemo({ env: { MNEMO_HOME: serverHome } })
@@ -865,7 +866,7 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
       const [hit] = await m.engine.recall('npm test', { limit: 1 })
       expect(hit!.ts).toBe(firedAt)
     } finally {
-      m.close()
+      await m.close()
     }
   })
 
@@ -885,7 +886,7 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     } finally {
       await server.close()
     }
-    expect(counts(serverHome).events).toBe(1)
+    expect((await counts(serverHome)).events).toBe(1)
     expect(readdirSync(path.join(client)).includes('spool') ? spooled(client) : []).toEqual([])
   })
 
@@ -915,10 +916,10 @@ describe('mnemo hook in team mode (MNEMO_SERVER_URL)', () => {
     }
     const m = openMnemo({ env: { MNEMO_HOME: serverHome } })
     try {
-      expect(m.engine.stats().events).toBe(1)
-      expect(m.engine.sessions({}).map((s) => s.sessionKey)).toContain('s2')
+      expect((await m.engine.stats()).events).toBe(1)
+      expect((await m.engine.sessions({})).map((s) => s.sessionKey)).toContain('s2')
     } finally {
-      m.close()
+      await m.close()
     }
   })
 })

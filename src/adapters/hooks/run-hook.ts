@@ -270,15 +270,15 @@ export async function runHook(
     // The configuration, spool and error log made above serve the store too: resolved and built once per hook.
     opened = openMnemo({ env: io.env, cwd: io.cwd, busyTimeoutMs: HOOK_BUSY_TIMEOUT_MS, config, spool, errors })
     const engine = opened.engine
-    let result: ReturnType<typeof engine.captureHook> | undefined
+    let result: Awaited<ReturnType<typeof engine.captureHook>> | undefined
     try {
-      const drained = opened.drainSpool()
+      const drained = await opened.drainSpool()
       // Another process holds the write lock (the drain does not wait for it): this event waits in the spool too.
       if (drained.failed !== undefined) throw drained.failed
       // A context event does not wait for the lock either: its session waits for the block.
       result = CONTEXT_EVENTS.has(eventName)
-        ? opened.withoutLockWait(() => engine.captureHook(eventName, stdin, agent, firedAt))
-        : engine.captureHook(eventName, stdin, agent, firedAt)
+        ? await opened.withoutLockWait(async () => await engine.captureHook(eventName, stdin, agent, firedAt))
+        : await engine.captureHook(eventName, stdin, agent, firedAt)
     } catch (error) {
       // A session must still get its context while another process writes: readers need no lock (WAL).
       if (!CONTEXT_EVENTS.has(eventName) || !MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
@@ -291,9 +291,9 @@ export async function runHook(
     if (CONTEXT_EVENTS.has(answered) && !finished) {
       // The session as capture read it (Cursor's conversation_id too); the payload again only when capture did not run.
       const sessionKey = result?.sessionKey ?? sessionIdOf(stdin)
-      const project = result?.project ?? engine.projectForPath(cwdOf(stdin) ?? io.cwd, { workingDir: true })
+      const project = result?.project ?? (await engine.projectForPath(cwdOf(stdin) ?? io.cwd, { workingDir: true }))
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
-      const block = engine
+      const block = await engine
         .scoped({ agent })
         .context({ project, ...(sessionKey ? { excludeSessionKey: sessionKey, recordFor: { agent, sessionKey } } : {}) })
       if (block.notRecorded !== undefined)
@@ -333,7 +333,7 @@ export async function runHook(
   } finally {
     clearTimeout(timer)
     try {
-      opened?.close()
+      await opened?.close()
     } catch {
       // closing a failed store
     }

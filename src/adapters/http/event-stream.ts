@@ -2,9 +2,10 @@ import type { Context } from 'hono'
 import { streamSSE } from 'hono/streaming'
 import type { z } from 'zod'
 import { invalidInput } from '../../core/errors.js'
-import { describeValue, requireProject } from '../../core/schemas.js'
+import { describeValue } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { toListedObservationJson } from '../../engine/views.js'
+import { requireKnownProject } from '../../engine/projects.js'
 import type { streamQuery } from './rest-routes.js'
 
 /** Options of `streamObservations`. */
@@ -51,11 +52,9 @@ function defaultSleep(ms: number, signal: AbortSignal): Promise<void> {
  *
  * @throws {MnemoError} `INVALID_INPUT` — no project, or a bad `Last-Event-ID`.
  */
-export function streamObservations(c: Context, query: z.output<typeof streamQuery>, options: StreamOptions): Response {
+export async function streamObservations(c: Context, query: z.output<typeof streamQuery>, options: StreamOptions): Promise<Response> {
   const { engine } = options
-  const projects = engine.resolveProjects(
-    requireProject(query.project, () => engine.listProjects().map((p) => p.name), 'add ?project=<name> to the URL'),
-  )
+  const projects = await engine.resolveProjects(await requireKnownProject(engine, query.project, 'add ?project=<name> to the URL'))
   const byId = new Map(projects.map((p) => [p.id as string, p]))
   const resume = c.req.header('last-event-id')
   if (resume !== undefined && !/^\d{1,15}$/.test(resume.trim())) {
@@ -69,7 +68,7 @@ export function streamObservations(c: Context, query: z.output<typeof streamQuer
     options.closing.addEventListener('abort', stop)
     try {
       // A Last-Event-ID ahead of the log (another store's, or a store rebuilt from an export) would wait forever: start at the head.
-      const head = engine.lastEventSeq()
+      const head = await engine.lastEventSeq()
       let cursor = resume !== undefined ? Math.min(Number(resume), head) : head
       let quietSince = Date.now()
       // Tell the client where it starts, so a reconnect resumes from here even if nothing arrives.
@@ -81,8 +80,8 @@ export function streamObservations(c: Context, query: z.output<typeof streamQuer
         }
         // Read the head first: rows up to it are committed, so once this page is short the cursor may skip to it
         // (filtered-out events are then not scanned again on the next poll).
-        const head = engine.lastEventSeq()
-        const rows = engine.browseObservations({
+        const head = await engine.lastEventSeq()
+        const rows = await engine.browseObservations({
           projectIds: projects.map((p) => p.id),
           order: 'asc',
           afterSeq: cursor,

@@ -65,8 +65,8 @@ const specJson = z.object({
   timeField: z.string().optional(),
 })
 
-function refOf(engine: MnemoEngine, arg: string | undefined, where: 'body' | 'query'): ProjectRef {
-  return engine.projectForWrite(needProject(engine, arg, where))
+async function refOf(engine: MnemoEngine, arg: string | undefined, where: 'body' | 'query'): Promise<ProjectRef> {
+  return await engine.projectForWrite(await needProject(engine, arg, where))
 }
 
 /** The fact routes, mounted beside the core routes. */
@@ -94,7 +94,8 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
       },
     },
     errors: [400, 404],
-    handle: ({ query }, { engine }) => ok({ collections: engine.facts.schema({ project: refOf(engine, query.project, 'query') }) }),
+    handle: async ({ query }, { engine }) =>
+      ok({ collections: await engine.facts.schema({ project: await refOf(engine, query.project, 'query') }) }),
   }),
   defineRoute({
     method: 'POST',
@@ -105,8 +106,8 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'The answer; `empty` when no record matched.', schema: answerJson } },
     errors: [400, 404, 413],
-    handle: ({ body }, { engine }) =>
-      ok(engine.facts.query(body.query, { project: refOf(engine, body.project, 'body'), explain: body.explain === true })),
+    handle: async ({ body }, { engine }) =>
+      ok(await engine.facts.query(body.query, { project: await refOf(engine, body.project, 'body'), explain: body.explain === true })),
   }),
   defineRoute({
     method: 'POST',
@@ -126,10 +127,10 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
       },
     },
     errors: [400, 404, 413],
-    handle: ({ body }, { engine, user }) =>
+    handle: async ({ body }, { engine, user }) =>
       ok(
-        engine.facts.add(body.collection, body.records, {
-          project: refOf(engine, body.project, 'body'),
+        await engine.facts.add(body.collection, body.records, {
+          project: await refOf(engine, body.project, 'body'),
           ...(body.status ? { status: body.status } : {}),
           provenance: { source: user === undefined ? 'agent' : 'user' },
         }),
@@ -156,8 +157,8 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
       },
     },
     errors: [400, 404],
-    handle: ({ query, params }, { engine }) =>
-      ok(engine.facts.show(params['id'] ?? '', { project: refOf(engine, query.project, 'query') })),
+    handle: async ({ query, params }, { engine }) =>
+      ok(await engine.facts.show(params['id'] ?? '', { project: await refOf(engine, query.project, 'query') })),
   }),
   defineRoute({
     method: 'PATCH',
@@ -168,10 +169,10 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'The record as it is now.', schema: recordJson } },
     errors: [400, 404, 413],
-    handle: ({ body, params }, { engine }) =>
+    handle: async ({ body, params }, { engine }) =>
       ok(
-        engine.facts.update(params['id'] ?? '', body.values, {
-          project: refOf(engine, body.project, 'body'),
+        await engine.facts.update(params['id'] ?? '', body.values, {
+          project: await refOf(engine, body.project, 'body'),
           ...(body.status ? { status: body.status } : {}),
         }),
       ),
@@ -187,8 +188,8 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
       200: { description: 'What was deleted.', schema: z.object({ id: z.string(), collection: z.string(), events: z.number() }) },
     },
     errors: [400, 404],
-    handle: ({ query, params }, { engine, user }) =>
-      ok(engine.facts.delete(params['id'] ?? '', { project: refOf(engine, query.project, 'query'), actor: user ?? 'rest' })),
+    handle: async ({ query, params }, { engine, user }) =>
+      ok(await engine.facts.delete(params['id'] ?? '', { project: await refOf(engine, query.project, 'query'), actor: user ?? 'rest' })),
   }),
   defineRoute({
     method: 'POST',
@@ -199,6 +200,7 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'The collection as it is now.', schema: specJson } },
     errors: [400, 404, 413],
-    handle: ({ body }, { engine }) => ok(engine.facts.declare(body.collection, { project: refOf(engine, body.project, 'body') })),
+    handle: async ({ body }, { engine }) =>
+      ok(await engine.facts.declare(body.collection, { project: await refOf(engine, body.project, 'body') })),
   }),
 ]

@@ -1,9 +1,10 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { invalidInput } from '../../core/errors.js'
-import { describeValue, inputObject, parseInput, projectField, requireProject } from '../../core/schemas.js'
+import { describeValue, inputObject, parseInput, projectField } from '../../core/schemas.js'
 import { z } from 'zod'
 import { SURFACE_AGENTS, type AgentName } from '../../core/types.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
+import { requireKnownProject } from '../../engine/projects.js'
 import { createMcpServer } from '../mcp/mcp-server.js'
 
 const mcpQuery = inputObject({ project: projectField.optional(), agent: z.enum(SURFACE_AGENTS).optional() })
@@ -14,7 +15,7 @@ const mcpQuery = inputObject({ project: projectField.optional(), agent: z.enum(S
  *
  * @throws {MnemoError} `INVALID_INPUT` — given twice, blank, or a relative path.
  */
-function urlScope(url: URL, engine: MnemoEngine): { project: string | undefined; agent: AgentName | undefined } {
+async function urlScope(url: URL, engine: MnemoEngine): Promise<{ project: string | undefined; agent: AgentName | undefined }> {
   const one = (key: string): string | undefined => {
     const given = url.searchParams.getAll(key)
     if (given.length > 1) throw invalidInput(key, `${key} is given more than once (got ${describeValue(given)})`)
@@ -27,7 +28,7 @@ function urlScope(url: URL, engine: MnemoEngine): { project: string | undefined;
     'query string',
   )
   return {
-    project: q.project === undefined ? undefined : requireProject(q.project, () => engine.listProjects().map((p) => p.name)),
+    project: q.project === undefined ? undefined : await requireKnownProject(engine, q.project),
     agent: q.agent,
   }
 }
@@ -43,7 +44,7 @@ function urlScope(url: URL, engine: MnemoEngine): { project: string | undefined;
  * @param maxBodyBytes - Largest body the transport reads (the app's body limit applies first).
  */
 export async function handleMcpPost(request: Request, engine: MnemoEngine, maxBodyBytes: number): Promise<Response> {
-  const { project, agent } = urlScope(new URL(request.url), engine)
+  const { project, agent } = await urlScope(new URL(request.url), engine)
   // MCP is agent-facing: under agent isolation a call that names no agent would read every agent's data.
   if (engine.agentScope === 'own' && agent === undefined)
     throw invalidInput(

@@ -72,11 +72,11 @@ export const forgetQuery = inputObject({ project: projectField.optional() })
  * names the project it acts in, so a client scoped to one project cannot delete another's by guessing ids.
  * @throws {MnemoError} `NOT_FOUND` — no such item, or one of another project (the hint names it).
  */
-function assertInProject(engine: MnemoEngine, id: string, project: string): void {
-  const r = engine.show(id)
+async function assertInProject(engine: MnemoEngine, id: string, project: string): Promise<void> {
+  const r = await engine.show(id)
   const projectId =
     r.type === 'observation' ? r.observation.projectId : r.type === 'memory' ? r.memory.projectId : r.detail.session.projectId
-  if (engine.resolveProjects(project).some((p) => p.id === projectId)) return
+  if ((await engine.resolveProjects(project)).some((p) => p.id === projectId)) return
   const owner = r.type === 'session' ? r.detail.project : r.project
   throw new MnemoError('NOT_FOUND', `no ${r.type} ${id} in project ${JSON.stringify(project)}`, {
     details: { kind: r.type, id },
@@ -107,8 +107,13 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
       "With a member's token (`mnemo user add`): that user's counts and projects (their own and shared data), and no server errors.",
     responses: { 200: { description: 'What this server holds.', schema: statusJson } },
     errors: [],
-    handle: (_input, { mnemo, engine, startedAt, jobs, user }) => {
-      const stats = engine.stats()
+    handle: async (_input, { mnemo, engine, startedAt, jobs, user }) => {
+      const stats = await engine.stats()
+      const projects: z.output<typeof statusJson>['projects'] = []
+      for (const p of await engine.listProjects()) {
+        const last = await engine.lastActivityAt(p.id)
+        projects.push({ name: p.name, root: p.root, lastActivityAt: last === undefined ? null : new Date(last).toISOString() })
+      }
       const body: z.output<typeof statusJson> = {
         home: mnemo.config.home,
         database: mnemo.config.dbPath,
@@ -121,13 +126,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
         },
         bytes: stats.bytes,
         lastCaptureAt: stats.lastEventAt === undefined ? null : new Date(stats.lastEventAt).toISOString(),
-        projects: engine
-          .listProjects()
-          .map((p) => {
-            const last = engine.lastActivityAt(p.id)
-            return { name: p.name, root: p.root, lastActivityAt: last === undefined ? null : new Date(last).toISOString() }
-          })
-          .sort((a, b) => (b.lastActivityAt ?? '').localeCompare(a.lastActivityAt ?? '')),
+        projects: projects.sort((a, b) => (b.lastActivityAt ?? '').localeCompare(a.lastActivityAt ?? '')),
         channels: engine.recallChannels(),
         spool: { pending: mnemo.spool.count(), bad: mnemo.spool.badCount() },
         // The server's failures can name anyone's events: for the operator only.
@@ -157,7 +156,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     body: hookEventInput,
     responses: { 202: { description: 'Accepted; `stored` says whether it was new.', schema: eventAcceptedJson } },
     errors: [400, 413],
-    handle: ({ body }, { engine, mnemo }) => {
+    handle: async ({ body }, { engine, mnemo }) => {
       const cwd = body.payload['cwd']
       if (typeof cwd !== 'string' || !path.isAbsolute(cwd)) {
         throw invalidInput(
@@ -166,7 +165,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
           "the server has no working directory: the hook payload's cwd says which project the event belongs to",
         )
       }
-      const result = engine.captureHook(
+      const result = await engine.captureHook(
         body.event,
         JSON.stringify(body.payload),
         body.agent ?? 'claude-code',
@@ -189,7 +188,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     responses: { 200: { description: 'Hits, best first; empty when nothing matches.', schema: recallJson } },
     errors: [400, 404, 413],
     handle: async ({ body }, { engine }) => {
-      const projectIds = engine.resolveProjects(needProject(engine, body.project, 'body')).map((p) => p.id)
+      const projectIds = (await engine.resolveProjects(await needProject(engine, body.project, 'body'))).map((p) => p.id)
       const hits = await engine.recall(body.query, {
         projectIds,
         ...(body.limit !== undefined ? { limit: body.limit } : {}),
@@ -211,12 +210,14 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
       200: { description: 'The same text was already remembered; the existing memory.', schema: rememberJson },
     },
     errors: [400, 404, 413],
-    handle: ({ body }, { engine }) => {
+    handle: async ({ body }, { engine }) => {
       // A user-wide memory names no project (it is recalled in all of this user's).
       const where =
-        body.scope === 'user' ? { scope: 'user' as const } : { project: engine.projectForWrite(needProject(engine, body.project, 'body')) }
-      const { memory, created } = engine.remember(body.text, { kind: body.kind ?? 'fact', ...where })
-      const stored = engine.listProjects().find((p) => p.id === memory.projectId)
+        body.scope === 'user'
+          ? { scope: 'user' as const }
+          : { project: await engine.projectForWrite(await needProject(engine, body.project, 'body')) }
+      const { memory, created } = await engine.remember(body.text, { kind: body.kind ?? 'fact', ...where })
+      const stored = (await engine.listProjects()).find((p) => p.id === memory.projectId)
       return ok({ created, memory: toMemoryJson(memory, stored) }, created ? 201 : 200)
     },
   }),
@@ -227,8 +228,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     summary: 'One memory by id',
     responses: { 200: { description: 'The memory.', schema: memoryJson } },
     errors: [400, 404],
-    handle: ({ params }, { engine }) => {
-      const r = engine.show(idOfKind(params, 'mem'))
+    handle: async ({ params }, { engine }) => {
+      const r = await engine.show(idOfKind(params, 'mem'))
       if (r.type !== 'memory') throw new Error(`show returned a ${r.type} for a memory id`)
       return ok(toMemoryJson(r.memory, r.project))
     },
@@ -251,10 +252,10 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
     errors: [400, 404],
-    handle: ({ params, query }, { engine }) => {
+    handle: async ({ params, query }, { engine }) => {
       const id = idOfKind(params, 'mem')
-      assertInProject(engine, id, needProject(engine, query.project, 'query'))
-      return ok({ forgotten: engine.forget(id, 'http', { chain: query.chain === 'true' }) })
+      await assertInProject(engine, id, await needProject(engine, query.project, 'query'))
+      return ok({ forgotten: await engine.forget(id, 'http', { chain: query.chain === 'true' }) })
     },
   }),
   defineRoute({
@@ -264,8 +265,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     summary: 'One observation by id',
     responses: { 200: { description: 'The observation.', schema: observationJson } },
     errors: [400, 404],
-    handle: ({ params }, { engine }) => {
-      const r = engine.show(idOfKind(params, 'obs'))
+    handle: async ({ params }, { engine }) => {
+      const r = await engine.show(idOfKind(params, 'obs'))
       if (r.type !== 'observation') throw new Error(`show returned a ${r.type} for an observation id`)
       return ok(toObservationJson(r.observation, r.project))
     },
@@ -280,10 +281,10 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'Forgotten.', schema: forgottenJson } },
     errors: [400, 404],
-    handle: ({ params, query }, { engine }) => {
+    handle: async ({ params, query }, { engine }) => {
       const id = idOfKind(params, 'obs')
-      assertInProject(engine, id, needProject(engine, query.project, 'query'))
-      return ok({ forgotten: engine.forget(id, 'http') })
+      await assertInProject(engine, id, await needProject(engine, query.project, 'query'))
+      return ok({ forgotten: await engine.forget(id, 'http') })
     },
   }),
   defineRoute({
@@ -295,10 +296,10 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'Sessions, newest first.', schema: sessionsJson } },
     errors: [400, 404],
-    handle: ({ query }, { engine }) => {
-      const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
+    handle: async ({ query }, { engine }) => {
+      const projects = await engine.resolveProjects(await needProject(engine, query.project, 'query'))
       const byId = new Map(projects.map((p) => [p.id as string, p]))
-      const sessions = engine.sessions({ projectIds: projects.map((p) => p.id), limit: query.limit ?? 20, offset: query.offset ?? 0 })
+      const sessions = await engine.sessions({ projectIds: projects.map((p) => p.id), limit: query.limit ?? 20, offset: query.offset ?? 0 })
       return ok({ sessions: sessions.map((s) => toSessionJson(s, byId.get(s.projectId))) })
     },
   }),
@@ -309,8 +310,8 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     summary: 'One session with its observations (the first 500)',
     responses: { 200: { description: 'The session and its timeline.', schema: sessionDetailJson } },
     errors: [400, 404],
-    handle: ({ params }, { engine }) => {
-      const r = engine.show(idOfKind(params, 'ses'))
+    handle: async ({ params }, { engine }) => {
+      const r = await engine.show(idOfKind(params, 'ses'))
       if (r.type !== 'session') throw new Error(`show returned a ${r.type} for a session id`)
       const { session, project, observations } = r.detail
       return ok({ session: toSessionJson(session, project), observations: observations.map((o) => toObservationJson(o, project)) })
@@ -325,15 +326,15 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'The block and what it holds.', schema: contextJson } },
     errors: [400, 404],
-    handle: ({ query }, { engine }) => {
-      const project = engine.projectForWrite(needProject(engine, query.project, 'query'), { create: false })
+    handle: async ({ query }, { engine }) => {
+      const project = await engine.projectForWrite(await needProject(engine, query.project, 'query'), { create: false })
       // Context is what an agent gets injected: under agent isolation it must say which agent it is for.
       if (engine.agentScope === 'own' && query.agent === undefined)
         throw invalidInput(
           'agent',
           'this server isolates agents (MNEMO_AGENT_SCOPE=own): add &agent=<claude-code|codex|gemini|cursor|opencode>',
         )
-      const block = (query.agent !== undefined ? engine.scoped({ agent: query.agent }) : engine).context({
+      const block = await (query.agent !== undefined ? engine.scoped({ agent: query.agent }) : engine).context({
         project,
         ...(query.budget !== undefined ? { budgetTokens: query.budget } : {}),
         ...(query.excludeSession !== undefined ? { excludeSessionKey: query.excludeSession } : {}),
@@ -377,7 +378,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
           'the server has no working directory; paths are read on the server machine',
         )
       }
-      const project = body.project === undefined ? undefined : engine.projectForWrite(needProject(engine, body.project, 'body'))
+      const project = body.project === undefined ? undefined : await engine.projectForWrite(await needProject(engine, body.project, 'body'))
       // The server token is the operator's: a mnemo export is restored with the users it names (as `import --all-users`).
       const report = await engine
         .scoped({ allUsers: true })

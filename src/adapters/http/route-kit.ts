@@ -1,10 +1,11 @@
 import { z } from 'zod'
 import { invalidInput } from '../../core/errors.js'
 import { idPrefix } from '../../core/ids.js'
-import { describeValue, limited, parseInput, requireProject, showInput } from '../../core/schemas.js'
+import { describeValue, limited, parseInput, showInput } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import type { jobJson } from '../../engine/views.js'
+import { requireKnownProject } from '../../engine/projects.js'
 
 /**
  * What every REST route is made of: the route type the table (REST_ROUTES)
@@ -79,9 +80,9 @@ export function defineRoute<B extends z.ZodType | undefined = undefined, Q exten
 export const ok = (body: unknown, status: Reply['status'] = 200): Reply => ({ status, body })
 
 /** The project a scoped route works on; see `requireProject`. */
-export function needProject(engine: MnemoEngine, project: string | undefined, where: 'body' | 'query'): string {
+export function needProject(engine: MnemoEngine, project: string | undefined, where: 'body' | 'query'): Promise<string> {
   const how = where === 'body' ? 'pass "project" in the JSON body' : 'add ?project=<name> to the URL'
-  return requireProject(project, () => engine.listProjects().map((p) => p.name), how)
+  return requireKnownProject(engine, project, how)
 }
 
 /** A path id checked against the kind the route serves (`mem` for /v1/memories/:id). */

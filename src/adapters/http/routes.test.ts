@@ -83,7 +83,7 @@ describe('a Claude Code hook sequence posted to /v1/events', () => {
   })
 
   it('is recalled through REST with the same ids in the same order as engine.recall', async () => {
-    const projectIds = server.engine.resolveProjects('acme-api').map((p) => p.id)
+    const projectIds = (await server.engine.resolveProjects('acme-api')).map((p) => p.id)
     for (const query of ['validateToken', 'how do we rate-limit the API?', 'src/middleware/auth.ts']) {
       const direct = (await server.engine.recall(query, { projectIds })).map((h) => h.id)
       expect(direct.length).toBeGreaterThan(0)
@@ -97,7 +97,7 @@ describe('a Claude Code hook sequence posted to /v1/events', () => {
   })
 
   it('is recalled through MCP over HTTP (SDK client, bearer header) with the same ids in the same order', async () => {
-    const projectIds = server.engine.resolveProjects('acme-api').map((p) => p.id)
+    const projectIds = (await server.engine.resolveProjects('acme-api')).map((p) => p.id)
     for (const query of ['validateToken', 'how do we rate-limit the API?', 'src/middleware/auth.ts']) {
       const direct = (await server.engine.recall(query, { projectIds })).map((h) => h.id)
       const result = await callTool('memory_recall', { query, project: 'acme-api' })
@@ -110,7 +110,7 @@ describe('a Claude Code hook sequence posted to /v1/events', () => {
     const scoped = await mcpClient('?project=acme-api')
     try {
       const direct = (
-        await server.engine.recall('validateToken', { projectIds: server.engine.resolveProjects('acme-api').map((p) => p.id) })
+        await server.engine.recall('validateToken', { projectIds: (await server.engine.resolveProjects('acme-api')).map((p) => p.id) })
       ).map((h) => h.id)
       const result = await scoped.callTool({ name: 'memory_recall', arguments: { query: 'validateToken' } })
       expect((result.structuredContent as { hits: { id: string }[] }).hits.map((h) => h.id)).toEqual(direct)

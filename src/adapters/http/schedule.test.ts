@@ -12,8 +12,11 @@ describe('background consolidation in mnemo serve', () => {
     const t = tempDir()
     const mnemo = openMnemo({ home: t.dir, env: {}, timeZone: 'UTC' })
     try {
-      mnemo.engine.captureHook('UserPromptSubmit', JSON.stringify({ session_id: 's1', cwd: '/p/shop', prompt: 'add a cart endpoint' }))
-      mnemo.engine.captureHook('SessionEnd', JSON.stringify({ session_id: 's1', cwd: '/p/shop', reason: 'exit' }))
+      await mnemo.engine.captureHook(
+        'UserPromptSubmit',
+        JSON.stringify({ session_id: 's1', cwd: '/p/shop', prompt: 'add a cart endpoint' }),
+      )
+      await mnemo.engine.captureHook('SessionEnd', JSON.stringify({ session_id: 's1', cwd: '/p/shop', reason: 'exit' }))
       vi.useFakeTimers()
       const job = scheduleConsolidation(mnemo, 15, undefined)
       expect(job.status()).toMatchObject({
@@ -34,7 +37,7 @@ describe('background consolidation in mnemo serve', () => {
       vi.useRealTimers()
       expect((await mnemo.engine.recall('Session cart endpoint')).some((h) => h.kind === 'summary')).toBe(true)
     } finally {
-      mnemo.close()
+      await mnemo.close()
       t.cleanup()
     }
   })

@@ -317,7 +317,7 @@ describe('graceful shutdown', () => {
     expect(res.body.memory).toMatchObject({ kind: 'decision', text: 'deploys go out on Tuesdays' })
     await closing
     expect(closed).toBe(true)
-    expect(() => server.engine.stats()).toThrow()
+    await expect(server.engine.stats()).rejects.toThrow()
     // close() is idempotent.
     await server.close()
   })

@@ -123,7 +123,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const closing = new AbortController()
   try {
     token = ensureServerToken(mnemo.config.home)
-    drainSpool(mnemo)
+    await drainSpool(mnemo)
     consolidation = scheduleConsolidation(mnemo, consolidationMinutes(options), options.log)
     const job = consolidation
     const app = createHttpApp({
@@ -158,7 +158,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     }
   } catch (error) {
     await consolidation?.stop()
-    mnemo.close()
+    await mnemo.close()
     throw error
   }
   const job = consolidation
@@ -276,10 +276,10 @@ async function shutDown(server: Server, mnemo: OpenedMnemo, graceMs: number): Pr
     })
     server.closeIdleConnections()
   })
-  mnemo.close()
+  await mnemo.close()
 }
 
 /** Stores hook events spooled while no process could write (the CLI does the same on each command). */
-function drainSpool(mnemo: OpenedMnemo): void {
-  mnemo.drainSpool()
+async function drainSpool(mnemo: OpenedMnemo): Promise<void> {
+  await mnemo.drainSpool()
 }

@@ -194,15 +194,17 @@ describe('memories: browse, history, edit', () => {
     expect(current).toContain(edited.id)
     expect(current).not.toContain(made.id)
     // The edit is audited like the CLI's changes.
-    expect(server.engine.auditLog(5).find((a) => a.action === 'edit')).toMatchObject({ actor: 'http', target: made.id, count: 1 })
+    expect((await server.engine.auditLog(5)).find((a) => a.action === 'edit')).toMatchObject({ actor: 'http', target: made.id, count: 1 })
   })
 
   it('an edit keeps the pin, and the history shows the provenance of every version', async () => {
     const summary = (await api('GET', `/v1/memories?project=${P}&kind=summary`)).body.memories[0]
-    const lesson = server.engine.remember('orders routes need the auth middleware first', {
-      kind: 'lesson',
-      project: { root: '/home/demo/acme-api', name: P },
-    }).memory
+    const lesson = (
+      await server.engine.remember('orders routes need the auth middleware first', {
+        kind: 'lesson',
+        project: { root: '/home/demo/acme-api', name: P },
+      })
+    ).memory
     expect((await api('PATCH', `/v1/memories/${lesson.id}`, { pinned: true })).body.memory.pinned).toBe(true)
     const edited = (await api('PATCH', `/v1/memories/${lesson.id}`, { text: 'orders routes need the JWT middleware first' })).body.memory
     expect(edited).toMatchObject({ pinned: true, supersedes: lesson.id })

@@ -105,11 +105,11 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'A page of observations.', schema: observationsPageJson } },
     errors: [400, 404],
-    handle: ({ query }, { engine }) => {
-      const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
+    handle: async ({ query }, { engine }) => {
+      const projects = await engine.resolveProjects(await needProject(engine, query.project, 'query'))
       const byId = new Map(projects.map((p) => [p.id as string, p]))
       const limit = query.limit ?? 100
-      const rows = engine.browseObservations({
+      const rows = await engine.browseObservations({
         projectIds: projects.map((p) => p.id),
         order: 'desc',
         limit,
@@ -133,10 +133,10 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     query: timelineQuery,
     responses: { 200: { description: 'The session and a page of its steps.', schema: timelineJson } },
     errors: [400, 404],
-    handle: ({ params, query }, { engine }) => {
+    handle: async ({ params, query }, { engine }) => {
       const offset = query.offset ?? 0
       const at = query.at === undefined ? undefined : idOfKind({ at: query.at }, 'obs', 'at')
-      const t = engine.sessionTimeline(idOfKind(params, 'ses'), offset, query.limit ?? 200, at)
+      const t = await engine.sessionTimeline(idOfKind(params, 'ses'), offset, query.limit ?? 200, at)
       return ok({
         session: toSessionJson(t.session, t.project),
         observations: t.observations.map((o) => ({ ...toObservationJson(o, t.project), derivedMemories: o.derivedMemories })),
@@ -155,13 +155,13 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'A page of memories and the total.', schema: memoriesPageJson } },
     errors: [400, 404],
-    handle: ({ query }, { engine }) => {
-      const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
+    handle: async ({ query }, { engine }) => {
+      const projects = await engine.resolveProjects(await needProject(engine, query.project, 'query'))
       const byId = new Map(projects.map((p) => [p.id as string, p]))
       const tier = query.tier ?? 'all'
       const kinds = (query.kind ?? ALL_MEMORY_KINDS).filter((k) => tier === 'all' || tierOf(k) === tier)
       if (kinds.length === 0) return ok({ memories: [], total: 0 })
-      const page = engine.browseMemories({
+      const page = await engine.browseMemories({
         projectIds: projects.map((p) => p.id),
         kinds,
         state: query.state ?? 'current',
@@ -180,13 +180,13 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
       200: { description: 'Every version, oldest first, and the observations the versions came from.', schema: memoryHistoryJson },
     },
     errors: [400, 404],
-    handle: ({ params }, { engine }) => {
+    handle: async ({ params }, { engine }) => {
       const id = idOfKind(params, 'mem')
-      const chain = engine.history(id)
-      const projects = new Map(engine.listProjects().map((p) => [p.id as string, p]))
+      const chain = await engine.history(id)
+      const projects = new Map((await engine.listProjects()).map((p) => [p.id as string, p]))
       return ok({
         chain: chain.map((m) => toMemoryJson(m, projects.get(m.projectId))),
-        sources: engine.memorySources(chain).map((o) => toObservationJson(o, projects.get(o.projectId))),
+        sources: (await engine.memorySources(chain)).map((o) => toObservationJson(o, projects.get(o.projectId))),
       })
     },
   }),
@@ -200,7 +200,7 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     body: memoryPatchInput,
     responses: { 200: { description: 'The memory after the change.', schema: memoryUpdatedJson } },
     errors: [400, 404, 413],
-    handle: ({ params, body }, { engine }) => {
+    handle: async ({ params, body }, { engine }) => {
       const id = idOfKind(params, 'mem')
       const given = (['pinned', 'archived', 'text'] as const).filter((k) => body[k] !== undefined)
       if (given.length !== 1) {
@@ -208,9 +208,12 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
       }
       const memory =
         body.text !== undefined
-          ? engine.editMemory(id, body.text, 'http')
-          : engine.setMemoryState(id, body.pinned !== undefined ? (body.pinned ? 'pin' : 'unpin') : body.archived ? 'archive' : 'restore')
-      const project = engine.listProjects().find((p) => p.id === memory.projectId)
+          ? await engine.editMemory(id, body.text, 'http')
+          : await engine.setMemoryState(
+              id,
+              body.pinned !== undefined ? (body.pinned ? 'pin' : 'unpin') : body.archived ? 'archive' : 'restore',
+            )
+      const project = (await engine.listProjects()).find((p) => p.id === memory.projectId)
       return ok({ memory: toMemoryJson(memory, project) })
     },
   }),
@@ -223,9 +226,9 @@ export const VIEWER_ROUTES: readonly AnyRestRoute[] = [
     projectRequired: true,
     responses: { 200: { description: 'The center, its neighbours, co-mention edges and the documents mentioning it.', schema: graphJson } },
     errors: [400, 404],
-    handle: ({ query }, { engine }) => {
-      const projects = engine.resolveProjects(needProject(engine, query.project, 'query'))
-      const g = engine.entityGraph(
+    handle: async ({ query }, { engine }) => {
+      const projects = await engine.resolveProjects(await needProject(engine, query.project, 'query'))
+      const g = await engine.entityGraph(
         projects.map((p) => p.id),
         query.entity,
         query.limit ?? 30,

@@ -23,14 +23,14 @@ import { errorResult, okResult } from './tool-result.js'
 export function registerFactTools(
   server: McpServer,
   engine: MnemoEngine,
-  scope: { writeRef: (project: string | undefined) => ProjectRef; projectArg: z.ZodType },
+  scope: { writeRef: (project: string | undefined) => Promise<ProjectRef>; projectArg: z.ZodType },
 ): void {
   const handler =
-    <S extends z.ZodObject>(schema: S, fn: (input: z.output<S>, project: ProjectRef) => Record<string, unknown>) =>
+    <S extends z.ZodObject>(schema: S, fn: (input: z.output<S>, project: ProjectRef) => Promise<Record<string, unknown>>) =>
     async (args: unknown): Promise<CallToolResult> => {
       try {
         const input = parseInput(schema, args)
-        return okResult(fn(input, scope.writeRef((args as { project?: string } | undefined)?.project)))
+        return okResult(await fn(input, await scope.writeRef((args as { project?: string } | undefined)?.project)))
       } catch (error) {
         return errorResult(error)
       }
@@ -45,8 +45,8 @@ export function registerFactTools(
         "The project's typed collections (trips, test runs, …): each with its fields and their types, identity key, time field, record count, time range and example values. Read it before writing a facts_query.",
       inputSchema: project,
     },
-    handler(z.object({}), (_input, p) => ({
-      collections: engine.facts.schema({ project: p }).map((c) => ({
+    handler(z.object({}), async (_input, p) => ({
+      collections: (await engine.facts.schema({ project: p })).map((c) => ({
         name: c.name,
         records: c.records,
         ...(c.from !== undefined ? { from: c.from, to: c.to } : {}),
@@ -70,8 +70,8 @@ export function registerFactTools(
       description: `Answer an exact question (how many, how much, which most, trend) from typed records, never a guess. Returns value, the record ids it rests on and its coverage; an answer over no records says so.\n${FACT_QUERY_GRAMMAR}`,
       inputSchema: { ...factQueryInput.shape, ...project },
     },
-    handler(factQueryInput, (input, p) => {
-      const a = engine.facts.query(input.query, { project: p, explain: input.explain === true })
+    handler(factQueryInput, async (input, p) => {
+      const a = await engine.facts.query(input.query, { project: p, explain: input.explain === true })
       return { ...a, query: input.query }
     }),
   )
@@ -84,8 +84,8 @@ export function registerFactTools(
         'Record one or more typed records in a collection (a trip, a measurement, a decision with fields). An unknown collection is created with types inferred from the records; a record with the identity of a stored one updates it. A value of the wrong type is refused, naming the record and field.',
       inputSchema: { ...factRecordInput.shape, ...project },
     },
-    handler(factRecordInput, (input, p) => {
-      const r = engine.facts.add(input.collection, input.records, {
+    handler(factRecordInput, async (input, p) => {
+      const r = await engine.facts.add(input.collection, input.records, {
         project: p,
         ...(input.status ? { status: input.status } : {}),
         provenance: { source: 'agent' },
@@ -101,8 +101,8 @@ export function registerFactTools(
       description: 'Change fields (or the status) of a record by id; the earlier version stays in its history.',
       inputSchema: { ...factUpdateInput.shape, ...project },
     },
-    handler(factUpdateInput, (input, p) => ({
-      record: engine.facts.update(input.id, input.values, {
+    handler(factUpdateInput, async (input, p) => ({
+      record: await engine.facts.update(input.id, input.values, {
         project: p,
         ...(input.status ? { status: input.status } : {}),
         provenance: { source: 'agent' },
@@ -118,7 +118,7 @@ export function registerFactTools(
         'Delete a record for good: its values leave every view, index and export (only the fact that it was deleted, and when, is kept).',
       inputSchema: { ...factDeleteInput.shape, ...project },
     },
-    handler(factDeleteInput, (input, p) => ({ ...engine.facts.delete(input.id, { project: p, actor: 'mcp' }) })),
+    handler(factDeleteInput, async (input, p) => ({ ...(await engine.facts.delete(input.id, { project: p, actor: 'mcp' })) })),
   )
 
   server.registerTool(
@@ -129,6 +129,6 @@ export function registerFactTools(
         'Declare a typed collection (or add fields to one): field types, identity key (fields whose values make a record the same one), time field.',
       inputSchema: { ...factDeclareInput.shape, ...project },
     },
-    handler(factDeclareInput, (input, p) => ({ collection: engine.facts.declare(input.collection, { project: p }) })),
+    handler(factDeclareInput, async (input, p) => ({ collection: await engine.facts.declare(input.collection, { project: p }) })),
   )
 }

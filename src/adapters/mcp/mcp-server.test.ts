@@ -8,13 +8,13 @@ describe('memory_timeline', () => {
   it('pages a session of the project in time order, and hides another project’s session', async () => {
     const { engine, clock } = createTestEngine({ cwd: '/work/demo-app' })
     for (let i = 0; i < 5; i++) {
-      engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `step ${i}` }))
+      await engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: `step ${i}` }))
       clock.advance(1000)
     }
-    engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'elsewhere' }, 'other', '/work/other-app'))
+    await engine.captureHook('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'elsewhere' }, 'other', '/work/other-app'))
     const [mine, theirs] = [
-      engine.sessions().find((s) => s.sessionKey === 'sess-1')!,
-      engine.sessions().find((s) => s.sessionKey === 'other')!,
+      (await engine.sessions()).find((s) => s.sessionKey === 'sess-1')!,
+      (await engine.sessions()).find((s) => s.sessionKey === 'other')!,
     ]
     const server = createMcpServer(engine, '/work/demo-app')
     const [a, b] = InMemoryTransport.createLinkedPair()
@@ -34,11 +34,14 @@ describe('memory_timeline', () => {
 describe('memory_context', () => {
   it('caps one long memory to its share of the block and stays well-formed with astral text', async () => {
     const { engine, clock } = createTestEngine({ cwd: '/work/demo-app' })
-    const long = engine.remember(`Build log 🔴: ${'👨‍👩‍👧 step ok; '.repeat(600)}`, {
-      project: { root: '/work/demo-app', name: 'demo-app' },
-    }).memory
+    const long = (
+      await engine.remember(`Build log 🔴: ${'👨‍👩‍👧 step ok; '.repeat(600)}`, {
+        project: { root: '/work/demo-app', name: 'demo-app' },
+      })
+    ).memory
     clock.advance(1000)
-    const short = engine.remember('we deploy with the release script', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
+    const short = (await engine.remember('we deploy with the release script', { project: { root: '/work/demo-app', name: 'demo-app' } }))
+      .memory
     const server = createMcpServer(engine, '/work/demo-app')
     const [a, b] = InMemoryTransport.createLinkedPair()
     await server.connect(a)
@@ -60,8 +63,8 @@ describe('memory_context', () => {
 describe('memory_forget', () => {
   it('returns the version that is current again after the newest is forgotten, and chain: true forgets every version', async () => {
     const { engine } = createTestEngine({ cwd: '/work/demo-app' })
-    const v18 = engine.remember('Node version is 18', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
-    const v20 = engine.remember('Node version is 20', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
+    const v18 = (await engine.remember('Node version is 18', { project: { root: '/work/demo-app', name: 'demo-app' } })).memory
+    const v20 = (await engine.remember('Node version is 20', { project: { root: '/work/demo-app', name: 'demo-app' } })).memory
     const server = createMcpServer(engine, '/work/demo-app')
     const [a, b] = InMemoryTransport.createLinkedPair()
     await server.connect(a)
@@ -71,14 +74,14 @@ describe('memory_forget', () => {
       forgotten: { restored?: { id: string; text: string } }
     }
     expect(one.forgotten.restored).toEqual({ id: v18.id, text: 'Node version is 18' })
-    const v22 = engine.remember('Node version is 22', { project: { root: '/work/demo-app', name: 'demo-app' } }).memory
+    const v22 = (await engine.remember('Node version is 22', { project: { root: '/work/demo-app', name: 'demo-app' } })).memory
     expect(v22.supersedes).toBe(v18.id)
     const all = (await client.callTool({ name: 'memory_forget', arguments: { id: v22.id, chain: true } })).structuredContent as {
       forgotten: { versions?: string[]; restored?: unknown }
     }
     expect(all.forgotten).toMatchObject({ versions: [v18.id, v22.id] })
     expect(all.forgotten.restored).toBeUndefined()
-    expect(engine.currentMemories(v18.projectId)).toEqual([])
+    expect(await engine.currentMemories(v18.projectId)).toEqual([])
     await client.close()
   })
 })

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import { toIso } from '../../core/clock.js'
 import { MnemoError } from '../../core/errors.js'
 import { idPrefix, type ProjectId } from '../../core/ids.js'
-import type { ProjectRef } from '../../core/types.js'
+import type { Memory, ProjectRef } from '../../core/types.js'
 import {
   contextInput,
   forgetInput,
@@ -12,13 +12,13 @@ import {
   projectField,
   recallInput,
   rememberInput,
-  requireProject,
   sessionsInput,
   showInput,
   timelineInput,
   exportInput,
 } from '../../core/schemas.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
+import { requireKnownProject } from '../../engine/projects.js'
 import { errorResult, okResult } from './tool-result.js'
 import { forgottenJson, hitJson, toHitJson, toMemoryJson, toObservationJson, toSessionJson } from '../../engine/views.js'
 import { escapeForBlock } from '../../core/text.js'
@@ -52,20 +52,21 @@ export interface McpServerOptions {
  */
 export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, options: McpServerOptions = {}): McpServer {
   const server = new McpServer({ name: 'mnemo', version: '0.1.0' })
-  const knownProjects = (): string[] => engine.listProjects().map((p) => p.name)
   /** Where a call with `project` argument `arg` is scoped: a named project, or the working directory's. */
-  const scopeOf = (arg: string | undefined): { project: string } | { cwd: string } => {
+  const scopeOf = async (arg: string | undefined): Promise<{ project: string } | { cwd: string }> => {
     const named = arg ?? options.project
     if (cwd === undefined)
-      return { project: requireProject(named, knownProjects, 'pass a `project` argument or add ?project=<name> to the server URL') }
+      return {
+        project: await requireKnownProject(engine, named, 'pass a `project` argument or add ?project=<name> to the server URL'),
+      }
     return named === undefined ? { cwd } : { project: named }
   }
-  const readScope = (project: string | undefined): ProjectId[] => {
-    const scope = scopeOf(project)
-    if ('project' in scope) return engine.resolveProjects(scope.project).map((p) => p.id)
+  const readScope = async (project: string | undefined): Promise<ProjectId[]> => {
+    const scope = await scopeOf(project)
+    if ('project' in scope) return (await engine.resolveProjects(scope.project)).map((p) => p.id)
     // The agent's working directory: outside git, the folder itself (as its hooks file it), never a project containing it.
-    const ref = engine.projectForPath(scope.cwd, { workingDir: true })
-    const found = engine.listProjects().find((p) => p.root === ref.root)
+    const ref = await engine.projectForPath(scope.cwd, { workingDir: true })
+    const found = (await engine.listProjects()).find((p) => p.root === ref.root)
     // A project with nothing captured yet: search nothing rather than everything.
     return found ? [found.id] : ['prj_none' as ProjectId]
   }
@@ -74,11 +75,11 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
    * directory's): forget and timeline reach an item of another project only when the call names that project.
    * @throws {MnemoError} `NOT_FOUND` — no such item, or one of another project (the hint names it).
    */
-  const assertInScope = (id: string, project: string | undefined): ReturnType<MnemoEngine['show']> => {
-    const r = engine.show(id)
+  const assertInScope = async (id: string, project: string | undefined): ReturnType<MnemoEngine['show']> => {
+    const r = await engine.show(id)
     const projectId =
       r.type === 'observation' ? r.observation.projectId : r.type === 'memory' ? r.memory.projectId : r.detail.session.projectId
-    if (!readScope(project).includes(projectId)) {
+    if (!(await readScope(project)).includes(projectId)) {
       const owner = r.type === 'session' ? r.detail.project : r.project
       throw new MnemoError('NOT_FOUND', `no ${r.type} ${id} in this project`, {
         details: { kind: r.type, id },
@@ -90,9 +91,11 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
     return r
   }
   /** The one project a call means (see `projectForWrite`): a write creates a named project that is new; a read (`create: false`) refuses an unknown name. */
-  const writeRef = (project: string | undefined, options: { create?: boolean } = {}): ProjectRef => {
-    const scope = scopeOf(project)
-    return 'project' in scope ? engine.projectForWrite(scope.project, options) : engine.projectForPath(scope.cwd, { workingDir: true })
+  const writeRef = async (project: string | undefined, options: { create?: boolean } = {}): Promise<ProjectRef> => {
+    const scope = await scopeOf(project)
+    return 'project' in scope
+      ? await engine.projectForWrite(scope.project, options)
+      : await engine.projectForPath(scope.cwd, { workingDir: true })
   }
   /** A tool handler: parses the arguments with `schema` (limits included), runs `fn`, maps errors to an `isError` result. */
   const handler =
@@ -123,7 +126,7 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       outputSchema: { hits: z.array(hitJson), warnings: z.array(z.string()) },
     },
     handler(recallInput, async ({ query, project, limit }) => {
-      const hits = await engine.recall(query, { projectIds: readScope(project), limit: limit ?? 10 })
+      const hits = await engine.recall(query, { projectIds: await readScope(project), limit: limit ?? 10 })
       return { hits: hits.map((h) => toHitJson(h)), warnings: [...hits.warnings] }
     }),
   )
@@ -136,9 +139,9 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       inputSchema: { ...rememberInput.shape, project: projectArg },
       outputSchema: { created: z.boolean(), id: z.string(), kind: z.string(), text: z.string() },
     },
-    handler(rememberInput, ({ text, kind, project, scope }) => {
-      const where = scope === 'user' ? { scope } : { project: writeRef(project) }
-      const { memory, created } = engine.remember(text, {
+    handler(rememberInput, async ({ text, kind, project, scope }) => {
+      const where = scope === 'user' ? { scope } : { project: await writeRef(project) }
+      const { memory, created } = await engine.remember(text, {
         kind: kind ?? 'fact',
         ...where,
         ...(engine.agent !== undefined ? { agent: engine.agent } : {}),
@@ -156,10 +159,10 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       inputSchema: { ...forgetInput.shape, project: projectArg },
       outputSchema: forgottenJson.shape,
     },
-    handler(forgetInput.safeExtend({ project: projectField.optional() }), ({ id, project, chain }) => {
+    handler(forgetInput.safeExtend({ project: projectField.optional() }), async ({ id, project, chain }) => {
       // A malformed id or a session id gets forget's own message.
-      if (idPrefix(id) === 'obs' || idPrefix(id) === 'mem') assertInScope(id, project)
-      return { forgotten: engine.forget(id, 'mcp', { chain: chain ?? false }) }
+      if (idPrefix(id) === 'obs' || idPrefix(id) === 'mem') await assertInScope(id, project)
+      return { forgotten: await engine.forget(id, 'mcp', { chain: chain ?? false }) }
     }),
   )
 
@@ -183,8 +186,8 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
         ),
       },
     },
-    handler(sessionsInput, ({ project, limit }) => ({
-      sessions: engine.sessions({ projectIds: readScope(project), limit: limit ?? 20 }).map((s) => ({
+    handler(sessionsInput, async ({ project, limit }) => ({
+      sessions: (await engine.sessions({ projectIds: await readScope(project), limit: limit ?? 20 })).map((s) => ({
         id: s.id,
         agent: s.agent,
         user: s.user ?? null,
@@ -204,9 +207,9 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       inputSchema: { ...contextInput.shape, project: projectArg },
       outputSchema: { project: z.string(), tokens: z.number(), text: z.string() },
     },
-    handler(contextInput, ({ project, budget }) => {
-      const block = engine.context({
-        project: writeRef(project, { create: false }),
+    handler(contextInput, async ({ project, budget }) => {
+      const block = await engine.context({
+        project: await writeRef(project, { create: false }),
         ...(budget !== undefined ? { budgetTokens: budget } : {}),
       })
       return { project: block.project, tokens: block.tokens, text: block.text }
@@ -220,10 +223,10 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       description: 'Expand an observation (obs_…), memory (mem_…) or session (ses_…) returned by memory_recall or memory_sessions.',
       inputSchema: showInput.shape,
     },
-    handler(showInput, ({ id }) => {
+    handler(showInput, async ({ id }) => {
       // An id names one item wherever it is (a recall that named another project returned it); reading it changes nothing.
       // The same views as every other surface: no internal fields (event sequence numbers, raw epoch times).
-      const r = engine.show(id)
+      const r = await engine.show(id)
       if (r.type === 'observation') return { type: r.type, observation: toObservationJson(r.observation, r.project) }
       if (r.type === 'memory') return { type: r.type, memory: toMemoryJson(r.memory, r.project) }
       return {
@@ -259,8 +262,8 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
         ),
       },
     },
-    handler(timelineInput.safeExtend({ project: projectField.optional() }), ({ session, offset, limit, project }) => {
-      const r = assertInScope(session, project)
+    handler(timelineInput.safeExtend({ project: projectField.optional() }), async ({ session, offset, limit, project }) => {
+      const r = await assertInScope(session, project)
       if (r.type !== 'session')
         throw new MnemoError('INVALID_INPUT', `memory_timeline needs a session id (ses_…) (got ${JSON.stringify(session)})`, {
           details: { path: 'session' },
@@ -292,14 +295,14 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
       inputSchema: { ...exportInput.shape, project: projectArg },
       outputSchema: { project: z.string(), format: z.string(), text: z.string() },
     },
-    handler(exportInput.safeExtend({ project: projectField.optional() }), ({ format, project }) => {
-      const ref = writeRef(project, { create: false })
-      const known = engine.listProjects().find((p) => p.root === ref.root)
+    handler(exportInput.safeExtend({ project: projectField.optional() }), async ({ format, project }) => {
+      const ref = await writeRef(project, { create: false })
+      const known = (await engine.listProjects()).find((p) => p.root === ref.root)
       if (!known) return { project: ref.name, format: format ?? 'markdown', text: '' }
       if ((format ?? 'markdown') === 'markdown')
-        return { project: known.name, format: 'markdown', text: [...engine.exportMarkdown({ project: known }).values()][0] ?? '' }
+        return { project: known.name, format: 'markdown', text: [...(await engine.exportMarkdown({ project: known })).values()][0] ?? '' }
       const lines: string[] = []
-      engine.exportJsonl((line) => lines.push(line), { project: known })
+      await engine.exportJsonl((line) => lines.push(line), { project: known })
       return { project: known.name, format: 'jsonl', text: `${lines.join('\n')}\n` }
     }),
   )
@@ -331,8 +334,8 @@ function registerResourcesAndPrompts(
   server: McpServer,
   engine: MnemoEngine,
   scope: {
-    readScope: (project: string | undefined) => ProjectId[]
-    writeRef: (project: string | undefined, options?: { create?: boolean }) => ProjectRef
+    readScope: (project: string | undefined) => Promise<ProjectId[]>
+    writeRef: (project: string | undefined, options?: { create?: boolean }) => Promise<ProjectRef>
   },
 ): void {
   const json = (uri: URL, value: unknown) => ({
@@ -342,7 +345,7 @@ function registerResourcesAndPrompts(
     'status',
     'mnemo://status',
     { title: 'mnemo status', description: 'Counts of what mnemo holds.', mimeType: 'application/json' },
-    (uri) => json(uri, mcpStatus(engine)),
+    async (uri) => json(uri, await mcpStatus(engine)),
   )
   server.registerResource(
     'recent-memories',
@@ -352,17 +355,17 @@ function registerResourcesAndPrompts(
       description: "This project's current memories (decisions, facts, preferences, lessons), newest first.",
       mimeType: 'application/json',
     },
-    (uri) => {
-      const ids = scope.readScope(undefined)
-      const projects = engine.listProjects()
-      const memories = ids
-        .flatMap((id) => engine.currentMemories(id, 50))
-        .map((m) =>
-          toMemoryJson(
-            m,
-            projects.find((p) => p.id === m.projectId),
-          ),
-        )
+    async (uri) => {
+      const ids = await scope.readScope(undefined)
+      const projects = await engine.listProjects()
+      const current: Memory[] = []
+      for (const id of ids) current.push(...(await engine.currentMemories(id, 50)))
+      const memories = current.map((m) =>
+        toMemoryJson(
+          m,
+          projects.find((p) => p.id === m.projectId),
+        ),
+      )
       return json(uri, { memories })
     },
   )
@@ -374,9 +377,13 @@ function registerResourcesAndPrompts(
       description: 'The context block a new session of this project gets: key memories and recent sessions.',
       mimeType: 'text/plain',
     },
-    (uri) => ({
+    async (uri) => ({
       contents: [
-        { uri: uri.href, mimeType: 'text/plain', text: engine.context({ project: scope.writeRef(undefined, { create: false }) }).text },
+        {
+          uri: uri.href,
+          mimeType: 'text/plain',
+          text: (await engine.context({ project: await scope.writeRef(undefined, { create: false }) })).text,
+        },
       ],
     }),
   )
@@ -388,7 +395,7 @@ function registerResourcesAndPrompts(
       argsSchema: { task: z.string().min(1).max(4000) },
     },
     async ({ task }) => {
-      const hits = await engine.recall(task, { projectIds: scope.readScope(undefined), limit: 10 })
+      const hits = await engine.recall(task, { projectIds: await scope.readScope(undefined), limit: 10 })
       const lines = hits.map(
         (h) =>
           `- [${h.kind}${h.flags && h.flags.length > 0 ? `, flagged: ${h.flags.join(' ')}` : ''}] ${escapeForBlock(h.snippet)} (${h.id})`,
@@ -400,13 +407,13 @@ function registerResourcesAndPrompts(
   server.registerPrompt(
     'session_handoff',
     { title: 'Session hand-off', description: "Hand the project's state to a new session: its context block, then what to do next." },
-    () => ({
+    async () => ({
       messages: [
         {
           role: 'user',
           content: {
             type: 'text',
-            text: `${engine.context({ project: scope.writeRef(undefined, { create: false }) }).text}\n\nContinue from where the previous session left off; confirm the state above before acting on it.`,
+            text: `${(await engine.context({ project: await scope.writeRef(undefined, { create: false }) })).text}\n\nContinue from where the previous session left off; confirm the state above before acting on it.`,
           },
         },
       ],
@@ -425,8 +432,8 @@ const mcpStatusJson = z.object({
   lastCaptureAt: z.string().nullable().describe('ISO-8601 time of the last capture, UTC; null when nothing was captured.'),
 })
 
-function mcpStatus(engine: MnemoEngine): z.output<typeof mcpStatusJson> {
-  const s = engine.stats()
+async function mcpStatus(engine: MnemoEngine): Promise<z.output<typeof mcpStatusJson>> {
+  const s = await engine.stats()
   return {
     events: s.events,
     projects: s.projects,

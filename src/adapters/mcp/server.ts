@@ -17,7 +17,7 @@ export { createMcpServer }
 export async function serveMcpStdio(options: { env: MnemoEnv; cwd: string; home?: string; agent?: AgentName }): Promise<void> {
   const opened = openMnemo({ env: options.env, cwd: options.cwd, ...(options.home ? { home: options.home } : {}) })
   if (opened.config.agentScope === 'own' && options.agent === undefined) {
-    opened.close()
+    await opened.close()
     throw new MnemoError(
       'CONFIG_INVALID',
       'MNEMO_AGENT_SCOPE=own needs the agent: run `mnemo mcp --agent <name>` (`mnemo connect <agent>` writes it)',
@@ -29,15 +29,15 @@ export async function serveMcpStdio(options: { env: MnemoEnv; cwd: string; home?
   await new Promise<void>((resolve, reject) => {
     transport.onclose = () => resolve()
     // A stdio session ends when the client closes our stdin (the transport does not
-    // report that). Let the requests already read finish (the engine is synchronous,
-    // so they are done once pending promise jobs have run), then stop.
+    // report that). Let the requests already read finish (the embedded store answers
+    // synchronously behind its promises, so they are done once pending promise jobs have run), then stop.
     process.stdin.once('end', () => setImmediate(resolve))
     server
       .connect(transport)
       .then(() => answerUnreadableLines(transport))
       .catch(reject)
   })
-  opened.close()
+  await opened.close()
 }
 
 /**
