@@ -18,7 +18,7 @@ export interface ErrorDetails {
   INVALID_INPUT: { path: string }
   NOT_FOUND: { kind: 'memory' | 'observation' | 'session' | 'project' | 'file' | 'user' | 'collection' | 'record'; id: string }
   CONFLICT: { kind: 'memory' | 'observation' | 'session' | 'project' | 'user' | 'collection' | 'record'; id: string }
-  STORE_UNAVAILABLE: { dialect: 'sqlite'; operation: string }
+  STORE_UNAVAILABLE: { dialect: 'sqlite' | 'postgres'; operation: string }
   PROVIDER_FAILED: { provider: string; status?: number }
   CONFIG_INVALID: { keys: string[] }
   IMPORT_FAILED: { file: string; read: number; skipped: number }

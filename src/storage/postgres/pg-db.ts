@@ -1,0 +1,179 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import pg, { type PoolClient, type QueryResult, type QueryResultRow } from 'pg'
+import { invalidInput, MnemoError } from '../../core/errors.js'
+
+/**
+ * The advisory lock key (pg_advisory_xact_lock) every write transaction of the store takes first: 'mnemo:wr' as 8
+ * ASCII bytes. Writes are serialised as SQLite serialises them (one writer at a time, reads never wait), which keeps the
+ * derivation's read-then-write rules (the write guard, supersede by subject, one copy per step, kept ids) exactly
+ * SQLite's under concurrent replicas, and makes event sequence numbers commit in order, so a reader tailing the log by
+ * `seq` never skips a row committed after a higher one. Advisory locks are per database.
+ */
+export const WRITE_LOCK = 0x6d6e656d6f3a7772n
+
+/** How long a write inside `withoutLockWait` waits for another writer before it fails (`lock_timeout`; 0 would mean forever). */
+export const NO_WAIT_LOCK_TIMEOUT = '1ms'
+
+const INT8 = 20
+const NUMERIC = 1700
+
+/** Type parsers of the store's pool: `bigint` and `numeric` as JS numbers (epoch ms, sequence numbers and counts are below 2^53). */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value)
+    return pg.types.getTypeParser(oid, format as 'text')
+  }) as typeof pg.types.getTypeParser,
+}
+
+/** Options of `PgDb.open`. */
+export interface PgDbOptions {
+  /** Epoch ms clock. Default `Date.now`. */
+  now?: () => number
+  /** Most connections the pool opens. Default 10. */
+  maxConnections?: number
+  /** Connection timeout in ms (a server that does not answer is `STORE_UNAVAILABLE` after it). Default 10000. */
+  connectTimeoutMs?: number
+}
+
+/**
+ * One connection pool to a PostgreSQL database with what every store module shares: queries and transactions whose
+ * driver errors become `STORE_UNAVAILABLE` (`guard`), the serialised write transaction (`WRITE_LOCK`), the no-wait
+ * mode of `withoutLockWait`, and the clock.
+ */
+export class PgDb {
+  private readonly noWait = new AsyncLocalStorage<true>()
+
+  private constructor(
+    readonly pool: pg.Pool,
+    /** The database as errors name it: the URL without its password. */
+    readonly label: string,
+    readonly now: () => number,
+  ) {}
+
+  /**
+   * A pool for `url` (`postgres://user:password@host:port/database`, or `postgresql://…`; a socket directory as
+   * `?host=/var/run/postgresql`). Opens no connection yet.
+   * @throws {MnemoError} `INVALID_INPUT` (path `database`) — `url` is not a postgres:// or postgresql:// URL.
+   */
+  static open(url: string, options: PgDbOptions = {}): PgDb {
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      throw invalidInput(
+        'database',
+        `not a PostgreSQL URL: ${JSON.stringify(redact(url))}`,
+        'write postgres://user:password@host:5432/database',
+      )
+    }
+    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+      throw invalidInput(
+        'database',
+        `not a PostgreSQL URL (scheme ${parsed.protocol}): ${JSON.stringify(redact(url))}`,
+        'write postgres://user:password@host:5432/database',
+      )
+    }
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+      types: TYPES,
+    })
+    const db = new PgDb(pool, redact(url), options.now ?? Date.now)
+    // An idle client whose server went away must not crash the process: the next query reports it.
+    pool.on('error', () => {})
+    return db
+  }
+
+  /** Runs one statement on any pooled connection (outside a transaction: reads). */
+  async query<R extends QueryResultRow = QueryResultRow>(
+    operation: string,
+    sql: string,
+    params: readonly unknown[] = [],
+  ): Promise<QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(sql, params as unknown[])
+    } catch (cause) {
+      throw this.wrap(cause, operation)
+    }
+  }
+
+  /**
+   * Runs `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it rejects (the store is
+   * then unchanged). With `writeLock` (the default) the transaction first takes `WRITE_LOCK`; inside
+   * `withoutLockWait` it sets `lock_timeout` so that waiting for another writer fails at once.
+   * @throws {MnemoError} `fn`'s MnemoError as is; any driver error as `STORE_UNAVAILABLE` naming `operation`.
+   */
+  async transaction<T>(operation: string, fn: (c: PoolClient) => Promise<T>, options: { writeLock?: boolean } = {}): Promise<T> {
+    let client: PoolClient
+    try {
+      client = await this.pool.connect()
+    } catch (cause) {
+      throw this.wrap(cause, operation)
+    }
+    let broken: unknown
+    try {
+      await client.query('BEGIN')
+      if (this.noWait.getStore()) await client.query(`SET LOCAL lock_timeout = '${NO_WAIT_LOCK_TIMEOUT}'`)
+      if (options.writeLock !== false) await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK.toString()])
+      const result = await fn(client)
+      await client.query('COMMIT')
+      return result
+    } catch (cause) {
+      try {
+        await client.query('ROLLBACK')
+      } catch (rollback) {
+        broken = rollback
+      }
+      throw this.wrap(cause, operation)
+    } finally {
+      // A connection that could not roll back is gone or confused: drop it rather than hand it to the next caller.
+      client.release(broken instanceof Error ? broken : undefined)
+    }
+  }
+
+  /** Runs `fn` with every write transaction it starts failing at once on another writer's lock (see `Store.withoutLockWait`). */
+  withoutLockWait<T>(fn: () => Promise<T>): Promise<T> {
+    return this.noWait.run(true, fn)
+  }
+
+  /** A driver error as `STORE_UNAVAILABLE` naming `operation` and the database, with its cause (a MnemoError passes through). */
+  wrap(cause: unknown, operation: string): MnemoError {
+    if (MnemoError.is(cause)) return cause
+    const message = cause instanceof Error ? cause.message : String(cause)
+    const init = { details: { dialect: 'postgres' as const, operation }, cause }
+    const code = (cause as { code?: unknown }).code
+    if (code === '55P03') {
+      return new MnemoError('STORE_UNAVAILABLE', `postgres ${operation} failed (${this.label}): database is locked by another writer`, {
+        ...init,
+        hint: 'another mnemo process is writing; retry',
+      })
+    }
+    return new MnemoError('STORE_UNAVAILABLE', `postgres ${operation} failed (${this.label}): ${message}`, {
+      ...init,
+      ...(isConnectionError(cause) ? { hint: 'is the PostgreSQL server running and reachable at that address?' } : {}),
+    })
+  }
+
+  /** Closes every connection of the pool; later calls fail with `STORE_UNAVAILABLE`. */
+  async close(): Promise<void> {
+    await this.pool.end()
+  }
+}
+
+/** True when `error` means the server could not be reached or the connection was lost (not a statement's failure). */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string' && (/^(08|57P0)/.test(code) || /^E(CONNREFUSED|CONNRESET|NOTFOUND|HOSTUNREACH|TIMEDOUT|PIPE)$/.test(code))) {
+    return true
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client was closed|Cannot use a pool after calling end/i.test(
+    message,
+  )
+}
+
+/** A database URL without its password, for messages. */
+export function redact(url: string): string {
+  return url.replace(/^(\w+:\/\/[^:/@]*):[^@]*@/, '$1:***@')
+}

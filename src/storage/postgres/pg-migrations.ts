@@ -1,0 +1,65 @@
+import type { PoolClient } from 'pg'
+import type { PgDb } from './pg-db.js'
+
+/**
+ * One schema step of the PostgreSQL store. Steps are applied once each, in the order of the list given to `migrate`,
+ * each in its own transaction; `schema_migrations` records the ids applied. Never edit a released step: append one.
+ * Ids are unique strings (`0001-base`, `0002-search`, …): the base schema (pg-schema.ts), the search step and the
+ * facts step are separate entries, so each part of the dialect owns its own.
+ */
+export interface PgMigration {
+  id: string
+  /** What it does, recorded beside its id. */
+  name: string
+  sql: string
+}
+
+/** The advisory lock key (pg_advisory_xact_lock) that serialises migrations across processes: 'mnemo:migrate' as 8 ASCII bytes. */
+export const MIGRATE_LOCK = 0x6d6e656d6f6d6967n
+
+/**
+ * Applies the steps of `steps` not yet recorded in `schema_migrations`, in order. Each step runs in a transaction that
+ * first takes the migration advisory lock, so two replicas starting at once on one database apply each step once: the
+ * second waits for the first's step to commit, then finds it recorded and skips it.
+ * @returns The ids applied by this call (empty when the database was up to date).
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the server is unreachable or a step failed (that step is rolled back;
+ *   the steps before it stay applied).
+ */
+export async function migrate(db: PgDb, steps: readonly PgMigration[]): Promise<string[]> {
+  const ids = new Set<string>()
+  for (const step of steps) {
+    if (ids.has(step.id)) throw new Error(`migration id ${step.id} is listed twice`)
+    ids.add(step.id)
+  }
+  await db
+    .query(
+      'migrate',
+      `CREATE TABLE IF NOT EXISTS schema_migrations (id text COLLATE "C" PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`,
+    )
+    .catch(async (cause: unknown) => {
+      // Two first starts at once: CREATE TABLE IF NOT EXISTS can still collide on the catalog; the other one made it.
+      if (!(await tableExists(db))) throw cause
+    })
+  const applied: string[] = []
+  for (const step of steps) {
+    const done = await db.transaction(
+      `migrate ${step.id}`,
+      async (c: PoolClient) => {
+        await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK.toString()])
+        const found = await c.query('SELECT 1 FROM schema_migrations WHERE id = $1', [step.id])
+        if (found.rowCount !== 0) return false
+        await c.query(step.sql)
+        await c.query('INSERT INTO schema_migrations (id, name, applied_at) VALUES ($1, $2, $3)', [step.id, step.name, db.now()])
+        return true
+      },
+      { writeLock: false },
+    )
+    if (done) applied.push(step.id)
+  }
+  return applied
+}
+
+async function tableExists(db: PgDb): Promise<boolean> {
+  const r = await db.query<{ t: string | null }>('migrate', `SELECT to_regclass('schema_migrations')::text AS t`)
+  return r.rows[0]?.t != null
+}
