@@ -99,6 +99,26 @@ export class PgDb {
   }
 
   /**
+   * Runs `fn` with one pooled connection outside a transaction (several reads, each seeing what is committed when it
+   * runs); its driver errors become `STORE_UNAVAILABLE` naming `operation`.
+   */
+  async read<T>(operation: string, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    let client: PoolClient
+    try {
+      client = await this.pool.connect()
+    } catch (cause) {
+      throw this.wrap(cause, operation)
+    }
+    try {
+      return await fn(client)
+    } catch (cause) {
+      throw this.wrap(cause, operation)
+    } finally {
+      client.release()
+    }
+  }
+
+  /**
    * Runs `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it rejects (the store is
    * then unchanged). With `writeLock` (the default) the transaction first takes `WRITE_LOCK`; inside
    * `withoutLockWait` it sets `lock_timeout` so that waiting for another writer fails at once.
@@ -155,9 +175,12 @@ export class PgDb {
     })
   }
 
-  /** Closes every connection of the pool; later calls fail with `STORE_UNAVAILABLE`. */
-  async close(): Promise<void> {
-    await this.pool.end()
+  private closing: Promise<void> | undefined
+
+  /** Closes every connection of the pool (idempotent); later calls fail with `STORE_UNAVAILABLE`. */
+  close(): Promise<void> {
+    this.closing ??= this.pool.end()
+    return this.closing
   }
 }
 

@@ -1,0 +1,519 @@
+import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
+import type { EventInput, StepPart } from '../../core/types.js'
+import type { EntityRef } from '../../retrieval/entities.js'
+import type { IndexedText } from '../../retrieval/search-text.js'
+import { storedSessionKey, valueAfterSubject } from '../sqlite/sqlite-rows.js'
+import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession } from '../store.js'
+import type { PgDb } from './pg-db.js'
+import { changes, first, Params, type Queryable, rows, same } from './pg-sql.js'
+
+// Appending events and applying their derivations on PostgreSQL: observations, their search documents, entities,
+// memories and the write guard, sessions, the one-copy-per-step matching. The same rules as sqlite-write.ts, statement
+// for statement, so both dialects derive the same rows (same ids) from the same log.
+
+/** What the fact ledger's part of the dialect (pg-facts*.ts) does inside the store's transactions. */
+export interface PgFactWrites {
+  /** Applies one event's fact operations inside the append's (or rebuild's) transaction. */
+  apply(c: Queryable, event: EventInput, seq: number, ops: NonNullable<Derivation['facts']>): Promise<void>
+  /** Removes the fact rows one event wrote (a governance delete of that event). */
+  removeOfEvent(c: Queryable, seq: number): Promise<void>
+  /** Empties the fact tables (a rebuild re-derives them). */
+  clear(c: Queryable): Promise<void>
+}
+
+/**
+ * A column of `search_docs` that another step of the schema adds and the derivation fills (the search step's `tsv`):
+ * its name, the SQL type its parameter is cast to, and its value for a document's indexed text.
+ */
+export interface PgDocColumn {
+  name: string
+  cast: string
+  value(index: IndexedText): unknown
+}
+
+/** The other parts of the dialect the derivation writes through, inside the same transaction. */
+export interface PgWriteParts {
+  facts: PgFactWrites
+  /** Extra columns of a search document (none: the base schema's only). */
+  docColumns: readonly PgDocColumn[]
+}
+
+type Batch = readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]
+
+/** See `EventLog.append`: one transaction under the store's write lock; a derive that throws leaves nothing written. */
+export async function append(db: PgDb, parts: PgWriteParts, batch: Batch): Promise<AppendResult> {
+  return db.transaction('append', async (c) => {
+    const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [] }
+    const now = db.now()
+    for (const { event, derive, receivedAt: given, sameAs } of batch) {
+      const receivedAt = given ?? now
+      const known =
+        (await first(c, 'SELECT 1 FROM tombstones WHERE idem_key = $1', [event.idemKey])) !== undefined ||
+        (sameAs !== undefined &&
+          sameAs.length > 0 &&
+          (await first(c, 'SELECT 1 FROM events WHERE idem_key = ANY($1::text[]) LIMIT 1', [sameAs])) !== undefined)
+      const inserted = known
+        ? undefined
+        : await first<{ seq: number }>(
+            c,
+            `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload, user_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (idem_key) DO NOTHING RETURNING seq`,
+            [
+              event.idemKey,
+              event.agent,
+              event.format,
+              event.type,
+              event.sessionKey,
+              event.project.root,
+              event.project.name,
+              event.ts,
+              event.sessionStartedAt ?? null,
+              receivedAt,
+              JSON.stringify(event.payload ?? null),
+              event.user ?? null,
+            ],
+          )
+      if (inserted === undefined) {
+        result.duplicates++
+        result.seqs.push(undefined)
+        continue
+      }
+      result.inserted++
+      result.seqs.push(inserted.seq)
+      const applied = await apply(c, parts, event, inserted.seq, derive())
+      result.observations += applied.added
+      result.covered += applied.covered
+    }
+    return result
+  })
+}
+
+/** Applies one event's derivation; returns how many observations it added and how many another capture path had stored. */
+export async function apply(
+  c: Queryable,
+  parts: PgWriteParts,
+  event: EventInput,
+  seq: number,
+  d: Derivation,
+): Promise<{ added: number; covered: number }> {
+  const projectId = await ensureProject(c, event)
+  const sessionId = await ensureSession(c, event, projectId, d)
+  const user = event.user ?? null
+  let added = 0
+  let covered = 0
+  for (const [i, o] of d.observations.entries()) {
+    const ts = o.ts ?? event.ts
+    const stored = d.origin !== undefined ? await storedByOtherPath(c, sessionId, d.origin, o, ts) : []
+    if (stored.length > 0) {
+      for (const rowid of stored)
+        await c.query('INSERT INTO observation_copies (observation_rowid, event_seq, origin) VALUES ($1, $2, $3)', [rowid, seq, d.origin])
+      covered++
+      continue
+    }
+    // The index in the id is the derivation's, so ids stay the same whatever was covered.
+    const id = makeId('obs', ts, `${event.idemKey}#${i}`)
+    const flags = o.flags && o.flags.length > 0 ? o.flags.join(',') : null
+    const row = await first<{ rowid: number }>(
+      c,
+      `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin, part)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING rowid`,
+      [
+        id,
+        seq,
+        sessionId,
+        projectId,
+        o.kind,
+        o.role,
+        o.tool ?? null,
+        o.files && o.files.length > 0 ? JSON.stringify(o.files) : null,
+        o.sourceRef ?? null,
+        ts,
+        o.text,
+        flags,
+        user,
+        event.agent,
+        d.origin ?? null,
+        o.part ?? null,
+      ],
+    )
+    const docKey = row!.rowid
+    await insertDoc(c, parts, o.index, {
+      docKey,
+      type: 'observation',
+      id,
+      kind: o.kind,
+      role: o.role,
+      projectId,
+      sessionId,
+      user,
+      agent: event.agent,
+      ts,
+      flags,
+    })
+    await mention(c, projectId, docKey, o.entities)
+    added++
+    if (o.kind === 'prompt') {
+      await c.query('UPDATE sessions SET title = $1 WHERE id = $2 AND title IS NULL', [
+        o.text.replace(/\s+/g, ' ').trim().slice(0, 160),
+        sessionId,
+      ])
+    }
+  }
+  if (d.memory) await applyMemory(c, parts, event, seq, projectId, d.memory)
+  for (const op of d.memoryOps ?? []) await applyMemoryOp(c, op, event.ts, event.user ?? null)
+  if (d.facts) await parts.facts.apply(c, event, seq, d.facts)
+  return { added, covered }
+}
+
+/**
+ * The observations of the session through which a capture path other than `origin` already stored this one (empty:
+ * it is new): sqlite-write.ts's `storedByOtherPath` — a tool call by `sourceRef` when the other path's rows hold its
+ * part, a prompt or message by kind and text within `CROSS_PATH_WINDOW_MS`, one copy per stored row and path.
+ */
+async function storedByOtherPath(
+  c: Queryable,
+  sessionId: SessionId,
+  origin: string,
+  o: Derivation['observations'][number],
+  ts: number,
+): Promise<number[]> {
+  if (o.sourceRef === undefined && o.kind !== 'prompt' && o.kind !== 'message') return []
+  // One index probe settles the common case: a session captured through one path only.
+  const other = await first(c, 'SELECT 1 FROM observations WHERE session_id = $1 AND origin IS NOT NULL AND origin <> $2 LIMIT 1', [
+    sessionId,
+    origin,
+  ])
+  if (other === undefined) return []
+  const found = await otherPathRecords(c, sessionId, origin, { ...o, ts })
+  if (o.sourceRef !== undefined) {
+    const parts = new Set(found.map((r) => r.part ?? 'whole'))
+    const need = o.part ?? 'whole'
+    const held = parts.has('whole') || (need === 'whole' ? parts.has('call') && parts.has('result') : parts.has(need))
+    return held ? found.map((r) => r.rowid) : []
+  }
+  // The nearest one not yet standing for a copy from this path.
+  for (const r of found) {
+    const taken = await first(c, 'SELECT 1 FROM observation_copies WHERE observation_rowid = $1 AND origin = $2', [r.rowid, origin])
+    if (taken === undefined) return [r.rowid]
+  }
+  return []
+}
+
+/**
+ * The observations of a session through which a capture path other than `origin` recorded the same step: the same
+ * `sourceRef` (in time order), or without one the same kind and text within `CROSS_PATH_WINDOW_MS` of `ts` (nearest
+ * first). Rows of an unknown path (`origin` NULL) never match.
+ */
+export async function otherPathRecords(
+  c: Queryable,
+  sessionId: SessionId,
+  origin: string,
+  step: { sourceRef?: string | undefined; kind: string; text: string; ts: number },
+): Promise<{ rowid: number; id: string; ts: number; part: StepPart | null }[]> {
+  if (step.sourceRef !== undefined) {
+    return rows(
+      c,
+      'SELECT rowid, id, ts, part FROM observations WHERE session_id = $1 AND source_ref = $2 AND origin <> $3 ORDER BY ts, id',
+      [sessionId, step.sourceRef, origin],
+    )
+  }
+  return rows(
+    c,
+    `SELECT rowid, id, ts, part FROM observations
+     WHERE session_id = $1 AND ts BETWEEN $2 AND $3 AND kind = $4 AND text = $5 AND origin <> $6 ORDER BY abs(ts - $7), rowid`,
+    [sessionId, step.ts - CROSS_PATH_WINDOW_MS, step.ts + CROSS_PATH_WINDOW_MS, step.kind, step.text, origin, step.ts],
+  )
+}
+
+/** Writes a document's search row: its scope columns, its indexed text, and the other parts' columns (`docColumns`). */
+async function insertDoc(
+  c: Queryable,
+  parts: PgWriteParts,
+  index: IndexedText,
+  d: {
+    docKey: number
+    type: 'observation' | 'memory'
+    id: string
+    kind: string
+    role: string
+    projectId: ProjectId
+    sessionId: SessionId | null
+    user: string | null
+    agent: string | null
+    ts: number
+    flags: string | null
+  },
+): Promise<void> {
+  const p = new Params()
+  const values = [
+    d.docKey,
+    d.type,
+    d.id,
+    d.kind,
+    d.role,
+    d.projectId,
+    d.sessionId,
+    d.user,
+    d.agent,
+    d.ts,
+    index.body,
+    index.parts,
+    index.meta,
+    d.flags,
+  ]
+  const placeholders = values.map((v) => p.add(v))
+  for (const col of parts.docColumns) placeholders.push(`${p.add(col.value(index))}::${col.cast}`)
+  const extra = parts.docColumns.map((col) => `, ${col.name}`).join('')
+  await c.query(
+    `INSERT INTO search_docs (doc_key, type, id, kind, role, project_id, session_id, user_id, agent, ts, body, parts, meta, flags${extra})
+     VALUES (${placeholders.join(', ')})`,
+    p.values,
+  )
+}
+
+/** The id a session has now, found by what identifies it (see `StepSession`); undefined when it has no row. */
+export async function sessionIdOf(c: Queryable, session: StepSession): Promise<SessionId | undefined> {
+  const row = await first<{ id: SessionId }>(
+    c,
+    'SELECT s.id FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = $1 AND s.agent = $2 AND s.session_key = $3',
+    [session.projectRoot, session.agent, session.key],
+  )
+  return row?.id
+}
+
+async function mention(c: Queryable, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): Promise<void> {
+  for (const e of entities) {
+    const made = await first<{ id: number }>(
+      c,
+      'INSERT INTO entities (project_id, type, name) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING id',
+      [projectId, e.type, e.name],
+    )
+    const id =
+      made?.id ??
+      (await first<{ id: number }>(c, 'SELECT id FROM entities WHERE project_id = $1 AND type = $2 AND name = $3', [
+        projectId,
+        e.type,
+        e.name,
+      ]))!.id
+    await c.query('INSERT INTO entity_mentions (entity_id, doc_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [id, docKey])
+  }
+}
+
+/**
+ * The write guard (sqlite-write.ts `applyMemory`): the same content as a current memory of the project and user (and
+ * agent under agent isolation) raises its seen count; otherwise a new memory, which supersedes the one it names or the
+ * current one of the same kind and subject, and flags for review current memories quoting the superseded value.
+ */
+async function applyMemory(
+  c: Queryable,
+  parts: PgWriteParts,
+  event: EventInput,
+  seq: number,
+  projectId: ProjectId,
+  m: NonNullable<Derivation['memory']>,
+) {
+  const user = event.user ?? null
+  const agent = m.agent ?? (event.agent === 'mnemo' ? null : event.agent)
+  // The guard's scope: the event's user, and under agent isolation the memory's agent.
+  const mine = (p: Params): string =>
+    m.guardByAgent ? `${same('user_id', user, p)} AND ${same('agent', agent, p)}` : same('user_id', user, p)
+  const pick = async (where: (p: Params) => string): Promise<{ rowid: number; id: string } | undefined> => {
+    const p = new Params()
+    const sql = `SELECT rowid, id FROM memories WHERE ${where(p)}`
+    return first(c, sql, p.values)
+  }
+  const same_ =
+    (m.sameAs
+      ? await pick((p) => `id = ${p.add(m.sameAs)} AND project_id = ${p.add(projectId)} AND ${mine(p)} AND valid_to IS NULL`)
+      : undefined) ??
+    (await pick((p) => `project_id = ${p.add(projectId)} AND ${mine(p)} AND content_key = ${p.add(m.contentKey)} AND valid_to IS NULL`))
+  if (same_) {
+    // Seen again: a stated memory stays stated (NULL); a derived one keeps the surest extraction.
+    await c.query(
+      `UPDATE memories SET seen_count = seen_count + 1, last_seen_at = GREATEST(last_seen_at, $1), archived_at = NULL,
+       confidence = CASE WHEN confidence IS NULL OR $2::double precision IS NULL THEN NULL ELSE GREATEST(confidence, $2::double precision) END
+       WHERE rowid = $3`,
+      [event.ts, m.confidence ?? null, same_.rowid],
+    )
+    // Stated again as the replacement of another memory (`--supersedes`): that one ends here, superseded by this one.
+    if (m.supersedes !== undefined && m.supersedes !== same_.id) {
+      const p = new Params()
+      const sql = `UPDATE memories SET valid_to = ${p.add(event.ts)}, superseded_by = ${p.add(same_.id)}
+        WHERE id = ${p.add(m.supersedes)} AND project_id = ${p.add(projectId)} AND ${mine(p)} AND valid_to IS NULL`
+      if ((await changes(c, sql, p.values)) > 0)
+        await c.query('UPDATE memories SET supersedes = $1 WHERE rowid = $2 AND supersedes IS NULL', [m.supersedes, same_.rowid])
+    }
+    return
+  }
+  const id = makeId('mem', event.ts, event.idemKey)
+  const flags = m.flags && m.flags.length > 0 ? m.flags.join(',') : null
+  const made = await first<{ rowid: number }>(
+    c,
+    `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence, user_id, agent)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING rowid`,
+    [
+      id,
+      seq,
+      projectId,
+      m.kind,
+      m.text,
+      event.ts,
+      flags,
+      m.contentKey,
+      m.subjectKey ?? null,
+      event.ts,
+      event.ts,
+      m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null,
+      m.confidence ?? null,
+      user,
+      agent,
+    ],
+  )
+  const rowid = made!.rowid
+  await insertDoc(c, parts, m.index, {
+    docKey: -rowid,
+    type: 'memory',
+    id,
+    kind: m.kind,
+    role: m.kind,
+    projectId,
+    sessionId: null,
+    user,
+    agent,
+    ts: event.ts,
+    flags,
+  })
+  await mention(c, projectId, -rowid, m.entities)
+  const p = new Params()
+  const old: { rowid: number; id: string; text: string; subject_key: string | null }[] = m.supersedes
+    ? await rows(
+        c,
+        `SELECT rowid, id, text, subject_key FROM memories WHERE id = ${p.add(m.supersedes)} AND project_id = ${p.add(projectId)} AND ${mine(p)} AND valid_to IS NULL`,
+        p.values,
+      )
+    : m.subjectKey
+      ? await rows(
+          c,
+          `SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ${p.add(projectId)} AND ${mine(p)} AND kind = ${p.add(m.kind)}
+           AND subject_key = ${p.add(m.subjectKey)} AND valid_to IS NULL AND rowid <> ${p.add(rowid)} ORDER BY rowid`,
+          p.values,
+        )
+      : []
+  for (const o of old) {
+    await c.query('UPDATE memories SET valid_to = $1, superseded_by = $2 WHERE rowid = $3', [event.ts, id, o.rowid])
+    await c.query('UPDATE memories SET supersedes = $1 WHERE rowid = $2', [o.id, rowid])
+    // A current memory that quotes the replaced memory's value may rest on it.
+    const value = valueAfterSubject(o.text, o.subject_key)
+    if (value && value.length >= 4) {
+      const q = new Params()
+      const sql = `UPDATE memories SET review = ${q.add(`depends-on-superseded:${o.id}`)} WHERE project_id = ${q.add(projectId)} AND ${mine(q)}
+        AND valid_to IS NULL AND rowid <> ${q.add(rowid)} AND strpos(lower(text), ${q.add(value.toLowerCase())}) > 0`
+      await c.query(sql, q.values)
+    }
+  }
+}
+
+/** A pin, unpin, archive or restore: applied only to a memory of the event's user (none: a shared memory). */
+async function applyMemoryOp(
+  c: Queryable,
+  op: NonNullable<Derivation['memoryOps']>[number],
+  ts: number,
+  user: string | null,
+): Promise<void> {
+  const p = new Params()
+  if (op.op === 'pin' || op.op === 'unpin') {
+    const sql = `UPDATE memories SET pinned = ${p.add(op.op === 'pin' ? 1 : 0)} WHERE id = ${p.add(op.id)} AND ${same('user_id', user, p)}`
+    await c.query(sql, p.values)
+  } else if (op.op === 'archive') {
+    const sql = `UPDATE memories SET archived_at = ${p.add(ts)} WHERE id = ${p.add(op.id)} AND ${same('user_id', user, p)} AND pinned = 0`
+    await c.query(sql, p.values)
+  } else {
+    await c.query(`UPDATE memories SET archived_at = NULL WHERE id = ${p.add(op.id)} AND ${same('user_id', user, p)}`, p.values)
+  }
+}
+
+/** Deletes an observation or memory and every row hanging on it (its search document, mentions, vectors, copies, usage). */
+export async function removeDerived(c: Queryable, id: string): Promise<void> {
+  const obs = await first<{ rowid: number }>(c, 'SELECT rowid FROM observations WHERE id = $1', [id])
+  if (obs) {
+    await c.query('DELETE FROM entity_mentions WHERE doc_key = $1', [obs.rowid])
+    await c.query('DELETE FROM doc_vectors WHERE doc_key = $1', [obs.rowid])
+    await c.query('DELETE FROM search_docs WHERE doc_key = $1', [obs.rowid])
+    await c.query('DELETE FROM observation_copies WHERE observation_rowid = $1', [obs.rowid])
+    await c.query('DELETE FROM observations WHERE rowid = $1', [obs.rowid])
+    return
+  }
+  const mem = await first<{ rowid: number }>(c, 'SELECT rowid FROM memories WHERE id = $1', [id])
+  if (mem) {
+    await c.query('DELETE FROM entity_mentions WHERE doc_key = $1', [-mem.rowid])
+    await c.query('DELETE FROM memory_usage WHERE memory_id = $1', [id])
+    await c.query('DELETE FROM doc_vectors WHERE doc_key = $1', [-mem.rowid])
+    await c.query('DELETE FROM search_docs WHERE doc_key = $1', [-mem.rowid])
+    await c.query('DELETE FROM memories WHERE rowid = $1', [mem.rowid])
+  }
+}
+
+/** The identity under which a project's or session's id is kept (`kept_ids`): a JSON array, unambiguous for any text. */
+function keptIdentity(thing: { projectRoot: string } | { projectRoot: string; agent: string; key: string }): string {
+  return JSON.stringify('key' in thing ? ['session', thing.agent, thing.key, thing.projectRoot] : ['project', thing.projectRoot])
+}
+
+/** The id a project or session was first given, else `fresh()` (then kept), as sqlite-write.ts's `keptId`. */
+async function keptId<T extends string>(c: Queryable, identity: string, fresh: () => Promise<T>): Promise<T> {
+  const kept = await first<{ id: T }>(c, 'SELECT id FROM kept_ids WHERE identity = $1', [identity])
+  if (kept !== undefined) return kept.id
+  const id = await fresh()
+  await c.query('INSERT INTO kept_ids (identity, id) VALUES ($1, $2)', [identity, id])
+  return id
+}
+
+/** Forgets the kept ids of projects and sessions that no longer exist (their events are all gone). */
+export async function pruneKeptIds(c: Queryable): Promise<void> {
+  await c.query(
+    'DELETE FROM kept_ids k WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = k.id) AND NOT EXISTS (SELECT 1 FROM projects p WHERE p.id = k.id)',
+  )
+}
+
+async function ensureProject(c: Queryable, event: EventInput): Promise<ProjectId> {
+  const found = await first<{ id: ProjectId }>(c, 'SELECT id FROM projects WHERE root = $1', [event.project.root])
+  if (found) return found.id
+  const id = await keptId(c, keptIdentity({ projectRoot: event.project.root }), async () => makeId('prj', event.ts, event.project.root))
+  await c.query('INSERT INTO projects (id, root, name) VALUES ($1, $2, $3)', [id, event.project.root, event.project.name])
+  return id
+}
+
+/** The session of an event, created on its first event; a user's sessions are keyed in the user's namespace (see sqlite-write.ts). */
+async function ensureSession(c: Queryable, event: EventInput, projectId: ProjectId, d: Derivation): Promise<SessionId> {
+  const user = event.agent === 'mnemo' ? null : (event.user ?? null)
+  const key = storedSessionKey(event.sessionKey, user)
+  const p = new Params()
+  const found = await first<{ id: SessionId }>(
+    c,
+    `SELECT id FROM sessions WHERE agent = ${p.add(event.agent)} AND session_key = ${p.add(key)} AND project_id = ${p.add(projectId)} AND ${same('user_id', user, p)}`,
+    p.values,
+  )
+  const startedAt = event.sessionStartedAt ?? event.ts
+  let id: SessionId
+  if (found) {
+    id = found.id
+    await c.query('UPDATE sessions SET last_event_at = GREATEST(last_event_at, $1), started_at = LEAST(started_at, $2) WHERE id = $3', [
+      event.ts,
+      startedAt,
+      id,
+    ])
+  } else {
+    id = await keptId(c, keptIdentity({ projectRoot: event.project.root, agent: event.agent, key }), async () => {
+      // The first project of a session keeps the plain seed; another project's part gets its own id.
+      const first_ =
+        (await first(c, 'SELECT 1 FROM sessions WHERE agent = $1 AND session_key = $2 LIMIT 1', [event.agent, key])) === undefined
+      return makeId('ses', startedAt, first_ ? `${event.agent}:${key}` : `${event.agent}:${key}\u0000${event.project.root}`)
+    })
+    await c.query(
+      'INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      [id, projectId, event.agent, key, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts), user],
+    )
+  }
+  if (d.session?.ended) await c.query('UPDATE sessions SET ended_at = GREATEST(COALESCE(ended_at, 0), $1) WHERE id = $2', [event.ts, id])
+  if (d.session?.title) await c.query('UPDATE sessions SET title = $1 WHERE id = $2 AND title IS NULL', [d.session.title, id])
+  return id
+}
