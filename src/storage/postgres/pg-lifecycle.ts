@@ -1,7 +1,7 @@
 import type { AgentName } from '../../core/types.js'
 import type { AuditEntry, StoreStats } from '../store.js'
 import type { PgDb } from './pg-db.js'
-import { Params, scopeWhere } from './pg-sql.js'
+import { one, Params, scopeWhere } from './pg-sql.js'
 
 // Lifecycle and administration on PostgreSQL: the audit log, counts, size and VACUUM FULL, the derivation version,
 // and the integrity check of the derived rows against the log.
@@ -62,14 +62,15 @@ export async function scopeCounts(
 
 /** See `StoreAdmin.stats`; `bytes` is the total size of the schema's tables with their indexes and TOAST (`pg_total_relation_size`). */
 export async function stats(db: PgDb): Promise<StoreStats> {
-  const r = await db.query<Omit<StoreStats, 'lastEventAt'> & { lastEventAt: number | null }>(
-    'stats',
-    `SELECT (SELECT COUNT(*) FROM events) AS events, (SELECT COUNT(*) FROM projects) AS projects,
+  const row = await db.read('stats', (c) =>
+    one<Omit<StoreStats, 'lastEventAt'> & { lastEventAt: number | null }>(
+      c,
+      `SELECT (SELECT COUNT(*) FROM events) AS events, (SELECT COUNT(*) FROM projects) AS projects,
        (SELECT COUNT(*) FROM sessions WHERE agent <> 'mnemo') AS sessions, (SELECT COUNT(*) FROM observations) AS observations,
        (SELECT COUNT(*) FROM memories) AS memories, (SELECT MAX(received_at) FROM events) AS "lastEventAt",
        (SELECT COALESCE(SUM(pg_total_relation_size(t.name::regclass)), 0) FROM (${TABLES_SQL}) t) AS bytes`,
+    ),
   )
-  const row = r.rows[0]!
   return { ...row, lastEventAt: row.lastEventAt ?? undefined }
 }
 

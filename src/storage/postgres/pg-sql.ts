@@ -16,6 +16,13 @@ export async function first<R extends QueryResultRow>(c: Queryable, sql: string,
   return (await c.query<R>(sql, params as unknown[])).rows[0]
 }
 
+/** The one row a statement returns (an INSERT … RETURNING, an aggregate); a statement that returns none is a bug here. */
+export async function one<R extends QueryResultRow>(c: Queryable, sql: string, params: readonly unknown[] = []): Promise<R> {
+  const row = (await c.query<R>(sql, params as unknown[])).rows[0]
+  if (row === undefined) throw new Error(`expected a row from: ${sql.slice(0, 80)}`)
+  return row
+}
+
 /** How many rows a statement changed. */
 export async function changes(c: Queryable, sql: string, params: readonly unknown[] = []): Promise<number> {
   return (await c.query(sql, params as unknown[])).rowCount ?? 0

@@ -5,7 +5,7 @@ import type { IndexedText } from '../../retrieval/search-text.js'
 import { storedSessionKey, valueAfterSubject } from '../sqlite/sqlite-rows.js'
 import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession } from '../store.js'
 import type { PgDb } from './pg-db.js'
-import { changes, first, Params, type Queryable, rows, same } from './pg-sql.js'
+import { changes, first, one, Params, type Queryable, rows, same } from './pg-sql.js'
 
 // Appending events and applying their derivations on PostgreSQL: observations, their search documents, entities,
 // memories and the write guard, sessions, the one-copy-per-step matching. The same rules as sqlite-write.ts, statement
@@ -113,7 +113,7 @@ export async function apply(
     // The index in the id is the derivation's, so ids stay the same whatever was covered.
     const id = makeId('obs', ts, `${event.idemKey}#${i}`)
     const flags = o.flags && o.flags.length > 0 ? o.flags.join(',') : null
-    const row = await first<{ rowid: number }>(
+    const row = await one<{ rowid: number }>(
       c,
       `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin, part)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING rowid`,
@@ -136,7 +136,7 @@ export async function apply(
         o.part ?? null,
       ],
     )
-    const docKey = row!.rowid
+    const docKey = row.rowid
     await insertDoc(c, parts, o.index, {
       docKey,
       type: 'observation',
@@ -290,11 +290,13 @@ async function mention(c: Queryable, projectId: ProjectId, docKey: number, entit
     )
     const id =
       made?.id ??
-      (await first<{ id: number }>(c, 'SELECT id FROM entities WHERE project_id = $1 AND type = $2 AND name = $3', [
-        projectId,
-        e.type,
-        e.name,
-      ]))!.id
+      (
+        await one<{ id: number }>(c, 'SELECT id FROM entities WHERE project_id = $1 AND type = $2 AND name = $3', [
+          projectId,
+          e.type,
+          e.name,
+        ])
+      ).id
     await c.query('INSERT INTO entity_mentions (entity_id, doc_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [id, docKey])
   }
 }
@@ -347,7 +349,7 @@ async function applyMemory(
   }
   const id = makeId('mem', event.ts, event.idemKey)
   const flags = m.flags && m.flags.length > 0 ? m.flags.join(',') : null
-  const made = await first<{ rowid: number }>(
+  const made = await one<{ rowid: number }>(
     c,
     `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence, user_id, agent)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING rowid`,
@@ -369,7 +371,7 @@ async function applyMemory(
       agent,
     ],
   )
-  const rowid = made!.rowid
+  const rowid = made.rowid
   await insertDoc(c, parts, m.index, {
     docKey: -rowid,
     type: 'memory',
