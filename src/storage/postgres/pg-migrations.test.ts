@@ -68,6 +68,7 @@ describe.skipIf(!pg)(`PostgreSQL migrations${pg ? '' : ` (skipped: ${whyNoPostgr
     const db = PgDb.open(url)
     const steps: PgMigration[] = [
       BASE_MIGRATION,
+      { id: '0099-test', name: 'slow step', sql: 'unused: applied by the test before' },
       { id: '0100-ok', name: 'ok', sql: 'CREATE TABLE t100 (x int)' },
       { id: '0101-bad', name: 'bad', sql: 'CREATE TABLE t101 (x int); SELECT * FROM no_such_table' },
     ]
@@ -78,5 +79,13 @@ describe.skipIf(!pg)(`PostgreSQL migrations${pg ? '' : ` (skipped: ${whyNoPostgr
     expect(names).toContain('t100')
     expect(names).not.toContain('t101')
     await db.close()
+  })
+
+  it('refuses a database a newer mnemo migrated (a step this code does not know), naming it', async () => {
+    const db = PgDb.open(url)
+    const error = await migrate(db, [BASE_MIGRATION]).catch((e: unknown) => e)
+    await db.close()
+    expect(MnemoError.is(error, 'STORE_UNAVAILABLE')).toBe(true)
+    expect((error as Error).message).toMatch(/migrated by a newer mnemo \(schema steps 0099-test, 0100-ok are unknown/)
   })
 })

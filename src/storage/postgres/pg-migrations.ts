@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg'
+import { MnemoError } from '../../core/errors.js'
 import type { PgDb } from './pg-db.js'
 
 /**
@@ -22,8 +23,9 @@ export const MIGRATE_LOCK = 0x6d6e656d6f6d6967n
  * first takes the migration advisory lock, so two replicas starting at once on one database apply each step once: the
  * second waits for the first's step to commit, then finds it recorded and skips it.
  * @returns The ids applied by this call (empty when the database was up to date).
- * @throws {MnemoError} `STORE_UNAVAILABLE` — the server is unreachable or a step failed (that step is rolled back;
- *   the steps before it stay applied).
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the server is unreachable; a step failed (that step is rolled back, the
+ *   steps before it stay applied); or the database holds steps this code does not know (a newer mnemo migrated it:
+ *   writing to it could store rows the newer version reads wrongly).
  */
 export async function migrate(db: PgDb, steps: readonly PgMigration[]): Promise<string[]> {
   const ids = new Set<string>()
@@ -40,6 +42,7 @@ export async function migrate(db: PgDb, steps: readonly PgMigration[]): Promise<
       // Two first starts at once: CREATE TABLE IF NOT EXISTS can still collide on the catalog; the other one made it.
       if (!(await tableExists(db))) throw cause
     })
+  await refuseNewerSchema(db, ids)
   const applied: string[] = []
   for (const step of steps) {
     const done = await db.transaction(
@@ -57,6 +60,20 @@ export async function migrate(db: PgDb, steps: readonly PgMigration[]): Promise<
     if (done) applied.push(step.id)
   }
   return applied
+}
+
+async function refuseNewerSchema(db: PgDb, known: ReadonlySet<string>): Promise<void> {
+  const r = await db.query<{ id: string }>('migrate', 'SELECT id FROM schema_migrations ORDER BY id')
+  const unknown = r.rows.map((row) => row.id).filter((id) => !known.has(id))
+  if (unknown.length === 0) return
+  throw new MnemoError(
+    'STORE_UNAVAILABLE',
+    `the database ${db.label} was migrated by a newer mnemo (schema steps ${unknown.join(', ')} are unknown to this one)`,
+    {
+      details: { dialect: 'postgres', operation: 'open' },
+      hint: 'upgrade mnemo on this machine (npm install mnemo@latest) to the version the other replicas run',
+    },
+  )
 }
 
 async function tableExists(db: PgDb): Promise<boolean> {

@@ -125,7 +125,8 @@ export const BASE_MIGRATION: PgMigration = {
     );
     CREATE INDEX memories_project ON memories (project_id, created_at);
     CREATE INDEX memories_content ON memories (project_id, content_key) WHERE valid_to IS NULL;
-    CREATE INDEX memories_subject ON memories (project_id, kind, subject_key) WHERE valid_to IS NULL;
+    -- A hash index: a subject is up to five words of any length, past what a b-tree entry holds (about 2.7 kB).
+    CREATE INDEX memories_subject ON memories USING hash (subject_key) WHERE valid_to IS NULL;
     CREATE INDEX memories_event ON memories (event_seq);
     CREATE INDEX memories_scope ON memories (user_id, project_id, agent);
 

@@ -98,6 +98,8 @@ function scenario(): EventInput[] {
     v2,
     rememberEvent(ALPHA, 'fact', 'The orders database is PostgreSQL 16', T0 + 30_000),
     rememberEvent(ALPHA, 'preference', 'Alice prefers pnpm', T0 + 31_000, { user: 'alice' }),
+    // A subject longer than a b-tree index entry holds.
+    rememberEvent(ALPHA, 'fact', `The ${'x'.repeat(3000)} setting is on`, T0 + 32_000),
     memoryOpEvent(ALPHA, 'pin', memId(v2), T0 + 40_000),
     memoryOpEvent(ALPHA, 'archive', memId(images), T0 + 41_000),
   ]
