@@ -102,9 +102,12 @@ async function findServer(): Promise<{ adminUrl: string } | { reason: string }> 
     found = await tryAll()
   }
   if (!found.url && found.auth) {
+    // Another test process may create the role at the same moment (then ours fails): whether the login works decides.
     const role = createOwnRole(osUser)
-    if (role !== undefined) return { reason: `the server on ${SOCKET_DIR} refused user postgres and ${osUser} (${found.message}); ${role}` }
     found = await tryAll()
+    if (!found.url && role !== undefined) {
+      return { reason: `the server on ${SOCKET_DIR} refused user postgres and ${osUser} (${found.message}); ${role}` }
+    }
   }
   return found.url ? { adminUrl: found.url } : { reason: `no PostgreSQL server could be used on ${SOCKET_DIR}: ${found.message}` }
 }
