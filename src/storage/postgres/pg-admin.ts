@@ -37,14 +37,10 @@ const DATABASE_NAME = /^[a-z_][a-z0-9_]{0,62}$/
  * @throws {MnemoError} `INVALID_INPUT` (path `database`) — `url` is not a URL.
  */
 export function withDatabase(url: string, database: string): string {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw invalidInput('database', `not a PostgreSQL URL: ${JSON.stringify(redact(url))}`)
-  }
-  parsed.pathname = `/${encodeURIComponent(database)}`
-  return parsed.toString()
+  // The path of a libpq URL, in the forms WHATWG URLs refuse too (`postgres://user@/db?host=/var/run/postgresql`).
+  const m = /^(postgres(?:ql)?:\/\/[^/?#]*)(\/[^?#]*)?(.*)$/i.exec(url)
+  if (!m) throw invalidInput('database', `not a PostgreSQL URL: ${JSON.stringify(redact(url))}`)
+  return `${m[1]}/${encodeURIComponent(database)}${m[3] ?? ''}`
 }
 
 /**

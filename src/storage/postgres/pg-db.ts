@@ -56,20 +56,12 @@ export class PgDb {
    * @throws {MnemoError} `INVALID_INPUT` (path `database`) — `url` is not a postgres:// or postgresql:// URL.
    */
   static open(url: string, options: PgDbOptions = {}): PgDb {
-    let parsed: URL
-    try {
-      parsed = new URL(url)
-    } catch {
+    // libpq's URL forms, including those WHATWG URLs refuse (`postgres://user@/db?host=/var/run/postgresql`).
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
+    if (scheme !== 'postgres' && scheme !== 'postgresql') {
       throw invalidInput(
         'database',
-        `not a PostgreSQL URL: ${JSON.stringify(redact(url))}`,
-        'write postgres://user:password@host:5432/database',
-      )
-    }
-    if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
-      throw invalidInput(
-        'database',
-        `not a PostgreSQL URL (scheme ${parsed.protocol}): ${JSON.stringify(redact(url))}`,
+        `not a PostgreSQL URL${scheme ? ` (scheme ${scheme}:)` : ''}: ${JSON.stringify(redact(url))}`,
         'write postgres://user:password@host:5432/database',
       )
     }

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { MnemoError } from '../../core/errors.js'
 import { whyNoPostgres, withPostgres } from '../../testing/postgres.js'
+import { withDatabase } from './pg-admin.js'
 import { PgDb } from './pg-db.js'
 import { migrate, type PgMigration } from './pg-migrations.js'
 import { BASE_MIGRATION } from './pg-schema.js'
@@ -12,6 +13,14 @@ describe('PgDb.open', () => {
   it('refuses what is not a PostgreSQL URL, naming it without its password', () => {
     expect(() => PgDb.open('mysql://u:secret@h/db')).toThrow(/scheme mysql:.*u:\*\*\*@h/)
     expect(() => PgDb.open('not a url')).toThrow(MnemoError)
+  })
+
+  it('takes libpq URL forms a WHATWG URL refuses, and puts a database into them', async () => {
+    const socket = 'postgres://postgres@/mnemo?host=/var/run/postgresql'
+    expect(() => PgDb.open(socket).close()).not.toThrow()
+    expect(withDatabase(socket, 'other')).toBe('postgres://postgres@/other?host=/var/run/postgresql')
+    expect(withDatabase('postgresql://u:p@h:5432', 'db1')).toBe('postgresql://u:p@h:5432/db1')
+    expect(() => withDatabase('mysql://h/db', 'x')).toThrow(/not a PostgreSQL URL/)
   })
 
   it('reports a server that does not answer as STORE_UNAVAILABLE with its cause', async () => {
