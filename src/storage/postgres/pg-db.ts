@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
-import pg, { type PoolClient, type QueryResult, type QueryResultRow } from 'pg'
+import { createHash } from 'node:crypto'
+import pg, { type PoolClient, type QueryConfig, type QueryResult, type QueryResultRow } from 'pg'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 
 /**
@@ -102,7 +103,7 @@ export class PgDb {
       throw this.wrap(cause, operation)
     }
     try {
-      return await fn(client)
+      return await fn(preparing(client))
     } catch (cause) {
       throw this.wrap(cause, operation)
     } finally {
@@ -128,7 +129,7 @@ export class PgDb {
       await client.query('BEGIN')
       if (this.noWait.getStore()) await client.query(`SET LOCAL lock_timeout = '${NO_WAIT_LOCK_TIMEOUT}'`)
       if (options.writeLock !== false) await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK.toString()])
-      const result = await fn(client)
+      const result = await fn(preparing(client))
       await client.query('COMMIT')
       return result
     } catch (cause) {
@@ -174,6 +175,36 @@ export class PgDb {
     this.closing ??= this.pool.end()
     return this.closing
   }
+}
+
+/**
+ * A statement with parameters as a named (prepared) statement, named by a hash of its text: each connection parses and
+ * plans it once, then binds and executes it (the derivation runs the same few statements for every event). Texts of
+ * several statements (`;`) and statements without parameters run as they are.
+ */
+function statement(sql: string, params: readonly unknown[]): QueryConfig {
+  if (params.length === 0 || sql.includes(";")) return { text: sql, values: params as unknown[] }
+  let name = STATEMENT_NAMES.get(sql)
+  if (name === undefined) {
+    name = `mnemo_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`
+    STATEMENT_NAMES.set(sql, name)
+  }
+  return { name, text: sql, values: params as unknown[] }
+}
+const STATEMENT_NAMES = new Map<string, string>()
+
+/** `client` whose `query(text, values)` runs named statements (see `statement`); other call forms pass through. */
+function preparing(client: PoolClient): PoolClient {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (prop !== 'query') return Reflect.get(target, prop, receiver)
+      return (text: unknown, values?: unknown, ...rest: unknown[]) =>
+        typeof text === 'string' && Array.isArray(values) && rest.length === 0
+          ? query(statement(text, values))
+          : query(text, values, ...rest)
+    },
+  })
 }
 
 /** True when `error` means the server could not be reached or the connection was lost (not a statement's failure). */

@@ -47,32 +47,30 @@ export async function append(db: PgDb, parts: PgWriteParts, batch: Batch): Promi
     const now = db.now()
     for (const { event, derive, receivedAt: given, sameAs } of batch) {
       const receivedAt = given ?? now
-      const known =
-        (await first(c, 'SELECT 1 FROM tombstones WHERE idem_key = $1', [event.idemKey])) !== undefined ||
-        (sameAs !== undefined &&
-          sameAs.length > 0 &&
-          (await first(c, 'SELECT 1 FROM events WHERE idem_key = ANY($1::text[]) LIMIT 1', [sameAs])) !== undefined)
-      const inserted = known
-        ? undefined
-        : await first<{ seq: number }>(
-            c,
-            `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload, user_id)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (idem_key) DO NOTHING RETURNING seq`,
-            [
-              event.idemKey,
-              event.agent,
-              event.format,
-              event.type,
-              event.sessionKey,
-              event.project.root,
-              event.project.name,
-              event.ts,
-              event.sessionStartedAt ?? null,
-              receivedAt,
-              JSON.stringify(event.payload ?? null),
-              event.user ?? null,
-            ],
-          )
+      // One statement: not a tombstoned key, none of its sameAs keys stored, and not stored already (ON CONFLICT).
+      const inserted = await first<{ seq: number }>(
+        c,
+        `INSERT INTO events (idem_key, agent, format, type, session_key, project_root, project_name, ts, session_started_at, received_at, payload, user_id)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8::bigint, $9::bigint, $10::bigint, $11, $12
+         WHERE NOT EXISTS (SELECT 1 FROM tombstones WHERE idem_key = $1)
+           AND NOT EXISTS (SELECT 1 FROM events WHERE idem_key = ANY($13::text[]))
+         ON CONFLICT (idem_key) DO NOTHING RETURNING seq`,
+        [
+          event.idemKey,
+          event.agent,
+          event.format,
+          event.type,
+          event.sessionKey,
+          event.project.root,
+          event.project.name,
+          event.ts,
+          event.sessionStartedAt ?? null,
+          receivedAt,
+          JSON.stringify(event.payload ?? null),
+          event.user ?? null,
+          sameAs ?? [],
+        ],
+      )
       if (inserted === undefined) {
         result.duplicates++
         result.seqs.push(undefined)
@@ -113,43 +111,47 @@ export async function apply(
     // The index in the id is the derivation's, so ids stay the same whatever was covered.
     const id = makeId('obs', ts, `${event.idemKey}#${i}`)
     const flags = o.flags && o.flags.length > 0 ? o.flags.join(',') : null
-    const row = await one<{ rowid: number }>(
+    const p = new Params()
+    const v = {
+      id: p.add(id),
+      kind: p.add(o.kind),
+      role: p.add(o.role),
+      projectId: p.add(projectId),
+      sessionId: p.add(sessionId),
+      user: p.add(user),
+      agent: p.add(event.agent),
+      ts: p.add(ts),
+      flags: p.add(flags),
+    }
+    const values = [
+      v.id,
+      p.add(seq),
+      v.sessionId,
+      v.projectId,
+      v.kind,
+      v.role,
+      p.add(o.tool ?? null),
+      p.add(o.files && o.files.length > 0 ? JSON.stringify(o.files) : null),
+      p.add(o.sourceRef ?? null),
+      v.ts,
+      p.add(o.text),
+      v.flags,
+      v.user,
+      v.agent,
+      p.add(d.origin ?? null),
+      p.add(o.part ?? null),
+    ]
+    // The row and its search document in one statement.
+    const row = await one<{ doc_key: number }>(
       c,
-      `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin, part)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) RETURNING rowid`,
-      [
-        id,
-        seq,
-        sessionId,
-        projectId,
-        o.kind,
-        o.role,
-        o.tool ?? null,
-        o.files && o.files.length > 0 ? JSON.stringify(o.files) : null,
-        o.sourceRef ?? null,
-        ts,
-        o.text,
-        flags,
-        user,
-        event.agent,
-        d.origin ?? null,
-        o.part ?? null,
-      ],
+      `WITH o AS (
+         INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, source_ref, ts, text, flags, user_id, agent, origin, part)
+         VALUES (${values.join(', ')}) RETURNING rowid
+       )
+       ${docInsert(p, parts, o.index, 'o.rowid', 'observation', { ...v, sessionId: v.sessionId })} FROM o RETURNING doc_key`,
+      p.values,
     )
-    const docKey = row.rowid
-    await insertDoc(c, parts, o.index, {
-      docKey,
-      type: 'observation',
-      id,
-      kind: o.kind,
-      role: o.role,
-      projectId,
-      sessionId,
-      user,
-      agent: event.agent,
-      ts,
-      flags,
-    })
+    const docKey = row.doc_key
     await mention(c, projectId, docKey, o.entities)
     added++
     if (o.kind === 'prompt') {
@@ -225,50 +227,52 @@ export async function otherPathRecords(
   )
 }
 
-/** Writes a document's search row: its scope columns, its indexed text, and the other parts' columns (`docColumns`). */
-async function insertDoc(
-  c: Queryable,
+/**
+ * The `INSERT INTO search_docs … SELECT …` head of a document's search row (its FROM clause is the caller's): the scope
+ * columns given as placeholders already in `p` (`docKey` an SQL expression over the row just inserted), its indexed
+ * text, and the other parts' columns (`docColumns`).
+ */
+function docInsert(
+  p: Params,
   parts: PgWriteParts,
   index: IndexedText,
-  d: {
-    docKey: number
-    type: 'observation' | 'memory'
+  docKey: string,
+  type: 'observation' | 'memory',
+  v: {
     id: string
     kind: string
     role: string
-    projectId: ProjectId
-    sessionId: SessionId | null
-    user: string | null
-    agent: string | null
-    ts: number
-    flags: string | null
+    projectId: string
+    sessionId: string
+    user: string
+    agent: string
+    ts: string
+    flags: string
   },
-): Promise<void> {
-  const p = new Params()
-  const values = [
-    d.docKey,
-    d.type,
-    d.id,
-    d.kind,
-    d.role,
-    d.projectId,
-    d.sessionId,
-    d.user,
-    d.agent,
-    d.ts,
-    index.body,
-    index.parts,
-    index.meta,
-    d.flags,
+): string {
+  const extra = parts.docColumns.map((col) => ({ name: col.name, value: `${p.add(col.value(index))}::${col.cast}` }))
+  const columns = [
+    'doc_key, type, id, kind, role, project_id, session_id, user_id, agent, ts, body, parts, meta, flags',
+    ...extra.map((e) => e.name),
   ]
-  const placeholders = values.map((v) => p.add(v))
-  for (const col of parts.docColumns) placeholders.push(`${p.add(col.value(index))}::${col.cast}`)
-  const extra = parts.docColumns.map((col) => `, ${col.name}`).join('')
-  await c.query(
-    `INSERT INTO search_docs (doc_key, type, id, kind, role, project_id, session_id, user_id, agent, ts, body, parts, meta, flags${extra})
-     VALUES (${placeholders.join(', ')})`,
-    p.values,
-  )
+  const values = [
+    docKey,
+    `'${type}'`,
+    v.id,
+    v.kind,
+    v.role,
+    v.projectId,
+    v.sessionId,
+    v.user,
+    v.agent,
+    v.ts,
+    `${p.add(index.body)}::text`,
+    `${p.add(index.parts)}::text`,
+    `${p.add(index.meta)}::text`,
+    v.flags,
+    ...extra.map((e) => e.value),
+  ]
+  return `INSERT INTO search_docs (${columns.join(', ')}) SELECT ${values.join(', ')}`
 }
 
 /** The id a session has now, found by what identifies it (see `StepSession`); undefined when it has no row. */
@@ -282,23 +286,19 @@ export async function sessionIdOf(c: Queryable, session: StepSession): Promise<S
 }
 
 async function mention(c: Queryable, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): Promise<void> {
-  for (const e of entities) {
-    const made = await first<{ id: number }>(
-      c,
-      'INSERT INTO entities (project_id, type, name) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING id',
-      [projectId, e.type, e.name],
-    )
-    const id =
-      made?.id ??
-      (
-        await one<{ id: number }>(c, 'SELECT id FROM entities WHERE project_id = $1 AND type = $2 AND name = $3', [
-          projectId,
-          e.type,
-          e.name,
-        ])
-      ).id
-    await c.query('INSERT INTO entity_mentions (entity_id, doc_key) VALUES ($1, $2) ON CONFLICT DO NOTHING', [id, docKey])
-  }
+  if (entities.length === 0) return
+  // One statement: new entities are made in the order given; the mentions take the new ones (RETURNING) and the ones
+  // that existed (the statement's snapshot holds those, not the rows it inserts).
+  await c.query(
+    `WITH e AS (SELECT * FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(type, name, n)),
+     made AS (
+       INSERT INTO entities (project_id, type, name) SELECT $1, e.type, e.name FROM e ORDER BY e.n ON CONFLICT DO NOTHING RETURNING id
+     )
+     INSERT INTO entity_mentions (entity_id, doc_key)
+     SELECT id, $4::bigint FROM made UNION SELECT x.id, $4::bigint FROM entities x JOIN e ON x.project_id = $1 AND x.type = e.type AND x.name = e.name
+     ON CONFLICT DO NOTHING`,
+    [projectId, entities.map((e) => e.type), entities.map((e) => e.name), docKey],
+  )
 }
 
 /**
@@ -349,56 +349,58 @@ async function applyMemory(
   }
   const id = makeId('mem', event.ts, event.idemKey)
   const flags = m.flags && m.flags.length > 0 ? m.flags.join(',') : null
-  const made = await one<{ rowid: number }>(
-    c,
-    `INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence, user_id, agent)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING rowid`,
-    [
-      id,
-      seq,
-      projectId,
-      m.kind,
-      m.text,
-      event.ts,
-      flags,
-      m.contentKey,
-      m.subjectKey ?? null,
-      event.ts,
-      event.ts,
-      m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null,
-      m.confidence ?? null,
-      user,
-      agent,
-    ],
-  )
-  const rowid = made.rowid
-  await insertDoc(c, parts, m.index, {
-    docKey: -rowid,
-    type: 'memory',
-    id,
-    kind: m.kind,
-    role: m.kind,
-    projectId,
-    sessionId: null,
-    user,
-    agent,
-    ts: event.ts,
-    flags,
-  })
-  await mention(c, projectId, -rowid, m.entities)
   const p = new Params()
+  const v = {
+    id: p.add(id),
+    kind: p.add(m.kind),
+    projectId: p.add(projectId),
+    user: p.add(user),
+    agent: p.add(agent),
+    ts: p.add(event.ts),
+    flags: p.add(flags),
+  }
+  const values = [
+    v.id,
+    p.add(seq),
+    v.projectId,
+    v.kind,
+    p.add(m.text),
+    v.ts,
+    v.flags,
+    p.add(m.contentKey),
+    p.add(m.subjectKey ?? null),
+    v.ts,
+    v.ts,
+    p.add(m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null),
+    p.add(m.confidence ?? null),
+    v.user,
+    v.agent,
+  ]
+  // The memory and its search document in one statement.
+  const made = await one<{ doc_key: number }>(
+    c,
+    `WITH m AS (
+       INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence, user_id, agent)
+       VALUES (${values.join(', ')}) RETURNING rowid
+     )
+     ${docInsert(p, parts, m.index, '-m.rowid', 'memory', { ...v, role: v.kind, sessionId: 'NULL' })} FROM m RETURNING doc_key`,
+    p.values,
+  )
+  const rowid = -made.doc_key
+  await mention(c, projectId, -rowid, m.entities)
+  const q = new Params()
   const old: { rowid: number; id: string; text: string; subject_key: string | null }[] = m.supersedes
     ? await rows(
         c,
-        `SELECT rowid, id, text, subject_key FROM memories WHERE id = ${p.add(m.supersedes)} AND project_id = ${p.add(projectId)} AND ${mine(p)} AND valid_to IS NULL`,
-        p.values,
+        `SELECT rowid, id, text, subject_key FROM memories WHERE id = ${q.add(m.supersedes)} AND project_id = ${q.add(projectId)} AND ${mine(q)} AND valid_to IS NULL`,
+        q.values,
       )
     : m.subjectKey
       ? await rows(
           c,
-          `SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ${p.add(projectId)} AND ${mine(p)} AND kind = ${p.add(m.kind)}
-           AND subject_key = ${p.add(m.subjectKey)} AND valid_to IS NULL AND rowid <> ${p.add(rowid)} ORDER BY rowid`,
-          p.values,
+          `SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ${q.add(projectId)} AND ${mine(q)} AND kind = ${q.add(m.kind)}
+           AND subject_key = ${q.add(m.subjectKey)} AND valid_to IS NULL AND rowid <> ${q.add(rowid)} ORDER BY rowid`,
+          q.values,
         )
       : []
   for (const o of old) {
@@ -407,10 +409,10 @@ async function applyMemory(
     // A current memory that quotes the replaced memory's value may rest on it.
     const value = valueAfterSubject(o.text, o.subject_key)
     if (value && value.length >= 4) {
-      const q = new Params()
-      const sql = `UPDATE memories SET review = ${q.add(`depends-on-superseded:${o.id}`)} WHERE project_id = ${q.add(projectId)} AND ${mine(q)}
-        AND valid_to IS NULL AND rowid <> ${q.add(rowid)} AND strpos(lower(text), ${q.add(value.toLowerCase())}) > 0`
-      await c.query(sql, q.values)
+      const r = new Params()
+      const sql = `UPDATE memories SET review = ${r.add(`depends-on-superseded:${o.id}`)} WHERE project_id = ${r.add(projectId)} AND ${mine(r)}
+        AND valid_to IS NULL AND rowid <> ${r.add(rowid)} AND strpos(lower(text), ${r.add(value.toLowerCase())}) > 0`
+      await c.query(sql, r.values)
     }
   }
 }
@@ -488,21 +490,18 @@ async function ensureProject(c: Queryable, event: EventInput): Promise<ProjectId
 async function ensureSession(c: Queryable, event: EventInput, projectId: ProjectId, d: Derivation): Promise<SessionId> {
   const user = event.agent === 'mnemo' ? null : (event.user ?? null)
   const key = storedSessionKey(event.sessionKey, user)
+  const startedAt = event.sessionStartedAt ?? event.ts
   const p = new Params()
+  // An existing session's times widen in the same statement that finds it.
   const found = await first<{ id: SessionId }>(
     c,
-    `SELECT id FROM sessions WHERE agent = ${p.add(event.agent)} AND session_key = ${p.add(key)} AND project_id = ${p.add(projectId)} AND ${same('user_id', user, p)}`,
+    `UPDATE sessions SET last_event_at = GREATEST(last_event_at, ${p.add(event.ts)}), started_at = LEAST(started_at, ${p.add(startedAt)})
+     WHERE agent = ${p.add(event.agent)} AND session_key = ${p.add(key)} AND project_id = ${p.add(projectId)} AND ${same('user_id', user, p)} RETURNING id`,
     p.values,
   )
-  const startedAt = event.sessionStartedAt ?? event.ts
   let id: SessionId
   if (found) {
     id = found.id
-    await c.query('UPDATE sessions SET last_event_at = GREATEST(last_event_at, $1), started_at = LEAST(started_at, $2) WHERE id = $3', [
-      event.ts,
-      startedAt,
-      id,
-    ])
   } else {
     id = await keptId(c, keptIdentity({ projectRoot: event.project.root, agent: event.agent, key }), async () => {
       // The first project of a session keeps the plain seed; another project's part gets its own id.
