@@ -183,7 +183,7 @@ export class PgDb {
  * several statements (`;`) and statements without parameters run as they are.
  */
 function statement(sql: string, params: readonly unknown[]): QueryConfig {
-  if (params.length === 0 || sql.includes(";")) return { text: sql, values: params as unknown[] }
+  if (params.length === 0 || sql.includes(';')) return { text: sql, values: params as unknown[] }
   let name = STATEMENT_NAMES.get(sql)
   if (name === undefined) {
     name = `mnemo_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`

@@ -85,6 +85,12 @@ function edit(key: string, file: string, text: string, ts: number): EventInput {
 const random = mulberry32(19)
 const LONG_WORD = Array.from({ length: 4000 }, () => 'abcdefghijklmnopqrstuvwxyz'[Math.floor(random() * 26)]).join('')
 
+/** `value`, which the test has just made sure exists (fails the test when it does not). */
+function must<T>(value: T | undefined | null, what: string): T {
+  if (value === undefined || value === null) throw new Error(`expected ${what}`)
+  return value
+}
+
 const indexed = (event: EventInput) => ({ event, derive: () => indexEvent(event, ZONE) })
 
 /** A varied log: two projects and users, prompts and edits (entities), memories with versions, review flags, pins, archives, a repeat. */
@@ -177,9 +183,11 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
     const [got, want] = [await snapshot(store), await snapshot(reference)]
     expect(got).toEqual(want)
     // The scenario exercised what it means to: a superseded version, a flagged dependent, a pin, an archive, a repeat.
-    const memories = (
-      want as Record<string, { review?: string; pinned: boolean; archivedAt?: number; seenCount: number; validTo?: number }[]>
-    )[`mem ${((want as { projects: { id: string; root: string }[] }).projects.find((p) => p.root === ALPHA.root) ?? { id: '' }).id}`]!
+    const alpha = must(
+      (await reference.listProjects()).find((p) => p.root === ALPHA.root),
+      'project alpha',
+    )
+    const memories = await reference.allMemories(alpha.id)
     expect(memories.some((m) => m.validTo !== undefined)).toBe(true)
     expect(memories.some((m) => m.review?.startsWith('depends-on-superseded:'))).toBe(true)
     expect(memories.some((m) => m.pinned && m.seenCount === 2)).toBe(true)
@@ -223,7 +231,7 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
     const seqs = (await two.readEvents(0, 100)).map((e) => e.seq)
     expect(seqs).toHaveLength(40)
     // A delivery keyed a second apart (`sameAs`) is the same event.
-    const again = await two.append([{ ...indexed({ ...events[0]!, idemKey: 'c0-next-second' }), sameAs: ['c0'] }])
+    const again = await two.append([{ ...indexed({ ...must(events[0], 'an event'), idemKey: 'c0-next-second' }), sameAs: ['c0'] }])
     expect(again).toMatchObject({ inserted: 0, duplicates: 1, seqs: [undefined] })
   })
 
@@ -264,9 +272,12 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
     const events = scenario()
     for (const s of [store, reference]) await s.append(events.map(indexed))
     // The middle version of the orders memory, one session's events, then a whole project.
-    const v2 = events[6]!
+    const v2 = must(events[6], 'the second version')
     for (const s of [store, reference]) {
-      const seq = (await s.readEvents(0, 100)).find((e) => e.idemKey === v2.idemKey)!.seq
+      const seq = must(
+        (await s.readEvents(0, 100)).find((e) => e.idemKey === v2.idemKey),
+        'its event',
+      ).seq
       expect(await s.deleteEvents({ seqs: [seq] })).toBe(1)
       expect(await s.deleteEvents({ projectRoot: ALPHA.root, sessionKey: 's2', user: 'alice' })).toBe(1)
       expect(await s.deleteEvents({ projectRoot: BETA.root })).toBe(1)
@@ -305,15 +316,21 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
       const second = await s.append([{ event: transcript, derive: derivation('claude-transcript', T0 + 5_000) }])
       expect(second).toMatchObject({ inserted: 1, observations: 0, covered: 1 })
       const seqs = (await s.readEvents(0, 10)).map((e) => e.seq)
-      expect(await s.eventsHaveCopies([seqs[0]!])).toBe(true)
-      const stored = (await s.browseObservations({ projectIds: (await s.listProjects()).map((p) => p.id), order: 'asc', limit: 10 }))[0]!
+      const hookSeq = must(seqs[0], 'the hook event')
+      expect(await s.eventsHaveCopies([hookSeq])).toBe(true)
+      const stored = (await s.browseObservations({ projectIds: (await s.listProjects()).map((p) => p.id), order: 'asc', limit: 10 }))[0]
+      if (!stored) throw new Error('no stored observation')
       const step = await s.stepOf(stored.id)
       expect(step?.origin).toBe('claude-hook')
       expect(
-        await s.stepRecords(step!.session, 'claude-transcript', { kind: 'prompt', text: 'run the migration tests', ts: T0 + 5_000 }),
+        await s.stepRecords(must(step, 'its step').session, 'claude-transcript', {
+          kind: 'prompt',
+          text: 'run the migration tests',
+          ts: T0 + 5_000,
+        }),
       ).toEqual([stored.id])
-      await s.deleteEvents({ seqs: [seqs[0]!] })
-      await s.rederiveSession(step!.session, (e) =>
+      await s.deleteEvents({ seqs: [hookSeq] })
+      await s.rederiveSession(must(step, 'its step').session, (e) =>
         e.format === 'claude-transcript' ? derivation('claude-transcript', T0 + 5_000)() : derivation('claude-hook', T0)(),
       )
     }
@@ -329,7 +346,7 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
       return text.includes('sk-123') ? JSON.parse(text.replace('sk-123', '[REDACTED]')) : undefined
     })
     expect(changed).toBe(1)
-    expect(JSON.stringify((await store.readEvents(0, 10))[0]!.payload)).toContain('[REDACTED]')
+    expect(JSON.stringify(must((await store.readEvents(0, 10))[0], 'an event').payload)).toContain('[REDACTED]')
     const folded = await store.foldEvents({ before: T0 + 1 }, (e) => ({ format: 'folded', payload: { from: e.format, small: true } }))
     expect(folded.events).toBe(2)
     expect(folded.bytesAfter).toBeLessThan(folded.bytesBefore)
@@ -339,18 +356,22 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
   it('records usage and injections, audits, and counts per scope', async () => {
     const store = await (await fresh()).open()
     await store.append(scenario().map(indexed))
-    const project = (await store.listProjects()).find((p) => p.root === ALPHA.root)!
+    const project = must(
+      (await store.listProjects()).find((p) => p.root === ALPHA.root),
+      'project alpha',
+    )
     const ids = (await store.allMemories(project.id)).map((m) => m.id)
     await store.recordUsage(ids, '2025-06-14')
     await store.recordUsage(ids, '2025-06-14')
     await store.recordUsage(ids.slice(0, 1), '2025-06-15')
     expect([...(await store.usageCounts(ids)).values()]).toEqual([2, ...ids.slice(1).map(() => 1)])
     const key = { agent: 'claude-code', sessionKey: 's1', user: '' }
+    const first = must(ids[0], 'a memory')
     await store.recordInjections(
       key,
       [
-        { itemId: ids[0]!, what: 'item' },
-        { itemId: ids[0]!, what: 'item' },
+        { itemId: first, what: 'item' },
+        { itemId: first, what: 'item' },
         { itemId: 'src/a.ts', what: 'file' },
       ],
       T0,
