@@ -96,12 +96,7 @@ export class PgDb {
    * runs); its driver errors become `STORE_UNAVAILABLE` naming `operation`.
    */
   async read<T>(operation: string, fn: (c: PoolClient) => Promise<T>): Promise<T> {
-    let client: PoolClient
-    try {
-      client = await this.pool.connect()
-    } catch (cause) {
-      throw this.wrap(cause, operation)
-    }
+    const client = await this.connect(operation)
     try {
       return await fn(preparing(client))
     } catch (cause) {
@@ -118,12 +113,7 @@ export class PgDb {
    * @throws {MnemoError} `fn`'s MnemoError as is; any driver error as `STORE_UNAVAILABLE` naming `operation`.
    */
   async transaction<T>(operation: string, fn: (c: PoolClient) => Promise<T>, options: { writeLock?: boolean } = {}): Promise<T> {
-    let client: PoolClient
-    try {
-      client = await this.pool.connect()
-    } catch (cause) {
-      throw this.wrap(cause, operation)
-    }
+    const client = await this.connect(operation)
     let broken: unknown
     try {
       await client.query('BEGIN')
@@ -143,6 +133,24 @@ export class PgDb {
       // A connection that could not roll back is gone or confused: drop it rather than hand it to the next caller.
       client.release(broken instanceof Error ? broken : undefined)
     }
+  }
+
+  /**
+   * A pooled connection. A connection the server ends while it is lent (a restart, a network cut) emits 'error' beside
+   * failing its query: the query's rejection reports it, so the event is only kept from crashing the process.
+   */
+  private async connect(operation: string): Promise<PoolClient> {
+    let client: PoolClient
+    try {
+      client = await this.pool.connect()
+    } catch (cause) {
+      throw this.wrap(cause, operation)
+    }
+    if (!LISTENED.has(client)) {
+      client.on('error', () => {})
+      LISTENED.add(client)
+    }
+    return client
   }
 
   /** Runs `fn` with every write transaction it starts failing at once on another writer's lock (see `Store.withoutLockWait`). */
@@ -192,6 +200,8 @@ function statement(sql: string, params: readonly unknown[]): QueryConfig {
   return { name, text: sql, values: params as unknown[] }
 }
 const STATEMENT_NAMES = new Map<string, string>()
+/** Connections given an 'error' listener (see `PgDb.connect`). */
+const LISTENED = new WeakSet<PoolClient>()
 
 /** `client` whose `query(text, values)` runs named statements (see `statement`); other call forms pass through. */
 function preparing(client: PoolClient): PoolClient {

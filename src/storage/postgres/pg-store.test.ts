@@ -457,6 +457,43 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
     )
   })
 
+  it('reports a connection lost mid-write as STORE_UNAVAILABLE with its cause, writes nothing, and reconnects after', async () => {
+    const store = await (await fresh()).open()
+    const admin = PgDb.open(url)
+    let release = (): void => {}
+    const held = new Promise<void>((r) => {
+      release = r
+    })
+    const holding = admin.transaction(
+      'hold',
+      async (c) => {
+        await c.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK.toString()])
+        // The store's append now waits for the lock: end its connection as a server restart or a network cut would.
+        const waiting = store.append([indexed(prompt('x1', 'lost on the way'))]).catch((e: unknown) => e)
+        for (;;) {
+          const r = await c.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'advisory' AND pid <> pg_backend_pid()",
+          )
+          if (r.rows[0]) {
+            await c.query('SELECT pg_terminate_backend($1)', [r.rows[0].pid])
+            break
+          }
+        }
+        const error = await waiting
+        expect(MnemoError.is(error, 'STORE_UNAVAILABLE')).toBe(true)
+        expect((error as Error).message).toMatch(/postgres append failed .*terminat/)
+        expect((error as Error).cause).toBeInstanceOf(Error)
+        release()
+        await held
+      },
+      { writeLock: false },
+    )
+    await holding
+    await admin.close()
+    expect(await store.lastEventSeq()).toBe(0)
+    expect(await store.append([indexed(prompt('x2', 'after the reconnect'))])).toMatchObject({ inserted: 1 })
+  })
+
   it('reports a closed store as STORE_UNAVAILABLE', async () => {
     const store = await (await fresh()).open()
     await store.close()
