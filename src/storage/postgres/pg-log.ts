@@ -1,9 +1,9 @@
 import { MnemoError } from '../../core/errors.js'
 import type { EventFormat } from '../../core/types.js'
-import { type EventRow, toStoredEvent } from '../sqlite/sqlite-rows.js'
+import type { EventRow } from '../rows.js'
 import type { EventFilter, StepSession, StoredEvent } from '../store.js'
 import type { PgDb } from './pg-db.js'
-import { eventConditions, first, Params, type Queryable, rows, scopeWhere } from './pg-sql.js'
+import { eventConditions, first, Params, type Queryable, rows, scopeWhere, toStoredEvent } from './pg-sql.js'
 import { otherPathRecords, type PgWriteParts, pruneKeptIds, removeDerived, sessionIdOf } from './pg-write.js'
 
 // The event log on PostgreSQL: reads, governance deletes with tombstones, payload rewrites and folding, and the

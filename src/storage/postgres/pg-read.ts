@@ -1,14 +1,6 @@
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
 import type { AgentName, Memory, Observation, Project, Session } from '../../core/types.js'
-import {
-  type MemoryRow,
-  type ObservationRow,
-  SESSION_COLUMNS,
-  type SessionRow,
-  toMemory,
-  toObservation,
-  toSession,
-} from '../sqlite/sqlite-rows.js'
+import { type MemoryRow, type ObservationRow, SESSION_COLUMNS, type SessionRow, toMemory, toObservation, toSession } from '../rows.js'
 import type { BrowseMemoriesOptions, BrowseObservationsOptions, InjectionKey, InjectionWhat, Scope } from '../store.js'
 import { type PgDb, WRITE_LOCK } from './pg-db.js'
 import { onTable, Params, same, scopeWhere } from './pg-sql.js'

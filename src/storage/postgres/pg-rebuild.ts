@@ -1,7 +1,7 @@
-import { type EventRow, splitStoredKey, toStoredEvent } from '../sqlite/sqlite-rows.js'
+import { type EventRow, splitStoredKey } from '../rows.js'
 import type { Derivation, StepSession, StoredEvent } from '../store.js'
 import type { PgDb } from './pg-db.js'
-import { Params, type Queryable, rows, same } from './pg-sql.js'
+import { Params, type Queryable, rows, same, toStoredEvent } from './pg-sql.js'
 import { apply, type PgWriteParts, pruneKeptIds, removeDerived, sessionIdOf } from './pg-write.js'
 
 // Re-deriving from the log: the whole store (rebuild) or one session, each in one transaction under the write lock.

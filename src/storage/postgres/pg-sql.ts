@@ -1,5 +1,6 @@
 import type { ClientBase, QueryResultRow } from 'pg'
-import type { EventFilter, Scope } from '../store.js'
+import { type EventRow, eventFromRow } from '../rows.js'
+import type { EventFilter, Scope, StoredEvent } from '../store.js'
 
 // SQL fragments every PostgreSQL store module shares: numbered parameters, the scope conditions, the delete filters.
 
@@ -75,4 +76,9 @@ export function eventConditions(filter: EventFilter, p: Params, alias = ''): str
   if (filter.user === null) sql.push(`${alias}user_id IS NULL`)
   else if (filter.user !== undefined) sql.push(`${alias}user_id = ${p.add(filter.user)}`)
   return sql
+}
+
+/** A logged event from its row: the PostgreSQL log keeps each payload as its JSON text. */
+export function toStoredEvent(row: EventRow): StoredEvent {
+  return eventFromRow(row, JSON.parse(typeof row.payload === 'string' ? row.payload : row.payload.toString('utf8')) as unknown)
 }

@@ -1,77 +1,22 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
-import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
-import type { AgentName, EventFormat, Memory, MemoryKind, Observation, ObservationKind, Session } from '../../core/types.js'
+import { type EventRow, eventFromRow } from '../rows.js'
 import type { EventFilter, Scope, StoredEvent } from '../store.js'
 
-// The SQLite store's rows as the database returns them, their mapping to the domain types, and the
-// SQL fragments every query shares (scope conditions, delete filters).
+export type { EventRow, MemoryRow, ObservationRow, OldRow, SessionRow } from '../rows.js'
+export {
+  eventFromRow,
+  SESSION_COLUMNS,
+  splitFlags,
+  splitStoredKey,
+  storedSessionKey,
+  toMemory,
+  toObservation,
+  toSession,
+  valueAfterSubject,
+} from '../rows.js'
 
-export interface ObservationRow {
-  id: string
-  event_seq: number
-  session_id: string
-  project_id: string
-  kind: string
-  role: string
-  tool: string | null
-  files: string | null
-  source_ref: string | null
-  ts: number
-  text: string
-  flags: string | null
-  user_id: string | null
-}
-export interface MemoryRow {
-  id: string
-  project_id: string
-  kind: string
-  text: string
-  created_at: number
-  seen_count: number
-  flags: string | null
-  content_key: string
-  subject_key: string | null
-  last_seen_at: number
-  valid_from: number
-  valid_to: number | null
-  supersedes: string | null
-  superseded_by: string | null
-  review: string | null
-  pinned: number
-  archived_at: number | null
-  sources: string | null
-  confidence: number | null
-  user_id: string | null
-  agent: string | null
-}
-export interface SessionRow {
-  id: string
-  project_id: string
-  agent: string
-  session_key: string
-  started_at: number
-  last_event_at: number
-  ended_at: number | null
-  title: string | null
-  observation_count: number
-  user_id: string | null
-}
-export interface EventRow {
-  seq: number
-  idem_key: string
-  agent: string
-  format: string
-  type: string
-  session_key: string
-  project_root: string
-  project_name: string
-  ts: number
-  session_started_at: number | null
-  received_at: number
-  /** JSON text, or that text compressed (see `encodePayload`). */
-  payload: string | Buffer
-  user_id: string | null
-}
+// The SQLite store's payload encoding and the SQL fragments every query shares (scope conditions, delete filters);
+// the rows and their mapping to the domain types are the storage layer's (../rows.ts), re-exported here.
 
 /** Payloads whose JSON is shorter than this many characters are stored as text: compressing them gains little. */
 export const COMPRESS_PAYLOAD_FROM = 200
@@ -90,23 +35,6 @@ export function encodePayload(value: unknown): string | Buffer {
 /** The JSON text of a stored payload (text, or a BLOB written by `encodePayload`). */
 export function payloadText(stored: string | Buffer): string {
   return typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8')
-}
-
-export const SESSION_COLUMNS = `s.id, s.project_id, s.agent, s.session_key, s.started_at, s.last_event_at, s.ended_at, s.title, s.user_id,
-  (SELECT COUNT(*) FROM observations o WHERE o.session_id = s.id) AS observation_count`
-
-export interface OldRow {
-  rowid: number
-  id: string
-  text: string
-  subject_key: string | null
-}
-
-/** The words of a memory after its subject ("orders DB is PostgreSQL 14" → "postgresql 14"). */
-export function valueAfterSubject(text: string, subjectKey: string | null): string | undefined {
-  if (!subjectKey) return undefined
-  const m = /\b(?:is|are|was|were|uses?|runs?(?: on)?|migrated to|moved to|switched to|changed to|became|now)\b\s*(.+)$/i.exec(text)
-  return m?.[1]?.replace(/[.!]+$/, '').trim()
 }
 
 /**
@@ -164,104 +92,5 @@ export function eventConditions(filter: EventFilter, alias = ''): { sql: string[
 }
 
 export function toStoredEvent(row: EventRow): StoredEvent {
-  const event: StoredEvent = {
-    seq: row.seq,
-    receivedAt: row.received_at,
-    idemKey: row.idem_key,
-    agent: row.agent as AgentName,
-    format: row.format as EventFormat,
-    type: row.type,
-    sessionKey: row.session_key,
-    project: { root: row.project_root, name: row.project_name },
-    ts: row.ts,
-    payload: JSON.parse(payloadText(row.payload)) as unknown,
-  }
-  if (row.session_started_at !== null) event.sessionStartedAt = row.session_started_at
-  if (row.user_id !== null) event.user = row.user_id
-  return event
-}
-
-export function toObservation(row: ObservationRow): Observation {
-  return {
-    id: row.id as ObservationId,
-    sessionId: row.session_id as SessionId,
-    projectId: row.project_id as ProjectId,
-    kind: row.kind as ObservationKind,
-    role: row.role,
-    text: row.text,
-    tool: row.tool ?? undefined,
-    files: row.files ? (JSON.parse(row.files) as string[]) : [],
-    sourceRef: row.source_ref ?? undefined,
-    ts: row.ts,
-    eventSeq: row.event_seq,
-    flags: splitFlags(row.flags),
-    ...(row.user_id !== null ? { user: row.user_id } : {}),
-  }
-}
-
-export function splitFlags(flags: string | null): string[] {
-  return flags ? flags.split(',') : []
-}
-
-export function toMemory(row: MemoryRow): Memory {
-  return {
-    id: row.id as MemoryId,
-    projectId: row.project_id as ProjectId,
-    kind: row.kind as MemoryKind,
-    text: row.text,
-    createdAt: row.created_at,
-    seenCount: row.seen_count,
-    flags: splitFlags(row.flags),
-    validFrom: row.valid_from,
-    validTo: row.valid_to ?? undefined,
-    supersedes: row.supersedes ?? undefined,
-    supersededBy: row.superseded_by ?? undefined,
-    review: row.review ?? undefined,
-    pinned: row.pinned === 1,
-    archivedAt: row.archived_at ?? undefined,
-    lastSeenAt: row.last_seen_at,
-    sources: row.sources ? (JSON.parse(row.sources) as string[]) : [],
-    confidence: row.confidence ?? undefined,
-    ...(row.user_id !== null ? { user: row.user_id } : {}),
-    ...(row.agent !== null ? { agent: row.agent as AgentName } : {}),
-  }
-}
-
-/**
- * How a session's key is stored: a user's sessions are namespaced by the user (`user:<name>:<key>`), shared ones as
- * the agent gave it — unless that looks namespaced (`user:…`, `shared:…`), which gets `shared:` in front, so no
- * shared session can ever take a user's key.
- */
-export function storedSessionKey(sessionKey: string, user: string | null): string {
-  if (user !== null) return `user:${user}:${sessionKey}`
-  return /^(user|shared):/.test(sessionKey) ? `shared:${sessionKey}` : sessionKey
-}
-
-/** The agent's session key and the user of a stored key (see `storedSessionKey`; user names hold no colon). */
-export function splitStoredKey(stored: string): { key: string; user: string | null } {
-  const named = /^user:([^:]+):(.*)$/s.exec(stored)
-  if (named) return { key: named[2]!, user: named[1]! }
-  return { key: stored.startsWith('shared:') ? stored.slice('shared:'.length) : stored, user: null }
-}
-
-/** The agent's own session id from a stored key (see `storedSessionKey`). */
-function agentSessionKey(stored: string, user: string | null): string {
-  if (user !== null) return stored.slice(`user:${user}:`.length)
-  return stored.startsWith('shared:') ? stored.slice('shared:'.length) : stored
-}
-
-export function toSession(row: SessionRow): Session {
-  return {
-    id: row.id as SessionId,
-    projectId: row.project_id as ProjectId,
-    agent: row.agent as AgentName,
-    // The agent's own id, as the agent and every surface know it.
-    sessionKey: agentSessionKey(row.session_key, row.user_id),
-    startedAt: row.started_at,
-    lastEventAt: row.last_event_at,
-    endedAt: row.ended_at ?? undefined,
-    title: row.title ?? undefined,
-    observationCount: row.observation_count,
-    ...(row.user_id !== null ? { user: row.user_id } : {}),
-  }
+  return eventFromRow(row, JSON.parse(payloadText(row.payload)) as unknown)
 }
