@@ -152,13 +152,14 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
   })
   let n = 0
   /** A store on a fresh schema of its own (each test its own database tables, by a fresh PostgreSQL schema). */
-  async function fresh(): Promise<{ open: () => Promise<Store> }> {
+  async function fresh(): Promise<{ url: string; open: () => Promise<Store> }> {
     const schema = `t${++n}`
     const admin = PgDb.open(url)
     await admin.query('t', `CREATE SCHEMA ${schema}`)
     await admin.close()
     const at = `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`
     return {
+      url: at,
       open: async () => {
         const s = await openPostgresStoreWith(at, BASE_PARTS, { now: () => T0 + 100_000 })
         opened.push(s)
@@ -492,6 +493,21 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
     await admin.close()
     expect(await store.lastEventSeq()).toBe(0)
     expect(await store.append([indexed(prompt('x2', 'after the reconnect'))])).toMatchObject({ inserted: 1 })
+  })
+
+  it('records the derivation version of a new store, and 1 for one that held events before versions were kept', async () => {
+    const db = await fresh()
+    const first = await openPostgresStoreWith(db.url, BASE_PARTS, { derivationVersion: 9 })
+    opened.push(first)
+    expect(await first.derivedWith()).toBe(9)
+    const older = await fresh()
+    const before = await older.open()
+    expect(await before.derivedWith()).toBeUndefined()
+    await before.append([indexed(prompt('v1', 'written before versions'))])
+    const after = await openPostgresStoreWith(older.url, BASE_PARTS, { derivationVersion: 9 })
+    opened.push(after)
+    expect(await after.derivedWith()).toBe(1)
+    expect((await after.stats()).bytes).toBeGreaterThan(0)
   })
 
   it('reports a closed store as STORE_UNAVAILABLE', async () => {
