@@ -236,6 +236,21 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
     expect(again).toMatchObject({ inserted: 0, duplicates: 1, seqs: [undefined] })
   })
 
+  it('keeps the write guard across replicas: the same memory stated through two pools at once is one memory, seen as often as it was said', async () => {
+    const db = await fresh()
+    const [one, two] = [await db.open(), await db.open()]
+    const said = (i: number) => rememberEvent(ALPHA, 'fact', `Deploys start from the release-${i % 5} branch`, T0 + i)
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? one : two).append([indexed(said(i))])))
+    const project = must((await one.listProjects())[0], 'the project')
+    const memories = await two.allMemories(project.id)
+    // Five texts, each said four times: five memories, each seen four times, as one writer would have derived them.
+    expect(memories.map((m) => m.seenCount)).toEqual([4, 4, 4, 4, 4])
+    const reference = sqlite()
+    for (let i = 0; i < 20; i++) await reference.append([indexed(said(i))])
+    const byText = (ms: { text: string; seenCount: number }[]) => ms.map((m) => `${m.text}×${m.seenCount}`).sort()
+    expect(byText(memories)).toEqual(byText(await reference.allMemories(must((await reference.listProjects())[0], 'project').id)))
+  })
+
   it('applies the derivation in the append transaction: a derive that throws leaves nothing, and the store works on', async () => {
     const store = await (await fresh()).open()
     const events = [prompt('d1', 'first'), prompt('d2', 'second'), prompt('d3', 'third')]
