@@ -34,6 +34,11 @@ export interface PgDbOptions {
   maxConnections?: number
   /** Connection timeout in ms (a server that does not answer is `STORE_UNAVAILABLE` after it). Default 10000. */
   connectTimeoutMs?: number
+  /**
+   * How long a write waits for another writer's lock (a rebuild, a long import) before it fails with
+   * `STORE_UNAVAILABLE` "database is locked", in ms: SQLite's busy timeout. Default 30000.
+   */
+  lockTimeoutMs?: number
 }
 
 /**
@@ -49,6 +54,8 @@ export class PgDb {
     /** The database as errors name it: the URL without its password. */
     readonly label: string,
     readonly now: () => number,
+    /** See `PgDbOptions.lockTimeoutMs`. */
+    readonly lockTimeoutMs: number,
   ) {}
 
   /**
@@ -66,13 +73,22 @@ export class PgDb {
         'write postgres://user:password@host:5432/database',
       )
     }
+    for (const [name, value] of [
+      ['maxConnections', options.maxConnections],
+      ['connectTimeoutMs', options.connectTimeoutMs],
+      ['lockTimeoutMs', options.lockTimeoutMs],
+    ] as const) {
+      if (value !== undefined && !(Number.isFinite(value) && value >= 1)) {
+        throw invalidInput(name, `${name} must be a number of at least 1, not ${JSON.stringify(value)}`)
+      }
+    }
     const pool = new pg.Pool({
       connectionString: url,
       max: options.maxConnections ?? 10,
       connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
       types: TYPES,
     })
-    const db = new PgDb(pool, redact(url), options.now ?? Date.now)
+    const db = new PgDb(pool, redact(url), options.now ?? Date.now, Math.floor(options.lockTimeoutMs ?? 30_000))
     // An idle client whose server went away must not crash the process: the next query reports it.
     pool.on('error', () => {})
     return db
@@ -108,17 +124,23 @@ export class PgDb {
 
   /**
    * Runs `fn` in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it rejects (the store is
-   * then unchanged). With `writeLock` (the default) the transaction first takes `WRITE_LOCK`; inside
-   * `withoutLockWait` it sets `lock_timeout` so that waiting for another writer fails at once.
+   * then unchanged). With `writeLock` (the default) the transaction first takes `WRITE_LOCK`. A wait for a lock is
+   * bounded by `lockTimeoutMs` (the pool's, unless given), and inside `withoutLockWait` fails at once.
    * @throws {MnemoError} `fn`'s MnemoError as is; any driver error as `STORE_UNAVAILABLE` naming `operation`.
    */
-  async transaction<T>(operation: string, fn: (c: PoolClient) => Promise<T>, options: { writeLock?: boolean } = {}): Promise<T> {
+  async transaction<T>(
+    operation: string,
+    fn: (c: PoolClient) => Promise<T>,
+    options: { writeLock?: boolean; lockTimeoutMs?: number } = {},
+  ): Promise<T> {
     const client = await this.connect(operation)
     let broken: unknown
     try {
-      await client.query('BEGIN')
-      if (this.noWait.getStore()) await client.query(`SET LOCAL lock_timeout = '${NO_WAIT_LOCK_TIMEOUT}'`)
-      if (options.writeLock !== false) await client.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK.toString()])
+      // One round trip: begin, bound the wait for locks, take the write lock.
+      const wait = this.noWait.getStore() ? NO_WAIT_LOCK_TIMEOUT : `${Math.floor(options.lockTimeoutMs ?? this.lockTimeoutMs)}ms`
+      await client.query(
+        `BEGIN; SET LOCAL lock_timeout = '${wait}'${options.writeLock !== false ? `; SELECT pg_advisory_xact_lock(${WRITE_LOCK})` : ''}`,
+      )
       const result = await fn(preparing(client))
       await client.query('COMMIT')
       return result

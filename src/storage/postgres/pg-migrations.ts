@@ -18,6 +18,9 @@ export interface PgMigration {
 /** The advisory lock key (pg_advisory_xact_lock) that serialises migrations across processes: 'mnemo:migrate' as 8 ASCII bytes. */
 export const MIGRATE_LOCK = 0x6d6e656d6f6d6967n
 
+/** How long a replica waits for another one's schema step (one that rebuilds an index over a large store takes minutes): 30 minutes. */
+export const MIGRATE_LOCK_TIMEOUT_MS = 30 * 60_000
+
 /**
  * Applies the steps of `steps` not yet recorded in `schema_migrations`, in order. Each step runs in a transaction that
  * first takes the migration advisory lock, so two replicas starting at once on one database apply each step once: the
@@ -55,7 +58,7 @@ export async function migrate(db: PgDb, steps: readonly PgMigration[]): Promise<
         await c.query('INSERT INTO schema_migrations (id, name, applied_at) VALUES ($1, $2, $3)', [step.id, step.name, db.now()])
         return true
       },
-      { writeLock: false },
+      { writeLock: false, lockTimeoutMs: MIGRATE_LOCK_TIMEOUT_MS },
     )
     if (done) applied.push(step.id)
   }

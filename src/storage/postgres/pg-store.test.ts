@@ -415,7 +415,8 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
   })
 
   it('fails a write at once inside withoutLockWait while another writer holds the lock, and waits outside it', async () => {
-    const store = await (await fresh()).open()
+    const db = await fresh()
+    const store = await db.open()
     const holder = PgDb.open(url)
     let release!: () => void
     const held = new Promise<void>((r) => (release = r))
@@ -440,6 +441,20 @@ describe.skipIf(!pg)(`PostgresStore: log, derivation, reads, lifecycle${pg ? '' 
     release()
     await holding
     expect(await waiting).toMatchObject({ inserted: 1 })
+    // Outside it a write waits for the lock up to lockTimeoutMs, then fails saying so.
+    const patient = await openPostgresStoreWith(db.url, BASE_PARTS, { lockTimeoutMs: 200 })
+    opened.push(patient)
+    const again = holder.transaction(
+      'hold again',
+      async (c) => {
+        await c.query('SELECT pg_advisory_xact_lock($1)', [WRITE_LOCK.toString()])
+        const timedOut = await patient.append([indexed(prompt('w3', 'waited too long'))]).catch((e: unknown) => e)
+        expect(MnemoError.is(timedOut, 'STORE_UNAVAILABLE')).toBe(true)
+        expect((timedOut as Error).message).toMatch(/locked/)
+      },
+      { writeLock: false },
+    )
+    await again
     expect((await store.usageCounts(['mem_x'])).get('mem_x')).toBe(0)
     await holder.close()
   })
