@@ -3,8 +3,9 @@ import type { EventFormat } from '../../core/types.js'
 import type { EventRow } from '../rows.js'
 import type { EventFilter, StepSession, StoredEvent } from '../store.js'
 import type { PgDb } from './pg-db.js'
+import { removeDerived } from './pg-docs.js'
 import { eventConditions, first, Params, type Queryable, rows, scopeWhere, toStoredEvent } from './pg-sql.js'
-import { otherPathRecords, type PgWriteParts, pruneKeptIds, removeDerived, sessionIdOf } from './pg-write.js'
+import { otherPathRecords, type PgWriteParts, pruneKeptIds, sessionIdOf } from './pg-write.js'
 
 // The event log on PostgreSQL: reads, governance deletes with tombstones, payload rewrites and folding, and the
 // step lookups of the one-copy rule. The same rules as sqlite-log.ts.

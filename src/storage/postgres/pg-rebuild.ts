@@ -1,8 +1,9 @@
 import { type EventRow, splitStoredKey } from '../rows.js'
 import type { Derivation, StepSession, StoredEvent } from '../store.js'
 import type { PgDb } from './pg-db.js'
+import { removeDerived } from './pg-docs.js'
 import { Params, type Queryable, rows, same, toStoredEvent } from './pg-sql.js'
-import { apply, type PgWriteParts, pruneKeptIds, removeDerived, sessionIdOf } from './pg-write.js'
+import { apply, type PgWriteParts, pruneKeptIds, sessionIdOf } from './pg-write.js'
 
 // Re-deriving from the log: the whole store (rebuild) or one session, each in one transaction under the write lock.
 

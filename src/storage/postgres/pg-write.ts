@@ -1,11 +1,11 @@
 import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
 import type { EventInput, StepPart } from '../../core/types.js'
-import type { EntityRef } from '../../retrieval/entities.js'
-import type { IndexedText } from '../../retrieval/search-text.js'
-import { storedSessionKey, valueAfterSubject } from '../rows.js'
+import { storedSessionKey } from '../rows.js'
 import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession } from '../store.js'
 import type { PgDb } from './pg-db.js'
-import { changes, first, one, Params, type Queryable, rows, same } from './pg-sql.js'
+import { docInsert, mention, type PgDocColumn } from './pg-docs.js'
+import { applyMemory, applyMemoryOp } from './pg-memory-write.js'
+import { first, one, Params, type Queryable, rows, same } from './pg-sql.js'
 
 // Appending events and applying their derivations on PostgreSQL: observations, their search documents, entities,
 // memories and the write guard, sessions, the one-copy-per-step matching. The same rules as sqlite-write.ts, statement
@@ -19,16 +19,6 @@ export interface PgFactWrites {
   removeOfEvent(c: Queryable, seq: number): Promise<void>
   /** Empties the fact tables (a rebuild re-derives them). */
   clear(c: Queryable): Promise<void>
-}
-
-/**
- * A column of `search_docs` that another step of the schema adds and the derivation fills (the search step's `tsv`):
- * its name, the SQL type its parameter is cast to, and its value for a document's indexed text.
- */
-export interface PgDocColumn {
-  name: string
-  cast: string
-  value(index: IndexedText): unknown
 }
 
 /** The other parts of the dialect the derivation writes through, inside the same transaction. */
@@ -227,54 +217,6 @@ export async function otherPathRecords(
   )
 }
 
-/**
- * The `INSERT INTO search_docs … SELECT …` head of a document's search row (its FROM clause is the caller's): the scope
- * columns given as placeholders already in `p` (`docKey` an SQL expression over the row just inserted), its indexed
- * text, and the other parts' columns (`docColumns`).
- */
-function docInsert(
-  p: Params,
-  parts: PgWriteParts,
-  index: IndexedText,
-  docKey: string,
-  type: 'observation' | 'memory',
-  v: {
-    id: string
-    kind: string
-    role: string
-    projectId: string
-    sessionId: string
-    user: string
-    agent: string
-    ts: string
-    flags: string
-  },
-): string {
-  const extra = parts.docColumns.map((col) => ({ name: col.name, value: `${p.add(col.value(index))}::${col.cast}` }))
-  const columns = [
-    'doc_key, type, id, kind, role, project_id, session_id, user_id, agent, ts, body, parts, meta, flags',
-    ...extra.map((e) => e.name),
-  ]
-  const values = [
-    docKey,
-    `'${type}'`,
-    v.id,
-    v.kind,
-    v.role,
-    v.projectId,
-    v.sessionId,
-    v.user,
-    v.agent,
-    v.ts,
-    `${p.add(index.body)}::text`,
-    `${p.add(index.parts)}::text`,
-    `${p.add(index.meta)}::text`,
-    v.flags,
-    ...extra.map((e) => e.value),
-  ]
-  return `INSERT INTO search_docs (${columns.join(', ')}) SELECT ${values.join(', ')}`
-}
-
 /** The id a session has now, found by what identifies it (see `StepSession`); undefined when it has no row. */
 export async function sessionIdOf(c: Queryable, session: StepSession): Promise<SessionId | undefined> {
   const row = await first<{ id: SessionId }>(
@@ -283,178 +225,6 @@ export async function sessionIdOf(c: Queryable, session: StepSession): Promise<S
     [session.projectRoot, session.agent, session.key],
   )
   return row?.id
-}
-
-async function mention(c: Queryable, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): Promise<void> {
-  if (entities.length === 0) return
-  // One statement: new entities are made in the order given; the mentions take the new ones (RETURNING) and the ones
-  // that existed (the statement's snapshot holds those, not the rows it inserts).
-  await c.query(
-    `WITH e AS (SELECT * FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(type, name, n)),
-     made AS (
-       INSERT INTO entities (project_id, type, name) SELECT $1, e.type, e.name FROM e ORDER BY e.n ON CONFLICT DO NOTHING RETURNING id
-     )
-     INSERT INTO entity_mentions (entity_id, doc_key)
-     SELECT id, $4::bigint FROM made UNION SELECT x.id, $4::bigint FROM entities x JOIN e ON x.project_id = $1 AND x.type = e.type AND x.name = e.name
-     ON CONFLICT DO NOTHING`,
-    [projectId, entities.map((e) => e.type), entities.map((e) => e.name), docKey],
-  )
-}
-
-/**
- * The write guard (sqlite-write.ts `applyMemory`): the same content as a current memory of the project and user (and
- * agent under agent isolation) raises its seen count; otherwise a new memory, which supersedes the one it names or the
- * current one of the same kind and subject, and flags for review current memories quoting the superseded value.
- */
-async function applyMemory(
-  c: Queryable,
-  parts: PgWriteParts,
-  event: EventInput,
-  seq: number,
-  projectId: ProjectId,
-  m: NonNullable<Derivation['memory']>,
-) {
-  const user = event.user ?? null
-  const agent = m.agent ?? (event.agent === 'mnemo' ? null : event.agent)
-  // The guard's scope: the event's user, and under agent isolation the memory's agent.
-  const mine = (p: Params): string =>
-    m.guardByAgent ? `${same('user_id', user, p)} AND ${same('agent', agent, p)}` : same('user_id', user, p)
-  const pick = async (where: (p: Params) => string): Promise<{ rowid: number; id: string } | undefined> => {
-    const p = new Params()
-    const sql = `SELECT rowid, id FROM memories WHERE ${where(p)}`
-    return first(c, sql, p.values)
-  }
-  const same_ =
-    (m.sameAs
-      ? await pick((p) => `id = ${p.add(m.sameAs)} AND project_id = ${p.add(projectId)} AND ${mine(p)} AND valid_to IS NULL`)
-      : undefined) ??
-    (await pick((p) => `project_id = ${p.add(projectId)} AND ${mine(p)} AND content_key = ${p.add(m.contentKey)} AND valid_to IS NULL`))
-  if (same_) {
-    // Seen again: a stated memory stays stated (NULL); a derived one keeps the surest extraction.
-    await c.query(
-      `UPDATE memories SET seen_count = seen_count + 1, last_seen_at = GREATEST(last_seen_at, $1), archived_at = NULL,
-       confidence = CASE WHEN confidence IS NULL OR $2::double precision IS NULL THEN NULL ELSE GREATEST(confidence, $2::double precision) END
-       WHERE rowid = $3`,
-      [event.ts, m.confidence ?? null, same_.rowid],
-    )
-    // Stated again as the replacement of another memory (`--supersedes`): that one ends here, superseded by this one.
-    if (m.supersedes !== undefined && m.supersedes !== same_.id) {
-      const p = new Params()
-      const sql = `UPDATE memories SET valid_to = ${p.add(event.ts)}, superseded_by = ${p.add(same_.id)}
-        WHERE id = ${p.add(m.supersedes)} AND project_id = ${p.add(projectId)} AND ${mine(p)} AND valid_to IS NULL`
-      if ((await changes(c, sql, p.values)) > 0)
-        await c.query('UPDATE memories SET supersedes = $1 WHERE rowid = $2 AND supersedes IS NULL', [m.supersedes, same_.rowid])
-    }
-    return
-  }
-  const id = makeId('mem', event.ts, event.idemKey)
-  const flags = m.flags && m.flags.length > 0 ? m.flags.join(',') : null
-  const p = new Params()
-  const v = {
-    id: p.add(id),
-    kind: p.add(m.kind),
-    projectId: p.add(projectId),
-    user: p.add(user),
-    agent: p.add(agent),
-    ts: p.add(event.ts),
-    flags: p.add(flags),
-  }
-  const values = [
-    v.id,
-    p.add(seq),
-    v.projectId,
-    v.kind,
-    p.add(m.text),
-    v.ts,
-    v.flags,
-    p.add(m.contentKey),
-    p.add(m.subjectKey ?? null),
-    v.ts,
-    v.ts,
-    p.add(m.sources && m.sources.length > 0 ? JSON.stringify(m.sources) : null),
-    p.add(m.confidence ?? null),
-    v.user,
-    v.agent,
-  ]
-  // The memory and its search document in one statement.
-  const made = await one<{ doc_key: number }>(
-    c,
-    `WITH m AS (
-       INSERT INTO memories (id, event_seq, project_id, kind, text, created_at, flags, content_key, subject_key, last_seen_at, valid_from, sources, confidence, user_id, agent)
-       VALUES (${values.join(', ')}) RETURNING rowid
-     )
-     ${docInsert(p, parts, m.index, '-m.rowid', 'memory', { ...v, role: v.kind, sessionId: 'NULL' })} FROM m RETURNING doc_key`,
-    p.values,
-  )
-  const rowid = -made.doc_key
-  await mention(c, projectId, -rowid, m.entities)
-  const q = new Params()
-  const old: { rowid: number; id: string; text: string; subject_key: string | null }[] = m.supersedes
-    ? await rows(
-        c,
-        `SELECT rowid, id, text, subject_key FROM memories WHERE id = ${q.add(m.supersedes)} AND project_id = ${q.add(projectId)} AND ${mine(q)} AND valid_to IS NULL`,
-        q.values,
-      )
-    : m.subjectKey
-      ? await rows(
-          c,
-          `SELECT rowid, id, text, subject_key FROM memories WHERE project_id = ${q.add(projectId)} AND ${mine(q)} AND kind = ${q.add(m.kind)}
-           AND subject_key = ${q.add(m.subjectKey)} AND valid_to IS NULL AND rowid <> ${q.add(rowid)} ORDER BY rowid`,
-          q.values,
-        )
-      : []
-  for (const o of old) {
-    await c.query('UPDATE memories SET valid_to = $1, superseded_by = $2 WHERE rowid = $3', [event.ts, id, o.rowid])
-    await c.query('UPDATE memories SET supersedes = $1 WHERE rowid = $2', [o.id, rowid])
-    // A current memory that quotes the replaced memory's value may rest on it.
-    const value = valueAfterSubject(o.text, o.subject_key)
-    if (value && value.length >= 4) {
-      const r = new Params()
-      const sql = `UPDATE memories SET review = ${r.add(`depends-on-superseded:${o.id}`)} WHERE project_id = ${r.add(projectId)} AND ${mine(r)}
-        AND valid_to IS NULL AND rowid <> ${r.add(rowid)} AND strpos(lower(text), ${r.add(value.toLowerCase())}) > 0`
-      await c.query(sql, r.values)
-    }
-  }
-}
-
-/** A pin, unpin, archive or restore: applied only to a memory of the event's user (none: a shared memory). */
-async function applyMemoryOp(
-  c: Queryable,
-  op: NonNullable<Derivation['memoryOps']>[number],
-  ts: number,
-  user: string | null,
-): Promise<void> {
-  const p = new Params()
-  if (op.op === 'pin' || op.op === 'unpin') {
-    const sql = `UPDATE memories SET pinned = ${p.add(op.op === 'pin' ? 1 : 0)} WHERE id = ${p.add(op.id)} AND ${same('user_id', user, p)}`
-    await c.query(sql, p.values)
-  } else if (op.op === 'archive') {
-    const sql = `UPDATE memories SET archived_at = ${p.add(ts)} WHERE id = ${p.add(op.id)} AND ${same('user_id', user, p)} AND pinned = 0`
-    await c.query(sql, p.values)
-  } else {
-    await c.query(`UPDATE memories SET archived_at = NULL WHERE id = ${p.add(op.id)} AND ${same('user_id', user, p)}`, p.values)
-  }
-}
-
-/** Deletes an observation or memory and every row hanging on it (its search document, mentions, vectors, copies, usage). */
-export async function removeDerived(c: Queryable, id: string): Promise<void> {
-  const obs = await first<{ rowid: number }>(c, 'SELECT rowid FROM observations WHERE id = $1', [id])
-  if (obs) {
-    await c.query('DELETE FROM entity_mentions WHERE doc_key = $1', [obs.rowid])
-    await c.query('DELETE FROM doc_vectors WHERE doc_key = $1', [obs.rowid])
-    await c.query('DELETE FROM search_docs WHERE doc_key = $1', [obs.rowid])
-    await c.query('DELETE FROM observation_copies WHERE observation_rowid = $1', [obs.rowid])
-    await c.query('DELETE FROM observations WHERE rowid = $1', [obs.rowid])
-    return
-  }
-  const mem = await first<{ rowid: number }>(c, 'SELECT rowid FROM memories WHERE id = $1', [id])
-  if (mem) {
-    await c.query('DELETE FROM entity_mentions WHERE doc_key = $1', [-mem.rowid])
-    await c.query('DELETE FROM memory_usage WHERE memory_id = $1', [id])
-    await c.query('DELETE FROM doc_vectors WHERE doc_key = $1', [-mem.rowid])
-    await c.query('DELETE FROM search_docs WHERE doc_key = $1', [-mem.rowid])
-    await c.query('DELETE FROM memories WHERE rowid = $1', [mem.rowid])
-  }
 }
 
 /** The identity under which a project's or session's id is kept (`kept_ids`): a JSON array, unambiguous for any text. */
