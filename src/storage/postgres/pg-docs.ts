@@ -1,6 +1,5 @@
 import type { ProjectId } from '../../core/ids.js'
-import type { EntityRef } from '../../retrieval/entities.js'
-import type { IndexedText } from '../../retrieval/search-text.js'
+import type { EntityRef, IndexedText } from '../../core/types.js'
 import type { Params, Queryable } from './pg-sql.js'
 import { first } from './pg-sql.js'
 import type { PgWriteParts } from './pg-write.js'
