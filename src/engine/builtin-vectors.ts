@@ -16,6 +16,8 @@ interface Prepared {
   space: string
   model: LsaModel
   matrix: VectorMatrix
+  /** The project's document count when the matrix was read: another process's writes change it (see `prepareNow`). */
+  docCount: number
 }
 
 /**
@@ -30,6 +32,8 @@ export class BuiltinVectors {
   private readonly cache = new Map<string, Prepared>()
   /** Decoded models by space (a space names one fit of one project), so a search decodes a model once, not every time. */
   private readonly models = new Map<string, LsaModel>()
+  /** Preparations under way, by project and scope: concurrent recalls of one project wait for one, not fit or embed twice. */
+  private readonly pending = new Map<string, Promise<Prepared | undefined>>()
 
   constructor(
     private readonly store: Store,
@@ -49,13 +53,19 @@ export class BuiltinVectors {
     scope: Omit<Scope, 'projectIds'> = {},
   ): Promise<Prepared | undefined> {
     if (force) return await this.prepareNow(projectId, true, onProgress, scope)
+    const key = `${projectId}|${scopeKey(scope)}`
+    const pending = this.pending.get(key)
+    if (pending) return await pending
     // A recall does not wait for another process's write lock to store vectors: this once it searches without them.
-    try {
-      return await this.store.withoutLockWait(() => this.prepareNow(projectId, false, onProgress, scope))
-    } catch (error) {
-      if (MnemoError.is(error, 'STORE_UNAVAILABLE') && /locked|busy/i.test(error.message)) return undefined
-      throw error
-    }
+    const run = this.store
+      .withoutLockWait(() => this.prepareNow(projectId, false, onProgress, scope))
+      .catch((error: unknown) => {
+        if (MnemoError.is(error, 'STORE_UNAVAILABLE') && /locked|busy/i.test(error.message)) return undefined
+        throw error
+      })
+      .finally(() => this.pending.delete(key))
+    this.pending.set(key, run)
+    return await run
   }
 
   private async prepareNow(
@@ -94,15 +104,19 @@ export class BuiltinVectors {
       added += missing.length
       onProgress?.(added, count)
     }
-    // One matrix per user and agent scope: a search only ever sees the scope's vectors.
-    const cacheKey = `${space}|${scope.user === undefined ? '*' : (scope.user ?? '')}|${scope.agent ?? '*'}`
+    // One matrix per user and agent scope: a search only ever sees the scope's vectors. A matrix is reused while the
+    // project holds the documents it was read with: another process (a server replica, the CLI) may have added
+    // documents and embedded them itself (nothing was `added` here), or deleted some, and the count says so.
+    const cacheKey = `${space}|${scopeKey(scope)}`
     const cached = this.cache.get(cacheKey)
-    if (cached && added === 0) return cached
-    if (added > 0) for (const key of this.cache.keys()) if (key.startsWith(`${space}|`)) this.cache.delete(key)
+    if (cached && added === 0 && cached.docCount === count) return cached
+    if (added > 0 || (cached && cached.docCount !== count))
+      for (const key of this.cache.keys()) if (key.startsWith(`${space}|`)) this.cache.delete(key)
     const prepared = {
       space,
       model,
       matrix: new VectorMatrix(await this.store.vectors(space, { ...scope, projectIds: [projectId] }), model.dim),
+      docCount: count,
     }
     this.cache.set(cacheKey, prepared)
     return prepared
@@ -115,8 +129,14 @@ export class BuiltinVectors {
     const stored = await this.store.getLsaModel(projectId)
     const model = stored && stored.space === space ? deserializeLsa(stored.model) : undefined
     if (model) {
-      // A fit made elsewhere replaced this project's model: the older ones are not searched again.
-      for (const key of this.models.keys()) if (key.startsWith(`lsa:${projectId}:`)) this.models.delete(key)
+      // A fit made elsewhere replaced this project's model: the older ones are not searched again, and their vectors go
+      // (a fit of this process that lost a race with another's left its vectors in a space no model names).
+      for (const key of [...this.models.keys()]) {
+        if (!key.startsWith(`lsa:${projectId}:`)) continue
+        this.models.delete(key)
+        await this.store.dropSpace(key)
+        for (const k of this.cache.keys()) if (k.startsWith(`${key}|`)) this.cache.delete(k)
+      }
       this.models.set(space, model)
     }
     return model
@@ -134,4 +154,9 @@ export class BuiltinVectors {
     }
     return out.sort((a, b) => b.score - a.score || a.key - b.key).slice(0, k)
   }
+}
+
+/** The part of a cache key that names whose vectors a matrix holds (user and agent of the scope). */
+function scopeKey(scope: Omit<Scope, 'projectIds'>): string {
+  return `${scope.user === undefined ? '*' : (scope.user ?? '')}|${scope.agent ?? '*'}`
 }
