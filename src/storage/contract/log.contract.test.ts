@@ -225,4 +225,42 @@ describeContract('event log', (t) => {
     )
     expect(await store.scopeCounts()).toEqual({ events: 3, sessions: 2, observations: 2, memories: 0 })
   })
+
+  it('keeps one copy of a step two capture paths carried (hook and transcript), and records the copy', async () => {
+    const { store } = t()
+    const text = 'Fix the login bug in src/login.ts'
+    const hook = promptEvent('hook-1', text, { session: 'sx', ts: T0 + 1000 })
+    const record = {
+      sessionId: 'sx',
+      cwd: ALPHA.root,
+      type: 'user',
+      uuid: 'u-1',
+      timestamp: new Date(T0).toISOString(),
+      message: { role: 'user', content: text },
+    }
+    const transcript: EventInput = {
+      agent: 'claude-code',
+      format: 'claude-transcript',
+      type: 'user',
+      sessionKey: 'sx',
+      project: ALPHA,
+      ts: T0,
+      idemKey: 'claude-code:sx:u-1',
+      payload: record,
+    }
+    expect(await appendEvents(store, [hook])).toMatchObject({ inserted: 1, observations: 1, covered: 0 })
+    expect(await appendEvents(store, [transcript])).toMatchObject({ inserted: 1, observations: 0, covered: 1 })
+    expect(await store.scopeCounts()).toEqual({ events: 2, sessions: 1, observations: 1, memories: 0 })
+    // The hook's observation (event 1) stands for the transcript's copy (event 2), not the other way round.
+    expect(await store.eventsHaveCopies([1])).toBe(true)
+    expect(await store.eventsHaveCopies([2])).toBe(false)
+    const session = { projectRoot: ALPHA.root, agent: 'claude-code', key: 'sx' }
+    expect(await store.stepOf(observationId(hook))).toEqual({ origin: 'claude-hook', session })
+    expect(await store.stepRecords(session, 'claude-transcript', { kind: 'prompt', text, ts: T0 })).toEqual([observationId(hook)])
+    expect(await store.stepRecords(session, 'claude-transcript', { kind: 'prompt', text, ts: T0 + 11 * MINUTE })).toEqual([])
+    // A rebuild derives the same: one copy, the first path's.
+    expect(await store.rebuild((e) => indexEvent(e, TIME_ZONE))).toEqual({ events: 2, observations: 1 })
+    expect((await store.getObservation(observationId(hook)))?.text).toBe(text)
+    expect(await store.getObservation(observationId(transcript))).toBeUndefined()
+  })
 })

@@ -123,6 +123,30 @@ describeContract('scoped search', (t) => {
     for (const h of memory) expect(h.score).toBeGreaterThan(0)
   })
 
+  it('keyword search puts the document that matches more of the query, more often, first', async () => {
+    const { store } = t()
+    const strong = promptEvent('strong', 'flaky checkout test: the checkout test is flaky', { ts: T0 })
+    const weak = promptEvent('weak', 'the release notes mention a checkout change among many other unrelated things today', { ts: T0 + 1 })
+    const none = promptEvent('none', 'nothing about it here', { ts: T0 + 2 })
+    await appendEvents(store, [weak, none, strong])
+    const hits = await store.searchText({ match: '"checkout" OR "flaky"', limit: 10 })
+    expect(
+      await idsOf(
+        store,
+        hits.map((h) => h.docKey),
+      ),
+    ).toEqual([observationId(strong), observationId(weak)])
+    expect(hits[0]!.score).toBeGreaterThan(hits[1]!.score)
+    // A phrase matches its words in order only.
+    const phrase = await store.searchText({ match: '"checkout test"', limit: 10 })
+    expect(
+      await idsOf(
+        store,
+        phrase.map((h) => h.docKey),
+      ),
+    ).toEqual([observationId(strong)])
+  })
+
   it('keyword search within one session, and prefix phrases', async () => {
     const { store } = t()
     const { reader, ids } = await scopedWorld(store)
