@@ -214,7 +214,7 @@ describeContract('version chains and as-of reads', (t) => {
     expect(then.map((h) => h.id)).toEqual([first.id])
     clock.advance(HOUR)
     const forgotten = await engine.forget(second.id)
-    expect(forgotten).toMatchObject({ restored: first.id })
+    expect(forgotten).toMatchObject({ id: second.id, type: 'memory', events: 1, restored: { id: first.id } })
     expect((await engine.recall('payments service', { limit: 5 })).map((h) => h.id)).toEqual([first.id])
     expect((await store.tombstones(ALPHA.root)).map((r) => r.at)).toEqual([T0 + DAY + HOUR])
   })

@@ -259,7 +259,10 @@ describeContract('scoped graph and vectors', (t) => {
       ),
     ).toEqual(sorted([ids.sharedEdit, ids.aliceEdit]))
     expect(mentions.every((m) => m.entityId === billing!.id)).toBe(true)
-    expect(await store.entityMentions([billing!.id], reader, 1)).toHaveLength(1)
+    // The limit cuts the reader's mentions only (bob's and codex's 16 came first in the log).
+    const one = await store.entityMentions([billing!.id], reader, 1)
+    expect(one).toHaveLength(1)
+    expect([ids.sharedEdit, ids.aliceEdit]).toContain((await idsOf(store, [one[0]!.docKey]))[0])
   })
 
   it('co-mentions, entity search and the viewer’s sample stay in the scope', async () => {
@@ -333,6 +336,14 @@ describeContract('scoped graph and vectors', (t) => {
       ),
     )
     expect(readerMissing.find((d) => d.docKey === mine[0]!.docKey)?.text).toEqual((await store.docs([mine[0]!.docKey]))[0]!.text)
+    // The limit cuts the reader's documents only (every other scope's came first in the log).
+    const firstTwo = await store.docsWithoutVector('space-b', reader, 2)
+    expect(firstTwo).toHaveLength(2)
+    for (const id of await idsOf(
+      store,
+      firstTwo.map((d) => d.docKey),
+    ))
+      expect([ids.shared, ids.alice, ids.memory, ids.sharedEdit, ids.aliceEdit]).toContain(id)
     await store.putVectors('space-b', [{ docKey: mine[0]!.docKey, vec: new Float32Array([1, 2]) }])
     await store.dropSpace('space-a')
     expect(await store.vectors('space-a', {})).toEqual([])
