@@ -35,7 +35,8 @@ async function seed(engine: MnemoEngine, clock: ManualClock): Promise<void> {
 /** Everything an export must carry over, read from the store: the log, tombstones, and every derived row a reader sees. */
 async function contents(store: Store) {
   const projects = await store.listProjects()
-  const sessions = await store.listSessions({ limit: 100 })
+  // Agents' sessions, as every surface lists them (a forget leaves mnemo's bookkeeping session of a project behind, which an import does not make).
+  const sessions = await store.listSessions({ limit: 100, excludeAgent: 'mnemo' })
   return {
     events: (await store.readEvents(0, 1000)).map(({ seq: _seq, ...e }) => e),
     tombstones: await store.tombstones(),
@@ -61,26 +62,26 @@ describeContract('export and import', (t) => {
     const engine = engineOver(store, clock, { allUsers: true })
     await seed(engine, clock)
     const exported = await exportAll(engine)
-    expect(exported.counts).toEqual({ events: 15, tombstones: 1, audit: 1, sessions: 4, observations: 5, memories: 5 })
+    expect(exported.counts).toEqual({ events: 12, tombstones: 1, audit: 1, sessions: 4, observations: 5, memories: 5 })
     const before = await contents(store)
-    expect(before.counts).toEqual({ events: 15, sessions: 4, observations: 5, memories: 5 })
+    expect(before.counts).toEqual({ events: 12, sessions: 4, observations: 5, memories: 5 })
     for (const target of DIALECTS.filter((d) => d.skip === undefined)) {
       const db = await target.create()
       try {
         const into = await db.open(() => clock.now())
         const importer = engineOver(into, clock, { allUsers: true })
         const imported = await importer.importExport(exported.text, 'export.jsonl')
-        expect(imported, `into ${target.name}`).toMatchObject({ events: 15, duplicates: 0, observations: 5, tombstones: 1, audit: 1 })
+        expect(imported, `into ${target.name}`).toMatchObject({ events: 12, duplicates: 0, observations: 5, tombstones: 1, audit: 1 })
         expect(await contents(into), `into ${target.name}`).toEqual(before)
         // The import is recorded in the audit log, and the export's own audit entry came along.
         expect((await into.auditLog(10)).map((a) => a.action)).toEqual(['import-export', 'forget'])
-        // Importing the same file again stores nothing new.
-        const again = await importer.importExport(exported.text, 'export.jsonl')
-        expect(again, `again into ${target.name}`).toMatchObject({ events: 0, duplicates: 15 })
-        expect((await into.scopeCounts()).events).toBe(15)
-        // An export of the copy holds the same records as the original's.
+        // An export of the copy holds the same records as the original's (and the import's audit entry).
         const reexported = await exportAll(importer)
-        expect(reexported.counts).toEqual({ ...exported.counts, audit: 3 })
+        expect(reexported.counts).toEqual({ ...exported.counts, audit: 2 })
+        // Importing the same file again stores no event again.
+        const again = await importer.importExport(exported.text, 'export.jsonl')
+        expect(again, `again into ${target.name}`).toMatchObject({ events: 0, duplicates: 12 })
+        expect(await into.scopeCounts()).toEqual(before.counts)
       } finally {
         await db.close()
       }
@@ -92,16 +93,16 @@ describeContract('export and import', (t) => {
     await seed(engineOver(store, clock, { allUsers: true }), clock)
     const alice = engineOver(store, clock, { user: 'alice' })
     const exported = await exportAll(alice)
-    expect(exported.counts).toMatchObject({ events: 14, tombstones: 1 })
+    expect(exported.counts).toMatchObject({ events: 11, tombstones: 1 })
     expect(exported.text).not.toContain('bob asks')
     const db = await t().dialect.create()
     try {
       const into = await db.open(() => clock.now())
       const imported = await engineOver(into, clock, { user: 'carol' }).importExport(exported.text, 'alice.jsonl')
-      expect(imported).toMatchObject({ events: 14, duplicates: 0 })
+      expect(imported).toMatchObject({ events: 11, duplicates: 0 })
       // Whatever users the file names, what a user imports is theirs.
       expect((await into.readEvents(0, 100)).every((e) => e.user === 'carol')).toBe(true)
-      expect(await into.scopeCounts(undefined, 'carol')).toMatchObject({ events: 14 })
+      expect(await into.scopeCounts(undefined, 'carol')).toMatchObject({ events: 11 })
     } finally {
       await db.close()
     }
