@@ -1,0 +1,317 @@
+import type { Pool, PoolClient } from 'pg'
+import { invalidInput, MnemoError } from '../../core/errors.js'
+import { isActivityCollection } from '../../core/facts/activity.js'
+import { bucketPeriod, type FactQuery, nextDay, type Period } from '../../core/facts/fact-query.js'
+import { mentionsStatus } from '../../core/facts/fact-resolve.js'
+import type { CollectionSpec, FactValue, FactValues } from '../../core/facts/fact-types.js'
+import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
+import { QUERY_CANCELED, run, wrapPg } from './pg-fact-schema.js'
+import { asc, bucket, cond, desc, jsonValue, measure, PgSql, tieOrder, type ValueKind } from './pg-fact-sql.js'
+import { inSpecOrder } from './pg-facts.js'
+
+// Running a resolved fact query (core/facts) on PostgreSQL: the statements of sqlite-fact-query.ts, clause for clause,
+// over the jsonb values of fact_records (or fact_versions "as of"), in one read-only transaction (one snapshot) under
+// the query's row and time limits.
+
+/** Most record ids an answer lists (`matched` counts them all). */
+export const MAX_ANSWER_IDS = 1000
+/** Rows a `list` query returns when it names no limit. */
+export const DEFAULT_LIST_LIMIT = 100
+
+function timeLimit(cause?: unknown): MnemoError {
+  return new MnemoError('INVALID_INPUT', 'query: stopped at its time limit before it finished', {
+    details: { path: 'query' },
+    hint: 'narrow it with where, or raise the limit (timeoutMs)',
+    ...(cause !== undefined ? { cause } : {}),
+  })
+}
+
+/**
+ * Runs a resolved query within its scope and limits (see `FactStore.query`): one read-only, repeatable-read
+ * transaction, each statement under `SET LOCAL statement_timeout` set to what is left of `limits.timeoutMs`.
+ * @throws {MnemoError} `INVALID_INPUT` (path `query`) — the collection holds more than `limits.maxRows` records, or
+ *   the query ran past `limits.timeoutMs` (wall time). `STORE_UNAVAILABLE` — a server error.
+ */
+export async function runPgFactQuery(
+  db: Pool,
+  scope: FactScope,
+  spec: CollectionSpec,
+  q: FactQuery,
+  limits: FactQueryLimits,
+): Promise<FactQueryResult> {
+  if (isActivityCollection(spec.name))
+    throw invalidInput('query', `query: ${spec.name} is an activity collection, which the PostgreSQL store does not derive yet`)
+  let client: PoolClient
+  try {
+    client = await db.connect()
+  } catch (cause) {
+    throw wrapPg(cause, 'facts query')
+  }
+  const deadline = performance.now() + limits.timeoutMs
+  try {
+    await run(client, 'facts query', 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+    const size =
+      (
+        await run<{ n: number }>(
+          client,
+          'facts query',
+          'SELECT count(*) AS n FROM fact_records WHERE project_root = $1 AND collection = $2 AND user_id IS NOT DISTINCT FROM $3',
+          [scope.projectRoot, spec.name, scope.user],
+        )
+      )[0]?.n ?? 0
+    if (size > limits.maxRows) {
+      throw invalidInput(
+        'query',
+        `query: ${spec.name} holds ${size} records, above the query limit of ${limits.maxRows}`,
+        'raise maxRows, or split the collection',
+      )
+    }
+    const exec = async <T extends Record<string, unknown>>(text: string, values: unknown[]): Promise<T[]> => {
+      const left = Math.ceil(deadline - performance.now())
+      if (left <= 0) throw timeLimit()
+      await run(client, 'facts query', `SET LOCAL statement_timeout = ${left}`)
+      return run<T>(client, 'facts query', text, values)
+    }
+    const result = await answer(exec, scope, spec, q)
+    await run(client, 'facts query', 'COMMIT')
+    return result
+  } catch (cause) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    if ((cause as { code?: unknown }).code === QUERY_CANCELED) throw timeLimit(cause)
+    throw wrapPg(cause, 'facts query')
+  } finally {
+    client.release()
+  }
+}
+
+type Exec = <T extends Record<string, unknown>>(text: string, values: unknown[]) => Promise<T[]>
+
+async function answer(execRaw: Exec, scope: FactScope, spec: CollectionSpec, q: FactQuery): Promise<FactQueryResult> {
+  const ran: { sql: string; params: unknown[] }[] = []
+  const exec = <T extends Record<string, unknown>>(sql: PgSql, text: string): Promise<T[]> => {
+    ran.push({ sql: text, params: [...sql.params] })
+    return execRaw<T>(text, sql.params)
+  }
+  /** A new statement: the scope's records as `r` (current, or as recorded by `asOf`), the filter `w`, and its status and query parts. */
+  const start = (withFilter = true): { sql: PgSql; head: string; w: string; scan: string; filter: string | undefined } => {
+    const sql = new PgSql(spec)
+    const inScope = `project_root = ${sql.p(scope.projectRoot, 'text')} AND collection = ${sql.p(spec.name, 'text')} AND user_id IS NOT DISTINCT FROM ${sql.p(scope.user, 'text')}`
+    let base: string
+    if (q.asOf === undefined)
+      base = `SELECT rn, id, data, status, recorded_at, provenance FROM fact_records WHERE ${inScope} AND retracted_at IS NULL`
+    else {
+      const t = sql.p(Date.parse(q.asOf.length === 10 ? `${q.asOf}T23:59:59.999Z` : q.asOf), 'bigint')
+      base = `SELECT event_seq AS rn, record_id AS id, data, status, recorded_at, provenance FROM fact_versions WHERE ${inScope} AND action = 'assert' AND recorded_at <= ${t} AND (superseded_at IS NULL OR superseded_at > ${t})`
+    }
+    const scan = q.status !== 'any' && !mentionsStatus(q.where) ? `r.status = ${sql.p(q.status ?? 'done', 'text')}` : 'true'
+    const filter = withFilter && q.where ? cond(sql, q.where) : undefined
+    return { sql, head: `WITH r AS (${base})`, w: filter === undefined ? scan : `${scan} AND ${filter}`, scan, filter }
+  }
+  const timeExpr = (sql: PgSql): string => (spec.timeField !== undefined ? sql.field(spec.timeField) : 'NULL::text')
+
+  let collection: FactQueryResult['collection'] = { records: 0 }
+  /**
+   * The records an answer rests on (those of the filter and `extra`): ids (time order), how many, their time range and
+   * sources; and, from the same scan, the collection's records of the counted statuses and their time range.
+   */
+  const contributing = async (
+    extra: (sql: PgSql) => string | undefined,
+    join: (sql: PgSql) => string = () => '',
+  ): Promise<Pick<FactQueryResult, 'records' | 'matched' | 'sources'> & { from?: string; to?: string }> => {
+    const { sql, head, scan, filter } = start()
+    const more = extra(sql)
+    const joined = join(sql)
+    const t = timeExpr(sql)
+    const parts = [filter, more].filter((x): x is string => x !== undefined)
+    const hit = parts.length === 0 ? 'true' : `coalesce(${parts.join(' AND ')}, false)`
+    const rows = await exec<{ id: string; t: string | null; src: string | null; hit: boolean }>(
+      sql,
+      joined === ''
+        ? `${head} SELECT r.id AS id, ${t} AS t, r.provenance->>'source' AS src, ${hit} AS hit FROM r WHERE ${scan} ORDER BY ${asc('2')}, r.id COLLATE "C"`
+        : `${head} SELECT r.id AS id, ${t} AS t, r.provenance->>'source' AS src, bool_or(${hit}) AS hit FROM r LEFT JOIN LATERAL ${joined} ON true WHERE ${scan} GROUP BY 1, 2, 3 ORDER BY ${asc('2')}, r.id COLLATE "C"`,
+    )
+    const range = (xs: { t: string | null }[]): { from?: string; to?: string } => {
+      // sort() orders by UTF-16 code units, as < does.
+      const times = xs
+        .map((r) => r.t)
+        .filter((x): x is string => typeof x === 'string')
+        .sort()
+      return times.length > 0 ? { from: times[0]!, to: times.at(-1)! } : {}
+    }
+    collection = { records: rows.length, ...range(rows) }
+    const hits = rows.filter((r) => r.hit)
+    return {
+      records: hits.slice(0, MAX_ANSWER_IDS).map((r) => r.id),
+      matched: hits.length,
+      sources: [...new Set(hits.map((r) => r.src ?? 'unknown'))].sort(),
+      ...range(hits),
+    }
+  }
+
+  const done = (r: Omit<FactQueryResult, 'collection' | 'sql'>): FactQueryResult => ({ ...r, collection, sql: ran })
+  const v = q.verb
+  switch (v.verb) {
+    case 'aggregate': {
+      const { sql, head, w } = start()
+      const rows = await exec<{ v: number | string | null }>(sql, `${head} SELECT ${measure(sql, v.measure)} AS v FROM r WHERE ${w}`)
+      const value = rows[0]?.v ?? null
+      const field = v.measure.fn === 'count' ? undefined : v.measure.field
+      const c = await contributing((x) => (field !== undefined ? `${x.field(field)} IS NOT NULL` : undefined))
+      const kind = v.measure.fn === 'count' || v.measure.fn === 'distinct' ? 'count' : typeof value === 'string' ? 'value' : 'number'
+      return done({ kind, value, ...c })
+    }
+    case 'list': {
+      const { sql, head, w } = start()
+      const order = v.order
+        ? `${v.order.dir === 'desc' ? desc(sql.field(v.order.field)) : asc(sql.field(v.order.field))}, `
+        : spec.timeField
+          ? `${asc(sql.field(spec.timeField))}, `
+          : ''
+      const rows = await exec<{ id: string; data: FactValues; status: string }>(
+        sql,
+        `${head} SELECT r.id AS id, r.data AS data, r.status AS status FROM r WHERE ${w} ORDER BY ${order}r.recorded_at, r.rn, r.id COLLATE "C" LIMIT ${sql.p(v.limit ?? DEFAULT_LIST_LIMIT, 'int')}`,
+      )
+      const value = rows.map((row) => {
+        const data = inSpecOrder(row.data, spec)
+        const picked =
+          v.fields.length > 0
+            ? Object.fromEntries(v.fields.map((f) => [f, f === 'id' ? row.id : f === 'status' ? row.status : (data[f] ?? null)]))
+            : data
+        return { id: row.id, ...picked }
+      })
+      const c = await contributing(() => undefined)
+      return done({ kind: 'rows', value, ...c, records: rows.map((r) => r.id) })
+    }
+    case 'argmax':
+    case 'argmin': {
+      const { sql, head, w } = start()
+      const x = sql.field(v.field)
+      const ret = v.return !== undefined ? sql.field(v.return) : 'r.id'
+      const best = v.verb === 'argmax' ? 'max' : 'min'
+      const tie = tieOrder(sql, v.ties, ret)
+      const rows = await exec<{ id: string; ret: FactValue }>(
+        sql,
+        `${head} SELECT r.id AS id, ${ret} AS ret FROM r WHERE ${w} AND ${x} = (SELECT ${best}(${x}) FROM r WHERE ${w}) ORDER BY ${tie.order}${tie.limit ? ' LIMIT 1' : ''}`,
+      )
+      const c = await contributing((y) => `${y.field(v.field)} IS NOT NULL`)
+      const values = rows.map((r) => (r.ret === null ? null : (r.ret as string | number)))
+      return done({
+        kind: values.length > 1 ? 'values' : 'value',
+        value:
+          values.length === 0
+            ? null
+            : values.length === 1
+              ? (values[0] ?? null)
+              : (values.filter((x) => x !== null) as (string | number)[]),
+        ...c,
+        // The winners first: they are what the answer names.
+        records: [...rows.map((r) => r.id), ...c.records.filter((id) => !rows.some((r) => r.id === id))].slice(0, MAX_ANSWER_IDS),
+      })
+    }
+    case 'group': {
+      const { sql, head, w } = start()
+      const listKey = v.key.bucket === undefined && sql.isList(v.key.field)
+      const keyKind: ValueKind = listKey ? sql.itemKind(v.key.field) : v.key.bucket !== undefined ? 'text' : sql.kind(v.key.field)
+      const keyOf = (y: PgSql): string =>
+        listKey
+          ? jsonValue('j.value', keyKind)
+          : v.key.bucket !== undefined
+            ? bucket(y.field(v.key.field), v.key.bucket)
+            : y.field(v.key.field)
+      const join = listKey ? ` CROSS JOIN LATERAL ${sql.items(v.key.field)} AS j(value)` : ''
+      const key = keyOf(sql)
+      const m = measure(sql, v.measure)
+      const tie =
+        'top' in v.pick && (v.pick.ties.rule === 'earliest' || v.pick.ties.rule === 'latest') ? sql.field(v.pick.ties.field) : 'NULL::text'
+      const keyOrder = keyKind === 'text' ? 'key COLLATE "C"' : 'key'
+      const g = `${head}, g AS (SELECT ${key} AS key, count(*) AS n, ${m} AS m, min(${tie}) AS tmin, max(${tie}) AS tmax FROM r${join} WHERE ${w} AND ${key} IS NOT NULL GROUP BY 1)`
+      let text: string
+      if ('top' in v.pick) {
+        const t = v.pick.ties
+        if (t.rule === 'all')
+          text = `${g} SELECT key, n, m FROM g WHERE m >= (SELECT m FROM g ORDER BY ${desc('m')} LIMIT 1 OFFSET ${sql.p(v.pick.top - 1, 'int')}) ORDER BY ${desc('m')}, ${keyOrder}`
+        else {
+          const order =
+            t.rule === 'first' ? keyOrder : t.rule === 'earliest' ? `${asc('tmin')}, ${keyOrder}` : `${desc('tmax')}, ${keyOrder}`
+          text = `${g} SELECT key, n, m FROM g ORDER BY ${desc('m')}, ${order} LIMIT ${sql.p(v.pick.top, 'int')}`
+        }
+      } else if ('share' in v.pick) {
+        const total = v.measure.fn === 'count' ? 'count(*)' : measure(sql, v.measure)
+        const share = '(m::float8 * 100.0::float8 / t.total::float8)'
+        text = `${g}, t AS (SELECT ${total} AS total FROM r WHERE ${w}) SELECT key, n, m, ${share} AS share FROM g, t WHERE t.total > 0 AND ${share} ${v.pick.share.op} ${sql.p(v.pick.share.percent, 'float8')} ORDER BY ${desc('m')}, ${keyOrder}`
+      } else text = `${g} SELECT key, n, m FROM g ORDER BY ${desc('m')}, ${keyOrder}`
+      const rows = await exec<{ key: string | number; n: number; m: number | string | null; share?: number }>(sql, text)
+      const groups: FactGroup[] = rows.map((r) => ({
+        key: r.key,
+        value: r.m,
+        count: r.n,
+        ...(r.share !== undefined ? { share: r.share } : {}),
+      }))
+      const keys = groups.map((x) => x.key)
+      const arrayCast = keyKind === 'num' ? 'numeric[]' : keyKind === 'bool' ? 'int[]' : 'text[]'
+      // A share rests on every filtered record (they make its total); a top or full grouping on its groups' records.
+      const c = await contributing(
+        (y) => ('share' in v.pick ? undefined : `${keyOf(y)} = ANY(${y.p(keys, arrayCast)})`),
+        (y) => (listKey && !('share' in v.pick) ? `${y.items(v.key.field)} AS j(value)` : ''),
+      )
+      return done({ kind: 'groups', value: groups.map((x) => x.key) as (string | number)[], groups, ...c })
+    }
+    case 'compare': {
+      const a = await resolvePeriod(v.a, v.over)
+      const b = await resolvePeriod(v.b, v.over)
+      const { sql, head, w } = start()
+      const o = sql.field(v.over)
+      const inA = `${o} >= ${sql.p(a.from, 'text')} AND ${o} < ${sql.p(nextDay(a.to), 'text')}`
+      const inB = `${o} >= ${sql.p(b.from, 'text')} AND ${o} < ${sql.p(nextDay(b.to), 'text')}`
+      const row = (
+        await exec<{ a: number | null; an: number; b: number | null; bn: number }>(
+          sql,
+          `${head} SELECT ${measure(sql, v.measure, inA)} AS a, count(*) FILTER (WHERE ${inA}) AS an, ${measure(sql, v.measure, inB)} AS b, count(*) FILTER (WHERE ${inB}) AS bn FROM r WHERE ${w}`,
+        )
+      )[0] ?? { a: null, an: 0, b: null, bn: 0 }
+      // A count or sum over no records is 0; an average or extreme over none is unknown.
+      const zero = v.measure.fn === 'count' || v.measure.fn === 'sum' || v.measure.fn === 'distinct'
+      const av = row.a ?? (zero ? 0 : null)
+      const bv = row.b ?? (zero ? 0 : null)
+      const delta = av !== null && bv !== null ? bv - av : null
+      const direction = delta === null ? 'unknown' : delta > 0 ? 'increase' : delta < 0 ? 'decrease' : 'same'
+      const side = (p: { from: string; to: string; label: string }, value: number | null, count: number): FactPeriodValue => ({
+        label: p.label,
+        from: p.from,
+        to: p.to,
+        value,
+        count,
+      })
+      const c = await contributing((y) => {
+        const oo = y.field(v.over)
+        return `((${oo} >= ${y.p(a.from, 'text')} AND ${oo} < ${y.p(nextDay(a.to), 'text')}) OR (${oo} >= ${y.p(b.from, 'text')} AND ${oo} < ${y.p(nextDay(b.to), 'text')}))`
+      })
+      return done({
+        kind: 'comparison',
+        value: direction,
+        comparison: {
+          a: side(a, av, row.an),
+          b: side(b, bv, row.bn),
+          delta,
+          ratio: av !== null && bv !== null && av !== 0 ? bv / av : null,
+          direction,
+        },
+        ...c,
+      })
+    }
+  }
+
+  /** A relative period (`first year`) as the first or last bucket of the field among the filtered records. */
+  async function resolvePeriod(p: Period, over: string): Promise<{ from: string; to: string; label: string }> {
+    if (!('relative' in p)) return p
+    const { sql, head, w } = start()
+    const bx = bucket(sql.field(over), p.unit)
+    const rows = await exec<{ v: string | null }>(
+      sql,
+      `${head} SELECT ${p.relative === 'first' ? 'min' : 'max'}(${bx}) AS v FROM r WHERE ${w} AND ${sql.field(over)} IS NOT NULL`,
+    )
+    const label = rows[0]?.v ?? null
+    if (label === null) return { from: '9999-12-31', to: '9999-12-31', label: `${p.relative} ${p.unit} (no records)` }
+    return { ...bucketPeriod(String(label), p.unit), label: `${p.relative} ${p.unit} (${label})` }
+  }
+}
