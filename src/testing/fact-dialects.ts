@@ -1,4 +1,5 @@
 import { factEvent } from '../capture/fact-events.js'
+import { ACTIVITY_SPECS } from '../core/facts/activity.js'
 import type { FactQueryResult } from '../core/facts/fact-answer.js'
 import { parseFactQuery } from '../core/facts/fact-query.js'
 import { resolveQuery } from '../core/facts/fact-resolve.js'
@@ -12,6 +13,7 @@ import { applyFactOps, removeFactsOfEvent } from '../storage/postgres/pg-fact-op
 import { FACT_MIGRATION } from '../storage/postgres/pg-fact-schema.js'
 import { createPgFacts } from '../storage/postgres/pg-facts.js'
 import { migrate } from '../storage/postgres/pg-migrations.js'
+import { BASE_MIGRATION } from '../storage/postgres/pg-schema.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 import type { Store } from '../storage/store.js'
 
@@ -39,10 +41,10 @@ export class FactDialects {
     this.pgFacts = createPgFacts(pg.pool)
   }
 
-  /** Opens both, at epoch ms `start`, on a fresh PostgreSQL database (`url`), migrating it with `FACT_MIGRATION`. */
+  /** Opens both, at epoch ms `start`, on a fresh PostgreSQL database (`url`), migrating it with the base and fact steps. */
   static async open(url: string, start: number): Promise<FactDialects> {
     const pg = PgDb.open(url)
-    await migrate(pg, [FACT_MIGRATION])
+    await migrate(pg, [BASE_MIGRATION, FACT_MIGRATION])
     const clock = { now: start }
     return new FactDialects(
       openSqliteStore({ path: ':memory:' }, () => clock.now),
@@ -139,7 +141,9 @@ export class FactDialects {
   /** A query's text parsed and resolved against the collection's spec (as SQLite stores it). */
   async resolve(text: string): Promise<{ spec: CollectionSpec; query: ReturnType<typeof parseFactQuery> }> {
     const parsed = parseFactQuery(text)
-    const spec = (await this.sqlite.facts.collections(this.scope)).find((c) => c.name === parsed.collection)
+    const spec =
+      ACTIVITY_SPECS.find((c) => c.name === parsed.collection) ??
+      (await this.sqlite.facts.collections(this.scope)).find((c) => c.name === parsed.collection)
     if (spec === undefined) throw new Error(`no collection ${parsed.collection}`)
     return { spec, query: resolveQuery(parsed, spec) }
   }

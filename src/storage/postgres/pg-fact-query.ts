@@ -5,6 +5,7 @@ import { bucketPeriod, type FactQuery, nextDay, type Period } from '../../core/f
 import { mentionsStatus } from '../../core/facts/fact-resolve.js'
 import type { CollectionSpec, FactValue, FactValues } from '../../core/facts/fact-types.js'
 import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
+import { type ActivityRow, activityFrom, activityRows, activitySize } from './pg-fact-activity.js'
 import { QUERY_CANCELED, run, wrapPg } from './pg-fact-schema.js'
 import { asc, bucket, cond, desc, jsonValue, measure, PgSql, tieOrder, type ValueKind } from './pg-fact-sql.js'
 import { inSpecOrder } from './pg-facts.js'
@@ -39,8 +40,9 @@ export async function runPgFactQuery(
   q: FactQuery,
   limits: FactQueryLimits,
 ): Promise<FactQueryResult> {
-  if (isActivityCollection(spec.name))
-    throw invalidInput('query', `query: ${spec.name} is an activity collection, which the PostgreSQL store does not derive yet`)
+  const activity = isActivityCollection(spec.name)
+  if (activity && q.asOf !== undefined)
+    throw invalidInput('query', `query: "as of" is for recorded facts; ${spec.name} is the activity as it is in the log now`)
   let client: PoolClient
   try {
     client = await db.connect()
@@ -50,15 +52,16 @@ export async function runPgFactQuery(
   const deadline = performance.now() + limits.timeoutMs
   try {
     await run(client, 'facts query', 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
-    const size =
-      (
-        await run<{ n: number }>(
-          client,
-          'facts query',
-          'SELECT count(*) AS n FROM fact_records WHERE project_root = $1 AND collection = $2 AND user_id IS NOT DISTINCT FROM $3',
-          [scope.projectRoot, spec.name, scope.user],
-        )
-      )[0]?.n ?? 0
+    const size = activity
+      ? await activitySize(client, scope)
+      : ((
+          await run<{ n: number }>(
+            client,
+            'facts query',
+            'SELECT count(*) AS n FROM fact_records WHERE project_root = $1 AND collection = $2 AND user_id IS NOT DISTINCT FROM $3',
+            [scope.projectRoot, spec.name, scope.user],
+          )
+        )[0]?.n ?? 0)
     if (size > limits.maxRows) {
       throw invalidInput(
         'query',
@@ -72,7 +75,8 @@ export async function runPgFactQuery(
       await run(client, 'facts query', `SET LOCAL statement_timeout = ${left}`)
       return run<T>(client, 'facts query', text, values)
     }
-    const result = await answer(exec, scope, spec, q)
+    const rows = activity ? await activityRows(client, spec.name, scope) : undefined
+    const result = await answer(exec, scope, spec, q, rows)
     await run(client, 'facts query', 'COMMIT')
     return result
   } catch (cause) {
@@ -86,7 +90,16 @@ export async function runPgFactQuery(
 
 type Exec = <T extends Record<string, unknown>>(text: string, values: unknown[]) => Promise<T[]>
 
-async function answer(execRaw: Exec, scope: FactScope, spec: CollectionSpec, q: FactQuery): Promise<FactQueryResult> {
+/** Answers `q` by statements run through `execRaw`, over the fact tables or, for an activity collection, `activity`. */
+async function answer(
+  execRaw: Exec,
+  scope: FactScope,
+  spec: CollectionSpec,
+  q: FactQuery,
+  activity?: ActivityRow[],
+): Promise<FactQueryResult> {
+  const activityJson = activity === undefined ? undefined : JSON.stringify(activity)
+  const activityData = new Map(activity?.map((r) => [r.id, r.data]))
   const ran: { sql: string; params: unknown[] }[] = []
   const exec = <T extends Record<string, unknown>>(sql: PgSql, text: string): Promise<T[]> => {
     ran.push({ sql: text, params: [...sql.params] })
@@ -95,13 +108,16 @@ async function answer(execRaw: Exec, scope: FactScope, spec: CollectionSpec, q: 
   /** A new statement: the scope's records as `r` (current, or as recorded by `asOf`), the filter `w`, and its status and query parts. */
   const start = (withFilter = true): { sql: PgSql; head: string; w: string; scan: string; filter: string | undefined } => {
     const sql = new PgSql(spec)
-    const inScope = `project_root = ${sql.p(scope.projectRoot, 'text')} AND collection = ${sql.p(spec.name, 'text')} AND user_id IS NOT DISTINCT FROM ${sql.p(scope.user, 'text')}`
+    const inScope = (): string =>
+      `project_root = ${sql.p(scope.projectRoot, 'text')} AND collection = ${sql.p(spec.name, 'text')} AND user_id IS NOT DISTINCT FROM ${sql.p(scope.user, 'text')}`
     let base: string
-    if (q.asOf === undefined)
-      base = `SELECT rn, id, data, status, recorded_at, provenance FROM fact_records WHERE ${inScope} AND retracted_at IS NULL`
+    if (activityJson !== undefined) base = activityFrom(sql.p(activityJson, 'jsonb'))
+    else if (q.asOf === undefined)
+      base = `SELECT rn, id, data, status, recorded_at, provenance FROM fact_records WHERE ${inScope()} AND retracted_at IS NULL`
     else {
+      const where = inScope()
       const t = sql.p(Date.parse(q.asOf.length === 10 ? `${q.asOf}T23:59:59.999Z` : q.asOf), 'bigint')
-      base = `SELECT event_seq AS rn, record_id AS id, data, status, recorded_at, provenance FROM fact_versions WHERE ${inScope} AND action = 'assert' AND recorded_at <= ${t} AND (superseded_at IS NULL OR superseded_at > ${t})`
+      base = `SELECT event_seq AS rn, record_id AS id, data, status, recorded_at, provenance FROM fact_versions WHERE ${where} AND action = 'assert' AND recorded_at <= ${t} AND (superseded_at IS NULL OR superseded_at > ${t})`
     }
     const scan = q.status !== 'any' && !mentionsStatus(q.where) ? `r.status = ${sql.p(q.status ?? 'done', 'text')}` : 'true'
     const filter = withFilter && q.where ? cond(sql, q.where) : undefined
@@ -172,7 +188,8 @@ async function answer(execRaw: Exec, scope: FactScope, spec: CollectionSpec, q: 
         `${head} SELECT r.id AS id, r.data AS data, r.status AS status FROM r WHERE ${w} ORDER BY ${order}r.recorded_at, r.rn, r.id COLLATE "C" LIMIT ${sql.p(v.limit ?? DEFAULT_LIST_LIMIT, 'int')}`,
       )
       const value = rows.map((row) => {
-        const data = inSpecOrder(row.data, spec)
+        // An activity record's keys in the order its view builds them (as SQLite's), a recorded one's as written.
+        const data = activityData.get(row.id) ?? inSpecOrder(row.data, spec)
         const picked =
           v.fields.length > 0
             ? Object.fromEntries(v.fields.map((f) => [f, f === 'id' ? row.id : f === 'status' ? row.status : (data[f] ?? null)]))
