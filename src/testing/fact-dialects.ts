@@ -7,50 +7,62 @@ import type { CollectionSpec, FactOp, FactProvenance, FactStatus, FactValues } f
 import { checkValues, identityOf, inferFields, inferSpec, mergeSpecs, renameExternalId } from '../core/facts/fact-values.js'
 import { stableStringify } from '../core/hash.js'
 import { makeId } from '../core/ids.js'
+import type { EventInput } from '../core/types.js'
 import type { FactQueryLimits, FactScope, FactStore } from '../storage/fact-store.js'
 import { PgDb } from '../storage/postgres/pg-db.js'
-import { applyFactOps, removeFactsOfEvent } from '../storage/postgres/pg-fact-ops.js'
-import { FACT_MIGRATION } from '../storage/postgres/pg-fact-schema.js'
-import { createPgFacts } from '../storage/postgres/pg-facts.js'
-import { migrate } from '../storage/postgres/pg-migrations.js'
-import { BASE_MIGRATION } from '../storage/postgres/pg-schema.js'
+import { PG_FACT_PART } from '../storage/postgres/pg-facts.js'
+import { openPostgresStoreWith, type PgParts } from '../storage/postgres/pg-store.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
-import type { Store } from '../storage/store.js'
+import type { Derivation, Store } from '../storage/store.js'
 
-/** The project every write of `openFactDialects` goes to. */
+/** The project every write of `FactDialects` goes to. */
 export const FACT_TEST_PROJECT = { root: '/work/demo-app', name: 'demo-app' }
 
 /** Generous limits for comparing answers (no refusal). */
 export const WIDE_LIMITS: FactQueryLimits = { maxRows: 1_000_000, timeoutMs: 60_000 }
 
+/** The PostgreSQL store's parts for fact tests: the fact ledger, and no search channels (a call to one fails the test). */
+const FACT_PARTS: PgParts = {
+  migrations: PG_FACT_PART.migrations,
+  write: { docColumns: [], facts: PG_FACT_PART.writes },
+  channels: () =>
+    new Proxy({} as ReturnType<PgParts['channels']>, {
+      get: (_, name) => () => Promise.reject(new Error(`the search channels are not under test here (${String(name)})`)),
+    }),
+  facts: PG_FACT_PART.facts,
+}
+
 /**
- * One fact ledger on both dialects: every write is one logged event appended to an in-memory SQLite store (which
- * applies it through its write path) and applied to a PostgreSQL database's fact tables with the same sequence number
- * (`applyFactOps`, in a transaction), so both hold what the same log derives. A record's delete removes its events from
- * both (`deleteEvents` / `removeFactsOfEvent`). For tests of the PostgreSQL fact modules against SQLite's answers.
+ * One fact ledger on both dialects: an in-memory SQLite store and a PostgreSQL store (with the fact part) on a fresh
+ * database, each write one logged event appended to both, which apply it through their own write paths; a record's
+ * delete removes its events from both logs. For tests of the PostgreSQL fact modules against SQLite's answers.
  */
 export class FactDialects {
   readonly scope: FactScope = { projectRoot: FACT_TEST_PROJECT.root, user: null }
-  readonly pgFacts: FactStore
 
   private constructor(
     readonly sqlite: Store,
+    readonly postgres: Store,
+    /** A pool of its own on the PostgreSQL database, for a test's own statements. */
     readonly pg: PgDb,
     private readonly clock: { now: number },
-  ) {
-    this.pgFacts = createPgFacts(pg.pool)
-  }
+  ) {}
 
-  /** Opens both, at epoch ms `start`, on a fresh PostgreSQL database (`url`), migrating it with the base and fact steps. */
+  /** Opens both, at epoch ms `start`, on a fresh PostgreSQL database (`url`). */
   static async open(url: string, start: number): Promise<FactDialects> {
-    const pg = PgDb.open(url)
-    await migrate(pg, [BASE_MIGRATION, FACT_MIGRATION])
     const clock = { now: start }
+    const postgres = await openPostgresStoreWith(url, FACT_PARTS, { now: () => clock.now })
     return new FactDialects(
       openSqliteStore({ path: ':memory:' }, () => clock.now),
-      pg,
+      postgres,
+      PgDb.open(url),
       clock,
     )
+  }
+
+  /** The PostgreSQL store's FactStore. */
+  get pgFacts(): FactStore {
+    return this.postgres.facts
   }
 
   /** Moves the clock of both on by `ms`. */
@@ -64,18 +76,27 @@ export class FactDialects {
 
   async close(): Promise<void> {
     await this.sqlite.close()
+    await this.postgres.close()
     await this.pg.close()
   }
 
+  /**
+   * Appends one batch to both stores (each derives it through its write path).
+   * @throws {Error} when the two logs give the events other sequence numbers.
+   */
+  async append(batch: { event: EventInput; derive: () => Derivation }[]): Promise<number[]> {
+    const a = await this.sqlite.append(batch)
+    const b = await this.postgres.append(batch)
+    if (JSON.stringify(a) !== JSON.stringify(b))
+      throw new Error(`the dialects appended differently: ${JSON.stringify(a)} vs ${JSON.stringify(b)}`)
+    return a.seqs.map((s) => s ?? 0)
+  }
+
   /** Appends fact operations as events (one each, at the current time) to both. */
-  async write(ops: readonly FactOp[]): Promise<number[]> {
-    const events = ops.map((op) => factEvent(FACT_TEST_PROJECT, op, this.now))
-    const result = await this.sqlite.append(events.map((event, i) => ({ event, derive: () => ({ observations: [], facts: [ops[i]!] }) })))
-    const seqs = result.seqs.map((s) => s!)
-    await this.pg.transaction('test facts', async (c) => {
-      for (const [i, event] of events.entries()) await applyFactOps(c, event, seqs[i]!, [ops[i]!])
-    })
-    return seqs
+  write(ops: readonly FactOp[]): Promise<number[]> {
+    return this.append(
+      ops.map((op) => ({ event: factEvent(FACT_TEST_PROJECT, op, this.now), derive: () => ({ observations: [], facts: [op] }) })),
+    )
   }
 
   /**
@@ -129,13 +150,14 @@ export class FactDialects {
     const record = await this.pgFacts.get(this.scope, id)
     if (record === undefined) throw new Error(`no record ${id}`)
     const seqs = await this.sqlite.facts.eventSeqs(this.scope, id)
+    const pgSeqs = await this.pgFacts.eventSeqs(this.scope, id)
+    if (JSON.stringify(seqs) !== JSON.stringify(pgSeqs)) throw new Error(`event seqs differ: ${seqs} vs ${pgSeqs}`)
     await this.write([
       { op: 'fact', action: 'delete', collection: record.collection, id, ...(record.identity ? { identity: record.identity } : {}) },
     ])
-    await this.sqlite.deleteEvents({ seqs })
-    await this.pg.transaction('test facts', async (c) => {
-      for (const seq of seqs) await removeFactsOfEvent(c, seq)
-    })
+    const a = await this.sqlite.deleteEvents({ seqs })
+    const b = await this.postgres.deleteEvents({ seqs })
+    if (a !== b) throw new Error(`the dialects deleted ${a} and ${b} events`)
   }
 
   /** A query's text parsed and resolved against the collection's spec (as SQLite stores it). */

@@ -87,7 +87,7 @@ describe.skipIf(!pg)(`PostgreSQL activity collections against SQLite's${pg ? '' 
 
   beforeAll(async () => {
     d = await FactDialects.open(pg!.url, T0)
-    // SQLite derives sessions and observations through its write path; the same rows go into PostgreSQL's tables.
+    // Both stores derive sessions and observations from the same events through their own write paths.
     for (const [i, s] of STEPS.entries()) {
       const event: EventInput = {
         agent: 'claude-code',
@@ -99,47 +99,9 @@ describe.skipIf(!pg)(`PostgreSQL activity collections against SQLite's${pg ? '' 
         idemKey: `step-${i}`,
         payload: {},
       }
-      await d.sqlite.append([
+      await d.append([
         { event, derive: () => ({ observations: [{ ...s.obs, index: { body: s.obs.text, parts: '', meta: '' }, entities: [] }] }) },
       ])
-    }
-    const [project] = await d.sqlite.listProjects()
-    await d.pg.query('test copy', 'INSERT INTO projects (id, root, name) VALUES ($1, $2, $3)', [project!.id, project!.root, project!.name])
-    for (const e of await d.sqlite.readEvents(0, 1000)) {
-      await d.pg.query(
-        'test copy',
-        `INSERT INTO events (seq, idem_key, agent, format, type, session_key, project_root, project_name, ts, received_at, payload)
-         OVERRIDING SYSTEM VALUE VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '{}')`,
-        [e.seq, e.idemKey, e.agent, e.format, e.type, e.sessionKey, e.project.root, e.project.name, e.ts, e.receivedAt],
-      )
-    }
-    const sessions = await d.sqlite.listSessions({ limit: 100 })
-    for (const s of [...sessions].sort((a, b) => a.startedAt - b.startedAt)) {
-      await d.pg.query(
-        'test copy',
-        'INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, ended_at, title) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-        [s.id, s.projectId, s.agent, s.sessionKey, s.startedAt, s.lastEventAt, s.endedAt ?? null, s.title ?? null],
-      )
-      for (const o of await d.sqlite.sessionObservationsPage(s.id, 0, 1000)) {
-        await d.pg.query(
-          'test copy',
-          `INSERT INTO observations (id, event_seq, session_id, project_id, kind, role, tool, files, ts, text, agent)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-          [
-            o.id,
-            o.eventSeq,
-            o.sessionId,
-            o.projectId,
-            o.kind,
-            o.role,
-            o.tool ?? null,
-            o.files.length > 0 ? JSON.stringify(o.files) : null,
-            o.ts,
-            o.text,
-            s.agent,
-          ],
-        )
-      }
     }
   })
   afterAll(async () => {

@@ -46,50 +46,62 @@ export async function applyFactOps(client: Client, event: EventInput, seq: numbe
       )
       continue
     }
-    const current = (
-      await run<{ version: number }>(client, op_, `SELECT version FROM fact_records WHERE id = $1 AND ${SCOPE}`, [op.id, root, user])
-    )[0]
-    // Another user's record (or another project's) with this id is not this event's to change.
-    if (current === undefined && (await run(client, op_, 'SELECT 1 FROM fact_versions WHERE record_id = $1 LIMIT 1', [op.id])).length > 0)
-      continue
-    if (op.action === 'retract' && current === undefined) continue
-    const version = (current?.version ?? 0) + 1
-    await run(client, op_, 'UPDATE fact_versions SET superseded_at = $1 WHERE record_id = $2 AND superseded_at IS NULL', [event.ts, op.id])
-    if (op.action === 'assert') {
-      const data = JSON.stringify(op.values)
-      const provenance = JSON.stringify(op.provenance)
-      const validFrom = op.validFrom ?? null
-      const validTo = op.validTo ?? null
-      await run(
+    // The record's current version in this scope, and whether any scope holds a record with this id.
+    const found = (
+      await run<{ version: number | null; known: boolean }>(
         client,
         op_,
-        `INSERT INTO fact_versions (record_id, version, project_root, user_id, collection, action, data, status, valid_from, valid_to, recorded_at, provenance, event_seq)
-         VALUES ($1, $2, $3, $4, $5, 'assert', $6::jsonb, $7, $8, $9, $10, $11::json, $12)`,
-        [op.id, version, root, user, op.collection, data, op.status, validFrom, validTo, event.ts, provenance, seq],
+        `SELECT (SELECT version FROM fact_records WHERE id = $1 AND ${SCOPE}) AS version, EXISTS (SELECT 1 FROM fact_versions WHERE record_id = $1) AS known`,
+        [op.id, root, user],
       )
+    )[0]
+    const current = found?.version ?? undefined
+    // Another user's record (or another project's) with this id is not this event's to change.
+    if (current === undefined && found?.known === true) continue
+    if (op.action === 'retract' && current === undefined) continue
+    const version = (current ?? 0) + 1
+    // One statement each: the parts of a data-modifying WITH see the tables as they were before it, so the latest
+    // version is superseded, the new one added and the current row replaced at once.
+    const supersede = 'UPDATE fact_versions SET superseded_at = $2 WHERE record_id = $1 AND superseded_at IS NULL'
+    if (op.action === 'assert') {
       await run(
         client,
         op_,
-        `INSERT INTO fact_records (id, project_root, user_id, collection, identity, data, status, valid_from, valid_to, retracted_at, recorded_at, version, provenance, event_seq)
-         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, NULL, $10, $11, $12::json, $13)
+        `WITH superseded AS (${supersede}),
+         added AS (
+           INSERT INTO fact_versions (record_id, version, project_root, user_id, collection, action, data, status, valid_from, valid_to, recorded_at, provenance, event_seq)
+           VALUES ($1, $3, $4, $5, $6, 'assert', $7::jsonb, $8, $9, $10, $2, $11::json, $12))
+         INSERT INTO fact_records (id, project_root, user_id, collection, identity, data, status, valid_from, valid_to, retracted_at, recorded_at, version, provenance, event_seq)
+         VALUES ($1, $4, $5, $6, $13, $7::jsonb, $8, $9, $10, NULL, $2, $3, $11::json, $12)
          ON CONFLICT (id) DO UPDATE SET identity = excluded.identity, data = excluded.data, status = excluded.status, valid_from = excluded.valid_from,
            valid_to = excluded.valid_to, retracted_at = NULL, recorded_at = excluded.recorded_at, version = excluded.version,
            provenance = excluded.provenance, event_seq = excluded.event_seq`,
-        [op.id, root, user, op.collection, op.identity ?? null, data, op.status, validFrom, validTo, event.ts, version, provenance, seq],
+        [
+          op.id,
+          event.ts,
+          version,
+          root,
+          user,
+          op.collection,
+          JSON.stringify(op.values),
+          op.status,
+          op.validFrom ?? null,
+          op.validTo ?? null,
+          JSON.stringify(op.provenance),
+          seq,
+          op.identity ?? null,
+        ],
       )
     } else {
       await run(
         client,
         op_,
-        `INSERT INTO fact_versions (record_id, version, project_root, user_id, collection, action, data, status, valid_from, valid_to, recorded_at, provenance, event_seq)
-         SELECT id, $2, project_root, user_id, collection, 'retract', data, status, valid_from, $3, $4, provenance, $5 FROM fact_records WHERE id = $1`,
-        [op.id, version, op.at, event.ts, seq],
-      )
-      await run(
-        client,
-        op_,
-        'UPDATE fact_records SET valid_to = $1, retracted_at = $2, version = $3, recorded_at = $2, event_seq = $4 WHERE id = $5',
-        [op.at, event.ts, version, seq, op.id],
+        `WITH superseded AS (${supersede}),
+         added AS (
+           INSERT INTO fact_versions (record_id, version, project_root, user_id, collection, action, data, status, valid_from, valid_to, recorded_at, provenance, event_seq)
+           SELECT id, $3, project_root, user_id, collection, 'retract', data, status, valid_from, $4, $2, provenance, $5 FROM fact_records WHERE id = $1)
+         UPDATE fact_records SET valid_to = $4, retracted_at = $2, version = $3, recorded_at = $2, event_seq = $5 WHERE id = $1`,
+        [op.id, event.ts, version, op.at, seq],
       )
     }
   }

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg'
+import type { ClientBase, Pool } from 'pg'
 import type {
   CollectionSpec,
   FactProvenance,
@@ -10,8 +10,10 @@ import type {
 } from '../../core/facts/fact-types.js'
 import { mergeSpecs } from '../../core/facts/fact-values.js'
 import type { FactScope, FactStore } from '../fact-store.js'
+import type { PgDb } from './pg-db.js'
+import { applyFactOps, removeFactsOfEvent } from './pg-fact-ops.js'
 import { runPgFactQuery } from './pg-fact-query.js'
-import { run } from './pg-fact-schema.js'
+import { FACT_MIGRATION, FACT_TABLES_SQL, run } from './pg-fact-schema.js'
 
 // The FactStore port on PostgreSQL: the reads of the fact tables (pg-fact-schema.ts) that applyFactOps
 // (pg-fact-ops.ts) writes, and queries (pg-fact-query.ts). The same answers as sqlite-facts.ts.
@@ -216,4 +218,21 @@ export function createPgFacts(db: Pool): FactStore {
     },
     query: (scope, spec, query, limits) => runPgFactQuery(db, scope, spec, query, limits),
   }
+}
+
+/**
+ * The fact ledger's part of the PostgreSQL dialect, for `PgParts`: its schema step, what the store's write path calls
+ * inside its transactions (apply an event's fact operations, remove what a deleted event wrote, empty the tables for
+ * a rebuild), and the FactStore over the store's pool.
+ */
+export const PG_FACT_PART = {
+  migrations: [FACT_MIGRATION] as const,
+  writes: {
+    apply: applyFactOps,
+    removeOfEvent: removeFactsOfEvent,
+    clear: async (c: Pick<ClientBase, 'query'>): Promise<void> => {
+      await run(c, 'facts clear', FACT_TABLES_SQL)
+    },
+  },
+  facts: (db: PgDb): FactStore => createPgFacts(db.pool),
 }
