@@ -82,8 +82,11 @@ export const FACT_MIGRATION: PgMigration = {
   `,
 }
 
-/** What a rebuild runs before replaying the log: it empties the fact tables (transactional, like the rest of a rebuild). */
-export const FACT_TABLES_SQL = 'TRUNCATE fact_schema, fact_versions, fact_records, fact_tombstones'
+/**
+ * What a rebuild runs before replaying the log: it empties the fact tables inside the rebuild's transaction. DELETE,
+ * not TRUNCATE: TRUNCATE's exclusive lock would stop other replicas' fact reads until the rebuild commits.
+ */
+export const FACT_TABLES_SQL = 'DELETE FROM fact_schema; DELETE FROM fact_versions; DELETE FROM fact_records; DELETE FROM fact_tombstones'
 
 /** Anything that runs a statement: a pool (one statement, any connection) or a client (inside its transaction). */
 export type Queryable = Pick<ClientBase, 'query'> | Pool

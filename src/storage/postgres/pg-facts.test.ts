@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseFactOp } from '../../capture/fact-events.js'
 import { MnemoError } from '../../core/errors.js'
 import { parseCsv } from '../../core/facts/csv.js'
 import { difference, FactDialects, withoutSql } from '../../testing/fact-dialects.js'
 import { whyNoPostgres, withPostgres } from '../../testing/postgres.js'
 import { T0 } from '../../testing/test-mnemo.js'
+import type { Derivation, StoredEvent } from '../store.js'
 
 const TRIPS = fileURLToPath(new URL('../../../fixtures/facts/trips.jsonl', import.meta.url))
 const SLEEP = fileURLToPath(new URL('../../../fixtures/facts/sleep.csv', import.meta.url))
@@ -258,6 +260,24 @@ describe.skipIf(!pg)(`PostgreSQL fact ledger against SQLite's${pg ? '' : ` (skip
     // The same query within a generous limit answers.
     const ok = await d.pgFacts.query(d.scope, bulk, slow, { maxRows: 100_000, timeoutMs: 60_000 })
     expect(ok.matched).toBe(60_000)
+  })
+
+  it('derives the same ledger again on rebuild from the log, on both dialects', async () => {
+    const before = await Promise.all(QUERIES.map(async (q) => withoutSql((await d.query(q)).pg)))
+    const derive = (e: StoredEvent): Derivation => {
+      const op = parseFactOp(e.payload)
+      return { observations: [], ...(op ? { facts: [op] } : {}) }
+    }
+    const a = await d.sqlite.rebuild(derive)
+    const b = await d.postgres.rebuild(derive)
+    expect(b).toEqual(a)
+    const diffs: string[] = []
+    for (const [i, q] of QUERIES.entries()) {
+      const { sqlite, pg: p } = await d.query(q)
+      const diff = difference(withoutSql(sqlite), withoutSql(p)) ?? difference(before[i], withoutSql(p))
+      if (diff !== undefined) diffs.push(`${q}: ${diff}`)
+    }
+    expect(diffs).toEqual([])
   })
 
   it('keeps values as parameters: a quote in a value is a value, and explain shows the SQL', async () => {

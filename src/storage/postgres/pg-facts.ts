@@ -231,7 +231,7 @@ export const PG_FACT_PART = {
     apply: applyFactOps,
     removeOfEvent: removeFactsOfEvent,
     clear: async (c: Pick<ClientBase, 'query'>): Promise<void> => {
-      await run(c, 'facts clear', FACT_TABLES_SQL)
+      for (const statement of FACT_TABLES_SQL.split('; ')) await run(c, 'facts clear', statement)
     },
   },
   facts: (db: PgDb): FactStore => createPgFacts(db.pool),
