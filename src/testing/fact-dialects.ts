@@ -38,7 +38,8 @@ const FACT_PARTS: PgParts = {
  * delete removes its events from both logs. For tests of the PostgreSQL fact modules against SQLite's answers.
  */
 export class FactDialects {
-  readonly scope: FactScope = { projectRoot: FACT_TEST_PROJECT.root, user: null }
+  /** Whose facts writes and queries are: the test project, no user unless a test sets one. */
+  scope: FactScope = { projectRoot: FACT_TEST_PROJECT.root, user: null }
 
   private constructor(
     readonly sqlite: Store,
@@ -92,10 +93,11 @@ export class FactDialects {
     return a.seqs.map((s) => s ?? 0)
   }
 
-  /** Appends fact operations as events (one each, at the current time) to both. */
+  /** Appends fact operations as events (one each, at the current time, for the scope's user) to both. */
   write(ops: readonly FactOp[]): Promise<number[]> {
+    const user = this.scope.user ?? undefined
     return this.append(
-      ops.map((op) => ({ event: factEvent(FACT_TEST_PROJECT, op, this.now), derive: () => ({ observations: [], facts: [op] }) })),
+      ops.map((op) => ({ event: factEvent(FACT_TEST_PROJECT, op, this.now, user), derive: () => ({ observations: [], facts: [op] }) })),
     )
   }
 

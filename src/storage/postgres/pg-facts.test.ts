@@ -262,6 +262,64 @@ describe.skipIf(!pg)(`PostgreSQL fact ledger against SQLite's${pg ? '' : ` (skip
     expect(ok.matched).toBe(60_000)
   })
 
+  it("keeps a user's records to that user's scope, as SQLite does", async () => {
+    const shared = d.scope
+    try {
+      d.scope = { projectRoot: shared.projectRoot, user: 'alice' }
+      await d.add('trips', [{ id: 1, date: '2025-01-05', destination: 'Nara', country: 'Japan', duration_days: 2 }])
+      await d.add('books', [{ title: 'Dune', pages: 612 }])
+      const diffs: string[] = []
+      for (const q of ['from trips count', 'from trips list', 'from books sum pages', 'from trips group by country']) {
+        const { sqlite, pg: p } = await d.query(q)
+        const diff = difference(withoutSql(sqlite), withoutSql(p))
+        if (diff !== undefined) diffs.push(`${q}: ${diff}`)
+      }
+      expect(diffs).toEqual([])
+      expect((await d.query('from trips count')).pg.value).toBe(1)
+      expect((await d.pgFacts.collections(d.scope)).map((c) => c.name)).toEqual(['books', 'trips'])
+    } finally {
+      d.scope = shared
+    }
+    // The shared scope sees none of alice's.
+    expect((await d.pgFacts.collections(d.scope)).map((c) => c.name)).not.toContain('books')
+    expect((await d.query('from trips where destination = "Nara" count')).pg.value).toBe(0)
+  })
+
+  it('answers, without failing, over a value of another type than its field (an imported event is checked for shape only)', async () => {
+    await d.add('gauges', [
+      { day: '2024-03-01', reading: 10 },
+      { day: '2024-05-01', reading: 3 },
+    ])
+    await d.write([
+      {
+        op: 'fact',
+        action: 'assert',
+        collection: 'gauges',
+        id: 'fct_odd',
+        values: { day: 7, reading: 'lots' },
+        status: 'done',
+        provenance: { source: 'import' },
+      },
+    ])
+    const answers = await Promise.all(
+      [
+        'from gauges where reading > 5 sum reading',
+        'from gauges avg reading',
+        'from gauges group by quarter(day)',
+        'from gauges list order by reading',
+        'from gauges argmax reading',
+      ].map(async (q) => (await d.query(q)).pg),
+    )
+    // The text is no number: sums, filters and extremes pass over it (SQLite's type order would also count 'lots' > 5).
+    expect(answers.map((a) => a.value)).toEqual([
+      10,
+      6.5,
+      ['2024-Q1', '2024-Q2'],
+      [{ id: 'fct_odd', day: 7, reading: 'lots' }, expect.objectContaining({ reading: 3 }), expect.objectContaining({ reading: 10 })],
+      expect.stringMatching(/^fct_/),
+    ])
+  })
+
   it('derives the same ledger again on rebuild from the log, on both dialects', async () => {
     const before = await Promise.all(QUERIES.map(async (q) => withoutSql((await d.query(q)).pg)))
     const derive = (e: StoredEvent): Derivation => {
