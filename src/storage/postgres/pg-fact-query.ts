@@ -69,12 +69,18 @@ export async function runPgFactQuery(
         'raise maxRows, or split the collection',
       )
     }
-    const exec = async <T extends Record<string, unknown>>(text: string, values: unknown[]): Promise<T[]> => {
+    /** Sets the statement timeout to what is left of the query's time (refused when nothing is). */
+    const bound = async (): Promise<void> => {
       const left = Math.ceil(deadline - performance.now())
       if (left <= 0) throw timeLimit()
       await run(client, 'facts query', `SET LOCAL statement_timeout = ${left}`)
+    }
+    const exec = async <T extends Record<string, unknown>>(text: string, values: unknown[]): Promise<T[]> => {
+      await bound()
       return run<T>(client, 'facts query', text, values)
     }
+    // Reading an activity collection's rows counts toward the time limit too.
+    if (activity) await bound()
     const rows = activity ? await activityRows(client, spec.name, scope) : undefined
     const result = await answer(exec, scope, spec, q, rows)
     await run(client, 'facts query', 'COMMIT')
