@@ -7,8 +7,7 @@ import type { CollectionSpec, FactValue, FactValues } from '../../core/facts/fac
 import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
 import { type ActivityRow, activityFrom, activityRows, activitySize } from './pg-fact-activity.js'
 import { QUERY_CANCELED, run, wrapPg } from './pg-fact-schema.js'
-import { asc, bucket, cond, desc, jsonValue, measure, PgSql, tieOrder, type ValueKind } from './pg-fact-sql.js'
-import { inSpecOrder } from './pg-facts.js'
+import { asc, bucket, cond, desc, inSpecOrder, jsonValue, measure, PgSql, tieOrder, type ValueKind } from './pg-fact-sql.js'
 
 // Running a resolved fact query (core/facts) on PostgreSQL: the statements of sqlite-fact-query.ts, clause for clause,
 // over the jsonb values of fact_records (or fact_versions "as of"), in one read-only transaction (one snapshot) under
@@ -50,6 +49,7 @@ export async function runPgFactQuery(
     throw wrapPg(cause, 'facts query')
   }
   const deadline = performance.now() + limits.timeoutMs
+  let broken: Error | undefined
   try {
     await run(client, 'facts query', 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
     const size = activity
@@ -86,11 +86,15 @@ export async function runPgFactQuery(
     await run(client, 'facts query', 'COMMIT')
     return result
   } catch (cause) {
-    await client.query('ROLLBACK').catch(() => undefined)
+    // A connection that cannot roll back is dropped rather than handed to the next caller.
+    broken = await client.query('ROLLBACK').then(
+      () => undefined,
+      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+    )
     if ((cause as { code?: unknown }).code === QUERY_CANCELED) throw timeLimit(cause)
     throw wrapPg(cause, 'facts query')
   } finally {
-    client.release()
+    client.release(broken)
   }
 }
 

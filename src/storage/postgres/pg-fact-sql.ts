@@ -1,6 +1,6 @@
 import { invalidInput } from '../../core/errors.js'
 import { type BucketUnit, type Cond, type Literal, type Measure, nextDay, type Tie } from '../../core/facts/fact-query.js'
-import type { CollectionSpec, ScalarType } from '../../core/facts/fact-types.js'
+import type { CollectionSpec, FactValue, FactValues } from '../../core/facts/fact-types.js'
 
 // The pieces of a fact query's SQL on PostgreSQL: field values out of the jsonb column `r.data`, typed by the
 // collection's spec so they compare, sort and aggregate as SQLite's json_extract values do there (numbers as numeric,
@@ -191,7 +191,14 @@ export function tieOrder(sql: PgSql, t: Tie, ret: string): { order: string; limi
   return { order: `${t.rule === 'earliest' ? asc(x) : desc(x)}, r.id COLLATE "C"`, limit: true }
 }
 
-/** The kind of a list field's items, by item type. */
-export function itemKindOf(items: ScalarType | undefined): ValueKind {
-  return kindOf(items ?? 'string')
+/**
+ * A record's values with its fields in the order of its collection's spec (as written), others after: jsonb keeps
+ * keys in its own order, SQLite's JSON in the written one, and answers list them as written.
+ */
+export function inSpecOrder(values: FactValues, spec: CollectionSpec | undefined): FactValues {
+  if (spec === undefined) return values
+  const out: FactValues = {}
+  for (const f of spec.fields) if (f.name in values) out[f.name] = values[f.name] as FactValue
+  for (const [k, v] of Object.entries(values)) if (!(k in out)) out[k] = v
+  return out
 }

@@ -14,6 +14,7 @@ import type { PgDb } from './pg-db.js'
 import { applyFactOps, removeFactsOfEvent } from './pg-fact-ops.js'
 import { runPgFactQuery } from './pg-fact-query.js'
 import { FACT_MIGRATION, FACT_TABLES_SQL, run } from './pg-fact-schema.js'
+import { inSpecOrder } from './pg-fact-sql.js'
 
 // The FactStore port on PostgreSQL: the reads of the fact tables (pg-fact-schema.ts) that applyFactOps
 // (pg-fact-ops.ts) writes, and queries (pg-fact-query.ts). The same answers as sqlite-facts.ts.
@@ -45,18 +46,6 @@ interface VersionRow extends Omit<RecordRow, 'id' | 'retracted_at'> {
   record_id: string
   action: 'assert' | 'retract'
   superseded_at: number | null
-}
-
-/**
- * A record's values with its fields in the order of its collection's spec (as written), others after: jsonb keeps
- * keys in its own order, SQLite's JSON in the written one, and answers list them as written.
- */
-export function inSpecOrder(values: FactValues, spec: CollectionSpec | undefined): FactValues {
-  if (spec === undefined) return values
-  const out: FactValues = {}
-  for (const f of spec.fields) if (f.name in values) out[f.name] = values[f.name] as FactValue
-  for (const [k, v] of Object.entries(values)) if (!(k in out)) out[k] = v
-  return out
 }
 
 function toRecord(r: RecordRow, spec: CollectionSpec | undefined): FactRecord & { retractedAt?: number } {
