@@ -28,7 +28,8 @@ function timeLimit(cause?: unknown): MnemoError {
 
 /**
  * Runs a resolved query within its scope and limits (see `FactStore.query`): one read-only, repeatable-read
- * transaction, each statement under `SET LOCAL statement_timeout` set to what is left of `limits.timeoutMs`.
+ * transaction, its statements under `SET LOCAL statement_timeout` kept within what is left of `limits.timeoutMs`
+ * (to within a tenth of it, at least 20 ms).
  * @throws {MnemoError} `INVALID_INPUT` (path `query`) — the collection holds more than `limits.maxRows` records, or
  *   the query ran past `limits.timeoutMs` (wall time). `STORE_UNAVAILABLE` — a server error.
  */
@@ -51,7 +52,9 @@ export async function runPgFactQuery(
   const deadline = performance.now() + limits.timeoutMs
   let broken: Error | undefined
   try {
-    await run(client, 'facts query', 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+    // One round trip: the transaction and the first time limit (a simple query of two statements, no parameters).
+    let timeout = Math.max(1, Math.ceil(limits.timeoutMs))
+    await run(client, 'facts query', `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${timeout}`)
     const size = activity
       ? await activitySize(client, scope)
       : ((
@@ -69,11 +72,18 @@ export async function runPgFactQuery(
         'raise maxRows, or split the collection',
       )
     }
-    /** Sets the statement timeout to what is left of the query's time (refused when nothing is). */
+    /**
+     * Keeps the statement timeout within what is left of the query's time (refused when nothing is). It is set again
+     * only when the time left falls `slack` below it, so a quick query pays no round trip for it and a slow one ends
+     * at most `slack` past its limit.
+     */
+    const slack = Math.max(20, limits.timeoutMs / 10)
     const bound = async (): Promise<void> => {
       const left = Math.ceil(deadline - performance.now())
       if (left <= 0) throw timeLimit()
-      await run(client, 'facts query', `SET LOCAL statement_timeout = ${left}`)
+      if (left >= timeout - slack) return
+      timeout = left
+      await run(client, 'facts query', `SET LOCAL statement_timeout = ${timeout}`)
     }
     const exec = async <T extends Record<string, unknown>>(text: string, values: unknown[]): Promise<T[]> => {
       await bound()
