@@ -22,7 +22,7 @@ export const FACT_TEST_PROJECT = { root: '/work/demo-app', name: 'demo-app' }
 export const WIDE_LIMITS: FactQueryLimits = { maxRows: 1_000_000, timeoutMs: 60_000 }
 
 /** The PostgreSQL store's parts for fact tests: the fact ledger, and no search channels (a call to one fails the test). */
-const FACT_PARTS: PgParts = {
+export const FACT_PARTS: PgParts = {
   migrations: PG_FACT_PART.migrations,
   write: { docColumns: [], facts: PG_FACT_PART.writes },
   channels: () =>
