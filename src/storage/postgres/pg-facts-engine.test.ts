@@ -78,7 +78,7 @@ describe.skipIf(!pg)(`the engine's fact ledger on PostgreSQL, beside SQLite${pg 
       })),
     )
     expect(b).toEqual(a)
-    expect(b!.answers[0]!.text).toBe('4 (over 4 records from 2023-02-10 to 2024-10-30)')
+    expect(b!.answers[0]!.text).toBe('5 (over 5 records from 2023-02-10 to 2024-10-30)')
   })
 
   it('stops a query past its time limit with INVALID_INPUT naming the query', async () => {
