@@ -53,7 +53,21 @@ export async function figures(ctx) {
   const { createManualClock } = await dist('core/clock.js')
   const { MnemoEngine } = await dist('engine/mnemo.js')
   const { openSqliteStore } = await dist('storage/sqlite/sqlite-store.js')
-  const { openPostgresStore } = await dist('storage/postgres/pg-store.js')
+  const { openPostgresStoreWith } = await dist('storage/postgres/pg-store.js')
+  const { PG_FACT_PART } = await dist('storage/postgres/pg-facts.js')
+  // The fact part alone: the search channels play no part in a fact query (a call to one would fail the run).
+  const parts = {
+    migrations: PG_FACT_PART.migrations,
+    write: { docColumns: [], facts: PG_FACT_PART.writes },
+    channels: () =>
+      new Proxy(
+        {},
+        {
+          get: (_, name) => () => Promise.reject(new Error(`facts bench: a search channel was called (${String(name)})`)),
+        },
+      ),
+    facts: PG_FACT_PART.facts,
+  }
   const { createDatabase, dropDatabase, probe, withDatabase } = await dist('storage/postgres/pg-admin.js')
   const admin = adminUrl(args)
   const reached = await probe(admin)
@@ -66,7 +80,7 @@ export async function figures(ctx) {
   const clock = createManualClock(Date.parse('2025-06-14T10:00:00Z'))
   const engineOn = (store) => new MnemoEngine({ store, clock, cwd: '/bench/uac', contextBudgetTokens: 2000, timeZone: 'UTC' })
   const sqliteStore = openSqliteStore({ path: ':memory:' }, () => clock.now())
-  const pgStore = await openPostgresStore(withDatabase(admin, name), { now: () => clock.now() })
+  const pgStore = await openPostgresStoreWith(withDatabase(admin, name), parts, { now: () => clock.now() })
   const { default: pg } = await import('pg')
   const roundTrip = new pg.Pool({ connectionString: withDatabase(admin, name), max: 1 })
   try {
