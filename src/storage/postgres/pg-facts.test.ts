@@ -91,6 +91,18 @@ const QUERIES = [
   'from sleep list bedtime order by bedtime',
   'from sleep sum duration_hours',
   'from sleep avg duration_hours',
+  'from trips group by duration_days top 3',
+  'from trips group by duration_days sum cost_usd share >= 10%',
+  'from trips distinct duration_days',
+  'from trips where tags is null count',
+  'from trips status any list id, status, destination order by destination limit 4',
+  'from trips where id != "x" and status = "done" count',
+  'from trips where transportation in ("train") and not (tags has "asia") list destination',
+  'from trips where date >= 2024-06-01 argmin cost_usd return destination ties latest date',
+  'from trips group by purpose avg cost_usd top 2 ties first',
+  'from sleep argmax bedtime return date',
+  'from sleep where bedtime between 22:00 and 23:59 list date',
+  'from sleep group by month(date) avg duration_hours',
 ]
 
 const pg = await withPostgres()
