@@ -153,17 +153,20 @@ async function answer(
   const contributing = async (
     extra: (sql: PgSql) => string | undefined,
     join: (sql: PgSql) => string = () => '',
-  ): Promise<Pick<FactQueryResult, 'records' | 'matched' | 'sources'> & { from?: string; to?: string }> => {
-    const { sql, head, scan, filter } = start()
+    scalar?: (sql: PgSql, w: string) => string,
+  ): Promise<Pick<FactQueryResult, 'records' | 'matched' | 'sources'> & { from?: string; to?: string; scalar?: unknown }> => {
+    const { sql, head, scan, filter, w } = start()
     const more = extra(sql)
     const joined = join(sql)
     const t = timeExpr(sql)
+    // A value over the filtered records (an aggregate's) computed in the same statement, once: one round trip less.
+    const also = scalar !== undefined ? `, (SELECT ${scalar(sql, w)} FROM r WHERE ${w}) AS scalar` : ''
     const parts = [filter, more].filter((x): x is string => x !== undefined)
     const hit = parts.length === 0 ? 'true' : `coalesce(${parts.join(' AND ')}, false)`
-    const rows = await exec<{ id: string; t: string | null; src: string | null; hit: boolean }>(
+    const rows = await exec<{ id: string; t: string | null; src: string | null; hit: boolean; scalar?: unknown }>(
       sql,
       joined === ''
-        ? `${head} SELECT r.id AS id, ${t} AS t, r.provenance->>'source' AS src, ${hit} AS hit FROM r WHERE ${scan} ORDER BY ${asc('2')}, r.id COLLATE "C"`
+        ? `${head} SELECT r.id AS id, ${t} AS t, r.provenance->>'source' AS src, ${hit} AS hit${also} FROM r WHERE ${scan} ORDER BY ${asc('2')}, r.id COLLATE "C"`
         : `${head} SELECT r.id AS id, ${t} AS t, r.provenance->>'source' AS src, bool_or(${hit}) AS hit FROM r LEFT JOIN LATERAL ${joined} ON true WHERE ${scan} GROUP BY 1, 2, 3 ORDER BY ${asc('2')}, r.id COLLATE "C"`,
     )
     const range = (xs: { t: string | null }[]): { from?: string; to?: string } => {
@@ -181,6 +184,7 @@ async function answer(
       matched: hits.length,
       sources: [...new Set(hits.map((r) => r.src ?? 'unknown'))].sort(),
       ...range(hits),
+      ...(rows[0] !== undefined && scalar !== undefined ? { scalar: rows[0].scalar } : {}),
     }
   }
 
@@ -188,12 +192,17 @@ async function answer(
   const v = q.verb
   switch (v.verb) {
     case 'aggregate': {
-      const { sql, head, w } = start()
-      const rows = await exec<{ v: number | string | null }>(sql, `${head} SELECT ${measure(sql, v.measure)} AS v FROM r WHERE ${w}`)
-      const value = rows[0]?.v ?? null
       const field = v.measure.fn === 'count' ? undefined : v.measure.field
-      const c = await contributing((x) => (field !== undefined ? `${x.field(field)} IS NOT NULL` : undefined))
-      const kind = v.measure.fn === 'count' || v.measure.fn === 'distinct' ? 'count' : typeof value === 'string' ? 'value' : 'number'
+      const { scalar, ...c } = await contributing(
+        (x) => (field !== undefined ? `${x.field(field)} IS NOT NULL` : undefined),
+        undefined,
+        (x) => measure(x, v.measure),
+      )
+      // No record of the counted statuses at all: the statement returned no row, and the measure over none is a
+      // count of 0 or unknown.
+      const counted = v.measure.fn === 'count' || v.measure.fn === 'distinct'
+      const value = (scalar ?? (counted ? 0 : null)) as number | string | null
+      const kind = counted ? 'count' : typeof value === 'string' ? 'value' : 'number'
       return done({ kind, value, ...c })
     }
     case 'list': {
