@@ -153,6 +153,7 @@ async function answer(
   const contributing = async (
     extra: (sql: PgSql) => string | undefined,
     join: (sql: PgSql) => string = () => '',
+    /** A scalar subquery (SQL) over `r` and the filter `w`, computed in the same statement. */
     scalar?: (sql: PgSql, w: string) => string,
   ): Promise<Pick<FactQueryResult, 'records' | 'matched' | 'sources'> & { from?: string; to?: string; scalar?: unknown }> => {
     const { sql, head, scan, filter, w } = start()
@@ -160,7 +161,7 @@ async function answer(
     const joined = join(sql)
     const t = timeExpr(sql)
     // A value over the filtered records (an aggregate's) computed in the same statement, once: one round trip less.
-    const also = scalar !== undefined ? `, (SELECT ${scalar(sql, w)} FROM r WHERE ${w}) AS scalar` : ''
+    const also = scalar !== undefined ? `, ${scalar(sql, w)} AS scalar` : ''
     const parts = [filter, more].filter((x): x is string => x !== undefined)
     const hit = parts.length === 0 ? 'true' : `coalesce(${parts.join(' AND ')}, false)`
     const rows = await exec<{ id: string; t: string | null; src: string | null; hit: boolean; scalar?: unknown }>(
@@ -196,7 +197,7 @@ async function answer(
       const { scalar, ...c } = await contributing(
         (x) => (field !== undefined ? `${x.field(field)} IS NOT NULL` : undefined),
         undefined,
-        (x) => measure(x, v.measure),
+        (x, w) => `(SELECT ${measure(x, v.measure)} FROM r WHERE ${w})`,
       )
       // No record of the counted statuses at all: the statement returned no row, and the measure over none is a
       // count of 0 or unknown.
@@ -206,16 +207,21 @@ async function answer(
       return done({ kind, value, ...c })
     }
     case 'list': {
-      const { sql, head, w } = start()
-      const order = v.order
-        ? `${v.order.dir === 'desc' ? desc(sql.field(v.order.field)) : asc(sql.field(v.order.field))}, `
-        : spec.timeField
-          ? `${asc(sql.field(spec.timeField))}, `
-          : ''
-      const rows = await exec<{ id: string; data: FactValues; status: string }>(
-        sql,
-        `${head} SELECT r.id AS id, r.data AS data, r.status AS status FROM r WHERE ${w} ORDER BY ${order}r.recorded_at, r.rn, r.id COLLATE "C" LIMIT ${sql.p(v.limit ?? DEFAULT_LIST_LIMIT, 'int')}`,
+      // The rows, in order, as one JSON array computed in the coverage statement.
+      const { scalar, ...c } = await contributing(
+        () => undefined,
+        undefined,
+        (x, w) => {
+          const order = v.order
+            ? `${v.order.dir === 'desc' ? desc(x.field(v.order.field)) : asc(x.field(v.order.field))}, `
+            : spec.timeField
+              ? `${asc(x.field(spec.timeField))}, `
+              : ''
+          const rows = `SELECT r.id, r.data, r.status, row_number() OVER (ORDER BY ${order}r.recorded_at, r.rn, r.id COLLATE "C") AS o FROM r WHERE ${w}`
+          return `(SELECT json_agg(json_build_object('id', x.id, 'data', x.data, 'status', x.status) ORDER BY x.o) FROM (${rows} ORDER BY o LIMIT ${x.p(v.limit ?? DEFAULT_LIST_LIMIT, 'int')}) x)`
+        },
       )
+      const rows = (scalar ?? []) as { id: string; data: FactValues; status: string }[]
       const value = rows.map((row) => {
         // An activity record's keys in the order its view builds them (as SQLite's), a recorded one's as written.
         const data = activityData.get(row.id) ?? inSpecOrder(row.data, spec)
@@ -225,7 +231,6 @@ async function answer(
             : data
         return { id: row.id, ...picked }
       })
-      const c = await contributing(() => undefined)
       return done({ kind: 'rows', value, ...c, records: rows.map((r) => r.id) })
     }
     case 'argmax':
