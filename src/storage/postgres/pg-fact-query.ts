@@ -164,28 +164,40 @@ async function answer(
     const also = scalar !== undefined ? `, ${scalar(sql, w)} AS scalar` : ''
     const parts = [filter, more].filter((x): x is string => x !== undefined)
     const hit = parts.length === 0 ? 'true' : `coalesce(${parts.join(' AND ')}, false)`
-    const rows = await exec<{ id: string; t: string | null; src: string | null; hit: boolean; scalar?: unknown }>(
-      sql,
+    const each =
       joined === ''
-        ? `${head} SELECT r.id AS id, ${t} AS t, r.provenance->>'source' AS src, ${hit} AS hit${also} FROM r WHERE ${scan} ORDER BY ${asc('2')}, r.id COLLATE "C"`
-        : `${head} SELECT r.id AS id, ${t} AS t, r.provenance->>'source' AS src, bool_or(${hit}) AS hit FROM r LEFT JOIN LATERAL ${joined} ON true WHERE ${scan} GROUP BY 1, 2, 3 ORDER BY ${asc('2')}, r.id COLLATE "C"`,
+        ? `SELECT r.id AS id, ${t} AS t, r.provenance->>'source' AS src, ${hit} AS hit FROM r WHERE ${scan}`
+        : `SELECT r.id AS id, ${t} AS t, r.provenance->>'source' AS src, bool_or(${hit}) AS hit FROM r LEFT JOIN LATERAL ${joined} ON true WHERE ${scan} GROUP BY 1, 2, 3`
+    // Summed up on the server, so one row comes back rather than one per record: the ids in time order (NULL first,
+    // then by id, as SQLite sorts them), the counts, time ranges and sources.
+    const tc = 't COLLATE "C"'
+    const [row] = await exec<{
+      n: number
+      lo: string | null
+      hi: string | null
+      matched: number
+      hlo: string | null
+      hhi: string | null
+      ids: string[] | null
+      sources: string[] | null
+      scalar?: unknown
+    }>(
+      sql,
+      `${head}, c AS (${each}) SELECT count(*) AS n, min(${tc}) AS lo, max(${tc}) AS hi, count(*) FILTER (WHERE hit) AS matched,
+         min(${tc}) FILTER (WHERE hit) AS hlo, max(${tc}) FILTER (WHERE hit) AS hhi,
+         (array_agg(id ORDER BY ${tc} ASC NULLS FIRST, id COLLATE "C") FILTER (WHERE hit))[1:${MAX_ANSWER_IDS}] AS ids,
+         array_agg(DISTINCT coalesce(src, 'unknown')) FILTER (WHERE hit) AS sources${also} FROM c`,
     )
-    const range = (xs: { t: string | null }[]): { from?: string; to?: string } => {
-      // sort() orders by UTF-16 code units, as < does.
-      const times = xs
-        .map((r) => r.t)
-        .filter((x): x is string => typeof x === 'string')
-        .sort()
-      return times.length > 0 ? { from: times[0]!, to: times.at(-1)! } : {}
-    }
-    collection = { records: rows.length, ...range(rows) }
-    const hits = rows.filter((r) => r.hit)
+    const range = (lo: string | null | undefined, hi: string | null | undefined): { from?: string; to?: string } =>
+      lo != null && hi != null ? { from: lo, to: hi } : {}
+    collection = { records: row?.n ?? 0, ...range(row?.lo, row?.hi) }
     return {
-      records: hits.slice(0, MAX_ANSWER_IDS).map((r) => r.id),
-      matched: hits.length,
-      sources: [...new Set(hits.map((r) => r.src ?? 'unknown'))].sort(),
-      ...range(hits),
-      ...(rows[0] !== undefined && scalar !== undefined ? { scalar: rows[0].scalar } : {}),
+      records: row?.ids ?? [],
+      matched: row?.matched ?? 0,
+      // sort() orders by UTF-16 code units, as SQLite's answer sorts them.
+      sources: [...(row?.sources ?? [])].sort(),
+      ...range(row?.hlo, row?.hhi),
+      ...(row !== undefined && scalar !== undefined ? { scalar: row.scalar } : {}),
     }
   }
 
