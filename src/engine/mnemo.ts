@@ -921,6 +921,26 @@ export class MnemoEngine {
   }
 
   /**
+   * `consolidate`, once per `turn` across every process on this store (the replicas of a team server on one
+   * database): it runs here unless another process is running it now or has run it for this turn or a later one
+   * (see `Store.runExclusive`).
+   *
+   * @param turn - The schedule's interval number (epoch ms / interval ms, floored).
+   * @returns The report, or undefined when it did not run here.
+   */
+  async consolidateTurn(turn: number, options: ConsolidationOptions = {}): Promise<ConsolidationReport | undefined> {
+    let report: ConsolidationReport | undefined
+    await this.store.runExclusive(
+      'consolidate',
+      async () => {
+        report = await this.consolidate(options)
+      },
+      { turn },
+    )
+    return report
+  }
+
+  /**
    * Compacts the event log: every agent capture event older than `before`
    * whose derivation is smaller than its raw payload is folded into what it
    * derived — its observations and session effect, kept in the log in place

@@ -503,6 +503,17 @@ export interface StoreAdmin {
    * (`STORE_UNAVAILABLE`, "database is locked") instead of waiting the busy timeout. Reads never wait (WAL).
    */
   withoutLockWait<T>(fn: () => Promise<T>): Promise<T>
+  /**
+   * Runs the job `name` here unless another process on this database is running it now, or (with `options.turn`)
+   * has run it for that turn or a later one, so that the background jobs of several server replicas on one database
+   * run once per turn. PostgreSQL: a session advisory lock (released with the connection if the process dies) and the
+   * last turn in `store_meta`; SQLite, whose file has one server: the same within this process. The turn is recorded
+   * when `fn` resolves (a run that fails may be retried in its turn).
+   * @param options.turn - A number that grows with time (the server's: epoch ms / interval, floored). Default: none,
+   *   only "not while another runs it".
+   * @returns Whether `fn` ran here; rejects as `fn` does.
+   */
+  runExclusive(name: string, fn: () => Promise<void>, options?: { turn?: number }): Promise<boolean>
   close(): Promise<void>
 }
 

@@ -41,4 +41,35 @@ describe('background consolidation in mnemo serve', () => {
       t.cleanup()
     }
   })
+
+  it('runs once per interval across processes on one store: skips an interval already consolidated, saying so', async () => {
+    const t = tempDir()
+    const mnemo = openMnemo({ home: t.dir, env: {}, timeZone: 'UTC' })
+    try {
+      await mnemo.engine.captureHook(
+        'UserPromptSubmit',
+        JSON.stringify({ session_id: 's1', cwd: '/p/shop', prompt: 'add a cart endpoint' }),
+      )
+      await mnemo.engine.captureHook('SessionEnd', JSON.stringify({ session_id: 's1', cwd: '/p/shop', reason: 'exit' }))
+      vi.useFakeTimers()
+      const intervalMs = 15 * 60_000
+      const firstTurn = Math.floor((Date.now() + intervalMs) / intervalMs)
+      // Two engines on the store ask for the same turn at once (replicas firing together): one runs it.
+      const other = mnemo.engine.scoped({})
+      const both = await Promise.all([mnemo.engine.consolidateTurn(firstTurn), other.consolidateTurn(firstTurn)])
+      expect(both.filter((r) => r !== undefined)).toHaveLength(1)
+      const lines: string[] = []
+      const job = scheduleConsolidation(mnemo, 15, (line) => lines.push(line))
+      await vi.advanceTimersByTimeAsync(intervalMs)
+      expect(lines).toEqual(['consolidation skipped: another process on this database has run it in this interval'])
+      expect(job.status()).toMatchObject({ lastRunAt: null, lastResult: null, lastError: null })
+      await vi.advanceTimersByTimeAsync(intervalMs)
+      await job.stop()
+      expect(lines[1]).toMatch(/^consolidated: \d+ summaries/)
+      expect(job.status().lastRunAt).not.toBeNull()
+    } finally {
+      await mnemo.close()
+      t.cleanup()
+    }
+  })
 })

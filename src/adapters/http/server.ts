@@ -206,28 +206,38 @@ export interface BackgroundJob {
  * Runs `consolidate` every `minutes` in the background (one run at a time;
  * failures go to the error log and to the job's `lastError`). `minutes` 0
  * turns the schedule off (the job still reports itself, never running).
+ * Replicas of a team server on one database each keep this schedule, and
+ * the run happens once per interval across them (`consolidateTurn`: the
+ * first to fire in an interval runs it, the others skip it and log so).
  */
 export function scheduleConsolidation(mnemo: OpenedMnemo, minutes: number, log: ((line: string) => void) | undefined): BackgroundJob {
+  const intervalMs = minutes * 60_000
   let running: Promise<void> | undefined
   let lastRunAt: number | undefined
-  let nextRunAt: number | undefined = minutes > 0 ? Date.now() + minutes * 60_000 : undefined
+  let nextRunAt: number | undefined = minutes > 0 ? Date.now() + intervalMs : undefined
   let lastResult: string | null = null
   let lastError: string | null = null
   const timer =
     minutes > 0
       ? setInterval(() => {
-          nextRunAt = Date.now() + minutes * 60_000
+          nextRunAt = Date.now() + intervalMs
           if (running) return
-          lastRunAt = Date.now()
+          const startedAt = Date.now()
           running = mnemo.engine
-            .consolidate()
+            .consolidateTurn(Math.floor(startedAt / intervalMs))
             .then((r) => {
-              lastResult = `${r.summaries} summaries, ${r.lessons} lessons, ${r.procedures} procedures, ${r.archived} archived`
               lastError = null
+              if (r === undefined) {
+                log?.('consolidation skipped: another process on this database has run it in this interval')
+                return
+              }
+              lastRunAt = startedAt
+              lastResult = `${r.summaries} summaries, ${r.lessons} lessons, ${r.procedures} procedures, ${r.archived} archived`
               log?.(`consolidated: ${lastResult}`)
             })
             .catch((error: unknown) => {
               const message = error instanceof Error ? error.message : String(error)
+              lastRunAt = startedAt
               lastError = message
               mnemo.errors.append({
                 at: new Date().toISOString(),
@@ -239,7 +249,7 @@ export function scheduleConsolidation(mnemo: OpenedMnemo, minutes: number, log: 
             .finally(() => {
               running = undefined
             })
-        }, minutes * 60_000)
+        }, intervalMs)
       : undefined
   timer?.unref()
   const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString())

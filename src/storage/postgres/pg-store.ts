@@ -20,6 +20,7 @@ import type {
   VectorIndex,
 } from '../store.js'
 import { PgDb, type PgDbOptions } from './pg-db.js'
+import { runExclusive } from './pg-jobs.js'
 import { audit, auditLog, derivedWith, integrityCheck, scopeCounts, stats, vacuum } from './pg-lifecycle.js'
 import {
   deleteEvents,
@@ -292,6 +293,9 @@ class PostgresStore implements Store {
   }
   withoutLockWait<T>(fn: () => Promise<T>): Promise<T> {
     return this.db.withoutLockWait(fn)
+  }
+  runExclusive(name: string, fn: () => Promise<void>, options: { turn?: number } = {}): Promise<boolean> {
+    return runExclusive(this.db, name, fn, options.turn)
   }
   close(): Promise<void> {
     return this.db.close()

@@ -537,6 +537,36 @@ class SqliteStore implements Store {
     return integrityCheck(this.s)
   }
 
+  /** Jobs running in this process (`runExclusive`): one SQLite file has one server, so exclusion within it suffices. */
+  private readonly running = new Set<string>()
+
+  async runExclusive(name: string, fn: () => Promise<void>, options: { turn?: number } = {}): Promise<boolean> {
+    if (this.running.has(name)) return false
+    const key = `job:${name}`
+    const turn = options.turn
+    if (turn !== undefined) {
+      const last = this.s.guard('read job turn', () => this.s.stmt('SELECT value FROM store_meta WHERE key = ?').pluck().get(key)) as
+        | string
+        | undefined
+      if (last !== undefined && Number(last) >= turn) return false
+    }
+    this.running.add(name)
+    try {
+      await fn()
+      if (turn !== undefined)
+        this.write(() =>
+          this.s.guard('record job turn', () =>
+            this.s
+              .stmt('INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+              .run(key, String(turn)),
+          ),
+        )
+      return true
+    } finally {
+      this.running.delete(name)
+    }
+  }
+
   async close(): Promise<void> {
     if (this.s.db.open) this.s.db.close()
   }
