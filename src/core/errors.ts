@@ -66,3 +66,17 @@ export class MnemoError<C extends ErrorCode = ErrorCode> extends Error {
 export function invalidInput(path: string, message: string, hint?: string): MnemoError<'INVALID_INPUT'> {
   return new MnemoError('INVALID_INPUT', message, hint === undefined ? { details: { path } } : { details: { path }, hint })
 }
+
+/** How a value reads in a message: JSON, shortened; long strings by their length. */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing'
+  if (typeof value === 'string' && value.length > 80) return `${value.length} characters`
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value)
+  } catch {
+    json = undefined
+  }
+  if (json === undefined) return typeof value
+  return json.length > 80 ? `${json.slice(0, 77)}…` : json
+}

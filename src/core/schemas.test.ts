@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import {
-  contextInput,
-  hookEventInput,
-  parseInput,
-  RECALL_CHANNELS,
-  recallInput,
-  rememberInput,
-  requireProject,
-  sessionsInput,
-} from './schemas.js'
+import { contextInput, hookEventInput, parseInput, RECALL_CHANNELS, recallInput, rememberInput, sessionsInput } from './schemas.js'
+import { requireProject } from './project-arg.js'
 import { CHANNEL_NAMES } from './types.js'
 
 function errorOf(fn: () => unknown): { code: string; message: string; details: unknown; hint: string | undefined } {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { invalidInput, type MnemoError } from './errors.js'
+import { describeValue, invalidInput, type MnemoError } from './errors.js'
 import { MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './types.js'
 
 /**
@@ -210,20 +210,6 @@ function checkLimits(shape: z.ZodRawShape, value: Record<string, unknown>, ctx: 
   }
 }
 
-/** How a value reads in a message: JSON, shortened; long strings by their length. */
-export function describeValue(value: unknown): string {
-  if (value === undefined) return 'nothing'
-  if (typeof value === 'string' && value.length > 80) return `${value.length} characters`
-  let json: string | undefined
-  try {
-    json = JSON.stringify(value)
-  } catch {
-    json = undefined
-  }
-  if (json === undefined) return typeof value
-  return json.length > 80 ? `${json.slice(0, 77)}…` : json
-}
-
 /** The value at `path` inside `input`, or undefined. */
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let v = input
@@ -282,46 +268,4 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root 
   const result = schema.safeParse(input, { reportInput: true })
   if (!result.success) throw toInvalidInput(result.error, root, input)
   return result.data
-}
-
-/** True when a project argument is written as a path (it has a slash, or is `.` / `..`). */
-function isPathArg(arg: string): boolean {
-  return /[\\/]/.test(arg) || arg === '.' || arg === '..'
-}
-
-/** True for `/abs/path` and `C:\abs\path`. */
-function isAbsolutePath(arg: string): boolean {
-  return arg.startsWith('/') || /^[A-Za-z]:[\\/]/.test(arg)
-}
-
-/**
- * The project of a call on a surface with no working directory (the HTTP
- * server): it must be named, and a path must be absolute. A missing project
- * never means "every project".
- *
- * @param knownProjects - Names to suggest in the hint.
- * @throws {MnemoError} `INVALID_INPUT` — no project, or a relative path; `details.path` is `project`.
- */
-export function requireProject(project: string | undefined, knownProjects: () => readonly string[], howToPass = 'pass `project`'): string {
-  const known = (): string => {
-    const names = knownProjects()
-    return names.length === 0
-      ? 'nothing has been captured yet'
-      : `known projects: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', …' : ''}`
-  }
-  if (project === undefined) {
-    throw invalidInput(
-      'project',
-      'project is required (got nothing)',
-      `${howToPass}: a project name or an absolute path inside it; ${known()}`,
-    )
-  }
-  if (isPathArg(project) && !isAbsolutePath(project)) {
-    throw invalidInput(
-      'project',
-      `project must be a project name or an absolute path (got ${describeValue(project)})`,
-      `the server has no working directory; ${known()}`,
-    )
-  }
-  return project
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../core/errors.js'
-import { requireProject } from '../core/schemas.js'
+import { requireProject } from '../core/project-arg.js'
 import type { ProjectId } from '../core/ids.js'
 import type { Project, ProjectRef } from '../core/types.js'
 import { namedProject, normalizeRoot, refOf, resolveProjectRoot } from '../capture/project.js'

@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
-import { invalidInput } from '../../core/errors.js'
-import { describeValue, inputObject, parseInput, projectField } from '../../core/schemas.js'
+import { describeValue, invalidInput } from '../../core/errors.js'
+import { inputObject, parseInput, projectField } from '../../core/schemas.js'
 import { z } from 'zod'
 import { SURFACE_AGENTS, type AgentName } from '../../core/types.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'

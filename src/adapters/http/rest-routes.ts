@@ -1,11 +1,10 @@
 import path from 'node:path'
 import { z } from 'zod'
-import { invalidInput, MnemoError } from '../../core/errors.js'
+import { describeValue, invalidInput, MnemoError } from '../../core/errors.js'
 import type { SessionId } from '../../core/ids.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import {
   contextInput,
-  describeValue,
   hookEventInput,
   inputObject,
   integer,
