@@ -24,7 +24,7 @@ import { MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './t
 export const MAX_INPUT_TEXT_CHARS = 16_000
 /** Longest project argument (a name or a path), characters. */
 export const MAX_PROJECT_CHARS = 4096
-/** Recall channels a caller may pick (mirrors `CHANNEL_NAMES` in retrieval/fusion.ts; a test keeps them equal). */
+/** Recall channels a caller may pick (mirrors `CHANNEL_NAMES` in core/types.ts as a tuple for `z.enum`; a test keeps them equal). */
 export const RECALL_CHANNELS = ['bm25', 'vector', 'embedding', 'graph', 'time'] as const
 
 /** The JSON Schema keywords a field may carry as limits; `checkLimits` enforces exactly these. */
