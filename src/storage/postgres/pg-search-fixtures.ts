@@ -8,7 +8,7 @@ import { searchVector } from './pg-text.js'
 // Test support for the search, graph and vector modules: documents written straight into the tables the derivation
 // writes (pg-write.ts), so those modules are tested on a real server before and apart from the whole store.
 
-/** A document to write: an observation (with a session) or a memory. Defaults: project `p1`, no user, agent `claude`. */
+/** A document to write: an observation (with a session) or a memory. Defaults: project `p1`, no user, agent `claude-code`. */
 export interface FixtureDoc {
   type?: 'observation' | 'memory'
   project?: string
@@ -41,7 +41,7 @@ export async function putDocs(db: PgDb, list: readonly FixtureDoc[]): Promise<nu
     for (const d of list) {
       const project = d.project ?? 'p1'
       const user = d.user === undefined ? null : d.user
-      const agent = d.agent === undefined ? 'claude' : d.agent
+      const agent = d.agent === undefined ? 'claude-code' : d.agent
       const ts = d.ts ?? 1_700_000_000_000
       await c.query('INSERT INTO projects (id, root, name) VALUES ($1, $2, $1) ON CONFLICT DO NOTHING', [project, `/r/${project}`])
       const ev = await c.query<{ seq: number }>(

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MnemoError } from '../../core/errors.js'
-import type { SessionId } from '../../core/ids.js'
+import type { ProjectId, SessionId } from '../../core/ids.js'
 import { toMatchExpression } from '../../retrieval/fts-query.js'
 import { whyNoPostgres, withPostgres } from '../../testing/postgres.js'
 import type { PgDb } from './pg-db.js'
@@ -8,6 +8,7 @@ import { countDocs, docs, docsInTimeRange, matchCount, neighbors, searchText } f
 import { openSearchDb, putDocs } from './pg-search-fixtures.js'
 
 const pg = await withPostgres()
+const P1 = 'p1' as ProjectId
 const pg2 = pg && (await withPostgres())
 
 // The corpus and the scores FTS5 gives it: SQLite's search_fts (porter unicode61 remove_diacritics 2) with these rows,
@@ -121,7 +122,7 @@ describe.skipIf(!pg)(`PostgreSQL search channel${pg ? '' : ` (skipped: ${whyNoPo
     await db.query('t', 'DELETE FROM search_docs WHERE doc_key = $1', [extra])
     await same()
     expect(await matchCount(db, { match: '"zebras"', limit: 10 })).toBe(0)
-    const n = Number((await db.query('t', `SELECT count(*) AS n FROM search_terms WHERE lexeme = 'zebra'`)).rows[0].n)
+    const n = Number((await db.query('t', `SELECT count(*) AS n FROM search_terms WHERE lexeme = 'zebra'`)).rows[0]?.n)
     expect(n).toBe(0)
   })
 
@@ -161,24 +162,22 @@ describe.skipIf(!pg2)(`PostgreSQL search scopes and documents${pg2 ? '' : ` (ski
 
   it('applies project, user, agent and session inside the query, before the limit', async () => {
     // Document 0 (another project) is the best match for "deploy": the limit counts the scope's documents only.
-    expect(await searchText(db, { match: toMatchExpression('deploy')!, limit: 1, projectIds: ['p1'] })).toMatchObject([{ docKey: k[1] }])
-    expect(await found({ match, limit: 50, projectIds: ['p1'], user: 'ann' })).toEqual(
-      [k[1], k[2], k[4], k[5], k[8]].sort((a, b) => a! - b!),
-    )
-    expect(await found({ match, limit: 50, projectIds: ['p1'], user: null })).toEqual([k[1], k[4], k[5], k[8]].sort((a, b) => a! - b!))
-    expect(await found({ match, limit: 50, projectIds: ['p1'], agent: 'claude' })).toEqual(
+    expect(await searchText(db, { match: toMatchExpression('deploy')!, limit: 1, projectIds: [P1] })).toMatchObject([{ docKey: k[1] }])
+    expect(await found({ match, limit: 50, projectIds: [P1], user: 'ann' })).toEqual([k[1], k[2], k[4], k[5], k[8]].sort((a, b) => a! - b!))
+    expect(await found({ match, limit: 50, projectIds: [P1], user: null })).toEqual([k[1], k[4], k[5], k[8]].sort((a, b) => a! - b!))
+    expect(await found({ match, limit: 50, projectIds: [P1], agent: 'claude-code' })).toEqual(
       [k[1], k[2], k[3], k[5], k[8]].sort((a, b) => a! - b!),
     )
     expect(await found({ match, limit: 50, sessionId: 's2' as SessionId })).toEqual([k[4]])
   })
 
   it('reads memories as of a time, and archived ones only when asked', async () => {
-    expect(await found({ match, limit: 50, projectIds: ['p1'], asOf: 50 })).toEqual([k[1], k[2], k[3], k[4], k[6]].sort((a, b) => a! - b!))
-    expect(await found({ match, limit: 50, projectIds: ['p1'], includeArchived: true })).toContain(k[7])
-    expect(await found({ match, limit: 50, projectIds: ['p1'] })).not.toContain(k[7])
+    expect(await found({ match, limit: 50, projectIds: [P1], asOf: 50 })).toEqual([k[1], k[2], k[3], k[4], k[6]].sort((a, b) => a! - b!))
+    expect(await found({ match, limit: 50, projectIds: [P1], includeArchived: true })).toContain(k[7])
+    expect(await found({ match, limit: 50, projectIds: [P1] })).not.toContain(k[7])
     // Document 8 matches through its path (src/billing/…).
-    expect(await matchCount(db, { match, limit: 50, projectIds: ['p1'] })).toBe(6)
-    expect(await matchCount(db, { match, limit: 2, projectIds: ['p1'] })).toBe(2)
+    expect(await matchCount(db, { match, limit: 50, projectIds: [P1] })).toBe(6)
+    expect(await matchCount(db, { match, limit: 2, projectIds: [P1] })).toBe(2)
   })
 
   it('finds CJK words and identifiers and paths as recall asks for them', async () => {
@@ -188,9 +187,9 @@ describe.skipIf(!pg2)(`PostgreSQL search scopes and documents${pg2 ? '' : ` (ski
 
   it('counts, time ranges, documents and neighbours', async () => {
     expect(await countDocs(db, {})).toBe(9)
-    expect(await countDocs(db, { projectIds: ['p1'], user: null })).toBe(6)
-    expect(await docsInTimeRange(db, { projectIds: ['p1'], from: 20, to: 61, limit: 10 })).toEqual([k[1], k[2], k[3], k[4], k[5]])
-    expect(await docsInTimeRange(db, { projectIds: ['p1'], from: 0, to: 100, limit: 2, newestFirst: true })).toEqual([k[8], k[4]])
+    expect(await countDocs(db, { projectIds: [P1], user: null })).toBe(6)
+    expect(await docsInTimeRange(db, { projectIds: [P1], from: 20, to: 61, limit: 10 })).toEqual([k[1], k[2], k[3], k[4], k[5]])
+    expect(await docsInTimeRange(db, { projectIds: [P1], from: 0, to: 100, limit: 2, newestFirst: true })).toEqual([k[8], k[4]])
     expect(await docsInTimeRange(db, { sessionId: 's1' as SessionId, from: 0, to: 100, limit: 10 })).toEqual([k[1], k[2], k[3], k[8]])
     const got = await docs(db, [k[5]!, 999_999, k[1]!, k[6]!])
     expect(got.map((d) => [d.docKey, d.type, d.text])).toEqual([

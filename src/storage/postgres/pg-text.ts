@@ -26,7 +26,7 @@ const fromBytes = new TextDecoder()
  * private-use characters (Unicode categories L*, N*, Co; combining diacritics U+0300–U+036F belong to the token and
  * are dropped), lowercased, Latin letters without their diacritics (`café` → `cafe`), then Porter-stemmed (Porter
  * 1980, as FTS5's porter: tokens of 3–64 UTF-8 bytes, non-ASCII bytes counting as consonants). Measured against FTS5
- * on the LoCoMo development split: 92,013 of 92,013 tokens equal (docs/pg-search.md); FTS5's Unicode tables are
+ * on the LoCoMo development split (3,435 turns): the same tokens for every turn but one; FTS5's Unicode tables are
  * older than JavaScript's, so a character assigned since (a newer emoji) may be split differently.
  */
 export function ftsTokens(text: string): string[] {
