@@ -65,7 +65,7 @@ export async function searchText(db: PgDb, options: SearchTextOptions): Promise<
       : `CASE WHEN d.tsv @@ ${p.add(t.tsquery)}::tsquery THEN mnemo_phrase_counts(d.tsv, ${p.add(t.lexemes)}::text[], ${p.add(t.prefix)}) ELSE 0 END`,
   )
   const weighted = counts.map((_, i) => `((c${i} & 511) * ${w[0]} + ((c${i} >> 9) & 511) * ${w[1]} + (c${i} >> 18) * ${w[2]}) AS f${i}`)
-  const norm = `${p.add(BM25_K1)}::float8 * (1 - ${p.add(BM25_B)}::float8 + ${p.add(BM25_B)}::float8 * d.token_count / ${p.add(stats.tokens / stats.docs)}::float8)`
+  const norm = `${p.add(BM25_K1)}::float8 * (1 - ${p.add(BM25_B)}::float8 + ${p.add(BM25_B)}::float8 * token_count / ${p.add(stats.tokens / stats.docs)}::float8)`
   const score = terms
     .map((_, i) => {
       const n = stats.df[i] ?? 0
@@ -82,12 +82,14 @@ export async function searchText(db: PgDb, options: SearchTextOptions): Promise<
     where += ` AND (d.doc_key < 0 OR d.ts <= ${asOf}) AND (d.doc_key > 0 OR (m.valid_from <= ${asOf} AND (m.valid_to IS NULL OR m.valid_to > ${asOf})))`
   } else where += ' AND (d.doc_key > 0 OR d.valid_to IS NULL)'
   if (!options.includeArchived) where += ' AND (d.doc_key > 0 OR d.archived_at IS NULL)'
-  const sql = `SELECT d.doc_key AS "docKey", d.role, s.score FROM search_docs d ${join}
-    CROSS JOIN LATERAL (SELECT ${counts.map((c, i) => `${c} AS c${i}`).join(', ')}) c
-    CROSS JOIN LATERAL (SELECT ${weighted.join(', ')}, ${norm} AS nm) f
-    CROSS JOIN LATERAL (SELECT ${score} AS score) s
-    WHERE ${where}
-    ORDER BY s.score DESC, d.doc_key LIMIT ${p.add(Math.floor(options.limit))}`
+  // In stages the planner keeps apart (MATERIALIZED): each term count is read once per matching document, not once
+  // per use in the formula (inlined, the score expression evaluated every jsonb lookup six times).
+  const sql = `WITH hit AS MATERIALIZED (
+      SELECT d.doc_key, d.role, d.token_count, ${counts.map((c, i) => `${c} AS c${i}`).join(', ')} FROM search_docs d ${join} WHERE ${where}
+    ), f AS MATERIALIZED (
+      SELECT doc_key, role, ${weighted.join(', ')}, ${norm} AS nm FROM hit
+    )
+    SELECT doc_key AS "docKey", role, ${score} AS score FROM f ORDER BY score DESC, doc_key LIMIT ${p.add(Math.floor(options.limit))}`
   const r = await db.query<TextMatch>('search', sql, p.values)
   return r.rows.map((m) => ({ docKey: Number(m.docKey), role: m.role, score: Number(m.score) }))
 }
