@@ -11,36 +11,18 @@ import type { PgMigration } from './pg-migrations.js'
  *   `body | parts << 9 | meta << 18` (each at most 256, PostgreSQL's positions per lexeme), as jsonb so that a
  *   ranked document's term frequency is one key lookup; `token_count` (generated): its number of tokens.
  * - A GIN index on `tsv` finds the documents matching a tsquery.
- * - `search_terms` (lexeme → documents containing it) and `search_totals` (documents, tokens), kept by statement
- *   triggers on `search_docs` from their transition tables: BM25's document frequencies and average length without a
- *   scan. Writes are serialised (pg-db.ts WRITE_LOCK), so the counters never deadlock.
+ * - `search_terms` (lexeme → documents containing it) and `search_totals` (documents, tokens): BM25's document
+ *   frequencies and average length without a scan. Statement triggers on `search_docs` note each added or removed
+ *   vector in `search_pending`; a deferred trigger folds them into the counts once, at commit (one upsert per
+ *   transaction, however many documents it wrote). Writes are serialised (pg-db.ts WRITE_LOCK): no deadlock.
  * - `mnemo_phrase_counts(tsv, lexemes, prefix)`: the packed per-column count of a phrase's occurrences (consecutive
  *   positions), the last lexeme a prefix when `prefix`, counted at the phrase's first token as FTS5 counts it.
  *
  * A store that had documents before this step gets empty vectors for them: `mnemo rebuild` indexes them.
  */
-/** Adds the documents `docs` selects (tsv, token_count) to the counts. */
-const add = (docs: string): string => `
-        WITH docs AS (${docs}), counted AS (
-          INSERT INTO search_terms (lexeme, docs)
-          SELECT u.lexeme, count(*) FROM docs, unnest(docs.tsv) u GROUP BY u.lexeme ORDER BY u.lexeme
-          ON CONFLICT (lexeme) DO UPDATE SET docs = search_terms.docs + excluded.docs
-        )
-        UPDATE search_totals SET docs = docs + (SELECT count(*) FROM docs), tokens = tokens + (SELECT coalesce(sum(token_count), 0) FROM docs);`
-
-/** Takes the documents `docs` selects (tsv, token_count) off the counts; a lexeme no document holds any more goes. */
-const remove = (docs: string): string => `
-        WITH docs AS (${docs}), terms AS (
-          SELECT u.lexeme, count(*) AS n FROM docs, unnest(docs.tsv) u GROUP BY u.lexeme ORDER BY u.lexeme
-        )
-        UPDATE search_terms t SET docs = t.docs - terms.n FROM terms WHERE t.lexeme = terms.lexeme;
-        DELETE FROM search_terms WHERE docs <= 0;
-        WITH docs AS (${docs})
-        UPDATE search_totals SET docs = docs - (SELECT count(*) FROM docs), tokens = tokens - (SELECT coalesce(sum(token_count), 0) FROM docs);`
-
 export const SEARCH_MIGRATION: PgMigration = {
   id: '0002-search',
-  name: 'full-text search: tsvector with GIN index, term counts, BM25 statistics kept by triggers',
+  name: 'full-text search: tsvector with GIN index, term counts, BM25 statistics folded in at commit',
   sql: `
     CREATE FUNCTION mnemo_term_counts(v tsvector) RETURNS jsonb LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
       SELECT coalesce(jsonb_object_agg(u.lexeme,
@@ -83,29 +65,61 @@ export const SEARCH_MIGRATION: PgMigration = {
     );
     INSERT INTO search_totals (docs, tokens) VALUES (0, 0);
 
-    CREATE FUNCTION mnemo_search_counts() RETURNS trigger LANGUAGE plpgsql AS $$
+    -- Changes to the counts waiting for the commit: +1 per document vector added, −1 per vector removed.
+    CREATE TABLE search_pending (
+      sign        smallint NOT NULL,
+      tsv         tsvector NOT NULL,
+      token_count integer NOT NULL
+    );
+    CREATE FUNCTION mnemo_search_pending() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       IF TG_OP = 'TRUNCATE' THEN
+        DELETE FROM search_pending;
         DELETE FROM search_terms;
         UPDATE search_totals SET docs = 0, tokens = 0;
+        RETURN NULL;
       ELSIF TG_OP = 'INSERT' THEN
-        ${add('SELECT tsv, token_count FROM new_docs')}
+        INSERT INTO search_pending SELECT 1, tsv, token_count FROM new_docs;
       ELSIF TG_OP = 'DELETE' THEN
-        ${remove('SELECT tsv, token_count FROM old_docs')}
+        INSERT INTO search_pending SELECT -1, tsv, token_count FROM old_docs;
       ELSE
         -- Only the rows whose vector changed (a memory's validity or archiving leaves it as it was).
-        ${remove('SELECT o.tsv, o.token_count FROM old_docs o JOIN new_docs n USING (doc_key) WHERE n.tsv <> o.tsv')}
-        ${add('SELECT n.tsv, n.token_count FROM new_docs n JOIN old_docs o USING (doc_key) WHERE n.tsv <> o.tsv')}
+        INSERT INTO search_pending
+          SELECT x.sign, x.tsv, x.token_count FROM old_docs o JOIN new_docs n USING (doc_key)
+          CROSS JOIN LATERAL (VALUES (-1::smallint, o.tsv, o.token_count), (1::smallint, n.tsv, n.token_count)) AS x(sign, tsv, token_count)
+          WHERE n.tsv <> o.tsv;
       END IF;
+      PERFORM set_config('mnemo.search_flushed', 'off', true);
+      RETURN NULL;
+    END $$;
+    -- At commit, the first firing folds every pending change into the counts in one statement each; the others find
+    -- the transaction's flag set and return. (Counters updated per statement would grow a chain of row versions per
+    -- common lexeme in a long transaction, a rebuild's: quadratic.)
+    CREATE FUNCTION mnemo_search_flush() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF current_setting('mnemo.search_flushed', true) = 'on' THEN RETURN NULL; END IF;
+      PERFORM set_config('mnemo.search_flushed', 'on', true);
+      WITH done AS (
+        DELETE FROM search_pending RETURNING sign, tsv, token_count
+      ), totals AS (
+        UPDATE search_totals SET docs = docs + (SELECT coalesce(sum(sign), 0) FROM done),
+          tokens = tokens + (SELECT coalesce(sum(sign * token_count), 0) FROM done)
+      )
+      INSERT INTO search_terms (lexeme, docs)
+        SELECT u.lexeme, sum(done.sign) FROM done, unnest(done.tsv) u GROUP BY u.lexeme HAVING sum(done.sign) <> 0 ORDER BY u.lexeme
+        ON CONFLICT (lexeme) DO UPDATE SET docs = search_terms.docs + excluded.docs;
+      DELETE FROM search_terms WHERE docs <= 0;
       RETURN NULL;
     END $$;
     CREATE TRIGGER search_docs_counts_insert AFTER INSERT ON search_docs
-      REFERENCING NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION mnemo_search_counts();
+      REFERENCING NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION mnemo_search_pending();
     CREATE TRIGGER search_docs_counts_delete AFTER DELETE ON search_docs
-      REFERENCING OLD TABLE AS old_docs FOR EACH STATEMENT EXECUTE FUNCTION mnemo_search_counts();
+      REFERENCING OLD TABLE AS old_docs FOR EACH STATEMENT EXECUTE FUNCTION mnemo_search_pending();
     CREATE TRIGGER search_docs_counts_update AFTER UPDATE ON search_docs
-      REFERENCING OLD TABLE AS old_docs NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION mnemo_search_counts();
+      REFERENCING OLD TABLE AS old_docs NEW TABLE AS new_docs FOR EACH STATEMENT EXECUTE FUNCTION mnemo_search_pending();
     CREATE TRIGGER search_docs_counts_truncate AFTER TRUNCATE ON search_docs
-      FOR EACH STATEMENT EXECUTE FUNCTION mnemo_search_counts();
+      FOR EACH STATEMENT EXECUTE FUNCTION mnemo_search_pending();
+    CREATE CONSTRAINT TRIGGER search_pending_flush AFTER INSERT ON search_pending
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION mnemo_search_flush();
   `,
 }

@@ -124,6 +124,21 @@ describe.skipIf(!pg)(`PostgreSQL search channel${pg ? '' : ` (skipped: ${whyNoPo
     expect(await matchCount(db, { match: '"zebras"', limit: 10 })).toBe(0)
     const n = Number((await db.query('t', `SELECT count(*) AS n FROM search_terms WHERE lexeme = 'zebra'`)).rows[0]?.n)
     expect(n).toBe(0)
+    // One transaction that adds, removes and re-indexes documents, its deferred count flushed early once midway.
+    const [a, b] = await putDocs(db, [
+      { text: 'okapi okapi notes', project: 'p9' },
+      { text: 'another okapi', project: 'p9' },
+    ])
+    await db.transaction('t', async (c) => {
+      await c.query('DELETE FROM search_docs WHERE doc_key = $1', [a])
+      await c.query('SET CONSTRAINTS ALL IMMEDIATE')
+      await c.query(`UPDATE search_docs SET tsv = '''okapi'':1A ''zebra'':2A'::tsvector WHERE doc_key = $1`, [b])
+      await c.query('SET CONSTRAINTS ALL DEFERRED')
+      await c.query('DELETE FROM search_docs WHERE doc_key = $1', [b])
+    })
+    await same()
+    await db.query('t', 'TRUNCATE search_docs')
+    await same()
   })
 
   it('refuses an expression outside the quoted-phrase subset, naming it', async () => {
