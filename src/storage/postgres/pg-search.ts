@@ -62,7 +62,9 @@ export async function searchText(db: PgDb, options: SearchTextOptions): Promise<
   const counts = terms.map((t) =>
     t.lexemes.length === 1 && !t.prefix
       ? `coalesce((x.tc ->> ${p.add(t.lexemes[0])})::integer, 0)`
-      : `CASE WHEN d.tsv @@ ${p.add(t.tsquery)}::tsquery THEN mnemo_phrase_counts(d.tsv, ${p.add(t.lexemes)}::text[], ${p.add(t.prefix)}) ELSE 0 END`,
+      : // A phrase is looked for in the tsvector only where the term counts hold all its whole words (a prefix's last is not whole).
+        `CASE WHEN x.tc ?& ${p.add(t.prefix ? t.lexemes.slice(0, -1) : t.lexemes)}::text[] AND d.tsv @@ ${p.add(t.tsquery)}::tsquery
+          THEN mnemo_phrase_counts(d.tsv, ${p.add(t.lexemes)}::text[], ${p.add(t.prefix)}) ELSE 0 END`,
   )
   const weighted = counts.map((_, i) => `((c${i} & 511) * ${w[0]} + ((c${i} >> 9) & 511) * ${w[1]} + (c${i} >> 18) * ${w[2]}) AS f${i}`)
   const norm = `${p.add(BM25_K1)}::float8 * (1 - ${p.add(BM25_B)}::float8 + ${p.add(BM25_B)}::float8 * token_count / ${p.add(stats.tokens / stats.docs)}::float8)`
