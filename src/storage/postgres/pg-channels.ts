@@ -10,6 +10,8 @@ import * as vec from './pg-vectors.js'
 // What the search, graph and vector channels give the PostgreSQL store (pg-store.ts PgParts): their schema step, the
 // column the derivation writes into each search document, and the port methods bound to one database.
 
+/** The search index's own integrity problems (pg-search.ts), for the store's integrity check. */
+export { searchIntegrity } from './pg-search.js'
 export { SEARCH_MIGRATION }
 
 /**

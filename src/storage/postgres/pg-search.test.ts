@@ -4,7 +4,7 @@ import type { ProjectId, SessionId } from '../../core/ids.js'
 import { toMatchExpression } from '../../retrieval/fts-query.js'
 import { whyNoPostgres, withPostgres } from '../../testing/postgres.js'
 import type { PgDb } from './pg-db.js'
-import { countDocs, docs, docsInTimeRange, matchCount, neighbors, searchText } from './pg-search.js'
+import { countDocs, docs, docsInTimeRange, matchCount, neighbors, searchIntegrity, searchText } from './pg-search.js'
 import { openSearchDb, putDocs } from './pg-search-fixtures.js'
 
 const pg = await withPostgres()
@@ -139,6 +139,15 @@ describe.skipIf(!pg)(`PostgreSQL search channel${pg ? '' : ` (skipped: ${whyNoPo
     await same()
     await db.query('t', 'TRUNCATE search_docs')
     await same()
+    expect(await searchIntegrity(db)).toEqual([])
+    await putDocs(db, [{ text: 'okapi herd', project: 'p9' }])
+    expect(await searchIntegrity(db)).toEqual([])
+    await db.query('t', `UPDATE search_terms SET docs = docs + 1 WHERE lexeme = 'herd'`)
+    await db.query('t', 'UPDATE search_totals SET tokens = tokens + 5')
+    expect(await searchIntegrity(db)).toEqual([
+      expect.stringMatching(/search totals say 1 documents and 7 tokens; the documents hold 1 and 2/),
+      '1 lexemes have a wrong document count in search_terms (first: "herd")',
+    ])
   })
 
   it('refuses an expression outside the quoted-phrase subset, naming it', async () => {

@@ -257,3 +257,29 @@ export async function neighbors(
   for (const row of r.rows) out.set(Number(row.k), { prev: row.prev.map(Number), next: row.next.map(Number) })
   return out
 }
+
+/**
+ * The search index's own integrity (for `Store.integrityCheck`): BM25's statistics against a recount from the
+ * documents' vectors — the totals of documents and tokens, and each lexeme's document count. Reads every vector.
+ * @returns The problems found (empty when none), each a sentence naming what differs and by how much.
+ */
+export async function searchIntegrity(db: PgDb): Promise<string[]> {
+  const r = await db.query<{ docs: number; tokens: number; want_docs: number; want_tokens: number; terms: number; example: string | null }>(
+    'integrity check',
+    `WITH want AS (SELECT u.lexeme, count(*) AS n FROM search_docs, unnest(tsv) u GROUP BY u.lexeme),
+       wrong AS (SELECT coalesce(w.lexeme, t.lexeme) AS lexeme FROM want w FULL JOIN search_terms t ON t.lexeme = w.lexeme WHERE t.docs IS DISTINCT FROM w.n)
+     SELECT (SELECT docs FROM search_totals) AS docs, (SELECT tokens FROM search_totals) AS tokens,
+       (SELECT count(*) FROM search_docs) AS want_docs, (SELECT coalesce(sum(token_count), 0) FROM search_docs) AS want_tokens,
+       (SELECT count(*) FROM wrong) AS terms, (SELECT min(lexeme) FROM wrong) AS example`,
+  )
+  const row = r.rows[0]
+  if (!row) return ['search_totals has no row']
+  const problems: string[] = []
+  if (Number(row.docs) !== Number(row.want_docs) || Number(row.tokens) !== Number(row.want_tokens))
+    problems.push(
+      `search totals say ${row.docs} documents and ${row.tokens} tokens; the documents hold ${row.want_docs} and ${row.want_tokens}`,
+    )
+  if (Number(row.terms) > 0)
+    problems.push(`${row.terms} lexemes have a wrong document count in search_terms (first: ${JSON.stringify(row.example)})`)
+  return problems
+}
