@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The benchmark: `npm run bench` (a benchmark, not a test: it prints figures beside floors measured in the same run).
 //
-//   npm run build && node scripts/bench/run.mjs [--sizes 1k,10k,100k] [--only recall,storage,import,serve,startup,facts]
+//   npm run build && node scripts/bench/run.mjs [--sizes 1k,10k,100k] [--only recall,recall-pg,storage,import,serve,startup,facts]
+//     [--database postgres://…]   (recall-pg: the recall figures on PostgreSQL beside SQLite's)
 //
 // Data: generated deterministically inside the repository (scripts/bench/generate.mjs), imported into stores of
 // about 1k, 10k and 100k observations that are built once and cached under .bench-cache/ (scripts/bench/stores.mjs).
@@ -21,7 +22,7 @@ import { cachedStore } from './stores.mjs'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** The groups, in the order they run and print. A group whose module is absent is skipped. */
-export const GROUPS = ['startup', 'recall', 'storage', 'import', 'serve', 'facts']
+export const GROUPS = ['startup', 'recall', 'recall-pg', 'storage', 'import', 'serve', 'facts']
 const SIZES = { '1k': 1_000, '10k': 10_000, '100k': 100_000 }
 
 /** The p-th quantile (0–1) of `values`, linearly interpolated; NaN for none. */
