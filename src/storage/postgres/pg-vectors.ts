@@ -55,27 +55,23 @@ export async function dropSpace(db: PgDb, space: string): Promise<void> {
 
 /** Keys and texts of the scope's documents without a vector in `space`, oldest first (observations, then memories), at most `limit`. */
 export async function docsWithoutVector(db: PgDb, space: string, scope: Scope, limit: number): Promise<{ docKey: number; text: string }[]> {
+  // One round trip for both kinds (the builtin vector channel asks this per project on every search).
   const p = new Params()
   const s = p.add(space)
   const n = p.add(limit)
-  const obs = await db.query<{ k: number; text: string }>(
+  const r = await db.query<{ k: number; text: string }>(
     'docs without vector',
-    `SELECT o.rowid AS k, o.text FROM observations o
-     WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ${s} AND v.doc_key = o.rowid)${scopeWhere(scope, onTable('o'), p)}
-     ORDER BY o.rowid LIMIT ${n}`,
+    `(SELECT o.rowid AS k, o.text, 0 AS part, o.rowid AS r FROM observations o
+       WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ${s} AND v.doc_key = o.rowid)${scopeWhere(scope, onTable('o'), p)}
+       ORDER BY o.rowid LIMIT ${n})
+     UNION ALL
+     (SELECT -m.rowid AS k, m.text, 1 AS part, m.rowid AS r FROM memories m
+       WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ${s} AND v.doc_key = -m.rowid)${scopeWhere(scope, onTable('m'), p)}
+       ORDER BY m.rowid LIMIT ${n})
+     ORDER BY part, r LIMIT ${n}`,
     p.values,
   )
-  const q = new Params()
-  const s2 = q.add(space)
-  const n2 = q.add(limit)
-  const mem = await db.query<{ k: number; text: string }>(
-    'docs without vector',
-    `SELECT -m.rowid AS k, m.text FROM memories m
-     WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ${s2} AND v.doc_key = -m.rowid)${scopeWhere(scope, onTable('m'), q)}
-     ORDER BY m.rowid LIMIT ${n2}`,
-    q.values,
-  )
-  return [...obs.rows, ...mem.rows].slice(0, limit).map((r) => ({ docKey: Number(r.k), text: r.text }))
+  return r.rows.map((row) => ({ docKey: Number(row.k), text: row.text }))
 }
 
 /** Texts of a project's documents, newest first, memories before observations, at most `limit` (for fitting the builtin model). */
