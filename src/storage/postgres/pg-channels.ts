@@ -1,4 +1,4 @@
-import type { IndexedText } from '../../retrieval/search-text.js'
+import type { IndexedText } from '../../core/types.js'
 import type { GraphIndex, SearchIndex, VectorIndex } from '../store.js'
 import type { PgDb } from './pg-db.js'
 import * as graph from './pg-graph.js'

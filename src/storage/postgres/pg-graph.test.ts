@@ -13,7 +13,7 @@ import {
   sampleDocs,
   searchEntities,
 } from './pg-graph.js'
-import { openSearchDb, putDocs } from './pg-search-fixtures.js'
+import { openSearchDb, putDocs } from '../../testing/pg-search-fixtures.js'
 import { docsWithoutVector, dropSpace, getLsaModel, lsaModelInfo, projectTexts, putLsaModel, putVectors, vectors } from './pg-vectors.js'
 
 const pg = await withPostgres()

@@ -1,5 +1,5 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
-import type { EntityRef } from '../../retrieval/entities.js'
+import type { EntityRef } from '../../core/types.js'
 import type { EntityRow, Scope } from '../store.js'
 import type { PgDb } from './pg-db.js'
 import { onTable, Params, scopeWhere } from './pg-sql.js'

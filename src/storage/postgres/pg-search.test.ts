@@ -5,7 +5,7 @@ import { toMatchExpression } from '../../retrieval/fts-query.js'
 import { whyNoPostgres, withPostgres } from '../../testing/postgres.js'
 import type { PgDb } from './pg-db.js'
 import { countDocs, docs, docsInTimeRange, matchCount, neighbors, searchIntegrity, searchText } from './pg-search.js'
-import { openSearchDb, putDocs } from './pg-search-fixtures.js'
+import { openSearchDb, putDocs } from '../../testing/pg-search-fixtures.js'
 
 const pg = await withPostgres()
 const P1 = 'p1' as ProjectId

@@ -1,6 +1,6 @@
 import { stemmer } from 'stemmer'
 import { invalidInput } from '../../core/errors.js'
-import type { IndexedText } from '../../retrieval/search-text.js'
+import type { IndexedText } from '../../core/types.js'
 
 // The full-text tokenization of the PostgreSQL store, the same as SQLite's FTS5 table (tokenizer `porter unicode61
 // remove_diacritics 2`, src/storage/sqlite/migrations.ts), done here rather than by a PostgreSQL text search

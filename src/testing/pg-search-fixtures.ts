@@ -1,9 +1,9 @@
-import { toIndexedText } from '../../retrieval/search-text.js'
-import { PgDb } from './pg-db.js'
-import { migrate } from './pg-migrations.js'
-import { BASE_MIGRATION } from './pg-schema.js'
-import { SEARCH_MIGRATION } from './pg-search-schema.js'
-import { searchVector } from './pg-text.js'
+import { toIndexedText } from '../retrieval/search-text.js'
+import { PgDb } from '../storage/postgres/pg-db.js'
+import { migrate } from '../storage/postgres/pg-migrations.js'
+import { BASE_MIGRATION } from '../storage/postgres/pg-schema.js'
+import { SEARCH_MIGRATION } from '../storage/postgres/pg-search-schema.js'
+import { searchVector } from '../storage/postgres/pg-text.js'
 
 // Test support for the search, graph and vector modules: documents written straight into the tables the derivation
 // writes (pg-write.ts), so those modules are tested on a real server before and apart from the whole store.
