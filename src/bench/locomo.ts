@@ -17,6 +17,7 @@ import { MnemoError } from '../core/errors.js'
 import type { ChannelName, RecallHit } from '../core/types.js'
 import type { Embedder } from '../providers/embedder.js'
 import { openMnemo } from '../runtime/open-mnemo.js'
+import { openScratchPostgres } from '../runtime/scratch-database.js'
 
 // ---------------------------------------------------------------------------
 // Evidence ids
@@ -240,6 +241,8 @@ export type LocomoGroup = (typeof LOCOMO_GROUPS)[number]
  */
 export interface LocomoReport {
   dataset: 'locomo'
+  /** The store each conversation ran on: a fresh in-memory SQLite database, or a fresh PostgreSQL database (`database`). */
+  dialect: 'sqlite' | 'postgres'
   /** Questions scored (those with at least one valid evidence id), all categories. */
   questions: number
   /** Questions read but not scored: no evidence id left after normalisation. */
@@ -287,6 +290,12 @@ export interface LocomoBenchOptions {
    * that time is reported in `embed_ms`, not in the query latencies.
    */
   embedder?: Embedder
+  /**
+   * Run on PostgreSQL instead of an in-memory SQLite store: `postgres://…` of a role allowed to CREATE DATABASE. Each
+   * conversation gets a fresh database of its own there (`openScratchPostgres`), dropped after its questions.
+   * Default: SQLite.
+   */
+  database?: string
 }
 
 /** Hits requested per query: the recall maximum, so that 25 distinct turn ids are available. */
@@ -342,7 +351,9 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
     const validIds = conversationTurnIds(sample['conversation'])
 
     // Only the recall weights are taken from the environment (MNEMO_RECALL_WEIGHTS), for measured tuning runs.
+    const scratch = options.database ? await openScratchPostgres(options.database, Date.now) : undefined
     const mnemo = openMnemo({
+      ...(scratch ? { store: scratch.store } : {}),
       dbPath: ':memory:',
       home,
       env: { MNEMO_RECALL_WEIGHTS: process.env['MNEMO_RECALL_WEIGHTS'] },
@@ -395,6 +406,7 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
       }
     } finally {
       await mnemo.close()
+      await scratch?.drop()
     }
   }
 
@@ -409,6 +421,7 @@ export async function runLocomoBench(file: string, options: LocomoBenchOptions =
   }
   return {
     dataset: 'locomo',
+    dialect: options.database ? 'postgres' : 'sqlite',
     questions: scored.length,
     skipped,
     groups,

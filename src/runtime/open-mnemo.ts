@@ -53,6 +53,12 @@ export interface OpenMnemoOptions {
   spool?: Spool
   /** The error log of `config.errorLogPath`, when the caller made it already. Default: made here. */
   errors?: ErrorLog
+  /**
+   * An open store to run on instead of the SQLite database of `home` (a PostgreSQL store, see
+   * runtime/scratch-database.ts): `dbPath`, `busyTimeoutMs` and `readOnlyFallback` are then not used, and closing
+   * mnemo closes it. Default: the SQLite store of `dbPath`.
+   */
+  store?: Store
 }
 
 /**
@@ -310,7 +316,9 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   const config = options.config ?? resolveConfig(options.env ?? process.env, options.home ? { home: options.home } : {})
   const clock = options.clock ?? systemClock
   const dbPath = options.dbPath ?? config.dbPath
-  const { store, readOnly, readOnlyReason, cleanup } = openStore(config.home, dbPath, options, () => clock.now())
+  const { store, readOnly, readOnlyReason, cleanup } = options.store
+    ? { store: options.store, readOnly: false, readOnlyReason: undefined, cleanup: undefined }
+    : openStore(config.home, dbPath, options, () => clock.now())
   const engine = new MnemoEngine({
     store,
     clock,

@@ -260,9 +260,13 @@ export async function benchLocomo(
   io: CliIo,
   out: Out,
   file: string,
-  o: GlobalOptions & { limitQuestions?: string; channels?: string; conversations?: string },
+  o: GlobalOptions & { limitQuestions?: string; channels?: string; conversations?: string; database?: string; compare?: boolean },
 ): Promise<void> {
   const limitQuestions = parseIntOption('limit-questions', o.limitQuestions, 1, 100_000)
+  if (o.database !== undefined && !/^postgres(ql)?:\/\//i.test(o.database.trim()))
+    throw invalidInput('database', `--database needs a postgres:// URL (got ${JSON.stringify(o.database.replace(/:[^:@/]*@/, ':***@'))})`)
+  if (o.compare && o.database === undefined)
+    throw invalidInput('compare', '--compare needs --database postgres://… (the run to compare with SQLite)')
   const channels = parseChannels(o.channels)
   const conversations = o.conversations
     ?.split(',')
@@ -277,12 +281,22 @@ export async function benchLocomo(
   const { resolveConfig } = await import('../../config/config.js')
   const { createEmbedder } = await import('../../runtime/open-mnemo.js')
   const configured = resolveConfig(io.env).embedder
-  const report = await runLocomoBench(path.resolve(io.cwd, file), {
+  const options = {
     ...(limitQuestions === undefined ? {} : { limitQuestions }),
     ...(channels ? { channels } : {}),
     ...(conversations ? { conversations } : {}),
     ...(configured ? { embedder: createEmbedder(configured) } : {}),
-  })
+  }
+  const database = o.database?.trim()
+  const report = await runLocomoBench(path.resolve(io.cwd, file), { ...options, ...(database ? { database } : {}) })
+  if (o.compare) {
+    // The same run on SQLite, after the PostgreSQL one, on the same machine: the two figures side by side.
+    const sqlite = await runLocomoBench(path.resolve(io.cwd, file), options)
+    const { formatLocomoComparison } = await import('../../bench/locomo-compare.js')
+    if (out.json) printJson(out, { sqlite, postgres: report })
+    else out.stdout(`${formatLocomoComparison(sqlite, report)}\n`)
+    return
+  }
   if (out.json) printJson(out, report)
   else out.stdout(`${formatLocomoReport(report)}\n`)
 }

@@ -352,6 +352,16 @@ describe('usage errors exit 2 and name the offending value', () => {
       ['bench', 'locomo', path.join(FIXTURES, 'locomo/mini-locomo.json'), '--conversations', ' , '],
       '" , "',
     ],
+    [
+      'bench locomo --database that is not PostgreSQL (password masked)',
+      ['bench', 'locomo', path.join(FIXTURES, 'locomo/mini-locomo.json'), '--database', 'mysql://u:secret@h/db'],
+      '"mysql://u:***@h/db"',
+    ],
+    [
+      'bench locomo --compare without --database',
+      ['bench', 'locomo', path.join(FIXTURES, 'locomo/mini-locomo.json'), '--compare'],
+      '--database',
+    ],
   ])('%s', async (_name, argv, offending) => {
     const error = await expectFailure(argv, 2, 'INVALID_INPUT', offending)
     expect(typeof error.message).toBe('string')

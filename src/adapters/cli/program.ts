@@ -308,6 +308,11 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .option('--limit-questions <n>', 'only the first n questions (quick runs)')
     .option('--channels <list>', `channels to use (ablation), comma-separated: ${CHANNEL_NAMES.join(',')}`)
     .option('--conversations <list>', 'only these conversations (sample_id), comma-separated: conv-26,conv-41')
+    .option(
+      '--database <url>',
+      'run on PostgreSQL: a fresh database per conversation on this server (postgres://…, a role allowed to CREATE DATABASE)',
+    )
+    .option('--compare', 'with --database: run on SQLite too and print both beside each other')
     .action((file: string, o) => run(async () => (await agentCommands()).benchLocomo(io, out(o), file, o)))
 
   common(
