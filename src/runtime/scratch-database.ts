@@ -1,4 +1,4 @@
-import { MnemoError } from '../core/errors.js'
+import { invalidInput, MnemoError } from '../core/errors.js'
 import { DERIVATION_VERSION } from '../engine/index-event.js'
 import type { Store } from '../storage/store.js'
 
@@ -24,6 +24,12 @@ let made = 0
  *   cannot be reached or refuses to create the database (nothing is left behind).
  */
 export async function openScratchPostgres(adminUrl: string, now: () => number): Promise<ScratchStore> {
+  if (!/^postgres(ql)?:\/\//i.test(adminUrl))
+    throw invalidInput(
+      'database',
+      `not a PostgreSQL URL: ${JSON.stringify(adminUrl.replace(/:[^:@/]*@/, ':***@'))}`,
+      'write postgres://user@host/postgres',
+    )
   const { createDatabase, dropDatabase, withDatabase } = await import('../storage/postgres/pg-admin.js')
   const { openPostgresStore } = await import('../storage/postgres/pg-store.js')
   const { redact } = await import('../storage/postgres/pg-db.js')

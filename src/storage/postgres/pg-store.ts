@@ -42,6 +42,7 @@ import * as read from './pg-read.js'
 import { rebuild, rederiveSession } from './pg-rebuild.js'
 import { BASE_MIGRATION } from './pg-schema.js'
 import { append, type PgWriteParts } from './pg-write.js'
+import { PG_PARTS } from './pg-parts.js'
 
 /**
  * The parts of the PostgreSQL dialect beside this module's own (the log, derivation writes, derived reads,
@@ -300,4 +301,12 @@ class PostgresStore implements Store {
   close(): Promise<void> {
     return this.db.close()
   }
+}
+
+/**
+ * Opens the PostgreSQL store at `url` (`postgres://user:password@host:5432/database`) with the whole dialect
+ * (`PG_PARTS`), migrated on open. See `openPostgresStoreWith` for what it does and throws.
+ */
+export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<Store> {
+  return openPostgresStoreWith(url, PG_PARTS, options)
 }
