@@ -1,5 +1,9 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import path from 'node:path'
+import { afterAll } from 'vitest'
+import { whyNoPostgres, withPostgres } from '../../testing/postgres.js'
+import { PgDb } from '../postgres/pg-db.js'
+import { openPostgresStore } from '../postgres/pg-store.js'
 import { openSqliteStore } from '../sqlite/sqlite-store.js'
 import type { Store } from '../store.js'
 
@@ -48,8 +52,40 @@ export const sqliteDialect: ContractDialect = {
   },
 }
 
+/** The test file's PostgreSQL database (one per file, dropped after it), or undefined when no server can be had. */
+const pgDatabase = await withPostgres()
+afterAll(() => pgDatabase?.drop())
+let pgSchemas = 0
+
 /**
- * Every dialect the contract suite loops over. PostgreSQL joins with one line here once its store passes:
- * `postgresDialect` built on `src/testing/postgres.ts` (a real server, one fresh database per `create`).
+ * PostgreSQL: a real server (src/testing/postgres.ts), one database per test file and a fresh schema of it per
+ * database here (`search_path` in the URL), so each test starts empty; every `open` is a new `PostgresStore` (its own
+ * pool) on that schema, as two replicas on one database.
  */
-export const DIALECTS: readonly ContractDialect[] = [sqliteDialect]
+export const postgresDialect: ContractDialect = {
+  name: 'postgres',
+  ...(pgDatabase ? {} : { skip: whyNoPostgres() ?? 'no PostgreSQL server' }),
+  async create() {
+    if (!pgDatabase) throw new Error(`no PostgreSQL server: ${whyNoPostgres()}`)
+    const schema = `contract_${process.pid}_${++pgSchemas}`
+    const admin = PgDb.open(pgDatabase.url)
+    await admin.query('create schema', `CREATE SCHEMA ${schema}`)
+    const url = `${pgDatabase.url}${pgDatabase.url.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+    const opened: Store[] = []
+    return {
+      async open(now) {
+        const store = await openPostgresStore(url, { now })
+        opened.push(store)
+        return store
+      },
+      async close() {
+        for (const store of opened.splice(0)) await store.close()
+        await admin.query('drop schema', `DROP SCHEMA ${schema} CASCADE`)
+        await admin.close()
+      },
+    }
+  },
+}
+
+/** Every dialect the contract suite loops over. */
+export const DIALECTS: readonly ContractDialect[] = [sqliteDialect, postgresDialect]
