@@ -31,6 +31,7 @@ import { Access } from './access.js'
 import { type EntityGraph, entityGraph, memorySources, type SessionTimeline, sessionTimeline } from './browse.js'
 import type { BuiltinVectors } from './builtin-vectors.js'
 import type { ConsolidationOptions, ConsolidationReport } from './consolidation.js'
+import type { MigrationReport } from './migrate-store.js'
 import type { EngineContext } from './engine-context.js'
 import { type ExportManifest, isMnemoExport, memoriesMarkdown } from './export.js'
 import { readExport, writeExport } from './export-io.js'
@@ -938,6 +939,24 @@ export class MnemoEngine {
       { turn },
     )
     return report
+  }
+
+  /**
+   * Copies this engine's whole store, every user's data, into `target`'s store and checks the counts, store against
+   * store; see `migrateStore` in migrate-store.ts (what it copies, what it refuses, what it throws).
+   *
+   * @param options.targetLabel - How messages name the target (a URL without its password, a file path).
+   * @param options.force - Merge into a target that holds data. Default false: refused.
+   * @throws {MnemoError} `FORBIDDEN` — this engine was not opened for every user (`allUsers`): a copy takes everyone's data.
+   */
+  async migrateTo(target: MnemoEngine, options: { targetLabel: string; force?: boolean }): Promise<MigrationReport> {
+    if (!this.access.allUsers) {
+      throw new MnemoError('FORBIDDEN', "mnemo migrate copies every user's data: it needs an engine opened for all users", {
+        details: { action: 'migrate' },
+      })
+    }
+    const { migrateStore } = await import('./migrate-store.js')
+    return migrateStore(this.store, target.store, this.clock, (event) => target.derive(event), options)
   }
 
   /**

@@ -16,6 +16,7 @@ import { ErrorLog } from './error-log.js'
 import { Spool } from './spool.js'
 import { dataDirError, ensureDataDir } from './data-dir.js'
 import type { Store } from '../storage/store.js'
+import { openDatabaseStore, type DatabaseTarget } from './open-database.js'
 
 /** Options of `openMnemo`. All optional. */
 export interface OpenMnemoOptions {
@@ -55,10 +56,12 @@ export interface OpenMnemoOptions {
   errors?: ErrorLog
   /**
    * An open store to run on instead of the SQLite database of `home` (a PostgreSQL store, see
-   * runtime/scratch-database.ts): `dbPath`, `busyTimeoutMs` and `readOnlyFallback` are then not used, and closing
-   * mnemo closes it. Default: the SQLite store of `dbPath`.
+   * runtime/scratch-database.ts, `openMnemoOn`): `dbPath`, `busyTimeoutMs` and `readOnlyFallback` are then not used,
+   * and closing mnemo closes it. Default: the SQLite store of `dbPath`.
    */
   store?: Store
+  /** How `database` names `store` (a URL with its password masked). Default: the store's dialect. */
+  storeLabel?: string
 }
 
 /**
@@ -147,6 +150,8 @@ export function createEmbedder(c: EmbedderConfig): Embedder {
 export interface OpenedMnemo {
   engine: MnemoEngine
   config: ResolvedConfig
+  /** The database it keeps its data in: the SQLite file's path, or a PostgreSQL URL with its password masked. */
+  database: string
   /** True when the store was opened read-only because the data directory could not be written (see `readOnlyFallback`). */
   readOnly: boolean
   /** Why it was opened read-only when that is not a permission: the disk is full or failing (naming MNEMO_HOME). */
@@ -372,6 +377,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   return {
     engine,
     config,
+    database: options.store ? (options.storeLabel ?? store.dialect) : dbPath,
     readOnly,
     ...(readOnlyReason !== undefined ? { readOnlyReason } : {}),
     spool,
@@ -392,5 +398,30 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
         cleanup?.()
       }
     },
+  }
+}
+
+/**
+ * `openMnemo` on the database `target` names (a PostgreSQL URL or an SQLite file; see `parseDatabaseTarget`) instead
+ * of the data directory's own file; the data directory still holds the spool, the error log and a server's tokens.
+ * Only the composition root opens a store: PostgreSQL's driver is loaded here, when asked for.
+ *
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the database cannot be reached or opened (named with its password masked).
+ * @throws {MnemoError} `CONFIG_INVALID` — bad environment settings.
+ */
+export async function openMnemoOn(
+  target: DatabaseTarget,
+  options: Omit<OpenMnemoOptions, 'store' | 'storeLabel' | 'dbPath'> = {},
+): Promise<OpenedMnemo> {
+  const config = options.config ?? resolveConfig(options.env ?? process.env, options.home ? { home: options.home } : {})
+  const clock = options.clock ?? systemClock
+  if (target.dialect === 'sqlite') return openMnemo({ ...options, config, dbPath: target.path })
+  ensureDataDir(config.home)
+  const store = await openDatabaseStore(target, () => clock.now())
+  try {
+    return openMnemo({ ...options, config, store, storeLabel: target.label })
+  } catch (error) {
+    await store.close()
+    throw error
   }
 }

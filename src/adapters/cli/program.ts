@@ -23,6 +23,7 @@ const memoryCommands = () => import('./memory-commands.js')
 const storeCommands = () => import('./store-commands.js')
 const agentCommands = () => import('./agent-commands.js')
 const serverCommands = () => import('./server-commands.js')
+const migrateCommands = () => import('./migrate-commands.js')
 
 /** What the CLI reads and writes; the real process, or fakes in tests. */
 export interface CliIo {
@@ -277,7 +278,19 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
       '--allowed-hosts <names>',
       'comma-separated host names clients may reach it by besides its own addresses (other Host/Origin headers get 403)',
     )
+    .option(
+      '--database <url>',
+      'keep the data in this PostgreSQL database (postgres://user:password@host:5432/db; default: $MNEMO_DATABASE_URL, else the SQLite file)',
+    )
     .action((o) => run(async () => (await serverCommands()).serve(io, out(o), o)))
+
+  common(
+    program.command('migrate').description('copy the whole store into another database (SQLite ⇄ PostgreSQL), then check the counts match'),
+  )
+    .option('--to <database>', "copy this data directory's store into a postgres:// URL or an SQLite file")
+    .option('--from <database>', "copy a postgres:// URL or an SQLite file into this data directory's store (or into --to)")
+    .option('--force', 'copy into a target that already holds data (a merge: events it holds are skipped)')
+    .action((o) => run(async () => (await migrateCommands()).migrate(io, out(o), o)))
 
   common(program.command('viewer').description("print the web viewer's address (with the token) for the server on this machine"))
     .option('--port <n>', 'port the server listens on (default: $MNEMO_PORT or 7077)')

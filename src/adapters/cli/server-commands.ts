@@ -117,15 +117,17 @@ export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: st
  * `mnemo serve`: runs the HTTP server (REST under /v1, MCP at /mcp) until
  * SIGINT or SIGTERM, then stops gracefully (in-flight requests finish, the
  * store is closed) and returns, so the process exits 0. Port: `--port`, else
- * `MNEMO_PORT`, else 7077.
+ * `MNEMO_PORT`, else 7077. Database: `--database`, else `MNEMO_DATABASE_URL`, else the
+ * data directory's SQLite file.
  *
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the database cannot be reached (its URL named, password masked).
  * @throws {MnemoError} `INVALID_INPUT` — a bad `--port`. `CONFIG_INVALID` — a bad `MNEMO_PORT`.
  * @throws {MnemoError} `CONFLICT` — the port is in use: `port 7077 is already in use (--port or MNEMO_PORT to choose another)`.
  */
 export async function serve(
   io: CliIo,
   out: Out,
-  o: GlobalOptions & { port?: string; host?: string; allowedHosts?: string },
+  o: GlobalOptions & { port?: string; host?: string; allowedHosts?: string; database?: string },
 ): Promise<void> {
   const { startServer } = await import('../http/server.js')
   const host = o.host ?? '127.0.0.1'
@@ -145,14 +147,23 @@ export async function serve(
     port: await servePort(io, o.port),
     log: (line) => io.stderr(`${line}\n`),
     ...(o.home ? { home: o.home } : {}),
+    ...(o.database !== undefined ? { database: o.database } : {}),
     ...(allowedHosts ? { allowedHosts } : {}),
   })
   // The token goes on stdout only to a person at a terminal: a pipe or a log file (systemd, nohup, CI) would keep it.
   const viewerUrl = io.stdoutIsTTY === true ? server.viewerUrl : `${server.url}/`
-  if (out.json) printJson(out, { url: server.url, viewerUrl, home: server.home, tokenPath: server.tokenPath, pid: process.pid })
+  if (out.json)
+    printJson(out, {
+      url: server.url,
+      viewerUrl,
+      home: server.home,
+      database: server.database,
+      tokenPath: server.tokenPath,
+      pid: process.pid,
+    })
   else {
     out.stdout(
-      `mnemo serve: listening on ${server.url} (REST ${server.url}/v1, MCP ${server.url}/mcp); data ${server.home}; bearer token in ${server.tokenPath}\n`,
+      `mnemo serve: listening on ${server.url} (REST ${server.url}/v1, MCP ${server.url}/mcp); data ${server.home}${server.database.startsWith('postgres') ? ` in ${server.database}` : ''}; bearer token in ${server.tokenPath}\n`,
     )
     out.stdout(
       io.stdoutIsTTY === true

@@ -349,6 +349,7 @@ describe('graceful shutdown', () => {
       // stdout is a pipe here: the token is not printed, only where to find it.
       viewerUrl: `${listening.url}/`,
       home,
+      database: path.join(home, 'mnemo.db'),
       tokenPath: path.join(home, 'server-token'),
       pid: child.pid,
     })

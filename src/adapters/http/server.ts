@@ -4,7 +4,8 @@ import { createAdaptorServer } from '@hono/node-server'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import type { MnemoEnv } from '../../config/config.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
-import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
+import { openMnemo, openMnemoOn, type OpenedMnemo } from '../../runtime/open-mnemo.js'
+import { parseDatabaseTarget } from '../../runtime/open-database.js'
 import type { z } from 'zod'
 import type { jobJson } from '../../engine/views.js'
 import { createHttpApp, DEFAULT_MAX_BODY_BYTES } from './app.js'
@@ -18,6 +19,12 @@ export { readServerToken, serverTokenPath } from '../../runtime/server-token.js'
 export interface StartServerOptions {
   /** Data directory. Default: `MNEMO_HOME`, else `~/.mnemo`. */
   home?: string
+  /**
+   * The database the data is kept in: a `postgres://user:password@host:5432/db` URL (several replicas may serve one
+   * team from it) or an SQLite file path. Default: `MNEMO_DATABASE_URL`, else the data directory's SQLite file. The
+   * data directory still holds the tokens, the spool and the error log.
+   */
+  database?: string
   /** Address to bind. Default `127.0.0.1` (this machine only). */
   host?: string
   /** Port; 0 picks a free one (see `url`). Default 7077. */
@@ -57,6 +64,8 @@ export interface RunningServer {
   port: number
   /** The data directory served. */
   home: string
+  /** The database served: the SQLite file's path, or the PostgreSQL URL with its password masked. */
+  database: string
   /** The bearer token clients must send, and the file it is kept in. */
   token: string
   tokenPath: string
@@ -105,7 +114,8 @@ function portInUse(host: string, port: number, cause: unknown): MnemoError<'CONF
  * @throws {MnemoError} `CONFLICT` — the port is already in use (message: `port 7077 is already in use (--port or MNEMO_PORT to choose another)`).
  * @throws {MnemoError} `INVALID_INPUT` — a host that is not an address of this machine, or a privileged port.
  * @throws {MnemoError} `CONFIG_INVALID` — bad settings, or a server-token file that holds no token.
- * @throws {MnemoError} `STORE_UNAVAILABLE` — the database cannot be opened.
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the database cannot be opened or reached (a URL named with its password masked).
+ * @throws {MnemoError} `INVALID_INPUT` (`database`) / `CONFIG_INVALID` (`MNEMO_DATABASE_URL`) — a URL of an unknown scheme.
  * @example
  * const server = await startServer({ home: '/tmp/mnemo', port: 0 })
  * const res = await fetch(`${server.url}/v1/status`, { headers: { authorization: `Bearer ${server.token}` } })
@@ -115,7 +125,16 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const host = options.host ?? DEFAULT_HOST
   const port = options.port ?? DEFAULT_PORT
   const graceMs = options.shutdownGraceMs ?? 10_000
-  const mnemo: OpenedMnemo = openMnemo({ env: options.env ?? process.env, ...(options.home ? { home: options.home } : {}) })
+  const env = options.env ?? process.env
+  const home = options.home ? { home: options.home } : {}
+  const fromEnv = env['MNEMO_DATABASE_URL']
+  const database =
+    options.database !== undefined
+      ? parseDatabaseTarget(options.database, '--database', process.cwd())
+      : fromEnv !== undefined && fromEnv !== ''
+        ? parseDatabaseTarget(fromEnv, 'MNEMO_DATABASE_URL', process.cwd())
+        : undefined
+  const mnemo: OpenedMnemo = database ? await openMnemoOn(database, { env, ...home }) : openMnemo({ env, ...home })
   let server: Server
   let token: string
   let consolidation: BackgroundJob | undefined
@@ -170,6 +189,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     host,
     port: address.port,
     home: mnemo.config.home,
+    database: mnemo.database,
     token,
     tokenPath: serverTokenPath(mnemo.config.home),
     engine: mnemo.engine,
