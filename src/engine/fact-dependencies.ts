@@ -40,6 +40,30 @@ export const RULE_COLLECTION: CollectionSpec = {
   identity: ['source', 'target'],
 }
 
+/**
+ * Which uncertain facts a context block has already shown: one record per key, with the `changed_at` of the
+ * uncertain version it showed, so each uncertain version is surfaced once.
+ */
+export const NOTICE_COLLECTION: CollectionSpec = {
+  name: 'context_notices',
+  description: 'Uncertain facts a context block has already shown (each uncertain version once).',
+  fields: [
+    { name: 'key', type: 'string' },
+    { name: 'changed_at', type: 'datetime' },
+  ],
+  identity: ['key'],
+  timeField: 'changed_at',
+}
+
+/** An uncertain dependant a context block has not shown yet, with its line. */
+export interface UncertainNotice {
+  key: string
+  /** When it became uncertain (ISO 8601, the state record's `changed_at`). */
+  changedAt: string
+  /** `Uncertain: <key> was <value>, but it depended on <source>, which changed to <v> on <day>` */
+  text: string
+}
+
 /** How a key's current answer reads (deterministic), with what it rests on. */
 export interface StateAnswer {
   key: string
@@ -198,6 +222,54 @@ export class FactDependencies {
       }
     }
     return changes
+  }
+
+  /**
+   * The uncertain keys that no context block has shown in their current uncertain version, oldest change first (then
+   * by key): each with its line for the block. Empty when the scope has no entity-attribute facts.
+   */
+  async uncertainNotices(options: { project?: ProjectRef } = {}): Promise<UncertainNotice[]> {
+    const where = options.project ? { project: options.project } : {}
+    if ((await this.facts.collection(STATE_COLLECTION.name, where)) === undefined) return []
+    const rows = (
+      await this.facts.query(
+        {
+          collection: STATE_COLLECTION.name,
+          where: { field: 'certainty', op: '=', value: { kind: 'string', value: 'uncertain' } },
+          verb: { verb: 'list', fields: ['key', 'value', 'because', 'changed_at'], limit: 1000 },
+        },
+        where,
+      )
+    ).value as { key: string; value: string; because: string | null; changed_at: string }[]
+    if (rows.length === 0) return []
+    const shown = new Map<string, string>()
+    if ((await this.facts.collection(NOTICE_COLLECTION.name, where)) !== undefined) {
+      const seen = await this.facts.query(
+        { collection: NOTICE_COLLECTION.name, verb: { verb: 'list', fields: ['key', 'changed_at'], limit: 1000 } },
+        where,
+      )
+      for (const r of seen.value as { key: string; changed_at: string }[]) shown.set(r.key, r.changed_at)
+    }
+    return rows
+      .filter((r) => shown.get(r.key) !== r.changed_at)
+      .sort((a, b) => (a.changed_at < b.changed_at ? -1 : a.changed_at > b.changed_at ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      .map((r) => ({
+        key: r.key,
+        changedAt: r.changed_at,
+        text: `Uncertain: ${r.key} was ${r.value}, but ${r.because ?? 'what it depended on changed'}`,
+      }))
+  }
+
+  /** Records that a context block showed these notices, so no later block repeats them. */
+  async noteSurfaced(notices: readonly UncertainNotice[], options: { project?: ProjectRef } = {}): Promise<void> {
+    if (notices.length === 0) return
+    const where = options.project ? { project: options.project } : {}
+    if ((await this.facts.collection(NOTICE_COLLECTION.name, where)) === undefined) await this.facts.declare(NOTICE_COLLECTION, where)
+    await this.facts.add(
+      NOTICE_COLLECTION.name,
+      notices.map((n) => ({ key: n.key, changed_at: n.changedAt })),
+      { ...where, provenance: { source: 'agent', quote: 'shown in a context block' } },
+    )
   }
 
   /** Forgets a key for real (see `EngineFacts.delete`). @throws {MnemoError} `NOT_FOUND` — no such key. */

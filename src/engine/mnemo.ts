@@ -658,7 +658,7 @@ export class MnemoEngine {
       recordFor?: { agent: string; sessionKey: string }
     } = {},
   ): Promise<ContextBlock & { project: string; notRecorded?: MnemoError }> {
-    const { sourceIds, ...block } = await buildContext(this.ctx, options)
+    const { sourceIds, ...block } = await buildContext(this.ctx, options, this.facts.dependencies)
     if (options.recordFor && block.text !== '') {
       const session = { ...options.recordFor, project: options.project ?? (await this.projectForPath(this.cwd, { workingDir: true })) }
       const rows = [...block.memoryIds, ...block.sessionIds, ...sourceIds].map((itemId) => ({ itemId, what: 'item' as const }))

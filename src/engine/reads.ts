@@ -13,6 +13,7 @@ import { assembleContext } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../lifecycle/session-summary.js'
 import type { Store } from '../storage/store.js'
 import type { EngineContext } from './engine-context.js'
+import type { FactDependencies } from './fact-dependencies.js'
 import { observationAgent } from './memory-writes.js'
 import { projectForPath, userProjectId, withUserProject } from './projects.js'
 
@@ -90,6 +91,7 @@ export async function sessionSample(store: Store, session: Session, head: number
 export async function buildContext(
   ctx: EngineContext,
   options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string },
+  dependencies?: FactDependencies,
 ): Promise<ContextBlock & { project: string; sourceIds: string[] }> {
   const ref = options.project ?? (await projectForPath(ctx.store, ctx.cwd, { workingDir: true }))
   const budget = options.budgetTokens ?? ctx.contextBudgetTokens
@@ -134,8 +136,11 @@ export async function buildContext(
   }
   const mine = await userProjectId(ctx)
   const userWide = new Set(memories.filter((m) => m.projectId === mine).map((m) => m.id))
-  const block = assembleContext({
+  // Facts made uncertain by a change they depended on, each shown by one block only.
+  const uncertain = dependencies ? await dependencies.uncertainNotices({ project: ref }) : []
+  const { uncertainKeys, ...block } = assembleContext({
     projectName: ref.name,
+    uncertain,
     memories,
     sessions: digests,
     budgetTokens: budget,
@@ -148,5 +153,19 @@ export async function buildContext(
   const sourceIds = digests.filter((d) => shownSessions.has(d.sessionId)).flatMap((d) => d.sourceIds)
   // Injected memories are used memories: they are reinforced (once a day each).
   await ctx.store.recordUsage(block.memoryIds, new Date(ctx.clock.now()).toISOString().slice(0, 10))
+  if (dependencies && uncertainKeys.length > 0) {
+    const shown = new Set(uncertainKeys)
+    try {
+      // A block never waits for another process's write lock: unrecorded, the notices are shown again next time.
+      await ctx.store.withoutLockWait(() =>
+        dependencies.noteSurfaced(
+          uncertain.filter((n) => shown.has(n.key)),
+          { project: ref },
+        ),
+      )
+    } catch (error) {
+      if (!MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
+    }
+  }
   return { ...block, project: ref.name, sourceIds }
 }
