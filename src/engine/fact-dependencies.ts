@@ -64,6 +64,22 @@ export interface UncertainNotice {
   text: string
 }
 
+/** A fact that depends on another through the rules, with how sure mnemo is of it now. */
+export interface Dependant {
+  key: string
+  /** The key whose rule names it: the key asked about, or one of its dependants (chains are followed). */
+  via: string
+  /** What the rule does when `via` changes. */
+  effect: 'set' | 'uncertain'
+  /** `uncertain` when something it depended on changed and nobody has confirmed or re-resolved it since. */
+  status: StateAnswer['status']
+  value: string | null
+  text: string
+}
+
+/** Most dependants listed for one key (a breadth-first walk of its rules). */
+export const MAX_DEPENDANTS = 200
+
 /** How a key's current answer reads (deterministic), with what it rests on. */
 export interface StateAnswer {
   key: string
@@ -270,6 +286,58 @@ export class FactDependencies {
       notices.map((n) => ({ key: n.key, changed_at: n.changedAt })),
       { ...where, provenance: { source: 'agent', quote: 'shown in a context block' } },
     )
+  }
+
+  /**
+   * A key's answer and the facts that depend on it, breadth first through the rules (each key once, at most
+   * {@link MAX_DEPENDANTS}), each with its current answer (`uncertain` ones wait to be confirmed or re-resolved).
+   * @throws {MnemoError} `INVALID_INPUT` — an empty key.
+   */
+  async dependants(key: string, options: { project?: ProjectRef } = {}): Promise<{ answer: StateAnswer; dependants: Dependant[] }> {
+    if (key.length === 0) throw invalidInput('key', 'a state key must not be empty')
+    const answer = await this.answer(key, options)
+    const dependants: Dependant[] = []
+    const seen = new Set([key])
+    const queue = [key]
+    while (queue.length > 0 && dependants.length < MAX_DEPENDANTS) {
+      const via = queue.shift()!
+      for (const rule of await this.rulesFrom(via, options.project)) {
+        if (seen.has(rule.target) || dependants.length >= MAX_DEPENDANTS) continue
+        seen.add(rule.target)
+        const a = await this.answer(rule.target, options)
+        dependants.push({ key: rule.target, via, effect: rule.effect, status: a.status, value: a.value, text: a.text })
+        queue.push(rule.target)
+      }
+    }
+    return { answer, dependants }
+  }
+
+  /**
+   * Resolves an uncertain key: without a value (or with the value it had), confirms it, known again at that value, and
+   * nothing downstream changes (its value did not); with a new value, states it as `set` does, and its rules run.
+   * Its own dependants stay as they are: each is confirmed or re-resolved in turn.
+   * @returns The changes made, the resolved key first.
+   * @throws {MnemoError} `NOT_FOUND` — no such key. `INVALID_INPUT` (`certainty`) — the key is not uncertain; an
+   *   empty value.
+   */
+  async resolve(key: string, value: string | undefined, options: { project?: ProjectRef } = {}): Promise<StateChange[]> {
+    const record = await this.current(key, options.project)
+    if (!record) throw new MnemoError('NOT_FOUND', `no fact ${key} is recorded`, { details: { kind: 'record', id: key } })
+    const prior = record.values['value'] as string
+    if (record.values['certainty'] !== 'uncertain')
+      throw invalidInput(
+        'certainty',
+        `${key} (record ${record.id}).certainty is known, not uncertain: it is ${JSON.stringify(prior)}`,
+        'only an uncertain fact is confirmed or re-resolved; state a new value for a known one instead',
+      )
+    if (value !== undefined && value.length === 0) throw invalidInput('value', `the value resolving ${key} must not be empty`)
+    if (value !== undefined && value !== prior) return await this.set(key, value, options)
+    await this.facts.add(
+      STATE_COLLECTION.name,
+      { key, value: prior, certainty: 'known', changed_at: new Date(this.now()).toISOString() },
+      { ...(options.project ? { project: options.project } : {}), provenance: { source: 'user', quote: `${key} is still ${prior}` } },
+    )
+    return [{ key, before: prior, after: prior, certainty: 'known' }]
   }
 
   /** Forgets a key for real (see `EngineFacts.delete`). @throws {MnemoError} `NOT_FOUND` — no such key. */

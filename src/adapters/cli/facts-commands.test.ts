@@ -51,4 +51,22 @@ describe('mnemo facts', () => {
     )
     expect((await cli(['facts', 'rule', 'a', 'b'])).code).toBe(2)
   })
+
+  it('lists what depends on a fact with its status, and confirms or re-resolves an uncertain one', async () => {
+    await cli(['facts', 'state', 'fare', '840 USD'])
+    await cli(['facts', 'state', 'trip_total', '1290 USD'])
+    await cli(['facts', 'rule', 'fare', 'trip_total', '--uncertain'])
+    await cli(['facts', 'state', 'fare', '910 USD'])
+    expect((await cli(['facts', 'dependants', 'fare'])).stdout).toMatch(
+      /^fare: 910 USD\n {2}trip_total \[uncertain\] unknown now: it was 1290 USD, but it depended on fare, which changed to 910 USD on \d{4}-\d{2}-\d{2} \(via fare, uncertain\)\n$/,
+    )
+    expect((await cli(['facts', 'resolve', 'trip_total'])).stdout).toBe('trip_total: confirmed 1290 USD\n')
+    expect((await cli(['facts', 'dependants', 'fare'])).stdout).toBe(
+      'fare: 910 USD\n  trip_total [current] 1290 USD (via fare, uncertain)\n',
+    )
+    const again = await cli(['facts', 'resolve', 'trip_total', '1300 USD'])
+    expect(again.code).toBe(2)
+    expect(again.stderr).toMatch(/^mnemo: trip_total \(record fct_\w+\)\.certainty is known, not uncertain: it is "1290 USD"/)
+    expect((await cli(['facts', 'dependants', 'trip_total'])).stdout).toBe('trip_total: 1290 USD\nnothing depends on it\n')
+  })
 })

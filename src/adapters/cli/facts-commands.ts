@@ -284,6 +284,40 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
       ),
     )
 
+  sub(
+    'dependants <key>',
+    'the facts that depend on <key> through the rules, each with its status (uncertain ones wait to be resolved)',
+  ).action((key: string, o: FactsOptions) =>
+    run(() =>
+      withMnemo(io, o, async (m) => {
+        const r = await m.engine.facts.dependencies.dependants(key, await projectOf(m, o))
+        if (out(o).json) printJson(out(o), r)
+        else {
+          io.stdout(`${key}: ${r.answer.text}\n`)
+          if (r.dependants.length === 0) io.stdout('nothing depends on it\n')
+          for (const d of r.dependants) io.stdout(`  ${d.key} [${d.status}] ${d.text} (via ${d.via}, ${d.effect})\n`)
+        }
+      }),
+    ),
+  )
+
+  sub(
+    'resolve <key> [value]',
+    'an uncertain fact: confirm the value it had (no value), or give the value it has now (its rules run)',
+  ).action((key: string, value: string | undefined, o: FactsOptions) =>
+    run(() =>
+      withMnemo(io, o, async (m) => {
+        const changes = await m.engine.facts.dependencies.resolve(key, value, await projectOf(m, o))
+        if (out(o).json) printJson(out(o), { changes })
+        else
+          for (const c of changes)
+            io.stdout(
+              `${c.key}: ${c.certainty === 'uncertain' ? `unknown now (was ${c.before})` : c.before === c.after ? `confirmed ${c.after}` : `${c.before ?? '(none)'} → ${c.after}`}${c.because ? `, because ${c.because}` : ''}\n`,
+            )
+      }),
+    ),
+  )
+
   sub('forget-state <key>', 'forget a dependent fact for good (answers then say it was forgotten on request)').action(
     (key: string, o: FactsOptions) =>
       run(() =>

@@ -70,4 +70,36 @@ describe('/v1/facts', () => {
     expect(bad.body.error.message).toMatch(/^query: trips has no field price/)
     expect((await api('POST', '/v1/facts/query', { project: P, query: 'from flights count' })).status).toBe(404)
   })
+
+  it("states dependent facts, lists a fact's dependants with their status, and resolves an uncertain one", async () => {
+    const Q = `?project=${encodeURIComponent(P)}`
+    for (const [key, value] of [
+      ['fare', '840 USD'],
+      ['trip_total', '1290 USD'],
+    ])
+      conforms('POST', '/v1/facts/state/:key', await api('POST', `/v1/facts/state/${key}`, { project: P, value }))
+    await server.engine.facts.dependencies.addRule(
+      { source: 'fare', target: 'trip_total', effect: 'uncertain' },
+      { project: await server.engine.projectForWrite(P) },
+    )
+    const set = conforms('POST', '/v1/facts/state/:key', await api('POST', '/v1/facts/state/fare', { project: P, value: '910 USD' }))
+    expect(set.changes.map((c: { key: string; certainty: string }) => `${c.key}:${c.certainty}`)).toEqual([
+      'fare:known',
+      'trip_total:uncertain',
+    ])
+    const state = conforms('GET', '/v1/facts/state/:key', await api('GET', `/v1/facts/state/fare${Q}`))
+    expect(state.dependants).toMatchObject([{ key: 'trip_total', via: 'fare', status: 'uncertain', value: '1290 USD' }])
+    const resolved = conforms(
+      'POST',
+      '/v1/facts/state/:key/resolve',
+      await api('POST', '/v1/facts/state/trip_total/resolve', { project: P, value: '1350 USD' }),
+    )
+    expect(resolved.changes[0]).toMatchObject({ key: 'trip_total', before: '1290 USD', after: '1350 USD', certainty: 'known' })
+    const after = conforms('GET', '/v1/facts/state/:key', await api('GET', `/v1/facts/state/fare${Q}`))
+    expect(after.dependants).toMatchObject([{ key: 'trip_total', status: 'current', value: '1350 USD' }])
+    const refused = await api('POST', '/v1/facts/state/trip_total/resolve', { project: P })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error.message).toMatch(/^trip_total \(record fct_\w+\)\.certainty is known, not uncertain/)
+    expect((await api('POST', '/v1/facts/state/nope/resolve', { project: P })).status).toBe(404)
+  })
 })

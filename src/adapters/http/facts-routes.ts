@@ -1,6 +1,13 @@
 import { z } from 'zod'
 import { inputObject, projectField } from '../../core/schemas.js'
-import { factDeclareInput, factQueryInput, factRecordInput, factUpdateInput } from '../../core/facts/fact-inputs.js'
+import {
+  factDeclareInput,
+  factQueryInput,
+  factRecordInput,
+  factResolveInput,
+  factStateSetInput,
+  factUpdateInput,
+} from '../../core/facts/fact-inputs.js'
 import type { ProjectRef } from '../../core/types.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
 import { defineRoute, needProject, ok, type AnyRestRoute } from './route-kit.js'
@@ -63,6 +70,28 @@ const specJson = z.object({
   fields: z.array(z.record(z.string(), z.unknown())),
   identity: z.array(z.string()),
   timeField: z.string().optional(),
+})
+
+const stateAnswerJson = z.object({
+  key: z.string(),
+  status: z.enum(['current', 'changed', 'uncertain', 'deleted', 'unknown']),
+  value: z.string().nullable(),
+  history: z.array(z.string()),
+  text: z.string(),
+  record: z.string().optional(),
+})
+const stateChangesJson = z.object({
+  changes: z
+    .array(
+      z.object({
+        key: z.string(),
+        before: z.string().nullable(),
+        after: z.string().nullable(),
+        certainty: z.enum(['known', 'uncertain']),
+        because: z.string().optional(),
+      }),
+    )
+    .describe('What the write changed, the stated or resolved key first, then what its rules derived, breadth first.'),
 })
 
 async function refOf(engine: MnemoEngine, arg: string | undefined, where: 'body' | 'query'): Promise<ProjectRef> {
@@ -202,5 +231,61 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
     errors: [400, 404, 413],
     handle: async ({ body }, { engine }) =>
       ok(await engine.facts.declare(body.collection, { project: await refOf(engine, body.project, 'body') })),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/facts/state/:key',
+    operationId: 'factsState',
+    summary: "A dependent fact's answer, and the facts that depend on it with their status (uncertain ones wait to be resolved)",
+    query: projectQuery,
+    projectRequired: true,
+    responses: {
+      200: {
+        description: 'The answer for the key, and its dependants breadth first through the rules.',
+        schema: z.object({
+          answer: stateAnswerJson,
+          dependants: z.array(
+            stateAnswerJson
+              .pick({ key: true, status: true, value: true, text: true })
+              .extend({ via: z.string(), effect: z.enum(['set', 'uncertain']) }),
+          ),
+        }),
+      },
+    },
+    errors: [400, 404],
+    handle: async ({ query, params }, { engine }) =>
+      ok(await engine.facts.dependencies.dependants(params['key'] ?? '', { project: await refOf(engine, query.project, 'query') })),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/facts/state/:key',
+    operationId: 'factsStateSet',
+    summary: "State a dependent fact's value; its dependency rules run (dependants take a declared value or become uncertain)",
+    body: inputObject({ value: factStateSetInput.shape.value, ...project }),
+    projectRequired: true,
+    responses: { 200: { description: 'The changes made.', schema: stateChangesJson } },
+    errors: [400, 404, 413],
+    handle: async ({ body, params }, { engine }) =>
+      ok({
+        changes: await engine.facts.dependencies.set(params['key'] ?? '', body.value, {
+          project: await refOf(engine, body.project, 'body'),
+        }),
+      }),
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/facts/state/:key/resolve',
+    operationId: 'factsStateResolve',
+    summary: 'Confirm an uncertain fact (no value) or re-resolve it to a new value (its rules run); refused when it is not uncertain',
+    body: inputObject({ value: factResolveInput.shape.value, ...project }),
+    projectRequired: true,
+    responses: { 200: { description: 'The changes made.', schema: stateChangesJson } },
+    errors: [400, 404, 413],
+    handle: async ({ body, params }, { engine }) =>
+      ok({
+        changes: await engine.facts.dependencies.resolve(params['key'] ?? '', body.value, {
+          project: await refOf(engine, body.project, 'body'),
+        }),
+      }),
   }),
 ]

@@ -127,6 +127,9 @@ describe('a Claude Code hook sequence posted to /v1/events', () => {
       'facts_query',
       'facts_record',
       'facts_schema',
+      'facts_state',
+      'facts_state_resolve',
+      'facts_state_set',
       'facts_update',
       'memory_context',
       'memory_export',
@@ -281,6 +284,9 @@ describe('a missing project never means every project', () => {
       'PATCH /v1/facts/records/:id',
       'DELETE /v1/facts/records/:id',
       'POST /v1/facts/collections',
+      'GET /v1/facts/state/:key',
+      'POST /v1/facts/state/:key',
+      'POST /v1/facts/state/:key/resolve',
     ])
   })
 })
@@ -541,7 +547,7 @@ describe('OpenAPI', () => {
       Object.keys(methods).map((m) => `${m.toUpperCase()} ${p}`),
     )
     expect(ops.sort()).toEqual(
-      [...REST_ROUTES.map((r) => `${r.method} ${r.path.replace(':id', '{id}')}`), 'GET /v1/stream', 'POST /mcp'].sort(),
+      [...REST_ROUTES.map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, '{$1}')}`), 'GET /v1/stream', 'POST /mcp'].sort(),
     )
     expect(doc.paths['/v1/health'].get.security).toEqual([])
     expect(doc.paths['/v1/recall'].post.requestBody.content['application/json'].schema.required).toEqual(['query', 'project'])

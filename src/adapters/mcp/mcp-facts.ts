@@ -8,6 +8,9 @@ import {
   factDeleteInput,
   factQueryInput,
   factRecordInput,
+  factResolveInput,
+  factStateInput,
+  factStateSetInput,
   factUpdateInput,
 } from '../../core/facts/fact-inputs.js'
 import { describeType } from '../../core/facts/fact-values.js'
@@ -17,7 +20,8 @@ import { errorResult, okResult } from './tool-result.js'
 
 /**
  * Registers the fact ledger's MCP tools (docs/FACTS.md): `facts_schema`, `facts_record`, `facts_update`,
- * `facts_delete`, `facts_declare`, `facts_query`. Scoped like the memory tools (the `project` argument, else the
+ * `facts_delete`, `facts_declare`, `facts_query`, and for dependent facts `facts_state`, `facts_state_set`,
+ * `facts_state_resolve`. Scoped like the memory tools (the `project` argument, else the
  * agent's working directory's project) and to the server's user.
  */
 export function registerFactTools(
@@ -130,5 +134,42 @@ export function registerFactTools(
       inputSchema: { ...factDeclareInput.shape, ...project },
     },
     handler(factDeclareInput, async (input, p) => ({ collection: await engine.facts.declare(input.collection, { project: p }) })),
+  )
+
+  server.registerTool(
+    'facts_state',
+    {
+      title: 'Answer a dependent fact and list what depends on it',
+      description:
+        "The current answer for an entity-attribute fact by key (team_lead), rendered as it should be said, and every fact that depends on it through the dependency rules, each with its status. status 'uncertain' means something it depended on changed: do not state its old value as true; tell the user it is unknown now and why (its text says), ask them or check, then call facts_state_resolve (confirm the old value, or give the new one). 'deleted' means the user asked to forget it: say so, never its value.",
+      inputSchema: { ...factStateInput.shape, ...project },
+    },
+    handler(factStateInput, async (input, p) => ({ ...(await engine.facts.dependencies.dependants(input.key, { project: p })) })),
+  )
+
+  server.registerTool(
+    'facts_state_set',
+    {
+      title: 'State a dependent fact',
+      description:
+        'Record the value of an entity-attribute fact by key (the user said the team lead is now Jihoon: key team_lead). Its dependency rules run now: the changes list says which dependants took a declared value and which became uncertain; tell the user about the uncertain ones.',
+      inputSchema: { ...factStateSetInput.shape, ...project },
+    },
+    handler(factStateSetInput, async (input, p) => ({
+      changes: await engine.facts.dependencies.set(input.key, input.value, { project: p }),
+    })),
+  )
+
+  server.registerTool(
+    'facts_state_resolve',
+    {
+      title: 'Confirm or re-resolve an uncertain fact',
+      description:
+        "For a fact whose status is 'uncertain' (facts_state, or the context block's 'Facts now uncertain'): once the user or the evidence settles it, confirm the value it had (leave value out) or give the value it has now (its own rules then run). Refused for a fact that is not uncertain. Its dependants stay as they are; resolve each in turn.",
+      inputSchema: { ...factResolveInput.shape, ...project },
+    },
+    handler(factResolveInput, async (input, p) => ({
+      changes: await engine.facts.dependencies.resolve(input.key, input.value, { project: p }),
+    })),
   )
 }

@@ -41,6 +41,23 @@ export const factQueryInput = z.object({
   explain: z.boolean().optional().describe('Also return the SQL statements run, with their parameters.'),
 })
 
+const stateKey = z.string().min(1).max(200).describe('The stable key of an entity-attribute fact (team_lead, trip_T-12_total).')
+const stateValue = z.string().min(1).max(2000)
+
+export const factStateInput = z.object({ key: stateKey })
+
+export const factStateSetInput = z.object({
+  key: stateKey,
+  value: stateValue.describe('Its new value. Its dependency rules run: dependants take a declared value or become uncertain.'),
+})
+
+export const factResolveInput = z.object({
+  key: stateKey,
+  value: stateValue
+    .optional()
+    .describe('The value it has now, when it changed; leave it out to confirm the value it had (nothing downstream changes then).'),
+})
+
 export const factDeclareInput = z.object({
   collection: z
     .object({
