@@ -86,6 +86,14 @@ function scan(prog) {
           const sym = checker.getSymbolAtLocation(clause.name)
           if (sym) markSymbol(checker, sym)
         }
+      } else if (ts.isImportTypeNode(node)) {
+        // typeof import('x').a, import('x').T: the qualifier's first name; a bare import('x') uses the whole module.
+        const lit = ts.isLiteralTypeNode(node.argument) ? node.argument.literal : undefined
+        const target = lit && ts.isStringLiteral(lit) ? moduleFileOf(checker, lit) : undefined
+        let q = node.qualifier
+        while (q && ts.isQualifiedName(q)) q = q.left
+        if (target && q) used.add(`${rel(target.fileName)}:${q.text}`)
+        else if (target) wholeModules.add(rel(target.fileName))
       } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
         const arg = node.arguments[0]
         const target = arg && ts.isStringLiteral(arg) ? moduleFileOf(checker, arg) : undefined
