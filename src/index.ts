@@ -5,11 +5,11 @@
  * import { openMnemo } from 'mnemo'
  * const mnemo = openMnemo() // data in MNEMO_HOME, else ~/.mnemo; the project is the working directory's
  * try {
- *   mnemo.engine.remember('orders DB is PostgreSQL 14', { kind: 'fact' })
+ *   await mnemo.engine.remember('orders DB is PostgreSQL 14', { kind: 'fact' })
  *   const [hit] = await mnemo.engine.recall('which database do orders use?', { limit: 1 })
  *   console.log(hit?.kind, hit?.snippet) // → fact orders DB is PostgreSQL 14
  * } finally {
- *   mnemo.close()
+ *   await mnemo.close()
  * }
  */
 export { openMnemo, type OpenMnemoOptions, type OpenedMnemo } from './runtime/open-mnemo.js'
