@@ -41,7 +41,7 @@ function publicFiles(): string[] {
 function docExamples(file: string, text: string): DocExample[] {
   const out: DocExample[] = []
   const docstring =
-    /\/\*\*([\s\S]*?)\*\/\s*(?:export\s+)?(?:(?:async\s+)?function\s+|class\s+|const\s+|let\s+|type\s+|interface\s+|static\s+)?(\w+)?/g
+    /\/\*\*([\s\S]*?)\*\/\s*(?:export\s+)?(?:async\s+)?(?:function\s+|class\s+|const\s+|let\s+|type\s+|interface\s+|static\s+)?(?:async\s+)?(\w+)?/g
   for (const m of text.matchAll(docstring)) {
     const lines = (m[1] ?? '').split('\n').map((l) => l.replace(/^\s*\* ?/, ''))
     // No declaration right after the comment (a re-export, another comment): the file's own docstring.
@@ -72,7 +72,8 @@ describe('examples/library.mjs', () => {
 describe('@example blocks of the public API (the files src/index.ts exports from)', () => {
   it('finds the examples of the main entry points', () => {
     const named = new Set(EXAMPLES.map((e) => e.name))
-    for (const name of ['module', 'parseFactQuery', 'answerValueText', 'MnemoError']) expect(named, name).toContain(name)
+    for (const name of ['module', 'parseFactQuery', 'answerValueText', 'MnemoError', 'recall', 'remember', 'context', 'captureHook'])
+      expect(named, name).toContain(name)
   })
 
   it.each(EXAMPLES.map((e) => [`${e.file} ${e.name}`, e] as const))('%s runs as written, importing mnemo by name', (_label, e) => {

@@ -257,15 +257,31 @@ export class MnemoEngine {
   }
 
   /**
-   * Captures one Claude Code hook payload (the stdin of `mnemo hook <event>`).
-   * Returns whether a new event was stored (false for a duplicate delivery or
+   * Captures one hook payload (the stdin of `mnemo hook <event> [--agent <agent>]`) from any agent whose
+   * hooks run mnemo: Claude Code (the default), Codex CLI, Gemini CLI, Cursor, and OpenCode through
+   * mnemo's plugin; `agent` says which, so its payload fields and event names are mapped onto Claude
+   * Code's (see `captureClaudeHook`). Returns whether a new event was stored (false for a duplicate delivery or
    * a skipped own-tool call), the event's project and, when it was not skipped,
    * `sessionKey`, the agent's session id as capture read it; `note`, for the caller's
    * error log, when the event name was not one mnemo knows (see chooseHookEvent),
    * with `event`, the name it was stored as, when the payload's name replaced it.
    *
+   * @param agent - The agent that ran the hook. Default `claude-code`.
    * @param at - When the hook fired, epoch ms (a spooled event's `spooledAt`); default now.
+   * @param projectRoot - The project root a client resolved (a team server is told it); default: resolved here from `cwd`.
    * @throws {MnemoError} `INVALID_INPUT` — stdin is not a hook payload.
+   *
+   * @example
+   * import { openMnemo } from 'mnemo'
+   * const mnemo = openMnemo()
+   * try {
+   *   const payload = { session_id: 's1', cwd: process.cwd(), prompt: 'add rate limiting to the orders API' }
+   *   const first = await mnemo.engine.captureHook('UserPromptSubmit', JSON.stringify(payload))
+   *   const again = await mnemo.engine.captureHook('UserPromptSubmit', JSON.stringify(payload))
+   *   console.log(first.stored, again.stored) // → true false
+   * } finally {
+   *   await mnemo.close()
+   * }
    */
   async captureHook(
     eventName: string,
@@ -367,6 +383,17 @@ export class MnemoEngine {
    *   `warnings`: what this recall worked around (a channel asked for that is off, missing vectors, a provider
    *   outage), for surfaces to show.
    * @throws {MnemoError} `INVALID_INPUT` — blank query, or `limit` outside 1–100.
+   *
+   * @example
+   * import { openMnemo } from 'mnemo'
+   * const mnemo = openMnemo()
+   * try {
+   *   await mnemo.engine.remember('we deploy on Fridays after the 14:00 freeze', { kind: 'decision' })
+   *   const hits = await mnemo.engine.recall('when do we deploy?', { limit: 5 })
+   *   for (const hit of hits) console.log(hit.kind, hit.snippet) // → decision we deploy on Fridays after the 14:00 freeze
+   * } finally {
+   *   await mnemo.close()
+   * }
    */
   async recall(query: string, options: RecallOptions = {}): Promise<RecallHits> {
     const { recall } = await import('./recall.js')
@@ -398,6 +425,19 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — blank or oversized text, unknown kind or scope.
    * @throws {MnemoError} `NOT_FOUND` — `supersedes` names no memory of the project in this engine's scope.
    * @throws {MnemoError} `CONFLICT` — `supersedes` names an older version (the message names the current one), or another user's or a shared memory.
+   *
+   * @example
+   * import { openMnemo } from 'mnemo'
+   * const mnemo = openMnemo()
+   * try {
+   *   await mnemo.engine.remember('orders DB is PostgreSQL 14', { kind: 'fact' })
+   *   const { memory } = await mnemo.engine.remember('orders DB migrated to MySQL 8', { kind: 'fact' })
+   *   for (const m of await mnemo.engine.history(memory.id)) console.log(m.text, m.validTo ? '(superseded)' : '(current)')
+   *   // → orders DB is PostgreSQL 14 (superseded)
+   *   // → orders DB migrated to MySQL 8 (current)
+   * } finally {
+   *   await mnemo.close()
+   * }
    */
   remember(
     text: string,
@@ -649,6 +689,17 @@ export class MnemoEngine {
    * @param options.recordFor - Records what the block shows for this agent session (see `hookInjection`), without
    *   waiting for another process's write lock: when the record cannot be written the block is still returned, with
    *   the store's error as `notRecorded` (later prompts of the session may then repeat an item it showed).
+   *
+   * @example
+   * import { openMnemo } from 'mnemo'
+   * const mnemo = openMnemo()
+   * try {
+   *   await mnemo.engine.remember('run migrations with npm run db:migrate, never by hand', { kind: 'lesson' })
+   *   const block = await mnemo.engine.context({ budgetTokens: 400 })
+   *   console.log(block.text.includes('npm run db:migrate'), block.memoryIds.length) // → true 1
+   * } finally {
+   *   await mnemo.close()
+   * }
    */
   async context(
     options: {
