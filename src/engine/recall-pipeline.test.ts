@@ -5,7 +5,8 @@ import type { EventInput } from '../core/types.js'
 import { createOpenAiEmbedder } from '../providers/openai-embedder.js'
 import { createTestEngine, hookPayload, recallWith } from '../testing/test-mnemo.js'
 import { RERANK_FEATURES } from '../retrieval/rerank.js'
-import { boostNamedRoles, DEFAULT_RECALL_CONFIG, textPrior } from './recall-pipeline.js'
+import { boostNamedRoles, textPrior } from './recall-channels.js'
+import { DEFAULT_RECALL_CONFIG } from './recall-pipeline.js'
 
 /** A dialogue session as LoCoMo-style turns: each [speaker, text], one second apart from `startIso`. */
 function dialogue(sessionKey: string, startIso: string, turns: [string, string][]): EventInput[] {

@@ -1,18 +1,22 @@
-import { invalidInput } from '../core/errors.js'
 import type { SessionId } from '../core/ids.js'
-import { repairUnicode, truncateGraphemes } from '../core/text.js'
-import { DEFAULT_SPREAD, spreadToNeighbors, type SpreadWeights } from '../retrieval/context-spread.js'
-import { toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
-import { searchForm } from '../retrieval/search-text.js'
-import { CHANNEL_NAMES, type ChannelName } from '../core/types.js'
-import { reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList } from '../retrieval/fusion.js'
-import { answerTypeOf, endsWithQuestion, hasAnswerType, type AnswerType } from '../retrieval/answer-type.js'
+import { DEFAULT_SPREAD, type SpreadWeights } from '../retrieval/context-spread.js'
+import type { ChannelName } from '../core/types.js'
+import { reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList, type FusedCandidate } from '../retrieval/fusion.js'
+import { answerTypeOf } from '../retrieval/answer-type.js'
 import { makeSnippet } from '../retrieval/snippet.js'
-import { queryEntities } from '../retrieval/entities.js'
-import { rankByEntities } from '../retrieval/graph-rank.js'
 import type { TimeRange } from '../retrieval/time-expressions.js'
 import { DEFAULT_RERANK_WEIGHTS, rerankFeatures, rerankOrder, type RerankCandidate, type RerankWeights } from '../retrieval/rerank.js'
 import type { Scope, SearchDoc, Store } from '../storage/store.js'
+import {
+  createDocCache,
+  type DocCache,
+  graphChannel,
+  type KeywordChannel,
+  keywordChannel,
+  type PreparedRecall,
+  prepareRecall,
+  timeChannel,
+} from './recall-channels.js'
 
 /** Tunables of recall; every field has a measured default (see DEFAULT_RECALL_CONFIG). */
 export interface RecallConfig {
@@ -144,138 +148,34 @@ export interface RankedDoc {
  * neighbour spreading, a named-speaker boost and text priors (`textPrior`:
  * the answer type the question asks for, questions scaled down); time;
  * graph; and the vector lists passed in. Pure orchestration over the
- * store's search primitives.
+ * store's search primitives: the query is prepared once (`prepareRecall`),
+ * each channel is one step (recall-channels.ts), then visibility, fusion
+ * and re-ranking, and the cut (`hideInvisible`, `orderFused`, `takeResults`).
  *
  * @throws {MnemoError} `INVALID_INPUT` — a query with no searchable words, or over 16 000 characters.
  */
 export async function runRecall(store: Store, q: RecallQuery, config: RecallConfig = DEFAULT_RECALL_CONFIG): Promise<RankedDoc[]> {
-  if (q.query.length > 16_000) throw invalidInput('query', `query is longer than 16000 characters (got ${q.query.length})`)
-  // NFKC, as the index is (searchForm): a full-width `ｃｈｅｃｋｏｕｔ` is `checkout` to every channel.
-  const query = searchForm(repairUnicode(q.query))
-  const match = toMatchExpression(query)
-  const timeOnly = q.timeOnly === true && (q.channels ?? CHANNEL_NAMES).includes('time') && config.weights.time > 0
-  if (match === undefined && !timeOnly)
-    throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(q.query, 40))})`)
-  const enabled = new Set<ChannelName>(timeOnly ? ['time'] : (q.channels ?? CHANNEL_NAMES).filter((c) => config.weights[c] > 0))
-  const terms = toQueryTerms(query)
-  const queryWords = new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
-
-  // Whose documents every channel may return: the projects, and the user and agent when the query has them.
-  const scope: Scope = {
-    ...(q.projectIds && q.projectIds.length > 0 ? { projectIds: q.projectIds } : {}),
-    ...(q.user !== undefined ? { user: q.user } : {}),
-    ...(q.agent !== undefined ? { agent: q.agent } : {}),
-  }
+  const prepared = prepareRecall(q, config)
+  const { enabled } = prepared
+  const cache = createDocCache(store)
   const lists: ChannelList[] = []
-  let rawScores = new Map<number, number>()
-  let spreadScores = new Map<number, number>()
-  const spreadOnly = new Set<number>()
-  const docs = new Map<number, SearchDoc>()
-  const hydrate = async (keys: Iterable<number>): Promise<void> => {
-    const missing = [...keys].filter((k) => !docs.has(k))
-    for (const d of await store.docs(missing)) docs.set(d.docKey, d)
-  }
-
-  if (enabled.has('bm25')) {
-    const matches = await store.searchText({
-      match: match!,
-      limit: config.candidates,
-      weights: config.columnWeights,
-      ...(q.asOf !== undefined ? { asOf: q.asOf } : {}),
-      ...(q.includeArchived ? { includeArchived: true } : {}),
-      ...scope,
-      ...(q.sessionId ? { sessionId: q.sessionId } : {}),
-    })
-    const scores = new Map<number, number>()
-    for (const m of matches) scores.set(m.docKey, m.score)
-    // Only the top hits spread, so only they need their session, time and text.
-    const spreadKeys = [...scores.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, config.spread.top)
-      .map(([k]) => k)
-    await hydrate(spreadKeys)
-    const spreaders = spreadKeys.map((k) => docs.get(k)).filter((d): d is SearchDoc => d !== undefined)
-    const spread = spreadToNeighbors(
-      scores,
-      await store.neighbors(spreaders, 2),
-      config.spread,
-      (key) => docs.get(key)?.text.includes('?') ?? false,
-    )
-    rawScores = scores
-    spreadScores = new Map(spread)
-    for (const key of spread.keys()) if (!scores.has(key)) spreadOnly.add(key)
-    // The speaker prior goes on the spread scores: a turn by the named speaker that entered as the reply to the other's question is boosted too.
-    const roles = new Map(matches.map((m) => [m.docKey, m.role]))
-    await hydrate([...spreadOnly])
-    for (const key of spreadOnly) roles.set(key, docs.get(key)?.role ?? '')
-    boostNamedRoles(spread, roles, queryWords, config.namedRoleBoost)
-    const asked = config.answerTypeBoost !== 1 ? answerTypeOf(query) : undefined
-    if (asked !== undefined || config.questionFactor !== 1) {
-      const best = [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, config.priorTop)
-      await hydrate(best.map(([k]) => k))
-      for (const [key, score] of best) spread.set(key, score * textPrior(docs.get(key)?.text, asked, config))
-    }
-    lists.push({
-      channel: 'bm25',
-      weight: config.weights.bm25,
-      hits: [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([key, score]) => ({ key, score })),
-    })
-  }
-
-  if (enabled.has('graph')) {
-    const projects = q.projectIds ?? []
-    const total = await store.countDocs(scope)
-    // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
-    // Paths inside a project searched are named relative to its root, as capture names them (fileEntityName).
-    const roots = (
-      projects.length > 0 ? await Promise.all(projects.map((id) => store.getProject(id))) : await store.listProjects()
-    ).flatMap((p) => (p ? [p.root] : []))
-    const maxDocs = Math.max(3, total * config.graphMaxDocShare)
-    const seeds = (await store.findEntities(scope, queryEntities(query, await store.entityNames(projects), roots), maxDocs)).filter(
-      (e) => e.docs <= maxDocs,
-    )
-    if (seeds.length > 0) {
-      const seedIds = seeds.map((s) => s.id)
-      const hops = await store.coMentioned(seedIds, scope, config.graphHops, maxDocs)
-      const mentions = await store.entityMentions(
-        [...seedIds, ...hops.map((h) => h.id)],
-        { ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) },
-        config.candidates * 10,
-      )
-      const ranked = rankByEntities(
-        total,
-        seeds,
-        hops.filter((h) => h.docs <= maxDocs),
-        mentions,
-      ).slice(0, config.candidates)
-      lists.push({ channel: 'graph', weight: config.weights.graph, hits: ranked })
-    }
-  }
-
-  if (enabled.has('time') && q.timeRanges && q.timeRanges.length > 0) {
-    // Documents of the asked-for time, those the keyword channel ranked first (in its order), then the rest by time.
-    const inRange = new Set<number>()
-    for (const r of q.timeRanges) {
-      for (const key of await store.docsInTimeRange({
-        from: r.from,
-        to: r.to,
-        limit: config.candidates,
-        ...(timeOnly ? { newestFirst: true } : {}),
-        ...scope,
-        ...(q.sessionId ? { sessionId: q.sessionId } : {}),
-      }))
-        inRange.add(key)
-    }
-    const keywordOrder = lists.find((l) => l.channel === 'bm25')?.hits.filter((h) => inRange.has(h.key)) ?? []
-    const seen = new Set(keywordOrder.map((h) => h.key))
-    const rest = [...inRange].filter((k) => !seen.has(k)).map((key) => ({ key, score: 0 }))
-    lists.push({ channel: 'time', weight: config.weights.time, hits: [...keywordOrder, ...rest].slice(0, config.candidates) })
-  }
-
+  const keyword = enabled.has('bm25') ? await keywordChannel(store, prepared, q, config, cache) : undefined
+  if (keyword) lists.push(keyword.list)
+  const graph = enabled.has('graph') ? await graphChannel(store, prepared, q, config) : undefined
+  if (graph) lists.push(graph)
+  const time = enabled.has('time') ? await timeChannel(store, prepared, q, config, keyword?.list) : undefined
+  if (time) lists.push(time)
   for (const list of q.extraLists ?? []) if (enabled.has(list.channel)) lists.push(list)
-  await hydrate(lists.flatMap((l) => l.hits.slice(0, Math.max(q.limit * 3, q.limit + 20)).map((h) => h.key)))
+  await cache.hydrate(lists.flatMap((l) => l.hits.slice(0, Math.max(q.limit * 3, q.limit + 20)).map((h) => h.key)))
+  const spreadOnly = keyword?.spreadOnly ?? new Set<number>()
 
-  // Every channel sees the same history: superseded and archived memories, and anything after `asOf`, stay out.
+  await hideInvisible(lists, q, cache)
+  const { fused, fusedRanks } = await orderFused(reciprocalRankFusion(lists, config.rrfK), prepared, config, cache, keyword)
+  return takeResults(fused, fusedRanks, prepared, q, config, cache, spreadOnly)
+}
+
+/** Drops, in place, what no channel may return: superseded and archived memories, and anything after `asOf` (the same history for every channel). */
+async function hideInvisible(lists: ChannelList[], q: RecallQuery, { docs, hydrate }: DocCache): Promise<void> {
   const kinds = q.kinds && q.kinds.length > 0 ? new Set(q.kinds) : undefined
   const visible = (doc: SearchDoc): boolean => {
     if (kinds && !kinds.has(doc.kind)) return false
@@ -293,8 +193,23 @@ export async function runRecall(store: Store, q: RecallQuery, config: RecallConf
       return doc !== undefined && visible(doc)
     })
   }
+}
 
-  let fused = reciprocalRankFusion(lists, config.rrfK)
+/**
+ * The fused list in its final order: newest first for a time-only query, else with its head reordered by the
+ * re-ranker (`config.rerank`); `fusedRanks` then holds each reordered key's 1-based fused rank.
+ */
+async function orderFused(
+  fusedList: FusedCandidate[],
+  { query, timeOnly, terms, words: queryWords }: PreparedRecall,
+  config: RecallConfig,
+  { docs, hydrate }: DocCache,
+  keyword: KeywordChannel | undefined,
+): Promise<{ fused: FusedCandidate[]; fusedRanks: Map<number, number> | undefined }> {
+  const rawScores = keyword?.rawScores ?? new Map<number, number>()
+  const spreadScores = keyword?.spreadScores ?? new Map<number, number>()
+  const spreadOnly = keyword?.spreadOnly ?? new Set<number>()
+  let fused = fusedList
   let fusedRanks: Map<number, number> | undefined
   if (timeOnly) {
     // Newest first across the ranges (each range's list is newest first already).
@@ -334,6 +249,19 @@ export async function runRecall(store: Store, q: RecallQuery, config: RecallConf
     const reordered = order.map((i, pos) => ({ ...known[i]!, score: known[pos]!.score }))
     fused = [...reordered, ...fused.slice(config.rerank.depth)]
   }
+  return { fused, fusedRanks }
+}
+
+/** The first `q.limit` of the fused list as results (at most `config.maxPerSession` per session before the rest), with snippets. */
+async function takeResults(
+  fused: FusedCandidate[],
+  fusedRanks: Map<number, number> | undefined,
+  { terms }: PreparedRecall,
+  q: RecallQuery,
+  config: RecallConfig,
+  { docs, hydrate }: DocCache,
+  spreadOnly: ReadonlySet<number>,
+): Promise<RankedDoc[]> {
   const cap = q.sessionId === undefined && config.maxPerSession > 0 ? config.maxPerSession : Infinity
   const out: RankedDoc[] = []
   const perSession = new Map<string, number>()
@@ -375,54 +303,4 @@ export async function runRecall(store: Store, q: RecallQuery, config: RecallConf
     take(c)
   }
   return out
-}
-
-/**
- * Multiplies, in place, the score of every document whose role or speaker
- * (3+ characters, compared lowercased) is one of the query's words: a
- * question about a person ("What did Melanie paint?") is answered by that
- * person's own turns far more often than by the other side's. Applied after
- * neighbour spreading so that a reply by the named speaker, which entered
- * through the other speaker's matching question, gets the prior as well.
- *
- * @param scores - Key → score (>= 0), changed in place.
- * @param roles - Key → role or speaker of the document.
- * @param queryWords - The query's lowercased words.
- * @param boost - Multiplier, >= 1 (1 = no effect).
- */
-export function boostNamedRoles(
-  scores: Map<number, number>,
-  roles: ReadonlyMap<number, string>,
-  queryWords: ReadonlySet<string>,
-  boost: number,
-): void {
-  if (boost === 1) return
-  for (const [key, score] of scores) {
-    const role = roles.get(key) ?? ''
-    if (role.length >= 3 && queryWords.has(role.toLowerCase())) scores.set(key, score * boost)
-  }
-}
-
-/**
- * The factor a document's keyword score is multiplied by for what its text
- * holds: `answerTypeBoost` when it holds what the question asks for
- * (`hasAnswerType`: for "When did Ann adopt the cat?" the turn saying "I
- * adopted her last May" beats one that only repeats the question's words; an
- * answer-type prior as in Moldovan et al., ACL 2000, see `answerTypeOf`),
- * times `questionFactor` when it ends with a question (`endsWithQuestion`).
- * 1 for an unknown text.
- *
- * @param text - The document's text, or undefined when unknown.
- * @param asked - What the question asks for, if its form says.
- */
-export function textPrior(
-  text: string | undefined,
-  asked: AnswerType | undefined,
-  config: Pick<RecallConfig, 'answerTypeBoost' | 'questionFactor'>,
-): number {
-  if (text === undefined) return 1
-  let factor = 1
-  if (asked !== undefined && hasAnswerType(text, asked)) factor *= config.answerTypeBoost
-  if (endsWithQuestion(text)) factor *= config.questionFactor
-  return factor
 }
