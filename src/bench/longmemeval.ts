@@ -33,7 +33,7 @@ import { percentile, recallAllAtK, recallAnyAtK, turnRanking } from './locomo.js
 // The file format
 
 /** One turn of a haystack session. */
-export interface LongMemEvalTurn {
+interface LongMemEvalTurn {
   role: 'user' | 'assistant'
   content: string
   /** True on the turns that hold the evidence of the answer. */
@@ -192,16 +192,16 @@ export function longMemEvalGold(instance: LongMemEvalInstance): { session: Set<s
 export const LONGMEMEVAL_KS = [1, 3, 5, 10, 30, 50] as const
 
 /** A cut-off of the official evaluation. */
-export type LongMemEvalK = (typeof LONGMEMEVAL_KS)[number]
+type LongMemEvalK = (typeof LONGMEMEVAL_KS)[number]
 
 /** The metrics of one question at one level, or their means over a group; fractions 0–1. Names as in the official log. */
-export type LongMemEvalMetrics = Record<`recall_any@${LongMemEvalK}` | `recall_all@${LongMemEvalK}` | `ndcg_any@${LongMemEvalK}`, number>
+type LongMemEvalMetrics = Record<`recall_any@${LongMemEvalK}` | `recall_all@${LongMemEvalK}` | `ndcg_any@${LongMemEvalK}`, number>
 
 /** The two levels of the report. */
 export const LONGMEMEVAL_LEVELS = ['session', 'turn'] as const
 
 /** A level of the report. */
-export type LongMemEvalLevel = (typeof LONGMEMEVAL_LEVELS)[number]
+type LongMemEvalLevel = (typeof LONGMEMEVAL_LEVELS)[number]
 
 /**
  * DCG of the official evaluation over the first k relevances: the first item
@@ -265,10 +265,10 @@ const METRIC_KEYS = LONGMEMEVAL_KS.flatMap((k) => [`recall_any@${k}`, `recall_al
 // The run
 
 /** A group's line: `n` questions and the mean of each metric over them (0 for every metric when n = 0). */
-export type LongMemEvalGroupReport = { n: number } & LongMemEvalMetrics
+type LongMemEvalGroupReport = { n: number } & LongMemEvalMetrics
 
 /** One level of the report: every scored question, then per `question_type` (sorted by name). */
-export interface LongMemEvalLevelReport {
+interface LongMemEvalLevelReport {
   overall: LongMemEvalGroupReport
   by_type: Record<string, LongMemEvalGroupReport>
 }
@@ -297,7 +297,7 @@ export interface LongMemEvalReport {
 }
 
 /** Options of `runLongMemEvalBench`. */
-export interface LongMemEvalBenchOptions {
+interface LongMemEvalBenchOptions {
   /** Read at most this many instances (in file order, skipped ones included). Default: all. */
   limitQuestions?: number
   /** Recall channels to use (ablation, e.g. `['bm25']`). Default: all. */

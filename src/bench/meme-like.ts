@@ -12,15 +12,15 @@ import { mulberry32 } from '../core/random.js'
  * rendering, not extraction from text.
  */
 
-export type MemeTask = 'ER' | 'Agg' | 'Tr' | 'Del' | 'Cas' | 'Abs'
+type MemeTask = 'ER' | 'Agg' | 'Tr' | 'Del' | 'Cas' | 'Abs'
 
-export type MemeOp =
+type MemeOp =
   | { op: 'set'; key: string; value: string; quote: string }
   | { op: 'rule'; source: string; target: string; effect: 'set' | 'uncertain'; value?: string; quote: string }
   | { op: 'forget'; key: string; quote: string }
   | { op: 'probe'; phase: 'before' | 'after' }
 
-export interface MemeProbe {
+interface MemeProbe {
   phase: 'before' | 'after'
   task: MemeTask
   keys: string[]
@@ -203,7 +203,7 @@ export function generateMemeEpisodes(count: number, seed = 33): MemeEpisode[] {
 }
 
 /** Whether an answer (or, for aggregation, the answers of its keys) scores against a probe. Deterministic. */
-export function scoreMemeProbe(p: MemeProbe, answers: StateAnswer[]): boolean {
+function scoreMemeProbe(p: MemeProbe, answers: StateAnswer[]): boolean {
   if (p.task === 'Tr') return JSON.stringify(answers[0]?.history) === JSON.stringify(p.gold)
   if (p.task === 'Agg')
     return answers.every((a, i) => a.status !== 'uncertain' && a.status !== 'deleted' && a.value === (p.gold as string[])[i])

@@ -6,7 +6,7 @@ import { UAC_QUERIES } from './uac-queries.js'
 import { scoreUac, type UacAnswerKind } from './uac-score.js'
 
 /** One question of the UaC analytical split. */
-export interface UacQuestion {
+interface UacQuestion {
   case_id: string
   user_id: string
   question_id: string
@@ -16,7 +16,7 @@ export interface UacQuestion {
 }
 
 /** One scored answer. */
-export interface UacResult {
+interface UacResult {
   caseId: string
   query: string
   prediction: string

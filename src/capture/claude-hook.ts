@@ -23,7 +23,7 @@ import { userWords } from './agent-wrappers.js'
  * carries `session_id`, `transcript_path`, `cwd` and `hook_event_name`; the
  * rest depends on the event. Unknown fields are kept.
  */
-export interface ClaudeHookPayload {
+interface ClaudeHookPayload {
   session_id: string
   cwd?: string
   hook_event_name?: string
@@ -51,7 +51,7 @@ const HOOK_FIELDS: readonly [keyof ClaudeHookPayload & string, boolean, number][
  *
  * @throws {MnemoError} `INVALID_INPUT` — naming the first bad field.
  */
-export function validateHookPayload(eventName: string, raw: unknown): ClaudeHookPayload {
+function validateHookPayload(eventName: string, raw: unknown): ClaudeHookPayload {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw invalidInput('stdin', `hook ${eventName}: stdin must be a JSON object`)
   const rec = raw as Record<string, unknown>
@@ -95,7 +95,7 @@ const FIELD_ALIASES: Readonly<Record<string, readonly string[]>> = {
 }
 
 /** Maps another agent's hook payload onto Claude Code's field names (see FIELD_ALIASES). */
-export function normalizeHookPayload(agent: string, raw: unknown): unknown {
+function normalizeHookPayload(agent: string, raw: unknown): unknown {
   if (agent === 'claude-code' || typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw
   const rec = { ...(raw as Record<string, unknown>) }
   for (const [field, aliases] of Object.entries(FIELD_ALIASES)) {
@@ -120,7 +120,7 @@ export function normalizeHookPayload(agent: string, raw: unknown): unknown {
  * Parsed hook input: either an event to append, or a reason it is deliberately not captured; `note` says, for the
  * caller's error log, that the event name given was not one mnemo knows (see `chooseHookEvent`).
  */
-export type HookCapture = ({ event: EventInput; sameAs?: string[] } | { skip: string }) & { note?: string }
+type HookCapture = ({ event: EventInput; sameAs?: string[] } | { skip: string }) & { note?: string }
 
 /** Whether mnemo knows `name` as an event of `agent`: a Claude Code event, or the agent's own name for one. */
 function isKnownEvent(agent: HookAgent, name: string): boolean {

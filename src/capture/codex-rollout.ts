@@ -42,7 +42,7 @@ function callName(payload: JsonRecord): string | undefined {
  * `UserMessage`/`AgentMessage` or a `response_item` `message` that carries it. Absent, the first
  * derive and the others do not (which is how events stored before this field derive).
  */
-export const SAID_FIELD = '_mnemo_said'
+const SAID_FIELD = '_mnemo_said'
 
 /**
  * The three records Codex writes a message in, in order of preference: `event_msg`

@@ -15,7 +15,7 @@ import {
 import { asRecord, str } from './transcript-format.js'
 
 /** Options of {@link parseCursorDatabase}: the parse options without the derived ones, plus the lock wait. */
-export interface CursorDatabaseOptions extends Omit<CursorParseOptions, 'workspaceFolder' | 'composerFolders' | 'fallbackTime'> {
+interface CursorDatabaseOptions extends Omit<CursorParseOptions, 'workspaceFolder' | 'composerFolders' | 'fallbackTime'> {
   /** How long to wait for a database Cursor is writing to, in ms. Default 2000. */
   busyTimeoutMs?: number
 }

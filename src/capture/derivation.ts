@@ -41,8 +41,6 @@ export interface ParseResult {
   unknownTypes: Record<string, number>
 }
 
-export const EMPTY_DERIVATION: CaptureDerivation = { observations: [] }
-
 /**
  * The part of a tool call an observation with a `sourceRef` holds: a hook's PostToolUse or
  * PostToolUseFailure observation holds the call and its result (`whole`); a transcript gives the

@@ -9,10 +9,10 @@ import {
 import type { CaptureDerivation } from './derivation.js'
 
 /** Version of the folded payload. */
-export const FOLDED_VERSION = 1
+const FOLDED_VERSION = 1
 
 /** Source formats whose events `mnemo compact` may fold (agents' captures; mnemo's own operations stay as they are). */
-export const FOLDABLE_FORMATS: readonly EventFormat[] = [
+const FOLDABLE_FORMATS: readonly EventFormat[] = [
   'claude-hook',
   'claude-transcript',
   'codex-rollout',
@@ -30,7 +30,7 @@ export const FOLDABLE_FORMATS: readonly EventFormat[] = [
  * its payload — and so every query's answer is the same before and after
  * folding, and after a `rebuild`.
  */
-export interface FoldedPayload {
+interface FoldedPayload {
   v: typeof FOLDED_VERSION
   /** The event's format before folding. */
   from: EventFormat

@@ -65,7 +65,7 @@ export function isGeminiJsonl(text: string): boolean {
  * `messages` replaces the whole list; `{"$rewindTo": id}` drops that message and all after it (all of
  * them when the id is unknown). Bad lines come back in `skipped` with their 1-based line number.
  */
-export function foldGeminiJsonl(text: string): { session: JsonRecord; read: number; skipped: { line: number; reason: string }[] } {
+function foldGeminiJsonl(text: string): { session: JsonRecord; read: number; skipped: { line: number; reason: string }[] } {
   const lines = text.split('\n')
   let last = lines.length - 1
   while (last >= 0 && lines[last]!.trim().length === 0) last--
@@ -136,7 +136,7 @@ export function parseGeminiJsonl(text: string, options: GeminiParseOptions): Par
 }
 
 /** Options of {@link parseGeminiSession}: the transcript options plus folders the project might be. */
-export interface GeminiParseOptions extends TranscriptParseOptions {
+interface GeminiParseOptions extends TranscriptParseOptions {
   /**
    * Folders to match against the file's `projectHash` (SHA-256 of the project root, which is
    * all a Gemini session file says about its project). Default: the importing process's cwd.

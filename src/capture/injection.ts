@@ -38,7 +38,7 @@
 
 export type InjectionReason = 'ignore-instructions' | 'role-override' | 'fake-role-marker' | 'exfiltration' | 'conceal-from-user'
 
-export interface InjectionResult {
+interface InjectionResult {
   flagged: boolean
   /** Stable codes, each at most once, in the order of `INJECTION_REASONS`. */
   reasons: InjectionReason[]

@@ -10,7 +10,7 @@ import { sanitizePayload, type Redactor } from './sanitize.js'
  * chrono-node. The dataset gives no time zone; the benchmark protocol says to
  * read it as UTC. Returns epoch ms, or `undefined` when it is not a date.
  */
-export function parseLocomoDate(text: string): number | undefined {
+function parseLocomoDate(text: string): number | undefined {
   const results = chrono.parse(text, { instant: new Date(0), timezone: 0 })
   return results[0]?.start.date().getTime()
 }

@@ -44,12 +44,12 @@ const RECORD_DIRS = ['session', 'message', 'part'] as const
 const DEFAULT_TITLE = /^(New|Child) session - \d{4}-\d{2}-\d{2}T/
 
 /** Field added to a stored part: the role of its message (a part alone does not say who wrote it). */
-export const OPENCODE_ROLE_FIELD = '_mnemo_role'
+const OPENCODE_ROLE_FIELD = '_mnemo_role'
 /** Field added to a stored part of a compaction summary message (`summary: true`). */
-export const OPENCODE_SUMMARY_FIELD = '_mnemo_summary'
+const OPENCODE_SUMMARY_FIELD = '_mnemo_summary'
 
 /** Options of {@link parseOpenCodeStorage}: `file` is the storage folder. */
-export interface OpenCodeParseOptions extends TranscriptParseOptions {
+interface OpenCodeParseOptions extends TranscriptParseOptions {
   /** Read only this session file (`<storage>/session/<projectID>/<sessionID>.json`). Default: every session. */
   session?: string
 }

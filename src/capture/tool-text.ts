@@ -2,9 +2,9 @@ import { BINARY_PLACEHOLDER, capText, squash } from '../core/text.js'
 import { unwrapToolOutput } from './agent-wrappers.js'
 
 /** Largest observation text kept for a tool call's input part, in chars. */
-export const TOOL_INPUT_CHARS = 2_000
+const TOOL_INPUT_CHARS = 2_000
 /** Largest observation text kept for a tool's result, in chars. */
-export const TOOL_RESULT_CHARS = 4_000
+const TOOL_RESULT_CHARS = 4_000
 /** Largest text of any one observation, in chars. */
 export const OBSERVATION_CHARS = 8_000
 
@@ -40,7 +40,7 @@ const INPUT_KEYS = ['command', 'cmd', 'file_path', 'path', 'notebook_path', 'pat
  * (`new_string`, `content`) so identifiers written by the agent are searchable.
  * Inputs given as a JSON string (Codex `arguments`) are parsed first.
  */
-export function describeToolInput(input: unknown): string {
+function describeToolInput(input: unknown): string {
   const value = parseMaybeJson(input)
   if (typeof value === 'string') return capText(value, TOOL_INPUT_CHARS)
   if (value === null || typeof value !== 'object') return value === undefined ? '' : String(value)

@@ -23,7 +23,7 @@ export const TOOL_NAME_FIELD = '_mnemo_tool'
 export type JsonRecord = Record<string, unknown>
 
 /** One non-blank JSONL line: a record with a string `type`, or why it is not one. */
-export type JsonLine = { line: number; record: JsonRecord; type: string } | { line: number; error: string }
+type JsonLine = { line: number; record: JsonRecord; type: string } | { line: number; error: string }
 
 /** The plain object `value` is, or undefined (arrays and null are not objects here). */
 export function asRecord(value: unknown): JsonRecord | undefined {

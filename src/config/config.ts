@@ -87,7 +87,7 @@ export function parseRecallWeights(text: string): Partial<Record<'bm25' | 'vecto
 export type MnemoEnv = Readonly<Record<string, string | undefined>>
 
 /** Default token budget of the injected context block. */
-export const DEFAULT_CONTEXT_BUDGET = 2000
+const DEFAULT_CONTEXT_BUDGET = 2000
 
 /** Default address of `mnemo serve` (`--port` or `MNEMO_PORT`, and `--host`, choose another). */
 export const DEFAULT_PORT = 7077

@@ -6,10 +6,10 @@ import { estimateTokens, truncateGraphemes } from '../core/text.js'
  */
 export const MAX_ITEM_SHARE = 0.25
 /** Fewest tokens left for the cut of an item that does not fit whole: below this the item is left out instead. */
-export const MIN_CUT_TOKENS = 40
+const MIN_CUT_TOKENS = 40
 
 /** A block's text and what it counted. */
-export interface BuiltBlock {
+interface BuiltBlock {
   text: string
   /** `estimateTokens(text)`; never above the budget. */
   tokens: number

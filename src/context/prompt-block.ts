@@ -2,14 +2,14 @@ import { BlockBuilder } from './block-builder.js'
 import { escapeForBlock } from '../core/text.js'
 
 /** Tag of the per-prompt block (one of the `<mnemo-…>` family capture recognises and never stores as the user's words). */
-export const PROMPT_TAG = 'mnemo-recall'
+const PROMPT_TAG = 'mnemo-recall'
 /** Default budget of the per-prompt block, tokens. */
 export const DEFAULT_PROMPT_BUDGET = 300
 /** Smallest and largest per-prompt budget accepted, tokens. */
 export const MIN_PROMPT_BUDGET = 100
 export const MAX_PROMPT_BUDGET = 4000
 /** Share of the per-prompt budget one item may take: a third, so at least three items fit. */
-export const PROMPT_ITEM_SHARE = 1 / 3
+const PROMPT_ITEM_SHARE = 1 / 3
 
 /** One recalled item of a per-prompt block. */
 export interface PromptItem {

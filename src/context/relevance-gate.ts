@@ -18,7 +18,7 @@ const PROMPT_FILLER: ReadonlySet<string> = new Set(
 )
 
 /** Most prompt terms weighed (the rest of a long prompt adds little and costs a count each). */
-export const MAX_GATE_TERMS = 12
+const MAX_GATE_TERMS = 12
 
 /** One term of the prompt with its document frequency in the project and its IDF. */
 export interface GateTerm {
@@ -40,12 +40,12 @@ export interface GateTerm {
  * @param df - Documents holding the term, ≥ 0.
  * @param n - Documents in the project, ≥ 0.
  */
-export function inverseDocumentFrequency(df: number, n: number): number {
+function inverseDocumentFrequency(df: number, n: number): number {
   return Math.log(1 + n / (df + 0.5))
 }
 
 /** Lowercased Porter stems of the words of `text` (camelCase and snake_case identifiers also by their parts). */
-export function stemsOf(text: string): Set<string> {
+function stemsOf(text: string): Set<string> {
   const out = new Set<string>()
   for (const raw of searchForm(text).match(/[\p{L}\p{N}_]+/gu) ?? []) {
     const parts = /[a-z][A-Z]|_/.test(raw) ? [raw, ...splitIdentifier(raw)] : [raw]
@@ -159,4 +159,4 @@ export function opensGate(
 }
 
 /** Fewest documents a project needs before the rarest-term rule (`GateConfig.minTermIdf`) applies. */
-export const MIN_DOCS_FOR_IDF = 20
+const MIN_DOCS_FOR_IDF = 20

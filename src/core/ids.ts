@@ -7,10 +7,8 @@ export type ObservationId = Branded<'obs'>
 export type MemoryId = Branded<'mem'>
 export type SessionId = Branded<'ses'>
 export type ProjectId = Branded<'prj'>
-/** A typed fact record (see core/facts). */
-export type FactRecordId = Branded<'fct'>
 
-export type IdPrefix = 'obs' | 'mem' | 'ses' | 'prj' | 'fct'
+type IdPrefix = 'obs' | 'mem' | 'ses' | 'prj' | 'fct'
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz'
 

@@ -6,11 +6,11 @@ import { VectorMatrix } from '../retrieval/vector-index.js'
 import type { Scope, Store } from '../storage/store.js'
 
 /** When the builtin model is refitted: the project grew by this factor since the last fit. */
-export const LSA_REFIT_GROWTH = 1.25
+const LSA_REFIT_GROWTH = 1.25
 /** Most documents (newest first) the model is fitted on; older ones are folded in. */
-export const LSA_MAX_TRAIN_DOCS = 5000
+const LSA_MAX_TRAIN_DOCS = 5000
 /** Embedding dimension of the builtin model. */
-export const LSA_DIM = 128
+const LSA_DIM = 128
 
 interface Prepared {
   space: string

@@ -13,7 +13,7 @@ const CONSOLIDATION_HEAD = 1000
 const CONSOLIDATION_TAIL = 4000
 
 /** What a consolidation run needs from the engine: the store, and how it appends events (derived like any capture). */
-export interface ConsolidationContext {
+interface ConsolidationContext {
   store: Store
   clock: Clock
   redact: Redactor | undefined

@@ -7,7 +7,7 @@ import type { AuditEntry } from '../storage/store.js'
 import { EXPORT_FORMAT, EXPORT_VERSION, type ExportManifest } from './export.js'
 
 /** Validation of mnemo's export format (described in export.ts); loaded only when an export is imported. */
-export const exportManifestSchema = z.object({
+const exportManifestSchema = z.object({
   format: z.literal(EXPORT_FORMAT),
   version: z.literal(EXPORT_VERSION),
   exportedAt: z.string(),
@@ -69,7 +69,7 @@ const auditRecordSchema = z.object({
 const recordSchema = z.discriminatedUnion('kind', [eventRecordSchema, tombstoneRecordSchema, auditRecordSchema])
 
 /** A parsed, validated export file, ready to apply. */
-export interface ParsedExport {
+interface ParsedExport {
   manifest: ExportManifest
   events: { event: EventInput; receivedAt: number }[]
   tombstones: { idemKey: string; at: number; projectRoot: string | undefined }[]

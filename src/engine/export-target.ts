@@ -3,7 +3,7 @@ import path from 'node:path'
 import { invalidInput, type MnemoError } from '../core/errors.js'
 
 /** Where the store keeps its own files: the data directory and the database (which may live outside it). */
-export interface StoreLocation {
+interface StoreLocation {
   /** The data directory (`MNEMO_HOME`). */
   home: string
   /** The SQLite file (`:memory:` for none). */

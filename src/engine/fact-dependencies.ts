@@ -12,7 +12,7 @@ import type { EngineFacts } from './facts.js'
  */
 
 /** The collection of entity-attribute facts: one record per key, its versions the key's history. */
-export const STATE_COLLECTION: CollectionSpec = {
+const STATE_COLLECTION: CollectionSpec = {
   name: 'entity_state',
   description: 'Entity-attribute facts by stable key (team_lead), with how sure mnemo is of each and why it changed.',
   fields: [
@@ -27,7 +27,7 @@ export const STATE_COLLECTION: CollectionSpec = {
 }
 
 /** The collection of dependency rules: what happens to `target` when `source` changes. */
-export const RULE_COLLECTION: CollectionSpec = {
+const RULE_COLLECTION: CollectionSpec = {
   name: 'dependency_rules',
   description: 'When a source fact changes, a target fact takes a declared value (set) or becomes unknown (uncertain).',
   fields: [
@@ -93,7 +93,7 @@ export interface StateAnswer {
 }
 
 /** One change a write made, the stated one first, then what its rules derived, breadth first. */
-export interface StateChange {
+interface StateChange {
   key: string
   before: string | null
   after: string | null

@@ -40,9 +40,9 @@ import { FactDependencies } from './fact-dependencies.js'
 /** Default bounds of a query: collections above 200,000 records are refused; a query running past 2 s is stopped. */
 export const DEFAULT_FACT_LIMITS: FactQueryLimits = { maxRows: 200_000, timeoutMs: 2000 }
 /** Most records one add or import writes. */
-export const MAX_FACT_BATCH = 50_000
+const MAX_FACT_BATCH = 50_000
 /** Largest file `importFacts` reads, bytes (64 MiB). */
-export const MAX_FACT_FILE_BYTES = 64 * 1024 * 1024
+const MAX_FACT_FILE_BYTES = 64 * 1024 * 1024
 
 /** Options of writes: where, with what status and provenance. */
 export interface FactWriteOptions {

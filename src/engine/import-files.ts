@@ -25,10 +25,10 @@ import type { ImportFormat } from './import-format.js'
 export { IMPORT_FORMATS, toImportFormat, type ImportFormat } from './import-format.js'
 
 /** Largest file `import` reads, in bytes (512 MiB). */
-export const MAX_IMPORT_FILE_BYTES = 512 * 1024 * 1024
+const MAX_IMPORT_FILE_BYTES = 512 * 1024 * 1024
 
 /** One file's parse, before anything is stored. */
-export interface ParsedFile {
+interface ParsedFile {
   file: string
   format: Exclude<ImportFormat, 'auto' | 'mnemo'> | undefined
   parse: ParseResult

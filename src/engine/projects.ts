@@ -145,16 +145,11 @@ function isPathArg(arg: string): boolean {
  * folder, so no hook's working directory ever resolves to it; its memories carry the user, so another user's reads
  * never see them (see `Access`).
  */
-export const USER_PROJECT_PREFIX = 'mnemo-user:'
+const USER_PROJECT_PREFIX = 'mnemo-user:'
 
 /** The project of `user`'s memories that apply in every project; its name is `~user` (`~` with no user). */
 export function userProject(user: string | undefined): ProjectRef {
   return { root: `${USER_PROJECT_PREFIX}${user ?? ''}`, name: user === undefined ? '~' : `~${user}` }
-}
-
-/** True for a root made by `userProject`. */
-export function isUserProjectRoot(root: string): boolean {
-  return root.startsWith(USER_PROJECT_PREFIX)
 }
 
 /** The id of the reader's user project, when it holds anything. */

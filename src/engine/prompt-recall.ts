@@ -23,10 +23,10 @@ import type { RecallOptions } from './recall.js'
 import { userProjectId, withUserProject } from './projects.js'
 
 /** Recall as the per-prompt path runs it: keyword, graph and time channels only (no model refit on the hook path). */
-export type PromptRecallFn = (query: string, options: RecallOptions) => Promise<RecallHit[]>
+type PromptRecallFn = (query: string, options: RecallOptions) => Promise<RecallHit[]>
 
 /** Candidates recall returns for the gate to judge. */
-export const PROMPT_CANDIDATES = 12
+const PROMPT_CANDIDATES = 12
 /** Channels of per-prompt recall: the builtin vector channel may refit its model, which a hook cannot wait for. */
 const PROMPT_CHANNELS = ['bm25', 'graph', 'time'] as const
 /** Memory kinds a file hint carries (with error observations). */

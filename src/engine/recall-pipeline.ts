@@ -60,7 +60,7 @@ export interface RecallConfig {
 }
 
 /** The re-ranker's settings (see src/retrieval/rerank.ts). */
-export interface RerankConfig {
+interface RerankConfig {
   /** How many of the first fused candidates are reordered. */
   depth: number
   weights: RerankWeights
@@ -124,7 +124,7 @@ export interface RecallQuery extends Scope {
 }
 
 /** A recall result before it is shaped for a surface. */
-export interface RankedDoc {
+interface RankedDoc {
   doc: SearchDoc
   /**
    * Fused score (higher is better). In the re-ranked head (`RecallConfig.rerank`) the i-th result

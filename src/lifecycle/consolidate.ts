@@ -23,7 +23,7 @@ export function summaryText(d: SessionDigest): string {
 }
 
 /** A lesson derived from a session, with its provenance. */
-export interface DerivedLesson {
+interface DerivedLesson {
   text: string
   sources: string[]
   /** 0–1: how sure the extraction is. */
@@ -72,7 +72,7 @@ export function lessonsFromSession(observations: readonly Observation[], project
 }
 
 /** A durable statement found in what the user said, with its provenance. */
-export interface DerivedStatement {
+interface DerivedStatement {
   kind: 'preference' | 'decision' | 'fact'
   /** The user's sentence, whitespace squashed (not paraphrased: no model on this path). */
   text: string
@@ -145,7 +145,7 @@ export function statementsFromPrompts(observations: readonly Observation[]): Der
 }
 
 /** How much each kind matters when nothing else is known (the retention score's importance). */
-export const KIND_IMPORTANCE: Record<MemoryKind, number> = {
+const KIND_IMPORTANCE: Record<MemoryKind, number> = {
   decision: 1,
   lesson: 0.9,
   preference: 0.9,

@@ -25,22 +25,22 @@ import type { ProcedureDraft, ProcedureDraftInput, ProcedurePhraser } from './pr
  */
 
 /** The observations of one session, in time order. */
-export interface SessionInput {
+interface SessionInput {
   observations: readonly Observation[]
   /** File paths under it are shown relative to it. */
   projectRoot: string
 }
 
 /** An episodic summary with its provenance (observation ids). */
-export interface SessionSummary {
+interface SessionSummary {
   text: string
   sources: string[]
 }
 
-export type ExtractedMemoryKind = 'decision' | 'fact' | 'preference' | 'lesson'
+type ExtractedMemoryKind = 'decision' | 'fact' | 'preference' | 'lesson'
 
 /** A semantic memory derived from a session. */
-export interface ExtractedMemory {
+interface ExtractedMemory {
   kind: ExtractedMemoryKind
   text: string
   /** 0–1: how sure the extraction is. */
@@ -61,7 +61,7 @@ export interface LlmConsolidator extends ProcedurePhraser {
 }
 
 /** Options of {@link createLlmConsolidator}. */
-export interface LlmConsolidatorOptions {
+interface LlmConsolidatorOptions {
   /** Most characters of observation lines in one prompt (default 48 000, about 12 000 tokens); the middle of a longer session is left out. */
   maxPromptChars?: number
   /** Most characters of one observation's text (default 1 500; the head and tail are kept). */
@@ -290,12 +290,12 @@ export function createLlmConsolidator(llm: Llm, options: LlmConsolidatorOptions 
 }
 
 /** A session to consolidate: its record and its observations. */
-export interface ConsolidationInput extends SessionInput {
+interface ConsolidationInput extends SessionInput {
   session: Session
 }
 
 /** What {@link consolidateSession} produced, and how. */
-export interface ConsolidationResult {
+interface ConsolidationResult {
   /** The episodic summary; `sources[0]` is always the session's first observation (so a session's summary can be found again). */
   summary: SessionSummary
   memories: ExtractedMemory[]

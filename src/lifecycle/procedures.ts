@@ -43,7 +43,7 @@ export interface ProcedureConfig {
   windowSessions: number
 }
 
-export const DEFAULT_PROCEDURE_CONFIG: ProcedureConfig = { minSessions: 2, maxSessions: 5, maxSteps: 12, windowSessions: 200 }
+const DEFAULT_PROCEDURE_CONFIG: ProcedureConfig = { minSessions: 2, maxSessions: 5, maxSteps: 12, windowSessions: 200 }
 
 /** A config with defaults filled in and bounds applied (minSessions ≥ 2, maxSessions ≥ minSessions). */
 export function resolveProcedureConfig(config: Partial<ProcedureConfig> = {}): ProcedureConfig {
@@ -69,7 +69,7 @@ function editedPatterns(sessions: readonly SessionSteps[]): string[] {
 }
 
 /** The key a procedure is stored under (its write-guard subject: a new version of the same kind of work supersedes the old one). */
-export function procedureKey(check: string, files: readonly string[]): string {
+function procedureKey(check: string, files: readonly string[]): string {
   return fnv1a64(`procedure\u0000${check}\u0000${[...files].sort().join('\u0000')}`)
 }
 
@@ -102,7 +102,7 @@ const MAX_SEQUENCE = 200
  * sessions (oldest first), a step repeated back to back kept once (two
  * separate edits of the same pattern read as one step).
  */
-export function commonSteps(sessions: readonly SessionSteps[]): string[] {
+function commonSteps(sessions: readonly SessionSteps[]): string[] {
   const sequences = sessions.map((s) => s.steps.slice(-MAX_SEQUENCE).map((x) => x.label))
   return sequences
     .slice(1)
@@ -111,7 +111,7 @@ export function commonSteps(sessions: readonly SessionSteps[]): string[] {
 }
 
 /** The outcome of checking candidate steps against their source sessions. */
-export interface Verification {
+interface Verification {
   /** Steps attested in order in every session, in the candidate's order. */
   steps: ProcedureStep[]
   /** Steps that were not (unparseable, or missing or out of order in some session). */
@@ -212,7 +212,7 @@ function contentWords(text: string): string[] {
  * in the order of the oldest session's prompt (at most 5), else `edit`
  * and the first edited pattern.
  */
-export function procedureName(sessions: readonly SessionSteps[], files: readonly string[]): string {
+function procedureName(sessions: readonly SessionSteps[], files: readonly string[]): string {
   const [first, ...others] = sessions
   const shared = [...new Set(contentWords(first?.prompts.join(' ') ?? ''))].filter((w) =>
     others.every((s) => contentWords(s.prompts.join(' ')).includes(w)),
@@ -221,7 +221,7 @@ export function procedureName(sessions: readonly SessionSteps[], files: readonly
 }
 
 /** A deterministic trigger: the sessions' first prompts, quoted (up to 3, 80 characters each). */
-export function procedureTrigger(sessions: readonly SessionSteps[], files: readonly string[]): string {
+function procedureTrigger(sessions: readonly SessionSteps[], files: readonly string[]): string {
   const asked = [...new Set(sessions.map((s) => s.prompts[0]).filter((p): p is string => p !== undefined && p.length > 0))].slice(0, 3)
   return asked.length > 0
     ? `tasks like ${asked.map((p) => JSON.stringify(truncateGraphemes(p, 80))).join(' or ')}`
@@ -229,7 +229,7 @@ export function procedureTrigger(sessions: readonly SessionSteps[], files: reado
 }
 
 /** A procedure ready to store, deterministic and verified. */
-export interface ProcedureCandidate {
+interface ProcedureCandidate {
   /** {@link procedureKey} of its check and files. */
   key: string
   /** The sessions it was distilled from and checked against, oldest first. */
@@ -307,7 +307,7 @@ export interface ProcedurePhraser {
 }
 
 /** A current procedure memory of the project (archived ones included). */
-export interface StoredProcedure {
+interface StoredProcedure {
   id: string
   text: string
   sources: string[]
@@ -316,7 +316,7 @@ export interface StoredProcedure {
 }
 
 /** A procedure to write: its text, provenance and write-guard subject key. */
-export interface ProcedureWrite {
+interface ProcedureWrite {
   key: string
   text: string
   sources: string[]
@@ -325,7 +325,7 @@ export interface ProcedureWrite {
 }
 
 /** Inputs of {@link planProcedures}. */
-export interface PlanProceduresInput {
+interface PlanProceduresInput {
   projectRoot: string
   /** The project's finished sessions as steps (see readSessionSteps). */
   sessions: readonly SessionSteps[]

@@ -76,7 +76,7 @@ export function digestParts(
 }
 
 /** Most prompts, commands, errors and files a digest lists (see `digestSession`). */
-export const DIGEST_LIMITS = { asked: 3, commands: 5, errors: 3, files: 8 } as const
+const DIGEST_LIMITS = { asked: 3, commands: 5, errors: 3, files: 8 } as const
 
 /**
  * Summarises a session by extraction: what was asked (the first prompt and,

@@ -52,7 +52,7 @@ export function jaccard(a: string, b: string): number {
 }
 
 /** Word-set similarity at or above which a new memory is merged into an existing one of the same kind. */
-export const NEAR_DUPLICATE_JACCARD = 0.85
+const NEAR_DUPLICATE_JACCARD = 0.85
 
 /**
  * True when `b` says the same as `a` in nearly the same words: Jaccard ≥
@@ -66,7 +66,7 @@ export function isNearDuplicate(a: string, b: string): boolean {
 }
 
 /** Why a new memory contradicts an older one, as `findContradicted` reports it. */
-export interface Contradiction {
+interface Contradiction {
   /** Id of the older memory the new one replaces. */
   id: string
   /** `replaced-value` (the new text names the old one's value as gone: "from X to", "no longer X", "never X", "instead of X") or `now-update` (the same sentence with one value swapped, marked "now"/"changed"/"anymore"). */

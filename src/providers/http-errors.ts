@@ -5,7 +5,7 @@
  */
 
 /** Longest body excerpt put in an error message, characters. */
-export const BODY_SNIPPET = 200
+const BODY_SNIPPET = 200
 
 /** `Retry-After` as milliseconds: delta-seconds (decimals allowed) or an HTTP date; undefined when absent or unreadable. */
 export function parseRetryAfter(value: string | null | undefined): number | undefined {

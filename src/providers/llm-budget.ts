@@ -13,7 +13,7 @@ export interface TokenBudgetState {
 }
 
 /** Options of {@link createTokenBudget}. */
-export interface TokenBudgetOptions {
+interface TokenBudgetOptions {
   /** Tokens (input + output) allowed per UTC day; 0 refuses every call. */
   perDay: number
   /** Epoch ms now (default `Date.now`). */
@@ -26,7 +26,7 @@ export interface TokenBudgetOptions {
 }
 
 /** A daily token budget: see {@link createTokenBudget}. */
-export interface TokenBudget {
+interface TokenBudget {
   readonly perDay: number
   /** An Llm that refuses to call `llm` once today's budget is spent, and records each call's usage (also of failed calls, when known). */
   wrap(llm: Llm): Llm

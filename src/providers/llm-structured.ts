@@ -103,7 +103,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], wrapped: boo
 }
 
 /** One model turn as a provider adapter reports it. */
-export interface Turn {
+interface Turn {
   candidate: Candidate
   usage: LlmUsage
   status: number

@@ -13,25 +13,25 @@ import { MnemoError } from '../core/errors.js'
 import { normalizeInPlace, type Embedder } from './embedder.js'
 
 /** The model used when neither `model` nor `modelPath` is given (384 dimensions). */
-export const DEFAULT_LOCAL_MODEL = 'Xenova/all-MiniLM-L6-v2'
+const DEFAULT_LOCAL_MODEL = 'Xenova/all-MiniLM-L6-v2'
 
 /** The optional package this embedder needs. */
 export const TRANSFORMERS_PACKAGE = '@huggingface/transformers'
 
 /** The transformers.js version the local embedder is tested with; what the install command names. */
-export const TRANSFORMERS_VERSION = '4.3.2'
+const TRANSFORMERS_VERSION = '4.3.2'
 
 /**
  * The command that installs transformers.js beside mnemo (it is not installed with mnemo: with ONNX
  * Runtime it is about 430 MB): run in mnemo's package folder, without changing its package.json.
  */
-export function transformersInstallCommand(): string {
+function transformersInstallCommand(): string {
   const root = fileURLToPath(new URL('../..', import.meta.url)).replace(/[\\/]$/, '')
   return `cd ${JSON.stringify(root)} && npm install --no-save ${TRANSFORMERS_PACKAGE}@${TRANSFORMERS_VERSION}`
 }
 
 /** Options of {@link createLocalEmbedder}. */
-export interface LocalEmbedderOptions {
+interface LocalEmbedderOptions {
   /**
    * Hugging Face model id (default `Xenova/all-MiniLM-L6-v2`), downloaded on
    * first use into the cache. With `modelPath` it is only the name recorded in
@@ -63,7 +63,7 @@ interface FeatureExtractor {
 }
 
 /** The part of the `@huggingface/transformers` module this embedder uses. */
-export interface TransformersModule {
+interface TransformersModule {
   pipeline(task: 'feature-extraction', model: string, options: Record<string, unknown>): Promise<unknown>
 }
 

@@ -2,7 +2,7 @@ import type { EntityRef, EntityType } from '../core/types.js'
 import { splitIdentifier } from './search-text.js'
 
 /** Most entities kept per document; the rest are the least specific. */
-export const MAX_ENTITIES_PER_DOC = 24
+const MAX_ENTITIES_PER_DOC = 24
 
 const URL_RE = /\bhttps?:\/\/[^\s<>"'`)\]]+/g
 // A path candidate: at least one slash or a dotted file name with a known-looking extension. `looksLikePath` then

@@ -1,12 +1,12 @@
 /** One query entity as found in the store. */
-export interface GraphSeed {
+interface GraphSeed {
   id: number
   /** Documents mentioning it. */
   docs: number
 }
 
 /** An entity reached in one hop from the seeds. */
-export interface GraphNeighbor {
+interface GraphNeighbor {
   id: number
   /** Documents it shares with the seeds. */
   shared: number
@@ -14,7 +14,7 @@ export interface GraphNeighbor {
 }
 
 /** Weight of one hop relative to a direct mention. Default 0.5. */
-export const HOP_WEIGHT = 0.5
+const HOP_WEIGHT = 0.5
 
 /**
  * Ranks documents by the entities they mention: Σ idf(e) over the query's

@@ -55,7 +55,7 @@ const formatters = new Map<string, Intl.DateTimeFormat>()
  * The `Intl.DateTimeFormat` of `options` in `timeZone`, made once: making one costs ~100× a format call, and every
  * stored document asks for its date.
  */
-export function zonedFormat(timeZone: string, options: 'date' | 'time'): Intl.DateTimeFormat {
+function zonedFormat(timeZone: string, options: 'date' | 'time'): Intl.DateTimeFormat {
   const key = `${options}\u0000${timeZone}`
   let f = formatters.get(key)
   if (!f) {

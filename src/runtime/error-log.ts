@@ -3,7 +3,7 @@ import { makeDirectory } from './data-dir.js'
 import path from 'node:path'
 
 /** One failure recorded by a hook or a background task. */
-export interface ErrorRecord {
+interface ErrorRecord {
   /** ISO-8601 time. */
   at: string
   /** Where it happened: `hook PostToolUse`, `spool drain`, … */
@@ -15,7 +15,7 @@ export interface ErrorRecord {
 }
 
 /** Size past which the log is rotated to `<file>.1` (1 MiB). */
-export const ERROR_LOG_MAX_BYTES = 1024 * 1024
+const ERROR_LOG_MAX_BYTES = 1024 * 1024
 
 /**
  * An append-only JSONL failure log with a size limit (one rotation kept), read

@@ -16,7 +16,7 @@ export interface RemoteServer {
 }
 
 /** Time a request to a remote server may take by default (status, doctor), ms. */
-export const REMOTE_TIMEOUT_MS = 1200
+const REMOTE_TIMEOUT_MS = 1200
 
 /**
  * What a hook may spend on the team server in all, ms, by event: a capture event (PreToolUse, PostToolUse, a

@@ -5,7 +5,7 @@ import { MnemoError } from '../core/errors.js'
 import { makeDirectory } from './data-dir.js'
 
 /** Name of the bearer token file inside the data directory. */
-export const SERVER_TOKEN_FILE = 'server-token'
+const SERVER_TOKEN_FILE = 'server-token'
 
 const TOKEN_PATTERN = /^[0-9a-f]{64}$/
 

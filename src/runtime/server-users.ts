@@ -15,7 +15,7 @@ import { checkUserName, USER_NAME_PATTERN } from '../core/user.js'
  */
 
 /** Name of the users file inside the data directory. */
-export const SERVER_USERS_FILE = 'server-users.json'
+const SERVER_USERS_FILE = 'server-users.json'
 
 // A list, not an object keyed by name: a name like `constructor` or `__proto__` is then only a string.
 const usersFileSchema = z.object({

@@ -31,7 +31,7 @@ export interface SpooledEvent {
 }
 
 /** Most spooled files one run drains, so a hook stays fast after a long outage. */
-export const DRAIN_BATCH = 200
+const DRAIN_BATCH = 200
 
 /**
  * The spool: one JSON file per event in `dir`, written atomically (temp file

@@ -21,7 +21,7 @@ export function printJson(out: Out, value: unknown): void {
 }
 
 /** How a hit was found: `bm25#3 vector#12` (channel and rank), whether it came in beside a match, and its fused rank when the re-ranker moved it. */
-export function explainHit(h: RecallHit, position?: number): string {
+function explainHit(h: RecallHit, position?: number): string {
   const parts = Object.entries(h.channels ?? {}).map(([c, e]) => `${c}#${e.rank}`)
   const moved = h.fusedRank !== undefined && h.fusedRank !== position ? ` (re-ranked from fused #${h.fusedRank})` : ''
   return `${parts.join(' ')}${h.viaNeighbor ? ' (neighbor of a match)' : ''}${moved}`

@@ -3,7 +3,7 @@ import { capSplit, isLowSurrogate, joinCut } from '../../core/text.js'
 import { PRE_REDACTION_CHARS } from '../../engine/capture-rules.js'
 
 /** What `readStdin` read. */
-export interface StdinRead {
+interface StdinRead {
   /** The text: the input as it came, or, past `maxBytes`, the input with its long strings cut (see `readStdin`). */
   text: string
   /** Bytes that arrived on the stream, all of them (also when `text` holds fewer). */
@@ -13,7 +13,7 @@ export interface StdinRead {
 }
 
 /** Options of `readStdin`. */
-export interface ReadStdinOptions {
+interface ReadStdinOptions {
   /** Longest wait for the writer to close the stream, ms. */
   timeoutMs: number
   /** Largest input kept as it is, bytes. */

@@ -23,7 +23,7 @@ import { ServerUsers } from '../../runtime/server-users.js'
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 /** Options of `createHttpApp`. */
-export interface HttpAppOptions {
+interface HttpAppOptions {
   mnemo: OpenedMnemo
   /** The bearer token every route but GET /v1/health requires. */
   token: string
@@ -64,7 +64,7 @@ function tooLarge(maxBodyBytes: number): HTTPException {
  *
  * @throws {HTTPException} 413 — the body is larger.
  */
-export async function readBodyText(request: Request, maxBodyBytes: number): Promise<string> {
+async function readBodyText(request: Request, maxBodyBytes: number): Promise<string> {
   if (!request.body) return ''
   const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
@@ -83,7 +83,7 @@ export async function readBodyText(request: Request, maxBodyBytes: number): Prom
 }
 
 /** Deepest nesting kept in a request body; deeper values become a placeholder string. */
-export const MAX_BODY_DEPTH = 32
+const MAX_BODY_DEPTH = 32
 
 /**
  * `value` with everything nested deeper than `maxDepth` replaced by the
@@ -92,7 +92,7 @@ export const MAX_BODY_DEPTH = 32
  * hook` stores it (capture caps nesting at 20), and any other field fails
  * validation with a type error naming it.
  */
-export function capDepth(value: unknown, maxDepth = MAX_BODY_DEPTH, depth = 0): unknown {
+function capDepth(value: unknown, maxDepth = MAX_BODY_DEPTH, depth = 0): unknown {
   if (typeof value !== 'object' || value === null) return value
   if (depth >= maxDepth) return '[mnemo: nesting too deep]'
   if (Array.isArray(value)) return value.map((v) => capDepth(v, maxDepth, depth + 1))

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { MnemoError, type ErrorCode } from '../../core/errors.js'
 
 /** HTTP status per error code. A `Record` over every code: adding a code fails to compile until it is mapped here. */
-export const STATUS_BY_CODE: Record<ErrorCode, 400 | 403 | 404 | 409 | 422 | 500 | 502 | 503> = {
+const STATUS_BY_CODE: Record<ErrorCode, 400 | 403 | 404 | 409 | 422 | 500 | 502 | 503> = {
   INVALID_INPUT: 400,
   NOT_FOUND: 404,
   CONFLICT: 409,
@@ -14,7 +14,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, 400 | 403 | 404 | 409 | 422 | 500
 }
 
 /** Codes only the HTTP surface produces: refused before any engine call, or a failure with no code. */
-export type HttpOnlyCode = 'UNAUTHORIZED' | 'PAYLOAD_TOO_LARGE' | 'INTERNAL' | 'VIEWER_NOT_BUILT'
+type HttpOnlyCode = 'UNAUTHORIZED' | 'PAYLOAD_TOO_LARGE' | 'INTERNAL' | 'VIEWER_NOT_BUILT'
 
 /** The body of every error response. */
 export const errorBodySchema = z.object({
@@ -24,7 +24,7 @@ export const errorBodySchema = z.object({
     hint: z.string().nullable().describe('How to fix it, when known.'),
   }),
 })
-export type ErrorBody = z.output<typeof errorBodySchema>
+type ErrorBody = z.output<typeof errorBodySchema>
 
 /** A JSON error response. */
 export function errorJson(status: number, code: ErrorCode | HttpOnlyCode, message: string, hint?: string): Response {

@@ -8,7 +8,7 @@ import { requireKnownProject } from '../../engine/projects.js'
 import type { streamQuery } from './rest-routes.js'
 
 /** Options of `streamObservations`. */
-export interface StreamOptions {
+interface StreamOptions {
   engine: MnemoEngine
   /** How often the log is read for new rows, ms. */
   pollMs: number

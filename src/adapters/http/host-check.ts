@@ -1,7 +1,7 @@
 import { hostname, networkInterfaces } from 'node:os'
 
 /** Host names every server answers to: the loopback names, which only this machine can reach it by. */
-export const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '::1']
+const LOOPBACK_HOSTS: readonly string[] = ['127.0.0.1', 'localhost', '::1']
 
 /**
  * The host names (no port) a server bound to `bindHost` answers to, lower-case:
@@ -33,7 +33,7 @@ function normaliseHost(host: string): string {
 }
 
 /** The host name of a `Host` header value (`name`, `name:port`, `[v6]:port`), or undefined when it is malformed. */
-export function hostOfHeader(value: string): string | undefined {
+function hostOfHeader(value: string): string | undefined {
   const m = /^(\[[0-9a-fA-F:.%\w]+\]|[^:[\]/\s@]+)(?::(\d{1,5}))?$/.exec(value.trim())
   return m ? normaliseHost(m[1]!) : undefined
 }

@@ -46,7 +46,7 @@ export { streamQuery } from './viewer-routes.js'
 export const SERVER_VERSION = '0.1.0'
 
 /** Body of POST /v1/import. */
-export const importInput = inputObject({
+const importInput = inputObject({
   path: limited(z.string(), { minLength: 1, maxLength: 4096 }).describe('A file or folder on the server machine, absolute.'),
   format: z
     .enum(IMPORT_FORMATS as readonly [ImportFormat, ...ImportFormat[]])
@@ -58,13 +58,13 @@ export const importInput = inputObject({
 })
 
 /** Query of GET /v1/sessions (the sessions input, paginated). */
-export const sessionsPageQuery = inputObject({
+const sessionsPageQuery = inputObject({
   ...sessionsInput.shape,
   offset: integer(0, 1_000_000).optional().describe('Sessions to skip (pagination). Default 0.'),
 })
 
 /** Query of DELETE /v1/memories/:id and /v1/observations/:id: the project the item must belong to. */
-export const forgetQuery = inputObject({ project: projectField.optional() })
+const forgetQuery = inputObject({ project: projectField.optional() })
 
 /**
  * The item `id` names, when it belongs to `project` (the rule MCP's memory_forget follows): a delete by id

@@ -19,7 +19,7 @@ export const VIEWER_CSP =
  * app.css), found from this module whether it runs from `dist/` or, in
  * tests, from `src/`.
  */
-export function viewerDir(): string {
+function viewerDir(): string {
   const here = path.dirname(fileURLToPath(import.meta.url))
   return path.resolve(here, '..', '..', '..', 'dist', 'viewer')
 }

@@ -27,7 +27,7 @@ import { csvOf, defineRoute, idOfKind, idParam, needProject, ok, type AnyRestRou
  */
 
 /** Query of GET /v1/observations. */
-export const observationsQuery = inputObject({
+const observationsQuery = inputObject({
   project: projectField.optional(),
   session: idField.optional().describe('Only this session (a ses_… id).'),
   kind: csvOf(OBSERVATION_KINDS, 'Only these observation kinds').optional(),
@@ -48,7 +48,7 @@ export const streamQuery = inputObject({
 })
 
 /** Query of GET /v1/sessions/:id/observations. */
-export const timelineQuery = inputObject({
+const timelineQuery = inputObject({
   offset: integer(0, 10_000_000).optional().describe('Steps to skip. Default 0.'),
   limit: integer(1, 500).optional().describe('Most steps, 1–500. Default 200.'),
   at: idField
@@ -57,7 +57,7 @@ export const timelineQuery = inputObject({
 })
 
 /** Query of GET /v1/memories. */
-export const memoriesQuery = inputObject({
+const memoriesQuery = inputObject({
   project: projectField.optional(),
   tier: z
     .enum(['episodic', 'semantic', 'procedural', 'all'])
@@ -75,7 +75,7 @@ export const memoriesQuery = inputObject({
 })
 
 /** Body of PATCH /v1/memories/:id: exactly one change. */
-export const memoryPatchInput = inputObject({
+const memoryPatchInput = inputObject({
   pinned: z.boolean().optional().describe('Pin (never decays or archives) or unpin.'),
   archived: z.boolean().optional().describe('Archive (out of default recall and context) or restore.'),
   text: limited(z.string(), { minLength: 1, maxLength: MAX_INPUT_TEXT_CHARS })
@@ -84,7 +84,7 @@ export const memoryPatchInput = inputObject({
 })
 
 /** Query of GET /v1/graph. */
-export const graphQuery = inputObject({
+const graphQuery = inputObject({
   project: projectField.optional(),
   entity: limited(z.string(), { minLength: 1, maxLength: 512 })
     .optional()

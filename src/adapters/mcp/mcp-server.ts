@@ -6,7 +6,7 @@ import { createMcpToolContext } from './mcp-scope.js'
 import { registerMemoryTools } from './mcp-tools.js'
 
 /** Options of `createMcpServer`. */
-export interface McpServerOptions {
+interface McpServerOptions {
   /**
    * Project used when a tool call names none. For a server with no working
    * directory (MCP over HTTP, where it comes from the URL's `?project=`).

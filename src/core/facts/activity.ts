@@ -114,7 +114,7 @@ export function outputOf(text: string): string {
   return at < 0 ? '' : text.slice(at + 3)
 }
 
-export interface TestRunCounts {
+interface TestRunCounts {
   runner: 'vitest' | 'jest' | 'mocha' | 'pytest' | 'go' | 'cargo'
   passed: number
   failed: number

@@ -33,13 +33,13 @@ export type Literal =
   | { kind: 'datetime'; value: string }
   | { kind: 'time'; value: string }
 
-export const BUCKET_UNITS = ['day', 'week', 'month', 'quarter', 'half', 'year'] as const
+const BUCKET_UNITS = ['day', 'week', 'month', 'quarter', 'half', 'year'] as const
 export type BucketUnit = (typeof BUCKET_UNITS)[number]
 
 /** A period: an inclusive day range, or the first / last bucket of a unit in the data. */
 export type Period = { from: string; to: string; label: string } | { relative: 'first' | 'last'; unit: BucketUnit }
 
-export type Comparison = '=' | '!=' | '<' | '<=' | '>' | '>='
+type Comparison = '=' | '!=' | '<' | '<=' | '>' | '>='
 export type Cond =
   | { and: Cond[] }
   | { or: Cond[] }
@@ -52,11 +52,11 @@ export type Cond =
   | { field: string; op: 'contains'; value: string }
   | { field: string; op: 'null' | 'not-null' }
 
-export const AGGREGATES = ['sum', 'avg', 'min', 'max', 'distinct'] as const
-export type Aggregate = (typeof AGGREGATES)[number]
+const AGGREGATES = ['sum', 'avg', 'min', 'max', 'distinct'] as const
+type Aggregate = (typeof AGGREGATES)[number]
 export type Measure = { fn: 'count' } | { fn: Aggregate; field: string }
 export type Tie = { rule: 'all' } | { rule: 'first' } | { rule: 'earliest' | 'latest'; field: string }
-export interface GroupKey {
+interface GroupKey {
   field: string
   bucket?: BucketUnit
 }

@@ -7,13 +7,13 @@ import { describeType } from './fact-values.js'
 // and what each verb needs of its fields. Pure; storage compiles the result.
 
 /** The record's own columns a query may name besides its fields. */
-export const PSEUDO_FIELDS: readonly string[] = ['id', 'status']
+const PSEUDO_FIELDS: readonly string[] = ['id', 'status']
 
 const NUMERIC = ['integer', 'number', 'money']
 const ORDERABLE = [...NUMERIC, 'date', 'datetime', 'time', 'string', 'enum', 'reference']
 
 /** The field a query's name stands for: itself, a synonym of one, or a pseudo-field (`id`, `status`). */
-export function fieldFor(spec: CollectionSpec, name: string, path: string): FieldSpec {
+function fieldFor(spec: CollectionSpec, name: string, path: string): FieldSpec {
   if (PSEUDO_FIELDS.includes(name)) return { name, type: 'string' }
   const f =
     spec.fields.find((x) => x.name === name) ??

@@ -17,11 +17,11 @@ const DATE = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/
 const DATETIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})?$/
 const TIME = /^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$/
 /** Field names a record may not use: they name the record's own columns in queries. */
-export const RESERVED_FIELDS: readonly string[] = ['id', 'status', 'recorded_at', 'valid_from', 'valid_to', 'version']
+const RESERVED_FIELDS: readonly string[] = ['id', 'status', 'recorded_at', 'valid_from', 'valid_to', 'version']
 /** Most fields a collection may have. */
-export const MAX_FIELDS = 64
+const MAX_FIELDS = 64
 /** Longest string value, characters. */
-export const MAX_STRING_CHARS = 4000
+const MAX_STRING_CHARS = 4000
 
 /** A name fit for a collection or field: a letter or `_`, then letters, digits, `_`; 1–64 characters. */
 export function checkName(value: unknown, path: string): string {
@@ -330,7 +330,7 @@ export function inferSpec(name: string, records: readonly Record<string, unknown
 }
 
 /** The field an input record's own `id` key is kept in (`id` names mnemo's record id in queries). */
-export const EXTERNAL_ID = 'external_id'
+const EXTERNAL_ID = 'external_id'
 
 /** An input record with its own `id` key renamed to `external_id` (see `EXTERNAL_ID`). */
 export function renameExternalId(raw: Record<string, unknown>): Record<string, unknown> {

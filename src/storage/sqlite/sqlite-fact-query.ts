@@ -21,9 +21,9 @@ import { isActivityCollection } from '../../core/facts/activity.js'
 // running it under the query limits. Field values live in fact_records.data (JSON): a field is json_extract(data, path).
 
 /** Most record ids an answer lists (`matched` counts them all). */
-export const MAX_ANSWER_IDS = 1000
+const MAX_ANSWER_IDS = 1000
 /** Rows a `list` query returns when it names no limit. */
-export const DEFAULT_LIST_LIMIT = 100
+const DEFAULT_LIST_LIMIT = 100
 
 /** The SQL text of one statement under construction, with its named parameters. */
 class Sql {

@@ -19,7 +19,7 @@ export {
 // the rows and their mapping to the domain types are the storage layer's (../rows.ts), re-exported here.
 
 /** Payloads whose JSON is shorter than this many characters are stored as text: compressing them gains little. */
-export const COMPRESS_PAYLOAD_FROM = 200
+const COMPRESS_PAYLOAD_FROM = 200
 
 /**
  * An event payload as the log stores it: its JSON text, compressed with raw DEFLATE (RFC 1951, zlib level 1: level 6 gains 5% for twice the time) into a

@@ -5,7 +5,7 @@
  */
 
 /** sessionStorage key of the server token. */
-export const TOKEN_KEY = 'mnemo.token'
+const TOKEN_KEY = 'mnemo.token'
 
 /** A failed API call: the server's `{ error: { code, message, hint } }`, or a network failure (`NETWORK`). */
 export class ApiError extends Error {
@@ -130,7 +130,7 @@ export async function errorFromResponse(res: Response): Promise<ApiError> {
   )
 }
 
-export interface ApiOptions {
+interface ApiOptions {
   method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'
   body?: unknown
   signal?: AbortSignal

@@ -19,7 +19,7 @@ import { effectiveTheme, setTheme, type Theme } from './theme.js'
 import type { Status } from './types.js'
 
 /** localStorage key of the selected project. */
-export const PROJECT_KEY = 'mnemo.project'
+const PROJECT_KEY = 'mnemo.project'
 
 const TABS: { view: View; label: string }[] = [
   { view: 'live', label: 'Live' },

@@ -85,7 +85,7 @@ export function TextBlock(props: { text: string; testid?: string; label?: string
   )
 }
 
-export interface Loaded<T> {
+interface Loaded<T> {
   data: T | null
   error: ApiError | null
   loading: boolean

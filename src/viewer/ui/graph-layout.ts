@@ -1,7 +1,7 @@
 /** Places an entity graph for drawing: the centre in the middle, the others on a circle. Pure, so unit-tested. */
 import type { Entity, GraphEdge } from './types.js'
 
-export interface PlacedNode {
+interface PlacedNode {
   entity: Entity
   x: number
   y: number
@@ -14,7 +14,7 @@ export interface PlacedNode {
   isCenter: boolean
 }
 
-export interface PlacedEdge {
+interface PlacedEdge {
   from: PlacedNode
   to: PlacedNode
   weight: number
@@ -24,7 +24,7 @@ export interface PlacedEdge {
   spoke: boolean
 }
 
-export interface Layout {
+interface Layout {
   width: number
   height: number
   nodes: PlacedNode[]

@@ -55,7 +55,7 @@ export function ObservationView(props: { obs: Observation; headingLevel?: 2 | 3 
 }
 
 /** A memory in brief: its text, kind, state, and a link to it in the Memories screen. */
-export function MemoryBrief(props: { mem: Memory; headingLevel?: 3 | 4 }): JSX.Element {
+function MemoryBrief(props: { mem: Memory; headingLevel?: 3 | 4 }): JSX.Element {
   const m = props.mem
   const H = `h${props.headingLevel ?? 3}` as 'h3'
   return (

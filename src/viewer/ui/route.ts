@@ -3,7 +3,7 @@
  * string (`?view=replay&session=ses_…&step=12`) so back/forward and reloads work.
  */
 
-export const VIEWS = ['live', 'sessions', 'replay', 'search', 'memories', 'graph', 'context', 'health'] as const
+const VIEWS = ['live', 'sessions', 'replay', 'search', 'memories', 'graph', 'context', 'health'] as const
 export type View = (typeof VIEWS)[number]
 
 export interface Route {

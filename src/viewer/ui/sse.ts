@@ -102,7 +102,7 @@ export function backoffMs(attempt: number, random: () => number = Math.random): 
 
 export type StreamState = 'connecting' | 'open' | 'retrying' | 'closed'
 
-export interface StreamOptions {
+interface StreamOptions {
   url: string
   onEvent: (e: SseEvent) => void
   /** Called on each change: connecting, open, retrying (with the wait and the failure), closed (the token was refused). */

@@ -5,10 +5,10 @@
 
 export type Theme = 'light' | 'dark'
 /** localStorage key of the picked theme. */
-export const THEME_KEY = 'mnemo.theme'
+const THEME_KEY = 'mnemo.theme'
 
 /** The theme the user picked, or null to follow the system. */
-export function storedTheme(): Theme | null {
+function storedTheme(): Theme | null {
   try {
     const v = localStorage.getItem(THEME_KEY)
     return v === 'light' || v === 'dark' ? v : null
@@ -18,7 +18,7 @@ export function storedTheme(): Theme | null {
 }
 
 /** The system's theme. */
-export function systemTheme(): Theme {
+function systemTheme(): Theme {
   return matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'
 }
 
@@ -28,7 +28,7 @@ export function effectiveTheme(): Theme {
 }
 
 /** Applies a theme to the page (`<html data-theme>`, which app.css keys its colours on). */
-export function applyTheme(theme: Theme): void {
+function applyTheme(theme: Theme): void {
   document.documentElement.dataset['theme'] = theme
 }
 

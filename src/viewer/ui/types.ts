@@ -56,7 +56,7 @@ export interface Session {
   observations: number
 }
 
-export interface ChannelRank {
+interface ChannelRank {
   rank: number
   score: number
 }
@@ -83,7 +83,7 @@ export interface RecallResult {
   warnings: string[]
 }
 
-export interface Job {
+interface Job {
   name: string
   everyMinutes: number
   lastRunAt: string | null
@@ -154,7 +154,7 @@ export interface GraphEdge {
   weight: number
 }
 
-export interface Mention {
+interface Mention {
   id: string
   type: 'observation' | 'memory'
   kind: string

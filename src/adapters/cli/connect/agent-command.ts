@@ -155,7 +155,7 @@ export function isMnemoHookCommand(command: string, cliPathQuoted?: string, agen
 }
 
 /** mnemo's MCP server entry as most agents write it; the MCP server learns which agent it serves from `--agent`. A type, not an interface, so it fits the JSON and TOML value types. */
-export type StdioMcpEntry = {
+type StdioMcpEntry = {
   command: string
   args: string[]
   env?: { MNEMO_HOME: string }

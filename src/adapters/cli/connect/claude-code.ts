@@ -33,7 +33,7 @@ import { planJsonFile } from './json-edit.js'
 /** Claude Code hook events mnemo registers, in the order they are written (the events capture understands). */
 export const CLAUDE_CODE_HOOK_EVENTS = CLAUDE_HOOK_EVENTS
 /** One of {@link CLAUDE_CODE_HOOK_EVENTS}. */
-export type ClaudeCodeHookEvent = ClaudeHookEvent
+type ClaudeCodeHookEvent = ClaudeHookEvent
 
 const TOOL_EVENTS: ReadonlySet<string> = new Set(['PreToolUse', 'PostToolUse', 'PostToolUseFailure'])
 const TIMEOUT_SECONDS: Partial<Record<string, number>> = { SessionStart: 15 }

@@ -121,7 +121,7 @@ function canonicalJson(v: unknown): string {
 export const codexEventLabel = (event: string): string => event.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase()
 
 /** One command handler of a hooks.json group, as Codex reads it. */
-export interface CodexCommandHook {
+interface CodexCommandHook {
   command: string
   /** Seconds; Codex's default is 600 (SessionEnd: 1, at most 3). */
   timeout?: number
@@ -151,7 +151,7 @@ export function codexHookTrustHash(event: string, matcher: string | undefined, h
 }
 
 /** A mnemo hook in a hooks.json: its trust key (`<hooks.json>:<event label>:<group>:<handler>`) and its hash. */
-export interface CodexTrustRecord {
+interface CodexTrustRecord {
   key: string
   event: string
   hash: string

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs'
 import { MnemoError } from '../../../core/errors.js'
-import { type ConnectAgent, type ConnectScope, isMnemoHookCommand, shellQuote } from './agent-command.js'
+import { type ConnectScope, isMnemoHookCommand, shellQuote } from './agent-command.js'
 import { CLAUDE_CODE_HOOK_EVENTS, claudeCodePaths } from './claude-code.js'
 import { CODEX_HOOK_EVENTS, CODEX_MCP_KEY, codexMnemoHookTrust, codexPaths } from './codex.js'
 import { readConfigText } from './connect-plan.js'
@@ -19,7 +19,7 @@ import { isMnemoOpenCodePlugin } from './opencode-plugin.js'
 import { parseTomlConfig, tomlValueAt } from './toml-config.js'
 
 /** Every agent `checkAgents` looks at, in report order. */
-export const DOCTOR_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] as const
+const DOCTOR_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] as const
 export type DoctorAgent = (typeof DOCTOR_AGENTS)[number]
 
 /**
@@ -38,7 +38,7 @@ export interface DoctorFinding {
 }
 
 /** What to check against. Paths must be absolute; defaults as in the connect planners. */
-export interface CheckAgentsOptions {
+interface CheckAgentsOptions {
   homeDir?: string | undefined
   /** When given, agents with project-scope config files in it are reported too. */
   projectDir?: string | undefined
@@ -312,6 +312,3 @@ function doubleRegistration(agent: DoctorAgent, options: CheckAgentsOptions): Do
     fix: `mnemo disconnect ${agent} --scope project (or --scope user: keep one)`,
   }
 }
-
-/** The agents connect supports besides Claude Code, for callers that list them. */
-export const CONNECT_AGENTS: readonly ConnectAgent[] = ['codex', 'gemini', 'cursor', 'opencode']

@@ -74,7 +74,7 @@ export function parseJsonQuiet(text: string | undefined): JsonObject {
 }
 
 /** The name of mnemo's MCP server in every agent's configuration. */
-export const MCP_SERVER = 'mnemo'
+const MCP_SERVER = 'mnemo'
 
 /**
  * The edit that sets `mcpServers.mnemo` to `entry`, or with `entry`

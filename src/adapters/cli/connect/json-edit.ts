@@ -138,7 +138,7 @@ function removeJsonText(text: string, path: JSONPath): string {
  * with it; comments elsewhere and every other byte stay. A file left as an
  * empty object becomes `{}` plus a newline.
  */
-export function editJsonText(
+function editJsonText(
   text: string | undefined,
   parsed: JsonObject,
   edits: readonly JsonEdit[],
@@ -158,7 +158,7 @@ export function editJsonText(
 }
 
 /** How {@link planJsonFile} plans one JSON config file. */
-export interface JsonFilePlan {
+interface JsonFilePlan {
   kind: ConnectPlanFile['kind']
   /** True when the agent reads the file as JSON with comments and trailing commas; false for strict JSON. */
   comments: boolean

@@ -116,7 +116,7 @@ function planPlugin(path: string, cmd: ResolvedCommand | undefined): ConnectPlan
 const isV2 = (mcp: JsonObject): boolean => isJsonObject(mcp.servers) && mcp.servers.type === undefined
 
 /** The V1-shape entry (`enabled: true`), or with `v2` the native V2 entry. */
-export function openCodeMcpEntry(cmd: ResolvedCommand, v2 = false): JsonObject {
+function openCodeMcpEntry(cmd: ResolvedCommand, v2 = false): JsonObject {
   const entry: JsonObject = { type: 'local', command: [cmd.nodePath, cmd.cliPath, 'mcp', '--agent', 'opencode'] }
   if (!v2) entry.enabled = true
   if (cmd.mnemoHome !== undefined) entry.environment = { MNEMO_HOME: cmd.mnemoHome }

@@ -31,14 +31,14 @@ export function parseTomlConfig(path: string, text: string | undefined): TomlTab
 }
 
 /** A TOML basic string: `"…"` with backslash, `"` and control characters escaped. */
-export function tomlString(value: string): string {
+function tomlString(value: string): string {
   const named: Record<string, string> = { '\\': '\\\\', '"': '\\"', '\b': '\\b', '\t': '\\t', '\n': '\\n', '\f': '\\f', '\r': '\\r' }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: TOML escapes these control characters, so the class names them
   return `"${value.replace(/[\\"\u0000-\u001f\u007f]/g, (c) => named[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`
 }
 
 /** A bare key when it may be one, else a quoted key. */
-export const tomlKey = (key: string): string => (/^[A-Za-z0-9_-]+$/.test(key) ? key : tomlString(key))
+const tomlKey = (key: string): string => (/^[A-Za-z0-9_-]+$/.test(key) ? key : tomlString(key))
 
 /** A string, string array or string→string table as a TOML value. */
 export type TomlScalar = string | readonly string[] | Readonly<Record<string, string>>
@@ -51,7 +51,7 @@ function tomlValue(v: TomlScalar): string {
 }
 
 /** The lines of `[<key>]` with one `k = v` line per entry. */
-export function renderTomlTable(key: readonly string[], entry: Readonly<Record<string, TomlScalar>>): string[] {
+function renderTomlTable(key: readonly string[], entry: Readonly<Record<string, TomlScalar>>): string[] {
   return [`[${key.map(tomlKey).join('.')}]`, ...Object.entries(entry).map(([k, v]) => `${tomlKey(k)} = ${tomlValue(v)}`)]
 }
 

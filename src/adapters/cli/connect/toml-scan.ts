@@ -5,7 +5,7 @@
  */
 
 /** One table header of a TOML text. */
-export interface TomlHeader {
+interface TomlHeader {
   /** 0-based line of the header. */
   line: number
   /** Key segments, or undefined when the header could not be read. */

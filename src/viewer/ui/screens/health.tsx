@@ -7,7 +7,7 @@ import { humanBytes, humanCount } from '../format.js'
 import type { Status } from '../types.js'
 
 /** Refresh period of the Health screen. */
-export const HEALTH_REFRESH_MS = 10_000
+const HEALTH_REFRESH_MS = 10_000
 
 export function HealthScreen(props: { onStatus?: () => void }): JSX.Element {
   const status = useLoad<Status>('health', (signal) => api<Status>('/v1/status', { signal }))

@@ -14,9 +14,9 @@ import { navigate, replayRoute, type Route } from '../route.js'
 import type { Observation, Session, SessionPage } from '../types.js'
 
 /** Steps per request (the server's most). */
-export const REPLAY_PAGE = 200
+const REPLAY_PAGE = 200
 /** Playback speeds: steps per second. */
-export const SPEEDS = [0.5, 1, 2, 4, 8] as const
+const SPEEDS = [0.5, 1, 2, 4, 8] as const
 
 export function ReplayScreen(props: { route: Route }): JSX.Element {
   const id = props.route.session ?? ''
