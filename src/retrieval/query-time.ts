@@ -1,4 +1,4 @@
-import { resolveRelativeTimes, zonedDate, zonedMidnight, type TimeRange } from './time-expressions.js'
+import { COUNT_WORDS, resolveRelativeTimes, zonedDate, zonedMidnight, type TimeRange } from './time-expressions.js'
 
 /** Cheap test for words that may carry a date, so the date parser is loaded only when needed. */
 const MAYBE_TIME =
@@ -9,22 +9,6 @@ let chronoModule: Promise<Chrono> | undefined
 
 const DAY_MS = 86_400_000
 const HOUR_MS = 3_600_000
-const COUNT_WORDS: Record<string, number> = {
-  a: 1,
-  an: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  couple: 2,
-  few: 3,
-}
 const COUNT = '(\\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|couple|few)'
 
 /**

@@ -17,7 +17,8 @@
 const DAY_MS = 86_400_000
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday']
-const NUMBER_WORDS: Record<string, number> = {
+/** Count words a time phrase may use for its number ("a couple of weeks", "three days"), by lowercase word. */
+export const COUNT_WORDS: Readonly<Record<string, number>> = {
   a: 1,
   an: 1,
   one: 1,
@@ -144,7 +145,7 @@ function withWeekday(d: Ymd): Ymd & { weekday: number } {
 
 function count(word: string): number | undefined {
   const n = Number(word)
-  return Number.isInteger(n) && n > 0 && n < 1000 ? n : NUMBER_WORDS[word.toLowerCase()]
+  return Number.isInteger(n) && n > 0 && n < 1000 ? n : COUNT_WORDS[word.toLowerCase()]
 }
 
 const RELATIVE =
