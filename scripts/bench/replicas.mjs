@@ -498,12 +498,10 @@ async function main() {
     )
     say(`  written through one replica, recalled through another: found ${stats.crossReplicaFound}, missed ${stats.crossReplicaMissed}`)
     say(`latency, ms            p50      p95     (floor p50 / p95)          ratio p50 / p95`)
-    const row = (name, v, f, fname) =>
-      say(
-        `  ${name.padEnd(20)} ${ms(q(v, 0.5)).padStart(7)}  ${ms(q(v, 0.95)).padStart(7)}     ${fname} ${ms(q(f, 0.5))} / ${ms(q(f, 0.95))}`.padEnd(
-          70,
-        ) + `${(q(v, 0.5) / q(f, 0.5)).toFixed(1)}× / ${(q(v, 0.95) / q(f, 0.95)).toFixed(1)}×`,
-      )
+    const row = (name, v, f, fname) => {
+      const figures = `  ${name.padEnd(20)} ${ms(q(v, 0.5)).padStart(7)}  ${ms(q(v, 0.95)).padStart(7)}     ${fname} ${ms(q(f, 0.5))} / ${ms(q(f, 0.95))}`
+      say(`${figures.padEnd(70)}${(q(v, 0.5) / q(f, 0.5)).toFixed(1)}× / ${(q(v, 0.95) / q(f, 0.95)).toFixed(1)}×`)
+    }
     row(`capture (n=${captureMs.length})`, captureMs, floorInsert, 'INSERT')
     row(`recall (n=${recallMs.length})`, recallMs, floorSelect, 'SELECT 1')
     say(`  floors sampled during the load: SELECT 1 n=${floorSelect.length}, INSERT n=${floorInsert.length}`)
