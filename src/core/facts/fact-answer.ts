@@ -48,6 +48,29 @@ export interface FactQueryResult {
   sql: { sql: string; params: unknown[] }[]
 }
 
+/** Most record ids an answer lists (its `records`), in both dialects; counts and coverage still cover every record. */
+export const MAX_ANSWER_IDS = 1000
+
+/**
+ * The answer of an argmax / argmin query from its winning rows (`ret`: the returned field, null when the record has
+ * none) and its coverage: one winner is a `value`, several (ties kept by the tie rule) are `values` without nulls, none
+ * is a null `value`. The winners' ids come first in `records` (they are what the answer names), then the other
+ * contributing records, at most `MAX_ANSWER_IDS`.
+ */
+export function extremeAnswer<C extends { records: string[] }>(
+  rows: readonly { id: string; ret: FactValue }[],
+  coverage: C,
+): C & { kind: 'value' | 'values'; value: string | number | null | (string | number)[] } {
+  const values = rows.map((r) => (r.ret === null ? null : (r.ret as string | number)))
+  return {
+    kind: values.length > 1 ? 'values' : 'value',
+    value:
+      values.length === 0 ? null : values.length === 1 ? (values[0] ?? null) : (values.filter((x) => x !== null) as (string | number)[]),
+    ...coverage,
+    records: [...rows.map((r) => r.id), ...coverage.records.filter((id) => !rows.some((r) => r.id === id))].slice(0, MAX_ANSWER_IDS),
+  }
+}
+
 /**
  * The answer to a fact query: its value and kind, the records it rests on, and its coverage, with a one-line
  * rendering. An answer over no records says so (`empty`, and the text names the collection's extent) rather than

@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from 'pg'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { isActivityCollection } from '../../core/facts/activity.js'
 import { bucketPeriod, type FactQuery, nextDay, type Period } from '../../core/facts/fact-query.js'
+import { extremeAnswer, MAX_ANSWER_IDS } from '../../core/facts/fact-answer.js'
 import { mentionsStatus } from '../../core/facts/fact-resolve.js'
 import type { CollectionSpec, FactValue, FactValues } from '../../core/facts/fact-types.js'
 import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
@@ -13,8 +14,6 @@ import { asc, bucket, cond, desc, inSpecOrder, jsonValue, measure, PgSql, tieOrd
 // over the jsonb values of fact_records (or fact_versions "as of"), in one read-only transaction (one snapshot) under
 // the query's row and time limits.
 
-/** Most record ids an answer lists (`matched` counts them all). */
-export const MAX_ANSWER_IDS = 1000
 /** Rows a `list` query returns when it names no limit. */
 export const DEFAULT_LIST_LIMIT = 100
 
@@ -257,19 +256,7 @@ async function answer(
         `${head} SELECT r.id AS id, ${ret} AS ret FROM r WHERE ${w} AND ${x} = (SELECT ${best}(${x}) FROM r WHERE ${w}) ORDER BY ${tie.order}${tie.limit ? ' LIMIT 1' : ''}`,
       )
       const c = await contributing((y) => `${y.field(v.field)} IS NOT NULL`)
-      const values = rows.map((r) => (r.ret === null ? null : (r.ret as string | number)))
-      return done({
-        kind: values.length > 1 ? 'values' : 'value',
-        value:
-          values.length === 0
-            ? null
-            : values.length === 1
-              ? (values[0] ?? null)
-              : (values.filter((x) => x !== null) as (string | number)[]),
-        ...c,
-        // The winners first: they are what the answer names.
-        records: [...rows.map((r) => r.id), ...c.records.filter((id) => !rows.some((r) => r.id === id))].slice(0, MAX_ANSWER_IDS),
-      })
+      return done(extremeAnswer(rows, c))
     }
     case 'group': {
       const { sql, head, w } = start()

@@ -10,6 +10,7 @@ import {
   type Period,
   type Tie,
 } from '../../core/facts/fact-query.js'
+import { extremeAnswer, MAX_ANSWER_IDS } from '../../core/facts/fact-answer.js'
 import { mentionsStatus } from '../../core/facts/fact-resolve.js'
 import type { CollectionSpec, FactValue } from '../../core/facts/fact-types.js'
 import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
@@ -20,8 +21,6 @@ import { isActivityCollection } from '../../core/facts/activity.js'
 // Compiling a resolved fact query (core/facts) to SQL over the fact tables, with every value a named parameter, and
 // running it under the query limits. Field values live in fact_records.data (JSON): a field is json_extract(data, path).
 
-/** Most record ids an answer lists (`matched` counts them all). */
-const MAX_ANSWER_IDS = 1000
 /** Rows a `list` query returns when it names no limit. */
 const DEFAULT_LIST_LIMIT = 100
 
@@ -301,19 +300,7 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
         `${head} SELECT r.id AS id, ${x} AS best, ${ret} AS ret FROM r WHERE ${w} AND ${x} = (SELECT ${best}(${x}) FROM r WHERE ${w}) ORDER BY ${tieOrder.order}${tieOrder.limit ? ` LIMIT 1` : ''}`,
       )
       const c = contributing((y) => `${y.field(v.field)} IS NOT NULL`)
-      const values = rows.map((r) => (r.ret === null ? null : (r.ret as string | number)))
-      return done({
-        kind: values.length > 1 ? 'values' : 'value',
-        value:
-          values.length === 0
-            ? null
-            : values.length === 1
-              ? (values[0] ?? null)
-              : (values.filter((x) => x !== null) as (string | number)[]),
-        ...c,
-        // The winners first: they are what the answer names.
-        records: [...rows.map((r) => r.id), ...c.records.filter((id) => !rows.some((r) => r.id === id))].slice(0, MAX_ANSWER_IDS),
-      })
+      return done(extremeAnswer(rows, c))
     }
     case 'group': {
       const { sql, head, w } = start()
