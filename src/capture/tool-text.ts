@@ -155,7 +155,8 @@ function filesNamed(input: unknown): string[] {
   if (typeof value === 'string') addPatchFiles(value)
   else if (value && typeof value === 'object') {
     const record = value as Record<string, unknown>
-    for (const key of ['file_path', 'path', 'notebook_path']) {
+    // filePath: OpenCode's read, edit and write tools.
+    for (const key of ['file_path', 'filePath', 'path', 'notebook_path']) {
       const v = record[key]
       if (typeof v === 'string' && v.length > 0 && v.length < 1024) files.add(v)
     }

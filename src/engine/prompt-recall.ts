@@ -301,8 +301,9 @@ const CONTEXT_CHANNELS: Readonly<Record<HookAgent, Partial<Record<'UserPromptSub
   gemini: { UserPromptSubmit: 'BeforeAgent', PostToolUse: 'AfterTool' },
   // Cursor's beforeSubmitPrompt answers only whether to continue: no context channel.
   cursor: {},
-  // OpenCode's plugin (connect/opencode-plugin.ts) takes SessionStart's block into the system prompt only.
-  opencode: {},
+  // OpenCode's plugin (connect/opencode-plugin.ts) adds UserPromptSubmit's block to the user's message (a synthetic text
+  // part left in chat.message's output.parts) and PostToolUse's after the tool's output (tool.execute.after's output.output).
+  opencode: { UserPromptSubmit: 'UserPromptSubmit', PostToolUse: 'PostToolUse' },
 }
 
 /** What a hook prints for the agent: its own event name and the block, for `hookSpecificOutput`. */

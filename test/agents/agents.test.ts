@@ -263,6 +263,12 @@ for (const spec of AGENTS) {
         raw.some((r) => /<mnemo-recall>[\s\S]*?<\/mnemo-recall>/.exec(r)?.[0].includes(OLDER_MEMORY)),
         'no model request of session 2 holds a <mnemo-recall> block with it',
       ).toBe(true)
+      // It came with the prompt: the first request of the agent's own loop (the one offering tools) already holds it.
+      const first = s2.modelCalls.findIndex((r) => (r.brain?.toolNames.length ?? 0) > 0)
+      expect(
+        /<mnemo-recall>[\s\S]*?<\/mnemo-recall>/.exec(raw[first] ?? '')?.[0] ?? '',
+        'the first model request after the prompt has no <mnemo-recall> block',
+      ).toContain(OLDER_MEMORY)
     })
 
     check("session 2: mnemo's MCP tools are offered to the model", () => {

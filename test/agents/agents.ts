@@ -115,10 +115,6 @@ export const ALL_AGENTS: readonly AgentSpec[] = [
     sessionEvents: ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop'],
     shellTool: /^bash$/,
     promptAsSent: (p) => `"${p}"`,
-    pending: {
-      'session 2: the per-prompt block':
-        "no channel: mnemo's OpenCode plugin takes only SessionStart's block into the system prompt (issue 15)",
-    },
     prepare: (w, model) => {
       // The fake provider goes in a file of its own (OPENCODE_CONFIG), so connect's opencode.json stays as written.
       writeFileSync(

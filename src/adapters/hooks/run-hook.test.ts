@@ -157,6 +157,24 @@ describe('mnemo hook', () => {
     expect(r.hookSpecificOutput.hookEventName).toBe('PreToolUse')
     expect(r.hookSpecificOutput.additionalContext).toContain('integer cents')
     expect((await hook(h, 'PreToolUse', read.replace('"r1"', '"r2"'))).stdout).toBe('')
+    // OpenCode's plugin reads them after the tool ran (PostToolUse); its tools name the file `filePath`.
+    const ocRead = hookPayload(
+      'PostToolUse',
+      {
+        tool_name: 'read',
+        tool_use_id: 'c1',
+        tool_input: { filePath: '/work/demo-app/src/billing/invoice.ts' },
+        tool_response: 'export …',
+      },
+      'oc-1',
+    )
+    const oc = JSON.parse((await hookAs(h, 'PostToolUse', ocRead, 'opencode')).stdout) as {
+      hookSpecificOutput: { hookEventName: string; additionalContext: string }
+    }
+    expect(oc.hookSpecificOutput).toMatchObject({
+      hookEventName: 'PostToolUse',
+      additionalContext: expect.stringContaining('integer cents'),
+    })
   })
 
   it('injects nothing at SessionStart of a project with nothing recorded yet', async () => {

@@ -30,6 +30,8 @@ let s = ''
 process.stdin.on('data', (d) => { s += d }).on('end', () => {
   appendFileSync(${JSON.stringify(log)}, JSON.stringify({ argv: process.argv.slice(2), home: process.env.MNEMO_HOME ?? null, payload: JSON.parse(s) }) + '\\n')
   if (process.argv[3] === 'SessionStart') process.stdout.write(JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: '<mnemo-context>earlier work</mnemo-context>' } }))
+  if (process.argv[3] === 'UserPromptSubmit' && JSON.parse(s).prompt.includes('rate-limit')) process.stdout.write(JSON.stringify({ hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: '<mnemo-recall>\\n- token bucket\\n</mnemo-recall>' } }))
+  if (process.argv[3] === 'PostToolUse' && JSON.parse(s).tool_input.filePath === 'src/a.ts') process.stdout.write(JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: '<mnemo-recall>\\n- a.ts keeps cents\\n</mnemo-recall>' } }))
 })
 `,
   )
@@ -123,6 +125,39 @@ describe('openCodePluginSource', () => {
       { ...base, hook_event_name: 'Stop', last_assistant_message: 'Done.' },
       { ...base, hook_event_name: 'SessionEnd', reason: 'deleted' },
     ])
+  })
+
+  it("adds the per-prompt block to the user's message as a synthetic part after its own, and file hints after the tool's output", async () => {
+    const { cli } = fakeCli()
+    const plugin = await loadPlugin(openCodePluginSource({ nodePath: process.execPath, cliPath: cli, mnemoHome: join(dir, 'home') }))
+    const hooks = await plugin({ directory: '/work/proj', worktree: '/work/proj' })
+    const sid = 'ses_2'
+    // Part ids as OpenCode 1.x makes them: prt_, 12 hex digits of ms × 4096 + counter, 14 base62 characters.
+    const own = { id: 'prt_ffffffffff00AAAAAAAAAAAAAA', messageID: 'msg_u', sessionID: sid, type: 'text', text: 'how do we rate-limit?' }
+    const output = { message: { id: 'msg_u' }, parts: [own] as Array<Record<string, unknown>> }
+    await hooks['chat.message']!({ sessionID: sid }, output)
+    expect(output.parts).toHaveLength(2)
+    const added = output.parts[1]!
+    expect(added).toMatchObject({
+      messageID: 'msg_u',
+      sessionID: sid,
+      type: 'text',
+      synthetic: true,
+      text: '<mnemo-recall>\n- token bucket\n</mnemo-recall>',
+    })
+    // OpenCode orders a message's parts by id: the block must sort after the user's words, even one made in a later ms.
+    expect(added['id']).toMatch(/^prt_[0-9a-f]{12}[0-9A-Za-z]{14}$/)
+    expect(String(added['id']) > own.id).toBe(true)
+    // A prompt nothing is recalled for leaves the message as it was.
+    const plain = { message: { id: 'msg_v' }, parts: [{ ...own, id: 'prt_000000000001AAAAAAAAAAAAAA', text: 'thanks' }] }
+    await hooks['chat.message']!({ sessionID: sid }, plain)
+    expect(plain.parts).toHaveLength(1)
+    const read = { title: 'a.ts', output: 'export const a = 1\n', metadata: {} }
+    await hooks['tool.execute.after']!({ tool: 'read', sessionID: sid, callID: 'c1', args: { filePath: 'src/a.ts' } }, read)
+    expect(read.output).toBe('export const a = 1\n\n\n<mnemo-recall>\n- a.ts keeps cents\n</mnemo-recall>')
+    const other = { title: 'b.ts', output: 'b', metadata: {} }
+    await hooks['tool.execute.after']!({ tool: 'read', sessionID: sid, callID: 'c2', args: { filePath: 'src/b.ts' } }, other)
+    expect(other.output).toBe('b')
   })
 
   it('never throws into OpenCode when the CLI cannot run', async () => {

@@ -20,7 +20,12 @@
  * SessionStart's output (`hookSpecificOutput.additionalContext`, mnemo's
  * context block) is added to the system prompt of that session's model
  * calls through `experimental.chat.system.transform`, the hook OpenCode 1.x
- * gives plugins for that. Stop and SessionEnd start detached once the
+ * gives plugins for that. UserPromptSubmit's output (per-prompt recall and
+ * corrections) joins the user's message as a synthetic text part pushed onto
+ * `chat.message`'s `output.parts` (OpenCode 1.x stores those parts with the
+ * message and sends them to the model, so the system prompt, and the prompt
+ * cache behind it, stays as it was); PostToolUse's (file hints) is appended to
+ * `tool.execute.after`'s `output.output`, the tool result the model reads. Stop and SessionEnd start detached once the
  * session's earlier hooks are done, without waiting: OpenCode does not wait
  * for its event handlers before it exits. Failures never reach OpenCode: a hook that cannot
  * start, fails or outlives its 15 s timeout is dropped (mnemo itself spools
@@ -89,6 +94,23 @@ function runHook(event, payload) {
   })
 }
 
+const B62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+
+/**
+ * A new part id as OpenCode writes them (\`prt_\` + 12 hex digits of ms × 4096 + counter, low 48 bits, + 14 base62
+ * characters), after every id in \`parts\`: OpenCode orders a message's parts by id, and mnemo's block follows the user's words.
+ */
+function partIdAfter(parts) {
+  let t = (BigInt(Date.now()) * 4096n + 4095n) & 0xffffffffffffn
+  for (const p of parts) {
+    const m = /^prt_([0-9a-f]{12})/.exec(typeof p?.id === 'string' ? p.id : '')
+    if (m && BigInt('0x' + m[1]) >= t) t = BigInt('0x' + m[1]) + 1n
+  }
+  let tail = ''
+  for (let i = 0; i < 14; i++) tail += B62[Math.floor(Math.random() * 62)]
+  return 'prt_' + t.toString(16).padStart(12, '0').slice(-12) + tail
+}
+
 const contextOf = (stdout) => {
   try {
     const ctx = JSON.parse(stdout)?.hookSpecificOutput?.additionalContext
@@ -142,7 +164,13 @@ export const MnemoPlugin = async ({ directory, worktree }) => {
     'chat.message': async (input, output) => {
       const text = (output?.parts ?? []).filter((x) => x?.type === 'text' && !x.synthetic && typeof x.text === 'string').map((x) => x.text).join('\\n')
       if (typeof input?.sessionID !== 'string' || text === '') return
-      await send(session(input.sessionID), input.sessionID, 'UserPromptSubmit', { prompt: text })
+      const recall = contextOf(await send(session(input.sessionID), input.sessionID, 'UserPromptSubmit', { prompt: text }))
+      // mnemo's per-prompt block joins the user's message as a synthetic text part: OpenCode stores the parts this hook
+      // leaves in output.parts and sends them to the model with the message (the TUI does not show synthetic parts).
+      if (recall !== undefined && Array.isArray(output?.parts)) {
+        const messageID = output.message?.id ?? output.parts.find((x) => typeof x?.messageID === 'string')?.messageID
+        output.parts.push({ id: partIdAfter(output.parts), messageID, sessionID: input.sessionID, type: 'text', text: recall, synthetic: true })
+      }
     },
     'tool.execute.before': async (input, output) => {
       if (typeof input?.sessionID !== 'string') return
@@ -150,7 +178,9 @@ export const MnemoPlugin = async ({ directory, worktree }) => {
     },
     'tool.execute.after': async (input, output) => {
       if (typeof input?.sessionID !== 'string') return
-      await send(session(input.sessionID), input.sessionID, 'PostToolUse', { tool_name: input.tool, tool_input: input.args ?? {}, tool_use_id: input.callID, tool_response: typeof output?.output === 'string' ? output.output : JSON.stringify(output?.output ?? null) })
+      const hints = contextOf(await send(session(input.sessionID), input.sessionID, 'PostToolUse', { tool_name: input.tool, tool_input: input.args ?? {}, tool_use_id: input.callID, tool_response: typeof output?.output === 'string' ? output.output : JSON.stringify(output?.output ?? null) }))
+      // File hints follow the tool's output: output.output is the tool result the model reads next.
+      if (hints !== undefined && typeof output?.output === 'string') output.output = output.output + '\\n\\n' + hints
     },
     'experimental.chat.system.transform': async (input, output) => {
       if (typeof input?.sessionID !== 'string' || !Array.isArray(output?.system)) return
