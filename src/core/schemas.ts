@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { describeValue, invalidInput, type MnemoError } from './errors.js'
-import { MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './types.js'
+import { HOOK_AGENTS, MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './types.js'
 
 /**
  * Input schemas shared by every surface: MCP tools, REST bodies and query
@@ -155,10 +155,7 @@ export const hookEventInput = inputObject({
     'Hook event name: SessionStart, UserPromptSubmit, PostToolUse, …',
   ),
   payload: z.record(z.string(), z.unknown()).describe('The hook payload exactly as Claude Code wrote it (session_id, cwd, …).'),
-  agent: z
-    .enum(['claude-code', 'codex', 'gemini', 'cursor'])
-    .optional()
-    .describe('The agent that sent it (field names are mapped); default claude-code.'),
+  agent: z.enum(HOOK_AGENTS).optional().describe('The agent that sent it (field names are mapped); default claude-code.'),
   at: z.iso
     .datetime({ offset: true })
     .refine((v) => Date.parse(v) >= 0 && Date.parse(v) <= MAX_EVENT_TS, 'must be a time in 1970–9999')
@@ -173,6 +170,24 @@ export const hookEventInput = inputObject({
     ),
 })
 export type HookEventInput = z.output<typeof hookEventInput>
+
+/** What a hook asks the team server to inject for one event (POST /v1/injections). */
+export const hookInjectionInput = inputObject({
+  event: limited(z.string(), { minLength: 1, maxLength: 64, pattern: '\\S' }).describe(
+    'mnemo event name: UserPromptSubmit (per-prompt recall and corrections), PreToolUse or PostToolUse (file hints); any other injects nothing.',
+  ),
+  payload: z
+    .record(z.string(), z.unknown())
+    .describe('The hook payload as POST /v1/events got it: `session_id`, `cwd` (absolute), and `prompt` or `tool_input`.'),
+  agent: z
+    .enum(HOOK_AGENTS)
+    .optional()
+    .describe('The agent asking: the block goes out through its channel (`hookEventName`); default claude-code.'),
+  projectRoot: hookEventInput.shape.projectRoot,
+  // The range of MIN_PROMPT_BUDGET–MAX_PROMPT_BUDGET (context/prompt-block.ts), which the engine checks again.
+  budget: integer(100, 4000).optional().describe("Most tokens of the block, 100–4000 (the client's MNEMO_PROMPT_RECALL). Default 300."),
+})
+export type HookInjectionInput = z.output<typeof hookInjectionInput>
 
 /** The limits a field carries, looking through `.optional()`. */
 function limitsOf(field: z.ZodType): Limits | undefined {

@@ -122,6 +122,17 @@ export const contextJson = z.object({
   omitted: count.describe('Items left out because the budget ran out.'),
 })
 
+/** Body of POST /v1/injections. */
+export const hookInjectionJson = z.object({
+  injection: z
+    .object({
+      hookEventName: z.string().describe("The agent's own event name for `hookSpecificOutput` (Gemini CLI: BeforeAgent, AfterTool)."),
+      text: z.string().describe('The block (`<mnemo-recall>` or file hints), ready to inject.'),
+    })
+    .nullable()
+    .describe('Null: nothing to inject.'),
+})
+
 export const forgottenJson = z.object({
   forgotten: z.object({
     id: z.string(),

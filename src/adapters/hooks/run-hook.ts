@@ -56,7 +56,7 @@ export interface HookIo {
   /** Largest payload kept as it is, bytes. Default: `MAX_HOOK_STDIN_BYTES` (tests set less). */
   maxStdinBytes?: number
   /** Team mode: what the hook may spend on the server, ms (see `REMOTE_BUDGET_MS`, the default; tests set less). */
-  remoteBudgetMs?: { capture: number; context: number }
+  remoteBudgetMs?: { capture: number; context: number; inject?: number }
   /** Gets one line when the event could not be kept in the data directory (kept elsewhere, or lost). Default: `process.stderr`. */
   stderr?: { write(text: string): unknown }
 }
@@ -255,6 +255,32 @@ export async function runHook(
         throw error
       }
       markUnreachable(config.spoolDir, remote.url, undefined)
+      if (PROMPT_EVENTS.has(eventName) && config.promptRecallTokens !== undefined && !finished) {
+        // Per-prompt recall and file hints from the server, which keeps what this session was shown. The event is
+        // stored already: a slow or failing answer means nothing is printed, and is logged, never spooled.
+        try {
+          const extra = await remoteInjection(
+            remote,
+            eventName,
+            stdin,
+            agent,
+            io.cwd,
+            config.promptRecallTokens,
+            budget.inject ?? REMOTE_BUDGET_MS.inject,
+          )
+          if (extra && !finished)
+            io.stdout.write(
+              `${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`,
+            )
+        } catch (error) {
+          errors.append({
+            at: new Date(now()).toISOString(),
+            where: `hook ${eventName} recall`,
+            code: MnemoError.is(error) ? error.code : 'HOOK_FAILED',
+            message: error instanceof Error ? error.message : String(error),
+          })
+        }
+      }
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd, agent, budget.context)
         if (block !== undefined && block !== '')
@@ -361,6 +387,35 @@ async function postEvent(
   at: number | undefined,
   timeoutMs?: number,
 ): Promise<void> {
+  const { payload, projectRoot } = eventPayload(event, stdin, cwd)
+  const body = JSON.stringify({
+    event,
+    payload: sanitizePayload(payload),
+    agent,
+    ...(at !== undefined ? { at: new Date(at).toISOString() } : {}),
+    ...(projectRoot ? { projectRoot } : {}),
+  })
+  const res = await remoteFetch(remote, '/v1/events', { method: 'POST', body, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
+  if (res.status === 400 || res.status === 413 || res.status === 422) {
+    throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, {
+      details: { path: 'payload' },
+    })
+  }
+  if (res.status >= 300) {
+    const problem = settingProblem(res.status)
+    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status}${problem ? ` (${problem})` : ''}`, {
+      details: { dialect: 'sqlite', operation: 'POST /v1/events' },
+    })
+  }
+}
+
+/**
+ * The hook payload as the server gets it: parsed, with the hook's `cwd` when it names none (the server has no working
+ * directory of its own), and the project root resolved here, where its folder exists (git top-level of cwd).
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — stdin is not JSON.
+ */
+function eventPayload(event: string, stdin: string, cwd: string): { payload: unknown; projectRoot: string | undefined } {
   let payload: unknown
   try {
     payload = JSON.parse(stdin)
@@ -381,25 +436,52 @@ async function postEvent(
   // The project is resolved here, where its folder exists (git top-level of cwd); the server may not have it.
   const eventCwd = payload !== null && typeof payload === 'object' ? (payload as { cwd?: unknown }).cwd : undefined
   const projectRoot = typeof eventCwd === 'string' && path.isAbsolute(eventCwd) ? resolveProjectRoot(eventCwd).root : undefined
+  return { payload, projectRoot }
+}
+
+/** The payload fields the server's injection reads (the session, the project's folder, the prompt, the tool's files). */
+const INJECTION_FIELDS = ['session_id', 'cwd', 'hook_event_name', 'prompt', 'tool_name', 'tool_input', 'tool_args'] as const
+
+/**
+ * What the team server injects for this prompt or tool event (`POST /v1/injections`): per-prompt recall and
+ * corrections, or file hints, with the agent's event name for them; undefined when there is none (the server records
+ * what it serves for the session, see the route).
+ *
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — no answer within `timeoutMs`, or an error status (named).
+ */
+async function remoteInjection(
+  remote: RemoteServer,
+  event: string,
+  stdin: string,
+  agent: HookAgent,
+  cwd: string,
+  budgetTokens: number,
+  timeoutMs: number,
+): Promise<{ hookEventName: string; text: string } | undefined> {
+  // The event was parsed and posted already: this parse cannot fail.
+  const { payload, projectRoot } = eventPayload(event, stdin, cwd)
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return undefined
+  // Only what the injection reads: a tool's output can be megabytes, and the event already carried it.
+  const fields = Object.fromEntries(INJECTION_FIELDS.filter((k) => k in payload).map((k) => [k, (payload as Record<string, unknown>)[k]]))
   const body = JSON.stringify({
     event,
-    payload: sanitizePayload(payload),
+    payload: sanitizePayload(fields),
     agent,
-    ...(at !== undefined ? { at: new Date(at).toISOString() } : {}),
+    budget: budgetTokens,
     ...(projectRoot ? { projectRoot } : {}),
   })
-  const res = await remoteFetch(remote, '/v1/events', { method: 'POST', body, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
-  if (res.status === 400 || res.status === 413 || res.status === 422) {
-    throw new MnemoError('INVALID_INPUT', `server ${remote.url} refused the event: ${(await res.text()).slice(0, 200)}`, {
-      details: { path: 'payload' },
-    })
-  }
-  if (res.status >= 300) {
+  const res = await remoteFetch(remote, '/v1/injections', { method: 'POST', body, timeoutMs })
+  const text = await res.text()
+  if (!res.ok) {
     const problem = settingProblem(res.status)
-    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status}${problem ? ` (${problem})` : ''}`, {
-      details: { dialect: 'sqlite', operation: 'POST /v1/events' },
+    throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status} (${problem ?? text.slice(0, 200)})`, {
+      details: { dialect: 'sqlite', operation: 'POST /v1/injections' },
     })
   }
+  const injection = (JSON.parse(text) as { injection?: { hookEventName?: unknown; text?: unknown } | null }).injection
+  return typeof injection?.hookEventName === 'string' && typeof injection.text === 'string' && injection.text !== ''
+    ? { hookEventName: injection.hookEventName, text: injection.text }
+    : undefined
 }
 
 /**
@@ -460,7 +542,8 @@ async function remoteContext(
     const session = sessionIdOf(stdin)
     const res = await remoteFetch(
       remote,
-      `/v1/context?project=${encodeURIComponent(project)}&agent=${agent}${session ? `&excludeSession=${encodeURIComponent(session)}` : ''}`,
+      // recordSession: the server records what the block shows, so this session's prompts never get it again.
+      `/v1/context?project=${encodeURIComponent(project)}&agent=${agent}${session ? `&excludeSession=${encodeURIComponent(session)}&recordSession=${encodeURIComponent(session)}` : ''}`,
       { method: 'GET', timeoutMs },
     )
     if (!res.ok) return undefined

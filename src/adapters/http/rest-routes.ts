@@ -6,6 +6,7 @@ import type { MnemoEngine } from '../../engine/mnemo.js'
 import {
   contextInput,
   hookEventInput,
+  hookInjectionInput,
   inputObject,
   integer,
   limited,
@@ -15,11 +16,14 @@ import {
   sessionsInput,
 } from '../../core/schemas.js'
 import { IMPORT_FORMATS, type ImportFormat } from '../../engine/import-files.js'
+import { resolveProjectRoot } from '../../engine/project-root.js'
+import { clientProject } from '../../engine/projects.js'
 import {
   contextJson,
   eventAcceptedJson,
   forgottenJson,
   healthJson,
+  hookInjectionJson,
   importJson,
   memoryJson,
   observationJson,
@@ -61,6 +65,16 @@ const importInput = inputObject({
 const sessionsPageQuery = inputObject({
   ...sessionsInput.shape,
   offset: integer(0, 1_000_000).optional().describe('Sessions to skip (pagination). Default 0.'),
+})
+
+/** Query of GET /v1/context: the context input, and the session a hook injects the block into. */
+const contextQuery = inputObject({
+  ...contextInput.shape,
+  recordSession: limited(z.string(), { minLength: 1, maxLength: 512 })
+    .optional()
+    .describe(
+      "The agent's session id the block is injected into (hooks send it with `agent`): what the block shows is recorded for that session and the token's user, so POST /v1/injections never repeats it and corrects it once it changes.",
+    ),
 })
 
 /** Query of DELETE /v1/memories/:id and /v1/observations/:id: the project the item must belong to. */
@@ -321,11 +335,11 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     path: '/v1/context',
     operationId: 'context',
     summary: 'The context block a new session of a project gets',
-    query: contextInput,
+    query: contextQuery,
     projectRequired: true,
     responses: { 200: { description: 'The block and what it holds.', schema: contextJson } },
     errors: [400, 404],
-    handle: async ({ query }, { engine }) => {
+    handle: async ({ query }, { engine, mnemo }) => {
       const project = await engine.projectForWrite(await needProject(engine, query.project, 'query'), { create: false })
       // Context is what an agent gets injected: under agent isolation it must say which agent it is for.
       if (engine.agentScope === 'own' && query.agent === undefined)
@@ -337,7 +351,17 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
         project,
         ...(query.budget !== undefined ? { budgetTokens: query.budget } : {}),
         ...(query.excludeSession !== undefined ? { excludeSessionKey: query.excludeSession } : {}),
+        ...(query.recordSession !== undefined
+          ? { recordFor: { agent: query.agent ?? 'claude-code', sessionKey: query.recordSession } }
+          : {}),
       })
+      if (block.notRecorded !== undefined)
+        mnemo.errors.append({
+          at: new Date().toISOString(),
+          where: 'http GET /v1/context',
+          code: block.notRecorded.code,
+          message: `${block.notRecorded.message} (the block was served; what it showed is not recorded for session ${JSON.stringify(query.recordSession)})`,
+        })
       const body: z.output<typeof contextJson> = {
         project: block.project,
         text: block.text,
@@ -348,6 +372,27 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
         omitted: block.omitted,
       }
       return ok(body)
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/injections',
+    operationId: 'hookInjection',
+    summary: 'What a hook injects for one event: per-prompt recall and corrections, or file hints (team mode)',
+    description:
+      "What `mnemo hook` prints locally beside an event, computed on the server: for UserPromptSubmit the per-prompt block (recalled items that clear the relevance gate, and one-line corrections of what the session was shown and has since been superseded, forgotten or archived), for PreToolUse/PostToolUse hints about the files the tool touches, once per file. Post the event to POST /v1/events first. The server keeps per agent session and per user of the token what it injected (GET /v1/context with `recordSession` included): nothing is injected twice in a session, and another user's session or memories never count. `injection` is null when the agent takes no context at that event (Cursor) or nothing clears the gate.",
+    body: hookInjectionInput,
+    responses: { 200: { description: 'The block and the hook event name to give it under, or null.', schema: hookInjectionJson } },
+    errors: [400, 413],
+    handle: async ({ body }, { engine }) => {
+      const cwd = body.payload['cwd']
+      if (typeof cwd !== 'string' || !path.isAbsolute(cwd))
+        throw invalidInput('payload.cwd', `payload.cwd must be an absolute path (got ${describeValue(cwd)})`)
+      // The project as POST /v1/events filed the event: the client's root, else the payload's folder.
+      const project = body.projectRoot !== undefined ? clientProject(body.projectRoot, cwd) : resolveProjectRoot(cwd)
+      const agent = body.agent ?? 'claude-code'
+      const injection = await engine.scoped({ agent }).hookInjection(body.event, agent, JSON.stringify(body.payload), project, body.budget)
+      return ok({ injection: injection ?? null })
     },
   }),
   defineRoute({

@@ -1,0 +1,254 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import path from 'node:path'
+import { PassThrough } from 'node:stream'
+import { afterEach, describe, expect, it } from 'vitest'
+import { addServerUser } from '../../runtime/server-users.js'
+import { callRest } from '../../testing/rest-client.js'
+import { hookPayload, T0, tempDir } from '../../testing/test-mnemo.js'
+import { startServer, type RunningServer } from '../http/server.js'
+import { runHook } from './run-hook.js'
+
+// Team mode (MNEMO_SERVER_URL): per-prompt recall, corrections and file hints come from a real `mnemo serve` started
+// in-process on loopback, which keeps per session and per user of the token what it injected.
+
+const PROJECT = { root: '/work/demo-app', name: 'demo-app' }
+const cleanups: (() => Promise<void> | void)[] = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
+})
+
+function home(): string {
+  const t = tempDir()
+  cleanups.push(t.cleanup)
+  return t.dir
+}
+
+async function serve(): Promise<RunningServer> {
+  const server = await startServer({ home: home(), host: '127.0.0.1', port: 0, env: { MNEMO_TZ: 'UTC' }, consolidateEveryMinutes: 0 })
+  cleanups.push(() => server.close())
+  return server
+}
+
+interface HookOut {
+  stdout: string
+  code: number | undefined
+}
+
+/** Runs `mnemo hook <event> --agent <agent>` in-process against the server at `url` with `token`; `client` is its own data directory. */
+async function remoteHook(
+  client: string,
+  url: string,
+  token: string,
+  event: string,
+  stdin: string,
+  options: { agent?: string; env?: Record<string, string>; inject?: number } = {},
+): Promise<HookOut> {
+  const input = new PassThrough()
+  let stdout = ''
+  let code: number | undefined
+  const run = runHook(
+    event,
+    {
+      // Room for a loaded test machine: these tests are about what is sent and printed, not how fast.
+      remoteBudgetMs: { capture: 1500, context: 1500, inject: options.inject ?? 1500 },
+      stdin: input,
+      stdout: { write: (t: string) => (stdout += t) },
+      env: { MNEMO_HOME: client, HOME: client, MNEMO_SERVER_URL: url, MNEMO_SERVER_TOKEN: token, ...options.env },
+      cwd: PROJECT.root,
+      exit: (c) => {
+        code = c
+      },
+    },
+    options.agent,
+  )
+  input.end(stdin)
+  await run
+  return { stdout, code }
+}
+
+/** The injected block and the event name it went out under, from a hook's stdout. */
+function injected(out: HookOut): { hookEventName: string; additionalContext: string } {
+  expect(out.code).toBe(0)
+  return (JSON.parse(out.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }).hookSpecificOutput
+}
+
+const ask = (session: string, prompt = 'how do we rate-limit the API?') => hookPayload('UserPromptSubmit', { prompt }, session)
+/** The events waiting in the client's spool (none when it never spooled). */
+const spooled = (client: string) =>
+  existsSync(path.join(client, 'spool')) ? readdirSync(path.join(client, 'spool')).filter((f) => f.endsWith('.json')) : []
+
+describe('mnemo hook in team mode: per-prompt recall, corrections and file hints from the server', () => {
+  it('injects what the server recalls, once per session, never what SessionStart already showed, and corrects it once', async () => {
+    const server = await serve()
+    const client = home()
+    const hook = (event: string, stdin: string, agent?: string) =>
+      remoteHook(client, server.url, server.token, event, stdin, agent ? { agent } : {})
+    const rate = (
+      await server.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', {
+        project: PROJECT,
+        kind: 'decision',
+      })
+    ).memory
+
+    const first = injected(await hook('UserPromptSubmit', ask('a')))
+    expect(first.hookEventName).toBe('UserPromptSubmit')
+    expect(first.additionalContext).toMatch(/^<mnemo-recall>\n[\s\S]*token bucket[\s\S]*<\/mnemo-recall>$/)
+    // The server keeps what session a was shown: the same question again injects nothing.
+    expect(await hook('UserPromptSubmit', ask('a'))).toEqual({ stdout: '', code: 0 })
+    // Session b got the memory in its SessionStart block (recorded by the server for b): its prompt does not repeat it.
+    const start = injected(await hook('SessionStart', hookPayload('SessionStart', { source: 'startup' }, 'b')))
+    expect(start.additionalContext).toContain('token bucket')
+    expect(await hook('UserPromptSubmit', ask('b'))).toEqual({ stdout: '', code: 0 })
+    // Each agent gets it through its own channel (Gemini CLI: BeforeAgent).
+    expect(injected(await hook('UserPromptSubmit', ask('g'), 'gemini'))).toMatchObject({
+      hookEventName: 'BeforeAgent',
+      additionalContext: expect.stringContaining('token bucket'),
+    })
+
+    // Another process (here the server's own engine) supersedes it: sessions a and b each get one correction.
+    await server.engine.remember('We rate-limit the public API with a sliding window in Redis now.', {
+      project: PROJECT,
+      kind: 'decision',
+      supersedes: rate.id,
+    })
+    for (const session of ['a', 'b']) {
+      const fix = injected(await hook('UserPromptSubmit', ask(session, 'thanks, go on')))
+      expect(fix.additionalContext).toContain(`- Correction: "We rate-limit the public API with a sliding window in Redis now."`)
+      expect(fix.additionalContext).toContain(`(${rate.id})`)
+      expect(fix.additionalContext).not.toContain('<mnemo-context')
+      expect(await hook('UserPromptSubmit', ask(session, 'thanks, go on'))).toEqual({ stdout: '', code: 0 })
+    }
+    // Every event reached the server; none waits in the client's spool, and the client keeps no store.
+    expect(spooled(client)).toEqual([])
+    expect(readdirSync(client).filter((f) => f.endsWith('.db'))).toEqual([])
+    // Sessions a, b and g, each as the server filed it (a repeated prompt in the same second is one event).
+    expect((await server.engine.stats()).sessions).toBe(3)
+  })
+
+  it('gives file hints from the server once per file per session (Claude Code before the tool, OpenCode after it)', async () => {
+    const server = await serve()
+    const client = home()
+    await server.engine.remember('src/billing/invoice.ts keeps amounts in integer cents, never floats', {
+      project: PROJECT,
+      kind: 'decision',
+    })
+    const read = (session: string, id: string) =>
+      hookPayload(
+        'PreToolUse',
+        { tool_name: 'Read', tool_use_id: id, tool_input: { file_path: `${PROJECT.root}/src/billing/invoice.ts` } },
+        session,
+      )
+    const hint = injected(await remoteHook(client, server.url, server.token, 'PreToolUse', read('s', 'r1')))
+    expect(hint).toMatchObject({ hookEventName: 'PreToolUse', additionalContext: expect.stringContaining('integer cents') })
+    expect(await remoteHook(client, server.url, server.token, 'PreToolUse', read('s', 'r2'))).toEqual({ stdout: '', code: 0 })
+    const ocRead = hookPayload(
+      'PostToolUse',
+      { tool_name: 'read', tool_use_id: 'c1', tool_input: { filePath: 'src/billing/invoice.ts' }, tool_response: 'x'.repeat(200_000) },
+      'oc',
+    )
+    expect(injected(await remoteHook(client, server.url, server.token, 'PostToolUse', ocRead, { agent: 'opencode' }))).toMatchObject({
+      hookEventName: 'PostToolUse',
+      additionalContext: expect.stringContaining('integer cents'),
+    })
+    // MNEMO_PROMPT_RECALL=off on the client: the hook does not ask.
+    const off = await remoteHook(client, server.url, server.token, 'PreToolUse', read('off', 'r3'), { env: { MNEMO_PROMPT_RECALL: 'off' } })
+    expect(off).toEqual({ stdout: '', code: 0 })
+  })
+
+  it("answers each user by their token with their own memories and their own session records, never another user's", async () => {
+    const server = await serve()
+    const client = home()
+    const alice = addServerUser(server.home, 'alice', T0)
+    const bob = addServerUser(server.home, 'bob', T0)
+    for (const [token, text] of [
+      [alice, 'We rate-limit the public API with a token bucket (Alice).'],
+      [bob, 'We rate-limit the public API with a leaky bucket (Bob).'],
+    ] as const)
+      expect(
+        (await callRest({ url: server.url, token }, 'POST', '/v1/memories', { text, kind: 'decision', project: PROJECT.root })).status,
+      ).toBe(201)
+    // The same agent session id for both: what one was shown never counts for the other.
+    const a = injected(await remoteHook(client, server.url, alice, 'UserPromptSubmit', ask('shared')))
+    expect(a.additionalContext).toContain('token bucket (Alice)')
+    expect(a.additionalContext).not.toContain('Bob')
+    const b = injected(await remoteHook(client, server.url, bob, 'UserPromptSubmit', ask('shared')))
+    expect(b.additionalContext).toContain('leaky bucket (Bob)')
+    expect(b.additionalContext).not.toContain('Alice')
+    expect(await remoteHook(client, server.url, alice, 'UserPromptSubmit', ask('shared'))).toEqual({ stdout: '', code: 0 })
+    // The server token (no user) sees neither user's memory.
+    expect(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', ask('shared'))).toEqual({ stdout: '', code: 0 })
+  })
+
+  it('refuses an injection request without an absolute cwd, naming the field', async () => {
+    const server = await serve()
+    const r = await callRest(server, 'POST', '/v1/injections', {
+      event: 'UserPromptSubmit',
+      payload: { session_id: 's', cwd: 'demo-app', prompt: 'how do we rate-limit?' },
+    })
+    expect(r).toMatchObject({
+      status: 400,
+      body: { error: { code: 'INVALID_INPUT', message: 'payload.cwd must be an absolute path (got "demo-app")' } },
+    })
+    const budget = await callRest(server, 'POST', '/v1/injections', {
+      event: 'UserPromptSubmit',
+      payload: { session_id: 's', cwd: '/work/demo-app', prompt: 'x' },
+      budget: 5,
+    })
+    expect(budget).toMatchObject({ status: 400, body: { error: { code: 'INVALID_INPUT', message: expect.stringContaining('budget') } } })
+  })
+})
+
+describe('mnemo hook in team mode when the server is slow or down', () => {
+  /** A loopback server that takes events (202) and never answers an injection request; records the routes asked. */
+  async function slowInjections(): Promise<{ url: string; routes: string[] }> {
+    const routes: string[] = []
+    const pending = new Set<IncomingMessage>()
+    const server: Server = createServer((req, res) => {
+      routes.push(`${req.method} ${req.url}`)
+      req.resume()
+      if (req.url === '/v1/events') req.on('end', () => res.writeHead(202, { 'content-type': 'application/json' }).end('{"stored":true}'))
+      else pending.add(req)
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections()
+          server.close(() => resolve())
+        }),
+    )
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, routes }
+  }
+
+  it('prints nothing when the injection does not come within its budget; the event was taken, nothing is spooled', async () => {
+    const slow = await slowInjections()
+    const client = home()
+    const out = await remoteHook(client, slow.url, 'tok', 'UserPromptSubmit', ask('s'), { inject: 50 })
+    expect(out).toEqual({ stdout: '', code: 0 })
+    expect(slow.routes).toEqual(['POST /v1/events', 'POST /v1/injections'])
+    expect(spooled(client)).toEqual([])
+    // Logged where `mnemo status` shows it, as the event that got no block.
+    const log = readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { where: string; code: string; message: string })
+    expect(log).toEqual([
+      expect.objectContaining({
+        where: 'hook UserPromptSubmit recall',
+        code: 'STORE_UNAVAILABLE',
+        message: expect.stringContaining(`server ${slow.url} unreachable`),
+      }),
+    ])
+  })
+
+  it('prints nothing and spools the event when the server is down', async () => {
+    const server = await serve()
+    const url = server.url
+    await cleanups.pop()!()
+    const client = home()
+    expect(await remoteHook(client, url, server.token, 'UserPromptSubmit', ask('s'))).toEqual({ stdout: '', code: 0 })
+    expect(spooled(client)).toHaveLength(1)
+  })
+})
