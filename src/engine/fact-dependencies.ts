@@ -184,7 +184,8 @@ export class FactDependencies {
   /**
    * States the value of a key, then propagates the change through the rules (breadth first, each key visited once):
    * `set` targets take their declared value, `uncertain` ones become unknown; the targets' own rules run in turn.
-   * A first value, or the same value again, changes nothing downstream.
+   * A first value, or the same value again (a confirmation, also of an uncertain key), changes nothing downstream:
+   * dependants keep their values and certainty.
    * @returns The changes made, the stated one first.
    */
   async set(key: string, value: string, options: { project?: ProjectRef; quote?: string } = {}): Promise<StateChange[]> {
@@ -211,10 +212,10 @@ export class FactDependencies {
       )
     }
     const old = (before?.values['value'] as string | null | undefined) ?? null
-    const wasKnown = before?.values['certainty'] !== 'uncertain'
     await write(key, value, 'known', undefined, 'user')
     changes.push({ key, before: old, after: value, certainty: 'known' })
-    if (before === undefined || (old === value && wasKnown)) return changes
+    // A confirmation (the value it had, known or uncertain before) changed nothing its dependants rest on.
+    if (before === undefined || old === value) return changes
     const seen = new Set([key])
     const queue: { key: string; value: string; certain: boolean }[] = [{ key, value, certain: true }]
     while (queue.length > 0) {
