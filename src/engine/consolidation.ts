@@ -6,6 +6,7 @@ import { decays, DEFAULT_RETENTION, retention, type RetentionConfig } from '../l
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { ProcedureConfig } from '../lifecycle/procedures.js'
 import type { AppendResult, Store } from '../storage/store.js'
+import type { EngineFacts } from './facts.js'
 import { sessionSample } from './reads.js'
 
 /** A session's first and last observations a consolidation reads (a longer session's middle is skipped): 5000 in all. */
@@ -21,6 +22,10 @@ interface ConsolidationContext {
   /** Under `own`, procedures are distilled per agent. */
   agentScope: 'shared' | 'own'
   append: (events: readonly EventInput[]) => Promise<AppendResult>
+  /** The fact ledger as a user's (a session's records are its user's); with a consolidator, records are extracted into it. */
+  facts?: (user: string | undefined) => EngineFacts
+  /** IANA time zone of "today" for the extraction. Default UTC. */
+  timeZone?: string
 }
 
 /** Options of a consolidation run. */
@@ -44,6 +49,12 @@ export interface ConsolidationReport {
   procedureMs: number
   archived: number
   via: { llm: number; deterministic: number }
+  /**
+   * Typed records the model extracted (none without one; engine/fact-extraction.ts): written, equal to a stored one,
+   * skipped (written before from the same observation, or deleted at a person's request), refused; `problems` says
+   * why each refused proposal was refused and why an extraction failed, one line each, prefixed with the session id.
+   */
+  facts: { created: number; updated: number; unchanged: number; skipped: number; rejected: number; problems: string[] }
   errors: string[]
 }
 
@@ -78,6 +89,7 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
   let lessons = 0
   let memories = 0
   const via = { llm: 0, deterministic: 0 }
+  const facts = { created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0, problems: [] as string[] }
   const errors: string[] = []
   const redact = ctx.redact ? { redact: ctx.redact } : {}
   // Under agent isolation what it writes is matched, superseded and flagged within its agent (recorded in each event).
@@ -130,6 +142,21 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
         }),
       )
       summaries++
+      if (ctx.consolidator && ctx.facts) {
+        const { extractSessionFacts, localDay } = await import('./fact-extraction.js')
+        const r = await extractSessionFacts(ctx.consolidator, ctx.facts(s.user), {
+          project: ref,
+          session: s,
+          observations,
+          today: localDay(now, ctx.timeZone ?? 'UTC'),
+        })
+        facts.created += r.created
+        facts.updated += r.updated
+        facts.unchanged += r.unchanged
+        facts.skipped += r.skipped
+        facts.rejected += r.rejected.length
+        facts.problems.push(...r.rejected, ...(r.error !== undefined ? [`${s.id}: fact extraction failed: ${r.error}`] : []))
+      }
       if (changedProjects.at(-1) !== p && workKey(readSessionSteps(s.id, s.startedAt, observations, p.root)) !== undefined)
         changedProjects.push(p)
       for (const m of result.memories) {
@@ -208,5 +235,5 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
     }
   }
   await ctx.append(archive)
-  return { sessions, summaries, lessons, memories, procedures, procedureMs, archived, via, errors }
+  return { sessions, summaries, lessons, memories, procedures, procedureMs, archived, via, facts, errors }
 }

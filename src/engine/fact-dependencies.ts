@@ -55,6 +55,9 @@ export const NOTICE_COLLECTION: CollectionSpec = {
   timeField: 'changed_at',
 }
 
+/** The collections this module writes itself (through `set`, `addRule`, `noteSurfaced`): no other writer may, so rules always run. */
+export const DEPENDENCY_COLLECTIONS: readonly string[] = [STATE_COLLECTION.name, RULE_COLLECTION.name, NOTICE_COLLECTION.name]
+
 /** An uncertain dependant a context block has not shown yet, with its line. */
 export interface UncertainNotice {
   key: string

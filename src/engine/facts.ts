@@ -104,6 +104,14 @@ export class EngineFacts {
     return identity === undefined ? undefined : await this.ctx.store.facts.tombstoneByIdentity(scope, collection, identity)
   }
 
+  /** The live record of a collection with these identity values, if any (undefined too when it has no identity key). */
+  async byIdentity(collection: string, values: FactValues, options: { project?: ProjectRef } = {}): Promise<FactRecord | undefined> {
+    const { scope } = this.scope(options.project)
+    const spec = await this.spec(scope, collection)
+    const identity = spec ? identityOf(spec, fill(spec, values)) : undefined
+    return identity === undefined ? undefined : await this.ctx.store.facts.byIdentity(scope, collection, identity)
+  }
+
   private scope(project?: ProjectRef): { scope: FactScope; project: ProjectRef } {
     const p = project ?? resolveProjectRoot(this.ctx.cwd)
     return { scope: { projectRoot: p.root, user: this.ctx.access.user ?? null }, project: p }
@@ -164,6 +172,8 @@ export class EngineFacts {
    * @param input - A record (field → value) or an array of them; a record's own `id` key is kept as `external_id`.
    * @param options.coerce - Values are text (CSV cells): read "12" as an integer where the field says so.
    * @param options.labels - How errors name each record (default `<collection> record <n>`).
+   * @param options.ids - The id each new record gets, by input position (default: derived from the scope, the
+   *   collection and the identity, or the time and position); a record matching a stored one keeps that one's id.
    * @throws {MnemoError} `INVALID_INPUT` — a value of the wrong type or a bad field name, naming record and field.
    *   `CONFLICT` — two records of the input with the same identity and different values (identity clash).
    *   Nothing is stored when it throws.
@@ -171,7 +181,12 @@ export class EngineFacts {
   async add(
     collection: string,
     input: unknown,
-    options: FactWriteOptions & { coerce?: boolean; labels?: string[]; provenances?: FactProvenance[] } = {},
+    options: FactWriteOptions & {
+      coerce?: boolean
+      labels?: string[]
+      provenances?: FactProvenance[]
+      ids?: (string | undefined)[]
+    } = {},
   ): Promise<FactWriteResult> {
     checkName(collection, 'collection')
     this.writable(collection)
@@ -235,6 +250,7 @@ export class EngineFacts {
       }
       const id =
         stored?.id ??
+        options.ids?.[i] ??
         makeId(
           'fct',
           now,

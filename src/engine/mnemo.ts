@@ -967,6 +967,8 @@ export class MnemoEngine {
         consolidator: this.consolidator,
         agentScope: this.agentScope,
         append: (events) => this.append(events),
+        facts: (user) => this.scoped({ user }).facts,
+        timeZone: this.timeZone,
       },
       options,
     )

@@ -6,6 +6,7 @@ import type { Observation, Session } from '../core/types.js'
 import type { Llm, LlmUsage } from '../providers/llm.js'
 import { usageOfError } from '../providers/llm.js'
 import { lessonsFromSession, statementsFromPrompts, summaryText } from './consolidate.js'
+import { extractFactsWith, type FactExtraction, type FactExtractionInput } from './llm-facts.js'
 import { phraseProcedureWith } from './llm-procedures.js'
 import type { ProcedureDraft, ProcedureDraftInput, ProcedurePhraser } from './procedures.js'
 
@@ -58,6 +59,8 @@ export interface LlmConsolidator extends ProcedurePhraser {
   consolidate(input: SessionInput): Promise<{ summary: SessionSummary; memories: ExtractedMemory[]; usage: LlmUsage }>
   /** A name, trigger and step wording for a procedure (llm-procedures.ts); the caller verifies the steps against the source sessions. */
   phraseProcedure(input: ProcedureDraftInput): Promise<{ draft: ProcedureDraft; usage: LlmUsage }>
+  /** Typed records the session's conversation states, proposed for the scope's collections (llm-facts.ts); the caller checks and writes them. */
+  extractFacts(input: FactExtractionInput): Promise<FactExtraction>
 }
 
 /** Options of {@link createLlmConsolidator}. */
@@ -70,8 +73,8 @@ interface LlmConsolidatorOptions {
   maxMemories?: number
   /** Drop a memory none of whose citations is an input observation (default true). */
   requireSources?: boolean
-  /** Output token limits (defaults: summary 800, memories 2 000, both 2 500, procedure 800). */
-  maxTokens?: { summary?: number; memories?: number; both?: number; procedure?: number }
+  /** Output token limits (defaults: summary 800, memories 2 000, both 2 500, procedure 800, facts 2 000). */
+  maxTokens?: { summary?: number; memories?: number; both?: number; procedure?: number; facts?: number }
 }
 
 const KINDS = ['decision', 'fact', 'preference', 'lesson'] as const
@@ -238,7 +241,7 @@ export function createLlmConsolidator(llm: Llm, options: LlmConsolidatorOptions 
   const maxObservationChars = options.maxObservationChars ?? 1_500
   const maxMemories = options.maxMemories ?? 12
   const requireSources = options.requireSources ?? true
-  const tokens = { summary: 800, memories: 2000, both: 2500, procedure: 800, ...options.maxTokens }
+  const tokens = { summary: 800, memories: 2000, both: 2500, procedure: 800, facts: 2000, ...options.maxTokens }
   const memories = memorySchema(maxMemories)
 
   function prepare(input: SessionInput): Rendered {
@@ -286,6 +289,7 @@ export function createLlmConsolidator(llm: Llm, options: LlmConsolidatorOptions 
       }
     },
     phraseProcedure: (input) => phraseProcedureWith(llm, input, tokens.procedure),
+    extractFacts: (input) => extractFactsWith(llm, input, tokens.facts),
   }
 }
 

@@ -370,10 +370,11 @@ function llmEngine(baseUrl: string) {
   return { engine, clock }
 }
 
-/** Answers session consolidation with a plain summary, and procedure requests with `procedure`. */
+/** Answers session consolidation with a plain summary, fact extraction with no records, and procedure requests with `procedure`. */
 function chat(procedure: (res: ServerResponse) => void) {
   return (body: ChatRequest, res: ServerResponse) => {
     if (body.response_format.json_schema?.name === 'procedure') procedure(res)
+    else if (body.response_format.json_schema?.name === 'fact_records') reply(res, { new_collections: [], records: [] })
     else reply(res, { summary: 'Middleware was added and the tests passed.', summarySources: ['o1'], memories: [] })
   }
 }
@@ -422,7 +423,7 @@ describe('procedures through consolidation with a model', () => {
     await play(engine, clock, 'gzip', 'Add gzip middleware to the API', GZIP)
     expect(await engine.consolidate()).toMatchObject({ procedures: 1 })
     expect(seen.filter((b) => b.response_format.json_schema?.name === 'procedure')).toHaveLength(1)
-    expect(seen.length).toBe(asks + 1) // the new session's summary only
+    expect(seen.length).toBe(asks + 2) // the new session's summary and its fact extraction only
     expect((await procedures(engine))[0]!.text).toContain('1. Read src/*.ts — see how app.ts mounts middleware')
     expect((await procedures(engine))[0]!.text).toContain('each of 3 successful sessions')
   })

@@ -105,6 +105,7 @@ function createConsolidator(c: LlmConfig, budgetFile: string, clock: Clock): Llm
     extractMemories: async (i) => (await load()).extractMemories(i),
     consolidate: async (i) => (await load()).consolidate(i),
     phraseProcedure: async (i) => (await load()).phraseProcedure(i),
+    extractFacts: async (i) => (await load()).extractFacts(i),
   }
 }
 

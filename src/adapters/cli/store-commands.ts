@@ -307,7 +307,13 @@ export async function consolidate(io: CliIo, out: Out, o: GlobalOptions & { idle
         `consolidated ${counted(r.sessions, 'finished session')}: ${counted(r.summaries, 'summary', 'summaries')}, ${counted(r.lessons, 'lesson')}, ${counted(r.procedures, 'procedure version')}, ${counted(r.memories, 'other memory', 'other memories')} ` +
           `(model: ${r.via.llm}, deterministic: ${r.via.deterministic}); archived ${counted(r.archived, 'decayed memory', 'decayed memories')}\n`,
       )
+      const f = r.facts
+      if (f.created + f.updated + f.unchanged + f.skipped + f.rejected + f.problems.length > 0)
+        out.stdout(
+          `facts from conversation: ${f.created} created, ${f.updated} updated, ${f.unchanged + f.skipped} already known, ${f.rejected} refused\n`,
+        )
       for (const e of r.errors) out.stderr(`warning: model fell back to the deterministic path for ${e}\n`)
+      for (const e of f.problems) out.stderr(`warning: ${e}\n`)
     }
   })
 }

@@ -51,6 +51,8 @@ export interface FactProvenance {
   /** The imported file and its 1-based line or row. */
   file?: string
   line?: number
+  /** For `extraction`: the model that proposed the record (an LLM's model name). */
+  model?: string
 }
 
 /** A field value as stored (JSON): scalars, lists of scalars, or null for absent. */
