@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { contextInput, hookEventInput, parseInput, RECALL_CHANNELS, recallInput, rememberInput, sessionsInput } from './schemas.js'
+import { contextInput, hookEventInput, parseInput, recallInput, rememberInput, sessionsInput } from './schemas.js'
 import { requireProject } from './project-arg.js'
 import { CHANNEL_NAMES } from './types.js'
 
@@ -14,8 +14,9 @@ function errorOf(fn: () => unknown): { code: string; message: string; details: u
 }
 
 describe('shared input schemas', () => {
-  it('name the channels retrieval knows', () => {
-    expect([...RECALL_CHANNELS]).toEqual([...CHANNEL_NAMES])
+  it('take exactly the channels retrieval knows (CHANNEL_NAMES) as recall channels', () => {
+    expect(parseInput(recallInput, { query: 'x', channels: [...CHANNEL_NAMES] }).channels).toEqual([...CHANNEL_NAMES])
+    expect(errorOf(() => parseInput(recallInput, { query: 'x', channels: ['bm25', 'lsa'] })).code).toBe('INVALID_INPUT')
   })
 
   it('report the first bad key as `<path> <problem> (got <value>)` with details.path', () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { describeValue, invalidInput, type MnemoError } from './errors.js'
-import { HOOK_AGENTS, MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './types.js'
+import { CHANNEL_NAMES, HOOK_AGENTS, MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS, type MemoryKind } from './types.js'
 
 /**
  * Input schemas shared by every surface: MCP tools, REST bodies and query
@@ -24,8 +24,6 @@ import { HOOK_AGENTS, MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS, type MemoryKin
 export const MAX_INPUT_TEXT_CHARS = 16_000
 /** Longest project argument (a name or a path), characters. */
 export const MAX_PROJECT_CHARS = 4096
-/** Recall channels a caller may pick (mirrors `CHANNEL_NAMES` in core/types.ts as a tuple for `z.enum`; a test keeps them equal). */
-export const RECALL_CHANNELS = ['bm25', 'vector', 'embedding', 'graph', 'time'] as const
 
 /** The JSON Schema keywords a field may carry as limits; `checkLimits` enforces exactly these. */
 export interface Limits {
@@ -73,7 +71,7 @@ export const recallInput = inputObject({
   project: projectField.optional(),
   session: idField.optional().describe('Only this session (a ses_… id).'),
   limit: integer(1, 100).optional().describe('Most hits, 1–100. Default 10.'),
-  channels: limited(z.array(z.enum(RECALL_CHANNELS)), { minItems: 1 })
+  channels: limited(z.array(z.enum(CHANNEL_NAMES)), { minItems: 1 })
     .optional()
     .describe('Channels to use (ablation). Default: every channel with a weight.'),
   explain: z

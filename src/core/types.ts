@@ -247,8 +247,9 @@ export interface RecallHit {
  * builtin one, never instead), `graph` the entity graph, `time` dates named
  * in the query.
  */
-export type ChannelName = 'bm25' | 'vector' | 'embedding' | 'graph' | 'time'
-export const CHANNEL_NAMES: readonly ChannelName[] = ['bm25', 'vector', 'embedding', 'graph', 'time']
+export const CHANNEL_NAMES = ['bm25', 'vector', 'embedding', 'graph', 'time'] as const
+/** One of `CHANNEL_NAMES`. */
+export type ChannelName = (typeof CHANNEL_NAMES)[number]
 
 /**
  * The two full-text columns mnemo indexes for every observation and memory.

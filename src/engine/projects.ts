@@ -161,12 +161,17 @@ export async function userProjectId(ctx: Pick<EngineContext, 'store' | 'access'>
 /**
  * `projectIds` with the reader's user project added, so a read of a project also finds the user's memories that apply
  * everywhere. An empty list (every project) is left as it is.
+ *
+ * @param projects - Every project (`store.listProjects()`), when the caller has read them already; the user project is
+ *   then looked up there (added when it exists: the reads' user scope still hides what the reader may not see).
  */
 export async function withUserProject(
   ctx: Pick<EngineContext, 'store' | 'access'>,
   projectIds: readonly ProjectId[],
+  projects?: readonly Project[],
 ): Promise<ProjectId[]> {
   if (projectIds.length === 0) return []
-  const mine = await userProjectId(ctx)
+  const root = userProject(ctx.access.user).root
+  const mine = projects ? projects.find((p) => p.root === root)?.id : await userProjectId(ctx)
   return mine === undefined || projectIds.includes(mine) ? [...projectIds] : [...projectIds, mine]
 }

@@ -7,57 +7,74 @@
  * {@link DocCache}.
  */
 import { invalidInput } from '../core/errors.js'
+import type { ProjectId } from '../core/ids.js'
 import { repairUnicode, truncateGraphemes } from '../core/text.js'
 import { CHANNEL_NAMES, type ChannelName } from '../core/types.js'
 import { type AnswerType, answerTypeOf, endsWithQuestion, hasAnswerType } from '../retrieval/answer-type.js'
 import { spreadToNeighbors } from '../retrieval/context-spread.js'
 import { queryEntities } from '../retrieval/entities.js'
-import { type QueryTerm, toMatchExpression, toQueryTerms } from '../retrieval/fts-query.js'
+import { type SearchQuery, toSearchQuery } from '../retrieval/fts-query.js'
 import type { ChannelList } from '../retrieval/fusion.js'
 import { rankByEntities } from '../retrieval/graph-rank.js'
-import { searchForm } from '../retrieval/search-text.js'
 import type { Scope, SearchDoc, Store } from '../storage/store.js'
 import type { RecallConfig, RecallQuery } from './recall-pipeline.js'
 
+/** A recall's query text, read once for every step: checked, repaired, in search form, with what the steps read of it. */
+export interface RecallText extends SearchQuery {
+  /** The query's lowercased letter/digit words. */
+  words: ReadonlySet<string>
+  /** What the question asks for, if its form says (`answerTypeOf`). */
+  asked: AnswerType | undefined
+}
+
+/**
+ * Reads a recall's query once: `repairUnicode`, then `searchForm` (NFKC, as the index is: a full-width `ｃｈｅｃｋｏｕｔ`
+ * is `checkout` to every channel), its terms, MATCH expression, words and answer type.
+ * @throws {MnemoError} `INVALID_INPUT` — a query over 16 000 characters.
+ */
+export function prepareText(query: string): RecallText {
+  if (query.length > 16_000) throw invalidInput('query', `query is longer than 16000 characters (got ${query.length})`)
+  const read = toSearchQuery(repairUnicode(query))
+  return { ...read, words: new Set(read.form.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []), asked: answerTypeOf(read.form) }
+}
+
 /** A recall's query, prepared once for every channel. */
 export interface PreparedRecall {
-  /** The query as the index holds text: repaired and NFKC (`searchForm`), so a full-width `ｃｈｅｃｋｏｕｔ` is `checkout`. */
-  query: string
-  /** The FTS5 match expression; undefined for a time-only query with no searchable words. */
-  match: string | undefined
+  /** The query text, read once (`prepareText`). */
+  text: RecallText
   /** Only a time (`RecallQuery.timeOnly`, with the time channel on): the time channel alone answers, newest first. */
   timeOnly: boolean
   /** The channels that run: those asked for (default all) with weight > 0; only `time` for a time-only query. */
   enabled: ReadonlySet<ChannelName>
-  terms: QueryTerm[]
-  /** The query's lowercased letter/digit words. */
-  words: ReadonlySet<string>
   /** Whose documents every channel may return: the projects, and the user and agent when the query has them. */
   scope: Scope
+  /** Roots of the projects searched (every project when none is named), for file names relative to them; read by the graph channel when absent. */
+  projectRoots?: readonly string[]
 }
 
 /**
  * Checks and prepares `q` for the channels.
+ *
+ * @param text - `q.query` already read by `prepareText` (default: read here).
+ * @param projectRoots - See `PreparedRecall.projectRoots`.
  * @throws {MnemoError} `INVALID_INPUT` — a query with no searchable words, or over 16 000 characters.
  */
-export function prepareRecall(q: RecallQuery, config: RecallConfig): PreparedRecall {
-  if (q.query.length > 16_000) throw invalidInput('query', `query is longer than 16000 characters (got ${q.query.length})`)
-  // NFKC, as the index is (searchForm): a full-width `ｃｈｅｃｋｏｕｔ` is `checkout` to every channel.
-  const query = searchForm(repairUnicode(q.query))
-  const match = toMatchExpression(query)
+export function prepareRecall(
+  q: RecallQuery,
+  config: RecallConfig,
+  text: RecallText = prepareText(q.query),
+  projectRoots?: readonly string[],
+): PreparedRecall {
   const timeOnly = q.timeOnly === true && (q.channels ?? CHANNEL_NAMES).includes('time') && config.weights.time > 0
-  if (match === undefined && !timeOnly)
+  if (text.match === undefined && !timeOnly)
     throw invalidInput('query', `query has no searchable words (got ${JSON.stringify(truncateGraphemes(q.query, 40))})`)
   const enabled = new Set<ChannelName>(timeOnly ? ['time'] : (q.channels ?? CHANNEL_NAMES).filter((c) => config.weights[c] > 0))
-  const terms = toQueryTerms(query)
-  const queryWords = new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
-
   const scope: Scope = {
     ...(q.projectIds && q.projectIds.length > 0 ? { projectIds: q.projectIds } : {}),
     ...(q.user !== undefined ? { user: q.user } : {}),
     ...(q.agent !== undefined ? { agent: q.agent } : {}),
   }
-  return { query, match, timeOnly, enabled, terms, words: queryWords, scope }
+  return { text, timeOnly, enabled, scope, ...(projectRoots ? { projectRoots } : {}) }
 }
 
 /** The documents one recall has read, by key; `hydrate` reads the missing ones in one store call. */
@@ -97,11 +114,11 @@ export async function keywordChannel(
   config: RecallConfig,
   cache: DocCache,
 ): Promise<KeywordChannel> {
-  const { query, match, scope, words: queryWords } = p
+  const { text, scope } = p
   const { docs, hydrate } = cache
   const spreadOnly = new Set<number>()
   const matches = await store.searchText({
-    match: match!,
+    match: text.match!,
     limit: config.candidates,
     weights: config.columnWeights,
     ...(q.asOf !== undefined ? { asOf: q.asOf } : {}),
@@ -131,8 +148,8 @@ export async function keywordChannel(
   const roles = new Map(matches.map((m) => [m.docKey, m.role]))
   await hydrate([...spreadOnly])
   for (const key of spreadOnly) roles.set(key, docs.get(key)?.role ?? '')
-  boostNamedRoles(spread, roles, queryWords, config.namedRoleBoost)
-  const asked = config.answerTypeBoost !== 1 ? answerTypeOf(query) : undefined
+  boostNamedRoles(spread, roles, text.words, config.namedRoleBoost)
+  const asked = config.answerTypeBoost !== 1 ? text.asked : undefined
   if (asked !== undefined || config.questionFactor !== 1) {
     const best = [...spread.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, config.priorTop)
     await hydrate(best.map(([k]) => k))
@@ -157,16 +174,14 @@ export async function graphChannel(
   q: RecallQuery,
   config: RecallConfig,
 ): Promise<ChannelList | undefined> {
-  const { query, scope } = p
-  const projects = q.projectIds ?? []
+  const { text, scope } = p
+  const projects = scope.projectIds ?? []
   const total = await store.countDocs(scope)
   // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
   // Paths inside a project searched are named relative to its root, as capture names them (fileEntityName).
-  const roots = (projects.length > 0 ? await Promise.all(projects.map((id) => store.getProject(id))) : await store.listProjects()).flatMap(
-    (project) => (project ? [project.root] : []),
-  )
+  const roots = p.projectRoots ?? (await searchedRoots(store, projects))
   const maxDocs = Math.max(3, total * config.graphMaxDocShare)
-  const seeds = (await store.findEntities(scope, queryEntities(query, await store.entityNames(projects), roots), maxDocs)).filter(
+  const seeds = (await store.findEntities(scope, queryEntities(text.form, await store.entityNames(projects), roots), maxDocs)).filter(
     (e) => e.docs <= maxDocs,
   )
   if (seeds.length > 0) {
@@ -186,6 +201,12 @@ export async function graphChannel(
     return { channel: 'graph', weight: config.weights.graph, hits: ranked }
   }
   return undefined
+}
+
+/** Roots of the projects `projectIds` (every project when empty), read from the store. */
+async function searchedRoots(store: Store, projectIds: readonly ProjectId[]): Promise<string[]> {
+  const projects = projectIds.length > 0 ? await Promise.all(projectIds.map((id) => store.getProject(id))) : await store.listProjects()
+  return projects.flatMap((project) => (project ? [project.root] : []))
 }
 
 /**

@@ -2,7 +2,6 @@ import type { SessionId } from '../core/ids.js'
 import { DEFAULT_SPREAD, type SpreadWeights } from '../retrieval/context-spread.js'
 import type { ChannelName } from '../core/types.js'
 import { reciprocalRankFusion, RRF_K, type ChannelEvidence, type ChannelList, type FusedCandidate } from '../retrieval/fusion.js'
-import { answerTypeOf } from '../retrieval/answer-type.js'
 import { makeSnippet } from '../retrieval/snippet.js'
 import type { TimeRange } from '../retrieval/time-expressions.js'
 import { DEFAULT_RERANK_WEIGHTS, rerankFeatures, rerankOrder, type RerankCandidate, type RerankWeights } from '../retrieval/rerank.js'
@@ -152,10 +151,15 @@ interface RankedDoc {
  * each channel is one step (recall-channels.ts), then visibility, fusion
  * and re-ranking, and the cut (`hideInvisible`, `orderFused`, `takeResults`).
  *
+ * @param prepared - `q` prepared by `prepareRecall` (default: prepared here).
  * @throws {MnemoError} `INVALID_INPUT` — a query with no searchable words, or over 16 000 characters.
  */
-export async function runRecall(store: Store, q: RecallQuery, config: RecallConfig = DEFAULT_RECALL_CONFIG): Promise<RankedDoc[]> {
-  const prepared = prepareRecall(q, config)
+export async function runRecall(
+  store: Store,
+  q: RecallQuery,
+  config: RecallConfig = DEFAULT_RECALL_CONFIG,
+  prepared: PreparedRecall = prepareRecall(q, config),
+): Promise<RankedDoc[]> {
   const { enabled } = prepared
   const cache = createDocCache(store)
   const lists: ChannelList[] = []
@@ -201,7 +205,7 @@ async function hideInvisible(lists: ChannelList[], q: RecallQuery, { docs, hydra
  */
 async function orderFused(
   fusedList: FusedCandidate[],
-  { query, timeOnly, terms, words: queryWords }: PreparedRecall,
+  { text, timeOnly }: PreparedRecall,
   config: RecallConfig,
   { docs, hydrate }: DocCache,
   keyword: KeywordChannel | undefined,
@@ -233,15 +237,14 @@ async function orderFused(
         session: doc.sessionId ?? doc.id,
       }
     })
-    const asked = answerTypeOf(query)
     const features = rerankFeatures(candidates, {
-      words: queryWords,
-      terms: terms.map((t) => t.source.toLowerCase()),
-      ...(asked ? { asked } : {}),
+      words: text.words,
+      terms: text.terms.map((t) => t.source.toLowerCase()),
+      ...(text.asked ? { asked: text.asked } : {}),
     })
     config.rerank.trace?.(
       known.map((c, i) => ({ doc: docs.get(c.key)!, features: features[i]! })),
-      query,
+      text.form,
     )
     // The head keeps its fused scores, position by position, so that scores still fall down the list.
     fusedRanks = new Map(known.map((c, i) => [c.key, i + 1]))
@@ -256,7 +259,7 @@ async function orderFused(
 async function takeResults(
   fused: FusedCandidate[],
   fusedRanks: Map<number, number> | undefined,
-  { terms }: PreparedRecall,
+  { text }: PreparedRecall,
   q: RecallQuery,
   config: RecallConfig,
   { docs, hydrate }: DocCache,
@@ -266,6 +269,7 @@ async function takeResults(
   const out: RankedDoc[] = []
   const perSession = new Map<string, number>()
   const deferred: typeof fused = []
+  const sources = text.terms.map((t) => t.source)
   const take = (c: (typeof fused)[number]): void => {
     const doc = docs.get(c.key)
     if (!doc) return
@@ -275,10 +279,7 @@ async function takeResults(
       score: c.score,
       channels: c.channels,
       viaNeighbor: spreadOnly.has(c.key),
-      snippet: makeSnippet(
-        doc.text,
-        terms.map((t) => t.source),
-      ),
+      snippet: makeSnippet(doc.text, sources),
       ...(fusedRank !== undefined ? { fusedRank } : {}),
     })
   }

@@ -4,14 +4,13 @@ import type { ChannelName, RecallHit } from '../core/types.js'
 import type { Embedder } from '../providers/embedder.js'
 import type { ChannelList } from '../retrieval/fusion.js'
 import { isTimeOnlyQuery, parseQueryTimes, unreadTimePhrases } from '../retrieval/query-time.js'
-import { searchForm } from '../retrieval/search-text.js'
 import type { TimeRange } from '../retrieval/time-expressions.js'
 import { VectorMatrix } from '../retrieval/vector-index.js'
-import type { Scope } from '../storage/store.js'
 import type { BuiltinVectors } from './builtin-vectors.js'
 import type { EngineContext } from './engine-context.js'
 import { withUserProject } from './projects.js'
-import { runRecall } from './recall-pipeline.js'
+import { prepareRecall, prepareText } from './recall-channels.js'
+import { type RecallQuery, runRecall } from './recall-pipeline.js'
 
 /** Options of `recall`. */
 export interface RecallOptions {
@@ -55,13 +54,36 @@ export async function recall(
   const limit = options.limit ?? 10
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
   const uses = (c: ChannelName): boolean => (options.channels ? options.channels.includes(c) : true) && ctx.recallConfig.weights[c] > 0
-  // Times are read in the query's search form (NFKC: full-width `２０２３` is 2023); runRecall applies it to the rest.
-  const timeRanges = uses('time') ? await parseQueryTimes(searchForm(query), ctx.clock.now(), ctx.timeZone) : []
+  // The query is read once (repaired, NFKC, its terms): its times are read in that form too (full-width `２０２３` is 2023).
+  const text = prepareText(query)
+  const timeRanges = uses('time') ? await parseQueryTimes(text.form, ctx.clock.now(), ctx.timeZone) : []
   // A query that is only a time ("last Tuesday", "past 7 days") lists what happened then; its words are no keywords.
-  const timeOnly = isTimeOnlyQuery(searchForm(query), timeRanges)
+  const timeOnly = isTimeOnlyQuery(text.form, timeRanges)
+  // One read of the projects: the reader's own project, the roots the graph channel names files by, the hits' project names.
+  const projects = await ctx.store.listProjects()
   // A read of projects also reads the user's own memories that apply in every project (`remember --scope user`).
-  const projectIds = options.projectIds ? await withUserProject(ctx, options.projectIds) : undefined
-  const scope: Scope = { projectIds: projectIds ?? [], ...ctx.access.who() }
+  const projectIds = options.projectIds ? await withUserProject(ctx, options.projectIds, projects) : undefined
+  const searched = projectIds && projectIds.length > 0 ? projects.filter((p) => projectIds.includes(p.id)) : projects
+  const q: RecallQuery = {
+    query,
+    limit,
+    timeRanges,
+    ...(timeOnly ? { timeOnly: true } : {}),
+    ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
+    ...(options.includeArchived ? { includeArchived: true } : {}),
+    ...(options.kinds && options.kinds.length > 0 ? { kinds: options.kinds } : {}),
+    ...(projectIds ? { projectIds } : {}),
+    ...ctx.access.who(),
+    ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+    ...(options.channels ? { channels: options.channels } : {}),
+  }
+  const prepared = prepareRecall(
+    q,
+    ctx.recallConfig,
+    text,
+    searched.map((p) => p.root),
+  )
+  const { scope } = prepared
   const extraLists: ChannelList[] = []
   const warnings: string[] = []
   // Channels asked for by name that cannot answer: say so rather than return nothing silently.
@@ -94,24 +116,7 @@ export async function recall(
       warnings.push(`embedding channel skipped: ${error instanceof Error ? error.message : String(error)}`)
     }
   }
-  const ranked = await runRecall(
-    ctx.store,
-    {
-      query,
-      limit,
-      timeRanges,
-      ...(timeOnly ? { timeOnly: true } : {}),
-      extraLists,
-      ...(options.asOf !== undefined ? { asOf: options.asOf } : {}),
-      ...(options.includeArchived ? { includeArchived: true } : {}),
-      ...(options.kinds && options.kinds.length > 0 ? { kinds: options.kinds } : {}),
-      ...(projectIds ? { projectIds } : {}),
-      ...ctx.access.who(),
-      ...(options.sessionId ? { sessionId: options.sessionId } : {}),
-      ...(options.channels ? { channels: options.channels } : {}),
-    },
-    ctx.recallConfig,
-  )
+  const ranked = await runRecall(ctx.store, { ...q, extraLists }, ctx.recallConfig, prepared)
   // A time read but nothing in it, or a time-shaped phrase not read: say so rather than answer nothing silently.
   for (const r of timeRanges) {
     const inRange = await ctx.store.docsInTimeRange({
@@ -130,14 +135,14 @@ export async function recall(
       `could not read ${JSON.stringify(phrase)} as a time (recall reads dates, weekdays, and numbers of hours, days, weeks, months or years): its words were searched instead`,
     )
   }
-  const projects = new Map((await ctx.store.listProjects()).map((p) => [p.id as string, p.name]))
+  const names = new Map(projects.map((p) => [p.id as string, p.name]))
   const hits = ranked.map(
     (r): RecallHit => ({
       id: r.doc.id as RecallHit['id'],
       type: r.doc.type,
       kind: r.doc.kind as RecallHit['kind'],
       projectId: r.doc.projectId,
-      project: projects.get(r.doc.projectId) ?? r.doc.projectId,
+      project: names.get(r.doc.projectId) ?? r.doc.projectId,
       sessionId: r.doc.sessionId,
       ts: r.doc.ts,
       score: r.score,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { toMatchExpression, toQueryTerms } from './fts-query.js'
+import { toMatchExpression, toQueryTerms, toSearchQuery } from './fts-query.js'
 import { cjkBigrams, searchForm, splitIdentifier, toIndexedText } from './search-text.js'
 
 describe('index side', () => {
@@ -66,5 +66,10 @@ describe('query side', () => {
     expect(toMatchExpression('say "hi"')).toBe('"say" OR "hi" OR "sayhi"')
     expect(toMatchExpression('a"b')).toBe('"a""b"')
     expect(toMatchExpression('?!  ...')).toBeUndefined()
+  })
+  it('reads a query once into the same form, terms and expression as the separate functions', () => {
+    for (const q of ['apply bulk discount', 'ｃｈｅｃｋｏｕｔ ﬁx', '数据库迁移 validateToken', 'src/cart.ts?', '?!  ...', 'what is it']) {
+      expect(toSearchQuery(q)).toEqual({ form: searchForm(q), terms: toQueryTerms(q), match: toMatchExpression(q) })
+    }
   })
 })

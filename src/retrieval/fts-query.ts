@@ -50,6 +50,28 @@ function quote(text: string): string {
  *   one-character word a prefix query on the bigrams.
  */
 export function toQueryTerms(query: string): QueryTerm[] {
+  return termsOf(searchForm(query))
+}
+
+/** A query read once for search: what every recall channel needs of its text. */
+export interface SearchQuery {
+  /** The query in `searchForm` (NFKC), as the index holds text. */
+  form: string
+  /** Its terms (`toQueryTerms`). */
+  terms: QueryTerm[]
+  /** Its MATCH expression (`toMatchExpression`); undefined when it has no searchable term. */
+  match: string | undefined
+}
+
+/** `query` normalised once (`searchForm`) into its terms and MATCH expression: the same as `toQueryTerms` and `toMatchExpression` give. */
+export function toSearchQuery(query: string): SearchQuery {
+  const form = searchForm(query)
+  const terms = termsOf(form)
+  return { form, terms, match: matchOf(form, terms) }
+}
+
+/** `toQueryTerms` of a query already in search form. */
+function termsOf(form: string): QueryTerm[] {
   const terms: QueryTerm[] = []
   const stopped: QueryTerm[] = []
   const seen = new Set<string>()
@@ -58,7 +80,7 @@ export function toQueryTerms(query: string): QueryTerm[] {
     seen.add(expr)
     ;(isStop ? stopped : terms).push({ expr, source })
   }
-  for (const chunk of searchForm(query).split(/\s+/)) {
+  for (const chunk of form.split(/\s+/)) {
     if (chunk.length === 0) continue
     if (hasCjk(chunk)) {
       // The whole run as one phrase first (exact matches rank higher), then its words.
@@ -108,9 +130,14 @@ function addChunk(raw: string, add: (expr: string, source: string, isStop: boole
  * searchable term (only punctuation).
  */
 export function toMatchExpression(query: string): string | undefined {
-  const terms = toQueryTerms(query)
+  const form = searchForm(query)
+  return matchOf(form, termsOf(form))
+}
+
+/** The MATCH expression of a query in search form and its terms. */
+function matchOf(form: string, terms: readonly QueryTerm[]): string | undefined {
   if (terms.length === 0) return undefined
-  const joined = joinedIdentifiers(query).filter((j) => !terms.some((t) => t.expr === j))
+  const joined = joinedIdentifiers(form).filter((j) => !terms.some((t) => t.expr === j))
   return [...terms.map((t) => t.expr), ...joined].join(' OR ')
 }
 
@@ -126,8 +153,8 @@ const MAX_JOINED_WORDS = 3
  * plain letter/digit words, no stop words and no CJK take part; a joined
  * term that matches nothing changes no score.
  */
-function joinedIdentifiers(query: string): string[] {
-  const words = searchForm(query).split(/\s+/).map(trimEdges)
+function joinedIdentifiers(form: string): string[] {
+  const words = form.split(/\s+/).map(trimEdges)
   const out: string[] = []
   for (let i = 0; i < words.length; i++) {
     for (let n = 2; n <= MAX_JOINED_WORDS && i + n <= words.length; n++) {
