@@ -1,13 +1,12 @@
 // Import and rebuild throughput, each beside the parse + insert floor (floor.mjs) over the same input in the same run.
 // - import: the 10k store's transcripts (or the smallest size asked for when 10k is not) into an empty data directory
 //   with the built CLI (`mnemo import <folder>`), events/s; floor: the same lines through parseInsertFloor.
-// - rebuild: `mnemo rebuild` on a copy of the largest store asked for; floor: its event payloads (inflated when stored
-//   compressed) through parseInsertFloor.
+// - rebuild: `mnemo rebuild` on a copy of the largest store asked for; floor: its event payloads (decoded as the store
+//   does when stored compressed) through parseInsertFloor.
 // Ratios are the time taken over the floor's time (> 1 = slower than the floor).
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { inflateRawSync } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { parseInsertFloor } from './floor.mjs'
 
@@ -57,11 +56,12 @@ export async function figures(ctx) {
   copyFileSync(big.db, path.join(home, 'mnemo.db'))
   const db = new Database(path.join(home, 'mnemo.db'), { readonly: true })
   const payloads = db.prepare('SELECT payload FROM events ORDER BY seq').pluck()
+  const { payloadText } = await ctx.dist('storage/sqlite/sqlite-payload.js')
   const rebuildFloor = parseInsertFloor(path.join(ctx.tmp('rebuild-floor'), 'floor.db'), function* () {
     let batch = []
     for (const p of payloads.iterate()) {
       // A payload the log stores compressed (a BLOB) is inflated first, as rebuild does.
-      batch.push(typeof p === 'string' ? p : inflateRawSync(p).toString('utf8'))
+      batch.push(payloadText(p))
       if (batch.length === 500) {
         yield batch
         batch = []

@@ -356,4 +356,23 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 11,
+    name: 'the full-text index keeps no copy of the text it indexes: each text is stored once in the log and once in its row',
+    sql: `
+      -- Contentless (content=''), so FTS5 stores the index and each document's column sizes (what bm25 needs) but not the
+      -- body, parts and meta columns themselves: nothing reads them back (retrieval reads the text from observations and
+      -- memories, a rebuild derives them again from the log). contentless_delete=1 (SQLite >= 3.43) keeps DELETE by rowid
+      -- working, as forget and re-derivation need. The old table's content is indexed again as it is: the same tokens,
+      -- the same scores. 1.1 KB less per observation at 100k observations (docs/STORAGE.md).
+      CREATE VIRTUAL TABLE search_fts_v11 USING fts5(
+        body, parts, meta,
+        tokenize = 'porter unicode61 remove_diacritics 2',
+        content = '', contentless_delete = 1
+      );
+      INSERT INTO search_fts_v11 (rowid, body, parts, meta) SELECT rowid, body, parts, meta FROM search_fts ORDER BY rowid;
+      DROP TABLE search_fts;
+      ALTER TABLE search_fts_v11 RENAME TO search_fts;
+    `,
+  },
 ]

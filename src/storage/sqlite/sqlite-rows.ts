@@ -1,6 +1,6 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib'
 import { type EventRow, eventFromRow } from '../rows.js'
 import type { EventFilter, Scope, StoredEvent } from '../store.js'
+import { payloadText } from './sqlite-payload.js'
 
 export type { EventRow, MemoryRow, ObservationRow, OldRow, SessionRow } from '../rows.js'
 export {
@@ -14,28 +14,10 @@ export {
   toSession,
   valueAfterSubject,
 } from '../rows.js'
+export { encodePayload, payloadText } from './sqlite-payload.js'
 
-// The SQLite store's payload encoding and the SQL fragments every query shares (scope conditions, delete filters);
+// The SQLite store's payload encoding (sqlite-payload.ts, re-exported) and the SQL fragments every query shares (scope conditions, delete filters);
 // the rows and their mapping to the domain types are the storage layer's (../rows.ts), re-exported here.
-
-/** Payloads whose JSON is shorter than this many characters are stored as text: compressing them gains little. */
-const COMPRESS_PAYLOAD_FROM = 200
-
-/**
- * An event payload as the log stores it: its JSON text, compressed with raw DEFLATE (RFC 1951, zlib level 1: level 6 gains 5% for twice the time) into a
- * BLOB when the text has `COMPRESS_PAYLOAD_FROM` characters or more. A transcript record (code listings, test
- * output) shrinks about 2.7× so; the log stays the source of truth, read back exactly by `payloadText`. Stores
- * written before payloads were compressed hold text, which reads the same.
- */
-export function encodePayload(value: unknown): string | Buffer {
-  const text = JSON.stringify(value ?? null)
-  return text.length < COMPRESS_PAYLOAD_FROM ? text : deflateRawSync(text, { level: 1 })
-}
-
-/** The JSON text of a stored payload (text, or a BLOB written by `encodePayload`). */
-export function payloadText(stored: string | Buffer): string {
-  return typeof stored === 'string' ? stored : inflateRawSync(stored).toString('utf8')
-}
 
 /**
  * SQL conditions, each starting with ` AND `, that confine rows to a scope

@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { deflateRawSync } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../../core/types.js'
@@ -24,11 +25,18 @@ function event(idemKey: string, ts = 1_000): EventInput {
     payload: { prompt: idemKey },
   }
 }
-/** Rolls a file back from version 10 to what version 9 wrote. */
-const UNDO_V10 = 'DROP TABLE context_injections'
-/** Rolls a file back from version 10 to what version 8 wrote. */
+/**
+ * Rolls a file back from version 11 to what version 10 wrote: a full-text index with its own copy of the text (here the
+ * documents' text as the body, as `derive` below indexes it).
+ */
+const UNDO_V11 = `DROP TABLE search_fts;
+  CREATE VIRTUAL TABLE search_fts USING fts5(body, parts, meta, tokenize = 'porter unicode61 remove_diacritics 2');
+  INSERT INTO search_fts (rowid, body, parts, meta) SELECT rowid, text, '', '' FROM observations UNION ALL SELECT -rowid, text, '', '' FROM memories`
+/** Rolls a file back from version 11 to what version 9 wrote. */
+const UNDO_V10 = `${UNDO_V11}; DROP TABLE context_injections`
+/** Rolls a file back from version 11 to what version 8 wrote. */
 const UNDO_V9 = `${UNDO_V10}; DROP INDEX observations_scope; DROP INDEX memories_scope`
-/** Rolls a file back from version 10 to what version 7 wrote. */
+/** Rolls a file back from version 11 to what version 7 wrote. */
 const UNDO_V8 = `${UNDO_V9}; DROP TABLE fact_schema; DROP TABLE fact_versions; DROP TABLE fact_records; DROP TABLE fact_tombstones`
 /** Rolls a file back from version 8 to what version 6 wrote. */
 const UNDO_V7 = `${UNDO_V8}; DROP TABLE store_meta`
@@ -122,15 +130,23 @@ describe('sqlite store', () => {
       { idem_key: 'long', type: 'blob' },
       { idem_key: 'short', type: 'text' },
     ])
+    // Compressed over the preset dictionary: its tag first.
+    expect(raw.prepare("SELECT hex(substr(payload, 1, 1)) FROM events WHERE idem_key = 'long'").pluck().get()).toBe('06')
     // A payload written before payloads were compressed: JSON text, however long.
     raw.prepare('UPDATE events SET payload = ? WHERE idem_key = ?').run(JSON.stringify({ ...long, old: true }), 'short')
     expect((await store.readEvents(0, 10)).map((e) => e.payload)).toEqual([long, { ...long, old: true }])
+    // One compressed before the dictionary (raw DEFLATE, no tag) reads the same.
+    raw.prepare('UPDATE events SET payload = ? WHERE idem_key = ?').run(deflateRawSync(JSON.stringify(long), { level: 1 }), 'long')
+    expect((await store.readEvents(0, 1)).map((e) => e.payload)).toEqual([long])
     await store.rewritePayloads((p) => ({ ...(p as object), rewritten: 1 }))
     expect((await store.readEvents(0, 10)).map((e) => e.payload)).toEqual([
       { ...long, rewritten: 1 },
       { ...long, old: true, rewritten: 1 },
     ])
     expect(raw.prepare('SELECT typeof(payload) AS type FROM events ORDER BY seq').pluck().all()).toEqual(['blob', 'blob'])
+    // A BLOB in an encoding this mnemo does not know (a newer one's tag) is refused, never misread.
+    raw.prepare('UPDATE events SET payload = ? WHERE idem_key = ?').run(Buffer.from([0x0e, 1, 2, 3]), 'long')
+    await expect(store.readEvents(0, 1)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining('tag 0xe') })
   })
 
   it('migrating a version-5 file keeps the ids its sessions and projects had, through a rebuild after their first events are deleted', async () => {
@@ -199,6 +215,24 @@ describe('sqlite store', () => {
         }),
       )
     }
+  })
+
+  it('scores a search after a delete as a store that never held the deleted document does (the index keeps no text)', async () => {
+    const texts = ['alpha bravo charlie delta', 'alpha echo', 'alpha foxtrot golf hotel india', 'alpha juliet']
+    const batch = texts.map((text, i) => ({ event: event(`k${i}`, 1_000 + i), derive: derive(text) }))
+    const store = openSqliteStore({ path: ':memory:' })
+    const fresh = openSqliteStore({ path: ':memory:' })
+    cleanups.push(
+      () => store.close(),
+      () => fresh.close(),
+    )
+    await store.append(batch)
+    await fresh.append(batch.filter((_, i) => i !== 0 && i !== 2))
+    await store.deleteEvents({ seqs: [1] })
+    await store.deleteEvents({ seqs: [3] })
+    const scores = async (s: typeof store) => (await s.searchText({ match: '"alpha"', limit: 10 })).map((m) => m.score)
+    expect(await scores(store)).toHaveLength(2)
+    expect(await scores(store)).toEqual(await scores(fresh))
   })
 
   it('persists across reopen, migrates once, and passes the integrity check', async () => {

@@ -98,6 +98,9 @@ import { append, rebuild, rederiveSession } from './sqlite-write.js'
 // import of a CommonJS module costs every process at start-up. (The hook's bundle requires it either way.)
 const Database = createRequire(import.meta.url)('better-sqlite3') as typeof DatabaseModule
 
+/** Page size of a new database file, bytes (see `openSqliteStore`). */
+const NEW_FILE_PAGE_SIZE = 16_384
+
 /** Set (true) for the calls made inside `withoutLockWait`'s function, through its awaits (see `SqliteStore.withoutLockWait`). */
 const noLockWait = new AsyncLocalStorage<boolean>()
 
@@ -131,6 +134,10 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
     db = new Database(options.path, { readonly: options.readonly ?? false })
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
     if (!options.readonly) {
+      // A new file gets 16 KiB pages (SQLite's default is 4 KiB): rows of 1–6 KB (payloads, tool outputs) pack into them
+      // with less left over, 7% fewer bytes per observation at 100k (docs/STORAGE.md). Set before WAL and the first
+      // table, the only time it can be; an existing file keeps its page size.
+      if ((db.pragma('page_count', { simple: true }) as number) === 0) db.pragma(`page_size = ${NEW_FILE_PAGE_SIZE}`)
       db.pragma('journal_mode = WAL')
       db.pragma('synchronous = FULL')
     }

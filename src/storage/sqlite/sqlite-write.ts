@@ -3,6 +3,7 @@ import type { EntityRef, EventInput, StepPart } from '../../core/types.js'
 import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession, type StoredEvent } from '../store.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { applyFacts, FACT_TABLES_SQL } from './sqlite-facts.js'
+import { deleteFromIndex } from './sqlite-fts.js'
 import {
   type EventRow,
   encodePayload,
@@ -315,7 +316,7 @@ export function removeDerived(s: SqliteDb, id: string): void {
   if (obs) {
     s.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(obs.rowid)
     s.stmt('DELETE FROM doc_vectors WHERE doc_key = ?').run(obs.rowid)
-    s.stmt('DELETE FROM search_fts WHERE rowid = ?').run(obs.rowid)
+    deleteFromIndex(s, obs.rowid)
     s.stmt('DELETE FROM observation_copies WHERE observation_rowid = ?').run(obs.rowid)
     s.stmt('DELETE FROM observations WHERE rowid = ?').run(obs.rowid)
     return
@@ -325,7 +326,7 @@ export function removeDerived(s: SqliteDb, id: string): void {
     s.stmt('DELETE FROM entity_mentions WHERE doc_key = ?').run(-mem.rowid)
     s.stmt('DELETE FROM memory_usage WHERE memory_id = ?').run(id)
     s.stmt('DELETE FROM doc_vectors WHERE doc_key = ?').run(-mem.rowid)
-    s.stmt('DELETE FROM search_fts WHERE rowid = ?').run(-mem.rowid)
+    deleteFromIndex(s, -mem.rowid)
     s.stmt('DELETE FROM memories WHERE rowid = ?').run(mem.rowid)
   }
 }
@@ -442,7 +443,7 @@ export function rebuild(
     s.db
       .transaction(() => {
         s.db.exec(
-          'DELETE FROM search_fts; DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observation_copies; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;',
+          "INSERT INTO search_fts (search_fts) VALUES ('delete-all'); DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observation_copies; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;",
         )
         s.db.exec(FACT_TABLES_SQL)
         // Read the log into memory in pages: iterate() cannot run while this connection writes.
