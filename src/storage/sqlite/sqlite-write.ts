@@ -16,6 +16,36 @@ import {
 
 // Appending events and applying their derivations: observations, the full-text index, entities, memories and the write guard, sessions; and rebuild.
 
+/**
+ * What one write (an append batch, a rebuild, a session's re-derivation: one transaction) has already looked up, so
+ * that applying event after event of one session does not ask the database again: project and session ids, entity
+ * ids, whether a session holds observations of another capture path. Valid only inside that transaction (nothing
+ * else writes then, and these writes never delete a project, a session or an entity). The bounds of the sessions it
+ * touched are kept here and written once, by `finishWrite`.
+ */
+interface WriteContext {
+  projects: Map<string, ProjectId>
+  /** By agent NUL stored session key NUL project id NUL user. */
+  sessions: Map<string, { id: SessionId; startedAt: number; lastEventAt: number; changed: boolean }>
+  /** By project id NUL type NUL name. */
+  entities: Map<string, number>
+  /** Per session: per capture path, whether the session holds observations of another path. */
+  otherPaths: Map<SessionId, Map<string, boolean>>
+}
+
+function newWrite(): WriteContext {
+  return { projects: new Map(), sessions: new Map(), entities: new Map(), otherPaths: new Map() }
+}
+
+/** Writes the session bounds `w` kept (see `WriteContext`). */
+function finishWrite(s: SqliteDb, w: WriteContext): void {
+  for (const session of w.sessions.values()) {
+    if (!session.changed) continue
+    s.stmt('UPDATE sessions SET started_at = ?, last_event_at = ? WHERE id = ?').run(session.startedAt, session.lastEventAt, session.id)
+    session.changed = false
+  }
+}
+
 export function append(
   s: SqliteDb,
   batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[],
@@ -25,6 +55,7 @@ export function append(
     s.db
       .transaction(() => {
         const now = s.now()
+        const w = newWrite()
         const stored = (key: string): boolean => s.stmt('SELECT 1 FROM events WHERE idem_key = ?').get(key) !== undefined
         for (const { event, derive, receivedAt: given, sameAs } of batch) {
           const receivedAt = given ?? now
@@ -60,10 +91,11 @@ export function append(
           const seq = Number(info.lastInsertRowid)
           result.inserted++
           result.seqs.push(seq)
-          const applied = apply(s, event, seq, derive())
+          const applied = apply(s, w, event, seq, derive())
           result.observations += applied.added
           result.covered += applied.covered
         }
+        finishWrite(s, w)
       })
       .immediate()
     return result
@@ -71,15 +103,15 @@ export function append(
 }
 
 /** Applies one event's derivation; returns how many observations it added and how many another capture path had stored. */
-function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { added: number; covered: number } {
-  const projectId = ensureProject(s, event)
-  const sessionId = ensureSession(s, event, projectId, d)
+function apply(s: SqliteDb, w: WriteContext, event: EventInput, seq: number, d: Derivation): { added: number; covered: number } {
+  const projectId = ensureProject(s, w, event)
+  const sessionId = ensureSession(s, w, event, projectId, d)
   const user = event.user ?? null
   let added = 0
   let covered = 0
   d.observations.forEach((o, i) => {
     const ts = o.ts ?? event.ts
-    const stored = d.origin !== undefined ? storedByOtherPath(s, sessionId, d.origin, o, ts) : []
+    const stored = d.origin !== undefined ? storedByOtherPath(s, w, sessionId, d.origin, o, ts) : []
     if (stored.length > 0) {
       for (const rowid of stored)
         s.stmt('INSERT INTO observation_copies (observation_rowid, event_seq, origin) VALUES (?, ?, ?)').run(rowid, seq, d.origin)
@@ -117,7 +149,8 @@ function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { ad
       o.index.parts,
       o.index.meta,
     )
-    mention(s, projectId, Number(info.lastInsertRowid), o.entities)
+    mention(s, w, projectId, Number(info.lastInsertRowid), o.entities)
+    if (d.origin !== undefined) storedThrough(w, sessionId, d.origin)
     added++
     if (o.kind === 'prompt') {
       s.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(
@@ -126,7 +159,7 @@ function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { ad
       )
     }
   })
-  if (d.memory) applyMemory(s, event, seq, projectId, d.memory)
+  if (d.memory) applyMemory(s, w, event, seq, projectId, d.memory)
   for (const op of d.memoryOps ?? []) applyMemoryOp(s, op, event.ts, event.user ?? null)
   if (d.facts) applyFacts(s, event, seq, d.facts)
   return { added, covered }
@@ -142,13 +175,27 @@ function apply(s: SqliteDb, event: EventInput, seq: number, d: Derivation): { ad
  * path's own repeats ("continue" sent twice) are kept whenever the other path saw fewer of them.
  * Rows of an unknown path (`origin` NULL: written by an older mnemo) never match.
  */
-function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o: Derivation['observations'][number], ts: number): number[] {
+function storedByOtherPath(
+  s: SqliteDb,
+  w: WriteContext,
+  sessionId: SessionId,
+  origin: string,
+  o: Derivation['observations'][number],
+  ts: number,
+): number[] {
   if (o.sourceRef === undefined && o.kind !== 'prompt' && o.kind !== 'message') return []
-  // One index probe settles the common case: a session captured through one path only.
+  // One index probe per session and path settles the common case: a session captured through one path only.
   // (Two range probes: `origin <> ?` would walk every row of the session's own path in the index.)
-  const other = (op: '<' | '>'): boolean =>
-    s.stmt(`SELECT 1 FROM observations WHERE session_id = ? AND origin ${op} ? LIMIT 1`).get(sessionId, origin) !== undefined
-  if (!other('<') && !other('>')) return []
+  const paths = w.otherPaths.get(sessionId) ?? new Map<string, boolean>()
+  w.otherPaths.set(sessionId, paths)
+  let hasOther = paths.get(origin)
+  if (hasOther === undefined) {
+    const other = (op: '<' | '>'): boolean =>
+      s.stmt(`SELECT 1 FROM observations WHERE session_id = ? AND origin ${op} ? LIMIT 1`).get(sessionId, origin) !== undefined
+    hasOther = other('<') || other('>')
+    paths.set(origin, hasOther)
+  }
+  if (!hasOther) return []
   const rows = otherPathRecords(s, sessionId, origin, { ...o, ts })
   if (o.sourceRef !== undefined) {
     const parts = new Set(rows.map((r) => r.part ?? 'whole'))
@@ -161,6 +208,13 @@ function storedByOtherPath(s: SqliteDb, sessionId: SessionId, origin: string, o:
     (r) => s.stmt('SELECT 1 FROM observation_copies WHERE observation_rowid = ? AND origin = ?').get(r.rowid, origin) === undefined,
   )
   return free === undefined ? [] : [free.rowid]
+}
+
+/** Notes in `w` that session `sessionId` now holds an observation of capture path `origin` (see `storedByOtherPath`). */
+function storedThrough(w: WriteContext, sessionId: SessionId, origin: string): void {
+  const paths = w.otherPaths.get(sessionId)
+  if (paths === undefined) return
+  for (const other of paths.keys()) if (other !== origin) paths.set(other, true)
 }
 
 /**
@@ -205,13 +259,21 @@ export function sessionIdOf(s: SqliteDb, session: StepSession): SessionId | unde
     .get(session.projectRoot, session.agent, session.key) as SessionId | undefined
 }
 
-function mention(s: SqliteDb, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
+function mention(s: SqliteDb, w: WriteContext, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
   for (const e of entities) {
-    s.stmt('INSERT INTO entities (project_id, type, name) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(projectId, e.type, e.name)
-    const row = s.stmt('SELECT id FROM entities WHERE project_id = ? AND type = ? AND name = ?').get(projectId, e.type, e.name) as {
-      id: number
+    const key = `${projectId}\u0000${e.type}\u0000${e.name}`
+    let id = w.entities.get(key)
+    if (id === undefined) {
+      // Not .pluck(): statements are cached by their text, and another caller may read this one as a row.
+      const row = s.stmt('SELECT id FROM entities WHERE project_id = ? AND type = ? AND name = ?').get(projectId, e.type, e.name) as
+        | { id: number }
+        | undefined
+      id =
+        row?.id ??
+        Number(s.stmt('INSERT INTO entities (project_id, type, name) VALUES (?, ?, ?)').run(projectId, e.type, e.name).lastInsertRowid)
+      w.entities.set(key, id)
     }
-    s.stmt('INSERT INTO entity_mentions (entity_id, doc_key) VALUES (?, ?) ON CONFLICT DO NOTHING').run(row.id, docKey)
+    s.stmt('INSERT INTO entity_mentions (entity_id, doc_key) VALUES (?, ?) ON CONFLICT DO NOTHING').run(id, docKey)
   }
 }
 
@@ -222,7 +284,14 @@ function mention(s: SqliteDb, projectId: ProjectId, docKey: number, entities: re
  * subject, that one gets `valid_to` = now and `superseded_by`, and current
  * memories quoting the old value are marked for review.
  */
-function applyMemory(s: SqliteDb, event: EventInput, seq: number, projectId: ProjectId, m: NonNullable<Derivation['memory']>): void {
+function applyMemory(
+  s: SqliteDb,
+  w: WriteContext,
+  event: EventInput,
+  seq: number,
+  projectId: ProjectId,
+  m: NonNullable<Derivation['memory']>,
+): void {
   // Each user has their own memories: the guard matches, supersedes and flags within the event's user only.
   const user = event.user ?? null
   const agent = m.agent ?? (event.agent === 'mnemo' ? null : event.agent)
@@ -277,7 +346,7 @@ function applyMemory(s: SqliteDb, event: EventInput, seq: number, projectId: Pro
     )
   const rowid = Number(info.lastInsertRowid)
   s.stmt('INSERT INTO search_fts (rowid, body, parts, meta) VALUES (?, ?, ?, ?)').run(-rowid, m.index.body, m.index.parts, m.index.meta)
-  mention(s, projectId, -rowid, m.entities)
+  mention(s, w, projectId, -rowid, m.entities)
   const old = m.supersedes
     ? (s
         .stmt(`SELECT rowid, id, text, subject_key FROM memories WHERE id = ? AND project_id = ? AND ${mine.sql} AND valid_to IS NULL`)
@@ -358,11 +427,16 @@ export function pruneKeptIds(s: SqliteDb): void {
   s.db.exec('DELETE FROM kept_ids WHERE id NOT IN (SELECT id FROM sessions) AND id NOT IN (SELECT id FROM projects)')
 }
 
-function ensureProject(s: SqliteDb, event: EventInput): ProjectId {
+function ensureProject(s: SqliteDb, w: WriteContext, event: EventInput): ProjectId {
+  const known = w.projects.get(event.project.root)
+  if (known !== undefined) return known
   const found = s.stmt('SELECT id FROM projects WHERE root = ?').get(event.project.root) as { id: ProjectId } | undefined
-  if (found) return found.id
-  const id = keptId(s, keptIdentity({ projectRoot: event.project.root }), () => makeId('prj', event.ts, event.project.root))
-  s.stmt('INSERT INTO projects (id, root, name) VALUES (?, ?, ?)').run(id, event.project.root, event.project.name)
+  let id = found?.id
+  if (id === undefined) {
+    id = keptId(s, keptIdentity({ projectRoot: event.project.root }), () => makeId('prj', event.ts, event.project.root))
+    s.stmt('INSERT INTO projects (id, root, name) VALUES (?, ?, ?)').run(id, event.project.root, event.project.name)
+  }
+  w.projects.set(event.project.root, id)
   return id
 }
 
@@ -373,41 +447,49 @@ function ensureProject(s: SqliteDb, event: EventInput): ProjectId {
  * session of their own, never one beside the owner's text, and learns
  * nothing about it.
  */
-function ensureSession(s: SqliteDb, event: EventInput, projectId: ProjectId, d: Derivation): SessionId {
+function ensureSession(s: SqliteDb, w: WriteContext, event: EventInput, projectId: ProjectId, d: Derivation): SessionId {
   const user = event.agent === 'mnemo' ? null : (event.user ?? null)
   const key = storedSessionKey(event.sessionKey, user)
-  const found = s
-    .stmt('SELECT id FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ? AND user_id IS ?')
-    .get(event.agent, key, projectId, user) as { id: SessionId } | undefined
   const startedAt = event.sessionStartedAt ?? event.ts
-  let id: SessionId
-  if (found) {
-    id = found.id
-    s.stmt('UPDATE sessions SET last_event_at = MAX(last_event_at, ?), started_at = MIN(started_at, ?) WHERE id = ?').run(
-      event.ts,
-      startedAt,
-      id,
-    )
-  } else {
-    id = keptId(s, keptIdentity({ projectRoot: event.project.root, agent: event.agent, key }), () => {
-      // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
-      const first = s.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, key) === undefined
-      // NUL cannot occur in a stored key (capture repairs it to U+FFFD), so no key can make another session's seed.
-      return makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}\u0000${event.project.root}`)
-    })
-    s.stmt(
-      `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(id, projectId, event.agent, key, Math.min(startedAt, event.ts), Math.max(startedAt, event.ts), user)
+  const cacheKey = `${event.agent}\u0000${key}\u0000${projectId}\u0000${user ?? ''}`
+  let session = w.sessions.get(cacheKey)
+  if (session === undefined) {
+    const found = s
+      .stmt('SELECT id, started_at, last_event_at FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ? AND user_id IS ?')
+      .get(event.agent, key, projectId, user) as { id: SessionId; started_at: number; last_event_at: number } | undefined
+    if (found) {
+      session = { id: found.id, startedAt: found.started_at, lastEventAt: found.last_event_at, changed: false }
+    } else {
+      const id = keptId(s, keptIdentity({ projectRoot: event.project.root, agent: event.agent, key }), () => {
+        // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
+        const first = s.stmt('SELECT 1 FROM sessions WHERE agent = ? AND session_key = ?').get(event.agent, key) === undefined
+        // NUL cannot occur in a stored key (capture repairs it to U+FFFD), so no key can make another session's seed.
+        return makeId('ses', startedAt, first ? `${event.agent}:${key}` : `${event.agent}:${key}\u0000${event.project.root}`)
+      })
+      const bounds = { startedAt: Math.min(startedAt, event.ts), lastEventAt: Math.max(startedAt, event.ts) }
+      s.stmt(
+        `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      ).run(id, projectId, event.agent, key, bounds.startedAt, bounds.lastEventAt, user)
+      session = { id, ...bounds, changed: false }
+    }
+    w.sessions.set(cacheKey, session)
   }
+  // The bounds are the earliest start and the latest event seen; written once per write by finishWrite.
+  if (event.ts > session.lastEventAt || startedAt < session.startedAt) {
+    session.lastEventAt = Math.max(session.lastEventAt, event.ts)
+    session.startedAt = Math.min(session.startedAt, startedAt)
+    session.changed = true
+  }
+  const id = session.id
   if (d.session?.ended) s.stmt('UPDATE sessions SET ended_at = MAX(COALESCE(ended_at, 0), ?) WHERE id = ?').run(event.ts, id)
   if (d.session?.title) s.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(d.session.title, id)
   return id
 }
 
 /** Applies a logged event's derivation again (rebuild, session re-derivation); returns the observations it added. */
-function replay(s: SqliteDb, row: EventRow, derive: (event: StoredEvent) => Derivation): number {
+function replay(s: SqliteDb, w: WriteContext, row: EventRow, derive: (event: StoredEvent) => Derivation): number {
   const event = toStoredEvent(row)
-  return apply(s, event, row.seq, derive(event)).added
+  return apply(s, w, event, row.seq, derive(event)).added
 }
 
 export function rederiveSession(s: SqliteDb, session: StepSession, derive: (event: StoredEvent) => Derivation): number {
@@ -424,7 +506,9 @@ export function rederiveSession(s: SqliteDb, session: StepSession, derive: (even
         const rows = s
           .stmt('SELECT * FROM events WHERE project_root = ? AND agent = ? AND session_key = ? AND user_id IS ? ORDER BY seq')
           .all(session.projectRoot, session.agent, key, user) as EventRow[]
-        for (const row of rows) observations += replay(s, row, derive)
+        const w = newWrite()
+        for (const row of rows) observations += replay(s, w, row, derive)
+        finishWrite(s, w)
         pruneKeptIds(s)
       })
       .immediate()
@@ -448,15 +532,17 @@ export function rebuild(
         s.db.exec(FACT_TABLES_SQL)
         // Read the log into memory in pages: iterate() cannot run while this connection writes.
         let after = 0
+        const w = newWrite()
         for (;;) {
           const rows = s.stmt('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as EventRow[]
           if (rows.length === 0) break
           for (const row of rows) {
-            observations += replay(s, row, derive)
+            observations += replay(s, w, row, derive)
             events++
             after = row.seq
           }
         }
+        finishWrite(s, w)
         pruneKeptIds(s)
         if (derivedWith !== undefined) {
           s.stmt(
