@@ -33,7 +33,7 @@ import {
 import { factEvent } from '../capture/fact-events.js'
 import { resolveProjectRoot } from '../capture/project.js'
 import { sanitizePayload } from '../capture/sanitize.js'
-import type { FactQueryLimits, FactScope } from '../storage/fact-store.js'
+import type { FactListedRecord, FactListState, FactQueryLimits, FactScope } from '../storage/fact-store.js'
 import type { EngineContext } from './engine-context.js'
 import { FactDependencies } from './fact-dependencies.js'
 
@@ -63,6 +63,14 @@ export interface FactWriteResult {
   /** True when the collection was declared or gained fields by this write. */
   schemaChanged: boolean
   records: { id: string; outcome: 'created' | 'updated' | 'unchanged' }[]
+}
+
+/** A page of a listing: records (current, retracted or superseded versions), or tombstones (`deleted`), and how many there are. */
+export interface FactListResult {
+  records: FactListedRecord[]
+  /** Each with `text`: "you asked me to forget that on <day>". */
+  deleted: { id: string; deletedAt: number; text: string }[]
+  total: number
 }
 
 /** A record with its history, or what is left of a deleted one. */
@@ -401,22 +409,104 @@ export class EngineFacts {
           id,
           collection: gone.collection,
           deletedAt: gone.deletedAt,
-          text: `you asked me to forget that on ${new Date(gone.deletedAt).toISOString().slice(0, 10)}`,
+          text: forgottenText(gone.deletedAt),
         },
       }
     throw await this.notFound(scope, id)
   }
 
-  /** A page of a collection's live records, oldest recorded first (limit 1–1000, default 50). @throws {MnemoError} `NOT_FOUND` — unknown collection. */
+  /**
+   * A page of a collection's records in one state, sorted by a field or by record time, and how many it holds in that
+   * state. An activity collection (derived from the event log) has current records only, each with its observation as
+   * provenance; `deleted` lists tombstones (id and when; their values are gone), latest first.
+   * @param options.state - `current` (default), `retracted`, `superseded` (earlier versions) or `deleted`.
+   * @param options.sort - A field of the collection that is not a list; default: record time.
+   * @param options.order - `asc` (default) or `desc`.
+   * @param options.offset - Records to skip, ≥ 0 (default 0). @param options.limit - 1–1000 (default 50).
+   * @throws {MnemoError} `NOT_FOUND` — unknown collection. `INVALID_INPUT` — a limit or offset out of range, a sort
+   *   field the collection lacks or a list field, naming it.
+   */
   async list(
     collection: string,
-    options: { project?: ProjectRef; offset?: number; limit?: number } = {},
-  ): Promise<{ records: FactRecord[]; total: number }> {
+    options: {
+      project?: ProjectRef
+      state?: FactListState | 'deleted'
+      sort?: string
+      order?: 'asc' | 'desc'
+      offset?: number
+      limit?: number
+    } = {},
+  ): Promise<FactListResult> {
     const { scope } = this.scope(options.project)
-    await this.specOrThrow(scope, collection)
+    const spec = await this.specOrThrow(scope, collection)
     const limit = options.limit ?? 50
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be 1–1000 (got ${limit})`)
-    return await this.ctx.store.facts.list(scope, collection, Math.max(0, options.offset ?? 0), limit)
+    const offset = options.offset ?? 0
+    if (!Number.isInteger(offset) || offset < 0) throw invalidInput('offset', `offset must be a whole number ≥ 0 (got ${offset})`)
+    const state = options.state ?? 'current'
+    if (options.sort !== undefined) {
+      const field = spec.fields.find((f) => f.name === options.sort)
+      if (field === undefined)
+        throw invalidInput(
+          'sort',
+          `${collection} has no field ${options.sort} to sort by (fields: ${spec.fields.map((f) => f.name).join(', ')})`,
+        )
+      if (field.type === 'list') throw invalidInput('sort', `${collection}.${field.name} is a list; sort by a field with one value`)
+    }
+    const dir = options.order ?? 'asc'
+    if (state === 'deleted') {
+      const page = await this.ctx.store.facts.tombstones(scope, collection, offset, limit)
+      return { records: [], deleted: page.tombstones.map((t) => ({ ...t, text: forgottenText(t.deletedAt) })), total: page.total }
+    }
+    if (!isActivityCollection(collection)) {
+      const page = await this.ctx.store.facts.list(scope, collection, {
+        state,
+        dir,
+        offset,
+        limit,
+        ...(options.sort !== undefined ? { sort: options.sort } : {}),
+      })
+      return { ...page, deleted: [] }
+    }
+    // The event log's records are never retracted or superseded: they are rebuilt with it.
+    if (state !== 'current') return { records: [], deleted: [], total: 0 }
+    const answer = await this.ctx.store.facts.query(
+      scope,
+      spec,
+      resolveQuery(
+        {
+          collection,
+          status: 'any',
+          verb: {
+            verb: 'list',
+            fields: [],
+            limit,
+            offset,
+            order: { field: options.sort ?? spec.timeField ?? spec.fields[0]!.name, dir },
+          },
+        },
+        spec,
+      ),
+      DEFAULT_FACT_LIMITS,
+    )
+    const records = (answer.value as ({ id: string } & FactValues)[]).map(({ id, ...values }): FactRecord => {
+      const at = values['at'] ?? values['started']
+      const session = values['session']
+      return {
+        id,
+        collection,
+        values,
+        status: 'done',
+        recordedAt: typeof at === 'string' ? Date.parse(at) : 0,
+        version: 1,
+        provenance: {
+          source: 'activity',
+          observation: id.split('#')[0]!,
+          ...(typeof session === 'string' ? { session } : {}),
+        },
+      }
+    })
+    return { records, deleted: [], total: answer.matched }
   }
 
   /** The scope's collections with fields, types, identity, time field, record counts, time range and up to 3 example values per field. */
@@ -547,6 +637,11 @@ export class EngineFacts {
     )
     return { ...result, file: abs }
   }
+}
+
+/** What mnemo says of a record deleted at a person's request: "you asked me to forget that on 2025-06-14" (UTC day). */
+function forgottenText(deletedAt: number): string {
+  return `you asked me to forget that on ${new Date(deletedAt).toISOString().slice(0, 10)}`
 }
 
 /** A record's values with every field of the spec present (null where absent), as `checkValues` gives them. */

@@ -19,6 +19,30 @@ export interface FactQueryLimits {
   timeoutMs: number
 }
 
+/**
+ * Which records a listing shows: `current` the live ones, `retracted` those that stopped holding (a retract ended
+ * them; history kept), `superseded` the earlier versions of records (every version a newer one replaced).
+ */
+export const FACT_LIST_STATES = ['current', 'retracted', 'superseded'] as const
+export type FactListState = (typeof FACT_LIST_STATES)[number]
+
+/** A page of a listing: the state, an optional sort field of the collection (validated by the caller), offset and limit. */
+export interface FactListOptions {
+  state: FactListState
+  /** A field of the collection's spec, not a list; absent: record time. */
+  sort?: string
+  /** Default `asc`. */
+  dir?: 'asc' | 'desc'
+  offset: number
+  limit: number
+}
+
+/** A listed record: its version in the listing's state, when it stopped holding, and when a newer version replaced it. */
+export interface FactListedRecord extends FactRecord {
+  retractedAt?: number
+  supersededAt?: number
+}
+
 /** The fact ledger's storage: the materialised views of fact events (applied through `Derivation.facts`) and their queries. */
 export interface FactStore {
   /** The current spec of each collection of the scope (the union of its declarations), by name. */
@@ -32,8 +56,19 @@ export interface FactStore {
   byIdentity(scope: FactScope, collection: string, identity: string): Promise<FactRecord | undefined>
   /** A live record by id (retracted ones included, with `validTo`), if in scope. */
   get(scope: FactScope, id: string): Promise<(FactRecord & { retractedAt?: number }) | undefined>
-  /** A page of a collection's live records, oldest recorded first, and how many it holds. */
-  list(scope: FactScope, collection: string, offset: number, limit: number): Promise<{ records: FactRecord[]; total: number }>
+  /**
+   * A page of a collection's records in one state (see `FactListOptions`), and how many it holds in that state.
+   * Sorted by a field (NULLs first ascending, last descending, as SQLite orders them) or by record time; ties by record
+   * time, then id (then version).
+   */
+  list(scope: FactScope, collection: string, options: FactListOptions): Promise<{ records: FactListedRecord[]; total: number }>
+  /** A page of a collection's deleted records (tombstones: id and when), latest deleted first, and how many. */
+  tombstones(
+    scope: FactScope,
+    collection: string,
+    offset: number,
+    limit: number,
+  ): Promise<{ tombstones: { id: string; deletedAt: number }[]; total: number }>
   /** Every version of a record, oldest first; empty when unknown or out of scope. */
   history(scope: FactScope, id: string): Promise<FactVersion[]>
   /** When a record of the scope was deleted at a person's request, if it was. */

@@ -185,21 +185,32 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
       ),
   )
 
-  sub('list <collection>', "a collection's records, oldest recorded first")
+  sub('list <collection>', "a collection's records, oldest recorded first (or sorted by a field)")
     .option('--limit <n>', 'most records, 1–1000', '50')
     .option('--offset <n>', 'skip this many', '0')
-    .action((collection: string, o: FactsOptions & { limit?: string; offset?: string }) =>
+    .option('--state <state>', 'current, retracted, superseded (earlier versions) or deleted', 'current')
+    .option('--sort <field>', 'sort by this field (not a list)')
+    .option('--desc', 'largest / latest first')
+    .action((collection: string, o: FactsOptions & { limit?: string; offset?: string; state?: string; sort?: string; desc?: boolean }) =>
       run(() =>
         withMnemo(io, o, async (m) => {
+          const states = ['current', 'retracted', 'superseded', 'deleted'] as const
+          const state = states.find((x) => x === (o.state ?? 'current'))
+          if (state === undefined)
+            throw invalidInput('state', `--state must be one of ${states.join(', ')} (got ${JSON.stringify(o.state)})`)
           const r = await m.engine.facts.list(collection, {
             ...(await projectOf(m, o)),
             limit: parseIntOption('limit', o.limit, 1, 1000) ?? 50,
             offset: parseIntOption('offset', o.offset, 0, 1_000_000_000) ?? 0,
+            state,
+            ...(o.sort !== undefined ? { sort: o.sort } : {}),
+            ...(o.desc ? { order: 'desc' as const } : {}),
           })
           if (out(o).json) printJson(out(o), r)
           else {
-            for (const rec of r.records) io.stdout(`${rec.id} [${rec.status}] ${JSON.stringify(rec.values)}\n`)
-            io.stdout(`${r.records.length} of ${r.total} records\n`)
+            for (const rec of r.records) io.stdout(`${rec.id} v${rec.version} [${rec.status}] ${JSON.stringify(rec.values)}\n`)
+            for (const d of r.deleted) io.stdout(`${d.id}: ${d.text}\n`)
+            io.stdout(`${r.records.length + r.deleted.length} of ${r.total} ${state} records\n`)
           }
         }),
       ),

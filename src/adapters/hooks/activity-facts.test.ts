@@ -195,4 +195,30 @@ describe('the agent’s activity as fact collections', () => {
       await other.close()
     }
   })
+
+  it("lists an activity collection's records, sorted and paged, each with its observation as provenance", async () => {
+    const m = openMnemo({ env: { MNEMO_HOME: home }, cwd: CWD })
+    try {
+      const first = await m.engine.facts.list('test_runs', { sort: 'failed', order: 'desc', limit: 3 })
+      expect(first.total).toBe(7)
+      expect(first.records.map((r) => r.values['failed'])).toEqual([2, 1, 1])
+      const rest = await m.engine.facts.list('test_runs', { sort: 'failed', order: 'desc', offset: 3, limit: 10 })
+      expect(rest.records.map((r) => r.values['failed'])).toEqual([1, 1, 0, 0])
+      const ids = [...first.records, ...rest.records].map((r) => r.id)
+      expect(new Set(ids).size).toBe(7)
+      const r = first.records[0]!
+      expect(r.provenance).toMatchObject({ source: 'activity', observation: r.id, session: r.values['session'] })
+      expect(r.recordedAt).toBe(Date.parse('2025-06-10T09:10:00Z'))
+      const shown = await m.engine.show(r.id)
+      expect(shown.type === 'observation' && shown.observation.sessionId).toBe(r.values['session'])
+      // By record time (the default), newest first; derived records are never superseded, retracted or deleted.
+      const touches = await m.engine.facts.list('file_touches', { order: 'desc' })
+      expect(touches.records.map((t) => t.values['at'])).toEqual([...touches.records.map((t) => t.values['at'] as string)].sort().reverse())
+      expect(touches.records[0]!.provenance['observation']).toBe(touches.records[0]!.id.split('#')[0])
+      for (const state of ['superseded', 'retracted', 'deleted'] as const)
+        expect(await m.engine.facts.list('tool_calls', { state })).toEqual({ records: [], deleted: [], total: 0 })
+    } finally {
+      await m.close()
+    }
+  })
 })

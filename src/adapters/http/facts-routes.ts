@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { inputObject, projectField } from '../../core/schemas.js'
+import { integer, inputObject, projectField } from '../../core/schemas.js'
 import {
   factDeclareInput,
   factQueryInput,
@@ -98,6 +98,21 @@ async function refOf(engine: MnemoEngine, arg: string | undefined, where: 'body'
   return await engine.projectForWrite(await needProject(engine, arg, where))
 }
 
+/** Query of GET /v1/facts/collections/:name/records (the viewer's Collections screen). */
+const listQuery = inputObject({
+  ...project,
+  state: z
+    .enum(['current', 'retracted', 'superseded', 'deleted'])
+    .optional()
+    .describe(
+      'current (default): live records; retracted: records that stopped holding; superseded: earlier versions of records; deleted: records deleted at your request (id and when only).',
+    ),
+  sort: z.string().min(1).max(64).optional().describe('A field of the collection (not a list) to sort by. Default: record time.'),
+  order: z.enum(['asc', 'desc']).optional().describe('asc (default) or desc.'),
+  offset: integer(0, 10_000_000).optional().describe('Records to skip. Default 0.'),
+  limit: integer(1, 1000).optional().describe('Most records, 1–1000. Default 50.'),
+})
+
 /** The fact routes, mounted beside the core routes. */
 export const FACT_ROUTES: readonly AnyRestRoute[] = [
   defineRoute({
@@ -165,6 +180,51 @@ export const FACT_ROUTES: readonly AnyRestRoute[] = [
         }),
         201,
       ),
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/facts/collections/:name/records',
+    operationId: 'factsList',
+    summary: "A page of a collection's records by state (current, retracted, superseded versions, deleted), sorted by a field",
+    description:
+      'An activity collection (sessions, tool_calls, …) has current records only, each with its observation as provenance. Deleted records are listed latest first, with only their id and when.',
+    query: listQuery,
+    projectRequired: true,
+    responses: {
+      200: {
+        description: 'The page and how many records the collection holds in that state.',
+        schema: z.object({
+          collection: z.string(),
+          state: z.enum(['current', 'retracted', 'superseded', 'deleted']),
+          records: z.array(recordJson.extend({ supersededAt: z.number().optional() })),
+          deleted: z.array(z.object({ id: z.string(), deletedAt: z.number(), text: z.string() })),
+          total: z.number(),
+          offset: z.number(),
+        }),
+      },
+    },
+    errors: [400, 404],
+    handle: async ({ query, params }, { engine }) => {
+      const name = params['name'] ?? ''
+      const state = query.state ?? 'current'
+      const offset = query.offset ?? 0
+      const page = await engine.facts.list(name, {
+        project: await refOf(engine, query.project, 'query'),
+        state,
+        offset,
+        ...(query.sort !== undefined ? { sort: query.sort } : {}),
+        ...(query.order !== undefined ? { order: query.order } : {}),
+        ...(query.limit !== undefined ? { limit: query.limit } : {}),
+      })
+      return ok({
+        collection: name,
+        state,
+        records: page.records,
+        deleted: page.deleted,
+        total: page.total,
+        offset,
+      })
+    },
   }),
   defineRoute({
     method: 'GET',

@@ -280,6 +280,7 @@ describe('a missing project never means every project', () => {
       'GET /v1/facts/schema',
       'POST /v1/facts/query',
       'POST /v1/facts/records',
+      'GET /v1/facts/collections/:name/records',
       'GET /v1/facts/records/:id',
       'PATCH /v1/facts/records/:id',
       'DELETE /v1/facts/records/:id',

@@ -63,7 +63,8 @@ interface GroupKey {
 
 export type Verb =
   | { verb: 'aggregate'; measure: Measure }
-  | { verb: 'list'; fields: string[]; order?: { field: string; dir: 'asc' | 'desc' }; limit?: number }
+  /** `offset` (rows to skip, JSON form only: the viewer's pages) has no text syntax. */
+  | { verb: 'list'; fields: string[]; order?: { field: string; dir: 'asc' | 'desc' }; limit?: number; offset?: number }
   | { verb: 'argmax' | 'argmin'; field: string; return?: string; ties: Tie }
   | {
       verb: 'group'

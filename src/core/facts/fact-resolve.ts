@@ -142,6 +142,11 @@ function resolveVerb(v: Verb, spec: CollectionSpec): Verb {
         if (v.limit < 1 || v.limit > 1000) throw invalidInput('query.limit', `query: limit must be 1–1000 (got ${v.limit})`)
         out.limit = v.limit
       }
+      if (v.offset !== undefined) {
+        if (!Number.isInteger(v.offset) || v.offset < 0)
+          throw invalidInput('query.offset', `query: offset must be a whole number ≥ 0 (got ${v.offset})`)
+        out.offset = v.offset
+      }
       return out
     }
     case 'argmax':

@@ -229,7 +229,7 @@ async function answer(
               ? `${asc(x.field(spec.timeField))}, `
               : ''
           const rows = `SELECT r.id, r.data, r.status, row_number() OVER (ORDER BY ${order}r.recorded_at, r.rn, r.id COLLATE "C") AS o FROM r WHERE ${w}`
-          return `(SELECT json_agg(json_build_object('id', x.id, 'data', x.data, 'status', x.status) ORDER BY x.o) FROM (${rows} ORDER BY o LIMIT ${x.p(v.limit ?? DEFAULT_LIST_LIMIT, 'int')}) x)`
+          return `(SELECT json_agg(json_build_object('id', x.id, 'data', x.data, 'status', x.status) ORDER BY x.o) FROM (${rows} ORDER BY o LIMIT ${x.p(v.limit ?? DEFAULT_LIST_LIMIT, 'int')} OFFSET ${x.p(v.offset ?? 0, 'int')}) x)`
         },
       )
       const rows = (scalar ?? []) as { id: string; data: FactValues; status: string }[]

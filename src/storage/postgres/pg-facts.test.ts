@@ -207,8 +207,24 @@ describe.skipIf(!pg)(`PostgreSQL fact ledger against SQLite's${pg ? '' : ` (skip
     await same('collections', s.collections(d.scope), p.collections(d.scope))
     const stats = async (f: typeof s) => Object.fromEntries(await f.collectionStats(d.scope, 3))
     await same('collectionStats', stats(s), stats(p))
-    await same('list', s.list(d.scope, 'trips', 2, 5), p.list(d.scope, 'trips', 2, 5))
-    const ids = (await p.list(d.scope, 'trips', 0, 100)).records.map((r) => r.id)
+    const page = { state: 'current', offset: 2, limit: 5 } as const
+    await same('list', s.list(d.scope, 'trips', page), p.list(d.scope, 'trips', page))
+    // Every state, sorted by a number, a text (bytewise), a date and a field with nulls (rating), both ways.
+    for (const state of ['current', 'retracted', 'superseded'] as const)
+      for (const sort of [undefined, 'cost_usd', 'destination', 'date', 'rating'])
+        for (const dir of ['asc', 'desc'] as const) {
+          const o = { state, dir, offset: 0, limit: 100, ...(sort !== undefined ? { sort } : {}) }
+          await same(`list ${state} ${sort} ${dir}`, s.list(d.scope, 'trips', o), p.list(d.scope, 'trips', o))
+        }
+    const byRating = (await p.list(d.scope, 'trips', { state: 'current', sort: 'rating', dir: 'desc', offset: 0, limit: 100 })).records
+    // Descending: the highest rating first, records without one last.
+    expect(typeof byRating[0]?.values['rating']).toBe('number')
+    expect(byRating.at(-1)?.values['rating'] ?? null).toBeNull()
+    expect((await p.list(d.scope, 'trips', { state: 'superseded', offset: 0, limit: 100 })).records.map((r) => r.version)).toContain(1)
+    expect((await p.list(d.scope, 'trips', { state: 'retracted', offset: 0, limit: 100 })).records.map((r) => r.id)).toEqual([retracted])
+    await same('tombstones', s.tombstones(d.scope, 'trips', 0, 10), p.tombstones(d.scope, 'trips', 0, 10))
+    expect(await p.tombstones(d.scope, 'trips', 0, 10)).toEqual({ tombstones: [{ id: deleted, deletedAt: T0 + 180_000 }], total: 1 })
+    const ids = (await p.list(d.scope, 'trips', { state: 'current', offset: 0, limit: 100 })).records.map((r) => r.id)
     for (const id of [...ids, retracted, deleted]) {
       await same(`get ${id}`, s.get(d.scope, id), p.get(d.scope, id))
       await same(`history ${id}`, s.history(d.scope, id), p.history(d.scope, id))

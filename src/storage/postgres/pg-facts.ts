@@ -9,12 +9,12 @@ import type {
   FactVersion,
 } from '../../core/facts/fact-types.js'
 import { mergeSpecs } from '../../core/facts/fact-values.js'
-import type { FactScope, FactStore } from '../fact-store.js'
+import type { FactListedRecord, FactScope, FactStore } from '../fact-store.js'
 import type { PgDb } from './pg-db.js'
 import { applyFactOps, removeFactsOfEvent } from './pg-fact-ops.js'
 import { runPgFactQuery } from './pg-fact-query.js'
 import { FACT_MIGRATION, FACT_TABLES_SQL, run } from './pg-fact-schema.js'
-import { inSpecOrder } from './pg-fact-sql.js'
+import { asc, desc, inSpecOrder, PgSql } from './pg-fact-sql.js'
 
 // The FactStore port on PostgreSQL: the reads of the fact tables (pg-fact-schema.ts) that applyFactOps
 // (pg-fact-ops.ts) writes, and queries (pg-fact-query.ts). The same answers as sqlite-facts.ts.
@@ -146,17 +146,48 @@ export function createPgFacts(db: Pool): FactStore {
       ])
       return record(scope, rows[0])
     },
-    async list(scope, collection, offset, limit) {
-      const params = [scope.projectRoot, scope.user, collection]
-      const rows = await run<RecordRow>(
+    async list(scope, collection, { state, sort, dir, offset, limit }) {
+      const spec = await specOf(scope, collection)
+      const superseded = state === 'superseded'
+      const table = superseded ? 'fact_versions' : 'fact_records'
+      const where = `${SCOPE} AND collection = $3 AND ${
+        superseded ? 'superseded_at IS NOT NULL' : `retracted_at IS ${state === 'retracted' ? 'NOT NULL' : 'NULL'}`
+      }`
+      const params: unknown[] = [scope.projectRoot, scope.user, collection]
+      const sql = new PgSql(spec ?? { name: collection, fields: [], identity: [] })
+      sql.params.push(...params, limit, offset)
+      // The sort field typed by the spec (numbers as numeric, text in "C" order), as the query compiler orders it.
+      const field = sort === undefined ? '' : `${(dir === 'desc' ? desc : asc)(sql.field(sort))}, `
+      const tie = dir === 'desc' ? 'DESC' : 'ASC'
+      const order = `${field}recorded_at ${tie}, ${superseded ? `record_id COLLATE "C" ${tie}, version ${tie}` : `id COLLATE "C" ${tie}`}`
+      const rows = await run<RecordRow | VersionRow>(
         db,
         'facts read',
-        `SELECT ${RECORD_COLUMNS} FROM fact_records WHERE ${LIVE} ORDER BY recorded_at, id COLLATE "C" LIMIT $4 OFFSET $5`,
+        `SELECT ${superseded ? VERSION_COLUMNS : RECORD_COLUMNS} FROM ${table} r WHERE ${where} ORDER BY ${order} LIMIT $4 OFFSET $5`,
+        sql.params,
+      )
+      const total = (await run<{ n: number }>(db, 'facts read', `SELECT count(*) AS n FROM ${table} WHERE ${where}`, params))[0]?.n ?? 0
+      const records = rows.map((r): FactListedRecord => {
+        if (!('record_id' in r)) return toRecord(r, spec)
+        return {
+          ...toRecord({ ...r, id: r.record_id, retracted_at: null }, spec),
+          ...(r.superseded_at !== null ? { supersededAt: r.superseded_at } : {}),
+        }
+      })
+      return { records, total }
+    },
+    async tombstones(scope, collection, offset, limit) {
+      const where = `${SCOPE} AND collection = $3`
+      const params = [scope.projectRoot, scope.user, collection]
+      const rows = await run<{ record_id: string; deleted_at: number }>(
+        db,
+        'facts read',
+        `SELECT record_id, deleted_at FROM fact_tombstones WHERE ${where} ORDER BY deleted_at DESC, record_id COLLATE "C" LIMIT $4 OFFSET $5`,
         [...params, limit, offset],
       )
-      const total = (await run<{ n: number }>(db, 'facts read', `SELECT count(*) AS n FROM fact_records WHERE ${LIVE}`, params))[0]?.n ?? 0
-      const spec = await specOf(scope, collection)
-      return { records: rows.map((r) => toRecord(r, spec)), total }
+      const total =
+        (await run<{ n: number }>(db, 'facts read', `SELECT count(*) AS n FROM fact_tombstones WHERE ${where}`, params))[0]?.n ?? 0
+      return { tombstones: rows.map((r) => ({ id: r.record_id, deletedAt: r.deleted_at })), total }
     },
     async history(scope, id) {
       const rows = await run<VersionRow>(

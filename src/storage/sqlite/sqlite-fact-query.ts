@@ -275,7 +275,7 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
           : ''
       const rows = exec<{ id: string; data: string; status: string }>(
         sql,
-        `${head} SELECT r.id AS id, json(r.data) AS data, r.status AS status FROM r WHERE ${w} ORDER BY ${order}r.recorded_at, r.rn, r.id LIMIT ${sql.p(v.limit ?? DEFAULT_LIST_LIMIT)}`,
+        `${head} SELECT r.id AS id, json(r.data) AS data, r.status AS status FROM r WHERE ${w} ORDER BY ${order}r.recorded_at, r.rn, r.id LIMIT ${sql.p(v.limit ?? DEFAULT_LIST_LIMIT)} OFFSET ${sql.p(v.offset ?? 0)}`,
       )
       const value = rows.map((row) => {
         const data = JSON.parse(row.data) as Record<string, FactValue>

@@ -11,7 +11,7 @@ import type {
 } from '../../core/facts/fact-types.js'
 import { mergeSpecs } from '../../core/facts/fact-values.js'
 import type { EventInput } from '../../core/types.js'
-import type { FactQueryLimits, FactQueryResult, FactScope, FactStore } from '../fact-store.js'
+import type { FactListedRecord, FactQueryLimits, FactQueryResult, FactScope, FactStore } from '../fact-store.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { runFactQuery } from './sqlite-fact-query.js'
 
@@ -287,18 +287,45 @@ export function createSqliteFacts(s: SqliteDb): FactStore {
           .get(id, scope.projectRoot, scope.user) as RecordRow | undefined
         return row ? toRecord(row) : undefined
       }),
-    list: async (scope, collection, offset, limit) =>
+    list: async (scope, collection, { state, sort, dir, offset, limit }) =>
       s.guard('facts read', () => {
+        const superseded = state === 'superseded'
+        const table = superseded ? 'fact_versions' : 'fact_records'
+        const where = `project_root = @root AND user_id IS @user AND collection = @collection AND ${
+          superseded ? 'superseded_at IS NOT NULL' : `retracted_at IS ${state === 'retracted' ? 'NOT NULL' : 'NULL'}`
+        }`
+        const way = dir === 'desc' ? 'DESC' : 'ASC'
+        // json_extract orders numbers as numbers and text bytewise, NULLs first ascending: the query compiler's order.
+        const order = `${sort !== undefined ? `json_extract(data, @path) ${way}, ` : ''}recorded_at ${way}, ${superseded ? `record_id ${way}, version ${way}` : `id ${way}`}`
+        const params = { root: scope.projectRoot, user: scope.user, collection, ...(sort !== undefined ? { path: `$.${sort}` } : {}) }
+        const columns = superseded ? VERSION_COLUMNS : RECORD_COLUMNS
+        const rows = s.stmt(`SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY ${order} LIMIT @limit OFFSET @offset`).all({
+          ...params,
+          limit,
+          offset,
+        }) as (RecordRow | VersionRow)[]
+        const { path: _path, ...counted } = params as typeof params & { path?: string }
+        const total = s.stmt(`SELECT count(*) FROM ${table} WHERE ${where}`).pluck().get(counted) as number
+        const records = rows.map((r): FactListedRecord => {
+          if (!('record_id' in r)) return toRecord(r)
+          return {
+            ...toRecord({ ...r, id: r.record_id, retracted_at: null }),
+            ...(r.superseded_at !== null ? { supersededAt: r.superseded_at } : {}),
+          }
+        })
+        return { records, total }
+      }),
+    tombstones: async (scope, collection, offset, limit) =>
+      s.guard('facts read', () => {
+        const where = 'project_root = ? AND user_id IS ? AND collection = ?'
         const rows = s
-          .stmt(
-            `SELECT ${RECORD_COLUMNS} FROM fact_records WHERE project_root = ? AND user_id IS ? AND collection = ? AND retracted_at IS NULL ORDER BY recorded_at, id LIMIT ? OFFSET ?`,
-          )
-          .all(scope.projectRoot, scope.user, collection, limit, offset) as RecordRow[]
+          .stmt(`SELECT record_id, deleted_at FROM fact_tombstones WHERE ${where} ORDER BY deleted_at DESC, record_id LIMIT ? OFFSET ?`)
+          .all(scope.projectRoot, scope.user, collection, limit, offset) as { record_id: string; deleted_at: number }[]
         const total = s
-          .stmt('SELECT count(*) FROM fact_records WHERE project_root = ? AND user_id IS ? AND collection = ? AND retracted_at IS NULL')
+          .stmt(`SELECT count(*) FROM fact_tombstones WHERE ${where}`)
           .pluck()
           .get(scope.projectRoot, scope.user, collection) as number
-        return { records: rows.map(toRecord), total }
+        return { tombstones: rows.map((r) => ({ id: r.record_id, deletedAt: r.deleted_at })), total }
       }),
     history: async (scope, id) =>
       s.guard('facts read', () => {
