@@ -30,6 +30,25 @@ describe('mnemo facts', () => {
     expect((await cli(['facts', 'schema'])).stdout).toContain('nights: integer  e.g. 4, 9, 2')
   })
 
+  it('lists records by state, sorted by a field, and refuses a bad state or sort naming it', async () => {
+    await cli(['facts', 'add', 'trips', '[{"id":1,"date":"2024-02-01","nights":4},{"id":2,"date":"2024-03-01","nights":9}]'])
+    await cli(['facts', 'add', 'trips', '{"id":1,"date":"2024-02-01","nights":5}'])
+    const sorted = await cli(['facts', 'list', 'trips', '--sort', 'nights', '--desc'])
+    expect(sorted.stdout).toMatch(
+      /^fct_\w+ v1 \[done\] \{"external_id":2,"date":"2024-03-01","nights":9\}\nfct_\w+ v2 \[done\] \{"external_id":1,"date":"2024-02-01","nights":5\}\n2 of 2 current records\n$/,
+    )
+    expect((await cli(['facts', 'list', 'trips', '--state', 'superseded'])).stdout).toMatch(
+      / v1 \[done\] .*"nights":4\}\n1 of 1 superseded records\n$/,
+    )
+    expect(await cli(['facts', 'list', 'trips', '--state', 'gone'])).toMatchObject({
+      code: 2,
+      stderr: 'mnemo: --state must be one of current, retracted, superseded, deleted (got "gone")\n',
+    })
+    expect((await cli(['facts', 'list', 'trips', '--sort', 'cost'])).stderr).toBe(
+      'mnemo: trips has no field cost to sort by (fields: external_id, date, nights)\n',
+    )
+  })
+
   it('exits 2 naming the record and field of a bad value, and the field of a bad query', async () => {
     await cli(['facts', 'add', 'trips', '{"date":"2024-02-01","nights":4}'])
     const bad = await cli(['facts', 'add', 'trips', '{"date":"2024-02-01","nights":"four"}'])

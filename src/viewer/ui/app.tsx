@@ -6,6 +6,7 @@ import { onAnnounce } from './announce.js'
 import { ErrorBox, Link, useLoad } from './components.js'
 import { shortLabel, showBidiControls } from './format.js'
 import { currentRoute, navigate, onRouteChange, type Route, type View } from './route.js'
+import { CollectionsScreen } from './screens/collections.js'
 import { ContextScreen } from './screens/context.js'
 import { GraphScreen } from './screens/graph.js'
 import { HealthScreen } from './screens/health.js'
@@ -26,6 +27,7 @@ const TABS: { view: View; label: string }[] = [
   { view: 'sessions', label: 'Sessions' },
   { view: 'search', label: 'Search' },
   { view: 'memories', label: 'Memories' },
+  { view: 'collections', label: 'Collections' },
   { view: 'graph', label: 'Graph' },
   { view: 'context', label: 'Context' },
   { view: 'health', label: 'Health' },
@@ -256,6 +258,8 @@ function Screen(props: {
       return <SearchScreen key={project} project={project} route={route} channels={props.channels} />
     case 'memories':
       return <MemoriesScreen key={project} project={project} route={route} />
+    case 'collections':
+      return <CollectionsScreen key={project} project={project} route={route} />
     case 'graph':
       return <GraphScreen key={project} project={project} route={route} />
     case 'context':

@@ -6,6 +6,8 @@ describe('route', () => {
     const r = { view: 'replay' as const, session: 'ses_1', step: 12, obs: 'obs_2' }
     expect(parseRoute(routeHref(r))).toEqual(r)
     expect(parseRoute(routeHref({ view: 'search', q: 'a b&c' }))).toEqual({ view: 'search', q: 'a b&c' })
+    const c = { view: 'collections' as const, collection: 'trips', record: 'fct_1' }
+    expect(parseRoute(routeHref(c))).toEqual(c)
   })
 
   it('falls back to live for an unknown view and ignores a bad step', () => {

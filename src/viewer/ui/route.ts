@@ -3,7 +3,7 @@
  * string (`?view=replay&session=ses_…&step=12`) so back/forward and reloads work.
  */
 
-const VIEWS = ['live', 'sessions', 'replay', 'search', 'memories', 'graph', 'context', 'health'] as const
+const VIEWS = ['live', 'sessions', 'replay', 'search', 'memories', 'collections', 'graph', 'context', 'health'] as const
 export type View = (typeof VIEWS)[number]
 
 export interface Route {
@@ -20,6 +20,10 @@ export interface Route {
   entity?: string
   /** Search: the query. */
   q?: string
+  /** Collections: the selected collection. */
+  collection?: string
+  /** Collections: the selected record (fct_… or, in an activity collection, an observation id). */
+  record?: string
 }
 
 /** Reads a route from a query string (`location.search`); unknown views fall back to live. */
@@ -28,7 +32,7 @@ export function parseRoute(search: string): Route {
   const v = p.get('view')
   const view: View = (VIEWS as readonly string[]).includes(v ?? '') ? (v as View) : 'live'
   const route: Route = { view }
-  const str = (k: 'session' | 'obs' | 'memory' | 'entity' | 'q'): void => {
+  const str = (k: 'session' | 'obs' | 'memory' | 'entity' | 'q' | 'collection' | 'record'): void => {
     const val = p.get(k)
     if (val !== null && val !== '') route[k] = val
   }
@@ -37,6 +41,8 @@ export function parseRoute(search: string): Route {
   str('memory')
   str('entity')
   str('q')
+  str('collection')
+  str('record')
   const step = Number(p.get('step'))
   if (p.has('step') && Number.isInteger(step) && step >= 0) route.step = step
   return route
@@ -52,6 +58,8 @@ export function routeHref(route: Route): string {
   if (route.memory !== undefined) p.set('memory', route.memory)
   if (route.entity !== undefined) p.set('entity', route.entity)
   if (route.q !== undefined) p.set('q', route.q)
+  if (route.collection !== undefined) p.set('collection', route.collection)
+  if (route.record !== undefined) p.set('record', route.record)
   return `?${p.toString()}`
 }
 

@@ -192,3 +192,84 @@ export const MEMORY_KINDS = ['decision', 'fact', 'preference', 'lesson', 'summar
 export const KNOWN_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor'] as const
 /** Recall channels (mirrors RECALL_CHANNELS in core/schemas.ts). */
 export const RECALL_CHANNELS = ['bm25', 'time', 'graph', 'vector', 'embedding'] as const
+
+/** A fact field's value as stored: scalars, lists of scalars, or null (see core/facts/fact-types.ts). */
+export type FactValue = string | number | boolean | null | (string | number | boolean)[]
+
+/** A field of a fact collection. */
+export interface FactField {
+  name: string
+  type: string
+  description?: string
+  currency?: string
+  values?: string[]
+  items?: string
+  collection?: string
+  synonyms?: string[]
+}
+
+/** A fact collection as GET /v1/facts/schema lists it. */
+export interface FactCollection {
+  name: string
+  description?: string
+  fields: FactField[]
+  identity: string[]
+  timeField?: string
+  records: number
+  from?: string
+  to?: string
+  examples: Record<string, FactValue[]>
+}
+
+export interface FactSchema {
+  collections: FactCollection[]
+}
+
+/** A fact record (a version of one). Times here are epoch ms, as the fact routes give them. */
+export interface FactRecord {
+  id: string
+  collection: string
+  values: Record<string, FactValue>
+  status: string
+  validFrom?: number
+  validTo?: number
+  retractedAt?: number
+  supersededAt?: number
+  recordedAt: number
+  version: number
+  provenance: { source: string; observation?: string; session?: string; quote?: string; file?: string; line?: number }
+  identity?: string
+}
+
+export interface FactVersion extends FactRecord {
+  action: 'assert' | 'retract'
+}
+
+export const FACT_LIST_STATES = ['current', 'retracted', 'superseded', 'deleted'] as const
+export type FactListState = (typeof FACT_LIST_STATES)[number]
+
+/** A deleted record: only its id and when are kept. */
+export interface FactDeleted {
+  id: string
+  deletedAt: number
+  text: string
+}
+
+/** GET /v1/facts/collections/:name/records. */
+export interface FactList {
+  collection: string
+  state: FactListState
+  records: FactRecord[]
+  deleted: FactDeleted[]
+  total: number
+  offset: number
+}
+
+/** GET /v1/facts/records/:id. */
+export type FactShow = { record: FactRecord; history: FactVersion[] } | { deleted: FactDeleted & { collection: string } }
+
+/** GET /v1/facts/state/:key: a dependent fact's answer and what depends on it. */
+export interface FactState {
+  answer: { key: string; status: string; value: string | null; history: string[]; text: string; record?: string }
+  dependants: { key: string; status: string; value: string | null; text: string; via: string; effect: string }[]
+}
