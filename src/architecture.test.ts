@@ -1,7 +1,8 @@
 /**
  * The layer rules of ARCHITECTURE.md as code: every import of the production sources in `src/` (static
  * `import … from`, `export … from`, `import type`, and dynamic `import('…')`, read with the TypeScript compiler's
- * own pre-processor, not a regex) is resolved to a file or a package and checked against the rules below.
+ * own pre-processor, not a regex: `src/testing/import-graph.ts`) is resolved to a file or a package and checked
+ * against the rules below.
  *
  * Layers, lowest first; a file may import its own layer or one below it:
  *   core · storage · providers · capture · retrieval · lifecycle · context · engine · config · runtime · bench · adapters
@@ -23,11 +24,10 @@
  * Test support (test files and {@link TEST_SUPPORT}) may import anything: it sets up what it tests.
  * Deliberate exceptions live in {@link EXCEPTIONS}, each with its reason.
  */
-import { readdirSync, readFileSync } from 'node:fs'
 import { builtinModules } from 'node:module'
 import path from 'node:path'
-import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
+import { collectImports, type ImportEdge, importsOf } from './testing/import-graph.js'
 
 /** The layers, lowest first (ARCHITECTURE.md, "Layers"). */
 const LAYERS = [
@@ -59,18 +59,6 @@ const DRIVERS: Readonly<Record<string, string>> = {
 }
 
 type Rule = 'upward' | 'sibling' | 'engine-bypass' | 'driver' | 'impure' | 'test-support' | 'viewer' | 'unmapped'
-
-/** One import: `from` is a source file (`src/…`, forward slashes); `to` is a source file or a package name. */
-interface ImportEdge {
-  readonly from: string
-  readonly to: string
-  /** True when `to` is a package (or a Node built-in), not a file of this repository. */
-  readonly external: boolean
-  /** 1-based line of the import in `from`. */
-  readonly line: number
-  /** True for `import('…')`, loaded when the code runs rather than with the file. */
-  readonly dynamic: boolean
-}
 
 interface Violation {
   readonly from: string
@@ -200,55 +188,6 @@ const formatViolation = (v: Pick<Violation, 'from' | 'to' | 'rule'>): string => 
 /** True when `exception` covers `violation`: the same import and rule, and dynamic if it must be. */
 const excepts = (exception: Exception, violation: Violation): boolean =>
   formatViolation(exception) === formatViolation(violation) && (!exception.dynamicOnly || violation.dynamic)
-
-/** The package a bare specifier names: `@scope/name/sub` → `@scope/name`, `hono/streaming` → `hono`. */
-function packageName(specifier: string): string {
-  if (specifier.startsWith('node:')) return specifier
-  const parts = specifier.split('/')
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string)
-}
-
-/**
- * The imports of one source text, resolved against the set of files that exist. A relative specifier resolves as
- * NodeNext and the viewer's bundler do it (`./x.js` → `x.ts` or `x.tsx`, `./x` → `x.ts`, `x.tsx`, `x/index.ts`);
- * one that names no existing file throws, naming it.
- */
-function importsOf(file: string, text: string, files: ReadonlySet<string>): ImportEdge[] {
-  const info = ts.preProcessFile(text, true, true)
-  const lineOf = (pos: number): number => text.slice(0, pos).split('\n').length
-  // `pos` is the specifier's opening quote; a dynamic import has `import (` before it.
-  const isDynamic = (pos: number): boolean => {
-    const before = text.slice(Math.max(0, pos - 64), pos).trimEnd()
-    return before.endsWith('(') && /(^|[^\w$.])import$/.test(before.slice(0, -1).trimEnd())
-  }
-  return info.importedFiles.map((ref) => {
-    const specifier = ref.fileName
-    const at = { line: lineOf(ref.pos), dynamic: isDynamic(ref.pos) }
-    if (!specifier.startsWith('.')) return { from: file, to: packageName(specifier), external: true, ...at }
-    const base = path.posix.join(path.posix.dirname(file), specifier)
-    const stem = base.replace(/\.(m?js|jsx)$/, '')
-    const candidates = [base, `${stem}.ts`, `${stem}.tsx`, `${stem}/index.ts`, `${stem}/index.tsx`]
-    const to = candidates.find((c) => files.has(c))
-    if (to === undefined) throw new Error(`${file}:${lineOf(ref.pos)}: import '${specifier}' names no file of src/`)
-    return { from: file, to, external: false, ...at }
-  })
-}
-
-/** Every `.ts`/`.tsx` file under `dir`, as repository-relative paths with forward slashes. */
-function sourceFiles(root: string, dir: string): string[] {
-  return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-    const relative = `${dir}/${entry.name}`
-    if (entry.isDirectory()) return sourceFiles(root, relative)
-    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [relative] : []
-  })
-}
-
-/** Every import of every source file of the repository at `root`. */
-function collectImports(root: string): ImportEdge[] {
-  const files = sourceFiles(root, 'src')
-  const known = new Set(files)
-  return files.flatMap((file) => importsOf(file, readFileSync(path.join(root, file), 'utf8'), known))
-}
 
 const REPO = path.resolve(import.meta.dirname, '..')
 

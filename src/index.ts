@@ -1,5 +1,6 @@
 /**
- * mnemo as a library: the same engine the CLI, hooks and MCP server use, in-process.
+ * mnemo as a library: the same engine the CLI, hooks and MCP server use, in-process. What it exports is listed in the
+ * README ("As a library"); `src/index.test.ts` keeps the two equal and this entry free of the surfaces' code.
  *
  * @example
  * import { openMnemo } from 'mnemo'
@@ -22,8 +23,29 @@ export {
   type ShowResult,
 } from './engine/mnemo.js'
 export { MnemoError, type ErrorCode, type ErrorDetails } from './core/errors.js'
-export type { ContextBlock } from './core/types.js'
-export type * from './core/types.js'
+export type {
+  AgentName,
+  ChannelName,
+  ContextBlock,
+  DerivedObservation,
+  EntityRef,
+  EntityType,
+  EventFormat,
+  EventInput,
+  HookAgent,
+  IndexedText,
+  Memory,
+  MemoryKind,
+  MemoryTier,
+  Observation,
+  ObservationKind,
+  Project,
+  ProjectRef,
+  RecallHit,
+  Session,
+  SessionEffect,
+  StepPart,
+} from './core/types.js'
 export { EngineFacts, DEFAULT_FACT_LIMITS, type FactWriteOptions, type FactWriteResult, type FactShowResult } from './engine/facts.js'
 export {
   parseFactQuery,

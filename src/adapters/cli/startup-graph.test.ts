@@ -1,23 +1,16 @@
-import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { runRecordingLoads } from '../../testing/module-loads.js'
 import { tempDir } from '../../testing/test-mnemo.js'
 
 // What each process loads, as the agent and the user start it: the built CLI (`npm test` builds it first), every
-// ES module seen by a module load hook and every CommonJS file Node's module debug log names. Start-up time is
-// mostly the loading of modules, so these tests keep the heavy ones (zod, the MCP SDK, the import parsers) off the
-// paths that do not use them. The time itself is measured by the benchmark (scripts/bench/startup.mjs), not here.
+// ES module seen by a module load hook and every CommonJS file Node's module debug log names
+// (src/testing/module-loads.ts). Start-up time is mostly the loading of modules, so these tests keep the heavy ones
+// (zod, the MCP SDK, the import parsers) off the paths that do not use them. The time itself is measured by the
+// benchmark (scripts/bench/startup.mjs), not here.
 const ROOT = path.resolve(import.meta.dirname, '../../..')
 const CLI = path.join(ROOT, 'dist/adapters/cli/main.js')
-
-const HOOKS = `import { appendFileSync } from 'node:fs'
-export async function load(url, context, next) {
-  if (url.startsWith('file:')) appendFileSync(process.env.MNEMO_TEST_LOADED, url + '\\n')
-  return next(url, context)
-}`
-const REGISTER = `import { register } from 'node:module'
-register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)})`
 
 const cleanups: (() => void)[] = []
 afterEach(() => {
@@ -31,20 +24,14 @@ beforeAll(() => {
 function loaded(args: string[], input = ''): { files: string[]; code: number | null; stdout: string; home: string } {
   const t = tempDir()
   cleanups.push(t.cleanup)
-  const log = path.join(t.dir, 'loaded.txt')
-  writeFileSync(log, '')
-  const r = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, CLI, ...args], {
+  const home = path.join(t.dir, 'home')
+  const r = runRecordingLoads([CLI, ...args], {
+    root: ROOT,
+    logDir: t.dir,
     input,
-    env: { PATH: process.env['PATH'], HOME: t.dir, MNEMO_HOME: path.join(t.dir, 'home'), MNEMO_TEST_LOADED: log, NODE_DEBUG: 'module' },
-    encoding: 'utf8',
+    env: { PATH: process.env['PATH'], HOME: t.dir, MNEMO_HOME: home },
   })
-  const esm = readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((l) => l.length > 0)
-    .map((u) => new URL(u).pathname)
-  const cjs = [...r.stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)].map((m) => m[1]!)
-  const files = [...new Set([...esm, ...cjs])].map((f) => path.relative(ROOT, f)).sort()
-  return { files, code: r.status, stdout: r.stdout, home: path.join(t.dir, 'home') }
+  return { files: r.files, code: r.code, stdout: r.stdout, home }
 }
 
 const HEAVY = [
