@@ -72,8 +72,9 @@ describe('examples/library.mjs', () => {
 describe('@example blocks of the public API (the files src/index.ts exports from)', () => {
   it('finds the examples of the main entry points', () => {
     const named = new Set(EXAMPLES.map((e) => e.name))
-    for (const name of ['module', 'parseFactQuery', 'answerValueText', 'MnemoError', 'recall', 'remember', 'context', 'captureHook'])
-      expect(named, name).toContain(name)
+    const entryPoints = ['module', 'openMnemo', 'parseFactQuery', 'answerValueText', 'MnemoError']
+    const engine = ['recall', 'remember', 'context', 'captureHook', 'forget', 'show', 'sessions', 'exportMarkdown', 'query']
+    for (const name of [...entryPoints, ...engine]) expect(named, name).toContain(name)
   })
 
   it.each(EXAMPLES.map((e) => [`${e.file} ${e.name}`, e] as const))('%s runs as written, importing mnemo by name', (_label, e) => {

@@ -571,6 +571,18 @@ export class EngineFacts {
    * @param options.limits - Query bounds. Default `DEFAULT_FACT_LIMITS`.
    * @throws {MnemoError} `INVALID_INPUT` — a query that does not parse, names a field the collection lacks, compares a
    *   field with a value of another type, or would run too long. `NOT_FOUND` — an unknown collection.
+   *
+   * @example
+   * import { answerValueText, openMnemo } from 'mnemo'
+   * const mnemo = openMnemo()
+   * try {
+   *   const expenses = [{ category: 'food', amount: 12.5 }, { category: 'food', amount: 7 }, { category: 'rent', amount: 900 }]
+   *   await mnemo.engine.facts.add('expenses', expenses)
+   *   const answer = await mnemo.engine.facts.query('from expenses where category = "food" sum amount')
+   *   console.log(answer.kind, answerValueText(answer), answer.records.length) // → number 19.5 2
+   * } finally {
+   *   await mnemo.close()
+   * }
    */
   async query(
     query: string | FactQuery,

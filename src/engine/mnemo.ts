@@ -501,6 +501,18 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — not an observation or memory id.
    * @throws {MnemoError} `NOT_FOUND` — no such item.
    * @throws {MnemoError} `CONFLICT` — with `chain`, a version that is another user's or shared (for an engine with a user).
+   *
+   * @example
+   * import { openMnemo } from 'mnemo'
+   * const mnemo = openMnemo()
+   * try {
+   *   const { memory } = await mnemo.engine.remember('the deploy key lives in the ops vault', { kind: 'fact' })
+   *   const { type, events } = await mnemo.engine.forget(memory.id)
+   *   console.log(type, events) // → memory 1
+   *   await mnemo.engine.show(memory.id).catch((error) => console.log(error.code)) // → NOT_FOUND
+   * } finally {
+   *   await mnemo.close()
+   * }
    */
   forget(id: string, actor = 'cli', options: { chain?: boolean } = {}): Promise<ForgetResult> {
     return forget(this.ctx, id, actor, options)
@@ -558,7 +570,23 @@ export class MnemoEngine {
     return chain.map((m) => ({ ...m, text: this.readRedact(m.text) }))
   }
 
-  /** Sessions newest first, optionally of some projects, from `offset` (default 0). `limit` 1–1000, default 50. */
+  /**
+   * Sessions newest first, optionally of some projects, from `offset` (default 0). `limit` 1–1000, default 50.
+   *
+   * @throws {MnemoError} `INVALID_INPUT` — `limit` out of range.
+   *
+   * @example
+   * import { openMnemo } from 'mnemo'
+   * const mnemo = openMnemo()
+   * try {
+   *   const payload = { session_id: 's1', cwd: process.cwd(), prompt: 'add rate limiting to the orders API' }
+   *   await mnemo.engine.captureHook('UserPromptSubmit', JSON.stringify(payload))
+   *   const [session] = await mnemo.engine.sessions({ limit: 5 })
+   *   console.log(session?.agent, session?.title) // → claude-code add rate limiting to the orders API
+   * } finally {
+   *   await mnemo.close()
+   * }
+   */
   async sessions(options: { projectIds?: readonly ProjectId[]; limit?: number; offset?: number } = {}): Promise<Session[]> {
     const limit = options.limit ?? 50
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
@@ -673,6 +701,17 @@ export class MnemoEngine {
    * Expands an id: an observation, a memory, or a session with its observations (first 500).
    *
    * @throws {MnemoError} `INVALID_INPUT` — not a mnemo id. `NOT_FOUND` — no such item.
+   *
+   * @example
+   * import { openMnemo } from 'mnemo'
+   * const mnemo = openMnemo()
+   * try {
+   *   const { memory } = await mnemo.engine.remember('the staging database password is hunter2', { kind: 'fact' })
+   *   const shown = await mnemo.engine.show(memory.id)
+   *   if (shown.type === 'memory') console.log(shown.memory.text) // → the staging database password is [REDACTED:password]
+   * } finally {
+   *   await mnemo.close()
+   * }
    */
   show(id: string): Promise<ShowResult> {
     return show(this.ctx, id)
@@ -927,6 +966,17 @@ export class MnemoEngine {
    * given), memories by kind, then superseded versions.
    *
    * @returns File name (`<project name>.md`, made unique) → Markdown.
+   *
+   * @example
+   * import { openMnemo } from 'mnemo'
+   * const mnemo = openMnemo({ cwd: '/work/acme-api' })
+   * try {
+   *   await mnemo.engine.remember('orders DB is PostgreSQL 14', { kind: 'fact' })
+   *   const files = await mnemo.engine.exportMarkdown()
+   *   for (const [file, markdown] of files) console.log(file, markdown.includes('PostgreSQL 14')) // → acme-api.md true
+   * } finally {
+   *   await mnemo.close()
+   * }
    */
   async exportMarkdown(scope: { project?: Project } = {}): Promise<Map<string, string>> {
     const projects = scope.project ? [scope.project] : await this.listProjects()

@@ -317,6 +317,19 @@ function snapshotOf(dbPath: string): { path: string; remove: () => void } | unde
  * @throws {MnemoError} `CONFIG_INVALID` — bad environment settings.
  * @throws {MnemoError} `STORE_UNAVAILABLE` — the database cannot be opened; when the data directory is the cause
  *   (not a directory, not writable) the message names it.
+ *
+ * @example
+ * import path from 'node:path'
+ * import { openMnemo } from 'mnemo'
+ * const mnemo = openMnemo({ cwd: '/work/acme-api' }) // data in MNEMO_HOME, else ~/.mnemo; the project is acme-api
+ * try {
+ *   console.log(path.basename(mnemo.database), mnemo.readOnly) // → mnemo.db false
+ *   await mnemo.engine.remember('orders DB is PostgreSQL 14', { kind: 'fact' })
+ *   const stats = await mnemo.engine.stats()
+ *   console.log(stats.projects, stats.memories) // → 1 1
+ * } finally {
+ *   await mnemo.close()
+ * }
  */
 export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   const config = options.config ?? resolveConfig(options.env ?? process.env, options.home ? { home: options.home } : {})
