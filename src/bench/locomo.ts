@@ -137,7 +137,7 @@ function hitsInTopK(ranking: readonly string[], gold: ReadonlySet<string>, k: nu
 }
 
 /** The metrics of one question, or their means over a group; fractions 0–1. */
-export interface LocomoMetrics {
+interface LocomoMetrics {
   'recall@1': number
   'recall@5': number
   'recall@10': number
@@ -152,7 +152,7 @@ export interface LocomoMetrics {
 }
 
 /** A group's line of the report: `n` questions and the mean of each metric over them (0 for every metric when n = 0). */
-export type LocomoGroupReport = { n: number } & LocomoMetrics
+type LocomoGroupReport = { n: number } & LocomoMetrics
 
 const METRIC_KEYS = [
   'recall@1',
@@ -233,7 +233,7 @@ export function percentile(values: readonly number[], p: number): number {
 export const LOCOMO_GROUPS = ['cat1-4', 'cat1', 'cat2', 'cat3', 'cat4', 'cat5'] as const
 
 /** A group name of the report. */
-export type LocomoGroup = (typeof LOCOMO_GROUPS)[number]
+type LocomoGroup = (typeof LOCOMO_GROUPS)[number]
 
 /**
  * The result of `runLocomoBench`, shaped as the JSON document of
@@ -272,7 +272,7 @@ export interface LocomoReport {
 }
 
 /** Options of `runLocomoBench`. */
-export interface LocomoBenchOptions {
+interface LocomoBenchOptions {
   /** Read at most this many questions (in file order, skipped ones included), ingesting only the conversations they need. Default: all. */
   limitQuestions?: number
   /** Depth at which the ranking of distinct turn ids is cut. Default 25 (the deepest metric). */

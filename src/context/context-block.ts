@@ -5,11 +5,11 @@ import { MIN_CONTEXT_BUDGET, type ContextBlock, type Memory } from '../core/type
 import { procedureHeadline } from '../lifecycle/procedure-text.js'
 import { digestParts, type SessionDigest } from '../lifecycle/session-summary.js'
 
-export const CONTEXT_TAG = 'mnemo-context'
+const CONTEXT_TAG = 'mnemo-context'
 /** Most uncertain-fact lines in one block (the rest are counted as left out and shown by a later block). */
-export const MAX_CONTEXT_UNCERTAIN = 10
+const MAX_CONTEXT_UNCERTAIN = 10
 /** Most procedures listed in the block (one line each: name and trigger; their steps are a recall away). */
-export const MAX_CONTEXT_PROCEDURES = 5
+const MAX_CONTEXT_PROCEDURES = 5
 
 function isoMinute(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16).replace('T', ' ')

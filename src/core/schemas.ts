@@ -23,10 +23,10 @@ import { CHANNEL_NAMES, HOOK_AGENTS, MAX_EVENT_TS, MEMORY_KINDS, SURFACE_AGENTS,
 /** Longest query or memory text, characters. */
 export const MAX_INPUT_TEXT_CHARS = 16_000
 /** Longest project argument (a name or a path), characters. */
-export const MAX_PROJECT_CHARS = 4096
+const MAX_PROJECT_CHARS = 4096
 
 /** The JSON Schema keywords a field may carry as limits; `checkLimits` enforces exactly these. */
-export interface Limits {
+interface Limits {
   type?: 'integer'
   minimum?: number
   maximum?: number
@@ -79,7 +79,6 @@ export const recallInput = inputObject({
     .optional()
     .describe('Add to each hit the channels that found it, with its rank and raw score in each. Default false.'),
 })
-export type RecallInput = z.output<typeof recallInput>
 
 /** Inputs of remember. */
 export const rememberInput = inputObject({
@@ -96,7 +95,6 @@ export const rememberInput = inputObject({
       'project (default): this project\'s memory. user: the user\'s own, recalled in every project of this user (a preference like "I use pnpm"); project is then ignored.',
     ),
 })
-export type RememberInput = z.output<typeof rememberInput>
 
 /** Inputs of forget. */
 export const forgetInput = inputObject({
@@ -129,7 +127,6 @@ export const sessionsInput = inputObject({
   project: projectField.optional(),
   limit: integer(1, 200).optional().describe('Most sessions, 1–200. Default 20.'),
 })
-export type SessionsInput = z.output<typeof sessionsInput>
 
 /** Inputs of the context block. */
 export const contextInput = inputObject({
@@ -145,7 +142,6 @@ export const contextInput = inputObject({
       "The agent asking (hooks send it): under agent isolation (the server's MNEMO_AGENT_SCOPE=own) the block holds that agent's data only.",
     ),
 })
-export type ContextInput = z.output<typeof contextInput>
 
 /** One Claude Code hook delivery: the event name and the JSON payload the hook got on stdin. */
 export const hookEventInput = inputObject({
@@ -167,7 +163,6 @@ export const hookEventInput = inputObject({
       'The project root the client resolved (its git top-level), absolute, containing payload.cwd; default: resolved from payload.cwd on the server, where the folder may not exist.',
     ),
 })
-export type HookEventInput = z.output<typeof hookEventInput>
 
 /** What a hook asks the team server to inject for one event (POST /v1/injections). */
 export const hookInjectionInput = inputObject({
@@ -260,7 +255,7 @@ function issueProblem(issue: z.core.$ZodIssue, value: unknown): string {
  * @example
  * toInvalidInput(recallInput.safeParse({ query: 'x', limit: 0 }).error!) // limit must be an integer 1–100 (got 0)
  */
-export function toInvalidInput(error: z.ZodError, root = 'input', input?: unknown): MnemoError<'INVALID_INPUT'> {
+function toInvalidInput(error: z.ZodError, root = 'input', input?: unknown): MnemoError<'INVALID_INPUT'> {
   const issue = error.issues[0]
   if (!issue) return invalidInput(root, `${root} is invalid`)
   const path = issue.path.length === 0 ? root : issue.path.map(String).join('.')

@@ -146,7 +146,6 @@ export const ALL_MEMORY_KINDS: readonly MemoryKind[] = [...MEMORY_KINDS, 'summar
 
 /** Memory tiers above the working tier (raw observations). */
 export type MemoryTier = 'episodic' | 'semantic' | 'procedural'
-export const MEMORY_TIERS: readonly MemoryTier[] = ['episodic', 'semantic', 'procedural']
 
 /** The tier of a memory kind: episodic (session summaries), procedural (procedures) or semantic (facts, decisions, preferences, lessons). */
 export function tierOf(kind: MemoryKind): MemoryTier {

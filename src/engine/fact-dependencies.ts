@@ -44,7 +44,7 @@ const RULE_COLLECTION: CollectionSpec = {
  * Which uncertain facts a context block has already shown: one record per key, with the `changed_at` of the
  * uncertain version it showed, so each uncertain version is surfaced once.
  */
-export const NOTICE_COLLECTION: CollectionSpec = {
+const NOTICE_COLLECTION: CollectionSpec = {
   name: 'context_notices',
   description: 'Uncertain facts a context block has already shown (each uncertain version once).',
   fields: [
@@ -59,7 +59,7 @@ export const NOTICE_COLLECTION: CollectionSpec = {
 export const DEPENDENCY_COLLECTIONS: readonly string[] = [STATE_COLLECTION.name, RULE_COLLECTION.name, NOTICE_COLLECTION.name]
 
 /** An uncertain dependant a context block has not shown yet, with its line. */
-export interface UncertainNotice {
+interface UncertainNotice {
   key: string
   /** When it became uncertain (ISO 8601, the state record's `changed_at`). */
   changedAt: string
@@ -68,7 +68,7 @@ export interface UncertainNotice {
 }
 
 /** A fact that depends on another through the rules, with how sure mnemo is of it now. */
-export interface Dependant {
+interface Dependant {
   key: string
   /** The key whose rule names it: the key asked about, or one of its dependants (chains are followed). */
   via: string
@@ -81,7 +81,7 @@ export interface Dependant {
 }
 
 /** Most dependants listed for one key (a breadth-first walk of its rules). */
-export const MAX_DEPENDANTS = 200
+const MAX_DEPENDANTS = 200
 
 /** How a key's current answer reads (deterministic), with what it rests on. */
 export interface StateAnswer {

@@ -5,7 +5,7 @@ import type { Derivation, Store } from '../storage/store.js'
 import { readExport, writeExport } from './export-io.js'
 
 /** What one kind of stored thing counted in the source and in the target after `migrateStore`. */
-export interface MigratedCount {
+interface MigratedCount {
   source: number
   target: number
 }

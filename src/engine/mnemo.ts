@@ -65,7 +65,7 @@ function checkPromptBudget(budget: number): void {
   }
 }
 
-export interface EngineDeps {
+interface EngineDeps {
   store: Store
   clock: Clock
   redact?: Redactor
@@ -1162,7 +1162,7 @@ export class MnemoEngine {
  * only the characters file systems refuse or treat specially (`/ \\ : * ? " < > |`, control characters,
  * leading dots and trailing dots or spaces) replaced by `_`, at most 100 characters.
  */
-export function markdownFileBase(projectName: string): string {
+function markdownFileBase(projectName: string): string {
   const safe = [
     ...projectName
       .normalize('NFC')

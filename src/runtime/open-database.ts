@@ -11,7 +11,7 @@ import type { Store } from '../storage/store.js'
 export type DatabaseTarget = { dialect: 'postgres'; url: string; label: string } | { dialect: 'sqlite'; path: string; label: string }
 
 /** `url` with the password of its user info masked (`postgres://u:***@host/db`); `?password=` too. */
-export function maskDatabaseUrl(url: string): string {
+function maskDatabaseUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@?#]*):[^@/?#]*@/i, '$1:***@').replace(/([?&]password=)[^&#]*/gi, '$1***')
 }
 

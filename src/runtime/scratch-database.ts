@@ -3,7 +3,7 @@ import { DERIVATION_VERSION } from '../engine/index-event.js'
 import type { Store } from '../storage/store.js'
 
 /** A PostgreSQL store in a database made for one run, and how to drop that database again. */
-export interface ScratchStore {
+interface ScratchStore {
   store: Store
   /** The database's name (`mnemo_scratch_<pid>_<n>`). */
   name: string

@@ -16,7 +16,7 @@ import { ensureServerToken, serverTokenPath } from '../../runtime/server-token.j
 export { readServerToken, serverTokenPath } from '../../runtime/server-token.js'
 
 /** Options of `startServer`. All optional. */
-export interface StartServerOptions {
+interface StartServerOptions {
   /** Data directory. Default: `MNEMO_HOME`, else `~/.mnemo`. */
   home?: string
   /**
@@ -215,7 +215,7 @@ function consolidationMinutes(options: StartServerOptions): number {
 }
 
 /** A scheduled background job of the server. */
-export interface BackgroundJob {
+interface BackgroundJob {
   /** What /v1/status reports about it. */
   status(): z.output<typeof jobJson>
   /** Stops the schedule; resolves when a run in progress has finished. */

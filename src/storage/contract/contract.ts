@@ -28,7 +28,7 @@ export const BETA: ProjectRef = { root: '/p/beta', name: 'beta' }
 export type ManualClock = ReturnType<typeof createManualClock>
 
 /** What one contract test gets: an empty database of the dialect, a store on it and the clock the store reads. */
-export interface ContractContext {
+interface ContractContext {
   dialect: ContractDialect
   db: ContractDatabase
   store: Store
@@ -64,7 +64,7 @@ export function describeContract(title: string, body: (t: () => ContractContext)
 }
 
 /** Where an event comes from: its project, agent session and user (omitted: shared). */
-export interface EventOrigin {
+interface EventOrigin {
   project?: ProjectRef
   session?: string
   agent?: AgentName

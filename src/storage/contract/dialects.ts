@@ -31,7 +31,7 @@ export interface ContractDialect {
 const SQLITE_ROOT = '/tmp/contract'
 
 /** SQLite: a fresh file under /tmp/contract per database; every `open` is a new `SqliteStore` on that file (WAL, busy timeout). */
-export const sqliteDialect: ContractDialect = {
+const sqliteDialect: ContractDialect = {
   name: 'sqlite',
   async create() {
     mkdirSync(SQLITE_ROOT, { recursive: true })
@@ -62,7 +62,7 @@ let pgSchemas = 0
  * database here (`search_path` in the URL), so each test starts empty; every `open` is a new `PostgresStore` (its own
  * pool) on that schema, as two replicas on one database.
  */
-export const postgresDialect: ContractDialect = {
+const postgresDialect: ContractDialect = {
   name: 'postgres',
   ...(pgDatabase ? {} : { skip: whyNoPostgres() ?? 'no PostgreSQL server' }),
   async create() {

@@ -6,7 +6,7 @@ import { redact } from './pg-db.js'
 // (what the test setup and `mnemo migrate --to` need before a store can open its database).
 
 /** What probing a server found: it answered, it refused the login, or nothing answered. */
-export type ProbeResult = { ok: true } | { ok: false; reason: 'auth' | 'unreachable' | 'other'; message: string }
+type ProbeResult = { ok: true } | { ok: false; reason: 'auth' | 'unreachable' | 'other'; message: string }
 
 /** Connects once to `url` and runs `SELECT 1`; never throws. `timeoutMs` bounds the connection attempt (default 3000). */
 export async function probe(url: string, timeoutMs = 3000): Promise<ProbeResult> {

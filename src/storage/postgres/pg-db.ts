@@ -13,7 +13,7 @@ import { invalidInput, MnemoError } from '../../core/errors.js'
 export const WRITE_LOCK = 0x6d6e656d6f3a7772n
 
 /** How long a write inside `withoutLockWait` waits for another writer before it fails (`lock_timeout`; 0 would mean forever). */
-export const NO_WAIT_LOCK_TIMEOUT = '1ms'
+const NO_WAIT_LOCK_TIMEOUT = '1ms'
 
 const INT8 = 20
 const NUMERIC = 1700
@@ -240,7 +240,7 @@ function preparing(client: PoolClient): PoolClient {
 }
 
 /** True when `error` means the server could not be reached or the connection was lost (not a statement's failure). */
-export function isConnectionError(error: unknown): boolean {
+function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown }).code
   if (typeof code === 'string' && (/^(08|57P0)/.test(code) || /^E(CONNREFUSED|CONNRESET|NOTFOUND|HOSTUNREACH|TIMEDOUT|PIPE)$/.test(code))) {
     return true

@@ -15,7 +15,7 @@ import { asc, bucket, cond, desc, inSpecOrder, jsonValue, measure, PgSql, tieOrd
 // the query's row and time limits.
 
 /** Rows a `list` query returns when it names no limit. */
-export const DEFAULT_LIST_LIMIT = 100
+const DEFAULT_LIST_LIMIT = 100
 
 function timeLimit(cause?: unknown): MnemoError {
   return new MnemoError('INVALID_INPUT', 'query: stopped at its time limit before it finished', {

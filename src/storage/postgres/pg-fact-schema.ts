@@ -89,7 +89,7 @@ export const FACT_MIGRATION: PgMigration = {
 export const FACT_TABLES_SQL = 'DELETE FROM fact_schema; DELETE FROM fact_versions; DELETE FROM fact_records; DELETE FROM fact_tombstones'
 
 /** Anything that runs a statement: a pool (one statement, any connection) or a client (inside its transaction). */
-export type Queryable = Pick<ClientBase, 'query'> | Pool
+type Queryable = Pick<ClientBase, 'query'> | Pool
 
 const INT8 = 20
 const NUMERIC = 1700

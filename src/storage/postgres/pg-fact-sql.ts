@@ -11,7 +11,7 @@ export type ValueKind = 'num' | 'bool' | 'text'
 
 const NUMERIC_TYPES: readonly string[] = ['integer', 'number', 'money']
 
-export function kindOf(type: string | undefined): ValueKind {
+function kindOf(type: string | undefined): ValueKind {
   if (type !== undefined && NUMERIC_TYPES.includes(type)) return 'num'
   return type === 'boolean' ? 'bool' : 'text'
 }

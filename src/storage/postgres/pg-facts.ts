@@ -66,7 +66,7 @@ function toRecord(r: RecordRow, spec: CollectionSpec | undefined): FactRecord & 
 }
 
 /** The current spec of each collection of a scope: the union of its declarations in log order, by name. */
-export async function pgFactSpecs(db: Pool, scope: FactScope): Promise<CollectionSpec[]> {
+async function pgFactSpecs(db: Pool, scope: FactScope): Promise<CollectionSpec[]> {
   const rows = await run<{ collection: string; spec: CollectionSpec }>(
     db,
     'facts schema',
@@ -85,7 +85,7 @@ export async function pgFactSpecs(db: Pool, scope: FactScope): Promise<Collectio
  * The PostgreSQL FactStore over a pool: each read is one statement (or one read-only transaction for a query).
  * @param db - A pool on a database migrated with `FACT_MIGRATION`.
  */
-export function createPgFacts(db: Pool): FactStore {
+function createPgFacts(db: Pool): FactStore {
   const specOf = async (scope: FactScope, name: string): Promise<CollectionSpec | undefined> =>
     (await pgFactSpecs(db, scope)).find((s) => s.name === name)
   const record = async (scope: FactScope, row: RecordRow | undefined): Promise<(FactRecord & { retractedAt?: number }) | undefined> =>

@@ -16,10 +16,10 @@ export interface PgMigration {
 }
 
 /** The advisory lock key (pg_advisory_xact_lock) that serialises migrations across processes: 'mnemo:migrate' as 8 ASCII bytes. */
-export const MIGRATE_LOCK = 0x6d6e656d6f6d6967n
+const MIGRATE_LOCK = 0x6d6e656d6f6d6967n
 
 /** How long a replica waits for another one's schema step (one that rebuilds an index over a large store takes minutes): 30 minutes. */
-export const MIGRATE_LOCK_TIMEOUT_MS = 30 * 60_000
+const MIGRATE_LOCK_TIMEOUT_MS = 30 * 60_000
 
 /**
  * Applies the steps of `steps` not yet recorded in `schema_migrations`, in order. Each step runs in a transaction that

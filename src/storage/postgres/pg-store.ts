@@ -58,7 +58,7 @@ export interface PgParts {
 }
 
 /** Options of `openPostgresStore`. */
-export interface PostgresStoreOptions extends PgDbOptions {
+interface PostgresStoreOptions extends PgDbOptions {
   /**
    * The derivation the running code makes (`DERIVATION_VERSION`): recorded as a new store's `derivedWith`. A store
    * without a record that already holds events was derived before versions were kept (1).

@@ -10,13 +10,13 @@ import type { IndexedText } from '../../core/types.js'
 // so the same query finds the same documents on both dialects.
 
 /** PostgreSQL's longest lexeme in bytes (2 KiB − 1): longer tokens (a blob of base64) are neither indexed nor searched. */
-export const MAX_LEXEME_BYTES = 2047
+const MAX_LEXEME_BYTES = 2047
 /** PostgreSQL keeps tsvector positions in 1–16383: later tokens share the last position. */
-export const MAX_POSITION = 16383
+const MAX_POSITION = 16383
 /** PostgreSQL keeps at most 256 positions per lexeme: term frequencies count up to it. */
 export const MAX_POSITIONS_PER_LEXEME = 256
 /** The tsvector weight letter of each indexed column: body, parts, meta (see `IndexedText`). */
-export const COLUMN_WEIGHTS = ['A', 'B', 'C'] as const
+const COLUMN_WEIGHTS = ['A', 'B', 'C'] as const
 
 const utf8 = new TextEncoder()
 const fromBytes = new TextDecoder()
@@ -71,7 +71,7 @@ function porter(token: string): string {
 const fitsLexeme = (token: string): boolean => token.length * 3 <= MAX_LEXEME_BYTES || utf8.encode(token).length <= MAX_LEXEME_BYTES
 
 /** A lexeme as a quoted tsvector/tsquery literal: `'it''s'`, backslashes doubled. */
-export function quoteLexeme(lexeme: string): string {
+function quoteLexeme(lexeme: string): string {
   return `'${lexeme.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
 }
 

@@ -12,7 +12,7 @@ import { first, one, Params, type Queryable, rows, same } from './pg-sql.js'
 // for statement, so both dialects derive the same rows (same ids) from the same log.
 
 /** What the fact ledger's part of the dialect (pg-facts*.ts) does inside the store's transactions. */
-export interface PgFactWrites {
+interface PgFactWrites {
   /** Applies one event's fact operations inside the append's (or rebuild's) transaction. */
   apply(c: Queryable, event: EventInput, seq: number, ops: NonNullable<Derivation['facts']>): Promise<void>
   /** Removes the fact rows one event wrote (a governance delete of that event). */

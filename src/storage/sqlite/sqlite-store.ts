@@ -104,7 +104,7 @@ const NEW_FILE_PAGE_SIZE = 16_384
 /** Set (true) for the calls made inside `withoutLockWait`'s function, through its awaits (see `SqliteStore.withoutLockWait`). */
 const noLockWait = new AsyncLocalStorage<boolean>()
 
-export interface SqliteStoreOptions {
+interface SqliteStoreOptions {
   /** Database file path, or `:memory:`. */
   path: string
   /** How long a writer waits for another process's lock before failing, ms. Default 5000. */
