@@ -11,7 +11,7 @@
 // CPU time is read with bash's `times` builtin (the children's user and sys time, from the kernel's rusage, in ms):
 // it counts every thread of the process, start-up and exit included, as an agent pays for them.
 import { spawnSync } from 'node:child_process'
-import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
@@ -47,18 +47,25 @@ const median = (xs) => {
  * cache is warm) and returns both medians, seconds.
  */
 function measure(runs, subject, env) {
+  return measureEach(runs, [subject], env)[0]
+}
+
+/**
+ * `measure` for several subjects at once, interleaved run by run with bare node (so the load of a shared machine hits
+ * them alike): one `{ value, floor }` per subject, all with the same floor.
+ */
+function measureEach(runs, subjects, env) {
   const floorArgv = [process.execPath, '-e', '0']
-  const a = subject(-1)
-  cpuSeconds(a.argv, a.stdin ?? '/dev/null', env)
+  const run = (s) => cpuSeconds(s.argv, s.stdin ?? '/dev/null', { ...env, ...(s.env ?? {}) })
+  for (const subject of subjects) run(subject(-1))
   cpuSeconds(floorArgv, '/dev/null', env)
-  const values = []
+  const values = subjects.map(() => [])
   const floors = []
   for (let i = 0; i < runs; i++) {
-    const s = subject(i)
     floors.push(cpuSeconds(floorArgv, '/dev/null', env))
-    values.push(cpuSeconds(s.argv, s.stdin ?? '/dev/null', { ...env, ...(s.env ?? {}) }))
+    for (const [k, subject] of subjects.entries()) values[k].push(run(subject(i)))
   }
-  return { value: median(values), floor: median(floors) }
+  return values.map((v) => ({ value: median(v), floor: median(floors) }))
 }
 
 const row = (figure, size, m) => ({
@@ -189,15 +196,23 @@ export async function figures(ctx) {
       const copy = path.join(tmp, `home-${size}`)
       copyStore(home, copy)
       const hookEnv = { ...env, MNEMO_HOME: copy }
-      for (const event of ['PostToolUse', 'UserPromptSubmit', 'SessionStart']) {
-        let n = 0
-        const subject = () => {
-          const file = path.join(tmp, `${event}.json`)
-          writeFileSync(file, JSON.stringify(hookPayload(event, cwd, n++)))
-          return { argv: [node, cli, 'hook', event], stdin: file }
-        }
-        rows.push(row(`hook ${event} CPU`, size, measure(runs, subject, hookEnv)))
+      let n = 0
+      const hook = (event, extraEnv) => () => {
+        const file = path.join(tmp, `${event}.json`)
+        writeFileSync(file, JSON.stringify(hookPayload(event, cwd, n++)))
+        return { argv: [node, cli, 'hook', event], stdin: file, ...(extraEnv ? { env: extraEnv } : {}) }
       }
+      rows.push(row('hook PostToolUse CPU', size, measure(runs, hook('PostToolUse'), hookEnv)))
+      // The prompt hook beside the plain capture hook (per-prompt recall off), interleaved: issue 15 wants ≤ 1.3×.
+      const [prompt, plain] = measureEach(
+        runs,
+        [hook('UserPromptSubmit'), hook('UserPromptSubmit', { MNEMO_PROMPT_RECALL: 'off' })],
+        hookEnv,
+      )
+      rows.push(row('hook UserPromptSubmit CPU', size, prompt))
+      rows.push(row('hook UserPromptSubmit, recall off CPU', size, plain))
+      rows.push(row('hook UserPromptSubmit ÷ recall off', size, { value: prompt.value, floor: plain.value }))
+      rows.push(row('hook SessionStart CPU', size, measure(runs, hook('SessionStart'), hookEnv)))
       rmSync(copy, { recursive: true, force: true })
       log(`startup: ${size} done`)
     }
@@ -228,12 +243,18 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     ...(cli ? { cli } : {}),
     log: (l) => process.stderr.write(`${l}\n`),
   })
+  // Each standalone run joins the benchmark's history (scripts/bench/run.mjs appends its runs to the same file).
+  mkdirSync(path.join(ROOT, 'bench-results'), { recursive: true })
+  appendFileSync(
+    path.join(ROOT, 'bench-results/history.jsonl'),
+    `${JSON.stringify({ at: new Date().toISOString(), bench: 'startup', cores: os.cpus().length, node: process.version, runs: runs ?? 7, sizes: Object.keys(stores), rows })}\n`,
+  )
   console.log(`cores ${os.cpus().length} · node ${process.version}`)
-  console.log(['figure'.padEnd(26), 'size'.padEnd(5), 'value'.padStart(7), 'floor'.padStart(7), 'ratio'.padStart(6)].join(' '))
+  console.log(['figure'.padEnd(38), 'size'.padEnd(5), 'value'.padStart(7), 'floor'.padStart(7), 'ratio'.padStart(6)].join(' '))
   for (const r of rows)
     console.log(
       [
-        r.figure.padEnd(26),
+        r.figure.padEnd(38),
         (r.size || '-').padEnd(5),
         `${r.value.toFixed(3)}`.padStart(7),
         `${r.floor.toFixed(3)}`.padStart(7),

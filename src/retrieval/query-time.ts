@@ -4,7 +4,10 @@ import { COUNT_WORDS, resolveRelativeTimes, zonedDate, zonedMidnight, type TimeR
 const MAYBE_TIME =
   /\d|\b(yesterday|today|tonight|ago|last|past|this|next|since|week|weekend|month|year|january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i
 
-type Chrono = typeof import('chrono-node')
+// The English parser alone (`chrono-node/en`, the `casual` parser the package's own `parse` uses): the package entry
+// loads every locale, ~113 ms CPU per process against ~27 ms (in-process, 2 cores), paid by each UserPromptSubmit hook
+// whose prompt may name a time (docs/prompt-recall.md).
+type Chrono = typeof import('chrono-node/en')
 let chronoModule: Promise<Chrono> | undefined
 
 const DAY_MS = 86_400_000
@@ -58,7 +61,7 @@ function endOfToday(nowMs: number, timeZone: string): number {
 /**
  * The time ranges a query asks about, resolved against `nowMs` in
  * `timeZone`, each a half-open [from, to) in epoch ms:
- * - absolute dates ("on 16 June, 2023", "August 2023", "2025-02-21") read with chrono-node (loaded on first use);
+ * - absolute dates ("on 16 June, 2023", "August 2023", "2025-02-21") read with chrono-node's English parser (loaded on first use);
  * - relative ones ("last week", "yesterday", "last May", "last Tuesday") with `resolveRelativeTimes`, so every
  *   surface gives them the same meaning;
  * - spans that end now: "past 7 days", "the last 2 weeks" (from the start of the day that far back; hours:
@@ -135,7 +138,7 @@ async function pointTimes(query: string, nowMs: number, timeZone: string): Promi
     cursor = at + r.text.length
     out.push({ at, range: r })
   }
-  chronoModule ??= import('chrono-node')
+  chronoModule ??= import('chrono-node/en')
   const chrono = await chronoModule
   for (const r of chrono.parse(query, { instant: new Date(nowMs), timezone: offsetMinutes(nowMs, timeZone) }, { forwardDate: false })) {
     // Relative phrases keep the documented meaning from resolveRelativeTimes.

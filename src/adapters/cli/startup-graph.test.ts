@@ -113,5 +113,8 @@ describe('start-up module graph', () => {
     const r = loaded(['recall', 'what changed in the retry loop last week'])
     expect(r.code).toBe(0)
     expect(r.files.some((f) => f.startsWith('node_modules/chrono-node/'))).toBe(true)
+    // Its English parser alone: the package entry would load every locale (~4× the CPU).
+    expect(r.files.filter((f) => f.startsWith('node_modules/chrono-node/') && /\/locales\/(?!en\/)/.test(f))).toEqual([])
+    expect(r.files.some((f) => f.startsWith('node_modules/chrono-node/dist/cjs/locales/en/'))).toBe(true)
   })
 })

@@ -13,6 +13,8 @@ export class SqliteDb {
   readonly namesCache = new Map<string, { version: string; names: string[] }>()
   /** Document counts per scope, keyed like `namesCache` (see `countDocs`). */
   readonly countCache = new Map<string, { version: string; count: number }>()
+  /** Keys of the documents in a scope (current memories only), keyed like `namesCache` (see `matchCount`). */
+  readonly scopeDocsCache = new Map<string, { version: string; keys: Set<number> }>()
   /** Whether any document has a user, keyed like `namesCache` (see `whoMatters` in sqlite-search.ts). */
   usersCache: { version: string; any: boolean } | undefined
   /** Writes on this connection. */
