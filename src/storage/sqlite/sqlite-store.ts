@@ -1,5 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import path from 'node:path'
 import type DatabaseModule from 'better-sqlite3'
 import { MnemoError } from '../../core/errors.js'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
@@ -96,7 +98,22 @@ import { append, rebuild, rederiveSession } from './sqlite-write.js'
 
 // better-sqlite3 is CommonJS: required, not imported, so that Node skips the export scan (cjs-module-lexer) an ES
 // import of a CommonJS module costs every process at start-up. (The hook's bundle requires it either way.)
-const Database = createRequire(import.meta.url)('better-sqlite3') as typeof DatabaseModule
+const requireCjs = createRequire(import.meta.url)
+const Database = requireCjs('better-sqlite3') as typeof DatabaseModule
+
+/**
+ * The driver's addon where its install puts it (`build/Release/better_sqlite3.node`), named to the driver so that it
+ * skips the `bindings` package's search (loading it and trying its candidate paths: ~3 ms CPU per process); undefined
+ * when the file is elsewhere, and the driver then searches as it does by default.
+ */
+function addonPath(): string | undefined {
+  try {
+    const file = path.join(path.dirname(requireCjs.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node')
+    return existsSync(file) ? file : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** Page size of a new database file, bytes (see `openSqliteStore`). */
 const NEW_FILE_PAGE_SIZE = 16_384
@@ -131,7 +148,8 @@ interface SqliteStoreOptions {
 export function openSqliteStore(options: SqliteStoreOptions, now: () => number = Date.now): Store {
   let db: DatabaseModule.Database | undefined
   try {
-    db = new Database(options.path, { readonly: options.readonly ?? false })
+    const nativeBinding = addonPath()
+    db = new Database(options.path, { readonly: options.readonly ?? false, ...(nativeBinding ? { nativeBinding } : {}) })
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`)
     if (!options.readonly) {
       // A new file gets 16 KiB pages (SQLite's default is 4 KiB): rows of 1–6 KB (payloads, tool outputs) pack into them
