@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseRecallWeights, resolveConfig } from './config.js'
+import { defaultDataDir, parseRecallWeights, resolveConfig } from './config.js'
 
 describe('resolveConfig', () => {
   it('resolves defaults from HOME', () => {
@@ -104,5 +104,15 @@ describe('resolveConfig', () => {
     })
     expect(parseRecallWeights('colour=1')).toBeUndefined()
     expect(parseRecallWeights('bm25=11')).toBeUndefined()
+  })
+})
+
+describe('defaultDataDir', () => {
+  it('names the files resolveConfig gives for HOME alone, whatever MNEMO_HOME and the other settings say', () => {
+    for (const HOME of ['/home/ada', '/home/ada/', 'relative/home', undefined]) {
+      const { home, dbPath, spoolDir, errorLogPath } = resolveConfig(HOME === undefined ? {} : { HOME })
+      const env = { ...(HOME === undefined ? {} : { HOME }), MNEMO_HOME: '/srv/mnemo', MNEMO_CONTEXT_BUDGET: 'lots' }
+      expect(defaultDataDir(env)).toEqual({ home, dbPath, spoolDir, errorLogPath })
+    }
   })
 })

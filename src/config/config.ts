@@ -93,6 +93,27 @@ const DEFAULT_CONTEXT_BUDGET = 2000
 export const DEFAULT_PORT = 7077
 export const DEFAULT_HOST = '127.0.0.1'
 
+/** The files of the data directory `home` (absolute): its database, spool and error log. */
+function dataDirFiles(home: string): Pick<ResolvedConfig, 'home' | 'dbPath' | 'spoolDir' | 'errorLogPath'> {
+  return {
+    home,
+    dbPath: path.join(home, 'mnemo.db'),
+    spoolDir: path.join(home, 'spool'),
+    errorLogPath: path.join(home, 'logs', 'errors.jsonl'),
+  }
+}
+
+/**
+ * The default data directory (`$HOME/.mnemo`, whatever `MNEMO_HOME` says) and its files, as `resolveConfig({ HOME })`
+ * gives them, without resolving (and checking) the rest of the configuration: a hook's spool drain looks there for
+ * events kept for its own data directory (see `Spool.adoptFrom`).
+ *
+ * @param env - Only `HOME` is read; absent: the OS's home directory.
+ */
+export function defaultDataDir(env: MnemoEnv = process.env): Pick<ResolvedConfig, 'home' | 'dbPath' | 'spoolDir' | 'errorLogPath'> {
+  return dataDirFiles(path.resolve(path.join(env['HOME'] ?? os.homedir(), '.mnemo')))
+}
+
 /**
  * Resolves the configuration from the environment and flags. Paths are made
  * absolute; `~` at the start of `MNEMO_HOME` expands to the home directory.
@@ -185,10 +206,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
   }
   bad.throwIfAny()
   return {
-    home,
-    dbPath: path.join(home, 'mnemo.db'),
-    spoolDir: path.join(home, 'spool'),
-    errorLogPath: path.join(home, 'logs', 'errors.jsonl'),
+    ...dataDirFiles(home),
     contextBudgetTokens: budget,
     recallWeights,
     embedder,

@@ -5,7 +5,7 @@ import { toHookAgent } from '../core/types.js'
 import path from 'node:path'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import { systemClock, type Clock } from '../core/clock.js'
-import { resolveConfig, type EmbedderConfig, type LlmConfig, type MnemoEnv, type ResolvedConfig } from '../config/config.js'
+import { defaultDataDir, resolveConfig, type EmbedderConfig, type LlmConfig, type MnemoEnv, type ResolvedConfig } from '../config/config.js'
 import type { Embedder } from '../providers/embedder.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { MnemoEngine } from '../engine/mnemo.js'
@@ -400,7 +400,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     // read, a hook's event) must not stall behind it; what is left stays for the next drain.
     drainSpool: () => {
       // Events a hook kept for this data directory in the default one while this one could not be written.
-      const fallback = resolveConfig({ HOME: (options.env ?? process.env)['HOME'] })
+      const fallback = defaultDataDir(options.env ?? process.env)
       if (fallback.home !== config.home && !readOnly) spool.adoptFrom(fallback.spoolDir, config.home)
       return drain()
     },
