@@ -4,15 +4,7 @@ import type { DerivedObservation, EventInput, HookAgent, ProjectRef } from '../c
 import type { CaptureDerivation, Deriver } from './derivation.js'
 import { resolveProjectRoot } from './project.js'
 import { sanitizePayload, type Redactor } from './sanitize.js'
-import {
-  filesOfToolInput,
-  isOwnServer,
-  isOwnTool,
-  OBSERVATION_CHARS,
-  oneLine,
-  SESSION_TITLE_CHARS,
-  toolObservationText,
-} from './tool-text.js'
+import { filesOfToolInput, isOwnServer, isOwnTool, OBSERVATION_CHARS, toolObservationText } from './tool-text.js'
 import { capText, jsonSyntaxError } from '../core/text.js'
 import { redactSecrets } from './redact.js'
 import { agentHookEventNames, CLAUDE_HOOK_EVENTS, toMnemoEvent } from '../core/hook-events.js'
@@ -303,8 +295,8 @@ export const deriveClaudeHook: Deriver = (event) => {
       const given = str(p['prompt'])
       const prompt = given === undefined ? undefined : str(userWords(given))
       if (prompt) {
+        // The store titles the session with its first prompt (one rule for every capture path).
         observations.push({ kind: 'prompt', role: 'user', text: capText(prompt, OBSERVATION_CHARS) })
-        out.session = { title: oneLine(prompt, SESSION_TITLE_CHARS) }
       }
       break
     }

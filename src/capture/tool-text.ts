@@ -1,4 +1,4 @@
-import { BINARY_PLACEHOLDER, capText, squash } from '../core/text.js'
+import { BINARY_PLACEHOLDER, capText } from '../core/text.js'
 import { unwrapToolOutput } from './agent-wrappers.js'
 
 /** Largest observation text kept for a tool call's input part, in chars. */
@@ -174,11 +174,4 @@ export function toolObservationText(tool: string, input: unknown, result?: unkno
   return capText(res.length > 0 ? `${head}\n→ ${res}` : head, OBSERVATION_CHARS)
 }
 
-/** Longest session title, in UTF-16 units (capture makes titles with `oneLine(text, SESSION_TITLE_CHARS)`). */
-export const SESSION_TITLE_CHARS = 160
-
-/** A one-line form of `text` for titles and summaries. */
-export function oneLine(text: string, maxChars: number): string {
-  const s = squash(text)
-  return s.length <= maxChars ? s : `${s.slice(0, maxChars - 1)}…`
-}
+export { oneLine, SESSION_TITLE_CHARS } from '../core/text.js'

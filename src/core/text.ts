@@ -362,6 +362,18 @@ export function squash(text: string): string {
 }
 
 /**
+ * Longest session title, in UTF-16 units: a session is titled `oneLine(text, SESSION_TITLE_CHARS)` of its first prompt
+ * (by the store, see `Derivation`), or of the name its agent gave it (Cursor, OpenCode).
+ */
+export const SESSION_TITLE_CHARS = 160
+
+/** A one-line form of `text` for titles and summaries: whitespace runs squashed, cut to `maxChars` with `…`. */
+export function oneLine(text: string, maxChars: number): string {
+  const s = squash(text)
+  return s.length <= maxChars ? s : `${s.slice(0, maxChars - 1)}…`
+}
+
+/**
  * The reason a `JSON.parse` failed, without the excerpt of the input V8
  * quotes in its message (`Unexpected token 'g', "ghp_aB3dE5"... is not valid
  * JSON`): the input may be a secret, and these reasons are logged and shown.

@@ -109,6 +109,10 @@ export type StepPart = 'call' | 'result' | 'whole'
 /** What an event does to its session besides observations. */
 export interface SessionEffect {
   ended?: boolean
+  /**
+   * The name its agent gave the session (Cursor, OpenCode), `oneLine(name, SESSION_TITLE_CHARS)`. Without one, the
+   * store titles a session with its first prompt observation, in the same form: the one rule for prompts.
+   */
   title?: string
 }
 

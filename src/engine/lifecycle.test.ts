@@ -172,6 +172,34 @@ describe('deletion really deletes', () => {
     expect((await engine.sessions({ limit: 5 })).map((s) => s.id)).toEqual([s1!.id])
   })
 
+  it('a transcript prompt titles its session as a hook prompt does, so forgetting a long one re-derives the title too', async () => {
+    const { engine } = createTestEngine()
+    const long = `please keep my recovery phrase ${'secret-word '.repeat(20)}safe`
+    const record = (uuid: string, ts: number, role: 'user' | 'assistant', content: unknown) => ({
+      agent: 'claude-code' as const,
+      format: 'claude-transcript' as const,
+      type: role,
+      sessionKey: 'tx',
+      project: A,
+      ts,
+      idemKey: `claude-code:tx:${uuid}`,
+      payload: { type: role, uuid, sessionId: 'tx', cwd: A.root, timestamp: new Date(ts).toISOString(), message: { role, content } },
+    })
+    // The session starts with the assistant's words, so only its title tells that the long prompt shaped it.
+    await engine.append([
+      record('a-0', T0, 'assistant', [{ type: 'text', text: 'ready when you are' }]),
+      record('u-1', T0 + 1000, 'user', long),
+      record('u-2', T0 + 2000, 'user', 'later words'),
+    ])
+    const [titled] = await engine.sessions({ limit: 5 })
+    expect(titled!.title).toBe(`${long.slice(0, 159)}…`)
+    const prompt = (await engine.browseObservations({ projectIds: [titled!.projectId], order: 'asc', limit: 5 })).find(
+      (o) => o.text === long,
+    )
+    await engine.forget(prompt!.id)
+    expect((await engine.sessions({ limit: 5 }))[0]!.title).toBe('later words')
+  })
+
   it('forgetting a project’s last observation leaves no project behind, as a rebuild would', async () => {
     const { engine } = createTestEngine()
     await engine.captureHook(

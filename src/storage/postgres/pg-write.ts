@@ -1,4 +1,5 @@
 import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
+import { oneLine, SESSION_TITLE_CHARS } from '../../core/text.js'
 import type { EventInput, StepPart } from '../../core/types.js'
 import { storedSessionKey } from '../rows.js'
 import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession } from '../store.js'
@@ -145,10 +146,7 @@ export async function apply(
     await mention(c, projectId, docKey, o.entities)
     added++
     if (o.kind === 'prompt') {
-      await c.query('UPDATE sessions SET title = $1 WHERE id = $2 AND title IS NULL', [
-        o.text.replace(/\s+/g, ' ').trim().slice(0, 160),
-        sessionId,
-      ])
+      await c.query('UPDATE sessions SET title = $1 WHERE id = $2 AND title IS NULL', [oneLine(o.text, SESSION_TITLE_CHARS), sessionId])
     }
   }
   if (d.memory) await applyMemory(c, parts, event, seq, projectId, d.memory)

@@ -1,4 +1,5 @@
 import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
+import { oneLine, SESSION_TITLE_CHARS } from '../../core/text.js'
 import type { EntityRef, EventInput, StepPart } from '../../core/types.js'
 import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession, type StoredEvent } from '../store.js'
 import type { SqliteDb } from './sqlite-db.js'
@@ -153,10 +154,7 @@ function apply(s: SqliteDb, w: WriteContext, event: EventInput, seq: number, d: 
     if (d.origin !== undefined) storedThrough(w, sessionId, d.origin)
     added++
     if (o.kind === 'prompt') {
-      s.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(
-        o.text.replace(/\s+/g, ' ').trim().slice(0, 160),
-        sessionId,
-      )
+      s.stmt('UPDATE sessions SET title = ? WHERE id = ? AND title IS NULL').run(oneLine(o.text, SESSION_TITLE_CHARS), sessionId)
     }
   })
   if (d.memory) applyMemory(s, w, event, seq, projectId, d.memory)
