@@ -10,7 +10,8 @@
 // Reads ../shared/datasets/locomo/locomo-dev.json by default (absent: say so and exit 0). Each conversation is one
 // project of one server store (one observation per turn); each question is asked in a new session of its own
 // conversation's project (hit: the block holds a gold evidence turn) and of the next conversation's (false injection:
-// anything injected). The hit-rate part runs the hook in-process (runHook) with 5 s budgets; the timing part
+// anything injected); what a question's hook captured is forgotten before the next one (as the local benchmark gives
+// each question a fresh copy of the store). The hit-rate part runs the hook in-process (runHook) with 5 s budgets; the timing part
 // spawns real `mnemo hook UserPromptSubmit` processes, alternating the two modes. --keep leaves the scratch folder
 // (the client's logs/errors.jsonl says why a hook printed nothing).
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs'
@@ -54,6 +55,7 @@ const pct = (values, p) => {
 }
 const mean = (values) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length)
 const f2 = (x) => x.toFixed(2)
+const f3 = (x) => x.toFixed(3)
 const signature = (text) => text.replace(/\s+/g, ' ').trim().slice(0, 50)
 
 // ---------------------------------------------------------------- one server store, one project per conversation
@@ -113,6 +115,19 @@ async function promptHook(payload) {
   return out.trim() === '' ? '' : (JSON.parse(out).hookSpecificOutput?.additionalContext ?? '')
 }
 
+/**
+ * Forgets what the hook just captured in `root`'s project (the question's prompt), so every question meets the store
+ * as ingested, as each run of bench-prompt-recall.mjs meets a fresh copy: asked questions never answer later ones.
+ */
+async function forgetAsked(root, sessionKey) {
+  const projectIds = (await server.engine.resolveProjects(root)).map((p) => p.id)
+  for (const s of await server.engine.sessions({ projectIds, limit: 5 })) {
+    if (s.sessionKey !== sessionKey) continue
+    const shown = await server.engine.show(s.id)
+    for (const o of shown.detail.observations) await server.engine.forget(o.id, 'bench')
+  }
+}
+
 const own = []
 const foreign = []
 let n = 0
@@ -121,12 +136,14 @@ for (const [ci, conv] of convs.entries()) {
   for (const q of conv.questions) {
     n++
     const block = await promptHook({ session_id: `q-${n}`, cwd: conv.root, prompt: q.question })
+    await forgetAsked(conv.root, `q-${n}`)
     own.push({
       injected: block !== '',
       hit: q.gold.some((id) => block.includes(conv.turnText.get(id))),
       tokens: block === '' ? 0 : estimateTokens(block),
     })
     const fblock = await promptHook({ session_id: `f-${n}`, cwd: other.root, prompt: q.question })
+    await forgetAsked(other.root, `f-${n}`)
     foreign.push({ injected: fblock !== '', tokens: fblock === '' ? 0 : estimateTokens(fblock) })
   }
 }
@@ -211,8 +228,8 @@ const cm = pct(timing.capture, 0.5)
 console.log(
   [
     `team mode (mnemo serve on loopback, ${convs.length} LoCoMo conversations as projects of one store, ${own.length} questions):`,
-    `  hit rate ${f2(own.filter((r) => r.hit).length / own.length)} (own conversation's project; injected ${own.filter((r) => r.injected).length}/${own.length})`,
-    `  false injection ${f2(foreign.filter((r) => r.injected).length / foreign.length)} (next conversation's project)`,
+    `  hit rate ${f3(own.filter((r) => r.hit).length / own.length)} (own conversation's project; injected ${own.filter((r) => r.injected).length}/${own.length})`,
+    `  false injection ${f3(foreign.filter((r) => r.injected).length / foreign.length)} (next conversation's project)`,
     `  tokens per injected block: mean ${f2(mean(tokens))}, p95 ${pct(tokens, 0.95)}`,
     `  no answer within the 5 s budgets (logged, nothing printed): ${late} of ${own.length + foreign.length} prompts; events spooled: ${spooled}`,
     `route time, ${timingRuns} requests each, alternating (ms): POST /v1/injections p50 ${f2(pct(route.injections, 0.5))} p95 ${f2(pct(route.injections, 0.95))}; GET /v1/health p50 ${f2(pct(route.health, 0.5))} p95 ${f2(pct(route.health, 0.95))}; ratio p50 ${f2(pct(route.injections, 0.5) / pct(route.health, 0.5))}`,
