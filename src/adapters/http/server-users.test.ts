@@ -81,6 +81,39 @@ describe('per-user tokens', () => {
     expect(sessions.body.sessions.map((s: { sessionKey: string }) => s.sessionKey)).toEqual(['sess-b'])
   })
 
+  it("the viewer's fact listing shows each user their own records only; another user's collection is 404 to them", async () => {
+    const add = (user: string, records: unknown) =>
+      callRest(as(user), 'POST', '/v1/facts/records', { project: CWD, collection: 'vendors', records })
+    expect((await add('alice', [{ name: 'Auth0', region: 'Frankfurt' }])).status).toBe(201)
+    expect(
+      (
+        await add('bob', [
+          { name: 'Okta', region: 'Oregon' },
+          { name: 'Twilio', region: 'Ohio' },
+        ])
+      ).status,
+    ).toBe(201)
+    const list = (user: string, q = '') =>
+      callRest(as(user), 'GET', `/v1/facts/collections/vendors/records?project=${encodeURIComponent(CWD)}${q}`)
+    const alice = await list('alice')
+    expect(alice.body).toMatchObject({ total: 1, records: [{ values: { name: 'Auth0' }, user: 'alice' }] })
+    const bob = await list('bob', '&sort=name')
+    expect(bob.body.records.map((r: { values: { name: string } }) => r.values.name)).toEqual(['Okta', 'Twilio'])
+    expect(JSON.stringify(bob.body)).not.toMatch(/Auth0|Frankfurt/)
+    const aliceId = alice.body.records[0].id
+    expect((await callRest(as('bob'), 'GET', `/v1/facts/records/${aliceId}?project=${encodeURIComponent(CWD)}`)).status).toBe(404)
+    // The operator (no user) has no such collection; nor does a member who never recorded one.
+    expect((await list('operator')).status).toBe(404)
+    tokens['dana'] = addServerUser(home, 'dana', T0)
+    try {
+      const dana = await list('dana')
+      expect(dana.status).toBe(404)
+      expect(dana.body.error.message).toMatch(/^no collection vendors in this project/)
+    } finally {
+      removeServerUser(home, 'dana')
+    }
+  })
+
   it('status names a member only their own projects and counts, and no server errors; the operator sees the whole store', async () => {
     const secret = '/nonexistent-mnemo-team/acquisition-2027'
     const event = {
