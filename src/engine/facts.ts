@@ -420,11 +420,11 @@ export class EngineFacts {
    * state. An activity collection (derived from the event log) has current records only, each with its observation as
    * provenance; `deleted` lists tombstones (id and when; their values are gone), latest first.
    * @param options.state - `current` (default), `retracted`, `superseded` (earlier versions) or `deleted`.
-   * @param options.sort - A field of the collection that is not a list; default: record time.
+   * @param options.sort - A field of the collection that is not a list or a boolean; default: record time.
    * @param options.order - `asc` (default) or `desc`.
    * @param options.offset - Records to skip, ≥ 0 (default 0). @param options.limit - 1–1000 (default 50).
    * @throws {MnemoError} `NOT_FOUND` — unknown collection. `INVALID_INPUT` — a limit or offset out of range, a sort
-   *   field the collection lacks or a list field, naming it.
+   *   field the collection lacks, a list or a boolean field, naming it.
    */
   async list(
     collection: string,
@@ -452,6 +452,9 @@ export class EngineFacts {
           `${collection} has no field ${options.sort} to sort by (fields: ${spec.fields.map((f) => f.name).join(', ')})`,
         )
       if (field.type === 'list') throw invalidInput('sort', `${collection}.${field.name} is a list; sort by a field with one value`)
+      // As in the query language's "order by": a boolean has no order to sort by (a query filters on it).
+      if (field.type === 'boolean')
+        throw invalidInput('sort', `${collection}.${field.name} is a boolean; sort by another field, or query: where ${field.name} = true`)
     }
     const dir = options.order ?? 'asc'
     if (state === 'deleted') {

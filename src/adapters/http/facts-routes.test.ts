@@ -162,12 +162,13 @@ describe('/v1/facts', () => {
     await api('POST', '/v1/facts/records', {
       project: P,
       collection: 'trips',
-      records: { date: '2024-04-01', destination: 'Quito', tags: ['andes'] },
+      records: { date: '2024-04-01', destination: 'Quito', tags: ['andes'], booked: true },
     })
     const Q = `?project=${encodeURIComponent(P)}`
     const cases: [string, RegExp][] = [
       ['&sort=pricee', /^trips has no field pricee to sort by \(fields: /],
       ['&sort=tags', /^trips\.tags is a list; sort by a field with one value/],
+      ['&sort=booked', /^trips\.booked is a boolean; sort by another field, or query: where booked = true/],
       ['&state=archived', /^state must be one of current, retracted, superseded, deleted \(got "archived"\)/],
       ['&order=up', /^order must be one of asc, desc \(got "up"\)/],
       ['&limit=0', /^limit must be an integer 1–1000 \(got 0\)/],

@@ -107,7 +107,12 @@ const listQuery = inputObject({
     .describe(
       'current (default): live records; retracted: records that stopped holding; superseded: earlier versions of records; deleted: records deleted at your request (id and when only).',
     ),
-  sort: z.string().min(1).max(64).optional().describe('A field of the collection (not a list) to sort by. Default: record time.'),
+  sort: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('A field of the collection (not a list or a boolean) to sort by. Default: record time.'),
   order: z.enum(['asc', 'desc']).optional().describe('asc (default) or desc.'),
   offset: integer(0, 10_000_000).optional().describe('Records to skip. Default 0.'),
   limit: integer(1, 1000).optional().describe('Most records, 1–1000. Default 50.'),

@@ -118,7 +118,8 @@ function CollectionView(props: { project: string; collection: FactCollection; re
     ),
   )
   const columns = c.fields.slice(0, MAX_COLUMNS)
-  const sortable = c.fields.filter((f) => f.type !== 'list')
+  // Lists and booleans have no order to sort by (the server refuses them, as the query language's "order by" does).
+  const sortable = c.fields.filter((f) => f.type !== 'list' && f.type !== 'boolean')
   const rows = list.data?.records ?? []
   const deleted = list.data?.deleted ?? []
   const shown = state === 'deleted' ? deleted.length : rows.length
@@ -138,17 +139,8 @@ function CollectionView(props: { project: string; collection: FactCollection; re
           <code>{c.name}</code>: schema
         </h2>
         {c.description !== undefined ? <p>{c.description}</p> : null}
-        <Facts
-          testid="collection-facts"
-          items={[
-            ['Records', `${c.records.toLocaleString('en-US')} current`],
-            ['Identity key', c.identity.length > 0 ? c.identity.join(' + ') : 'none (every record is new)'],
-            ['Time field', c.timeField ?? 'none'],
-            ['Time range', c.from !== undefined ? `${c.from} – ${c.to ?? c.from}` : '—'],
-          ]}
-        />
         <table class="table" data-testid="schema-fields">
-          <caption>Fields, their types and example values</caption>
+          <caption>Fields, their types and example values (of {c.records.toLocaleString('en-US')} current records)</caption>
           <thead>
             <tr>
               <th scope="col">Field</th>
