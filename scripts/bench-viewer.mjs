@@ -3,7 +3,8 @@
 // (two projects, many sessions, through the engine's own capture path), consolidates,
 // starts `mnemo serve` in-process and times every call the viewer makes — first and
 // deep pages, replay pages, memory browse and history, graph, recall with explain,
-// context, status — and the delay from capture to arrival on the live stream.
+// context, status, the Collections screen's schema, record pages (sorted, deep, superseded, an activity collection)
+// and a record's history — and the delay from capture to arrival on the live stream.
 //
 //   npm run build && node scripts/bench-viewer.mjs [--observations 100000] [--runs 30] [--keep]
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -72,6 +73,35 @@ while ((await m.engine.stats()).observations < TARGET) {
   sessions++
   now += 3_600_000
 }
+// Typed facts for the Collections screen: 10,000 flights, every 10th updated once (a superseded version each).
+const flights = Array.from({ length: 10_000 }, (_, i) => ({
+  code: `F${i}`,
+  day: new Date(Date.UTC(2024, 0, 1) + (i % 366) * 86_400_000).toISOString().slice(0, 10),
+  to: words[i % words.length],
+  fare: 100 + ((i * 37) % 1900),
+}))
+const shop = { root: '/work/shop', name: 'shop' }
+await m.engine.facts.declare(
+  {
+    name: 'flights',
+    fields: [
+      { name: 'code', type: 'string' },
+      { name: 'day', type: 'date' },
+      { name: 'to', type: 'string' },
+      { name: 'fare', type: 'money' },
+    ],
+    identity: ['code'],
+    timeField: 'day',
+  },
+  { project: shop },
+)
+await m.engine.facts.add('flights', flights, { project: shop })
+now += 60_000
+await m.engine.facts.add(
+  'flights',
+  flights.filter((_, i) => i % 10 === 0).map((f) => ({ ...f, fare: f.fare + 1 })),
+  { project: shop },
+)
 const fillSeconds = (performance.now() - fillStart) / 1000
 const consolidateStart = performance.now()
 await m.engine.consolidate({ idleMs: 0 })
@@ -126,6 +156,7 @@ for (let i = 0; i < 200; i++) {
 }
 const sessionList = (await get(`/v1/sessions?project=${P}&limit=50`)).sessions
 const memory = (await get(`/v1/memories?project=${P}&kind=fact`)).memories[0]
+const firstFlight = (await get(`/v1/facts/collections/flights/records?project=${P}&state=superseded&limit=1`)).records[0].id
 await time('live: first page (100 newest)', () => get(`/v1/observations?project=${P}&limit=100`))
 await time('live: page 200 deep (before=)', () => get(`/v1/observations?project=${P}&limit=100&before=${deep}`))
 await time('live: kind=error filter', () => get(`/v1/observations?project=${P}&kind=error&limit=100`))
@@ -143,6 +174,15 @@ await time('search: recall with explain', (i) =>
 )
 await time('context preview', () => get(`/v1/context?project=${P}`))
 await time('health: status', () => get('/v1/status'))
+const F = `/v1/facts/collections/flights/records?project=${P}`
+await time('collections: schema (with tool_calls etc.)', () => get(`/v1/facts/schema?project=${P}`))
+await time('collections: flights, first page (25)', () => get(`${F}&limit=25`))
+await time('collections: flights by fare desc, offset 9000', () => get(`${F}&sort=fare&order=desc&offset=9000&limit=25`))
+await time('collections: flights, superseded versions', () => get(`${F}&state=superseded&sort=to&limit=25`))
+await time('collections: flight history', () => get(`/v1/facts/records/${firstFlight}?project=${P}`))
+await time('collections: tool_calls (activity) by tool', () =>
+  get(`/v1/facts/collections/tool_calls/records?project=${P}&sort=tool&limit=25`),
+)
 
 // Live: from a capture (another writer, as a hook process would be) to its arrival on the stream.
 const writer = openMnemo({ home, env: {}, timeZone: 'UTC', cwd: '/work/shop' })
