@@ -116,8 +116,9 @@ describe('mnemo compact: folding old capture events into what they derived', () 
   it('is idempotent, and can be limited to one project', async () => {
     const { engine } = await seeded()
     const demo = (await engine.resolveProjects('demo-app'))[0]!
-    // Of the old session's four hook events, the three whose payload is longer than what they derived.
-    expect((await engine.compact({ before: CUT, project: demo, vacuum: false })).events).toBe(3)
+    // Of the old session's four hook events, the two whose stored payload (compressed, schema 11) takes more bytes than
+    // what they derived would: a third is longer as JSON but compresses better raw, so folding it would grow the log.
+    expect((await engine.compact({ before: CUT, project: demo, vacuum: false })).events).toBe(2)
     expect((await engine.compact({ before: CUT, project: demo, vacuum: false })).events).toBe(0)
     // The other projects' events were not folded: a compaction of everything still finds them.
     expect((await engine.compact({ before: CUT, vacuum: false })).events).toBeGreaterThan(20)

@@ -318,7 +318,9 @@ export interface EventLog {
    * Rewrites logged events older than `before` (event time, epoch ms) in
    * place, in one transaction: `fold` returns a new format and payload, or
    * undefined to keep the event. Derived rows are not touched (a fold must
-   * derive the same rows). Optionally only one project's events.
+   * derive the same rows). Optionally only one project's events. SQLite, which
+   * stores payloads compressed, also skips a fold whose stored bytes would not
+   * shrink.
    * @returns How many events changed, and their payload bytes before and after.
    */
   foldEvents(

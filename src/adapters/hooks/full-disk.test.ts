@@ -19,8 +19,9 @@ import { openMnemo } from '../../runtime/open-mnemo.js'
 import { runCliCaptured } from '../../testing/run-cli.js'
 import { runHook } from './run-hook.js'
 
-// Issue 17 item 14 (disk part), on a real full disk: MNEMO_HOME on a 2 MB tmpfs filled to the last byte.
-// 2 MB, not 600 KB: a fresh store's first write (database plus WAL, about 600 KB) alone fills 600 KB.
+// Issue 17 item 14 (disk part), on a real full disk: MNEMO_HOME on an 8 MB tmpfs filled to the last byte.
+// 8 MB, not 2 MB: a fresh store's first write (database plus WAL; 16 KiB pages since schema 11, the database alone
+// about 1.1 MB) alone fills 2 MB.
 // Mounting needs root and `mount`; elsewhere the suite skips and its name says why.
 
 const base = mkdtempSync(path.join(tmpdir(), 'mnemo-full-disk-'))
@@ -30,7 +31,7 @@ mkdirSync(mnt)
 function tryMount(): string | undefined {
   if (process.getuid?.() !== 0) return 'not running as root'
   try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mnt], { stdio: 'pipe' })
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mnt], { stdio: 'pipe' })
     return undefined
   } catch (error) {
     return `mount -t tmpfs failed (${String((error as { stderr?: Buffer }).stderr ?? error).trim()})`
@@ -139,7 +140,7 @@ async function observationsWith(text: string): Promise<number> {
 }
 
 describe.skipIf(skipReason !== undefined)(
-  `a full disk under MNEMO_HOME (2 MB tmpfs)${skipReason ? ` — skipped: ${skipReason}` : ''}`,
+  `a full disk under MNEMO_HOME (8 MB tmpfs)${skipReason ? ` — skipped: ${skipReason}` : ''}`,
   () => {
     it('keeps a hook event elsewhere, status and recall still answer naming the disk, and the event is stored once space frees', async () => {
       expect(await hook('UserPromptSubmit', { prompt: 'migrate the ledger tables before the disk filled' })).toMatchObject({ code: 0 })

@@ -184,6 +184,9 @@ export function foldEvents(
             const next = fold(toStoredEvent(row))
             if (next === undefined) continue
             const stored = encodePayload(next.payload)
+            // Payloads are stored compressed over a dictionary of the raw formats' keys, so a folded payload that is
+            // shorter as JSON can still take more bytes than the raw one: fold only where the stored bytes shrink.
+            if (Buffer.byteLength(stored) >= Buffer.byteLength(row.payload)) continue
             s.stmt('UPDATE events SET format = ?, payload = ? WHERE seq = ?').run(next.format, stored, row.seq)
             out.events++
             out.bytesBefore += Buffer.byteLength(row.payload)
