@@ -74,7 +74,7 @@ async function searches(file: string, recorded: Recorded): Promise<Record<string
 const rounded = (all: Record<string, TextMatch[]>) =>
   Object.fromEntries(Object.entries(all).map(([k, v]) => [k, v.map((m) => ({ ...m, score: Number(m.score.toPrecision(9)) }))]))
 
-describe('a store written by schema 10 (the last release before the contentless full-text index)', () => {
+describe('a store written by schema 10 (before the contentless full-text index and the sessions’ capture paths)', () => {
   it('migrates to the current schema and reads back its log, export, derived rows and search results unchanged', async () => {
     const { home, file, recorded } = fixture(10)
     expect(recorded.schema).toBe(10)
@@ -93,6 +93,15 @@ describe('a store written by schema 10 (the last release before the contentless 
       expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.at(-1)!.version)
       // The text is no longer copied into the index: no content table, and a column reads as NULL.
       expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'search_fts_content'").get()).toBeUndefined()
+      // Each session lists the capture paths of its observations (schema 12), and no index of them by path is left.
+      const paths = db
+        .prepare(
+          'SELECT s.id, s.origins, (SELECT group_concat(DISTINCT o.origin) FROM observations o WHERE o.session_id = s.id) AS expected FROM sessions s',
+        )
+        .all() as { origins: string | null; expected: string | null }[]
+      expect(paths.filter((p) => p.expected !== null).length).toBeGreaterThan(2)
+      for (const p of paths) expect(p.origins?.split(',').sort() ?? null).toEqual(p.expected?.split(',').sort() ?? null)
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'observations_session_origin'").get()).toBeUndefined()
       expect(db.prepare('SELECT count(*) AS n, count(body) AS bodies FROM search_fts').get()).toEqual({
         n: recorded.derived.observations.length + recorded.derived.memories.length,
         bodies: 0,

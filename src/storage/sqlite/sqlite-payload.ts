@@ -9,9 +9,10 @@ const COMPRESS_PAYLOAD_FROM = 200
 
 /**
  * zlib level of the payload encoding. Measured on 8,101 generated transcript records of the 100k benchmark store
- * (docs/STORAGE.md): with the dictionary, level 1 gives 949 B a record, 4 gives 902, 6 gives 881.
+ * (docs/STORAGE.md): with the dictionary, level 1 gives 949 B a record, 4 gives 902, 6 gives 881, at about the
+ * same time (setting the dictionary costs more than the level).
  */
-const PAYLOAD_LEVEL = 4
+const PAYLOAD_LEVEL = 6
 
 /**
  * First byte of a payload compressed with `PAYLOAD_DICTIONARY_V1` (the rest is raw DEFLATE). A raw DEFLATE stream

@@ -27,22 +27,36 @@ import {
 interface WriteContext {
   projects: Map<string, ProjectId>
   /** By agent NUL stored session key NUL project id NUL user. */
-  sessions: Map<string, { id: SessionId; startedAt: number; lastEventAt: number; changed: boolean }>
+  sessions: Map<string, WriteSession>
+  /** The same sessions by id. */
+  sessionsById: Map<SessionId, WriteSession>
   /** By project id NUL type NUL name. */
   entities: Map<string, number>
-  /** Per session: per capture path, whether the session holds observations of another path. */
-  otherPaths: Map<SessionId, Map<string, boolean>>
+}
+
+/** A session as a write sees it: its bounds and capture paths (`sessions.origins`), written by `finishWrite` when `changed`. */
+interface WriteSession {
+  id: SessionId
+  startedAt: number
+  lastEventAt: number
+  origins: string[]
+  changed: boolean
 }
 
 function newWrite(): WriteContext {
-  return { projects: new Map(), sessions: new Map(), entities: new Map(), otherPaths: new Map() }
+  return { projects: new Map(), sessions: new Map(), sessionsById: new Map(), entities: new Map() }
 }
 
-/** Writes the session bounds `w` kept (see `WriteContext`). */
+/** Writes the session bounds and capture paths `w` kept (see `WriteContext`). */
 function finishWrite(s: SqliteDb, w: WriteContext): void {
   for (const session of w.sessions.values()) {
     if (!session.changed) continue
-    s.stmt('UPDATE sessions SET started_at = ?, last_event_at = ? WHERE id = ?').run(session.startedAt, session.lastEventAt, session.id)
+    s.stmt('UPDATE sessions SET started_at = ?, last_event_at = ?, origins = ? WHERE id = ?').run(
+      session.startedAt,
+      session.lastEventAt,
+      session.origins.length > 0 ? session.origins.join(',') : null,
+      session.id,
+    )
     session.changed = false
   }
 }
@@ -182,18 +196,9 @@ function storedByOtherPath(
   ts: number,
 ): number[] {
   if (o.sourceRef === undefined && o.kind !== 'prompt' && o.kind !== 'message') return []
-  // One index probe per session and path settles the common case: a session captured through one path only.
-  // (Two range probes: `origin <> ?` would walk every row of the session's own path in the index.)
-  const paths = w.otherPaths.get(sessionId) ?? new Map<string, boolean>()
-  w.otherPaths.set(sessionId, paths)
-  let hasOther = paths.get(origin)
-  if (hasOther === undefined) {
-    const other = (op: '<' | '>'): boolean =>
-      s.stmt(`SELECT 1 FROM observations WHERE session_id = ? AND origin ${op} ? LIMIT 1`).get(sessionId, origin) !== undefined
-    hasOther = other('<') || other('>')
-    paths.set(origin, hasOther)
-  }
-  if (!hasOther) return []
+  // The session's list of capture paths settles the common case: a session captured through one path only.
+  const session = w.sessionsById.get(sessionId)
+  if (session !== undefined && !session.origins.some((other) => other !== origin)) return []
   const rows = otherPathRecords(s, sessionId, origin, { ...o, ts })
   if (o.sourceRef !== undefined) {
     const parts = new Set(rows.map((r) => r.part ?? 'whole'))
@@ -210,9 +215,10 @@ function storedByOtherPath(
 
 /** Notes in `w` that session `sessionId` now holds an observation of capture path `origin` (see `storedByOtherPath`). */
 function storedThrough(w: WriteContext, sessionId: SessionId, origin: string): void {
-  const paths = w.otherPaths.get(sessionId)
-  if (paths === undefined) return
-  for (const other of paths.keys()) if (other !== origin) paths.set(other, true)
+  const session = w.sessionsById.get(sessionId)
+  if (session === undefined || session.origins.includes(origin)) return
+  session.origins.push(origin)
+  session.changed = true
 }
 
 /**
@@ -258,6 +264,7 @@ export function sessionIdOf(s: SqliteDb, session: StepSession): SessionId | unde
 }
 
 function mention(s: SqliteDb, w: WriteContext, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
+  const ids: number[] = []
   for (const e of entities) {
     const key = `${projectId}\u0000${e.type}\u0000${e.name}`
     let id = w.entities.get(key)
@@ -271,9 +278,19 @@ function mention(s: SqliteDb, w: WriteContext, projectId: ProjectId, docKey: num
         Number(s.stmt('INSERT INTO entities (project_id, type, name) VALUES (?, ?, ?)').run(projectId, e.type, e.name).lastInsertRowid)
       w.entities.set(key, id)
     }
-    s.stmt('INSERT INTO entity_mentions (entity_id, doc_key) VALUES (?, ?) ON CONFLICT DO NOTHING').run(id, docKey)
+    ids.push(id)
+  }
+  // One statement for up to MENTION_ROWS mentions: most documents name a few to a few dozen entities.
+  for (let at = 0; at < ids.length; at += MENTION_ROWS) {
+    const chunk = ids.slice(at, at + MENTION_ROWS)
+    s.stmt(`INSERT INTO entity_mentions (entity_id, doc_key) VALUES ${chunk.map(() => '(?, ?)').join(', ')} ON CONFLICT DO NOTHING`).run(
+      ...chunk.flatMap((id) => [id, docKey]),
+    )
   }
 }
+
+/** Most mentions one INSERT writes (see `mention`). */
+const MENTION_ROWS = 32
 
 /**
  * The write guard. Same content as a current memory of the project: its
@@ -453,10 +470,15 @@ function ensureSession(s: SqliteDb, w: WriteContext, event: EventInput, projectI
   let session = w.sessions.get(cacheKey)
   if (session === undefined) {
     const found = s
-      .stmt('SELECT id, started_at, last_event_at FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ? AND user_id IS ?')
-      .get(event.agent, key, projectId, user) as { id: SessionId; started_at: number; last_event_at: number } | undefined
+      .stmt(
+        'SELECT id, started_at, last_event_at, origins FROM sessions WHERE agent = ? AND session_key = ? AND project_id = ? AND user_id IS ?',
+      )
+      .get(event.agent, key, projectId, user) as
+      | { id: SessionId; started_at: number; last_event_at: number; origins: string | null }
+      | undefined
     if (found) {
-      session = { id: found.id, startedAt: found.started_at, lastEventAt: found.last_event_at, changed: false }
+      const origins = found.origins ? found.origins.split(',') : []
+      session = { id: found.id, startedAt: found.started_at, lastEventAt: found.last_event_at, origins, changed: false }
     } else {
       const id = keptId(s, keptIdentity({ projectRoot: event.project.root, agent: event.agent, key }), () => {
         // The first project of a session keeps the plain seed (ids stay as they were); another project's part gets its own id.
@@ -468,9 +490,10 @@ function ensureSession(s: SqliteDb, w: WriteContext, event: EventInput, projectI
       s.stmt(
         `INSERT INTO sessions (id, project_id, agent, session_key, started_at, last_event_at, user_id) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ).run(id, projectId, event.agent, key, bounds.startedAt, bounds.lastEventAt, user)
-      session = { id, ...bounds, changed: false }
+      session = { id, ...bounds, origins: [], changed: false }
     }
     w.sessions.set(cacheKey, session)
+    w.sessionsById.set(session.id, session)
   }
   // The bounds are the earliest start and the latest event seen; written once per write by finishWrite.
   if (event.ts > session.lastEventAt || startedAt < session.startedAt) {
@@ -514,6 +537,18 @@ export function rederiveSession(s: SqliteDb, session: StepSession, derive: (even
   })
 }
 
+/**
+ * The secondary indexes of derived tables that applying events never reads (they serve recall, browsing and deletes):
+ * `rebuild` makes them once, after the rows.
+ */
+const DEFERRED_INDEXES = [
+  'observations_project_time',
+  'observations_project_event',
+  'observations_event',
+  'observations_scope',
+  'entity_mentions_doc',
+]
+
 export function rebuild(
   s: SqliteDb,
   derive: (event: StoredEvent) => Derivation,
@@ -528,6 +563,14 @@ export function rebuild(
           "INSERT INTO search_fts (search_fts) VALUES ('delete-all'); DELETE FROM entity_mentions; DELETE FROM entities; DELETE FROM doc_vectors; DELETE FROM lsa_models; DELETE FROM observation_copies; DELETE FROM observations; DELETE FROM memories; DELETE FROM sessions; DELETE FROM projects;",
         )
         s.db.exec(FACT_TABLES_SQL)
+        // Indexes the replay never reads are dropped and made again at the end, from their own definitions: one sort
+        // of the rows each, instead of an index insert per row.
+        const deferred = s.db
+          .prepare(
+            `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND name IN (${DEFERRED_INDEXES.map(() => '?').join(', ')})`,
+          )
+          .all(...DEFERRED_INDEXES) as { name: string; sql: string }[]
+        for (const index of deferred) s.db.exec(`DROP INDEX ${index.name}`)
         // Read the log into memory in pages: iterate() cannot run while this connection writes.
         let after = 0
         const w = newWrite()
@@ -541,6 +584,7 @@ export function rebuild(
           }
         }
         finishWrite(s, w)
+        for (const index of deferred) s.db.exec(index.sql)
         pruneKeptIds(s)
         if (derivedWith !== undefined) {
           s.stmt(
