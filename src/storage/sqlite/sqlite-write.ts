@@ -32,6 +32,8 @@ interface WriteContext {
   sessionsById: Map<SessionId, WriteSession>
   /** By project id NUL type NUL name. */
   entities: Map<string, number>
+  /** Mentions to write (entity id, document key, …), in key order by `finishWrite`: inserts in index order touch each page once. */
+  mentions: number[]
 }
 
 /** A session as a write sees it: its bounds and capture paths (`sessions.origins`), written by `finishWrite` when `changed`. */
@@ -44,11 +46,22 @@ interface WriteSession {
 }
 
 function newWrite(): WriteContext {
-  return { projects: new Map(), sessions: new Map(), sessionsById: new Map(), entities: new Map() }
+  return { projects: new Map(), sessions: new Map(), sessionsById: new Map(), entities: new Map(), mentions: [] }
 }
 
-/** Writes the session bounds and capture paths `w` kept (see `WriteContext`). */
+/** Writes the mentions, session bounds and capture paths `w` kept (see `WriteContext`). */
 function finishWrite(s: SqliteDb, w: WriteContext): void {
+  const pairs: [number, number][] = []
+  for (let i = 0; i < w.mentions.length; i += 2) pairs.push([w.mentions[i]!, w.mentions[i + 1]!])
+  pairs.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+  w.mentions = []
+  // Up to MENTION_ROWS mentions per statement.
+  for (let at = 0; at < pairs.length; at += MENTION_ROWS) {
+    const chunk = pairs.slice(at, at + MENTION_ROWS)
+    s.stmt(`INSERT INTO entity_mentions (entity_id, doc_key) VALUES ${chunk.map(() => '(?, ?)').join(', ')} ON CONFLICT DO NOTHING`).run(
+      ...chunk.flat(),
+    )
+  }
   for (const session of w.sessions.values()) {
     if (!session.changed) continue
     s.stmt('UPDATE sessions SET started_at = ?, last_event_at = ?, origins = ? WHERE id = ?').run(
@@ -67,6 +80,7 @@ export function append(
 ): AppendResult {
   return s.guard('append', () => {
     const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [] }
+    if (batch.length > 1) bulkPageCache(s)
     s.db
       .transaction(() => {
         const now = s.now()
@@ -115,6 +129,24 @@ export function append(
       .immediate()
     return result
   })
+}
+
+/**
+ * Page cache of a connection that writes in bulk (an import's batches, a rebuild), KiB. SQLite's default is 2 MiB
+ * (-2000): at 100k observations an index such as entity_mentions' is 11 MiB, so inserts at random places in it read
+ * pages from the OS again and again. The cache grows only as pages are used, and a hook (one event per process)
+ * never asks for it.
+ */
+const BULK_CACHE_KIB = 131_072
+
+/** Connections already given the bulk page cache. */
+const bulkConnections = new WeakSet<SqliteDb>()
+
+/** Gives `s` the page cache of bulk writes (`BULK_CACHE_KIB`) for the rest of its life. */
+function bulkPageCache(s: SqliteDb): void {
+  if (bulkConnections.has(s)) return
+  s.db.pragma(`cache_size = ${-BULK_CACHE_KIB}`)
+  bulkConnections.add(s)
 }
 
 /** Applies one event's derivation; returns how many observations it added and how many another capture path had stored. */
@@ -264,7 +296,6 @@ export function sessionIdOf(s: SqliteDb, session: StepSession): SessionId | unde
 }
 
 function mention(s: SqliteDb, w: WriteContext, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
-  const ids: number[] = []
   for (const e of entities) {
     const key = `${projectId}\u0000${e.type}\u0000${e.name}`
     let id = w.entities.get(key)
@@ -278,18 +309,12 @@ function mention(s: SqliteDb, w: WriteContext, projectId: ProjectId, docKey: num
         Number(s.stmt('INSERT INTO entities (project_id, type, name) VALUES (?, ?, ?)').run(projectId, e.type, e.name).lastInsertRowid)
       w.entities.set(key, id)
     }
-    ids.push(id)
-  }
-  // One statement for up to MENTION_ROWS mentions: most documents name a few to a few dozen entities.
-  for (let at = 0; at < ids.length; at += MENTION_ROWS) {
-    const chunk = ids.slice(at, at + MENTION_ROWS)
-    s.stmt(`INSERT INTO entity_mentions (entity_id, doc_key) VALUES ${chunk.map(() => '(?, ?)').join(', ')} ON CONFLICT DO NOTHING`).run(
-      ...chunk.flatMap((id) => [id, docKey]),
-    )
+    // Written by finishWrite, in index order.
+    w.mentions.push(id, docKey)
   }
 }
 
-/** Most mentions one INSERT writes (see `mention`). */
+/** Most mentions one INSERT writes (see `finishWrite`). */
 const MENTION_ROWS = 32
 
 /**
@@ -557,6 +582,7 @@ export function rebuild(
   return s.guard('rebuild', () => {
     let events = 0
     let observations = 0
+    bulkPageCache(s)
     s.db
       .transaction(() => {
         s.db.exec(
