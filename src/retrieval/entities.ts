@@ -158,7 +158,14 @@ export function extractEntities(
   }
   withoutPaths += withoutUrls.slice(from)
   if (extra.tool) add('tool', extra.tool)
-  for (const m of withoutUrls.matchAll(SYMBOL_RE)) if (m[1]!.includes('_') || splitIdentifier(m[1]!).length >= 2) add('symbol', m[1]!)
+  // A symbol seen before is in `out` already, where it first came.
+  const symbols = new Set<string>()
+  for (const m of withoutUrls.matchAll(SYMBOL_RE)) {
+    const symbol = m[1]!
+    if (symbols.has(symbol)) continue
+    symbols.add(symbol)
+    if (symbol.includes('_') || splitIdentifier(symbol).length >= 2) add('symbol', symbol)
+  }
   // Names: skip the speaker prefix of a dialogue turn ("Caroline: …") — the speaker is its own field. A capitalised
   // word inside a path (`src/Cart.ts`, `README.md`) is not a name.
   const prose = extra.speaker && withoutPaths.startsWith(`${extra.speaker}:`) ? withoutPaths.slice(extra.speaker.length + 1) : withoutPaths
