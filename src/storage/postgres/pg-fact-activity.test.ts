@@ -125,6 +125,23 @@ describe.skipIf(!pg)(`PostgreSQL activity collections against SQLite's${pg ? '' 
     ])
   })
 
+  it('pages a list with an offset (the viewer’s pages of an activity collection) as SQLite does', async () => {
+    const { spec, query } = await d.resolve('from tool_calls list order by tool desc')
+    const all = await d.pgFacts.query(d.scope, spec, query, { maxRows: 1000, timeoutMs: 1000 })
+    const ids = all.records
+    expect(ids.length).toBeGreaterThan(3)
+    for (const offset of [0, 1, 3, ids.length]) {
+      const page = { ...query, verb: { ...query.verb, limit: 2, offset } } as typeof query
+      const [a, b] = await Promise.all(
+        [d.sqlite.facts, d.pgFacts].map((f) => f.query(d.scope, spec, page, { maxRows: 1000, timeoutMs: 1000 })),
+      )
+      expect(difference(withoutSql(a!), withoutSql(b!)), `offset ${offset}`).toBeUndefined()
+      expect(b!.records).toEqual(ids.slice(offset, offset + 2))
+      // The coverage still counts every record, not the page.
+      expect(b!.matched).toBe(ids.length)
+    }
+  })
+
   it('refuses "as of" on an activity collection, as SQLite does', async () => {
     const text = `from tool_calls as of ${new Date(T0).toISOString()} count`
     const { spec, query } = await d.resolve(text)
