@@ -533,21 +533,15 @@ export class EngineFacts {
   private async activityInfo(scope: FactScope, examples: number): Promise<CollectionInfo[]> {
     const out: CollectionInfo[] = []
     for (const spec of ACTIVITY_SPECS) {
-      const count = await this.ctx.store.facts.query(
+      // One statement: the first 200 rows give the examples, and its coverage counts every record and their time range.
+      const page = await this.ctx.store.facts.query(
         scope,
         spec,
-        { collection: spec.name, status: 'any', verb: { verb: 'aggregate', measure: { fn: 'count' } } },
+        { collection: spec.name, status: 'any', verb: { verb: 'list', fields: [], limit: 200 } },
         DEFAULT_FACT_LIMITS,
       )
-      if (count.matched === 0) continue
-      const rows = (
-        await this.ctx.store.facts.query(
-          scope,
-          spec,
-          { collection: spec.name, status: 'any', verb: { verb: 'list', fields: [], limit: 200 } },
-          DEFAULT_FACT_LIMITS,
-        )
-      ).value as Record<string, FactValues[string]>[]
+      if (page.matched === 0) continue
+      const rows = page.value as Record<string, FactValues[string]>[]
       const sample: Record<string, FactValues[string][]> = {}
       for (const f of spec.fields) {
         const seen = new Map<string, FactValues[string]>()
@@ -560,9 +554,9 @@ export class EngineFacts {
       }
       out.push({
         ...spec,
-        records: count.matched,
+        records: page.matched,
         examples: sample,
-        ...(count.from !== undefined ? { from: count.from, to: count.to! } : {}),
+        ...(page.from !== undefined ? { from: page.from, to: page.to! } : {}),
       })
     }
     return out

@@ -166,7 +166,14 @@ describe('the agent’s activity as fact collections', () => {
         q.includes('argmax duration_min') ? longest : q.includes('action = "write" list') ? JSON.stringify([{ path: 'src/db.ts' }]) : v,
       )
       expect(EXPECTED.map(([q], i) => `${q} → ${got[i]}`)).toEqual(EXPECTED.map(([q], i) => `${q} → ${expected[i]}`))
-      expect((await m.engine.facts.schema()).map((c) => `${c.name}:${c.records}`)).toEqual([
+      const schema = await m.engine.facts.schema()
+      // Each activity collection's time range is its time field's, as queries answer it.
+      for (const c of schema) {
+        expect(c.from, c.name).toBe(answerValueText(await m.engine.facts.query(`from ${c.name} status any min ${c.timeField}`)))
+        expect(c.to, c.name).toBe(answerValueText(await m.engine.facts.query(`from ${c.name} status any max ${c.timeField}`)))
+      }
+      expect(schema.find((c) => c.name === 'test_runs')?.from).toBe('2025-06-10T09:10:00.000Z')
+      expect(schema.map((c) => `${c.name}:${c.records}`)).toEqual([
         'commits:1',
         'errors:1',
         'file_touches:5',
