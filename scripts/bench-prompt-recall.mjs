@@ -14,7 +14,7 @@
 // new session (hit: an item of an earlier session of that project that names the identifier), and the same prompt in
 // another project (false injection).
 // Curve: the same questions through MnemoEngine.promptContext with the gate's share threshold varied.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { execFileSync, spawnSync } from 'node:child_process'
 import os from 'node:os'
 import path from 'node:path'
@@ -274,6 +274,9 @@ if (existsSync(gen) && codingSessions > 0) {
 // ---------------------------------------------------------------- hook timing (real processes, alternating)
 const cli = dist('adapters/cli/main.js')
 const timing = { prompt: [], capture: [] }
+// CPU time (user + sys) of each hook process, from bash's `times` (as scripts/bench/startup.mjs reads it): wall time on
+// a shared machine measures the other processes too.
+const cpu = { prompt: [], capture: [] }
 const timedConv = convs[0]
 for (let i = 0; i < timingRuns; i++) {
   const q = timedConv.questions[i % timedConv.questions.length]
@@ -286,19 +289,30 @@ for (let i = 0; i < timingRuns; i++) {
       transcript_path: '/dev/null',
       prompt: q.question,
     })
+    const stdinFile = path.join(work, `timing-${mode}.json`)
+    writeFileSync(stdinFile, payload)
     const t0 = performance.now()
-    const r = spawnSync(process.execPath, [cli, 'hook', 'UserPromptSubmit'], {
-      input: payload,
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        MNEMO_HOME: home,
-        MNEMO_TZ: 'UTC',
-        ...(mode === 'capture' ? { MNEMO_PROMPT_RECALL: 'off' } : {}),
+    const r = spawnSync(
+      'bash',
+      ['-c', '"$@" < "$MNEMO_BENCH_STDIN" > /dev/null; s=$?; times; exit $s', 'bench', process.execPath, cli, 'hook', 'UserPromptSubmit'],
+      {
+        encoding: 'utf8',
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          MNEMO_HOME: home,
+          MNEMO_TZ: 'UTC',
+          MNEMO_BENCH_STDIN: stdinFile,
+          ...(mode === 'capture' ? { MNEMO_PROMPT_RECALL: 'off' } : {}),
+        },
       },
-    })
+    )
     timing[mode].push(performance.now() - t0)
     if (r.status !== 0) throw new Error(`hook exited ${r.status}: ${r.stderr}`)
+    // `times` prints the shell's own times, then its children's: `0m0.045s 0m0.012s`.
+    const m = /^(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s$/.exec(r.stdout.trim().split('\n').at(-1) ?? '')
+    if (!m) throw new Error(`cannot read the hook's CPU time from bash \`times\` (${JSON.stringify(r.stdout)})`)
+    cpu[mode].push((Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4])) * 1000)
   }
 }
 
@@ -309,6 +323,7 @@ const pm = pct(timing.prompt, 0.5)
 const cm = pct(timing.capture, 0.5)
 tail.push(
   `hook process time, ${timingRuns} runs each, alternating (ms): UserPromptSubmit with recall p50 ${f2(pm)} p95 ${f2(pct(timing.prompt, 0.95))}; plain capture (MNEMO_PROMPT_RECALL=off) p50 ${f2(cm)} p95 ${f2(pct(timing.capture, 0.95))}; ratio p50 ${f2(pm / cm)}`,
+  `hook process CPU (user + sys, ms), same runs: UserPromptSubmit with recall p50 ${f2(pct(cpu.prompt, 0.5))} p95 ${f2(pct(cpu.prompt, 0.95))}; plain capture p50 ${f2(pct(cpu.capture, 0.5))} p95 ${f2(pct(cpu.capture, 0.95))}; ratio p50 ${f2(pct(cpu.prompt, 0.5) / pct(cpu.capture, 0.5))}`,
 )
 console.log(tail.join('\n'))
 rmSync(path.join(work, 'run'), { recursive: true, force: true })
