@@ -4,6 +4,45 @@ import { COUNT_WORDS, resolveRelativeTimes, zonedDate, zonedMidnight, type TimeR
 const MAYBE_TIME =
   /\d|\b(yesterday|today|tonight|ago|last|past|this|next|since|week|weekend|month|year|january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i
 
+/** Spellings of the time units chrono-node's English parser reads after a number or `this`/`last`/`next`. */
+const CHRONO_UNITS =
+  'quarters|quarter|seconds|second|minutes|minute|months|month|hours|hour|weeks|week|years|year|mins|min|hrs|hr|days|day|sec|mon|mos|qtr|mo|yr|s|m|h|d|w|y'
+/** Amounts in words before a unit ("a few days", "the last two weeks", "half an hour", "a couple of months"). */
+const WORD_AMOUNT = '(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|half|an?|few|several|the|couple|of)\\s{0,3}[qsmhdwy]'
+
+/**
+ * A necessary condition for chrono-node's English parser to find a date that `pointTimes` keeps (a year, month, day
+ * or weekday it is certain of): the query holds a date-shaped number (`2023`, `6/16`, `16.6`, `3 d`), a month or
+ * weekday name (as any substring: `jan`…`dec`, `sun`…`sat`), a casual day (`now`, `today`, `tonight`, `tomorrow`,
+ * `tmr`, `yesterday`, `night`), `this`/`last`/`past`/`next`/`after` before a unit or an amount, `within`/`in`/`for`
+ * before an amount, or an amount with a word after it that chrono reads as its direction (`ago`, `before`, `earlier`,
+ * `later`, `after`, `from now`, `henceforth`, `forward`, `out`). Each is what one of chrono's parsers needs; its time
+ * parsers alone (`at 5`, `10:30`, `noon`) give no certain date. Without any of them chrono is not run: loading and
+ * running it costs a hook ~55 ms CPU, and most prompts with a number in them (`line 42`, `v2`) name no date. Checked
+ * against chrono itself in query-time.test.ts.
+ */
+const DATE_ANCHOR = new RegExp(
+  [
+    '\\d[\\/.\\-:]\\d',
+    '\\d{4}',
+    '\\d\\s{0,3}[qsmhdwy]',
+    'jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec',
+    'sun|mon|tue|wed|thu|fri|sat|weekend|weekday',
+    'now|today|tonight|tomorrow|overmorrow|tmr|yesterday|night',
+    `(?:this|last|past|next|after)\\s*(?:${CHRONO_UNITS})(?![a-z0-9_])`,
+    `(?:this|last|past|next|after|within|in|for|\\+|-)\\s*(?:(?:about|around|roughly|approximately|just)\\s*(?:~\\s*)?)?(?:(?:about|around)\\s{0,3})?${WORD_AMOUNT}`,
+  ].join('|'),
+  'i',
+)
+/** An amount in words, and the words chrono reads after one as its direction ("a few days ago", "two weeks later"). */
+const AMOUNT = new RegExp(WORD_AMOUNT, 'i')
+const DIRECTION = /ago|before|earlier|later|after|from\s*now|henceforth|forward|out/i
+
+/** Whether chrono-node may find a date in `query` that `pointTimes` keeps (see `DATE_ANCHOR`); false: it cannot. */
+export function mayNameDate(query: string): boolean {
+  return DATE_ANCHOR.test(query) || (AMOUNT.test(query) && DIRECTION.test(query))
+}
+
 // The English parser alone (`chrono-node/en`, the `casual` parser the package's own `parse` uses): the package entry
 // loads every locale, ~113 ms CPU per process against ~27 ms (in-process, 2 cores), paid by each UserPromptSubmit hook
 // whose prompt may name a time (docs/prompt-recall.md).
@@ -138,6 +177,7 @@ async function pointTimes(query: string, nowMs: number, timeZone: string): Promi
     cursor = at + r.text.length
     out.push({ at, range: r })
   }
+  if (!mayNameDate(query)) return out
   chronoModule ??= import('chrono-node/en')
   const chrono = await chronoModule
   for (const r of chrono.parse(query, { instant: new Date(nowMs), timezone: offsetMinutes(nowMs, timeZone) }, { forwardDate: false })) {
