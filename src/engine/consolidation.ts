@@ -143,12 +143,13 @@ export async function runConsolidation(ctx: ConsolidationContext, options: Conso
       )
       summaries++
       if (ctx.consolidator && ctx.facts) {
-        const { extractSessionFacts, localDay } = await import('./fact-extraction.js')
+        const { extractSessionFacts } = await import('./fact-extraction.js')
+        const { calendarClock } = await import('./facts.js')
         const r = await extractSessionFacts(ctx.consolidator, ctx.facts(s.user), {
           project: ref,
           session: s,
           observations,
-          today: localDay(now, ctx.timeZone ?? 'UTC'),
+          today: calendarClock(now, ctx.timeZone ?? 'UTC').today,
         })
         facts.created += r.created
         facts.updated += r.updated

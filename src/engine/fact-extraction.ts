@@ -8,7 +8,6 @@ import { checkName, checkSpec, checkValues, identityOf, inferSpec } from '../cor
 import type { Observation, ProjectRef, Session } from '../core/types.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { FactExtraction, FactProposal } from '../lifecycle/llm-facts.js'
-import { zonedDate } from '../retrieval/time-expressions.js'
 import { DEPENDENCY_COLLECTIONS } from './fact-dependencies.js'
 import type { EngineFacts } from './facts.js'
 
@@ -40,12 +39,6 @@ export interface ExtractedFactsReport {
   skipped: number
   /** Why each refused proposal was refused: `<session id>: fact proposal <n> (<collection>): <reason>`. */
   rejected: string[]
-}
-
-/** The calendar date (`YYYY-MM-DD`) of epoch ms `ms` in IANA time zone `timeZone`. */
-export function localDay(ms: number, timeZone: string): string {
-  const d = zonedDate(ms, timeZone)
-  return `${String(d.y).padStart(4, '0')}-${String(d.m).padStart(2, '0')}-${String(d.d).padStart(2, '0')}`
 }
 
 /**

@@ -8,6 +8,7 @@ import { ACTIVITY_SPECS, isActivityCollection } from '../core/facts/activity.js'
 import { parseCsv } from '../core/facts/csv.js'
 import { toFactAnswer, type FactAnswer } from '../core/facts/fact-answer.js'
 import { parseFactQuery, type FactQuery } from '../core/facts/fact-query.js'
+import type { CalendarClock } from '../core/facts/fact-periods.js'
 import { resolveQuery } from '../core/facts/fact-resolve.js'
 import {
   FACT_STATUSES,
@@ -33,6 +34,7 @@ import {
 import { factEvent } from '../capture/fact-events.js'
 import { resolveProjectRoot } from '../capture/project.js'
 import { sanitizePayload } from '../capture/sanitize.js'
+import { zonedDate, zonedMidnight } from '../retrieval/time-expressions.js'
 import type { FactListedRecord, FactListState, FactQueryLimits, FactScope } from '../storage/fact-store.js'
 import type { EngineContext } from './engine-context.js'
 import { FactDependencies } from './fact-dependencies.js'
@@ -43,6 +45,22 @@ export const DEFAULT_FACT_LIMITS: FactQueryLimits = { maxRows: 200_000, timeoutM
 const MAX_FACT_BATCH = 50_000
 /** Largest file `importFacts` reads, bytes (64 MiB). */
 const MAX_FACT_FILE_BYTES = 64 * 1024 * 1024
+
+/**
+ * The calendar of epoch ms `ms` in IANA time zone `timeZone`: today's date there, and the instant each local day
+ * starts (DST-aware, `zonedMidnight`), for a query's calendar periods (`this week`, `past 7 days`).
+ */
+export function calendarClock(ms: number, timeZone: string): CalendarClock {
+  const d = zonedDate(ms, timeZone)
+  const pad = (n: number, w = 2): string => String(n).padStart(w, '0')
+  return {
+    today: `${pad(d.y, 4)}-${pad(d.m)}-${pad(d.d)}`,
+    dayStart: (date) =>
+      new Date(
+        zonedMidnight({ y: Number(date.slice(0, 4)), m: Number(date.slice(5, 7)), d: Number(date.slice(8, 10)) }, timeZone),
+      ).toISOString(),
+  }
+}
 
 /** Options of writes: where, with what status and provenance. */
 export interface FactWriteOptions {
@@ -563,7 +581,8 @@ export class EngineFacts {
   }
 
   /**
-   * Answers a query (text in the fact query language, or its parsed form) exactly, from the scope's records.
+   * Answers a query (text in the fact query language, or its parsed form) exactly, from the scope's records. Calendar
+   * periods (`this week`, `previous month`, `past 7 days`) are read on the engine's clock in its time zone.
    * @param options.explain - Include the SQL statements run and their parameters.
    * @param options.limits - Query bounds. Default `DEFAULT_FACT_LIMITS`.
    * @throws {MnemoError} `INVALID_INPUT` — a query that does not parse, names a field the collection lacks, compares a
@@ -588,7 +607,7 @@ export class EngineFacts {
     const parsed = typeof query === 'string' ? parseFactQuery(query) : query
     const { scope } = this.scope(options.project)
     const spec = await this.specOrThrow(scope, parsed.collection)
-    const resolved = resolveQuery(parsed, spec)
+    const resolved = resolveQuery(parsed, spec, calendarClock(this.ctx.clock.now(), this.ctx.timeZone))
     const result = await this.ctx.store.facts.query(scope, spec, resolved, { ...DEFAULT_FACT_LIMITS, ...options.limits })
     return toFactAnswer(resolved, result, options.explain ?? false)
   }

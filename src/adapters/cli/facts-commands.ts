@@ -29,7 +29,10 @@ Query language (one statement):
   cond: f = != < <= > >= <value> | f between a and b | f in (a, b) | f in <period> | f has <value>
         | f contains "text" | f is [not] null, with and / or / not / ( )
   values: "text" 12 3.5 2024-06-01 2024-06-01T10:00Z 07:30 true false
-  periods: 2024 2024-Q4 2024-H1 2024-03 2024-03-05 2024-01-01..2024-02-15 first year / last month
+  periods: 2024 2024-Q4 2024-H1 2024-03 2024-03-05 2024-01-01..2024-02-15
+           first year / last month: the first / last holding records (compare only)
+           this <unit> / previous <unit> / past <n> days: on the calendar of today in your time zone
+           ("last week" in speech is previous week)
   units: day week month quarter half year
 Example: mnemo facts query 'from trips where purpose = "business" and date in 2024 avg duration_days'
 `

@@ -12,7 +12,7 @@ export const FACT_QUERY_GRAMMAR = [
   '  | group by <field>|day|week|month|quarter|half|year(<date field>) [count|sum f|avg f|…] (top n [ties …] | share >= N% | all)',
   '  | compare <count|sum f|…> over <date field> <period> vs <period>',
   'cond: f = != < <= > >= v | f between a and b | f in (a, b) | f in <period> | f has v (list field) | f contains "t" | f is [not] null; and / or / not / ( )',
-  'values: "text" 12 3.5 2024-06-01 2024-06-01T10:00Z 07:30 true false; periods: 2024 2024-Q4 2024-H1 2024-03 2024-03-05 2024-01-01..2024-02-15 first year / last month',
+  'values: "text" 12 3.5 2024-06-01 2024-06-01T10:00Z 07:30 true false; periods: 2024 2024-Q4 2024-H1 2024-03 2024-03-05 2024-01-01..2024-02-15; first year / last month (the first / last holding records, compare only); this week / previous month / this year / past 7 days (on the calendar of today, in the user\'s time zone: "last week" is previous week)',
   'Aggregates count status done unless status is given. Example: from trips where purpose = "business" and date in 2024 avg duration_days',
 ].join('\n')
 

@@ -1,4 +1,4 @@
-import { invalidInput } from '../errors.js'
+import { invalidInput, type MnemoError } from '../errors.js'
 import { FACT_STATUSES, type FactStatus } from './fact-types.js'
 import { isDate } from './fact-values.js'
 
@@ -16,6 +16,14 @@ import { isDate } from './fact-values.js'
  * KEY     := FIELD | UNIT "(" FIELD ")"                           UNIT := day | week | month | quarter | half | year
  * TIE     := "all" | "first" | "earliest" FIELD | "latest" FIELD
  * PERIOD  := 2024 | 2024-Q4 | 2024-H1 | 2024-03 | 2024-03-05 | DATE ".." DATE | ("first" | "last") UNIT
+ *          | ("this" | "previous") UNIT | "past" INT "days"
+ * ```
+ *
+ * `first UNIT` / `last UNIT` are the first / last bucket holding records (compare only); `this week` is the calendar
+ * week holding today, `previous week` the one before it ("last week" in speech), `past 7 days` today and the 6
+ * days before it, all on the clock in the user's time zone (a datetime field's bounds are its local midnights).
+ *
+ * ```
  * cond    := conj {"or" conj}    conj := unary {"and" unary}    unary := "not" unary | "(" cond ")" | pred
  * pred    := FIELD ("=" | "!=" | "<" | "<=" | ">" | ">=") VALUE | FIELD "between" VALUE "and" VALUE
  *          | FIELD "in" "(" VALUE {"," VALUE} ")" | FIELD "in" PERIOD | FIELD "has" VALUE
@@ -36,8 +44,38 @@ export type Literal =
 const BUCKET_UNITS = ['day', 'week', 'month', 'quarter', 'half', 'year'] as const
 export type BucketUnit = (typeof BUCKET_UNITS)[number]
 
-/** A period: an inclusive day range, or the first / last bucket of a unit in the data. */
-export type Period = { from: string; to: string; label: string } | { relative: 'first' | 'last'; unit: BucketUnit }
+/**
+ * A period relative to today, resolved against the clock in the user's time zone (fact-periods.ts): the calendar unit
+ * holding today (`this week`) or the one before it (`previous week`), or the N days ending today (`past 7 days`).
+ */
+export type CalendarPeriod = { calendar: 'this' | 'previous'; unit: BucketUnit } | { past: number; unit: 'day' }
+
+/** An inclusive range of days (ISO dates) and how answers name it. */
+export type DayRange = { from: string; to: string; label: string }
+
+/** A period: an inclusive day range, the first / last bucket of a unit in the data, or a calendar period. */
+export type Period = DayRange | { relative: 'first' | 'last'; unit: BucketUnit } | CalendarPeriod
+
+/**
+ * The error for a period a store cannot run as a day range: `first` / `last` UNIT outside compare, or a calendar
+ * period that was not resolved against the clock (`resolveQuery` with a `CalendarClock` resolves them).
+ */
+export function unresolvedPeriod(field: string, p: Period): MnemoError {
+  return 'relative' in p
+    ? invalidInput(
+        `query.where.${field}`,
+        `query: "in ${periodName(p)}" is the ${p.relative} ${p.unit} holding records, for compare; give a period (2024, 2024-Q4, this ${p.unit}, previous ${p.unit}, …)`,
+      )
+    : invalidInput(`query.where.${field}`, `query: "in ${periodName(p)}" needs the clock: resolve the query with a calendar first`)
+}
+
+/** How a query writes a period: `2024-Q4`, `first year`, `this week`, `past 7 days`. */
+export function periodName(p: Period): string {
+  if ('relative' in p) return `${p.relative} ${p.unit}`
+  if ('calendar' in p) return `${p.calendar} ${p.unit}`
+  if ('past' in p) return `past ${p.past} day${p.past === 1 ? '' : 's'}`
+  return p.label
+}
 
 type Comparison = '=' | '!=' | '<' | '<=' | '>' | '>='
 export type Cond =
@@ -84,6 +122,12 @@ export interface FactQuery {
   status?: FactStatus | 'any'
   verb: Verb
 }
+
+/** What a period may be, as parse errors list it. */
+const PERIODS =
+  'a period (2024, 2024-Q4, 2024-H1, 2024-03, a date, DATE..DATE, first UNIT, last UNIT, this UNIT, previous UNIT, past N days)'
+/** Most days `past N days` may span (10 years). */
+export const MAX_PAST_DAYS = 3660
 
 /** Longest query text, characters. */
 export const MAX_QUERY_CHARS = 4000
@@ -340,20 +384,42 @@ class Parser {
     return this.fail('a tie rule (all, first, earliest FIELD, latest FIELD)')
   }
 
+  private unit(): BucketUnit {
+    const unit = this.name('a unit (day, week, month, quarter, half, year)').toLowerCase()
+    if (!(BUCKET_UNITS as readonly string[]).includes(unit)) {
+      this.i--
+      this.fail('a unit (day, week, month, quarter, half, year)')
+    }
+    return unit as BucketUnit
+  }
+
   private period(): Period {
     const t = this.peek()
-    if (t === undefined) return this.fail('a period (2024, 2024-Q4, 2024-H1, 2024-03, a date, DATE..DATE, first UNIT, last UNIT)')
-    if (t.t === 'word' && (t.v.toLowerCase() === 'first' || t.v.toLowerCase() === 'last')) {
+    if (t === undefined) return this.fail(PERIODS)
+    const word = t.t === 'word' ? t.v.toLowerCase() : undefined
+    if (word === 'this' || word === 'previous') {
       this.i++
-      const unit = this.name('a unit (day, week, month, quarter, half, year)').toLowerCase()
-      if (!(BUCKET_UNITS as readonly string[]).includes(unit)) {
+      return { calendar: word, unit: this.unit() }
+    }
+    if (word === 'past') {
+      this.i++
+      const n = this.peek()
+      if (n === undefined || n.t !== 'num' || !/^\d+$/.test(n.v) || Number(n.v) < 1 || Number(n.v) > MAX_PAST_DAYS)
+        return this.fail(`a number of days (1–${MAX_PAST_DAYS}) after "past"`)
+      this.i++
+      const unit = this.name('"days" after "past N"').toLowerCase()
+      if (unit !== 'days' && unit !== 'day') {
         this.i--
-        this.fail('a unit (day, week, month, quarter, half, year)')
+        this.fail('"days" after "past N"')
       }
-      return { relative: t.v.toLowerCase() as 'first' | 'last', unit: unit as BucketUnit }
+      return { past: Number(n.v), unit: 'day' }
+    }
+    if (word === 'first' || word === 'last') {
+      this.i++
+      return { relative: word, unit: this.unit() }
     }
     const p = periodOf(t)
-    if (p === undefined) return this.fail('a period (2024, 2024-Q4, 2024-H1, 2024-03, a date, DATE..DATE, first UNIT, last UNIT)')
+    if (p === undefined) return this.fail(PERIODS)
     this.i++
     if (t.t === 'date' && this.isSym('..')) {
       this.i++
@@ -478,7 +544,7 @@ class Parser {
 }
 
 /** The inclusive day range a period token names (a year number, 2024-Q4, 2024-H1, 2024-03, a date), or undefined. */
-function periodOf(t: Tok): Period | undefined {
+function periodOf(t: Tok): DayRange | undefined {
   if (t.t === 'num' && /^\d{4}$/.test(t.v)) return { from: `${t.v}-01-01`, to: `${t.v}-12-31`, label: t.v }
   if (t.t === 'quarter') {
     const y = t.v.slice(0, 4)
@@ -518,7 +584,7 @@ export function nextDay(date: string): string {
 }
 
 /** The period of a bucket label (`2024`, `2024-Q4`, `2024-H1`, `2024-03`, `2024-03-05`, `2024-W05`). */
-export function bucketPeriod(label: string, unit: BucketUnit): { from: string; to: string; label: string } {
+export function bucketPeriod(label: string, unit: BucketUnit): DayRange {
   if (unit === 'week') {
     const m = /^(\d{4})-W(\d{2})$/.exec(label)
     if (m) {
@@ -532,6 +598,6 @@ export function bucketPeriod(label: string, unit: BucketUnit): { from: string; t
   const kind: Tok['t'] =
     unit === 'year' ? 'num' : unit === 'quarter' ? 'quarter' : unit === 'half' ? 'half' : unit === 'month' ? 'month' : 'date'
   const p = periodOf({ t: kind, v: label, at: 0 })
-  if (p === undefined || 'relative' in p) throw invalidInput('query', `query: ${label} is not a ${unit}`)
+  if (p === undefined) throw invalidInput('query', `query: ${label} is not a ${unit}`)
   return p
 }

@@ -1,6 +1,17 @@
 import { invalidInput } from '../errors.js'
 import type { CollectionSpec, FieldSpec } from './fact-types.js'
-import type { Cond, FactQuery, Literal, Measure, Tie, Verb } from './fact-query.js'
+import { type CalendarClock, calendarRange, isCalendar } from './fact-periods.js'
+import {
+  type Cond,
+  type FactQuery,
+  type Literal,
+  type Measure,
+  nextDay,
+  type Period,
+  periodName,
+  type Tie,
+  type Verb,
+} from './fact-query.js'
 import { describeType } from './fact-values.js'
 
 // Checking a parsed query against its collection: field names (synonyms mapped to their field), value types,
@@ -37,16 +48,23 @@ function need(f: FieldSpec, allowed: readonly string[], path: string, what: stri
  * @throws {MnemoError} `INVALID_INPUT` — path `query.<part>`: an unknown field, a value of the wrong type for its
  *   field, or a verb given a field it cannot use (the average of a text field).
  */
-export function resolveQuery(q: FactQuery, spec: CollectionSpec): FactQuery {
-  const out: FactQuery = { ...q, verb: resolveVerb(q.verb, spec) }
-  if (q.where) out.where = resolveCond(q.where, spec)
+export function resolveQuery(q: FactQuery, spec: CollectionSpec, clock?: CalendarClock): FactQuery {
+  const out: FactQuery = { ...q, verb: resolveVerb(q.verb, spec, clock) }
+  if (q.where) out.where = resolveCond(q.where, spec, clock)
   return out
 }
 
-function resolveCond(c: Cond, spec: CollectionSpec): Cond {
-  if ('and' in c) return { and: c.and.map((x) => resolveCond(x, spec)) }
-  if ('or' in c) return { or: c.or.map((x) => resolveCond(x, spec)) }
-  if ('not' in c) return { not: resolveCond(c.not, spec) }
+/** A calendar period as the day range it names today; other periods as they are. */
+function onCalendar(p: Period, clock: CalendarClock | undefined, path: string): Period {
+  if (!isCalendar(p)) return p
+  if (clock === undefined) throw invalidInput(path, `query: "${periodName(p)}" needs the clock, and none was given`)
+  return calendarRange(p, clock.today)
+}
+
+function resolveCond(c: Cond, spec: CollectionSpec, clock: CalendarClock | undefined): Cond {
+  if ('and' in c) return { and: c.and.map((x) => resolveCond(x, spec, clock)) }
+  if ('or' in c) return { or: c.or.map((x) => resolveCond(x, spec, clock)) }
+  if ('not' in c) return { not: resolveCond(c.not, spec, clock) }
   const path = `query.where.${c.field}`
   const f = fieldFor(spec, c.field, path)
   const field = f.name
@@ -61,9 +79,19 @@ function resolveCond(c: Cond, spec: CollectionSpec): Cond {
       if (f.type !== 'list')
         throw invalidInput(path, `query: "has" needs a list field (${f.name} is ${describeType(f)}); use = for one value`)
       return { field, op: 'has', value: literalFor({ ...f, type: f.items ?? 'string' }, c.value, path) }
-    case 'within':
-      need(f, ['date', 'datetime'], path, `"in ${'relative' in c.period ? `${c.period.relative} ${c.period.unit}` : c.period.label}"`)
-      return { field, op: 'within', period: c.period }
+    case 'within': {
+      need(f, ['date', 'datetime'], path, `"in ${periodName(c.period)}"`)
+      const period = onCalendar(c.period, clock, path)
+      // A datetime within a calendar period: from the local midnight it starts at to the one after its last day.
+      if (isCalendar(c.period) && f.type === 'datetime' && 'from' in period)
+        return {
+          and: [
+            { field, op: '>=', value: { kind: 'datetime', value: clock!.dayStart(period.from) } },
+            { field, op: '<', value: { kind: 'datetime', value: clock!.dayStart(nextDay(period.to)) } },
+          ],
+        }
+      return { field, op: 'within', period }
+    }
     case 'in':
       return { field, op: 'in', values: c.values.map((v) => literalFor(f, v, path)) }
     case 'between':
@@ -127,7 +155,7 @@ function resolveTie(t: Tie, spec: CollectionSpec, path: string): Tie {
   return { rule: t.rule, field: f.name }
 }
 
-function resolveVerb(v: Verb, spec: CollectionSpec): Verb {
+function resolveVerb(v: Verb, spec: CollectionSpec, clock: CalendarClock | undefined): Verb {
   switch (v.verb) {
     case 'aggregate':
       return { verb: 'aggregate', measure: resolveMeasure(v.measure, spec, 'query.measure') }
@@ -178,7 +206,13 @@ function resolveVerb(v: Verb, spec: CollectionSpec): Verb {
     case 'compare': {
       const f = fieldFor(spec, v.over, `query.over.${v.over}`)
       need(f, ['date', 'datetime'], `query.over.${v.over}`, 'compare … over')
-      return { ...v, measure: resolveMeasure(v.measure, spec, 'query.measure'), over: f.name }
+      return {
+        ...v,
+        measure: resolveMeasure(v.measure, spec, 'query.measure'),
+        over: f.name,
+        a: onCalendar(v.a, clock, 'query.compare'),
+        b: onCalendar(v.b, clock, 'query.compare'),
+      }
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { isActivityCollection } from '../../core/facts/activity.js'
-import { bucketPeriod, type FactQuery, nextDay, type Period } from '../../core/facts/fact-query.js'
+import { bucketPeriod, type FactQuery, nextDay, type Period, unresolvedPeriod } from '../../core/facts/fact-query.js'
 import { extremeAnswer, MAX_ANSWER_IDS } from '../../core/facts/fact-answer.js'
 import { mentionsStatus } from '../../core/facts/fact-resolve.js'
 import type { CollectionSpec, FactValue, FactValues } from '../../core/facts/fact-types.js'
@@ -353,7 +353,8 @@ async function answer(
 
   /** A relative period (`first year`) as the first or last bucket of the field among the filtered records. */
   async function resolvePeriod(p: Period, over: string): Promise<{ from: string; to: string; label: string }> {
-    if (!('relative' in p)) return p
+    if ('from' in p) return p
+    if (!('relative' in p)) throw unresolvedPeriod(over, p)
     const { sql, head, w } = start()
     const bx = bucket(sql.field(over), p.unit)
     const rows = await exec<{ v: string | null }>(

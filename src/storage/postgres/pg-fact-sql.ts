@@ -1,5 +1,4 @@
-import { invalidInput } from '../../core/errors.js'
-import { type BucketUnit, type Cond, type Literal, type Measure, nextDay, type Tie } from '../../core/facts/fact-query.js'
+import { type BucketUnit, type Cond, type Literal, type Measure, nextDay, type Tie, unresolvedPeriod } from '../../core/facts/fact-query.js'
 import type { CollectionSpec, FactValue, FactValues } from '../../core/facts/fact-types.js'
 
 // The pieces of a fact query's SQL on PostgreSQL: field values out of the jsonb column `r.data`, typed by the
@@ -141,11 +140,7 @@ export function cond(sql: PgSql, c: Cond): string {
       return `(r.data->${sql.key(c.field)}) @> jsonb_build_array(${sql.p(c.value.value, cast)})`
     }
     case 'within': {
-      if ('relative' in c.period)
-        throw invalidInput(
-          `query.where.${c.field}`,
-          `query: "in ${c.period.relative} ${c.period.unit}" is for compare; give a period (2024, 2024-Q4, …)`,
-        )
+      if (!('from' in c.period)) throw unresolvedPeriod(c.field, c.period)
       return `(${x} >= ${sql.p(c.period.from, 'text')} AND ${x} < ${sql.p(nextDay(c.period.to), 'text')})`
     }
     case 'in':

@@ -81,6 +81,33 @@ describe.skipIf(!pg)(`the engine's fact ledger on PostgreSQL, beside SQLite${pg 
     expect(b!.answers[0]!.text).toBe('5 (over 5 records from 2023-02-10 to 2024-10-30)')
   })
 
+  it('answers calendar periods alike, on date and datetime fields in a time zone with summer time', async () => {
+    const at = createManualClock(Date.parse('2026-03-29T20:00:00Z'))
+    const answers = []
+    for (const store of stores) {
+      const engine = new MnemoEngine({ store, clock: at, cwd: '/work/periods', contextBudgetTokens: 2000, timeZone: 'Europe/Berlin' })
+      await engine.facts.add(
+        'runs',
+        ['2026-03-22T22:30:00Z', '2026-03-22T23:30:00Z', '2026-03-29T21:30:00Z', '2026-03-29T22:30:00Z'].map((when, i) => ({
+          id: i + 1,
+          when,
+          day: when.slice(0, 10),
+        })),
+      )
+      const row = []
+      for (const q of [
+        'from runs where when in this week count',
+        'from runs where when in previous week count',
+        'from runs where day in past 7 days count',
+        'from runs compare count over day previous week vs this week',
+      ])
+        row.push(answerValueText(await engine.facts.query(q)))
+      answers.push(row)
+    }
+    expect(answers[0]).toEqual(['2', '1', '2', 'same'])
+    expect(answers[1]).toEqual(answers[0])
+  })
+
   it('stops a query past its time limit with INVALID_INPUT naming the query', async () => {
     // 60,000 records written straight into the fact tables (the log is not what this test is about).
     const raw = PgDb.open(pg!.url)

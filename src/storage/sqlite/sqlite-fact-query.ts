@@ -1,6 +1,7 @@
 import { invalidInput } from '../../core/errors.js'
 import {
   bucketPeriod,
+  unresolvedPeriod,
   nextDay,
   type BucketUnit,
   type Cond,
@@ -98,11 +99,7 @@ function cond(sql: Sql, c: Cond): string {
     case 'has':
       return `EXISTS (SELECT 1 FROM json_each(r.data, ${sql.path(c.field)}) WHERE value = ${sql.p(literal(c.value))})`
     case 'within': {
-      if ('relative' in c.period)
-        throw invalidInput(
-          `query.where.${c.field}`,
-          `query: "in ${c.period.relative} ${c.period.unit}" is for compare; give a period (2024, 2024-Q4, …)`,
-        )
+      if (!('from' in c.period)) throw unresolvedPeriod(c.field, c.period)
       return `(${x} >= ${sql.p(c.period.from)} AND ${x} < ${sql.p(nextDay(c.period.to))})`
     }
     case 'in':
@@ -387,7 +384,8 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
 
   /** A relative period (`first year`) as the first or last bucket of the field among the filtered records. */
   function resolvePeriod(p: Period, over: string): { from: string; to: string; label: string } {
-    if (!('relative' in p)) return p
+    if ('from' in p) return p
+    if (!('relative' in p)) throw unresolvedPeriod(over, p)
     const { sql, head, w } = start()
     const bx = bucket(sql.field(over), p.unit)
     const label =
