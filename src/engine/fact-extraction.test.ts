@@ -189,6 +189,28 @@ describe('fact extraction in consolidation, with a model', () => {
     expect(spec!.fields.map((f) => `${f.name}:${f.type}`)).toEqual(['item:string', 'date:date', 'price_usd:money'])
   })
 
+  it('keeps a proposed record’s own id as external_id, its identity, as facts add does', async () => {
+    const answer = (body: ChatRequest) => ({
+      new_collections: [],
+      records: [
+        {
+          collection: 'orders',
+          source: refOf(body, 'order'),
+          quote: 'order A-17',
+          status: 'done',
+          fields: fields({ id: 'A-17', total_usd: 40 }),
+        },
+      ],
+    })
+    const { baseUrl } = await fakeChat(chat(answer))
+    const t = llmEngine(baseUrl)
+    await play(t, 's1', ['My order A-17 came to $40.'])
+    expect((await t.engine.consolidate()).facts.created).toBe(1)
+    const spec = await t.engine.facts.collection('orders', { project: PROJECT })
+    expect(spec).toMatchObject({ identity: ['external_id'] })
+    expect(spec!.fields.map((f) => f.name)).toEqual(['external_id', 'total_usd'])
+  })
+
   it('writes a record of a collection without identity once, however often its session is consolidated', async () => {
     const answer = (body: ChatRequest) => ({
       new_collections: [{ name: 'workouts', description: 'Exercise sessions.', identity: [] }],

@@ -4,7 +4,7 @@ import { makeId } from '../core/ids.js'
 import { capText } from '../core/text.js'
 import { isActivityCollection } from '../core/facts/activity.js'
 import type { CollectionSpec, FactProvenance, FactStatus, FactValues } from '../core/facts/fact-types.js'
-import { checkName, checkSpec, checkValues, identityOf, inferSpec } from '../core/facts/fact-values.js'
+import { checkName, checkSpec, checkValues, identityOf, inferSpec, renameExternalId } from '../core/facts/fact-values.js'
 import type { Observation, ProjectRef, Session } from '../core/types.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { FactExtraction, FactProposal } from '../lifecycle/llm-facts.js'
@@ -124,7 +124,8 @@ export async function writeExtractedFacts(
       reject(n, p, `${p.collection} is filled by mnemo itself, never from conversation`)
       continue
     }
-    pending.push({ n, proposal: p, observation })
+    // A record's own `id` is kept as `external_id`, as `facts add` keeps it.
+    pending.push({ n, proposal: { ...p, values: renameExternalId(p.values) }, observation })
   }
 
   // A new collection: inferred from its proposals (as `facts add` infers one), with the identity the model named.
