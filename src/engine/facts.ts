@@ -161,8 +161,13 @@ export class EngineFacts {
   private async specOrThrow(scope: FactScope, name: string): Promise<CollectionSpec> {
     const spec = await this.spec(scope, name)
     if (spec) return spec
+    throw await this.noCollection(scope, name)
+  }
+
+  /** The NOT_FOUND error for a collection the scope does not have, listing those it has. */
+  private async noCollection(scope: FactScope, name: string): Promise<MnemoError> {
     const known = (await this.ctx.store.facts.collections(scope)).map((c) => c.name)
-    throw new MnemoError(
+    return new MnemoError(
       'NOT_FOUND',
       `no collection ${name} in this project${known.length > 0 ? ` (collections: ${known.join(', ')})` : ' (it has none yet)'}`,
       {
@@ -606,10 +611,18 @@ export class EngineFacts {
   ): Promise<FactAnswer> {
     const parsed = typeof query === 'string' ? parseFactQuery(query) : query
     const { scope } = this.scope(options.project)
+    const clock = calendarClock(this.ctx.clock.now(), this.ctx.timeZone)
+    const limits = { ...DEFAULT_FACT_LIMITS, ...options.limits }
+    const store = this.ctx.store.facts
+    if (store.queryByName && !isActivityCollection(parsed.collection)) {
+      // A network store reads the spec in the query's own round trip.
+      const ran = await store.queryByName(scope, parsed.collection, (spec) => resolveQuery(parsed, spec, clock), limits)
+      if (ran === undefined) throw await this.noCollection(scope, parsed.collection)
+      return toFactAnswer(ran.query, ran.result, options.explain ?? false)
+    }
     const spec = await this.specOrThrow(scope, parsed.collection)
-    const resolved = resolveQuery(parsed, spec, calendarClock(this.ctx.clock.now(), this.ctx.timeZone))
-    const result = await this.ctx.store.facts.query(scope, spec, resolved, { ...DEFAULT_FACT_LIMITS, ...options.limits })
-    return toFactAnswer(resolved, result, options.explain ?? false)
+    const resolved = resolveQuery(parsed, spec, clock)
+    return toFactAnswer(resolved, await store.query(scope, spec, resolved, limits), options.explain ?? false)
   }
 
   /**

@@ -83,4 +83,16 @@ export interface FactStore {
    * @throws {MnemoError} `INVALID_INPUT` (path `query`) — the collection holds more than `limits.maxRows` records, or the query ran past `limits.timeoutMs`.
    */
   query(scope: FactScope, spec: CollectionSpec, query: FactQuery, limits: FactQueryLimits): Promise<FactQueryResult>
+  /**
+   * Optional, for a network store (one round trip less): `query` for a recorded collection named `name`, its spec read
+   * in the query's own transaction and the query resolved against it by `resolve` there.
+   * @returns Undefined when the scope records no collection of that name.
+   * @throws {MnemoError} what `resolve` throws, and what `query` throws.
+   */
+  queryByName?(
+    scope: FactScope,
+    name: string,
+    resolve: (spec: CollectionSpec) => FactQuery,
+    limits: FactQueryLimits,
+  ): Promise<{ spec: CollectionSpec; query: FactQuery; result: FactQueryResult } | undefined>
 }

@@ -5,6 +5,7 @@ import { bucketPeriod, type FactQuery, nextDay, type Period, unresolvedPeriod } 
 import { extremeAnswer, MAX_ANSWER_IDS } from '../../core/facts/fact-answer.js'
 import { mentionsStatus } from '../../core/facts/fact-resolve.js'
 import type { CollectionSpec, FactValue, FactValues } from '../../core/facts/fact-types.js'
+import { mergeSpecs } from '../../core/facts/fact-values.js'
 import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
 import { type ActivityRow, activityFrom, activityRows, activitySize } from './pg-fact-activity.js'
 import { QUERY_CANCELED, run, wrapPg } from './pg-fact-schema.js'
@@ -39,9 +40,36 @@ export async function runPgFactQuery(
   q: FactQuery,
   limits: FactQueryLimits,
 ): Promise<FactQueryResult> {
-  const activity = isActivityCollection(spec.name)
-  if (activity && q.asOf !== undefined)
-    throw invalidInput('query', `query: "as of" is for recorded facts; ${spec.name} is the activity as it is in the log now`)
+  return (await runPgQuery(db, scope, { spec, query: q }, limits))!.result
+}
+
+/**
+ * `FactStore.queryByName` on PostgreSQL: reads the collection's spec in the query's own transaction (the same round
+ * trip that begins it), resolves the query against it with `resolve`, and runs it as `runPgFactQuery` does.
+ * @returns The spec, the resolved query and its result; undefined when the scope has no such recorded collection.
+ * @throws {MnemoError} what `resolve` throws, and what `runPgFactQuery` throws.
+ */
+export async function runPgNamedFactQuery(
+  db: Pool,
+  scope: FactScope,
+  name: string,
+  resolve: (spec: CollectionSpec) => FactQuery,
+  limits: FactQueryLimits,
+): Promise<{ spec: CollectionSpec; query: FactQuery; result: FactQueryResult } | undefined> {
+  return runPgQuery(db, scope, { name, resolve }, limits)
+}
+
+async function runPgQuery(
+  db: Pool,
+  scope: FactScope,
+  target: { spec: CollectionSpec; query: FactQuery } | { name: string; resolve: (spec: CollectionSpec) => FactQuery },
+  limits: FactQueryLimits,
+): Promise<{ spec: CollectionSpec; query: FactQuery; result: FactQueryResult } | undefined> {
+  const name = 'spec' in target ? target.spec.name : target.name
+  const activity = isActivityCollection(name)
+  if (activity && !('spec' in target)) throw invalidInput('query', `query: ${name} is an activity collection; give its spec`)
+  if ('spec' in target && activity && target.query.asOf !== undefined)
+    throw invalidInput('query', `query: "as of" is for recorded facts; ${name} is the activity as it is in the log now`)
   let client: PoolClient
   try {
     client = await db.connect()
@@ -49,25 +77,42 @@ export async function runPgFactQuery(
     throw wrapPg(cause, 'facts query')
   }
   const deadline = performance.now() + limits.timeoutMs
-  let broken: Error | undefined
+  let committing = false
   try {
-    // One round trip: the transaction and the first time limit (a simple query of two statements, no parameters).
     let timeout = Math.max(1, Math.ceil(limits.timeoutMs))
-    await run(client, 'facts query', `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${timeout}`)
-    const size = activity
-      ? await activitySize(client, scope)
-      : ((
-          await run<{ n: number }>(
-            client,
-            'facts query',
-            'SELECT count(*) AS n FROM fact_records WHERE project_root = $1 AND collection = $2 AND user_id IS NOT DISTINCT FROM $3',
-            [scope.projectRoot, spec.name, scope.user],
+    const begin = `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL statement_timeout = ${timeout}`
+    let size: number
+    let spec = 'spec' in target ? target.spec : undefined
+    if (activity) {
+      await run(client, 'facts query', begin)
+      size = await activitySize(client, scope)
+    } else {
+      // One round trip: the transaction, its first time limit, the collection's declarations (when not given) and its
+      // size, as one simple query (the scope's values as escaped literals: a simple query takes no parameters).
+      const lit = (v: string | null): string => (v === null ? 'NULL' : client.escapeLiteral(v))
+      const inScope = `project_root = ${lit(scope.projectRoot)} AND collection = ${lit(name)} AND user_id IS NOT DISTINCT FROM ${lit(scope.user)}`
+      const specs = spec === undefined ? `; SELECT spec FROM fact_schema WHERE ${inScope} ORDER BY event_seq` : ''
+      const results = (await client.query(`${begin}${specs}; SELECT count(*)::int AS n FROM fact_records WHERE ${inScope}`)) as unknown as {
+        rows: { n?: number; spec?: CollectionSpec }[]
+      }[]
+      size = results.at(-1)?.rows[0]?.n ?? 0
+      if (spec === undefined) {
+        for (const row of results.at(-2)?.rows ?? []) spec = spec ? mergeSpecs(spec, row.spec!) : row.spec!
+        if (spec === undefined) {
+          committing = true
+          client.query('COMMIT').then(
+            () => client.release(),
+            (e: unknown) => client.release(e instanceof Error ? e : new Error(String(e))),
           )
-        )[0]?.n ?? 0)
+          return undefined
+        }
+      }
+    }
+    const q = 'spec' in target ? target.query : target.resolve(spec!)
     if (size > limits.maxRows) {
       throw invalidInput(
         'query',
-        `query: ${spec.name} holds ${size} records, above the query limit of ${limits.maxRows}`,
+        `query: ${name} holds ${size} records, above the query limit of ${limits.maxRows}`,
         'raise maxRows, or split the collection',
       )
     }
@@ -86,24 +131,30 @@ export async function runPgFactQuery(
     }
     const exec = async <T extends Record<string, unknown>>(text: string, values: unknown[]): Promise<T[]> => {
       await bound()
-      return run<T>(client, 'facts query', text, values)
+      return run<T>(client, 'facts query', text, values, { prepare: true })
     }
     // Reading an activity collection's rows counts toward the time limit too.
     if (activity) await bound()
-    const rows = activity ? await activityRows(client, spec.name, scope) : undefined
-    const result = await answer(exec, scope, spec, q, rows)
-    await run(client, 'facts query', 'COMMIT')
-    return result
+    const rows = activity ? await activityRows(client, name, scope) : undefined
+    const result = await answer(exec, scope, spec!, q, rows)
+    // The answer is complete: the read-only transaction's COMMIT runs off the caller's path, and the connection goes
+    // back to the pool when it is done (dropped if it fails).
+    committing = true
+    client.query('COMMIT').then(
+      () => client.release(),
+      (e: unknown) => client.release(e instanceof Error ? e : new Error(String(e))),
+    )
+    return { spec: spec!, query: q, result }
   } catch (cause) {
+    if (committing) throw wrapPg(cause, 'facts query')
     // A connection that cannot roll back is dropped rather than handed to the next caller.
-    broken = await client.query('ROLLBACK').then(
+    const broken = await client.query('ROLLBACK').then(
       () => undefined,
       (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
     )
+    client.release(broken)
     if ((cause as { code?: unknown }).code === QUERY_CANCELED) throw timeLimit(cause)
     throw wrapPg(cause, 'facts query')
-  } finally {
-    client.release(broken)
   }
 }
 
@@ -309,16 +360,22 @@ async function answer(
     case 'compare': {
       const a = await resolvePeriod(v.a, v.over)
       const b = await resolvePeriod(v.b, v.over)
-      const { sql, head, w } = start()
-      const o = sql.field(v.over)
-      const inA = `${o} >= ${sql.p(a.from, 'text')} AND ${o} < ${sql.p(nextDay(a.to), 'text')}`
-      const inB = `${o} >= ${sql.p(b.from, 'text')} AND ${o} < ${sql.p(nextDay(b.to), 'text')}`
-      const row = (
-        await exec<{ a: number | null; an: number; b: number | null; bn: number }>(
-          sql,
-          `${head} SELECT ${measure(sql, v.measure, inA)} AS a, count(*) FILTER (WHERE ${inA}) AS an, ${measure(sql, v.measure, inB)} AS b, count(*) FILTER (WHERE ${inB}) AS bn FROM r WHERE ${w}`,
-        )
-      )[0] ?? { a: null, an: 0, b: null, bn: 0 }
+      const within = (y: PgSql, p: { from: string; to: string }): string => {
+        const o = y.field(v.over)
+        return `${o} >= ${y.p(p.from, 'text')} AND ${o} < ${y.p(nextDay(p.to), 'text')}`
+      }
+      // Both sides' measures are computed in the coverage statement (one round trip), as numbers in a JSON object.
+      const { scalar, ...c } = await contributing(
+        (y) => `((${within(y, a)}) OR (${within(y, b)}))`,
+        undefined,
+        (y, w) => {
+          const inA = within(y, a)
+          const inB = within(y, b)
+          return `(SELECT json_build_object('a', ${measure(y, v.measure, inA)}, 'an', count(*) FILTER (WHERE ${inA}), 'b', ${measure(y, v.measure, inB)}, 'bn', count(*) FILTER (WHERE ${inB})) FROM r WHERE ${w})`
+        },
+      )
+      const got = (scalar ?? {}) as { a?: number | null; an?: number; b?: number | null; bn?: number }
+      const row = { a: got.a ?? null, an: got.an ?? 0, b: got.b ?? null, bn: got.bn ?? 0 }
       // A count or sum over no records is 0; an average or extreme over none is unknown.
       const zero = v.measure.fn === 'count' || v.measure.fn === 'sum' || v.measure.fn === 'distinct'
       const av = row.a ?? (zero ? 0 : null)
@@ -331,10 +388,6 @@ async function answer(
         to: p.to,
         value,
         count,
-      })
-      const c = await contributing((y) => {
-        const oo = y.field(v.over)
-        return `((${oo} >= ${y.p(a.from, 'text')} AND ${oo} < ${y.p(nextDay(a.to), 'text')}) OR (${oo} >= ${y.p(b.from, 'text')} AND ${oo} < ${y.p(nextDay(b.to), 'text')}))`
       })
       return done({
         kind: 'comparison',

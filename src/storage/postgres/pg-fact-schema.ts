@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { ClientBase, Pool, QueryResultRow } from 'pg'
 import pg from 'pg'
 import { MnemoError } from '../../core/errors.js'
@@ -99,18 +100,44 @@ const TYPES = {
     oid === INT8 || oid === NUMERIC ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 }
 
+/** Most statement texts given names (see `statementName`): past it, new texts run unnamed. */
+const MAX_STATEMENT_NAMES = 2000
+const STATEMENT_NAMES = new Map<string, string>()
+
+/**
+ * The name a compiled fact statement is prepared under on each connection (a hash of its text): a query of the same
+ * shape with other values is then bound and executed, not parsed and planned again. Undefined once
+ * `MAX_STATEMENT_NAMES` texts are named (a bound on what each connection keeps prepared).
+ */
+function statementName(text: string): string | undefined {
+  let name = STATEMENT_NAMES.get(text)
+  if (name === undefined && STATEMENT_NAMES.size < MAX_STATEMENT_NAMES) {
+    name = `mnemo_fact_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`
+    STATEMENT_NAMES.set(text, name)
+  }
+  return name
+}
+
 /** The PostgreSQL error code of a statement cancelled by `statement_timeout`. */
 export const QUERY_CANCELED = '57014'
 
 /**
- * Runs one parameterised statement and returns its rows, bigint and numeric columns as numbers.
+ * Runs one parameterised statement and returns its rows, bigint and numeric columns as numbers; with `prepare`, as a
+ * named statement (see `statementName`).
  * @throws {MnemoError} `STORE_UNAVAILABLE` — a driver or server error (the original as `cause`), naming `operation`;
  *   a MnemoError passes through. A cancelled statement (`QUERY_CANCELED`) is rethrown as the driver gave it, for the
  *   caller that set the time limit to name.
  */
-export async function run<T extends QueryResultRow>(db: Queryable, operation: string, text: string, values: unknown[] = []): Promise<T[]> {
+export async function run<T extends QueryResultRow>(
+  db: Queryable,
+  operation: string,
+  text: string,
+  values: unknown[] = [],
+  options: { prepare?: boolean } = {},
+): Promise<T[]> {
   try {
-    const result = await db.query<T>({ text, values, types: TYPES })
+    const name = options.prepare && values.length > 0 ? statementName(text) : undefined
+    const result = await db.query<T>({ ...(name !== undefined ? { name } : {}), text, values, types: TYPES })
     return result.rows
   } catch (cause) {
     if ((cause as { code?: unknown }).code === QUERY_CANCELED) throw cause

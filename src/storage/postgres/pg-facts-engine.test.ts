@@ -81,6 +81,23 @@ describe.skipIf(!pg)(`the engine's fact ledger on PostgreSQL, beside SQLite${pg 
     expect(b!.answers[0]!.text).toBe('5 (over 5 records from 2023-02-10 to 2024-10-30)')
   })
 
+  it('refuses an unknown collection or field alike, and gives every connection back (the spec is read in the query)', async () => {
+    const errors = []
+    for (const engine of engines) {
+      const seen = []
+      // More failures than the pool has connections: each must be released, or the last query would wait forever.
+      for (let i = 0; i < 12; i++) {
+        const e = await thrown(() => engine.facts.query(i % 2 === 0 ? 'from nowhere count' : 'from trips sum altitude'))
+        seen.push({ code: e.code, message: e.message })
+      }
+      errors.push(seen)
+      expect(answerValueText(await engine.facts.query('from trips count'))).toBe('10')
+    }
+    expect(errors[1]).toEqual(errors[0])
+    expect(errors[0]![0]).toEqual({ code: 'NOT_FOUND', message: 'no collection nowhere in this project (collections: trips)' })
+    expect(errors[0]![1]!.message).toMatch(/^query: trips has no field altitude/)
+  })
+
   it('answers calendar periods alike, on date and datetime fields in a time zone with summer time', async () => {
     const at = createManualClock(Date.parse('2026-03-29T20:00:00Z'))
     const answers = []

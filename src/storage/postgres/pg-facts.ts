@@ -12,7 +12,7 @@ import { mergeSpecs } from '../../core/facts/fact-values.js'
 import type { FactListedRecord, FactScope, FactStore } from '../fact-store.js'
 import type { PgDb } from './pg-db.js'
 import { applyFactOps, removeFactsOfEvent } from './pg-fact-ops.js'
-import { runPgFactQuery } from './pg-fact-query.js'
+import { runPgFactQuery, runPgNamedFactQuery } from './pg-fact-query.js'
 import { FACT_MIGRATION, FACT_TABLES_SQL, run } from './pg-fact-schema.js'
 import { asc, desc, inSpecOrder, PgSql } from './pg-fact-sql.js'
 
@@ -237,6 +237,7 @@ function createPgFacts(db: Pool): FactStore {
       return rows.map((r) => r.event_seq)
     },
     query: (scope, spec, query, limits) => runPgFactQuery(db, scope, spec, query, limits),
+    queryByName: (scope, name, resolve, limits) => runPgNamedFactQuery(db, scope, name, resolve, limits),
   }
 }
 
