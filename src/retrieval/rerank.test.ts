@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import {
+  countWords,
   DEFAULT_RERANK_WEIGHTS,
   RERANK_FEATURES,
-  rerankFeatures,
-  rerankOrder,
   type RerankCandidate,
   type RerankFeature,
+  rerankFeatures,
+  rerankOrder,
   type RerankQuery,
 } from './rerank.js'
 
@@ -102,6 +103,23 @@ describe('DEFAULT_RERANK_WEIGHTS', () => {
     for (const [name, w] of Object.entries(DEFAULT_RERANK_WEIGHTS)) {
       expect(RERANK_FEATURES).toContain(name)
       expect(Number.isFinite(w)).toBe(true)
+    }
+  })
+})
+
+describe('countWords', () => {
+  it('counts what split(/\\s+/) without its empty strings counts, Unicode spaces included', () => {
+    for (const text of [
+      '',
+      '   ',
+      'one',
+      ' two  words ',
+      'tab\tnew\nline\r\nend',
+      'no\u00a0break\u2003em\u3000ideo',
+      'ｆｕｌｌ ｗｉｄｔｈ 😀 x',
+      '\ufeffbom start',
+    ]) {
+      expect(countWords(text)).toBe(text.split(/\s+/).filter((w) => w.length > 0).length)
     }
   })
 })

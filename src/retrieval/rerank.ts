@@ -86,6 +86,23 @@ function hasWord(text: string, stem: string): boolean {
   return false
 }
 
+/** JavaScript's `\s`: the characters `split(/\s+/)` splits on. */
+const SPACE = /\s/
+
+/** The number of runs of non-space characters in `text` (`text.split(/\s+/)` without its empty strings), counted without building the words. */
+export function countWords(text: string): number {
+  let words = 0
+  let inWord = false
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    // ASCII first (the common case), then the rest of `\s` (no-break and Unicode spaces, line separators, BOM).
+    const space = code < 128 ? code === 32 || (code >= 9 && code <= 13) : SPACE.test(text[i]!)
+    if (!space && !inWord) words++
+    inWord = !space
+  }
+  return words
+}
+
 /**
  * The feature vectors of the candidates (in `RERANK_FEATURES` order), all
  * normalised per query so that one set of weights fits every query. Pure.
@@ -130,7 +147,7 @@ export function rerankFeatures(head: readonly RerankCandidate[], query: RerankQu
     const other = c.bm25 >= s.bm25[0] ? s.bm25[1] : s.bm25[0]
     const covered = has[i]!.reduce((sum, h, j) => sum + (h ? termWeight[j]! : 0), 0) / totalWeight
     const speaker = c.role.length >= 3 && query.words.has(c.role.toLowerCase())
-    const words = texts[i]!.split(/\s+/).filter((w) => w.length > 0).length
+    const words = countWords(c.text)
     return [
       c.fused / maxFused,
       1 - Math.log(i + 1) / lnDepth,

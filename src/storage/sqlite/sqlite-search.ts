@@ -355,8 +355,16 @@ export function docs(s: SqliteDb, docKeys: readonly number[]): SearchDoc[] {
     for (let i = 0; i < obsKeys.length; i += 500) {
       const chunk = obsKeys.slice(i, i + 500)
       const rows = s
-        .stmt(`SELECT rowid AS doc_key, * FROM observations WHERE rowid IN (${chunk.map(() => '?').join(',')})`)
-        .all(...chunk) as (ObservationRow & { doc_key: number })[]
+        // The columns a SearchDoc holds only: recall reads hundreds of documents per query.
+        .stmt(
+          `SELECT rowid AS doc_key, id, kind, role, project_id, session_id, ts, text, source_ref, flags FROM observations WHERE rowid IN (${chunk.map(() => '?').join(',')})`,
+        )
+        .all(...chunk) as (Pick<
+        ObservationRow,
+        'id' | 'kind' | 'role' | 'project_id' | 'session_id' | 'ts' | 'text' | 'source_ref' | 'flags'
+      > & {
+        doc_key: number
+      })[]
       for (const o of rows) {
         found.set(o.doc_key, {
           docKey: o.doc_key,
