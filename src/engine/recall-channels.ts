@@ -123,6 +123,7 @@ export async function keywordChannel(
     weights: config.columnWeights,
     ...(q.asOf !== undefined ? { asOf: q.asOf } : {}),
     ...(q.includeArchived ? { includeArchived: true } : {}),
+    ...(q.kinds && q.kinds.length > 0 ? { kinds: q.kinds } : {}),
     ...scope,
     ...(q.sessionId ? { sessionId: q.sessionId } : {}),
   })

@@ -207,6 +207,11 @@ export interface SearchTextOptions extends Scope {
   asOf?: number
   /** Include archived memories. Default false. */
   includeArchived?: boolean
+  /**
+   * Only documents of these kinds (observation kinds such as `prompt`, `error`; memory kinds such as `decision`),
+   * applied inside the query, before `limit`. Default (absent or empty): every kind.
+   */
+  kinds?: readonly string[]
   /** Column weights for bm25(): [body, parts, meta]. Default [1, 0.5, 0.5]. */
   weights?: readonly [number, number, number]
 }

@@ -123,6 +123,33 @@ describeContract('scoped search', (t) => {
     for (const h of memory) expect(h.score).toBeGreaterThan(0)
   })
 
+  it('keyword search keeps only the kinds asked for, inside the query, before the limit', async () => {
+    const { store } = t()
+    // Twelve prompts that match strongly, then a decision and a fact that match weakly: cut to 3 first and filtered
+    // after, a kind filter would find nothing.
+    const crowd = Array.from({ length: 12 }, (_, i) => promptEvent(`p-${i}`, 'deploy deploy deploy the api', { ts: T0 + i }))
+    const decision = memoryEvent('we deploy on Tuesdays after the release notes are written and reviewed by two people', {
+      kind: 'decision',
+      ts: T0 + 20 * MINUTE,
+    })
+    const fact = memoryEvent('the deploy key rotates every quarter and is kept in the team vault with the other secrets', {
+      ts: T0 + 21 * MINUTE,
+    })
+    await appendEvents(store, [...crowd, decision, fact])
+    const only = async (kinds: string[], limit: number) =>
+      idsOf(
+        store,
+        (await store.searchText({ match: '"deploy"', limit, kinds })).map((h) => h.docKey),
+      )
+    expect(await only(['decision'], 3)).toEqual([memoryId(decision)])
+    expect(sorted(await only(['decision', 'fact'], 3))).toEqual(sorted([memoryId(decision), memoryId(fact)]))
+    const prompts = await only(['prompt'], 20)
+    expect(prompts).toHaveLength(12)
+    for (const id of prompts) expect(id.startsWith('obs')).toBe(true)
+    // No kinds, or an empty list: every kind.
+    expect(await only([], 20)).toHaveLength(14)
+  })
+
   it('keyword search puts the document that matches more of the query, more often, first', async () => {
     const { store } = t()
     const strong = promptEvent('strong', 'flaky checkout test: the checkout test is flaky', { ts: T0 })

@@ -84,6 +84,7 @@ export async function searchText(db: PgDb, options: SearchTextOptions): Promise<
     where += ` AND (d.doc_key < 0 OR d.ts <= ${asOf}) AND (d.doc_key > 0 OR (m.valid_from <= ${asOf} AND (m.valid_to IS NULL OR m.valid_to > ${asOf})))`
   } else where += ' AND (d.doc_key > 0 OR d.valid_to IS NULL)'
   if (!options.includeArchived) where += ' AND (d.doc_key > 0 OR d.archived_at IS NULL)'
+  if (options.kinds && options.kinds.length > 0) where += ` AND d.kind = ANY(${p.add(options.kinds)}::text[])`
   // In stages the planner keeps apart (MATERIALIZED): each term count is read once per matching document, not once
   // per use in the formula (inlined, the score expression evaluated every jsonb lookup six times); and a document's
   // counts are decompressed once (x.tc, a copy in memory), not once per term.

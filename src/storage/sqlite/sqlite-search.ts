@@ -29,6 +29,10 @@ export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[]
       params.push(options.asOf, options.asOf, options.asOf)
     } else scope += ' AND (m.id IS NULL OR m.valid_to IS NULL)'
     if (!options.includeArchived) scope += ' AND (m.id IS NULL OR m.archived_at IS NULL)'
+    if (options.kinds && options.kinds.length > 0) {
+      scope += ` AND COALESCE(o.kind, m.kind) IN (${options.kinds.map(() => '?').join(', ')})`
+      params.push(...options.kinds)
+    }
     const ranked = `SELECT rowid AS docKey, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score FROM search_fts WHERE search_fts MATCH ? ORDER BY score DESC, rowid`
     const select = (inner: string): string =>
       `SELECT f.docKey, COALESCE(o.role, m.kind) AS role, f.score FROM (${inner}) f
