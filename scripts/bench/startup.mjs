@@ -159,6 +159,13 @@ export async function figures(ctx) {
   const empty = path.join(tmp, 'empty-home')
   const env = { ...process.env, MNEMO_HOME: empty }
   for (const k of Object.keys(env)) if (k.startsWith('MNEMO_') && k !== 'MNEMO_HOME') delete env[k]
+  // Node settings that cost every process alike, floor included, and that a user's machine rarely has: with
+  // NODE_EXTRA_CA_CERTS set (this sandbox sets it) each node process parses a CA bundle at start, ~55 ms CPU of a bare
+  // `node -e 0`'s ~85 ms, which would hide mnemo's own start-up cost in the ratio. Every figure and its floor run without them.
+  for (const k of ['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS']) {
+    if (env[k]) log(`startup: ${k} unset for every run (floor included)`)
+    delete env[k]
+  }
   const node = process.execPath
   const rows = []
   try {
