@@ -8,6 +8,7 @@ import { openMnemo } from '../../runtime/open-mnemo.js'
 import { tempDir } from '../../testing/test-mnemo.js'
 import type { StoredEvent, TextMatch } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
+import { observationText } from './sqlite-payload.js'
 import { openSqliteStore } from './sqlite-store.js'
 
 // A store written by an older mnemo (fixtures/stores/schema-<n>.db, made by scripts/make-store-fixture.mjs with the
@@ -43,9 +44,11 @@ function derivedRows(file: string, like: Recorded['derived']): Recorded['derived
   const db = new Database(file, { readonly: true })
   try {
     const read = (sql: string, columns: Record<string, unknown> | undefined) =>
-      (db.prepare(sql).all() as Record<string, unknown>[]).map((row) =>
-        columns ? Object.fromEntries(Object.keys(columns).map((k) => [k, row[k]])) : row,
-      )
+      (db.prepare(sql).all() as Record<string, unknown>[]).map((row) => {
+        // A long tool output is stored compressed since schema 12's code (observationText reads it back).
+        const read = Buffer.isBuffer(row.text) ? { ...row, text: observationText(row.text) } : row
+        return columns ? Object.fromEntries(Object.keys(columns).map((k) => [k, read[k]])) : read
+      })
     return {
       projects: read('SELECT * FROM projects ORDER BY id', like.projects[0]),
       sessions: read('SELECT * FROM sessions ORDER BY id', like.sessions[0]),

@@ -1,6 +1,7 @@
 import { ACTIVITY_SPECS, commandOf, commitMessage, fileAction, outputOf, parseTestOutput } from '../../core/facts/activity.js'
 import type { FactScope } from '../fact-store.js'
 import type { SqliteDb } from './sqlite-db.js'
+import { observationText } from './sqlite-payload.js'
 
 // The activity collections (core/facts/activity.ts) as SQL over the rows derived from the event log: each gives the
 // query compiler the same shape as fact_records (rn, id, data as JSONB, status, recorded_at, provenance).
@@ -10,17 +11,27 @@ const ISO = (ms: string): string => `strftime('%Y-%m-%dT%H:%M:%fZ', ${ms} / 1000
 /** Registers the functions the activity views call (pure, deterministic), once per connection. */
 export function registerActivityFunctions(s: SqliteDb): void {
   const fn = { deterministic: true }
-  s.db.function('mnemo_command', fn, (text: unknown) => (typeof text === 'string' ? commandOf(text) : null))
+  // An observation's text, stored as text or (a long tool output) compressed: see encodeObservationText.
+  const asText = (stored: unknown): unknown => (Buffer.isBuffer(stored) ? observationText(stored) : stored)
+  s.db.function('mnemo_command', fn, (stored: unknown) => {
+    const text = asText(stored)
+    return typeof text === 'string' ? commandOf(text) : null
+  })
   s.db.function('mnemo_file_action', fn, (tool: unknown) => (typeof tool === 'string' ? fileAction(tool) : 'other'))
-  s.db.function('mnemo_test_run', fn, (text: unknown, kind: unknown) => {
+  s.db.function('mnemo_test_run', fn, (stored: unknown, kind: unknown) => {
+    const text = asText(stored)
     if (typeof text !== 'string') return null
     const command = commandOf(text)
     const counts = parseTestOutput(outputOf(text), command)
     if (counts === undefined) return null
     return JSON.stringify({ ...counts, command, ok: kind !== 'error' && counts.failed === 0 })
   })
-  s.db.function('mnemo_commit_message', fn, (text: unknown) => (typeof text === 'string' ? (commitMessage(commandOf(text)) ?? null) : null))
-  s.db.function('mnemo_error_message', fn, (text: unknown) => {
+  s.db.function('mnemo_commit_message', fn, (stored: unknown) => {
+    const text = asText(stored)
+    return typeof text === 'string' ? (commitMessage(commandOf(text)) ?? null) : null
+  })
+  s.db.function('mnemo_error_message', fn, (stored: unknown) => {
+    const text = asText(stored)
     if (typeof text !== 'string') return null
     const out = outputOf(text) || text
     return (

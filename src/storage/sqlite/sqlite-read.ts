@@ -14,6 +14,7 @@ import {
   type MemoryRow,
   type ObservationRow,
   type SessionRow,
+  withText,
 } from './sqlite-rows.js'
 import type { SqliteDb } from './sqlite-db.js'
 
@@ -27,7 +28,7 @@ export function readEvents(s: SqliteDb, afterSeq: number, limit: number): Stored
 
 export function getObservation(s: SqliteDb, id: ObservationId | string): Observation | undefined {
   const row = s.stmt('SELECT * FROM observations WHERE id = ?').get(id) as ObservationRow | undefined
-  return row && toObservation(row)
+  return row && toObservation(withText(row))
 }
 
 export function getMemory(s: SqliteDb, id: MemoryId | string): Memory | undefined {
@@ -143,7 +144,7 @@ export function sessionObservations(s: SqliteDb, sessionId: SessionId, limit: nu
   const rows = s
     .stmt('SELECT * FROM observations WHERE session_id = ? ORDER BY ts, rowid LIMIT ?')
     .all(sessionId, limit) as ObservationRow[]
-  return rows.map(toObservation)
+  return rows.map((r) => toObservation(withText(r)))
 }
 
 export function listMemories(s: SqliteDb, options: Scope & { limit: number }): Memory[] {
@@ -198,7 +199,7 @@ export function browseObservations(s: SqliteDb, options: BrowseObservationsOptio
        WHERE ${where.join(' AND ')} ORDER BY o.event_seq ${dir}, o.rowid ${dir} LIMIT ?`,
       )
       .all(...params, options.limit) as (ObservationRow & { agent: string })[]
-    return rows.map((r) => ({ ...toObservation(r), agent: r.agent as AgentName }))
+    return rows.map((r) => ({ ...toObservation(withText(r)), agent: r.agent as AgentName }))
   })
 }
 
@@ -210,7 +211,7 @@ export function sessionObservationsPage(s: SqliteDb, sessionId: SessionId, offse
   const rows = s
     .stmt('SELECT * FROM observations WHERE session_id = ? ORDER BY ts, rowid LIMIT ? OFFSET ?')
     .all(sessionId, limit, offset) as ObservationRow[]
-  return rows.map(toObservation)
+  return rows.map((r) => toObservation(withText(r)))
 }
 
 export function observationPosition(s: SqliteDb, sessionId: SessionId, observationId: string): number | undefined {

@@ -1,6 +1,6 @@
 import { type EventRow, eventFromRow } from '../rows.js'
 import type { EventFilter, Scope, StoredEvent } from '../store.js'
-import { payloadText } from './sqlite-payload.js'
+import { observationText, payloadText } from './sqlite-payload.js'
 
 export type { EventRow, MemoryRow, ObservationRow, OldRow, SessionRow } from '../rows.js'
 export {
@@ -14,7 +14,7 @@ export {
   toSession,
   valueAfterSubject,
 } from '../rows.js'
-export { encodePayload, payloadText } from './sqlite-payload.js'
+export { encodeObservationText, encodePayload, observationText, payloadText } from './sqlite-payload.js'
 
 // The SQLite store's payload encoding (sqlite-payload.ts, re-exported) and the SQL fragments every query shares (scope conditions, delete filters);
 // the rows and their mapping to the domain types are the storage layer's (../rows.ts), re-exported here.
@@ -75,4 +75,10 @@ export function eventConditions(filter: EventFilter, alias = ''): { sql: string[
 
 export function toStoredEvent(row: EventRow): StoredEvent {
   return eventFromRow(row, JSON.parse(payloadText(row.payload)) as unknown)
+}
+
+/** `row` with its text as written (a long tool output is stored compressed: see `encodeObservationText`). */
+export function withText<R extends { text: string }>(row: R): R {
+  const stored = row.text as string | Buffer
+  return typeof stored === 'string' ? row : { ...row, text: observationText(stored) }
 }

@@ -2,7 +2,7 @@ import type { ProjectId, SessionId } from '../../core/ids.js'
 import type { EntityRef } from '../../core/types.js'
 import type { InjectionKey, InjectionWhat, Scope, SearchDoc, SearchTextOptions, TextMatch } from '../store.js'
 import type { SqliteDb } from './sqlite-db.js'
-import { docJoin, type MemoryRow, type ObservationRow, onEither, onTable, scopeWhere, splitFlags } from './sqlite-rows.js'
+import { docJoin, type MemoryRow, type ObservationRow, observationText, onEither, onTable, scopeWhere, splitFlags } from './sqlite-rows.js'
 
 // The retrieval primitives: BM25 search, vectors and LSA models, entity lookups for the graph channel, time ranges, documents and their neighbours.
 
@@ -104,6 +104,7 @@ export function docsWithoutVector(s: SqliteDb, space: string, scope: Scope, limi
         `SELECT rowid AS docKey, text FROM observations WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = observations.rowid)${inO.sql} ORDER BY rowid LIMIT ?`,
       )
       .all(space, ...inO.params, limit) as { docKey: number; text: string }[]
+    for (const o of obs) o.text = observationText(o.text)
     const mem = s
       .stmt(
         `SELECT -rowid AS docKey, text FROM memories WHERE NOT EXISTS (SELECT 1 FROM doc_vectors v WHERE v.space = ? AND v.doc_key = -memories.rowid)${inM.sql} ORDER BY rowid LIMIT ?`,
@@ -115,15 +116,16 @@ export function docsWithoutVector(s: SqliteDb, space: string, scope: Scope, limi
 
 export function projectTexts(s: SqliteDb, projectId: ProjectId, limit: number): string[] {
   return s.guard('project texts', () => {
-    const obs = s
-      .stmt('SELECT text FROM observations WHERE project_id = ? ORDER BY rowid DESC LIMIT ?')
-      .pluck()
-      .all(projectId, limit) as string[]
+    const obs = s.stmt('SELECT text FROM observations WHERE project_id = ? ORDER BY rowid DESC LIMIT ?').pluck().all(projectId, limit) as (
+      | string
+      | Buffer
+    )[]
+    const obsTexts = obs.map(observationText)
     const mem = s
       .stmt('SELECT text FROM memories WHERE project_id = ? ORDER BY rowid DESC LIMIT ?')
       .pluck()
       .all(projectId, limit) as string[]
-    return [...mem, ...obs].slice(0, limit)
+    return [...mem, ...obsTexts].slice(0, limit)
   })
 }
 
@@ -379,7 +381,7 @@ export function docs(s: SqliteDb, docKeys: readonly number[]): SearchDoc[] {
           projectId: o.project_id as ProjectId,
           sessionId: o.session_id as SessionId,
           ts: o.ts,
-          text: o.text,
+          text: observationText(o.text),
           sourceRef: o.source_ref ?? undefined,
           flags: splitFlags(o.flags),
         })

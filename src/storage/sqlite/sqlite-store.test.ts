@@ -219,6 +219,37 @@ describe('sqlite store', () => {
     }
   })
 
+  it('stores a long tool output compressed and reads it back whole through every reader', async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'texts.db')
+    const store = openSqliteStore({ path: file })
+    cleanups.push(() => store.close())
+    const output = Array.from({ length: 120 }, (_, i) => `PASS src/test-${i}.ts (${i} ms) é 🔴`).join('\n')
+    const short = 'PASS src/one.ts'
+    const tool = (text: string) => (): Derivation => ({
+      observations: [{ kind: 'tool_result', role: 'tool', tool: 'Bash', text, index: { body: text, parts: '', meta: '' }, entities: [] }],
+    })
+    await store.append([
+      { event: event('long'), derive: tool(output) },
+      { event: event('short', 2_000), derive: tool(short) },
+    ])
+    const raw = new Database(file, { readonly: true })
+    cleanups.push(() => raw.close())
+    expect(raw.prepare('SELECT typeof(text) FROM observations ORDER BY rowid').pluck().all()).toEqual(['blob', 'text'])
+    expect(output.length).toBeGreaterThan(3000)
+    const [project] = await store.listProjects()
+    const rows = await store.browseObservations({ projectIds: [project!.id], order: 'asc', limit: 10 })
+    expect(rows.map((r) => r.text)).toEqual([output, short])
+    expect((await store.getObservation(rows[0]!.id))?.text).toBe(output)
+    expect((await store.sessionObservations(rows[0]!.sessionId, 10)).map((o) => o.text)).toEqual([output, short])
+    expect((await store.sessionObservationsPage(rows[0]!.sessionId, 0, 10)).map((o) => o.text)).toEqual([output, short])
+    const [hit] = await store.searchText({ match: '"test"', limit: 5 })
+    expect((await store.docs([hit!.docKey]))[0]?.text).toBe(output)
+    expect(await store.projectTexts(project!.id, 10)).toEqual([short, output])
+    expect((await store.docsWithoutVector('space', {}, 10)).map((d) => d.text)).toEqual([output, short])
+  })
+
   it('scores a search after a delete as a store that never held the deleted document does (the index keeps no text)', async () => {
     const texts = ['alpha bravo charlie delta', 'alpha echo', 'alpha foxtrot golf hotel india', 'alpha juliet']
     const batch = texts.map((text, i) => ({ event: event(`k${i}`, 1_000 + i), derive: derive(text) }))

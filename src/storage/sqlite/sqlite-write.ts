@@ -7,6 +7,7 @@ import { applyFacts, FACT_TABLES_SQL } from './sqlite-facts.js'
 import { deleteFromIndex } from './sqlite-fts.js'
 import {
   type EventRow,
+  encodeObservationText,
   encodePayload,
   type OldRow,
   splitStoredKey,
@@ -183,7 +184,7 @@ function apply(s: SqliteDb, w: WriteContext, event: EventInput, seq: number, d: 
         o.files && o.files.length > 0 ? JSON.stringify(o.files) : null,
         o.sourceRef ?? null,
         ts,
-        o.text,
+        encodeObservationText(o.kind, o.text),
         o.flags && o.flags.length > 0 ? o.flags.join(',') : null,
         user,
         event.agent,
