@@ -2,16 +2,20 @@ import { MnemoError, invalidInput } from '../core/errors.js'
 import type { ProjectId } from '../core/ids.js'
 import { truncateGraphemes } from '../core/text.js'
 import type { Memory, Observation, Project, RecallHit, Session } from '../core/types.js'
-import type { EntityRow, Scope, Store } from '../storage/store.js'
+import type { EntityRow, Scope } from '../storage/store.js'
+import type { EngineContext } from './engine-context.js'
+import { observationAgent } from './memory-writes.js'
 
 /**
  * Reads for browsing a store (the viewer and the REST routes behind it):
- * session replay pages, provenance, the entity graph. Pure functions of a
- * store and the read-side redaction; the engine exposes them as methods.
+ * session replay pages, provenance, the entity graph. Functions of the
+ * engine's store, its reader's scope (`access`) and the read-side redaction
+ * (`readRedact`, the second pass every text gets on its way out); the engine
+ * exposes them as methods.
  */
 
-/** Read-side redaction: the second pass every text gets on its way out. */
-type Redact = (text: string) => string
+/** What these reads use of the engine. */
+type BrowseContext = Pick<EngineContext, 'store' | 'access' | 'readRedact'>
 
 /** A page of a session's steps; see {@link sessionTimeline}. */
 export interface SessionTimeline {
@@ -35,20 +39,21 @@ export interface EntityGraph {
  * (1–500), each with the ids of the memories derived from it; with `at`
  * (an observation id), also that observation's 0-based `position` in the
  * session, so a client can open the page holding it. Texts and the title
- * are redacted.
+ * are redacted; only memories the reader may see are named as derived from a step.
  *
- * @throws {MnemoError} `NOT_FOUND` — no such session, or `at` is not one of its observations.
+ * @throws {MnemoError} `NOT_FOUND` — no such session in the reader's scope, or `at` is not one of its observations.
  */
 export async function sessionTimeline(
-  store: Store,
-  redact: Redact,
+  ctx: BrowseContext,
   id: string,
   offset: number,
   limit: number,
   at?: string,
 ): Promise<SessionTimeline> {
+  const { store, readRedact: redact } = ctx
   const session = await store.getSession(id)
-  if (!session) throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
+  if (!session || !ctx.access.sees(session, session.agent))
+    throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
   let position: number | undefined
   if (at !== undefined) {
     position = await store.observationPosition(session.id, at)
@@ -60,26 +65,42 @@ export async function sessionTimeline(
     session.projectId,
     page.map((o) => o.id),
   )
-  return {
+  const result: SessionTimeline = {
     session: { ...session, ...(session.title ? { title: redact(session.title) } : {}) },
     project: await store.getProject(session.projectId),
     observations: page.map((o) => ({ ...o, text: redact(o.text), derivedMemories: derived.get(o.id) ?? [] })),
     ...(position !== undefined ? { position } : {}),
   }
+  const observations: SessionTimeline['observations'] = []
+  for (const o of result.observations) {
+    const derivedMemories: string[] = []
+    for (const m of o.derivedMemories) {
+      const memory = await store.getMemory(m)
+      if (memory !== undefined && ctx.access.sees(memory)) derivedMemories.push(m)
+    }
+    observations.push({ ...o, derivedMemories })
+  }
+  return { ...result, observations }
 }
 
 /**
  * The observations memories were derived from (provenance) that still
  * exist, each once, in time order, text redacted. Pass a version chain to
  * get the provenance of every version (a hand edit has none of its own).
+ * Memories and observations the reader may not see are left out (an
+ * imported statement may cite observations of another reader).
  */
-export async function memorySources(store: Store, redact: Redact, memories: readonly Memory[]): Promise<Observation[]> {
+export async function memorySources(ctx: BrowseContext, memories: readonly Memory[]): Promise<Observation[]> {
   const found: (Observation | undefined)[] = []
-  for (const id of new Set(memories.flatMap((m) => m.sources))) found.push(await store.getObservation(id))
-  return found
+  const sources = memories.filter((m) => ctx.access.sees(m)).flatMap((m) => m.sources)
+  for (const id of new Set(sources)) found.push(await ctx.store.getObservation(id))
+  const visible = found
     .filter((o): o is Observation => o !== undefined)
     .sort((a, b) => a.ts - b.ts)
-    .map((o) => ({ ...o, text: redact(o.text) }))
+    .map((o) => ({ ...o, text: ctx.readRedact(o.text) }))
+  const out: Observation[] = []
+  for (const o of visible) if (ctx.access.sees(o, await observationAgent(ctx, o))) out.push(o)
+  return out
 }
 
 /**
@@ -91,18 +112,19 @@ export async function memorySources(store: Store, redact: Redact, memories: read
  * 50 of those documents. Without `entity`: the entities most mentioned in
  * the newest 2000 observations, and their edges there. Bounded samples keep
  * the cost from growing with the store (scripts/bench-viewer.mjs). Node
- * `docs` counts every document that mentions the entity.
+ * `docs` counts every document that mentions the entity. Only documents in the reader's scope are sampled.
  *
  * @param limit - Neighbours at most, 1–100.
  * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
  */
 export async function entityGraph(
-  store: Store,
-  redact: Redact,
-  scope: Scope & { projectIds: readonly ProjectId[] },
+  ctx: BrowseContext,
+  projectIds: readonly ProjectId[],
   entity: string | undefined,
   limit: number,
 ): Promise<EntityGraph> {
+  const { store, readRedact: redact } = ctx
+  const scope: Scope & { projectIds: readonly ProjectId[] } = { projectIds, ...ctx.access.who() }
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw invalidInput('limit', `limit must be an integer 1–100 (got ${limit})`)
   const asked = entity?.trim()
   const center = asked ? (await store.searchEntities(scope, asked, 1))[0] : undefined

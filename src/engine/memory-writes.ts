@@ -22,7 +22,7 @@ import { userProject } from './projects.js'
 import { derivedMemoryIds, forgetMemoryEvents } from './forgetting.js'
 import { runRecall } from './recall-pipeline.js'
 
-// The bodies of MnemoEngine's memory writes (remember, edit, pin/archive) and deletes (forget, scoped
+// The bodies of MnemoEngine's memory writes (remember, edit, move, pin/archive) and deletes (forget, scoped
 // delete); the engine's methods carry their contracts.
 
 /** Longest memory text, in characters. */
@@ -344,6 +344,26 @@ export async function editMemory(ctx: EngineContext, id: string, text: string, a
   await ctx.store.audit({ at: ctx.clock.now(), actor, action: 'edit', target: id, count: 1, details: { newVersion: memory.id } })
   // A correction keeps what the person decided about the memory: pinned stays pinned.
   return old.pinned && !memory.pinned ? await setMemoryState(ctx, memory.id, 'pin') : { ...memory, text: ctx.readRedact(memory.text) }
+}
+
+/** `MnemoEngine.move`. */
+export async function move(ctx: EngineContext, id: string, to: 'user' | ProjectRef): Promise<{ memory: Memory; from: string }> {
+  const old = await ctx.store.getMemory(id)
+  if (!old || !ctx.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  if (old.validTo !== undefined)
+    throw new MnemoError('CONFLICT', `${id} is not current (replaced by ${old.supersededBy ?? 'a newer version'}); move the current one`, {
+      details: { kind: 'memory', id },
+    })
+  ctx.access.assertOwn(old)
+  const target = to === 'user' ? userProject(ctx.access.user) : to
+  if ((await ctx.store.getProject(old.projectId))?.root === target.root) throw invalidInput('to', `${id} is already in ${target.name}`)
+  const { memory } = await remember(ctx, old.text, {
+    kind: old.kind,
+    ...(to === 'user' ? { scope: 'user' as const } : { project: to }),
+    ...(old.agent !== undefined ? { agent: old.agent } : {}),
+  })
+  await forget(ctx, id, 'move')
+  return { memory, from: id }
 }
 
 /** The agent of an observation's session (for the agent scope). */

@@ -8,7 +8,7 @@ import { DEFAULT_PROMPT_BUDGET, MAX_PROMPT_BUDGET, MIN_PROMPT_BUDGET, type Promp
 import type { GateConfig } from '../context/relevance-gate.js'
 import type { Clock } from '../core/clock.js'
 import { invalidInput, MnemoError } from '../core/errors.js'
-import type { ProjectId, SessionId } from '../core/ids.js'
+import type { ProjectId } from '../core/ids.js'
 import { stripTerminalControls } from '../core/text.js'
 import type {
   AgentName,
@@ -38,18 +38,21 @@ import { readExport, writeExport } from './export-io.js'
 import { EngineFacts } from './facts.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
 import { DERIVATION_VERSION, indexEvent } from './index-event.js'
-import { deleteScope, editMemory, type ForgetResult, forget, observationAgent, remember, setMemoryState } from './memory-writes.js'
-import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects, userProject } from './projects.js'
+import { deleteScope, editMemory, type ForgetResult, forget, move, remember, setMemoryState } from './memory-writes.js'
+import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects } from './projects.js'
+import { fileHints, type HookInjection, hookInjection, type PromptRecallResult, promptRecall, type SessionRef } from './prompt-recall.js'
 import {
-  fileHints,
-  type HookInjection,
-  hookInjection,
-  noteInjected,
-  type PromptRecallResult,
-  promptRecall,
-  type SessionRef,
-} from './prompt-recall.js'
-import { buildContext, type ShowResult, show } from './reads.js'
+  browseMemories,
+  browseObservations,
+  context,
+  currentMemories,
+  history,
+  lastActivityAt,
+  type ShowResult,
+  sessions,
+  show,
+  stats,
+} from './reads.js'
 import type { RecallHits, RecallOptions } from './recall.js'
 import { DEFAULT_RECALL_CONFIG, type RecallConfig } from './recall-pipeline.js'
 
@@ -456,25 +459,8 @@ export class MnemoEngine {
    * @throws {MnemoError} `CONFLICT` — not the current version, or another user's or a shared memory this reader cannot change.
    * @throws {MnemoError} `INVALID_INPUT` — it is already there.
    */
-  async move(id: string, to: 'user' | ProjectRef): Promise<{ memory: Memory; from: string }> {
-    const old = await this.store.getMemory(id)
-    if (!old || !this.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
-    if (old.validTo !== undefined)
-      throw new MnemoError(
-        'CONFLICT',
-        `${id} is not current (replaced by ${old.supersededBy ?? 'a newer version'}); move the current one`,
-        { details: { kind: 'memory', id } },
-      )
-    this.access.assertOwn(old)
-    const target = to === 'user' ? userProject(this.user) : to
-    if ((await this.store.getProject(old.projectId))?.root === target.root) throw invalidInput('to', `${id} is already in ${target.name}`)
-    const { memory } = await remember(this.ctx, old.text, {
-      kind: old.kind,
-      ...(to === 'user' ? { scope: 'user' as const } : { project: to }),
-      ...(old.agent !== undefined ? { agent: old.agent } : {}),
-    })
-    await forget(this.ctx, id, 'move')
-    return { memory, from: id }
+  move(id: string, to: 'user' | ProjectRef): Promise<{ memory: Memory; from: string }> {
+    return move(this.ctx, id, to)
   }
 
   /**
@@ -550,24 +536,14 @@ export class MnemoEngine {
     return setMemoryState(this.ctx, id, op)
   }
 
-  /** The agent of an observation's session (for the agent scope). */
-  private observationAgent(o: { sessionId: SessionId }): Promise<AgentName | undefined> {
-    return observationAgent(this.ctx, o)
-  }
-
   /** A project's current, unarchived memories, pinned first then newest, text redacted. */
-  async currentMemories(projectId: ProjectId, limit = 50): Promise<Memory[]> {
-    return (await this.store.listMemories({ projectIds: [projectId], limit, ...this.access.who() })).map((m) => ({
-      ...m,
-      text: this.readRedact(m.text),
-    }))
+  currentMemories(projectId: ProjectId, limit = 50): Promise<Memory[]> {
+    return currentMemories(this.ctx, projectId, limit)
   }
 
   /** A memory's version chain, oldest first (what it superseded and what superseded it). */
-  async history(id: string): Promise<Memory[]> {
-    const chain = (await this.store.memoryHistory(id)).filter((m) => this.access.sees(m))
-    if (chain.length === 0) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
-    return chain.map((m) => ({ ...m, text: this.readRedact(m.text) }))
+  history(id: string): Promise<Memory[]> {
+    return history(this.ctx, id)
   }
 
   /**
@@ -587,19 +563,8 @@ export class MnemoEngine {
    *   await mnemo.close()
    * }
    */
-  async sessions(options: { projectIds?: readonly ProjectId[]; limit?: number; offset?: number } = {}): Promise<Session[]> {
-    const limit = options.limit ?? 50
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
-    // mnemo's own operations (remember, consolidation) are logged under a bookkeeping session per project: not an agent's session.
-    return (
-      await this.store.listSessions({
-        limit,
-        offset: options.offset ?? 0,
-        excludeAgent: 'mnemo',
-        ...(options.projectIds ? { projectIds: options.projectIds } : {}),
-        ...this.access.who(),
-      })
-    ).map((s) => (s.title !== undefined ? { ...s, title: this.readRedact(s.title) } : s))
+  sessions(options: { projectIds?: readonly ProjectId[]; limit?: number; offset?: number } = {}): Promise<Session[]> {
+    return sessions(this.ctx, options)
   }
 
   /**
@@ -610,18 +575,10 @@ export class MnemoEngine {
    *
    * @param options.limit - 1–500.
    */
-  async browseObservations(
+  browseObservations(
     options: Omit<BrowseObservationsOptions, 'limit'> & { limit: number },
   ): Promise<(Observation & { agent: AgentName })[]> {
-    if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > 500)
-      throw invalidInput('limit', `limit must be an integer 1–500 (got ${options.limit})`)
-    const { agent: only, ...who } = this.access.who()
-    // Under agent isolation an agent's surface sees its own rows only, whatever agent filter it asks for.
-    if (only !== undefined && options.agent !== undefined && options.agent !== only) return []
-    return (await this.store.browseObservations({ ...options, ...who, ...(only !== undefined ? { agent: only } : {}) })).map((o) => ({
-      ...o,
-      text: this.readRedact(o.text),
-    }))
+    return browseObservations(this.ctx, options)
   }
 
   /** The sequence number of the newest logged event (0 for an empty store). */
@@ -636,41 +593,18 @@ export class MnemoEngine {
    *
    * @throws {MnemoError} `NOT_FOUND` — no such session, or `at` is not one of its observations.
    */
-  async sessionTimeline(id: string, offset: number, limit: number, at?: string): Promise<SessionTimeline> {
-    const session = await this.store.getSession(id)
-    if (session && !this.access.sees(session, session.agent))
-      throw new MnemoError('NOT_FOUND', `no session with id ${id}`, { details: { kind: 'session', id } })
-    const timeline = await sessionTimeline(this.store, (t) => this.readRedact(t), id, offset, limit, at)
-    // Only memories this reader may see are named as derived from a step.
-    const observations: SessionTimeline['observations'] = []
-    for (const o of timeline.observations) {
-      const derivedMemories: string[] = []
-      for (const m of o.derivedMemories) {
-        const memory = await this.store.getMemory(m)
-        if (memory !== undefined && this.access.sees(memory)) derivedMemories.push(m)
-      }
-      observations.push({ ...o, derivedMemories })
-    }
-    return { ...timeline, observations }
+  sessionTimeline(id: string, offset: number, limit: number, at?: string): Promise<SessionTimeline> {
+    return sessionTimeline(this.ctx, id, offset, limit, at)
   }
 
   /** A page of a project's memories by kind and state (all versions with `state: 'all'`), pinned first then newest, text redacted. */
-  async browseMemories(options: BrowseMemoriesOptions): Promise<{ memories: Memory[]; total: number }> {
-    const page = await this.store.browseMemories({ ...options, ...this.access.who() })
-    return { total: page.total, memories: page.memories.map((m) => ({ ...m, text: this.readRedact(m.text) })) }
+  browseMemories(options: BrowseMemoriesOptions): Promise<{ memories: Memory[]; total: number }> {
+    return browseMemories(this.ctx, options)
   }
 
   /** The observations memories were derived from that still exist, each once, oldest first; see `memorySources` in browse.ts. */
-  async memorySources(memories: readonly Memory[]): Promise<Observation[]> {
-    // A memory's provenance may name observations this reader cannot see (an imported statement citing them): those are left out.
-    const sources = await memorySources(
-      this.store,
-      (t) => this.readRedact(t),
-      memories.filter((m) => this.access.sees(m)),
-    )
-    const out: Observation[] = []
-    for (const o of sources) if (this.access.sees(o, await this.observationAgent(o))) out.push(o)
-    return out
+  memorySources(memories: readonly Memory[]): Promise<Observation[]> {
+    return memorySources(this.ctx, memories)
   }
 
   /**
@@ -694,7 +628,7 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — limit out of range.
    */
   entityGraph(projectIds: readonly ProjectId[], entity: string | undefined, limit: number): Promise<EntityGraph> {
-    return entityGraph(this.store, (t) => this.readRedact(t), { projectIds, ...this.access.who() }, entity, limit)
+    return entityGraph(this.ctx, projectIds, entity, limit)
   }
 
   /**
@@ -740,7 +674,7 @@ export class MnemoEngine {
    *   await mnemo.close()
    * }
    */
-  async context(
+  context(
     options: {
       project?: ProjectRef
       budgetTokens?: number
@@ -748,20 +682,7 @@ export class MnemoEngine {
       recordFor?: { agent: string; sessionKey: string }
     } = {},
   ): Promise<ContextBlock & { project: string; notRecorded?: MnemoError }> {
-    const { sourceIds, ...block } = await buildContext(this.ctx, options, this.facts.dependencies)
-    if (options.recordFor && block.text !== '') {
-      const session = { ...options.recordFor, project: options.project ?? (await this.projectForPath(this.cwd, { workingDir: true })) }
-      const rows = [...block.memoryIds, ...block.sessionIds, ...sourceIds].map((itemId) => ({ itemId, what: 'item' as const }))
-      try {
-        // What SessionStart showed is never repeated by a later prompt, and is corrected when it changes.
-        await this.ctx.store.withoutLockWait(() => noteInjected(this.ctx, session, rows))
-      } catch (error) {
-        // A session waits for its block, never for another process's write: the block goes out unrecorded.
-        if (!MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
-        return { ...block, notRecorded: error }
-      }
-    }
-    return block
+    return context(this.ctx, options, this.facts.dependencies)
   }
 
   /**
@@ -856,8 +777,8 @@ export class MnemoEngine {
   }
 
   /** When anything was last captured or stated in a project (an agent's session or a remembered memory), epoch ms; undefined when nothing this reader sees. */
-  async lastActivityAt(projectId: ProjectId): Promise<number | undefined> {
-    return (await this.store.listSessions({ limit: 1, offset: 0, projectIds: [projectId], ...this.access.who() }))[0]?.lastEventAt
+  lastActivityAt(projectId: ProjectId): Promise<number | undefined> {
+    return lastActivityAt(this.ctx, projectId)
   }
 
   /** The projects this reader is told about, by name; see `listProjects` in projects.ts. */
@@ -1139,13 +1060,8 @@ export class MnemoEngine {
    * isolation its own rows and agent-less ones, with their projects (see `listProjects`) and
    * latest capture. `bytes` is the database file's size either way.
    */
-  async stats(): Promise<StoreStats> {
-    const all = await this.store.stats()
-    const who = this.access.who()
-    if ((this.user === undefined || this.access.allUsers) && who.agent === undefined) return all
-    const counts = await this.store.scopeCounts(undefined, who.user, who.agent)
-    const latest = (await this.sessions({ limit: 1 }))[0]
-    return { ...counts, projects: (await this.listProjects()).length, lastEventAt: latest?.lastEventAt, bytes: all.bytes }
+  stats(): Promise<StoreStats> {
+    return stats(this.ctx)
   }
 
   integrityCheck(): Promise<string> {

@@ -1,7 +1,8 @@
 import { invalidInput, MnemoError } from '../core/errors.js'
-import { idPrefix, type SessionId } from '../core/ids.js'
+import { idPrefix, type ProjectId, type SessionId } from '../core/ids.js'
 import {
   MIN_CONTEXT_BUDGET,
+  type AgentName,
   type ContextBlock,
   type Memory,
   type Observation,
@@ -11,13 +12,15 @@ import {
 } from '../core/types.js'
 import { assembleContext } from '../context/context-block.js'
 import { digestSession, type SessionDigest } from '../lifecycle/session-summary.js'
-import type { Store } from '../storage/store.js'
+import type { BrowseMemoriesOptions, BrowseObservationsOptions, Store, StoreStats } from '../storage/store.js'
 import type { EngineContext } from './engine-context.js'
 import type { FactDependencies } from './fact-dependencies.js'
 import { observationAgent } from './memory-writes.js'
-import { projectForPath, userProjectId, withUserProject } from './projects.js'
+import { listProjects, projectForPath, userProjectId, withUserProject } from './projects.js'
+import { noteInjected } from './prompt-recall.js'
 
-// The bodies of MnemoEngine's `show` and `context`; the engine's methods carry their contracts.
+// The bodies of MnemoEngine's reads (show, context, memories, sessions, observations, counts); the engine's methods
+// carry their contracts.
 
 /** A session with its observations, for `show`. */
 export interface SessionDetail {
@@ -70,6 +73,77 @@ export async function show(ctx: EngineContext, id: string): Promise<ShowResult> 
   throw new MnemoError('NOT_FOUND', `no ${kind} with id ${id}`, { details: { kind, id } })
 }
 
+/** `MnemoEngine.currentMemories`. */
+export async function currentMemories(ctx: EngineContext, projectId: ProjectId, limit: number): Promise<Memory[]> {
+  return (await ctx.store.listMemories({ projectIds: [projectId], limit, ...ctx.access.who() })).map((m) => ({
+    ...m,
+    text: ctx.readRedact(m.text),
+  }))
+}
+
+/** `MnemoEngine.history`. */
+export async function history(ctx: EngineContext, id: string): Promise<Memory[]> {
+  const chain = (await ctx.store.memoryHistory(id)).filter((m) => ctx.access.sees(m))
+  if (chain.length === 0) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  return chain.map((m) => ({ ...m, text: ctx.readRedact(m.text) }))
+}
+
+/** `MnemoEngine.sessions`. */
+export async function sessions(
+  ctx: EngineContext,
+  options: { projectIds?: readonly ProjectId[]; limit?: number; offset?: number },
+): Promise<Session[]> {
+  const limit = options.limit ?? 50
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw invalidInput('limit', `limit must be an integer 1–1000 (got ${limit})`)
+  // mnemo's own operations (remember, consolidation) are logged under a bookkeeping session per project: not an agent's session.
+  return (
+    await ctx.store.listSessions({
+      limit,
+      offset: options.offset ?? 0,
+      excludeAgent: 'mnemo',
+      ...(options.projectIds ? { projectIds: options.projectIds } : {}),
+      ...ctx.access.who(),
+    })
+  ).map((s) => (s.title !== undefined ? { ...s, title: ctx.readRedact(s.title) } : s))
+}
+
+/** `MnemoEngine.browseObservations`. */
+export async function browseObservations(
+  ctx: EngineContext,
+  options: Omit<BrowseObservationsOptions, 'limit'> & { limit: number },
+): Promise<(Observation & { agent: AgentName })[]> {
+  if (!Number.isInteger(options.limit) || options.limit < 1 || options.limit > 500)
+    throw invalidInput('limit', `limit must be an integer 1–500 (got ${options.limit})`)
+  const { agent: only, ...who } = ctx.access.who()
+  // Under agent isolation an agent's surface sees its own rows only, whatever agent filter it asks for.
+  if (only !== undefined && options.agent !== undefined && options.agent !== only) return []
+  return (await ctx.store.browseObservations({ ...options, ...who, ...(only !== undefined ? { agent: only } : {}) })).map((o) => ({
+    ...o,
+    text: ctx.readRedact(o.text),
+  }))
+}
+
+/** `MnemoEngine.browseMemories`. */
+export async function browseMemories(ctx: EngineContext, options: BrowseMemoriesOptions): Promise<{ memories: Memory[]; total: number }> {
+  const page = await ctx.store.browseMemories({ ...options, ...ctx.access.who() })
+  return { total: page.total, memories: page.memories.map((m) => ({ ...m, text: ctx.readRedact(m.text) })) }
+}
+
+/** `MnemoEngine.lastActivityAt`. */
+export async function lastActivityAt(ctx: EngineContext, projectId: ProjectId): Promise<number | undefined> {
+  return (await ctx.store.listSessions({ limit: 1, offset: 0, projectIds: [projectId], ...ctx.access.who() }))[0]?.lastEventAt
+}
+
+/** `MnemoEngine.stats`. */
+export async function stats(ctx: EngineContext): Promise<StoreStats> {
+  const all = await ctx.store.stats()
+  const who = ctx.access.who()
+  if ((ctx.access.user === undefined || ctx.access.allUsers) && who.agent === undefined) return all
+  const counts = await ctx.store.scopeCounts(undefined, who.user, who.agent)
+  const latest = (await sessions(ctx, { limit: 1 }))[0]
+  return { ...counts, projects: (await listProjects(ctx)).length, lastEventAt: latest?.lastEventAt, bytes: all.bytes }
+}
+
 /** How many of a session's first and last observations its context digest reads (the rest of a long session is skipped). */
 const DIGEST_HEAD = 50
 const DIGEST_TAIL = 350
@@ -87,8 +161,30 @@ export async function sessionSample(store: Store, session: Session, head: number
       ]
 }
 
-/** `MnemoEngine.context`. */
-export async function buildContext(
+/** `MnemoEngine.context`: the block, recorded for `recordFor`'s session when asked. */
+export async function context(
+  ctx: EngineContext,
+  options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string; recordFor?: { agent: string; sessionKey: string } },
+  dependencies?: FactDependencies,
+): Promise<ContextBlock & { project: string; notRecorded?: MnemoError }> {
+  const { sourceIds, ...block } = await buildContext(ctx, options, dependencies)
+  if (options.recordFor && block.text !== '') {
+    const session = { ...options.recordFor, project: options.project ?? (await projectForPath(ctx.store, ctx.cwd, { workingDir: true })) }
+    const rows = [...block.memoryIds, ...block.sessionIds, ...sourceIds].map((itemId) => ({ itemId, what: 'item' as const }))
+    try {
+      // What SessionStart showed is never repeated by a later prompt, and is corrected when it changes.
+      await ctx.store.withoutLockWait(() => noteInjected(ctx, session, rows))
+    } catch (error) {
+      // A session waits for its block, never for another process's write: the block goes out unrecorded.
+      if (!MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
+      return { ...block, notRecorded: error }
+    }
+  }
+  return block
+}
+
+/** The context block and the observations its digests quote (`context` records them with the block). */
+async function buildContext(
   ctx: EngineContext,
   options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string },
   dependencies?: FactDependencies,
