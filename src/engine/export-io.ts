@@ -5,8 +5,79 @@ import { ownEvent, ownKey } from '../core/user.js'
 import { redactValue } from '../capture/redact.js'
 import { defaultRedactor, sanitizePayload } from '../capture/sanitize.js'
 import { DEFAULT_CAPS } from '../core/text.js'
+import type { Project } from '../core/types.js'
 import type { Derivation, Store } from '../storage/store.js'
-import { auditRecord, eventRecord, EXPORT_FORMAT, EXPORT_VERSION, type ExportManifest } from './export.js'
+import type { EngineContext } from './engine-context.js'
+import {
+  auditRecord,
+  EXPORT_FORMAT,
+  EXPORT_VERSION,
+  type ExportManifest,
+  eventRecord,
+  markdownFileBase,
+  memoriesMarkdown,
+} from './export.js'
+import { listProjects } from './projects.js'
+
+/** What importing a mnemo export did: events stored and already there, observations derived, the manifest read. */
+export interface ExportImportReport {
+  events: number
+  duplicates: number
+  observations: number
+  covered: number
+  tombstones: number
+  audit: number
+  manifest: ExportManifest
+}
+
+/** `MnemoEngine.exportJsonl`. */
+export async function exportJsonl(
+  ctx: EngineContext,
+  write: (line: string) => void,
+  scope: { project?: Project },
+): Promise<ExportManifest> {
+  if (ctx.access.who().agent !== undefined) {
+    // The raw log holds every agent's events of the user: under agent isolation an agent gets the Markdown export only.
+    throw new MnemoError(
+      'FORBIDDEN',
+      `under agent isolation (MNEMO_AGENT_SCOPE=own) ${ctx.access.agent} may export Markdown only: the JSONL export is the raw log of every agent`,
+      {
+        details: { action: 'export' },
+      },
+    )
+  }
+  return await writeExport(ctx.store, ctx.clock, write, {
+    ...(scope.project ? { projectRoot: scope.project.root } : {}),
+    ...(ctx.access.allUsers ? {} : { user: ctx.access.user ?? null }),
+  })
+}
+
+/** `MnemoEngine.importExport`. */
+export function importExport(ctx: EngineContext, text: string, file: string): Promise<ExportImportReport> {
+  return readExport(ctx.store, ctx.clock, ctx.derive, text, file, ctx.access.allUsers ? undefined : { user: ctx.access.user })
+}
+
+/** `MnemoEngine.exportMarkdown`. */
+export async function exportMarkdown(ctx: EngineContext, scope: { project?: Project }): Promise<Map<string, string>> {
+  const projects = scope.project ? [scope.project] : await listProjects(ctx)
+  const out = new Map<string, string>()
+  for (const p of projects) {
+    const all = (await ctx.store.allMemories(p.id)).filter((m) => ctx.access.sees(m)).map((m) => ({ ...m, text: ctx.readRedact(m.text) }))
+    const base = markdownFileBase(p.name)
+    let name = `${base}.md`
+    for (let i = 2; out.has(name); i++) name = `${base}-${i}.md`
+    out.set(
+      name,
+      memoriesMarkdown(
+        p,
+        all.filter((m) => m.validTo === undefined),
+        all.filter((m) => m.validTo !== undefined),
+        ctx.clock.now(),
+      ),
+    )
+  }
+  return out
+}
 
 /**
  * Writes the store (or one project) in mnemo's export format
@@ -85,15 +156,7 @@ export async function readExport(
   text: string,
   file: string,
   owner?: { user: string | undefined },
-): Promise<{
-  events: number
-  duplicates: number
-  observations: number
-  covered: number
-  tombstones: number
-  audit: number
-  manifest: ExportManifest
-}> {
+): Promise<ExportImportReport> {
   const { parseExport } = await import('./export-parse.js')
   const parsed = parseExport(text, file)
   const wasEmpty = (await store.stats()).events === 0

@@ -125,3 +125,20 @@ export function memoriesMarkdown(project: Project, current: readonly Memory[], s
   if (current.length === 0 && superseded.length === 0) lines.push('_No memories yet._', '')
   return lines.join('\n')
 }
+
+/**
+ * A project name as a file name that keeps it readable in any script (`注文サービス`, `café-api`): NFC,
+ * only the characters file systems refuse or treat specially (`/ \\ : * ? " < > |`, control characters,
+ * leading dots and trailing dots or spaces) replaced by `_`, at most 100 characters.
+ */
+export function markdownFileBase(projectName: string): string {
+  const safe = [
+    ...projectName
+      .normalize('NFC')
+      .replace(/[/\\:*?"<>|\p{Cc}]+/gu, '_')
+      .replace(/^[.\s]+|[.\s]+$/g, ''),
+  ]
+    .slice(0, 100)
+    .join('')
+  return safe === '' || /^_+$/.test(safe) ? 'project' : safe
+}

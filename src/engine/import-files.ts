@@ -19,7 +19,9 @@ import {
 } from '../capture/opencode-storage.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { detectTranscriptFormat } from '../capture/transcript-format.js'
-
+import type { EngineContext } from './engine-context.js'
+import { isMnemoExport } from './export.js'
+import { importExport } from './export-io.js'
 import type { ImportFormat } from './import-format.js'
 
 export { IMPORT_FORMATS, toImportFormat, type ImportFormat } from './import-format.js'
@@ -92,7 +94,7 @@ function isSqliteFile(file: string): boolean {
  * folder, a Cursor or OpenCode SQLite file) rather than a text file: such an
  * entry is never read whole as text.
  */
-export function isStoreImport(file: string): boolean {
+function isStoreImport(file: string): boolean {
   try {
     return statSync(file).isDirectory() || isSqliteFile(file)
   } catch {
@@ -339,7 +341,7 @@ export interface ImportReport {
  * @param target - What the user named (for messages).
  * @throws {MnemoError} `IMPORT_FAILED` — not one valid record in any file (the message names the first file's problem).
  */
-export async function importFiles(
+async function importFiles(
   target: string,
   files: readonly string[],
   format: ImportFormat,
@@ -402,4 +404,55 @@ export async function importFiles(
     )
   }
   return report
+}
+
+/** `MnemoEngine.importPath`: a mnemo export through `importExport`, anything else through `importFiles`. */
+export async function importPath(
+  ctx: EngineContext,
+  target: string,
+  options: { format?: ImportFormat; project?: ProjectRef },
+): Promise<ImportReport> {
+  const files = listImportFiles(target)
+  // A folder or a database (an agent's session store) is never a mnemo export: it is not read as text.
+  if (
+    files.length === 1 &&
+    !isStoreImport(files[0]!) &&
+    (options.format === undefined || options.format === 'auto' || options.format === 'mnemo')
+  ) {
+    const text = readFileSync(files[0]!, 'utf8')
+    if (options.format === 'mnemo' || isMnemoExport(text)) {
+      const r = await importExport(ctx, text, files[0]!)
+      const observations = r.observations
+      return {
+        files: [
+          {
+            file: files[0]!,
+            format: 'mnemo',
+            read: r.manifest.counts.events,
+            imported: r.events,
+            duplicates: r.duplicates,
+            observations,
+            covered: r.covered,
+            skipped: [],
+            unknownTypes: {},
+          },
+        ],
+        read: r.manifest.counts.events,
+        imported: r.events,
+        duplicates: r.duplicates,
+        observations,
+        covered: r.covered,
+        skipped: 0,
+        unknown: 0,
+      }
+    }
+  }
+  // A Gemini session names its project only by a hash of its root: try the folder we run in and the projects already known.
+  const candidateRoots = [process.cwd(), ...(await ctx.store.listProjects()).map((p) => p.root).filter((r) => r.startsWith('/'))]
+  return importFiles(target, files, options.format ?? 'auto', {
+    ...(ctx.redact ? { redact: ctx.redact } : {}),
+    ...(options.project ? { project: options.project } : {}),
+    candidateRoots,
+    append: (events) => ctx.append(ctx.access.own(events)),
+  })
 }

@@ -1,7 +1,5 @@
-import { captureClaudeHook } from '../capture/claude-hook.js'
 import { deriveEvent } from '../capture/derive.js'
 import { foldPayload } from '../capture/folded.js'
-import { resolveProjectRoot } from '../capture/project.js'
 import { redactSecrets, redactValue } from '../capture/redact.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { DEFAULT_PROMPT_BUDGET, MAX_PROMPT_BUDGET, MIN_PROMPT_BUDGET, type PromptBlock } from '../context/prompt-block.js'
@@ -23,7 +21,7 @@ import type {
   Session,
 } from '../core/types.js'
 import { CHANNEL_NAMES, type ChannelName } from '../core/types.js'
-import { checkUserName, ownKey } from '../core/user.js'
+import { checkUserName } from '../core/user.js'
 import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
 import type { Embedder } from '../providers/embedder.js'
 import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Store, StoreStats } from '../storage/store.js'
@@ -33,13 +31,14 @@ import type { BuiltinVectors } from './builtin-vectors.js'
 import type { ConsolidationOptions, ConsolidationReport } from './consolidation.js'
 import type { MigrationReport } from './migrate-store.js'
 import type { EngineContext } from './engine-context.js'
-import { type ExportManifest, isMnemoExport, memoriesMarkdown } from './export.js'
-import { readExport, writeExport } from './export-io.js'
+import type { ExportManifest } from './export.js'
+import { type ExportImportReport, exportJsonl, exportMarkdown, importExport } from './export-io.js'
 import { EngineFacts } from './facts.js'
+import { captureHook } from './hook-capture.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
 import { DERIVATION_VERSION, indexEvent } from './index-event.js'
 import { deleteScope, editMemory, type ForgetResult, forget, move, remember, setMemoryState } from './memory-writes.js'
-import { clientProject, listProjects, projectForPath, projectForWrite, resolveProjects } from './projects.js'
+import { listProjects, projectForPath, projectForWrite, resolveProjects } from './projects.js'
 import { fileHints, type HookInjection, hookInjection, type PromptRecallResult, promptRecall, type SessionRef } from './prompt-recall.js'
 import {
   browseMemories,
@@ -150,6 +149,7 @@ export class MnemoEngine {
       recallConfig: this.recallConfig,
       timeZone: this.timeZone,
       contextBudgetTokens: this.contextBudgetTokens,
+      derive: (event) => this.derive(event),
       append: (events) => this.append(events),
       rebuild: () => this.rebuild(),
       rederiveSession: (session) => this.store.rederiveSession(session, (event) => this.derive(event)),
@@ -286,29 +286,14 @@ export class MnemoEngine {
    *   await mnemo.close()
    * }
    */
-  async captureHook(
+  captureHook(
     eventName: string,
     stdin: string,
     agent: HookAgent = 'claude-code',
     at?: number,
     projectRoot?: string,
   ): Promise<{ stored: boolean; project: ProjectRef; sessionKey?: string; skipped?: string; note?: string; event?: string }> {
-    const captured = captureClaudeHook(eventName, stdin, at ?? this.clock.now(), {
-      agent,
-      ...(this.redact ? { redact: this.redact } : {}),
-      // Capture uses the project's identity alone (git top-level, else the folder): never a guess from what was captured
-      // before. A team server is told the root the client resolved, where the folder exists.
-      resolveProject: (cwd) => (projectRoot !== undefined ? clientProject(projectRoot, cwd) : resolveProjectRoot(cwd)),
-      defaultCwd: this.cwd,
-    })
-    const noted = captured.note !== undefined ? { note: captured.note } : {}
-    if ('skip' in captured)
-      return { stored: false, project: await this.projectForPath(this.cwd, { workingDir: true }), skipped: captured.skip, ...noted }
-    const [event] = this.access.own([captured.event])
-    const sameAs = captured.sameAs?.map((key) => ownKey(key, this.user))
-    const result = await this.store.append([{ event: event!, derive: () => this.derive(event!), ...(sameAs ? { sameAs } : {}) }])
-    const renamed = captured.note !== undefined && captured.event.type !== eventName ? { event: captured.event.type } : {}
-    return { stored: result.inserted === 1, project: captured.event.project, sessionKey: captured.event.sessionKey, ...noted, ...renamed }
+    return captureHook(this.ctx, eventName, stdin, agent, at, projectRoot)
   }
 
   /** The project a path names, for reads; see `projectForPath` in projects.ts (`workingDir`: `p` is where a command or agent runs). */
@@ -324,51 +309,8 @@ export class MnemoEngine {
    */
   async importPath(target: string, options: { format?: ImportFormat; project?: ProjectRef } = {}): Promise<ImportReport> {
     // Loaded on demand: the parsers (and the date parser LoCoMo needs) are heavy for hook start-up.
-    const { importFiles, isStoreImport, listImportFiles } = await import('./import-files.js')
-    const files = listImportFiles(target)
-    // A folder or a database (an agent's session store) is never a mnemo export: it is not read as text.
-    if (
-      files.length === 1 &&
-      !isStoreImport(files[0]!) &&
-      (options.format === undefined || options.format === 'auto' || options.format === 'mnemo')
-    ) {
-      const { readFileSync } = await import('node:fs')
-      const text = readFileSync(files[0]!, 'utf8')
-      if (options.format === 'mnemo' || isMnemoExport(text)) {
-        const r = await this.importExport(text, files[0]!)
-        const observations = r.observations
-        return {
-          files: [
-            {
-              file: files[0]!,
-              format: 'mnemo',
-              read: r.manifest.counts.events,
-              imported: r.events,
-              duplicates: r.duplicates,
-              observations,
-              covered: r.covered,
-              skipped: [],
-              unknownTypes: {},
-            },
-          ],
-          read: r.manifest.counts.events,
-          imported: r.events,
-          duplicates: r.duplicates,
-          observations,
-          covered: r.covered,
-          skipped: 0,
-          unknown: 0,
-        }
-      }
-    }
-    // A Gemini session names its project only by a hash of its root: try the folder we run in and the projects already known.
-    const candidateRoots = [process.cwd(), ...(await this.store.listProjects()).map((p) => p.root).filter((r) => r.startsWith('/'))]
-    return importFiles(target, files, options.format ?? 'auto', {
-      ...(this.redact ? { redact: this.redact } : {}),
-      ...(options.project ? { project: options.project } : {}),
-      candidateRoots,
-      append: (events) => this.append(this.access.own(events)),
-    })
+    const { importPath } = await import('./import-files.js')
+    return importPath(this.ctx, target, options)
   }
 
   /**
@@ -834,21 +776,8 @@ export class MnemoEngine {
    * @returns The manifest written.
    * @throws {MnemoError} `FORBIDDEN` — an agent's engine under agent isolation (the log holds every agent's events).
    */
-  async exportJsonl(write: (line: string) => void, scope: { project?: Project } = {}): Promise<ExportManifest> {
-    if (this.access.who().agent !== undefined) {
-      // The raw log holds every agent's events of the user: under agent isolation an agent gets the Markdown export only.
-      throw new MnemoError(
-        'FORBIDDEN',
-        `under agent isolation (MNEMO_AGENT_SCOPE=own) ${this.agent} may export Markdown only: the JSONL export is the raw log of every agent`,
-        {
-          details: { action: 'export' },
-        },
-      )
-    }
-    return await writeExport(this.store, this.clock, write, {
-      ...(scope.project ? { projectRoot: scope.project.root } : {}),
-      ...(this.access.allUsers ? {} : { user: this.user ?? null }),
-    })
+  exportJsonl(write: (line: string) => void, scope: { project?: Project } = {}): Promise<ExportManifest> {
+    return exportJsonl(this.ctx, write, scope)
   }
 
   /**
@@ -860,26 +789,8 @@ export class MnemoEngine {
    *
    * @throws {MnemoError} `IMPORT_FAILED` — a malformed file, or an event another user's session refuses (nothing stored); counts that do not match after import.
    */
-  async importExport(
-    text: string,
-    file: string,
-  ): Promise<{
-    events: number
-    duplicates: number
-    observations: number
-    covered: number
-    tombstones: number
-    audit: number
-    manifest: ExportManifest
-  }> {
-    return readExport(
-      this.store,
-      this.clock,
-      (event) => this.derive(event),
-      text,
-      file,
-      this.access.allUsers ? undefined : { user: this.user },
-    )
+  importExport(text: string, file: string): Promise<ExportImportReport> {
+    return importExport(this.ctx, text, file)
   }
 
   /**
@@ -899,27 +810,8 @@ export class MnemoEngine {
    *   await mnemo.close()
    * }
    */
-  async exportMarkdown(scope: { project?: Project } = {}): Promise<Map<string, string>> {
-    const projects = scope.project ? [scope.project] : await this.listProjects()
-    const out = new Map<string, string>()
-    for (const p of projects) {
-      const all = (await this.store.allMemories(p.id))
-        .filter((m) => this.access.sees(m))
-        .map((m) => ({ ...m, text: this.readRedact(m.text) }))
-      const base = markdownFileBase(p.name)
-      let name = `${base}.md`
-      for (let i = 2; out.has(name); i++) name = `${base}-${i}.md`
-      out.set(
-        name,
-        memoriesMarkdown(
-          p,
-          all.filter((m) => m.validTo === undefined),
-          all.filter((m) => m.validTo !== undefined),
-          this.clock.now(),
-        ),
-      )
-    }
-    return out
+  exportMarkdown(scope: { project?: Project } = {}): Promise<Map<string, string>> {
+    return exportMarkdown(this.ctx, scope)
   }
 
   /**
@@ -1071,21 +963,4 @@ export class MnemoEngine {
   close(): Promise<void> {
     return this.store.close()
   }
-}
-
-/**
- * A project name as a file name that keeps it readable in any script (`注文サービス`, `café-api`): NFC,
- * only the characters file systems refuse or treat specially (`/ \\ : * ? " < > |`, control characters,
- * leading dots and trailing dots or spaces) replaced by `_`, at most 100 characters.
- */
-function markdownFileBase(projectName: string): string {
-  const safe = [
-    ...projectName
-      .normalize('NFC')
-      .replace(/[/\\:*?"<>|\p{Cc}]+/gu, '_')
-      .replace(/^[.\s]+|[.\s]+$/g, ''),
-  ]
-    .slice(0, 100)
-    .join('')
-  return safe === '' || /^_+$/.test(safe) ? 'project' : safe
 }
