@@ -1,8 +1,9 @@
 import { idPrefix } from '../core/ids.js'
 import { MnemoError } from '../core/errors.js'
-import { ownEvent } from '../core/user.js'
+import { checkUserName, ownEvent } from '../core/user.js'
 import type { AgentName, EventInput } from '../core/types.js'
 import type { Scope } from '../storage/store.js'
+import type { EngineDeps } from './engine-context.js'
 
 /**
  * Whose rows an engine reads and may change (see `EngineDeps`): its user,
@@ -65,5 +66,30 @@ export class Access {
   /** Events captured for it carry its user (and a key namespaced by it: see `ownEvent`). */
   own(events: readonly EventInput[]): EventInput[] {
     return this.user === undefined ? [...events] : events.map((e) => ownEvent(e, this.user))
+  }
+}
+
+/**
+ * `MnemoEngine.scoped`: the same settings for another user or agent, or with the all-users switch; fields `scope`
+ * leaves out keep the values of `deps`.
+ *
+ * @throws {MnemoError} `INVALID_INPUT` — a malformed user name.
+ */
+export function scopedDeps(
+  deps: EngineDeps,
+  scope: { user?: string | undefined; agent?: AgentName | undefined; allUsers?: boolean },
+): EngineDeps {
+  if (scope.user !== undefined) checkUserName(scope.user)
+  const { user, agent, allUsers, ...rest } = deps
+  const next = {
+    user: 'user' in scope ? scope.user : user,
+    agent: 'agent' in scope ? scope.agent : agent,
+    allUsers: scope.allUsers ?? allUsers,
+  }
+  return {
+    ...rest,
+    ...(next.user !== undefined ? { user: next.user } : {}),
+    ...(next.agent !== undefined ? { agent: next.agent } : {}),
+    ...(next.allUsers ? { allUsers: true } : {}),
   }
 }

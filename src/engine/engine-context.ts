@@ -1,5 +1,7 @@
 import type { Clock } from '../core/clock.js'
-import type { EventInput, Observation } from '../core/types.js'
+import type { AgentName, EventInput, Observation } from '../core/types.js'
+import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
+import type { Embedder } from '../providers/embedder.js'
 import type { Redactor } from '../capture/sanitize.js'
 import type { AppendResult, Derivation, StepSession, Store } from '../storage/store.js'
 import type { Access } from './access.js'
@@ -32,4 +34,38 @@ export interface EngineContext {
   readRedact(text: string): string
   /** An observation with its text through `readRedact`. */
   redactObservation(o: Observation): Observation
+}
+
+/** What a `MnemoEngine` is built from: its store and clock, and the settings and reader of its scope. */
+export interface EngineDeps {
+  store: Store
+  clock: Clock
+  redact?: Redactor
+  /** Working directory used when a call names no project (the CLI's cwd). */
+  cwd: string
+  contextBudgetTokens: number
+  /** IANA time zone for day boundaries and indexed dates. Default: the system's. */
+  timeZone?: string
+  recall?: RecallConfig
+  /** A neural embedder, used on top of the builtin one (`embedding` channel). */
+  embedder?: Embedder
+  /** An LLM consolidator for the slow path; without one, consolidation is deterministic. */
+  consolidator?: LlmConsolidator
+  /**
+   * The user this engine captures and reads for (`MNEMO_USER`; on a team
+   * server, the user of the request's token). What it writes carries the
+   * user; what it reads is that user's rows plus shared rows (captured with
+   * no user). Undefined: no user — writes are shared and reads see shared rows only.
+   */
+  user?: string
+  /** Read every user's rows (a person who asked for all users: `--all-users`). Writes still carry `user`. */
+  allUsers?: boolean
+  /** Read only this agent's rows and rows of no agent (agent isolation, `MNEMO_AGENT_SCOPE=own`, set by the surface the agent calls). */
+  agent?: AgentName
+  /**
+   * `shared` (default): every agent of a project shares its memory. `own`:
+   * each agent reads its own captures and memories only (plus what a person
+   * stated), and consolidation never mixes agents in one procedure.
+   */
+  agentScope?: 'shared' | 'own'
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js'
 import { invalidInput, MnemoError } from '../core/errors.js'
 import type { EventInput } from '../core/types.js'
 import type { Derivation, Store } from '../storage/store.js'
+import type { EngineContext } from './engine-context.js'
 import { readExport, writeExport } from './export-io.js'
 
 /** What one kind of stored thing counted in the source and in the target after `migrateStore`. */
@@ -47,6 +48,20 @@ async function countAll(store: Store, scopes: readonly { projectRoot: string; us
     audit: (await store.auditLog(Number.MAX_SAFE_INTEGER)).length,
     facts,
   }
+}
+
+/** `MnemoEngine.migrateTo`: `migrateStore` from the source engine's store into the target's, with the target's derivation. */
+export function migrateEngine(
+  source: EngineContext,
+  target: EngineContext,
+  options: { targetLabel: string; force?: boolean },
+): Promise<MigrationReport> {
+  if (!source.access.allUsers) {
+    throw new MnemoError('FORBIDDEN', "mnemo migrate copies every user's data: it needs an engine opened for all users", {
+      details: { action: 'migrate' },
+    })
+  }
+  return migrateStore(source.store, target.store, source.clock, target.derive, options)
 }
 
 /**

@@ -1,11 +1,7 @@
-import { deriveEvent } from '../capture/derive.js'
-import { foldPayload } from '../capture/folded.js'
-import { redactSecrets, redactValue } from '../capture/redact.js'
-import type { Redactor } from '../capture/sanitize.js'
-import { DEFAULT_PROMPT_BUDGET, MAX_PROMPT_BUDGET, MIN_PROMPT_BUDGET, type PromptBlock } from '../context/prompt-block.js'
+import { redactSecrets } from '../capture/redact.js'
+import { DEFAULT_PROMPT_BUDGET, type PromptBlock } from '../context/prompt-block.js'
 import type { GateConfig } from '../context/relevance-gate.js'
-import type { Clock } from '../core/clock.js'
-import { invalidInput, MnemoError } from '../core/errors.js'
+import type { MnemoError } from '../core/errors.js'
 import type { ProjectId } from '../core/ids.js'
 import { stripTerminalControls } from '../core/text.js'
 import type {
@@ -21,25 +17,31 @@ import type {
   Session,
 } from '../core/types.js'
 import { CHANNEL_NAMES, type ChannelName } from '../core/types.js'
-import { checkUserName } from '../core/user.js'
-import type { LlmConsolidator } from '../lifecycle/llm-consolidator.js'
-import type { Embedder } from '../providers/embedder.js'
 import type { AppendResult, BrowseMemoriesOptions, BrowseObservationsOptions, Derivation, Store, StoreStats } from '../storage/store.js'
-import { Access } from './access.js'
+import { Access, scopedDeps } from './access.js'
 import { type EntityGraph, entityGraph, memorySources, type SessionTimeline, sessionTimeline } from './browse.js'
 import type { BuiltinVectors } from './builtin-vectors.js'
 import type { ConsolidationOptions, ConsolidationReport } from './consolidation.js'
 import type { MigrationReport } from './migrate-store.js'
-import type { EngineContext } from './engine-context.js'
+import type { EngineContext, EngineDeps } from './engine-context.js'
 import type { ExportManifest } from './export.js'
 import { type ExportImportReport, exportJsonl, exportMarkdown, importExport } from './export-io.js'
 import { EngineFacts } from './facts.js'
 import { captureHook } from './hook-capture.js'
 import type { ImportFormat, ImportReport } from './import-files.js'
 import { DERIVATION_VERSION, indexEvent } from './index-event.js'
+import { compact, reindex, rescanSecrets } from './maintenance.js'
 import { deleteScope, editMemory, type ForgetResult, forget, move, remember, setMemoryState } from './memory-writes.js'
 import { listProjects, projectForPath, projectForWrite, resolveProjects } from './projects.js'
-import { fileHints, type HookInjection, hookInjection, type PromptRecallResult, promptRecall, type SessionRef } from './prompt-recall.js'
+import {
+  fileHints,
+  type HookInjection,
+  hookInjection,
+  type PromptRecallResult,
+  promptContext,
+  checkPromptBudget,
+  type SessionRef,
+} from './prompt-recall.js'
 import {
   browseMemories,
   browseObservations,
@@ -53,52 +55,13 @@ import {
   stats,
 } from './reads.js'
 import type { RecallHits, RecallOptions } from './recall.js'
-import { DEFAULT_RECALL_CONFIG, type RecallConfig } from './recall-pipeline.js'
+import { DEFAULT_RECALL_CONFIG } from './recall-pipeline.js'
 
 export type { ImportFileReport, ImportReport } from './import-files.js'
 export type { PromptRecallResult, SessionRef } from './prompt-recall.js'
 
 export type { SessionDetail, ShowResult } from './reads.js'
 export type { RecallHits, RecallOptions } from './recall.js'
-
-function checkPromptBudget(budget: number): void {
-  if (!Number.isInteger(budget) || budget < MIN_PROMPT_BUDGET || budget > MAX_PROMPT_BUDGET) {
-    throw invalidInput('budget', `per-prompt budget must be an integer ${MIN_PROMPT_BUDGET}–${MAX_PROMPT_BUDGET} tokens (got ${budget})`)
-  }
-}
-
-interface EngineDeps {
-  store: Store
-  clock: Clock
-  redact?: Redactor
-  /** Working directory used when a call names no project (the CLI's cwd). */
-  cwd: string
-  contextBudgetTokens: number
-  /** IANA time zone for day boundaries and indexed dates. Default: the system's. */
-  timeZone?: string
-  recall?: RecallConfig
-  /** A neural embedder, used on top of the builtin one (`embedding` channel). */
-  embedder?: Embedder
-  /** An LLM consolidator for the slow path; without one, consolidation is deterministic. */
-  consolidator?: LlmConsolidator
-  /**
-   * The user this engine captures and reads for (`MNEMO_USER`; on a team
-   * server, the user of the request's token). What it writes carries the
-   * user; what it reads is that user's rows plus shared rows (captured with
-   * no user). Undefined: no user — writes are shared and reads see shared rows only.
-   */
-  user?: string
-  /** Read every user's rows (a person who asked for all users: `--all-users`). Writes still carry `user`. */
-  allUsers?: boolean
-  /** Read only this agent's rows and rows of no agent (agent isolation, `MNEMO_AGENT_SCOPE=own`, set by the surface the agent calls). */
-  agent?: AgentName
-  /**
-   * `shared` (default): every agent of a project shares its memory. `own`:
-   * each agent reads its own captures and memories only (plus what a person
-   * stated), and consolidation never mixes agents in one procedure.
-   */
-  agentScope?: 'shared' | 'own'
-}
 
 /**
  * The one front door of mnemo: capture, import, recall, remember, forget,
@@ -108,51 +71,34 @@ interface EngineDeps {
  * rejects with `MnemoError`; the others return plain values and throw it.
  */
 export class MnemoEngine {
-  private readonly store: Store
-  private readonly clock: Clock
-  private readonly redact: Redactor | undefined
-  private readonly cwd: string
   readonly contextBudgetTokens: number
   readonly timeZone: string
-  private readonly recallConfig: RecallConfig
   /** The builtin LSA vectors, shared by the engines `scoped` makes; created on first use (a hook never needs them). */
   private readonly shared: { builtin?: BuiltinVectors }
-  private readonly embedder: Embedder | undefined
-  private readonly consolidator: LlmConsolidator | undefined
   private readonly deps: EngineDeps
-  /** Whose rows it reads and may change. */
-  private readonly access: Access
-  /** What the modules holding its method bodies use of it. */
+  /** What the modules holding its method bodies use of it: store, clock, settings, and whose rows it reads (`access`). */
   private readonly ctx: EngineContext
   /** The typed fact ledger: collections, records, exact queries (engine/facts.ts). */
   readonly facts: EngineFacts
 
   constructor(deps: EngineDeps, shared?: { builtin?: BuiltinVectors }) {
     this.deps = deps
-    this.access = new Access(deps.user, deps.agent, deps.agentScope ?? 'shared', deps.allUsers ?? false)
-    this.embedder = deps.embedder
-    this.consolidator = deps.consolidator
-    this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
-    this.recallConfig = deps.recall ?? DEFAULT_RECALL_CONFIG
     this.shared = shared ?? {}
-    this.store = deps.store
-    this.clock = deps.clock
-    this.redact = deps.redact
-    this.cwd = deps.cwd
+    this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
     this.contextBudgetTokens = deps.contextBudgetTokens
     this.ctx = {
-      store: this.store,
-      clock: this.clock,
-      redact: this.redact,
-      access: this.access,
-      cwd: this.cwd,
-      recallConfig: this.recallConfig,
+      store: deps.store,
+      clock: deps.clock,
+      redact: deps.redact,
+      access: new Access(deps.user, deps.agent, deps.agentScope ?? 'shared', deps.allUsers ?? false),
+      cwd: deps.cwd,
+      recallConfig: deps.recall ?? DEFAULT_RECALL_CONFIG,
       timeZone: this.timeZone,
       contextBudgetTokens: this.contextBudgetTokens,
       derive: (event) => this.derive(event),
       append: (events) => this.append(events),
       rebuild: () => this.rebuild(),
-      rederiveSession: (session) => this.store.rederiveSession(session, (event) => this.derive(event)),
+      rederiveSession: (session) => deps.store.rederiveSession(session, (event) => this.derive(event)),
       readRedact: (text) => this.readRedact(text),
       redactObservation: (o) => this.redactObservation(o),
     }
@@ -161,16 +107,16 @@ export class MnemoEngine {
 
   /** The user it writes and reads for; see EngineDeps.user. */
   get user(): string | undefined {
-    return this.access.user
+    return this.ctx.access.user
   }
 
   /** The agent it reads for under agent isolation; see EngineDeps.agent. */
   get agent(): AgentName | undefined {
-    return this.access.agent
+    return this.ctx.access.agent
   }
 
   get agentScope(): 'shared' | 'own' {
-    return this.access.agentScope
+    return this.ctx.access.agentScope
   }
 
   /**
@@ -182,34 +128,19 @@ export class MnemoEngine {
    * @throws {MnemoError} `INVALID_INPUT` — a malformed user name.
    */
   scoped(scope: { user?: string | undefined; agent?: AgentName | undefined; allUsers?: boolean }): MnemoEngine {
-    if (scope.user !== undefined) checkUserName(scope.user)
-    const { user, agent, allUsers, ...rest } = this.deps
-    const next = {
-      user: 'user' in scope ? scope.user : user,
-      agent: 'agent' in scope ? scope.agent : agent,
-      allUsers: scope.allUsers ?? allUsers,
-    }
-    return new MnemoEngine(
-      {
-        ...rest,
-        ...(next.user !== undefined ? { user: next.user } : {}),
-        ...(next.agent !== undefined ? { agent: next.agent } : {}),
-        ...(next.allUsers ? { allUsers: true } : {}),
-      },
-      this.shared,
-    )
+    return new MnemoEngine(scopedDeps(this.deps, scope), this.shared)
   }
 
   /** Appends events (idempotently) and derives their observations in one transaction. */
   append(events: readonly EventInput[]): Promise<AppendResult> {
-    return this.store.append(events.map((event) => ({ event, derive: () => this.derive(event) })))
+    return this.ctx.store.append(events.map((event) => ({ event, derive: () => this.derive(event) })))
   }
 
   /** The builtin vectors, loaded and created on first use. */
   private async builtin(): Promise<BuiltinVectors> {
     if (!this.shared.builtin) {
       const { BuiltinVectors } = await import('./builtin-vectors.js')
-      this.shared.builtin ??= new BuiltinVectors(this.store, this.clock)
+      this.shared.builtin ??= new BuiltinVectors(this.ctx.store, this.ctx.clock)
     }
     return this.shared.builtin
   }
@@ -225,7 +156,7 @@ export class MnemoEngine {
    * is shown to through recall, show, context, sessions, MCP or REST.
    */
   private readRedact(text: string): string {
-    return stripTerminalControls(this.redact ? this.redact(text) : redactSecrets(text))
+    return stripTerminalControls(this.ctx.redact ? this.ctx.redact(text) : redactSecrets(text))
   }
 
   private redactObservation(o: Observation): Observation {
@@ -240,23 +171,13 @@ export class MnemoEngine {
    * @param actor - Who asked (`cli`, `mcp`, a user name), for the audit log.
    * @returns How many events changed, and the rebuild's counts.
    */
-  async rescanSecrets(actor: string): Promise<{ eventsChanged: number; events: number; observations: number }> {
-    const changed = await this.store.rewritePayloads((payload) => redactValue(payload))
-    const rebuilt = await this.rebuild()
-    await this.store.audit({
-      at: this.clock.now(),
-      actor,
-      action: 'redact-rescan',
-      target: '*',
-      count: changed,
-      details: { events: rebuilt.events },
-    })
-    return { eventsChanged: changed, ...rebuilt }
+  rescanSecrets(actor: string): Promise<{ eventsChanged: number; events: number; observations: number }> {
+    return rescanSecrets(this.ctx, actor)
   }
 
   /** The last `limit` audit entries, newest first. */
   auditLog(limit = 20): ReturnType<Store['auditLog']> {
-    return this.store.auditLog(limit)
+    return this.ctx.store.auditLog(limit)
   }
 
   /**
@@ -298,7 +219,7 @@ export class MnemoEngine {
 
   /** The project a path names, for reads; see `projectForPath` in projects.ts (`workingDir`: `p` is where a command or agent runs). */
   projectForPath(p: string, options: { workingDir?: boolean } = {}): Promise<ProjectRef> {
-    return projectForPath(this.store, p, options)
+    return projectForPath(this.ctx.store, p, options)
   }
 
   /**
@@ -342,7 +263,7 @@ export class MnemoEngine {
    */
   async recall(query: string, options: RecallOptions = {}): Promise<RecallHits> {
     const { recall } = await import('./recall.js')
-    const { hits, warnings } = await recall(this.ctx, { builtin: await this.builtin(), embedder: this.embedder }, query, options)
+    const { hits, warnings } = await recall(this.ctx, { builtin: await this.builtin(), embedder: this.deps.embedder }, query, options)
     // Not enumerable: the hits compare, spread and serialise as the plain array they are.
     return Object.defineProperty(hits, 'warnings', { value: warnings, enumerable: false }) as RecallHits
   }
@@ -525,7 +446,7 @@ export class MnemoEngine {
 
   /** The sequence number of the newest logged event (0 for an empty store). */
   lastEventSeq(): Promise<number> {
-    return this.store.lastEventSeq()
+    return this.ctx.store.lastEventSeq()
   }
 
   /**
@@ -636,23 +557,8 @@ export class MnemoEngine {
    * @returns Empty `text` when there is nothing to inject.
    * @throws {MnemoError} `INVALID_INPUT` — budget out of range.
    */
-  async promptContext(
-    session: SessionRef,
-    prompt: string,
-    budgetTokens = DEFAULT_PROMPT_BUDGET,
-    gate?: GateConfig,
-  ): Promise<PromptRecallResult> {
-    checkPromptBudget(budgetTokens)
-    const builtin = await this.builtin()
-    const { recall } = await import('./recall.js')
-    return promptRecall(
-      this.ctx,
-      async (q, o) => (await recall(this.ctx, { builtin, embedder: undefined }, q, o)).hits,
-      session,
-      prompt,
-      budgetTokens,
-      gate,
-    )
+  promptContext(session: SessionRef, prompt: string, budgetTokens = DEFAULT_PROMPT_BUDGET, gate?: GateConfig): Promise<PromptRecallResult> {
+    return promptContext(this.ctx, () => this.builtin(), session, prompt, budgetTokens, gate)
   }
 
   /**
@@ -662,7 +568,7 @@ export class MnemoEngine {
    * @param budgetTokens - Most tokens, 100–4000. Default: 300.
    * @throws {MnemoError} `INVALID_INPUT` — budget out of range.
    */
-  async fileHints(
+  fileHints(
     session: SessionRef,
     files: readonly string[],
     budgetTokens = DEFAULT_PROMPT_BUDGET,
@@ -713,8 +619,8 @@ export class MnemoEngine {
    */
   recallChannels(): { name: ChannelName; weight: number; on: boolean }[] {
     return CHANNEL_NAMES.map((name) => {
-      const weight = this.recallConfig.weights[name]
-      return { name, weight, on: weight > 0 && (name !== 'embedding' || this.embedder !== undefined) }
+      const weight = this.ctx.recallConfig.weights[name]
+      return { name, weight, on: weight > 0 && (name !== 'embedding' || this.deps.embedder !== undefined) }
     })
   }
 
@@ -737,35 +643,10 @@ export class MnemoEngine {
    * @param onProgress - Called after each batch with what is done out of the total, per stage.
    * @throws {MnemoError} `PROVIDER_FAILED` — the embedder failed; vectors stored so far are kept.
    */
-  async reindex(
+  reindex(
     options: { projectIds?: readonly ProjectId[]; onProgress?: (stage: string, done: number, total: number) => void } = {},
   ): Promise<{ builtinProjects: number; embedded: number; space: string | undefined }> {
-    const projects =
-      options.projectIds && options.projectIds.length > 0 ? [...options.projectIds] : (await this.store.listProjects()).map((p) => p.id)
-    let builtinProjects = 0
-    for (const p of projects) {
-      if (await (await this.builtin()).prepare(p, true, (done, total) => options.onProgress?.(`builtin ${p}`, done, total)))
-        builtinProjects++
-    }
-    let embedded = 0
-    if (this.embedder) {
-      const total = await this.store.countDocs({ projectIds: projects })
-      for (;;) {
-        const batch = await this.store.docsWithoutVector(this.embedder.spaceId, { projectIds: projects }, 64)
-        if (batch.length === 0) break
-        const vecs = await this.embedder.embed(
-          batch.map((d) => d.text),
-          'document',
-        )
-        await this.store.putVectors(
-          this.embedder.spaceId,
-          batch.map((d, i) => ({ docKey: d.docKey, vec: vecs[i]! })),
-        )
-        embedded += batch.length
-        options.onProgress?.(this.embedder.spaceId, embedded, total)
-      }
-    }
-    return { builtinProjects, embedded, space: this.embedder?.spaceId }
+    return reindex(this.ctx, () => this.builtin(), this.deps.embedder, options)
   }
 
   /**
@@ -823,16 +704,7 @@ export class MnemoEngine {
     // Loaded when used: the hook path, which never consolidates, starts faster without it.
     const { runConsolidation } = await import('./consolidation.js')
     return runConsolidation(
-      {
-        store: this.store,
-        clock: this.clock,
-        redact: this.redact,
-        consolidator: this.consolidator,
-        agentScope: this.agentScope,
-        append: (events) => this.append(events),
-        facts: (user) => this.scoped({ user }).facts,
-        timeZone: this.timeZone,
-      },
+      { ...this.ctx, consolidator: this.deps.consolidator, agentScope: this.agentScope, facts: (user) => this.scoped({ user }).facts },
       options,
     )
   }
@@ -847,7 +719,7 @@ export class MnemoEngine {
    */
   async consolidateTurn(turn: number, options: ConsolidationOptions = {}): Promise<ConsolidationReport | undefined> {
     let report: ConsolidationReport | undefined
-    await this.store.runExclusive(
+    await this.ctx.store.runExclusive(
       'consolidate',
       async () => {
         report = await this.consolidate(options)
@@ -866,13 +738,8 @@ export class MnemoEngine {
    * @throws {MnemoError} `FORBIDDEN` — this engine was not opened for every user (`allUsers`): a copy takes everyone's data.
    */
   async migrateTo(target: MnemoEngine, options: { targetLabel: string; force?: boolean }): Promise<MigrationReport> {
-    if (!this.access.allUsers) {
-      throw new MnemoError('FORBIDDEN', "mnemo migrate copies every user's data: it needs an engine opened for all users", {
-        details: { action: 'migrate' },
-      })
-    }
-    const { migrateStore } = await import('./migrate-store.js')
-    return migrateStore(this.store, target.store, this.clock, (event) => target.derive(event), options)
+    const { migrateEngine } = await import('./migrate-store.js')
+    return migrateEngine(this.ctx, target.ctx, options)
   }
 
   /**
@@ -892,49 +759,16 @@ export class MnemoEngine {
    * @param options.project - Only this project's events.
    * @returns Events folded, their payload bytes before and after, and the database file size before and after.
    */
-  async compact(
+  compact(
     options: { before: number; project?: Project; vacuum?: boolean },
     actor = 'cli',
   ): Promise<{ events: number; payloadBytesBefore: number; payloadBytesAfter: number; fileBytesBefore: number; fileBytesAfter: number }> {
-    if (!Number.isFinite(options.before)) throw invalidInput('before', `before must be a time (got ${String(options.before)})`)
-    // A user compacts their own events (shared ones too without a user); `allUsers`, everyone's.
-    const user = this.access.allUsers ? {} : { user: this.user ?? null }
-    const folded = await this.store.foldEvents(
-      { before: options.before, ...(options.project ? { projectRoot: options.project.root } : {}), ...user },
-      (event) => {
-        const payload = foldPayload(event, deriveEvent(event))
-        // Only where it saves space: a small hook payload can be shorter than the text derived from it.
-        return payload && JSON.stringify(payload).length < JSON.stringify(event.payload).length ? { format: 'folded', payload } : undefined
-      },
-    )
-    const file =
-      options.vacuum === false
-        ? { bytesBefore: (await this.store.stats()).bytes, bytesAfter: (await this.store.stats()).bytes }
-        : await this.store.vacuum()
-    await this.store.audit({
-      at: this.clock.now(),
-      actor,
-      action: 'compact',
-      target: options.project?.root ?? '*',
-      count: folded.events,
-      details: {
-        before: new Date(options.before).toISOString(),
-        payloadBytesBefore: folded.bytesBefore,
-        payloadBytesAfter: folded.bytesAfter,
-      },
-    })
-    return {
-      events: folded.events,
-      payloadBytesBefore: folded.bytesBefore,
-      payloadBytesAfter: folded.bytesAfter,
-      fileBytesBefore: file.bytesBefore,
-      fileBytesAfter: file.bytesAfter,
-    }
+    return compact(this.ctx, options, actor)
   }
 
   /** Re-derives every observation, memory, session and index from the event log, and records the derivation version. */
   rebuild(): Promise<{ events: number; observations: number }> {
-    return this.store.rebuild((event) => this.derive(event), DERIVATION_VERSION)
+    return this.ctx.store.rebuild((event) => this.derive(event), DERIVATION_VERSION)
   }
 
   /**
@@ -942,7 +776,7 @@ export class MnemoEngine {
    * `mnemo rebuild` would re-derive them differently (an upgrade changed what capture derives).
    */
   async derivation(): Promise<{ derivedWith: number | undefined; current: number; stale: boolean }> {
-    const derivedWith = await this.store.derivedWith()
+    const derivedWith = await this.ctx.store.derivedWith()
     return { derivedWith, current: DERIVATION_VERSION, stale: derivedWith !== undefined && derivedWith < DERIVATION_VERSION }
   }
 
@@ -957,10 +791,10 @@ export class MnemoEngine {
   }
 
   integrityCheck(): Promise<string> {
-    return this.store.integrityCheck()
+    return this.ctx.store.integrityCheck()
   }
 
   close(): Promise<void> {
-    return this.store.close()
+    return this.ctx.store.close()
   }
 }

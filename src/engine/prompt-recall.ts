@@ -1,11 +1,11 @@
 import type { ProjectId } from '../core/ids.js'
-import { MnemoError } from '../core/errors.js'
+import { invalidInput, MnemoError } from '../core/errors.js'
 import { squash } from '../core/text.js'
 import type { HookAgent, Memory, ProjectRef, RecallHit } from '../core/types.js'
 import { filesOfToolInput } from '../capture/tool-text.js'
 import { userWords } from '../capture/agent-wrappers.js'
 import { isoDay } from '../context/anchor-dates.js'
-import { assemblePromptBlock, type PromptBlock, type PromptItem } from '../context/prompt-block.js'
+import { assemblePromptBlock, MAX_PROMPT_BUDGET, MIN_PROMPT_BUDGET, type PromptBlock, type PromptItem } from '../context/prompt-block.js'
 import {
   coverage,
   DEFAULT_GATE,
@@ -18,6 +18,7 @@ import {
 } from '../context/relevance-gate.js'
 import { fileEntityName } from '../retrieval/entities.js'
 import type { InjectionKey, InjectionWhat } from '../storage/store.js'
+import type { BuiltinVectors } from './builtin-vectors.js'
 import type { EngineContext } from './engine-context.js'
 import type { RecallOptions } from './recall.js'
 import { userProjectId, withUserProject } from './projects.js'
@@ -115,6 +116,35 @@ async function corrections(
     corrected.push(itemId)
   }
   return { lines, corrected, replacements }
+}
+
+/** `MnemoEngine.promptContext`: `promptRecall` over the engine's recall, with the builtin vectors and without the neural embedder. */
+export async function promptContext(
+  ctx: EngineContext,
+  builtin: () => Promise<BuiltinVectors>,
+  session: SessionRef,
+  prompt: string,
+  budgetTokens: number,
+  gate: GateConfig | undefined,
+): Promise<PromptRecallResult> {
+  checkPromptBudget(budgetTokens)
+  const vectors = await builtin()
+  const { recall } = await import('./recall.js')
+  return promptRecall(
+    ctx,
+    async (q, o) => (await recall(ctx, { builtin: vectors, embedder: undefined }, q, o)).hits,
+    session,
+    prompt,
+    budgetTokens,
+    gate,
+  )
+}
+
+/** @throws {MnemoError} `INVALID_INPUT` — a per-prompt budget that is not an integer of `MIN_PROMPT_BUDGET`–`MAX_PROMPT_BUDGET` tokens. */
+export function checkPromptBudget(budget: number): void {
+  if (!Number.isInteger(budget) || budget < MIN_PROMPT_BUDGET || budget > MAX_PROMPT_BUDGET) {
+    throw invalidInput('budget', `per-prompt budget must be an integer ${MIN_PROMPT_BUDGET}–${MAX_PROMPT_BUDGET} tokens (got ${budget})`)
+  }
 }
 
 /**
