@@ -6,7 +6,7 @@
  *
  * Layers, lowest first; a file may import its own layer or one below it:
  *   core · storage · providers · capture · retrieval · lifecycle · context · engine · config · runtime · bench · adapters
- * (`bench/` is the benchmark harnesses the CLI's `bench` command runs; `src/index.ts` is the library adapter.)
+ * (`bench/` is the benchmark harnesses `mnemo bench` and the benchmark scripts run; `src/index.ts` is the library adapter.)
  *
  * Rules (the name in brackets is the one a violation carries):
  * - [upward] no import of a higher layer.
