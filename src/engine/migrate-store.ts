@@ -83,7 +83,7 @@ export function migrateEngine(
  *   copied; the message names each count that differs).
  * @throws {MnemoError} `STORE_UNAVAILABLE` — either database failed.
  */
-export async function migrateStore(
+async function migrateStore(
   source: Store,
   target: Store,
   clock: Clock,

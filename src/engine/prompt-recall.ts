@@ -159,7 +159,7 @@ export function checkPromptBudget(budget: number): void {
  * @param budgetTokens - Most tokens of the block (see `assemblePromptBlock`).
  * @returns The block (empty text: inject nothing) and the gate's verdict on each candidate.
  */
-export async function promptRecall(
+async function promptRecall(
   ctx: EngineContext,
   recallFn: PromptRecallFn,
   s: SessionRef,
