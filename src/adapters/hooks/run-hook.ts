@@ -131,6 +131,26 @@ export async function runHook(
     finished = true
     io.exit(0)
   }
+  /**
+   * Prints a per-prompt block or file hint on the agent's channel for it, when `compute` gives one before the hook
+   * has finished. The event is stored already (locally or by the server), so a failure is logged, never spooled.
+   */
+  const inject = async (compute: () => Promise<{ hookEventName: string; text: string } | undefined | null>): Promise<void> => {
+    try {
+      const extra = await compute()
+      if (extra && !finished)
+        io.stdout.write(
+          `${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`,
+        )
+    } catch (error) {
+      errors.append({
+        at: new Date(now()).toISOString(),
+        where: `hook ${eventName} recall`,
+        code: MnemoError.is(error) ? error.code : 'HOOK_FAILED',
+        message: error instanceof Error ? error.message : String(error),
+      })
+    }
+  }
   const giveUp = (where: string, error: unknown): void => {
     const code = MnemoError.is(error) ? error.code : 'HOOK_FAILED'
     const message = error instanceof Error ? error.message : String(error)
@@ -258,28 +278,8 @@ export async function runHook(
       if (PROMPT_EVENTS.has(eventName) && config.promptRecallTokens !== undefined && !finished) {
         // Per-prompt recall and file hints from the server, which keeps what this session was shown. The event is
         // stored already: a slow or failing answer means nothing is printed, and is logged, never spooled.
-        try {
-          const extra = await remoteInjection(
-            remote,
-            eventName,
-            stdin,
-            agent,
-            io.cwd,
-            config.promptRecallTokens,
-            budget.inject ?? REMOTE_BUDGET_MS.inject,
-          )
-          if (extra && !finished)
-            io.stdout.write(
-              `${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`,
-            )
-        } catch (error) {
-          errors.append({
-            at: new Date(now()).toISOString(),
-            where: `hook ${eventName} recall`,
-            code: MnemoError.is(error) ? error.code : 'HOOK_FAILED',
-            message: error instanceof Error ? error.message : String(error),
-          })
-        }
+        const tokens = config.promptRecallTokens
+        await inject(() => remoteInjection(remote, eventName, stdin, agent, io.cwd, tokens, budget.inject ?? REMOTE_BUDGET_MS.inject))
       }
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd, agent, budget.context)
@@ -339,20 +339,9 @@ export async function runHook(
     }
     if (result !== undefined && PROMPT_EVENTS.has(answered) && config.promptRecallTokens !== undefined && !finished) {
       // Per-prompt recall and file hints; the event is already stored, so a failure here is logged, never spooled.
-      try {
-        const extra = await engine.scoped({ agent }).hookInjection(answered, agent, stdin, result.project, config.promptRecallTokens)
-        if (extra && !finished)
-          io.stdout.write(
-            `${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`,
-          )
-      } catch (error) {
-        errors.append({
-          at: new Date(now()).toISOString(),
-          where: `hook ${eventName} recall`,
-          code: MnemoError.is(error) ? error.code : 'HOOK_FAILED',
-          message: error instanceof Error ? error.message : String(error),
-        })
-      }
+      const { project } = result
+      const tokens = config.promptRecallTokens
+      await inject(() => engine.scoped({ agent }).hookInjection(answered, agent, stdin, project, tokens))
     }
   } catch (error) {
     if (!finished) giveUp(`hook ${eventName}`, error)
