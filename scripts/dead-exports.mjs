@@ -1,5 +1,5 @@
 // Lists the exports of production code (src/, tests aside) that nothing imports and that are not public API.
-// Run: node scripts/dead-exports.mjs [--list]
+// Run: node scripts/dead-exports.mjs [--list] [--check]   (--check: exit 1 when any, listing them; `npm run lint` runs it)
 //
 // Public API: everything the root entry src/index.ts exports (followed through re-exports). Used: named by an import
 // or re-export anywhere the TypeScript programs see (src/ with its tests, src/viewer, test/agents), by a
@@ -233,7 +233,9 @@ console.log(
   `dead exports: ${listed.length} (${listed.length - types} values, ${types} types; ${unusedInFile} unused in their own file too); ` +
     `${kept.length} kept on purpose (KEEP in scripts/dead-exports.mjs)`,
 )
-if (process.argv.includes('--list')) {
+const check = process.argv.includes('--check')
+if (check && listed.length > 0) process.exitCode = 1
+if (process.argv.includes('--list') || (check && listed.length > 0)) {
   for (const d of listed)
     console.log(`${d.file}:${d.line} ${d.type ? 'type ' : ''}${d.name}${d.unusedInFile ? ' (unused in its own file too)' : ''}`)
   for (const d of kept) console.log(`kept: ${d.file}:${d.line} ${d.name}: ${KEEP.get(`${d.file}:${d.name}`)}`)

@@ -180,7 +180,6 @@ export const hookInjectionInput = inputObject({
   // The range of MIN_PROMPT_BUDGET–MAX_PROMPT_BUDGET (context/prompt-block.ts), which the engine checks again.
   budget: integer(100, 4000).optional().describe("Most tokens of the block, 100–4000 (the client's MNEMO_PROMPT_RECALL). Default 300."),
 })
-export type HookInjectionInput = z.output<typeof hookInjectionInput>
 
 /** The limits a field carries, looking through `.optional()`. */
 function limitsOf(field: z.ZodType): Limits | undefined {

@@ -30,7 +30,7 @@ import type { EngineFacts } from './facts.js'
  */
 
 /** What writing one session's extraction did. */
-export interface ExtractedFactsReport {
+interface ExtractedFactsReport {
   created: number
   updated: number
   /** Proposals equal to a stored record. */
@@ -86,7 +86,7 @@ interface Checked {
  * @returns Counts per outcome and the reasons of the refused proposals. Never throws for a bad proposal; throws only
  *   what the store throws.
  */
-export async function writeExtractedFacts(
+async function writeExtractedFacts(
   facts: EngineFacts,
   input: { project: ProjectRef; session: Session; observations: readonly Observation[]; extraction: FactExtraction },
 ): Promise<ExtractedFactsReport> {

@@ -84,7 +84,7 @@ export interface FactWriteResult {
 }
 
 /** A page of a listing: records (current, retracted or superseded versions), or tombstones (`deleted`), and how many there are. */
-export interface FactListResult {
+interface FactListResult {
   records: FactListedRecord[]
   /** Each with `text`: "you asked me to forget that on <day>". */
   deleted: { id: string; deletedAt: number; text: string }[]

@@ -20,7 +20,7 @@ import type { Scope, SearchDoc, Store } from '../storage/store.js'
 import type { RecallConfig, RecallQuery } from './recall-pipeline.js'
 
 /** A recall's query text, read once for every step: checked, repaired, in search form, with what the steps read of it. */
-export interface RecallText extends SearchQuery {
+interface RecallText extends SearchQuery {
   /** The query's lowercased letter/digit words. */
   words: ReadonlySet<string>
   /** What the question asks for, if its form says (`answerTypeOf`). */

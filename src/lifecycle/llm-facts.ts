@@ -45,7 +45,7 @@ export interface FactProposal {
 }
 
 /** A collection the model proposes for records no existing collection fits: its types are inferred from its records. */
-export interface CollectionProposal {
+interface CollectionProposal {
   name: string
   description: string
   /** Field names whose values identify a record (trip = destination + date); may be empty. */

@@ -22,7 +22,7 @@ let wordSegmenter: Intl.Segmenter | undefined
 const segmenter = (): Intl.Segmenter => (wordSegmenter ??= new Intl.Segmenter(['zh', 'ja', 'ko'], { granularity: 'word' }))
 
 /** A term of the query: a quoted FTS5 string (which the tokenizer turns into a phrase). */
-export interface QueryTerm {
+interface QueryTerm {
   /** The FTS5 expression for this term, ready to join with OR. */
   expr: string
   /** The text it came from, for explanations. */

@@ -23,11 +23,11 @@ export interface FactQueryLimits {
  * Which records a listing shows: `current` the live ones, `retracted` those that stopped holding (a retract ended
  * them; history kept), `superseded` the earlier versions of records (every version a newer one replaced).
  */
-export const FACT_LIST_STATES = ['current', 'retracted', 'superseded'] as const
+const FACT_LIST_STATES = ['current', 'retracted', 'superseded'] as const
 export type FactListState = (typeof FACT_LIST_STATES)[number]
 
 /** A page of a listing: the state, an optional sort field of the collection (validated by the caller), offset and limit. */
-export interface FactListOptions {
+interface FactListOptions {
   state: FactListState
   /** A field of the collection's spec, not a list; absent: record time. */
   sort?: string

@@ -51,7 +51,7 @@ export type BucketUnit = (typeof BUCKET_UNITS)[number]
 export type CalendarPeriod = { calendar: 'this' | 'previous'; unit: BucketUnit } | { past: number; unit: 'day' }
 
 /** An inclusive range of days (ISO dates) and how answers name it. */
-export type DayRange = { from: string; to: string; label: string }
+type DayRange = { from: string; to: string; label: string }
 
 /** A period: an inclusive day range, the first / last bucket of a unit in the data, or a calendar period. */
 export type Period = DayRange | { relative: 'first' | 'last'; unit: BucketUnit } | CalendarPeriod
@@ -127,7 +127,7 @@ export interface FactQuery {
 const PERIODS =
   'a period (2024, 2024-Q4, 2024-H1, 2024-03, a date, DATE..DATE, first UNIT, last UNIT, this UNIT, previous UNIT, past N days)'
 /** Most days `past N days` may span (10 years). */
-export const MAX_PAST_DAYS = 3660
+const MAX_PAST_DAYS = 3660
 
 /** Longest query text, characters. */
 export const MAX_QUERY_CHARS = 4000

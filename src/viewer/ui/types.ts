@@ -249,7 +249,7 @@ export const FACT_LIST_STATES = ['current', 'retracted', 'superseded', 'deleted'
 export type FactListState = (typeof FACT_LIST_STATES)[number]
 
 /** A deleted record: only its id and when are kept. */
-export interface FactDeleted {
+interface FactDeleted {
   id: string
   deletedAt: number
   text: string
