@@ -390,4 +390,14 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       DROP INDEX observations_session_origin;
     `,
   },
+  {
+    version: 13,
+    name: 'the time of the last capture is read from an index, not from a scan of the whole log',
+    sql: `
+      -- StoreStats.lastEventAt (what \`mnemo status\` and the status of MCP and REST report) is MAX(received_at): without an
+      -- index SQLite reads every event row, payloads included (20 ms warm, ~45 ms from disk at 81k events). The index
+      -- answers it from its last entry; it costs about 20 bytes per event.
+      CREATE INDEX events_received_at ON events (received_at);
+    `,
+  },
 ]
