@@ -72,6 +72,42 @@ export function extremeAnswer<C extends { records: string[] }>(
 }
 
 /**
+ * The answer of a `compare` query from each period's measure and record count: a count, sum or distinct over no
+ * records is 0, an average or extreme over none is null (unknown); `delta` is b − a, `ratio` b / a (null when a is 0
+ * or either side unknown), and the direction (`increase`, `decrease`, `same`, `unknown`) is the answer's value.
+ */
+export function comparisonAnswer(
+  fn: string,
+  a: { from: string; to: string; label: string },
+  b: { from: string; to: string; label: string },
+  row: { a: number | null; an: number; b: number | null; bn: number },
+): { kind: 'comparison'; value: string; comparison: NonNullable<FactQueryResult['comparison']> } {
+  const zero = fn === 'count' || fn === 'sum' || fn === 'distinct'
+  const av = row.a ?? (zero ? 0 : null)
+  const bv = row.b ?? (zero ? 0 : null)
+  const delta = av !== null && bv !== null ? bv - av : null
+  const direction = delta === null ? 'unknown' : delta > 0 ? 'increase' : delta < 0 ? 'decrease' : 'same'
+  const side = (p: { from: string; to: string; label: string }, value: number | null, count: number): FactPeriodValue => ({
+    label: p.label,
+    from: p.from,
+    to: p.to,
+    value,
+    count,
+  })
+  return {
+    kind: 'comparison',
+    value: direction,
+    comparison: {
+      a: side(a, av, row.an),
+      b: side(b, bv, row.bn),
+      delta,
+      ratio: av !== null && bv !== null && av !== 0 ? bv / av : null,
+      direction,
+    },
+  }
+}
+
+/**
  * The answer to a fact query: its value and kind, the records it rests on, and its coverage, with a one-line
  * rendering. An answer over no records says so (`empty`, and the text names the collection's extent) rather than
  * standing as a bare 0.

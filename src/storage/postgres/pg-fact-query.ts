@@ -2,11 +2,11 @@ import type { Pool, PoolClient } from 'pg'
 import { invalidInput, MnemoError } from '../../core/errors.js'
 import { isActivityCollection } from '../../core/facts/activity.js'
 import { bucketPeriod, type FactQuery, nextDay, type Period, unresolvedPeriod } from '../../core/facts/fact-query.js'
-import { extremeAnswer, MAX_ANSWER_IDS } from '../../core/facts/fact-answer.js'
+import { comparisonAnswer, extremeAnswer, MAX_ANSWER_IDS } from '../../core/facts/fact-answer.js'
 import { mentionsStatus } from '../../core/facts/fact-resolve.js'
 import type { CollectionSpec, FactValue, FactValues } from '../../core/facts/fact-types.js'
 import { mergeSpecs } from '../../core/facts/fact-values.js'
-import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
+import type { FactGroup, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
 import { type ActivityRow, activityFrom, activityRows, activitySize } from './pg-fact-activity.js'
 import { QUERY_CANCELED, run, wrapPg } from './pg-fact-schema.js'
 import { asc, bucket, cond, desc, inSpecOrder, jsonValue, measure, PgSql, tieOrder, type ValueKind } from './pg-fact-sql.js'
@@ -376,31 +376,7 @@ async function answer(
       )
       const got = (scalar ?? {}) as { a?: number | null; an?: number; b?: number | null; bn?: number }
       const row = { a: got.a ?? null, an: got.an ?? 0, b: got.b ?? null, bn: got.bn ?? 0 }
-      // A count or sum over no records is 0; an average or extreme over none is unknown.
-      const zero = v.measure.fn === 'count' || v.measure.fn === 'sum' || v.measure.fn === 'distinct'
-      const av = row.a ?? (zero ? 0 : null)
-      const bv = row.b ?? (zero ? 0 : null)
-      const delta = av !== null && bv !== null ? bv - av : null
-      const direction = delta === null ? 'unknown' : delta > 0 ? 'increase' : delta < 0 ? 'decrease' : 'same'
-      const side = (p: { from: string; to: string; label: string }, value: number | null, count: number): FactPeriodValue => ({
-        label: p.label,
-        from: p.from,
-        to: p.to,
-        value,
-        count,
-      })
-      return done({
-        kind: 'comparison',
-        value: direction,
-        comparison: {
-          a: side(a, av, row.an),
-          b: side(b, bv, row.bn),
-          delta,
-          ratio: av !== null && bv !== null && av !== 0 ? bv / av : null,
-          direction,
-        },
-        ...c,
-      })
+      return done({ ...comparisonAnswer(v.measure.fn, a, b, row), ...c })
     }
   }
 

@@ -11,10 +11,10 @@ import {
   type Period,
   type Tie,
 } from '../../core/facts/fact-query.js'
-import { extremeAnswer, MAX_ANSWER_IDS } from '../../core/facts/fact-answer.js'
+import { comparisonAnswer, extremeAnswer, MAX_ANSWER_IDS } from '../../core/facts/fact-answer.js'
 import { mentionsStatus } from '../../core/facts/fact-resolve.js'
 import type { CollectionSpec, FactValue } from '../../core/facts/fact-types.js'
-import type { FactGroup, FactPeriodValue, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
+import type { FactGroup, FactQueryLimits, FactQueryResult, FactScope } from '../fact-store.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { activityBase, registerActivityFunctions } from './sqlite-activity.js'
 import { isActivityCollection } from '../../core/facts/activity.js'
@@ -350,35 +350,11 @@ function run(s: SqliteDb, scope: FactScope, spec: CollectionSpec, q: FactQuery):
         sql,
         `${head} SELECT ${m} FILTER (WHERE ${inA}) AS a, count(*) FILTER (WHERE ${inA}) AS an, ${m} FILTER (WHERE ${inB}) AS b, count(*) FILTER (WHERE ${inB}) AS bn FROM r WHERE ${w}`,
       )[0]!
-      // A count or sum over no records is 0; an average or extreme over none is unknown.
-      const zero = v.measure.fn === 'count' || v.measure.fn === 'sum' || v.measure.fn === 'distinct'
-      const av = row.a ?? (zero ? 0 : null)
-      const bv = row.b ?? (zero ? 0 : null)
-      const delta = av !== null && bv !== null ? bv - av : null
-      const direction = delta === null ? 'unknown' : delta > 0 ? 'increase' : delta < 0 ? 'decrease' : 'same'
-      const side = (p: { from: string; to: string; label: string }, value: number | null, count: number): FactPeriodValue => ({
-        label: p.label,
-        from: p.from,
-        to: p.to,
-        value,
-        count,
-      })
       const c = contributing((y) => {
         const oo = y.field(v.over)
         return `((${oo} >= ${y.p(a.from)} AND ${oo} < ${y.p(nextDay(a.to))}) OR (${oo} >= ${y.p(b.from)} AND ${oo} < ${y.p(nextDay(b.to))}))`
       })
-      return done({
-        kind: 'comparison',
-        value: direction,
-        comparison: {
-          a: side(a, av, row.an),
-          b: side(b, bv, row.bn),
-          delta,
-          ratio: av !== null && bv !== null && av !== 0 ? bv / av : null,
-          direction,
-        },
-        ...c,
-      })
+      return done({ ...comparisonAnswer(v.measure.fn, a, b, row), ...c })
     }
   }
 
