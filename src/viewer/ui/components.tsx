@@ -225,3 +225,48 @@ export function Facts(props: { items: [string, ComponentChildren][]; testid?: st
     </dl>
   )
 }
+
+/**
+ * Previous / next buttons over a list paged `page` items at a time, with the range shown between them
+ * (`11–20 of 57`, or `empty` when there is nothing, `Loading…` while the first page loads). Test ids are
+ * `<testid>-prev`, `<testid>-range` and `<testid>-next`.
+ */
+export function Pager(props: {
+  label: string
+  testid: string
+  offset: number
+  page: number
+  /** Items on the page shown. */
+  shown: number
+  total: number
+  loading: boolean
+  empty: string
+  onOffset: (offset: number) => void
+}): JSX.Element {
+  const { offset, page, total, loading } = props
+  return (
+    <nav class="pager" aria-label={props.label}>
+      <button
+        type="button"
+        class="button"
+        disabled={offset === 0 || loading}
+        onClick={() => props.onOffset(Math.max(0, offset - page))}
+        data-testid={`${props.testid}-prev`}
+      >
+        Previous page
+      </button>
+      <span data-testid={`${props.testid}-range`}>
+        {total === 0 ? (loading ? 'Loading…' : props.empty) : `${offset + 1}–${offset + props.shown} of ${total}`}
+      </span>
+      <button
+        type="button"
+        class="button"
+        disabled={offset + page >= total || loading}
+        onClick={() => props.onOffset(offset + page)}
+        data-testid={`${props.testid}-next`}
+      >
+        Next page
+      </button>
+    </nav>
+  )
+}

@@ -7,7 +7,7 @@
 import type { JSX } from 'preact'
 import { useState } from 'preact/hooks'
 import { api, query } from '../api.js'
-import { Busy, ErrorBox, Facts, Link, Time, useLoad } from '../components.js'
+import { Busy, ErrorBox, Facts, Link, Pager, Time, useLoad } from '../components.js'
 import { factValueText, fieldTypeText, isUncertain, msIso, provenanceText, STATE_COLLECTION, versionChanges } from '../facts.js'
 import { oneLine } from '../format.js'
 import { replayRoute, type Route } from '../route.js'
@@ -206,33 +206,17 @@ function CollectionView(props: { project: string; collection: FactCollection; re
         <ErrorBox error={list.error} />
         <div class="split">
           <div class="split-main">
-            <nav class="pager" aria-label="Record pages">
-              <button
-                type="button"
-                class="button"
-                disabled={offset === 0 || list.loading}
-                onClick={() => setOffset(Math.max(0, offset - PAGE))}
-                data-testid="facts-prev"
-              >
-                Previous page
-              </button>
-              <span data-testid="facts-range">
-                {total === 0
-                  ? list.loading
-                    ? 'Loading…'
-                    : `No ${STATE_LABELS[state].toLowerCase()} records`
-                  : `${offset + 1}–${offset + shown} of ${total}`}
-              </span>
-              <button
-                type="button"
-                class="button"
-                disabled={offset + PAGE >= total || list.loading}
-                onClick={() => setOffset(offset + PAGE)}
-                data-testid="facts-next"
-              >
-                Next page
-              </button>
-            </nav>
+            <Pager
+              label="Record pages"
+              testid="facts"
+              offset={offset}
+              page={PAGE}
+              shown={shown}
+              total={total}
+              loading={list.loading}
+              empty={`No ${STATE_LABELS[state].toLowerCase()} records`}
+              onOffset={setOffset}
+            />
             <section
               class="table-scroll"
               // biome-ignore lint/a11y/noNoninteractiveTabindex: the table scrolls sideways (overflow: auto), so it takes focus for keyboard scrolling

@@ -3,7 +3,7 @@ import type { JSX } from 'preact'
 import { useEffect, useRef, useState } from 'preact/hooks'
 import { api, type ApiError, query, toApiError } from '../api.js'
 import { announce } from '../announce.js'
-import { Busy, ErrorBox, Facts, Flags, KindBadge, Link, TextBlock, Time, useLoad } from '../components.js'
+import { Busy, ErrorBox, Facts, Flags, KindBadge, Link, Pager, TextBlock, Time, useLoad } from '../components.js'
 import { oneLine } from '../format.js'
 import { FlagNote, MemoryStateBadges } from '../item-detail.js'
 import { navigate, replayRoute, type Route } from '../route.js'
@@ -90,29 +90,17 @@ export function MemoriesScreen(props: { project: string | null; route: Route }):
       <div class="split">
         {props.project !== null ? (
           <div class="split-main">
-            <nav class="pager" aria-label="Memory pages">
-              <button
-                type="button"
-                class="button"
-                disabled={offset === 0 || list.loading}
-                onClick={() => setOffset(Math.max(0, offset - PAGE))}
-                data-testid="memories-prev"
-              >
-                Previous page
-              </button>
-              <span data-testid="memories-range">
-                {total === 0 ? (list.loading ? 'Loading…' : 'No memories') : `${offset + 1}–${offset + memories.length} of ${total}`}
-              </span>
-              <button
-                type="button"
-                class="button"
-                disabled={offset + PAGE >= total || list.loading}
-                onClick={() => setOffset(offset + PAGE)}
-                data-testid="memories-next"
-              >
-                Next page
-              </button>
-            </nav>
+            <Pager
+              label="Memory pages"
+              testid="memories"
+              offset={offset}
+              page={PAGE}
+              shown={memories.length}
+              total={total}
+              loading={list.loading}
+              empty="No memories"
+              onOffset={setOffset}
+            />
             <ul class="rows" aria-label="Memories" aria-busy={list.loading}>
               {memories.map((m) => (
                 <li key={m.id} class={m.id === selectedId ? 'selected' : ''}>
