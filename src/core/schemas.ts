@@ -179,6 +179,32 @@ export const hookInjectionInput = inputObject({
   projectRoot: hookEventInput.shape.projectRoot,
   // The range of MIN_PROMPT_BUDGET–MAX_PROMPT_BUDGET (context/prompt-block.ts), which the engine checks again.
   budget: integer(100, 4000).optional().describe("Most tokens of the block, 100–4000 (the client's MNEMO_PROMPT_RECALL). Default 300."),
+  ack: z
+    .boolean()
+    .optional()
+    .describe(
+      "True: the server records what the block shows only when the client confirms it injected it, by posting the answer's `injection.ack` to POST /v1/injections/ack. Default false: recorded when the answer is computed.",
+    ),
+})
+
+/**
+ * What a client confirms it injected (POST /v1/injections/ack): the `injection.ack` of a POST /v1/injections answer
+ * asked for with `ack: true`, sent back as it came.
+ */
+export const injectionAckInput = inputObject({
+  agent: z.enum(HOOK_AGENTS).describe('The agent the block was computed for.'),
+  session: limited(z.string(), { minLength: 1, maxLength: 1024 }).describe(
+    "The agent's own session id (`session_id` of the hook payload).",
+  ),
+  shown: z
+    .array(
+      z.object({
+        itemId: z.string().min(1).max(MAX_PROJECT_CHARS).describe('The id of an item shown or corrected, or the name of a file looked up.'),
+        what: z.enum(['item', 'correction', 'file']),
+      }),
+    )
+    .max(1000)
+    .describe("What the block showed, as the session's injection record keeps it."),
 })
 
 /** The limits a field carries, looking through `.optional()`. */

@@ -37,10 +37,13 @@ import {
   fileHints,
   type HookInjection,
   hookInjection,
+  noteInjected,
   type PromptRecallResult,
   promptContext,
   checkPromptBudget,
+  type RecordOption,
   type SessionRef,
+  type ShownRow,
 } from './prompt-recall.js'
 import {
   browseMemories,
@@ -551,19 +554,27 @@ export class MnemoEngine {
   /**
    * The block to inject with one prompt of an agent session (UserPromptSubmit): corrections of what the session was
    * shown and has since changed, and recalled items that clear the relevance gate; see `promptRecall` in
-   * prompt-recall.ts. Records what it shows for the session.
+   * prompt-recall.ts. Records what it shows for the session, unless `options.record` is false (then the caller
+   * records `shown` with `recordShown` once the agent has the block).
    *
    * @param budgetTokens - Most tokens, 100–4000. Default: 300.
    * @returns Empty `text` when there is nothing to inject.
    * @throws {MnemoError} `INVALID_INPUT` — budget out of range.
    */
-  promptContext(session: SessionRef, prompt: string, budgetTokens = DEFAULT_PROMPT_BUDGET, gate?: GateConfig): Promise<PromptRecallResult> {
-    return promptContext(this.ctx, () => this.builtin(), session, prompt, budgetTokens, gate)
+  promptContext(
+    session: SessionRef,
+    prompt: string,
+    budgetTokens = DEFAULT_PROMPT_BUDGET,
+    gate?: GateConfig,
+    options?: RecordOption,
+  ): Promise<PromptRecallResult> {
+    return promptContext(this.ctx, () => this.builtin(), session, prompt, budgetTokens, gate, options)
   }
 
   /**
    * Past errors, decisions and lessons about files a tool touches, once per file per session; see `fileHints` in
-   * prompt-recall.ts.
+   * prompt-recall.ts. Records what it shows and the files it looked up, unless `options.record` is false (see
+   * `promptContext`).
    *
    * @param budgetTokens - Most tokens, 100–4000. Default: 300.
    * @throws {MnemoError} `INVALID_INPUT` — budget out of range.
@@ -572,9 +583,10 @@ export class MnemoEngine {
     session: SessionRef,
     files: readonly string[],
     budgetTokens = DEFAULT_PROMPT_BUDGET,
-  ): Promise<PromptBlock & { files: string[] }> {
+    options?: RecordOption,
+  ): Promise<PromptBlock & { files: string[]; shown: ShownRow[] }> {
     checkPromptBudget(budgetTokens)
-    return fileHints(this.ctx, session, files, budgetTokens)
+    return fileHints(this.ctx, session, files, budgetTokens, options)
   }
 
   /**
@@ -583,7 +595,9 @@ export class MnemoEngine {
    * agent's own channel; see `hookInjection` in prompt-recall.ts.
    *
    * @param budgetTokens - Most tokens, 100–4000 (`MNEMO_PROMPT_RECALL`).
-   * @returns The agent's event name for `hookSpecificOutput` and the block; undefined when nothing is injected.
+   * @param options.record - False: what the block shows is returned as `shown` and not recorded; the caller records
+   *   it with `recordShown` once the agent has the block (the team server, whose client may stop waiting). Default true.
+   * @returns The agent's event name for `hookSpecificOutput`, the block and what it shows; undefined when nothing is injected.
    */
   hookInjection(
     event: string,
@@ -591,8 +605,22 @@ export class MnemoEngine {
     stdin: string,
     project: ProjectRef,
     budgetTokens = DEFAULT_PROMPT_BUDGET,
+    options?: RecordOption,
   ): Promise<HookInjection | undefined> {
-    return hookInjection(this, event, agent, stdin, project, budgetTokens)
+    return hookInjection(this, event, agent, stdin, project, budgetTokens, options)
+  }
+
+  /**
+   * Records that an agent session was shown `rows` (the `shown` of a `hookInjection`, `promptContext` or `fileHints`
+   * asked for with `record: false`), under this engine's user: later prompts of the session do not repeat those items
+   * and correct them when they change. Recording a row again changes nothing.
+   *
+   * @param session.agent - The agent, as the injection was computed for.
+   * @param session.sessionKey - The agent's own session id (`session_id` of its hook payload).
+   * @throws {MnemoError} `STORE_UNAVAILABLE` — the record could not be written.
+   */
+  recordShown(session: { agent: string; sessionKey: string }, rows: readonly ShownRow[]): Promise<void> {
+    return noteInjected(this.ctx, session, rows)
   }
 
   /**

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { estimateTokens } from '../core/text.js'
 import { coverage, DEFAULT_GATE, gateTerms, opensGate, weighTerms } from '../context/relevance-gate.js'
 import { openMnemo, type OpenedMnemo } from '../runtime/open-mnemo.js'
+import { injectionChannel, injectionRequest } from './prompt-recall.js'
 import { createTestEngine, hookPayload, tempDir } from '../testing/test-mnemo.js'
 
 const P = { root: '/work/demo-app', name: 'demo-app' }
@@ -97,6 +98,43 @@ describe('per-prompt recall', () => {
     expect(line).toMatch(/… \(cut; memory_show mem_\w+\)$/)
     expect(r.text.isWellFormed()).toBe(true)
     expect(r.tokens).toBeLessThanOrEqual(300)
+  })
+
+  it('with record: false returns what it shows without recording it; recordShown records it for that session only', async () => {
+    const { engine, rate } = await seeded()
+    const unrecorded = await engine.promptContext(NOW, 'how do we rate-limit the API?', 300, undefined, { record: false })
+    expect(unrecorded.shown).toEqual([{ itemId: rate.id, what: 'item' }])
+    // Not recorded: the same prompt is offered it again.
+    expect((await engine.promptContext(NOW, 'how do we rate-limit the API?', 300, undefined, { record: false })).itemIds).toEqual(
+      unrecorded.itemIds,
+    )
+    await engine.recordShown(NOW, unrecorded.shown)
+    expect((await engine.promptContext(NOW, 'how do we rate-limit the API?')).itemIds).not.toContain(rate.id)
+    expect((await engine.promptContext({ ...NOW, sessionKey: 'other' }, 'how do we rate-limit the API?')).itemIds).toContain(rate.id)
+  })
+
+  it('asks for an injection only where the agent has a channel and the payload has a session and words or a file', () => {
+    const prompt = { session_id: 's', cwd: P.root, prompt: 'how do we rate-limit?' }
+    expect(injectionRequest('claude-code', 'UserPromptSubmit', prompt)).toEqual({
+      channel: 'UserPromptSubmit',
+      sessionKey: 's',
+      prompt: 'how do we rate-limit?',
+    })
+    expect(injectionRequest('gemini', 'UserPromptSubmit', prompt)).toMatchObject({ channel: 'BeforeAgent' })
+    expect(injectionRequest('cursor', 'UserPromptSubmit', prompt)).toBeUndefined()
+    // Own keys of the channel table only: `constructor` is no event.
+    expect(injectionChannel('cursor', 'constructor')).toBeUndefined()
+    expect(injectionRequest('claude-code', 'UserPromptSubmit', { ...prompt, session_id: '' })).toBeUndefined()
+    expect(injectionRequest('claude-code', 'UserPromptSubmit', { ...prompt, prompt: ' ' })).toBeUndefined()
+    expect(injectionRequest('claude-code', 'UserPromptSubmit', [prompt])).toBeUndefined()
+    const read = { session_id: 's', cwd: P.root, tool_name: 'Read', tool_input: { file_path: `${P.root}/src/a.ts` } }
+    expect(injectionRequest('claude-code', 'PreToolUse', read)).toEqual({
+      channel: 'PreToolUse',
+      sessionKey: 's',
+      files: [`${P.root}/src/a.ts`],
+    })
+    expect(injectionRequest('claude-code', 'PostToolUse', read)).toBeUndefined()
+    expect(injectionRequest('codex', 'PostToolUse', { ...read, tool_input: { command: 'ls' } })).toBeUndefined()
   })
 
   it('refuses a budget out of range, naming it', async () => {

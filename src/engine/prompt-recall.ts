@@ -52,19 +52,44 @@ export interface PromptRecallResult extends PromptBlock {
   judged: { id: string; share: number; cleared: boolean; rare?: boolean; skipped?: 'already-shown' | 'this-session' | 'flagged' | 'echo' }[]
   /** The prompt's terms with their weights. */
   terms: GateTerm[]
+  /** What the block shows, as the session's injection record keeps it (recorded already unless `record: false`). */
+  shown: ShownRow[]
 }
 
-function injectionKey(ctx: EngineContext, s: SessionRef): InjectionKey {
+function injectionKey(ctx: EngineContext, s: Pick<SessionRef, 'agent' | 'sessionKey'>): InjectionKey {
   return { agent: s.agent, sessionKey: s.sessionKey, user: ctx.access.user ?? '' }
 }
 
-/** Records what a session was shown (SessionStart's block included), so later prompts neither repeat nor forget to correct it. */
+/**
+ * One thing a session was shown, as its injection record keeps it: a recalled item (`item`, by id), a correction of
+ * one (`correction`, the corrected item's id), or a file whose hints were looked up (`file`, its entity name).
+ */
+export interface ShownRow {
+  itemId: string
+  what: InjectionWhat
+}
+
+/**
+ * Records what a session was shown (SessionStart's block included), so later prompts neither repeat nor forget to
+ * correct it; under the engine's user (none: ''). Recording a row twice keeps the first.
+ */
 export async function noteInjected(
   ctx: EngineContext,
-  s: SessionRef,
-  rows: readonly { itemId: string; what: InjectionWhat }[],
+  s: Pick<SessionRef, 'agent' | 'sessionKey'>,
+  rows: readonly ShownRow[],
 ): Promise<void> {
   await ctx.store.recordInjections(injectionKey(ctx, s), rows, ctx.clock.now())
+}
+
+/** Whether a per-prompt block or file hint records what it shows for the session when it is computed (default), or leaves it to the caller (`shown`). */
+export interface RecordOption {
+  /**
+   * False: nothing is recorded; the result's `shown` lists the rows for the caller to record (`noteInjected`) once the
+   * block has reached the agent, so a block that never did (a client that stopped waiting) is not counted as shown.
+   * An empty block's rows (files looked up that had no hints) are recorded either way: nothing is shown then.
+   * Default true.
+   */
+  record?: boolean
 }
 
 async function projectOf(ctx: EngineContext, ref: ProjectRef): Promise<ProjectId | undefined> {
@@ -126,6 +151,7 @@ export async function promptContext(
   prompt: string,
   budgetTokens: number,
   gate: GateConfig | undefined,
+  options: RecordOption = {},
 ): Promise<PromptRecallResult> {
   checkPromptBudget(budgetTokens)
   const vectors = await builtin()
@@ -137,6 +163,7 @@ export async function promptContext(
     prompt,
     budgetTokens,
     gate,
+    options,
   )
 }
 
@@ -150,7 +177,7 @@ export function checkPromptBudget(budget: number): void {
 /**
  * The block injected with one prompt of a session: corrections of what the session was shown earlier and has since
  * changed, then the recalled items that clear the relevance gate (see relevance-gate.ts), never one the session was
- * already shown, nor one of its own observations. What it shows is recorded for the session.
+ * already shown, nor one of its own observations. What it shows is recorded for the session (unless `record: false`).
  *
  * Relevance: recall (keyword, graph, time channels) proposes `PROMPT_CANDIDATES` hits; each is judged by the share
  * of the prompt's IDF mass its full text covers (IDF over the project's documents), which, unlike fused RRF scores,
@@ -166,9 +193,10 @@ async function promptRecall(
   prompt: string,
   budgetTokens: number,
   gate: GateConfig = DEFAULT_GATE,
+  { record = true }: RecordOption = {},
 ): Promise<PromptRecallResult> {
   const projectId = await projectOf(ctx, s.project)
-  const empty: PromptRecallResult = { text: '', tokens: 0, itemIds: [], corrections: 0, omitted: 0, judged: [], terms: [] }
+  const empty: PromptRecallResult = { text: '', tokens: 0, itemIds: [], corrections: 0, omitted: 0, judged: [], terms: [], shown: [] }
   if (projectId === undefined) return empty
   const key = injectionKey(ctx, s)
   const shown = await ctx.store.injections(key)
@@ -254,31 +282,34 @@ async function promptRecall(
     }
   }
   const block = assemblePromptBlock({ items, corrections: fix.lines, budgetTokens })
-  await noteInjected(ctx, s, [
+  const rows: ShownRow[] = [
     ...block.itemIds.map((itemId) => ({ itemId, what: 'item' as const })),
     // A correction shown is recorded once; its replacement counts as shown (it was quoted).
     ...(block.corrections > 0 ? fix.corrected.map((itemId) => ({ itemId, what: 'correction' as const })) : []),
     ...(block.corrections > 0 ? fix.replacements.map((itemId) => ({ itemId, what: 'item' as const })) : []),
-  ])
-  return { ...block, judged, terms }
+  ]
+  if (record) await noteInjected(ctx, s, rows)
+  return { ...block, judged, terms, shown: rows }
 }
 
 /**
  * Hints about files a tool is about to touch (or just touched): past errors that mention the file, and decisions,
  * lessons and facts about it (its graph entity), newest first, at most once per file per session, under the same
- * budget and escaping as the per-prompt block. Never an item the session was already shown.
+ * budget and escaping as the per-prompt block. Never an item the session was already shown. What it shows, and the
+ * files it looked up, are recorded for the session (unless `record: false`, see `RecordOption`).
  *
  * @param files - Paths as the tool named them (absolute, or relative to the project root).
- * @returns The block (empty text: inject nothing).
+ * @returns The block (empty text: inject nothing), the files looked up, and the rows of `shown`.
  */
 export async function fileHints(
   ctx: EngineContext,
   s: SessionRef,
   files: readonly string[],
   budgetTokens: number,
-): Promise<PromptBlock & { files: string[] }> {
+  { record = true }: RecordOption = {},
+): Promise<PromptBlock & { files: string[]; shown: ShownRow[] }> {
   const projectId = await projectOf(ctx, s.project)
-  const empty = { text: '', tokens: 0, itemIds: [], corrections: 0, omitted: 0, files: [] }
+  const empty = { text: '', tokens: 0, itemIds: [], corrections: 0, omitted: 0, files: [], shown: [] }
   if (projectId === undefined || files.length === 0) return empty
   const key = injectionKey(ctx, s)
   const shown = await ctx.store.injections(key)
@@ -314,15 +345,18 @@ export async function fileHints(
   }
   const block = assemblePromptBlock({ items, corrections: [], budgetTokens })
   // Every file looked up is done for the session, with hints or without: the next touch asks nothing again.
-  await noteInjected(ctx, s, [
+  const rows: ShownRow[] = [
     ...names.map((itemId) => ({ itemId, what: 'file' as const })),
     ...block.itemIds.map((itemId) => ({ itemId, what: 'item' as const })),
-  ])
-  return { ...block, files: names }
+  ]
+  // Files without hints show nothing: recorded now whoever records the rest.
+  if (record || block.text === '') await noteInjected(ctx, s, rows)
+  return { ...block, files: names, shown: rows }
 }
 
 /** The hook output event name each agent reads injected context from, by mnemo event; absent: the agent takes none there. */
-const CONTEXT_CHANNELS: Readonly<Record<HookAgent, Partial<Record<'UserPromptSubmit' | 'PreToolUse' | 'PostToolUse', string>>>> = {
+type PromptEvent = 'UserPromptSubmit' | 'PreToolUse' | 'PostToolUse'
+const CONTEXT_CHANNELS: Readonly<Record<HookAgent, Partial<Record<PromptEvent, string>>>> = {
   // hookSpecificOutput.additionalContext of UserPromptSubmit and PreToolUse (Claude Code 2.1: both schemas carry it).
   'claude-code': { UserPromptSubmit: 'UserPromptSubmit', PreToolUse: 'PreToolUse' },
   // codex-rs/hooks output_parser.rs: UserPromptSubmit and PostToolUse read hookSpecificOutput.additionalContext (mnemo registers no PreToolUse there).
@@ -336,54 +370,100 @@ const CONTEXT_CHANNELS: Readonly<Record<HookAgent, Partial<Record<'UserPromptSub
   opencode: { UserPromptSubmit: 'UserPromptSubmit', PostToolUse: 'PostToolUse' },
 }
 
-/** What a hook prints for the agent: its own event name and the block, for `hookSpecificOutput`. */
+/**
+ * The hook output event name through which `agent` takes injected context at mnemo event `event` (`CONTEXT_CHANNELS`):
+ * UserPromptSubmit, PreToolUse or PostToolUse for the agents that read one there; undefined when the agent takes none
+ * at that event (Cursor everywhere, Claude Code after a tool, Codex, Gemini CLI and OpenCode before one, any other event).
+ */
+export function injectionChannel(agent: HookAgent, event: string): string | undefined {
+  // Own keys only: `constructor` is no event.
+  return Object.hasOwn(CONTEXT_CHANNELS[agent], event) ? CONTEXT_CHANNELS[agent][event as PromptEvent] : undefined
+}
+
+/** What a hook event asks to be injected, read from its payload: the channel, the agent session, and the prompt or the files. */
+type InjectionRequest = { channel: string; sessionKey: string } & ({ prompt: string } | { files: string[] })
+
+/**
+ * What one hook event can ask to be injected (see `hookInjection`), read from its parsed payload without the store:
+ * undefined when `agent` has no channel at `event` (`injectionChannel`), the payload names no session (`session_id`),
+ * a UserPromptSubmit has no words of the user's, or a tool event names no file. A caller that gets undefined has nothing
+ * to ask for (the team hook then skips its round trip to the server).
+ *
+ * @param payload - The hook payload, parsed (anything; a non-object asks for nothing).
+ */
+export function injectionRequest(agent: HookAgent, event: string, payload: unknown): InjectionRequest | undefined {
+  const channel = injectionChannel(agent, event)
+  if (channel === undefined || payload === null || typeof payload !== 'object' || Array.isArray(payload)) return undefined
+  const fields = payload as Record<string, unknown>
+  const sessionKey = fields['session_id']
+  if (typeof sessionKey !== 'string' || sessionKey.length === 0) return undefined
+  if (event === 'UserPromptSubmit') {
+    // The user's words only: Gemini CLI passes the SessionStart block back inside the prompt (<hook_context>).
+    const prompt = typeof fields['prompt'] === 'string' ? userWords(fields['prompt']) : ''
+    return prompt.trim().length === 0 ? undefined : { channel, sessionKey, prompt }
+  }
+  const cwd = typeof fields['cwd'] === 'string' ? fields['cwd'] : undefined
+  const files = filesOfToolInput(fields['tool_input'] ?? fields['tool_args'], cwd)
+  return files.length === 0 ? undefined : { channel, sessionKey, files }
+}
+
+/** What a hook prints for the agent: its own event name and the block, for `hookSpecificOutput`; and what it shows. */
 export interface HookInjection {
   hookEventName: string
   text: string
+  /** The agent's session id the block is for (`session_id` of the payload). */
+  sessionKey: string
+  /** The rows of the session's injection record for this block: recorded already, unless asked for with `record: false`. */
+  shown: ShownRow[]
 }
 
 /**
  * The context a hook of `agent` injects for mnemo event `event` (per-prompt recall on UserPromptSubmit, file hints
  * before or after a tool call), through that agent's channel for it; undefined when the agent has none there, the
- * payload names no session, or there is nothing to inject.
+ * payload names no session, or there is nothing to inject (see `injectionRequest`).
  *
  * @param stdin - The hook payload as received (JSON).
+ * @param options.record - False: what the block shows is not recorded for the session, but returned as `shown` for
+ *   the caller to record once the agent has it (see `RecordOption`). Default true.
  */
 export async function hookInjection(
   engine: {
-    promptContext: (s: SessionRef, prompt: string, budget: number) => Promise<PromptBlock>
-    fileHints: (s: SessionRef, files: readonly string[], budget: number) => Promise<PromptBlock>
+    promptContext: (
+      s: SessionRef,
+      prompt: string,
+      budget: number,
+      gate?: GateConfig,
+      options?: RecordOption,
+    ) => Promise<PromptBlock & { shown: ShownRow[] }>
+    fileHints: (
+      s: SessionRef,
+      files: readonly string[],
+      budget: number,
+      options?: RecordOption,
+    ) => Promise<PromptBlock & { shown: ShownRow[] }>
   },
   event: string,
   agent: HookAgent,
   stdin: string,
   project: ProjectRef,
   budgetTokens: number,
+  options: RecordOption = {},
 ): Promise<HookInjection | undefined> {
-  const channel = CONTEXT_CHANNELS[agent][event as 'UserPromptSubmit' | 'PreToolUse' | 'PostToolUse']
-  if (channel === undefined) return undefined
-  let payload: Record<string, unknown>
+  if (injectionChannel(agent, event) === undefined) return undefined
+  let payload: unknown
   try {
-    const parsed: unknown = JSON.parse(stdin)
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined
-    payload = parsed as Record<string, unknown>
+    payload = JSON.parse(stdin)
   } catch {
     return undefined
   }
-  const sessionKey = payload['session_id']
-  if (typeof sessionKey !== 'string' || sessionKey.length === 0) return undefined
-  const session: SessionRef = { project, agent, sessionKey }
-  let block: PromptBlock
-  if (event === 'UserPromptSubmit') {
-    // The user's words only: Gemini CLI passes the SessionStart block back inside the prompt (<hook_context>).
-    const prompt = typeof payload['prompt'] === 'string' ? userWords(payload['prompt']) : ''
-    if (prompt.trim().length === 0) return undefined
-    block = await engine.promptContext(session, prompt, budgetTokens)
-  } else {
-    const cwd = typeof payload['cwd'] === 'string' ? payload['cwd'] : undefined
-    const files = filesOfToolInput(payload['tool_input'] ?? payload['tool_args'], cwd)
-    if (files.length === 0) return undefined
-    block = await engine.fileHints(session, files, budgetTokens)
-  }
-  return block.text === '' ? undefined : { hookEventName: channel, text: block.text }
+  const request = injectionRequest(agent, event, payload)
+  if (request === undefined) return undefined
+  const session: SessionRef = { project, agent, sessionKey: request.sessionKey }
+  const block =
+    'prompt' in request
+      ? await engine.promptContext(session, request.prompt, budgetTokens, undefined, options)
+      : await engine.fileHints(session, request.files, budgetTokens, options)
+  return block.text === ''
+    ? undefined
+    : { hookEventName: request.channel, text: block.text, sessionKey: request.sessionKey, shown: block.shown }
 }

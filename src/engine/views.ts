@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { injectionAckInput } from '../core/schemas.js'
 
 export {
   fromHitJson,
@@ -128,9 +129,17 @@ export const hookInjectionJson = z.object({
     .object({
       hookEventName: z.string().describe("The agent's own event name for `hookSpecificOutput` (Gemini CLI: BeforeAgent, AfterTool)."),
       text: z.string().describe('The block (`<mnemo-recall>` or file hints), ready to inject.'),
+      ack: injectionAckInput
+        .optional()
+        .describe('Asked for with `ack: true`: not recorded yet; post it as it is to POST /v1/injections/ack once the block is injected.'),
     })
     .nullable()
     .describe('Null: nothing to inject.'),
+})
+
+/** Body of POST /v1/injections/ack. */
+export const injectionAckJson = z.object({
+  recorded: count.describe("Rows of the session's injection record confirmed."),
 })
 
 export const forgottenJson = z.object({

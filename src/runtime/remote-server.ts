@@ -23,12 +23,13 @@ const REMOTE_TIMEOUT_MS = 1200
  * prompt, Stop, …) runs on every tool call, so it gets 250 ms for the spool drain and its own post together; a
  * context event (SessionStart, PreCompact) 250 ms to post and 700 ms more for the block; a prompt or tool event
  * whose agent takes context there (per-prompt recall, file hints: `MNEMO_PROMPT_RECALL`) 300 ms more for its block,
- * past which nothing is printed (the event is already stored). Past the capture budget the event is spooled and the
- * hook returns. A loopback or LAN server answers in single milliseconds; the budget is for one
- * that accepts and never answers (public reports claude-mem#2100, agentmemory#221: hooks that wait on a stuck
- * memory server stall the agent).
+ * past which nothing is printed (the event is already stored), and, once the block is printed, 250 ms more to confirm
+ * it (POST /v1/injections/ack: past it the server has not recorded the block, and a later prompt may show it again).
+ * Past the capture budget the event is spooled and the hook returns. A loopback or LAN server answers in single
+ * milliseconds; the budget is for one that accepts and never answers (public reports claude-mem#2100,
+ * agentmemory#221: hooks that wait on a stuck memory server stall the agent).
  */
-export const REMOTE_BUDGET_MS = { capture: 250, context: 700, inject: 300 } as const
+export const REMOTE_BUDGET_MS = { capture: 250, context: 700, inject: 300, ack: 250 } as const
 
 /** How long after a request to the server timed out or failed hooks spool without trying it, ms (30 s). */
 export const REMOTE_BACKOFF_MS = 30_000

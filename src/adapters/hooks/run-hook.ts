@@ -3,6 +3,8 @@ import { MnemoError } from '../../core/errors.js'
 import { jsonSyntaxError } from '../../core/text.js'
 import { PRE_REDACTION_CHARS, redactSecrets, sanitizePayload } from '../../engine/capture-rules.js'
 import { HOOK_AGENTS, toHookAgent, type HookAgent } from '../../core/types.js'
+import { toMnemoEvent } from '../../core/hook-events.js'
+import { injectionRequest } from '../../engine/prompt-recall.js'
 
 export { toHookAgent }
 import { openMnemo, type OpenedMnemo } from '../../runtime/open-mnemo.js'
@@ -56,7 +58,7 @@ export interface HookIo {
   /** Largest payload kept as it is, bytes. Default: `MAX_HOOK_STDIN_BYTES` (tests set less). */
   maxStdinBytes?: number
   /** Team mode: what the hook may spend on the server, ms (see `REMOTE_BUDGET_MS`, the default; tests set less). */
-  remoteBudgetMs?: { capture: number; context: number; inject?: number }
+  remoteBudgetMs?: { capture: number; context: number; inject?: number; ack?: number }
   /** Gets one line when the event could not be kept in the data directory (kept elsewhere, or lost). Default: `process.stderr`. */
   stderr?: { write(text: string): unknown }
 }
@@ -131,24 +133,35 @@ export async function runHook(
     finished = true
     io.exit(0)
   }
+  const logRecall = (error: unknown, suffix = ''): void => {
+    errors.append({
+      at: new Date(now()).toISOString(),
+      where: `hook ${eventName} recall`,
+      code: MnemoError.is(error) ? error.code : 'HOOK_FAILED',
+      message: `${error instanceof Error ? error.message : String(error)}${suffix}`,
+    })
+  }
   /**
    * Prints a per-prompt block or file hint on the agent's channel for it, when `compute` gives one before the hook
-   * has finished. The event is stored already (locally or by the server), so a failure is logged, never spooled.
+   * has finished; then, only when it was printed, calls its `confirm` (the team server records the block only then).
+   * The event is stored already (locally or by the server), so a failure is logged, never spooled.
    */
-  const inject = async (compute: () => Promise<{ hookEventName: string; text: string } | undefined | null>): Promise<void> => {
+  const inject = async (
+    compute: () => Promise<{ hookEventName: string; text: string; confirm?: () => Promise<void> } | undefined | null>,
+  ): Promise<void> => {
+    let extra: Awaited<ReturnType<typeof compute>>
     try {
-      const extra = await compute()
-      if (extra && !finished)
-        io.stdout.write(
-          `${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`,
-        )
+      extra = await compute()
     } catch (error) {
-      errors.append({
-        at: new Date(now()).toISOString(),
-        where: `hook ${eventName} recall`,
-        code: MnemoError.is(error) ? error.code : 'HOOK_FAILED',
-        message: error instanceof Error ? error.message : String(error),
-      })
+      logRecall(error)
+      return
+    }
+    if (!extra || finished) return
+    io.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`)
+    try {
+      await extra.confirm?.()
+    } catch (error) {
+      logRecall(error, ' (the block was injected, but the server has not recorded it: a later prompt of the session may show it again)')
     }
   }
   const giveUp = (where: string, error: unknown): void => {
@@ -275,11 +288,22 @@ export async function runHook(
         throw error
       }
       markUnreachable(config.spoolDir, remote.url, undefined)
-      if (PROMPT_EVENTS.has(eventName) && config.promptRecallTokens !== undefined && !finished) {
+      const promptEvent = toMnemoEvent(agent, eventName)
+      if (PROMPT_EVENTS.has(promptEvent) && config.promptRecallTokens !== undefined && !finished) {
         // Per-prompt recall and file hints from the server, which keeps what this session was shown. The event is
-        // stored already: a slow or failing answer means nothing is printed, and is logged, never spooled.
+        // stored already: a slow or failing answer means nothing is printed, and is logged, never spooled. Asked only
+        // when the agent takes context at this event and the payload gives something to ask about (a session, the
+        // user's words, a file): no round trip for the rest (Cursor, Claude Code's PostToolUse, a tool without a file).
+        // The event was parsed and posted already: this parse cannot fail.
+        const { payload, projectRoot } = eventPayload(eventName, stdin, io.cwd)
         const tokens = config.promptRecallTokens
-        await inject(() => remoteInjection(remote, eventName, stdin, agent, io.cwd, tokens, budget.inject ?? REMOTE_BUDGET_MS.inject))
+        if (injectionRequest(agent, promptEvent, payload) !== undefined)
+          await inject(() =>
+            remoteInjection(remote, promptEvent, payload, projectRoot, agent, tokens, {
+              answer: budget.inject ?? REMOTE_BUDGET_MS.inject,
+              ack: budget.ack ?? REMOTE_BUDGET_MS.ack,
+            }),
+          )
       }
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd, agent, budget.context)
@@ -432,23 +456,27 @@ function eventPayload(event: string, stdin: string, cwd: string): { payload: unk
 const INJECTION_FIELDS = ['session_id', 'cwd', 'hook_event_name', 'prompt', 'tool_name', 'tool_input', 'tool_args'] as const
 
 /**
- * What the team server injects for this prompt or tool event (`POST /v1/injections`): per-prompt recall and
- * corrections, or file hints, with the agent's event name for them; undefined when there is none (the server records
- * what it serves for the session, see the route).
+ * What the team server injects for this prompt or tool event (`POST /v1/injections`, asked with `ack: true`):
+ * per-prompt recall and corrections, or file hints, with the agent's event name for them; undefined when there is
+ * none. The server records what the block shows only when `confirm` posts its acknowledgement
+ * (`POST /v1/injections/ack`), which the caller does once the block is printed: an answer that comes after the hook
+ * stopped waiting is never printed, so never recorded, and a later prompt can still show it. An older server that
+ * sends no `ack` has recorded the block already (`confirm` is then absent).
  *
- * @throws {MnemoError} `STORE_UNAVAILABLE` — no answer within `timeoutMs`, or an error status (named).
+ * @param payload - The hook payload, parsed, with its `cwd` (`eventPayload`).
+ * @param timeoutMs.answer - Longest wait for the block, ms. `timeoutMs.ack` - for the acknowledgement, ms.
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — no answer within `timeoutMs.answer`, or an error status (named); from
+ *   `confirm`, the same for the acknowledgement.
  */
 async function remoteInjection(
   remote: RemoteServer,
   event: string,
-  stdin: string,
+  payload: unknown,
+  projectRoot: string | undefined,
   agent: HookAgent,
-  cwd: string,
   budgetTokens: number,
-  timeoutMs: number,
-): Promise<{ hookEventName: string; text: string } | undefined> {
-  // The event was parsed and posted already: this parse cannot fail.
-  const { payload, projectRoot } = eventPayload(event, stdin, cwd)
+  timeoutMs: { answer: number; ack: number },
+): Promise<{ hookEventName: string; text: string; confirm?: () => Promise<void> } | undefined> {
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return undefined
   // Only what the injection reads: a tool's output can be megabytes, and the event already carried it.
   const fields = Object.fromEntries(INJECTION_FIELDS.filter((k) => k in payload).map((k) => [k, (payload as Record<string, unknown>)[k]]))
@@ -457,20 +485,44 @@ async function remoteInjection(
     payload: sanitizePayload(fields),
     agent,
     budget: budgetTokens,
+    ack: true,
     ...(projectRoot ? { projectRoot } : {}),
   })
-  const res = await remoteFetch(remote, '/v1/injections', { method: 'POST', body, timeoutMs })
+  const injection = (
+    (await remotePost(remote, '/v1/injections', body, timeoutMs.answer)) as {
+      injection?: { hookEventName?: unknown; text?: unknown; ack?: unknown } | null
+    }
+  ).injection
+  if (typeof injection?.hookEventName !== 'string' || typeof injection.text !== 'string' || injection.text === '') return undefined
+  const ack = injection.ack
+  return {
+    hookEventName: injection.hookEventName,
+    text: injection.text,
+    ...(ack !== null && typeof ack === 'object'
+      ? {
+          confirm: async () => {
+            await remotePost(remote, '/v1/injections/ack', JSON.stringify(ack), timeoutMs.ack)
+          },
+        }
+      : {}),
+  }
+}
+
+/**
+ * Posts `body` to `route` of the team server and returns its JSON answer.
+ *
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — no answer within `timeoutMs`, or an error status (named).
+ */
+async function remotePost(remote: RemoteServer, route: string, body: string, timeoutMs: number): Promise<unknown> {
+  const res = await remoteFetch(remote, route, { method: 'POST', body, timeoutMs })
   const text = await res.text()
   if (!res.ok) {
     const problem = settingProblem(res.status)
     throw new MnemoError('STORE_UNAVAILABLE', `server ${remote.url} answered ${res.status} (${problem ?? text.slice(0, 200)})`, {
-      details: { dialect: 'sqlite', operation: 'POST /v1/injections' },
+      details: { dialect: 'sqlite', operation: `POST ${route}` },
     })
   }
-  const injection = (JSON.parse(text) as { injection?: { hookEventName?: unknown; text?: unknown } | null }).injection
-  return typeof injection?.hookEventName === 'string' && typeof injection.text === 'string' && injection.text !== ''
-    ? { hookEventName: injection.hookEventName, text: injection.text }
-    : undefined
+  return JSON.parse(text) as unknown
 }
 
 /**

@@ -198,6 +198,122 @@ describe('mnemo hook in team mode: per-prompt recall, corrections and file hints
     })
     expect(budget).toMatchObject({ status: 400, body: { error: { code: 'INVALID_INPUT', message: expect.stringContaining('budget') } } })
   })
+
+  it('records an answer asked with ack only once the client posts its ack; without ack, when it is computed', async () => {
+    const server = await serve()
+    const memory = (
+      await server.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', {
+        project: PROJECT,
+        kind: 'decision',
+      })
+    ).memory
+    const ask = (session: string, ack?: boolean) =>
+      callRest(server, 'POST', '/v1/injections', {
+        event: 'UserPromptSubmit',
+        payload: { session_id: session, cwd: PROJECT.root, prompt: 'how do we rate-limit the API?' },
+        agent: 'codex',
+        ...(ack === undefined ? {} : { ack }),
+      })
+    const first = await ask('s', true)
+    expect(first.status).toBe(200)
+    const answer = (first.body as { injection: { text: string; ack: unknown } }).injection
+    expect(answer.text).toContain('token bucket')
+    expect(answer.ack).toEqual({ agent: 'codex', session: 's', shown: [{ itemId: memory.id, what: 'item' }] })
+    // Not confirmed: not recorded, so the session is offered it again.
+    expect((await ask('s', true)).body).toMatchObject({ injection: { text: expect.stringContaining('token bucket') } })
+    expect(await callRest(server, 'POST', '/v1/injections/ack', answer.ack)).toMatchObject({ status: 200, body: { recorded: 1 } })
+    expect((await ask('s', true)).body).toEqual({ injection: null })
+    // A client that asks without ack gets the answer recorded as it is computed (and no ack to send).
+    expect((await ask('old')).body).toEqual({
+      injection: { hookEventName: 'UserPromptSubmit', text: expect.stringContaining('token bucket') },
+    })
+    expect((await ask('old')).body).toEqual({ injection: null })
+    const bad = await callRest(server, 'POST', '/v1/injections/ack', {
+      agent: 'codex',
+      session: 's',
+      shown: [{ itemId: memory.id, what: 'shown' }],
+    })
+    expect(bad).toMatchObject({ status: 400, body: { error: { code: 'INVALID_INPUT', message: expect.stringContaining('shown.0.what') } } })
+  })
+})
+
+/**
+ * A loopback proxy in front of `target` that forwards every request and its answer, except as `hold` says for the
+ * routes it names: `never`, the target answers (it has computed the answer) but the answer is never passed on; a
+ * status, the proxy answers it without asking the target. Records the routes asked and the held answers.
+ */
+async function proxy(
+  target: string,
+  hold: Record<string, 'never' | number>,
+): Promise<{ url: string; routes: string[]; held: Promise<string>[] }> {
+  const routes: string[] = []
+  const held: Promise<string>[] = []
+  const server: Server = createServer((req, res) => {
+    const route = `${req.method} ${req.url}`
+    routes.push(route)
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const rule = hold[route]
+      if (typeof rule === 'number') {
+        res.writeHead(rule, { 'content-type': 'application/json' }).end('{"error":{"code":"STORE_UNAVAILABLE","message":"held"}}')
+        return
+      }
+      const answer = fetch(`${target}${req.url}`, {
+        method: req.method ?? 'GET',
+        headers: { 'content-type': 'application/json', authorization: req.headers.authorization ?? '' },
+        ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+      }).then(async (r) => ({ status: r.status, text: await r.text() }))
+      if (rule === 'never') held.push(answer.then((a) => a.text))
+      else void answer.then((a) => res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.text))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  )
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, routes, held }
+}
+
+describe('mnemo hook in team mode: what the server records as injected', () => {
+  const rateLimit = 'We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.'
+
+  it('does not count an answer that came after the hook stopped waiting: the next prompt of the session gets it', async () => {
+    const server = await serve()
+    await server.engine.remember(rateLimit, { project: PROJECT, kind: 'decision' })
+    // The server computes the answer, but it never reaches the hook, which gives up after its budget.
+    const late = await proxy(server.url, { 'POST /v1/injections': 'never' })
+    const client = home()
+    expect(await remoteHook(client, late.url, server.token, 'UserPromptSubmit', ask('s'), { inject: 50 })).toEqual({ stdout: '', code: 0 })
+    expect(late.routes).toEqual(['POST /v1/events', 'POST /v1/injections'])
+    const [answer] = await Promise.all(late.held)
+    expect(answer).toContain('token bucket')
+    // Never printed, never acknowledged, never recorded: the session's next prompt is offered it.
+    const next = injected(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', ask('s', 'and the rate-limit API?')))
+    expect(next.additionalContext).toContain('token bucket')
+    // That one was printed and acknowledged: the session does not get it a third time.
+    expect(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', ask('s'))).toEqual({ stdout: '', code: 0 })
+  })
+
+  it('injects, then logs a lost acknowledgement: the block was shown, the server has not recorded it, a later prompt repeats it', async () => {
+    const server = await serve()
+    await server.engine.remember(rateLimit, { project: PROJECT, kind: 'decision' })
+    const noAck = await proxy(server.url, { 'POST /v1/injections/ack': 503 })
+    const client = home()
+    expect(injected(await remoteHook(client, noAck.url, server.token, 'UserPromptSubmit', ask('s'))).additionalContext).toContain(
+      'token bucket',
+    )
+    expect(noAck.routes).toEqual(['POST /v1/events', 'POST /v1/injections', 'POST /v1/injections/ack'])
+    const log = readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')
+    expect(log).toContain('the block was injected, but the server has not recorded it')
+    expect(injected(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', ask('s'))).additionalContext).toContain(
+      'token bucket',
+    )
+  })
 })
 
 describe('mnemo hook in team mode when the server is slow or down', () => {
@@ -241,6 +357,39 @@ describe('mnemo hook in team mode when the server is slow or down', () => {
         message: expect.stringContaining(`server ${slow.url} unreachable`),
       }),
     ])
+  })
+
+  it('asks the server only for an event its agent takes context at, with a session and words or a file to ask about', async () => {
+    const slow = await slowInjections()
+    const client = home()
+    const read = { tool_name: 'Read', tool_use_id: 'r1', tool_input: { file_path: `${PROJECT.root}/src/billing/invoice.ts` } }
+    const asks = async (event: string, stdin: string, agent?: string): Promise<boolean> => {
+      slow.routes.length = 0
+      expect(await remoteHook(client, slow.url, 'tok', event, stdin, { inject: 20, ...(agent ? { agent } : {}) })).toEqual({
+        stdout: '',
+        code: 0,
+      })
+      expect(slow.routes[0]).toBe('POST /v1/events')
+      return slow.routes.includes('POST /v1/injections')
+    }
+    // No channel: Cursor anywhere, Claude Code after a tool, Codex, Gemini CLI and OpenCode before one.
+    expect(await asks('UserPromptSubmit', ask('c'), 'cursor')).toBe(false)
+    expect(await asks('PostToolUse', hookPayload('PostToolUse', read, 'c'))).toBe(false)
+    for (const agent of ['codex', 'gemini', 'opencode'])
+      expect(await asks('PreToolUse', hookPayload('PreToolUse', read, 'c'), agent)).toBe(false)
+    // A channel, but nothing to ask about: no words, no session, a tool without a file.
+    expect(await asks('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: '  ' }, 'c'))).toBe(false)
+    expect(
+      await asks('UserPromptSubmit', JSON.stringify({ cwd: PROJECT.root, hook_event_name: 'UserPromptSubmit', prompt: 'rate-limit?' })),
+    ).toBe(false)
+    expect(
+      await asks('PreToolUse', hookPayload('PreToolUse', { tool_name: 'Bash', tool_use_id: 'b1', tool_input: { command: 'ls' } }, 'c')),
+    ).toBe(false)
+    // The ones that do ask, by the agent's own event name too (Gemini CLI's BeforeAgent is mnemo's UserPromptSubmit).
+    expect(await asks('UserPromptSubmit', ask('c'))).toBe(true)
+    expect(await asks('PreToolUse', hookPayload('PreToolUse', read, 'c'))).toBe(true)
+    expect(await asks('PostToolUse', hookPayload('PostToolUse', read, 'c'), 'codex')).toBe(true)
+    expect(await asks('BeforeAgent', hookPayload('BeforeAgent', { prompt: 'how do we rate-limit?' }, 'c'), 'gemini')).toBe(true)
   })
 
   it('prints nothing and spools the event when the server is down', async () => {

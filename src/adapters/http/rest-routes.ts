@@ -7,6 +7,7 @@ import {
   contextInput,
   hookEventInput,
   hookInjectionInput,
+  injectionAckInput,
   inputObject,
   integer,
   limited,
@@ -25,6 +26,7 @@ import {
   healthJson,
   hookInjectionJson,
   importJson,
+  injectionAckJson,
   memoryJson,
   observationJson,
   openApiJson,
@@ -380,7 +382,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     operationId: 'hookInjection',
     summary: 'What a hook injects for one event: per-prompt recall and corrections, or file hints (team mode)',
     description:
-      "What `mnemo hook` prints locally beside an event, computed on the server: for UserPromptSubmit the per-prompt block (recalled items that clear the relevance gate, and one-line corrections of what the session was shown and has since been superseded, forgotten or archived), for PreToolUse/PostToolUse hints about the files the tool touches, once per file. Post the event to POST /v1/events first. The server keeps per agent session and per user of the token what it injected (GET /v1/context with `recordSession` included): nothing is injected twice in a session, and another user's session or memories never count. `injection` is null when the agent takes no context at that event (Cursor) or nothing clears the gate. What an answer holds is recorded when it is computed: a client that stopped waiting for it leaves those items counted as shown for the session.",
+      "What `mnemo hook` prints locally beside an event, computed on the server: for UserPromptSubmit the per-prompt block (recalled items that clear the relevance gate, and one-line corrections of what the session was shown and has since been superseded, forgotten or archived), for PreToolUse/PostToolUse hints about the files the tool touches, once per file. Post the event to POST /v1/events first. The server keeps per agent session and per user of the token what it injected (GET /v1/context with `recordSession` included): nothing is injected twice in a session, and another user's session or memories never count. `injection` is null when the agent takes no context at that event (Cursor) or nothing clears the gate. When it is recorded: without `ack`, as the answer is computed, so a client that stops waiting for it leaves those items counted as shown and never gets them; with `ack: true` (what `mnemo hook` sends), only when the client posts the answer's `injection.ack` to POST /v1/injections/ack after injecting the block. The client decides, after the answer reached it, whether it injects and confirms: an answer that came too late is never confirmed, so it is never recorded; a lost confirmation leaves the items unrecorded, and a later prompt may show them again (a repeat, never a loss). Files looked up without hints are recorded at once (nothing is shown for them).",
     body: hookInjectionInput,
     responses: { 200: { description: 'The block and the hook event name to give it under, or null.', schema: hookInjectionJson } },
     errors: [400, 413],
@@ -391,8 +393,33 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
       // The project as POST /v1/events filed the event: the client's root, else the payload's folder.
       const project = body.projectRoot !== undefined ? clientProject(body.projectRoot, cwd) : resolveProjectRoot(cwd)
       const agent = body.agent ?? 'claude-code'
-      const injection = await engine.scoped({ agent }).hookInjection(body.event, agent, JSON.stringify(body.payload), project, body.budget)
-      return ok({ injection: injection ?? null })
+      const ack = body.ack === true
+      const injection = await engine
+        .scoped({ agent })
+        .hookInjection(body.event, agent, JSON.stringify(body.payload), project, body.budget, { record: !ack })
+      if (injection === undefined) return ok({ injection: null })
+      return ok({
+        injection: {
+          hookEventName: injection.hookEventName,
+          text: injection.text,
+          ...(ack ? { ack: { agent, session: injection.sessionKey, shown: injection.shown } } : {}),
+        },
+      })
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    path: '/v1/injections/ack',
+    operationId: 'acknowledgeInjection',
+    summary: 'Confirm that a hook injected what POST /v1/injections answered (team mode)',
+    description:
+      "Records for the agent session, under the token's user, what a POST /v1/injections answer asked for with `ack: true` showed: the body is that answer's `injection.ack`, as it came. From then on the session's prompts do not repeat those items, and correct them when they change. Confirming twice records nothing more. A client can only mark items as shown for its own user's sessions, which only keeps them out of those sessions.",
+    body: injectionAckInput,
+    responses: { 200: { description: 'How many rows were recorded (those already recorded count too).', schema: injectionAckJson } },
+    errors: [400, 413],
+    handle: async ({ body }, { engine }) => {
+      await engine.recordShown({ agent: body.agent, sessionKey: body.session }, body.shown)
+      return ok({ recorded: body.shown.length })
     },
   }),
   defineRoute({
