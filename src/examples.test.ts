@@ -30,11 +30,27 @@ interface DocExample {
   code: string
 }
 
-/** The source files the root entry (src/index.ts) re-exports from, as repository paths. */
+/**
+ * The source files the root entry (src/index.ts) re-exports from, as repository paths, with the files declaring the
+ * base classes of their classes (`MnemoEngine extends EngineReads`, whose methods are the public class's too).
+ */
 function publicFiles(): string[] {
   const index = readFileSync(path.join(ROOT, 'src/index.ts'), 'utf8')
-  const specifiers = [...index.matchAll(/from '(\.[^']+)\.js'/g)].map((m) => `src/${path.posix.normalize(m[1] ?? '')}.ts`)
-  return ['src/index.ts', ...new Set(specifiers)]
+  const files = [
+    'src/index.ts',
+    ...new Set([...index.matchAll(/from '(\.[^']+)\.js'/g)].map((m) => `src/${path.posix.normalize(m[1] ?? '')}.ts`)),
+  ]
+  for (let i = 1; i < files.length; i++) {
+    const file = files[i]!
+    const text = readFileSync(path.join(ROOT, file), 'utf8')
+    for (const [, base] of text.matchAll(/^export class \w+ extends (\w+)/gm)) {
+      const from = new RegExp(`^import \\{[^}]*\\b${base}\\b[^}]*\\} from '(\\.[^']+)\\.js'`, 'm').exec(text)?.[1]
+      if (from === undefined) continue // a base declared in the file itself, or a global (`Error`)
+      const resolved = path.posix.join(path.posix.dirname(file), `${from}.ts`)
+      if (!files.includes(resolved)) files.push(resolved)
+    }
+  }
+  return files
 }
 
 /** The `@example` blocks of a file's docstrings: text after the tag up to the next tag or the comment's end, ` * ` margins removed. */
@@ -69,7 +85,7 @@ describe('examples/library.mjs', () => {
   })
 })
 
-describe('@example blocks of the public API (the files src/index.ts exports from)', () => {
+describe('@example blocks of the public API (the files src/index.ts exports from, and those declaring their classes’ bases)', () => {
   it('finds the examples of the main entry points', () => {
     const named = new Set(EXAMPLES.map((e) => e.name))
     const entryPoints = ['module', 'openMnemo', 'parseFactQuery', 'answerValueText', 'MnemoError']
