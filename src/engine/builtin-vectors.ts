@@ -142,15 +142,37 @@ export class BuiltinVectors {
     return model
   }
 
-  /** Top `k` documents of the scope's projects (every project when it names none) by cosine similarity to `query` (per-project models; scores merged). */
-  async search(query: string, scope: Scope, k: number): Promise<{ key: number; score: number }[]> {
+  /**
+   * Top `k` documents of the scope's projects (every project when it names none) by cosine similarity to `query`
+   * (per-project models; scores merged). With `keep`, the top `k` of the documents it keeps: a matrix holds every
+   * document of its scope (it is cached across recalls, whatever each asks for), so the documents a recall may not
+   * return are left out here, before the cut — `keep` is asked about the best `k`, then the best 4k, 16k, … while
+   * fewer than `k` were kept and the matrix has more.
+   *
+   * @param keep - The keys of a batch (best first) that the recall may return.
+   */
+  async search(
+    query: string,
+    scope: Scope,
+    k: number,
+    keep?: (keys: readonly number[]) => Promise<ReadonlySet<number>>,
+  ): Promise<{ key: number; score: number }[]> {
     const projects = scope.projectIds && scope.projectIds.length > 0 ? scope.projectIds : (await this.store.listProjects()).map((p) => p.id)
     const { projectIds: _all, ...who } = scope
     const out: { key: number; score: number }[] = []
     for (const p of projects) {
       const prepared = await this.prepare(p, false, undefined, who)
       if (!prepared) continue
-      out.push(...prepared.matrix.topK(embedLsa(prepared.model, query), k))
+      const q = embedLsa(prepared.model, query)
+      for (let want = k; ; want *= 4) {
+        const top = prepared.matrix.topK(q, want)
+        const kept = keep ? await keep(top.map((h) => h.key)) : undefined
+        const hits = kept ? top.filter((h) => kept.has(h.key)) : top
+        if (!kept || hits.length >= k || top.length < want) {
+          out.push(...hits.slice(0, k))
+          break
+        }
+      }
     }
     return out.sort((a, b) => b.score - a.score || a.key - b.key).slice(0, k)
   }

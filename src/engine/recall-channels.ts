@@ -2,7 +2,8 @@
  * The steps of recall before fusion: the query prepared once (normalised,
  * parsed, scoped) and one step per channel that ranks inside the store —
  * keyword (BM25 with neighbour spreading and text priors), graph and time —
- * each returning its ranked list. The vector lists come from outside
+ * each returning its ranked list of the scope's visible documents (`PreparedRecall.visible`, filtered inside the
+ * store's queries: never after a channel's cut). The vector lists come from outside
  * (engine/recall.ts). Documents are read once per recall through a
  * {@link DocCache}.
  */
@@ -17,6 +18,7 @@ import { type SearchQuery, toSearchQuery } from '../retrieval/fts-query.js'
 import type { ChannelList } from '../retrieval/fusion.js'
 import { rankByEntities } from '../retrieval/graph-rank.js'
 import type { Scope, SearchDoc, Store } from '../storage/store.js'
+import type { Visibility } from '../storage/visibility.js'
 import type { RecallConfig, RecallQuery } from './recall-pipeline.js'
 
 /** A recall's query text, read once for every step: checked, repaired, in search form, with what the steps read of it. */
@@ -48,6 +50,8 @@ export interface PreparedRecall {
   enabled: ReadonlySet<ChannelName>
   /** Whose documents every channel may return: the projects, and the user and agent when the query has them. */
   scope: Scope
+  /** Which of them (kinds, as of, archived: `Visibility`), applied by every channel inside its own query, before its cut. */
+  visible: Visibility
   /** Roots of the projects searched (every project when none is named), for file names relative to them; read by the graph channel when absent. */
   projectRoots?: readonly string[]
 }
@@ -74,7 +78,12 @@ export function prepareRecall(
     ...(q.user !== undefined ? { user: q.user } : {}),
     ...(q.agent !== undefined ? { agent: q.agent } : {}),
   }
-  return { text, timeOnly, enabled, scope, ...(projectRoots ? { projectRoots } : {}) }
+  const visible: Visibility = {
+    ...(q.asOf !== undefined ? { asOf: q.asOf } : {}),
+    ...(q.includeArchived ? { includeArchived: true } : {}),
+    ...(q.kinds && q.kinds.length > 0 ? { kinds: q.kinds } : {}),
+  }
+  return { text, timeOnly, enabled, scope, visible, ...(projectRoots ? { projectRoots } : {}) }
 }
 
 /** The documents one recall has read, by key; `hydrate` reads the missing ones in one store call. */
@@ -114,16 +123,14 @@ export async function keywordChannel(
   config: RecallConfig,
   cache: DocCache,
 ): Promise<KeywordChannel> {
-  const { text, scope } = p
+  const { text, scope, visible } = p
   const { docs, hydrate } = cache
   const spreadOnly = new Set<number>()
   const matches = await store.searchText({
     match: text.match!,
     limit: config.candidates,
     weights: config.columnWeights,
-    ...(q.asOf !== undefined ? { asOf: q.asOf } : {}),
-    ...(q.includeArchived ? { includeArchived: true } : {}),
-    ...(q.kinds && q.kinds.length > 0 ? { kinds: q.kinds } : {}),
+    ...visible,
     ...scope,
     ...(q.sessionId ? { sessionId: q.sessionId } : {}),
   })
@@ -138,7 +145,7 @@ export async function keywordChannel(
   const spreaders = spreadKeys.map((k) => docs.get(k)).filter((d): d is SearchDoc => d !== undefined)
   const spread = spreadToNeighbors(
     scores,
-    await store.neighbors(spreaders, 2),
+    await store.neighbors(spreaders, 2, visible),
     config.spread,
     (key) => docs.get(key)?.text.includes('?') ?? false,
   )
@@ -175,7 +182,7 @@ export async function graphChannel(
   q: RecallQuery,
   config: RecallConfig,
 ): Promise<ChannelList | undefined> {
-  const { text, scope } = p
+  const { text, scope, visible } = p
   const projects = scope.projectIds ?? []
   const total = await store.countDocs(scope)
   // An entity in more than a few percent of documents (a speaker's name, the project's main file) says little about which one is meant.
@@ -190,7 +197,7 @@ export async function graphChannel(
     const hops = await store.coMentioned(seedIds, scope, config.graphHops, maxDocs)
     const mentions = await store.entityMentions(
       [...seedIds, ...hops.map((h) => h.id)],
-      { ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}) },
+      { ...scope, ...(q.sessionId ? { sessionId: q.sessionId } : {}), visible },
       config.candidates * 10,
     )
     const ranked = rankByEntities(
@@ -222,7 +229,7 @@ export async function timeChannel(
   keyword: ChannelList | undefined,
 ): Promise<ChannelList | undefined> {
   if (!q.timeRanges || q.timeRanges.length === 0) return undefined
-  const { scope, timeOnly } = p
+  const { scope, visible, timeOnly } = p
   // Documents of the asked-for time, those the keyword channel ranked first (in its order), then the rest by time.
   const inRange = new Set<number>()
   for (const r of q.timeRanges) {
@@ -233,6 +240,7 @@ export async function timeChannel(
       ...(timeOnly ? { newestFirst: true } : {}),
       ...scope,
       ...(q.sessionId ? { sessionId: q.sessionId } : {}),
+      visible,
     }))
       inRange.add(key)
   }

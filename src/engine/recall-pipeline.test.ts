@@ -147,6 +147,40 @@ describe('graph channel', () => {
   })
 })
 
+describe('visibility inside every channel, before its cut', () => {
+  it('the time channel finds the one document of the asked kind behind more candidates of other kinds', async () => {
+    const { engine, clock } = createTestEngine({ recall: recallWith({}, { candidates: 5 }) })
+    const turns: [string, string][] = Array.from({ length: 8 }, (_, i) => ['Ann', `turn number ${i} of a long day`])
+    await engine.append(dialogue('june', '2023-06-16T09:00:00Z', turns))
+    clock.set(Date.parse('2023-06-16T12:00:00Z'))
+    const { memory } = await engine.remember('we moved the gym session to Fridays', {
+      kind: 'decision',
+      project: { root: 'locomo:test', name: 'test' },
+    })
+    const hits = await engine.recall('16 June 2023', { channels: ['time'], kinds: ['decision'] })
+    expect(hits.map((h) => h.id)).toEqual([memory.id])
+  })
+
+  it('the builtin vector channel finds a current memory behind more archived ones that match better', async () => {
+    const { engine } = createTestEngine({ recall: recallWith({ vector: 1 }, { candidates: 3 }) })
+    const project = { root: '/p/v', name: 'v' }
+    const topics = ['camping forest tent hike', 'database migration orders schema']
+    for (let i = 0; i < 20; i++) await engine.remember(`${topics[i % 2]} note ${i}`, { project })
+    const { memory: current } = await engine.remember(
+      'canvas brush beside the camping tent in the forest, and the orders schema migration',
+      { project },
+    )
+    for (let i = 0; i < 6; i++) {
+      const { memory } = await engine.remember(`canvas brush number ${i}`, { project })
+      await engine.setMemoryState(memory.id, 'archive')
+    }
+    const hits = await engine.recall('canvas brush', { channels: ['vector'], limit: 3 })
+    expect(hits.map((h) => h.id)).toContain(current.id)
+    const withArchived = await engine.recall('canvas brush', { channels: ['vector'], limit: 3, includeArchived: true })
+    expect(withArchived.map((h) => h.id)).not.toContain(current.id)
+  })
+})
+
 describe('compatibility forms (NFKC)', () => {
   it('a full-width query finds ASCII text and an ASCII query finds full-width text, also after rebuild', async () => {
     const { engine } = createTestEngine()

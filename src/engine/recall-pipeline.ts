@@ -112,7 +112,11 @@ export interface RecallQuery extends Scope {
    * re-ranking; the phrase's words ("last", "Tuesday") would match other days in the keyword and graph channels.
    */
   timeOnly?: boolean
-  /** Ranked lists computed outside (vector channels, which need the embedders), fused with the rest. */
+  /**
+   * Ranked lists computed outside (vector channels, which need the embedders), fused with the rest: each of the
+   * scope's visible documents only (`isVisible` of the query's `Visibility`), filtered before its cut as the store's
+   * channels filter inside their queries.
+   */
   extraLists?: readonly ChannelList[]
   /** Recall as of this time (epoch ms): only what existed then, and memories current then. */
   asOf?: number
@@ -148,8 +152,9 @@ interface RankedDoc {
  * the answer type the question asks for, questions scaled down); time;
  * graph; and the vector lists passed in. Pure orchestration over the
  * store's search primitives: the query is prepared once (`prepareRecall`),
- * each channel is one step (recall-channels.ts), then visibility, fusion
- * and re-ranking, and the cut (`hideInvisible`, `orderFused`, `takeResults`).
+ * each channel is one step (recall-channels.ts) that keeps to the scope and
+ * its visible documents inside its own query (`PreparedRecall.visible`), then
+ * fusion and re-ranking, and the cut (`orderFused`, `takeResults`).
  *
  * @param prepared - `q` prepared by `prepareRecall` (default: prepared here).
  * @throws {MnemoError} `INVALID_INPUT` — a query with no searchable words, or over 16 000 characters.
@@ -173,30 +178,8 @@ export async function runRecall(
   await cache.hydrate(lists.flatMap((l) => l.hits.slice(0, Math.max(q.limit * 3, q.limit + 20)).map((h) => h.key)))
   const spreadOnly = keyword?.spreadOnly ?? new Set<number>()
 
-  await hideInvisible(lists, q, cache)
   const { fused, fusedRanks } = await orderFused(reciprocalRankFusion(lists, config.rrfK), prepared, config, cache, keyword)
   return takeResults(fused, fusedRanks, prepared, q, config, cache, spreadOnly)
-}
-
-/** Drops, in place, what no channel may return: superseded and archived memories, and anything after `asOf` (the same history for every channel). */
-async function hideInvisible(lists: ChannelList[], q: RecallQuery, { docs, hydrate }: DocCache): Promise<void> {
-  const kinds = q.kinds && q.kinds.length > 0 ? new Set(q.kinds) : undefined
-  const visible = (doc: SearchDoc): boolean => {
-    if (kinds && !kinds.has(doc.kind)) return false
-    if (!q.includeArchived && doc.archivedAt !== undefined) return false
-    if (q.asOf === undefined) return doc.validTo === undefined
-    return doc.ts <= q.asOf && (doc.validTo === undefined || doc.validTo > q.asOf)
-  }
-  for (const list of lists) {
-    // Without asOf only memories (negative keys) can be hidden: hydrate just those.
-    const mayHide = (key: number): boolean => q.asOf !== undefined || kinds !== undefined || key < 0
-    await hydrate(list.hits.filter((h) => mayHide(h.key)).map((h) => h.key))
-    list.hits = list.hits.filter((h) => {
-      if (!mayHide(h.key)) return true
-      const doc = docs.get(h.key)
-      return doc !== undefined && visible(doc)
-    })
-  }
 }
 
 /**

@@ -6,6 +6,7 @@ import type { ChannelList } from '../retrieval/fusion.js'
 import { isTimeOnlyQuery, parseQueryTimes, unreadTimePhrases } from '../retrieval/query-time.js'
 import type { TimeRange } from '../retrieval/time-expressions.js'
 import { VectorMatrix } from '../retrieval/vector-index.js'
+import { hidesObservations, isVisible } from '../storage/visibility.js'
 import type { BuiltinVectors } from './builtin-vectors.js'
 import type { EngineContext } from './engine-context.js'
 import { withUserProject } from './projects.js'
@@ -83,7 +84,7 @@ export async function recall(
     text,
     searched.map((p) => p.root),
   )
-  const { scope } = prepared
+  const { scope, visible } = prepared
   const extraLists: ChannelList[] = []
   const warnings: string[] = []
   // Channels asked for by name that cannot answer: say so rather than return nothing silently.
@@ -95,14 +96,21 @@ export async function recall(
     extraLists.push({
       channel: 'vector',
       weight: ctx.recallConfig.weights.vector,
-      hits: await vectors.builtin.search(query, scope, ctx.recallConfig.candidates),
+      hits: await vectors.builtin.search(query, scope, ctx.recallConfig.candidates, async (keys) => {
+        // The matrices hold every document of the scope: the recall's visibility is applied here, before the cut
+        // (to memories only, negative keys, when it hides no observation).
+        const all = hidesObservations(visible)
+        const asked = all ? keys : keys.filter((key) => key < 0)
+        const shown = new Set((await ctx.store.docs(asked)).filter((doc) => isVisible(visible, doc)).map((doc) => doc.docKey))
+        return new Set(keys.filter((key) => shown.has(key) || (!all && key > 0)))
+      }),
     })
   }
   if (uses('embedding') && vectors.embedder && !timeOnly) {
     try {
       // The query leaves the machine: redact it like anything stored.
       const [qv] = await vectors.embedder.embed([ctx.readRedact(query)], 'query')
-      const matrix = new VectorMatrix(await ctx.store.vectors(vectors.embedder.spaceId, scope), qv?.length ?? 0)
+      const matrix = new VectorMatrix(await ctx.store.vectors(vectors.embedder.spaceId, scope, visible), qv?.length ?? 0)
       if (qv && matrix.size > 0)
         extraLists.push({
           channel: 'embedding',

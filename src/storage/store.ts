@@ -17,6 +17,7 @@ import type {
   StepPart,
 } from '../core/types.js'
 import type { FactStore } from './fact-store.js'
+import type { Visibility } from './visibility.js'
 
 /**
  * How close in time (ms) a prompt or assistant message from one capture path must be to the same
@@ -193,7 +194,8 @@ export interface TextMatch {
   score: number
 }
 
-export interface SearchTextOptions extends Scope {
+/** Full-text search's request: the scope and which of its documents (`Visibility`, applied inside the query, before `limit`). */
+export interface SearchTextOptions extends Scope, Visibility {
   /**
    * What to match: a disjunction of quoted phrases, each optionally a prefix (`"jwt verify" OR "auth.ts" OR "認証"*`),
    * the subset of FTS5 query syntax that `toMatchExpression` writes. Each dialect translates it (SQLite: FTS5 MATCH as
@@ -203,15 +205,6 @@ export interface SearchTextOptions extends Scope {
   sessionId?: SessionId
   /** Most matches returned, best first. */
   limit: number
-  /** Memories as of this time (epoch ms): current then, not archived filtering aside. Default: now (current only). */
-  asOf?: number
-  /** Include archived memories. Default false. */
-  includeArchived?: boolean
-  /**
-   * Only documents of these kinds (observation kinds such as `prompt`, `error`; memory kinds such as `decision`),
-   * applied inside the query, before `limit`. Default (absent or empty): every kind.
-   */
-  kinds?: readonly string[]
   /** Column weights for bm25(): [body, parts, meta]. Default [1, 0.5, 0.5]. */
   weights?: readonly [number, number, number]
 }
@@ -408,19 +401,24 @@ export interface SearchIndex {
   matchCount(options: Scope & { match: string; limit: number }): Promise<number>
   /** Number of documents (observations and memories) in the scope. */
   countDocs(scope: Scope): Promise<number>
-  /** Keys of documents whose time is in [from, to), oldest first, scope-filtered inside the query. */
+  /**
+   * Keys of documents whose time is in [from, to), oldest first, scope-filtered inside the query, and with `visible`
+   * only the documents it lets recall return (see `Visibility`; absent: every document of the scope).
+   */
   docsInTimeRange(
-    options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean },
+    options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean; visible?: Visibility },
   ): Promise<number[]>
   /** Documents by key, in the order asked; unknown keys are left out. */
   docs(docKeys: readonly number[]): Promise<SearchDoc[]>
   /**
    * For each observation key, the keys of up to `span` observations before
    * and after it in its session (time order; nearest first). Memory keys get none.
+   * With `visible`, only observations it lets recall return are neighbours (absent: every observation).
    */
   neighbors(
     docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
     span: number,
+    visible?: Visibility,
   ): Promise<Map<number, { prev: number[]; next: number[] }>>
 }
 
@@ -437,10 +435,13 @@ export interface GraphIndex {
     refs: readonly EntityRef[],
     maxDocs?: number,
   ): Promise<{ id: number; type: string; name: string; docs: number }[]>
-  /** Documents mentioning any of `entityIds`: (entity, document) pairs, scope-filtered. */
+  /**
+   * Documents mentioning any of `entityIds`: (entity, document) pairs, scope-filtered, and with `visible` only of the
+   * documents it lets recall return (see `Visibility`; absent: every document of the scope), inside the query.
+   */
   entityMentions(
     entityIds: readonly number[],
-    scope: Scope & { sessionId?: SessionId },
+    scope: Scope & { sessionId?: SessionId; visible?: Visibility },
     limit: number,
   ): Promise<{ entityId: number; docKey: number }[]>
   /**
@@ -471,8 +472,11 @@ export interface GraphIndex {
 
 /** The vector channel: stored vectors per embedding space, and the builtin LSA model per project. */
 export interface VectorIndex {
-  /** All vectors of a space among the scope's documents, as (key, vector) pairs. */
-  vectors(space: string, scope: Scope): Promise<{ docKey: number; vec: Float32Array }[]>
+  /**
+   * All vectors of a space among the scope's documents, as (key, vector) pairs; with `visible`, of the documents it
+   * lets recall return only (see `Visibility`; absent: every document of the scope).
+   */
+  vectors(space: string, scope: Scope, visible?: Visibility): Promise<{ docKey: number; vec: Float32Array }[]>
   /** Stores vectors of a space (replacing existing ones). */
   putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): Promise<void>
   /** Deletes every vector of a space. */

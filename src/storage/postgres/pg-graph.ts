@@ -1,8 +1,9 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
 import type { EntityRef } from '../../core/types.js'
 import type { EntityRow, Scope } from '../store.js'
+import type { Visibility } from '../visibility.js'
 import type { PgDb } from './pg-db.js'
-import { onTable, Params, scopeWhere } from './pg-sql.js'
+import { docVisibility, onTable, Params, scopeWhere, visibleWhere } from './pg-sql.js'
 
 // The entity graph on PostgreSQL (the GraphIndex port): the graph channel's entity lookups, mentions and co-mentions,
 // and the viewer's graph, over pg-schema.ts's entities and entity_mentions. A mention's document is its search_docs
@@ -66,11 +67,14 @@ export async function findEntities(
   return r.rows.map((e) => ({ id: Number(e.id), type: e.type, name: e.name, docs: Number(e.docs) }))
 }
 
-/** Documents mentioning any of `entityIds`, as (entity, document) pairs of the scope (and session), at most `limit`, by entity then key. */
+/**
+ * Documents mentioning any of `entityIds`, as (entity, document) pairs of the scope (and session; with `visible`, of the
+ * documents it lets recall return only), at most `limit`, by entity then key.
+ */
 export async function entityMentions(
   db: PgDb,
   entityIds: readonly number[],
-  scope: Scope & { sessionId?: SessionId },
+  scope: Scope & { sessionId?: SessionId; visible?: Visibility },
   limit: number,
 ): Promise<{ entityId: number; docKey: number }[]> {
   if (entityIds.length === 0) return []
@@ -78,10 +82,11 @@ export async function entityMentions(
   const ids = p.add(entityIds)
   let join = ''
   let where = ''
-  if (scope.sessionId || needsDocs(scope)) {
+  if (scope.sessionId || scope.visible || needsDocs(scope)) {
     join = ' JOIN search_docs d ON d.doc_key = m.doc_key'
     where = whose(scope, p)
     if (scope.sessionId) where += ` AND d.session_id = ${p.add(scope.sessionId)}`
+    if (scope.visible) where += visibleWhere(scope.visible, docVisibility('d'), p)
   }
   const r = await db.query<{ entityId: number; docKey: number }>(
     'entity mentions',

@@ -1,7 +1,8 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
 import type { Scope, SearchDoc, SearchTextOptions, TextMatch } from '../store.js'
+import type { Visibility } from '../visibility.js'
 import type { PgDb } from './pg-db.js'
-import { onTable, Params, scopeWhere } from './pg-sql.js'
+import { docVisibility, memoryVisibility, observationVisibility, onTable, Params, scopeWhere, visibleWhere } from './pg-sql.js'
 import { anyTerm, type MatchTerm, parseMatch } from './pg-text.js'
 
 // The keyword and time channels on PostgreSQL (the SearchIndex port): BM25 over search_docs' tsvector, time ranges,
@@ -41,7 +42,7 @@ async function termStats(db: PgDb, terms: readonly MatchTerm[]): Promise<{ docs:
 }
 
 /**
- * Full-text search ranked by BM25 with the scope applied inside the query: the best `limit` documents of the scope
+ * Full-text search ranked by BM25 with the scope and visibility (kinds, as of, archived: `visibleWhere`) applied inside the query: the best `limit` documents of the scope
  * that match `options.match` (see `parseMatch`), best first, ties by key — the documents and order FTS5's
  * `bm25(search_fts, body, parts, meta)` gives in SQLite, with its formula (fts5_aux.c): per term,
  * idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgD)), where f is the term's column-weighted count in the document, D its
@@ -77,19 +78,12 @@ export async function searchText(db: PgDb, options: SearchTextOptions): Promise<
     .join(' + ')
   let where = `d.tsv @@ ${p.add(any)}::tsquery${scopeWhere(options, scopeOf('d'), p)}`
   if (options.sessionId) where += ` AND d.session_id = ${p.add(options.sessionId)}`
-  let join = ''
-  if (options.asOf !== undefined) {
-    const asOf = p.add(options.asOf)
-    join = 'LEFT JOIN memories m ON d.doc_key < 0 AND m.rowid = -d.doc_key'
-    where += ` AND (d.doc_key < 0 OR d.ts <= ${asOf}) AND (d.doc_key > 0 OR (m.valid_from <= ${asOf} AND (m.valid_to IS NULL OR m.valid_to > ${asOf})))`
-  } else where += ' AND (d.doc_key > 0 OR d.valid_to IS NULL)'
-  if (!options.includeArchived) where += ' AND (d.doc_key > 0 OR d.archived_at IS NULL)'
-  if (options.kinds && options.kinds.length > 0) where += ` AND d.kind = ANY(${p.add(options.kinds)}::text[])`
+  where += visibleWhere(options, docVisibility('d'), p)
   // In stages the planner keeps apart (MATERIALIZED): each term count is read once per matching document, not once
   // per use in the formula (inlined, the score expression evaluated every jsonb lookup six times); and a document's
   // counts are decompressed once (x.tc, a copy in memory), not once per term.
   const sql = `WITH hit AS MATERIALIZED (
-      SELECT d.doc_key, d.role, d.token_count, ${counts.map((c, i) => `${c} AS c${i}`).join(', ')} FROM search_docs d ${join}
+      SELECT d.doc_key, d.role, d.token_count, ${counts.map((c, i) => `${c} AS c${i}`).join(', ')} FROM search_docs d
         CROSS JOIN LATERAL (SELECT d.term_counts || '{}'::jsonb AS tc OFFSET 0) x WHERE ${where}
     ), f AS MATERIALIZED (
       SELECT doc_key, role, ${weighted.join(', ')}, ${norm} AS nm FROM hit
@@ -131,17 +125,18 @@ export async function countDocs(db: PgDb, scope: Scope): Promise<number> {
 /**
  * Keys of the scope's documents whose time is in [from, to) (epoch ms; observation time, memory creation), oldest
  * first (newest first with `newestFirst`), observations then memories, at most `limit`; with `sessionId`, that
- * session's observations only.
+ * session's observations only; with `visible`, those it lets recall return only (`visibleWhere`).
  */
 export async function docsInTimeRange(
   db: PgDb,
-  options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean },
+  options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean; visible?: Visibility },
 ): Promise<number[]> {
   const dir = options.newestFirst ? 'DESC' : ''
   const p = new Params()
+  const shownO = options.visible ? visibleWhere(options.visible, observationVisibility('o'), p) : ''
   const obs = await db.query<{ k: number }>(
     'time range',
-    `SELECT rowid AS k FROM observations o WHERE ts >= ${p.add(options.from)} AND ts < ${p.add(options.to)}${scopeWhere(options, scopeOf('o'), p)}${
+    `SELECT rowid AS k FROM observations o WHERE ts >= ${p.add(options.from)} AND ts < ${p.add(options.to)}${scopeWhere(options, scopeOf('o'), p)}${shownO}${
       options.sessionId ? ` AND session_id = ${p.add(options.sessionId)}` : ''
     } ORDER BY ts ${dir}, rowid ${dir} LIMIT ${p.add(options.limit)}`,
     p.values,
@@ -149,9 +144,10 @@ export async function docsInTimeRange(
   const keys = obs.rows.map((r) => Number(r.k))
   if (options.sessionId) return keys
   const q = new Params()
+  const shownM = options.visible ? visibleWhere(options.visible, memoryVisibility('m'), q) : ''
   const mem = await db.query<{ k: number }>(
     'time range',
-    `SELECT -rowid AS k FROM memories m WHERE created_at >= ${q.add(options.from)} AND created_at < ${q.add(options.to)}${scopeWhere(options, scopeOf('m'), q)}
+    `SELECT -rowid AS k FROM memories m WHERE created_at >= ${q.add(options.from)} AND created_at < ${q.add(options.to)}${scopeWhere(options, scopeOf('m'), q)}${shownM}
      ORDER BY created_at ${dir}, rowid ${dir} LIMIT ${q.add(options.limit)}`,
     q.values,
   )
@@ -237,23 +233,33 @@ export async function docs(db: PgDb, docKeys: readonly number[]): Promise<Search
 
 /**
  * For each observation key, the keys of up to `span` observations before and after it in its session (time order,
- * then key; nearest first), in one query. Memory keys and documents without a session get none.
+ * then key; nearest first), in one query; with `visible`, of the observations it lets recall return only. Memory keys
+ * and documents without a session get none.
  */
 export async function neighbors(
   db: PgDb,
   given: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
   span: number,
+  visible?: Visibility,
 ): Promise<Map<number, { prev: number[]; next: number[] }>> {
   const out = new Map<number, { prev: number[]; next: number[] }>()
   const asked = given.filter((d) => d.docKey > 0 && d.sessionId !== undefined)
   if (asked.length === 0) return out
+  const p = new Params()
+  const [keys, sessions, times, limit] = [
+    p.add(asked.map((d) => d.docKey)),
+    p.add(asked.map((d) => d.sessionId)),
+    p.add(asked.map((d) => d.ts)),
+    p.add(Math.max(0, Math.floor(span))),
+  ]
+  const shown = visible ? visibleWhere(visible, observationVisibility('o'), p) : ''
   const r = await db.query<{ k: number; prev: number[]; next: number[] }>(
     'neighbors',
     `SELECT q.k,
-       ARRAY(SELECT o.rowid FROM observations o WHERE o.session_id = q.s AND (o.ts, o.rowid) < (q.t, q.k) ORDER BY o.ts DESC, o.rowid DESC LIMIT $4) AS prev,
-       ARRAY(SELECT o.rowid FROM observations o WHERE o.session_id = q.s AND (o.ts, o.rowid) > (q.t, q.k) ORDER BY o.ts, o.rowid LIMIT $4) AS next
-     FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS q(k, s, t)`,
-    [asked.map((d) => d.docKey), asked.map((d) => d.sessionId), asked.map((d) => d.ts), Math.max(0, Math.floor(span))],
+       ARRAY(SELECT o.rowid FROM observations o WHERE o.session_id = q.s AND (o.ts, o.rowid) < (q.t, q.k)${shown} ORDER BY o.ts DESC, o.rowid DESC LIMIT ${limit}) AS prev,
+       ARRAY(SELECT o.rowid FROM observations o WHERE o.session_id = q.s AND (o.ts, o.rowid) > (q.t, q.k)${shown} ORDER BY o.ts, o.rowid LIMIT ${limit}) AS next
+     FROM unnest(${keys}::bigint[], ${sessions}::text[], ${times}::bigint[]) AS q(k, s, t)`,
+    p.values,
   )
   for (const row of r.rows) out.set(Number(row.k), { prev: row.prev.map(Number), next: row.next.map(Number) })
   return out

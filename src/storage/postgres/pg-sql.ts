@@ -1,6 +1,7 @@
 import type { ClientBase, QueryResultRow } from 'pg'
 import { type EventRow, eventFromRow } from '../rows.js'
 import type { EventFilter, Scope, StoredEvent } from '../store.js'
+import { type Visibility, type VisibilityColumns, visibilitySql } from '../visibility.js'
 
 // SQL fragments every PostgreSQL store module shares: numbered parameters, the scope conditions, the delete filters.
 
@@ -57,6 +58,41 @@ export function scopeWhere(scope: Scope, col: (name: 'project_id' | 'user_id' | 
   if (scope.agent !== undefined) sql += ` AND (${col('agent')} IS NULL OR ${col('agent')} = ${p.add(scope.agent)})`
   return sql
 }
+
+/**
+ * SQL conditions, each starting with ` AND `, that keep the documents `v` lets recall return (see `visibilitySql`,
+ * the rule both dialects share), over the columns `cols` names.
+ */
+export function visibleWhere(v: Visibility, cols: VisibilityColumns, p: Params): string {
+  return visibilitySql(v, cols, { param: (value) => p.add(value), inList: (col, values) => `${col} = ANY(${p.add(values)}::text[])` })
+}
+
+/** The facts `visibleWhere` reads of a row of `search_docs` (`alias` its alias): every document, of either type. */
+export const docVisibility = (alias: string): VisibilityColumns => ({
+  kind: `${alias}.kind`,
+  ts: `${alias}.ts`,
+  validTo: `${alias}.valid_to`,
+  archivedAt: `${alias}.archived_at`,
+  rows: { notMemory: `${alias}.doc_key > 0` },
+})
+
+/** The facts `visibleWhere` reads of a row of `observations` (`alias` its name or alias). */
+export const observationVisibility = (alias: string): VisibilityColumns => ({
+  kind: `${alias}.kind`,
+  ts: `${alias}.ts`,
+  validTo: 'NULL',
+  archivedAt: 'NULL',
+  rows: 'observation',
+})
+
+/** The facts `visibleWhere` reads of a row of `memories` (`alias` its name or alias). */
+export const memoryVisibility = (alias: string): VisibilityColumns => ({
+  kind: `${alias}.kind`,
+  ts: `${alias}.created_at`,
+  validTo: `${alias}.valid_to`,
+  archivedAt: `${alias}.archived_at`,
+  rows: 'memory',
+})
 
 /** Columns of one table or alias (`o.user_id`). */
 export const onTable =

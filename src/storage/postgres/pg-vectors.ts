@@ -1,7 +1,8 @@
 import type { ProjectId } from '../../core/ids.js'
 import type { Scope } from '../store.js'
+import type { Visibility } from '../visibility.js'
 import type { PgDb } from './pg-db.js'
-import { onTable, Params, scopeWhere } from './pg-sql.js'
+import { docVisibility, onTable, Params, scopeWhere, visibleWhere } from './pg-sql.js'
 
 // The vector channel's storage on PostgreSQL (the VectorIndex port): vectors per embedding space in pg-schema.ts's
 // doc_vectors (bytea: little-endian float32, as SQLite's BLOB), and the builtin LSA model per project. The engine
@@ -19,13 +20,18 @@ function toVector(bytes: Buffer): Float32Array {
 
 const toBytes = (vec: Float32Array): Buffer => Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength)
 
-/** All vectors of `space` among the scope's documents, as (key, vector) pairs in key order. */
-export async function vectors(db: PgDb, space: string, scope: Scope): Promise<{ docKey: number; vec: Float32Array }[]> {
+/** All vectors of `space` among the scope's documents (with `visible`, those it lets recall return), as (key, vector) pairs in key order. */
+export async function vectors(
+  db: PgDb,
+  space: string,
+  scope: Scope,
+  visible?: Visibility,
+): Promise<{ docKey: number; vec: Float32Array }[]> {
   const p = new Params()
   const r = await db.query<{ k: number; vec: Buffer }>(
     'vectors',
     `SELECT v.doc_key AS k, v.vec FROM doc_vectors v JOIN search_docs d ON d.doc_key = v.doc_key
-     WHERE v.space = ${p.add(space)}${scopeWhere(scope, onTable('d'), p)} ORDER BY v.doc_key`,
+     WHERE v.space = ${p.add(space)}${scopeWhere(scope, onTable('d'), p)}${visible ? visibleWhere(visible, docVisibility('d'), p) : ''} ORDER BY v.doc_key`,
     p.values,
   )
   return r.rows.map((row) => ({ docKey: Number(row.k), vec: toVector(row.vec) }))

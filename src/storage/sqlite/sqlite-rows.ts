@@ -1,5 +1,6 @@
 import { type EventRow, eventFromRow } from '../rows.js'
 import type { EventFilter, Scope, StoredEvent } from '../store.js'
+import { type Visibility, type VisibilityColumns, visibilitySql } from '../visibility.js'
 import { observationText, payloadText } from './sqlite-payload.js'
 
 export type { EventRow, MemoryRow, ObservationRow, OldRow, SessionRow } from '../rows.js'
@@ -42,6 +43,52 @@ export function scopeWhere(scope: Scope, col: (name: 'project_id' | 'user_id' | 
   }
   return { sql, params }
 }
+
+/**
+ * SQL conditions, each starting with ` AND `, that keep the documents `v` lets recall return (see `visibilitySql`,
+ * the rule both dialects share), over the columns `cols` names.
+ */
+export function visibleWhere(v: Visibility, cols: VisibilityColumns): { sql: string; params: unknown[] } {
+  const params: unknown[] = []
+  const sql = visibilitySql(v, cols, {
+    param: (value) => {
+      params.push(value)
+      return '?'
+    },
+    inList: (col, values) => {
+      params.push(...values)
+      return `${col} IN (${values.map(() => '?').join(', ')})`
+    },
+  })
+  return { sql, params }
+}
+
+/** The facts `visibleWhere` reads of a document that is an observation `o` or a memory `m` (see `docJoin`). */
+export const DOC_VISIBILITY: VisibilityColumns = {
+  kind: 'COALESCE(o.kind, m.kind)',
+  ts: 'COALESCE(o.ts, m.created_at)',
+  validTo: 'm.valid_to',
+  archivedAt: 'm.archived_at',
+  rows: { notMemory: 'm.id IS NULL' },
+}
+
+/** The facts `visibleWhere` reads of a row of `observations` (`alias` its name or alias). */
+export const observationVisibility = (alias: string): VisibilityColumns => ({
+  kind: `${alias}.kind`,
+  ts: `${alias}.ts`,
+  validTo: 'NULL',
+  archivedAt: 'NULL',
+  rows: 'observation',
+})
+
+/** The facts `visibleWhere` reads of a row of `memories` (`alias` its name or alias). */
+export const memoryVisibility = (alias: string): VisibilityColumns => ({
+  kind: `${alias}.kind`,
+  ts: `${alias}.created_at`,
+  validTo: `${alias}.valid_to`,
+  archivedAt: `${alias}.archived_at`,
+  rows: 'memory',
+})
 
 /** Columns of one table or alias (`o.user_id`). */
 export const onTable =

@@ -1,13 +1,27 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
-import type { EntityRef } from '../../core/types.js'
 import type { InjectionKey, InjectionWhat, Scope, SearchDoc, SearchTextOptions, TextMatch } from '../store.js'
+import type { Visibility } from '../visibility.js'
 import type { SqliteDb } from './sqlite-db.js'
-import { docJoin, type MemoryRow, type ObservationRow, observationText, onEither, onTable, scopeWhere, splitFlags } from './sqlite-rows.js'
+import {
+  DOC_VISIBILITY,
+  docJoin,
+  type MemoryRow,
+  memoryVisibility,
+  type ObservationRow,
+  observationText,
+  observationVisibility,
+  onEither,
+  onTable,
+  scopeWhere,
+  splitFlags,
+  visibleWhere,
+} from './sqlite-rows.js'
 
-// The retrieval primitives: BM25 search, vectors and LSA models, entity lookups for the graph channel, time ranges, documents and their neighbours.
+// The retrieval primitives: BM25 search, vectors and LSA models, time ranges, documents and their neighbours (the graph
+// channel's entity lookups are sqlite-graph.ts's, as pg-graph.ts holds PostgreSQL's).
 
 /**
- * BM25 search with the scope applied inside the query. The FTS5 ranking comes first, cut at a window of the best
+ * BM25 search with the scope and visibility (kinds, as of, archived: `visibleWhere`) applied inside the query. The FTS5 ranking comes first, cut at a window of the best
  * matches (sized to the scope's share of the store's documents), and only that window is joined to its observations and memories to apply the scope; when the
  * window holds fewer than `limit` documents of the scope and there are more matches, the window grows (×8) and the
  * query runs again, up to every match. The result is exactly the best `limit` documents of the scope (ties broken
@@ -24,15 +38,9 @@ export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[]
       scope += ' AND o.session_id = ?'
       params.push(options.sessionId)
     }
-    if (options.asOf !== undefined) {
-      scope += ' AND (o.id IS NULL OR o.ts <= ?) AND (m.id IS NULL OR (m.valid_from <= ? AND (m.valid_to IS NULL OR m.valid_to > ?)))'
-      params.push(options.asOf, options.asOf, options.asOf)
-    } else scope += ' AND (m.id IS NULL OR m.valid_to IS NULL)'
-    if (!options.includeArchived) scope += ' AND (m.id IS NULL OR m.archived_at IS NULL)'
-    if (options.kinds && options.kinds.length > 0) {
-      scope += ` AND COALESCE(o.kind, m.kind) IN (${options.kinds.map(() => '?').join(', ')})`
-      params.push(...options.kinds)
-    }
+    const visible = visibleWhere(options, DOC_VISIBILITY)
+    scope += visible.sql
+    params.push(...visible.params)
     const ranked = `SELECT rowid AS docKey, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score FROM search_fts WHERE search_fts MATCH ? ORDER BY score DESC, rowid`
     const select = (inner: string): string =>
       `SELECT f.docKey, COALESCE(o.role, m.kind) AS role, f.score FROM (${inner}) f
@@ -59,16 +67,17 @@ export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[]
   })
 }
 
-export function vectors(s: SqliteDb, space: string, scope: Scope): { docKey: number; vec: Float32Array }[] {
+export function vectors(s: SqliteDb, space: string, scope: Scope, visible?: Visibility): { docKey: number; vec: Float32Array }[] {
   return s.guard('vectors', () => {
     const inScope = scopeWhere(scope, onEither)
+    const shown = visible ? visibleWhere(visible, DOC_VISIBILITY) : { sql: '', params: [] }
     const rows = s
       .stmt(
         `SELECT v.doc_key AS docKey, v.vec AS vec FROM doc_vectors v
        ${docJoin('v.doc_key')}
-       WHERE v.space = ? AND (o.id IS NOT NULL OR m.id IS NOT NULL)${inScope.sql}`,
+       WHERE v.space = ? AND (o.id IS NOT NULL OR m.id IS NOT NULL)${inScope.sql}${shown.sql}`,
       )
-      .all(space, ...inScope.params) as { docKey: number; vec: Buffer }[]
+      .all(space, ...inScope.params, ...shown.params) as { docKey: number; vec: Buffer }[]
     return rows.map((r) => ({
       docKey: r.docKey,
       vec: new Float32Array(r.vec.buffer.slice(r.vec.byteOffset, r.vec.byteOffset + r.vec.byteLength)),
@@ -157,152 +166,6 @@ export function putLsaModel(
   )
 }
 
-export function entityNames(s: SqliteDb, projectIds: readonly ProjectId[]): string[] {
-  // Asked on every recall; cached until this connection or another one writes (PRAGMA data_version).
-  const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
-  const key = projectIds.join(',')
-  const hit = s.namesCache.get(key)
-  if (hit && hit.version === version) return hit.names
-  const where = projectIds.length > 0 ? ` AND project_id IN (${projectIds.map(() => '?').join(',')})` : ''
-  const names = s
-    .stmt(`SELECT DISTINCT name FROM entities WHERE type = 'name'${where}`)
-    .pluck()
-    .all(...projectIds) as string[]
-  if (s.namesCache.size > 100) s.namesCache.clear()
-  s.namesCache.set(key, { version, names })
-  return names
-}
-
-export function findEntities(
-  s: SqliteDb,
-  scope: Scope,
-  refs: readonly EntityRef[],
-  maxDocs?: number,
-): { id: number; type: string; name: string; docs: number }[] {
-  const projectIds = scope.projectIds ?? []
-  // Every project when none is named, spelled out so that the (project_id, type, name) index finds the name (else: a scan of every entity per name).
-  const where = ` AND e.project_id IN (${projectIds.length > 0 ? projectIds.map(() => '?').join(',') : 'SELECT id FROM projects'})`
-  const count = mentionCount(whoMatters(s, scope), 'e.id', maxDocs)
-  const out: { id: number; type: string; name: string; docs: number }[] = []
-  for (const r of refs) {
-    out.push(
-      ...(s
-        .stmt(`SELECT e.id, e.type, e.name, ${count.sql} AS docs FROM entities e WHERE e.type = ? AND e.name = ?${where}`)
-        .all(...count.params, r.type, r.name, ...projectIds) as {
-        id: number
-        type: string
-        name: string
-        docs: number
-      }[]),
-    )
-  }
-  return out.filter((e) => e.docs > 0)
-}
-
-/**
- * `scope` without its user condition when that condition holds for every document: a reader with no user
- * (`user: null`, shared documents only) of a store where no document has a user. The graph's queries then count
- * and walk mentions without joining each one to its document. Asked per recall; cached until a write (see
- * `countDocs`).
- */
-function whoMatters(s: SqliteDb, scope: Scope): Scope {
-  if (scope.user !== null) return scope
-  const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
-  if (s.usersCache?.version !== version) {
-    const any = s
-      .stmt(
-        'SELECT EXISTS (SELECT 1 FROM observations WHERE user_id IS NOT NULL) OR EXISTS (SELECT 1 FROM memories WHERE user_id IS NOT NULL)',
-      )
-      .pluck()
-      .get() as number
-    s.usersCache = { version, any: any === 1 }
-  }
-  if (s.usersCache.any) return scope
-  const { user: _shared, ...rest } = scope
-  return rest
-}
-
-/**
- * A subquery counting the documents of the scope that mention entity `entity` (an SQL expression):
- * another user's or agent's documents never weigh on how common an entity looks. With `maxDocs` it stops
- * counting at `maxDocs + 1` (a common entity, a speaker's name, can be in most documents: its exact count is
- * not needed to know it is over the caller's cut).
- */
-function mentionCount(scope: Scope, entity: string, maxDocs?: number): { sql: string; params: unknown[] } {
-  const cap = maxDocs === undefined ? '' : ` LIMIT ${Math.floor(maxDocs) + 1}`
-  if (scope.user === undefined && scope.agent === undefined)
-    return { sql: `(SELECT COUNT(*) FROM (SELECT 1 FROM entity_mentions c WHERE c.entity_id = ${entity}${cap}))`, params: [] }
-  const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
-  return {
-    sql: `(SELECT COUNT(*) FROM (SELECT 1 FROM entity_mentions c ${docJoin('c.doc_key')} WHERE c.entity_id = ${entity}${inScope.sql}${cap}))`,
-    params: inScope.params,
-  }
-}
-
-export function entityMentions(
-  s: SqliteDb,
-  entityIds: readonly number[],
-  given: Scope & { sessionId?: SessionId },
-  limit: number,
-): { entityId: number; docKey: number }[] {
-  if (entityIds.length === 0) return []
-  const scope = { ...whoMatters(s, given), ...(given.sessionId ? { sessionId: given.sessionId } : {}) }
-  const ids = entityIds.map(() => '?').join(',')
-  // Entities belong to one project, so the project scope is already applied; a session scope needs the observation join.
-  if (scope.sessionId) {
-    const inScope = scopeWhere({ ...scope, projectIds: [] }, onTable('o'))
-    return s
-      .stmt(
-        `SELECT m.entity_id AS entityId, m.doc_key AS docKey FROM entity_mentions m JOIN observations o ON o.rowid = m.doc_key
-       WHERE m.entity_id IN (${ids}) AND o.session_id = ?${inScope.sql} LIMIT ?`,
-      )
-      .all(...entityIds, scope.sessionId, ...inScope.params, limit) as { entityId: number; docKey: number }[]
-  }
-  if (scope.user !== undefined || scope.agent !== undefined) {
-    const inScope = scopeWhere({ ...scope, projectIds: [] }, onEither)
-    return s
-      .stmt(
-        `SELECT x.entity_id AS entityId, x.doc_key AS docKey FROM entity_mentions x
-       ${docJoin('x.doc_key')}
-       WHERE x.entity_id IN (${ids})${inScope.sql} LIMIT ?`,
-      )
-      .all(...entityIds, ...inScope.params, limit) as { entityId: number; docKey: number }[]
-  }
-  return s
-    .stmt(`SELECT entity_id AS entityId, doc_key AS docKey FROM entity_mentions WHERE entity_id IN (${ids}) LIMIT ?`)
-    .all(...entityIds, limit) as {
-    entityId: number
-    docKey: number
-  }[]
-}
-
-export function coMentioned(
-  s: SqliteDb,
-  entityIds: readonly number[],
-  given: Scope,
-  limit: number,
-  maxDocs?: number,
-): { id: number; shared: number; docs: number }[] {
-  if (entityIds.length === 0) return []
-  const scope = whoMatters(s, given)
-  const ids = entityIds.map(() => '?').join(',')
-  // Only documents of the scope make two entities related: another user's text never decides where the graph walks.
-  const inScope = scope.user !== undefined || scope.agent !== undefined ? scopeWhere({ ...scope, projectIds: [] }, onEither) : undefined
-  const hops = s
-    .stmt(
-      `SELECT x.entity_id AS id, COUNT(*) AS shared
-     FROM entity_mentions q JOIN entity_mentions x ON x.doc_key = q.doc_key AND x.entity_id <> q.entity_id
-     ${inScope ? docJoin('q.doc_key') : ''}
-     WHERE q.entity_id IN (${ids}) AND x.entity_id NOT IN (${ids})${inScope?.sql ?? ''}
-     GROUP BY x.entity_id ORDER BY shared DESC, x.entity_id LIMIT ?`,
-    )
-    .all(...entityIds, ...entityIds, ...(inScope?.params ?? []), limit) as { id: number; shared: number }[]
-  // Document counts for the hops kept only (a correlated count per co-mentioned entity before the cut costs more than the walk).
-  const count = mentionCount(scope, '?', maxDocs)
-  const docsOf = s.stmt(`SELECT ${count.sql}`).pluck()
-  return hops.map((h) => ({ ...h, docs: docsOf.get(h.id, ...count.params) as number }))
-}
-
 export function countDocs(s: SqliteDb, scope: Scope): number {
   // Asked on every graph recall; cached until this connection or another one writes (PRAGMA data_version).
   const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
@@ -331,24 +194,34 @@ function countScope(s: SqliteDb, scope: Scope): number {
 
 export function docsInTimeRange(
   s: SqliteDb,
-  options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean },
+  options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean; visible?: Visibility },
 ): number[] {
   return s.guard('time range', () => {
+    const none = { sql: '', params: [] }
     const inO = scopeWhere(options, onTable('observations'))
     const inM = scopeWhere(options, onTable('memories'))
+    const shownO = options.visible ? visibleWhere(options.visible, observationVisibility('observations')) : none
+    const shownM = options.visible ? visibleWhere(options.visible, memoryVisibility('memories')) : none
     const obs = s
       .stmt(
-        `SELECT rowid FROM observations WHERE ts >= ? AND ts < ?${inO.sql}${options.sessionId ? ' AND session_id = ?' : ''} ORDER BY ${options.newestFirst ? 'ts DESC, rowid DESC' : 'ts, rowid'} LIMIT ?`,
+        `SELECT rowid FROM observations WHERE ts >= ? AND ts < ?${inO.sql}${shownO.sql}${options.sessionId ? ' AND session_id = ?' : ''} ORDER BY ${options.newestFirst ? 'ts DESC, rowid DESC' : 'ts, rowid'} LIMIT ?`,
       )
       .pluck()
-      .all(options.from, options.to, ...inO.params, ...(options.sessionId ? [options.sessionId] : []), options.limit) as number[]
+      .all(
+        options.from,
+        options.to,
+        ...inO.params,
+        ...shownO.params,
+        ...(options.sessionId ? [options.sessionId] : []),
+        options.limit,
+      ) as number[]
     if (options.sessionId) return obs
     const mems = s
       .stmt(
-        `SELECT -rowid FROM memories WHERE created_at >= ? AND created_at < ?${inM.sql} ORDER BY ${options.newestFirst ? 'created_at DESC, rowid DESC' : 'created_at, rowid'} LIMIT ?`,
+        `SELECT -rowid FROM memories WHERE created_at >= ? AND created_at < ?${inM.sql}${shownM.sql} ORDER BY ${options.newestFirst ? 'created_at DESC, rowid DESC' : 'created_at, rowid'} LIMIT ?`,
       )
       .pluck()
-      .all(options.from, options.to, ...inM.params, options.limit) as number[]
+      .all(options.from, options.to, ...inM.params, ...shownM.params, options.limit) as number[]
     return [...obs, ...mems].slice(0, options.limit)
   })
 }
@@ -418,19 +291,23 @@ export function neighbors(
   s: SqliteDb,
   docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
   span: number,
+  visible?: Visibility,
 ): Map<number, { prev: number[]; next: number[] }> {
   return s.guard('neighbors', () => {
     const out = new Map<number, { prev: number[]; next: number[] }>()
+    const shown = visible ? visibleWhere(visible, observationVisibility('observations')) : { sql: '', params: [] }
     for (const d of docs) {
       if (d.docKey <= 0 || d.sessionId === undefined) continue
       const prev = s
-        .stmt('SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) < (?, ?) ORDER BY ts DESC, rowid DESC LIMIT ?')
+        .stmt(
+          `SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) < (?, ?)${shown.sql} ORDER BY ts DESC, rowid DESC LIMIT ?`,
+        )
         .pluck()
-        .all(d.sessionId, d.ts, d.docKey, span) as number[]
+        .all(d.sessionId, d.ts, d.docKey, ...shown.params, span) as number[]
       const next = s
-        .stmt('SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) > (?, ?) ORDER BY ts, rowid LIMIT ?')
+        .stmt(`SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) > (?, ?)${shown.sql} ORDER BY ts, rowid LIMIT ?`)
         .pluck()
-        .all(d.sessionId, d.ts, d.docKey, span) as number[]
+        .all(d.sessionId, d.ts, d.docKey, ...shown.params, span) as number[]
       out.set(d.docKey, { prev, next })
     }
     return out

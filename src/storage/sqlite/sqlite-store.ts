@@ -26,10 +26,21 @@ import type {
   StoreStats,
   TextMatch,
 } from '../store.js'
+import type { Visibility } from '../visibility.js'
 import { MIGRATIONS } from './migrations.js'
 import { isLockError, SqliteDb, wrap } from './sqlite-db.js'
 import { createSqliteFacts } from './sqlite-facts.js'
-import { entitiesById, entitiesInDocs, entityEdges, sampleDocs, searchEntities } from './sqlite-graph.js'
+import {
+  coMentioned,
+  entitiesById,
+  entitiesInDocs,
+  entityEdges,
+  entityMentions,
+  entityNames,
+  findEntities,
+  sampleDocs,
+  searchEntities,
+} from './sqlite-graph.js'
 import {
   audit,
   auditLog,
@@ -73,15 +84,11 @@ import {
   usageCounts,
 } from './sqlite-read.js'
 import {
-  coMentioned,
   countDocs,
   docs,
   docsInTimeRange,
   docsWithoutVector,
   dropSpace,
-  entityMentions,
-  entityNames,
-  findEntities,
   getLsaModel,
   injections,
   lsaModelInfo,
@@ -264,8 +271,8 @@ class SqliteStore implements Store {
     return searchText(this.s, options)
   }
 
-  async vectors(space: string, scope: Scope): Promise<{ docKey: number; vec: Float32Array }[]> {
-    return vectors(this.s, space, scope)
+  async vectors(space: string, scope: Scope, visible?: Visibility): Promise<{ docKey: number; vec: Float32Array }[]> {
+    return vectors(this.s, space, scope, visible)
   }
 
   async putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): Promise<void> {
@@ -310,7 +317,7 @@ class SqliteStore implements Store {
 
   async entityMentions(
     entityIds: readonly number[],
-    scope: Scope & { sessionId?: SessionId },
+    scope: Scope & { sessionId?: SessionId; visible?: Visibility },
     limit: number,
   ): Promise<{ entityId: number; docKey: number }[]> {
     return entityMentions(this.s, entityIds, scope, limit)
@@ -341,7 +348,9 @@ class SqliteStore implements Store {
     return injections(this.s, key)
   }
 
-  async docsInTimeRange(options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number }): Promise<number[]> {
+  async docsInTimeRange(
+    options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean; visible?: Visibility },
+  ): Promise<number[]> {
     return docsInTimeRange(this.s, options)
   }
 
@@ -352,8 +361,9 @@ class SqliteStore implements Store {
   async neighbors(
     docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
     span: number,
+    visible?: Visibility,
   ): Promise<Map<number, { prev: number[]; next: number[] }>> {
-    return neighbors(this.s, docs, span)
+    return neighbors(this.s, docs, span, visible)
   }
 
   async getObservation(id: ObservationId | string): Promise<Observation | undefined> {
