@@ -4,7 +4,7 @@
  * test (`src/index.test.ts`) runs a program that imports the package by name.
  */
 import { spawnSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 
 const HOOKS = `import { appendFileSync } from 'node:fs'
@@ -26,7 +26,7 @@ export interface LoadedRun {
 /**
  * Runs `node <args>` with the load hook registered first and returns what it loaded.
  *
- * @param options.root - Files are reported relative to it (`dist/…`, `node_modules/…`).
+ * @param options.root - Files are reported relative to it (`dist/…`, `node_modules/…`, also when its node_modules is a link).
  * @param options.logDir - A folder of the caller's for the load log (`loaded.txt`).
  * @param options.env - The child's whole environment (the log's variables are added).
  * @param options.input - Its stdin. Default: empty.
@@ -49,6 +49,12 @@ export function runRecordingLoads(
     .filter((l) => l.length > 0)
     .map((u) => new URL(u).pathname)
   const cjs = [...r.stderr.matchAll(/^MODULE \d+: load "([^"]+)"/gm)].map((m) => m[1]!)
-  const files = [...new Set([...esm, ...cjs])].map((f) => path.relative(options.root, f)).sort()
+  // Node names a package by its real path: a worktree whose node_modules links to another checkout's still reports
+  // its packages as `node_modules/…`.
+  const linked = path.join(options.root, 'node_modules')
+  const modules = existsSync(linked) ? realpathSync(linked) : linked
+  const relative = (f: string): string =>
+    f.startsWith(`${modules}${path.sep}`) ? path.join('node_modules', path.relative(modules, f)) : path.relative(options.root, f)
+  const files = [...new Set([...esm, ...cjs])].map(relative).sort()
   return { files, code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
