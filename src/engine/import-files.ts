@@ -334,9 +334,18 @@ export interface ImportReport {
 }
 
 /**
- * Imports transcript files (every format but a mnemo export): parses each,
- * appends its events through `append` in batches of 500 (each batch one
- * transaction; re-imports are duplicates), and reports per file.
+ * Most events one `append` of an import writes: one transaction, so a crash loses at most the batch being written
+ * (what was committed is whole, and a re-import adds the rest), and a hook waiting for the write lock waits for at
+ * most this many events. The events of several small files go in one batch: each commit waits for the disk (a WAL
+ * sync, ~2 ms here), and a session's transcript holds ~40 events.
+ */
+export const IMPORT_BATCH_EVENTS = 500
+
+/**
+ * Imports transcript files (every format but a mnemo export): parses each in
+ * turn, appends their events through `append` in batches of
+ * `IMPORT_BATCH_EVENTS` (each batch one transaction, filled from as many files
+ * as it takes; re-imports are duplicates), and reports per file.
  *
  * @param target - What the user named (for messages).
  * @throws {MnemoError} `IMPORT_FAILED` — not one valid record in any file (the message names the first file's problem).
@@ -354,6 +363,20 @@ async function importFiles(
 ): Promise<ImportReport> {
   const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, covered: 0, skipped: 0, unknown: 0 }
   let valid = 0
+  // Events parsed but not appended yet, each with the report of its file.
+  let pending: { event: EventInput; file: ImportFileReport }[] = []
+  // Appends pending[from, to) as one batch and counts its outcome into each event's file.
+  const appendBatch = async (from: number, to: number): Promise<void> => {
+    const batch = pending.slice(from, to)
+    const r = await options.append(batch.map((p) => p.event))
+    batch.forEach(({ file }, i) => {
+      const outcome = r.perEvent[i]
+      if (r.seqs[i] === undefined) file.duplicates++
+      else file.imported++
+      file.observations += outcome?.observations ?? 0
+      file.covered += outcome?.covered ?? 0
+    })
+  }
   for (const file of files) {
     const parsed = parseImportFile(file, format, {
       ...(options.redact ? { redact: options.redact } : {}),
@@ -372,12 +395,11 @@ async function importFiles(
       unknownTypes: parsed.parse.unknownTypes,
     }
     if (parsed.error) fileReport.error = parsed.error
-    for (let i = 0; i < parsed.parse.events.length; i += 500) {
-      const r = await options.append(parsed.parse.events.slice(i, i + 500))
-      fileReport.imported += r.inserted
-      fileReport.duplicates += r.duplicates
-      fileReport.observations += r.observations
-      fileReport.covered += r.covered
+    for (const event of parsed.parse.events) pending.push({ event, file: fileReport })
+    if (pending.length >= IMPORT_BATCH_EVENTS) {
+      let at = 0
+      for (; pending.length - at >= IMPORT_BATCH_EVENTS; at += IMPORT_BATCH_EVENTS) await appendBatch(at, at + IMPORT_BATCH_EVENTS)
+      pending = pending.slice(at)
     }
     valid += parsed.parse.events.length
     if (parsed.parse.events.length === 0 && !fileReport.error) {
@@ -385,6 +407,9 @@ async function importFiles(
       fileReport.error = why ? `no valid records; first skipped: ${why.reason}` : 'no valid records'
     }
     report.files.push(fileReport)
+  }
+  if (pending.length > 0) await appendBatch(0, pending.length)
+  for (const fileReport of report.files) {
     report.read += fileReport.read
     report.imported += fileReport.imported
     report.duplicates += fileReport.duplicates

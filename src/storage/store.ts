@@ -117,6 +117,12 @@ export interface AppendResult {
   covered: number
   /** Per input event, in order: the log sequence number, or `undefined` for a duplicate. */
   seqs: (number | undefined)[]
+  /**
+   * Per input event, in order: the observations its derivation stored and those another capture path had stored
+   * (both 0 for a duplicate). They add up to `observations` and `covered`; an import that appends several files in
+   * one batch reports each file's share from them.
+   */
+  perEvent: { observations: number; covered: number }[]
 }
 
 /**

@@ -226,6 +226,18 @@ describeContract('event log', (t) => {
     expect(await store.scopeCounts()).toEqual({ events: 3, sessions: 2, observations: 2, memories: 0 })
   })
 
+  it('reports per event, in order, the observations it stored (nothing for a duplicate)', async () => {
+    const { store } = t()
+    const first = promptEvent('p-1', 'Fix the login bug in src/login.ts', { session: 'sp', ts: T0 })
+    await appendEvents(store, [first])
+    const r = await appendEvents(store, [first, promptEvent('p-2', 'and the signup bug', { session: 'sp', ts: T0 + 1000 })])
+    expect(r).toMatchObject({ inserted: 1, duplicates: 1, observations: 1, covered: 0 })
+    expect(r.perEvent).toEqual([
+      { observations: 0, covered: 0 },
+      { observations: 1, covered: 0 },
+    ])
+  })
+
   it('keeps one copy of a step two capture paths carried (hook and transcript), and records the copy', async () => {
     const { store } = t()
     const text = 'Fix the login bug in src/login.ts'
@@ -249,7 +261,12 @@ describeContract('event log', (t) => {
       payload: record,
     }
     expect(await appendEvents(store, [hook])).toMatchObject({ inserted: 1, observations: 1, covered: 0 })
-    expect(await appendEvents(store, [transcript])).toMatchObject({ inserted: 1, observations: 0, covered: 1 })
+    expect(await appendEvents(store, [transcript])).toMatchObject({
+      inserted: 1,
+      observations: 0,
+      covered: 1,
+      perEvent: [{ observations: 0, covered: 1 }],
+    })
     expect(await store.scopeCounts()).toEqual({ events: 2, sessions: 1, observations: 1, memories: 0 })
     // The hook's observation (event 1) stands for the transcript's copy (event 2), not the other way round.
     expect(await store.eventsHaveCopies([1])).toBe(true)

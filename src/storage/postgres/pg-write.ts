@@ -34,7 +34,7 @@ type Batch = readonly { event: EventInput; derive: () => Derivation; receivedAt?
 /** See `EventLog.append`: one transaction under the store's write lock; a derive that throws leaves nothing written. */
 export async function append(db: PgDb, parts: PgWriteParts, batch: Batch): Promise<AppendResult> {
   return db.transaction('append', async (c) => {
-    const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [] }
+    const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [], perEvent: [] }
     const now = db.now()
     for (const { event, derive, receivedAt: given, sameAs } of batch) {
       const receivedAt = given ?? now
@@ -65,6 +65,7 @@ export async function append(db: PgDb, parts: PgWriteParts, batch: Batch): Promi
       if (inserted === undefined) {
         result.duplicates++
         result.seqs.push(undefined)
+        result.perEvent.push({ observations: 0, covered: 0 })
         continue
       }
       result.inserted++
@@ -72,6 +73,7 @@ export async function append(db: PgDb, parts: PgWriteParts, batch: Batch): Promi
       const applied = await apply(c, parts, event, inserted.seq, derive())
       result.observations += applied.added
       result.covered += applied.covered
+      result.perEvent.push({ observations: applied.added, covered: applied.covered })
     }
     return result
   })

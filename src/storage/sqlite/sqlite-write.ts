@@ -80,7 +80,7 @@ export function append(
   batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[],
 ): AppendResult {
   return s.guard('append', () => {
-    const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [] }
+    const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [], perEvent: [] }
     if (batch.length > 1) bulkPageCache(s)
     s.db
       .transaction(() => {
@@ -92,6 +92,7 @@ export function append(
           if (s.stmt('SELECT 1 FROM tombstones WHERE idem_key = ?').get(event.idemKey) || sameAs?.some(stored)) {
             result.duplicates++
             result.seqs.push(undefined)
+            result.perEvent.push({ observations: 0, covered: 0 })
             continue
           }
           const info = s
@@ -116,6 +117,7 @@ export function append(
           if (info.changes === 0) {
             result.duplicates++
             result.seqs.push(undefined)
+            result.perEvent.push({ observations: 0, covered: 0 })
             continue
           }
           const seq = Number(info.lastInsertRowid)
@@ -124,6 +126,7 @@ export function append(
           const applied = apply(s, w, event, seq, derive())
           result.observations += applied.added
           result.covered += applied.covered
+          result.perEvent.push({ observations: applied.added, covered: applied.covered })
         }
         finishWrite(s, w)
       })
