@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { findSecrets, redactSecrets, redactValue, redactWith } from './redact.js'
 import { type Redactor, sanitizePayload } from './sanitize.js'
-import { secretKeyType } from './secret-keys.js'
+import { SECRET_KEY_END, secretKeyType } from './secret-keys.js'
 import { isPlaceholderValue, SECRET_PATTERNS, type SecretPattern } from './secret-patterns.js'
 
 // Fake credentials are assembled at run time so no scanner mistakes this file for a leak.
@@ -606,6 +606,84 @@ describe('findSecrets', () => {
 
   it('gives a specific pattern priority over a keyed one', () => {
     expect(findSecrets(`GITHUB_TOKEN=${GHP}`)).toEqual([{ type: 'github-token', start: 13, end: 53 }])
+  })
+})
+
+describe('triggers (SecretPattern.trigger)', () => {
+  // A seeded soup of keys (credential words in every case and shape, look-alikes), separators and values.
+  let seed = 20261202
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff
+    return seed % n
+  }
+  const pick = (list: readonly string[]): string => list[rnd(list.length)] ?? ''
+  const prefixes = ['', 'db_', 'DB_', 'my', 'x-', 'aws.', 'client', 'Client_', 'api_', 'API', 'no_', 'max_', 'page_', 'the']
+  const words = [
+    ...['password', 'Password', 'PASSWORD', 'passwd', 'Pwd', 'pass', 'passphrase', 'PassPhrase', 'token', 'Token', 'TOKEN', 'accessToken'],
+    ...['secret', 'Secret', 'apiKey', 'api_key', 'API_KEY', 'accesskey', 'privateKey', 'secretKey', 'auth', 'Auth', 'authorization'],
+    ...['credential', 'Credentials', 'key', 'Key', 'tokens', 'passwords', 'author', 'keyboard', 'tokenizer', 'keys', 'passes', 'authority'],
+  ]
+  const suffixes = ['', '_value', 'Value', '.b64', '-hex', '_raw_value', 'B64', '_file', 's', '2', '_base64', 'Plaintext', '_id']
+  const keys: string[] = []
+  for (const p of prefixes) for (const w of words) for (const x of suffixes) keys.push(`${p}${w}${x}`)
+  const seps = [
+    '=',
+    ' = ',
+    ': ',
+    ':',
+    '"="',
+    '": "',
+    '\\": \\"',
+    ' := ',
+    ' => ',
+    ': str = ',
+    '=\t',
+    ' ',
+    '"] = ',
+    "' : ",
+    ' is ',
+    ' was set to ',
+  ]
+  const values = ['"hunter2-x"', "'s3cr3t-Value'", 'hunter2', 'abcDEF123456789xyz', '\\"v4lue\\"', 'getToken(),', 'string', 'T0k3n-Secret']
+  const leads = ['', 'export ', '--', 'the ', '\\n', '{"', '- ', 'curl -u me:', '  ']
+  const texts: string[] = []
+  for (let i = 0; i < 6000; i++) {
+    let text = ''
+    const parts = 1 + rnd(3)
+    for (let k = 0; k < parts; k++) text += `${pick(leads)}${pick(keys)}${pick(seps)}${pick(values)}${pick(['\n', ' ', '; ', ', '])}`
+    texts.push(text)
+  }
+  for (const c of Object.values(CASES)) texts.push(...c.hits.map((h) => h.input), ...c.misses)
+  const bare = SECRET_PATTERNS.map(({ trigger: _trigger, ...p }) => p)
+
+  it('skips a pattern on text its trigger does not match, even where its regex matches', () => {
+    const p: SecretPattern = { id: 't', type: 't', regex: /abc/dg, trigger: /zzz/, description: 'a test entry', reference: '-' }
+    expect(findSecrets('abc', [p])).toEqual([])
+    expect(findSecrets('abc zzz', [p])).toEqual([{ type: 't', start: 0, end: 3 }])
+  })
+
+  it('ends every key secretKeyType names a credential with SECRET_KEY_END, in some case', () => {
+    const end = new RegExp(`(?:${SECRET_KEY_END})$`, 'i')
+    const named = keys.filter((k) => secretKeyType(k) !== undefined)
+    // Both kinds occur, so the check means something.
+    expect(named.length).toBeGreaterThan(1000)
+    expect(keys.length - named.length).toBeGreaterThan(1000)
+    for (const k of named) expect(end.test(k), k).toBe(true)
+  })
+
+  it('finds the same spans with the triggers as without them, entry by entry and for the whole table', () => {
+    let found = 0
+    for (const text of texts) {
+      const spans = findSecrets(text)
+      expect(spans, text).toEqual(findSecrets(text, bare))
+      if (spans.length > 0) found++
+      for (const [i, p] of SECRET_PATTERNS.entries()) {
+        if (p.trigger === undefined || p.trigger.test(text)) continue
+        expect(findSecrets(text, [bare[i]!]), `${p.id}: ${text}`).toEqual([])
+      }
+    }
+    // Most texts hold a secret the table finds, so the triggers are tested where they let entries run.
+    expect(found).toBeGreaterThan(texts.length / 3)
   })
 })
 

@@ -121,6 +121,7 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
   // Placeholders already in the text are taken first: no pattern may rewrite one or any part of one (curl-user
   // reading `-u [REDACTED:stripe-key]:` as user `[REDACTED` and password `stripe-key]:` nested a placeholder).
   if (text.includes('[')) taken = mergeCandidates(taken, placeholderSpans(text), text, true)
+  const triggers = new Map<RegExp, boolean>()
   for (const pattern of patterns) {
     const re = pattern.regex
     if (!re.global || !re.hasIndices) {
@@ -130,6 +131,8 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
         `write /…/dg, not /${re.source}/${re.flags}`,
       )
     }
+    // No text the trigger misses can hold an accepted match (see SecretPattern.trigger): the pattern adds nothing.
+    if (pattern.trigger !== undefined && !triggered(pattern.trigger, text, triggers)) continue
     let candidates: SecretSpan[]
     try {
       candidates = patternCandidates(pattern, text)
@@ -142,6 +145,17 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
     taken = mergeCandidates(taken, candidates, text)
   }
   return taken.filter((t) => t.type !== KEEP)
+}
+
+/** Whether `trigger` matches `text`, tested once per text (entries share a trigger object); `seen` holds the answers so far. */
+function triggered(trigger: RegExp, text: string, seen: Map<RegExp, boolean>): boolean {
+  let hit = seen.get(trigger)
+  if (hit === undefined) {
+    trigger.lastIndex = 0
+    hit = trigger.test(text)
+    seen.set(trigger, hit)
+  }
+  return hit
 }
 
 /** Where one pattern matches `text` and its `accept` agrees, in order. */

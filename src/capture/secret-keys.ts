@@ -95,3 +95,21 @@ export function secretKeyType(key: string): string | undefined {
 
 /** Every placeholder type {@link secretKeyType} gives from the key tables (besides `password`, `token`, `secret`). */
 export const SECRET_KEY_LABELS: readonly string[] = [...SINGLE_KEYS.values(), ...PAIR_KEYS.values()]
+
+/**
+ * A regex source (no flags of its own; use it with `i`) that the lowercase form of every key `secretKeyType`
+ * names a credential ends with: its last word ends with a word of the tables (`password`, `token`, `secret`,
+ * `auth`, `key`, …), and only value suffixes (`_value`, `B64`, …) follow, joined by `_`, `.` or `-` or by nothing
+ * (a camelCase edge) — runs of at most 80 of those, as in any key the redaction table's regexes read (81 characters
+ * at most), so a long run costs no backtracking. The table's key-driven entries use it in their triggers (see
+ * `SecretPattern.trigger`). Built from the same sets, so a word added to them is in it.
+ */
+export const SECRET_KEY_END = `(?:${[
+  ...new Set([
+    ...PASSWORD_WORDS,
+    TOKEN_SUFFIX,
+    SECRET_SUFFIX,
+    ...SINGLE_KEYS.keys(),
+    ...[...PAIR_KEYS.keys()].map((k) => k.split(' ')[1] ?? ''),
+  ]),
+].join('|')})(?:[_.-]{0,80}(?:${[...VALUE_SUFFIXES].join('|')}))*`

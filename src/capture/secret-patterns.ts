@@ -6,7 +6,7 @@
  * table's filters must never take a placeholder for a secret.
  */
 
-import { SECRET_KEY_LABELS, secretKeyType } from './secret-keys.js'
+import { SECRET_KEY_END, SECRET_KEY_LABELS, secretKeyType } from './secret-keys.js'
 import { countBefore, PROSE_KEY, PROSE_LABELS, PROSE_LINK, PROSE_VERB, proseLabel, proseWordOk } from './secret-prose.js'
 import { B64URL, BARE, BARE_END, KEY, PEM_BEGIN, pemEnd, QUOTED, rx, W } from './secret-regex.js'
 import { hasDigitAndLetter, isCodeReference, isFilePath, isIdentifierLike, placeholderShape } from './secret-values.js'
@@ -45,6 +45,14 @@ export interface SecretPattern {
   readonly label?: (match: RegExpExecArray) => string
   /** End of the secret when a regex cannot say it cheaply (PEM blocks); -1 rejects. */
   readonly extend?: (text: string, matchEnd: number) => number
+  /**
+   * A cheap necessary condition: every text in which `regex` has a match that `accept` takes also matches
+   * `trigger` (a literal the regex requires, or the key words `accept` requires), so `findSecrets` skips the
+   * entry on text that does not: the same spans, without the scan. Not global (it is only tested), and written
+   * with the same case flag as `regex`, so both read the text the same way. Entries share a trigger object to
+   * have it tested once per text.
+   */
+  readonly trigger?: RegExp
 }
 
 const PLACEHOLDER = /\[(?:REDACTED(?::(?<type>[\w-]+))?|PRIVATE)\]/g
@@ -121,6 +129,16 @@ const keyAccept = (secret: string, m: RegExpExecArray, text: string): boolean =>
   !JSON_GAP.test(secret) &&
   !insidePlaceholder(text, m.indices?.groups?.key?.[0] ?? m.index)
 
+/**
+ * The trigger of the key-driven entries keyed-quoted, keyed-env, keyed-ini and keyed-colon: `accept` needs
+ * `secretKeyType(key)`, so the key ends with `SECRET_KEY_END` (in some case: the key is ASCII, `[A-Za-z_][\w.-]*`,
+ * and the regexes have no `u` flag), and each of these entries requires after its key what this requires: backslashes,
+ * a quote and a `]` (each optional), blanks, then `:` or `=`.
+ */
+const KEYED_TRIGGER = new RegExp(String.raw`(?:${SECRET_KEY_END})\\*["']?\]?[ \t]*[:=]`, 'i')
+/** The trigger of keyed-cli: `--`, the option's name (`[A-Za-z][\w-]{0,60}`) ending with `SECRET_KEY_END`, then `=` or a blank. */
+const CLI_TRIGGER = new RegExp(String.raw`--(?:[A-Za-z][\w-]{0,59})?(?:${SECRET_KEY_END})[= \t]`, 'i')
+
 // ---------------------------------------------------------------------------
 // The table
 
@@ -133,6 +151,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'hand-made-placeholder',
     type: 'secret',
+    trigger: /\[REDACTED:/,
     regex: /\[REDACTED:[^\s[\]]{1,512}\]/dg,
     description:
       'Text in the shape of a placeholder but with a type redaction never writes (`[REDACTED:hunter2]`, `[REDACTED:sk_live_…]`): a value typed by hand inside the brackets, which may be the secret itself. Whole placeholders redaction writes are left alone.',
@@ -142,6 +161,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'gcp-service-account-key',
     type: 'gcp-service-account-key',
+    trigger: /"private_key/,
     regex:
       /"private_key\\*"[ \t]*:[ \t]*\\*"(?<secret>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY-----(?:[^"\\]|\\[^"])*?-----END[ A-Z0-9]{0,40}PRIVATE KEY-----(?:\\\\?n)?)/dg,
     description: 'The `private_key` field of a Google Cloud service-account JSON key file (PEM with `\\n` escapes).',
@@ -153,6 +173,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'private-key',
     type: 'private-key',
+    trigger: /-----BEGIN/,
     regex: PEM_BEGIN,
     description:
       'A PEM private-key block, BEGIN line to END line (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP); an unclosed one to the end of its body.',
@@ -162,6 +183,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'aws-access-key',
     type: 'aws-access-key',
+    trigger: /AKIA|ASIA|ABIA|ACCA|A3T/,
     regex: rx(String.raw`${W}(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])`),
     description: 'AWS access key id: AKIA (long-term) or ASIA (temporary) and 16 uppercase base32 characters.',
     reference: 'AWS IAM User Guide, "Understanding unique ID prefixes".',
@@ -169,6 +191,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'aws-secret-key',
     type: 'aws-secret-key',
+    trigger: /secret/i,
     regex:
       /(?<![A-Za-z0-9])(?:aws_?secret(?:_?access)?_?key|secret_?access_?key)\\*["']?[ \t]*(?:=>|[:=])[ \t]*\\*["']?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi,
     description: 'AWS secret access key (40 base64 characters) when labelled: aws_secret_access_key, SecretAccessKey, AWS_SECRET_KEY.',
@@ -177,6 +200,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'gcp-api-key',
     type: 'gcp-api-key',
+    trigger: /AIza/,
     regex: rx(String.raw`${W}AIza[0-9A-Za-z_-]{35}(?![\w-])`),
     description: 'Google Cloud / Firebase API key: AIza and 35 base64url characters.',
     reference: 'Google Cloud docs, "Manage API keys".',
@@ -184,6 +208,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'azure-storage-key',
     type: 'azure-storage-key',
+    trigger: /(?:Account|SharedAccess)Key=/,
     regex: /(?<![\w])(?:AccountKey|SharedAccessKey)=(?<secret>[A-Za-z0-9+/]{20,}={0,2})/dg,
     description: 'Azure Storage account key or Service Bus/Event Hubs shared access key inside a connection string.',
     reference: 'Azure Storage docs, "Configure Azure Storage connection strings"; Azure Service Bus SAS docs.',
@@ -192,6 +217,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'azure-sas-token',
     type: 'azure-sas-token',
+    trigger: /[?&]sig=/,
     regex: /[?&]sig=(?<secret>[A-Za-z0-9%+/]{20,}(?:%3[Dd]|=){0,2})/dg,
     description: 'The signature of an Azure shared access signature (SAS) URL (`&sig=`).',
     reference: 'Azure Storage docs, "Create a service SAS": the sig parameter.',
@@ -199,6 +225,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'anthropic-api-key',
     type: 'anthropic-api-key',
+    trigger: /sk-ant-/,
     regex: rx(String.raw`${W}sk-ant-[A-Za-z0-9_-]{20,}`),
     description: 'Anthropic API or admin key: sk-ant-api03-…, sk-ant-admin01-….',
     reference: 'Anthropic API docs, "Authentication" (x-api-key header).',
@@ -206,6 +233,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'openai-api-key',
     type: 'openai-api-key',
+    trigger: /sk-/,
     regex: rx(String.raw`${W}sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|(?!ant-)[A-Za-z0-9]{20,}(?![\w-]))`),
     description: 'OpenAI API key: sk-proj-…, sk-svcacct-…, sk-admin-… or legacy sk- and 20+ alphanumerics.',
     reference: 'OpenAI API reference, "Authentication".',
@@ -214,6 +242,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'github-token',
     type: 'github-token',
+    trigger: /gh[pousr]_|github_pat_/,
     regex: rx(String.raw`${W}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})(?![A-Za-z0-9_])`),
     description: 'GitHub token: ghp_ (classic PAT), gho_ (OAuth), ghu_/ghs_ (app user/server), ghr_ (refresh), github_pat_ (fine-grained).',
     reference: 'GitHub Docs, "About authentication to GitHub": GitHub token formats.',
@@ -221,6 +250,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'gitlab-token',
     type: 'gitlab-token',
+    trigger: /gl(?:pat|ptt|dt|rt|cbt|oas|soat)-/,
     regex: rx(String.raw`${W}gl(?:pat|ptt|dt|rt|cbt|oas|soat)-[A-Za-z0-9_-]{20,}`),
     description: 'GitLab token: glpat- (personal/project/group access), glptt- (pipeline trigger), gldt- (deploy), glrt- (runner).',
     reference: 'GitLab docs, "GitLab token overview": token prefixes.',
@@ -228,6 +258,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'slack-webhook',
     type: 'slack-webhook',
+    trigger: /https:\/\/hooks\.slack\.com\//,
     regex: /https:\/\/hooks\.slack\.com\/(?:services|workflows|triggers)\/(?<secret>[A-Za-z0-9_/-]{8,})/dg,
     description: 'Slack incoming-webhook or workflow URL; the host and route stay, the path secret goes.',
     reference: 'Slack API docs, "Sending messages using incoming webhooks".',
@@ -235,6 +266,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'slack-token',
     type: 'slack-token',
+    trigger: /xox[abposre]-/,
     regex: rx(String.raw`${W}xox[abposre]-[A-Za-z0-9-]{10,}`),
     description: 'Slack token: xoxb- (bot), xoxp- (user), xoxa- (app), xoxr- (refresh), xoxs-, xoxo-, xoxe-.',
     reference: 'Slack API docs, "Token types".',
@@ -242,6 +274,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'stripe-key',
     type: 'stripe-key',
+    trigger: /(?:sk|rk)_(?:live|test)_|whsec_/,
     regex: rx(String.raw`${W}(?:(?:sk|rk)_(?:live|test)|whsec)_[A-Za-z0-9]{10,}`),
     description:
       'Stripe secret (sk_live_, sk_test_), restricted (rk_live_, rk_test_) or webhook signing (whsec_) key. Publishable pk_ keys are public and kept.',
@@ -250,6 +283,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'npm-token',
     type: 'npm-token',
+    trigger: /npm_/,
     regex: rx(String.raw`${W}npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])`),
     description: 'npm access token: npm_ and 36 alphanumerics.',
     reference: 'npm Docs, "About access tokens"; GitHub blog, "npm token format" (2021).',
@@ -257,6 +291,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'twilio-api-key',
     type: 'twilio-api-key',
+    trigger: /SK[0-9a-fA-F]{32}/,
     regex: rx(String.raw`${W}SK[0-9a-fA-F]{32}(?![A-Za-z0-9])`),
     description: 'Twilio API key SID: SK and 32 hex digits (a labelled auth token is caught by the keyed entries).',
     reference: 'Twilio docs, "API keys overview".',
@@ -264,6 +299,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'sendgrid-api-key',
     type: 'sendgrid-api-key',
+    trigger: /SG\./,
     regex: rx(String.raw`${W}SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![\w-])`),
     description: 'SendGrid API key: SG. + 22 + . + 43 base64url characters.',
     reference: 'Twilio SendGrid docs, "API keys".',
@@ -271,6 +307,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'jwt',
     type: 'jwt',
+    trigger: /eyJ/,
     regex: rx(String.raw`${W}eyJ${B64URL}{10,}\.${B64URL}{10,}\.${B64URL}*`),
     description: 'JSON Web Token: three base64url segments, the header starting eyJ (`{"`).',
     reference: 'RFC 7519 (JWT), RFC 7515 §7.1 (JWS compact serialization).',
@@ -278,6 +315,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'authorization-header',
     type: 'bearer-token',
+    trigger: /authorization/i,
     regex:
       /(?<![\w-])(?:Proxy-)?Authorization\\*["']?[ \t]*[:=][ \t]*\\*["']?[ \t]*(?<scheme>Bearer|Basic|Token|Bot)[ \t]+(?<secret>[A-Za-z0-9\-._~+/]+=*)/dgi,
     description:
@@ -289,6 +327,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'bearer-token',
     type: 'bearer-token',
+    trigger: /Bearer/,
     regex: /(?<![\w-])Bearer[ \t]+(?<secret>[A-Za-z0-9\-._~+/]{20,}=*)/dg,
     description: 'A bearer token outside an Authorization header (`Bearer <20+ chars with letters and digits>`).',
     reference: 'RFC 6750 §2.1 (b64token syntax).',
@@ -297,6 +336,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'url-password',
     type: 'url-password',
+    trigger: /:\/\//,
     regex: /(?<![\w+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}:\/\/[^\s:/?#@"'<>\\[\]]{0,200}:(?<secret>[^\s/?#"'<>\\[\]]{1,500})@(?=[\w[])/dg,
     description: 'The password of userinfo in a URL (`scheme://user:pass@host`); scheme, user and host stay.',
     reference: 'RFC 3986 §3.2.1 (userinfo).',
@@ -305,6 +345,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'curl-user',
     type: 'password',
+    trigger: /curl/,
     regex: /\bcurl\b[^\r\n|;]{0,400}?[ \t](?:-u|--user)(?:[ \t]+|=)?(?<q>(?:\\*["'])?)[^\s:"'\\]{1,200}:(?<secret>[^\s"'\\]+)\k<q>/dg,
     description: 'The password of `curl -u user:pass` / `--user user:pass`; the user stays.',
     reference: 'curl manual, --user option.',
@@ -313,6 +354,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'keyed-quoted',
     type: 'keyed-quoted',
+    trigger: KEYED_TRIGGER,
     regex: new RegExp(
       String.raw`${KEY}\\*["']?\]?(?:[ \t]*:[ \t]*[A-Za-z_][\w.]{0,40}(?:\[[\w., |]{0,60}\])?[ \t]*=|[ \t]*(?:=>|:=|[:=]))[ \t]*${QUOTED}`,
       'dg',
@@ -326,6 +368,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'keyed-env',
     type: 'keyed-env',
+    trigger: KEYED_TRIGGER,
     regex: new RegExp(String.raw`${KEY}=(?<secret>${BARE})${BARE_END}`, 'dg'),
     description:
       'An unquoted env/shell/query assignment to a secret-like name: `DB_PASSWORD=hunter2`, `export TOKEN=…`, `?access_token=…&`. A value followed by `(`, `)` or `,` is code (`f(token=token)`) and is kept.',
@@ -336,6 +379,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'keyed-ini',
     type: 'keyed-ini',
+    trigger: KEYED_TRIGGER,
     regex: new RegExp(
       String.raw`(?:^|(?<=\\n))[ \t]*(?:export[ \t]+)?${KEY}(?:[ \t]+=[ \t]*|=[ \t]+)(?<secret>${BARE})(?=[ \t]*(?:[#;][^\r\n]*)?(?:$|\\+[nr]))`,
       'dgm',
@@ -349,6 +393,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'keyed-colon',
     type: 'keyed-colon',
+    trigger: KEYED_TRIGGER,
     regex: new RegExp(
       String.raw`(?<!(?<!\\)[^\s"'])${KEY}[ \t]*:[ \t]+(?<secret>[^\s"'\x60\\;,|(){}\[\]<>]+)(?=[ \t]*(?:#[^\r\n]*)?(?:[\r\n"']|\\+[nrt"']|$))`,
       'dg',
@@ -362,6 +407,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     id: 'keyed-cli',
     type: 'keyed-cli',
+    trigger: CLI_TRIGGER,
     regex: new RegExp(
       String.raw`(?<![\w-])--(?<key>[A-Za-z][\w-]{0,60})(?:=|[ \t]+)(?:${QUOTED}|(?<bare>${BARE})(?=[\s;&|"'\x60\\<>)]|$))`,
       'dg',
