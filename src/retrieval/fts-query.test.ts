@@ -12,6 +12,15 @@ describe('index side', () => {
     expect(splitIdentifier('HTTPServerError')).toEqual(['http', 'server', 'error'])
     expect(splitIdentifier('getV2Api')).toEqual(['get', 'v2', 'api'])
   })
+  it('answers a repeated identifier from its cache with the same words, and splits a long one each time', () => {
+    const first = splitIdentifier('XMLHttpRequestFactory')
+    expect(first).toEqual(['xml', 'http', 'request', 'factory'])
+    expect(splitIdentifier('XMLHttpRequestFactory')).toBe(first)
+    expect(Object.isFrozen(first)).toBe(true)
+    const long = `parse${'Segment'.repeat(12)}`
+    expect(splitIdentifier(long)).toEqual(['parse', ...Array<string>(12).fill('segment')])
+    expect(splitIdentifier(long)).not.toBe(splitIdentifier(long))
+  })
   it('puts identifier parts and extra strings in the parts column', () => {
     const ix = toIndexedText('call validateToken now', ['src/middleware/auth.ts', 'Edit'])
     expect(ix.body).toBe('call validateToken now')
