@@ -660,6 +660,10 @@ describe('triggers (SecretPattern.trigger)', () => {
     const p: SecretPattern = { id: 't', type: 't', regex: /abc/dg, trigger: /zzz/, description: 'a test entry', reference: '-' }
     expect(findSecrets('abc', [p])).toEqual([])
     expect(findSecrets('abc zzz', [p])).toEqual([{ type: 't', start: 0, end: 3 }])
+    // A trigger with a flag besides `i` is tested as written, not inside the one-scan union of the others.
+    const m: SecretPattern = { ...p, id: 'm', type: 'm', trigger: /^yyy/m }
+    expect(findSecrets('abc\nyyy', [p, m])).toEqual([{ type: 'm', start: 0, end: 3 }])
+    expect(findSecrets('abc', [p, m])).toEqual([])
   })
 
   it('ends every key secretKeyType names a credential with SECRET_KEY_END, in some case', () => {

@@ -122,6 +122,9 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
   // reading `-u [REDACTED:stripe-key]:` as user `[REDACTED` and password `stripe-key]:` nested a placeholder).
   if (text.includes('[')) taken = mergeCandidates(taken, placeholderSpans(text), text, true)
   const triggers = new Map<RegExp, boolean>()
+  // Most texts match no trigger at all: one scan for any of them settles every triggered entry at once.
+  const anyTrigger = triggerUnion(patterns)
+  if (anyTrigger !== undefined && !anyTrigger.regex.test(text)) for (const t of anyTrigger.members) triggers.set(t, false)
   for (const pattern of patterns) {
     const re = pattern.regex
     if (!re.global || !re.hasIndices) {
@@ -145,6 +148,22 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
     taken = mergeCandidates(taken, candidates, text)
   }
   return taken.filter((t) => t.type !== KEEP)
+}
+
+/** The triggers of a pattern list as one regex (see `triggerUnion`), by list. */
+const unions = new WeakMap<readonly SecretPattern[], { regex: RegExp; members: RegExp[] } | undefined>()
+
+/**
+ * One regex that matches wherever any trigger of `patterns` does (their alternation, case-insensitive: a superset
+ * of each), and the triggers it stands for: those with no flag but `i` (another flag would change what the
+ * alternation reads). Undefined when no pattern has such a trigger.
+ */
+function triggerUnion(patterns: readonly SecretPattern[]): { regex: RegExp; members: RegExp[] } | undefined {
+  if (unions.has(patterns)) return unions.get(patterns)
+  const members = [...new Set(patterns.map((p) => p.trigger))].filter((t): t is RegExp => t !== undefined && /^i?$/.test(t.flags))
+  const union = members.length > 0 ? { regex: new RegExp(members.map((t) => `(?:${t.source})`).join('|'), 'i'), members } : undefined
+  unions.set(patterns, union)
+  return union
 }
 
 /** Whether `trigger` matches `text`, tested once per text (entries share a trigger object); `seen` holds the answers so far. */
