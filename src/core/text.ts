@@ -112,12 +112,15 @@ function replaceLongBase64Runs(text: string): string {
     while (j < text.length && isBase64Char(text.charCodeAt(j))) j++
     let end = j
     while (end < text.length && end - j < 2 && text.charCodeAt(end) === 61) end++
-    // A run inside a word (`key=iVBOR…` keeps `key=`) starts at a non-alphabet character.
-    const run = text.slice(i, j)
-    const mime = j - i >= 16 ? base64Mime(run) : undefined
-    if (mime !== undefined || (j - i >= 1024 && distinctAtLeast(run, 16)) || (j - i >= 512 && isLikelyBase64Blob(run))) {
-      out += `${text.slice(last, i)}${binaryPlaceholder(mime, base64Bytes(text.slice(i, end)))}`
-      last = end
+    // A run inside a word (`key=iVBOR…` keeps `key=`) starts at a non-alphabet character. Under 16 characters a
+    // run is no blob by any of the rules: it is not even cut out of the text (most runs are words).
+    if (j - i >= 16) {
+      const run = text.slice(i, j)
+      const mime = base64Mime(run)
+      if (mime !== undefined || (j - i >= 1024 && distinctAtLeast(run, 16)) || (j - i >= 512 && isLikelyBase64Blob(run))) {
+        out += `${text.slice(last, i)}${binaryPlaceholder(mime, base64Bytes(text.slice(i, end)))}`
+        last = end
+      }
     }
     i = Math.max(end, j)
   }
