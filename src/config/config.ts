@@ -1,3 +1,4 @@
+import { hostTimeZone } from '../core/time-zone.js'
 import { USER_NAME_PATTERN } from '../core/user.js'
 import os from 'node:os'
 import path from 'node:path'
@@ -144,7 +145,7 @@ export function resolveConfig(env: MnemoEnv = process.env, flags: { home?: strin
     if (parsed === undefined) bad.push('MNEMO_RECALL_WEIGHTS', env['MNEMO_RECALL_WEIGHTS'])
     else recallWeights = parsed
   }
-  let timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone
+  let timeZone = hostTimeZone()
   const tz = env['MNEMO_TZ']
   if (tz !== undefined && tz !== '') {
     try {

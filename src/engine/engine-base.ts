@@ -1,3 +1,4 @@
+import { hostTimeZone } from '../core/time-zone.js'
 import { redactSecrets } from '../capture/redact.js'
 import { stripTerminalControls } from '../core/text.js'
 import type { AgentName, EventInput, Observation } from '../core/types.js'
@@ -30,7 +31,7 @@ export class EngineBase {
   constructor(deps: EngineDeps, shared?: { builtin?: BuiltinVectors }) {
     this.deps = deps
     this.shared = shared ?? {}
-    this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
+    this.timeZone = deps.timeZone ?? hostTimeZone()
     this.contextBudgetTokens = deps.contextBudgetTokens
     this.ctx = {
       store: deps.store,

@@ -14,6 +14,8 @@
  *   (weeks: that whole week).
  */
 
+import { dateFieldsIn } from '../core/time-zone.js'
+
 const DAY_MS = 86_400_000
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december']
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday']
@@ -81,6 +83,19 @@ export function zonedDate(ms: number, timeZone: string): Ymd & { weekday: number
   const key = ms >= QUARTER_HOURS_FROM ? `${timeZone}\u0000${Math.floor(ms / QUARTER_HOUR_MS)}` : undefined
   const known = key !== undefined ? dates.get(key) : undefined
   if (known) return { ...known }
+  const fields = dateFieldsIn(timeZone)
+  if (fields !== undefined) {
+    const t = new Date(ms)
+    const date =
+      fields === 'utc'
+        ? { y: t.getUTCFullYear(), m: t.getUTCMonth() + 1, d: t.getUTCDate(), weekday: t.getUTCDay() }
+        : { y: t.getFullYear(), m: t.getMonth() + 1, d: t.getDate(), weekday: t.getDay() }
+    if (key !== undefined) {
+      if (dates.size > 4096) dates.clear()
+      dates.set(key, date)
+    }
+    return { ...date }
+  }
   const parts = zonedFormat(timeZone, 'date').formatToParts(new Date(ms))
   const get = (t: string): string => parts.find((p) => p.type === t)?.value ?? ''
   const date = {
@@ -98,6 +113,15 @@ export function zonedDate(ms: number, timeZone: string): Ymd & { weekday: number
 
 /** Epoch ms of 00:00 of a calendar date in `timeZone` (handles DST by re-checking the offset). */
 export function zonedMidnight(date: Ymd, timeZone: string): number {
+  const fields = dateFieldsIn(timeZone)
+  if (fields === 'utc') return Date.UTC(date.y, date.m - 1, date.d)
+  if (fields === 'local') {
+    // ECMA-262 LocalTime → UTC reads a wall time in a gap with the offset before the transition, which lands on the
+    // first instant of the day that exists: what the iteration below finds for those days.
+    const t = new Date(2000, 0, 1)
+    t.setFullYear(date.y, date.m - 1, date.d)
+    return t.getTime()
+  }
   const guess = Date.UTC(date.y, date.m - 1, date.d)
   let ms = guess
   let latest = -Infinity
@@ -112,8 +136,18 @@ export function zonedMidnight(date: Ymd, timeZone: string): number {
   }
   // No 00:00 that day (a DST gap at midnight, or the day skipped by a zone change, Apia 2011-12-30): the
   // iteration can land on the day before; the day (or the next one that exists) starts at the later candidate.
-  const z = zonedDate(ms, timeZone)
-  return z.y * 10_000 + z.m * 100 + z.d < date.y * 10_000 + date.m * 100 + date.d ? latest : ms
+  const day = (at: number): number => {
+    const z = zonedDate(at, timeZone)
+    return z.y * 10_000 + z.m * 100 + z.d
+  }
+  const wanted = date.y * 10_000 + date.m * 100 + date.d
+  const found = day(ms) < wanted ? latest : ms
+  // 00:00 twice that day (clocks set back from 01:00 to 00:00, Asia/Gaza in autumn; from 02:00 to 23:00 the day
+  // before, Antarctica/Casey 2010-03-05): the candidate can be the later one. The day starts at the earlier one, as
+  // ECMA-262 reads an ambiguous wall time. Offsets change by whole quarter hours, by 3 hours at most: look that far back.
+  let start = found
+  for (let k = 1; k <= 16; k++) if (day(found - k * QUARTER_HOUR_MS) === wanted) start = found - k * QUARTER_HOUR_MS
+  return start
 }
 
 function addDays(date: Ymd, days: number): Ymd {
