@@ -21,48 +21,77 @@ import {
 // channel's entity lookups are sqlite-graph.ts's, as pg-graph.ts holds PostgreSQL's).
 
 /**
- * BM25 search with the scope and visibility (kinds, as of, archived: `visibleWhere`) applied inside the query. The FTS5 ranking comes first, cut at a window of the best
- * matches (sized to the scope's share of the store's documents), and only that window is joined to its observations and memories to apply the scope; when the
- * window holds fewer than `limit` documents of the scope and there are more matches, the window grows (×8) and the
- * query runs again, up to every match. The result is exactly the best `limit` documents of the scope (ties broken
- * by key), as one query joining every match would give — without joining tens of thousands of matches at 100k
- * observations when the scope is most of the store.
+ * BM25 search with the scope and visibility (kinds, as of, archived: `visibleWhere`) applied inside the query: the
+ * best `limit` documents of the scope matching `options.match`, best first (ties broken by key), each with its role
+ * and score.
+ *
+ * A scope that is a small part of the store (a project of several, a session) is one condition per table,
+ * `docKey IN (SELECT rowid FROM observations WHERE …) OR -docKey IN (SELECT rowid FROM memories WHERE …)`, each list
+ * read through the scope indexes once per query: SQLite drops a match outside the scope before FTS5 computes its
+ * bm25, and only the `limit` best are joined to their rows. A scope holding most of the store (no project named)
+ * ranks the matches instead, cut at a window of the best, and joins only the window to its rows to apply the scope;
+ * when the window holds fewer than `limit` documents of the scope and there are more matches, it grows (×8) and the
+ * query runs again, up to every match: cheaper there than lists of nearly every key. Either way the result is
+ * exactly the best `limit` documents of the scope, as one query joining every match would give. Measured at 100k
+ * observations in docs/RECALL-LATENCY.md.
  */
 export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[] {
   return s.guard('search', () => {
     const [wBody, wParts, wMeta] = options.weights ?? [1, 0.5, 0.5]
-    const inScope = scopeWhere(options, onEither)
-    const params: unknown[] = [...inScope.params]
-    let scope = inScope.sql
-    if (options.sessionId) {
-      scope += ' AND o.session_id = ?'
-      params.push(options.sessionId)
+    const bm25 = `-bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)})`
+    const total = countDocs(s, {})
+    const share = options.sessionId ? 0 : countDocs(s, options) / Math.max(1, total)
+    if (share * 2 < 1) {
+      const inO = scopeWhere(options, onTable('observations'))
+      const inM = scopeWhere(options, onTable('memories'))
+      const seenO = visibleWhere(options, observationVisibility('observations'))
+      const seenM = visibleWhere(options, memoryVisibility('memories'))
+      // A session holds observations only.
+      const session = options.sessionId ? ' AND observations.session_id = ?' : ''
+      const memories = options.sessionId ? '0' : `1 = 1${inM.sql}${seenM.sql}`
+      return s
+        .stmt(
+          `SELECT g.docKey, COALESCE(o.role, m.kind) AS role, g.score FROM (
+            SELECT f.docKey, f.score FROM (
+              SELECT rowid AS docKey, ${bm25} AS score FROM search_fts WHERE search_fts MATCH ?) f
+            WHERE f.docKey IN (SELECT rowid FROM observations WHERE 1 = 1${inO.sql}${session}${seenO.sql})
+               OR -f.docKey IN (SELECT rowid FROM memories WHERE ${memories})
+            ORDER BY f.score DESC, f.docKey LIMIT ?) g
+          ${docJoin('g.docKey')}
+          ORDER BY g.score DESC, g.docKey`,
+        )
+        .all(
+          options.match,
+          ...inO.params,
+          ...(options.sessionId ? [options.sessionId] : []),
+          ...seenO.params,
+          ...(options.sessionId ? [] : [...inM.params, ...seenM.params]),
+          options.limit,
+        ) as TextMatch[]
     }
+    const inScope = scopeWhere(options, onEither)
     const visible = visibleWhere(options, DOC_VISIBILITY)
-    scope += visible.sql
-    params.push(...visible.params)
-    const ranked = `SELECT rowid AS docKey, -bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)}) AS score FROM search_fts WHERE search_fts MATCH ? ORDER BY score DESC, rowid`
+    const scope = inScope.sql + visible.sql
+    const params: unknown[] = [...inScope.params, ...visible.params]
+    const ranked = `SELECT rowid AS docKey, ${bm25} AS score FROM search_fts WHERE search_fts MATCH ? ORDER BY score DESC, rowid`
     const select = (inner: string): string =>
       `SELECT f.docKey, COALESCE(o.role, m.kind) AS role, f.score FROM (${inner}) f
        ${docJoin('f.docKey')}
        WHERE (o.id IS NOT NULL OR m.id IS NOT NULL)${scope}
        ORDER BY f.score DESC, f.docKey LIMIT ?`
-    // The first window is sized to the scope's share of the store (one project of six: 1.5 × 6 × limit). A session, or
-    // a window over half the store (a small store, a small scope), goes straight to every match, as the window would.
-    const total = countDocs(s, {})
-    const share = options.sessionId ? 0 : countDocs(s, options) / Math.max(1, total)
-    let window = share === 0 ? Infinity : Math.max(400, Math.ceil((options.limit * 1.5) / share))
-    if (window * 2 >= total) window = Infinity
+    // The first window is sized to the scope's share of the store (1.5 × limit / share); a window over half the
+    // store (a small store) goes straight to every match, as the window would.
+    let window = Math.max(400, Math.ceil((options.limit * 1.5) / share))
     for (;;) {
-      if (!Number.isFinite(window)) return s.stmt(select(ranked)).all(options.match, ...params, options.limit) as TextMatch[]
+      if (window * 2 >= total) return s.stmt(select(ranked)).all(options.match, ...params, options.limit) as TextMatch[]
       const found = s.stmt(select(`${ranked} LIMIT ?`)).all(options.match, window, ...params, options.limit) as TextMatch[]
       if (found.length >= options.limit) return found
       const matches = s
-        .stmt(`SELECT COUNT(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)`)
+        .stmt('SELECT COUNT(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)')
         .pluck()
         .get(options.match, window + 1) as number
       if (matches <= window) return found
-      window = window * 8 > 100_000 ? Infinity : window * 8
+      window *= 8
     }
   })
 }
