@@ -105,6 +105,13 @@ try {
     await cli.exports.runCli(args, io)
   writeFileSync(`${cliFile}.cache`, cli.script.createCachedData())
   console.log('build-bundles: V8 code caches written beside both bundles')
+  // `mnemo --help` as the CLI prints it, for main.js to print without loading commander and the command tables.
+  let help = ''
+  const { runCli } = await import(path.join(root, 'dist/adapters/cli/program.js'))
+  const code = await runCli(['--help'], { ...io, stdout: (t) => (help += t) })
+  if (code !== 0 || !help.startsWith('Usage: mnemo')) throw new Error(`build-bundles: mnemo --help gave ${code}: ${help.slice(0, 200)}`)
+  writeFileSync(path.join(root, 'dist/adapters/cli/help.txt'), help)
+  console.log('build-bundles: dist/adapters/cli/help.txt written')
 } finally {
   rmSync(home, { recursive: true, force: true })
 }

@@ -49,10 +49,14 @@ const hookEvent =
   argv[0] === 'hook'
     ? argv.slice(1).find((a, i, rest) => !a.startsWith('--') && rest[i - 1] !== '--agent' && rest[i - 1] !== '--home')
     : undefined
+const help = argv.length === 1 && (argv[0] === '--help' || argv[0] === '-h') ? builtHelp() : undefined
+
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // Answered before anything else loads, with the line the CLI's `.version()` prints.
   const { MNEMO_VERSION } = await import('./version.js')
   process.stdout.write(`${MNEMO_VERSION}\n`)
+} else if (help !== undefined) {
+  process.stdout.write(help)
 } else if (argv[0] === 'hook' && (hookEvent === undefined || argv.includes('--help') || argv.includes('-h'))) {
   // Help is not an event: answer it here instead of logging an invalid event. Exit 0 even without an
   // event (on stderr then): for Claude Code a hook's exit 2 means "block", and a hook must never block.
@@ -89,6 +93,19 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
     cwd: process.cwd(),
     stdoutIsTTY: process.stdout.isTTY === true,
   })
+}
+
+/**
+ * `mnemo --help` as the build wrote it (scripts/build-bundles.mjs runs the CLI's own `--help` into
+ * `dist/adapters/cli/help.txt`), so printing it loads neither commander nor the command tables; undefined when the
+ * file is missing or older than the program module beside it (a `tsc`-only build since), and the CLI prints its help.
+ */
+function builtHelp(): string | undefined {
+  const file = fileURLToPath(new URL('./help.txt', import.meta.url))
+  const written = statSync(file, { throwIfNoEntry: false })
+  const program = statSync(fileURLToPath(new URL('./program.js', import.meta.url)), { throwIfNoEntry: false })
+  if (written === undefined || written.mtimeMs < (program?.mtimeMs ?? Infinity)) return undefined
+  return readFileSync(file, 'utf8')
 }
 
 /** The hook runner: its bundle (see `loadBundle`), else its ES modules. */

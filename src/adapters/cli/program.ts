@@ -37,6 +37,9 @@ export interface CliIo {
   readStdin?: () => Promise<string>
 }
 
+/** Columns help text is wrapped at (commander's default for output that is not a terminal). */
+const HELP_WIDTH = 80
+
 /** Options every command accepts. */
 export interface GlobalOptions {
   json?: boolean
@@ -52,7 +55,9 @@ function build(io: CliIo, run: (fn: () => Promise<void | number> | void | number
     .description('Memory engine for AI coding agents: capture, recall and inject context.')
     .version(MNEMO_VERSION)
     .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    // Help is wrapped at a fixed width, not the terminal's: the same text everywhere, so the build can write the
+    // top-level help once for main.ts to print without loading this module (dist/adapters/cli/help.txt).
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr, getOutHelpWidth: () => HELP_WIDTH, getErrHelpWidth: () => HELP_WIDTH })
     .showHelpAfterError('(run mnemo --help for usage)')
   const common = (cmd: Command): Command =>
     cmd

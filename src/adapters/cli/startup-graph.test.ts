@@ -58,8 +58,22 @@ describe('start-up module graph', () => {
     }
   })
 
-  it('--help loads the command tables and commander: no engine, store or handler module', () => {
-    const r = loaded(['--help'])
+  it('--help prints the help the build wrote (the CLI own help), loading nothing but the entry', async () => {
+    const { runCli } = await import('./program.js')
+    let own = ''
+    const code = await runCli(['--help'], { stdout: (t) => (own += t), stderr: () => undefined, env: {}, cwd: ROOT, stdoutIsTTY: false })
+    expect(code).toBe(0)
+    expect(own).toContain('Usage: mnemo [options] [command]')
+    for (const args of [['--help'], ['-h']]) {
+      const r = loaded(args)
+      expect(r.code).toBe(0)
+      expect(r.stdout).toBe(own)
+      expect(r.files.filter((f) => f.startsWith('dist/') || f.startsWith('node_modules/'))).toEqual(['dist/adapters/cli/main.js'])
+    }
+  })
+
+  it('help for a command loads the command tables and commander: no engine, store or handler module', () => {
+    const r = loaded(['help'])
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('Usage: mnemo')
     const ours = r.files.filter((f) => f.startsWith('dist/'))
