@@ -1,6 +1,7 @@
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ProjectId, SessionId } from '../../core/ids.js'
 import type { ProjectRef } from '../../core/types.js'
 import { tempDir } from '../../testing/test-mnemo.js'
 import { appendEvents, memoryEvent, memoryId, memoryOp, promptEvent, T0 } from '../contract/contract.js'
@@ -72,8 +73,8 @@ function reference(db: Database.Database, o: SearchTextOptions): TextMatch[] {
 describe('searchText', () => {
   let store: Store
   let db: Database.Database
-  let projectIds: string[]
-  let sessionIds: string[]
+  let projectIds: ProjectId[]
+  let sessionIds: SessionId[]
   let cleanup: () => void
   const rand = random(16)
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!
@@ -91,7 +92,6 @@ describe('searchText', () => {
       const user = pick(USERS)
       return promptEvent(`p${i}`, text, {
         project,
-        user,
         agent: pick(AGENTS),
         session: `s${i % 23}`,
         ts: T0 + i * 60_000,
