@@ -1,4 +1,4 @@
-import { hostTimeZone } from '../core/time-zone.js'
+import { hostTimeZone } from './time-zone.js'
 import { USER_NAME_PATTERN } from '../core/user.js'
 import os from 'node:os'
 import path from 'node:path'

@@ -1,4 +1,3 @@
-import { hostTimeZone } from '../core/time-zone.js'
 import { redactSecrets } from '../capture/redact.js'
 import { stripTerminalControls } from '../core/text.js'
 import type { AgentName, EventInput, Observation } from '../core/types.js'
@@ -31,7 +30,7 @@ export class EngineBase {
   constructor(deps: EngineDeps, shared?: { builtin?: BuiltinVectors }) {
     this.deps = deps
     this.shared = shared ?? {}
-    this.timeZone = deps.timeZone ?? hostTimeZone()
+    this.timeZone = deps.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
     this.contextBudgetTokens = deps.contextBudgetTokens
     this.ctx = {
       store: deps.store,

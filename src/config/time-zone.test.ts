@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { dateFieldsIn } from '../core/time-zone.js'
 import { zonedDate, zonedMidnight } from '../retrieval/time-expressions.js'
-import { dateFieldsIn, hostTimeZone, osTimeZone } from './time-zone.js'
+import { hostTimeZone, osTimeZone } from './time-zone.js'
 
 const savedTz = process.env['TZ']
 afterEach(() => {
@@ -30,7 +31,11 @@ describe('osTimeZone', () => {
       expect(dateFieldsIn(tz)).toBe(tz === 'UTC' ? 'utc' : 'local')
     }
     process.env['TZ'] = 'Europe/Paris'
+    hostTimeZone()
     expect(dateFieldsIn('Asia/Tokyo')).toBeUndefined()
+    // TZ changed since the zone was noted: Intl again.
+    process.env['TZ'] = 'Asia/Tokyo'
+    expect(dateFieldsIn('Europe/Paris')).toBeUndefined()
   })
 })
 
@@ -65,6 +70,7 @@ describe('calendar dates without Intl', () => {
       process.env['TZ'] = 'UTC' // the zone is not the host's: the formatter's path
       const slow = days.map((d) => zonedMidnight(d, zone))
       process.env['TZ'] = zone // the zone is the host's: the getters' path
+      expect(hostTimeZone()).toBe(zone)
       expect(dateFieldsIn(zone)).toBe('local')
       expect(days.map((d) => zonedMidnight(d, zone))).toEqual(slow)
       for (let t = Date.UTC(2009, 0, 1) + 1_234_567; t < Date.UTC(2013, 0, 1); t += 3_600_000) {
