@@ -1,3 +1,6 @@
+import type DatabaseModule from 'better-sqlite3'
+import { MnemoError } from '../../core/errors.js'
+
 /**
  * Versioned schema migrations for the SQLite store. Each entry runs once, in
  * order, inside a transaction; `PRAGMA user_version` records the last one
@@ -401,3 +404,36 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
 ]
+
+/**
+ * @throws {MnemoError} `STORE_UNAVAILABLE` — the file was written by a newer mnemo (a schema version this one does not know):
+ *   writing to it could store rows the newer version reads wrongly.
+ */
+export function refuseNewerSchema(db: DatabaseModule.Database, path: string): void {
+  const version = db.pragma('user_version', { simple: true }) as number
+  const known = MIGRATIONS.at(-1)?.version ?? 0
+  if (version <= known) return
+  throw new MnemoError(
+    'STORE_UNAVAILABLE',
+    `the database ${path} was written by a newer mnemo (schema version ${version}; this mnemo knows up to ${known})`,
+    {
+      details: { dialect: 'sqlite', operation: 'open' },
+      hint: 'upgrade mnemo (npm install mnemo@latest), or point MNEMO_HOME at another data directory',
+    },
+  )
+}
+
+/** Applies the migrations `db` has not had, in order, in one IMMEDIATE transaction (see `MIGRATIONS`). */
+export function migrate(db: DatabaseModule.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number
+  if (current >= MIGRATIONS.length) return
+  // IMMEDIATE takes the write lock first, so two processes opening a fresh file do not both migrate.
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number
+    for (const m of MIGRATIONS) {
+      if (m.version <= version) continue
+      db.exec(m.sql)
+      db.pragma(`user_version = ${m.version}`)
+    }
+  }).immediate()
+}

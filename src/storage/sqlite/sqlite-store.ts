@@ -3,9 +3,8 @@ import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import type DatabaseModule from 'better-sqlite3'
-import { MnemoError } from '../../core/errors.js'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
-import type { AgentName, EntityRef, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
+import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
 import type { FactStore } from '../fact-store.js'
 import type {
   AppendResult,
@@ -13,34 +12,21 @@ import type {
   BrowseMemoriesOptions,
   BrowseObservationsOptions,
   Derivation,
-  EntityRow,
   EventFilter,
+  GraphIndex,
   InjectionKey,
   InjectionWhat,
   Scope,
-  SearchDoc,
-  SearchTextOptions,
+  SearchIndex,
   StepSession,
   Store,
   StoredEvent,
   StoreStats,
-  TextMatch,
+  VectorIndex,
 } from '../store.js'
-import type { Visibility } from '../visibility.js'
-import { MIGRATIONS } from './migrations.js'
+import { migrate, refuseNewerSchema } from './migrations.js'
 import { isLockError, SqliteDb, wrap } from './sqlite-db.js'
 import { createSqliteFacts } from './sqlite-facts.js'
-import {
-  coMentioned,
-  entitiesById,
-  entitiesInDocs,
-  entityEdges,
-  entityMentions,
-  entityNames,
-  findEntities,
-  sampleDocs,
-  searchEntities,
-} from './sqlite-graph.js'
 import {
   audit,
   auditLog,
@@ -83,25 +69,9 @@ import {
   stats,
   usageCounts,
 } from './sqlite-read.js'
-import {
-  countDocs,
-  docs,
-  docsInTimeRange,
-  docsWithoutVector,
-  dropSpace,
-  getLsaModel,
-  injections,
-  lsaModelInfo,
-  matchCount,
-  neighbors,
-  projectTexts,
-  putLsaModel,
-  putVectors,
-  recordInjections,
-  searchText,
-  vectors,
-} from './sqlite-search.js'
+import { injections, recordInjections } from './sqlite-search.js'
 import { append, rebuild, rederiveSession } from './sqlite-write.js'
+import { sqliteChannels } from './sqlite-channels.js'
 
 // better-sqlite3 is CommonJS: required, not imported, so that Node skips the export scan (cjs-module-lexer) an ES
 // import of a CommonJS module costs every process at start-up. (The hook's bundle requires it either way.)
@@ -121,6 +91,8 @@ function addonPath(): string | undefined {
     return undefined
   }
 }
+
+type Channels = SearchIndex & GraphIndex & VectorIndex
 
 /** Page size of a new database file, bytes (see `openSqliteStore`). */
 const NEW_FILE_PAGE_SIZE = 16_384
@@ -193,40 +165,8 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
 }
 
 /**
- * @throws {MnemoError} `STORE_UNAVAILABLE` — the file was written by a newer mnemo (a schema version this one does not know):
- *   writing to it could store rows the newer version reads wrongly.
- */
-function refuseNewerSchema(db: DatabaseModule.Database, path: string): void {
-  const version = db.pragma('user_version', { simple: true }) as number
-  const known = MIGRATIONS.at(-1)?.version ?? 0
-  if (version <= known) return
-  throw new MnemoError(
-    'STORE_UNAVAILABLE',
-    `the database ${path} was written by a newer mnemo (schema version ${version}; this mnemo knows up to ${known})`,
-    {
-      details: { dialect: 'sqlite', operation: 'open' },
-      hint: 'upgrade mnemo (npm install mnemo@latest), or point MNEMO_HOME at another data directory',
-    },
-  )
-}
-
-function migrate(db: DatabaseModule.Database): void {
-  const current = db.pragma('user_version', { simple: true }) as number
-  if (current >= MIGRATIONS.length) return
-  // IMMEDIATE takes the write lock first, so two processes opening a fresh file do not both migrate.
-  db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number
-    for (const m of MIGRATIONS) {
-      if (m.version <= version) continue
-      db.exec(m.sql)
-      db.pragma(`user_version = ${m.version}`)
-    }
-  }).immediate()
-}
-
-/**
  * The SQLite implementation of the Store port; each method's body lives in the module of its concern (sqlite-write,
- * -search, -read, -graph, -log). better-sqlite3 is synchronous: each method runs its statements synchronously and
+ * -read, -log; the search, graph and vector channels' in sqlite-channels.ts, over -search and -graph). better-sqlite3 is synchronous: each method runs its statements synchronously and
  * returns a settled promise, so one call's transaction never interleaves with another's.
  */
 class SqliteStore implements Store {
@@ -234,9 +174,36 @@ class SqliteStore implements Store {
   private readonly s: SqliteDb
   readonly facts: FactStore
 
+  // The search, graph and vector channels (sqlite-channels.ts).
+  private readonly channels: Channels
+  searchText: Channels['searchText'] = (options) => this.channels.searchText(options)
+  matchCount: Channels['matchCount'] = (options) => this.channels.matchCount(options)
+  countDocs: Channels['countDocs'] = (scope) => this.channels.countDocs(scope)
+  docsInTimeRange: Channels['docsInTimeRange'] = (options) => this.channels.docsInTimeRange(options)
+  docs: Channels['docs'] = (docKeys) => this.channels.docs(docKeys)
+  neighbors: Channels['neighbors'] = (docs, span, visible) => this.channels.neighbors(docs, span, visible)
+  entityNames: Channels['entityNames'] = (projectIds) => this.channels.entityNames(projectIds)
+  findEntities: Channels['findEntities'] = (scope, refs, maxDocs) => this.channels.findEntities(scope, refs, maxDocs)
+  entityMentions: Channels['entityMentions'] = (ids, scope, limit) => this.channels.entityMentions(ids, scope, limit)
+  coMentioned: Channels['coMentioned'] = (ids, scope, limit, maxDocs) => this.channels.coMentioned(ids, scope, limit, maxDocs)
+  searchEntities: Channels['searchEntities'] = (scope, text, limit) => this.channels.searchEntities(scope, text, limit)
+  sampleDocs: Channels['sampleDocs'] = (scope, entityId, limit) => this.channels.sampleDocs(scope, entityId, limit)
+  entitiesInDocs: Channels['entitiesInDocs'] = (docKeys, limit) => this.channels.entitiesInDocs(docKeys, limit)
+  entitiesById: Channels['entitiesById'] = (ids) => this.channels.entitiesById(ids)
+  entityEdges: Channels['entityEdges'] = (ids, docKeys) => this.channels.entityEdges(ids, docKeys)
+  vectors: Channels['vectors'] = (space, scope, visible) => this.channels.vectors(space, scope, visible)
+  putVectors: Channels['putVectors'] = (space, rows) => this.channels.putVectors(space, rows)
+  dropSpace: Channels['dropSpace'] = (space) => this.channels.dropSpace(space)
+  docsWithoutVector: Channels['docsWithoutVector'] = (space, scope, limit) => this.channels.docsWithoutVector(space, scope, limit)
+  projectTexts: Channels['projectTexts'] = (projectId, limit) => this.channels.projectTexts(projectId, limit)
+  getLsaModel: Channels['getLsaModel'] = (projectId) => this.channels.getLsaModel(projectId)
+  lsaModelInfo: Channels['lsaModelInfo'] = (projectId) => this.channels.lsaModelInfo(projectId)
+  putLsaModel: Channels['putLsaModel'] = (projectId, row) => this.channels.putLsaModel(projectId, row)
+
   constructor(db: DatabaseModule.Database, path: string, now: () => number) {
     this.s = new SqliteDb(db, path, now)
     this.facts = createSqliteFacts(this.s)
+    this.channels = sqliteChannels(this.s, (fn) => this.write(fn))
   }
 
   async append(
@@ -267,103 +234,12 @@ class SqliteStore implements Store {
     return this.write(() => rederiveSession(this.s, session, derive))
   }
 
-  async searchText(options: SearchTextOptions): Promise<TextMatch[]> {
-    return searchText(this.s, options)
-  }
-
-  async vectors(space: string, scope: Scope, visible?: Visibility): Promise<{ docKey: number; vec: Float32Array }[]> {
-    return vectors(this.s, space, scope, visible)
-  }
-
-  async putVectors(space: string, rows: readonly { docKey: number; vec: Float32Array }[]): Promise<void> {
-    return this.write(() => putVectors(this.s, space, rows))
-  }
-
-  async dropSpace(space: string): Promise<void> {
-    return this.write(() => dropSpace(this.s, space))
-  }
-
-  async docsWithoutVector(space: string, scope: Scope, limit: number): Promise<{ docKey: number; text: string }[]> {
-    return docsWithoutVector(this.s, space, scope, limit)
-  }
-
-  async projectTexts(projectId: ProjectId, limit: number): Promise<string[]> {
-    return projectTexts(this.s, projectId, limit)
-  }
-
-  async getLsaModel(projectId: ProjectId): Promise<{ space: string; docCount: number; builtAt: number; model: Uint8Array } | undefined> {
-    return getLsaModel(this.s, projectId)
-  }
-
-  async lsaModelInfo(projectId: ProjectId): Promise<{ space: string; docCount: number; builtAt: number } | undefined> {
-    return lsaModelInfo(this.s, projectId)
-  }
-
-  async putLsaModel(projectId: ProjectId, row: { space: string; docCount: number; builtAt: number; model: Uint8Array }): Promise<void> {
-    return this.write(() => putLsaModel(this.s, projectId, row))
-  }
-
-  async entityNames(projectIds: readonly ProjectId[]): Promise<string[]> {
-    return entityNames(this.s, projectIds)
-  }
-
-  async findEntities(
-    scope: Scope,
-    refs: readonly EntityRef[],
-    maxDocs?: number,
-  ): Promise<{ id: number; type: string; name: string; docs: number }[]> {
-    return findEntities(this.s, scope, refs, maxDocs)
-  }
-
-  async entityMentions(
-    entityIds: readonly number[],
-    scope: Scope & { sessionId?: SessionId; visible?: Visibility },
-    limit: number,
-  ): Promise<{ entityId: number; docKey: number }[]> {
-    return entityMentions(this.s, entityIds, scope, limit)
-  }
-
-  async coMentioned(
-    entityIds: readonly number[],
-    scope: Scope,
-    limit: number,
-    maxDocs?: number,
-  ): Promise<{ id: number; shared: number; docs: number }[]> {
-    return coMentioned(this.s, entityIds, scope, limit, maxDocs)
-  }
-
-  async countDocs(scope: Scope): Promise<number> {
-    return countDocs(this.s, scope)
-  }
-
-  async matchCount(options: Scope & { match: string; limit: number }): Promise<number> {
-    return matchCount(this.s, options)
-  }
-
   async recordInjections(key: InjectionKey, rows: readonly { itemId: string; what: InjectionWhat }[], at: number): Promise<void> {
     return this.write(() => recordInjections(this.s, key, rows, at))
   }
 
   async injections(key: InjectionKey): Promise<{ itemId: string; what: InjectionWhat; at: number }[]> {
     return injections(this.s, key)
-  }
-
-  async docsInTimeRange(
-    options: Scope & { sessionId?: SessionId; from: number; to: number; limit: number; newestFirst?: boolean; visible?: Visibility },
-  ): Promise<number[]> {
-    return docsInTimeRange(this.s, options)
-  }
-
-  async docs(docKeys: readonly number[]): Promise<SearchDoc[]> {
-    return docs(this.s, docKeys)
-  }
-
-  async neighbors(
-    docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
-    span: number,
-    visible?: Visibility,
-  ): Promise<Map<number, { prev: number[]; next: number[] }>> {
-    return neighbors(this.s, docs, span, visible)
   }
 
   async getObservation(id: ObservationId | string): Promise<Observation | undefined> {
@@ -499,26 +375,6 @@ class SqliteStore implements Store {
 
   async memoriesFromObservations(projectId: ProjectId, observationIds: readonly string[]): Promise<Map<string, string[]>> {
     return memoriesFromObservations(this.s, projectId, observationIds)
-  }
-
-  async searchEntities(scope: Scope & { projectIds: readonly ProjectId[] }, text: string, limit: number): Promise<EntityRow[]> {
-    return searchEntities(this.s, scope, text, limit)
-  }
-
-  async sampleDocs(scope: Scope & { projectIds: readonly ProjectId[] }, entityId: number | undefined, limit: number): Promise<number[]> {
-    return sampleDocs(this.s, scope, entityId, limit)
-  }
-
-  async entitiesInDocs(docKeys: readonly number[], limit: number): Promise<{ id: number; shared: number }[]> {
-    return entitiesInDocs(this.s, docKeys, limit)
-  }
-
-  async entitiesById(ids: readonly number[]): Promise<EntityRow[]> {
-    return entitiesById(this.s, ids)
-  }
-
-  async entityEdges(ids: readonly number[], docKeys: readonly number[]): Promise<{ source: number; target: number; weight: number }[]> {
-    return entityEdges(this.s, ids, docKeys)
   }
 
   async scopeCounts(
