@@ -102,6 +102,9 @@ describeContract('visibility', (t) => {
         expect(mentioned.some((k) => k > 0) && mentioned.some((k) => k < 0)).toBe(true)
         const observations = all.filter((d) => d.type === 'observation')
         const unfilteredNeighbors = await store.neighbors(observations, 1000)
+        // Prompt recall's count of matches: what recall returns by default.
+        const byDefault = all.filter((d) => isVisible({}, d)).length
+        expect(await store.matchCount({ ...scope, match: '"zebra"', limit: 10_000 })).toBe(byDefault)
         for (let i = 0; i < 40; i++) {
           const v = aVisibility(next, times, kinds)
           const label = `seed ${seed}, request ${JSON.stringify(v)}`

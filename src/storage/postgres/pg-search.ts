@@ -104,8 +104,9 @@ export async function matchCount(db: PgDb, options: Scope & { match: string; lim
   const p = new Params()
   const r = await db.query<{ n: number }>(
     'match count',
-    `SELECT count(*) AS n FROM (SELECT 1 FROM search_docs d WHERE d.tsv @@ ${p.add(any)}::tsquery${scopeWhere(options, scopeOf('d'), p)}
-       AND (d.doc_key > 0 OR (d.valid_to IS NULL AND d.archived_at IS NULL)) LIMIT ${p.add(Math.floor(options.limit))}) x`,
+    // What recall returns by default (`visibleWhere` of no request): observations, current and unarchived memories.
+    `SELECT count(*) AS n FROM (SELECT 1 FROM search_docs d WHERE d.tsv @@ ${p.add(any)}::tsquery${scopeWhere(options, scopeOf('d'), p)}${visibleWhere({}, docVisibility('d'), p)}
+       LIMIT ${p.add(Math.floor(options.limit))}) x`,
     p.values,
   )
   return Number(r.rows[0]?.n ?? 0)

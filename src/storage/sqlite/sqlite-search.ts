@@ -368,6 +368,8 @@ function scopeDocKeys(s: SqliteDb, scope: Scope): Set<number> {
   if (hit && hit.version === version) return hit.keys
   const inO = scopeWhere(scope, onTable('observations'))
   const inM = scopeWhere(scope, onTable('memories'))
+  // What recall returns by default (`visibleWhere` of no request): current, unarchived memories.
+  const seenM = visibleWhere({}, memoryVisibility('memories'))
   const keys = new Set<number>(
     s
       .stmt(`SELECT rowid FROM observations WHERE 1 = 1${inO.sql}`)
@@ -375,9 +377,9 @@ function scopeDocKeys(s: SqliteDb, scope: Scope): Set<number> {
       .all(...inO.params) as number[],
   )
   for (const rowid of s
-    .stmt(`SELECT rowid FROM memories WHERE valid_to IS NULL AND archived_at IS NULL${inM.sql}`)
+    .stmt(`SELECT rowid FROM memories WHERE 1 = 1${seenM.sql}${inM.sql}`)
     .pluck()
-    .all(...inM.params) as number[])
+    .all(...seenM.params, ...inM.params) as number[])
     keys.add(-rowid)
   // A few scopes at a time (a hook asks for one): each holds a key per document.
   if (s.scopeDocsCache.size >= 4) s.scopeDocsCache.clear()
