@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
 import { readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { fnv1a64, stableStringify } from '../core/hash.js'
@@ -9,6 +9,9 @@ import { namedProject, resolveProjectRoot } from './project.js'
 import { sanitizePayload } from './sanitize.js'
 import { describeToolResult, filesOfToolInput, isOwnTool, OBSERVATION_CHARS, toolObservationText } from './tool-text.js'
 import { asRecord, fileStem, str, timeline, timestampOf, type JsonRecord, type TranscriptParseOptions } from './transcript-format.js'
+
+/** node:crypto, loaded on first use: requiring it costs ~2.7 ms CPU of a hook's start-up, and most hooks never hash. */
+const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
 
 /**
  * Gemini CLI session files: `~/.gemini/tmp/<project hash>/chats/session-<time>-<id>.json`,
@@ -264,7 +267,7 @@ function projectOfHash(hash: string | undefined, candidates: readonly string[], 
   for (const candidate of candidates) {
     const git = resolveProjectRoot(candidate)
     for (const root of [candidate, git.root]) {
-      if (createHash('sha256').update(root).digest('hex') === hash) return resolveProjectRoot(root)
+      if (nodeCrypto().createHash('sha256').update(root).digest('hex') === hash) return resolveProjectRoot(root)
     }
   }
   // 0.61 names the folder after the project (`tmp/<project-name>/chats/`); older versions after the hash.

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
 import { MnemoError } from '../../core/errors.js'
 import { jsonSyntaxError } from '../../core/text.js'
 import { PRE_REDACTION_CHARS, redactSecrets, sanitizePayload } from '../../engine/capture-rules.js'
@@ -25,6 +25,9 @@ import {
 import { readStdin } from './read-stdin.js'
 import { resolveProjectRoot } from '../../engine/project-root.js'
 import path from 'node:path'
+
+/** node:crypto, loaded on first use: requiring it costs ~2.7 ms CPU of a hook's start-up, and most hooks never hash. */
+const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
 
 /** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */
 export const HOOK_DEADLINE_MS = 2000
@@ -113,7 +116,7 @@ export async function runHook(
   // In team mode the token decides whose an event is: a spooled event records which token it was for (a digest
   // prefix, never the token), and a later hook sends it only with that token — never with another member's, even when
   // the server refused it (a revoked or mistyped token): it then waits in the spool, counted by `mnemo status`.
-  const tokenId = remote?.token ? createHash('sha256').update(remote.token).digest('hex').slice(0, 16) : undefined
+  const tokenId = remote?.token ? nodeCrypto().createHash('sha256').update(remote.token).digest('hex').slice(0, 16) : undefined
   // A team-mode event without a token is still the server's to take ('none'): it never lands in the local store.
   const owner = { ...user, ...(remote ? { tokenId: tokenId ?? 'none' } : {}) }
   // Under agent isolation an unknown agent cannot be filed under another agent's memory, nor be given its context.
