@@ -301,13 +301,13 @@ describe('createOpenAiCompatibleLlm', () => {
     const { origin, seen } = await fakeEndpoint(() => {
       // never respond
     })
-    const { llm, sleeps } = openAi(origin, { timeoutMs: 40, maxRetries: 1 })
+    const { llm, sleeps } = openAi(origin, { timeoutMs: 400, maxRetries: 1 })
     const started = Date.now()
     const error = await failure(llm.complete(request))
     expect(Date.now() - started).toBeLessThan(5000)
     expect(seen).toHaveLength(2)
     expect(sleeps).toHaveLength(1)
-    expect(error.message).toContain('timed out after 40 ms')
+    expect(error.message).toContain('timed out after 400 ms')
     expect(error.details).toEqual({ provider: 'openai' })
   })
 

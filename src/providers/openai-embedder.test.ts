@@ -215,13 +215,13 @@ describe('createOpenAiEmbedder', () => {
     const { baseUrl, seen } = await fakeEndpoint(() => {
       // never respond
     })
-    const { options, sleeps } = fastRetries(baseUrl, { timeoutMs: 40, maxRetries: 1 })
+    const { options, sleeps } = fastRetries(baseUrl, { timeoutMs: 400, maxRetries: 1 })
     const started = Date.now()
     const error = await failure(createOpenAiEmbedder(options).embed(['a'], 'query'))
     expect(Date.now() - started).toBeLessThan(5000)
     expect(seen).toHaveLength(2)
     expect(sleeps).toHaveLength(1)
-    expect(error.message).toContain('timed out after 40 ms')
+    expect(error.message).toContain('timed out after 400 ms')
     expect(error.details).toEqual({ provider: 'openai' })
   })
 
@@ -230,7 +230,7 @@ describe('createOpenAiEmbedder', () => {
       res.writeHead(200, { 'content-type': 'application/json' })
       res.write('{"data": [')
     })
-    const { options } = fastRetries(baseUrl, { timeoutMs: 40, maxRetries: 0 })
+    const { options } = fastRetries(baseUrl, { timeoutMs: 400, maxRetries: 0 })
     const error = await failure(createOpenAiEmbedder(options).embed(['a'], 'query'))
     expect(error.message).toContain('timed out')
     expect(error.details).toEqual({ provider: 'openai', status: 200 })
