@@ -1,7 +1,9 @@
 // Start-up cost of the processes a user and an agent start: the CLI (`--version`, `--help`, `status`, `recall`,
 // `context`) and the hook (`PostToolUse`, `UserPromptSubmit`, `SessionStart`), each as CPU time (user + sys) of one
 // process from exec to exit, beside bare `node -e 0` measured in the same run, interleaved run by run so load on a
-// shared machine hits both alike. The figure is the median over the runs; ratio = figure / floor.
+// shared machine hits both alike. The figure is the median over the runs; ratio = figure / floor. The PostToolUse
+// hook is also shown beside the least any hook writing to SQLite costs (node, the addon, the store opened, one row
+// inserted: `sqliteWriteFloor`), measured in the same runs.
 //
 // A group of the one benchmark (`npm run bench`, scripts/bench/run.mjs), which calls `figures(ctx)` with its cached
 // 1k/10k/100k stores. Standalone, on stores of your own (a data directory each):
@@ -133,6 +135,30 @@ function hookPayload(event, cwd, i) {
   }
 }
 
+/**
+ * The subject of the SQLite write floor (see `figures`): a node process that reads the hook payload on stdin, loads
+ * better-sqlite3 from this repository, opens the store copy at `home` as the store does (WAL, synchronous=FULL) and
+ * inserts the payload into a table of its own. The script is written into `tmp`.
+ */
+function sqliteWriteFloor(home, tmp) {
+  const script = path.join(tmp, 'sqlite-write-floor.cjs')
+  writeFileSync(
+    script,
+    `const Database = require(${JSON.stringify(createRequire(path.join(ROOT, 'package.json')).resolve('better-sqlite3'))})
+const payload = require('node:fs').readFileSync(0, 'utf8')
+const db = new Database(${JSON.stringify(path.join(home, 'mnemo.db'))})
+db.pragma('journal_mode = WAL')
+db.pragma('synchronous = FULL')
+db.exec('CREATE TABLE IF NOT EXISTS bench_floor (id INTEGER PRIMARY KEY, payload TEXT)')
+db.transaction(() => db.prepare('INSERT INTO bench_floor (payload) VALUES (?)').run(payload)).immediate()
+db.close()
+`,
+  )
+  const stdin = path.join(tmp, 'sqlite-write-floor.json')
+  writeFileSync(stdin, JSON.stringify(hookPayload('PostToolUse', '/tmp/floor', 0)))
+  return () => ({ argv: [process.execPath, script], stdin })
+}
+
 /** A private writable copy of the store at `home` (the hooks write; the runner's cached store stays as it was). */
 function copyStore(home, into) {
   mkdirSync(into, { recursive: true })
@@ -209,7 +235,12 @@ export async function figures(ctx) {
         writeFileSync(file, JSON.stringify(hookPayload(event, cwd, n++)))
         return { argv: [node, cli, 'hook', event], stdin: file, ...(extraEnv ? { env: extraEnv } : {}) }
       }
-      rows.push(row('hook PostToolUse CPU', size, measure(runs, hook('PostToolUse'), hookEnv)))
+      const [postToolUse, writeFloor] = measureEach(runs, [hook('PostToolUse'), sqliteWriteFloor(copy, tmp)], hookEnv)
+      rows.push(row('hook PostToolUse CPU', size, postToolUse))
+      // The least a hook that writes to SQLite can cost: node, the better-sqlite3 addon, the store opened, the payload
+      // inserted as one row of a table of its own in one transaction (WAL, synchronous=FULL, as the store writes).
+      rows.push(row('SQLite write floor (node + open + one insert) CPU', size, writeFloor))
+      rows.push(row('hook PostToolUse ÷ SQLite write floor', size, { value: postToolUse.value, floor: writeFloor.value }))
       // The prompt hook beside the plain capture hook (per-prompt recall off), interleaved: issue 15 wants ≤ 1.3×.
       const [prompt, plain] = measureEach(
         runs,
