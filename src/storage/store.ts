@@ -259,6 +259,23 @@ export interface StoreStats {
   bytes: number
 }
 
+/**
+ * Derives logged events elsewhere (worker threads) while `EventLog.rebuild` writes the ones before: the store hands
+ * over each page of the log as it reads it, and takes the derivations back page by page, in the same order.
+ * Synchronous, so a store can use it inside one transaction. Each derivation is the one `rebuild`'s `derive` gives
+ * for that event (the same pure function, run on another thread), so the rows written do not depend on it.
+ */
+export interface DeriveAhead {
+  /** Hands over the next page of events, in log order. */
+  push(events: readonly StoredEvent[]): void
+  /**
+   * The derivations of the oldest page handed over and not taken yet, in its order, waiting for them. An entry is
+   * `undefined` where the event could not be derived there (its derivation throws, or the helper failed): the store
+   * then calls `derive` itself, which gives the derivation or throws the event's own error.
+   */
+  shift(): (Derivation | undefined)[]
+}
+
 /** The append-only event log, the source of truth (ARCHITECTURE.md): appends with their derivation, reads, governance deletes and tombstones, in-place rewrites, rebuild. */
 export interface EventLog {
   /**
@@ -279,8 +296,14 @@ export interface EventLog {
   /**
    * Deletes every derived row and re-applies `derive` to each logged event in order.
    * @param derivedWith - The derivation version `derive` makes, recorded with the rows (see `derivedWith`).
+   * @param ahead - Derives the events on other threads while the store writes (see `DeriveAhead`); the rows written
+   *   are the same with it as without. A store may ignore it (the PostgreSQL store does: its writes are awaited).
    */
-  rebuild(derive: (event: StoredEvent) => Derivation, derivedWith?: number): Promise<{ events: number; observations: number }>
+  rebuild(
+    derive: (event: StoredEvent) => Derivation,
+    derivedWith?: number,
+    ahead?: DeriveAhead,
+  ): Promise<{ events: number; observations: number }>
   /** The derivation version the store's rows were made with (1: before versions were kept); undefined when not recorded. */
   derivedWith(): Promise<number | undefined>
   /**

@@ -12,6 +12,7 @@ import type {
   BrowseMemoriesOptions,
   BrowseObservationsOptions,
   Derivation,
+  DeriveAhead,
   EventFilter,
   GraphIndex,
   InjectionKey,
@@ -216,8 +217,12 @@ class SqliteStore implements Store {
     return readEvents(this.s, afterSeq, limit)
   }
 
-  async rebuild(derive: (event: StoredEvent) => Derivation, derivedWith?: number): Promise<{ events: number; observations: number }> {
-    return this.write(() => rebuild(this.s, derive, derivedWith))
+  async rebuild(
+    derive: (event: StoredEvent) => Derivation,
+    derivedWith?: number,
+    ahead?: DeriveAhead,
+  ): Promise<{ events: number; observations: number }> {
+    return this.write(() => rebuild(this.s, derive, derivedWith, ahead))
   }
 
   async derivedWith(): Promise<number | undefined> {

@@ -1,7 +1,7 @@
 import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
 import { oneLine, SESSION_TITLE_CHARS } from '../../core/text.js'
 import type { EntityRef, EventInput, StepPart } from '../../core/types.js'
-import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession, type StoredEvent } from '../store.js'
+import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type DeriveAhead, type StepSession, type StoredEvent } from '../store.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { applyFacts, FACT_TABLES_SQL } from './sqlite-facts.js'
 import { deleteFromIndex } from './sqlite-fts.js'
@@ -578,10 +578,16 @@ const DEFERRED_INDEXES = [
   'entity_mentions_doc',
 ]
 
+/** Events read per page while replaying the log (held in memory a few pages at a time). */
+const REBUILD_PAGE = 1000
+/** Pages handed to a `DeriveAhead` before the first is written: the helpers derive the next while one is written. */
+const PAGES_AHEAD = 2
+
 export function rebuild(
   s: SqliteDb,
   derive: (event: StoredEvent) => Derivation,
   derivedWith?: number,
+  ahead?: DeriveAhead,
 ): { events: number; observations: number } {
   return s.guard('rebuild', () => {
     let events = 0
@@ -601,16 +607,30 @@ export function rebuild(
           )
           .all(...DEFERRED_INDEXES) as { name: string; sql: string }[]
         for (const index of deferred) s.db.exec(`DROP INDEX ${index.name}`)
-        // Read the log into memory in pages: iterate() cannot run while this connection writes.
+        // Read the log into memory in pages: iterate() cannot run while this connection writes (and the writes never
+        // touch the log, so reading ahead reads the same rows).
         let after = 0
+        const readPage = (): StoredEvent[] => {
+          const rows = s.stmt(`SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ${REBUILD_PAGE}`).all(after) as EventRow[]
+          after = rows.at(-1)?.seq ?? after
+          return rows.map((row) => toStoredEvent(row))
+        }
         const w = newWrite()
-        for (;;) {
-          const rows = s.stmt('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT 1000').all(after) as EventRow[]
-          if (rows.length === 0) break
-          for (const row of rows) {
-            observations += replay(s, w, row, derive)
+        // Pages read and not written yet, oldest first; with `ahead`, each was handed to it when read.
+        const pages: StoredEvent[][] = []
+        const readAhead = (): void => {
+          const page = readPage()
+          if (page.length === 0) return
+          pages.push(page)
+          ahead?.push(page)
+        }
+        for (let i = 0; i < (ahead ? PAGES_AHEAD : 1); i++) readAhead()
+        for (let page = pages.shift(); page !== undefined; page = pages.shift()) {
+          const derived = ahead?.shift()
+          readAhead()
+          for (const [i, event] of page.entries()) {
+            observations += apply(s, w, event, event.seq, derived?.[i] ?? derive(event)).added
             events++
-            after = row.seq
           }
         }
         finishWrite(s, w)

@@ -1,0 +1,93 @@
+import { existsSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { StoredEvent } from '../storage/store.js'
+import { tempDir } from '../testing/test-mnemo.js'
+import { openDerivePool } from './derive-pool.js'
+import { indexEvent } from './index-event.js'
+
+const cleanups: (() => unknown)[] = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
+})
+
+// A worker runs JavaScript: the pool is tested with the build's worker script (npm run build makes it).
+const BUILT = new URL('../../dist/engine/derive-worker.js', import.meta.url)
+
+function event(seq: number, payload: unknown): StoredEvent {
+  return {
+    seq,
+    receivedAt: 1_750_000_000_000,
+    agent: 'claude-code',
+    format: 'claude-hook',
+    type: 'UserPromptSubmit',
+    sessionKey: 's1',
+    project: { root: '/p/a', name: 'a' },
+    ts: 1_750_000_000_000 + seq * 1000,
+    idemKey: `e${seq}`,
+    payload,
+  }
+}
+const prompt = (seq: number): StoredEvent =>
+  event(seq, {
+    session_id: 's1',
+    cwd: '/p/a',
+    hook_event_name: 'UserPromptSubmit',
+    prompt: `why does validateToken${seq} fail in src/auth.ts yesterday`,
+  })
+
+/** An event whose derivation throws (`indexEvent`: INVALID_INPUT, a payload its deriver cannot read). */
+const unreadable = (seq: number): StoredEvent => ({
+  ...event(seq, { speaker: 7, text: ['not', 'text'], dia_id: 'D1:1' }),
+  agent: 'locomo',
+  format: 'locomo-turn',
+  type: 'turn',
+})
+
+describe.skipIf(!existsSync(fileURLToPath(BUILT)))('derive pool (the built worker)', () => {
+  it('gives each page back in the order pushed, each derivation what indexEvent gives, and undefined where it throws', async () => {
+    const pool = openDerivePool({ timeZone: 'Europe/Berlin', threads: 2, script: BUILT })
+    if (!pool) throw new Error('no pool')
+    cleanups.push(() => pool.close())
+    const pages = [[prompt(1), prompt(2)], [prompt(3), unreadable(4)], [prompt(5)]]
+    expect(() => indexEvent(unreadable(4), 'UTC')).toThrow(/cannot read/)
+    for (const page of pages) pool.push(page)
+    for (const page of pages) {
+      const expected = page.map((e) => {
+        try {
+          return indexEvent(e, 'Europe/Berlin')
+        } catch {
+          return undefined
+        }
+      })
+      expect(pool.shift()).toEqual(expected)
+    }
+    expect(() => pool.shift()).toThrow(/no page was pushed/)
+  })
+
+  it('answers undefined for every event once a worker cannot load, so the store derives them itself', async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const script = path.join(t.dir, 'broken-worker.mjs')
+    writeFileSync(
+      script,
+      "import { workerData } from 'node:worker_threads'\nconst s = new Int32Array(workerData.shared)\nAtomics.store(s, 1, -1)\nAtomics.notify(s, 0)\n",
+    )
+    const pool = openDerivePool({ timeZone: 'UTC', threads: 1, script: pathToFileURL(script) })
+    if (!pool) throw new Error('no pool')
+    cleanups.push(() => pool.close())
+    pool.push([prompt(1), prompt(2)])
+    pool.push([prompt(3)])
+    expect(pool.shift()).toEqual([undefined, undefined])
+    expect(pool.shift()).toEqual([undefined])
+  })
+})
+
+describe('openDerivePool', () => {
+  it('starts no pool for fewer than one thread or without a worker script', () => {
+    expect(openDerivePool({ timeZone: 'UTC', threads: 0, script: BUILT })).toBeUndefined()
+    // From the TypeScript sources there is no derive-worker.js beside the module.
+    expect(openDerivePool({ timeZone: 'UTC', threads: 1 })).toBeUndefined()
+  })
+})

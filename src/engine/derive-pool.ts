@@ -1,0 +1,101 @@
+import { existsSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
+import type { Derivation, DeriveAhead, StoredEvent } from '../storage/store.js'
+
+/** A `DeriveAhead` on worker threads, to close when the rebuild is done. */
+interface DerivePool extends DeriveAhead {
+  /** Stops the workers. */
+  close(): Promise<void>
+}
+
+/** Smallest log a rebuild starts workers for: below it, loading the derivation's modules in a thread costs more than it saves. */
+export const DERIVE_POOL_MIN_EVENTS = 5000
+
+/** Longest wait for one page's derivations, ms: past it (a worker stuck or gone), the pool gives up and the store derives the rest. */
+const PAGE_WAIT_MS = 30_000
+
+/**
+ * The worker script: beside this module in tsc's output (dist/engine/), or from the CLI's bundle
+ * (dist/adapters/cli/program.bundle.cjs, where `import.meta.url` is the bundle's) two folders up. Undefined when
+ * there is none (running from the TypeScript sources, as the tests do).
+ */
+function workerScript(): URL | undefined {
+  for (const candidate of ['./derive-worker.js', '../../engine/derive-worker.js']) {
+    const url = new URL(candidate, import.meta.url)
+    if (existsSync(fileURLToPath(url))) return url
+  }
+  return undefined
+}
+
+/** Threads a pool starts by default: one per core besides the one writing, at most 2 (the writer is the bottleneck then). */
+export function defaultDeriveThreads(): number {
+  return Math.max(0, Math.min(2, availableParallelism() - 1))
+}
+
+/**
+ * Starts `threads` workers that derive logged events as `indexEvent(event, timeZone)` does (derive-worker.ts), for
+ * `EventLog.rebuild` to write while they derive. Pages go to the workers in turn and come back in the order they
+ * were pushed. When a worker cannot load or does not answer within `PAGE_WAIT_MS`, the pool stops using its workers
+ * and answers `undefined` for every event from then on (the store derives them itself): slower, never different.
+ *
+ * @param options.threads - Workers to start, ≥ 1 (see `defaultDeriveThreads`).
+ * @param options.script - The worker script; default the built derive-worker.js (see `workerScript`).
+ * @returns The pool, or undefined when there is no worker script or `threads` < 1.
+ */
+export function openDerivePool(options: { timeZone: string; threads: number; script?: URL }): DerivePool | undefined {
+  const script = options.script ?? workerScript()
+  if (script === undefined || options.threads < 1) return undefined
+  const workers = Array.from({ length: options.threads }, () => {
+    const shared = new SharedArrayBuffer(8)
+    const { port1, port2 } = new MessageChannel()
+    const worker = new Worker(script, { workerData: { timeZone: options.timeZone, port: port2, shared }, transferList: [port2] })
+    // The thread must not keep the process alive once the rebuild is over, whatever happens to close().
+    worker.unref()
+    return { worker, port: port1, state: new Int32Array(shared), taken: 0 }
+  })
+  /** Lengths of the pages pushed and not taken, oldest first. */
+  const pending: number[] = []
+  let pushed = 0
+  let taken = 0
+  let broken = false
+
+  /** The next answer of `w`, or undefined when it failed to load or did not answer in time. */
+  const answer = (w: (typeof workers)[number]): (Derivation | undefined)[] | undefined => {
+    const deadline = Date.now() + PAGE_WAIT_MS
+    for (;;) {
+      const answered = Atomics.load(w.state, 0)
+      const message = receiveMessageOnPort(w.port as MessagePort)
+      if (message !== undefined) return message.message as (Derivation | undefined)[]
+      if (Atomics.load(w.state, 1) === -1) return undefined
+      const left = deadline - Date.now()
+      if (left <= 0) return undefined
+      Atomics.wait(w.state, 0, answered, left)
+    }
+  }
+
+  return {
+    push(events: readonly StoredEvent[]): void {
+      pending.push(events.length)
+      if (!broken) workers[pushed % workers.length]!.port.postMessage(events)
+      pushed++
+    },
+    shift(): (Derivation | undefined)[] {
+      const length = pending.shift()
+      if (length === undefined) throw new Error('DerivePool.shift: no page was pushed')
+      const w = workers[taken % workers.length]!
+      taken++
+      const got = broken ? undefined : answer(w)
+      if (got === undefined || got.length !== length) {
+        broken = true
+        return new Array<undefined>(length).fill(undefined)
+      }
+      return got
+    },
+    async close(): Promise<void> {
+      for (const w of workers) w.port.close()
+      await Promise.all(workers.map((w) => w.worker.terminate()))
+    },
+  }
+}

@@ -1,0 +1,128 @@
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { EventInput } from '../../core/types.js'
+import { indexEvent } from '../../engine/index-event.js'
+import { tempDir } from '../../testing/test-mnemo.js'
+import type { Derivation, DeriveAhead, StoredEvent } from '../store.js'
+import { openSqliteStore } from './sqlite-store.js'
+
+const cleanups: (() => unknown)[] = []
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!()
+})
+
+/** `n` prompts and tool results over a few sessions, with files, symbols and names to derive entities from. */
+function events(n: number): EventInput[] {
+  return Array.from({ length: n }, (_, i) => ({
+    agent: 'claude-code',
+    format: 'claude-hook',
+    type: i % 2 === 0 ? 'UserPromptSubmit' : 'PostToolUse',
+    sessionKey: `s${i % 7}`,
+    project: { root: `/p/${i % 3}`, name: `p${i % 3}` },
+    ts: 1_750_000_000_000 + i * 1000,
+    idemKey: `e${i}`,
+    payload:
+      i % 2 === 0
+        ? {
+            session_id: `s${i % 7}`,
+            cwd: `/p/${i % 3}`,
+            hook_event_name: 'UserPromptSubmit',
+            prompt: `Ask Maria why validateToken${i % 11} fails`,
+          }
+        : {
+            session_id: `s${i % 7}`,
+            cwd: `/p/${i % 3}`,
+            hook_event_name: 'PostToolUse',
+            tool_name: 'Read',
+            tool_input: { file_path: `/p/${i % 3}/src/auth${i % 5}.ts` },
+            tool_response: { content: `export function checkSession${i % 13}() { return parseCookie(req) }` },
+          },
+  }))
+}
+
+/** Every derived table's rows, and the full-text index's pages, as text. */
+function dump(file: string): Record<string, string> {
+  const db = new Database(file, { readonly: true })
+  const out: Record<string, string> = {}
+  for (const t of [
+    'observations',
+    'sessions',
+    'projects',
+    'entities',
+    'entity_mentions',
+    'memories',
+    'kept_ids',
+    'search_fts_data',
+    'search_fts_docsize',
+  ])
+    out[t] = JSON.stringify(db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).raw().all(), (_k, v: unknown) =>
+      Buffer.isBuffer(v) ? v.toString('hex') : v,
+    )
+  db.close()
+  return out
+}
+
+const derive = (event: StoredEvent): Derivation => indexEvent(event, 'UTC')
+
+/** A `DeriveAhead` on this thread, which records the pages it was given and can fail some events. */
+function fakeAhead(fails: (event: StoredEvent) => boolean): DeriveAhead & { pages: number[][] } {
+  const queue: (Derivation | undefined)[][] = []
+  const pages: number[][] = []
+  return {
+    pages,
+    push(page) {
+      pages.push(page.map((e) => e.seq))
+      queue.push(page.map((e) => (fails(e) ? undefined : derive(e))))
+    },
+    shift() {
+      const next = queue.shift()
+      if (next === undefined) throw new Error('shift without a page')
+      return next
+    },
+  }
+}
+
+describe('rebuild with DeriveAhead', () => {
+  it('writes the same rows with derivations made ahead as without, reading pages ahead in log order, and derives itself where the helper could not', async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const files = ['plain.db', 'ahead.db'].map((f) => path.join(t.dir, f))
+    for (const file of files) {
+      const store = openSqliteStore({ path: file }, () => 1_750_000_000_000)
+      await store.append(events(2500).map((event) => ({ event, derive: () => indexEvent(event, 'UTC') })))
+      const ahead = file.endsWith('ahead.db') ? fakeAhead((e) => e.seq % 97 === 0) : undefined
+      expect(await store.rebuild(derive, 3, ahead)).toEqual({ events: 2500, observations: 2500 })
+      if (ahead)
+        expect(ahead.pages.map((p) => [p[0], p.at(-1)])).toEqual([
+          [1, 1000],
+          [1001, 2000],
+          [2001, 2500],
+        ])
+      await store.close()
+    }
+    const [plain, withAhead] = files.map(dump)
+    expect(withAhead).toEqual(plain)
+  })
+
+  it('throws the event’s own error when neither the helper nor derive can derive it, and keeps the store as it was', async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const store = openSqliteStore({ path: path.join(t.dir, 'm.db') }, () => 1_750_000_000_000)
+    cleanups.push(() => store.close())
+    await store.append(events(1200).map((event) => ({ event, derive: () => indexEvent(event, 'UTC') })))
+    const before = await store.scopeCounts()
+    const broken = (event: StoredEvent): Derivation => {
+      if (event.seq === 1100) throw new Error('odd payload at 1100')
+      return derive(event)
+    }
+    await expect(
+      store.rebuild(
+        broken,
+        3,
+        fakeAhead((e) => e.seq === 1100),
+      ),
+    ).rejects.toThrow(/odd payload at 1100/)
+    expect(await store.scopeCounts()).toEqual(before)
+  })
+})
