@@ -4,7 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { StoredEvent } from '../storage/store.js'
 import { tempDir } from '../testing/test-mnemo.js'
-import { openDerivePool } from './derive-pool.js'
+import { deriveThreads, openDerivePool } from './derive-pool.js'
 import { indexEvent } from './index-event.js'
 
 const cleanups: (() => unknown)[] = []
@@ -81,6 +81,17 @@ describe.skipIf(!existsSync(fileURLToPath(BUILT)))('derive pool (the built worke
     pool.push([prompt(3)])
     expect(pool.shift()).toEqual([undefined, undefined])
     expect(pool.shift()).toEqual([undefined])
+  })
+})
+
+describe('deriveThreads', () => {
+  it('starts one worker per idle core besides the writer, at most 2, and none when the cores are busy', () => {
+    expect(deriveThreads(2, 0.3)).toBe(1)
+    expect(deriveThreads(8, 1.5)).toBe(2)
+    expect(deriveThreads(8, 6.5)).toBe(1)
+    expect(deriveThreads(2, 1.2)).toBe(0)
+    expect(deriveThreads(2, 9)).toBe(0)
+    expect(deriveThreads(1, 0)).toBe(0)
   })
 })
 

@@ -110,15 +110,15 @@ export class EngineBase {
   /**
    * Re-derives every observation, memory, session and index from the event log, and records the derivation version.
    * On the SQLite store, a log whose last sequence number is `DERIVE_POOL_MIN_EVENTS` or more is derived on worker
-   * threads (one per core besides the writer's, at most 2; none on one core) while the store writes: the same rows, in
-   * the same order, sooner on a machine with an idle core.
+   * threads (one per idle core besides the writer's, at most 2: `deriveThreads`) while the store writes: the same rows,
+   * in the same order, sooner on a machine with an idle core.
    */
   async rebuild(): Promise<{ events: number; observations: number }> {
-    const { DERIVE_POOL_MIN_EVENTS, defaultDeriveThreads, openDerivePool } = await import('./derive-pool.js')
+    const { DERIVE_POOL_MIN_EVENTS, deriveThreads, openDerivePool } = await import('./derive-pool.js')
     // Only the SQLite store writes synchronously while the workers derive (the PostgreSQL store ignores `ahead`).
     const pool =
       this.ctx.store.dialect === 'sqlite' && (await this.ctx.store.lastEventSeq()) >= DERIVE_POOL_MIN_EVENTS
-        ? openDerivePool({ timeZone: this.timeZone, threads: defaultDeriveThreads() })
+        ? openDerivePool({ timeZone: this.timeZone, threads: deriveThreads() })
         : undefined
     try {
       return await this.ctx.store.rebuild((event) => this.derive(event), DERIVATION_VERSION, pool)
