@@ -101,6 +101,24 @@ interface SqlBinder {
   inList(col: string, values: readonly string[]): string
 }
 
+/** The facts `visibleWhere` reads of a row of `observations` (`alias` its name or alias); the tables and their columns are named alike in every dialect. */
+export const observationVisibility = (alias: string): VisibilityColumns => ({
+  kind: `${alias}.kind`,
+  ts: `${alias}.ts`,
+  validTo: 'NULL',
+  archivedAt: 'NULL',
+  rows: 'observation',
+})
+
+/** The facts `visibleWhere` reads of a row of `memories` (`alias` its name or alias); the tables and their columns are named alike in every dialect. */
+export const memoryVisibility = (alias: string): VisibilityColumns => ({
+  kind: `${alias}.kind`,
+  ts: `${alias}.created_at`,
+  validTo: `${alias}.valid_to`,
+  archivedAt: `${alias}.archived_at`,
+  rows: 'memory',
+})
+
 /**
  * The SQL conditions of `v` (see `visibilityTerms`), each starting with ` AND ` ('' when there are none), over the
  * columns `cols` names, its parameters bound through `bind` in the order they appear.

@@ -1,8 +1,8 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
 import type { Scope, SearchDoc, SearchTextOptions, TextMatch } from '../store.js'
-import type { Visibility } from '../visibility.js'
+import { memoryVisibility, observationVisibility, type Visibility } from '../visibility.js'
 import type { PgDb } from './pg-db.js'
-import { docVisibility, memoryVisibility, observationVisibility, onTable, Params, scopeWhere, visibleWhere } from './pg-sql.js'
+import { docVisibility, onTable, Params, scopeWhere, visibleWhere } from './pg-sql.js'
 import { anyTerm, type MatchTerm, parseMatch } from './pg-text.js'
 
 // The keyword and time channels on PostgreSQL (the SearchIndex port): BM25 over search_docs' tsvector, time ranges,

@@ -1,9 +1,9 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
 import type { EntityRef } from '../../core/types.js'
 import type { EntityRow, Scope } from '../store.js'
-import type { Visibility } from '../visibility.js'
+import { observationVisibility, type Visibility } from '../visibility.js'
 import type { SqliteDb } from './sqlite-db.js'
-import { DOC_VISIBILITY, docJoin, observationVisibility, onEither, onTable, scopeWhere, visibleWhere } from './sqlite-rows.js'
+import { DOC_VISIBILITY, docJoin, onEither, onTable, scopeWhere, visibleWhere } from './sqlite-rows.js'
 
 // The entity graph: what the graph channel of recall reads (entity names, entities with their document counts in a
 // scope, mentions, co-mentions), and what the viewer draws (entity search, sampled documents, entities and their

@@ -72,24 +72,6 @@ export const DOC_VISIBILITY: VisibilityColumns = {
   rows: { notMemory: 'm.id IS NULL' },
 }
 
-/** The facts `visibleWhere` reads of a row of `observations` (`alias` its name or alias). */
-export const observationVisibility = (alias: string): VisibilityColumns => ({
-  kind: `${alias}.kind`,
-  ts: `${alias}.ts`,
-  validTo: 'NULL',
-  archivedAt: 'NULL',
-  rows: 'observation',
-})
-
-/** The facts `visibleWhere` reads of a row of `memories` (`alias` its name or alias). */
-export const memoryVisibility = (alias: string): VisibilityColumns => ({
-  kind: `${alias}.kind`,
-  ts: `${alias}.created_at`,
-  validTo: `${alias}.valid_to`,
-  archivedAt: `${alias}.archived_at`,
-  rows: 'memory',
-})
-
 /** Columns of one table or alias (`o.user_id`). */
 export const onTable =
   (alias: string) =>

@@ -1,15 +1,13 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
 import type { InjectionKey, InjectionWhat, Scope, SearchDoc, SearchTextOptions, TextMatch } from '../store.js'
-import type { Visibility } from '../visibility.js'
+import { memoryVisibility, observationVisibility, type Visibility } from '../visibility.js'
 import type { SqliteDb } from './sqlite-db.js'
 import {
   DOC_VISIBILITY,
   docJoin,
   type MemoryRow,
-  memoryVisibility,
   type ObservationRow,
   observationText,
-  observationVisibility,
   onEither,
   onTable,
   scopeWhere,
