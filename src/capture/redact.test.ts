@@ -692,6 +692,15 @@ describe('triggers (SecretPattern.trigger)', () => {
 })
 
 describe('secretKeyType', () => {
+  it('answers a key asked again, or asked after 10,000 others, as the first time (its answers are kept)', () => {
+    const keys = ['DB_PASSWORD', 'max_tokens', 'apiKey', 'author', `${'x'.repeat(90)}_token`]
+    const first = keys.map((k) => secretKeyType(k))
+    expect(first).toEqual(['password', undefined, 'api-key', undefined, 'token'])
+    expect(keys.map((k) => secretKeyType(k))).toEqual(first)
+    for (let i = 0; i < 10_050; i++) secretKeyType(`field_${i}`)
+    expect(keys.map((k) => secretKeyType(k))).toEqual(first)
+  })
+
   it('maps secret-like key names to placeholder types', () => {
     const cases: [string, string | undefined][] = [
       ['password', 'password'],

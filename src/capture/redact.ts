@@ -121,10 +121,11 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
   // Placeholders already in the text are taken first: no pattern may rewrite one or any part of one (curl-user
   // reading `-u [REDACTED:stripe-key]:` as user `[REDACTED` and password `stripe-key]:` nested a placeholder).
   if (text.includes('[')) taken = mergeCandidates(taken, placeholderSpans(text), text, true)
-  const triggers = new Map<RegExp, boolean>()
   // Most texts match no trigger at all: one scan for any of them settles every triggered entry at once.
   const anyTrigger = triggerUnion(patterns)
-  if (anyTrigger !== undefined && !anyTrigger.regex.test(text)) for (const t of anyTrigger.members) triggers.set(t, false)
+  const noneTriggered = anyTrigger !== undefined && !anyTrigger.regex.test(text)
+  // Answers of the triggers tested one by one, made when the first is needed.
+  let triggers: Map<RegExp, boolean> | undefined
   for (const pattern of patterns) {
     const re = pattern.regex
     if (!re.global || !re.hasIndices) {
@@ -135,7 +136,12 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
       )
     }
     // No text the trigger misses can hold an accepted match (see SecretPattern.trigger): the pattern adds nothing.
-    if (pattern.trigger !== undefined && !triggered(pattern.trigger, text, triggers)) continue
+    const trigger = pattern.trigger
+    if (trigger !== undefined) {
+      if (noneTriggered && anyTrigger.members.has(trigger)) continue
+      triggers ??= new Map()
+      if (!triggered(trigger, text, triggers)) continue
+    }
     let candidates: SecretSpan[]
     try {
       candidates = patternCandidates(pattern, text)
@@ -151,17 +157,18 @@ export function findSecrets(text: string, patterns: readonly SecretPattern[] = S
 }
 
 /** The triggers of a pattern list as one regex (see `triggerUnion`), by list. */
-const unions = new WeakMap<readonly SecretPattern[], { regex: RegExp; members: RegExp[] } | undefined>()
+const unions = new WeakMap<readonly SecretPattern[], { regex: RegExp; members: ReadonlySet<RegExp> } | undefined>()
 
 /**
  * One regex that matches wherever any trigger of `patterns` does (their alternation, case-insensitive: a superset
  * of each), and the triggers it stands for: those with no flag but `i` (another flag would change what the
  * alternation reads). Undefined when no pattern has such a trigger.
  */
-function triggerUnion(patterns: readonly SecretPattern[]): { regex: RegExp; members: RegExp[] } | undefined {
+function triggerUnion(patterns: readonly SecretPattern[]): { regex: RegExp; members: ReadonlySet<RegExp> } | undefined {
   if (unions.has(patterns)) return unions.get(patterns)
   const members = [...new Set(patterns.map((p) => p.trigger))].filter((t): t is RegExp => t !== undefined && /^i?$/.test(t.flags))
-  const union = members.length > 0 ? { regex: new RegExp(members.map((t) => `(?:${t.source})`).join('|'), 'i'), members } : undefined
+  const union =
+    members.length > 0 ? { regex: new RegExp(members.map((t) => `(?:${t.source})`).join('|'), 'i'), members: new Set(members) } : undefined
   unions.set(patterns, union)
   return union
 }

@@ -68,12 +68,36 @@ function keySegments(key: string): string[] {
 }
 
 /**
+ * The answers of `secretKeyType` kept, by key (`NOT_SECRET` for none): `redactValue` asks it for every string-valued
+ * key of every payload, and a log holds the same few dozen keys (`type`, `uuid`, `content`, …) over and over. A pure
+ * function's answers, so what is kept changes no result; emptied when full.
+ */
+const keyTypes = new Map<string, string>()
+const NOT_SECRET = '\0none'
+/** Most keys kept. */
+const KEY_TYPES_ENTRIES = 10_000
+/** Longest key kept, in UTF-16 units. */
+const KEY_TYPES_CHARS = 80
+
+/**
  * The placeholder type for a secret-like key name (`DB_PASSWORD` →
  * `password`, `apiKey` → `api-key`, `client_secret` → `secret`), or
  * undefined when the key does not name a credential (`max_tokens`,
  * `token_type`, `author`, `password_file`).
  */
 export function secretKeyType(key: string): string | undefined {
+  const kept = keyTypes.get(key)
+  if (kept !== undefined) return kept === NOT_SECRET ? undefined : kept
+  const type = keyType(key)
+  if (key.length <= KEY_TYPES_CHARS) {
+    if (keyTypes.size >= KEY_TYPES_ENTRIES) keyTypes.clear()
+    keyTypes.set(key, type ?? NOT_SECRET)
+  }
+  return type
+}
+
+/** `secretKeyType` without its kept answers. */
+function keyType(key: string): string | undefined {
   const segs = keySegments(key)
   while (segs.length > 1 && VALUE_SUFFIXES.has(segs[segs.length - 1] ?? '')) segs.pop()
   const last = segs[segs.length - 1]
