@@ -56,6 +56,12 @@ export const INJECTION_REASONS: readonly InjectionReason[] = [
 interface Rule {
   reason: InjectionReason
   test: (text: string) => boolean
+  /**
+   * Words (lowercase ASCII) of which the text's lowercase form holds one wherever `test` can pass: a literal its
+   * regex requires. The regexes have no `u` flag, so their `i` matches ASCII letters only, and lowercasing keeps an
+   * ASCII run whole; a rule without words always runs. Most texts hold none, and `includes` is cheaper than the regex.
+   */
+  words?: readonly string[]
 }
 
 const re =
@@ -160,29 +166,29 @@ const CONCEAL_KNOW =
 
 /** The rules, grouped by reason; the first hit per reason is enough. */
 const RULES: readonly Rule[] = [
-  { reason: 'ignore-instructions', test: re(IGNORE_PRIOR) },
-  { reason: 'ignore-instructions', test: re(IGNORE_ABOVE) },
-  { reason: 'ignore-instructions', test: re(FORGET_TOLD) },
-  { reason: 'ignore-instructions', test: re(NEW_INSTRUCTIONS) },
-  { reason: 'ignore-instructions', test: re(YOUR_REAL_TASK) },
-  { reason: 'role-override', test: re(YOU_ARE_NOW) },
-  { reason: 'role-override', test: re(NO_LONGER) },
-  { reason: 'role-override', test: re(ACT_AS) },
-  { reason: 'role-override', test: re(PRETEND) },
-  { reason: 'role-override', test: re(FROM_NOW_ON) },
-  { reason: 'role-override', test: re(NEW_ROLE) },
-  { reason: 'role-override', test: re(MODE_SWITCH) },
-  { reason: 'fake-role-marker', test: re(CHAT_TOKENS) },
-  { reason: 'fake-role-marker', test: re(INST_MARKERS) },
-  { reason: 'fake-role-marker', test: re(SYSTEM_TAG) },
-  { reason: 'fake-role-marker', test: re(ROLE_LABEL) },
-  { reason: 'fake-role-marker', test: re(SYSTEM_LABEL) },
-  { reason: 'fake-role-marker', test: re(CONTEXT_TAG) },
+  { reason: 'ignore-instructions', test: re(IGNORE_PRIOR), words: ['ignore', 'disregard', 'forget', 'override', 'bypass', 'abandon'] },
+  { reason: 'ignore-instructions', test: re(IGNORE_ABOVE), words: ['above'] },
+  { reason: 'ignore-instructions', test: re(FORGET_TOLD), words: ['forget'] },
+  { reason: 'ignore-instructions', test: re(NEW_INSTRUCTIONS), words: ['instruction'] },
+  { reason: 'ignore-instructions', test: re(YOUR_REAL_TASK), words: ['your'] },
+  { reason: 'role-override', test: re(YOU_ARE_NOW), words: ['now'] },
+  { reason: 'role-override', test: re(NO_LONGER), words: ['longer'] },
+  { reason: 'role-override', test: re(ACT_AS), words: ['act'] },
+  { reason: 'role-override', test: re(PRETEND), words: ['pretend'] },
+  { reason: 'role-override', test: re(FROM_NOW_ON), words: ['now'] },
+  { reason: 'role-override', test: re(NEW_ROLE), words: ['your'] },
+  { reason: 'role-override', test: re(MODE_SWITCH), words: ['mode'] },
+  { reason: 'fake-role-marker', test: re(CHAT_TOKENS), words: ['<|'] },
+  { reason: 'fake-role-marker', test: re(INST_MARKERS), words: ['inst]', 'sys>>'] },
+  { reason: 'fake-role-marker', test: re(SYSTEM_TAG), words: ['system'] },
+  { reason: 'fake-role-marker', test: re(ROLE_LABEL), words: ['assistant', 'human'] },
+  { reason: 'fake-role-marker', test: re(SYSTEM_LABEL), words: ['system'] },
+  { reason: 'fake-role-marker', test: re(CONTEXT_TAG), words: ['mnemo-context'] },
   { reason: 'exfiltration', test: sendsSecrets },
   { reason: 'exfiltration', test: networkReadsSecret },
-  { reason: 'conceal-from-user', test: re(CONCEAL_TELL) },
-  { reason: 'conceal-from-user', test: re(CONCEAL_KEEP) },
-  { reason: 'conceal-from-user', test: re(CONCEAL_KNOW) },
+  { reason: 'conceal-from-user', test: re(CONCEAL_TELL), words: ['user', 'human', 'operator'] },
+  { reason: 'conceal-from-user', test: re(CONCEAL_KEEP), words: ['keep', 'hide'] },
+  { reason: 'conceal-from-user', test: re(CONCEAL_KNOW), words: ['user', 'human'] },
 ]
 
 // Zero-width and invisible format characters used to split trigger words.
@@ -205,9 +211,11 @@ function normalize(text: string): string {
  */
 export function detectInjection(text: string): InjectionResult {
   const t = normalize(text)
+  const lower = t.toLowerCase()
   const found = new Set<InjectionReason>()
   for (const rule of RULES) {
-    if (!found.has(rule.reason) && rule.test(t)) found.add(rule.reason)
+    if (found.has(rule.reason) || (rule.words !== undefined && !rule.words.some((w) => lower.includes(w)))) continue
+    if (rule.test(t)) found.add(rule.reason)
   }
   const reasons = INJECTION_REASONS.filter((r) => found.has(r))
   return { flagged: reasons.length > 0, reasons }
