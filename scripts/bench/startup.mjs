@@ -26,7 +26,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
  *
  * @throws {Error} when bash or its `times` output is missing (this benchmark needs bash).
  */
-function cpuSeconds(argv, stdinFile, env) {
+export function cpuSeconds(argv, stdinFile, env) {
   // `times` prints the shell's own times, then its children's: `0m0.045s 0m0.012s`.
   const r = spawnSync('bash', ['-c', '"$@" < "$MNEMO_BENCH_STDIN" > /dev/null 2>&1; times', 'bench', ...argv], {
     env: { ...env, MNEMO_BENCH_STDIN: stdinFile },
@@ -87,7 +87,7 @@ async function storeHome(ctx, size) {
 }
 
 /** The root of the project with the most observations in the store at `home` (the hooks' and `context`'s project). */
-function busiestProject(home) {
+export function busiestProject(home) {
   const Database = createRequire(path.join(ROOT, 'package.json'))('better-sqlite3')
   const db = new Database(path.join(home, 'mnemo.db'), { readonly: true, fileMustExist: true })
   try {
@@ -105,7 +105,7 @@ function busiestProject(home) {
  * Hook payloads as Claude Code writes them for `cwd`, a fresh session and tool call per run `i` (so each run stores
  * a new event rather than meeting a duplicate): a Read of a 3 KB source file, a prompt, a session start.
  */
-function hookPayload(event, cwd, i) {
+export function hookPayload(event, cwd, i) {
   const session = `00000000-0000-4000-8000-${String(1e11 + i + 1).padStart(12, '0')}`
   const base = {
     session_id: session,
@@ -160,7 +160,7 @@ db.close()
 }
 
 /** A private writable copy of the store at `home` (the hooks write; the runner's cached store stays as it was). */
-function copyStore(home, into) {
+export function copyStore(home, into) {
   mkdirSync(into, { recursive: true })
   for (const f of ['mnemo.db', 'mnemo.db-wal']) {
     if (existsSync(path.join(home, f))) copyFileSync(path.join(home, f), path.join(into, f), constants.COPYFILE_FICLONE)
