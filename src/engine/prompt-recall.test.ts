@@ -113,6 +113,25 @@ describe('per-prompt recall', () => {
     expect((await engine.promptContext({ ...NOW, sessionKey: 'other' }, 'how do we rate-limit the API?')).itemIds).toContain(rate.id)
   })
 
+  it('judges the hits recall ranks for the prompt, in its order, without working out the warnings nothing shows', async () => {
+    const { engine, store } = await seeded()
+    const prompt = 'what did we decide about the billing service rate-limit on 16 June 2023?'
+    const projectIds = (await engine.resolveProjects(P.root)).map((p) => p.id)
+    const ranked = await engine.recall(prompt, { projectIds, limit: 12, channels: ['bm25', 'graph', 'time'] })
+    // The full recall probes the named day for one document to warn that it has none (the time channel reads its
+    // candidates apart); the per-prompt one reads the same ranking and no more.
+    expect(ranked.warnings).toContainEqual(expect.stringContaining('nothing was recorded in this scope for "on 16 June 2023"'))
+    let probes = 0
+    const inRange = store.docsInTimeRange.bind(store)
+    store.docsInTimeRange = (q) => {
+      if (q.limit === 1) probes++
+      return inRange(q)
+    }
+    const judged = (await engine.promptContext(NOW, prompt)).judged
+    expect(judged.map((j) => j.id)).toEqual(ranked.map((h) => h.id))
+    expect(probes).toBe(0)
+  })
+
   it('asks for an injection only where the agent has a channel and the payload has a session and words or a file', () => {
     const prompt = { session_id: 's', cwd: P.root, prompt: 'how do we rate-limit?' }
     expect(injectionRequest('claude-code', 'UserPromptSubmit', prompt)).toEqual({

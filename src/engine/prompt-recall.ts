@@ -158,7 +158,8 @@ export async function promptContext(
   const { recall } = await import('./recall.js')
   return promptRecall(
     ctx,
-    async (q, o) => (await recall(ctx, { builtin: vectors, embedder: undefined }, q, o)).hits,
+    // Ranking only: the gate reads each hit's full text, and nothing shows the warnings.
+    async (q, o) => (await recall(ctx, { builtin: vectors, embedder: undefined }, q, o, 'ranking')).hits,
     session,
     prompt,
     budgetTokens,

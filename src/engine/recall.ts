@@ -43,6 +43,9 @@ export type RecallHits = RecallHit[] & { readonly warnings: readonly string[] }
  * LSA model, and a configured embedder whose outage degrades recall but never
  * breaks it), then `runRecall` and hits shaped for the surfaces.
  *
+ * @param detail - `ranking`: the hits in the same order, for a caller that reads each hit's item itself (the
+ *   per-prompt gate): no warnings are worked out (the probes of each time range, the scan for unread time phrases)
+ *   and each `snippet` is '' (it is not redacted for display). Default `full`.
  * @returns The hits, and what recall worked around (a channel asked for that is off, missing vectors, a provider failure).
  */
 export async function recall(
@@ -50,6 +53,7 @@ export async function recall(
   vectors: { builtin: BuiltinVectors; embedder: Embedder | undefined },
   query: string,
   options: RecallOptions,
+  detail: 'full' | 'ranking' = 'full',
 ): Promise<{ hits: RecallHit[]; warnings: string[] }> {
   if (typeof query !== 'string') throw invalidInput('query', `query must be a string (got ${query === null ? 'null' : typeof query})`)
   const limit = options.limit ?? 10
@@ -126,7 +130,7 @@ export async function recall(
   }
   const ranked = await runRecall(ctx.store, { ...q, extraLists }, ctx.recallConfig, prepared)
   // A time read but nothing in it, or a time-shaped phrase not read: say so rather than answer nothing silently.
-  for (const r of timeRanges) {
+  for (const r of detail === 'full' ? timeRanges : []) {
     const inRange = await ctx.store.docsInTimeRange({
       from: r.from,
       to: r.to,
@@ -138,7 +142,7 @@ export async function recall(
       warnings.push(`nothing was recorded in this scope for ${JSON.stringify(r.text)} (${describeRange(r, ctx.timeZone)})`)
     }
   }
-  for (const phrase of unreadTimePhrases(query, ranked.length > 0)) {
+  for (const phrase of detail === 'full' ? unreadTimePhrases(query, ranked.length > 0) : []) {
     warnings.push(
       `could not read ${JSON.stringify(phrase)} as a time (recall reads dates, weekdays, and numbers of hours, days, weeks, months or years): its words were searched instead`,
     )
@@ -154,7 +158,7 @@ export async function recall(
       sessionId: r.doc.sessionId,
       ts: r.doc.ts,
       score: r.score,
-      snippet: ctx.readRedact(r.snippet),
+      snippet: detail === 'full' ? ctx.readRedact(r.snippet) : '',
       sourceRef: r.doc.sourceRef,
       channels: r.channels,
       viaNeighbor: r.viaNeighbor,
