@@ -46,6 +46,8 @@ const heavyIn = (files: string[]): string[] => files.filter((f) => HEAVY.some((h
 
 // The ES modules a bundled process loads besides its bundle: the entry and the loader of V8 code caches.
 const ENTRY = ['dist/adapters/cli/main.js', 'dist/runtime/code-cache.js']
+/** chrono-node's English parser, bundled on its own with its code cache (scripts/build-bundles.mjs). */
+const CHRONO_BUNDLE = 'dist/retrieval/chrono-en.bundle.cjs'
 
 describe('start-up module graph', () => {
   it('--version loads the entry and the version, nothing else', () => {
@@ -120,15 +122,32 @@ describe('start-up module graph', () => {
   })
 
   it('the bundles hold no import(): functions V8 restores from a code cache cannot run one, so a recall that reads a date still works', () => {
-    for (const bundle of ['dist/adapters/cli/program.bundle.cjs', 'dist/adapters/hooks/run-hook.bundle.cjs']) {
+    for (const bundle of ['dist/adapters/cli/program.bundle.cjs', 'dist/adapters/hooks/run-hook.bundle.cjs', CHRONO_BUNDLE]) {
       expect(readFileSync(path.join(ROOT, bundle), 'utf8').match(/\bimport\(/g) ?? [], bundle).toEqual([])
     }
-    // The time channel loads chrono-node lazily: from the cached bundle, that load must work.
-    const r = loaded(['recall', 'what changed in the retry loop last week'])
+    // The time channel loads chrono-node lazily: from the cached bundle, that load must work (the date is read), and
+    // chrono comes from its own bundle (its English parser alone, with its code cache; a vm.Script, which the module
+    // log does not name), not from the package's ~60 files.
+    const r = loaded(['recall', 'what broke in the retry loop on 16 June 2023', '--json'])
     expect(r.code).toBe(0)
-    expect(r.files.some((f) => f.startsWith('node_modules/chrono-node/'))).toBe(true)
-    // Its English parser alone: the package entry would load every locale (~4× the CPU).
-    expect(r.files.filter((f) => f.startsWith('node_modules/chrono-node/') && /\/locales\/(?!en\/)/.test(f))).toEqual([])
-    expect(r.files.some((f) => f.startsWith('node_modules/chrono-node/dist/cjs/locales/en/'))).toBe(true)
+    expect((JSON.parse(r.stdout) as { warnings: string[] }).warnings).toContainEqual(
+      expect.stringContaining('"on 16 June 2023" (2023-06-16 00:00 to 2023-06-17 00:00'),
+    )
+    expect(existsSync(path.join(ROOT, CHRONO_BUNDLE))).toBe(true)
+    expect(r.files.filter((f) => f.startsWith('node_modules/chrono-node/'))).toEqual([])
+  })
+
+  it('a prompt that names a date loads chrono-node from its bundle in the hook too', () => {
+    const payload = JSON.stringify({
+      session_id: 's1',
+      cwd: '/tmp/startup-graph',
+      hook_event_name: 'UserPromptSubmit',
+      prompt: 'what broke in the retry loop on 16 June 2023?',
+    })
+    const r = loaded(['hook', 'UserPromptSubmit'], payload)
+    expect(r.code).toBe(0)
+    // The per-prompt recall read the date without a failure (one would be logged) and without the package's files.
+    expect(existsSync(path.join(r.home, 'logs', 'errors.jsonl'))).toBe(false)
+    expect(r.files.filter((f) => f.startsWith('node_modules/chrono-node/'))).toEqual([])
   })
 })
