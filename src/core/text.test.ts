@@ -91,6 +91,23 @@ describe('truncateGraphemes', () => {
     expect(out).toBe(`ab${family}…`)
     expect(truncateGraphemes('éééé', 3)).toBe('éé…')
   })
+
+  it('keeps whole graphemes, CR LF included, at every cut of text with line breaks, emoji and marks', () => {
+    // What Intl.Segmenter says the longest whole-grapheme prefix within the budget is.
+    const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+    const expected = (text: string, max: number): string => {
+      if (text.length <= max) return text
+      let out = ''
+      for (const { segment } of segmenter.segment(text)) {
+        if (out.length + segment.length > max - 1) break
+        out += segment
+      }
+      return `${out}…`
+    }
+    for (const text of ['ab\r\ncd\r\n\r\nef', 'line one\r\nline two\r\n', '\r\n\r\n\r\n', 'x\r\n🔴\r\ne\u0301\r\n👍🏽', 'a\rb\nc\r\r\n'])
+      for (let max = 1; max <= text.length + 1; max++)
+        expect(truncateGraphemes(text, max), JSON.stringify([text, max])).toBe(expected(text, max))
+  })
 })
 
 describe('estimateTokens', () => {

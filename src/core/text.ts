@@ -317,11 +317,12 @@ const graphemes = (): Intl.Segmenter => (graphemeSegmenter ??= new Intl.Segmente
 export function truncateGraphemes(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text
   // Fast path: around the cut only code points below U+0300 (no combining marks,
-  // surrogates, joiners or variation selectors), so every code unit is its own grapheme.
+  // surrogates, joiners or variation selectors), so every code unit is its own grapheme
+  // but CR LF, which is one (UAX #29, GB3): a cut between them keeps neither.
   const cut = Math.max(0, maxChars - 1)
   let simple = true
   for (let i = Math.max(0, cut - 2); i < Math.min(text.length, cut + 2); i++) if (text.charCodeAt(i) >= 0x300) simple = false
-  if (simple) return `${text.slice(0, cut)}…`
+  if (simple) return `${text.slice(0, cut > 0 && text.charCodeAt(cut - 1) === 0x0d && text.charCodeAt(cut) === 0x0a ? cut - 1 : cut)}…`
   let out = ''
   // Segment only a window: ICU prepares the whole string it is given, and no grapheme is 64 units long.
   for (const { segment } of graphemes().segment(text.slice(0, maxChars + 64))) {
