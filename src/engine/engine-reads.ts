@@ -189,7 +189,9 @@ export class EngineReads extends EngineBase {
    * @param options.excludeSessionKey - Leave out this agent session (the one starting now).
    * @param options.recordFor - Records what the block shows for this agent session (see `hookInjection`), without
    *   waiting for another process's write lock: when the record cannot be written the block is still returned, with
-   *   the store's error as `notRecorded` (later prompts of the session may then repeat an item it showed).
+   *   the store's error as `notRecorded` (later prompts of the session may then repeat an item it showed). With
+   *   `defer: true` nothing is recorded and the rows come back as `shown`, for `recordShown` once the agent has the
+   *   block (a team server, whose client may stop waiting for it).
    *
    * @example
    * import { openMnemo } from 'mnemo'
@@ -207,9 +209,9 @@ export class EngineReads extends EngineBase {
       project?: ProjectRef
       budgetTokens?: number
       excludeSessionKey?: string
-      recordFor?: { agent: string; sessionKey: string }
+      recordFor?: { agent: string; sessionKey: string; defer?: boolean }
     } = {},
-  ): Promise<ContextBlock & { project: string; notRecorded?: MnemoError }> {
+  ): Promise<ContextBlock & { project: string; notRecorded?: MnemoError; shown?: ShownRow[] }> {
     return context(this.ctx, options, this.facts.dependencies)
   }
 

@@ -17,7 +17,7 @@ import type { EngineContext } from './engine-context.js'
 import type { FactDependencies } from './fact-dependencies.js'
 import { observationAgent } from './memory-writes.js'
 import { listProjects, projectForPath, userProjectId, withUserProject } from './projects.js'
-import { noteInjected } from './prompt-recall.js'
+import { noteInjected, type ShownRow } from './prompt-recall.js'
 
 // The bodies of MnemoEngine's reads (show, context, memories, sessions, observations, counts); the engine's methods
 // carry their contracts.
@@ -164,13 +164,20 @@ export async function sessionSample(store: Store, session: Session, head: number
 /** `MnemoEngine.context`: the block, recorded for `recordFor`'s session when asked. */
 export async function context(
   ctx: EngineContext,
-  options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string; recordFor?: { agent: string; sessionKey: string } },
+  options: {
+    project?: ProjectRef
+    budgetTokens?: number
+    excludeSessionKey?: string
+    recordFor?: { agent: string; sessionKey: string; defer?: boolean }
+  },
   dependencies?: FactDependencies,
-): Promise<ContextBlock & { project: string; notRecorded?: MnemoError }> {
+): Promise<ContextBlock & { project: string; notRecorded?: MnemoError; shown?: ShownRow[] }> {
   const { sourceIds, ...block } = await buildContext(ctx, options, dependencies)
   if (options.recordFor && block.text !== '') {
-    const session = { ...options.recordFor, project: options.project ?? (await projectForPath(ctx.store, ctx.cwd, { workingDir: true })) }
     const rows = [...block.memoryIds, ...block.sessionIds, ...sourceIds].map((itemId) => ({ itemId, what: 'item' as const }))
+    // Deferred: the caller records them with `recordShown` once the agent has the block (a team server's client).
+    if (options.recordFor.defer === true) return { ...block, shown: rows }
+    const session = { ...options.recordFor, project: options.project ?? (await projectForPath(ctx.store, ctx.cwd, { workingDir: true })) }
     try {
       // What SessionStart showed is never repeated by a later prompt, and is corrected when it changes.
       await ctx.store.withoutLockWait(() => noteInjected(ctx, session, rows))

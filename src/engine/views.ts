@@ -121,6 +121,11 @@ export const contextJson = z.object({
   memoryIds: z.array(z.string()),
   sessionIds: z.array(z.string()),
   omitted: count.describe('Items left out because the budget ran out.'),
+  ack: injectionAckInput
+    .optional()
+    .describe(
+      'Asked for with `recordSession` and `ack=true`: not recorded yet; post it as it is to POST /v1/injections/ack once the block is injected.',
+    ),
 })
 
 /** Body of POST /v1/injections. */

@@ -309,13 +309,22 @@ export async function runHook(
           )
       }
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
-        const block = await remoteContext(remote, stdin, io.cwd, agent, budget.context)
-        if (block !== undefined && block !== '')
+        const block = await remoteContext(remote, stdin, io.cwd, agent, { answer: budget.context, ack: budget.ack ?? REMOTE_BUDGET_MS.ack })
+        if (block !== undefined && block.text !== '') {
           io.stdout.write(
             eventName === 'SessionStart'
-              ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block } })}\n`
-              : `${block}\n`,
+              ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
+              : `${block.text}\n`,
           )
+          try {
+            await block.confirm?.()
+          } catch (error) {
+            logRecall(
+              error,
+              ' (the context block was injected, but the server has not recorded it: a later prompt of the session may show its items again)',
+            )
+          }
+        }
       }
       return
     }
@@ -572,28 +581,45 @@ async function drainToRemote(
   }
 }
 
-/** The context block from the server for the project of the payload's cwd, or undefined when it cannot be had in time. */
+/**
+ * The context block from the server for the project of the payload's cwd, or undefined when it cannot be had in
+ * time. With a session id, the server records what the block shows for that session only when `confirm` posts the
+ * answer's acknowledgement (`POST /v1/injections/ack`), which the caller does once the block is printed: a block
+ * that comes after the hook stopped waiting is never printed, so never recorded, and the session's prompts can still
+ * show its items. An older server that sends no `ack` has recorded the block already (`confirm` is then absent).
+ *
+ * @param timeoutMs.answer - Longest wait for the block, ms. `timeoutMs.ack` - for the acknowledgement, ms.
+ */
 async function remoteContext(
   remote: RemoteServer,
   stdin: string,
   defaultCwd: string,
   agent: HookAgent,
-  timeoutMs: number,
-): Promise<string | undefined> {
+  timeoutMs: { answer: number; ack: number },
+): Promise<{ text: string; confirm?: () => Promise<void> } | undefined> {
+  let answer: { text?: unknown; ack?: unknown }
   try {
     const cwd = (JSON.parse(stdin) as { cwd?: unknown }).cwd
     const project = typeof cwd === 'string' && cwd.length > 0 ? cwd : defaultCwd
     const session = sessionIdOf(stdin)
     const res = await remoteFetch(
       remote,
-      // recordSession: the server records what the block shows, so this session's prompts never get it again.
-      `/v1/context?project=${encodeURIComponent(project)}&agent=${agent}${session ? `&excludeSession=${encodeURIComponent(session)}&recordSession=${encodeURIComponent(session)}` : ''}`,
-      { method: 'GET', timeoutMs },
+      // recordSession: what the block shows is recorded for this session (once confirmed), so its prompts never repeat it.
+      `/v1/context?project=${encodeURIComponent(project)}&agent=${agent}${session ? `&excludeSession=${encodeURIComponent(session)}&recordSession=${encodeURIComponent(session)}&ack=true` : ''}`,
+      { method: 'GET', timeoutMs: timeoutMs.answer },
     )
     if (!res.ok) return undefined
-    return ((await res.json()) as { text?: string }).text
+    answer = (await res.json()) as { text?: unknown; ack?: unknown }
   } catch {
     return undefined
+  }
+  if (typeof answer.text !== 'string') return undefined
+  const ack = answer.ack
+  return {
+    text: answer.text,
+    ...(ack !== null && typeof ack === 'object'
+      ? { confirm: async () => void (await remotePost(remote, '/v1/injections/ack', JSON.stringify(ack), timeoutMs.ack)) }
+      : {}),
   }
 }
 

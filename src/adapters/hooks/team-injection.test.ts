@@ -43,7 +43,7 @@ async function remoteHook(
   token: string,
   event: string,
   stdin: string,
-  options: { agent?: string; env?: Record<string, string>; inject?: number } = {},
+  options: { agent?: string; env?: Record<string, string>; inject?: number; context?: number } = {},
 ): Promise<HookOut> {
   const input = new PassThrough()
   let stdout = ''
@@ -52,7 +52,7 @@ async function remoteHook(
     event,
     {
       // Room for a loaded test machine: these tests are about what is sent and printed, not how fast.
-      remoteBudgetMs: { capture: 1500, context: 1500, inject: options.inject ?? 1500 },
+      remoteBudgetMs: { capture: 1500, context: options.context ?? 1500, inject: options.inject ?? 1500 },
       stdin: input,
       stdout: { write: (t: string) => (stdout += t) },
       env: { MNEMO_HOME: client, HOME: client, MNEMO_SERVER_URL: url, MNEMO_SERVER_TOKEN: token, ...options.env },
@@ -239,7 +239,7 @@ describe('mnemo hook in team mode: per-prompt recall, corrections and file hints
 
 /**
  * A loopback proxy in front of `target` that forwards every request and its answer, except as `hold` says for the
- * routes it names: `never`, the target answers (it has computed the answer) but the answer is never passed on; a
+ * routes it names (`GET /v1/context` names it whatever its query): `never`, the target answers (it has computed the answer) but the answer is never passed on; a
  * status, the proxy answers it without asking the target. Records the routes asked and the held answers.
  */
 async function proxy(
@@ -254,7 +254,7 @@ async function proxy(
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
     req.on('end', () => {
-      const rule = hold[route]
+      const rule = hold[route] ?? hold[route.split('?')[0]!]
       if (typeof rule === 'number') {
         res.writeHead(rule, { 'content-type': 'application/json' }).end('{"error":{"code":"STORE_UNAVAILABLE","message":"held"}}')
         return
@@ -297,6 +297,27 @@ describe('mnemo hook in team mode: what the server records as injected', () => {
     expect(next.additionalContext).toContain('token bucket')
     // That one was printed and acknowledged: the session does not get it a third time.
     expect(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', ask('s'))).toEqual({ stdout: '', code: 0 })
+  })
+
+  it("does not count a SessionStart block that came after the hook stopped waiting: the session's prompt gets its items", async () => {
+    const server = await serve()
+    await server.engine.remember(rateLimit, { project: PROJECT, kind: 'decision' })
+    const late = await proxy(server.url, { 'GET /v1/context': 'never' })
+    const client = home()
+    const start = hookPayload('SessionStart', { source: 'startup' }, 's')
+    expect(await remoteHook(client, late.url, server.token, 'SessionStart', start, { context: 50 })).toEqual({ stdout: '', code: 0 })
+    const [answer] = await Promise.all(late.held)
+    expect(answer).toContain('token bucket')
+    // Never printed, never acknowledged, never recorded: the session's prompt is offered the memory.
+    expect(injected(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', ask('s'))).additionalContext).toContain(
+      'token bucket',
+    )
+    // A block that arrives is printed and acknowledged: that session's prompt does not repeat it.
+    const shown = injected(
+      await remoteHook(client, server.url, server.token, 'SessionStart', hookPayload('SessionStart', { source: 'startup' }, 't')),
+    )
+    expect(shown.additionalContext).toContain('token bucket')
+    expect(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', ask('t'))).toEqual({ stdout: '', code: 0 })
   })
 
   it('injects, then logs a lost acknowledgement: the block was shown, the server has not recorded it, a later prompt repeats it', async () => {

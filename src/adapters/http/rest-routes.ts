@@ -77,6 +77,12 @@ const contextQuery = inputObject({
     .describe(
       "The agent's session id the block is injected into (hooks send it with `agent`): what the block shows is recorded for that session and the token's user, so POST /v1/injections never repeats it and corrects it once it changes.",
     ),
+  ack: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe(
+      "true (with `recordSession`; what `mnemo hook` sends): what the block shows is recorded only when the client posts the answer's `ack` to POST /v1/injections/ack after injecting the block, so a block that came after the client stopped waiting is never counted as shown. Default false: recorded when the block is computed.",
+    ),
 })
 
 /** Query of DELETE /v1/memories/:id and /v1/observations/:id: the project the item must belong to. */
@@ -354,7 +360,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
         ...(query.budget !== undefined ? { budgetTokens: query.budget } : {}),
         ...(query.excludeSession !== undefined ? { excludeSessionKey: query.excludeSession } : {}),
         ...(query.recordSession !== undefined
-          ? { recordFor: { agent: query.agent ?? 'claude-code', sessionKey: query.recordSession } }
+          ? { recordFor: { agent: query.agent ?? 'claude-code', sessionKey: query.recordSession, defer: query.ack === 'true' } }
           : {}),
       })
       if (block.notRecorded !== undefined)
@@ -372,6 +378,9 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
         memoryIds: block.memoryIds,
         sessionIds: block.sessionIds,
         omitted: block.omitted,
+        ...(block.shown !== undefined && query.recordSession !== undefined
+          ? { ack: { agent: query.agent ?? 'claude-code', session: query.recordSession, shown: block.shown } }
+          : {}),
       }
       return ok(body)
     },
@@ -413,7 +422,7 @@ const CORE_ROUTES: readonly AnyRestRoute[] = [
     operationId: 'acknowledgeInjection',
     summary: 'Confirm that a hook injected what POST /v1/injections answered (team mode)',
     description:
-      "Records for the agent session, under the token's user, what a POST /v1/injections answer asked for with `ack: true` showed: the body is that answer's `injection.ack`, as it came. From then on the session's prompts do not repeat those items, and correct them when they change. Confirming twice records nothing more. A client can only mark items as shown for its own user's sessions, which only keeps them out of those sessions.",
+      "Records for the agent session, under the token's user, what a POST /v1/injections answer asked for with `ack: true` showed (the body is that answer's `injection.ack`, as it came), or a GET /v1/context block asked for with `recordSession` and `ack=true` (its `ack`). From then on the session's prompts do not repeat those items, and correct them when they change. Confirming twice records nothing more. A client can only mark items as shown for its own user's sessions, which only keeps them out of those sessions.",
     body: injectionAckInput,
     responses: { 200: { description: 'How many rows were recorded (those already recorded count too).', schema: injectionAckJson } },
     errors: [400, 413],
