@@ -243,10 +243,11 @@ describe.skipIf(missing !== undefined)('the Collections screen in headless Chrom
     await page.getByTestId('facts-sort').selectOption('n')
     await page.getByTestId('facts-order').selectOption('asc')
     await expect.poll(() => page.getByTestId('facts-range').textContent()).toBe('1–25 of 30')
-    expect((await column('n')).slice(0, 3)).toEqual(['1', '2', '3'])
+    // The range reads the same before and after the order changes: wait for the rows themselves.
+    await expect.poll(async () => (await column('n')).slice(0, 3)).toEqual(['1', '2', '3'])
     await page.getByTestId('facts-next').click()
     await expect.poll(() => page.getByTestId('facts-range').textContent()).toBe('26–30 of 30')
-    expect(await column('n')).toEqual(['26', '27', '28', '29', '30'])
+    await expect.poll(() => column('n')).toEqual(['26', '27', '28', '29', '30'])
     expect(await page.getByTestId('facts-next').isDisabled()).toBe(true)
   })
 
