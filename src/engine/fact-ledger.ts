@@ -3,7 +3,7 @@ import type { ProjectRef } from '../core/types.js'
 import { ACTIVITY_SPECS } from '../core/facts/activity.js'
 import type { CollectionSpec, FactProvenance, FactRecord, FactStatus, FactValues, FactVersion } from '../core/facts/fact-types.js'
 import { resolveProjectRoot } from '../capture/project.js'
-import type { FactListedRecord, FactScope } from '../storage/fact-store.js'
+import type { FactListedRecord, FactListState, FactScope } from '../storage/fact-store.js'
 import type { EngineContext } from './engine-context.js'
 
 // What the fact ledger's writes (fact-writes.ts) and reads (fact-reads.ts) share: the shapes they take and return (the
@@ -21,6 +21,24 @@ export interface FactWriteOptions {
   validTo?: number
   /** Default `{ source: 'user' }`. */
   provenance?: FactProvenance
+}
+
+/** Options of `EngineFacts.add`: a write's, and how its input is read (see `add`). */
+export type FactAddOptions = FactWriteOptions & {
+  coerce?: boolean
+  labels?: string[]
+  provenances?: FactProvenance[]
+  ids?: (string | undefined)[]
+}
+
+/** Options of `EngineFacts.list`: which records, in what order, which page (see `list`). */
+export interface FactListOptions {
+  project?: ProjectRef
+  state?: FactListState | 'deleted'
+  sort?: string
+  order?: 'asc' | 'desc'
+  offset?: number
+  limit?: number
 }
 
 /** What one add or import did, per record in input order. */

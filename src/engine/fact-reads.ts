@@ -7,9 +7,18 @@ import type { CalendarClock } from '../core/facts/fact-periods.js'
 import { resolveQuery } from '../core/facts/fact-resolve.js'
 import type { CollectionInfo, FactRecord, FactValues } from '../core/facts/fact-types.js'
 import { zonedDate, zonedMidnight } from '../retrieval/time-expressions.js'
-import type { FactListState, FactQueryLimits, FactScope } from '../storage/fact-store.js'
+import type { FactQueryLimits, FactScope } from '../storage/fact-store.js'
 import type { EngineContext } from './engine-context.js'
-import { type FactListResult, type FactShowResult, factScope, forgottenText, noCollection, notFound, specOrThrow } from './fact-ledger.js'
+import {
+  type FactListResult,
+  type FactShowResult,
+  factScope,
+  forgottenText,
+  noCollection,
+  notFound,
+  specOrThrow,
+  type FactListOptions,
+} from './fact-ledger.js'
 
 // The bodies of EngineFacts' reads (show, list, schema, query); the class's methods carry their contracts (facts.ts).
 
@@ -51,18 +60,7 @@ export async function showRecord(ctx: EngineContext, id: string, options: { proj
 }
 
 /** `EngineFacts.list`. */
-export async function listRecords(
-  ctx: EngineContext,
-  collection: string,
-  options: {
-    project?: ProjectRef
-    state?: FactListState | 'deleted'
-    sort?: string
-    order?: 'asc' | 'desc'
-    offset?: number
-    limit?: number
-  } = {},
-): Promise<FactListResult> {
+export async function listRecords(ctx: EngineContext, collection: string, options: FactListOptions = {}): Promise<FactListResult> {
   const { scope } = factScope(ctx, options.project)
   const spec = await specOrThrow(ctx, scope, collection)
   const limit = options.limit ?? 50

@@ -6,7 +6,7 @@ import { makeId } from '../core/ids.js'
 import type { ProjectRef } from '../core/types.js'
 import { ACTIVITY_SPECS, isActivityCollection } from '../core/facts/activity.js'
 import { parseCsv } from '../core/facts/csv.js'
-import { FACT_STATUSES, type CollectionSpec, type FactOp, type FactProvenance, type FactRecord } from '../core/facts/fact-types.js'
+import { FACT_STATUSES, type CollectionSpec, type FactOp, type FactRecord } from '../core/facts/fact-types.js'
 import {
   checkName,
   checkSpec,
@@ -29,6 +29,7 @@ import {
   recordOrThrow,
   specOf,
   specOrThrow,
+  type FactAddOptions,
 } from './fact-ledger.js'
 
 // The bodies of EngineFacts' writes (declare, add, update, retract, delete, import); the class's methods carry their
@@ -67,12 +68,7 @@ export async function addRecords(
   ctx: EngineContext,
   collection: string,
   input: unknown,
-  options: FactWriteOptions & {
-    coerce?: boolean
-    labels?: string[]
-    provenances?: FactProvenance[]
-    ids?: (string | undefined)[]
-  } = {},
+  options: FactAddOptions = {},
 ): Promise<FactWriteResult> {
   checkName(collection, 'collection')
   writable(collection)

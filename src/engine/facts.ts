@@ -1,9 +1,9 @@
 import type { ProjectRef } from '../core/types.js'
 import type { FactAnswer } from '../core/facts/fact-answer.js'
 import type { FactQuery } from '../core/facts/fact-query.js'
-import type { CollectionInfo, CollectionSpec, FactProvenance, FactRecord, FactValues } from '../core/facts/fact-types.js'
+import type { CollectionInfo, CollectionSpec, FactRecord, FactValues } from '../core/facts/fact-types.js'
 import { identityOf } from '../core/facts/fact-values.js'
-import type { FactListState, FactQueryLimits } from '../storage/fact-store.js'
+import type { FactQueryLimits } from '../storage/fact-store.js'
 import type { EngineContext } from './engine-context.js'
 import { FactDependencies } from './fact-dependencies.js'
 import { addRecords, declareCollection, deleteRecord, importRecords, retractRecord, updateRecord } from './fact-writes.js'
@@ -16,6 +16,8 @@ import {
   factScope,
   fill,
   specOf,
+  type FactAddOptions,
+  type FactListOptions,
 } from './fact-ledger.js'
 
 export { calendarClock, DEFAULT_FACT_LIMITS } from './fact-reads.js'
@@ -86,16 +88,7 @@ export class EngineFacts {
    *   `CONFLICT` — two records of the input with the same identity and different values (identity clash).
    *   Nothing is stored when it throws.
    */
-  add(
-    collection: string,
-    input: unknown,
-    options: FactWriteOptions & {
-      coerce?: boolean
-      labels?: string[]
-      provenances?: FactProvenance[]
-      ids?: (string | undefined)[]
-    } = {},
-  ): Promise<FactWriteResult> {
+  add(collection: string, input: unknown, options: FactAddOptions = {}): Promise<FactWriteResult> {
     return addRecords(this.ctx, collection, input, options)
   }
 
@@ -139,17 +132,7 @@ export class EngineFacts {
    * @throws {MnemoError} `NOT_FOUND` — unknown collection. `INVALID_INPUT` — a limit or offset out of range, a sort
    *   field the collection lacks, a list or a boolean field, naming it.
    */
-  list(
-    collection: string,
-    options: {
-      project?: ProjectRef
-      state?: FactListState | 'deleted'
-      sort?: string
-      order?: 'asc' | 'desc'
-      offset?: number
-      limit?: number
-    } = {},
-  ): Promise<FactListResult> {
+  list(collection: string, options: FactListOptions = {}): Promise<FactListResult> {
     return listRecords(this.ctx, collection, options)
   }
 

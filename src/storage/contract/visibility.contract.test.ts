@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest'
+import { mulberry32 } from '../../core/random.js'
 import type { EventInput, MemoryKind } from '../../core/types.js'
 import type { SearchDoc, Store } from '../store.js'
 import { isVisible, type Visibility } from '../visibility.js'
@@ -7,18 +8,6 @@ import { ALPHA, appendEvents, describeContract, editEvent, MINUTE, memoryEvent, 
 // The visibility rule (storage/visibility.ts) is applied in SQL by every channel's query of each dialect and in
 // TypeScript by `isVisible` (the builtin vectors' cached matrices): over generated documents and requests, each
 // channel's answer is exactly its answer without the rule, filtered by `isVisible`.
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const KINDS: readonly MemoryKind[] = ['fact', 'decision', 'lesson', 'preference']
 const FILE = 'src/zebra.ts'
@@ -82,7 +71,7 @@ describeContract('visibility', (t) => {
     async (seed) => {
       const { store } = t()
       {
-        const next = random(seed)
+        const next = mulberry32(seed)
         const times = await world(store, next)
         const alpha = (await store.listProjects()).find((p) => p.root === ALPHA.root)!.id
         const scope = { projectIds: [alpha], user: null }

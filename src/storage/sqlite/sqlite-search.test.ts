@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { mulberry32 } from '../../core/random.js'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ProjectId, SessionId } from '../../core/ids.js'
@@ -12,17 +13,6 @@ const WORDS = ['billing', 'ledger', 'refund', 'coupon', 'cache', 'retry', 'deplo
 const PROJECTS: ProjectRef[] = Array.from({ length: 6 }, (_, i) => ({ root: `/p/p${i}`, name: `p${i}` }))
 const USERS = [undefined, 'alice', 'bob'] as const
 const AGENTS = ['claude-code', 'codex'] as const
-
-/** A deterministic pseudo-random sequence (mulberry32), so the store and the queries are the same on every run. */
-function random(seed: number): () => number {
-  let a = seed
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /**
  * The answer `searchText` must give, by the plainest query there is: every match ranked, joined to its row, the
@@ -76,7 +66,7 @@ describe('searchText', () => {
   let projectIds: ProjectId[]
   let sessionIds: SessionId[]
   let cleanup: () => void
-  const rand = random(16)
+  const rand = mulberry32(16)
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!
 
   beforeAll(async () => {
