@@ -144,6 +144,15 @@ export async function runHook(
       message: `${error instanceof Error ? error.message : String(error)}${suffix}`,
     })
   }
+  /** Prints `output`, then confirms to the team server that it did (`confirm`, when it gave one); a failure is logged. */
+  const printConfirmed = async (output: string, confirm: (() => Promise<void>) | undefined): Promise<void> => {
+    io.stdout.write(output)
+    try {
+      await confirm?.()
+    } catch (error) {
+      logRecall(error, ' (the block was injected, but the server has not recorded it: a later prompt of the session may show it again)')
+    }
+  }
   /**
    * Prints a per-prompt block or file hint on the agent's channel for it, when `compute` gives one before the hook
    * has finished; then, only when it was printed, calls its `confirm` (the team server records the block only then).
@@ -160,12 +169,10 @@ export async function runHook(
       return
     }
     if (!extra || finished) return
-    io.stdout.write(`${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`)
-    try {
-      await extra.confirm?.()
-    } catch (error) {
-      logRecall(error, ' (the block was injected, but the server has not recorded it: a later prompt of the session may show it again)')
-    }
+    await printConfirmed(
+      `${JSON.stringify({ hookSpecificOutput: { hookEventName: extra.hookEventName, additionalContext: extra.text } })}\n`,
+      extra.confirm,
+    )
   }
   const giveUp = (where: string, error: unknown): void => {
     const code = MnemoError.is(error) ? error.code : 'HOOK_FAILED'
@@ -310,21 +317,13 @@ export async function runHook(
       }
       if (CONTEXT_EVENTS.has(eventName) && !finished) {
         const block = await remoteContext(remote, stdin, io.cwd, agent, { answer: budget.context, ack: budget.ack ?? REMOTE_BUDGET_MS.ack })
-        if (block !== undefined && block.text !== '') {
-          io.stdout.write(
+        if (block !== undefined && block.text !== '')
+          await printConfirmed(
             eventName === 'SessionStart'
               ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
               : `${block.text}\n`,
+            block.confirm,
           )
-          try {
-            await block.confirm?.()
-          } catch (error) {
-            logRecall(
-              error,
-              ' (the context block was injected, but the server has not recorded it: a later prompt of the session may show its items again)',
-            )
-          }
-        }
       }
       return
     }
