@@ -237,6 +237,19 @@ describe('mnemo hook in team mode: per-prompt recall, corrections and file hints
   })
 })
 
+/** Starts `server` on a free loopback port, closed (its connections too) when the test ends; its URL. */
+async function listenOnLoopback(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  )
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
 /**
  * A loopback proxy in front of `target` that forwards every request and its answer, except as `hold` says for the
  * routes it names (`GET /v1/context` names it whatever its query): `never`, the target answers (it has computed the answer) but the answer is never passed on; a
@@ -268,15 +281,7 @@ async function proxy(
       else void answer.then((a) => res.writeHead(a.status, { 'content-type': 'application/json' }).end(a.text))
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      }),
-  )
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, routes, held }
+  return { url: await listenOnLoopback(server), routes, held }
 }
 
 describe('mnemo hook in team mode: what the server records as injected', () => {
@@ -338,8 +343,10 @@ describe('mnemo hook in team mode: what the server records as injected', () => {
 })
 
 describe('mnemo hook in team mode when the server is slow or down', () => {
-  /** A loopback server that takes events (202) and never answers an injection request; records the routes asked. */
-  /** A server that takes events and never answers an injection request, or answers it at once with `status`. */
+  /**
+   * A loopback server that takes events (202) and never answers an injection request, or answers it at once with
+   * `status`; records the routes asked.
+   */
   async function slowInjections(status?: number): Promise<{ url: string; routes: string[] }> {
     const routes: string[] = []
     const pending = new Set<IncomingMessage>()
@@ -350,15 +357,7 @@ describe('mnemo hook in team mode when the server is slow or down', () => {
       else if (status !== undefined) req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end('{}'))
       else pending.add(req)
     })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    cleanups.push(
-      () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections()
-          server.close(() => resolve())
-        }),
-    )
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, routes }
+    return { url: await listenOnLoopback(server), routes }
   }
 
   it('prints nothing when the injection does not come within its budget; the event was taken, nothing is spooled', async () => {
