@@ -56,7 +56,7 @@ function measure(runs, subject, env) {
  * `measure` for several subjects at once, interleaved run by run with bare node (so the load of a shared machine hits
  * them alike): one `{ value, floor }` per subject, all with the same floor.
  */
-function measureEach(runs, subjects, env) {
+export function measureEach(runs, subjects, env) {
   const floorArgv = [process.execPath, '-e', '0']
   const run = (s) => cpuSeconds(s.argv, s.stdin ?? '/dev/null', { ...env, ...(s.env ?? {}) })
   for (const subject of subjects) run(subject(-1))
