@@ -1,7 +1,9 @@
-// Bundles the two entry points a process starts from most often into one minified CommonJS file each, which
+// Bundles the entry points a process starts from most often into one minified CommonJS file each, which
 // dist/adapters/cli/main.js loads instead of the ~80 ES modules tsc emits for them (resolving, reading and linking
 // each module was most of a process's start-up):
-//   dist/adapters/hooks/run-hook.bundle.cjs  — `mnemo hook <event>`: an agent starts one per event
+//   dist/adapters/hooks/deferred-capture.bundle.cjs — every `mnemo hook <event>` first: a tool event with nothing to
+//                                            print is spooled here, without the engine or SQLite (most events)
+//   dist/adapters/hooks/run-hook.bundle.cjs  — `mnemo hook <event>` otherwise: an agent starts one per event
 //   dist/adapters/cli/program.bundle.cjs     — the CLI commands that open the store (recall, status, context, …)
 // Everything from src/ is inlined; packages stay external (required from node_modules) but for INLINED; modules imported lazily
 // (recall, the import parsers, providers, servers) stay lazy inside the bundle.
@@ -85,6 +87,7 @@ const chronoFromItsBundle = {
 
 for (const [entry, outfile] of [
   ['src/adapters/hooks/run-hook.ts', 'dist/adapters/hooks/run-hook.bundle.cjs'],
+  ['src/adapters/hooks/deferred-capture.ts', 'dist/adapters/hooks/deferred-capture.bundle.cjs'],
   ['src/adapters/cli/program.ts', 'dist/adapters/cli/program.bundle.cjs'],
 ]) {
   const result = await esbuild.build({
@@ -172,6 +175,18 @@ try {
     )
   }
   writeFileSync(`${hookFile}.cache`, hook.script.createCachedData())
+  // The deferred capture of tool events (main.js tries it first for every hook): one PostToolUse spooled.
+  const deferFile = path.join(root, 'dist/adapters/hooks/deferred-capture.bundle.cjs')
+  const defer = compileCommonJs(deferFile, undefined, createRequire(deferFile))
+  const deferred = await defer.exports.deferCapture('PostToolUse', 'claude-code', {
+    stdin: Readable.from([
+      JSON.stringify({ session_id: 'build-cache', cwd, hook_event_name: 'PostToolUse', ...tool, tool_use_id: 'toolu_cache2' }),
+    ]),
+    env,
+    cwd,
+  })
+  if (!deferred.deferred) throw new Error('build-bundles: the deferred capture did not defer a PostToolUse (see deferCapture)')
+  writeFileSync(`${deferFile}.cache`, defer.script.createCachedData())
   const cliFile = path.join(root, 'dist/adapters/cli/program.bundle.cjs')
   const cli = compileCommonJs(cliFile, undefined, createRequire(cliFile))
   const io = { stdout: () => undefined, stderr: () => undefined, env, cwd }
@@ -185,7 +200,7 @@ try {
   ])
     await cli.exports.runCli(args, io)
   writeFileSync(`${cliFile}.cache`, cli.script.createCachedData())
-  console.log('build-bundles: V8 code caches written beside the three bundles')
+  console.log('build-bundles: V8 code caches written beside the four bundles')
   // `mnemo --help` as the CLI prints it, for main.js to print without loading commander and the command tables.
   let help = ''
   const { runCli } = await import(path.join(root, 'dist/adapters/cli/program.js'))

@@ -67,21 +67,22 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   if (hookEvent === undefined && !argv.includes('--help') && !argv.includes('-h')) process.stderr.write(usage)
   else process.stdout.write(usage)
 } else if (argv[0] === 'hook') {
-  const { runHook } = await loadHookRunner()
   const agentAt = argv.indexOf('--agent')
+  const agent = agentAt > 0 ? (argv[agentAt + 1] ?? '') : 'claude-code'
   // `--home <dir>` (or `--home=<dir>`) works here as on every command: it stands for MNEMO_HOME.
   const homeAt = argv.indexOf('--home')
   const home = homeAt > 0 ? argv[homeAt + 1] : argv.find((a) => a.startsWith('--home='))?.slice('--home='.length)
+  const env = home ? { ...process.env, MNEMO_HOME: home } : process.env
+  // A tool event with nothing to print is spooled without loading the engine (deferCapture); the rest, with what it
+  // read from stdin, goes to the full hook.
+  const { deferCapture } = await loadDeferredCapture()
+  const outcome = await deferCapture(hookEvent ?? '', agent, { stdin: process.stdin, env, cwd: process.cwd() })
+  if (outcome.deferred) process.exit(0)
+  const { runHook } = await loadHookRunner()
   await runHook(
     hookEvent ?? '',
-    {
-      stdin: process.stdin,
-      stdout: process.stdout,
-      env: home ? { ...process.env, MNEMO_HOME: home } : process.env,
-      cwd: process.cwd(),
-      exit: (code) => process.exit(code),
-    },
-    agentAt > 0 ? (argv[agentAt + 1] ?? '') : 'claude-code',
+    { stdin: process.stdin, stdout: process.stdout, env, cwd: process.cwd(), exit: (code) => process.exit(code), stdinRead: outcome.stdin },
+    agent,
   )
 } else {
   const { runCli } =
@@ -106,6 +107,13 @@ function builtHelp(): string | undefined {
   const program = statSync(fileURLToPath(new URL('./program.js', import.meta.url)), { throwIfNoEntry: false })
   if (written === undefined || written.mtimeMs < (program?.mtimeMs ?? Infinity)) return undefined
   return readFileSync(file, 'utf8')
+}
+
+/** The deferred capture of tool events: its bundle (see `loadBundle`), else its ES module. */
+async function loadDeferredCapture(): Promise<typeof import('../hooks/deferred-capture.js')> {
+  return (
+    (await loadBundle<typeof import('../hooks/deferred-capture.js')>('../hooks/deferred-capture')) ?? import('../hooks/deferred-capture.js')
+  )
 }
 
 /** The hook runner: its bundle (see `loadBundle`), else its ES modules. */

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
@@ -113,27 +113,29 @@ describe('a scripted Claude Code session through `mnemo hook`, one process per e
   })
 })
 
-describe('concurrent hook processes', () => {
+// PostToolUse is deferred (each process spools it, the next command stores it); PostToolUseFailure is written by each
+// hook process itself, so eight of them contend for the store's write lock.
+describe.each(['PostToolUse', 'PostToolUseFailure'])('concurrent %s hook processes', (event) => {
   const payload = (id: string) =>
     JSON.stringify({
       session_id: 'par',
       cwd: '/work/par',
-      hook_event_name: 'PostToolUse',
+      hook_event_name: event,
       tool_name: 'Bash',
       tool_use_id: id,
       tool_input: { command: `echo ${id}` },
-      tool_response: { stdout: id },
+      ...(event === 'PostToolUse' ? { tool_response: { stdout: id } } : { error: `exit 1: ${id}` }),
     })
 
   it('store exactly one event for eight simultaneous copies of one delivery', async () => {
     const h = home()
     const codes = await parallelHooks(
       h,
-      'PostToolUse',
+      event,
       Array.from({ length: 8 }, () => payload('toolu_same')),
     )
     expect(codes).toEqual(Array(8).fill(0))
-    // On a loaded machine a hook may hit its lock deadline and spool instead; any command drains the spool.
+    // Deferred, or on a loaded machine past a hook's lock deadline, an event waits in the spool; any command drains it.
     expect(runCli(h, ['status', '--json']).code).toBe(0)
     const m = openMnemo({ env: { MNEMO_HOME: h } })
     expect(await m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
@@ -145,7 +147,7 @@ describe('concurrent hook processes', () => {
     const h = home()
     const codes = await parallelHooks(
       h,
-      'PostToolUse',
+      event,
       Array.from({ length: 8 }, (_, i) => payload(`toolu_${i}`)),
     )
     expect(codes).toEqual(Array(8).fill(0))
@@ -154,5 +156,27 @@ describe('concurrent hook processes', () => {
     expect(await m.engine.stats()).toMatchObject({ events: 8, observations: 8 })
     expect(m.spool.count()).toBe(0)
     await m.close()
+  })
+})
+
+describe('a deferred tool event', () => {
+  it('is spooled by its hook process without opening the store, and the next command stores and recalls it', () => {
+    const h = home()
+    const stdin = JSON.stringify({
+      session_id: 'sess-d',
+      cwd: '/work/deferred',
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_use_id: 'toolu_d1',
+      tool_input: { command: 'make wombatdeploy' },
+      tool_response: { stdout: 'done' },
+    })
+    expect(runCli(h, ['hook', 'PostToolUse'], stdin)).toMatchObject({ code: 0, stdout: '', stderr: '' })
+    expect(existsSync(path.join(h, 'mnemo.db'))).toBe(false)
+    expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(1)
+    const recalled = runCli(h, ['recall', 'wombatdeploy', '--project', '/work/deferred', '--json'])
+    expect(recalled.code).toBe(0)
+    expect(recalled.stdout).toContain('wombatdeploy')
+    expect(readdirSync(path.join(h, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(0)
   })
 })

@@ -2,8 +2,17 @@ import { MnemoError } from '../../core/errors.js'
 import { capSplit, isLowSurrogate, joinCut } from '../../core/text.js'
 import { PRE_REDACTION_CHARS } from '../../engine/capture-rules.js'
 
+/** Longest wait for the agent to close a hook's stdin, ms. */
+export const STDIN_TIMEOUT_MS = 1000
+/**
+ * Largest hook payload kept as it is, bytes (64 MiB). A larger one is still read: its strings longer than
+ * `PRE_REDACTION_CHARS` are cut (head and tail kept, as the store cuts them) and the event stored, the cut logged;
+ * only when that still leaves more than this is what was read kept in spool/bad/ and the failure logged.
+ */
+export const MAX_HOOK_STDIN_BYTES = 64 * 1024 * 1024
+
 /** What `readStdin` read. */
-interface StdinRead {
+export interface StdinRead {
   /** The text: the input as it came, or, past `maxBytes`, the input with its long strings cut (see `readStdin`). */
   text: string
   /** Bytes that arrived on the stream, all of them (also when `text` holds fewer). */

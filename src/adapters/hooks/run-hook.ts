@@ -22,7 +22,10 @@ import {
   settingProblem,
   type RemoteServer,
 } from '../../runtime/remote-server.js'
-import { readStdin } from './read-stdin.js'
+import { MAX_HOOK_STDIN_BYTES, readStdin, STDIN_TIMEOUT_MS, type StdinRead } from './read-stdin.js'
+
+export { MAX_HOOK_STDIN_BYTES, STDIN_TIMEOUT_MS }
+import type { StdinOutcome } from './deferred-capture.js'
 import { resolveProjectRoot } from '../../engine/project-root.js'
 import path from 'node:path'
 
@@ -31,16 +34,8 @@ const nodeCrypto = (): typeof import('node:crypto') => createRequire(import.meta
 
 /** A hook gives up and spools its event after this long, ms (Claude Code must never wait on memory). */
 export const HOOK_DEADLINE_MS = 2000
-/** Longest wait for the agent to close stdin, ms. */
-export const STDIN_TIMEOUT_MS = 1000
 /** Lock wait for the hook's write, ms; leaves room under the deadline to spool. */
 export const HOOK_BUSY_TIMEOUT_MS = 1000
-/**
- * Largest hook payload kept as it is, bytes (64 MiB). A larger one is still read: its strings longer than
- * `PRE_REDACTION_CHARS` are cut (head and tail kept, as the store cuts them) and the event stored, the cut logged;
- * only when that still leaves more than this is what was read kept in spool/bad/ and the failure logged.
- */
-export const MAX_HOOK_STDIN_BYTES = 64 * 1024 * 1024
 
 /** Time kept back from the deadline to write the spool file, ms. */
 const SPOOL_MARGIN_MS = 150
@@ -64,6 +59,8 @@ export interface HookIo {
   remoteBudgetMs?: { capture: number; context: number; inject?: number; ack?: number }
   /** Gets one line when the event could not be kept in the data directory (kept elsewhere, or lost). Default: `process.stderr`. */
   stderr?: { write(text: string): unknown }
+  /** Stdin as `deferCapture` read it already (it could not defer the event): used instead of reading `stdin`. */
+  stdinRead?: StdinOutcome
 }
 
 /**
@@ -253,9 +250,13 @@ export async function runHook(
   let opened: OpenedMnemo | undefined
   try {
     const maxBytes = io.maxStdinBytes ?? MAX_HOOK_STDIN_BYTES
-    const read = await readStdin(io.stdin, { timeoutMs: STDIN_TIMEOUT_MS, maxBytes }, (partial) => {
-      stdin = partial
-    })
+    const read = io.stdinRead
+      ? readAlready(io.stdinRead, (partial) => {
+          stdin = partial
+        })
+      : await readStdin(io.stdin, { timeoutMs: STDIN_TIMEOUT_MS, maxBytes }, (partial) => {
+          stdin = partial
+        })
     stdin = read.text
     if (finished) return
     if (read.cutStrings > 0) {
@@ -620,6 +621,13 @@ async function remoteContext(
       ? { confirm: async () => void (await remotePost(remote, '/v1/injections/ack', JSON.stringify(ack), timeoutMs.ack)) }
       : {}),
   }
+}
+
+/** What `deferCapture` read, as `readStdin` would give it: the read, or its failure thrown after `onPartial` got what arrived. */
+function readAlready(outcome: StdinOutcome, onPartial: (partial: string) => void): StdinRead {
+  if (outcome.ok) return outcome.read
+  onPartial(outcome.partial)
+  throw outcome.error
 }
 
 /** The payload's absolute `cwd`, if it has one. */
