@@ -45,6 +45,11 @@ interface HttpAppOptions {
   viewerDir?: string
   /** Host names the `Host` and `Origin` headers may name (see `allowedHostNames`). Default: the loopback names. */
   allowedHosts?: ReadonlySet<string>
+  /**
+   * Awaited before each authorised API and MCP request (what it throws is ignored): `mnemo serve` drains the hook spool
+   * there, so the tool events this machine's hooks deferred (deferred capture) are read too. Default: nothing.
+   */
+  beforeRequest?: () => Promise<unknown>
 }
 
 /** The 413 answer, thrown as an HTTPException so that it ends the request from anywhere. */
@@ -234,6 +239,18 @@ export function createHttpApp(options: HttpAppOptions): Hono<AuthVariables> {
     res.headers.set('www-authenticate', 'Bearer realm="mnemo"')
     return res
   })
+  const before = options.beforeRequest
+  if (before)
+    app.use('*', async (c, next) => {
+      if (c.req.path.startsWith('/v1/') || c.req.path === '/mcp') {
+        try {
+          await before()
+        } catch {
+          // Answered from what is stored; the spool waits for the next drain.
+        }
+      }
+      await next()
+    })
   app.use('*', async (c, next) => {
     // A declared size is refused before reading; chunked bodies are capped as they are read.
     const declared = Number(c.req.header('content-length') ?? 0)

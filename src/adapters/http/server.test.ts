@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import http from 'node:http'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -385,5 +385,32 @@ describe('graceful shutdown', () => {
     expect(r.stderr).toBe(
       `mnemo: no server token in ${path.join(home, 'server-token')}: the server has not run with this data directory\nhint: start it with mnemo serve (it prints the viewer address)\n`,
     )
+  })
+})
+
+describe('deferred capture', () => {
+  it('stores what this machine’s hooks spooled before each request, so a REST recall finds it', async () => {
+    const server = await start('deferred')
+    const project = path.join(tmp, 'deferred-project')
+    const stdin = JSON.stringify({
+      session_id: 'sess-deferred',
+      cwd: project,
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'make quokkarelease' },
+      tool_response: { stdout: 'released' },
+      tool_use_id: 'toolu_deferred1',
+    })
+    // `mnemo hook PostToolUse` as an agent runs it, on the served data directory while the server runs.
+    const hook = spawnSync(process.execPath, [CLI, 'hook', 'PostToolUse'], {
+      input: stdin,
+      env: { ...process.env, MNEMO_HOME: server.home, HOME: tmp },
+    })
+    expect(hook.status).toBe(0)
+    expect(readdirSync(path.join(server.home, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(1)
+    const found = await request(server, 'POST', '/v1/recall', { body: JSON.stringify({ query: 'quokkarelease', project }) })
+    expect(found.status).toBe(200)
+    expect(JSON.stringify(found.body.hits)).toContain('quokkarelease')
+    expect(readdirSync(path.join(server.home, 'spool')).filter((f) => f.endsWith('.json'))).toHaveLength(0)
   })
 })

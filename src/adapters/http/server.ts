@@ -156,6 +156,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       startedAt: Date.now(),
       ...(options.onRequest ? { onRequest: options.onRequest } : {}),
+      beforeRequest: spoolDrainer(mnemo),
       ...(options.log ? { log: options.log } : {}),
     })
     // overrideGlobalObjects: false — several servers (and MCP clients) share this process's fetch globals.
@@ -312,4 +313,17 @@ async function shutDown(server: Server, mnemo: OpenedMnemo, graceMs: number): Pr
 /** Stores hook events spooled while no process could write (the CLI does the same on each command). */
 async function drainSpool(mnemo: OpenedMnemo): Promise<void> {
   await mnemo.drainSpool()
+}
+
+/**
+ * A drain of the hook spool for each request (`HttpAppOptions.beforeRequest`): tool events this machine's hooks
+ * deferred are stored before the request reads. Requests that arrive during a drain wait for that one instead of
+ * starting their own; an empty spool costs one directory read.
+ */
+function spoolDrainer(mnemo: OpenedMnemo): () => Promise<unknown> {
+  let running: Promise<unknown> | undefined
+  return () =>
+    (running ??= mnemo.drainSpool().finally(() => {
+      running = undefined
+    }))
 }

@@ -85,3 +85,54 @@ describe('memory_forget', () => {
     await client.close()
   })
 })
+
+describe('beforeRequest', () => {
+  it('runs before each tool call, resource read and prompt, so a spooled tool event is recalled in the same turn', async () => {
+    const { engine } = createTestEngine({ cwd: '/work/demo-app' })
+    // What the drain stores: a tool event a hook deferred (its spool file) while the server was running.
+    const waiting = [
+      hookPayload('PostToolUse', {
+        tool_name: 'Bash',
+        tool_input: { command: 'make quokkabuild' },
+        tool_response: 'ok',
+        tool_use_id: 't1',
+      }),
+    ]
+    const calls: string[] = []
+    const server = createMcpServer(engine, '/work/demo-app', {
+      beforeRequest: async () => {
+        calls.push('drain')
+        for (const stdin of waiting.splice(0)) await engine.captureHook('PostToolUse', stdin)
+      },
+    })
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await server.connect(a)
+    const client = new Client({ name: 't', version: '0' })
+    await client.connect(b)
+    const found = (await client.callTool({ name: 'memory_recall', arguments: { query: 'quokkabuild' } })).structuredContent as {
+      hits: { snippet: string }[]
+    }
+    expect(found.hits.map((h) => h.snippet).join(' ')).toContain('quokkabuild')
+    await client.listTools()
+    expect(calls).toEqual(['drain'])
+    await client.getPrompt({ name: (await client.listPrompts()).prompts[0]!.name, arguments: {} }).catch(() => undefined)
+    expect(calls).toEqual(['drain', 'drain'])
+    await client.close()
+  })
+
+  it('answers from what is stored when the drain fails', async () => {
+    const { engine } = createTestEngine({ cwd: '/work/demo-app' })
+    const server = createMcpServer(engine, '/work/demo-app', {
+      beforeRequest: async () => {
+        throw new Error('disk gone')
+      },
+    })
+    const [a, b] = InMemoryTransport.createLinkedPair()
+    await server.connect(a)
+    const client = new Client({ name: 't', version: '0' })
+    await client.connect(b)
+    const result = await client.callTool({ name: 'memory_recall', arguments: { query: 'anything' } })
+    expect(result.isError).toBeFalsy()
+    await client.close()
+  })
+})

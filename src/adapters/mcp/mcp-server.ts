@@ -12,6 +12,11 @@ interface McpServerOptions {
    * directory (MCP over HTTP, where it comes from the URL's `?project=`).
    */
   project?: string
+  /**
+   * Runs before each tool call, resource read and prompt (awaited; what it throws is ignored): the stdio server drains
+   * the hook spool there, so what the agent's hooks deferred this turn (deferred capture) is recalled too.
+   */
+  beforeRequest?: () => Promise<unknown>
 }
 
 /**
@@ -40,7 +45,36 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
   registerFactTools(server, engine, ctx)
   registerResourcesAndPrompts(server, engine, ctx)
   stripSchemaDialect(server)
+  if (options.beforeRequest) runBeforeRequests(server, options.beforeRequest)
   return server
+}
+
+/** The requests that read or change memory: `beforeRequest` runs before each. */
+const MEMORY_REQUESTS = ['tools/call', 'resources/read', 'prompts/get'] as const
+
+/** Makes `before` run before each of `MEMORY_REQUESTS` (their SDK handlers are registered by then); a failure of it is ignored. */
+function runBeforeRequests(server: McpServer, before: () => Promise<unknown>): void {
+  for (const method of MEMORY_REQUESTS)
+    wrapHandler(server, method, (handler) => async (request, extra) => {
+      try {
+        await before()
+      } catch {
+        // The request is answered from what is stored; the spool waits for the next drain.
+      }
+      return handler(request, extra)
+    })
+}
+
+type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>
+
+/**
+ * Replaces the SDK's handler of `method` with `wrap(handler)`; nothing when none is registered. The SDK has no public
+ * hook around its handlers, so this reads its request map (`Protocol._requestHandlers` of @modelcontextprotocol/sdk 1.x).
+ */
+function wrapHandler(server: McpServer, method: string, wrap: (handler: RequestHandler) => RequestHandler): void {
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, RequestHandler> })._requestHandlers
+  const handler = handlers.get(method)
+  if (handler) handlers.set(method, wrap(handler))
 }
 
 /**
@@ -50,13 +84,8 @@ export function createMcpServer(engine: MnemoEngine, cwd: string | undefined, op
  * handler (registered by the first registerTool).
  */
 function stripSchemaDialect(server: McpServer): void {
-  const inner = server.server as unknown as {
-    _requestHandlers: Map<string, (request: unknown, extra: unknown) => Promise<{ tools: Record<string, unknown>[] }>>
-  }
-  const list = inner._requestHandlers.get('tools/list')
-  if (!list) return
-  inner._requestHandlers.set('tools/list', async (request, extra) => {
-    const result = await list(request, extra)
+  wrapHandler(server, 'tools/list', (list) => async (request, extra) => {
+    const result = (await list(request, extra)) as { tools: Record<string, unknown>[] }
     for (const tool of result.tools) {
       for (const key of ['inputSchema', 'outputSchema']) {
         const schema = tool[key] as Record<string, unknown> | undefined

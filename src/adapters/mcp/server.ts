@@ -24,7 +24,10 @@ export async function serveMcpStdio(options: { env: MnemoEnv; cwd: string; home?
       { details: { keys: ['MNEMO_AGENT_SCOPE'] } },
     )
   }
-  const server = createMcpServer(options.agent ? opened.engine.scoped({ agent: options.agent }) : opened.engine, options.cwd)
+  // Each request first stores what the agent's hooks spooled (deferred capture of tool events), as each CLI command does.
+  const server = createMcpServer(options.agent ? opened.engine.scoped({ agent: options.agent }) : opened.engine, options.cwd, {
+    ...(options.env['MNEMO_SERVER_URL'] ? {} : { beforeRequest: () => opened.drainSpool() }),
+  })
   const transport = new StdioServerTransport()
   await new Promise<void>((resolve, reject) => {
     transport.onclose = () => resolve()
