@@ -13,7 +13,7 @@
 // CPU time is read with bash's `times` builtin (the children's user and sys time, from the kernel's rusage, in ms):
 // it counts every thread of the process, start-up and exit included, as an agent pays for them.
 import { spawnSync } from 'node:child_process'
-import { appendFileSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
@@ -80,6 +80,9 @@ const row = (figure, size, m) => ({
 })
 const round = (v) => Math.round(v * 1000) / 1000
 
+/** Tool events spooled before the timed Stop hook that stores them (a turn of a coding agent: a few reads, edits, commands). */
+const DEFERRED_PER_TURN = 10
+
 /** The MNEMO_HOME of the runner's cached store of `size` (`{ label, observations }`). */
 async function storeHome(ctx, size) {
   const s = await ctx.store(size)
@@ -115,6 +118,7 @@ export function hookPayload(event, cwd, i) {
     hook_event_name: event,
   }
   if (event === 'SessionStart') return { ...base, source: 'startup', model: 'claude-sonnet-4-5-20250929' }
+  if (event === 'Stop') return { ...base, stop_hook_active: false }
   if (event === 'UserPromptSubmit')
     return {
       ...base,
@@ -236,11 +240,37 @@ export async function figures(ctx) {
         return { argv: [node, cli, 'hook', event], stdin: file, ...(extraEnv ? { env: extraEnv } : {}) }
       }
       const [postToolUse, writeFloor] = measureEach(runs, [hook('PostToolUse'), sqliteWriteFloor(copy, tmp)], hookEnv)
-      rows.push(row('hook PostToolUse CPU', size, postToolUse))
+      // Deferred capture: the hook spools the event; a later process stores it (below: what that costs it).
+      rows.push(row('hook PostToolUse CPU (deferred: spooled)', size, postToolUse))
       // The least a hook that writes to SQLite can cost: node, the better-sqlite3 addon, the store opened, the payload
       // inserted as one row of a table of its own in one transaction (WAL, synchronous=FULL, as the store writes).
       rows.push(row('SQLite write floor (node + open + one insert) CPU', size, writeFloor))
       rows.push(row('hook PostToolUse ÷ SQLite write floor', size, { value: postToolUse.value, floor: writeFloor.value }))
+      // What the deferred events cost the process that stores them: a Stop hook (the end of the agent's turn) after
+      // DEFERRED_PER_TURN spooled tool events, beside a Stop hook with an empty spool. The spooling runs are not timed.
+      spawnSync(node, [cli, 'status'], { env: hookEnv, stdio: 'ignore' })
+      const stop = (spooled) => () => {
+        for (let k = 0; k < spooled; k++) {
+          const spec = hook('PostToolUse')()
+          spawnSync(node, [cli, 'hook', 'PostToolUse'], {
+            env: hookEnv,
+            input: readFileSync(spec.stdin),
+            stdio: ['pipe', 'ignore', 'ignore'],
+          })
+        }
+        return hook('Stop')()
+      }
+      const [stopAfter, stopAlone] = measureEach(runs, [stop(DEFERRED_PER_TURN), stop(0)], hookEnv)
+      rows.push(row(`hook Stop CPU, after ${DEFERRED_PER_TURN} deferred tool events`, size, stopAfter))
+      rows.push(row('hook Stop CPU, nothing deferred', size, stopAlone))
+      const perEvent = { value: (stopAfter.value - stopAlone.value) / DEFERRED_PER_TURN, floor: stopAlone.floor }
+      rows.push(row('storing one deferred event in that Stop hook CPU', size, perEvent))
+      rows.push(
+        row('tool event end to end CPU (deferred hook + its share of the drain)', size, {
+          value: postToolUse.value + perEvent.value,
+          floor: postToolUse.floor,
+        }),
+      )
       // The prompt hook beside the plain capture hook (per-prompt recall off), interleaved: issue 15 wants ≤ 1.3×.
       const [prompt, plain] = measureEach(
         runs,
