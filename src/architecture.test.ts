@@ -94,6 +94,13 @@ const EXCEPTIONS: readonly Exception[] = [
     dynamicOnly: true,
   },
   {
+    from: 'src/adapters/cli/main.ts',
+    to: 'src/adapters/hooks/deferred-capture.ts',
+    rule: 'sibling',
+    reason: '`mnemo hook <event>` first tries the deferred capture of a tool event (its bundle when built), before the hook runner',
+    dynamicOnly: true,
+  },
+  {
     from: 'src/adapters/cli/agent-commands.ts',
     to: 'src/adapters/mcp/server.ts',
     rule: 'sibling',
