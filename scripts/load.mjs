@@ -29,6 +29,8 @@ const SECONDS = opt('seconds', 300)
 const USERS = opt('users', 2)
 const userOf = (n) => `user${n % USERS}`
 const home = mkdtempSync(path.join(os.tmpdir(), 'mnemo-load-'))
+// Exports go beside the data directory: mnemo refuses to write one inside it, among its own files.
+const exports = mkdtempSync(path.join(os.tmpdir(), 'mnemo-load-exports-'))
 const env = { PATH: process.env.PATH, MNEMO_HOME: home }
 const deadline = Date.now() + SECONDS * 1000
 
@@ -111,7 +113,7 @@ let exportFailures = 0
 async function exporter() {
   while (Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 15_000))
-    const r = await run(['export', '--all-users', '--out', path.join(home, 'export.jsonl')])
+    const r = await run(['export', '--all-users', '--out', path.join(exports, `export-${exportMs.length}.jsonl`)])
     exportMs.push(r.ms)
     if (r.code !== 0) exportFailures++
   }
@@ -123,8 +125,8 @@ await Promise.all([...Array.from({ length: SESSIONS }, (_, n) => session(n)), re
 // Drain anything spooled under contention, then count.
 await run(['status', '--json'])
 const status = JSON.parse((await run(['status', '--json'])).out)
-const exported = (await run(['export', '--all-users', '--out', path.join(home, 'final.jsonl')])).code
-const lines = readFileSync(path.join(home, 'final.jsonl'), 'utf8')
+const exported = (await run(['export', '--all-users', '--out', path.join(exports, 'final.jsonl')])).code
+const lines = readFileSync(path.join(exports, 'final.jsonl'), 'utf8')
   .trim()
   .split('\n')
   .slice(1)
@@ -163,6 +165,7 @@ console.log(
 )
 if (lost.length > 0) console.log('lost ids (first 10):', lost.slice(0, 10))
 if (status.errors.length > 0) console.log('errors logged:', status.errors)
+rmSync(exports, { recursive: true, force: true })
 if (lost.length === 0 && duplicates === 0 && leaks === 0) rmSync(home, { recursive: true, force: true })
 else console.log(`kept ${home} for inspection`)
 process.exit(lost.length === 0 && duplicates === 0 && leaks === 0 ? 0 : 1)
