@@ -138,6 +138,55 @@ describe('mnemo hook', () => {
     expect((await hook(h, 'UserPromptSubmit', ask('c1'))).stdout).toBe('')
   })
 
+  it('records what a block shows only once it is printed: a block that never reached the agent is shown by the next prompt', async () => {
+    const h = home()
+    const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
+    await m.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', {
+      project: { root: '/work/demo-app', name: 'demo-app' },
+      kind: 'decision',
+    })
+    await m.close()
+    // stdout fails (the agent closed the pipe): nothing reached the agent, so nothing is recorded as shown.
+    const failingStdout = async (event: string, stdin: string) => {
+      const input = new PassThrough()
+      const run = runHook(event, {
+        stdin: input,
+        stdout: {
+          write: () => {
+            throw new Error('write EPIPE')
+          },
+        },
+        env: { MNEMO_HOME: h, HOME: h },
+        cwd: '/work/demo-app',
+        exit: () => {},
+      })
+      input.end(stdin)
+      await run
+    }
+    const ask = hookPayload('UserPromptSubmit', { prompt: 'how do we rate-limit the API?' }, 'p1')
+    await failingStdout('UserPromptSubmit', ask)
+    expect((await hook(h, 'UserPromptSubmit', ask)).stdout).toContain('token bucket')
+    // Printed once, it is not repeated.
+    expect(
+      (await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'and how do we rate-limit the API now?' }, 'p1')))
+        .stdout,
+    ).toBe('')
+    // The same for the SessionStart block: its items stay free for the session's prompts when it was not printed.
+    await failingStdout('SessionStart', hookPayload('SessionStart', { source: 'startup' }, 's1'))
+    expect(
+      (await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'how do we rate-limit the API?' }, 's1'))).stdout,
+    ).toContain('token bucket')
+    await hook(h, 'SessionStart', hookPayload('SessionStart', { source: 'startup' }, 's2'))
+    expect(
+      (await hook(h, 'UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'how do we rate-limit the API?' }, 's2'))).stdout,
+    ).toBe('')
+    // The failed prints are logged, never spooled: their events are stored.
+    const opened = openMnemo({ env: { MNEMO_HOME: h, HOME: h } })
+    expect(opened.errors.tail(10).map((e) => e.message)).toEqual(expect.arrayContaining([expect.stringContaining('could not be printed')]))
+    expect(opened.spool.count()).toBe(0)
+    await opened.close()
+  })
+
   it('gives Claude Code file hints at PreToolUse, once per file per session', async () => {
     const h = home()
     const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })

@@ -143,16 +143,23 @@ export async function runHook(
   }
   /** Prints `output`, then confirms to the team server that it did (`confirm`, when it gave one); a failure is logged. */
   const printConfirmed = async (output: string, confirm: (() => Promise<void>) | undefined): Promise<void> => {
-    io.stdout.write(output)
+    try {
+      io.stdout.write(output)
+    } catch (error) {
+      // Not printed, so not confirmed: a later prompt of the session may show its items.
+      logRecall(error, ' (the block could not be printed)')
+      return
+    }
     try {
       await confirm?.()
     } catch (error) {
-      logRecall(error, ' (the block was injected, but the server has not recorded it: a later prompt of the session may show it again)')
+      logRecall(error, ' (the block was injected, but it is not recorded as shown: a later prompt of the session may show it again)')
     }
   }
   /**
    * Prints a per-prompt block or file hint on the agent's channel for it, when `compute` gives one before the hook
-   * has finished; then, only when it was printed, calls its `confirm` (the team server records the block only then).
+   * has finished; then, only when it was printed, calls its `confirm` (what it shows is recorded for the session only
+   * then, by the local store or the team server).
    * The event is stored already (locally or by the server), so a failure is logged, never spooled.
    */
   const inject = async (
@@ -355,29 +362,54 @@ export async function runHook(
       const sessionKey = result?.sessionKey ?? sessionIdOf(stdin)
       const project = result?.project ?? (await engine.projectForPath(cwdOf(stdin) ?? io.cwd, { workingDir: true }))
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
-      const block = await engine
-        .scoped({ agent })
-        .context({ project, ...(sessionKey ? { excludeSessionKey: sessionKey, recordFor: { agent, sessionKey } } : {}) })
-      if (block.notRecorded !== undefined)
-        errors.append({
-          at: new Date(now()).toISOString(),
-          where: `hook ${answered} context`,
-          code: block.notRecorded.code,
-          message: `${block.notRecorded.message} (the block was injected; what it showed is not recorded for the session's later prompts)`,
-        })
+      const scoped = engine.scoped({ agent })
+      // What the block shows is recorded for the session once it is printed (deferred), never for a block that was not.
+      const block = await scoped.context({
+        project,
+        ...(sessionKey ? { excludeSessionKey: sessionKey, recordFor: { agent, sessionKey, defer: true } } : {}),
+      })
+      const shown = block.shown
       // Nothing recorded yet (a new project): nothing is injected.
       if (block.text !== '')
-        io.stdout.write(
+        await printConfirmed(
           answered === 'SessionStart'
             ? `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: block.text } })}\n`
             : `${block.text}\n`,
+          sessionKey && shown
+            ? async () => {
+                try {
+                  // A session waits for its block, never for another process's write: the record is then skipped.
+                  await opened!.withoutLockWait(() => scoped.recordShown({ agent, sessionKey }, shown))
+                } catch (error) {
+                  if (!MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
+                  errors.append({
+                    at: new Date(now()).toISOString(),
+                    where: `hook ${answered} context`,
+                    code: error.code,
+                    message: `${error.message} (the block was injected; what it showed is not recorded for the session's later prompts)`,
+                  })
+                }
+              }
+            : undefined,
         )
     }
     if (result !== undefined && PROMPT_EVENTS.has(answered) && config.promptRecallTokens !== undefined && !finished) {
       // Per-prompt recall and file hints; the event is already stored, so a failure here is logged, never spooled.
       const { project } = result
       const tokens = config.promptRecallTokens
-      await inject(() => engine.scoped({ agent }).hookInjection(answered, agent, stdin, project, tokens))
+      const scoped = engine.scoped({ agent })
+      // Recorded for the session once printed (`confirm`): a block computed after the deadline is never printed, so
+      // never counted as shown, and a later prompt can still show its items.
+      await inject(async () => {
+        const injection = await scoped.hookInjection(answered, agent, stdin, project, tokens, { record: false })
+        return (
+          injection && {
+            hookEventName: injection.hookEventName,
+            text: injection.text,
+            confirm: () => scoped.recordShown({ agent, sessionKey: injection.sessionKey }, injection.shown),
+          }
+        )
+      })
     }
   } catch (error) {
     if (!finished) giveUp(`hook ${eventName}`, error)

@@ -335,7 +335,7 @@ describe('mnemo hook in team mode: what the server records as injected', () => {
     )
     expect(noAck.routes).toEqual(['POST /v1/events', 'POST /v1/injections', 'POST /v1/injections/ack'])
     const log = readFileSync(path.join(client, 'logs', 'errors.jsonl'), 'utf8')
-    expect(log).toContain('the block was injected, but the server has not recorded it')
+    expect(log).toContain('the block was injected, but it is not recorded as shown')
     expect(injected(await remoteHook(client, server.url, server.token, 'UserPromptSubmit', ask('s'))).additionalContext).toContain(
       'token bucket',
     )
