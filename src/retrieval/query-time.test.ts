@@ -76,6 +76,9 @@ const TOKENS = [
     'tomorrow',
     'tmr',
     'tmrw',
+    'join',
+    'contrast',
+    'afterthis',
     'overmorrow',
     'yesterday',
     'last night',
@@ -99,6 +102,22 @@ const TOKENS = [
     'lasts',
     'pasty',
     'line',
+    // Words holding a month, weekday or casual day name that chrono does not read as one.
+    'decided',
+    'maybe',
+    'friends',
+    'sunrise',
+    'mentors',
+    'market',
+    'know',
+    'snow',
+    'monthly',
+    'end',
+    'day',
+    'tmrw',
+    'join',
+    'contrast',
+    'afterthis',
   ],
 ]
 const SEPARATORS = [' ', ' ', ' ', '', '  ', ', ', '-', '/', '.', ' (', ') ', ': ']
@@ -128,6 +147,9 @@ describe('mayNameDate', () => {
       'what happened yesterday',
       'since Monday',
       'in 5 minutes',
+      'due at the end of the month',
+      'on June first',
+      'friday this week',
     ])
       if (keptDates(q).length > 0) expect(mayNameDate(q), q).toBe(true)
   })
@@ -149,6 +171,19 @@ describe('mayNameDate', () => {
       'Fix the refund bug in src/api/refund.ts (run 3): settleLedger returns a stale entry when the order is partial. Check how the coupon cache stores it.',
       'why does line 42 of settle.ts throw',
       'bump the client to v2 and rerun the tests',
+    ]) {
+      expect(mayNameDate(q), q).toBe(false)
+      expect(keptDates(q), q).toEqual([])
+    }
+  })
+
+  it('is false for words that hold a month, weekday or casual day name chrono does not read as one', () => {
+    for (const q of [
+      'What career path has Caroline decided to persue?',
+      'When did Melanie paint a sunrise?',
+      'When did Caroline join a mentorship program?',
+      'maybe the market summary is wrong, do you know?',
+      'how long has she known her friends?',
     ]) {
       expect(mayNameDate(q), q).toBe(false)
       expect(keptDates(q), q).toEqual([])

@@ -10,12 +10,20 @@ const CHRONO_UNITS =
 /** Amounts in words before a unit ("a few days", "the last two weeks", "half an hour", "a couple of months"). */
 const WORD_AMOUNT = '(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|half|an?|few|several|the|couple|of)\\s{0,3}[qsmhdwy]'
 
+/** chrono-node's English month names (its `MONTH_DICTIONARY`, without the dotted forms), longest first. */
+const MONTH_NAMES =
+  'january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec'
+/** chrono-node's English weekday names (its `WEEKDAY_DICTIONARY`, without the dotted forms), longest first. */
+const WEEKDAY_NAMES = 'sunday|monday|tuesday|wednesday|thursday|friday|saturday|thurs|thur|thu|sun|mon|tue|wed|fri|sat'
+
 /**
  * A necessary condition for chrono-node's English parser to find a date that `pointTimes` keeps (a year, month, day
  * or weekday it is certain of): the query holds a date-shaped number (`2023`, `6/16`, `16.6`, `3 d`), a month or
- * weekday name (as any substring: `jan`…`dec`, `sun`…`sat`), a casual day (`now`, `today`, `tonight`, `tomorrow`,
- * `tmr`, `yesterday`, `night`), `this`/`last`/`past`/`next`/`after` before a unit or an amount, `within`/`in`/`for`
- * before an amount, or an amount with a word after it that chrono reads as its direction (`ago`, `before`, `earlier`,
+ * weekday name (`jan`…`december`, `sun`…`saturday`; chrono reads one only where no letter follows it, but for `of`, an
+ * ordinal word after a month or `this`/`last`/`past`/`next` after a weekday: so `decided`, `maybe`, `friends` and
+ * `sunrise` are none), `end of the month`, a casual day not inside a word (`now` but not `know`, `today`, `tonight`,
+ * `tomorrow`, `tmr`, `yesterday`) or `night`, `this`/`last`/`past`/`next`/`after` before a unit or an amount, `within`/`in`/`for`
+ * before an amount (those words not inside a word: `join a meeting` has none), or an amount with a word after it that chrono reads as its direction (`ago`, `before`, `earlier`,
  * `later`, `after`, `from now`, `henceforth`, `forward`, `out`). Each is what one of chrono's parsers needs; its time
  * parsers alone (`at 5`, `10:30`, `noon`) give no certain date. Without any of them chrono is not run: loading and
  * running it costs a hook ~55 ms CPU, and most prompts with a number in them (`line 42`, `v2`) name no date. Checked
@@ -26,11 +34,14 @@ const DATE_ANCHOR = new RegExp(
     '\\d[\\/.\\-:]\\d',
     '\\d{4}',
     '\\d\\s{0,3}[qsmhdwy]',
-    'jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec',
-    'sun|mon|tue|wed|thu|fri|sat|weekend|weekday',
-    'now|today|tonight|tomorrow|overmorrow|tmr|yesterday|night',
-    `(?:this|last|past|next|after)\\s*(?:${CHRONO_UNITS})(?![a-z0-9_])`,
-    `(?:this|last|past|next|after|within|in|for|\\+|-)\\s*(?:(?:about|around|roughly|approximately|just)\\s*(?:~\\s*)?)?(?:(?:about|around)\\s{0,3})?${WORD_AMOUNT}`,
+    `(?:${MONTH_NAMES})(?:(?![a-z])|(?=of|fi|se|si|th|fo|ei|ni|te|el|tw))`,
+    `(?:${WEEKDAY_NAMES})(?:(?![a-z])|(?=of|this|last|past|next))`,
+    'weekend|weekday',
+    'of\\s+(?:the\\s+)?month',
+    '(?<![a-z])(?:now|today|tonight|tomorrow|overmorrow|tmrw|tmr|yesterday)(?![a-z])',
+    'night',
+    `(?<![a-z])(?:after\\s*this|this|last|past|next|after)\\s*(?:${CHRONO_UNITS})(?![a-z0-9_])`,
+    `(?:(?<![a-z])(?:this|last|past|next|after|within|in|for)|\\+|-)\\s*(?:(?:about|around|roughly|approximately|just)\\s*(?:~\\s*)?)?(?:(?:about|around)\\s{0,3})?${WORD_AMOUNT}`,
   ].join('|'),
   'i',
 )
