@@ -2,16 +2,25 @@ import { existsSync } from 'node:fs'
 import { availableParallelism, loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
-import type { Derivation, DeriveAhead, StoredEvent } from '../storage/store.js'
+import type { EventInput } from '../core/types.js'
+import type { Derivation, DeriveAhead } from '../storage/store.js'
 
-/** A `DeriveAhead` on worker threads, to close when the rebuild is done. */
-interface DerivePool extends DeriveAhead {
+/** A `DeriveAhead` on worker threads (for a rebuild, or an import's batches), to close when the work is done. */
+export interface DerivePool extends DeriveAhead {
+  /** Hands over the next page of events (logged or about to be appended), in order. */
+  push(events: readonly EventInput[]): void
   /** Stops the workers. */
   close(): Promise<void>
 }
 
 /** Smallest log a rebuild starts workers for: below it, loading the derivation's modules in a thread costs more than it saves. */
 export const DERIVE_POOL_MIN_EVENTS = 5000
+
+/**
+ * Smallest import, in bytes of the files it reads, that starts workers: about `DERIVE_POOL_MIN_EVENTS` events of
+ * the bench's transcripts (23.7 MB for 8,191 events) is 14 MB; this is half that, since an import also parses.
+ */
+export const DERIVE_POOL_MIN_IMPORT_BYTES = 8 * 1024 * 1024
 
 /** Longest wait for one page's derivations, ms: past it (a worker stuck or gone), the pool gives up and the store derives the rest. */
 const PAGE_WAIT_MS = 30_000
@@ -43,8 +52,8 @@ export function deriveThreads(cores = availableParallelism(), load = loadavg()[0
 }
 
 /**
- * Starts `threads` workers that derive logged events as `indexEvent(event, timeZone)` does (derive-worker.ts), for
- * `EventLog.rebuild` to write while they derive. Pages go to the workers in turn and come back in the order they
+ * Starts `threads` workers that derive events as `indexEvent(event, timeZone)` does (derive-worker.ts), for
+ * `EventLog.rebuild` or an import to write while they derive. Pages go to the workers in turn and come back in the order they
  * were pushed. When a worker cannot load or does not answer within `PAGE_WAIT_MS`, the pool stops using its workers
  * and answers `undefined` for every event from then on (the store derives them itself): slower, never different.
  *
@@ -84,7 +93,7 @@ export function openDerivePool(options: { timeZone: string; threads: number; scr
   }
 
   return {
-    push(events: readonly StoredEvent[]): void {
+    push(events: readonly EventInput[]): void {
       pending.push(events.length)
       if (!broken) workers[pushed % workers.length]!.port.postMessage(events)
       pushed++

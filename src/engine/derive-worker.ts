@@ -5,7 +5,8 @@
  * shared memory, so the pool can wait for it without an event loop (inside a store's synchronous transaction).
  */
 import { type MessagePort, workerData } from 'node:worker_threads'
-import type { Derivation, StoredEvent } from '../storage/store.js'
+import type { EventInput } from '../core/types.js'
+import type { Derivation } from '../storage/store.js'
 
 /** What the pool starts this worker with. */
 interface DeriveWorkerData {
@@ -22,7 +23,7 @@ const state = new Int32Array(shared)
 try {
   // Loaded here rather than imported above, so that a module that cannot load is reported (state -1), not a hang.
   const { indexEvent } = await import('./index-event.js')
-  port.on('message', (events: StoredEvent[]) => {
+  port.on('message', (events: EventInput[]) => {
     const out = events.map((event): Derivation | undefined => {
       try {
         return indexEvent(event, timeZone)

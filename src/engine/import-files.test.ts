@@ -1,12 +1,48 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createTestEngine, tempDir } from '../testing/test-mnemo.js'
+import { createManualClock } from '../core/clock.js'
+import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
+import { createTestEngine, T0, tempDir } from '../testing/test-mnemo.js'
 import { IMPORT_BATCH_EVENTS } from './import-files.js'
+import { MnemoEngine } from './mnemo.js'
 
-const cleanups: (() => void)[] = []
-afterEach(() => {
-  while (cleanups.length > 0) cleanups.pop()!()
+// A worker runs JavaScript: the import's derive pool is tested with the build's worker script (npm run build makes it).
+const BUILT = new URL('../../dist/engine/derive-worker.js', import.meta.url)
+/**
+ * Whether imports in this file start a derive pool (one thread, the built worker, whatever the files' size), and how
+ * many derivations the pools' workers gave.
+ */
+const forcePool = vi.hoisted(() => ({ on: false, derived: 0 }))
+vi.mock('./derive-pool.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('./derive-pool.js')>()
+  return {
+    ...real,
+    get DERIVE_POOL_MIN_IMPORT_BYTES() {
+      return forcePool.on ? 0 : real.DERIVE_POOL_MIN_IMPORT_BYTES
+    },
+    deriveThreads: () => (forcePool.on ? 1 : real.deriveThreads()),
+    openDerivePool: (options: Parameters<typeof real.openDerivePool>[0]) => {
+      const pool = real.openDerivePool(forcePool.on ? { ...options, script: BUILT } : options)
+      if (pool === undefined) return undefined
+      return {
+        ...pool,
+        shift: () => {
+          const got = pool.shift()
+          forcePool.derived += got.filter((d) => d !== undefined).length
+          return got
+        },
+      }
+    },
+  }
+})
+
+const cleanups: (() => unknown)[] = []
+afterEach(async () => {
+  forcePool.on = false
+  while (cleanups.length > 0) await cleanups.pop()!()
 })
 
 /** A Claude Code transcript of `turns` prompt + answer pairs (2 lines each) in session `id`. */
@@ -61,5 +97,67 @@ describe('import in batches', () => {
     const again = await engine.importPath(t.dir)
     for (const f of again.files) expect(f).toMatchObject({ imported: 0, duplicates: 20, observations: 0 })
     expect((await engine.stats()).events).toBe(620)
+  })
+})
+
+/** Every table an import writes (the log, derived rows, the full-text index's rows and pages), as text. */
+function dump(file: string): Record<string, string> {
+  const db = new Database(file, { readonly: true })
+  const out: Record<string, string> = {}
+  for (const t of [
+    'events',
+    'observations',
+    'observation_copies',
+    'sessions',
+    'projects',
+    'entities',
+    'entity_mentions',
+    'memories',
+    'kept_ids',
+    'search_fts',
+    'search_fts_data',
+    'search_fts_docsize',
+  ])
+    out[t] = JSON.stringify(db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).raw().all(), (_k, v: unknown) =>
+      Buffer.isBuffer(v) ? v.toString('hex') : v,
+    )
+  db.close()
+  return out
+}
+
+describe.skipIf(!existsSync(fileURLToPath(BUILT)))('import with a derive pool (the built worker)', () => {
+  it('stores what an import without workers stores (log, observations, full-text rows and pages, entities) and reports the same, a re-import included', async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const src = path.join(t.dir, 'src')
+    mkdirSync(src)
+    // The repository's Claude Code and Codex fixtures, then 80 sessions of 20 events: 3 whole batches and a tail.
+    const fixtures = fileURLToPath(new URL('../../fixtures/transcripts/', import.meta.url))
+    copyFileSync(path.join(fixtures, 'claude-code', 'mixed-session.jsonl'), path.join(src, 'a-claude.jsonl'))
+    copyFileSync(path.join(fixtures, 'codex', 'rollout-mixed.jsonl'), path.join(src, 'a-codex.jsonl'))
+    for (let f = 0; f < 80; f++) writeFileSync(path.join(src, `s${String(f).padStart(2, '0')}.jsonl`), transcript(`s${f}`, 10))
+    const reports: unknown[] = []
+    const dumps: Record<string, string>[] = []
+    for (const pool of [false, true]) {
+      forcePool.on = pool
+      const file = path.join(t.dir, `${pool ? 'pool' : 'plain'}.db`)
+      const clock = createManualClock(T0)
+      const store = openSqliteStore({ path: file }, () => clock.now())
+      const engine = new MnemoEngine({ store, clock, cwd: '/work/demo-app', contextBudgetTokens: 2000, timeZone: 'Europe/Berlin' })
+      const append = vi.spyOn(store, 'append')
+      const first = await engine.importPath(src)
+      const again = await engine.importPath(src)
+      reports.push({ first, again, batches: append.mock.calls.map(([batch]) => batch.length) })
+      await store.close()
+      dumps.push(dump(file))
+    }
+    const [plain, pooled] = reports as { first: { imported: number }; again: { duplicates: number } }[]
+    expect(plain!.first.imported).toBeGreaterThan(3 * IMPORT_BATCH_EVENTS)
+    expect(plain!.again.duplicates).toBe(plain!.first.imported)
+    // Every event of both imports was derived by the worker (a re-import's duplicates too: they are derived before the
+    // store finds them stored).
+    expect(forcePool.derived).toBe(2 * plain!.first.imported)
+    expect(pooled).toEqual(plain)
+    expect(dumps[1]).toEqual(dumps[0])
   })
 })

@@ -2,7 +2,7 @@ import { closeSync, openSync, readdirSync, readFileSync, readSync, type Stats, s
 import path from 'node:path'
 import { MnemoError } from '../core/errors.js'
 import type { EventInput, ProjectRef } from '../core/types.js'
-import type { AppendResult } from '../storage/store.js'
+import type { AppendResult, Derivation } from '../storage/store.js'
 import { parseClaudeTranscript } from '../capture/claude-transcript.js'
 import { parseCodexRollout } from '../capture/codex-rollout.js'
 import { parseCursorDatabase, sqliteTables } from '../capture/cursor-db.js'
@@ -19,6 +19,7 @@ import {
 } from '../capture/opencode-storage.js'
 import type { Redactor } from '../capture/sanitize.js'
 import { detectTranscriptFormat } from '../capture/transcript-format.js'
+import type { DerivePool } from './derive-pool.js'
 import type { EngineContext } from './engine-context.js'
 import { isMnemoExport } from './export.js'
 import { importExport } from './export-io.js'
@@ -358,17 +359,27 @@ async function importFiles(
     redact?: Redactor
     project?: ProjectRef
     candidateRoots: readonly string[]
-    append: (events: readonly EventInput[]) => Promise<AppendResult>
+    /** Makes parsed events the importing user's (`Access.own`), before they are derived. */
+    own: (events: readonly EventInput[]) => EventInput[]
+    /** Appends a batch; `derived[i]`, when given, is `events[i]`'s derivation (else the store derives it). */
+    append: (events: readonly EventInput[], derived?: readonly (Derivation | undefined)[]) => Promise<AppendResult>
+    /** Derives each batch on worker threads while the next files are parsed and the batch before is written. */
+    ahead?: DerivePool
   },
 ): Promise<ImportReport> {
   const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, covered: 0, skipped: 0, unknown: 0 }
   let valid = 0
+  type Pending = { event: EventInput; file: ImportFileReport }
   // Events parsed but not appended yet, each with the report of its file.
-  let pending: { event: EventInput; file: ImportFileReport }[] = []
-  // Appends pending[from, to) as one batch and counts its outcome into each event's file.
-  const appendBatch = async (from: number, to: number): Promise<void> => {
-    const batch = pending.slice(from, to)
-    const r = await options.append(batch.map((p) => p.event))
+  let pending: Pending[] = []
+  // Batches handed to `ahead` and not appended yet, oldest first.
+  const deriving: Pending[][] = []
+  // Appends a batch as one transaction and counts its outcome into each event's file.
+  const appendNow = async (batch: Pending[], derived?: readonly (Derivation | undefined)[]): Promise<void> => {
+    const r = await options.append(
+      batch.map((p) => p.event),
+      derived,
+    )
     batch.forEach(({ file }, i) => {
       const outcome = r.perEvent[i]
       if (r.seqs[i] === undefined) file.duplicates++
@@ -376,6 +387,14 @@ async function importFiles(
       file.observations += outcome?.observations ?? 0
       file.covered += outcome?.covered ?? 0
     })
+  }
+  // With `ahead`, a batch is appended once the next one is handed over (or at the end), so the workers derive it
+  // while this thread parses on; batches are still appended one at a time, in order.
+  const appendBatch = async (batch: Pending[]): Promise<void> => {
+    if (options.ahead === undefined) return appendNow(batch)
+    options.ahead.push(batch.map((p) => p.event))
+    deriving.push(batch)
+    if (deriving.length > 1) await appendNow(deriving.shift()!, options.ahead.shift())
   }
   for (const file of files) {
     const parsed = parseImportFile(file, format, {
@@ -395,10 +414,11 @@ async function importFiles(
       unknownTypes: parsed.parse.unknownTypes,
     }
     if (parsed.error) fileReport.error = parsed.error
-    for (const event of parsed.parse.events) pending.push({ event, file: fileReport })
+    for (const event of options.own(parsed.parse.events)) pending.push({ event, file: fileReport })
     if (pending.length >= IMPORT_BATCH_EVENTS) {
       let at = 0
-      for (; pending.length - at >= IMPORT_BATCH_EVENTS; at += IMPORT_BATCH_EVENTS) await appendBatch(at, at + IMPORT_BATCH_EVENTS)
+      for (; pending.length - at >= IMPORT_BATCH_EVENTS; at += IMPORT_BATCH_EVENTS)
+        await appendBatch(pending.slice(at, at + IMPORT_BATCH_EVENTS))
       pending = pending.slice(at)
     }
     valid += parsed.parse.events.length
@@ -408,7 +428,8 @@ async function importFiles(
     }
     report.files.push(fileReport)
   }
-  if (pending.length > 0) await appendBatch(0, pending.length)
+  if (pending.length > 0) await appendBatch(pending)
+  while (deriving.length > 0) await appendNow(deriving.shift()!, options.ahead?.shift())
   for (const fileReport of report.files) {
     report.read += fileReport.read
     report.imported += fileReport.imported
@@ -474,10 +495,39 @@ export async function importPath(
   }
   // A Gemini session names its project only by a hash of its root: try the folder we run in and the projects already known.
   const candidateRoots = [process.cwd(), ...(await ctx.store.listProjects()).map((p) => p.root).filter((r) => r.startsWith('/'))]
-  return importFiles(target, files, options.format ?? 'auto', {
-    ...(ctx.redact ? { redact: ctx.redact } : {}),
-    ...(options.project ? { project: options.project } : {}),
-    candidateRoots,
-    append: (events) => ctx.append(ctx.access.own(events)),
-  })
+  const ahead = await openImportPool(ctx, files)
+  try {
+    return await importFiles(target, files, options.format ?? 'auto', {
+      ...(ctx.redact ? { redact: ctx.redact } : {}),
+      ...(options.project ? { project: options.project } : {}),
+      candidateRoots,
+      own: (events) => ctx.access.own(events),
+      append: (events, derived) => ctx.store.append(events.map((event, i) => ({ event, derive: () => derived?.[i] ?? ctx.derive(event) }))),
+      ...(ahead ? { ahead } : {}),
+    })
+  } finally {
+    await ahead?.close()
+  }
+}
+
+/**
+ * Worker threads deriving an import's batches (derive-pool.ts), as a rebuild's pages: only on the SQLite store (its
+ * writes are synchronous, so the derivations are waited for in place), for files of `DERIVE_POOL_MIN_IMPORT_BYTES`
+ * or more, and for the cores the load leaves idle (`deriveThreads`). The rows are the same with it as without.
+ */
+async function openImportPool(ctx: EngineContext, files: readonly string[]): Promise<DerivePool | undefined> {
+  if (ctx.store.dialect !== 'sqlite') return undefined
+  const { DERIVE_POOL_MIN_IMPORT_BYTES, deriveThreads, openDerivePool } = await import('./derive-pool.js')
+  let bytes = 0
+  for (const file of files) {
+    try {
+      bytes += statSync(file).size
+    } catch {
+      // Unreadable: its parse reports why.
+    }
+    if (bytes >= DERIVE_POOL_MIN_IMPORT_BYTES) break
+  }
+  if (bytes < DERIVE_POOL_MIN_IMPORT_BYTES) return undefined
+  const threads = deriveThreads()
+  return threads > 0 ? openDerivePool({ timeZone: ctx.timeZone, threads }) : undefined
 }
