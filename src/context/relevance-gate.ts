@@ -44,13 +44,19 @@ function inverseDocumentFrequency(df: number, n: number): number {
   return Math.log(1 + n / (df + 0.5))
 }
 
-/** Lowercased Porter stems of the words of `text` (camelCase and snake_case identifiers also by their parts). */
-function stemsOf(text: string): Set<string> {
+/**
+ * Lowercased Porter stems of the words of `text` (camelCase and snake_case identifiers also by their parts).
+ *
+ * @param initials - When given, only the stems starting with one of these characters (the others are not computed:
+ *   a Porter stem starts with its word's first letter, so a word of another initial cannot give one of them).
+ */
+function stemsOf(text: string, initials?: ReadonlySet<string>): Set<string> {
   const out = new Set<string>()
   for (const raw of searchForm(text).match(/[\p{L}\p{N}_]+/gu) ?? []) {
     const parts = /[a-z][A-Z]|_/.test(raw) ? [raw, ...splitIdentifier(raw)] : [raw]
     for (const p of parts) {
       const w = p.toLowerCase()
+      if (initials !== undefined && !initials.has(w[0]!)) continue
       out.add(/^[a-z]+$/.test(w) ? stemmer(w) : w)
     }
   }
@@ -104,8 +110,9 @@ export interface Coverage {
 export function coverage(terms: readonly GateTerm[], text: string): Coverage {
   const total = terms.reduce((s, t) => s + t.idf, 0)
   if (total <= 0) return { share: 0, mass: 0, matched: [] }
-  const stems = stemsOf(text)
-  const lower = searchForm(text).toLowerCase()
+  // Only the stems a term can ask for: most words of a text are not stemmed at all.
+  const stems = stemsOf(text, new Set(terms.flatMap((t) => (t.cjk ? [] : t.stems.map((x) => x[0]!)))))
+  const lower = terms.some((t) => t.cjk) ? searchForm(text).toLowerCase() : ''
   const matched: number[] = []
   let mass = 0
   terms.forEach((t, i) => {

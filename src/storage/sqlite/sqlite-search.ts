@@ -323,18 +323,29 @@ export function neighbors(
   return s.guard('neighbors', () => {
     const out = new Map<number, { prev: number[]; next: number[] }>()
     const shown = visible ? visibleWhere(visible, observationVisibility('observations')) : { sql: '', params: [] }
+    // Both sides in one statement (a recall asks for 50 documents' neighbours: 50 statements rather than 100), each
+    // side's rows put in order here: a compound select keeps no order of its parts.
+    const sides = s.stmt(
+      `SELECT * FROM (SELECT 0 AS side, ts, rowid FROM observations WHERE session_id = ? AND (ts, rowid) < (?, ?)${shown.sql} ORDER BY ts DESC, rowid DESC LIMIT ?)
+       UNION ALL
+       SELECT * FROM (SELECT 1 AS side, ts, rowid FROM observations WHERE session_id = ? AND (ts, rowid) > (?, ?)${shown.sql} ORDER BY ts, rowid LIMIT ?)`,
+    )
+    const near = (a: { ts: number; rowid: number }, b: { ts: number; rowid: number }): number => a.ts - b.ts || a.rowid - b.rowid
     for (const d of docs) {
       if (d.docKey <= 0 || d.sessionId === undefined) continue
-      const prev = s
-        .stmt(
-          `SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) < (?, ?)${shown.sql} ORDER BY ts DESC, rowid DESC LIMIT ?`,
-        )
-        .pluck()
-        .all(d.sessionId, d.ts, d.docKey, ...shown.params, span) as number[]
-      const next = s
-        .stmt(`SELECT rowid FROM observations WHERE session_id = ? AND (ts, rowid) > (?, ?)${shown.sql} ORDER BY ts, rowid LIMIT ?`)
-        .pluck()
-        .all(d.sessionId, d.ts, d.docKey, ...shown.params, span) as number[]
+      const rows = sides.all(d.sessionId, d.ts, d.docKey, ...shown.params, span, d.sessionId, d.ts, d.docKey, ...shown.params, span) as {
+        side: number
+        ts: number
+        rowid: number
+      }[]
+      const prev = rows
+        .filter((r) => r.side === 0)
+        .sort((a, b) => near(b, a))
+        .map((r) => r.rowid)
+      const next = rows
+        .filter((r) => r.side === 1)
+        .sort(near)
+        .map((r) => r.rowid)
       out.set(d.docKey, { prev, next })
     }
     return out
