@@ -4,11 +4,17 @@ import { fileURLToPath } from 'node:url'
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
 import type { EventInput } from '../core/types.js'
 import type { Derivation, DeriveAhead } from '../storage/store.js'
+import type { DeriveAnswer } from './derive-worker.js'
 
 /** A `DeriveAhead` on worker threads (for a rebuild, or an import's batches), to close when the work is done. */
 export interface DerivePool extends DeriveAhead {
   /** Hands over the next page of events (logged or about to be appended), in order. */
   push(events: readonly EventInput[]): void
+  /**
+   * `shift`, with the page's payloads as the SQLite log stores them (`AppendItem.storedPayload`) when the pool was
+   * opened with `payloads`; `payloads` is undefined otherwise, and once the workers failed.
+   */
+  shiftWithPayloads(): DeriveAnswer
   /** Stops the workers. */
   close(): Promise<void>
 }
@@ -58,16 +64,21 @@ export function deriveThreads(cores = availableParallelism(), load = loadavg()[0
  * and answers `undefined` for every event from then on (the store derives them itself): slower, never different.
  *
  * @param options.threads - Workers to start, ≥ 1 (see `deriveThreads`).
+ * @param options.payloads - Whether the workers also encode each event's payload as the SQLite log stores it
+ *   (`shiftWithPayloads`; for an import, whose events are not logged yet). Default: false.
  * @param options.script - The worker script; default the built derive-worker.js (see `workerScript`).
  * @returns The pool, or undefined when there is no worker script or `threads` < 1.
  */
-export function openDerivePool(options: { timeZone: string; threads: number; script?: URL }): DerivePool | undefined {
+export function openDerivePool(options: { timeZone: string; threads: number; payloads?: boolean; script?: URL }): DerivePool | undefined {
   const script = options.script ?? workerScript()
   if (script === undefined || options.threads < 1) return undefined
   const workers = Array.from({ length: options.threads }, () => {
     const shared = new SharedArrayBuffer(8)
     const { port1, port2 } = new MessageChannel()
-    const worker = new Worker(script, { workerData: { timeZone: options.timeZone, port: port2, shared }, transferList: [port2] })
+    const worker = new Worker(script, {
+      workerData: { timeZone: options.timeZone, port: port2, shared, payloads: options.payloads ?? false },
+      transferList: [port2],
+    })
     // The thread must not keep the process alive once the rebuild is over, whatever happens to close().
     worker.unref()
     return { worker, port: port1, state: new Int32Array(shared), taken: 0 }
@@ -79,12 +90,12 @@ export function openDerivePool(options: { timeZone: string; threads: number; scr
   let broken = false
 
   /** The next answer of `w`, or undefined when it failed to load or did not answer in time. */
-  const answer = (w: (typeof workers)[number]): (Derivation | undefined)[] | undefined => {
+  const answer = (w: (typeof workers)[number]): DeriveAnswer | undefined => {
     const deadline = Date.now() + PAGE_WAIT_MS
     for (;;) {
       const answered = Atomics.load(w.state, 0)
       const message = receiveMessageOnPort(w.port as MessagePort)
-      if (message !== undefined) return message.message as (Derivation | undefined)[]
+      if (message !== undefined) return message.message as DeriveAnswer
       if (Atomics.load(w.state, 1) === -1) return undefined
       const left = deadline - Date.now()
       if (left <= 0) return undefined
@@ -98,17 +109,20 @@ export function openDerivePool(options: { timeZone: string; threads: number; scr
       if (!broken) workers[pushed % workers.length]!.port.postMessage(events)
       pushed++
     },
-    shift(): (Derivation | undefined)[] {
+    shiftWithPayloads(): DeriveAnswer {
       const length = pending.shift()
       if (length === undefined) throw new Error('DerivePool.shift: no page was pushed')
       const w = workers[taken % workers.length]!
       taken++
       const got = broken ? undefined : answer(w)
-      if (got === undefined || got.length !== length) {
+      if (got === undefined || got.derived.length !== length || (options.payloads && got.payloads?.length !== length)) {
         broken = true
-        return new Array<undefined>(length).fill(undefined)
+        return { derived: new Array<undefined>(length).fill(undefined) }
       }
       return got
+    },
+    shift(): (Derivation | undefined)[] {
+      return this.shiftWithPayloads().derived
     },
     async close(): Promise<void> {
       for (const w of workers) w.port.close()

@@ -1,8 +1,10 @@
 /**
  * The worker thread of a derive pool (derive-pool.ts): derives the pages of events the pool posts, in order, with
  * `indexEvent` (the derivation `rebuild` applies), and posts each page's derivations back, an entry `undefined` where
- * the event's derivation throws (the store derives that one itself and throws its error). Each answer is counted in
- * shared memory, so the pool can wait for it without an event loop (inside a store's synchronous transaction).
+ * the event's derivation throws (the store derives that one itself and throws its error); for a pool that asks for
+ * payloads (an import's), also each event's payload as the SQLite log stores it (`encodePayload`). Each answer is
+ * counted in shared memory, so the pool can wait for it without an event loop (inside a store's synchronous
+ * transaction).
  */
 import { type MessagePort, workerData } from 'node:worker_threads'
 import type { EventInput } from '../core/types.js'
@@ -16,22 +18,42 @@ interface DeriveWorkerData {
   port: MessagePort
   /** Int32 [answers posted, state: 0 loading, 1 ready, -1 failed to load]. */
   shared: SharedArrayBuffer
+  /** Whether each answer carries the events' encoded payloads too. */
+  payloads: boolean
 }
 
-const { timeZone, port, shared } = workerData as DeriveWorkerData
+/** One page's answer, in the page's order. */
+export interface DeriveAnswer {
+  derived: (Derivation | undefined)[]
+  /** Present when the pool asked for payloads; an entry `undefined` where encoding threw. */
+  payloads?: (string | Uint8Array | undefined)[]
+}
+
+const { timeZone, port, shared, payloads } = workerData as DeriveWorkerData
 const state = new Int32Array(shared)
 try {
   // Loaded here rather than imported above, so that a module that cannot load is reported (state -1), not a hang.
   const { indexEvent } = await import('./index-event.js')
+  const encodePayload = payloads ? (await import('../storage/sqlite/sqlite-payload.js')).encodePayload : undefined
   port.on('message', (events: EventInput[]) => {
-    const out = events.map((event): Derivation | undefined => {
-      try {
-        return indexEvent(event, timeZone)
-      } catch {
-        return undefined
-      }
-    })
-    port.postMessage(out)
+    const answer: DeriveAnswer = {
+      derived: events.map((event): Derivation | undefined => {
+        try {
+          return indexEvent(event, timeZone)
+        } catch {
+          return undefined
+        }
+      }),
+    }
+    if (encodePayload !== undefined)
+      answer.payloads = events.map((event) => {
+        try {
+          return encodePayload(event.payload)
+        } catch {
+          return undefined
+        }
+      })
+    port.postMessage(answer)
     Atomics.add(state, 0, 1)
     Atomics.notify(state, 0)
   })

@@ -13,9 +13,9 @@ import { MnemoEngine } from './mnemo.js'
 const BUILT = new URL('../../dist/engine/derive-worker.js', import.meta.url)
 /**
  * Whether imports in this file start a derive pool (one thread, the built worker, whatever the files' size), and how
- * many derivations the pools' workers gave.
+ * many derivations and encoded payloads the pools' workers gave.
  */
-const forcePool = vi.hoisted(() => ({ on: false, derived: 0 }))
+const forcePool = vi.hoisted(() => ({ on: false, derived: 0, payloads: 0 }))
 vi.mock('./derive-pool.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('./derive-pool.js')>()
   return {
@@ -29,9 +29,10 @@ vi.mock('./derive-pool.js', async (importOriginal) => {
       if (pool === undefined) return undefined
       return {
         ...pool,
-        shift: () => {
-          const got = pool.shift()
-          forcePool.derived += got.filter((d) => d !== undefined).length
+        shiftWithPayloads: () => {
+          const got = pool.shiftWithPayloads()
+          forcePool.derived += got.derived.filter((d) => d !== undefined).length
+          forcePool.payloads += got.payloads?.filter((p) => p !== undefined).length ?? 0
           return got
         },
       }
@@ -154,9 +155,10 @@ describe.skipIf(!existsSync(fileURLToPath(BUILT)))('import with a derive pool (t
     const [plain, pooled] = reports as { first: { imported: number }; again: { duplicates: number } }[]
     expect(plain!.first.imported).toBeGreaterThan(3 * IMPORT_BATCH_EVENTS)
     expect(plain!.again.duplicates).toBe(plain!.first.imported)
-    // Every event of both imports was derived by the worker (a re-import's duplicates too: they are derived before the
+    // Every event of both imports was derived and its payload encoded by the worker (a re-import's duplicates too: they are derived before the
     // store finds them stored).
     expect(forcePool.derived).toBe(2 * plain!.first.imported)
+    expect(forcePool.payloads).toBe(2 * plain!.first.imported)
     expect(pooled).toEqual(plain)
     expect(dumps[1]).toEqual(dumps[0])
   })

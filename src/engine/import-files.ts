@@ -2,7 +2,7 @@ import { closeSync, openSync, readdirSync, readFileSync, readSync, type Stats, s
 import path from 'node:path'
 import { MnemoError } from '../core/errors.js'
 import type { EventInput, ProjectRef } from '../core/types.js'
-import type { AppendResult, Derivation } from '../storage/store.js'
+import type { AppendResult } from '../storage/store.js'
 import { parseClaudeTranscript } from '../capture/claude-transcript.js'
 import { parseCodexRollout } from '../capture/codex-rollout.js'
 import { parseCursorDatabase, sqliteTables } from '../capture/cursor-db.js'
@@ -20,6 +20,7 @@ import {
 import type { Redactor } from '../capture/sanitize.js'
 import { detectTranscriptFormat } from '../capture/transcript-format.js'
 import type { DerivePool } from './derive-pool.js'
+import type { DeriveAnswer } from './derive-worker.js'
 import type { EngineContext } from './engine-context.js'
 import { isMnemoExport } from './export.js'
 import { importExport } from './export-io.js'
@@ -361,8 +362,11 @@ async function importFiles(
     candidateRoots: readonly string[]
     /** Makes parsed events the importing user's (`Access.own`), before they are derived. */
     own: (events: readonly EventInput[]) => EventInput[]
-    /** Appends a batch; `derived[i]`, when given, is `events[i]`'s derivation (else the store derives it). */
-    append: (events: readonly EventInput[], derived?: readonly (Derivation | undefined)[]) => Promise<AppendResult>
+    /**
+     * Appends a batch; `ahead`, when given, holds `events[i]`'s derivation at `derived[i]` and its encoded payload at
+     * `payloads[i]` (where undefined, the store derives or encodes it).
+     */
+    append: (events: readonly EventInput[], ahead?: DeriveAnswer) => Promise<AppendResult>
     /** Derives each batch on worker threads while the next files are parsed and the batch before is written. */
     ahead?: DerivePool
   },
@@ -375,10 +379,10 @@ async function importFiles(
   // Batches handed to `ahead` and not appended yet, oldest first.
   const deriving: Pending[][] = []
   // Appends a batch as one transaction and counts its outcome into each event's file.
-  const appendNow = async (batch: Pending[], derived?: readonly (Derivation | undefined)[]): Promise<void> => {
+  const appendNow = async (batch: Pending[], ahead?: DeriveAnswer): Promise<void> => {
     const r = await options.append(
       batch.map((p) => p.event),
-      derived,
+      ahead,
     )
     batch.forEach(({ file }, i) => {
       const outcome = r.perEvent[i]
@@ -394,7 +398,7 @@ async function importFiles(
     if (options.ahead === undefined) return appendNow(batch)
     options.ahead.push(batch.map((p) => p.event))
     deriving.push(batch)
-    if (deriving.length > 1) await appendNow(deriving.shift()!, options.ahead.shift())
+    if (deriving.length > 1) await appendNow(deriving.shift()!, options.ahead.shiftWithPayloads())
   }
   for (const file of files) {
     const parsed = parseImportFile(file, format, {
@@ -429,7 +433,7 @@ async function importFiles(
     report.files.push(fileReport)
   }
   if (pending.length > 0) await appendBatch(pending)
-  while (deriving.length > 0) await appendNow(deriving.shift()!, options.ahead?.shift())
+  while (deriving.length > 0) await appendNow(deriving.shift()!, options.ahead?.shiftWithPayloads())
   for (const fileReport of report.files) {
     report.read += fileReport.read
     report.imported += fileReport.imported
@@ -502,7 +506,17 @@ export async function importPath(
       ...(options.project ? { project: options.project } : {}),
       candidateRoots,
       own: (events) => ctx.access.own(events),
-      append: (events, derived) => ctx.store.append(events.map((event, i) => ({ event, derive: () => derived?.[i] ?? ctx.derive(event) }))),
+      append: (events, ahead) =>
+        ctx.store.append(
+          events.map((event, i) => {
+            const storedPayload = ahead?.payloads?.[i]
+            return {
+              event,
+              derive: () => ahead?.derived[i] ?? ctx.derive(event),
+              ...(storedPayload !== undefined ? { storedPayload } : {}),
+            }
+          }),
+        ),
       ...(ahead ? { ahead } : {}),
     })
   } finally {
@@ -529,5 +543,5 @@ async function openImportPool(ctx: EngineContext, files: readonly string[]): Pro
   }
   if (bytes < DERIVE_POOL_MIN_IMPORT_BYTES) return undefined
   const threads = deriveThreads()
-  return threads > 0 ? openDerivePool({ timeZone: ctx.timeZone, threads }) : undefined
+  return threads > 0 ? openDerivePool({ timeZone: ctx.timeZone, threads, payloads: true }) : undefined
 }

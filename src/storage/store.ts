@@ -276,6 +276,22 @@ export interface DeriveAhead {
   shift(): (Derivation | undefined)[]
 }
 
+/** One event of an `EventLog.append` batch, with how to derive it. */
+export interface AppendItem {
+  event: EventInput
+  /** The event's derivation, called only when the event is not a duplicate. */
+  derive: () => Derivation
+  /** When the log received it, epoch ms. Default: the store's clock. */
+  receivedAt?: number
+  /** Keys of the same delivery in a neighbouring second: stored under one of them, the event is a duplicate. */
+  sameAs?: readonly string[]
+  /**
+   * `event.payload` already in the SQLite log's encoding (its `encodePayload`), made on a derive pool's worker: the
+   * SQLite store writes it instead of encoding the payload again; the PostgreSQL store (a JSONB column) ignores it.
+   */
+  storedPayload?: string | Uint8Array
+}
+
 /** The append-only event log, the source of truth (ARCHITECTURE.md): appends with their derivation, reads, governance deletes and tombstones, in-place rewrites, rebuild. */
 export interface EventLog {
   /**
@@ -284,9 +300,7 @@ export interface EventLog {
    * `sameAs` keys is (the same delivery keyed in a neighbouring second), is
    * skipped (counted in `duplicates`) and its derivation not applied.
    */
-  append(
-    batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[],
-  ): Promise<AppendResult>
+  append(batch: readonly AppendItem[]): Promise<AppendResult>
   /** Logged events with `seq > afterSeq`, in order, at most `limit`. */
   readEvents(afterSeq: number, limit: number): Promise<StoredEvent[]>
   /** Logged events with `seq > afterSeq` of one project and user scope, in order, at most `limit` (for export). */

@@ -1,7 +1,8 @@
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
-import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
+import type { AgentName, EventFormat, Memory, Observation, Project, Session } from '../../core/types.js'
 import type { FactStore } from '../fact-store.js'
 import type {
+  AppendItem,
   AppendResult,
   AuditEntry,
   BrowseMemoriesOptions,
@@ -113,9 +114,7 @@ class PostgresStore implements Store {
   }
 
   // The event log.
-  append(
-    batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[],
-  ): Promise<AppendResult> {
+  append(batch: readonly AppendItem[]): Promise<AppendResult> {
     return append(this.db, this.parts.write, batch)
   }
   readEvents(afterSeq: number, limit: number): Promise<StoredEvent[]> {

@@ -2,7 +2,7 @@ import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
 import { oneLine, SESSION_TITLE_CHARS } from '../../core/text.js'
 import type { EventInput, StepPart } from '../../core/types.js'
 import { storedSessionKey } from '../rows.js'
-import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession } from '../store.js'
+import { type AppendItem, type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type StepSession } from '../store.js'
 import type { PgDb } from './pg-db.js'
 import { docInsert, mention, type PgDocColumn } from './pg-docs.js'
 import { applyMemory, applyMemoryOp } from './pg-memory-write.js'
@@ -29,7 +29,7 @@ export interface PgWriteParts {
   docColumns: readonly PgDocColumn[]
 }
 
-type Batch = readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[]
+type Batch = readonly AppendItem[]
 
 /** See `EventLog.append`: one transaction under the store's write lock; a derive that throws leaves nothing written. */
 export async function append(db: PgDb, parts: PgWriteParts, batch: Batch): Promise<AppendResult> {

@@ -4,9 +4,10 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import type DatabaseModule from 'better-sqlite3'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
-import type { AgentName, EventFormat, EventInput, Memory, Observation, Project, Session } from '../../core/types.js'
+import type { AgentName, EventFormat, Memory, Observation, Project, Session } from '../../core/types.js'
 import type { FactStore } from '../fact-store.js'
 import type {
+  AppendItem,
   AppendResult,
   AuditEntry,
   BrowseMemoriesOptions,
@@ -207,9 +208,7 @@ class SqliteStore implements Store {
     this.channels = sqliteChannels(this.s, (fn) => this.write(fn))
   }
 
-  async append(
-    batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[],
-  ): Promise<AppendResult> {
+  async append(batch: readonly AppendItem[]): Promise<AppendResult> {
     return this.write(() => append(this.s, batch))
   }
 

@@ -1,7 +1,15 @@
 import { makeId, type ProjectId, type SessionId } from '../../core/ids.js'
 import { oneLine, SESSION_TITLE_CHARS } from '../../core/text.js'
 import type { EntityRef, EventInput, StepPart } from '../../core/types.js'
-import { type AppendResult, CROSS_PATH_WINDOW_MS, type Derivation, type DeriveAhead, type StepSession, type StoredEvent } from '../store.js'
+import {
+  type AppendItem,
+  type AppendResult,
+  CROSS_PATH_WINDOW_MS,
+  type Derivation,
+  type DeriveAhead,
+  type StepSession,
+  type StoredEvent,
+} from '../store.js'
 import type { SqliteDb } from './sqlite-db.js'
 import { applyFacts, FACT_TABLES_SQL } from './sqlite-facts.js'
 import { deleteFromIndex } from './sqlite-fts.js'
@@ -75,10 +83,7 @@ function finishWrite(s: SqliteDb, w: WriteContext): void {
   }
 }
 
-export function append(
-  s: SqliteDb,
-  batch: readonly { event: EventInput; derive: () => Derivation; receivedAt?: number; sameAs?: readonly string[] }[],
-): AppendResult {
+export function append(s: SqliteDb, batch: readonly AppendItem[]): AppendResult {
   return s.guard('append', () => {
     const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [], perEvent: [] }
     if (batch.length > 1) bulkPageCache(s)
@@ -87,7 +92,7 @@ export function append(
         const now = s.now()
         const w = newWrite()
         const stored = (key: string): boolean => s.stmt('SELECT 1 FROM events WHERE idem_key = ?').get(key) !== undefined
-        for (const { event, derive, receivedAt: given, sameAs } of batch) {
+        for (const { event, derive, receivedAt: given, sameAs, storedPayload } of batch) {
           const receivedAt = given ?? now
           if (s.stmt('SELECT 1 FROM tombstones WHERE idem_key = ?').get(event.idemKey) || sameAs?.some(stored)) {
             result.duplicates++
@@ -111,7 +116,7 @@ export function append(
               event.ts,
               event.sessionStartedAt ?? null,
               receivedAt,
-              encodePayload(event.payload),
+              storedPayload ?? encodePayload(event.payload),
               event.user ?? null,
             )
           if (info.changes === 0) {
