@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Compares the keyword search (Store.searchText) of two builds on one store: per scope, whether every query gives the
-// same hits (ids, roles, scores) and the mean time of each build, the two alternating query by query in one process.
+// Compares the keyword search (Store.searchText) of two builds on one store: per scope, how many queries give the same
+// hits (ids, roles, scores), how many the same documents in the same order (top 10, all), the largest score difference,
+// and the mean time of each build, the two alternating query by query in one process.
 //
 //   node scripts/bench/compare-search.mjs <dist-before> <dist-after> <mnemo.db> <bench-store.json> [queries per scope]
 //
@@ -38,9 +39,18 @@ const scopes = {
   'one agent, no user': { agent: 'codex', user: null },
   'kinds, whole store': { kinds: ['decision', 'error', 'tool'] },
 }
-console.log('| scope | before ms | after ms | identical |\n| --- | --- | --- | --- |')
+console.log('| scope | before ms | after ms | identical | same order, top 10 | same order, all | max score difference |')
+console.log('| --- | --- | --- | --- | --- | --- | --- |')
+const keys = (hits, n) =>
+  hits
+    .slice(0, n)
+    .map((h) => h.docKey)
+    .join(',')
 for (const [name, scope] of Object.entries(scopes)) {
   let same = 0
+  let same10 = 0
+  let sameAll = 0
+  let maxDiff = 0
   let ta = 0
   let tb = 0
   for (const match of queries) {
@@ -52,8 +62,14 @@ for (const [name, scope] of Object.entries(scopes)) {
     const rb = await b.searchText(options)
     tb += performance.now() - t0
     if (JSON.stringify(ra) === JSON.stringify(rb)) same++
+    if (keys(ra, 10) === keys(rb, 10)) same10++
+    if (keys(ra) === keys(rb)) sameAll++
+    for (let i = 0; i < Math.min(ra.length, rb.length); i++) maxDiff = Math.max(maxDiff, Math.abs(ra[i].score - rb[i].score))
   }
-  console.log(`| ${name} | ${(ta / queries.length).toFixed(1)} | ${(tb / queries.length).toFixed(1)} | ${same}/${queries.length} |`)
+  const n = queries.length
+  console.log(
+    `| ${name} | ${(ta / n).toFixed(1)} | ${(tb / n).toFixed(1)} | ${same}/${n} | ${same10}/${n} | ${sameAll}/${n} | ${maxDiff.toExponential(1)} |`,
+  )
 }
 await a.close()
 await b.close()

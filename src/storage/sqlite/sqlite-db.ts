@@ -15,6 +15,10 @@ export class SqliteDb {
   readonly countCache = new Map<string, { version: string; count: number }>()
   /** Keys of the documents in a scope (current memories only), keyed like `namesCache` (see `matchCount`). */
   readonly scopeDocsCache = new Map<string, { version: string; keys: Set<number> }>()
+  /** Rows of the full-text index matching a phrase, keyed by the phrase (see `zeroIdfSplit`). */
+  readonly phraseCountCache = new Map<string, { version: string; count: number }>()
+  /** Whether a phrase is common among the oldest observations, which no write changes (see `zeroIdfSplit`). */
+  readonly commonPhraseCache = new Map<string, boolean>()
   /** Whether any document has a user, keyed like `namesCache` (see `whoMatters` in sqlite-search.ts). */
   usersCache: { version: string; any: boolean } | undefined
   /** Writes on this connection. */

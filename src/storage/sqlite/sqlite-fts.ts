@@ -40,7 +40,7 @@ export function deleteFromIndex(s: SqliteDb, docKey: number): void {
 }
 
 /** The SQLite varints (sqlite3GetVarint: big-endian, 7 bits a byte, the 9th byte 8 bits) that fill `bytes`. */
-function readVarints(bytes: Buffer): number[] {
+export function readVarints(bytes: Buffer): number[] {
   const out: number[] = []
   let i = 0
   while (i < bytes.length) {

@@ -1,6 +1,7 @@
 import type { ProjectId, SessionId } from '../../core/ids.js'
 import type { InjectionKey, InjectionWhat, Scope, SearchDoc, SearchTextOptions, TextMatch } from '../store.js'
 import { memoryVisibility, observationVisibility, type Visibility } from '../visibility.js'
+import { zeroIdfSplit } from './sqlite-common-terms.js'
 import type { SqliteDb } from './sqlite-db.js'
 import {
   DOC_VISIBILITY,
@@ -30,26 +31,44 @@ import {
  * ranks the matches instead, cut at a window of the best, and joins only the window to its rows to apply the scope;
  * when the window holds fewer than `limit` documents of the scope and there are more matches, it grows (×8) and the
  * query runs again, up to every match: cheaper there than lists of nearly every key. Either way the result is
- * exactly the best `limit` documents of the scope, as one query joining every match would give. Measured at 100k
- * observations in docs/RECALL-LATENCY.md.
+ * exactly the best `limit` documents of the scope, as one query joining every match would give, except that phrases
+ * in half the index or more, to which bm25 gives no weight, are left out of the match, and searched only for the
+ * documents the rest does not find when it finds fewer than `limit` (`zeroIdfSplit`; in a scope of a tenth of the
+ * store or more): scores are then lower by at most 2.2e-6 per phrase left out, and documents tied on the other
+ * phrases are ordered by key instead of by that share. Measured at 100k observations in docs/RECALL-LATENCY.md.
  */
 export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[] {
   return s.guard('search', () => {
-    const [wBody, wParts, wMeta] = options.weights ?? [1, 0.5, 0.5]
-    const bm25 = `-bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)})`
-    const total = countDocs(s, {})
-    const share = options.sessionId ? 0 : countDocs(s, options) / Math.max(1, total)
-    if (share * 2 < 1) {
-      const inO = scopeWhere(options, onTable('observations'))
-      const inM = scopeWhere(options, onTable('memories'))
-      const seenO = visibleWhere(options, observationVisibility('observations'))
-      const seenM = visibleWhere(options, memoryVisibility('memories'))
-      // A session holds observations only.
-      const session = options.sessionId ? ' AND observations.session_id = ?' : ''
-      const memories = options.sessionId ? '0' : `1 = 1${inM.sql}${seenM.sql}`
-      return s
-        .stmt(
-          `SELECT g.docKey, COALESCE(o.role, m.kind) AS role, g.score FROM (
+    // The phrases in half the index or more weigh 1e-6 in bm25: searched only for the tail, if the rest finds too few.
+    // Not in a small scope (a session, under a tenth of the store): there the rest often finds too few, and the two
+    // queries then cost more than the one (bm25 is computed for the scope's matches only: sparing it saves less).
+    const share = options.sessionId ? 0 : countDocs(s, options) / Math.max(1, countDocs(s, {}))
+    const split = share >= 0.1 ? zeroIdfSplit(s, options.match) : undefined
+    if (split === undefined) return searchMatch(s, options)
+    const found = searchMatch(s, { ...options, match: split.kept })
+    if (found.length >= options.limit) return found
+    const tail = searchMatch(s, { ...options, match: `(${split.dropped}) NOT (${split.kept})`, limit: options.limit - found.length })
+    return [...found, ...tail].sort((a, b) => b.score - a.score || a.docKey - b.docKey)
+  })
+}
+
+/** `searchText` of `options.match` as it is. */
+function searchMatch(s: SqliteDb, options: SearchTextOptions): TextMatch[] {
+  const [wBody, wParts, wMeta] = options.weights ?? [1, 0.5, 0.5]
+  const bm25 = `-bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)})`
+  const total = countDocs(s, {})
+  const share = options.sessionId ? 0 : countDocs(s, options) / Math.max(1, total)
+  if (share * 2 < 1) {
+    const inO = scopeWhere(options, onTable('observations'))
+    const inM = scopeWhere(options, onTable('memories'))
+    const seenO = visibleWhere(options, observationVisibility('observations'))
+    const seenM = visibleWhere(options, memoryVisibility('memories'))
+    // A session holds observations only.
+    const session = options.sessionId ? ' AND observations.session_id = ?' : ''
+    const memories = options.sessionId ? '0' : `1 = 1${inM.sql}${seenM.sql}`
+    return s
+      .stmt(
+        `SELECT g.docKey, COALESCE(o.role, m.kind) AS role, g.score FROM (
             SELECT f.docKey, f.score FROM (
               SELECT rowid AS docKey, ${bm25} AS score FROM search_fts WHERE search_fts MATCH ?) f
             WHERE f.docKey IN (SELECT rowid FROM observations WHERE 1 = 1${inO.sql}${session}${seenO.sql})
@@ -57,41 +76,40 @@ export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[]
             ORDER BY f.score DESC, f.docKey LIMIT ?) g
           ${docJoin('g.docKey')}
           ORDER BY g.score DESC, g.docKey`,
-        )
-        .all(
-          options.match,
-          ...inO.params,
-          ...(options.sessionId ? [options.sessionId] : []),
-          ...seenO.params,
-          ...(options.sessionId ? [] : [...inM.params, ...seenM.params]),
-          options.limit,
-        ) as TextMatch[]
-    }
-    const inScope = scopeWhere(options, onEither)
-    const visible = visibleWhere(options, DOC_VISIBILITY)
-    const scope = inScope.sql + visible.sql
-    const params: unknown[] = [...inScope.params, ...visible.params]
-    const ranked = `SELECT rowid AS docKey, ${bm25} AS score FROM search_fts WHERE search_fts MATCH ? ORDER BY score DESC, rowid`
-    const select = (inner: string): string =>
-      `SELECT f.docKey, COALESCE(o.role, m.kind) AS role, f.score FROM (${inner}) f
+      )
+      .all(
+        options.match,
+        ...inO.params,
+        ...(options.sessionId ? [options.sessionId] : []),
+        ...seenO.params,
+        ...(options.sessionId ? [] : [...inM.params, ...seenM.params]),
+        options.limit,
+      ) as TextMatch[]
+  }
+  const inScope = scopeWhere(options, onEither)
+  const visible = visibleWhere(options, DOC_VISIBILITY)
+  const scope = inScope.sql + visible.sql
+  const params: unknown[] = [...inScope.params, ...visible.params]
+  const ranked = `SELECT rowid AS docKey, ${bm25} AS score FROM search_fts WHERE search_fts MATCH ? ORDER BY score DESC, rowid`
+  const select = (inner: string): string =>
+    `SELECT f.docKey, COALESCE(o.role, m.kind) AS role, f.score FROM (${inner}) f
        ${docJoin('f.docKey')}
        WHERE (o.id IS NOT NULL OR m.id IS NOT NULL)${scope}
        ORDER BY f.score DESC, f.docKey LIMIT ?`
-    // The first window is sized to the scope's share of the store (1.5 × limit / share); a window over half the
-    // store (a small store) goes straight to every match, as the window would.
-    let window = Math.max(400, Math.ceil((options.limit * 1.5) / share))
-    for (;;) {
-      if (window * 2 >= total) return s.stmt(select(ranked)).all(options.match, ...params, options.limit) as TextMatch[]
-      const found = s.stmt(select(`${ranked} LIMIT ?`)).all(options.match, window, ...params, options.limit) as TextMatch[]
-      if (found.length >= options.limit) return found
-      const matches = s
-        .stmt('SELECT COUNT(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)')
-        .pluck()
-        .get(options.match, window + 1) as number
-      if (matches <= window) return found
-      window *= 8
-    }
-  })
+  // The first window is sized to the scope's share of the store (1.5 × limit / share); a window over half the
+  // store (a small store) goes straight to every match, as the window would.
+  let window = Math.max(400, Math.ceil((options.limit * 1.5) / share))
+  for (;;) {
+    if (window * 2 >= total) return s.stmt(select(ranked)).all(options.match, ...params, options.limit) as TextMatch[]
+    const found = s.stmt(select(`${ranked} LIMIT ?`)).all(options.match, window, ...params, options.limit) as TextMatch[]
+    if (found.length >= options.limit) return found
+    const matches = s
+      .stmt('SELECT COUNT(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?)')
+      .pluck()
+      .get(options.match, window + 1) as number
+    if (matches <= window) return found
+    window *= 8
+  }
 }
 
 export function vectors(s: SqliteDb, space: string, scope: Scope, visible?: Visibility): { docKey: number; vec: Float32Array }[] {
