@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { PassThrough, Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
@@ -201,6 +201,25 @@ describe('deferCapture', () => {
     // Before a tool, Codex takes no context: deferred even when a file is named.
     const codex = await deferCapture('PreToolUse', 'codex', { stdin: Readable.from([cases[0]![1]]), env: env(dir), cwd: CWD })
     expect(codex.deferred).toBe(true)
+  })
+
+  it('hands the event to the full hook when the spool cannot be written, which stores it itself', async () => {
+    const dir = home()
+    // A file where the spool folder should be: the spool cannot be made, the store still can.
+    writeFileSync(path.join(dir, 'spool'), 'not a folder')
+    const stdin = hookPayload('PostToolUse', {
+      tool_name: 'Bash',
+      tool_input: { command: 'make numbatcheck' },
+      tool_response: 'ok',
+      tool_use_id: 't3',
+    })
+    expect(await hookProcess(dir, 'PostToolUse', stdin)).toEqual({ deferred: false, stdout: '' })
+    const m = openMnemo({ env: env(dir) })
+    try {
+      expect(await m.engine.stats()).toMatchObject({ events: 1, observations: 1 })
+    } finally {
+      await m.close()
+    }
   })
 
   it('hands a stdin that never closes to the full hook, which spools what arrived and logs why', async () => {
