@@ -2,7 +2,8 @@
  * The worker thread of a derive pool (derive-pool.ts): derives the pages of events the pool posts, in order, with
  * `indexEvent` (the derivation `rebuild` applies), and posts each page's derivations back, an entry `undefined` where
  * the event's derivation throws (the store derives that one itself and throws its error); for a pool that asks for
- * payloads (an import's), also each event's payload as the SQLite log stores it (`encodePayload`). Each answer is
+ * payloads (an import's), also each event's payload as the SQLite log stores it (`encodePayload`) and its
+ * observations' texts that the store compresses (`encodeObservationText`). Each answer is
  * counted in shared memory, so the pool can wait for it without an event loop (inside a store's synchronous
  * transaction).
  */
@@ -27,6 +28,11 @@ export interface DeriveAnswer {
   derived: (Derivation | undefined)[]
   /** Present when the pool asked for payloads; an entry `undefined` where encoding threw. */
   payloads?: (string | Uint8Array | undefined)[]
+  /**
+   * With `payloads`: per event, its derivation's observation texts that the SQLite store compresses
+   * (`encodeObservationText`), compressed; undefined for a text stored as text, and for an event not derived.
+   */
+  texts?: ((Uint8Array | undefined)[] | undefined)[]
 }
 
 const { timeZone, port, shared, payloads } = workerData as DeriveWorkerData
@@ -34,7 +40,7 @@ const state = new Int32Array(shared)
 try {
   // Loaded here rather than imported above, so that a module that cannot load is reported (state -1), not a hang.
   const { indexEvent } = await import('./index-event.js')
-  const encodePayload = payloads ? (await import('../storage/sqlite/sqlite-payload.js')).encodePayload : undefined
+  const encoding = payloads ? await import('../storage/sqlite/sqlite-payload.js') : undefined
   port.on('message', (events: EventInput[]) => {
     const answer: DeriveAnswer = {
       derived: events.map((event): Derivation | undefined => {
@@ -45,14 +51,21 @@ try {
         }
       }),
     }
-    if (encodePayload !== undefined)
+    if (encoding !== undefined) {
       answer.payloads = events.map((event) => {
         try {
-          return encodePayload(event.payload)
+          return encoding.encodePayload(event.payload)
         } catch {
           return undefined
         }
       })
+      answer.texts = answer.derived.map((d) =>
+        d?.observations.map((o) => {
+          const stored = encoding.encodeObservationText(o.kind, o.text)
+          return typeof stored === 'string' ? undefined : stored
+        }),
+      )
+    }
     port.postMessage(answer)
     Atomics.add(state, 0, 1)
     Atomics.notify(state, 0)

@@ -13,9 +13,9 @@ import { MnemoEngine } from './mnemo.js'
 const BUILT = new URL('../../dist/engine/derive-worker.js', import.meta.url)
 /**
  * Whether imports in this file start a derive pool (one thread, the built worker, whatever the files' size), and how
- * many derivations and encoded payloads the pools' workers gave.
+ * many derivations, encoded payloads and compressed observation texts the pools' workers gave.
  */
-const forcePool = vi.hoisted(() => ({ on: false, derived: 0, payloads: 0 }))
+const forcePool = vi.hoisted(() => ({ on: false, derived: 0, payloads: 0, texts: 0 }))
 vi.mock('./derive-pool.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('./derive-pool.js')>()
   return {
@@ -33,6 +33,7 @@ vi.mock('./derive-pool.js', async (importOriginal) => {
           const got = pool.shiftWithPayloads()
           forcePool.derived += got.derived.filter((d) => d !== undefined).length
           forcePool.payloads += got.payloads?.filter((p) => p !== undefined).length ?? 0
+          for (const texts of got.texts ?? []) forcePool.texts += texts?.filter((t) => t !== undefined).length ?? 0
           return got
         },
       }
@@ -70,6 +71,37 @@ function transcript(id: string, turns: number): string {
           role: 'assistant',
           content: [{ type: 'text', text: `The totalPrice in src/cart.ts rounds twice (${t}).` }],
         },
+      }),
+    )
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/** A Claude Code transcript of `calls` Bash calls, each with an output of 4,000+ characters (2 lines each), in session `id`. */
+function longToolOutputs(id: string, calls: number): string {
+  const lines: string[] = []
+  for (let t = 0; t < calls; t++) {
+    const at = (k: number) => new Date(Date.UTC(2025, 5, 2, 10, 0, 2 * t + k)).toISOString()
+    const common = { sessionId: id, cwd: '/work/shop', version: '2.0.14', isSidechain: false, userType: 'external' }
+    const output = Array.from({ length: 120 }, (_, k) => `PASS src/cart/total-${t}-${k}.test.ts (${k} ms) checkout rounding`).join('\n')
+    lines.push(
+      JSON.stringify({
+        ...common,
+        type: 'assistant',
+        uuid: `${id}-a${t}`,
+        timestamp: at(0),
+        message: {
+          id: `msg_${id}_${t}`,
+          role: 'assistant',
+          content: [{ type: 'tool_use', id: `toolu_${id}_${t}`, name: 'Bash', input: { command: `npm test -- cart ${t}` } }],
+        },
+      }),
+      JSON.stringify({
+        ...common,
+        type: 'user',
+        uuid: `${id}-u${t}`,
+        timestamp: at(1),
+        message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${id}_${t}`, content: output }] },
       }),
     )
   }
@@ -137,6 +169,8 @@ describe.skipIf(!existsSync(fileURLToPath(BUILT)))('import with a derive pool (t
     copyFileSync(path.join(fixtures, 'claude-code', 'mixed-session.jsonl'), path.join(src, 'a-claude.jsonl'))
     copyFileSync(path.join(fixtures, 'codex', 'rollout-mixed.jsonl'), path.join(src, 'a-codex.jsonl'))
     for (let f = 0; f < 80; f++) writeFileSync(path.join(src, `s${String(f).padStart(2, '0')}.jsonl`), transcript(`s${f}`, 10))
+    // Long tool outputs, which the store keeps compressed.
+    writeFileSync(path.join(src, 't-long.jsonl'), longToolOutputs('t-long', 12))
     const reports: unknown[] = []
     const dumps: Record<string, string>[] = []
     for (const pool of [false, true]) {
@@ -159,6 +193,7 @@ describe.skipIf(!existsSync(fileURLToPath(BUILT)))('import with a derive pool (t
     // store finds them stored).
     expect(forcePool.derived).toBe(2 * plain!.first.imported)
     expect(forcePool.payloads).toBe(2 * plain!.first.imported)
+    expect(forcePool.texts).toBe(2 * 12)
     expect(pooled).toEqual(plain)
     expect(dumps[1]).toEqual(dumps[0])
   })

@@ -510,10 +510,12 @@ export async function importPath(
         ctx.store.append(
           events.map((event, i) => {
             const storedPayload = ahead?.payloads?.[i]
+            const storedTexts = ahead?.texts?.[i]
             return {
               event,
               derive: () => ahead?.derived[i] ?? ctx.derive(event),
               ...(storedPayload !== undefined ? { storedPayload } : {}),
+              ...(storedTexts !== undefined ? { storedTexts } : {}),
             }
           }),
         ),

@@ -290,6 +290,12 @@ export interface AppendItem {
    * SQLite store writes it instead of encoding the payload again; the PostgreSQL store (a JSONB column) ignores it.
    */
   storedPayload?: string | Uint8Array
+  /**
+   * The texts of `derive()`'s observations, by index, that the SQLite store compresses (`encodeObservationText`),
+   * compressed with it on the worker that made the derivation; an entry undefined (a text stored as text) is encoded
+   * by the store. The PostgreSQL store ignores it.
+   */
+  storedTexts?: readonly (Uint8Array | undefined)[]
 }
 
 /** The append-only event log, the source of truth (ARCHITECTURE.md): appends with their derivation, reads, governance deletes and tombstones, in-place rewrites, rebuild. */

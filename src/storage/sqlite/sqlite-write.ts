@@ -92,7 +92,7 @@ export function append(s: SqliteDb, batch: readonly AppendItem[]): AppendResult 
         const now = s.now()
         const w = newWrite()
         const stored = (key: string): boolean => s.stmt('SELECT 1 FROM events WHERE idem_key = ?').get(key) !== undefined
-        for (const { event, derive, receivedAt: given, sameAs, storedPayload } of batch) {
+        for (const { event, derive, receivedAt: given, sameAs, storedPayload, storedTexts } of batch) {
           const receivedAt = given ?? now
           if (s.stmt('SELECT 1 FROM tombstones WHERE idem_key = ?').get(event.idemKey) || sameAs?.some(stored)) {
             result.duplicates++
@@ -128,7 +128,7 @@ export function append(s: SqliteDb, batch: readonly AppendItem[]): AppendResult 
           const seq = Number(info.lastInsertRowid)
           result.inserted++
           result.seqs.push(seq)
-          const applied = apply(s, w, event, seq, derive())
+          const applied = apply(s, w, event, seq, derive(), storedTexts)
           result.observations += applied.added
           result.covered += applied.covered
           result.perEvent.push({ observations: applied.added, covered: applied.covered })
@@ -158,8 +158,18 @@ function bulkPageCache(s: SqliteDb): void {
   bulkConnections.add(s)
 }
 
-/** Applies one event's derivation; returns how many observations it added and how many another capture path had stored. */
-function apply(s: SqliteDb, w: WriteContext, event: EventInput, seq: number, d: Derivation): { added: number; covered: number } {
+/**
+ * Applies one event's derivation (`texts`: its observations' texts already encoded, see `AppendItem.storedTexts`);
+ * returns how many observations it added and how many another capture path had stored.
+ */
+function apply(
+  s: SqliteDb,
+  w: WriteContext,
+  event: EventInput,
+  seq: number,
+  d: Derivation,
+  texts?: readonly (Uint8Array | undefined)[],
+): { added: number; covered: number } {
   const projectId = ensureProject(s, w, event)
   const sessionId = ensureSession(s, w, event, projectId, d)
   const user = event.user ?? null
@@ -192,7 +202,7 @@ function apply(s: SqliteDb, w: WriteContext, event: EventInput, seq: number, d: 
         o.files && o.files.length > 0 ? JSON.stringify(o.files) : null,
         o.sourceRef ?? null,
         ts,
-        encodeObservationText(o.kind, o.text),
+        texts?.[i] ?? encodeObservationText(o.kind, o.text),
         o.flags && o.flags.length > 0 ? o.flags.join(',') : null,
         user,
         event.agent,
