@@ -30,6 +30,8 @@ export interface OpenMnemoOptions {
   cwd?: string
   /** How long a write waits for another process's lock, ms. Default 5000. */
   busyTimeoutMs?: number
+  /** Most memory the SQLite store's page cache may hold, KiB (see `openSqliteStore`). Default: SQLite's (16,000 KiB). */
+  pageCacheKib?: number
   redact?: Redactor
   env?: MnemoEnv
   /** IANA time zone for day boundaries and indexed dates. Default: the system's. */
@@ -56,7 +58,7 @@ export interface OpenMnemoOptions {
   errors?: ErrorLog
   /**
    * An open store to run on instead of the SQLite database of `home` (a PostgreSQL store, see
-   * runtime/scratch-database.ts, `openMnemoOn`): `dbPath`, `busyTimeoutMs` and `readOnlyFallback` are then not used,
+   * runtime/scratch-database.ts, `openMnemoOn`): `dbPath`, `busyTimeoutMs`, `pageCacheKib` and `readOnlyFallback` are then not used,
    * and closing mnemo closes it. Default: the SQLite store of `dbPath`.
    */
   store?: Store
@@ -189,11 +191,15 @@ function openStore(
   now: () => number,
 ): { store: Store; readOnly: boolean; readOnlyReason?: string; cleanup?: () => void } {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
+  const cache = options.pageCacheKib !== undefined ? { pageCacheKib: options.pageCacheKib } : {}
   const inMemory = dbPath === ':memory:'
   let problem: MnemoError<'STORE_UNAVAILABLE'> | undefined
   try {
     if (!inMemory) ensureDataDir(home)
-    return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, derivationVersion: DERIVATION_VERSION }, now), readOnly: false }
+    return {
+      store: openSqliteStore({ path: dbPath, busyTimeoutMs, derivationVersion: DERIVATION_VERSION, ...cache }, now),
+      readOnly: false,
+    }
   } catch (error) {
     problem = inMemory ? undefined : (dataDirError(home, error, dbPath) ?? diskError(home, error))
     if (problem === undefined) throw error
@@ -204,7 +210,11 @@ function openStore(
     problem.details.operation === 'open data directory (disk full or failing)'
   if (!options.readOnlyFallback || !isFile(dbPath) || !unwritable) throw problem
   try {
-    return { store: openSqliteStore({ path: dbPath, busyTimeoutMs, readonly: true }, now), readOnly: true, ...diskReason(problem) }
+    return {
+      store: openSqliteStore({ path: dbPath, busyTimeoutMs, readonly: true, ...cache }, now),
+      readOnly: true,
+      ...diskReason(problem),
+    }
   } catch {
     // SQLite reads a WAL database in place only beside its -shm file, which it cannot create here.
   }
@@ -222,7 +232,7 @@ function openStore(
   }
   try {
     return {
-      store: openSqliteStore({ path: snapshot.path, label: dbPath, busyTimeoutMs, readonly: true }, now),
+      store: openSqliteStore({ path: snapshot.path, label: dbPath, busyTimeoutMs, readonly: true, ...cache }, now),
       readOnly: true,
       ...diskReason(problem),
       cleanup: snapshot.remove,

@@ -114,6 +114,14 @@ export async function viewer(io: CliIo, out: Out, o: GlobalOptions & { port?: st
 }
 
 /**
+ * How far V8 lets the old generation grow past what its last full collection kept before the next one, percent.
+ * V8's own factor goes up to 4× (300%) while collections are cheap, and at 4× the serve bench's 100k store held 120
+ * MiB of old-generation garbage over 35 MiB live, and promoted 20× more (docs/RECALL-LATENCY.md). For this long-running
+ * process only: the CLI's other commands exit after their job.
+ */
+const SERVE_HEAP_GROWING_PERCENT = 50
+
+/**
  * `mnemo serve`: runs the HTTP server (REST under /v1, MCP at /mcp) until
  * SIGINT or SIGTERM, then stops gracefully (in-flight requests finish, the
  * store is closed) and returns, so the process exits 0. Port: `--port`, else
@@ -130,6 +138,8 @@ export async function serve(
   o: GlobalOptions & { port?: string; host?: string; allowedHosts?: string; database?: string },
 ): Promise<void> {
   const { startServer } = await import('../http/server.js')
+  const { setFlagsFromString } = await import('node:v8')
+  setFlagsFromString(`--heap-growing-percent=${SERVE_HEAP_GROWING_PERCENT}`)
   const host = o.host ?? '127.0.0.1'
   const allowedHosts = o.allowedHosts
     ?.split(',')

@@ -6,6 +6,7 @@ import type { EventInput } from '../../core/types.js'
 import { tempDir } from '../../testing/test-mnemo.js'
 import type { Derivation } from '../store.js'
 import { MIGRATIONS } from './migrations.js'
+import type { SqliteDb } from './sqlite-db.js'
 import { openSqliteStore } from './sqlite-store.js'
 
 const cleanups: (() => unknown)[] = []
@@ -282,6 +283,18 @@ describe('sqlite store', () => {
     expect(await b.integrityCheck()).toBe('ok')
     expect(await b.searchText({ match: '"hello"', limit: 5 })).toHaveLength(1)
     await b.close()
+  })
+
+  it('gives a connection the page cache it is asked for (KiB), read-write and read-only, and SQLite’s default otherwise', async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'm.db')
+    const cacheOf = (store: object): unknown => (store as { s: SqliteDb }).s.db.pragma('cache_size', { simple: true })
+    const plain = openSqliteStore({ path: file })
+    const small = openSqliteStore({ path: file, pageCacheKib: 4096 })
+    const reader = openSqliteStore({ path: file, readonly: true, pageCacheKib: 1024.7 })
+    expect([cacheOf(plain), cacheOf(small), cacheOf(reader)]).toEqual([-16_000, -4096, -1024])
+    await Promise.all([plain.close(), small.close(), reader.close()])
   })
 
   it('treats a repeated idempotency key in one batch as a duplicate and does not derive it again', async () => {

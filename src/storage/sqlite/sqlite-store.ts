@@ -116,6 +116,11 @@ interface SqliteStoreOptions {
   derivationVersion?: number
   /** The path errors name, when `path` is a stand-in (a read-only snapshot copy of it). Default: `path`. */
   label?: string
+  /**
+   * Most memory SQLite's page cache of this connection may hold, KiB (`PRAGMA cache_size = -N`), ≥ 0. Default: SQLite's
+   * as built into better-sqlite3 (16,000 KiB). A long-running server takes less (`mnemo serve`: docs/RECALL-LATENCY.md).
+   */
+  pageCacheKib?: number
 }
 
 /**
@@ -141,6 +146,7 @@ export function openSqliteStore(options: SqliteStoreOptions, now: () => number =
       db.pragma('synchronous = FULL')
     }
     db.pragma('foreign_keys = ON')
+    if (options.pageCacheKib !== undefined) db.pragma(`cache_size = ${-Math.max(0, Math.floor(options.pageCacheKib))}`)
     refuseNewerSchema(db, options.label ?? options.path)
     if (!options.readonly) {
       migrate(db)
