@@ -2,6 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
+import { encodePayload } from '../storage/sqlite/sqlite-payload.js'
 import type { StoredEvent } from '../storage/store.js'
 import { tempDir } from '../testing/test-mnemo.js'
 import { deriveThreads, openDerivePool } from './derive-pool.js'
@@ -64,6 +65,21 @@ describe.skipIf(!existsSync(fileURLToPath(BUILT)))('derive pool (the built worke
       expect(pool.shift()).toEqual(expected)
     }
     expect(() => pool.shift()).toThrow(/no page was pushed/)
+  })
+
+  it('decodes payloads handed over as the SQLite log stores them (text and compressed) before deriving', async () => {
+    const pool = openDerivePool({ timeZone: 'UTC', threads: 1, script: BUILT })
+    if (!pool) throw new Error('no pool')
+    cleanups.push(() => pool.close())
+    const long = event(2, { session_id: 's1', cwd: '/p/a', hook_event_name: 'UserPromptSubmit', prompt: 'validateToken '.repeat(40) })
+    const page = [prompt(1), long]
+    const stored = page.map((e) => encodePayload(e.payload))
+    expect(stored.map((p) => typeof p)).toEqual(['string', 'object'])
+    pool.push(
+      page.map((e) => ({ ...e, payload: undefined })),
+      stored,
+    )
+    expect(pool.shift()).toEqual(page.map((e) => indexEvent(e, 'UTC')))
   })
 
   it('answers undefined for every event once a worker cannot load, so the store derives them itself', async () => {

@@ -4,12 +4,12 @@ import { fileURLToPath } from 'node:url'
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
 import type { EventInput } from '../core/types.js'
 import type { Derivation, DeriveAhead } from '../storage/store.js'
-import type { DeriveAnswer } from './derive-worker.js'
+import type { DeriveAnswer, DerivePage } from './derive-worker.js'
 
 /** A `DeriveAhead` on worker threads (for a rebuild, or an import's batches), to close when the work is done. */
 export interface DerivePool extends DeriveAhead {
-  /** Hands over the next page of events (logged or about to be appended), in order. */
-  push(events: readonly EventInput[]): void
+  /** Hands over the next page of events (logged or about to be appended), in order; see `DeriveAhead.push`. */
+  push(events: readonly EventInput[], storedPayloads?: readonly (string | Uint8Array)[]): void
   /**
    * `shift`, with the page's payloads as the SQLite log stores them (`AppendItem.storedPayload`) when the pool was
    * opened with `payloads`; `payloads` is undefined otherwise, and once the workers failed.
@@ -104,9 +104,9 @@ export function openDerivePool(options: { timeZone: string; threads: number; pay
   }
 
   return {
-    push(events: readonly EventInput[]): void {
+    push(events: readonly EventInput[], storedPayloads?: readonly (string | Uint8Array)[]): void {
       pending.push(events.length)
-      if (!broken) workers[pushed % workers.length]!.port.postMessage(events)
+      if (!broken) workers[pushed % workers.length]!.port.postMessage({ events, storedPayloads } satisfies DerivePage)
       pushed++
     },
     shiftWithPayloads(): DeriveAnswer {

@@ -23,6 +23,13 @@ interface DeriveWorkerData {
   payloads: boolean
 }
 
+/** One page the pool posts (see `DeriveAhead.push`). */
+export interface DerivePage {
+  events: readonly EventInput[]
+  /** The events' payloads as the SQLite log stores them, when the events come without (a rebuild's). */
+  storedPayloads?: readonly (string | Uint8Array)[] | undefined
+}
+
 /** One page's answer, in the page's order. */
 export interface DeriveAnswer {
   derived: (Derivation | undefined)[]
@@ -36,22 +43,29 @@ export interface DeriveAnswer {
 }
 
 const { timeZone, port, shared, payloads } = workerData as DeriveWorkerData
+
+/** A stored payload as `payloadText` reads it: a BLOB arrives here as a Uint8Array (structured clone drops Buffer). */
+function asStored(stored: string | Uint8Array): string | Buffer {
+  return typeof stored === 'string' ? stored : Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength)
+}
 const state = new Int32Array(shared)
 try {
   // Loaded here rather than imported above, so that a module that cannot load is reported (state -1), not a hang.
   const { indexEvent } = await import('./index-event.js')
-  const encoding = payloads ? await import('../storage/sqlite/sqlite-payload.js') : undefined
-  port.on('message', (events: EventInput[]) => {
+  const encoding = await import('../storage/sqlite/sqlite-payload.js')
+  port.on('message', ({ events, storedPayloads }: DerivePage) => {
     const answer: DeriveAnswer = {
-      derived: events.map((event): Derivation | undefined => {
+      derived: events.map((event, i): Derivation | undefined => {
         try {
-          return indexEvent(event, timeZone)
+          const stored = storedPayloads?.[i]
+          const payload: unknown = stored === undefined ? event.payload : JSON.parse(encoding.payloadText(asStored(stored)))
+          return indexEvent(stored === undefined ? event : { ...event, payload }, timeZone)
         } catch {
           return undefined
         }
       }),
     }
-    if (encoding !== undefined) {
+    if (payloads) {
       answer.payloads = events.map((event) => {
         try {
           return encoding.encodePayload(event.payload)

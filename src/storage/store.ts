@@ -266,8 +266,12 @@ export interface StoreStats {
  * for that event (the same pure function, run on another thread), so the rows written do not depend on it.
  */
 export interface DeriveAhead {
-  /** Hands over the next page of events, in log order. */
-  push(events: readonly StoredEvent[]): void
+  /**
+   * Hands over the next page of events, in log order. With `storedPayloads` (the SQLite store's rebuild), the events'
+   * `payload` is left undefined and `storedPayloads[i]` holds event i's payload as the SQLite log stores it: the
+   * helper decodes it (sqlite-payload.ts `payloadText`, then JSON) before deriving, so the store need not.
+   */
+  push(events: readonly StoredEvent[], storedPayloads?: readonly (string | Uint8Array)[]): void
   /**
    * The derivations of the oldest page handed over and not taken yet, in its order, waiting for them. An entry is
    * `undefined` where the event could not be derived there (its derivation throws, or the helper failed): the store

@@ -5,6 +5,7 @@ import type { EventInput } from '../../core/types.js'
 import { indexEvent } from '../../engine/index-event.js'
 import { tempDir } from '../../testing/test-mnemo.js'
 import type { Derivation, DeriveAhead, StoredEvent } from '../store.js'
+import { payloadText } from './sqlite-payload.js'
 import { openSqliteStore } from './sqlite-store.js'
 
 const cleanups: (() => unknown)[] = []
@@ -65,15 +66,24 @@ function dump(file: string): Record<string, string> {
 
 const derive = (event: StoredEvent): Derivation => indexEvent(event, 'UTC')
 
-/** A `DeriveAhead` on this thread, which records the pages it was given and can fail some events. */
-function fakeAhead(fails: (event: StoredEvent) => boolean): DeriveAhead & { pages: number[][] } {
+/**
+ * A `DeriveAhead` on this thread, which records the pages it was given (and whether their events came with payloads
+ * decoded), decodes the stored payloads it is handed as the derive worker does, and can fail some events.
+ */
+function fakeAhead(fails: (event: StoredEvent) => boolean): DeriveAhead & { pages: number[][]; decoded: number } {
   const queue: (Derivation | undefined)[][] = []
   const pages: number[][] = []
-  return {
+  const ahead = {
     pages,
-    push(page) {
+    decoded: 0,
+    push(page: readonly StoredEvent[], stored?: readonly (string | Uint8Array)[]) {
       pages.push(page.map((e) => e.seq))
-      queue.push(page.map((e) => (fails(e) ? undefined : derive(e))))
+      ahead.decoded += page.filter((e) => e.payload !== undefined).length
+      const withPayload = (e: StoredEvent, i: number): StoredEvent => {
+        const raw = stored?.[i]
+        return raw === undefined ? e : { ...e, payload: JSON.parse(payloadText(raw as string | Buffer)) }
+      }
+      queue.push(page.map((e, i) => (fails(e) ? undefined : derive(withPayload(e, i)))))
     },
     shift() {
       const next = queue.shift()
@@ -81,6 +91,7 @@ function fakeAhead(fails: (event: StoredEvent) => boolean): DeriveAhead & { page
       return next
     },
   }
+  return ahead
 }
 
 describe('rebuild with DeriveAhead', () => {
@@ -93,12 +104,15 @@ describe('rebuild with DeriveAhead', () => {
       await store.append(events(2500).map((event) => ({ event, derive: () => indexEvent(event, 'UTC') })))
       const ahead = file.endsWith('ahead.db') ? fakeAhead((e) => e.seq % 97 === 0) : undefined
       expect(await store.rebuild(derive, 3, ahead)).toEqual({ events: 2500, observations: 2500 })
-      if (ahead)
+      if (ahead) {
         expect(ahead.pages.map((p) => [p[0], p.at(-1)])).toEqual([
           [1, 1000],
           [1001, 2000],
           [2001, 2500],
         ])
+        // The helper decodes the payloads: the store hands them over as stored.
+        expect(ahead.decoded).toBe(0)
+      }
       await store.close()
     }
     const [plain, withAhead] = files.map(dump)

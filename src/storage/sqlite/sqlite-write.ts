@@ -17,6 +17,7 @@ import {
   type EventRow,
   encodeObservationText,
   encodePayload,
+  eventFromRow,
   type OldRow,
   splitStoredKey,
   storedSessionKey,
@@ -625,26 +626,37 @@ export function rebuild(
         // Read the log into memory in pages: iterate() cannot run while this connection writes (and the writes never
         // touch the log, so reading ahead reads the same rows).
         let after = 0
-        const readPage = (): StoredEvent[] => {
+        const readPage = (): EventRow[] => {
           const rows = s.stmt(`SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ${REBUILD_PAGE}`).all(after) as EventRow[]
           after = rows.at(-1)?.seq ?? after
-          return rows.map((row) => toStoredEvent(row))
+          return rows
         }
         const w = newWrite()
-        // Pages read and not written yet, oldest first; with `ahead`, each was handed to it when read.
-        const pages: StoredEvent[][] = []
+        // Pages read and not written yet, oldest first. With `ahead`, each was handed to it when read, its payloads as
+        // stored (the helper decodes them: applying a derivation reads no payload), and an event's payload is decoded
+        // here only when the helper could not derive it.
+        const pages: { rows: EventRow[]; events: StoredEvent[] }[] = []
         const readAhead = (): void => {
-          const page = readPage()
-          if (page.length === 0) return
-          pages.push(page)
-          ahead?.push(page)
+          const rows = readPage()
+          if (rows.length === 0) return
+          if (ahead === undefined) {
+            pages.push({ rows, events: rows.map((row) => toStoredEvent(row)) })
+            return
+          }
+          const page = rows.map((row) => eventFromRow(row, undefined))
+          pages.push({ rows, events: page })
+          ahead.push(
+            page,
+            rows.map((row) => row.payload as string | Buffer),
+          )
         }
         for (let i = 0; i < (ahead ? PAGES_AHEAD : 1); i++) readAhead()
         for (let page = pages.shift(); page !== undefined; page = pages.shift()) {
           const derived = ahead?.shift()
           readAhead()
-          for (const [i, event] of page.entries()) {
-            observations += apply(s, w, event, event.seq, derived?.[i] ?? derive(event)).added
+          for (const [i, event] of page.events.entries()) {
+            const d = derived?.[i] ?? derive(derived === undefined ? event : toStoredEvent(page.rows[i]!))
+            observations += apply(s, w, event, event.seq, d).added
             events++
           }
         }
