@@ -115,6 +115,35 @@ describe('searchText', () => {
     cleanup()
   })
 
+  it('reads a time range of one user’s whole store in time order from an index, and gives what a sort of every row gives', async () => {
+    for (const user of [null, 'alice'] as const)
+      for (const newestFirst of [false, true])
+        for (const [from, to, limit] of [
+          [T0, T0 + 1500 * 60_000, 50],
+          [T0 + 300 * 60_000, T0 + 310 * 60_000, 5],
+          [T0 + 700 * 60_000, T0 + 1400 * 60_000, 1000],
+        ] as const) {
+          const got = await store.docsInTimeRange({ user, from, to, limit, newestFirst })
+          const rows = db
+            .prepare(
+              `SELECT rowid AS k, ts FROM observations WHERE ts >= ? AND ts < ? AND (user_id IS NULL${user === null ? '' : ' OR user_id = ?'})`,
+            )
+            .all(from, to, ...(user === null ? [] : [user])) as { k: number; ts: number }[]
+          rows.sort((a, b) => (newestFirst ? b.ts - a.ts || b.k - a.k : a.ts - b.ts || a.k - b.k))
+          expect(
+            got.filter((k) => k > 0),
+            `${user} ${newestFirst} ${from}`,
+          ).toEqual(rows.slice(0, limit).map((r) => r.k))
+        }
+    // No user set (user_id IS NULL), no project: the index gives the first rows in order, with no sort of every row.
+    const plan = db
+      .prepare(
+        'EXPLAIN QUERY PLAN SELECT rowid FROM observations WHERE ts >= ? AND ts < ? AND observations.user_id IS NULL ORDER BY ts DESC, rowid DESC LIMIT ?',
+      )
+      .all(T0, T0 + 1, 10) as { detail: string }[]
+    expect(plan.map((r) => r.detail).join(' | ')).toMatch(/^SEARCH observations USING COVERING INDEX observations_user_time/)
+  })
+
   it('gives exactly the best `limit` documents of the scope, best first, for scopes small and large', async () => {
     const p0 = projectIds.find((id) => db.prepare('SELECT root FROM projects WHERE id = ?').pluck().get(id) === '/p/p0')!
     const others = projectIds.filter((id) => id !== p0)

@@ -26,22 +26,24 @@ function event(idemKey: string, ts = 1_000): EventInput {
     payload: { prompt: idemKey },
   }
 }
-/** Rolls a file back from version 13 to what version 12 wrote: no index of events by receive time. */
-const UNDO_V13 = 'DROP INDEX events_received_at'
-/** Rolls a file back from version 13 to what version 11 wrote: an index of observations by capture path, no list per session. */
+/** Rolls a file back from version 14 to what version 13 wrote: no index of observations by user and time. */
+const UNDO_V14 = 'DROP INDEX observations_user_time'
+/** Rolls a file back from version 14 to what version 12 wrote: no index of events by receive time. */
+const UNDO_V13 = `${UNDO_V14}; DROP INDEX events_received_at`
+/** Rolls a file back from version 14 to what version 11 wrote: an index of observations by capture path, no list per session. */
 const UNDO_V12 = `${UNDO_V13}; ALTER TABLE sessions DROP COLUMN origins; CREATE INDEX observations_session_origin ON observations(session_id, origin)`
 /**
- * Rolls a file back from version 13 to what version 10 wrote: a full-text index with its own copy of the text (here the
+ * Rolls a file back from version 14 to what version 10 wrote: a full-text index with its own copy of the text (here the
  * documents' text as the body, as `derive` below indexes it).
  */
 const UNDO_V11 = `${UNDO_V12}; DROP TABLE search_fts;
   CREATE VIRTUAL TABLE search_fts USING fts5(body, parts, meta, tokenize = 'porter unicode61 remove_diacritics 2');
   INSERT INTO search_fts (rowid, body, parts, meta) SELECT rowid, text, '', '' FROM observations UNION ALL SELECT -rowid, text, '', '' FROM memories`
-/** Rolls a file back from version 13 to what version 9 wrote. */
+/** Rolls a file back from version 14 to what version 9 wrote. */
 const UNDO_V10 = `${UNDO_V11}; DROP TABLE context_injections`
-/** Rolls a file back from version 13 to what version 8 wrote. */
+/** Rolls a file back from version 14 to what version 8 wrote. */
 const UNDO_V9 = `${UNDO_V10}; DROP INDEX observations_scope; DROP INDEX memories_scope`
-/** Rolls a file back from version 13 to what version 7 wrote. */
+/** Rolls a file back from version 14 to what version 7 wrote. */
 const UNDO_V8 = `${UNDO_V9}; DROP TABLE fact_schema; DROP TABLE fact_versions; DROP TABLE fact_records; DROP TABLE fact_tombstones`
 /** Rolls a file back from version 8 to what version 6 wrote. */
 const UNDO_V7 = `${UNDO_V8}; DROP TABLE store_meta`
