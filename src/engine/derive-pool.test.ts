@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { encodePayload } from '../storage/sqlite/sqlite-payload.js'
 import type { StoredEvent } from '../storage/store.js'
 import { tempDir } from '../testing/test-mnemo.js'
-import { deriveThreads, openDerivePool } from './derive-pool.js'
+import { busyCores, deriveThreads, openDerivePool } from './derive-pool.js'
 import { indexEvent } from './index-event.js'
 
 const cleanups: (() => unknown)[] = []
@@ -108,6 +108,51 @@ describe('deriveThreads', () => {
     expect(deriveThreads(2, 1.2)).toBe(0)
     expect(deriveThreads(2, 9)).toBe(0)
     expect(deriveThreads(1, 0)).toBe(0)
+  })
+})
+
+describe('busyCores', () => {
+  const core = (busy: number, idle: number) => ({ model: 'x', speed: 1, times: { user: busy, nice: 0, sys: 0, idle, irq: 0 } })
+  it('sums over the cores the share of the sample each spent not idle', async () => {
+    const readings = [
+      [core(1000, 5000), core(2000, 9000)],
+      // Core 0: 90 of 100 ticks busy; core 1: 10 of 100.
+      [core(1090, 5010), core(2010, 9090)],
+    ]
+    const waited: number[] = []
+    const busy = await busyCores(
+      100,
+      () => readings.shift()!,
+      async (ms) => void waited.push(ms),
+    )
+    expect(busy).toBeCloseTo(1.0, 10)
+    expect(waited).toEqual([100])
+    // A machine whose first minute of load is over: both cores idle now, so one worker starts beside the writer.
+    const quiet = [
+      [core(0, 0), core(0, 0)],
+      [core(1, 99), core(0, 100)],
+    ]
+    expect(
+      deriveThreads(
+        2,
+        await busyCores(
+          100,
+          () => quiet.shift()!,
+          async () => {},
+        ),
+      ),
+    ).toBe(1)
+  })
+
+  it('counts nothing for cores without times or without time passed', async () => {
+    const readings = [[core(5, 5)], [core(5, 5), core(9, 9)]]
+    expect(
+      await busyCores(
+        1,
+        () => readings.shift()!,
+        async () => {},
+      ),
+    ).toBe(0)
   })
 })
 

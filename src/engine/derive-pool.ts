@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { availableParallelism, loadavg } from 'node:os'
+import { availableParallelism, cpus, type CpuInfo } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads'
 import type { EventInput } from '../core/types.js'
@@ -46,15 +46,46 @@ function workerScript(): URL | undefined {
 
 /**
  * Threads a pool starts: one per idle core besides the writer's, at most 2 (past that the writer is the bottleneck).
- * A core counts as idle by the 1-minute load average: on a machine whose cores are all busy a worker only makes the
- * writer wait for it (the 10k bench store's rebuild at load ~9 on 2 cores: 6.4-6.7 s with one, 5.9-6.3 s without).
+ * On a machine whose cores are all busy a worker only makes the writer wait for it (the 10k bench store's rebuild at
+ * load ~9 on 2 cores: 6.4-6.7 s with one, 5.9-6.3 s without).
  *
  * @param cores - Logical cores (default `availableParallelism()`).
- * @param load - 1-minute load average (default `loadavg()[0]`; 0 where the OS has none, as on Windows).
+ * @param busy - Cores busy now, 0–`cores` (`busyCores`). Default 0.
  * @returns 0, 1 or 2.
  */
-export function deriveThreads(cores = availableParallelism(), load = loadavg()[0] ?? 0): number {
-  return Math.max(0, Math.min(2, cores - 1, Math.floor(cores - load)))
+export function deriveThreads(cores = availableParallelism(), busy = 0): number {
+  return Math.max(0, Math.min(2, cores - 1, Math.floor(cores - busy)))
+}
+
+/** How long `busyCores` watches the cores, ms. */
+export const BUSY_SAMPLE_MS = 100
+
+/**
+ * How many cores are busy now: the share of time each core was not idle between two readings of the kernel's CPU
+ * times (`os.cpus()`), `sampleMs` apart, summed over the cores. Not the load average: it lags by a minute, so it still
+ * counts a process that has just ended (the benchmark's floor run before a rebuild kept its worker from ever starting).
+ *
+ * @param sampleMs - Time between the two readings, ms. Default `BUSY_SAMPLE_MS` (100).
+ * @param read - Reads the per-core times (default `os.cpus`); `wait` waits `ms` (default a timer). Tests give both.
+ * @returns 0–the number of cores; 0 where the OS reports no times.
+ */
+export async function busyCores(
+  sampleMs = BUSY_SAMPLE_MS,
+  read: () => CpuInfo[] = cpus,
+  wait: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Promise<number> {
+  const before = read()
+  await wait(sampleMs)
+  const after = read()
+  let busy = 0
+  for (const [i, a] of after.entries()) {
+    const b = before[i]
+    if (b === undefined) continue
+    const total = (t: CpuInfo['times']) => t.user + t.nice + t.sys + t.idle + t.irq
+    const elapsed = total(a.times) - total(b.times)
+    if (elapsed > 0) busy += 1 - (a.times.idle - b.times.idle) / elapsed
+  }
+  return busy
 }
 
 /**
