@@ -1,13 +1,13 @@
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createManualClock } from '../core/clock.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 import { createTestEngine, T0, tempDir } from '../testing/test-mnemo.js'
 import { IMPORT_BATCH_EVENTS } from './import-files.js'
 import { MnemoEngine } from './mnemo.js'
+import { dumpTables } from '../testing/sqlite-dump.js'
 
 // A worker runs JavaScript: the import's derive pool is tested with the build's worker script (npm run build makes it).
 const BUILT = new URL('../../dist/engine/derive-worker.js', import.meta.url)
@@ -135,9 +135,7 @@ describe('import in batches', () => {
 
 /** Every table an import writes (the log, derived rows, the full-text index's rows and pages), as text. */
 function dump(file: string): Record<string, string> {
-  const db = new Database(file, { readonly: true })
-  const out: Record<string, string> = {}
-  for (const t of [
+  return dumpTables(file, [
     'events',
     'observations',
     'observation_copies',
@@ -151,11 +149,6 @@ function dump(file: string): Record<string, string> {
     'search_fts_data',
     'search_fts_docsize',
   ])
-    out[t] = JSON.stringify(db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).raw().all(), (_k, v: unknown) =>
-      Buffer.isBuffer(v) ? v.toString('hex') : v,
-    )
-  db.close()
-  return out
 }
 
 describe.skipIf(!existsSync(fileURLToPath(BUILT)))('import with a derive pool (the built worker)', () => {

@@ -73,6 +73,18 @@ async function hookAs(
   return { stdout, code }
 }
 
+/** A data directory whose project /work/demo-app holds one decision: the public API is rate-limited with a token bucket. */
+async function homeWithRateLimitDecision(): Promise<string> {
+  const h = home()
+  const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
+  await m.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', {
+    project: { root: '/work/demo-app', name: 'demo-app' },
+    kind: 'decision',
+  })
+  await m.close()
+  return h
+}
+
 async function counts(mnemoHome: string) {
   const m = openMnemo({ env: { MNEMO_HOME: mnemoHome } })
   try {
@@ -102,13 +114,7 @@ describe('mnemo hook', () => {
   })
 
   it('injects per-prompt recall through each agent’s channel for it, and nothing when turned off', async () => {
-    const h = home()
-    const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
-    await m.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', {
-      project: { root: '/work/demo-app', name: 'demo-app' },
-      kind: 'decision',
-    })
-    await m.close()
+    const h = await homeWithRateLimitDecision()
     const ask = (session: string) => hookPayload('UserPromptSubmit', { prompt: 'how do we rate-limit the API?' }, session)
     const out = (r: { stdout: string }) =>
       JSON.parse(r.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } }
@@ -139,13 +145,7 @@ describe('mnemo hook', () => {
   })
 
   it('records what a block shows only once it is printed: a block that never reached the agent is shown by the next prompt', async () => {
-    const h = home()
-    const m = openMnemo({ env: { MNEMO_HOME: h, HOME: h }, cwd: '/work/demo-app' })
-    await m.engine.remember('We rate-limit the public API with a token bucket in src/middleware/rate-limit.ts.', {
-      project: { root: '/work/demo-app', name: 'demo-app' },
-      kind: 'decision',
-    })
-    await m.close()
+    const h = await homeWithRateLimitDecision()
     // stdout fails (the agent closed the pipe): nothing reached the agent, so nothing is recorded as shown.
     const failingStdout = async (event: string, stdin: string) => {
       const input = new PassThrough()

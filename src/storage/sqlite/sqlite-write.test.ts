@@ -1,5 +1,4 @@
 import path from 'node:path'
-import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../../core/types.js'
 import { indexEvent } from '../../engine/index-event.js'
@@ -7,6 +6,7 @@ import { tempDir } from '../../testing/test-mnemo.js'
 import type { Derivation, DeriveAhead, StoredEvent } from '../store.js'
 import { payloadText } from './sqlite-payload.js'
 import { openSqliteStore } from './sqlite-store.js'
+import { dumpTables } from '../../testing/sqlite-dump.js'
 
 const cleanups: (() => unknown)[] = []
 afterEach(async () => {
@@ -44,9 +44,7 @@ function events(n: number): EventInput[] {
 
 /** Every derived table's rows, and the full-text index's pages, as text. */
 function dump(file: string): Record<string, string> {
-  const db = new Database(file, { readonly: true })
-  const out: Record<string, string> = {}
-  for (const t of [
+  return dumpTables(file, [
     'observations',
     'sessions',
     'projects',
@@ -57,11 +55,6 @@ function dump(file: string): Record<string, string> {
     'search_fts_data',
     'search_fts_docsize',
   ])
-    out[t] = JSON.stringify(db.prepare(`SELECT * FROM ${t} ORDER BY 1, 2`).raw().all(), (_k, v: unknown) =>
-      Buffer.isBuffer(v) ? v.toString('hex') : v,
-    )
-  db.close()
-  return out
 }
 
 const derive = (event: StoredEvent): Derivation => indexEvent(event, 'UTC')
