@@ -61,3 +61,36 @@ describe('openMnemo on a data directory it cannot use', () => {
     },
   )
 })
+
+describe('drainSpool', () => {
+  it('gives calls made while a drain runs that drain, and starts a new one after it', async () => {
+    const home = scratch()
+    const m = openMnemo({ env: { MNEMO_HOME: home, HOME: home } })
+    try {
+      const put = (id: string) =>
+        m.spool.put({
+          event: 'PostToolUse',
+          stdin: hookPayload('PostToolUse', {
+            tool_name: 'Bash',
+            tool_input: { command: `echo ${id}` },
+            tool_response: 'ok',
+            tool_use_id: id,
+          }),
+          cwd: '/work/demo-app',
+          spooledAt: 1_700_000_000_000,
+        })
+      put('t1')
+      put('t2')
+      const first = m.drainSpool()
+      expect(m.drainSpool()).toBe(first)
+      expect(await first).toEqual({ drained: 2, remaining: 0 })
+      put('t3')
+      const second = m.drainSpool()
+      expect(second).not.toBe(first)
+      expect(await second).toEqual({ drained: 1, remaining: 0 })
+      expect(await m.engine.stats()).toMatchObject({ events: 3, observations: 3 })
+    } finally {
+      await m.close()
+    }
+  })
+})

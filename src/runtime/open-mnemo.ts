@@ -166,7 +166,8 @@ export interface OpenedMnemo {
    * Only an unavailable store stops the drain (it is returned in `failed`);
    * an event that cannot be stored for any other reason is moved to
    * `spool/bad/` and logged, so one bad event never blocks the rest. Never waits for
-   * another process's write lock: a held lock stops the drain at once (`failed`).
+   * another process's write lock: a held lock stops the drain at once (`failed`). A call made while a drain runs
+   * (concurrent requests of a server) waits for that drain and gets its result instead of starting a second one.
    */
   drainSpool(): Promise<{ drained: number; remaining: number; failed?: unknown }>
   /** Runs `fn` with no wait for another process's write lock (see `Store.withoutLockWait`). */
@@ -368,6 +369,8 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
   })
   const spool = options.spool ?? new Spool(config.spoolDir)
   const errors = options.errors ?? new ErrorLog(config.errorLogPath)
+  // The drain running now, shared by the calls made meanwhile (see `OpenedMnemo.drainSpool`).
+  let draining: Promise<{ drained: number; remaining: number; failed?: unknown }> | undefined
   const drain = () =>
     store.withoutLockWait(() =>
       spool.drain(async (item) => {
@@ -408,12 +411,15 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
     errors,
     // The drain never waits for another process's write lock: that process is storing, and this one's own work (a
     // read, a hook's event) must not stall behind it; what is left stays for the next drain.
-    drainSpool: () => {
-      // Events a hook kept for this data directory in the default one while this one could not be written.
-      const fallback = defaultDataDir(options.env ?? process.env)
-      if (fallback.home !== config.home && !readOnly) spool.adoptFrom(fallback.spoolDir, config.home)
-      return drain()
-    },
+    drainSpool: () =>
+      (draining ??= (async () => {
+        // Events a hook kept for this data directory in the default one while this one could not be written.
+        const fallback = defaultDataDir(options.env ?? process.env)
+        if (fallback.home !== config.home && !readOnly) spool.adoptFrom(fallback.spoolDir, config.home)
+        return drain()
+      })().finally(() => {
+        draining = undefined
+      })),
     withoutLockWait: (fn) => store.withoutLockWait(fn),
     close: async () => {
       try {

@@ -150,7 +150,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const closing = new AbortController()
   try {
     token = ensureServerToken(mnemo.config.home)
-    await drainSpool(mnemo)
+    // Hook events spooled while no process could write, or deferred (the CLI drains on each command too).
+    await mnemo.drainSpool()
     consolidation = scheduleConsolidation(mnemo, consolidationMinutes(options), options.log)
     const job = consolidation
     const app = createHttpApp({
@@ -164,7 +165,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       startedAt: Date.now(),
       ...(options.onRequest ? { onRequest: options.onRequest } : {}),
-      beforeRequest: spoolDrainer(mnemo),
+      // Before each request: what this machine's hooks deferred since is read too (an empty spool: one directory read).
+      beforeRequest: () => mnemo.drainSpool(),
       ...(options.log ? { log: options.log } : {}),
     })
     // overrideGlobalObjects: false — several servers (and MCP clients) share this process's fetch globals.
@@ -316,22 +318,4 @@ async function shutDown(server: Server, mnemo: OpenedMnemo, graceMs: number): Pr
     server.closeIdleConnections()
   })
   await mnemo.close()
-}
-
-/** Stores hook events spooled while no process could write (the CLI does the same on each command). */
-async function drainSpool(mnemo: OpenedMnemo): Promise<void> {
-  await mnemo.drainSpool()
-}
-
-/**
- * A drain of the hook spool for each request (`HttpAppOptions.beforeRequest`): tool events this machine's hooks
- * deferred are stored before the request reads. Requests that arrive during a drain wait for that one instead of
- * starting their own; an empty spool costs one directory read.
- */
-function spoolDrainer(mnemo: OpenedMnemo): () => Promise<unknown> {
-  let running: Promise<unknown> | undefined
-  return () =>
-    (running ??= mnemo.drainSpool().finally(() => {
-      running = undefined
-    }))
 }
