@@ -97,7 +97,7 @@ function isCommonInOldest(s: SqliteDb, p: string): boolean {
 
 /** nᵢ of FTS5's bm25 (the rows matching phrase `p`, as its xQueryPhrase counts them), cached until a write (see `countDocs`). */
 function phraseCount(s: SqliteDb, p: string): number {
-  const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
+  const version = s.dataVersion()
   const hit = s.phraseCountCache.get(p)
   if (hit && hit.version === version) return hit.count
   const count = s.stmt('SELECT COUNT(*) FROM search_fts WHERE search_fts MATCH ?').pluck().get(p) as number

@@ -30,6 +30,14 @@ export class SqliteDb {
     readonly now: () => number,
   ) {}
 
+  /**
+   * What the caches above key on: this connection's writes and the commits of others (PRAGMA data_version), as
+   * `"<writes>:<data_version>"`. Equal readings mean nothing was written between them.
+   */
+  dataVersion(): string {
+    return `${this.writes}:${this.db.pragma('data_version', { simple: true }) as number}`
+  }
+
   /** The prepared statement for `sql`, prepared once per connection. */
   stmt(sql: string): Database.Statement {
     if (!/^\s*SELECT/i.test(sql)) this.writes++

@@ -121,7 +121,7 @@ export function entityEdges(
 
 export function entityNames(s: SqliteDb, projectIds: readonly ProjectId[]): string[] {
   // Asked on every recall; cached until this connection or another one writes (PRAGMA data_version).
-  const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
+  const version = s.dataVersion()
   const key = projectIds.join(',')
   const hit = s.namesCache.get(key)
   if (hit && hit.version === version) return hit.names
@@ -169,7 +169,7 @@ export function findEntities(
  */
 function whoMatters(s: SqliteDb, scope: Scope): Scope {
   if (scope.user !== null) return scope
-  const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
+  const version = s.dataVersion()
   if (s.usersCache?.version !== version) {
     const any = s
       .stmt(

@@ -213,7 +213,7 @@ export function putLsaModel(
 
 export function countDocs(s: SqliteDb, scope: Scope): number {
   // Asked on every graph recall; cached until this connection or another one writes (PRAGMA data_version).
-  const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
+  const version = s.dataVersion()
   const key = JSON.stringify([scope.projectIds ?? [], scope.user, scope.agent])
   const hit = s.countCache.get(key)
   if (hit && hit.version === version) return hit.count
@@ -389,7 +389,7 @@ export function matchCount(s: SqliteDb, options: Scope & { match: string; limit:
 
 /** Keys (search_fts rowids) of the scope's observations and current memories, cached until a write (see `countDocs`). */
 function scopeDocKeys(s: SqliteDb, scope: Scope): Set<number> {
-  const version = `${s.writes}:${s.db.pragma('data_version', { simple: true }) as number}`
+  const version = s.dataVersion()
   const key = JSON.stringify([scope.projectIds ?? [], scope.user, scope.agent])
   const hit = s.scopeDocsCache.get(key)
   if (hit && hit.version === version) return hit.keys
