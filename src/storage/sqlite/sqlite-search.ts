@@ -42,22 +42,26 @@ export function searchText(s: SqliteDb, options: SearchTextOptions): TextMatch[]
     // The phrases in half the index or more weigh 1e-6 in bm25: searched only for the tail, if the rest finds too few.
     // Not in a small scope (a session, under a tenth of the store): there the rest often finds too few, and the two
     // queries then cost more than the one (bm25 is computed for the scope's matches only: sparing it saves less).
-    const share = options.sessionId ? 0 : countDocs(s, options) / Math.max(1, countDocs(s, {}))
+    const total = countDocs(s, {})
+    const share = options.sessionId ? 0 : countDocs(s, options) / Math.max(1, total)
     const split = share >= 0.1 ? zeroIdfSplit(s, options.match) : undefined
-    if (split === undefined) return searchMatch(s, options)
-    const found = searchMatch(s, { ...options, match: split.kept })
+    if (split === undefined) return searchMatch(s, options, total, share)
+    const found = searchMatch(s, { ...options, match: split.kept }, total, share)
     if (found.length >= options.limit) return found
-    const tail = searchMatch(s, { ...options, match: `(${split.dropped}) NOT (${split.kept})`, limit: options.limit - found.length })
+    const rest = { ...options, match: `(${split.dropped}) NOT (${split.kept})`, limit: options.limit - found.length }
+    const tail = searchMatch(s, rest, total, share)
     return [...found, ...tail].sort((a, b) => b.score - a.score || a.docKey - b.docKey)
   })
 }
 
-/** `searchText` of `options.match` as it is. */
-function searchMatch(s: SqliteDb, options: SearchTextOptions): TextMatch[] {
+/**
+ * `searchText` of `options.match` as it is.
+ *
+ * @param total - Documents in the store (`countDocs` of no scope). `share` - The scope's share of them, 0–1 (0 for a session).
+ */
+function searchMatch(s: SqliteDb, options: SearchTextOptions, total: number, share: number): TextMatch[] {
   const [wBody, wParts, wMeta] = options.weights ?? [1, 0.5, 0.5]
   const bm25 = `-bm25(search_fts, ${Number(wBody)}, ${Number(wParts)}, ${Number(wMeta)})`
-  const total = countDocs(s, {})
-  const share = options.sessionId ? 0 : countDocs(s, options) / Math.max(1, total)
   if (share * 2 < 1) {
     const inO = scopeWhere(options, onTable('observations'))
     const inM = scopeWhere(options, onTable('memories'))
