@@ -89,6 +89,15 @@ export async function busyCores(
 }
 
 /**
+ * `deriveThreads` for this machine now: its cores and how busy they are (`busyCores`, which waits `BUSY_SAMPLE_MS`);
+ * 0 at once on one core, where no worker could start anyway.
+ */
+export async function deriveThreadsNow(): Promise<number> {
+  const cores = availableParallelism()
+  return cores < 2 ? 0 : deriveThreads(cores, await busyCores())
+}
+
+/**
  * Starts `threads` workers that derive events as `indexEvent(event, timeZone)` does (derive-worker.ts), for
  * `EventLog.rebuild` or an import to write while they derive. Pages go to the workers in turn and come back in the order they
  * were pushed. When a worker cannot load or does not answer within `PAGE_WAIT_MS`, the pool stops using its workers

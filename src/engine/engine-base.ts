@@ -114,11 +114,11 @@ export class EngineBase {
    * in the same order, sooner on a machine with an idle core.
    */
   async rebuild(): Promise<{ events: number; observations: number }> {
-    const { busyCores, DERIVE_POOL_MIN_EVENTS, deriveThreads, openDerivePool } = await import('./derive-pool.js')
+    const { DERIVE_POOL_MIN_EVENTS, deriveThreadsNow, openDerivePool } = await import('./derive-pool.js')
     // Only the SQLite store writes synchronously while the workers derive (the PostgreSQL store ignores `ahead`).
     const pool =
       this.ctx.store.dialect === 'sqlite' && (await this.ctx.store.lastEventSeq()) >= DERIVE_POOL_MIN_EVENTS
-        ? openDerivePool({ timeZone: this.timeZone, threads: deriveThreads(undefined, await busyCores()) })
+        ? openDerivePool({ timeZone: this.timeZone, threads: await deriveThreadsNow() })
         : undefined
     try {
       return await this.ctx.store.rebuild((event) => this.derive(event), DERIVATION_VERSION, pool)

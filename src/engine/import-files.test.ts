@@ -23,7 +23,7 @@ vi.mock('./derive-pool.js', async (importOriginal) => {
     get DERIVE_POOL_MIN_IMPORT_BYTES() {
       return forcePool.on ? 0 : real.DERIVE_POOL_MIN_IMPORT_BYTES
     },
-    deriveThreads: () => (forcePool.on ? 1 : real.deriveThreads()),
+    deriveThreadsNow: async () => (forcePool.on ? 1 : real.deriveThreadsNow()),
     openDerivePool: (options: Parameters<typeof real.openDerivePool>[0]) => {
       const pool = real.openDerivePool(forcePool.on ? { ...options, script: BUILT } : options)
       if (pool === undefined) return undefined

@@ -529,11 +529,11 @@ export async function importPath(
 /**
  * Worker threads deriving an import's batches (derive-pool.ts), as a rebuild's pages: only on the SQLite store (its
  * writes are synchronous, so the derivations are waited for in place), for files of `DERIVE_POOL_MIN_IMPORT_BYTES`
- * or more, and for the cores idle now (`busyCores`, `deriveThreads`). The rows are the same with it as without.
+ * or more, and for the cores idle now (`deriveThreadsNow`). The rows are the same with it as without.
  */
 async function openImportPool(ctx: EngineContext, files: readonly string[]): Promise<DerivePool | undefined> {
   if (ctx.store.dialect !== 'sqlite') return undefined
-  const { busyCores, DERIVE_POOL_MIN_IMPORT_BYTES, deriveThreads, openDerivePool } = await import('./derive-pool.js')
+  const { DERIVE_POOL_MIN_IMPORT_BYTES, deriveThreadsNow, openDerivePool } = await import('./derive-pool.js')
   let bytes = 0
   for (const file of files) {
     try {
@@ -544,6 +544,6 @@ async function openImportPool(ctx: EngineContext, files: readonly string[]): Pro
     if (bytes >= DERIVE_POOL_MIN_IMPORT_BYTES) break
   }
   if (bytes < DERIVE_POOL_MIN_IMPORT_BYTES) return undefined
-  const threads = deriveThreads(undefined, await busyCores())
+  const threads = await deriveThreadsNow()
   return threads > 0 ? openDerivePool({ timeZone: ctx.timeZone, threads, payloads: true }) : undefined
 }
