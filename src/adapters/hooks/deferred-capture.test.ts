@@ -5,21 +5,15 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { Spool } from '../../runtime/spool.js'
-import { hookPayload, tempDir } from '../../testing/test-mnemo.js'
+import { useScratch } from '../../testing/scratch.js'
+import { hookPayload } from '../../testing/test-mnemo.js'
 import { deferCapture } from './deferred-capture.js'
 import { runHook } from './run-hook.js'
 
-const cleanups: (() => void)[] = []
+const { scratch: home } = useScratch()
 afterEach(() => {
   vi.useRealTimers()
-  while (cleanups.length > 0) cleanups.pop()!()
 })
-
-function home(): string {
-  const t = tempDir()
-  cleanups.push(t.cleanup)
-  return t.dir
-}
 
 const CWD = '/work/demo-app'
 const env = (dir: string, extra: Record<string, string> = {}) => ({ MNEMO_HOME: dir, HOME: dir, MNEMO_TZ: 'UTC', ...extra })
