@@ -1,7 +1,7 @@
 import { toIndexedText } from '../retrieval/search-text.js'
 import { PgDb } from '../storage/postgres/pg-db.js'
 import { migrate } from '../storage/postgres/pg-migrations.js'
-import { BASE_MIGRATION } from '../storage/postgres/pg-schema.js'
+import { BASE_MIGRATION, READ_INDEX_MIGRATION } from '../storage/postgres/pg-schema.js'
 import { SEARCH_MIGRATION } from '../storage/postgres/pg-search-schema.js'
 import { searchVector } from '../storage/postgres/pg-text.js'
 
@@ -30,7 +30,7 @@ export interface FixtureDoc {
 /** A PgDb on `url` with the base and search steps applied. */
 export async function openSearchDb(url: string): Promise<PgDb> {
   const db = PgDb.open(url)
-  await migrate(db, [BASE_MIGRATION, SEARCH_MIGRATION])
+  await migrate(db, [BASE_MIGRATION, SEARCH_MIGRATION, READ_INDEX_MIGRATION])
   return db
 }
 

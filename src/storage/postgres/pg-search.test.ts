@@ -209,12 +209,37 @@ describe.skipIf(!pg2)(`PostgreSQL search scopes and documents${pg2 ? '' : ` (ski
       expect(await found({ match: toMatchExpression(q)!, limit: 5 }), q).toEqual([k[8]])
   })
 
+  it('reads the time channel over the whole store and the last capture time from indexes, with no sort of every row', async () => {
+    // With sequential scans and full sorts priced out, the plan shows which index serves each query (on a table this small
+    // the planner prefers a scan and a sort); without an index in ts order a Sort node stays in the plan.
+    const plan = (sql: string, params: unknown[]): Promise<string> =>
+      db.transaction('plan', async (c) => {
+        await c.query('SET LOCAL enable_seqscan = off')
+        await c.query('SET LOCAL enable_sort = off')
+        return (await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n')
+      })
+    // The time channel's query with no project and no user (docsInTimeRange): the first rows in time order.
+    const time = await plan('SELECT rowid FROM observations o WHERE ts >= $1 AND ts < $2 AND o.user_id IS NULL ORDER BY ts DESC, rowid DESC LIMIT $3', [0, 100, 10])
+    expect(time).toMatch(/Index Only Scan Backward using observations_unowned_time/)
+    expect(time).not.toMatch(/^\s*(->\s*)?Sort\b/m)
+    expect(await plan('SELECT MAX(received_at) FROM events', [])).toMatch(/Index Only Scan Backward using events_received_at/)
+  })
+
   it('counts, time ranges, documents and neighbours', async () => {
     expect(await countDocs(db, {})).toBe(9)
     expect(await countDocs(db, { projectIds: [P1], user: null })).toBe(6)
     expect(await docsInTimeRange(db, { projectIds: [P1], from: 20, to: 61, limit: 10 })).toEqual([k[1], k[2], k[3], k[4], k[5]])
     expect(await docsInTimeRange(db, { projectIds: [P1], from: 0, to: 100, limit: 2, newestFirst: true })).toEqual([k[8], k[4]])
     expect(await docsInTimeRange(db, { sessionId: 's1' as SessionId, from: 0, to: 100, limit: 10 })).toEqual([k[1], k[2], k[3], k[8]])
+    // The whole store under a named user: its rows and those of no user, merged in time order, either way, cut at the limit.
+    const observations = async (o: Parameters<typeof docsInTimeRange>[1]): Promise<number[]> =>
+      (await docsInTimeRange(db, o)).filter((key) => key > 0)
+    expect(await observations({ user: 'ann', from: 0, to: 100, limit: 10 })).toEqual([k[0], k[1], k[2], k[4], k[8]])
+    expect(await observations({ user: 'bob', from: 0, to: 100, limit: 10, newestFirst: true })).toEqual([k[8], k[4], k[3], k[1], k[0]])
+    expect(await observations({ user: 'bob', from: 15, to: 100, limit: 3, newestFirst: true })).toEqual([k[8], k[4], k[3]])
+    expect(await observations({ user: 'ann', from: 25, to: 60, limit: 2 })).toEqual([k[2], k[4]])
+    expect(await observations({ user: 'ann', agent: 'codex', from: 0, to: 100, limit: 10 })).toEqual([k[4]])
+    expect(await observations({ user: null, from: 0, to: 100, limit: 10 })).toEqual([k[0], k[1], k[4], k[8]])
     const got = await docs(db, [k[5]!, 999_999, k[1]!, k[6]!])
     expect(got.map((d) => [d.docKey, d.type, d.text])).toEqual([
       [k[5], 'memory', 'billing uses Stripe'],

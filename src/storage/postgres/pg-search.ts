@@ -135,11 +135,22 @@ export async function docsInTimeRange(
   const dir = options.newestFirst ? 'DESC' : ''
   const p = new Params()
   const shownO = options.visible ? visibleWhere(options.visible, observationVisibility('o'), p) : ''
+  const where = (scope: Scope): string =>
+    `ts >= ${p.add(options.from)} AND ts < ${p.add(options.to)}${scopeWhere(scope, scopeOf('o'), p)}${shownO}${
+      options.sessionId ? ` AND session_id = ${p.add(options.sessionId)}` : ''
+    }`
+  const order = `ORDER BY ts ${dir}, rowid ${dir} LIMIT ${p.add(options.limit)}`
+  // Over the whole store under a named user, `user_id IS NULL OR user_id = $u` reads every row of both and sorts them:
+  // each side is read in order from its own index instead (observations_unowned_time, observations_user_time) and the
+  // two first-n lists merged (Merge Append). A project or a session is served by its own (…, ts) index as written.
+  const bothOwners = typeof options.user === 'string' && !options.projectIds?.length && !options.sessionId
   const obs = await db.query<{ k: number }>(
     'time range',
-    `SELECT rowid AS k FROM observations o WHERE ts >= ${p.add(options.from)} AND ts < ${p.add(options.to)}${scopeWhere(options, scopeOf('o'), p)}${shownO}${
-      options.sessionId ? ` AND session_id = ${p.add(options.sessionId)}` : ''
-    } ORDER BY ts ${dir}, rowid ${dir} LIMIT ${p.add(options.limit)}`,
+    bothOwners
+      ? `SELECT k FROM ((SELECT rowid AS k, ts FROM observations o WHERE ${where({ ...options, user: null })} ${order})
+           UNION ALL (SELECT rowid AS k, ts FROM observations o WHERE ${where({ ...options, user: undefined })} AND o.user_id = ${p.add(options.user)} ${order})) x
+         ORDER BY ts ${dir}, k ${dir} LIMIT ${p.add(options.limit)}`
+      : `SELECT rowid AS k FROM observations o WHERE ${where(options)} ${order}`,
     p.values,
   )
   const keys = obs.rows.map((r) => Number(r.k))
