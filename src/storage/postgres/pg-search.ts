@@ -148,7 +148,7 @@ export async function docsInTimeRange(
     'time range',
     bothOwners
       ? `SELECT k FROM ((SELECT rowid AS k, ts FROM observations o WHERE ${where({ ...options, user: null })} ${order})
-           UNION ALL (SELECT rowid AS k, ts FROM observations o WHERE ${where({ ...options, user: undefined })} AND o.user_id = ${p.add(options.user)} ${order})) x
+           UNION ALL (SELECT rowid AS k, ts FROM observations o WHERE ${where({ ...(options.agent === undefined ? {} : { agent: options.agent }) })} AND o.user_id = ${p.add(options.user)} ${order})) x
          ORDER BY ts ${dir}, k ${dir} LIMIT ${p.add(options.limit)}`
       : `SELECT rowid AS k FROM observations o WHERE ${where(options)} ${order}`,
     p.values,
