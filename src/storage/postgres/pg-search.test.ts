@@ -219,7 +219,10 @@ describe.skipIf(!pg2)(`PostgreSQL search scopes and documents${pg2 ? '' : ` (ski
         return (await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n')
       })
     // The time channel's query with no project and no user (docsInTimeRange): the first rows in time order.
-    const time = await plan('SELECT rowid FROM observations o WHERE ts >= $1 AND ts < $2 AND o.user_id IS NULL ORDER BY ts DESC, rowid DESC LIMIT $3', [0, 100, 10])
+    const time = await plan(
+      'SELECT rowid FROM observations o WHERE ts >= $1 AND ts < $2 AND o.user_id IS NULL ORDER BY ts DESC, rowid DESC LIMIT $3',
+      [0, 100, 10],
+    )
     expect(time).toMatch(/Index Only Scan Backward using observations_unowned_time/)
     expect(time).not.toMatch(/^\s*(->\s*)?Sort\b/m)
     expect(await plan('SELECT MAX(received_at) FROM events', [])).toMatch(/Index Only Scan Backward using events_received_at/)
