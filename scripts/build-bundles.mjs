@@ -13,6 +13,7 @@
 // bundle and cache ~5 ms (docs/prompt-recall.md).
 // Usage: node scripts/build-bundles.mjs   (run by `npm run build`; bundles are build artefacts, not committed)
 // MNEMO_BUNDLE_MINIFY=0 keeps the code as written (for reading a CPU profile).
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as esbuild from 'esbuild'
@@ -20,10 +21,34 @@ import * as esbuild from 'esbuild'
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
 /**
- * Packages inlined into the bundles: small, pure ES-module packages, which Node would otherwise load through its ES
- * module loader from the CommonJS bundle (`stemmer`: 1.6 ms CPU of every hook's start-up that way).
+ * Packages inlined into the bundles, compiled with the bundle's code cache instead of resolved, read and compiled
+ * file by file at every start: small ES-module packages, which Node would otherwise load through its ES module loader
+ * from the CommonJS bundle (`stemmer`: 1.6 ms CPU of every hook's start-up that way), and the JavaScript of the
+ * CommonJS packages every bundled command loads (better-sqlite3's 12 files: ~10 ms CPU of every process that opens the
+ * store; commander's 6: ~4 ms of every CLI command). better-sqlite3's addon is still loaded from the package
+ * (sqlite-store.ts names its path).
  */
-const INLINED = new Set(['stemmer'])
+const INLINED = new Set(['stemmer', 'better-sqlite3', 'commander'])
+
+/**
+ * commander's lib/command.js requires node:child_process at its top, for executable sub-commands (a command run as a
+ * file of its own, which mnemo has none of): Node's child_process with net, dgram and the streams it loads cost every
+ * CLI command ~3 ms CPU. Inlined, the module is required on first use instead. The build fails if commander changes
+ * how it requires or uses it.
+ */
+const commanderChildProcessOnUse = {
+  name: 'commander-child-process-on-use',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]commander[\\/]lib[\\/]command\.js$/ }, async (args) => {
+      const source = await readFile(args.path, 'utf8')
+      const line = "const childProcess = require('node:child_process');"
+      const uses = source.split('childProcess').length - 1
+      if (source.split(line).length !== 2 || uses !== 1 + source.split('childProcess.spawn(').length - 1)
+        throw new Error(`build-bundles: ${args.path} no longer requires node:child_process as \`${line}\` for spawn alone`)
+      return { contents: source.replace(line, "const childProcess = { spawn: (...a) => require('node:child_process').spawn(...a) };"), loader: 'js' }
+    })
+  },
+}
 
 /** An esbuild plugin keeping every package import (a bare specifier) external except those named in `inlined`. */
 function externalPackagesBut(inlined) {
@@ -100,7 +125,7 @@ for (const [entry, outfile] of [
     target: ['node20'],
     // Packages stay external (required from node_modules) but for the ones in INLINED; `chrono-node/en` comes from
     // its own bundle (the first plugin to resolve an import wins).
-    plugins: [chronoFromItsBundle, externalPackagesBut(INLINED)],
+    plugins: [chronoFromItsBundle, externalPackagesBut(INLINED), commanderChildProcessOnUse],
     minify: process.env['MNEMO_BUNDLE_MINIFY'] !== '0',
     // Function and class names stay as written: stack traces (`--debug`, a crash) keep naming the code.
     keepNames: true,

@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module'
-import type * as CommanderModule from 'commander'
+import { type Command, Option } from 'commander'
 import { invalidInput } from '../../core/errors.js'
 import { FACT_STATUSES, type FactStatus } from '../../core/facts/fact-types.js'
 import { describeType } from '../../core/facts/fact-values.js'
@@ -9,9 +8,6 @@ import { parseIntOption, parseTimeOption, withMnemo } from './cli-kit.js'
 import { printJson, type Out } from './output.js'
 import type { CliIo, GlobalOptions } from './program.js'
 
-// Required, not imported, as in program.ts: an ES import of CommonJS costs an export scan at start-up.
-const { Option } = createRequire(import.meta.url)('commander') as typeof CommanderModule
-type Command = CommanderModule.Command
 
 // `mnemo facts …`: the typed fact ledger (docs/FACTS.md) from the command line. Thin: parse flags, call engine.facts, print.
 

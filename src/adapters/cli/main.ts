@@ -5,9 +5,13 @@
  * latency they feel); every other command loads the CLI, which loads the
  * module of the command it runs. Both come from one-file bundles when built.
  */
-import { readFileSync, statSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { fileURLToPath } from 'node:url'
+// Node's built-ins from `process.getBuiltinModule` (Node ≥ 20.16), not ES imports: an ES import of a built-in builds
+// its ES facade, which reads every export (node:fs's lazy `ReadStream` loads the streams) — ~3 ms CPU of every
+// process for these three.
+const builtin = process.getBuiltinModule as typeof process.getBuiltinModule | undefined
+const { readFileSync, statSync } = builtin?.('node:fs') ?? (await import('node:fs'))
+const { createRequire } = builtin?.('node:module') ?? (await import('node:module'))
+const { fileURLToPath } = builtin?.('node:url') ?? (await import('node:url'))
 
 const argv = process.argv.slice(2)
 

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import type DatabaseModule from 'better-sqlite3'
+import Database from 'better-sqlite3'
 import type { MemoryId, ObservationId, ProjectId, SessionId } from '../../core/ids.js'
 import type { AgentName, EventFormat, Memory, Observation, Project, Session } from '../../core/types.js'
 import type { FactStore } from '../fact-store.js'
@@ -75,20 +75,25 @@ import { injections, recordInjections } from './sqlite-search.js'
 import { append, rebuild, rederiveSession } from './sqlite-write.js'
 import { sqliteChannels } from './sqlite-channels.js'
 
-// better-sqlite3 is CommonJS: required, not imported, so that Node skips the export scan (cjs-module-lexer) an ES
-// import of a CommonJS module costs every process at start-up. (The hook's bundle requires it either way.)
+// better-sqlite3 is imported, not required: the bundles (scripts/build-bundles.mjs) inline its JavaScript (12 CommonJS
+// files, ~10 ms CPU of every process that opens the store when required from node_modules) and the addon is loaded
+// from the path below. The ES modules tsc emits pay an export scan (cjs-module-lexer) of two small files instead.
 const requireCjs = createRequire(import.meta.url)
-const Database = requireCjs('better-sqlite3') as typeof DatabaseModule
 
 /**
- * The driver's addon where its install puts it (`build/Release/better_sqlite3.node`), named to the driver so that it
- * skips the `bindings` package's search (loading it and trying its candidate paths: ~3 ms CPU per process); undefined
- * when the file is elsewhere, and the driver then searches as it does by default.
+ * The path of the driver's native addon, named to the driver (`nativeBinding`): where its install puts it
+ * (`build/Release/better_sqlite3.node`), which skips the `bindings` package's search (loading it and trying its
+ * candidate paths: ~3 ms CPU per process); else where `bindings` finds it below the driver's folder (asked with that
+ * folder: inlined into a bundle, the driver's own search would start from the bundle's folder, not its own);
+ * undefined when neither finds it, and the driver searches as it does by default.
  */
 function addonPath(): string | undefined {
   try {
-    const file = path.join(path.dirname(requireCjs.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node')
-    return existsSync(file) ? file : undefined
+    const root = path.dirname(requireCjs.resolve('better-sqlite3/package.json'))
+    const file = path.join(root, 'build', 'Release', 'better_sqlite3.node')
+    if (existsSync(file)) return file
+    const bindings = createRequire(path.join(root, 'package.json'))('bindings') as (o: object) => string
+    return bindings({ bindings: 'better_sqlite3.node', module_root: root, path: true })
   } catch {
     return undefined
   }
@@ -132,7 +137,7 @@ interface SqliteStoreOptions {
  * @throws {MnemoError} `STORE_UNAVAILABLE` — the file cannot be opened or migrated; `cause` holds the driver error.
  */
 export function openSqliteStore(options: SqliteStoreOptions, now: () => number = Date.now): Store {
-  let db: DatabaseModule.Database | undefined
+  let db: Database.Database | undefined
   try {
     const nativeBinding = addonPath()
     db = new Database(options.path, { readonly: options.readonly ?? false, ...(nativeBinding ? { nativeBinding } : {}) })
@@ -208,7 +213,7 @@ class SqliteStore implements Store {
   lsaModelInfo: Channels['lsaModelInfo'] = (projectId) => this.channels.lsaModelInfo(projectId)
   putLsaModel: Channels['putLsaModel'] = (projectId, row) => this.channels.putLsaModel(projectId, row)
 
-  constructor(db: DatabaseModule.Database, path: string, now: () => number) {
+  constructor(db: Database.Database, path: string, now: () => number) {
     this.s = new SqliteDb(db, path, now)
     this.facts = createSqliteFacts(this.s)
     this.channels = sqliteChannels(this.s, (fn) => this.write(fn))
