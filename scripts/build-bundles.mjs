@@ -45,7 +45,10 @@ const commanderChildProcessOnUse = {
       const uses = source.split('childProcess').length - 1
       if (source.split(line).length !== 2 || uses !== 1 + source.split('childProcess.spawn(').length - 1)
         throw new Error(`build-bundles: ${args.path} no longer requires node:child_process as \`${line}\` for spawn alone`)
-      return { contents: source.replace(line, "const childProcess = { spawn: (...a) => require('node:child_process').spawn(...a) };"), loader: 'js' }
+      return {
+        contents: source.replace(line, "const childProcess = { spawn: (...a) => require('node:child_process').spawn(...a) };"),
+        loader: 'js',
+      }
     })
   },
 }

@@ -8,7 +8,6 @@ import { parseIntOption, parseTimeOption, withMnemo } from './cli-kit.js'
 import { printJson, type Out } from './output.js'
 import type { CliIo, GlobalOptions } from './program.js'
 
-
 // `mnemo facts …`: the typed fact ledger (docs/FACTS.md) from the command line. Thin: parse flags, call engine.facts, print.
 
 // biome-ignore lint/suspicious/noConfusingVoidType: an action returns nothing or an exit code; `void`, unlike `undefined`, admits `async () => {…}` bodies

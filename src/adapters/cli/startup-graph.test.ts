@@ -103,7 +103,10 @@ describe('start-up module graph', () => {
         args.join(' '),
       ).toEqual(ENTRY)
       // commander and better-sqlite3's JavaScript are inlined into the bundle: of the packages only the driver's addon.
-      expect(r.files.filter((f) => f.startsWith('node_modules/')), args.join(' ')).toEqual([SQLITE_ADDON])
+      expect(
+        r.files.filter((f) => f.startsWith('node_modules/')),
+        args.join(' '),
+      ).toEqual([SQLITE_ADDON])
     }
   })
 
