@@ -189,6 +189,8 @@ try {
     ['UserPromptSubmit', { prompt: 'Why does the retry loop give up after yesterday’s change?' }],
     ['PostToolUse', tool],
     ['SessionStart', { source: 'resume' }],
+    // A new session's block, kept beside the store for the next SessionStart (below: printed from there).
+    ['SessionStart', { source: 'startup', session_id: 'build-cache-2' }],
   ]) {
     const stdin = JSON.stringify({ session_id: 'build-cache', cwd, hook_event_name: event, ...fields })
     await new Promise((resolve) =>
@@ -203,9 +205,20 @@ try {
     )
   }
   writeFileSync(`${hookFile}.cache`, hook.script.createCachedData())
-  // The deferred capture of tool events (main.js tries it first for every hook): one PostToolUse spooled.
+  // The deferred capture of tool events (main.js tries it first for every hook): a SessionStart printed from a kept
+  // block, one PostToolUse spooled.
   const deferFile = path.join(root, 'dist/adapters/hooks/deferred-capture.bundle.cjs')
   const defer = compileCommonJs(deferFile, undefined, createRequire(deferFile))
+  // A SessionStart printed from the block the last hook above kept (runtime/context-cache.ts).
+  let printed = ''
+  const served = await defer.exports.deferCapture('SessionStart', 'claude-code', {
+    stdin: Readable.from([JSON.stringify({ session_id: 'build-cache-3', cwd, hook_event_name: 'SessionStart', source: 'startup' })]),
+    env,
+    cwd,
+    stdout: { write: (t) => (printed += t) },
+  })
+  if (!served.deferred || !printed.includes('mnemo-context'))
+    throw new Error('build-bundles: the deferred capture did not print a kept SessionStart block (see serveKeptContext)')
   const deferred = await defer.exports.deferCapture('PostToolUse', 'claude-code', {
     stdin: Readable.from([
       JSON.stringify({ session_id: 'build-cache', cwd, hook_event_name: 'PostToolUse', ...tool, tool_use_id: 'toolu_cache2' }),

@@ -24,6 +24,7 @@ import {
   browseMemories,
   browseObservations,
   context,
+  type ContextListing,
   currentMemories,
   history,
   lastActivityAt,
@@ -192,6 +193,10 @@ export class EngineReads extends EngineBase {
    *   the store's error as `notRecorded` (later prompts of the session may then repeat an item it showed). With
    *   `defer: true` nothing is recorded and the rows come back as `shown`, for `recordShown` once the agent has the
    *   block (a team server, whose client may stop waiting for it).
+   * @param options.withListing - Adds `listing`, how the block depends on the project's session list, and `shown`
+   *   (see `ContextListing` in reads.ts: what a block kept to be shown again is checked against).
+   * @param options.sideEffects - False: nothing is written (no use of a memory counted, no uncertain fact marked as
+   *   shown, nothing recorded for `recordFor`). Default true.
    *
    * @example
    * import { openMnemo } from 'mnemo'
@@ -210,9 +215,27 @@ export class EngineReads extends EngineBase {
       budgetTokens?: number
       excludeSessionKey?: string
       recordFor?: { agent: string; sessionKey: string; defer?: boolean }
+      withListing?: boolean
+      sideEffects?: boolean
     } = {},
-  ): Promise<ContextBlock & { project: string; notRecorded?: MnemoError; shown?: ShownRow[] }> {
+  ): Promise<ContextBlock & { project: string; notRecorded?: MnemoError; shown?: ShownRow[]; listing?: ContextListing }> {
     return context(this.ctx, options, this.facts.dependencies)
+  }
+
+  /**
+   * Records a context block that a hook showed without opening the store (a kept block: runtime/context-cache.ts) as
+   * `context` with `recordFor` records the block it builds: its memories counted as used on `shown.day`, and what it
+   * showed recorded for the session at `shown.at` (epoch ms), so later prompts of the session do not repeat it.
+   *
+   * @param shown.day - `YYYY-MM-DD` (UTC) of the hook, as `usageDay` gives it.
+   * @throws {MnemoError} `STORE_UNAVAILABLE` — the record could not be written.
+   */
+  async recordContextShown(
+    session: { agent: string; sessionKey: string },
+    shown: { memoryIds: readonly string[]; day: string; rows: readonly ShownRow[]; at: number },
+  ): Promise<void> {
+    await this.ctx.store.recordUsage(shown.memoryIds, shown.day)
+    if (shown.rows.length > 0) await noteInjected(this.ctx, session, shown.rows, shown.at)
   }
 
   /**

@@ -77,8 +77,9 @@ export async function noteInjected(
   ctx: EngineContext,
   s: Pick<SessionRef, 'agent' | 'sessionKey'>,
   rows: readonly ShownRow[],
+  at = ctx.clock.now(),
 ): Promise<void> {
-  await ctx.store.recordInjections(injectionKey(ctx, s), rows, ctx.clock.now())
+  await ctx.store.recordInjections(injectionKey(ctx, s), rows, at)
 }
 
 /** Whether a per-prompt block or file hint records what it shows for the session when it is computed (default), or leaves it to the caller (`shown`). */

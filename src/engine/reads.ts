@@ -161,6 +161,21 @@ export async function sessionSample(store: Store, session: Session, head: number
       ]
 }
 
+/**
+ * How a context block depends on the project's session list, for a block kept to be shown again (runtime/context-cache.ts):
+ * the agent session keys of the sessions it listed (the newest `SESSIONS_LISTED`), how many new sessions with nothing
+ * recorded may join that list before the block changes (`slack`), whether the block shows facts now uncertain (each is
+ * shown by one block only, so such a block is never shown twice), and whether leaving out the asking session changed it.
+ */
+export interface ContextListing {
+  /** Whether the project is in the store (a project's first event makes it, and with it the user's own memories show). */
+  known: boolean
+  listedKeys: string[]
+  slack: number
+  uncertain: boolean
+  excludedListed: boolean
+}
+
 /** `MnemoEngine.context`: the block, recorded for `recordFor`'s session when asked. */
 export async function context(
   ctx: EngineContext,
@@ -169,14 +184,19 @@ export async function context(
     budgetTokens?: number
     excludeSessionKey?: string
     recordFor?: { agent: string; sessionKey: string; defer?: boolean }
+    /** Adds `listing` (see `ContextListing`) to the result. */
+    withListing?: boolean
+    /** False: nothing is written (no use counted, no uncertain fact marked as shown, nothing recorded). Default true. */
+    sideEffects?: boolean
   },
   dependencies?: FactDependencies,
-): Promise<ContextBlock & { project: string; notRecorded?: MnemoError; shown?: ShownRow[] }> {
-  const { sourceIds, ...block } = await buildContext(ctx, options, dependencies)
+): Promise<ContextBlock & { project: string; notRecorded?: MnemoError; shown?: ShownRow[]; listing?: ContextListing }> {
+  const { sourceIds, listing, ...built } = await buildContext(ctx, options, dependencies)
+  const block = options.withListing === true ? { ...built, listing, shown: shownRows({ ...built, sourceIds }) } : built
   if (options.recordFor && block.text !== '') {
-    const rows = [...block.memoryIds, ...block.sessionIds, ...sourceIds].map((itemId) => ({ itemId, what: 'item' as const }))
+    const rows = shownRows({ ...block, sourceIds })
     // Deferred: the caller records them with `recordShown` once the agent has the block (a team server's client).
-    if (options.recordFor.defer === true) return { ...block, shown: rows }
+    if (options.recordFor.defer === true || options.sideEffects === false) return { ...block, shown: rows }
     const session = { ...options.recordFor, project: options.project ?? (await projectForPath(ctx.store, ctx.cwd, { workingDir: true })) }
     try {
       // What SessionStart showed is never repeated by a later prompt, and is corrected when it changes.
@@ -190,18 +210,34 @@ export async function context(
   return block
 }
 
+/** What a session shown `block` was shown: its memories, its sessions and the observations their digests quote. */
+function shownRows(block: { memoryIds: readonly string[]; sessionIds: readonly string[]; sourceIds: readonly string[] }): ShownRow[] {
+  return [...block.memoryIds, ...block.sessionIds, ...block.sourceIds].map((itemId) => ({ itemId, what: 'item' as const }))
+}
+
+/** Sessions of the project the block reads (newest first), of which it digests the first `SESSIONS_SHOWN` with observations. */
+const SESSIONS_LISTED = 12
+const SESSIONS_SHOWN = 5
+
 /** The context block and the observations its digests quote (`context` records them with the block). */
 async function buildContext(
   ctx: EngineContext,
-  options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string },
+  options: { project?: ProjectRef; budgetTokens?: number; excludeSessionKey?: string; sideEffects?: boolean },
   dependencies?: FactDependencies,
-): Promise<ContextBlock & { project: string; sourceIds: string[] }> {
+): Promise<ContextBlock & { project: string; sourceIds: string[]; listing: ContextListing }> {
   const ref = options.project ?? (await projectForPath(ctx.store, ctx.cwd, { workingDir: true }))
   const budget = options.budgetTokens ?? ctx.contextBudgetTokens
   if (!Number.isInteger(budget) || budget < MIN_CONTEXT_BUDGET || budget > 100_000) {
     throw invalidInput('budget', `budget must be an integer ${MIN_CONTEXT_BUDGET}–100000 tokens (got ${budget})`)
   }
   const project = (await ctx.store.listProjects()).find((p) => p.root === ref.root)
+  const listing: ContextListing = {
+    known: project !== undefined,
+    listedKeys: [],
+    slack: SESSIONS_LISTED,
+    uncertain: false,
+    excludedListed: false,
+  }
   let memories: Memory[] = []
   const digests: SessionDigest[] = []
   if (project) {
@@ -211,18 +247,20 @@ async function buildContext(
       .filter((m) => m.flags.length === 0 && m.kind !== 'summary')
       .slice(0, 20)
       .map((m) => ({ ...m, text: ctx.readRedact(m.text) }))
-    const sessions = (await ctx.store.listSessions({ projectIds: [project.id], limit: 12, ...ctx.access.who() }))
-      // The session asking is the one with its id, of its agent (when the caller said which) and of this reader's user.
-      .filter(
-        (s) =>
-          !(
-            s.sessionKey === options.excludeSessionKey &&
-            (ctx.access.agent === undefined || s.agent === ctx.access.agent) &&
-            s.user === ctx.access.user
-          ),
-      )
-      .filter((s) => s.agent !== 'mnemo' && s.observationCount > 0)
-      .slice(0, 5)
+    const listed = await ctx.store.listSessions({ projectIds: [project.id], limit: SESSIONS_LISTED, ...ctx.access.who() })
+    // The session asking is the one with its id, of its agent (when the caller said which) and of this reader's user.
+    const asking = (s: Session): boolean =>
+      s.sessionKey === options.excludeSessionKey &&
+      (ctx.access.agent === undefined || s.agent === ctx.access.agent) &&
+      s.user === ctx.access.user
+    const digestible = (s: Session): boolean => s.agent !== 'mnemo' && s.observationCount > 0
+    const sessions = listed.filter((s) => !asking(s) && digestible(s)).slice(0, SESSIONS_SHOWN)
+    // A new session with nothing recorded pushes the oldest listed one out: the block stays as it is while every
+    // session it digests is still listed.
+    const lastShown = sessions.length === 0 ? -1 : listed.indexOf(sessions.at(-1)!)
+    listing.listedKeys = listed.map((s) => s.sessionKey)
+    listing.slack = SESSIONS_LISTED - 1 - lastShown
+    listing.excludedListed = listed.some((s) => asking(s) && digestible(s))
     for (const s of sessions) {
       // A long session's digest is drawn from its first and last observations: its goal and where it stopped.
       const read = await sessionSample(ctx.store, s, DIGEST_HEAD, DIGEST_TAIL)
@@ -254,8 +292,10 @@ async function buildContext(
   const shownSessions = new Set(block.sessionIds)
   // The observations the shown digests quote: a later per-prompt block does not repeat them.
   const sourceIds = digests.filter((d) => shownSessions.has(d.sessionId)).flatMap((d) => d.sourceIds)
+  listing.uncertain = uncertainKeys.length > 0
+  if (options.sideEffects === false) return { ...block, project: ref.name, sourceIds, listing }
   // Injected memories are used memories: they are reinforced (once a day each).
-  await ctx.store.recordUsage(block.memoryIds, new Date(ctx.clock.now()).toISOString().slice(0, 10))
+  await ctx.store.recordUsage(block.memoryIds, usageDay(ctx.clock.now()))
   if (dependencies && uncertainKeys.length > 0) {
     const shown = new Set(uncertainKeys)
     try {
@@ -270,5 +310,10 @@ async function buildContext(
       if (!MnemoError.is(error, 'STORE_UNAVAILABLE')) throw error
     }
   }
-  return { ...block, project: ref.name, sourceIds }
+  return { ...block, project: ref.name, sourceIds, listing }
+}
+
+/** The day a memory's use is counted under (`Store.recordUsage`): the UTC date of `at` (epoch ms), `YYYY-MM-DD`. */
+function usageDay(at: number): string {
+  return new Date(at).toISOString().slice(0, 10)
 }

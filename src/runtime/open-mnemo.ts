@@ -14,6 +14,7 @@ import { DEFAULT_RECALL_CONFIG } from '../engine/recall-pipeline.js'
 import { openSqliteStore } from '../storage/sqlite/sqlite-store.js'
 import { ErrorLog } from './error-log.js'
 import { Spool } from './spool.js'
+import type { KeepingStore } from './context-cache.js'
 import { dataDirError, ensureDataDir } from './data-dir.js'
 import type { Store } from '../storage/store.js'
 import { openDatabaseStore, type DatabaseTarget } from './open-database.js'
@@ -172,6 +173,8 @@ export interface OpenedMnemo {
   drainSpool(): Promise<{ drained: number; remaining: number; failed?: unknown }>
   /** Runs `fn` with no wait for another process's write lock (see `Store.withoutLockWait`). */
   withoutLockWait<T>(fn: () => Promise<T>): Promise<T>
+  /** What keeping a context block beside the store needs of it (see `keepContext`): a writable SQLite store's; else undefined. */
+  keeping?: KeepingStore
   close(): Promise<void>
 }
 
@@ -379,7 +382,10 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
           if (item.tokenId !== undefined) return 'skip'
           // Stored as the user whose hook spooled it, whichever user's process drains it (they share MNEMO_HOME).
           const owner = item.user === engine.user ? engine : engine.scoped({ user: item.user })
-          const { note } = await owner.captureHook(item.event, item.stdin, toHookAgent(item.agent), item.spooledAt)
+          const agent = toHookAgent(item.agent)
+          const { note, sessionKey } = await owner.captureHook(item.event, item.stdin, agent, item.spooledAt)
+          // A SessionStart that printed a kept context block: recorded as the hook that builds a block records it.
+          if (item.context !== undefined && sessionKey !== undefined) await owner.recordContextShown({ agent, sessionKey }, item.context)
           if (note !== undefined)
             errors.append({
               at: new Date(clock.now()).toISOString(),
@@ -421,6 +427,15 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
         draining = undefined
       })),
     withoutLockWait: (fn) => store.withoutLockWait(fn),
+    ...(!readOnly && store.otherWrites && store.settle && store.sessionKeys
+      ? {
+          keeping: {
+            otherWrites: () => store.otherWrites!(),
+            settle: () => store.settle!(),
+            sessionKeys: () => store.sessionKeys!(),
+          },
+        }
+      : {}),
     close: async () => {
       try {
         await engine.close()

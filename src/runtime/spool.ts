@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
 import { makeDirectory } from './data-dir.js'
 import path from 'node:path'
+import type { ShownRow } from '../engine/prompt-recall.js'
 
 /**
  * A name's random part: 8 hex digits. It only tells apart two files of one process in one millisecond (the pid tells
@@ -11,6 +12,22 @@ const nameSuffix = (): string =>
   Math.floor(Math.random() * 0x1_0000_0000)
     .toString(16)
     .padStart(8, '0')
+
+/**
+ * What a SessionStart event shown a kept block carries in the spool, for the drain to record (`recordContextShown`)
+ * after storing the event: as the hook that builds the block records it.
+ */
+export interface ShownContext {
+  /** The `storeMark` the block was checked against. */
+  mark: string
+  /** The event's session key is in no session of the store (so storing the event adds an empty session). */
+  newSession: boolean
+  /** `YYYY-MM-DD` (UTC) its memories' use is counted under; epoch ms its rows were shown at. */
+  day: string
+  at: number
+  memoryIds: string[]
+  rows: ShownRow[]
+}
 
 /** A hook input that could not be stored in time, kept for the next run. */
 export interface SpooledEvent {
@@ -37,6 +54,11 @@ export interface SpooledEvent {
    * (full disk, not writable, not a directory): that data directory adopts it once it can be written again.
    */
   home?: string
+  /**
+   * A SessionStart printed a kept context block without the store (runtime/context-cache.ts): what it showed, which the
+   * drain records once the event is stored.
+   */
+  context?: ShownContext
 }
 
 /** Most spooled files one run drains, so a hook stays fast after a long outage. */

@@ -578,6 +578,20 @@ export interface StoreAdmin {
    * @returns Whether `fn` ran here; rejects as `fn` does.
    */
   runExclusive(name: string, fn: () => Promise<void>, options?: { turn?: number }): Promise<boolean>
+  /**
+   * SQLite only (a kept context block, runtime/context-cache.ts, is checked against the database file): a reading that
+   * changes whenever another connection commits (`PRAGMA data_version`). Two equal readings of one connection mean no
+   * other connection wrote in between.
+   */
+  otherWrites?(): number
+  /**
+   * SQLite only: moves everything the WAL holds into the database file and empties the WAL (a TRUNCATE checkpoint), so
+   * that the file alone, until its next write, holds the whole store. Returns the database file's path when that was
+   * done, undefined when another connection kept it from finishing (a reader on an older snapshot, a writer).
+   */
+  settle?(): string | undefined
+  /** SQLite only: the agent session key of every session in the store (any agent, user or project), in no order. */
+  sessionKeys?(): Promise<string[]>
   close(): Promise<void>
 }
 

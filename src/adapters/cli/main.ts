@@ -77,10 +77,11 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   const homeAt = argv.indexOf('--home')
   const home = homeAt > 0 ? argv[homeAt + 1] : argv.find((a) => a.startsWith('--home='))?.slice('--home='.length)
   const env = home ? { ...process.env, MNEMO_HOME: home } : process.env
-  // A tool event with nothing to print is spooled without loading the engine (deferCapture); the rest, with what it
-  // read from stdin, goes to the full hook.
+  // A tool event with nothing to print is spooled without loading the engine (deferCapture), and so is a SessionStart
+  // whose context block is kept beside the store and still valid (printed from there); the rest, with what it read
+  // from stdin, goes to the full hook.
   const { deferCapture } = await loadDeferredCapture()
-  const outcome = await deferCapture(hookEvent ?? '', agent, { stdin: process.stdin, env, cwd: process.cwd() })
+  const outcome = await deferCapture(hookEvent ?? '', agent, { stdin: process.stdin, env, cwd: process.cwd(), stdout: process.stdout })
   if (outcome.deferred) process.exit(0)
   const { runHook } = await loadHookRunner()
   await runHook(

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { openMnemo } from '../../runtime/open-mnemo.js'
 import { Spool } from '../../runtime/spool.js'
 import { useScratch } from '../../testing/scratch.js'
+import { dumpTables } from '../../testing/sqlite-dump.js'
 import { hookPayload } from '../../testing/test-mnemo.js'
 import { deferCapture } from './deferred-capture.js'
 import { runHook } from './run-hook.js'
@@ -28,14 +29,15 @@ async function hookProcess(
   const agent = options.agent ?? 'claude-code'
   const e = env(dir, options.env)
   const now = () => options.at ?? Date.UTC(2026, 11, 1, 9)
-  const outcome = await deferCapture(event, agent, { stdin: Readable.from([stdin]), env: e, cwd: CWD, now })
-  if (outcome.deferred) return { deferred: true, stdout: '' }
   let stdout = ''
+  const write = (t: string) => (stdout += t)
+  const outcome = await deferCapture(event, agent, { stdin: Readable.from([stdin]), env: e, cwd: CWD, now, stdout: { write } })
+  if (outcome.deferred) return { deferred: true, stdout }
   await runHook(
     event,
     {
       stdin: new PassThrough(),
-      stdout: { write: (t: string) => (stdout += t) },
+      stdout: { write },
       env: e,
       cwd: CWD,
       exit: () => {},
@@ -277,4 +279,124 @@ describe('deferred capture stores what the full hook stores', () => {
       expect(sameBut(await exported(deferredHome))).toEqual(sameBut(await exported(direct)))
     })
   }
+})
+
+/** The rows showing a block writes (what sessions were shown, memories' use), as `dumpTables` gives them. */
+const shownTables = (dir: string) => dumpTables(path.join(dir, 'mnemo.db'), ['context_injections', 'memory_usage'])
+
+/** A new Claude Code session starting in `cwd`: its SessionStart payload. */
+const sessionStart = (session: string, cwd = CWD) => hookPayload('SessionStart', { source: 'startup' }, session, cwd)
+
+describe('a SessionStart printed from the block kept beside the store', () => {
+  it('prints what the full hook prints and stores what it stores, session after session', async () => {
+    // The Claude Code suite's sessions, then new sessions one after another (the start-up bench's SessionStart runs):
+    // the first new one builds its block and keeps it, the next ones print it until the sessions they add would push
+    // a digested session out of the block's list; each time the full hook alone gives the same text.
+    const runDir = path.join(AGENTS_DIR, 'claude-code', 'suite-run')
+    const direct = home()
+    const kept = home()
+    let at = Date.UTC(2026, 11, 1, 9)
+    const both = async (event: string, stdin: string): Promise<boolean> => {
+      at += 1000
+      vi.useFakeTimers({ toFake: ['Date'] })
+      vi.setSystemTime(at)
+      const printed = await fullHook(direct, event, stdin, 'claude-code', at)
+      vi.setSystemTime(at)
+      const run = await hookProcess(kept, event, stdin, { at })
+      expect(run.stdout, `${event} ${stdin.slice(0, 80)}`).toBe(printed)
+      return run.deferred && event === 'SessionStart'
+    }
+    for (const f of readdirSync(runDir)
+      .filter((f) => f.endsWith('.json'))
+      .sort())
+      await both(/^s\d+-\d+-([A-Za-z]+)\.json$/.exec(f)![1]!, readFileSync(path.join(runDir, f), 'utf8'))
+    const cwd = '/home/dev/project'
+    let served = 0
+    for (let i = 0; i < 16; i++) if (await both('SessionStart', sessionStart(`new-${i}`, cwd))) served++
+    expect(served).toBeGreaterThan(8)
+    // And a session's prompt after its block: the block's items are not shown again (recorded by the drain).
+    await both('UserPromptSubmit', hookPayload('UserPromptSubmit', { prompt: 'what did the last session change?' }, 'new-15', cwd))
+    const sameBut = (lines: string[]) => lines.map((l) => l.replace(/"receivedAt":\d+/, '"receivedAt":…'))
+    expect(sameBut(await exported(kept))).toEqual(sameBut(await exported(direct)))
+    expect(shownTables(kept)).toEqual(shownTables(direct))
+  })
+
+  /** A project with two sessions on record, and a third session's SessionStart that keeps its block. */
+  async function keptBlock(dir: string, at: number): Promise<void> {
+    for (const [i, s] of ['s1', 's2'].entries()) {
+      await fullHook(
+        dir,
+        'UserPromptSubmit',
+        hookPayload('UserPromptSubmit', { prompt: `fix the ledger rounding, part ${i}` }, s),
+        'claude-code',
+        at,
+      )
+      await fullHook(
+        dir,
+        'Stop',
+        hookPayload('Stop', { last_assistant_message: `rounded to cents in settle.ts, part ${i}` }, s),
+        'claude-code',
+        at,
+      )
+    }
+    expect((await hookProcess(dir, 'SessionStart', sessionStart('s3'), { at })).deferred).toBe(false)
+    expect(existsSync(path.join(dir, 'context-cache.json'))).toBe(true)
+  }
+
+  it('prints it while nothing changed, and builds a new block once another process remembers or forgets a memory', async () => {
+    const dir = home()
+    const at = Date.UTC(2026, 11, 1, 9)
+    // The engine's clock too (the block names when it was made).
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(at)
+    await keptBlock(dir, at)
+    const first = await hookProcess(dir, 'SessionStart', sessionStart('s4'), { at })
+    expect(first.deferred).toBe(true)
+    expect(first.stdout).toContain('rounded to cents')
+    // Another process remembers something: the kept block no longer holds, the full hook shows the memory.
+    const other = openMnemo({ env: env(dir), cwd: CWD })
+    let id: string
+    try {
+      id = (await other.engine.remember('refunds settle on the next business day', { kind: 'fact' })).memory.id
+    } finally {
+      await other.close()
+    }
+    const after = await hookProcess(dir, 'SessionStart', sessionStart('s5'), { at })
+    expect(after.deferred).toBe(false)
+    expect(after.stdout).toContain('refunds settle on the next business day')
+    // That SessionStart kept its block (with the memory); the next one prints it.
+    const again = await hookProcess(dir, 'SessionStart', sessionStart('s6'), { at })
+    expect(again).toEqual({ deferred: true, stdout: after.stdout })
+    // Forgotten by another process: not shown again.
+    const forgetting = openMnemo({ env: env(dir), cwd: CWD })
+    try {
+      await forgetting.engine.forget(id)
+    } finally {
+      await forgetting.close()
+    }
+    const forgotten = await hookProcess(dir, 'SessionStart', sessionStart('s7'), { at })
+    expect(forgotten.deferred).toBe(false)
+    expect(forgotten.stdout).not.toContain('refunds settle')
+  })
+
+  it('builds the block itself when a tool event waits in the spool, the settings differ, or the session is one it listed', async () => {
+    const dir = home()
+    const at = Date.UTC(2026, 11, 1, 9)
+    await keptBlock(dir, at)
+    // A deferred tool event of s2 waits: its drain adds to a session the block digests.
+    const tool = hookPayload(
+      'PostToolUse',
+      { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: 'ok', tool_use_id: 't9' },
+      's2',
+    )
+    expect((await hookProcess(dir, 'PostToolUse', tool, { at })).deferred).toBe(true)
+    expect((await hookProcess(dir, 'SessionStart', sessionStart('s4'), { at })).deferred).toBe(false)
+    // Another budget: another block.
+    expect((await hookProcess(dir, 'SessionStart', sessionStart('s5'), { at, env: { MNEMO_CONTEXT_BUDGET: '300' } })).deferred).toBe(false)
+    // The session resumed is one the block lists (it would be left out of its own block).
+    expect((await hookProcess(dir, 'SessionStart', sessionStart('s1'), { at })).deferred).toBe(false)
+    // That block left s1 itself out, so it was not kept: the next SessionStart builds and keeps its own, the one after prints it.
+    expect((await hookProcess(dir, 'SessionStart', sessionStart('s6'), { at })).deferred).toBe(false)
+    expect((await hookProcess(dir, 'SessionStart', sessionStart('s7'), { at })).deferred).toBe(true)
+  })
 })

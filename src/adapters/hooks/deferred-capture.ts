@@ -4,6 +4,8 @@ import { resolveConfig, type MnemoEnv } from '../../config/config.js'
 import { redactSecrets } from '../../engine/capture-rules.js'
 import { injectionRequest } from '../../engine/prompt-recall.js'
 import { Spool } from '../../runtime/spool.js'
+import { buildOf, serveKeptContext } from '../../runtime/context-cache.js'
+import { fileURLToPath } from 'node:url'
 import { MAX_HOOK_STDIN_BYTES, readStdin, STDIN_TIMEOUT_MS, type StdinRead } from './read-stdin.js'
 
 /** The mnemo events (after each agent's names are mapped, `toMnemoEvent`) whose capture may be deferred. */
@@ -39,7 +41,7 @@ export type DeferOutcome = { deferred: true; file: string } | { deferred: false;
 export async function deferCapture(
   eventName: string,
   agentName: string,
-  io: { stdin: NodeJS.ReadableStream; env: MnemoEnv; cwd: string; now?: () => number },
+  io: { stdin: NodeJS.ReadableStream; env: MnemoEnv; cwd: string; now?: () => number; stdout?: { write(text: string): unknown } },
 ): Promise<DeferOutcome> {
   const firedAt = (io.now ?? Date.now)()
   let stdin: StdinOutcome
@@ -53,6 +55,15 @@ export async function deferCapture(
     return { deferred: false, stdin: { ok: false, error, partial } }
   }
   const handOver: DeferOutcome = { deferred: false, stdin }
+  if (io.stdout !== undefined && eventName === 'SessionStart') {
+    try {
+      const file = serveKeptContext(eventName, agentName, stdin.read, { ...io, stdout: io.stdout, build: hookBuild(), firedAt })
+      return file === undefined ? handOver : { deferred: true, file }
+    } catch {
+      // Anything unexpected: the full hook builds the block.
+      return handOver
+    }
+  }
   try {
     const file = spoolIfDeferrable(eventName, agentName, stdin.read, io, firedAt)
     return file === undefined ? handOver : { deferred: true, file }
@@ -88,4 +99,12 @@ function spoolIfDeferrable(
     agent,
     ...user,
   })
+}
+
+/**
+ * This mnemo's build, as a kept context block records it (`buildOf` of the entry point, main.js), so a block kept by
+ * another build is never shown.
+ */
+export function hookBuild(): string {
+  return buildOf(fileURLToPath(new URL('../cli/main.js', import.meta.url)))
 }

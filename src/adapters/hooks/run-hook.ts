@@ -25,7 +25,8 @@ import {
 import { MAX_HOOK_STDIN_BYTES, readStdin, STDIN_TIMEOUT_MS, type StdinRead } from './read-stdin.js'
 
 export { MAX_HOOK_STDIN_BYTES, STDIN_TIMEOUT_MS }
-import type { StdinOutcome } from './deferred-capture.js'
+import { hookBuild, type StdinOutcome } from './deferred-capture.js'
+import { contextSettings, keepContext } from '../../runtime/context-cache.js'
 import { resolveProjectRoot } from '../../engine/project-root.js'
 import path from 'node:path'
 
@@ -363,10 +364,16 @@ export async function runHook(
       const project = result?.project ?? (await engine.projectForPath(cwdOf(stdin) ?? io.cwd, { workingDir: true }))
       // Under agent isolation (MNEMO_AGENT_SCOPE=own) the agent gets its own memory only.
       const scoped = engine.scoped({ agent })
+      // A SessionStart's block is kept beside the store for the next one, which prints it without opening the store
+      // while nothing it depends on changes (runtime/context-cache.ts); it is checked against other processes' writes
+      // from here on.
+      const keeping = answered === 'SessionStart' ? opened.keeping : undefined
+      const since = keeping?.otherWrites()
       // What the block shows is recorded for the session once it is printed (deferred), never for a block that was not.
       const block = await scoped.context({
         project,
         ...(sessionKey ? { excludeSessionKey: sessionKey, recordFor: { agent, sessionKey, defer: true } } : {}),
+        ...(keeping ? { withListing: true } : {}),
       })
       const shown = block.shown
       // Nothing recorded yet (a new project): nothing is injected.
@@ -392,6 +399,21 @@ export async function runHook(
               }
             : undefined,
         )
+      if (keeping !== undefined && since !== undefined && !finished) {
+        try {
+          await keepContext(keeping, {
+            home: config.home,
+            dbPath: config.dbPath,
+            build: hookBuild(),
+            settings: contextSettings(config, agent),
+            since,
+            project,
+            block,
+          })
+        } catch {
+          // Only the next SessionStart's shortcut is lost: it builds its block itself.
+        }
+      }
     }
     if (result !== undefined && PROMPT_EVENTS.has(answered) && config.promptRecallTokens !== undefined && !finished) {
       // Per-prompt recall and file hints; the event is already stored, so a failure here is logged, never spooled.

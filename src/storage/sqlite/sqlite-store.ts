@@ -473,6 +473,26 @@ class SqliteStore implements Store {
     }
   }
 
+  otherWrites(): number {
+    return this.s.guard('data version', () => this.s.db.pragma('data_version', { simple: true }) as number)
+  }
+
+  settle(): string | undefined {
+    if (this.s.path === ':memory:' || this.s.db.readonly) return undefined
+    try {
+      // [busy, frames in the WAL, frames checkpointed]: done only when nothing kept it busy and the WAL is now empty.
+      const [row] = this.s.withoutLockWait(() => this.s.db.pragma('wal_checkpoint(TRUNCATE)')) as { busy: number; log: number }[]
+      return row !== undefined && row.busy === 0 && row.log === 0 ? this.s.db.name : undefined
+    } catch (error) {
+      if (isLockError(error)) return undefined
+      throw wrap(error, 'checkpoint', this.s.path)
+    }
+  }
+
+  async sessionKeys(): Promise<string[]> {
+    return this.s.guard('list session keys', () => this.s.stmt('SELECT DISTINCT session_key FROM sessions').pluck().all() as string[])
+  }
+
   async close(): Promise<void> {
     if (this.s.db.open) this.s.db.close()
   }
