@@ -1,6 +1,7 @@
 // Start-up cost of the processes a user and an agent start: the CLI (`--version`, `--help`, `status`, `recall`,
 // `context`) and the hook (`PostToolUse`, `UserPromptSubmit`, `SessionStart`), each as CPU time (user + sys) of one
-// process from exec to exit, beside bare `node -e 0` measured in the same run, interleaved run by run so load on a
+// process from exec to exit (the CLI as `mnemo` runs it, package.json's bin; the hooks as agents' hook commands run
+// them, dist/adapters/cli/main.js), beside bare `node -e 0` measured in the same run, interleaved run by run so load on a
 // shared machine hits both alike. The figure is the median over the runs; ratio = figure / floor. The PostToolUse
 // hook is also shown beside the least any hook writing to SQLite costs (node, the addon, the store opened, one row
 // inserted: `sqliteWriteFloor`), measured in the same runs.
@@ -185,6 +186,10 @@ export async function figures(ctx) {
   const log = ctx.log ?? (() => {})
   const cli = ctx.cli ?? path.join(ROOT, 'dist/adapters/cli/main.js')
   if (!existsSync(cli)) throw new Error(`startup bench: ${cli} is missing (run npm run build)`)
+  // The CLI figures run what `mnemo` runs, package.json's bin (bin.cjs beside main.js; main.js in a build without it);
+  // the hooks run main.js, the script agents' hook commands name.
+  const binName = path.basename(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).bin.mnemo)
+  const bin = existsSync(path.join(path.dirname(cli), binName)) ? path.join(path.dirname(cli), binName) : cli
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'mnemo-bench-startup-'))
   const empty = path.join(tmp, 'empty-home')
   const env = { ...process.env, MNEMO_HOME: empty }
@@ -207,7 +212,7 @@ export async function figures(ctx) {
         row(
           `CLI ${name} CPU`,
           '',
-          measure(runs, () => ({ argv: [node, cli, ...args] }), env),
+          measure(runs, () => ({ argv: [node, bin, ...args] }), env),
         ),
       )
       log(`startup: CLI ${name} done`)
@@ -226,7 +231,7 @@ export async function figures(ctx) {
           row(
             `CLI ${name} CPU`,
             size,
-            measure(runs, () => ({ argv: [node, cli, ...args] }), readEnv),
+            measure(runs, () => ({ argv: [node, bin, ...args] }), readEnv),
           ),
         )
       }

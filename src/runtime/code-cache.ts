@@ -1,6 +1,29 @@
+import { readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import vm from 'node:vm'
-import { readFileSync } from 'node:fs'
+
+/**
+ * The exports of `bundle`, a one-file bundle `npm run build` makes of the ES module `source` (scripts/build-bundles.mjs:
+ * `<name>.bundle.cjs` beside its tsc output `<name>.js`), or undefined — when there is none, when it is older than
+ * `source` (a `tsc`-only build since), or on a Node without `require` of ES modules (a package the bundle loads lazily
+ * may be one) — and the caller imports the ES modules instead. The bundle is compiled with the V8 code cache the build
+ * wrote beside it (`<bundle>.cache`, made after running the bundle once, so it holds the functions a run compiles)
+ * when that is as new as the bundle; V8 checks that the cache fits this Node and these flags, and compiles the source
+ * when it does not.
+ *
+ * @param bundle - Absolute path of the bundle.
+ * @param source - Absolute path of the module it was made from.
+ */
+export function requireBundle<T>(bundle: string, source: string): T | undefined {
+  if (process.features.require_module !== true) return undefined
+  const built = statSync(bundle, { throwIfNoEntry: false })
+  if (built === undefined || built.mtimeMs < (statSync(source, { throwIfNoEntry: false })?.mtimeMs ?? 0)) return undefined
+  // From getBuiltinModule (there wherever require_module is), not an ES import: node:module's ES facade costs ~2 ms.
+  const require = process.getBuiltinModule('node:module').createRequire(bundle)
+  const cached = statSync(`${bundle}.cache`, { throwIfNoEntry: false })
+  if (cached === undefined || cached.mtimeMs < built.mtimeMs) return require(bundle) as T
+  return runCommonJs(bundle, readFileSync(`${bundle}.cache`), require) as T
+}
 
 /**
  * Compiles the CommonJS file `file` (with V8's code cache `cachedData` when given) and runs it as Node runs a

@@ -11,21 +11,27 @@ import { tempDir } from '../../testing/test-mnemo.js'
 // benchmark (scripts/bench/startup.mjs), not here.
 const ROOT = path.resolve(import.meta.dirname, '../../..')
 const CLI = path.join(ROOT, 'dist/adapters/cli/main.js')
+/** What `mnemo` runs (package.json's bin): bin.ts and cli-entry.ts as one CommonJS file (scripts/build-bundles.mjs). */
+const BIN = path.join(ROOT, 'dist/adapters/cli/bin.cjs')
 
 const cleanups: (() => void)[] = []
 afterEach(() => {
   while (cleanups.length > 0) cleanups.pop()!()
 })
 beforeAll(() => {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`)
+  for (const f of [CLI, BIN]) if (!existsSync(f)) throw new Error(`${f} is missing: run \`npm run build\` first (npm test does)`)
 })
 
-/** Runs the CLI with `args` and returns the files it loaded, relative to the repository (`dist/…`, `node_modules/…`). */
-function loaded(args: string[], input = ''): { files: string[]; code: number | null; stdout: string; home: string } {
+/**
+ * Runs the CLI with `args` and returns the files it loaded, relative to the repository (`dist/…`, `node_modules/…`).
+ *
+ * @param script - main.js (what agents' hook commands run, the default) or the bin (what `mnemo` runs).
+ */
+function loaded(args: string[], input = '', script = CLI): { files: string[]; code: number | null; stdout: string; home: string } {
   const t = tempDir()
   cleanups.push(t.cleanup)
   const home = path.join(t.dir, 'home')
-  const r = runRecordingLoads([CLI, ...args], {
+  const r = runRecordingLoads([script, ...args], {
     root: ROOT,
     logDir: t.dir,
     input,
@@ -44,21 +50,27 @@ const HEAVY = [
 ]
 const heavyIn = (files: string[]): string[] => files.filter((f) => HEAVY.some((h) => f.startsWith(h)))
 
-// The ES modules a bundled process loads besides its bundle: the entry and the loader of V8 code caches.
+// The ES modules a hook loads besides its bundle: the entry and the loader of V8 code caches.
 const ENTRY = ['dist/adapters/cli/main.js', 'dist/runtime/code-cache.js']
+// What `mnemo <command>` loads besides the CLI's bundle: the bin alone (the loader of code caches is inlined in it).
+const BIN_ENTRY = ['dist/adapters/cli/bin.cjs']
 /** better-sqlite3's native addon, the one file of the package a bundle loads (its JavaScript is inlined). */
 const SQLITE_ADDON = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'
 /** chrono-node's English parser, bundled on its own with its code cache (scripts/build-bundles.mjs). */
 const CHRONO_BUNDLE = 'dist/retrieval/chrono-en.bundle.cjs'
 
 describe('start-up module graph', () => {
-  it('--version loads the entry and the version, nothing else', () => {
+  it('--version loads the bin alone; main.js prints the same', () => {
     for (const args of [['--version'], ['-V']]) {
-      const r = loaded(args)
+      const r = loaded(args, '', BIN)
       expect(r.code).toBe(0)
       expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/)
-      expect(r.files.filter((f) => f.startsWith('dist/'))).toEqual(['dist/adapters/cli/main.js', 'dist/adapters/cli/version.js'])
+      expect(r.files.filter((f) => f.startsWith('dist/'))).toEqual(BIN_ENTRY)
       expect(r.files.filter((f) => f.startsWith('node_modules/'))).toEqual([])
+      const old = loaded(args)
+      expect(old.code).toBe(0)
+      expect(old.stdout).toBe(r.stdout)
+      expect(old.files.filter((f) => f.startsWith('node_modules/'))).toEqual([])
     }
   })
 
@@ -69,15 +81,16 @@ describe('start-up module graph', () => {
     expect(code).toBe(0)
     expect(own).toContain('Usage: mnemo [options] [command]')
     for (const args of [['--help'], ['-h']]) {
-      const r = loaded(args)
+      const r = loaded(args, '', BIN)
       expect(r.code).toBe(0)
       expect(r.stdout).toBe(own)
-      expect(r.files.filter((f) => f.startsWith('dist/') || f.startsWith('node_modules/'))).toEqual(['dist/adapters/cli/main.js'])
+      expect(r.files.filter((f) => f.startsWith('dist/') || f.startsWith('node_modules/'))).toEqual(BIN_ENTRY)
+      expect(loaded(args).stdout).toBe(own)
     }
   })
 
   it('help for a command loads the command tables and commander: no engine, store or handler module', () => {
-    const r = loaded(['help'])
+    const r = loaded(['help'], '', BIN)
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('Usage: mnemo')
     const ours = r.files.filter((f) => f.startsWith('dist/'))
@@ -95,13 +108,17 @@ describe('start-up module graph', () => {
 
   it('status, recall and context run from the CLI bundle, without the heavy packages they do not use', () => {
     for (const args of [['status'], ['recall', 'retry logic'], ['context']]) {
-      const r = loaded(args)
+      const r = loaded(args, '', BIN)
       expect(r.code, args.join(' ')).toBe(0)
       expect(heavyIn(r.files), args.join(' ')).toEqual([])
       expect(
         r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs')),
         args.join(' '),
-      ).toEqual(ENTRY)
+      ).toEqual(BIN_ENTRY)
+      // main.js (an older `mnemo` link, or a script naming it) runs them from the same bundle.
+      const old = loaded(args)
+      expect(old.code, args.join(' ')).toBe(0)
+      expect(old.files.filter((f) => f.endsWith('.bundle.cjs'))).toEqual(r.files.filter((f) => f.endsWith('.bundle.cjs')))
       // commander and better-sqlite3's JavaScript are inlined into the bundle: of the packages only the driver's addon.
       expect(
         r.files.filter((f) => f.startsWith('node_modules/')),
@@ -126,6 +143,15 @@ describe('start-up module graph', () => {
     expect(heavyIn(r.files)).toEqual([])
     expect(r.files.some((f) => f.startsWith('node_modules/commander/'))).toBe(false)
     expect(r.files.filter((f) => f.startsWith('node_modules/better-sqlite3/'))).toEqual([SQLITE_ADDON])
+  })
+
+  it('mnemo hook through the bin is main.js hook: the same bundle stores the event', () => {
+    const payload = JSON.stringify({ session_id: 's1', cwd: '/tmp/startup-graph', hook_event_name: 'UserPromptSubmit', prompt: 'retry?' })
+    const r = loaded(['hook', 'UserPromptSubmit'], payload, BIN)
+    expect(r.code).toBe(0)
+    expect(existsSync(path.join(r.home, 'mnemo.db'))).toBe(true)
+    expect(existsSync(path.join(r.home, 'logs', 'errors.jsonl'))).toBe(false)
+    expect(r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs'))).toEqual([...BIN_ENTRY, ...ENTRY].sort())
   })
 
   it('the bundles hold no import(): functions V8 restores from a code cache cannot run one, so a recall that reads a date still works', () => {
