@@ -264,13 +264,21 @@ async function buildContext(
     for (const s of sessions) {
       // A long session's digest is drawn from its first and last observations: its goal and where it stopped.
       const read = await sessionSample(ctx.store, s, DIGEST_HEAD, DIGEST_TAIL)
-      const observations = read.filter((o) => o.flags.length === 0).map((o) => ctx.redactObservation(o))
+      // Each text redacted when the digest first reads it, not every text loaded: it never reads a tool output's, most
+      // of what a session holds (~8 ms CPU a block at 100k).
+      const redacted = new Map<Observation, string>()
+      const textOf = (o: Observation): string => {
+        let text = redacted.get(o)
+        if (text === undefined) redacted.set(o, (text = ctx.readRedact(o.text)))
+        return text
+      }
       digests.push(
         digestSession(
           { ...s, ...(s.title ? { title: ctx.readRedact(s.title) } : {}) },
-          observations,
+          read.filter((o) => o.flags.length === 0),
           project.root,
           Math.max(0, s.observationCount - read.length),
+          textOf,
         ),
       )
     }

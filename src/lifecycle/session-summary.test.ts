@@ -129,4 +129,28 @@ describe('digestSession', () => {
     expect(digestParts(d).asked).toBe('Step 28: refactor module 28 | Step 29: refactor module 29 | Step 30: refactor module 30')
     expect(digestParts(digestSession(session(5000), observations, ROOT)).asked).toContain('| (27+ more) |')
   })
+
+  it('reads texts through textOf, the same digest as from the texts themselves, and never a tool output', () => {
+    const observations = longSession()
+    n = 100
+    observations.push(obs('tool_result', 'tool', 'a long test log '.repeat(500), { tool: 'Bash' }))
+    const read: Observation['kind'][] = []
+    const upper = digestSession(session(observations.length), observations, ROOT, undefined, (o) => {
+      read.push(o.kind)
+      return o.text.toUpperCase()
+    })
+    const plain = digestSession(session(observations.length), observations, ROOT)
+    expect(upper.asked).toEqual(plain.asked.map((t) => t.toUpperCase()))
+    expect(upper.commands).toEqual(plain.commands.map((t) => t.toUpperCase()))
+    expect(upper.errors).toEqual(plain.errors.map((t) => t.toUpperCase()))
+    expect(upper.outcome).toBe(plain.outcome?.toUpperCase())
+    expect({ ...upper, asked: [], commands: [], errors: [], outcome: '' }).toEqual({
+      ...plain,
+      asked: [],
+      commands: [],
+      errors: [],
+      outcome: '',
+    })
+    expect(new Set(read)).toEqual(new Set(['prompt', 'tool', 'error', 'message']))
+  })
 })

@@ -90,12 +90,16 @@ const DIGEST_LIMITS = { asked: 3, commands: 5, errors: 3, files: 8 } as const
  * @param observations - The session's observations in time order (all, or its first and last ones).
  * @param projectRoot - File paths under it are shown relative to it.
  * @param unread - Observations of the session not passed (a long session's middle); default: its stored count less those passed.
+ * @param textOf - How an observation's text is read; default `o.text`. It is asked only for the texts the digest
+ *   scans or shows — prompts, shell commands, errors, messages — never for a tool output's (the context block redacts
+ *   each text on this first read instead of every text it loads).
  */
 export function digestSession(
   session: Session,
   observations: readonly Observation[],
   projectRoot?: string,
   unread?: number,
+  textOf: (o: Observation) => string = (o) => o.text,
 ): SessionDigest {
   const prompts: Observation[] = []
   const files = new Map<string, { n: number; last: number }>()
@@ -111,7 +115,8 @@ export function digestSession(
       case 'tool':
         if (o.tool && SHELL_TOOLS.has(o.tool.toLowerCase())) {
           // toolObservationText puts the command on the first line: `Bash: <command>`.
-          const cmd = short((o.text.slice(o.text.indexOf(':') + 1).split('\n')[0] ?? '').trim(), 120)
+          const text = textOf(o)
+          const cmd = short((text.slice(text.indexOf(':') + 1).split('\n')[0] ?? '').trim(), 120)
           if (cmd.length > 0) {
             // Re-run commands move to their latest run.
             commands.delete(cmd)
@@ -137,7 +142,7 @@ export function digestSession(
   })
   // A prompt repeating the one listed before it ("continue", "try again") is counted, not listed twice.
   const asked = (prompts.length <= DIGEST_LIMITS.asked ? prompts : [prompts[0]!, ...prompts.slice(1 - DIGEST_LIMITS.asked)]).filter(
-    (o, i, list) => i === 0 || squash(o.text) !== squash(list[i - 1]!.text),
+    (o, i, list) => i === 0 || squash(textOf(o)) !== squash(textOf(list[i - 1]!)),
   )
   const lastCommands = [...commands.entries()].slice(-DIGEST_LIMITS.commands)
   const lastErrors = errors.slice(-DIGEST_LIMITS.errors)
@@ -151,7 +156,7 @@ export function digestSession(
     startedAt: session.startedAt,
     lastEventAt: session.lastEventAt,
     title: session.title,
-    asked: asked.map((o) => short(o.text, 200)),
+    asked: asked.map((o) => short(textOf(o), 200)),
     askedMore: prompts.length - asked.length,
     files: [...files.entries()]
       .sort(([, a], [, b]) => b.n - a.n || b.last - a.last)
@@ -160,10 +165,10 @@ export function digestSession(
     filesMore: Math.max(0, files.size - DIGEST_LIMITS.files),
     commands: lastCommands.map(([cmd]) => cmd),
     commandsMore: commands.size - lastCommands.length,
-    errors: lastErrors.map((o) => short(o.text, 160)),
+    errors: lastErrors.map((o) => short(textOf(o), 160)),
     errorsMore: errors.length - lastErrors.length,
-    outcome: outcome === undefined ? undefined : short(outcome.text, 240),
-    said: shownSaid.map((o) => short(o.text, 160)),
+    outcome: outcome === undefined ? undefined : short(textOf(outcome), 240),
+    said: shownSaid.map((o) => short(textOf(o), 160)),
     observationCount: Math.max(session.observationCount, observations.length),
     unread: unread ?? Math.max(0, session.observationCount - observations.length),
     sourceIds: observations.filter((o) => sources.has(o.id)).map((o) => o.id),
