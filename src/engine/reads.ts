@@ -268,8 +268,10 @@ async function buildContext(
       // of what a session holds (~8 ms CPU a block at 100k).
       const redacted = new Map<Observation, string>()
       const textOf = (o: Observation): string => {
-        let text = redacted.get(o)
-        if (text === undefined) redacted.set(o, (text = ctx.readRedact(o.text)))
+        const known = redacted.get(o)
+        if (known !== undefined) return known
+        const text = ctx.readRedact(o.text)
+        redacted.set(o, text)
         return text
       }
       digests.push(
