@@ -216,26 +216,37 @@ try {
     },
     tool_use_id: 'toolu_cache1',
   }
+  let injected = ''
   for (const [event, fields] of [
     ['SessionStart', { source: 'startup' }],
     ['UserPromptSubmit', { prompt: 'Why does the retry loop give up after yesterday’s change?' }],
     ['PostToolUse', tool],
     ['SessionStart', { source: 'resume' }],
+    // Another session's prompt recalls the first one's: per-prompt recall then runs in full (the re-ranker, the gate
+    // judging candidates, the block, the injection record), so its functions are in the cache too instead of being
+    // compiled by every prompt hook (~80 functions; the first prompt, in an empty store, finds nothing to inject).
+    ['UserPromptSubmit', { prompt: 'Where does the retry loop in src/retry.ts give up?', session_id: 'build-cache-prompt' }],
     // A new session's block, kept beside the store for the next SessionStart (below: printed from there).
     ['SessionStart', { source: 'startup', session_id: 'build-cache-2' }],
   ]) {
     const stdin = JSON.stringify({ session_id: 'build-cache', cwd, hook_event_name: event, ...fields })
+    let out = ''
     await new Promise((resolve) =>
       hook.exports.runHook(event, {
         stdin: Readable.from([stdin]),
-        stdout: { write: () => true },
+        stdout: { write: (t) => (out += t) },
         stderr: { write: () => true },
         env,
         cwd,
         exit: resolve,
       }),
     )
+    if (fields.session_id === 'build-cache-prompt') injected = out
   }
+  if (!injected.includes('<mnemo-recall>'))
+    throw new Error(
+      `build-bundles: the second session's prompt injected nothing, so the cache misses per-prompt recall (got ${JSON.stringify(injected.slice(0, 200))})`,
+    )
   writeFileSync(`${hookFile}.cache`, hook.script.createCachedData())
   // The deferred capture of tool events (main.js tries it first for every hook): a SessionStart printed from a kept
   // block, one PostToolUse spooled.
