@@ -92,6 +92,11 @@ export class BlockBuilder {
     return this.budgetTokens - this.used
   }
 
+  /** True once an item did not fit: every later `item` is counted as omitted without being looked at. */
+  get isFull(): boolean {
+    return this.full
+  }
+
   /** Items counted as left out so far. */
   get omitted(): number {
     return this.left

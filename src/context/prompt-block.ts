@@ -45,6 +45,11 @@ export function assemblePromptBlock(input: {
   items: readonly PromptItem[]
   corrections: readonly string[]
   budgetTokens: number
+  /**
+   * Applied to an item's text when the block still takes items (the engine's read redaction), before it is escaped;
+   * an item after the block is full is counted as omitted without it. Default: the text as given.
+   */
+  prepare?: (text: string) => string
 }): PromptBlock {
   if (input.items.length === 0 && input.corrections.length === 0) return { text: '', tokens: 0, itemIds: [], corrections: 0, omitted: 0 }
   const open = `<${PROMPT_TAG}>`
@@ -55,7 +60,13 @@ export function assemblePromptBlock(input: {
   for (const line of input.corrections) if (block.item(escapeForBlock(line))) corrections++
   const itemIds: string[] = []
   for (const item of input.items) {
-    if (block.item(`- [${item.label}] ${escapeForBlock(item.text.replace(/\s+/g, ' ').trim())}`, item.id)) itemIds.push(item.id)
+    // A full block only counts what follows: its text is not read (nor redacted, nor escaped).
+    if (block.isFull) {
+      block.omit(1)
+      continue
+    }
+    const text = input.prepare ? input.prepare(item.text) : item.text
+    if (block.item(`- [${item.label}] ${escapeForBlock(text.replace(/\s+/g, ' ').trim())}`, item.id)) itemIds.push(item.id)
   }
   if (itemIds.length === 0 && corrections === 0) return { text: '', tokens: 0, itemIds, corrections, omitted: block.omitted }
   const built = block.finish()

@@ -279,11 +279,12 @@ async function promptRecall(
         items.push({
           id: hit.id,
           label: `${hit.kind}${hit.projectId === mine ? ' · yours, every project' : ''} · ${isoDay(hit.ts, ctx.timeZone)}`,
-          text: ctx.readRedact(text),
+          text,
         })
     }
   }
-  const block = assemblePromptBlock({ items, corrections: fix.lines, budgetTokens })
+  // Redacted as it is offered to the block: the items left out once it is full are never read.
+  const block = assemblePromptBlock({ items, corrections: fix.lines, budgetTokens, prepare: (t) => ctx.readRedact(t) })
   const rows: ShownRow[] = [
     ...block.itemIds.map((itemId) => ({ itemId, what: 'item' as const })),
     // A correction shown is recorded once; its replacement counts as shown (it was quoted).
@@ -343,9 +344,9 @@ export async function fileHints(
     const byEntity = new Map(entities.map((e) => [e.id, e.name]))
     const fileOf = new Map(mentions.map((m) => [m.docKey, byEntity.get(m.entityId) ?? '']))
     for (const d of docs)
-      items.push({ id: d.id, label: `${d.kind} · ${fileOf.get(d.docKey)} · ${isoDay(d.ts, ctx.timeZone)}`, text: ctx.readRedact(d.text) })
+      items.push({ id: d.id, label: `${d.kind} · ${fileOf.get(d.docKey)} · ${isoDay(d.ts, ctx.timeZone)}`, text: d.text })
   }
-  const block = assemblePromptBlock({ items, corrections: [], budgetTokens })
+  const block = assemblePromptBlock({ items, corrections: [], budgetTokens, prepare: (t) => ctx.readRedact(t) })
   // Every file looked up is done for the session, with hints or without: the next touch asks nothing again.
   const rows: ShownRow[] = [
     ...names.map((itemId) => ({ itemId, what: 'file' as const })),
