@@ -1,6 +1,6 @@
 import { stemmer } from 'stemmer'
 import { STOP_WORDS, toQueryTerms } from '../retrieval/fts-query.js'
-import { hasCjk, searchForm, splitIdentifier } from '../retrieval/search-text.js'
+import { hasCjk, letterNumberRuns, searchForm, splitIdentifier } from '../retrieval/search-text.js'
 
 /**
  * Words of a prompt that say nothing about what it is about, on top of the query stop words: politeness, fillers,
@@ -52,7 +52,7 @@ function inverseDocumentFrequency(df: number, n: number): number {
  */
 function stemsOf(text: string, initials?: ReadonlySet<string>): Set<string> {
   const out = new Set<string>()
-  for (const raw of searchForm(text).match(/[\p{L}\p{N}_]+/gu) ?? []) {
+  for (const raw of letterNumberRuns(searchForm(text), true)) {
     const parts = /[a-z][A-Z]|_/.test(raw) ? [raw, ...splitIdentifier(raw)] : [raw]
     for (const p of parts) {
       const w = p.toLowerCase()
@@ -72,7 +72,7 @@ export function gateTerms(prompt: string): GateTerm[] {
   const out: GateTerm[] = []
   const seen = new Set<string>()
   for (const t of toQueryTerms(prompt)) {
-    const words = (searchForm(t.source).match(/[\p{L}\p{N}_]+/gu) ?? []).map((w) => w.toLowerCase())
+    const words = letterNumberRuns(searchForm(t.source), true).map((w) => w.toLowerCase())
     const cjk = hasCjk(t.source)
     if (!cjk && words.every((w) => STOP_WORDS.has(w) || PROMPT_FILLER.has(w) || w.length < 2)) continue
     const stems = cjk ? [t.source] : [...stemsOf(t.source)].filter((s) => !STOP_WORDS.has(s) && !PROMPT_FILLER.has(s))

@@ -15,6 +15,7 @@ import { type AnswerType, answerTypeOf, endsWithQuestion, hasAnswerType } from '
 import { spreadToNeighbors } from '../retrieval/context-spread.js'
 import { queryEntities } from '../retrieval/entities.js'
 import { type SearchQuery, toSearchQuery } from '../retrieval/fts-query.js'
+import { letterNumberRuns } from '../retrieval/search-text.js'
 import type { ChannelList } from '../retrieval/fusion.js'
 import { rankByEntities } from '../retrieval/graph-rank.js'
 import type { Scope, SearchDoc, Store } from '../storage/store.js'
@@ -37,7 +38,7 @@ interface RecallText extends SearchQuery {
 export function prepareText(query: string): RecallText {
   if (query.length > 16_000) throw invalidInput('query', `query is longer than 16000 characters (got ${query.length})`)
   const read = toSearchQuery(repairUnicode(query))
-  return { ...read, words: new Set(read.form.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []), asked: answerTypeOf(read.form) }
+  return { ...read, words: new Set(letterNumberRuns(read.form.toLowerCase())), asked: answerTypeOf(read.form) }
 }
 
 /** A recall's query, prepared once for every channel. */

@@ -1,4 +1,4 @@
-import { cjkBigrams, hasCjk, searchForm } from './search-text.js'
+import { cjkBigrams, hasCjk, searchForm, trimToLettersAndNumbers } from './search-text.js'
 
 /**
  * English stop words dropped from queries: function words that carry no
@@ -97,9 +97,7 @@ function termsOf(form: string): QueryTerm[] {
 }
 
 /** A word without the punctuation at its edges (`"auth.ts?"` → `auth.ts`); what is inside stays. */
-function trimEdges(word: string): string {
-  return word.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')
-}
+const trimEdges = trimToLettersAndNumbers
 
 function addChunk(raw: string, add: (expr: string, source: string, isStop: boolean) => void): void {
   // Trim punctuation at the edges ("auth.ts?" → "auth.ts"), keep it inside.

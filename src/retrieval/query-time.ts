@@ -1,3 +1,4 @@
+import { letterNumberRuns } from './search-text.js'
 import { COUNT_WORDS, resolveRelativeTimes, zonedDate, zonedMidnight, type TimeRange } from './time-expressions.js'
 
 /** Cheap test for words that may carry a date, so the date parser is loaded only when needed. */
@@ -259,6 +260,6 @@ export function isTimeOnlyQuery(query: string, ranges: readonly TimeRange[]): bo
   if (ranges.length === 0) return false
   let rest = query.toLowerCase()
   for (const r of ranges) rest = rest.split(r.text.toLowerCase()).join(' ')
-  const words = rest.match(/[\p{L}\p{N}]+/gu) ?? []
+  const words = letterNumberRuns(rest)
   return words.every((w) => FILLER.has(w))
 }

@@ -1,4 +1,5 @@
 import { hasAnswerType, endsWithQuestion, type AnswerType } from './answer-type.js'
+import { isLetterOrNumber } from './search-text.js'
 
 /**
  * A linear feature-based re-ranker over the head of the fused list
@@ -73,14 +74,12 @@ function stem(word: string): string {
   return w.replace(/(?:ing|ed|es|s|ly|er)$/u, '')
 }
 
-const WORD_CHAR = /[\p{L}\p{N}]/u
-
 /** Whether a word of `text` starts with `stem` (4+ characters) or is `stem` (shorter ones). No regex built per query: compiling one costs more than the scan. */
 function hasWord(text: string, stem: string): boolean {
   for (let i = text.indexOf(stem); i >= 0; i = text.indexOf(stem, i + 1)) {
-    if (i > 0 && WORD_CHAR.test(text[i - 1]!)) continue
+    if (i > 0 && isLetterOrNumber(text[i - 1]!)) continue
     const after = text[i + stem.length]
-    if (stem.length < 4 && after !== undefined && WORD_CHAR.test(after)) continue
+    if (stem.length < 4 && after !== undefined && isLetterOrNumber(after)) continue
     return true
   }
   return false

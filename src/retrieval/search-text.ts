@@ -12,8 +12,79 @@ import { zonedDate } from './time-expressions.js'
  */
 export function searchForm(text: string): string {
   // ASCII is already NFKC: skip the ICU call for the common case.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the class is all of ASCII, NUL included
-  return /^[\x00-\x7F]*$/.test(text) ? text : text.normalize('NFKC')
+  return isAscii(text) ? text : text.normalize('NFKC')
+}
+
+/** True when every code unit of `text` is ASCII (U+0000–U+007F); true for ''. */
+export function isAscii(text: string): boolean {
+  return ASCII.test(text)
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the class is all of ASCII, NUL included
+const ASCII = /^[\x00-\x7F]*$/
+
+/*
+ * Letters and numbers (`\p{L}`, `\p{N}`) of ASCII text need no Unicode tables: V8 builds a property class from ICU's
+ * each time it compiles a regexp that holds one, once to bytecode and again to native code, ~0.5 ms CPU each, which
+ * no code cache keeps. The scans below take ASCII classes for ASCII text, and for short text with other characters
+ * look those up one by one (the punctuation and emoji blocks by range, the rest through one shared property regexp),
+ * so that a prompt hook compiles a property class only for text holding letters or digits beyond ASCII; the same
+ * answers as the property regexps (search-text.test.ts checks every code point; docs/prompt-recall.md).
+ */
+const LETTER_NUMBER_RUNS = /[\p{L}\p{N}]+/gu
+const LETTER_NUMBER_UNDERSCORE_RUNS = /[\p{L}\p{N}_]+/gu
+const ASCII_LETTER_NUMBER_RUNS = /[A-Za-z0-9]+/g
+const ASCII_LETTER_NUMBER_UNDERSCORE_RUNS = /[A-Za-z0-9_]+/g
+const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u
+const EDGES = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu
+const ASCII_EDGES = /^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g
+/** Longest text scanned code point by code point; a longer one is matched by the property regexp. */
+const SCAN_CHARS = 4096
+
+/** Whether code point `cp` (or a lone surrogate) is a letter or a number (`\p{L}`, `\p{N}`). */
+function letterOrNumberAt(cp: number): boolean {
+  if (cp < 0x80) return (cp >= 0x61 && cp <= 0x7a) || (cp >= 0x41 && cp <= 0x5a) || (cp >= 0x30 && cp <= 0x39)
+  // Blocks with neither (checked on every code point): General Punctuation (– — ’ “ ” … ZWJ), Miscellaneous
+  // Symbols (♀ ☀), variation selectors, and the emoji blocks.
+  if ((cp >= 0x2000 && cp <= 0x206f) || (cp >= 0x2600 && cp <= 0x26ff) || (cp >= 0xfe00 && cp <= 0xfe0f)) return false
+  if (cp >= 0x1f300 && cp <= 0x1faff) return false
+  return LETTER_OR_NUMBER.test(String.fromCodePoint(cp))
+}
+
+/**
+ * The runs of letters and numbers of `text` (`\p{L}`, `\p{N}`, and `_` with `underscore`), in order: the same as
+ * `text.match(/[\p{L}\p{N}]+/gu) ?? []` (or `/[\p{L}\p{N}_]+/gu`).
+ */
+export function letterNumberRuns(text: string, underscore = false): string[] {
+  if (isAscii(text)) return text.match(underscore ? ASCII_LETTER_NUMBER_UNDERSCORE_RUNS : ASCII_LETTER_NUMBER_RUNS) ?? []
+  if (text.length > SCAN_CHARS) return text.match(underscore ? LETTER_NUMBER_UNDERSCORE_RUNS : LETTER_NUMBER_RUNS) ?? []
+  const out: string[] = []
+  let start = -1
+  for (let i = 0; i < text.length; ) {
+    const cp = text.codePointAt(i)!
+    const width = cp > 0xffff ? 2 : 1
+    if ((underscore && cp === 0x5f) || letterOrNumberAt(cp)) {
+      if (start < 0) start = i
+    } else if (start >= 0) {
+      out.push(text.slice(start, i))
+      start = -1
+    }
+    i += width
+  }
+  if (start >= 0) out.push(text.slice(start))
+  return out
+}
+
+/** Whether the character (or lone code unit) `ch` is a letter or a number: `/[\p{L}\p{N}]/u.test(ch)`. */
+export function isLetterOrNumber(ch: string): boolean {
+  return ch.length > 0 && ch.length <= 2 && ch.length === (ch.codePointAt(0)! > 0xffff ? 2 : 1)
+    ? letterOrNumberAt(ch.codePointAt(0)!)
+    : LETTER_OR_NUMBER.test(ch)
+}
+
+/** `word` without what is neither a letter nor a number at its two ends (`"auth.ts?"` → `auth.ts`); what is inside stays. */
+export function trimToLettersAndNumbers(word: string): string {
+  return word.replace(isAscii(word) ? ASCII_EDGES : EDGES, '')
 }
 
 /**
