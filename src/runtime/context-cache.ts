@@ -3,7 +3,6 @@ import path from 'node:path'
 import { captureClaudeHook } from '../capture/claude-hook.js'
 import { resolveProjectRoot } from '../capture/project.js'
 import { redactSecrets } from '../capture/redact.js'
-import { fnv1a64 } from '../core/hash.js'
 import { toMnemoEvent } from '../core/hook-events.js'
 import { toHookAgent, type ProjectRef } from '../core/types.js'
 import { defaultDataDir, resolveConfig, type MnemoEnv, type ResolvedConfig } from '../config/config.js'
@@ -41,7 +40,10 @@ interface KeptContext {
   /** `ContextListing.listedKeys` and `.slack`. */
   listed: string[]
   slack: number
-  /** `fnv1a64` of every session key in the store, each between commas. */
+  /**
+   * `keyHash` of the session key of every session of the project, each between commas (a session of another project
+   * with the same key is not this project's: the agent's next event there makes a new, empty session here).
+   */
   known: string
 }
 
@@ -75,7 +77,7 @@ function storeMark(dbPath: string): string | undefined {
 export interface KeepingStore {
   otherWrites(): number
   settle(): string | undefined
-  sessionKeys(): Promise<string[]>
+  sessionKeys(projectRoot: string): Promise<string[]>
 }
 
 /**
@@ -104,7 +106,7 @@ export async function keepContext(
   if (listing === undefined || !listing.known || listing.uncertain || listing.excludedListed) return false
   const generated = /^<mnemo-context [^>]*generated="([^"]+)">/.exec(block.text)?.[1] ?? ''
   if (block.text !== '' && generated === '') return false
-  const keys = await store.sessionKeys()
+  const keys = await store.sessionKeys(project.root)
   if (store.settle() !== input.dbPath) return false
   const mark = storeMark(input.dbPath)
   // A commit of another connection since the block's first read: the block may not be the store's any more.
@@ -121,7 +123,7 @@ export async function keepContext(
     rows: [...(block.shown ?? [])],
     listed: listing.listedKeys,
     slack: listing.slack,
-    known: `,${keys.map((k) => fnv1a64(k)).join(',')},`,
+    known: `,${keys.map(keyHash).join(',')},`,
   }
   const file = path.join(input.home, CONTEXT_CACHE_FILE)
   const tmp = `${file}.${process.pid}.tmp`
@@ -197,7 +199,7 @@ export function serveKeptContext(
   const text = kept.text.replace(`generated="${kept.generated}">`, `generated="${generated}">`)
   const shown: ShownContext = {
     mark: kept.mark,
-    newSession: !kept.known.includes(`,${fnv1a64(sessionKey)},`),
+    newSession: !kept.known.includes(`,${keyHash(sessionKey)},`),
     day: new Date(now).toISOString().slice(0, 10),
     at: now,
     memoryIds: kept.text === '' ? [] : kept.memoryIds,
@@ -217,6 +219,16 @@ export function serveKeptContext(
     return again
   }
   return file
+}
+
+/**
+ * A session key's 32-bit FNV-1a hash, base 36: two keys may share one (a new session is then taken for a known one,
+ * which only costs a later SessionStart its shortcut), one key always has the same.
+ */
+function keyHash(key: string): string {
+  let h = 0x811c9dc5
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193)
+  return (h >>> 0).toString(36)
 }
 
 /** Whether `spoolDir/elsewhere/` holds a file (an event kept for another data directory). */

@@ -432,7 +432,7 @@ export function openMnemo(options: OpenMnemoOptions = {}): OpenedMnemo {
           keeping: {
             otherWrites: () => store.otherWrites!(),
             settle: () => store.settle!(),
-            sessionKeys: () => store.sessionKeys!(),
+            sessionKeys: (projectRoot) => store.sessionKeys!(projectRoot),
           },
         }
       : {}),

@@ -20,7 +20,7 @@ const nameSuffix = (): string =>
 export interface ShownContext {
   /** The `storeMark` the block was checked against. */
   mark: string
-  /** The event's session key is in no session of the store (so storing the event adds an empty session). */
+  /** The event's session key is in no session of the project (so storing the event adds an empty session). */
   newSession: boolean
   /** `YYYY-MM-DD` (UTC) its memories' use is counted under; epoch ms its rows were shown at. */
   day: string

@@ -590,8 +590,8 @@ export interface StoreAdmin {
    * done, undefined when another connection kept it from finishing (a reader on an older snapshot, a writer).
    */
   settle?(): string | undefined
-  /** SQLite only: the agent session key of every session in the store (any agent, user or project), in no order. */
-  sessionKeys?(): Promise<string[]>
+  /** SQLite only: the agent session key of every session of the project at `projectRoot` (any agent or user), in no order, repeats included. */
+  sessionKeys?(projectRoot: string): Promise<string[]>
   close(): Promise<void>
 }
 

@@ -80,6 +80,9 @@ async function exported(dir: string): Promise<string[]> {
   }
 }
 
+/** The rows showing a block writes (what sessions were shown, memories' use), as `dumpTables` gives them. */
+const shownTables = (dir: string) => dumpTables(path.join(dir, 'mnemo.db'), ['context_injections', 'memory_usage'])
+
 const read = (file: string) =>
   JSON.stringify({
     session_id: 's1',
@@ -256,6 +259,7 @@ describe('deferred capture stores what the full hook stores', () => {
       const direct = home()
       const deferredHome = home()
       let deferredCount = 0
+      let keptShown = 0
       for (const [i, f] of files.entries()) {
         const event = /^s\d+-\d+-([A-Za-z]+)\.json$/.exec(f)![1]!
         const stdin = readFileSync(path.join(runDir, f), 'utf8')
@@ -267,22 +271,25 @@ describe('deferred capture stores what the full hook stores', () => {
         vi.setSystemTime(at)
         const run = await hookProcess(deferredHome, event, stdin, { agent, at })
         if (run.deferred) deferredCount++
+        if (run.deferred && run.stdout !== '') keptShown++
         expect(run.stdout, `${f}`).toBe(printed)
       }
       // The agents' tool events were deferred (Claude Code: after every tool; the others: before a tool naming no file, after every tool).
       expect(deferredCount).toBeGreaterThan(0)
+      // A session's SessionEnd keeps the block its project's next SessionStart prints (Claude Code and Gemini CLI end
+      // their sessions with one).
+      if (agent === 'claude-code' || agent === 'gemini') expect(keptShown).toBeGreaterThan(0)
       // The same store, but for when a deferred event reached it (`receivedAt`: a later hook's drain, never before it fired).
       const received = (lines: string[]) => lines.map((l) => JSON.parse(l) as { ts?: number; receivedAt?: number })
       for (const e of received(await exported(deferredHome)))
         if (e.receivedAt !== undefined) expect(e.receivedAt).toBeGreaterThanOrEqual(e.ts!)
       const sameBut = (lines: string[]) => lines.map((l) => l.replace(/"receivedAt":\d+/, '"receivedAt":…'))
       expect(sameBut(await exported(deferredHome))).toEqual(sameBut(await exported(direct)))
+      // What the sessions were shown and the memories' use, as the full hook records them.
+      expect(shownTables(deferredHome)).toEqual(shownTables(direct))
     })
   }
 })
-
-/** The rows showing a block writes (what sessions were shown, memories' use), as `dumpTables` gives them. */
-const shownTables = (dir: string) => dumpTables(path.join(dir, 'mnemo.db'), ['context_injections', 'memory_usage'])
 
 /** A new Claude Code session starting in `cwd`: its SessionStart payload. */
 const sessionStart = (session: string, cwd = CWD) => hookPayload('SessionStart', { source: 'startup' }, session, cwd)

@@ -43,6 +43,12 @@ const SPOOL_MARGIN_MS = 150
 
 /** Events whose hook prints the context block. */
 const CONTEXT_EVENTS = new Set(['SessionStart', 'PreCompact'])
+/**
+ * Events (mnemo's names) after which the hook keeps the project's context block for its next SessionStart: the end of
+ * a session. Not Stop, the end of each turn: building the block there costs every turn ~30 ms CPU at 100k observations
+ * (docs/STARTUP.md), for one SessionStart later.
+ */
+const KEEPING_EVENTS = new Set(['SessionEnd'])
 /** Events whose hook may print per-prompt recall or file hints (`MNEMO_PROMPT_RECALL`; see `MnemoEngine.hookInjection`). */
 const PROMPT_EVENTS = new Set(['UserPromptSubmit', 'PreToolUse', 'PostToolUse'])
 
@@ -413,6 +419,27 @@ export async function runHook(
         } catch {
           // Only the next SessionStart's shortcut is lost: it builds its block itself.
         }
+      }
+    }
+    if (result !== undefined && KEEPING_EVENTS.has(toMnemoEvent(agent, answered)) && opened.keeping !== undefined && !finished) {
+      // The end of a session: the project's block is built and kept for its next SessionStart, which then prints it
+      // without opening the store (runtime/context-cache.ts). Built as that SessionStart would, but writing nothing:
+      // what it shows is recorded when it is shown.
+      const keeping = opened.keeping
+      try {
+        const since = keeping.otherWrites()
+        const block = await engine.scoped({ agent }).context({ project: result.project, withListing: true, sideEffects: false })
+        await keepContext(keeping, {
+          home: config.home,
+          dbPath: config.dbPath,
+          build: hookBuild(),
+          settings: contextSettings(config, agent),
+          since,
+          project: result.project,
+          block,
+        })
+      } catch {
+        // Only the next SessionStart's shortcut is lost: it builds its block itself.
       }
     }
     if (result !== undefined && PROMPT_EVENTS.has(answered) && config.promptRecallTokens !== undefined && !finished) {

@@ -489,8 +489,15 @@ class SqliteStore implements Store {
     }
   }
 
-  async sessionKeys(): Promise<string[]> {
-    return this.s.guard('list session keys', () => this.s.stmt('SELECT DISTINCT session_key FROM sessions').pluck().all() as string[])
+  async sessionKeys(projectRoot: string): Promise<string[]> {
+    return this.s.guard(
+      'list session keys',
+      () =>
+        this.s
+          .stmt('SELECT s.session_key FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = ?')
+          .pluck()
+          .all(projectRoot) as string[],
+    )
   }
 
   async close(): Promise<void> {
