@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tempDir } from '../../testing/test-mnemo.js'
 import { appendEvents, promptEvent, T0 } from '../contract/contract.js'
 import type { Store, TextMatch } from '../store.js'
-import { matchPhrases, zeroIdfSplit } from './sqlite-common-terms.js'
+import { matchedOnly, matchPhrases, zeroIdfSplit } from './sqlite-common-terms.js'
 import { SqliteDb } from './sqlite-db.js'
 import { openSqliteStore } from './sqlite-store.js'
 
@@ -116,6 +116,31 @@ describe('zeroIdfSplit on a small store (every phrase counted)', () => {
         compared += got.length
       }
     expect(compared).toBeGreaterThan(500)
+  })
+})
+
+describe('matchedOnly', () => {
+  let f: Awaited<ReturnType<typeof openFixture>>
+  beforeAll(async () => {
+    f = await openFixture(60)
+  })
+  afterAll(() => f.close())
+
+  it('leaves out the phrases no document holds, in order, and gives undefined when none is held', () => {
+    expect(matchedOnly(f.s, '"nowhere" OR "rare" OR "rarecommon" OR "common" OR "gone"*')).toBe('"rare" OR "common"')
+    expect(matchedOnly(f.s, '"rare" OR "common"')).toBe('"rare" OR "common"')
+    expect(matchedOnly(f.s, '"nowhere" OR "gone"')).toBeUndefined()
+    // Another syntax comes back as it is.
+    expect(matchedOnly(f.s, 'rare AND nowhere')).toBe('rare AND nowhere')
+  })
+
+  it('gives searchText the same hits, scores bit for bit, as the plain query with every phrase', async () => {
+    // No phrase here is in half the rows (zeroIdfSplit leaves none out).
+    for (const match of ['"nowhere" OR "rare" OR "under" OR "rareunder"', '"scarce" OR "nowhere" OR "under"', '"nowhere" OR "gone"'])
+      for (const limit of [3, 40]) {
+        const got = await f.store.searchText({ match, limit, weights: [1, 0.5, 0.5] })
+        expect(got, `${match} limit ${limit}`).toEqual(plain(f.db, match, limit))
+      }
   })
 })
 

@@ -69,6 +69,33 @@ export function zeroIdfSplit(s: SqliteDb, match: string): { kept: string; droppe
   return { kept: kept.join(' OR '), dropped: phrases.filter((_, i) => zero[i]).join(' OR ') }
 }
 
+/**
+ * `match` without the phrases no row of the index holds, or undefined when it holds none of them (nothing matches).
+ *
+ * bm25 gives such a phrase no share of any score: its term is idf × 0 where it is absent, and the other phrases'
+ * idf and the length normalisation do not depend on it, so the scores are the same doubles and the matches the
+ * same rows. FTS5 still checks it on every match (the OR's children, the instances bm25 reads), and recall writes
+ * many: the joined forms of a prompt's words (`cartreleasechange`), 403 of the bench's 1,082 phrases at 100k
+ * observations (docs/RECALL-LATENCY.md). A phrase is looked up once per data version (~20 µs at 100k).
+ *
+ * @param match - A MATCH expression; one not of the form `toMatchExpression` writes comes back unchanged.
+ */
+export function matchedOnly(s: SqliteDb, match: string): string | undefined {
+  const phrases = matchPhrases(match)
+  if (phrases === undefined) return match
+  const version = s.dataVersion()
+  const held = phrases.filter((p) => {
+    const hit = s.matchedPhraseCache.get(p)
+    if (hit && hit.version === version) return hit.matched
+    const matched = s.stmt('SELECT EXISTS (SELECT 1 FROM search_fts WHERE search_fts MATCH ?)').pluck().get(p) === 1
+    if (s.matchedPhraseCache.size >= MAX_CACHED_PHRASES) s.matchedPhraseCache.clear()
+    s.matchedPhraseCache.set(p, { version, matched })
+    return matched
+  })
+  if (held.length === phrases.length) return match
+  return held.length > 0 ? held.join(' OR ') : undefined
+}
+
 /** N of FTS5's bm25: the row count its "averages" record holds (`search_fts_data` id 1, the first varint). */
 function indexRows(s: SqliteDb): number {
   const averages = s.stmt('SELECT block FROM search_fts_data WHERE id = 1').pluck().get() as Buffer | undefined

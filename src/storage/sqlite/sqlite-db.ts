@@ -17,6 +17,8 @@ export class SqliteDb {
   readonly scopeDocsCache = new Map<string, { version: string; keys: Set<number> }>()
   /** Rows of the full-text index matching a phrase, keyed by the phrase (see `zeroIdfSplit`). */
   readonly phraseCountCache = new Map<string, { version: string; count: number }>()
+  /** Whether any row of the full-text index holds a phrase, keyed by the phrase (see `matchedOnly`). */
+  readonly matchedPhraseCache = new Map<string, { version: string; matched: boolean }>()
   /** Whether a phrase is common among the oldest observations, which no write changes (see `zeroIdfSplit`). */
   readonly commonPhraseCache = new Map<string, boolean>()
   /** Whether any document has a user, keyed like `namesCache` (see `whoMatters` in sqlite-search.ts). */
