@@ -25,6 +25,12 @@ export class SqliteDb {
   usersCache: { version: string; any: boolean } | undefined
   /** Writes on this connection. */
   writes = 0
+  /**
+   * Entity ids by project id NUL type NUL name, as committed by this connection's appends, valid while PRAGMA
+   * data_version (other connections' commits) is `version`; emptied (`forgetEntityIds`) by whatever deletes entities
+   * on this connection (a rebuild, a project dropped with its last event). See `mention` in sqlite-write.ts.
+   */
+  entityIds: { version: number; ids: Map<string, number> } = { version: -1, ids: new Map() }
 
   constructor(
     readonly db: Database.Database,
@@ -38,6 +44,11 @@ export class SqliteDb {
    */
   dataVersion(): string {
     return `${this.writes}:${this.db.pragma('data_version', { simple: true }) as number}`
+  }
+
+  /** Empties `entityIds`: entities were deleted, so an id it holds may name none, or another entity later. */
+  forgetEntityIds(): void {
+    this.entityIds = { version: -1, ids: new Map() }
   }
 
   /** The prepared statement for `sql`, prepared once per connection. */

@@ -125,6 +125,7 @@ function dropProjectIfEmpty(s: SqliteDb, root: string): void {
   s.stmt('DELETE FROM sessions WHERE project_id = ?').run(id)
   s.stmt('DELETE FROM entity_mentions WHERE entity_id IN (SELECT id FROM entities WHERE project_id = ?)').run(id)
   s.stmt('DELETE FROM entities WHERE project_id = ?').run(id)
+  s.forgetEntityIds()
   s.stmt('DELETE FROM lsa_models WHERE project_id = ?').run(id)
   s.stmt('DELETE FROM projects WHERE id = ?').run(id)
   pruneKeptIds(s)

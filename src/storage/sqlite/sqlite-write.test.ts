@@ -1,4 +1,5 @@
 import path from 'node:path'
+import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { EventInput } from '../../core/types.js'
 import { indexEvent } from '../../engine/index-event.js'
@@ -131,5 +132,55 @@ describe('rebuild with DeriveAhead', () => {
       ),
     ).rejects.toThrow(/odd payload at 1100/)
     expect(await store.scopeCounts()).toEqual(before)
+  })
+})
+
+describe('entity ids across appends', () => {
+  /** The one number `sql` selects from the SQLite file `file`. */
+  const count = (file: string, sql: string): number => {
+    const db = new Database(file, { readonly: true })
+    try {
+      return db.prepare(sql).pluck().get() as number
+    } finally {
+      db.close()
+    }
+  }
+
+  it('never reuses the id of an entity inserted by an append that rolled back, nor of one a forget deleted', async () => {
+    const t = tempDir()
+    cleanups.push(t.cleanup)
+    const file = path.join(t.dir, 'm.db')
+    const store = openSqliteStore({ path: file }, () => 1_750_000_000_000)
+    const all = events(40)
+    const item = (event: EventInput) => ({ event, derive: () => indexEvent(event, 'UTC') })
+    await store.append(all.slice(0, 10).map(item))
+    // New entities (files and symbols not seen yet), then an event whose derivation throws: the batch rolls back.
+    const failing = [
+      ...all.slice(10, 20).map(item),
+      {
+        event: all[20]!,
+        derive: () => {
+          throw new Error('underivable')
+        },
+      },
+    ]
+    await expect(store.append(failing)).rejects.toThrow(/underivable/)
+    // With a kept id of a rolled-back or deleted entity, these appends would fail (the mention's entity is missing).
+    await store.append(all.slice(10, 30).map(item))
+    expect(await store.deleteEvents({ projectRoot: '/p/2' })).toBeGreaterThan(0)
+    // The deleted project's events again under new keys: the project gets its old id back (the same first event
+    // time), and its entities must be inserted anew.
+    const again = all.slice(0, 30).flatMap((e) => (e.project.root === '/p/2' ? [{ ...e, idemKey: `again-${e.idemKey}` }] : []))
+    await store.append([...again, ...all.slice(30, 40)].map(item))
+    await store.close()
+    expect(count(file, 'SELECT count(*) FROM entity_mentions WHERE entity_id NOT IN (SELECT id FROM entities)')).toBe(0)
+    // As many mentions as one append of the events kept.
+    const fresh = path.join(t.dir, 'fresh.db')
+    const other = openSqliteStore({ path: fresh }, () => 1_750_000_000_000)
+    await other.append([...all.slice(0, 30).filter((e) => e.project.root !== '/p/2'), ...again, ...all.slice(30, 40)].map(item))
+    await other.close()
+    const mentions = 'SELECT count(*) FROM entity_mentions'
+    expect(count(file, mentions)).toBe(count(fresh, mentions))
+    expect(count(file, mentions)).toBeGreaterThan(0)
   })
 })

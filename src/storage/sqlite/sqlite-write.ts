@@ -41,8 +41,13 @@ interface WriteContext {
   sessions: Map<string, WriteSession>
   /** The same sessions by id. */
   sessionsById: Map<SessionId, WriteSession>
-  /** By project id NUL type NUL name. */
+  /** By project id NUL type NUL name: the ids this write looked up or inserted. */
   entities: Map<string, number>
+  /**
+   * Ids committed before this write, keyed like `entities` (`SqliteDb.entityIds`, when still valid): an append reads
+   * them instead of asking the database again for the entities of the batch before. Empty for other writes.
+   */
+  committedEntities: ReadonlyMap<string, number>
   /** Mentions to write (entity id, document key, …), in key order by `finishWrite`: inserts in index order touch each page once. */
   mentions: number[]
 }
@@ -57,7 +62,36 @@ interface WriteSession {
 }
 
 function newWrite(): WriteContext {
-  return { projects: new Map(), sessions: new Map(), sessionsById: new Map(), entities: new Map(), mentions: [] }
+  return {
+    projects: new Map(),
+    sessions: new Map(),
+    sessionsById: new Map(),
+    entities: new Map(),
+    committedEntities: new Map(),
+    mentions: [],
+  }
+}
+
+/** Most entity ids `SqliteDb.entityIds` keeps (past it, it starts again): ~30k for the 100k bench store. */
+const MAX_KEPT_ENTITY_IDS = 200_000
+
+/** The entity ids committed before now that are still valid (see `SqliteDb.entityIds`). Inside the write's transaction. */
+function committedEntityIds(s: SqliteDb): Map<string, number> {
+  const version = s.db.pragma('data_version', { simple: true }) as number
+  if (s.entityIds.version !== version) s.entityIds = { version, ids: new Map() }
+  return s.entityIds.ids
+}
+
+/**
+ * Keeps the entity ids write `w` looked up or inserted, once its transaction has committed (never after a rollback,
+ * which takes inserted entities back, nor inside an outer transaction, which still may).
+ */
+function keepEntityIds(s: SqliteDb, w: WriteContext): void {
+  if (s.db.inTransaction) return
+  const kept = s.entityIds.ids
+  if (kept !== w.committedEntities) return
+  if (kept.size + w.entities.size > MAX_KEPT_ENTITY_IDS) kept.clear()
+  for (const [key, id] of w.entities) kept.set(key, id)
 }
 
 /** Writes the mentions, session bounds and capture paths `w` kept (see `WriteContext`). */
@@ -103,10 +137,11 @@ export function append(s: SqliteDb, batch: readonly AppendItem[]): AppendResult 
   return s.guard('append', () => {
     const result: AppendResult = { inserted: 0, duplicates: 0, observations: 0, covered: 0, seqs: [], perEvent: [] }
     if (batch.length > 1) bulkPageCache(s)
+    const w = newWrite()
     s.db
       .transaction(() => {
         const now = s.now()
-        const w = newWrite()
+        w.committedEntities = committedEntityIds(s)
         const stored = (key: string): boolean => s.stmt('SELECT 1 FROM events WHERE idem_key = ?').get(key) !== undefined
         for (const { event, derive, receivedAt: given, sameAs, storedPayload, storedTexts } of batch) {
           const receivedAt = given ?? now
@@ -152,6 +187,7 @@ export function append(s: SqliteDb, batch: readonly AppendItem[]): AppendResult 
         finishWrite(s, w)
       })
       .immediate()
+    keepEntityIds(s, w)
     return result
   })
 }
@@ -333,7 +369,7 @@ export function sessionIdOf(s: SqliteDb, session: StepSession): SessionId | unde
 function mention(s: SqliteDb, w: WriteContext, projectId: ProjectId, docKey: number, entities: readonly EntityRef[]): void {
   for (const e of entities) {
     const key = `${projectId}\u0000${e.type}\u0000${e.name}`
-    let id = w.entities.get(key)
+    let id = w.entities.get(key) ?? w.committedEntities.get(key)
     if (id === undefined) {
       // Not .pluck(): statements are cached by their text, and another caller may read this one as a row.
       const row = s.stmt('SELECT id FROM entities WHERE project_id = ? AND type = ? AND name = ?').get(projectId, e.type, e.name) as
@@ -640,6 +676,8 @@ export function rebuild(
     let events = 0
     let observations = 0
     bulkPageCache(s)
+    // The entities are deleted and numbered anew.
+    s.forgetEntityIds()
     s.db
       .transaction(() => {
         // Read the log into memory in pages: iterate() cannot run while this connection writes (and the writes never
