@@ -154,6 +154,18 @@ describe('start-up module graph', () => {
     expect(r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs'))).toEqual([...BIN_ENTRY, ...ENTRY].sort())
   })
 
+  it('the bundles are ASCII: Node reads them into one-byte strings (one other character makes a bundle two-byte)', () => {
+    for (const bundle of [
+      'dist/adapters/cli/program.bundle.cjs',
+      'dist/adapters/hooks/run-hook.bundle.cjs',
+      'dist/adapters/hooks/deferred-capture.bundle.cjs',
+      CHRONO_BUNDLE,
+    ]) {
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the range starts at the first character past ASCII
+      expect(readFileSync(path.join(ROOT, bundle), 'utf8').match(/[^\u0000-\u007f]/g) ?? [], bundle).toEqual([])
+    }
+  })
+
   it('the bundles hold no import(): functions V8 restores from a code cache cannot run one, so a recall that reads a date still works', () => {
     for (const bundle of ['dist/adapters/cli/program.bundle.cjs', 'dist/adapters/hooks/run-hook.bundle.cjs', CHRONO_BUNDLE]) {
       expect(readFileSync(path.join(ROOT, bundle), 'utf8').match(/\bimport\(/g) ?? [], bundle).toEqual([])
