@@ -323,6 +323,20 @@ describe('--json prints exactly one JSON document', () => {
   })
 })
 
+describe('a command is defined alone, and parses as among all of them', () => {
+  it('a mistyped command still gets the suggestion of the command it is near, an unknown option the usual error', async () => {
+    const typo = await cli(['statsu'])
+    expect(typo.code).toBe(2)
+    expect(typo.stderr).toContain('(Did you mean status?)')
+    const option = await cli(['status', '--bogus'])
+    expect(option.code).toBe(2)
+    expect(option.stderr).toBe("error: unknown option '--bogus'\n(run mnemo --help for usage)\n")
+    const help = await cli(['status', '--help'])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('Usage: mnemo status [options]')
+  })
+})
+
 describe('usage errors exit 2 and name the offending value', () => {
   it.each([
     ['unknown command', ['bogus'], "'bogus'"],
