@@ -149,7 +149,7 @@ export async function keepContext(
  * local mode, a known agent, the event is SessionStart (the agent's name mapped), its payload is stored as it is (no
  * string cut, no other event name), the build, the settings and the project (root and name) are the block's, the
  * database file is as it was when the block was built (`storeMark`), the session is not among those the block listed,
- * every event waiting in the spool is a SessionStart shown this block for a session new to the store, and the block
+ * every event waiting in the spool is a SessionStart shown this block for a session new to the project, and the block
  * still holds once the sessions of those events and of this one join the list (`ContextListing.slack`).
  *
  * @param io.build - `buildOf` of this mnemo. `io.firedAt` - when the hook fired, epoch ms (the event's time).
@@ -182,7 +182,13 @@ export function serveKeptContext(
   if (kept.format !== FORMAT || kept.build !== io.build || kept.settings !== contextSettings(config, agent)) return undefined
   // Stored as the spool holds it: redacted (the drain stores exactly this text).
   const stdin = redactSecrets(read.text)
-  const captured = captureClaudeHook(eventName, stdin, io.firedAt, { agent, resolveProject: resolveProjectRoot, defaultCwd: io.cwd })
+  // Only its project and session are read here: the text is redacted already (redacting it again changes nothing).
+  const captured = captureClaudeHook(eventName, stdin, io.firedAt, {
+    agent,
+    redact: (text) => text,
+    resolveProject: resolveProjectRoot,
+    defaultCwd: io.cwd,
+  })
   if ('skip' in captured || captured.note !== undefined || captured.event.type !== 'SessionStart') return undefined
   const { project, sessionKey } = captured.event
   if (project.root !== kept.project.root || project.name !== kept.project.name || kept.listed.includes(sessionKey)) return undefined

@@ -34,9 +34,14 @@ export type DeferOutcome = { deferred: true; file: string } | { deferred: false;
  * The spooled event is stored exactly as the full hook would have stored it: the drain runs the same `captureHook`
  * on the same (redacted) payload with the time the hook fired (`spooledAt`), the agent and `MNEMO_USER`.
  *
+ * A SessionStart (given `io.stdout`) is printed from the context block kept beside the store when that block is still
+ * the one the full hook would build, and spooled with what it showed (`serveKeptContext`, runtime/context-cache.ts);
+ * else it goes to the full hook like any other event.
+ *
  * @param eventName - The event named on the command line (`mnemo hook <event>`).
  * @param agentName - `--agent`, default `claude-code`.
  * @param io.now - Epoch ms clock (the event's time). Default `Date.now`.
+ * @param io.stdout - Where a kept SessionStart block is printed; without it a SessionStart always goes to the full hook.
  */
 export async function deferCapture(
   eventName: string,
