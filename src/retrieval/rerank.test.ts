@@ -119,7 +119,19 @@ describe('countWords', () => {
       'ｆｕｌｌ ｗｉｄｔｈ 😀 x',
       '\ufeffbom start',
     ]) {
-      expect(countWords(text)).toBe(text.split(/\s+/).filter((w) => w.length > 0).length)
+      const words = text.split(/\s+/).filter((w) => w.length > 0).length
+      expect(countWords(text)).toBe(words)
+      for (const max of [0, 1, 2, 99]) expect(countWords(text, max)).toBe(Math.min(max, words))
+    }
+    // Twice in a row: no state carried from one call to the next.
+    expect(countWords('a b c', 2)).toBe(2)
+    expect(countWords('a b c')).toBe(3)
+  })
+
+  it('gives the length feature of a text of 99 words and more the same value, 1', () => {
+    for (const n of [98, 99, 100, 5000]) {
+      const value = Math.min(1, Math.log(1 + n) / Math.log(100))
+      expect(Math.min(1, Math.log(1 + Math.min(n, 99)) / Math.log(100))).toBe(value)
     }
   })
 })

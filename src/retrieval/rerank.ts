@@ -85,20 +85,27 @@ function hasWord(text: string, stem: string): boolean {
   return false
 }
 
-/** JavaScript's `\s`: the characters `split(/\s+/)` splits on. */
-const SPACE = /\s/
+/** A run of non-space characters (JavaScript's `\s`: what `split(/\s+/)` splits on). */
+const WORD = /\S+/g
+/** Characters whose words `countWords` takes in one match (bounding the array a long text would make). */
+const COUNT_HEAD_CHARS = 4096
 
-/** The number of runs of non-space characters in `text` (`text.split(/\s+/)` without its empty strings), counted without building the words. */
-export function countWords(text: string): number {
+/**
+ * The number of runs of non-space characters in `text` (`text.split(/\s+/)` without its empty strings), counted up to
+ * `max`: `Math.min(max, …)`. Counted by the regexp engine: a character loop here was hot enough in a prompt hook for
+ * TurboFan to compile it, twice, and so was a loop over the matches.
+ *
+ * @param max - Most words counted, ≥ 0. Default: all of them.
+ */
+export function countWords(text: string, max = Number.POSITIVE_INFINITY): number {
+  // The words that start in the first characters: all of them for a short text, and enough for `max` in most others
+  // (no array of every word of a 12 MB tool output).
+  const head = text.length <= COUNT_HEAD_CHARS ? text : text.slice(0, COUNT_HEAD_CHARS)
+  const inHead = head.match(WORD)?.length ?? 0
+  if (head === text || inHead >= max) return Math.min(max, inHead)
+  WORD.lastIndex = 0
   let words = 0
-  let inWord = false
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i)
-    // ASCII first (the common case), then the rest of `\s` (no-break and Unicode spaces, line separators, BOM).
-    const space = code < 128 ? code === 32 || (code >= 9 && code <= 13) : SPACE.test(text[i]!)
-    if (!space && !inWord) words++
-    inWord = !space
-  }
+  while (words < max && WORD.exec(text) !== null) words++
   return words
 }
 
@@ -146,7 +153,8 @@ export function rerankFeatures(head: readonly RerankCandidate[], query: RerankQu
     const other = c.bm25 >= s.bm25[0] ? s.bm25[1] : s.bm25[0]
     const covered = has[i]!.reduce((sum, h, j) => sum + (h ? termWeight[j]! : 0), 0) / totalWeight
     const speaker = c.role.length >= 3 && query.words.has(c.role.toLowerCase())
-    const words = countWords(c.text)
+    // The length feature is 1 from 99 words on: counting stops there.
+    const words = countWords(c.text, LENGTH_SATURATES_AT)
     return [
       c.fused / maxFused,
       1 - Math.log(i + 1) / lnDepth,
@@ -168,6 +176,9 @@ export function rerankFeatures(head: readonly RerankCandidate[], query: RerankQu
     ]
   })
 }
+
+/** Words from which the length feature, `min(1, ln(1 + words) / ln(100))`, is 1. */
+const LENGTH_SATURATES_AT = 99
 
 /** Weights of the features, by name; a missing one is 0. */
 export type RerankWeights = Partial<Record<RerankFeature, number>>
