@@ -116,6 +116,48 @@ describe('estimateTokens', () => {
     expect(estimateTokens('数据库')).toBe(3)
     expect(estimateTokens('数据 ab')).toBe(3)
   })
+
+  it('counts ASCII text by its length, as the code-point count gives it', () => {
+    const byCodePoints = (text: string): number => {
+      let cjk = 0
+      let other = 0
+      for (const ch of text) {
+        const cp = ch.codePointAt(0) ?? 0
+        if (
+          (cp >= 0x3040 && cp <= 0x30ff) ||
+          (cp >= 0x3400 && cp <= 0x4dbf) ||
+          (cp >= 0x4e00 && cp <= 0x9fff) ||
+          (cp >= 0xac00 && cp <= 0xd7af) ||
+          (cp >= 0xf900 && cp <= 0xfaff) ||
+          (cp >= 0x20000 && cp <= 0x2fa1f)
+        )
+          cjk++
+        else other++
+      }
+      return cjk + Math.ceil(other / 4)
+    }
+    for (const text of [
+      '',
+      'a',
+      'abcd',
+      'abcde',
+      '\u0000\u007f\n\t',
+      'x'.repeat(1001),
+      'é',
+      'aé',
+      '😀abc',
+      'ab\ud800',
+      '\ud800\ud800\udc00',
+      '\udc00\ud800',
+      '𠮷x',
+      '\ud87e\ude1f',
+      '\ud87e\ude20',
+      '数据 ab',
+      'ｃ',
+      '- [message · 2023-05-08] Caroline: hi…',
+    ])
+      expect(estimateTokens(text)).toBe(byCodePoints(text))
+  })
 })
 
 describe('replaceBinary on very large input', () => {
