@@ -409,12 +409,24 @@ export function jsonSyntaxError(error: unknown): string {
  * not be able to end the block and speak as instructions.
  */
 export function escapeForBlock(text: string): string {
-  return (
-    text
+  // The tags need a `<`, a role label a `:` and its word: text without them is returned as it is, without running
+  // the expressions (compiling their case-insensitive classes was most of the cost of a prompt hook's block).
+  let out = text
+  if (out.includes('<'))
+    out = out
       .replace(/<(\s*\/?\s*mnemo-[a-z-]*)/gi, '‹$1')
       // Chat-template and role markers cannot open a turn of their own inside the block.
       .replace(/<(\|[a-z_]+\|)>/gi, '‹$1›')
       .replace(/<(\s*\/?\s*(?:system|assistant|user|human|instructions?)\b)/gi, '‹$1')
-      .replace(/(^|\n)(\s*)(system|assistant|user|human|developer)(\s*):/gi, '$1$2$3$4∶')
-  )
+  if (out.includes(':') && hasRoleWord(out)) out = out.replace(/(^|\n)(\s*)(system|assistant|user|human|developer)(\s*):/gi, '$1$2$3$4∶')
+  return out
+}
+
+/** Role words a line of stored text could open with (`escapeForBlock`), lowercase. */
+const ROLE_WORDS = ['system', 'assistant', 'user', 'human', 'developer']
+
+/** Whether `text` holds a role word in any case (the expression matches ASCII letters only, so lowercasing finds each). */
+function hasRoleWord(text: string): boolean {
+  const lower = text.toLowerCase()
+  return ROLE_WORDS.some((w) => lower.includes(w))
 }
