@@ -8,6 +8,7 @@ import {
   SESSION_COLUMNS,
   toMemory,
   toObservation,
+  toObservationInflatedOnRead,
   toSession,
   toStoredEvent,
   type EventRow,
@@ -144,7 +145,7 @@ export function sessionObservations(s: SqliteDb, sessionId: SessionId, limit: nu
   const rows = s
     .stmt('SELECT * FROM observations WHERE session_id = ? ORDER BY ts, rowid LIMIT ?')
     .all(sessionId, limit) as ObservationRow[]
-  return rows.map((r) => toObservation(withText(r)))
+  return rows.map(toObservationInflatedOnRead)
 }
 
 export function listMemories(s: SqliteDb, options: Scope & { limit: number }): Memory[] {
@@ -211,7 +212,7 @@ export function sessionObservationsPage(s: SqliteDb, sessionId: SessionId, offse
   const rows = s
     .stmt('SELECT * FROM observations WHERE session_id = ? ORDER BY ts, rowid LIMIT ? OFFSET ?')
     .all(sessionId, limit, offset) as ObservationRow[]
-  return rows.map((r) => toObservation(withText(r)))
+  return rows.map(toObservationInflatedOnRead)
 }
 
 export function observationPosition(s: SqliteDb, sessionId: SessionId, observationId: string): number | undefined {
