@@ -344,6 +344,14 @@ export interface ImportReport {
 export const IMPORT_BATCH_EVENTS = 500
 
 /**
+ * Batches an import hands to its derive pool before it appends the first of them (and keeps handed over ahead of the
+ * one it appends). With one, the writer thread waited for the worker 0.5–0.9 s in all over the bench's 17 batches
+ * (the worker's start, and its pace at a machine's load); with 3, 0.12–0.2 s (docs/STORAGE.md). A crash loses what was
+ * parsed and not appended, as before: the files still hold it, and a re-import adds it.
+ */
+const IMPORT_BATCHES_AHEAD = 3
+
+/**
  * Imports transcript files (every format but a mnemo export): parses each in
  * turn, appends their events through `append` in batches of
  * `IMPORT_BATCH_EVENTS` (each batch one transaction, filled from as many files
@@ -398,8 +406,8 @@ async function importFiles(
   // The pool, once `options.ahead` has settled (at the first batch).
   let pool: DerivePool | undefined
   let settled = options.ahead === undefined
-  // With a pool, a batch is appended once the next one is handed over (or at the end), so the workers derive it
-  // while this thread parses on; batches are still appended one at a time, in order.
+  // With a pool, a batch is appended once IMPORT_BATCHES_AHEAD more are handed over (or at the end), so the workers
+  // derive it while this thread parses on; batches are still appended one at a time, in order.
   const appendBatch = async (batch: Pending[]): Promise<void> => {
     if (!settled) {
       pool = await options.ahead
@@ -408,7 +416,7 @@ async function importFiles(
     if (pool === undefined) return appendNow(batch)
     pool.push(batch.map((p) => p.event))
     deriving.push(batch)
-    if (deriving.length > 1) await appendNow(deriving.shift()!, pool.shiftWithPayloads())
+    if (deriving.length > IMPORT_BATCHES_AHEAD) await appendNow(deriving.shift()!, pool.shiftWithPayloads())
   }
   for (const file of files) {
     const parsed = parseImportFile(file, format, {
