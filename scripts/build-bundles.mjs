@@ -170,9 +170,10 @@ for (const [entry, outfile] of [
   console.log(`build-bundles: ${outfile} ${(bytes / 1024).toFixed(1)} KiB`)
 }
 
-// The `mnemo` executable (package.json's bin): bin.ts and cli-entry.ts as one CommonJS file, which Node starts without
-// its ES module loader (~5 ms CPU less than main.js). main.js and program.js stay ES modules it imports (for `mnemo
-// hook`, and for the commands without a bundle), found beside it as beside bin.js.
+// The `mnemo` executable (package.json's bin, and what agents' hook commands run): bin.ts, cli-entry.ts and
+// hook-entry.ts as one CommonJS file, which Node starts without its ES module loader (~5 ms CPU less than main.js).
+// program.js and the hook modules stay ES modules it imports when their bundle is missing or stale, found beside it
+// as beside bin.js.
 const binFile = path.join(root, 'dist/adapters/cli/bin.cjs')
 await esbuild.build({
   absWorkingDir: root,
@@ -184,9 +185,12 @@ await esbuild.build({
   target: ['node20'],
   plugins: [
     {
-      name: 'main-and-program-external',
+      name: 'program-and-hooks-external',
       setup(build) {
-        build.onResolve({ filter: /^\.\/(main|program)\.js$/ }, (args) => ({ path: args.path, external: true }))
+        build.onResolve({ filter: /^\.\/program\.js$|^\.\.\/hooks\/(deferred-capture|run-hook)\.js$/ }, (args) => ({
+          path: args.path,
+          external: true,
+        }))
       },
     },
     externalPackagesBut(new Set()),

@@ -1,7 +1,7 @@
 // Start-up cost of the processes a user and an agent start: the CLI (`--version`, `--help`, `status`, `recall`,
 // `context`) and the hook (`PostToolUse`, `UserPromptSubmit`, `SessionStart`), each as CPU time (user + sys) of one
-// process from exec to exit (the CLI as `mnemo` runs it, package.json's bin; the hooks as agents' hook commands run
-// them, dist/adapters/cli/main.js), beside bare `node -e 0` measured in the same run, interleaved run by run so load on a
+// process from exec to exit (both as `mnemo` runs them, package.json's bin, which `mnemo connect` writes into agents'
+// hook commands), beside bare `node -e 0` measured in the same run, interleaved run by run so load on a
 // shared machine hits both alike. The figure is the median over the runs; ratio = figure / floor. The PostToolUse
 // hook is also shown beside the least any hook writing to SQLite costs (node, the addon, the store opened, one row
 // inserted: `sqliteWriteFloor`), measured in the same runs.
@@ -186,8 +186,8 @@ export async function figures(ctx) {
   const log = ctx.log ?? (() => {})
   const cli = ctx.cli ?? path.join(ROOT, 'dist/adapters/cli/main.js')
   if (!existsSync(cli)) throw new Error(`startup bench: ${cli} is missing (run npm run build)`)
-  // The CLI figures run what `mnemo` runs, package.json's bin (bin.cjs beside main.js; main.js in a build without it);
-  // the hooks run main.js, the script agents' hook commands name.
+  // Every figure runs what `mnemo` runs and what `mnemo connect` writes into agents' hook commands: package.json's bin
+  // (bin.cjs beside main.js; main.js in a build without it).
   const binName = path.basename(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).bin.mnemo)
   const bin = existsSync(path.join(path.dirname(cli), binName)) ? path.join(path.dirname(cli), binName) : cli
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'mnemo-bench-startup-'))
@@ -242,7 +242,7 @@ export async function figures(ctx) {
       const hook = (event, extraEnv) => () => {
         const file = path.join(tmp, `${event}.json`)
         writeFileSync(file, JSON.stringify(hookPayload(event, cwd, n++)))
-        return { argv: [node, cli, 'hook', event], stdin: file, ...(extraEnv ? { env: extraEnv } : {}) }
+        return { argv: [node, bin, 'hook', event], stdin: file, ...(extraEnv ? { env: extraEnv } : {}) }
       }
       const [postToolUse, writeFloor] = measureEach(runs, [hook('PostToolUse'), sqliteWriteFloor(copy, tmp)], hookEnv)
       // Deferred capture: the hook spools the event; a later process stores it (below: what that costs it).
@@ -253,11 +253,11 @@ export async function figures(ctx) {
       rows.push(row('hook PostToolUse ÷ SQLite write floor', size, { value: postToolUse.value, floor: writeFloor.value }))
       // What the deferred events cost the process that stores them: a Stop hook (the end of the agent's turn) after
       // DEFERRED_PER_TURN spooled tool events, beside a Stop hook with an empty spool. The spooling runs are not timed.
-      spawnSync(node, [cli, 'status'], { env: hookEnv, stdio: 'ignore' })
+      spawnSync(node, [bin, 'status'], { env: hookEnv, stdio: 'ignore' })
       const stop = (spooled) => () => {
         for (let k = 0; k < spooled; k++) {
           const spec = hook('PostToolUse')()
-          spawnSync(node, [cli, 'hook', 'PostToolUse'], {
+          spawnSync(node, [bin, 'hook', 'PostToolUse'], {
             env: hookEnv,
             input: readFileSync(spec.stdin),
             stdio: ['pipe', 'ignore', 'ignore'],

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { REPO_DIR } from './install-state.js'
 import type { FakeModel, ModelRequest } from './fake-model.js'
 
-export const CLI = join(REPO_DIR, 'dist', 'adapters', 'cli', 'main.js')
+export const CLI = join(REPO_DIR, 'dist', 'adapters', 'cli', 'bin.cjs')
 /** Where each run's outputs go (gitignored): agent stdout/stderr, model requests, hook payloads. */
 export const ARTIFACTS = join(REPO_DIR, 'artifacts', 'agents')
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { invalidInput } from '../../core/errors.js'
 import { CHANNEL_NAMES, type ChannelName } from '../../core/types.js'
@@ -8,7 +9,10 @@ import type { CliIo, GlobalOptions } from './program.js'
 // What the CLI's commands share: opening mnemo for one command, option parsing, the team-mode target.
 
 // The built CLI, whether this module runs from dist/ or (in tests) from src/: both are three levels below the package root.
-export const CLI_PATH = fileURLToPath(new URL('../../../dist/adapters/cli/main.js', import.meta.url))
+// The executable agents' hook commands and MCP entries run: the one-file bin (`npm run build` makes it), else, after a
+// tsc-only build, main.js, which runs every command the same way.
+const BUILT_BIN = fileURLToPath(new URL('../../../dist/adapters/cli/bin.cjs', import.meta.url))
+export const CLI_PATH = existsSync(BUILT_BIN) ? BUILT_BIN : fileURLToPath(new URL('../../../dist/adapters/cli/main.js', import.meta.url))
 
 export const DEMO_SESSION = fileURLToPath(new URL('../../../fixtures/demo/claude-code-session.jsonl', import.meta.url))
 

@@ -50,9 +50,10 @@ const HEAVY = [
 ]
 const heavyIn = (files: string[]): string[] => files.filter((f) => HEAVY.some((h) => f.startsWith(h)))
 
-// The ES modules a hook loads besides its bundle: the entry and the loader of V8 code caches.
-const ENTRY = ['dist/adapters/cli/main.js', 'dist/runtime/code-cache.js']
-// What `mnemo <command>` loads besides the CLI's bundle: the bin alone (the loader of code caches is inlined in it).
+// The ES modules main.js loads besides a bundle: itself, the hook entry and the loader of V8 code caches.
+const ENTRY = ['dist/adapters/cli/hook-entry.js', 'dist/adapters/cli/main.js', 'dist/runtime/code-cache.js']
+// What `mnemo <command>` and a hook command load besides a bundle: the bin alone (the hook entry and the loader of code
+// caches are inlined in it).
 const BIN_ENTRY = ['dist/adapters/cli/bin.cjs']
 /** better-sqlite3's native addon, the one file of the package a bundle loads (its JavaScript is inlined). */
 const SQLITE_ADDON = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'
@@ -134,24 +135,27 @@ describe('start-up module graph', () => {
       hook_event_name: 'UserPromptSubmit',
       prompt: 'why does the retry loop spin?',
     })
-    const r = loaded(['hook', 'UserPromptSubmit'], payload)
+    // As `mnemo connect` writes hook commands: node and the bin.
+    const r = loaded(['hook', 'UserPromptSubmit'], payload, BIN)
     expect(r.code).toBe(0)
     // Stored, not spooled: the bundle did the whole job.
     expect(existsSync(path.join(r.home, 'mnemo.db'))).toBe(true)
     expect(existsSync(path.join(r.home, 'logs', 'errors.jsonl'))).toBe(false)
-    expect(r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs'))).toEqual(ENTRY)
+    expect(r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs'))).toEqual(BIN_ENTRY)
     expect(heavyIn(r.files)).toEqual([])
     expect(r.files.some((f) => f.startsWith('node_modules/commander/'))).toBe(false)
     expect(r.files.filter((f) => f.startsWith('node_modules/better-sqlite3/'))).toEqual([SQLITE_ADDON])
   })
 
-  it('mnemo hook through the bin is main.js hook: the same bundle stores the event', () => {
+  it('a hook command naming main.js (written by earlier builds) stores the event from the same bundles as the bin', () => {
     const payload = JSON.stringify({ session_id: 's1', cwd: '/tmp/startup-graph', hook_event_name: 'UserPromptSubmit', prompt: 'retry?' })
-    const r = loaded(['hook', 'UserPromptSubmit'], payload, BIN)
+    const r = loaded(['hook', 'UserPromptSubmit'], payload)
+    const bin = loaded(['hook', 'UserPromptSubmit'], payload, BIN)
     expect(r.code).toBe(0)
     expect(existsSync(path.join(r.home, 'mnemo.db'))).toBe(true)
     expect(existsSync(path.join(r.home, 'logs', 'errors.jsonl'))).toBe(false)
-    expect(r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs'))).toEqual([...BIN_ENTRY, ...ENTRY].sort())
+    expect(r.files.filter((f) => f.startsWith('dist/') && !f.endsWith('.bundle.cjs'))).toEqual(ENTRY)
+    expect(r.files.filter((f) => f.endsWith('.bundle.cjs'))).toEqual(bin.files.filter((f) => f.endsWith('.bundle.cjs')))
   })
 
   it('the bundles are ASCII: Node reads them into one-byte strings (one other character makes a bundle two-byte)', () => {

@@ -134,12 +134,27 @@ export function agentHookCommand(cmd: ResolvedCommand, mnemoEvent: ClaudeHookEve
   return `${prefix}${shellQuote(cmd.nodePath)} ${shellQuote(cmd.cliPath)} hook ${mnemoEvent}${suffix}`
 }
 
-const CLI_SCRIPT = /adapters[\\/]+cli[\\/]+main\.js/
+const CLI_SCRIPT = /adapters[\\/]+cli[\\/]+(?:main\.js|bin\.cjs)/
+
+/** The two scripts of one mnemo install that run its CLI alike: the one-file bin and the ES-module main.js. */
+const CLI_ENTRY_NAMES = ['bin.cjs', 'main.js'] as const
+
+/**
+ * The scripts that run the same CLI as `cliPath`: itself and, when it is one of an install's two entry scripts
+ * (dist/adapters/cli/bin.cjs, dist/adapters/cli/main.js), the other one beside it: hook commands and MCP entries
+ * written by earlier builds name main.js, and run this same mnemo.
+ */
+export function sameCliPaths(cliPath: string): string[] {
+  const at = Math.max(cliPath.lastIndexOf('/'), cliPath.lastIndexOf('\\'))
+  const name = cliPath.slice(at + 1)
+  if (!(CLI_ENTRY_NAMES as readonly string[]).includes(name)) return [cliPath]
+  return [cliPath, ...CLI_ENTRY_NAMES.filter((n) => n !== name).map((n) => cliPath.slice(0, at + 1) + n)]
+}
 
 /**
  * True when `command` is a mnemo hook command: it ends in `hook <Event>`
  * (with `agent`, optionally followed by `--agent <agent>`) and mentions
- * `mnemo` (any case), the CLI script `adapters/cli/main.js`, or
+ * `mnemo` (any case), the CLI script `adapters/cli/main.js` or `adapters/cli/bin.cjs`, or
  * `cliPathQuoted` when given. Matches commands from any install location as
  * well as `mnemo hook X` / `npx mnemo hook X` forms.
  */

@@ -101,6 +101,37 @@ describe('checkAgents', () => {
     expect(of(f, 'claude-code').detail).toContain('hooks missing for SessionStart')
   })
 
+  it("takes an install's main.js and its bin.cjs for the same CLI, and connect moves main.js hooks to the bin without doubling them", () => {
+    // Connected by an earlier build: every entry names main.js. This build's CLI is bin.cjs beside it.
+    for (const plan of [planClaudeCodeConnect(opts), planCodexConnect(opts), planGeminiConnect(opts), planCursorConnect(opts), planOpenCodeConnect(opts)])
+      applyConnectPlan(plan)
+    const bin = join(root, 'mnemo dist', 'adapters', 'cli', 'bin.cjs')
+    writeFileSync(bin, '')
+    const all = ['claude-code/user:ok', 'codex/user:ok', 'gemini/user:ok', 'cursor/user:ok', 'opencode/user:ok']
+    expect(statusOf(check({ cliPath: bin }))).toEqual(all)
+    // Another install's bin is another CLI.
+    const other = join(root, 'other', 'adapters', 'cli', 'bin.cjs')
+    mkdirSync(join(root, 'other', 'adapters', 'cli'), { recursive: true })
+    writeFileSync(other, '')
+    expect(of(check({ cliPath: other }), 'cursor').detail).toContain(`MCP entry runs ${cli}, this mnemo is ${other}`)
+    // Connecting again with the bin replaces every main.js command (one hook per event, as before) and keeps doctor ok.
+    const settings = join(home, '.claude', 'settings.json')
+    const before = (readFileSync(settings, 'utf8').match(/ hook /g) ?? []).length
+    for (const plan of [
+      planClaudeCodeConnect({ ...opts, cliPath: bin }),
+      planCodexConnect({ ...opts, cliPath: bin }),
+      planGeminiConnect({ ...opts, cliPath: bin }),
+      planCursorConnect({ ...opts, cliPath: bin }),
+      planOpenCodeConnect({ ...opts, cliPath: bin }),
+    ])
+      applyConnectPlan(plan)
+    const after = readFileSync(settings, 'utf8')
+    expect((after.match(/ hook /g) ?? []).length).toBe(before)
+    expect(after).not.toContain('main.js')
+    expect(after).toContain('bin.cjs')
+    expect(statusOf(check({ cliPath: bin }))).toEqual(all)
+  })
+
   it('reports broken files with the file in detail and fix', () => {
     mkdirSync(join(home, '.config', 'opencode'), { recursive: true })
     writeFileSync(join(home, '.config', 'opencode', 'opencode.json'), '{"mcp": ')

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs'
 import { MnemoError } from '../../../core/errors.js'
-import { type ConnectScope, isMnemoHookCommand, shellQuote } from './agent-command.js'
+import { type ConnectScope, isMnemoHookCommand, sameCliPaths, shellQuote } from './agent-command.js'
 import { CLAUDE_CODE_HOOK_EVENTS, claudeCodePaths } from './claude-code.js'
 import { CODEX_HOOK_EVENTS, CODEX_MCP_KEY, codexMnemoHookTrust, codexPaths } from './codex.js'
 import { readConfigText } from './connect-plan.js'
@@ -193,7 +193,7 @@ function inspect(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
       const plugin = readConfigText(pluginPath)
       if (!isMnemoOpenCodePlugin(plugin))
         problems.push([`mnemo's OpenCode plugin ${pluginPath} is missing, so nothing is captured`, connectCommand('opencode', scope)])
-      else if (!plugin!.includes(JSON.stringify(o.cliPath)))
+      else if (!sameCliPaths(o.cliPath).some((cli) => plugin!.includes(JSON.stringify(cli))))
         problems.push([`mnemo's OpenCode plugin ${pluginPath} runs another CLI than ${o.cliPath}`, connectCommand('opencode', scope)])
       return { files: [configPath, pluginPath].filter((p) => existsSync(p)), mcp, hooks: undefined, problems }
     }
@@ -226,7 +226,7 @@ function finding(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
     else {
       if (!existsSync(mcp.node)) stale.push(`node ${mcp.node} does not exist`)
       if (!existsSync(mcp.cli)) stale.push(`CLI ${mcp.cli} does not exist`)
-      else if (mcp.cli !== o.cliPath) stale.push(`MCP entry runs ${mcp.cli}, this mnemo is ${o.cliPath}`)
+      else if (!sameCliPaths(o.cliPath).includes(mcp.cli)) stale.push(`MCP entry runs ${mcp.cli}, this mnemo is ${o.cliPath}`)
     }
     if (o.mnemoHome !== undefined && mcp.mnemoHome !== o.mnemoHome)
       stale.push(`MNEMO_HOME is ${typeof mcp.mnemoHome === 'string' ? mcp.mnemoHome : 'unset'} in the MCP entry, expected ${o.mnemoHome}`)
@@ -234,8 +234,8 @@ function finding(agent: DoctorAgent, scope: ConnectScope, o: CheckAgentsOptions)
   if (found.hooks !== undefined) {
     const missing = found.hooks.expected.filter((e) => !found.hooks!.found.has(e))
     if (missing.length > 0) stale.push(`hooks missing for ${missing.join(', ')}`)
-    const quoted = shellQuote(o.cliPath)
-    const other = [...found.hooks.found].filter(([, cmds]) => cmds.some((c) => !c.includes(quoted))).map(([e]) => e)
+    const quoted = sameCliPaths(o.cliPath).map(shellQuote)
+    const other = [...found.hooks.found].filter(([, cmds]) => cmds.some((c) => !quoted.some((q) => c.includes(q)))).map(([e]) => e)
     if (other.length > 0) stale.push(`hooks for ${other.join(', ')} run another CLI than ${o.cliPath}`)
   }
   if (stale.length > 0) return out('stale', stale.join('; '), connect)
