@@ -103,7 +103,13 @@ describe('checkAgents', () => {
 
   it("takes an install's main.js and its bin.cjs for the same CLI, and connect moves main.js hooks to the bin without doubling them", () => {
     // Connected by an earlier build: every entry names main.js. This build's CLI is bin.cjs beside it.
-    for (const plan of [planClaudeCodeConnect(opts), planCodexConnect(opts), planGeminiConnect(opts), planCursorConnect(opts), planOpenCodeConnect(opts)])
+    for (const plan of [
+      planClaudeCodeConnect(opts),
+      planCodexConnect(opts),
+      planGeminiConnect(opts),
+      planCursorConnect(opts),
+      planOpenCodeConnect(opts),
+    ])
       applyConnectPlan(plan)
     const bin = join(root, 'mnemo dist', 'adapters', 'cli', 'bin.cjs')
     writeFileSync(bin, '')
