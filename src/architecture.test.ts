@@ -87,14 +87,14 @@ const EXCEPTIONS: readonly Exception[] = [
   // the HTTP server for `mnemo hook`, `mnemo mcp` and `mnemo serve`. Each launch is a dynamic import, so a process
   // loads only the surface it runs (an agent starts a hook process per event: start-up time is latency it feels).
   {
-    from: 'src/adapters/cli/main.ts',
+    from: 'src/adapters/cli/hook-entry.ts',
     to: 'src/adapters/hooks/run-hook.ts',
     rule: 'sibling',
     reason: '`mnemo hook <event>` launches the hook runner (its bundle when built) on the fast path, before the CLI loads',
     dynamicOnly: true,
   },
   {
-    from: 'src/adapters/cli/main.ts',
+    from: 'src/adapters/cli/hook-entry.ts',
     to: 'src/adapters/hooks/deferred-capture.ts',
     rule: 'sibling',
     reason: '`mnemo hook <event>` first tries the deferred capture of a tool event (its bundle when built), before the hook runner',
