@@ -144,59 +144,6 @@ describe('busyCores', () => {
     ).toBe(1)
   })
 
-  it('does not count what this process used of the cores meanwhile, over the time that passed', async () => {
-    // Both cores fully busy over the sample, this process's threads 150 ms of CPU in it.
-    const readings = [
-      [core(0, 0), core(0, 0)],
-      [core(100, 0), core(100, 0)],
-    ]
-    const own = [
-      { cpuMs: 1000, nowMs: 5000 },
-      { cpuMs: 1150, nowMs: 5100 },
-    ]
-    const busy = await busyCores(
-      100,
-      () => readings.shift()!,
-      async () => {},
-      () => own.shift()!,
-    )
-    expect(busy).toBeCloseTo(0.5, 10)
-    expect(deriveThreads(2, busy)).toBe(1)
-    // The event loop came back late (200 ms): 150 ms of CPU is 0.75 cores over it; and never below 0.
-    const late = [
-      [core(0, 0), core(0, 0)],
-      [core(100, 100), core(100, 100)],
-    ]
-    const lateOwn = [
-      { cpuMs: 0, nowMs: 0 },
-      { cpuMs: 150, nowMs: 200 },
-    ]
-    expect(
-      await busyCores(
-        100,
-        () => late.shift()!,
-        async () => {},
-        () => lateOwn.shift()!,
-      ),
-    ).toBeCloseTo(0.25, 10)
-    const mostlyOwn = [
-      [core(0, 0), core(0, 0)],
-      [core(10, 90), core(0, 100)],
-    ]
-    const busyOwn = [
-      { cpuMs: 0, nowMs: 0 },
-      { cpuMs: 100, nowMs: 100 },
-    ]
-    expect(
-      await busyCores(
-        100,
-        () => mostlyOwn.shift()!,
-        async () => {},
-        () => busyOwn.shift()!,
-      ),
-    ).toBe(0)
-  })
-
   it('counts nothing for cores without times or without time passed', async () => {
     const readings = [[core(5, 5)], [core(5, 5), core(9, 9)]]
     expect(

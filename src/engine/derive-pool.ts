@@ -62,29 +62,22 @@ export const BUSY_SAMPLE_MS = 100
 
 /**
  * How many cores are busy now: the share of time each core was not idle between two readings of the kernel's CPU
- * times (`os.cpus()`), `sampleMs` apart (or more, when the event loop was busy), summed over the cores, less what
- * `own` says this process used meanwhile. Not the load average: it lags by a minute, so it still counts a process that
- * has just ended (the benchmark's floor run before a rebuild kept its worker from ever starting).
+ * times (`os.cpus()`), `sampleMs` apart, summed over the cores. Not the load average: it lags by a minute, so it still
+ * counts a process that has just ended (the benchmark's floor run before a rebuild kept its worker from ever starting).
  *
  * @param sampleMs - Time between the two readings, ms. Default `BUSY_SAMPLE_MS` (100).
  * @param read - Reads the per-core times (default `os.cpus`); `wait` waits `ms` (default a timer). Tests give both.
- * @param own - This process's CPU time so far (all its threads), ms, and the time now, ms: its use of the cores over
- *   the sample is not counted (an import parses, and its worker loads, while the cores are sampled). Default: none
- *   (every core's use is counted).
  * @returns 0–the number of cores; 0 where the OS reports no times.
  */
 export async function busyCores(
   sampleMs = BUSY_SAMPLE_MS,
   read: () => CpuInfo[] = cpus,
   wait: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-  own?: () => { cpuMs: number; nowMs: number },
 ): Promise<number> {
   const before = read()
-  const ownBefore = own?.()
   await wait(sampleMs)
   const after = read()
-  const ownAfter = own?.()
-  let busy = ownBefore && ownAfter ? -(ownAfter.cpuMs - ownBefore.cpuMs) / Math.max(sampleMs, ownAfter.nowMs - ownBefore.nowMs) : 0
+  let busy = 0
   for (const [i, a] of after.entries()) {
     const b = before[i]
     if (b === undefined) continue
@@ -92,22 +85,16 @@ export async function busyCores(
     const elapsed = total(a.times) - total(b.times)
     if (elapsed > 0) busy += 1 - (a.times.idle - b.times.idle) / elapsed
   }
-  return Math.max(0, busy)
-}
-
-/** This process's CPU time (user + system, all threads) and the time now, ms: `busyCores`'s `own`. */
-function processCpu(): { cpuMs: number; nowMs: number } {
-  const used = process.cpuUsage()
-  return { cpuMs: (used.user + used.system) / 1000, nowMs: performance.now() }
+  return busy
 }
 
 /**
- * `deriveThreads` for this machine now: its cores and how busy other processes keep them (`busyCores`, which waits
- * `BUSY_SAMPLE_MS`, not counting this process's own use); 0 at once on one core, where no worker could start anyway.
+ * `deriveThreads` for this machine now: its cores and how busy they are (`busyCores`, which waits `BUSY_SAMPLE_MS`);
+ * 0 at once on one core, where no worker could start anyway.
  */
 export async function deriveThreadsNow(): Promise<number> {
   const cores = availableParallelism()
-  return cores < 2 ? 0 : deriveThreads(cores, await busyCores(BUSY_SAMPLE_MS, cpus, undefined, processCpu))
+  return cores < 2 ? 0 : deriveThreads(cores, await busyCores())
 }
 
 /**

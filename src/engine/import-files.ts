@@ -375,11 +375,8 @@ async function importFiles(
      * `payloads[i]` (where undefined, the store derives or encodes it).
      */
     append: (events: readonly EventInput[], ahead?: DeriveAnswer) => Promise<AppendResult>
-    /**
-     * Derives each batch on worker threads while the next files are parsed and the batch before is written: the pool,
-     * or undefined for none, once settled (waited for when the first batch is formed, so the files are parsed meanwhile).
-     */
-    ahead?: Promise<DerivePool | undefined>
+    /** Derives each batch on worker threads while the next files are parsed and the batch before is written. */
+    ahead?: DerivePool
   },
 ): Promise<ImportReport> {
   const report: ImportReport = { files: [], read: 0, imported: 0, duplicates: 0, observations: 0, covered: 0, skipped: 0, unknown: 0 }
@@ -403,20 +400,13 @@ async function importFiles(
       file.covered += outcome?.covered ?? 0
     })
   }
-  // The pool, once `options.ahead` has settled (at the first batch).
-  let pool: DerivePool | undefined
-  let settled = options.ahead === undefined
-  // With a pool, a batch is appended once IMPORT_BATCHES_AHEAD more are handed over (or at the end), so the workers
+  // With `ahead`, a batch is appended once IMPORT_BATCHES_AHEAD more are handed over (or at the end), so the workers
   // derive it while this thread parses on; batches are still appended one at a time, in order.
   const appendBatch = async (batch: Pending[]): Promise<void> => {
-    if (!settled) {
-      pool = await options.ahead
-      settled = true
-    }
-    if (pool === undefined) return appendNow(batch)
-    pool.push(batch.map((p) => p.event))
+    if (options.ahead === undefined) return appendNow(batch)
+    options.ahead.push(batch.map((p) => p.event))
     deriving.push(batch)
-    if (deriving.length > IMPORT_BATCHES_AHEAD) await appendNow(deriving.shift()!, pool.shiftWithPayloads())
+    if (deriving.length > IMPORT_BATCHES_AHEAD) await appendNow(deriving.shift()!, options.ahead.shiftWithPayloads())
   }
   for (const file of files) {
     const parsed = parseImportFile(file, format, {
@@ -451,7 +441,7 @@ async function importFiles(
     report.files.push(fileReport)
   }
   if (pending.length > 0) await appendBatch(pending)
-  while (deriving.length > 0) await appendNow(deriving.shift()!, pool?.shiftWithPayloads())
+  while (deriving.length > 0) await appendNow(deriving.shift()!, options.ahead?.shiftWithPayloads())
   for (const fileReport of report.files) {
     report.read += fileReport.read
     report.imported += fileReport.imported
@@ -537,28 +527,19 @@ export async function importPath(
             }
           }),
         ),
-      ...(ahead ? { ahead: ahead.settled } : {}),
+      ...(ahead ? { ahead } : {}),
     })
   } finally {
-    await (await ahead?.settled)?.close()
+    await ahead?.close()
   }
 }
 
 /**
- * A worker thread deriving an import's batches (derive-pool.ts), as a rebuild's pages: only on the SQLite store (its
+ * Worker threads deriving an import's batches (derive-pool.ts), as a rebuild's pages: only on the SQLite store (its
  * writes are synchronous, so the derivations are waited for in place), for files of `DERIVE_POOL_MIN_IMPORT_BYTES`
- * or more, and for a core idle now (`deriveThreadsNow`). The rows are the same with it as without.
- *
- * The worker starts at once and the cores are sampled meanwhile (`settled`, waited for when the first batch is
- * formed), so that neither the sample (`BUSY_SAMPLE_MS`) nor the worker's loading of its modules holds up the parse of
- * the first files; when no core is idle, the worker is stopped and `settled` gives undefined. One worker: the thread
- * that parses and writes is the longer path of an import (the bench's 8,191 events: ~2.3 s of CPU beside the
- * worker's ~2.0 s), so a second one would wait.
+ * or more, and for the cores idle now (`deriveThreadsNow`). The rows are the same with it as without.
  */
-async function openImportPool(
-  ctx: EngineContext,
-  files: readonly string[],
-): Promise<{ settled: Promise<DerivePool | undefined> } | undefined> {
+async function openImportPool(ctx: EngineContext, files: readonly string[]): Promise<DerivePool | undefined> {
   if (ctx.store.dialect !== 'sqlite') return undefined
   const { DERIVE_POOL_MIN_IMPORT_BYTES, deriveThreadsNow, openDerivePool } = await import('./derive-pool.js')
   let bytes = 0
@@ -571,11 +552,6 @@ async function openImportPool(
     if (bytes >= DERIVE_POOL_MIN_IMPORT_BYTES) break
   }
   if (bytes < DERIVE_POOL_MIN_IMPORT_BYTES) return undefined
-  const pool = openDerivePool({ timeZone: ctx.timeZone, threads: 1, payloads: true })
-  if (pool === undefined) return undefined
-  const stop = async (): Promise<undefined> => {
-    await pool.close()
-    return undefined
-  }
-  return { settled: deriveThreadsNow().then((threads) => (threads > 0 ? pool : stop()), stop) }
+  const threads = await deriveThreadsNow()
+  return threads > 0 ? openDerivePool({ timeZone: ctx.timeZone, threads, payloads: true }) : undefined
 }
