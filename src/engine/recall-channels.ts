@@ -154,9 +154,10 @@ export async function keywordChannel(
   const spreadScores = new Map(spread)
   for (const key of spread.keys()) if (!scores.has(key)) spreadOnly.add(key)
   // The speaker prior goes on the spread scores: a turn by the named speaker that entered as the reply to the other's question is boosted too.
+  // The neighbours that entered (~140 a recall) need only their roles here: their texts are read later for the few that reach the fused head.
   const roles = new Map(matches.map((m) => [m.docKey, m.role]))
-  await hydrate([...spreadOnly])
-  for (const key of spreadOnly) roles.set(key, docs.get(key)?.role ?? '')
+  const spreadRoles = await store.docRoles([...spreadOnly])
+  for (const key of spreadOnly) roles.set(key, spreadRoles.get(key) ?? '')
   boostNamedRoles(spread, roles, text.words, config.namedRoleBoost)
   const asked = config.answerTypeBoost !== 1 ? text.asked : undefined
   if (asked !== undefined || config.questionFactor !== 1) {

@@ -464,6 +464,12 @@ export interface SearchIndex {
   /** Documents by key, in the order asked; unknown keys are left out. */
   docs(docKeys: readonly number[]): Promise<SearchDoc[]>
   /**
+   * The role of documents by key, as `docs` gives it (`SearchDoc.role`: an observation's role, a memory's kind),
+   * without reading their text; unknown keys are left out. For a step that needs only the roles of many documents
+   * (the keyword channel's neighbours, ~140 a recall).
+   */
+  docRoles(docKeys: readonly number[]): Promise<Map<number, string>>
+  /**
    * For each observation key, the keys of up to `span` observations before
    * and after it in its session (time order; nearest first). Memory keys get none.
    * With `visible`, only observations it lets recall return are neighbours (absent: every observation).

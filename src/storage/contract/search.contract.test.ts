@@ -241,6 +241,16 @@ describeContract('scoped search', (t) => {
     expect(alice).toMatchObject({ type: 'observation', kind: 'prompt', role: 'user', text: 'billing invoices for alice are late' })
   })
 
+  it('reads the roles of documents by key as docs gives them, leaving unknown keys out', async () => {
+    const { store } = t()
+    const { reader } = await scopedWorld(store)
+    const keys = await store.docsInTimeRange({ ...reader, from: T0, to: T0 + 1000 * MINUTE, limit: 10 })
+    const roles = await store.docRoles([...keys, 987_654_321, -987_654_321])
+    expect(keys.some((k) => k < 0) && keys.some((k) => k > 0)).toBe(true)
+    expect(roles).toEqual(new Map((await store.docs(keys)).map((d) => [d.docKey, d.role])))
+    expect(await store.docRoles([])).toEqual(new Map())
+  })
+
   it('finds the neighbours of observations in their session, nearest first', async () => {
     const { store } = t()
     const events = [0, 1, 2, 3, 4].map((i) => promptEvent(`n${i}`, `step ${i}`, { ts: T0 + i * MINUTE }))

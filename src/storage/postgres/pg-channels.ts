@@ -30,6 +30,7 @@ export function pgChannels(db: PgDb): SearchIndex & GraphIndex & VectorIndex {
     countDocs: (scope) => search.countDocs(db, scope),
     docsInTimeRange: (options) => search.docsInTimeRange(db, options),
     docs: (keys) => search.docs(db, keys),
+    docRoles: (keys) => search.docRoles(db, keys),
     neighbors: (docs, span, visible) => search.neighbors(db, docs, span, visible),
     entityNames: (projectIds) => graph.entityNames(db, projectIds),
     findEntities: (scope, refs, maxDocs) => graph.findEntities(db, scope, refs, maxDocs),

@@ -169,6 +169,30 @@ export async function docsInTimeRange(
 const splitFlags = (flags: string | null): string[] => (flags ? flags.split(',').filter((f) => f.length > 0) : [])
 
 /** Documents by key, in the order asked; unknown keys are left out. */
+/** `Store.docRoles`: an observation's role, a memory's kind, by key, without their text. */
+export async function docRoles(db: PgDb, docKeys: readonly number[]): Promise<Map<number, string>> {
+  const found = new Map<number, string>()
+  const obsKeys = docKeys.filter((k) => k > 0)
+  const memKeys = docKeys.filter((k) => k < 0).map((k) => -k)
+  if (obsKeys.length > 0) {
+    const r = await db.query<{ rowid: number; role: string }>(
+      'doc roles',
+      'SELECT rowid, role FROM observations WHERE rowid = ANY($1::bigint[])',
+      [obsKeys],
+    )
+    for (const o of r.rows) found.set(Number(o.rowid), o.role)
+  }
+  if (memKeys.length > 0) {
+    const r = await db.query<{ rowid: number; kind: string }>(
+      'doc roles',
+      'SELECT rowid, kind FROM memories WHERE rowid = ANY($1::bigint[])',
+      [memKeys],
+    )
+    for (const m of r.rows) found.set(-Number(m.rowid), m.kind)
+  }
+  return found
+}
+
 export async function docs(db: PgDb, docKeys: readonly number[]): Promise<SearchDoc[]> {
   const obsKeys = docKeys.filter((k) => k > 0)
   const memKeys = docKeys.filter((k) => k < 0).map((k) => -k)

@@ -17,6 +17,7 @@ export function sqliteChannels(s: SqliteDb, write: <T>(fn: () => T) => T): Searc
     countDocs: async (scope) => search.countDocs(s, scope),
     docsInTimeRange: async (options) => search.docsInTimeRange(s, options),
     docs: async (docKeys) => search.docs(s, docKeys),
+    docRoles: async (docKeys) => search.docRoles(s, docKeys),
     neighbors: async (docs, span, visible) => search.neighbors(s, docs, span, visible),
     entityNames: async (projectIds) => graph.entityNames(s, projectIds),
     findEntities: async (scope, refs, maxDocs) => graph.findEntities(s, scope, refs, maxDocs),

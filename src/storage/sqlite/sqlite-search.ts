@@ -280,6 +280,25 @@ export function docsInTimeRange(
   })
 }
 
+/** `Store.docRoles`: an observation's role, a memory's kind, by key; the text is not read (~0.1 against ~0.5 ms for 140 documents). */
+export function docRoles(s: SqliteDb, docKeys: readonly number[]): Map<number, string> {
+  return s.guard('doc roles', () => {
+    const found = new Map<number, string>()
+    const obsKeys = docKeys.filter((k) => k > 0)
+    const memKeys = docKeys.filter((k) => k < 0).map((k) => -k)
+    for (const [keys, sql, sign] of [
+      [obsKeys, 'SELECT rowid AS k, role AS r FROM observations WHERE rowid IN', 1],
+      [memKeys, 'SELECT rowid AS k, kind AS r FROM memories WHERE rowid IN', -1],
+    ] as const)
+      for (let i = 0; i < keys.length; i += 500) {
+        const chunk = keys.slice(i, i + 500)
+        const rows = s.stmt(`${sql} (${chunk.map(() => '?').join(',')})`).all(...chunk) as { k: number; r: string }[]
+        for (const row of rows) found.set(sign * row.k, row.r)
+      }
+    return found
+  })
+}
+
 export function docs(s: SqliteDb, docKeys: readonly number[]): SearchDoc[] {
   return s.guard('docs', () => {
     const found = new Map<number, SearchDoc>()

@@ -194,6 +194,7 @@ class SqliteStore implements Store {
   countDocs: Channels['countDocs'] = (scope) => this.channels.countDocs(scope)
   docsInTimeRange: Channels['docsInTimeRange'] = (options) => this.channels.docsInTimeRange(options)
   docs: Channels['docs'] = (docKeys) => this.channels.docs(docKeys)
+  docRoles: Channels['docRoles'] = (docKeys) => this.channels.docRoles(docKeys)
   neighbors: Channels['neighbors'] = (docs, span, visible) => this.channels.neighbors(docs, span, visible)
   entityNames: Channels['entityNames'] = (projectIds) => this.channels.entityNames(projectIds)
   findEntities: Channels['findEntities'] = (scope, refs, maxDocs) => this.channels.findEntities(scope, refs, maxDocs)
