@@ -175,4 +175,28 @@ describe('searchText', () => {
     // The comparisons are not of empty lists.
     expect(compared).toBeGreaterThan(5_000)
   })
+
+  it('gives a small span of neighbours (one subquery each) as the first of the long list, under every visibility', async () => {
+    const keys = db.prepare('SELECT rowid FROM observations WHERE rowid % 37 = 1').pluck().all() as number[]
+    const docs = [...(await store.docs(keys)), ...(await store.docs([-1, -2]))]
+    // A document at the same time as another of its session: the order falls back to keys.
+    const tied = docs.find((d) => d.type === 'observation')!
+    const twin = db
+      .prepare('SELECT rowid FROM observations WHERE session_id = ? AND rowid <> ? LIMIT 1')
+      .pluck()
+      .get(tied.sessionId, tied.docKey) as number
+    docs.push({ ...tied, docKey: twin })
+    const visibilities = [undefined, {}, { kinds: ['prompt'] }, { kinds: ['decision'] }, { asOf: T0 + 700 * 60_000 }]
+    let neighbours = 0
+    for (const visible of visibilities) {
+      const long = await store.neighbors(docs, 1000, visible)
+      for (const span of [0, 1, 2, 4]) {
+        const short = await store.neighbors(docs, span, visible)
+        const cut = new Map([...long].map(([k, n]) => [k, { prev: n.prev.slice(0, span), next: n.next.slice(0, span) }]))
+        expect(short, `span ${span}, ${JSON.stringify(visible)}`).toEqual(cut)
+        for (const n of short.values()) neighbours += n.prev.length + n.next.length
+      }
+    }
+    expect(neighbours).toBeGreaterThan(500)
+  })
 })

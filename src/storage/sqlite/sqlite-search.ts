@@ -363,6 +363,42 @@ export function docs(s: SqliteDb, docKeys: readonly number[]): SearchDoc[] {
 /** The documents `neighbors` is asked about, from its JSON parameter (`[[docKey, sessionId, ts], …]`), as rows `k, s, t`. */
 const AS_DOCS = 'SELECT value ->> 0 AS k, value ->> 1 AS s, value ->> 2 AS t FROM json_each(?)'
 
+/** Up to this `span`, `neighbors` asks for each neighbour by its own subquery (`nearest`); past it, for each side's list. */
+const SCALAR_NEIGHBORS = 4
+
+/**
+ * `neighbors` for a small `span` (`json`: the documents, `[[docKey, sessionId, ts], …]`): each neighbour is one scalar subquery (the i-th before, the i-th after, by `OFFSET i`),
+ * read from the session's (session_id, ts) index alone; the list form joins each neighbour back to its row for its
+ * time, which cost 1.6–1.8× as much (50 documents, span 2, at 10k observations: 0.72–1.14 against 0.44–0.72 ms).
+ * The same neighbours in the same order (the same condition and order, the list's i-th row).
+ */
+function nearest(
+  s: SqliteDb,
+  json: string,
+  span: number,
+  shown: { sql: string; params: unknown[] },
+): Map<number, { prev: number[]; next: number[] }> {
+  const side = (before: boolean, i: number): string =>
+    `(SELECT rowid FROM observations WHERE session_id = d.s AND (ts, rowid) ${before ? '<' : '>'} (d.t, d.k)${shown.sql}
+      ORDER BY ts ${before ? 'DESC' : 'ASC'}, rowid ${before ? 'DESC' : 'ASC'} LIMIT 1 OFFSET ${i})`
+  const sides = Array.from({ length: span }, (_, i) => [side(true, i), side(false, i)]).flat()
+  const rows = s
+    .stmt(`SELECT ${['d.k', ...sides].join(', ')} FROM (${AS_DOCS}) d`)
+    .raw()
+    // The subqueries' parameters come first: they are written before the FROM.
+    .all(...sides.flatMap(() => shown.params), json) as (number | null)[][]
+  const out = new Map<number, { prev: number[]; next: number[] }>()
+  for (const [key, ...near] of rows) {
+    const prev: number[] = []
+    const next: number[] = []
+    near.forEach((k, j) => {
+      if (k !== null) (j % 2 === 0 ? prev : next).push(k)
+    })
+    out.set(key!, { prev, next })
+  }
+  return out
+}
+
 export function neighbors(
   s: SqliteDb,
   docs: readonly { docKey: number; sessionId: SessionId | undefined; ts: number }[],
@@ -376,6 +412,7 @@ export function neighbors(
     if (asked.size === 0) return out
     const shown = visible ? visibleWhere(visible, observationVisibility('observations')) : { sql: '', params: [] }
     const json = JSON.stringify([...asked.values()])
+    if (Number.isInteger(span) && span >= 0 && span <= SCALAR_NEIGHBORS) return nearest(s, json, span, shown)
     // Every document's both sides in one statement, the documents passed as JSON: a recall asks for 50 documents'
     // neighbours, and one statement each cost 2.4× as much (per-statement overhead, not SQLite's work: 1.7 against
     // 0.7 ms for 50 at 10k observations). A compound select keeps no order of its parts: each side is put in order here.
