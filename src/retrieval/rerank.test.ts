@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { mulberry32 } from '../core/random.js'
 import {
   countWords,
   DEFAULT_RERANK_WEIGHTS,
@@ -126,6 +127,23 @@ describe('countWords', () => {
     // Twice in a row: no state carried from one call to the next.
     expect(countWords('a b c', 2)).toBe(2)
     expect(countWords('a b c')).toBe(3)
+  })
+
+  it('counts up to max as split does, around max and past the first 4,096 characters', () => {
+    const rand = mulberry32(7)
+    const spaces = [' ', '  ', '\t', '\n', '\u3000']
+    for (let t = 0; t < 300; t++) {
+      const n = Math.floor(rand() * 220)
+      const wordLength = 1 + Math.floor(rand() * (t % 3 === 0 ? 90 : 8))
+      const lead = rand() < 0.5 ? ' ' : ''
+      const text =
+        lead +
+        Array.from({ length: n }, () => 'x'.repeat(1 + Math.floor(rand() * wordLength))).join(spaces[t % spaces.length]) +
+        (rand() < 0.5 ? '\n' : '')
+      const words = text.split(/\s+/).filter((w) => w.length > 0).length
+      for (const max of [1, 2, 98, 99, 100, 150, 1000, 1001])
+        expect(countWords(text, max), `${n} words, max ${max}`).toBe(Math.min(max, words))
+    }
   })
 
   it('gives the length feature of a text of 99 words and more the same value, 1', () => {

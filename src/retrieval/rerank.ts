@@ -90,6 +90,24 @@ const WORD = /\S+/g
 /** Characters whose words `countWords` takes in one match (bounding the array a long text would make). */
 const COUNT_HEAD_CHARS = 4096
 
+/** Up to this `max`, `countWords` first tests for `max` words with one expression (cached per `max`). */
+const MAX_TESTED = 1000
+const AT_LEAST = new Map<number, RegExp>()
+
+/**
+ * An expression that holds for a text of at least `n` (≥ 1) runs of non-space characters: optional spaces, `n − 1`
+ * runs each followed by spaces, then a non-space character. Linear in the text: `\S` and `\s` exclude each other,
+ * so a run given back fails at once.
+ */
+function atLeastWords(n: number): RegExp {
+  let re = AT_LEAST.get(n)
+  if (!re) {
+    re = new RegExp(`^\\s*(?:\\S+\\s+){${n - 1}}\\S`)
+    AT_LEAST.set(n, re)
+  }
+  return re
+}
+
 /**
  * The number of runs of non-space characters in `text` (`text.split(/\s+/)` without its empty strings), counted up to
  * `max`: `Math.min(max, …)`. Counted by the regexp engine: a character loop here was hot enough in a prompt hook for
@@ -98,6 +116,9 @@ const COUNT_HEAD_CHARS = 4096
  * @param max - Most words counted, ≥ 0. Default: all of them.
  */
 export function countWords(text: string, max = Number.POSITIVE_INFINITY): number {
+  // A text of `max` words or more answers one test, with no array of its words (half the time of the match below
+  // over the re-ranker's texts at 10k observations, a quarter of which reach 99 words).
+  if (Number.isInteger(max) && max >= 1 && max <= MAX_TESTED && atLeastWords(max).test(text)) return max
   // The words that start in the first characters: all of them for a short text, and enough for `max` in most others
   // (no array of every word of a 12 MB tool output).
   const head = text.length <= COUNT_HEAD_CHARS ? text : text.slice(0, COUNT_HEAD_CHARS)
