@@ -357,13 +357,23 @@ export async function move(ctx: EngineContext, id: string, to: 'user' | ProjectR
   ctx.access.assertOwn(old)
   const target = to === 'user' ? userProject(ctx.access.user) : to
   if ((await ctx.store.getProject(old.projectId))?.root === target.root) throw invalidInput('to', `${id} is already in ${target.name}`)
-  const { memory } = await remember(ctx, old.text, {
-    kind: old.kind,
-    ...(to === 'user' ? { scope: 'user' as const } : { project: to }),
-    ...(old.agent !== undefined ? { agent: old.agent } : {}),
-  })
-  await forget(ctx, id, 'move')
-  return { memory, from: id }
+  // The whole chain moves, oldest version first, each new copy superseding the one before it: forgetting the current
+  // version alone would make the version it superseded current again where it was (a retired fact back in context).
+  const chain = await ctx.store.memoryHistory(id)
+  for (const version of chain) ctx.access.assertOwn(version)
+  let memory: Memory | undefined
+  for (const version of chain) {
+    ;({ memory } = await remember(ctx, version.text, {
+      kind: version.kind,
+      ...(to === 'user' ? { scope: 'user' as const } : { project: to }),
+      ...(version.agent !== undefined ? { agent: version.agent } : {}),
+      ...(memory !== undefined ? { supersedes: memory.id } : {}),
+    }))
+  }
+  await forget(ctx, id, 'move', { chain: true })
+  // What the person decided about the memory moves with it: pinned stays pinned.
+  if (old.pinned && !memory!.pinned) memory = await setMemoryState(ctx, memory!.id, 'pin')
+  return { memory: memory!, from: id }
 }
 
 /** The agent of an observation's session (for the agent scope). */

@@ -152,10 +152,12 @@ export class MnemoEngine extends EngineReads {
 
   /**
    * Moves a current memory to the user's own memories (`to: 'user'`: recalled in every project of this user) or to
-   * a project: the same text and kind are remembered there, then the original is forgotten (both logged, so a
-   * rebuild or export keeps the move).
+   * a project, with its versions: each version of its chain (oldest first) is remembered there with its text and
+   * kind, superseding the copy before it, then the whole chain is forgotten where it was (all logged, so a rebuild or
+   * export keeps the move). No earlier version becomes current again anywhere; a pinned memory stays pinned. The
+   * copies are dated by the move (their original times are not kept).
    *
-   * @returns The memory in its new place (a new id) and the id it had.
+   * @returns The current memory in its new place (a new id) and the id it had.
    * @throws {MnemoError} `NOT_FOUND` — no memory with that id in this reader's scope.
    * @throws {MnemoError} `CONFLICT` — not the current version, or another user's or a shared memory this reader cannot change.
    * @throws {MnemoError} `INVALID_INPUT` — it is already there.

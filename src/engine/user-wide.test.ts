@@ -72,6 +72,27 @@ describe('user-wide memories', () => {
     expect(back.memory.projectId).not.toBe(moved.memory.projectId)
   })
 
+  it('move takes the whole chain: no superseded version becomes current again, and a pin stays', async () => {
+    const { alice } = await seeded()
+    const first = (await alice.remember('the orders DB is PostgreSQL 14', { project: SHOP })).memory
+    const current = (await alice.remember('orders DB migrated to MySQL 8', { project: SHOP, supersedes: first.id })).memory
+    await alice.setMemoryState(current.id, 'pin')
+    const moved = await alice.move(current.id, 'user')
+    expect(moved.memory).toMatchObject({ text: 'orders DB migrated to MySQL 8', pinned: true })
+    // Where it was: neither version is current (on the old code the PostgreSQL 14 fact was current again).
+    const [shop] = await alice.resolveProjects(SHOP.root)
+    const left = await alice.recall('orders DB PostgreSQL MySQL', { projectIds: [shop!.id] })
+    expect(left.map((h) => h.id)).toEqual([moved.memory.id])
+    expect((await alice.context({ project: SHOP })).text).not.toContain('PostgreSQL 14')
+    await expect(alice.show(first.id)).rejects.toThrow(expect.objectContaining({ code: 'NOT_FOUND' }))
+    // In its new place the history is the chain, oldest first, the older version superseded.
+    const history = await alice.history(moved.memory.id)
+    expect(history.map((m) => [m.text, m.validTo === undefined])).toEqual([
+      ['the orders DB is PostgreSQL 14', false],
+      ['orders DB migrated to MySQL 8', true],
+    ])
+  })
+
   it('MCP memory_remember takes scope user, and memory_recall in another project finds it', async () => {
     const { engine } = createTestEngine({ cwd: SHOP.root })
     const alice = engine.scoped({ user: 'alice' })
