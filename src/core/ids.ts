@@ -8,6 +8,13 @@ export type MemoryId = Branded<'mem'>
 export type SessionId = Branded<'ses'>
 export type ProjectId = Branded<'prj'>
 
+/**
+ * A project id no project has: a read scoped to it (`recall({ projectIds: [NO_PROJECT_YET] })`) finds only the
+ * reader's memories that apply in every project (`withUserProject` adds their project), where an empty list would mean
+ * every project. What the CLI and MCP search for a working directory with nothing captured yet.
+ */
+export const NO_PROJECT_YET = 'prj_none' as ProjectId
+
 type IdPrefix = 'obs' | 'mem' | 'ses' | 'prj' | 'fct'
 
 const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz'

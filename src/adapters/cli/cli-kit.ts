@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { invalidInput } from '../../core/errors.js'
 import { CHANNEL_NAMES, type ChannelName } from '../../core/types.js'
+import { NO_PROJECT_YET } from '../../core/ids.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import type { RemoteServer } from '../../runtime/remote-server.js'
 import type { CliIo, GlobalOptions } from './program.js'
@@ -71,7 +72,8 @@ export async function projectIds(m: OpenedMnemo, project: string | undefined): P
  * Which projects a read searches, by the rule every surface follows: the one named (`--project`), else the
  * project of the working directory (outside git, the folder itself, as its hooks file it; never a project
  * that merely contains it), as MCP does; every project only when asked (`--all-projects`). A folder with
- * nothing captured yet searches nothing, and `note` says how to search elsewhere.
+ * nothing captured yet searches none of the store's projects (`NO_PROJECT_YET`: only the user's memories that apply
+ * in every project), and `note` says how to search elsewhere.
  *
  * @returns `projectIds` undefined for every project.
  * @throws {MnemoError} `INVALID_INPUT` — both `--project` and `--all-projects`; `NOT_FOUND` — an unknown `--project`.
@@ -87,7 +89,10 @@ export async function readScope(
   const ref = await m.engine.projectForPath(io.cwd, { workingDir: true })
   const found = (await m.engine.listProjects()).find((p) => p.root === ref.root)
   if (found) return { projectIds: [found.id] }
-  return { projectIds: [], note: `nothing captured in this folder's project (${ref.root}) yet: pass --project <name> or --all-projects` }
+  return {
+    projectIds: [NO_PROJECT_YET],
+    note: `nothing captured in this folder's project (${ref.root}) yet: pass --project <name> or --all-projects`,
+  }
 }
 
 /**

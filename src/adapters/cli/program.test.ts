@@ -303,6 +303,20 @@ describe('--json prints exactly one JSON document', () => {
     expect((await ok(['rebuild'])).events).toBe(0)
   })
 
+  it("in a folder with nothing captured yet, recall finds no other project's memory, only the user's own user-wide ones", async () => {
+    const shop = await ok(['remember', 'the quokka service runs on port 9090', '--project', 'shop'])
+    expect(await recallIds('quokka', ['--project', 'shop'])).toEqual([shop.memory.id])
+    // proj (the working directory) has nothing captured: on the old code this found shop's memory beside the warning.
+    const here = await cliJson(['recall', 'quokka'])
+    expect([here.code, here.doc.hits, here.doc.warnings]).toEqual([
+      0,
+      [],
+      [`nothing captured in this folder's project (${proj}) yet: pass --project <name> or --all-projects`],
+    ])
+    const mine = await ok(['remember', 'I name every quokka service after a river', '--scope', 'user'])
+    expect((await cliJson(['recall', 'quokka'])).doc.hits.map((h: { id: string }) => h.id)).toEqual([mine.memory.id])
+  })
+
   it('for errors: {"error":{code,message,hint}} for usage errors, domain errors and bad files', async () => {
     const cases: [string[], number, string][] = [
       [['bogus'], 2, 'INVALID_INPUT'],

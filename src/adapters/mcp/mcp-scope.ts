@@ -5,7 +5,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import type { z } from 'zod'
 import { MnemoError } from '../../core/errors.js'
-import type { ProjectId } from '../../core/ids.js'
+import { NO_PROJECT_YET, type ProjectId } from '../../core/ids.js'
 import { parseInput, projectField } from '../../core/schemas.js'
 import type { ProjectRef } from '../../core/types.js'
 import type { MnemoEngine } from '../../engine/mnemo.js'
@@ -53,8 +53,8 @@ export function createMcpToolContext(engine: MnemoEngine, cwd: string | undefine
     // The agent's working directory: outside git, the folder itself (as its hooks file it), never a project containing it.
     const ref = await engine.projectForPath(scope.cwd, { workingDir: true })
     const found = (await engine.listProjects()).find((p) => p.root === ref.root)
-    // A project with nothing captured yet: search nothing rather than everything.
-    return found ? [found.id] : ['prj_none' as ProjectId]
+    // A project with nothing captured yet: search nothing of the store's projects rather than everything.
+    return found ? [found.id] : [NO_PROJECT_YET]
   }
   /**
    * What `id` names, when it is in the call's project scope (the `project` argument, else the working
