@@ -407,15 +407,7 @@ export async function runHook(
         )
       if (keeping !== undefined && since !== undefined && !finished) {
         try {
-          await keepContext(keeping, {
-            home: config.home,
-            dbPath: config.dbPath,
-            build: hookBuild(),
-            settings: contextSettings(config, agent),
-            since,
-            project,
-            block,
-          })
+          await keepContext(keeping, { ...keptFor(config, agent), since, project, block })
         } catch {
           // Only the next SessionStart's shortcut is lost: it builds its block itself.
         }
@@ -429,15 +421,7 @@ export async function runHook(
       try {
         const since = keeping.otherWrites()
         const block = await engine.scoped({ agent }).context({ project: result.project, withListing: true, sideEffects: false })
-        await keepContext(keeping, {
-          home: config.home,
-          dbPath: config.dbPath,
-          build: hookBuild(),
-          settings: contextSettings(config, agent),
-          since,
-          project: result.project,
-          block,
-        })
+        await keepContext(keeping, { ...keptFor(config, agent), since, project: result.project, block })
       } catch {
         // Only the next SessionStart's shortcut is lost: it builds its block itself.
       }
@@ -728,4 +712,12 @@ function sessionIdOf(stdin: string): string | undefined {
   } catch {
     return undefined
   }
+}
+
+/** What a kept context block records of this hook (`keepContext`): the data directory, the build and the settings. */
+function keptFor(
+  config: ReturnType<typeof resolveConfig>,
+  agent: string,
+): { home: string; dbPath: string; build: string; settings: string } {
+  return { home: config.home, dbPath: config.dbPath, build: hookBuild(), settings: contextSettings(config, agent) }
 }
