@@ -54,12 +54,22 @@ const AGENT_PLANNERS: Record<
 
 export const CONNECT_AGENTS = Object.keys(AGENT_PLANNERS)
 
+/**
+ * The MNEMO_HOME the hooks and MCP entries should carry: `--home` (made absolute against the working directory)
+ * wins over the environment's MNEMO_HOME; undefined when neither is set (the agents then use ~/.mnemo).
+ */
+function mnemoHomeOf(io: CliIo, home: string | undefined): string | undefined {
+  if (home !== undefined && home !== '') return path.resolve(io.cwd, home)
+  return io.env['MNEMO_HOME'] ? io.env['MNEMO_HOME'] : undefined
+}
+
 function connectPlan(
   agent: string,
   scope: string | undefined,
   io: CliIo,
   disconnecting: boolean,
   nodePath: string = process.execPath,
+  home?: string,
 ): ConnectPlan {
   if (!CONNECT_AGENTS.includes(agent))
     throw invalidInput('agent', `unknown agent ${JSON.stringify(agent)}; supported: ${CONNECT_AGENTS.join(', ')}`)
@@ -83,7 +93,8 @@ function connectPlan(
       `keep that one, or run mnemo disconnect ${agent} --scope ${other} first`,
     )
   }
-  const command = { cliPath: CLI_PATH, nodePath, ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}) }
+  const mnemoHome = mnemoHomeOf(io, home)
+  const command = { cliPath: CLI_PATH, nodePath, ...(mnemoHome !== undefined ? { mnemoHome } : {}) }
   const planners = AGENT_PLANNERS[agent]!
   return disconnecting ? planners.disconnect({ ...location, cliPath: CLI_PATH }) : planners.connect({ ...location, ...command })
 }
@@ -130,7 +141,7 @@ export async function connect(
 ): Promise<void> {
   reportPlans(
     out,
-    agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, false, o.node)),
+    agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, false, o.node, o.home)),
     o.dryRun === true,
   )
 }
@@ -153,13 +164,14 @@ export async function disconnect(
  * spool and the error log, and says what to fix. Exit 1 when something is broken.
  */
 export async function doctor(io: CliIo, out: Out, o: GlobalOptions): Promise<number> {
+  const mnemoHome = mnemoHomeOf(io, o.home)
   const agents = checkAgents({
     cliPath: CLI_PATH,
     nodePath: process.execPath,
     projectDir: resolveProjectRoot(io.cwd).root,
     env: io.env,
     ...(io.env['HOME'] ? { homeDir: io.env['HOME'] } : {}),
-    ...(io.env['MNEMO_HOME'] ? { mnemoHome: io.env['MNEMO_HOME'] } : {}),
+    ...(mnemoHome !== undefined ? { mnemoHome } : {}),
   })
   type Check = { check: string; status: string; detail: string; fix: string }
   let store: Check[]

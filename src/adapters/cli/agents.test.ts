@@ -77,6 +77,26 @@ describe('connect --all and doctor', () => {
     expect(existsSync(path.join(s.home, '.claude/settings.json'))).toBe(false)
   })
 
+  it('--home wins over MNEMO_HOME: the hooks and the MCP entry get it, made absolute, and doctor --home checks against it', async () => {
+    const s = sandbox()
+    const home = path.join(s.io.cwd, 'other-home')
+    expect(await runCli(['connect', 'claude-code', '--home', 'other-home'], s.io)).toBe(0)
+    const settings = JSON.parse(readFileSync(path.join(s.home, '.claude/settings.json'), 'utf8')) as ParsedJson
+    const mcp = JSON.parse(readFileSync(path.join(s.home, '.claude.json'), 'utf8')) as ParsedJson
+    expect(settings.hooks.SessionStart[0].hooks[0].command).toMatch(new RegExp(`^MNEMO_HOME="${home}" `))
+    expect(JSON.stringify(settings)).not.toContain(s.io.env.MNEMO_HOME)
+    expect(mcp.mcpServers.mnemo.env.MNEMO_HOME).toBe(home)
+    const doctor = async (args: string[]) => {
+      const before = s.out().stdout.length
+      await runCli(['doctor', '--json', ...args], s.io)
+      const r = JSON.parse(s.out().stdout.slice(before)) as { agents: { agent: string; scope: string; status: string; detail: string }[] }
+      return r.agents.find((a) => a.agent === 'claude-code' && a.scope === 'user')!
+    }
+    expect((await doctor(['--home', home])).status).toBe('ok')
+    // Without --home, doctor checks against the environment's MNEMO_HOME, which the entries do not carry.
+    expect(await doctor([])).toMatchObject({ status: 'stale', detail: expect.stringContaining(`expected ${s.io.env.MNEMO_HOME}`) })
+  })
+
   it('doctor reports hooks registered in both scopes as broken (every event captured twice), not ok', async () => {
     const s = sandbox()
     mkdirSync(path.join(s.io.cwd, '.git'))
