@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { invalidInput, MnemoError } from '../../core/errors.js'
@@ -133,12 +133,40 @@ function agentsOf(agent: string | undefined, all: boolean | undefined): string[]
   return [agent]
 }
 
+/**
+ * Refuses a `--node` that is not an existing executable file: every hook and the MCP server would fail to start.
+ * @throws MnemoError INVALID_INPUT (details.path `node`), naming the path.
+ */
+function checkNodeBinary(node: string): void {
+  let isFile: boolean
+  try {
+    isFile = statSync(node).isFile()
+  } catch {
+    throw invalidInput('node', `--node ${node} does not exist`, 'give the absolute path of a node binary, e.g. --node "$(command -v node)"')
+  }
+  let executable = isFile
+  if (isFile) {
+    try {
+      accessSync(node, constants.X_OK)
+    } catch {
+      executable = false
+    }
+  }
+  if (!executable)
+    throw invalidInput(
+      'node',
+      `--node ${node} is not an executable file`,
+      'give the absolute path of a node binary, e.g. --node "$(command -v node)"',
+    )
+}
+
 export async function connect(
   io: CliIo,
   out: Out,
   agent: string | undefined,
   o: GlobalOptions & { scope?: string; dryRun?: boolean; all?: boolean; node?: string },
 ): Promise<void> {
+  if (o.node !== undefined) checkNodeBinary(o.node)
   reportPlans(
     out,
     agentsOf(agent, o.all).map((a) => connectPlan(a, o.scope, io, false, o.node, o.home)),

@@ -97,6 +97,28 @@ describe('connect --all and doctor', () => {
     expect(await doctor([])).toMatchObject({ status: 'stale', detail: expect.stringContaining(`expected ${s.io.env.MNEMO_HOME}`) })
   })
 
+  it('--node refuses a path that does not exist or is not an executable file, and writes nothing', async () => {
+    const s = sandbox()
+    const notExecutable = path.join(s.io.cwd, 'passwd')
+    writeFileSync(notExecutable, 'root:x:0:0::/root:/bin/sh\n', { mode: 0o644 })
+    const missing = path.join(s.io.cwd, 'nonexistent', 'node')
+    for (const [node, message] of [
+      [missing, `--node ${missing} does not exist`],
+      [notExecutable, `--node ${notExecutable} is not an executable file`],
+      [s.io.cwd, `--node ${s.io.cwd} is not an executable file`],
+    ]) {
+      const before = s.out().stderr.length
+      expect(await runCli(['connect', 'claude-code', '--node', node!], s.io)).toBe(2)
+      expect(s.out().stderr.slice(before)).toContain(message)
+      expect(await runCli(['connect', '--all', '--node', node!], s.io)).toBe(2)
+    }
+    expect(existsSync(path.join(s.home, '.claude/settings.json'))).toBe(false)
+    expect(existsSync(path.join(s.home, '.claude.json'))).toBe(false)
+    expect(existsSync(path.join(s.home, '.codex'))).toBe(false)
+    // The node running this test is accepted.
+    expect(await runCli(['connect', 'claude-code', '--node', process.execPath], s.io)).toBe(0)
+  })
+
   it('doctor reports hooks registered in both scopes as broken (every event captured twice), not ok', async () => {
     const s = sandbox()
     mkdirSync(path.join(s.io.cwd, '.git'))
