@@ -119,6 +119,23 @@ describe('connect --all and doctor', () => {
     expect(await runCli(['connect', 'claude-code', '--node', process.execPath], s.io)).toBe(0)
   })
 
+  it('disconnect claude-code deletes the files it left as {}, so doctor no longer lists the project scope', async () => {
+    const s = sandbox()
+    mkdirSync(path.join(s.io.cwd, '.git'))
+    expect(await runCli(['connect', 'claude-code'], s.io)).toBe(0)
+    expect(await runCli(['disconnect', 'claude-code'], s.io)).toBe(0)
+    expect(existsSync(path.join(s.home, '.claude/settings.json'))).toBe(false)
+    expect(existsSync(path.join(s.home, '.claude.json'))).toBe(false)
+    expect(await runCli(['connect', 'claude-code', '--scope', 'project'], s.io)).toBe(0)
+    expect(await runCli(['disconnect', 'claude-code', '--scope', 'project'], s.io)).toBe(0)
+    expect(existsSync(path.join(s.io.cwd, '.claude/settings.json'))).toBe(false)
+    expect(existsSync(path.join(s.io.cwd, '.mcp.json'))).toBe(false)
+    const before = s.out().stdout.length
+    expect(await runCli(['doctor', '--json'], s.io)).toBe(0)
+    const report = JSON.parse(s.out().stdout.slice(before)) as { agents: { agent: string; scope: string }[] }
+    expect(report.agents.filter((a) => a.agent === 'claude-code').map((a) => a.scope)).toEqual(['user'])
+  })
+
   it('doctor reports hooks registered in both scopes as broken (every event captured twice), not ok', async () => {
     const s = sandbox()
     mkdirSync(path.join(s.io.cwd, '.git'))

@@ -259,13 +259,25 @@ describe('disconnectClaudeCode', () => {
     expect([read(settingsPath()), read(mcpPath())]).toEqual([s0, m0])
   })
 
-  it('drops containers emptied by the removal and skips missing files', () => {
+  it('deletes a file left holding nothing but {} and skips missing files', () => {
+    connect()
+    const plan = disconnectClaudeCode(base)
+    expect(renderPlanDiff(plan)).toContain(`remove ${settingsPath()}`)
+    expect(renderPlanDiff(plan)).toContain(`remove ${mcpPath()}`)
+    expect(applyConnectPlan(plan)).toEqual([settingsPath(), mcpPath()])
+    expect([existsSync(settingsPath()), existsSync(mcpPath())]).toEqual([false, false])
+    expect(disconnectClaudeCode(base).files).toEqual([])
+  })
+
+  it('keeps a file that still holds anything but mnemo’s entries, and a {} file that held none', () => {
+    write(settingsPath(), { model: 'opus' })
+    write(mcpPath(), { mcpServers: {}, projects: {} })
     connect()
     applyConnectPlan(disconnectClaudeCode(base))
-    expect(read(settingsPath())).toBe('{}\n')
+    expect(readJson(settingsPath())).toEqual({ model: 'opus' })
+    expect(readJson(mcpPath())).toEqual({ projects: {} })
+    write(mcpPath(), '{}\n')
+    applyConnectPlan(disconnectClaudeCode(base))
     expect(read(mcpPath())).toBe('{}\n')
-    rmSync(mcpPath())
-    const plan = disconnectClaudeCode(base)
-    expect(plan.files.map((f) => [f.path, f.changed])).toEqual([[settingsPath(), false]])
   })
 })

@@ -26,7 +26,13 @@ import {
   shellQuote,
   stdioMcpEntry,
 } from './agent-command.js'
-import type { AgentConnectOptions, AgentDisconnectOptions, ConnectPlan, ConnectPlanFile } from './connect-plan.js'
+import {
+  type AgentConnectOptions,
+  type AgentDisconnectOptions,
+  type ConnectPlan,
+  type ConnectPlanFile,
+  removeIfEmptied,
+} from './connect-plan.js'
 import { groupedHookItems, type JsonObject, mcpServerEdits, mcpServerItems, planGroupedHooks } from './json-config.js'
 import { planJsonFile } from './json-edit.js'
 
@@ -118,7 +124,8 @@ export function planClaudeCodeConnect(options: AgentConnectOptions = {}): Connec
  * every mnemo hook command ({@link isMnemoHookCommand}) and `mcpServers.mnemo`,
  * nothing else. Matcher groups, event lists, `hooks` and `mcpServers` left
  * empty by that removal are deleted; containers that were already empty stay.
- * Missing files are left out of the plan (files are never deleted).
+ * Missing files are left out of the plan; a file left holding nothing but `{}`
+ * is deleted ({@link removeIfEmptied}), one holding anything else is kept.
  * @throws MnemoError INVALID_INPUT as {@link planClaudeCodeConnect}.
  */
 export function disconnectClaudeCode(options: AgentDisconnectOptions = {}): ConnectPlan {
@@ -126,13 +133,19 @@ export function disconnectClaudeCode(options: AgentDisconnectOptions = {}): Conn
   const quoted = options.cliPath === undefined ? undefined : shellQuote(options.cliPath)
   const mine = (c: string): boolean => isMnemoHookCommand(c, quoted)
   const files = [
-    planJsonFile(settingsPath, true, {
-      ...CLAUDE_FILE,
-      kind: 'settings',
-      edits: (s) => planGroupedHooks(settingsPath, s, 'hooks', CLAUDE_CODE_HOOK_EVENTS, mine),
-      items: settingsItems,
-    }),
-    planJsonFile(mcpPath, true, { ...CLAUDE_FILE, kind: 'mcp', edits: (c) => mcpServerEdits(mcpPath, c, undefined), items: mcpItems }),
+    removeIfEmptied(
+      planJsonFile(settingsPath, true, {
+        ...CLAUDE_FILE,
+        kind: 'settings',
+        edits: (s) => planGroupedHooks(settingsPath, s, 'hooks', CLAUDE_CODE_HOOK_EVENTS, mine),
+        items: settingsItems,
+      }),
+      'json',
+    ),
+    removeIfEmptied(
+      planJsonFile(mcpPath, true, { ...CLAUDE_FILE, kind: 'mcp', edits: (c) => mcpServerEdits(mcpPath, c, undefined), items: mcpItems }),
+      'json',
+    ),
   ].filter((f): f is ConnectPlanFile => f !== undefined)
   return { client: 'claude-code', action: 'disconnect', scope, files, notes: [] }
 }
