@@ -246,7 +246,7 @@ export function storedEvents(w: World): ExportedEvent[] {
 /** Every session, oldest first, with its observations (mnemo sessions + show). */
 export function storedSessions(w: World): StoredSession[] {
   const list = (
-    JSON.parse(mnemo(w, ['sessions', '--json', '--limit', '100'])) as {
+    JSON.parse(mnemo(w, ['sessions', '--all-projects', '--json', '--limit', '100'])) as {
       sessions: Array<{ id: string; sessionKey: string; agent: string; project: string }>
     }
   ).sessions.reverse()

@@ -15,16 +15,7 @@ import { fromHitJson, toMemoryJson, toObservationJson, toSessionJson } from '../
 import type { hitJson, sessionJson } from '../../engine/views.js'
 import type { CliIo, GlobalOptions } from './program.js'
 import { formatHits, hitToJson, printJson, type Out } from './output.js'
-import {
-  parseChannels,
-  parseIntOption,
-  parseTimeOption,
-  projectIds,
-  readTextArgument,
-  readScope,
-  teamTarget,
-  withMnemo,
-} from './cli-kit.js'
+import { parseChannels, parseIntOption, parseTimeOption, readTextArgument, readScope, teamTarget, withMnemo } from './cli-kit.js'
 
 // CLI commands that read and change memory: recall, remember, forget, pin/archive, history, sessions, show, context.
 
@@ -370,7 +361,15 @@ export async function history(io: CliIo, out: Out, id: string, o: GlobalOptions)
   })
 }
 
-export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project?: string; limit?: string }): Promise<void> {
+/**
+ * `mnemo sessions`: sessions newest first, of one project by the rule every read follows (`readScope`: `--project`,
+ * else the working directory's project; `--all-projects` for every project), at most `--limit` (1–1000, default 50).
+ */
+export async function sessions(
+  io: CliIo,
+  out: Out,
+  o: GlobalOptions & { project?: string; allProjects?: boolean; limit?: string },
+): Promise<void> {
   const limit = parseIntOption('limit', o.limit, 1, 1000) ?? 50
   const team = await teamTarget(io, o)
   if (team) {
@@ -390,7 +389,8 @@ export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project
     return
   }
   await withMnemo(io, o, async (m) => {
-    const ids = await projectIds(m, o.project)
+    const scope = await readScope(m, io, o)
+    const ids = scope.projectIds
     const list = await m.engine.sessions({ limit, ...(ids ? { projectIds: ids as never } : {}) })
     const names = new Map((await m.engine.listProjects()).map((p) => [p.id as string, p.name]))
     if (out.json) {
@@ -405,6 +405,7 @@ export async function sessions(io: CliIo, out: Out, o: GlobalOptions & { project
       })
       return
     }
+    if (scope.note) out.stderr(`warning: ${scope.note}\n`)
     if (list.length === 0) out.stdout('no sessions\n')
     for (const s of list) {
       out.stdout(

@@ -257,7 +257,7 @@ describe('--json prints exactly one JSON document', () => {
   it('for every command, on success', async () => {
     const memId = await remember('json contract memory')
     await ok(['import', CLAUDE_FIXTURE])
-    const sessions = await ok(['sessions'])
+    const sessions = await ok(['sessions', '--all-projects'])
     expect(Array.isArray(sessions.sessions)).toBe(true)
     const sesId = sessions.sessions[0].id as string
     const obsId = (await ok(['recall', 'login', '--all-projects'])).hits[0].id as string
@@ -561,7 +561,9 @@ describe('sessions and show', () => {
     await ok(['import', CLAUDE_FIXTURE])
     await ok(['import', CODEX_FIXTURE])
     await remember('a memory makes a mnemo session in proj')
-    const list = (await ok(['sessions'])).sessions as ParsedJson[]
+    // The working directory's project (proj) holds only the memory's bookkeeping session, which is not listed.
+    expect((await ok(['sessions'])).sessions).toEqual([])
+    const list = (await ok(['sessions', '--all-projects'])).sessions as ParsedJson[]
     // Newest activity first (mnemo's own bookkeeping session for the memory is not listed).
     const byActivity = [...list].sort((a, b) => (a.lastEventAt < b.lastEventAt ? 1 : a.lastEventAt > b.lastEventAt ? -1 : 0))
     expect(list).toEqual(byActivity)
@@ -588,7 +590,7 @@ describe('sessions and show', () => {
       'observations',
     ])
     for (const s of list) expect(s.startedAt).toMatch(ISO)
-    expect((await ok(['sessions', '--limit', '1'])).sessions.map((s: { id: string }) => s.id)).toEqual([list[0].id])
+    expect((await ok(['sessions', '--all-projects', '--limit', '1'])).sessions.map((s: { id: string }) => s.id)).toEqual([list[0].id])
 
     const claude = imported[1]
     expect((await ok(['sessions', '--project', 'app'])).sessions.map((s: { id: string }) => s.id)).toEqual([claude.id])

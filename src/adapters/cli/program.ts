@@ -227,7 +227,8 @@ function build(
 
   if (want('sessions'))
     anyUser(common(program.command('sessions').description('list sessions, newest first')))
-      .option('--project <project>', 'project name or any path inside it')
+      .option('--project <project>', "project name or any path inside it (default: this folder's project)")
+      .option('--all-projects', 'list the sessions of every project')
       .option('--limit <n>', 'most sessions, 1–1000', '50')
       .action((o) => run(async () => (await memoryCommands()).sessions(io, out(o), o)))
 

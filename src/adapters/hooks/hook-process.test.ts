@@ -98,14 +98,15 @@ describe('a scripted Claude Code session through `mnemo hook`, one process per e
     expect(context.code).toBe(0)
     expect(context.stdout).toContain('Errors: Bash: npm test -- orders → Exit code 1')
 
-    const recall = runCli(h, ['recall', 'validateToken', '--json'])
+    // The CLI runs in this repository's folder, which holds nothing captured: the session's project is named by --all-projects.
+    const recall = runCli(h, ['recall', 'validateToken', '--all-projects', '--json'])
     expect(recall.code).toBe(0)
     const hits = (JSON.parse(recall.stdout) as { hits: { kind: string; project: string; snippet: string }[] }).hits
     expect(hits.length).toBeGreaterThanOrEqual(3)
     expect(hits.every((x) => x.project === 'acme-api')).toBe(true)
     expect(hits.map((x) => x.kind)).toContain('error')
 
-    const sessions = JSON.parse(runCli(h, ['sessions', '--json']).stdout) as {
+    const sessions = JSON.parse(runCli(h, ['sessions', '--all-projects', '--json']).stdout) as {
       sessions: { endedAt: string | null; observations: number }[]
     }
     expect(sessions.sessions).toHaveLength(2)
