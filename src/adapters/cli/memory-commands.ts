@@ -212,7 +212,10 @@ export async function edit(io: CliIo, out: Out, id: string, words: readonly stri
     const memory = await m.engine.editMemory(id, text, 'cli')
     const project = (await m.engine.listProjects()).find((p) => p.id === memory.projectId)
     if (out.json) printJson(out, { memory: toMemoryJson(memory, project) })
-    else {
+    else if (memory.id === id) {
+      // The same text as the current version: editMemory stored nothing.
+      out.stdout(`${id} already says that: nothing changed\n`)
+    } else {
       out.stdout(
         `edited ${id}: new version ${memory.id} [${memory.kind}] in project ${project?.name ?? memory.projectId} (mnemo history ${memory.id} shows both)\n`,
       )

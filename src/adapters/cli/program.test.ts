@@ -949,6 +949,10 @@ describe('what REST and the viewer have, on the CLI too (issue 17 item 17)', () 
     expect(listed.memories.map((m: { id: string }) => m.id)).toEqual([decision])
     expect((await ok(['memories', '--tier', 'semantic'])).total).toBe(2)
     expect((await ok(['memories', '--tier', 'episodic'])).memories).toEqual([])
+    // The same text stores nothing, and says so (it claimed a new version of the same id).
+    expect((await cli(['edit', fact, 'the orders service listens on port 8080'])).stdout).toBe(
+      `${fact} already says that: nothing changed\n`,
+    )
     const edited = await ok(['edit', fact, 'the orders service listens on port 9090'])
     expect(edited.memory).toMatchObject({ text: 'the orders service listens on port 9090', supersedes: fact })
     expect((await ok(['memories', '--state', 'superseded'])).memories.map((m: { id: string }) => m.id)).toEqual([fact])
