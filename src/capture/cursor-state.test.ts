@@ -340,7 +340,7 @@ describe('mnemo import of Cursor databases (CLI)', () => {
       expect(first.stdout).toContain('unknown types: bubble type 30×1')
       const folder = await cli(['import', user, '--format', 'cursor', '--json'], home)
       expect(JSON.parse(folder.stdout)).toMatchObject({ imported: 3, duplicates: 15 })
-      const recall = JSON.parse((await cli(['recall', 'orders_created_at index', '--json'], home)).stdout)
+      const recall = JSON.parse((await cli(['recall', 'orders_created_at index', '--all-projects', '--json'], home)).stdout)
       expect(recall.hits[0]).toMatchObject({ project: 'cursor-api' })
       const text = path.join(t.dir, 'notes.txt')
       writeFileSync(text, 'hello')

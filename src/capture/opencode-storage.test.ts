@@ -298,7 +298,7 @@ describe('mnemo import of OpenCode storage (CLI)', () => {
       const again = await cli(['import', STORAGE, '--format', 'opencode'], home)
       expect(again.stdout).toContain('imported 0 · already present 28')
       expect(again.stdout).toContain('unknown types: widget-preview×1')
-      const recall = await cli(['recall', 'loginRateLimit', '--json'], home)
+      const recall = await cli(['recall', 'loginRateLimit', '--all-projects', '--json'], home)
       expect(JSON.parse(recall.stdout).hits.length).toBeGreaterThan(0)
       const data = path.join(t.dir, 'opencode')
       mkdirSync(data)
