@@ -75,6 +75,12 @@ describe('connect --all and doctor', () => {
       `mnemo's hooks for claude-code are already registered in the project scope of ${s.io.cwd}; connecting the user scope too would run every hook twice\nhint: keep that one, or run mnemo disconnect claude-code --scope project first`,
     )
     expect(existsSync(path.join(s.home, '.claude/settings.json'))).toBe(false)
+    // So doctor does not suggest it: the user scope has nothing to do.
+    const atDoctor = s.out().stdout.length
+    expect(await runCli(['doctor'], s.io)).toBe(0)
+    expect(s.out().stdout.slice(atDoctor)).toContain(
+      `ok       claude-code (user): not connected here; mnemo's hooks are registered in the project scope of ${s.io.cwd}, which the agent runs\n         fix: nothing to do\n`,
+    )
   })
 
   it('--home wins over MNEMO_HOME: the hooks and the MCP entry get it, made absolute, and doctor --home checks against it', async () => {

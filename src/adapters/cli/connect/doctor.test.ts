@@ -158,10 +158,26 @@ describe('checkAgents', () => {
       'claude-code/user:missing',
       'codex/user:missing',
       'gemini/user:missing',
-      'cursor/user:missing',
+      'cursor/user:ok',
       'cursor/project:ok',
       'opencode/user:missing',
     ])
     expect(of(check({ cliPath: join(root, 'x.js') }), 'cursor', 'project').fix).toBe('mnemo connect cursor --scope project')
+  })
+
+  it('does not suggest connecting a scope while the hooks are registered in the other one (connect refuses that)', () => {
+    applyConnectPlan(planClaudeCodeConnect({ ...opts, scope: 'project' }))
+    expect(of(check(), 'claude-code')).toEqual({
+      agent: 'claude-code',
+      scope: 'user',
+      status: 'ok',
+      detail: `not connected here; mnemo's hooks are registered in the project scope of ${join(root, 'proj')}, which the agent runs`,
+      fix: 'nothing to do',
+    })
+    // A stray MCP entry at user scope, without hooks: the fix removes it rather than connecting.
+    applyConnectPlan(planCursorConnect({ ...opts, scope: 'project' }))
+    applyConnectPlan(planCursorConnect(opts))
+    writeFileSync(join(home, '.cursor', 'hooks.json'), '{}\n')
+    expect(of(check(), 'cursor')).toMatchObject({ status: 'stale', fix: 'mnemo disconnect cursor' })
   })
 })

@@ -23,7 +23,8 @@ const DOCTOR_AGENTS = ['claude-code', 'codex', 'gemini', 'cursor', 'opencode'] a
 export type DoctorAgent = (typeof DOCTOR_AGENTS)[number]
 
 /**
- * One agent × scope. `ok`: entries present and current. `missing`: no mnemo
+ * One agent × scope. `ok`: entries present and current, or none at this scope
+ * while mnemo's hooks are registered in the other one (connect refuses a second). `missing`: no mnemo
  * entry. `stale`: present but will not work as it is (node or CLI path gone
  * or not this install's, MNEMO_HOME different, hooks incomplete, or Codex
  * hooks not yet trusted). `broken`: a config file does not parse or has the
@@ -279,14 +280,39 @@ const projectFilesOf = (agent: DoctorAgent, o: CheckAgentsOptions): string[] => 
 export function checkAgents(options: CheckAgentsOptions): DoctorFinding[] {
   const out: DoctorFinding[] = []
   for (const agent of DOCTOR_AGENTS) {
-    out.push(finding(agent, 'user', options))
-    if (options.projectDir !== undefined && projectFilesOf(agent, options).some((p) => existsSync(p))) {
+    const hasProjectFiles = options.projectDir !== undefined && projectFilesOf(agent, options).some((p) => existsSync(p))
+    out.push(hasProjectFiles ? connectedElsewhere(finding(agent, 'user', options), options) : finding(agent, 'user', options))
+    if (hasProjectFiles) {
       const twice = doubleRegistration(agent, options)
       // The agent merges both scopes' hooks: each event would be captured twice, and the context injected twice.
-      out.push(twice ?? finding(agent, 'project', options))
+      out.push(twice ?? connectedElsewhere(finding(agent, 'project', options), options))
     }
   }
   return out
+}
+
+/**
+ * `connect` refuses a scope while mnemo's hooks are registered in the other one (they would run twice), so a finding
+ * whose fix is connecting that scope says instead that the agent is connected in the other one: a `missing` one
+ * becomes `ok` (nothing to do), a `stale` one (stray entries without the hooks) gets the disconnect of its scope.
+ */
+function connectedElsewhere(f: DoctorFinding, options: CheckAgentsOptions): DoctorFinding {
+  if (f.fix !== connectCommand(f.agent, f.scope)) return f
+  const other: ConnectScope = f.scope === 'user' ? 'project' : 'user'
+  if (mnemoHookCount(f.agent, other, options) === 0) return f
+  const where = other === 'project' ? `the project scope of ${options.projectDir}` : 'the user scope'
+  if (f.status === 'missing')
+    return {
+      ...f,
+      status: 'ok',
+      detail: `not connected here; mnemo's hooks are registered in ${where}, which the agent runs`,
+      fix: 'nothing to do',
+    }
+  return {
+    ...f,
+    detail: `${f.detail}; mnemo's hooks are registered in ${where}, so this scope needs none`,
+    fix: `mnemo disconnect ${f.agent}${f.scope === 'project' ? ' --scope project' : ''}`,
+  }
 }
 
 /** How many mnemo hook commands `agent`'s configuration of `scope` registers; 0 when none or unreadable. */
