@@ -224,7 +224,8 @@ export async function figures(ctx) {
       const readEnv = { ...env, MNEMO_HOME: home }
       for (const [name, args] of [
         ['status', ['status']],
-        ['recall', ['recall', 'retry backoff ledger settle']],
+        // The whole store (the runner's folder holds nothing captured, which recall would read as no project).
+        ['recall', ['recall', 'retry backoff ledger settle', '--all-projects']],
         ['context', ['context', '--project', cwd]],
       ]) {
         rows.push(
