@@ -475,7 +475,7 @@ class SqliteStore implements Store {
   }
 
   otherWrites(): number {
-    return this.s.guard('data version', () => this.s.db.pragma('data_version', { simple: true }) as number)
+    return this.s.guard('data version', () => this.s.otherCommits())
   }
 
   settle(): string | undefined {
