@@ -1,6 +1,6 @@
-// Bundles the entry points a process starts from most often into one minified CommonJS file each, which
-// dist/adapters/cli/main.js loads instead of the ~80 ES modules tsc emits for them (resolving, reading and linking
-// each module was most of a process's start-up):
+// Bundles the entry points a process starts from most often into one minified CommonJS file each, which the
+// executables (dist/adapters/cli/bin.cjs, main.js) load instead of the ~80 ES modules tsc emits for them (resolving,
+// reading and linking each module was most of a process's start-up):
 //   dist/adapters/hooks/deferred-capture.bundle.cjs — every `mnemo hook <event>` first: a tool event with nothing to
 //                                            print is spooled here, without the engine or SQLite (most events)
 //   dist/adapters/hooks/run-hook.bundle.cjs  — `mnemo hook <event>` otherwise: an agent starts one per event
@@ -205,10 +205,10 @@ await esbuild.build({
 chmodSync(binFile, 0o755)
 console.log(`build-bundles: dist/adapters/cli/bin.cjs ${(statSync(binFile).size / 1024).toFixed(1)} KiB`)
 
-// V8 code caches (`<bundle>.cache`), which main.js compiles the bundles with (see loadBundle in src/adapters/cli/main.ts):
-// each made after running its bundle once on a throwaway data directory, so the cache holds the functions a hook or a
-// command compiles, not only the top level. V8 rejects a cache made by another Node or with other flags; then main.js
-// compiles the source as without one.
+// V8 code caches (`<bundle>.cache`), which the executables compile the bundles with (requireBundle in
+// src/runtime/code-cache.ts): each made after running its bundle once on a throwaway data directory, so the cache holds
+// the functions a hook or a command compiles, not only the top level. V8 rejects a cache made by another Node or with
+// other flags; then the executable compiles the source as without one.
 const { compileCommonJs } = await import(path.join(root, 'dist/runtime/code-cache.js'))
 const { createRequire } = await import('node:module')
 const { Readable } = await import('node:stream')
@@ -270,7 +270,7 @@ try {
       `build-bundles: the second session's prompt injected nothing, so the cache misses per-prompt recall (got ${JSON.stringify(injected.slice(0, 200))})`,
     )
   writeFileSync(`${hookFile}.cache`, hook.script.createCachedData())
-  // The deferred capture of tool events (main.js tries it first for every hook): a SessionStart printed from a kept
+  // The deferred capture of tool events (hook-entry.ts tries it first for every hook): a SessionStart printed from a kept
   // block, one PostToolUse spooled.
   const deferFile = path.join(root, 'dist/adapters/hooks/deferred-capture.bundle.cjs')
   const defer = compileCommonJs(deferFile, undefined, createRequire(deferFile))
@@ -307,7 +307,7 @@ try {
     await cli.exports.runCli(args, io)
   writeFileSync(`${cliFile}.cache`, cli.script.createCachedData())
   console.log('build-bundles: V8 code caches written beside the four bundles')
-  // `mnemo --help` as the CLI prints it, for main.js to print without loading commander and the command tables.
+  // `mnemo --help` as the CLI prints it, for cli-entry.ts to print without loading commander and the command tables.
   let help = ''
   const { runCli } = await import(path.join(root, 'dist/adapters/cli/program.js'))
   const code = await runCli(['--help'], { ...io, stdout: (t) => (help += t) })

@@ -80,7 +80,7 @@ function build(
       .option('--keep', 'keep the demo data directory')
       .action((o) => run(async () => (await agentCommands()).demo(io, out(o), o)))
 
-  // main.ts runs `hook` before this parser is built; these options are listed for --help.
+  // The executables run `hook` (hook-entry.ts) before this parser is built; these options are listed for --help.
   if (want('hook'))
     common(program.command('hook <event>').description('the entry point an agent hook calls; reads the hook JSON on stdin; always exits 0'))
       .option('--agent <name>', 'the agent calling: claude-code, codex, gemini, cursor, opencode (default claude-code)')
