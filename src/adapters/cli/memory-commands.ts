@@ -14,7 +14,7 @@ import type { z } from 'zod'
 import { fromHitJson, toMemoryJson, toObservationJson, toSessionJson } from '../../engine/view-mappers.js'
 import type { hitJson, sessionJson } from '../../engine/views.js'
 import type { CliIo, GlobalOptions } from './program.js'
-import { formatHits, hitToJson, printJson, type Out } from './output.js'
+import { counted, formatHits, hitToJson, printJson, type Out } from './output.js'
 import { parseChannels, parseIntOption, parseTimeOption, readTextArgument, readScope, teamTarget, withMnemo } from './cli-kit.js'
 
 // CLI commands that read and change memory: recall, remember, forget, pin/archive, history, sessions, show, context.
@@ -486,7 +486,7 @@ export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?
     else {
       out.stdout(`${block.text}\n`)
       out.stderr(
-        `(${block.tokens} of ${block.budgetTokens} tokens; ${block.memoryIds.length} memories, ${block.sessionIds.length} sessions, ${block.omitted} omitted; from ${team.remote.url})\n`,
+        `(${block.tokens} of ${block.budgetTokens} tokens; ${counted(block.memoryIds.length, 'memory', 'memories')}, ${counted(block.sessionIds.length, 'session')}, ${block.omitted} omitted; from ${team.remote.url})\n`,
       )
     }
     return
@@ -499,7 +499,7 @@ export async function context(io: CliIo, out: Out, o: GlobalOptions & { project?
     else out.stdout(`${block.text}\n`)
     if (!out.json && block.text !== '')
       out.stderr(
-        `(${block.tokens} of ${block.budgetTokens} tokens; ${block.memoryIds.length} memories, ${block.sessionIds.length} sessions, ${block.omitted} omitted)\n`,
+        `(${block.tokens} of ${block.budgetTokens} tokens; ${counted(block.memoryIds.length, 'memory', 'memories')}, ${counted(block.sessionIds.length, 'session')}, ${block.omitted} omitted)\n`,
       )
   })
 }

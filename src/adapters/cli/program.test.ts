@@ -622,6 +622,17 @@ describe('sessions and show', () => {
 })
 
 describe('context', () => {
+  it('one memory is counted as "1 memory", one event as "1 event": counts agree in number', async () => {
+    await remember('the service keeps request logs for thirty days')
+    const r = await cli(['context'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toMatch(/; 1 memory, 0 sessions, \d+ omitted\)\n$/)
+    const out = path.join(tmp, 'one-event-export')
+    const e = await cli(['export', '--out', out])
+    expect(e.code).toBe(0)
+    expect(e.stdout).toMatch(/^exported 1 event, 0 tombstones, 0 audit records to /)
+  })
+
   it('--budget 300 stays within 300 estimated tokens and is one delimited block', async () => {
     for (let i = 0; i < 30; i++)
       await remember(`decision ${i}: the service keeps request logs for thirty days and rotates them nightly (${i})`)

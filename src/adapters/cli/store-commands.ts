@@ -259,7 +259,7 @@ export async function rebuild(io: CliIo, out: Out, o: GlobalOptions): Promise<vo
   await withMnemo(io, o, async (m) => {
     const r = await m.engine.rebuild()
     if (out.json) printJson(out, r)
-    else out.stdout(`rebuilt ${r.observations} observations from ${r.events} events\n`)
+    else out.stdout(`rebuilt ${counted(r.observations, 'observation')} from ${counted(r.events, 'event')}\n`)
   })
 }
 
@@ -369,7 +369,7 @@ export async function exportCmd(
     if (out.json) printJson(out, { file, manifest })
     else
       out.stdout(
-        `exported ${manifest.counts.events} events, ${manifest.counts.tombstones} tombstones, ${manifest.counts.audit} audit records to ${file}\n`,
+        `exported ${counted(manifest.counts.events, 'event')}, ${counted(manifest.counts.tombstones, 'tombstone')}, ${counted(manifest.counts.audit, 'audit record')} to ${file}\n`,
       )
   })
 }
@@ -381,7 +381,7 @@ export async function redact(io: CliIo, out: Out, o: GlobalOptions & { rescan?: 
     if (out.json) printJson(out, r)
     else
       out.stdout(
-        `redacted ${r.eventsChanged} event(s); rebuilt ${r.observations} observations from ${r.events} events (audit record written)\n`,
+        `redacted ${counted(r.eventsChanged, 'event')}; rebuilt ${counted(r.observations, 'observation')} from ${counted(r.events, 'event')} (audit record written)\n`,
       )
   })
 }
