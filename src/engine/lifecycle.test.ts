@@ -92,6 +92,20 @@ describe('archive, restore, pin', () => {
     expect((await engine.history(m.id))[0]).toMatchObject({ pinned: true, archivedAt: undefined })
   })
 
+  it('an observation id given where a memory id is wanted is named as an observation, not as missing', async () => {
+    const { engine } = createTestEngine()
+    await engine.remember('never force-push to main', { project: A })
+    const obs = 'obs_0123456789abcdef012345'
+    for (const call of [() => engine.setMemoryState(obs, 'pin'), () => engine.history(obs)])
+      await expect(call()).rejects.toThrow(
+        expect.objectContaining({
+          code: 'NOT_FOUND',
+          message: `${obs} is an observation, not a memory: this takes a memory id (mem_…); remember the observation's text to make a memory of it`,
+        }),
+      )
+    await expect(engine.setMemoryState('mem_0123456789abcdef012345', 'pin')).rejects.toThrow('no memory with id mem_0123456789abcdef012345')
+  })
+
   it('a change that is already so logs nothing: pin twice, restore a current memory, edit to the same text', async () => {
     const { engine } = createTestEngine()
     const m = (await engine.remember('never force-push to main', { project: A, kind: 'lesson' })).memory

@@ -299,12 +299,24 @@ export async function deleteScope(
   return { events }
 }
 
+/**
+ * The NOT_FOUND error for a memory id that names no memory this caller sees. An observation id (`obs_…`) gets its own
+ * message: pin, archive, edit, move and history take memory ids (`mem_…`), and a user who passes one from recall's
+ * hits should learn why it is refused rather than read that it does not exist.
+ */
+export function noMemory(id: string): MnemoError {
+  const message =
+    idPrefix(id) === 'obs'
+      ? `${id} is an observation, not a memory: this takes a memory id (mem_…); remember the observation's text to make a memory of it`
+      : `no memory with id ${id}`
+  return new MnemoError('NOT_FOUND', message, { details: { kind: 'memory', id } })
+}
+
 /** `MnemoEngine.setMemoryState`. */
 export async function setMemoryState(ctx: EngineContext, id: string, op: 'pin' | 'unpin' | 'archive' | 'restore'): Promise<Memory> {
   const memory = await ctx.store.getMemory(id)
   const project = memory && (await ctx.store.getProject(memory.projectId))
-  if (!memory || !project || !ctx.access.sees(memory))
-    throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  if (!memory || !project || !ctx.access.sees(memory)) throw noMemory(id)
   await assertCurrent(ctx, memory)
   ctx.access.assertOwn(memory)
   if (op === 'archive' && memory.pinned) {
@@ -331,8 +343,7 @@ export async function setMemoryState(ctx: EngineContext, id: string, op: 'pin' |
 export async function editMemory(ctx: EngineContext, id: string, text: string, actor: string): Promise<Memory> {
   const old = await ctx.store.getMemory(id)
   const project = old && (await ctx.store.getProject(old.projectId))
-  if (!old || !project || !ctx.access.sees(old))
-    throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  if (!old || !project || !ctx.access.sees(old)) throw noMemory(id)
   if (repairUnicode(text).trim() === old.text && old.validTo === undefined) return { ...old, text: ctx.readRedact(old.text) }
   if (old.kind === 'summary' || old.kind === 'procedure') {
     throw invalidInput(
@@ -349,7 +360,7 @@ export async function editMemory(ctx: EngineContext, id: string, text: string, a
 /** `MnemoEngine.move`. */
 export async function move(ctx: EngineContext, id: string, to: 'user' | ProjectRef): Promise<{ memory: Memory; from: string }> {
   const old = await ctx.store.getMemory(id)
-  if (!old || !ctx.access.sees(old)) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  if (!old || !ctx.access.sees(old)) throw noMemory(id)
   if (old.validTo !== undefined)
     throw new MnemoError('CONFLICT', `${id} is not current (replaced by ${old.supersededBy ?? 'a newer version'}); move the current one`, {
       details: { kind: 'memory', id },

@@ -15,7 +15,7 @@ import { digestSession, type SessionDigest } from '../lifecycle/session-summary.
 import type { BrowseMemoriesOptions, BrowseObservationsOptions, Store, StoreStats } from '../storage/store.js'
 import type { EngineContext } from './engine-context.js'
 import type { FactDependencies } from './fact-dependencies.js'
-import { observationAgent } from './memory-writes.js'
+import { noMemory, observationAgent } from './memory-writes.js'
 import { listProjects, projectForPath, userProjectId, withUserProject } from './projects.js'
 import { noteInjected, type ShownRow } from './prompt-recall.js'
 
@@ -84,7 +84,7 @@ export async function currentMemories(ctx: EngineContext, projectId: ProjectId, 
 /** `MnemoEngine.history`. */
 export async function history(ctx: EngineContext, id: string): Promise<Memory[]> {
   const chain = (await ctx.store.memoryHistory(id)).filter((m) => ctx.access.sees(m))
-  if (chain.length === 0) throw new MnemoError('NOT_FOUND', `no memory with id ${id}`, { details: { kind: 'memory', id } })
+  if (chain.length === 0) throw noMemory(id)
   return chain.map((m) => ({ ...m, text: ctx.readRedact(m.text) }))
 }
 
