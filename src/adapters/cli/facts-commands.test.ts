@@ -23,6 +23,11 @@ describe('mnemo facts', () => {
     expect((await cli(['facts', 'import', file, '--collection', 'trips'])).stdout).toBe(
       'imported 2 records into trips: 2 new, 0 updated, 0 unchanged\n',
     )
+    const one = path.join(tmp, 'one.csv')
+    writeFileSync(one, 'id,date,destination,nights\n4,2025-03-01,Rome,3\n')
+    expect((await cli(['facts', 'import', one, '--collection', 'trips'])).stdout).toBe(
+      'imported 1 record into trips: 1 new, 0 updated, 0 unchanged\n',
+    )
     const q = await cli(['facts', 'query', 'from trips where date in 2024 sum nights', '--json'])
     expect(JSON.parse(q.stdout)).toMatchObject({ value: 13, coverage: { matched: 2 } })
     const explained = await cli(['facts', 'query', 'from trips where destination = "Lima" count', '--explain'])

@@ -5,7 +5,7 @@ import { describeType } from '../../core/facts/fact-values.js'
 import type { ProjectRef } from '../../core/types.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
 import { parseIntOption, parseTimeOption, withMnemo } from './cli-kit.js'
-import { printJson, type Out } from './output.js'
+import { counted, printJson, type Out } from './output.js'
 import type { CliIo, GlobalOptions } from './program.js'
 
 // `mnemo facts …`: the typed fact ledger (docs/FACTS.md) from the command line. Thin: parse flags, call engine.facts, print.
@@ -123,7 +123,7 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
             })
           else
             io.stdout(
-              `imported ${r.records.length} records into ${o.collection}: ${count('created')} new, ${count('updated')} updated, ${count('unchanged')} unchanged\n`,
+              `imported ${counted(r.records.length, 'record')} into ${o.collection}: ${count('created')} new, ${count('updated')} updated, ${count('unchanged')} unchanged\n`,
             )
         }),
       ),
@@ -161,7 +161,7 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
         if (schema.length === 0) io.stdout('no collections yet (mnemo facts add <collection> <json> creates one)\n')
         for (const c of schema) {
           io.stdout(
-            `${c.name}: ${c.records} records${c.from !== undefined ? ` from ${c.from} to ${c.to}` : ''}${c.identity.length > 0 ? `; identity (${c.identity.join(', ')})` : ''}${c.timeField ? `; time ${c.timeField}` : ''}\n`,
+            `${c.name}: ${counted(c.records, 'record')}${c.from !== undefined ? ` from ${c.from} to ${c.to}` : ''}${c.identity.length > 0 ? `; identity (${c.identity.join(', ')})` : ''}${c.timeField ? `; time ${c.timeField}` : ''}\n`,
           )
           for (const f of c.fields)
             io.stdout(
@@ -343,7 +343,7 @@ export function registerFactsCommands(program: Command, io: CliIo, run: Run): vo
       withMnemo(io, o, async (m) => {
         const r = await m.engine.facts.delete(id, { ...(await projectOf(m, o)), actor: 'cli' })
         if (out(o).json) printJson(out(o), r)
-        else io.stdout(`deleted ${r.id} from ${r.collection} (${r.events} events removed from the log)\n`)
+        else io.stdout(`deleted ${r.id} from ${r.collection} (${counted(r.events, 'event')} removed from the log)\n`)
       }),
     ),
   )

@@ -1,7 +1,7 @@
 import { invalidInput } from '../../core/errors.js'
 import type { MigrationReport } from '../../engine/migrate-store.js'
 import type { OpenedMnemo } from '../../runtime/open-mnemo.js'
-import { type Out, printJson } from './output.js'
+import { counted, type Out, printJson } from './output.js'
 import type { CliIo, GlobalOptions } from './program.js'
 
 // `mnemo migrate`: copy a store into another database (embedded SQLite ⇄ PostgreSQL).
@@ -54,7 +54,9 @@ export async function migrate(io: CliIo, out: Out, o: GlobalOptions & { to?: str
 }
 
 function formatMigration(from: string, to: string, r: MigrationReport): string {
-  const lines = [`copied ${from} → ${to}${r.merged ? ` (merged: ${r.duplicates} events were there already)` : ''}`]
+  const lines = [
+    `copied ${from} → ${to}${r.merged ? ` (merged: ${counted(r.duplicates, 'event')} ${r.duplicates === 1 ? 'was' : 'were'} there already)` : ''}`,
+  ]
   for (const k of KINDS) lines.push(`  ${k.padEnd(13)} ${String(r[k].source).padStart(9)} → ${String(r[k].target).padStart(9)}`)
   lines.push('counts checked: the target holds what the source holds (its audit log one more entry: this copy)')
   return `${lines.join('\n')}\n`
